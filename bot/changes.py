@@ -1,0 +1,139 @@
+"""What a pull request changes: files added, modified, renamed or deleted, and their diff lines."""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from bot.snapshot import run_git
+
+
+class Status(enum.Enum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    RENAMED = "renamed"
+    DELETED = "deleted"
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+def diff_lines(patch: str | None) -> frozenset[int]:
+    """Head-side line numbers a review comment may sit on (added and context lines of the hunks).
+
+    Accepts a unified diff of one file, as GitHub's pull request files API returns in ``patch``.
+    """
+    if not patch:
+        return frozenset()
+    lines: set[int] = set()
+    current = 0
+    for raw in patch.splitlines():
+        header = _HUNK.match(raw)
+        if header:
+            current = int(header.group(1))
+            continue
+        if not current or raw.startswith("\\"):
+            continue
+        if raw.startswith("-"):
+            continue
+        if raw.startswith(("+", " ")) or raw == "":
+            lines.add(current)
+            current += 1
+    return frozenset(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One changed file. ``lines`` are the head-side lines inside the diff hunks."""
+
+    path: str
+    status: Status
+    old_path: str | None = None
+    lines: frozenset[int] = field(default_factory=frozenset)
+    patch_missing: bool = False  # GitHub omits the patch of very large diffs
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """All files a change touches."""
+
+    files: tuple[FileChange, ...] = ()
+    truncated: bool = False  # GitHub lists at most 3000 files
+
+    def paths(self) -> set[str]:
+        """Every path touched on either side (old paths of renames included)."""
+        out = {f.path for f in self.files}
+        out.update(f.old_path for f in self.files if f.old_path)
+        return out
+
+    def get(self, path: str) -> FileChange | None:
+        for f in self.files:
+            if f.path == path:
+                return f
+        return None
+
+    def under(self, folder: str) -> Iterator[FileChange]:
+        prefix = folder.strip("/") + "/"
+        for f in self.files:
+            if f.path.startswith(prefix) or (f.old_path or "").startswith(prefix):
+                yield f
+
+    def touches(self, folder: str) -> bool:
+        return next(self.under(folder), None) is not None
+
+    def commentable(self, path: str, line: int | None) -> bool:
+        change = self.get(path)
+        return change is not None and line is not None and line in change.lines
+
+    @classmethod
+    def from_git(cls, repo: str | os.PathLike[str], base: str, head: str) -> ChangeSet:
+        """The change from the merge base of ``base`` and ``head`` to ``head`` (what a PR shows)."""
+        merge_base = run_git(repo, "merge-base", base, head).decode().strip()
+        status = run_git(repo, "diff", "--name-status", "-M", "-z", "--no-ext-diff", merge_base, head)
+        patches = run_git(repo, "diff", "-M", "-U3", "--no-color", "--no-ext-diff", merge_base, head)
+        return cls(files=tuple(_parse_name_status(status, _split_patches(patches.decode("utf-8", "replace")))))
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[str], status: Status = Status.MODIFIED) -> ChangeSet:
+        return cls(files=tuple(FileChange(p, status) for p in paths))
+
+
+def _split_patches(diff: str) -> dict[str, str]:
+    """Map head-side path to the patch text of that file in a multi-file ``git diff``."""
+    out: dict[str, str] = {}
+    current: str | None = None
+    chunk: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            if current is not None:
+                out[current] = "\n".join(chunk)
+            current, chunk = None, []
+            continue
+        if line.startswith("+++ "):
+            target = line[4:]
+            current = target[2:] if target.startswith("b/") else None
+            continue
+        chunk.append(line)
+    if current is not None:
+        out[current] = "\n".join(chunk)
+    return out
+
+
+def _parse_name_status(raw: bytes, patches: dict[str, str]) -> Iterator[FileChange]:
+    fields = raw.decode("utf-8", "surrogateescape").split("\x00")
+    i = 0
+    while i < len(fields) and fields[i]:
+        code = fields[i]
+        if code.startswith(("R", "C")):
+            old, new = fields[i + 1], fields[i + 2]
+            i += 3
+            yield FileChange(new, Status.RENAMED if code[0] == "R" else Status.ADDED, old_path=old,
+                             lines=diff_lines(patches.get(new)))
+            continue
+        path = fields[i + 1]
+        i += 2
+        kind = {"A": Status.ADDED, "D": Status.DELETED}.get(code[0], Status.MODIFIED)
+        yield FileChange(path, kind, lines=diff_lines(patches.get(path)))

@@ -1,0 +1,28 @@
+"""The checks, one module per rule family, combined in one place.
+
+Each module exports ``RULES`` (rule id -> one-paragraph description, shown in the README and in
+SARIF) and ``check(review) -> Iterable[Finding]``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from bot.checks import entry, examples, facets, naming, owners, uris, versions
+from bot.engine import Check
+
+FAMILIES: tuple[ModuleType, ...] = (entry, owners, uris, facets, examples, versions, naming)
+CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)
+
+
+def all_rules() -> dict[str, str]:
+    """Every rule id the checks can report, with its description."""
+    rules: dict[str, str] = {
+        "config/invalid": "The bot's configuration file (`.github/registry-bot.yml`, base side) cannot be "
+        "used; the defaults apply and the problem is an error so it gets fixed.",
+        "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
+        "reported as an error so that a bug in the bot can never pass a change silently.",
+    }
+    for module in FAMILIES:
+        rules.update(module.RULES)
+    return rules

@@ -1,0 +1,1 @@
+"""Subcommands of ``registry-bot`` (see ``bot.cli``)."""

@@ -1,0 +1,150 @@
+"""The bot's configuration, read from the reviewed repository (base side, never the PR head)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import yaml
+
+from bot.findings import Finding, Severity
+from bot.snapshot import Snapshot, SnapshotError
+
+CONFIG_PATHS = (".github/registry-bot.yml", ".github/registry-bot.yaml")
+MAX_CONFIG_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where things live in the reviewed repository."""
+
+    registry: str = "spec/registry"
+    facets: str = "spec/facets"
+    tests: str = "spec/tests"
+    naming: str = "spec/naming"
+    mirror: str = "website/static/spec"
+    spec: str = "spec/OpenLineage.json"
+
+
+@dataclass(frozen=True)
+class ReviewPolicy:
+    """How the App publishes a review."""
+
+    event_on_errors: str = "REQUEST_CHANGES"  # or COMMENT
+    max_inline_comments: int = 30
+
+
+@dataclass(frozen=True)
+class RegressionPolicy:
+    """Which sample events the regression reads and how its outcomes count."""
+
+    events: tuple[str, ...] = ()
+    broken: str = "error"
+    still_failing: str = "notice"
+    unknown_schema: str = "warning"
+    undeclared_facet: str = "warning"
+    time_budget_seconds: float = 300.0
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class Config:
+    paths: Paths = field(default_factory=Paths)
+    review: ReviewPolicy = field(default_factory=ReviewPolicy)
+    regression: RegressionPolicy = field(default_factory=RegressionPolicy)
+    source: str | None = None  # the file it came from, or None for defaults
+
+    def watched(self) -> tuple[str, ...]:
+        """Folders whose change triggers a full review."""
+        p = self.paths
+        return (p.registry, p.facets, p.tests, p.naming, p.mirror, p.spec)
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _section(cls: type[Any], raw: Any, name: str) -> Any:
+    if raw is None:
+        return cls()
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"'{name}' must be a mapping")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ConfigError(f"unknown key(s) in '{name}': {', '.join(map(str, unknown))}")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        default = getattr(cls(), key)
+        if isinstance(default, tuple):
+            if isinstance(value, str):
+                value = (value,)
+            if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"'{name}.{key}' must be a list of strings")
+            value = tuple(value)
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise ConfigError(f"'{name}.{key}' must be true or false")
+        elif isinstance(default, int | float):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"'{name}.{key}' must be a number")
+            value = type(default)(value)
+        elif not isinstance(value, str):
+            raise ConfigError(f"'{name}.{key}' must be a string")
+        values[key] = value
+    if cls is Paths:
+        for key, value in values.items():
+            if value.startswith("/") or ".." in value.split("/"):
+                raise ConfigError(f"'paths.{key}' must be a path inside the repository")
+            values[key] = value.strip("/")
+    return cls(**values)
+
+
+def parse_config(text: str, source: str) -> Config:
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"not valid YAML: {exc}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError("the file must hold a mapping")
+    unknown = sorted(set(raw) - {"paths", "review", "regression"})
+    if unknown:
+        raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
+    return Config(
+        paths=_section(Paths, raw.get("paths"), "paths"),
+        review=_section(ReviewPolicy, raw.get("review"), "review"),
+        regression=_section(RegressionPolicy, raw.get("regression"), "regression"),
+        source=source,
+    )
+
+
+def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:
+    """The configuration of the base side, with findings for a config file that cannot be used.
+
+    A broken config never switches checks off: the defaults apply and the problem is reported.
+    """
+    if snapshot is None:
+        return Config(), []
+    for path in CONFIG_PATHS:
+        try:
+            size = snapshot.size(path)
+            if size is None:
+                continue
+            if size > MAX_CONFIG_BYTES:
+                raise ConfigError(f"file is {size:,} bytes, over the {MAX_CONFIG_BYTES:,}-byte limit")
+            data = snapshot.read(path) or b""
+            return parse_config(data.decode("utf-8", "replace"), path), []
+        except (ConfigError, SnapshotError) as exc:
+            return Config(source=path), [Finding(
+                rule="config/invalid", severity=Severity.ERROR, path=path, line=1, column=1,
+                message=f"the bot's configuration cannot be used, defaults apply: {exc}",
+                hint="See the README section 'Configuration' for the keys the bot reads.",
+            )]
+    return Config(), []
+
+
+def with_paths(config: Config, **paths: str) -> Config:
+    return replace(config, paths=replace(config.paths, **paths))

@@ -1,0 +1,32 @@
+"""Shared fixtures: the real corpus, copied to a temporary folder when a test changes it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+CORPUS = SHARED / "corpus" / "openlineage"
+PAYLOADS = SHARED / "github-payloads"
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The real OpenLineage repository data (read-only)."""
+    if not CORPUS.is_dir():
+        raise RuntimeError(f"the shared corpus is missing at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture
+def corpus_copy(tmp_path: Path, corpus: Path) -> Path:
+    """A writable copy of the corpus for tests that mutate it."""
+    target = tmp_path / "openlineage"
+    shutil.copytree(corpus, target)
+    for path in target.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    target.chmod(0o755)
+    return target
