@@ -1,0 +1,1 @@
+"""The GitHub App: webhook service, durable queue and worker, GitHub client and publishers."""

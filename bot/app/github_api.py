@@ -1,0 +1,173 @@
+"""The contract between the bot and GitHub: a Protocol and the plain data it exchanges.
+
+``GitHubAPI`` is the only way the bot talks to GitHub. The real implementation wraps PyGithub
+(``bot.app.github_client``); tests use the one shared fake in ``tests/fakes.py``; end-to-end tests
+point the real implementation at a local stand-in server. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+CheckStatus = Literal["queued", "in_progress", "completed"]
+CheckConclusion = Literal["success", "failure", "neutral", "cancelled", "skipped", "timed_out",
+                          "action_required"]
+AnnotationLevel = Literal["notice", "warning", "failure"]
+ReviewEvent = Literal["REQUEST_CHANGES", "COMMENT", "APPROVE"]
+
+
+class GitHubError(Exception):
+    """GitHub refused or failed a request after retries. ``status`` is the HTTP status (0: network)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class NotFound(GitHubError):
+    """404: the object does not exist (or the installation cannot see it)."""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    repo: str  # "owner/name"
+    number: int
+    head_sha: str
+    base_sha: str
+    base_ref: str
+    head_ref: str
+    author: str
+    state: str  # "open" | "closed"
+    draft: bool = False
+    default_branch: str = "main"
+    head_repo: str | None = None  # differs from repo for forks
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    status: str  # GitHub's: added, modified, removed, renamed, copied, changed, unchanged
+    previous_path: str | None = None
+    patch: str | None = None  # missing for large diffs
+
+
+@dataclass(frozen=True)
+class ReviewInfo:
+    id: int
+    user: str
+    state: str  # APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
+    commit_id: str
+    body: str = ""
+
+
+@dataclass(frozen=True)
+class CommentInfo:
+    id: int
+    user: str
+    body: str
+
+
+@dataclass(frozen=True)
+class ReviewCommentInfo:
+    id: int
+    user: str
+    path: str
+    line: int | None
+    body: str
+    commit_id: str = ""
+
+
+@dataclass(frozen=True)
+class InlineComment:
+    path: str
+    line: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Annotation:
+    path: str
+    start_line: int
+    end_line: int
+    level: AnnotationLevel
+    message: str
+    title: str = ""
+    start_column: int | None = None
+    end_column: int | None = None
+
+
+@dataclass(frozen=True)
+class CheckRunOutput:
+    title: str
+    summary: str
+    text: str = ""
+    annotations: Sequence[Annotation] = field(default_factory=tuple)
+
+
+class GitHubAPI(Protocol):
+    """What the bot needs from GitHub, for one installation."""
+
+    # -- reading -------------------------------------------------------------------------------
+    def get_pull_request(self, repo: str, number: int) -> PullRequest: ...
+
+    def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
+        """All changed files (every page). The flag is True when GitHub's 3000-file cap was hit."""
+        ...
+
+    def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]: ...
+
+    def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
+        """Every file under the given folders (or exact paths) at ``ref``: path -> content."""
+        ...
+
+    def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
+        """One file at ``ref``, or None when it does not exist."""
+        ...
+
+    def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]: ...
+
+    def list_issue_comments(self, repo: str, number: int) -> list[CommentInfo]: ...
+
+    def list_review_comments(self, repo: str, number: int) -> list[ReviewCommentInfo]: ...
+
+    def get_permission(self, repo: str, login: str) -> str:
+        """The user's permission on the repository: admin, maintain, write, triage, read or none."""
+        ...
+
+    def bot_login(self) -> str:
+        """The login the App posts as (``<slug>[bot]``), to recognise its own reviews and comments."""
+        ...
+
+    # -- writing -------------------------------------------------------------------------------
+    def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,
+                         output: CheckRunOutput | None = None, external_id: str = "",
+                         conclusion: CheckConclusion | None = None,
+                         actions: Sequence[Mapping[str, str]] = ()) -> int: ...
+
+    def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
+                         conclusion: CheckConclusion | None = None,
+                         output: CheckRunOutput | None = None,
+                         actions: Sequence[Mapping[str, str]] = ()) -> None:
+        """Annotations beyond 50 are the caller's job: send them in further updates."""
+        ...
+
+    def create_review(self, repo: str, number: int, commit_sha: str, event: ReviewEvent, body: str,
+                      comments: Sequence[InlineComment] = ()) -> int: ...
+
+    def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None: ...
+
+    def create_issue_comment(self, repo: str, number: int, body: str) -> int: ...
+
+    def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None: ...
+
+    def rate_limit_remaining(self) -> int | None:
+        """The last ``x-ratelimit-remaining`` seen, for metrics (None before any request)."""
+        ...
+
+
+class GitHubClientFactory(Protocol):
+    """Gives a ``GitHubAPI`` scoped to one installation (installation tokens cached inside)."""
+
+    def for_installation(self, installation_id: int) -> GitHubAPI: ...
