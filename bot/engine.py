@@ -111,7 +111,7 @@ def _run_check(check: Check, review: ReviewInput) -> Iterator[Finding]:
     name = getattr(check, "__module__", repr(check)).rsplit(".", 1)[-1]
     try:
         yield from check(review)
-    except Exception as exc:  # noqa: BLE001 - the review must always conclude
+    except Exception as exc:
         log.exception("check %s crashed", name)
         yield Finding(
             rule="bot/internal-error", severity=Severity.ERROR, path="",

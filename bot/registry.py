@@ -155,7 +155,8 @@ class FacetSchema:
         value = self.value
         if not isinstance(value, dict) or not isinstance(value.get("properties"), dict):
             return ()
-        defs = value.get("$defs") if isinstance(value.get("$defs"), dict) else {}
+        raw_defs = value.get("$defs")
+        defs: dict[str, Any] = raw_defs if isinstance(raw_defs, dict) else {}
         out: list[FacetDef] = []
         for key, prop in value["properties"].items():
             for name in _facet_defs(prop, defs, depth=0):

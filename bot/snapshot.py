@@ -8,6 +8,7 @@ that into a finding rather than following it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import threading
@@ -104,7 +105,7 @@ class DirSnapshot:
             return None
         real = full.resolve()
         if real != self.root and self.root not in real.parents:
-            raise UnsafePath(f"{path} is a symlink to {os.readlink(full) if full.is_symlink() else real}, "
+            raise UnsafePath(f"{path} is a symlink to {full.readlink() if full.is_symlink() else real}, "
                              "outside the repository")
         return real if real.is_file() else None
 
@@ -173,7 +174,7 @@ class GitSnapshot:
                     ["git", "-C", self.repo, "cat-file", "--batch"],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 )
-            assert self._cat.stdin is not None and self._cat.stdout is not None  # noqa: S101 - Popen pipes
+            assert self._cat.stdin is not None and self._cat.stdout is not None
             self._cat.stdin.write(sha.encode() + b"\n")
             self._cat.stdin.flush()
             header = self._cat.stdout.readline().split()
@@ -200,10 +201,8 @@ class GitSnapshot:
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # best effort at interpreter shutdown
             self.close()
-        except Exception:  # noqa: BLE001, S110 - best effort at interpreter shutdown
-            pass
 
 
 def iter_folders(paths: Iterable[str]) -> Iterator[str]:
