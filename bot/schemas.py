@@ -1,0 +1,175 @@
+"""An offline store of every JSON schema a repository holds, and validators that never fetch.
+
+Schemas come from the repository (``spec/OpenLineage.json``, core facets, registry facets, each under
+its ``$id``) and from the published mirror (``website/static/spec/X`` is ``https://openlineage.io/spec/X``).
+A ``$ref`` to anything else is refused, never fetched.
+
+Validation uses pure-Python ``jsonschema`` (complete error lists with paths, for explaining) with two
+hardenings: ``pattern`` and ``patternProperties`` run under the ``regex`` module with a time limit, so a
+schema with catastrophic backtracking cannot hang a review, and formats are checked with one pinned
+format checker on both sides of a change.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema.protocols import Validator
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource
+from referencing.jsonschema import DRAFT202012
+
+from bot.config import Config
+from bot.registry import Files
+from bot.snapshot import Snapshot
+
+PUBLISHED = "https://openlineage.io/spec/"
+PATTERN_TIMEOUT_SECONDS = 0.25
+FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
+
+
+@dataclass(frozen=True)
+class StoredSchema:
+    url: str
+    path: str
+    schema: Any
+
+
+def _split(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
+class SchemaStore:
+    """Every schema of one snapshot, addressable by URL, for offline ``$ref`` resolution."""
+
+    def __init__(self, snapshot: Snapshot, config: Config, files: Files | None = None) -> None:
+        self.snapshot = snapshot
+        self.config = config
+        self.files = files or Files(snapshot)
+
+    @functools.cached_property
+    def by_url(self) -> dict[str, StoredSchema]:
+        """URL -> schema. Repository files under their ``$id`` win over mirror copies."""
+        found: dict[str, StoredSchema] = {}
+        mirror = self.config.paths.mirror.strip("/")
+        for path in self.snapshot.files(mirror):
+            if path.endswith(".json"):
+                loaded = self.files.json(path)
+                if loaded.doc is not None:
+                    url = PUBLISHED + path[len(mirror) + 1:]
+                    found[url] = StoredSchema(url, path, loaded.doc.value)
+        for path in self._repository_schema_paths():
+            loaded = self.files.json(path)
+            if loaded.doc is None or not isinstance(loaded.doc.value, dict):
+                continue
+            schema_id = loaded.doc.value.get("$id")
+            if isinstance(schema_id, str) and schema_id.startswith("https://"):
+                found[_split(schema_id)] = StoredSchema(_split(schema_id), path, loaded.doc.value)
+        return found
+
+    def _repository_schema_paths(self) -> Iterator[str]:
+        paths = self.config.paths
+        yield paths.spec
+        for folder in (paths.facets, paths.registry):
+            for path in self.snapshot.files(folder):
+                if path.endswith(".json") and "/facets/" in f"/{path}" and "/examples/" not in path:
+                    yield path
+
+    def lookup(self, url: str) -> StoredSchema | None:
+        return self.by_url.get(_split(url))
+
+    def resources(self) -> Iterable[tuple[str, Any]]:
+        """(url, schema) pairs, for building other validators (jsonschema-rs) over the same store."""
+        return ((url, stored.schema) for url, stored in self.by_url.items())
+
+    def _retrieve(self, uri: str) -> Resource[Any]:
+        stored = self.lookup(uri)
+        if stored is None:
+            raise NoSuchResource(ref=uri)  # outside the repository and its mirror: never fetched
+        return DRAFT202012.create_resource(stored.schema)
+
+    @functools.cached_property
+    def registry(self) -> Registry[Any]:
+        return Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
+
+    def validator(self, schema: Mapping[str, Any]) -> Validator:
+        """A validator for ``schema`` resolving ``$ref`` offline, with bounded regex matching."""
+        return HardenedValidator(schema, registry=self.registry, format_checker=FORMAT_CHECKER)
+
+    def validator_for_url(self, url: str) -> Validator | None:
+        """A validator for the schema (or ``#/$defs/...`` fragment) at ``url``."""
+        stored = self.lookup(url)
+        if stored is None:
+            return None
+        base = _split(url)
+        if "#" in url:
+            return self.validator({"$ref": url, "$schema": "https://json-schema.org/draft/2020-12/schema",
+                                   "$id": f"urn:registry-bot:wrapper:{base}"})
+        return self.validator(stored.schema)
+
+
+def _bounded_search(pattern: str, instance: str) -> bool | None:
+    """``regex.search`` with a time limit; None when the pattern is invalid or too slow."""
+    try:
+        return regex.search(pattern, instance, timeout=PATTERN_TIMEOUT_SECONDS) is not None
+    except TimeoutError:
+        return None
+    except regex.error:
+        return None
+
+
+def _pattern(validator: Validator, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "string"):
+        return
+    matched = _bounded_search(pattern, instance)
+    if matched is None:
+        yield ValidationError(
+            f"pattern {pattern!r} could not be evaluated on {instance[:80]!r} within "
+            f"{PATTERN_TIMEOUT_SECONDS}s (catastrophic backtracking or invalid regex)")
+    elif not matched:
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Validator, patterns: Mapping[str, Any], instance: Any,
+                        schema: Any) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            matched = _bounded_search(pattern, key)
+            if matched is None:
+                yield ValidationError(f"patternProperties {pattern!r} could not be evaluated on key {key[:80]!r} "
+                                      f"within {PATTERN_TIMEOUT_SECONDS}s")
+            elif matched:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+HardenedValidator = validators.extend(
+    Draft202012Validator,
+    {"pattern": _pattern, "patternProperties": _pattern_properties},
+)
+
+
+def check_schema_errors(schema: Any) -> list[ValidationError]:
+    """Errors of ``schema`` against the draft 2020-12 meta-schema (all of them, best first)."""
+    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=None)
+    return sorted(meta.iter_errors(schema), key=lambda e: (len(e.absolute_path), str(e.message)))
+
+
+def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, tuple[str | int, ...]]]:
+    """Every ``$ref`` string in a schema with its location, without recursion limits."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, path)]
+    while stack:
+        current, where = stack.pop()
+        if isinstance(current, dict):
+            ref = current.get("$ref")
+            if isinstance(ref, str):
+                yield ref, (*where, "$ref")
+            stack.extend((v, (*where, k)) for k, v in current.items() if k not in ("enum", "const", "examples"))
+        elif isinstance(current, list):
+            stack.extend((v, (*where, i)) for i, v in enumerate(current))
