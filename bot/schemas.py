@@ -90,7 +90,7 @@ class SchemaStore:
     def _retrieve(self, uri: str) -> Resource[Any]:
         stored = self.lookup(uri)
         if stored is None:
-            raise NoSuchResource(ref=uri)  # outside the repository and its mirror: never fetched
+            raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # outside the repository and its mirror: never fetched
         return DRAFT202012.create_resource(stored.schema)
 
     @functools.cached_property
