@@ -17,6 +17,7 @@ from bot.changes import ChangeSet, Status
 from bot.config import Config, load_config
 from bot.findings import Finding, Report, Severity
 from bot.registry import Entry, Registry
+from bot.schemas import SchemaStore
 from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,16 @@ class ReviewInput:
     @functools.cached_property
     def base_registry(self) -> Registry | None:
         return None if self.base is None else Registry(self.base, self.config)
+
+    @functools.cached_property
+    def head_schemas(self) -> SchemaStore:
+        return SchemaStore(self.head, self.config, self.head_registry.files)
+
+    @functools.cached_property
+    def base_schemas(self) -> SchemaStore | None:
+        if self.base is None or self.base_registry is None:
+            return None
+        return SchemaStore(self.base, self.config, self.base_registry.files)
 
     @functools.cached_property
     def touched_entries(self) -> frozenset[str]:

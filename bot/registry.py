@@ -41,8 +41,8 @@ def camel(name: str) -> str:
 
 
 def fold_name(name: str) -> str:
-    """The form two names are compared in for collisions: case-insensitive, ``-`` and ``_`` folded."""
-    return re.sub(r"[-_]", "", name.lower())
+    """The form two names are compared in for collisions: case-insensitive, ``-``, ``_``, ``:`` folded."""
+    return re.sub(r"[-_:/]", "", name.lower())
 
 
 class Loaded:
@@ -113,6 +113,7 @@ class FacetDef:
     name: str
     base: str | None  # RunFacet, JobFacet, DatasetFacet, InputDatasetFacet, OutputDatasetFacet
     pointer: str  # where the definition sits in the file
+    via: str | None = None  # the $defs name the key points at, when it is a union of facets
 
     @property
     def container(self) -> str | None:
@@ -159,9 +160,10 @@ class FacetSchema:
         defs: dict[str, Any] = raw_defs if isinstance(raw_defs, dict) else {}
         out: list[FacetDef] = []
         for key, prop in value["properties"].items():
+            via = _local_ref(prop)
             for name in _facet_defs(prop, defs, depth=0):
                 out.append(FacetDef(key=key, name=name, base=_base_of(defs.get(name)),
-                                    pointer=f"/$defs/{name}"))
+                                    pointer=f"/$defs/{name}", via=via if via != name else None))
         return tuple(out)
 
 
@@ -173,8 +175,13 @@ def _local_ref(node: Any) -> str | None:
 
 def _facet_defs(node: Any, defs: dict[str, Any], depth: int) -> list[str]:
     """Names of the facet definitions a property points at, following unions of local refs."""
+    if depth > 8 or not isinstance(node, dict):
+        return []
     name = _local_ref(node)
-    if name is None or depth > 8:
+    if name is None:
+        union = node.get("oneOf") or node.get("anyOf")
+        if isinstance(union, list) and union and all(_local_ref(n) for n in union):
+            return [n for sub in union for n in _facet_defs(sub, defs, depth + 1)]
         return []
     target = defs.get(name)
     if isinstance(target, dict) and _base_of(target) is None:
@@ -310,3 +317,48 @@ class Registry:
     def registry_doc(self, entry: Entry) -> dict[str, Any] | None:
         loaded = self.files.json(entry.registry_json)
         return loaded.doc.value if loaded.doc is not None and isinstance(loaded.doc.value, dict) else None
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One facet a ``registry.json`` declares: in which block, as which URI, and where in the file."""
+
+    block: str  # "producer" | "consumer"
+    field: str  # "produced_facets" | "consumed_facets"
+    uri: str  # a short URI (bare file names in the object form get their owner's name)
+    pointer: str
+
+
+FACET_FIELDS = {"producer": "produced_facets", "consumer": "consumed_facets"}
+LEGACY_KEYS = {"root_doc_url": "root_doc_URL", "sample_url": "sample_URL"}
+
+
+def declared_facets(doc: Any) -> list[Declared]:
+    """Every facet URI declared in a ``registry.json`` value, in either list or object form.
+
+    Misplaced lists (``consumed_facets`` under ``producer``) are included under the block they sit
+    in, so the URI checks still resolve them; the entry check reports the misplacement.
+    """
+    from bot.jsondoc import escape_pointer_token
+
+    out: list[Declared] = []
+    if not isinstance(doc, dict):
+        return out
+    for block in ("producer", "consumer"):
+        body = doc.get(block)
+        if not isinstance(body, dict):
+            continue
+        for fld in ("produced_facets", "consumed_facets"):
+            facets = body.get(fld)
+            base = f"/{block}/{fld}"
+            if isinstance(facets, list):
+                out.extend(Declared(block, fld, uri, f"{base}/{i}") for i, uri in enumerate(facets)
+                           if isinstance(uri, str))
+            elif isinstance(facets, dict):
+                for key, details in facets.items():
+                    uri = key
+                    owner = details.get("owner") if isinstance(details, dict) else None
+                    if not key.startswith("ol:") and isinstance(owner, str):
+                        uri = f"ol:{owner}:{key}"
+                    out.append(Declared(block, fld, uri, f"{base}/{escape_pointer_token(key)}"))
+    return out

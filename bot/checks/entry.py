@@ -1,14 +1,155 @@
-"""Placeholder for the entry rule family (being written); yields no findings yet."""
+"""Entry rules: the entry's folder and name, its registry.json, and name collisions."""
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+from jsonschema import Draft202012Validator
+
+from bot.checks._common import at, json_pointer, unreadable
 from bot.engine import ReviewInput
-from bot.findings import Finding
+from bot.findings import Finding, Severity
+from bot.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_name
+from bot.schemas import FORMAT_CHECKER
 
-RULES: dict[str, str] = {}
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "registry" / "registry.schema.json"
+DOCS_HINT = "See registry/registry.schema.json and the README section 'entry'."
+
+RULES = {
+    "entry/folder-name": "Entry folders are lower-case segments `[a-z0-9][a-z0-9-]*`; nesting is allowed and "
+    "`gcp/composer` registers the name `gcp:composer`.",
+    "entry/missing-registry-json": "Every entry folder (one holding CODEOWNERS or facets/) has a registry.json.",
+    "entry/unreadable": "registry.json is valid UTF-8 JSON within the size and depth limits.",
+    "entry/schema": "registry.json is valid against registry/registry.schema.json (draft 2020-12): a `producer` "
+    "and/or `consumer` block, each with an https `root_doc_URL` (or a `sample_URL`), facet lists as short URIs "
+    "(or the proposal's object form with `owner`, `spec_versions`, `use_cases`). Each error sits on its line.",
+    "entry/misplaced-facets": "`produced_facets` belongs only under `producer` and `consumed_facets` only under "
+    "`consumer`.",
+    "entry/duplicate-facet": "A facet list names each short URI once.",
+    "entry/legacy-key": "A legacy spelling such as `root_doc_url` (core's) is accepted with a warning; the "
+    "registry spells it `root_doc_URL`.",
+    "entry/acceptance": "The proposal's acceptance rule: to claim a name an entity has documentation or a "
+    "sample (a `root_doc_URL`, a `sample_URL`, sample events in `samples/` or facet examples).",
+    "entry/name-collision": "A new name must not collide with an existing one when compared case-insensitively "
+    "with `-`, `_` and `:` folded (`my-tool` and `My_Tool` are the same name).",
+}
+
+
+@functools.cache
+def registry_validator() -> Draft202012Validator:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
-    return iter(())
+    for entry in review.reviewed_entries():
+        yield from _folder(review, entry)
+        if entry.is_core and review.head_registry.files.json(entry.registry_json).missing:
+            continue  # core may be implicit (spec/facets only)
+        yield from _registry_json(review, entry)
+    yield from _collisions(review)
+
+
+def _folder(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
+    rel = entry.folder[len(review.config.paths.registry) + 1:]
+    for segment in rel.split("/"):
+        if not ENTRY_SEGMENT.fullmatch(segment):
+            yield Finding(
+                rule="entry/folder-name", severity=review.entry_severity(entry), path=entry.folder,
+                message=f"entry folder segment {segment!r} is not lower-case [a-z0-9][a-z0-9-]*",
+                hint=f"Rename the folder, for example to {fold_name(segment) or 'a-name'!r}.", entry=entry.name)
+
+
+def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
+    severity = review.entry_severity(entry)
+    loaded = review.head_registry.files.json(entry.registry_json)
+    if loaded.missing:
+        yield Finding(rule="entry/missing-registry-json", severity=severity, path=entry.registry_json,
+                      message=f"entry {entry.name} has no registry.json", entry=entry.name,
+                      hint="Declare the producer and/or consumer block with its documentation URL. " + DOCS_HINT)
+        return
+    if loaded.doc is None:
+        yield unreadable("entry/unreadable", severity, loaded, "registry.json", entry.name)
+        return
+    doc = loaded.doc
+    value: Any = doc.value
+    normalized = json.loads(json.dumps(value)) if isinstance(value, dict) else value
+    skip: set[str] = set()
+    for block, body in (value.items() if isinstance(value, dict) else ()):
+        if not isinstance(body, dict):
+            continue
+        for key in body:
+            pointer = f"/{block}/{key}"
+            if key in LEGACY_KEYS:
+                yield at("entry/legacy-key", Severity.WARNING, doc, pointer,
+                         f"legacy key {key!r}: the registry spells it {LEGACY_KEYS[key]!r}",
+                         hint=f"Rename {key!r} to {LEGACY_KEYS[key]!r}.", entry=entry.name, key=True)
+                normalized[block][LEGACY_KEYS[key]] = normalized[block].pop(key)
+            elif key in FACET_FIELDS.values() and FACET_FIELDS.get(block) != key:
+                right = "producer" if key == "produced_facets" else "consumer"
+                yield at("entry/misplaced-facets", severity, doc, pointer,
+                         f"{key!r} belongs under {right!r}, not under {block!r}",
+                         hint=f"Move the list into the {right!r} block.", entry=entry.name, key=True)
+                del normalized[block][key]
+                skip.add(pointer)
+            elif key in FACET_FIELDS.values() and isinstance(body[key], list):
+                seen: dict[str, int] = {}
+                for i, uri in enumerate(body[key]):
+                    if isinstance(uri, str) and uri in seen:
+                        yield at("entry/duplicate-facet", severity, doc, f"{pointer}/{i}",
+                                 f"{uri} is listed twice (first at index {seen[uri]})", entry=entry.name,
+                                 hint="Remove the duplicate.")
+                    elif isinstance(uri, str):
+                        seen[uri] = i
+    for error in registry_validator().iter_errors(normalized):
+        pointer = json_pointer(error.absolute_path)
+        if any(pointer.startswith(s) for s in skip):
+            continue
+        yield at("entry/schema", severity, doc, pointer, _schema_message(error), hint=DOCS_HINT, entry=entry.name)
+    yield from _acceptance(review, entry, normalized, doc)
+
+
+def _schema_message(error: Any) -> str:
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = min(error.context, key=lambda e: len(e.absolute_path))
+        if error.validator == "anyOf" and all(e.validator == "required" for e in error.context):
+            return "needs one of: " + ", ".join(sorted(e.message.split("'")[1] for e in error.context))
+        return f"{best.message}"
+    if error.validator == "additionalProperties":
+        return f"{error.message} (allowed: {', '.join(sorted(error.schema.get('properties', {})))})"
+    return str(error.message)
+
+
+def _acceptance(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iterator[Finding]:
+    if not isinstance(value, dict):
+        return
+    blocks = [b for b in ("producer", "consumer") if isinstance(value.get(b), dict)]
+    has_doc = any(isinstance(value[b].get(k), str) and value[b][k].startswith("https://")
+                  for b in blocks for k in ("root_doc_URL", "sample_URL"))
+    has_samples = bool(review.head.files(f"{entry.folder}/samples")) or bool(review.head.files(entry.examples_dir))
+    if blocks and not has_doc and not has_samples:
+        yield at("entry/acceptance", review.entry_severity(entry), doc, "",
+                 f"{entry.name} has neither documentation nor a sample: reserving a name before public "
+                 "functionality is discouraged", entry=entry.name,
+                 hint="Add an https root_doc_URL, a sample_URL, sample events under samples/ or facet examples.")
+
+
+def _collisions(review: ReviewInput) -> Iterator[Finding]:
+    names = list(review.head_registry.entries)
+    by_fold: dict[str, list[str]] = {}
+    for name in names:
+        by_fold.setdefault(fold_name(name), []).append(name)
+    for group in by_fold.values():
+        if len(group) < 2:
+            continue
+        new = [n for n in group if review.is_new_entry(n)] if review.base is not None else group[1:]
+        for name in new:
+            others = ", ".join(n for n in group if n != name)
+            entry = review.head_registry.entries[name]
+            yield Finding(rule="entry/name-collision", severity=Severity.ERROR, path=entry.folder, entry=name,
+                          message=f"the name {name!r} collides with {others} (case, '-', '_' and ':' folded)",
+                          hint="Pick a distinct name; facet prefixes and PascalCase names would clash.")

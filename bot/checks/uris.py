@@ -1,14 +1,80 @@
-"""Placeholder for the uris rule family (being written); yields no findings yet."""
+"""URI rules: every declared short URI resolves to a facet file, and every facet file is declared."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from bot.checks._common import at
 from bot.engine import ReviewInput
-from bot.findings import Finding
+from bot.findings import Finding, Severity
+from bot.registry import Entry, declared_facets
+from bot.uris import UriError, parse_short_uri
 
-RULES: dict[str, str] = {}
+RULES = {
+    "uris/malformed": "Each entry of `produced_facets` / `consumed_facets` is a short URI "
+    "`ol:<name>[:<sub>...]:[<M-R-A>/]<File>.json`.",
+    "uris/unknown-name": "The name part of a short URI is a registered name (`ol:core:...` for core facets).",
+    "uris/unresolved": "A short URI resolves to an existing facet file of the named entry, and a pinned "
+    "version (`ol:core:1-0-1/X.json`) is the file's current version or is published in the mirror.",
+    "uris/undeclared": "Every facet schema file of an entry is declared in its own `registry.json` "
+    "(`produced_facets` or `consumed_facets`).",
+}
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
-    return iter(())
+    registry = review.head_registry
+    names = set(registry.entries)
+    for entry in review.reviewed_entries():
+        loaded = registry.files.json(entry.registry_json)
+        if loaded.doc is None:
+            continue
+        doc = loaded.doc
+        severity = review.entry_severity(entry)
+        declared_files: set[str] = set()
+        for item in declared_facets(doc.value):
+            try:
+                short = parse_short_uri(item.uri, names)
+            except UriError as exc:
+                rule = "uris/unknown-name" if item.uri.startswith("ol:") and "registered" in str(exc) \
+                    else "uris/malformed"
+                yield at(rule, severity, doc, item.pointer, str(exc), entry=entry.name,
+                         hint="Short URIs look like ol:<name>:<File>.json, for example ol:core:SQLJobFacet.json.")
+                continue
+            owner = registry.entries[short.name]
+            if short.name == entry.name:
+                declared_files.add(short.file)
+            problem = _resolution_problem(review, owner, short.file, short.version)
+            if problem:
+                yield at("uris/unresolved", severity, doc, item.pointer, f"{item.uri}: {problem}",
+                         entry=entry.name,
+                         hint=f"Facet files of {owner.name} live in {owner.facets_dir}/.")
+        yield from _undeclared(review, entry, declared_files, loaded.doc is not None)
+
+
+def _resolution_problem(review: ReviewInput, owner: Entry, file: str, version: str | None) -> str | None:
+    schema = next((s for s in owner.schemas if s.filename == file), None)
+    if schema is None:
+        return f"{owner.facets_dir}/{file} does not exist"
+    if version is None:
+        return None
+    current = "-".join(map(str, schema.version)) if schema.version else None
+    if version == current:
+        return None
+    mirror = f"{review.config.paths.mirror}/facets/{version}/{file}"
+    if review.head.size(mirror) is not None:
+        return None
+    return f"version {version} is neither the current version ({current}) nor published at {mirror}"
+
+
+def _undeclared(review: ReviewInput, entry: Entry, declared: set[str], has_doc: bool) -> Iterator[Finding]:
+    if not has_doc:
+        return
+    for schema in entry.schemas:
+        if schema.filename in declared:
+            continue
+        touched = review.is_touched(schema.path) or review.is_touched(entry.registry_json)
+        severity = Severity.ERROR if touched else Severity.WARNING
+        yield Finding(rule="uris/undeclared", severity=severity, path=schema.path, line=1, column=1,
+                      entry=entry.name,
+                      message=f"{schema.filename} is not declared in {entry.registry_json}",
+                      hint=f"Add \"ol:{entry.name}:{schema.filename}\" to produced_facets or consumed_facets.")
