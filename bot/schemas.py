@@ -12,7 +12,10 @@ format checker on both sides of a change.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -53,16 +56,9 @@ class SchemaStore:
         self.files = files or Files(snapshot)
 
     @functools.cached_property
-    def by_url(self) -> dict[str, StoredSchema]:
-        """URL -> schema. Repository files under their ``$id`` win over mirror copies."""
+    def repository(self) -> dict[str, StoredSchema]:
+        """Repository schemas under their ``$id`` (they win over mirror copies)."""
         found: dict[str, StoredSchema] = {}
-        mirror = self.config.paths.mirror.strip("/")
-        for path in self.snapshot.files(mirror):
-            if path.endswith(".json"):
-                loaded = self.files.json(path)
-                if loaded.doc is not None:
-                    url = PUBLISHED + path[len(mirror) + 1:]
-                    found[url] = StoredSchema(url, path, loaded.doc.value)
         for path in self._repository_schema_paths():
             loaded = self.files.json(path)
             if loaded.doc is None or not isinstance(loaded.doc.value, dict):
@@ -80,8 +76,34 @@ class SchemaStore:
                 if path.endswith(".json") and "/facets/" in f"/{path}" and "/examples/" not in path:
                     yield path
 
+    def _mirrored(self, url: str) -> StoredSchema | None:
+        """The published copy of ``url``: ``https://openlineage.io/spec/X`` is ``<mirror>/X``."""
+        if not url.startswith(PUBLISHED) or ".." in url:
+            return None
+        path = f"{self.config.paths.mirror.strip('/')}/{url[len(PUBLISHED):]}"
+        loaded = self.files.json(path)
+        return StoredSchema(url, path, loaded.doc.value) if loaded.doc is not None else None
+
     def lookup(self, url: str) -> StoredSchema | None:
-        return self.by_url.get(_split(url))
+        base = _split(url)
+        return self.repository.get(base) or self._mirrored(base)
+
+    def published(self, url: str) -> StoredSchema | None:
+        """Only the mirror's copy (for checks that compare a schema with what was published)."""
+        return self._mirrored(_split(url))
+
+    @functools.cached_property
+    def by_url(self) -> dict[str, StoredSchema]:
+        """Every schema: the whole mirror, then repository schemas over it."""
+        found: dict[str, StoredSchema] = {}
+        mirror = self.config.paths.mirror.strip("/")
+        for path in self.snapshot.files(mirror):
+            if path.endswith(".json"):
+                stored = self._mirrored(PUBLISHED + path[len(mirror) + 1:])
+                if stored is not None:
+                    found[stored.url] = stored
+        found.update(self.repository)
+        return found
 
     def resources(self) -> Iterable[tuple[str, Any]]:
         """(url, schema) pairs, for building other validators (jsonschema-rs) over the same store."""
@@ -113,10 +135,34 @@ class SchemaStore:
         return self.validator(stored.schema)
 
 
+class ValidationTimeout(Exception):
+    """Validating one instance took longer than its budget (see ``deadline``)."""
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("validation_deadline", default=None)
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Bound the total regex time of the validations inside the block; past it, ``ValidationTimeout``."""
+    token = _DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
 def _bounded_search(pattern: str, instance: str) -> bool | None:
     """``regex.search`` with a time limit; None when the pattern is invalid or too slow."""
+    timeout = PATTERN_TIMEOUT_SECONDS
+    end = _DEADLINE.get()
+    if end is not None:
+        remaining = end - time.monotonic()
+        if remaining <= 0:
+            raise ValidationTimeout("validation ran out of time")
+        timeout = min(timeout, remaining)
     try:
-        return regex.search(pattern, instance, timeout=PATTERN_TIMEOUT_SECONDS) is not None
+        return regex.search(pattern, instance, timeout=timeout) is not None
     except TimeoutError:
         return None
     except regex.error:

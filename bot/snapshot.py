@@ -85,6 +85,7 @@ class DirSnapshot:
         self.root = Path(root).resolve()
         self.label = label or str(root)
         self._listing: list[str] | None = None
+        self._resolved: dict[str, Path] = {}
 
     def _all(self) -> list[str]:
         if self._listing is None:
@@ -100,6 +101,15 @@ class DirSnapshot:
         return _under(self._all(), prefix)
 
     def _resolve(self, path: str) -> Path | None:
+        cached = self._resolved.get(path)
+        if cached is not None:
+            return cached
+        real = self._resolve_uncached(path)
+        if real is not None:
+            self._resolved[path] = real
+        return real
+
+    def _resolve_uncached(self, path: str) -> Path | None:
         full = self.root / check_relative(path)
         if not full.exists() and not full.is_symlink():
             return None
