@@ -61,8 +61,8 @@ class Repo:
 
         full = self.path / path
         data = json.loads(full.read_text(encoding="utf-8"))
-        result = edit(data)
-        full.write_text(json.dumps(data if result is None else result, indent=2) + "\n", encoding="utf-8")
+        result = edit(data)  # edits in place; a returned dict replaces the document
+        full.write_text(json.dumps(result if isinstance(result, dict) else data, indent=2) + "\n", encoding="utf-8")
 
     def commit(self, message: str = "change", branch: str = "pr") -> str:
         current = git(self.path, "rev-parse", "--abbrev-ref", "HEAD")

@@ -1,0 +1,283 @@
+"""Every rule of the entry, uris, facets, examples and versions families: a failing and a passing case.
+
+Each case is a pull request on a real git repository built from the real OpenLineage corpus: the base is
+the corpus as it is; the head adds the valid participant of ``registry_cases`` and then breaks one thing.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.changes import ChangeSet
+from bot.checks import all_rules
+from bot.engine import ReviewContext, review
+from bot.findings import Finding, Report, Severity
+from bot.snapshot import GitSnapshot
+from tests import registry_cases as rc
+from tests.gitrepo import Repo, git
+
+ICEBERG = "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json"
+ICEBERG_MIRROR = "website/static/spec/facets/{}/IcebergScanReportInputDatasetFacet.json"
+Mutation = Callable[[Repo], None]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Repo:
+    return Repo.from_folder(corpus, tmp_path_factory.mktemp("rules") / "openlineage")
+
+
+def run_pr(repo: Repo, *mutations: Mutation, author: str = "alice") -> Report:
+    """Apply mutations on a fresh branch from main, commit, and review the branch against main."""
+    git(repo.path, "checkout", "-q", "-f", "main")
+    git(repo.path, "clean", "-qfdx")
+    git(repo.path, "checkout", "-q", "-B", "case")
+    for mutate in mutations:
+        mutate(repo)
+    repo.commit("case", branch="case")
+    try:
+        with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "case") as head:
+            changes = ChangeSet.from_git(repo.path, "main", "case")
+            return review(head=head, base=base, changes=changes, context=ReviewContext(author=author))
+    finally:
+        git(repo.path, "checkout", "-q", "-f", "main")
+
+
+FAMILIES = ("entry/", "uris/", "facets/", "examples/", "versions/")
+
+
+def of(report: Report, rule: str) -> list[Finding]:
+    return [f for f in report.findings if f.rule == rule]
+
+
+def errors(report: Report) -> list[Finding]:
+    """Errors of the families under test (owner approval is tested in its own module)."""
+    return [f for f in report.findings if f.severity is Severity.ERROR and f.rule.startswith(FAMILIES)]
+
+
+# -- mutations ---------------------------------------------------------------------------------------
+
+def good(repo: Repo) -> None:
+    rc.add_good(repo)
+
+
+def registry(change: Callable[[dict[str, Any]], Any]) -> Mutation:
+    return lambda repo: rc.edit(repo, f"{rc.ENTRY}/registry.json", change)
+
+
+def facet(change: Callable[[dict[str, Any]], Any]) -> Mutation:
+    def apply(repo: Repo) -> None:
+        rc.edit(repo, rc.FACET, change)
+        rc.edit(repo, rc.MIRROR, change)  # keep the published copy in step: only the targeted rule fires
+    return apply
+
+
+def write(path: str, content: str | bytes) -> Mutation:
+    return lambda repo: repo.write(path, content)
+
+
+def delete(path: str) -> Mutation:
+    return lambda repo: repo.delete(path)
+
+
+def move(source: str, target: str) -> Mutation:
+    return lambda repo: (repo.path / source).rename(repo.path / target)
+
+
+def inner(schema: dict[str, Any]) -> dict[str, Any]:
+    return schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]  # type: ignore[no-any-return]
+
+
+def rename_facet(new: str) -> Mutation:
+    """Rename the acme facet consistently everywhere (file, $defs, $id, registry.json, examples, mirror)."""
+    def apply(repo: Repo) -> None:
+        for path, content in rc.good_files().items():
+            repo.delete(path) if (repo.path / path).exists() else None
+            repo.write(path.replace("AcmeWidgetRunFacet", new), content.replace("AcmeWidgetRunFacet", new))
+    return apply
+
+
+def set_key(key: str) -> Mutation:
+    def apply(repo: Repo) -> None:
+        facet(lambda s: s.update(properties={key: {"$ref": "#/$defs/AcmeWidgetRunFacet"}}))(repo)
+        for path in (rc.EXAMPLE, rc.NEGATIVE):
+            rc.edit(repo, path, lambda v: {(key if k == "acme_widget" else k): x for k, x in v.items()})
+        rc.edit(repo, rc.NEGATIVE, lambda v: v.update({"$expect": {"keyword": "required", "pointer": f"/{key}"}}))
+    return apply
+
+
+ICEBERG_EXAMPLE = {"icebergScanReport": {
+    "_producer": "https://github.com/apache/iceberg", "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/"
+    "IcebergScanReportInputDatasetFacet.json", "snapshotId": 42, "schemaId": 1, "projectedFieldNames": ["id"]}}
+
+
+def iceberg(change: Callable[[dict[str, Any]], Any], version: str | None, publish: bool = True) -> Mutation:
+    """Change the real iceberg scan-report facet, optionally bumping its $id (and publishing the copy).
+
+    A changed facet needs an example (examples/missing), so one is added with it.
+    """
+    def apply(repo: Repo) -> None:
+        repo.write("spec/registry/iceberg/facets/examples/IcebergScanReportInputDatasetFacet/1.json",
+                   rc.dump(ICEBERG_EXAMPLE))
+        def edit(schema: dict[str, Any]) -> None:
+            change(schema)
+            if version:
+                schema["$id"] = f"https://openlineage.io/spec/facets/{version}/IcebergScanReportInputDatasetFacet.json"
+        rc.edit(repo, ICEBERG, edit)
+        if version and publish:
+            repo.write(ICEBERG_MIRROR.format(version), (repo.path / ICEBERG).read_text(encoding="utf-8"))
+    return apply
+
+
+def iceberg_props(schema: dict[str, Any]) -> dict[str, Any]:
+    return schema["$defs"]["IcebergScanReportInputDatasetFacet"]["allOf"][1]  # type: ignore[no-any-return]
+
+
+def add_optional(schema: dict[str, Any]) -> None:
+    iceberg_props(schema)["properties"]["planner"] = {"type": "string"}
+
+
+def make_required(schema: dict[str, Any]) -> None:
+    iceberg_props(schema)["required"] = ["snapshotId"]
+
+
+# -- the table: rule -> (failing mutations, passing mutations) ---------------------------------------
+
+BASE = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/"
+CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
+    "entry/folder-name": ((good, move(rc.ENTRY, "spec/registry/Acme_Co")), (good,)),
+    "entry/missing-registry-json": ((good, delete(f"{rc.ENTRY}/registry.json")), (good,)),
+    "entry/unreadable": ((good, write(f"{rc.ENTRY}/registry.json", "{\"producer\": ")), (good,)),
+    "entry/schema": ((good, registry(lambda d: d["producer"].update(root_doc_URL="http://acme.example.org"))),
+                     (good,)),
+    "entry/misplaced-facets": ((good, registry(lambda d: d["consumer"].update(
+        produced_facets=d["consumer"].pop("consumed_facets")))), (good,)),
+    "entry/duplicate-facet": ((good, registry(lambda d: d["producer"]["produced_facets"].append(
+        "ol:core:SQLJobFacet.json"))), (good,)),
+    "entry/acceptance": ((good, registry(lambda d: [d[b].pop("root_doc_URL") for b in ("producer", "consumer")]),
+                          delete(f"{rc.ENTRY}/facets/examples")), (good,)),
+    "entry/name-collision": ((good, move(rc.ENTRY, "spec/registry/ice-berg")), (good,)),
+    "uris/malformed": ((good, registry(lambda d: d["producer"]["produced_facets"].append("acme:Nope.json"))),
+                       (good,)),
+    "uris/unknown-name": ((good, registry(lambda d: d["producer"]["produced_facets"].append(
+        "ol:nosuch:NosuchRunFacet.json"))), (good,)),
+    "uris/unresolved": ((good, registry(lambda d: d["producer"]["produced_facets"].append(
+        "ol:acme:AcmeMissingRunFacet.json"))), (good,)),
+    "uris/undeclared": ((good, registry(lambda d: [
+        d[b][f].remove("ol:acme:AcmeWidgetRunFacet.json")
+        for b, f in (("producer", "produced_facets"), ("consumer", "consumed_facets"))])), (good,)),
+    "facets/unreadable": ((good, write(rc.FACET, b"{\"$id\": \"\xff\xfe\"}")), (good,)),
+    "facets/meta-schema": ((good, facet(lambda s: inner(s).update(type="objekt"))), (good,)),
+    "facets/id": ((good, facet(lambda s: s.update({"$id": "https://example.com/AcmeWidgetRunFacet.json"}))),
+                  (good,)),
+    "facets/no-facet": ((good, facet(lambda s: s.pop("properties"))), (good,)),
+    "facets/name-mismatch": ((good, facet(lambda s: s.update({
+        "$id": rc.SCHEMA_URL.replace("AcmeWidget", "AcmeGadget"),
+        "$defs": {"AcmeGadgetRunFacet": s["$defs"]["AcmeWidgetRunFacet"]},
+        "properties": {"acme_widget": {"$ref": "#/$defs/AcmeGadgetRunFacet"}}}))), (good,)),
+    "facets/base": ((good, facet(lambda s: s["$defs"]["AcmeWidgetRunFacet"]["allOf"][0].update(
+        {"$ref": BASE + "BaseFacet"}))), (good,)),
+    "facets/suffix": ((good, facet(lambda s: s["$defs"]["AcmeWidgetRunFacet"]["allOf"][0].update(
+        {"$ref": BASE + "JobFacet"}))), (good,)),
+    "facets/prefix-name": ((rename_facet("WidgetRunFacet"),), (rename_facet("AcmeGizmoRunFacet"),)),
+    "facets/prefix-key": ((good, set_key("widget")), (good, set_key("acme_gizmo"))),
+    "facets/key-form": ((good, set_key("acmeWidget")), (good, set_key("acme_widgetInfo"))),
+    "facets/duplicate-key": ((good, rename_facet("AcmeOtherRunFacet"), good),
+                             (good, rename_facet("AcmeOtherRunFacet"), good, set_key("acme_widget2"),
+                              registry(lambda d: d["producer"]["produced_facets"].append(
+                                  "ol:acme:AcmeOtherRunFacet.json")))),
+    "facets/duplicate-file": ((good, write(f"{rc.ENTRY}/facets/SQLJobFacet.json",
+                                           (Path(__file__).parent.parent.parent / "shared/corpus/openlineage/spec/"
+                                            "facets/SQLJobFacet.json").read_text(encoding="utf-8"))), (good,)),
+    "facets/remote-ref": ((good, facet(lambda s: inner(s)["properties"].update(
+        remote={"$ref": "https://schemas.example.com/thing.json"}))), (good,)),
+    "facets/unresolved-ref": ((good, facet(lambda s: inner(s)["properties"].update(
+        missing={"$ref": "#/$defs/Nope"}))), (good,)),
+    "examples/missing": ((good, delete(f"{rc.ENTRY}/facets/examples")), (good,)),
+    "examples/unreadable": ((good, write(rc.EXAMPLE, b"{\"acme_widget\": \"\xc3\x28\"}")), (good,)),
+    "examples/invalid": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"][
+        "labels"].__setitem__(1, 5))), (good,)),
+    "examples/unknown-key": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: {"acme_widgte": v["acme_widget"]})),
+                             (good,)),
+    "examples/negative-passes": ((good, write(rc.NEGATIVE, rc.dump(rc.EXAMPLE_JSON))), (good,)),
+    "examples/negative-wrong-error": ((good, lambda r: rc.edit(r, rc.NEGATIVE, lambda v: v.update(
+        {"$expect": {"keyword": "type", "pointer": "/acme_widget/settings"}}))), (good,)),
+    "examples/timeout": ((good, facet(lambda s: inner(s)["properties"]["settings"]["properties"]["labels"][
+        "items"].update(pattern="^(a|aa)+$")), lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"][
+            "settings"].update(labels=["a" * 40 + "b"] * 20))), (good,)),
+    "examples/orphan": ((good, write(f"{rc.ENTRY}/facets/examples/AcmeNopeRunFacet/1.json", "{}")), (good,)),
+    "versions/not-bumped": ((iceberg(add_optional, None),), (iceberg(add_optional, "1-0-2"),)),
+    "versions/insufficient-bump": ((iceberg(make_required, "1-0-2"),), (iceberg(make_required, "2-0-0"),)),
+    "versions/not-increased": ((iceberg(add_optional, "1-0-0", publish=False),), (iceberg(add_optional, "1-0-2"),)),
+    "versions/not-published": ((iceberg(add_optional, "1-0-2", publish=False),), (iceberg(add_optional, "1-0-2"),)),
+    "versions/published-modified": ((lambda r: rc.edit(r, ICEBERG_MIRROR.format("1-0-1"), lambda s: s.update(
+        title="edited")),), (iceberg(add_optional, "1-0-2"),)),
+}
+WARNING_RULES = {"facets/key-form", "examples/orphan"}
+
+
+def test_every_rule_of_these_families_has_cases() -> None:
+    documented = {r for r in all_rules() if r.startswith(FAMILIES)} - {"entry/legacy-key"}
+    assert documented == set(CASES)
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_fails_on_the_broken_change(repo: Repo, rule: str) -> None:
+    report = run_pr(repo, *CASES[rule][0])
+    found = of(report, rule)
+    assert found, f"{rule} did not fire; got {[f.rule for f in report.findings]}"
+    expected = Severity.WARNING if rule in WARNING_RULES else Severity.ERROR
+    assert {f.severity for f in found} == {expected}
+    assert all(f.path and f.message for f in found)
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_passes_on_the_correct_change(repo: Repo, rule: str) -> None:
+    report = run_pr(repo, *CASES[rule][1])
+    assert of(report, rule) == []
+    assert errors(report) == []
+
+
+def test_the_good_participant_passes_cleanly(repo: Repo) -> None:
+    report = run_pr(repo, good)
+    assert errors(report) == []
+    assert "acme" in report.entries
+    assert [f for f in report.findings if f.entry == "acme"] == []
+
+
+def test_type_error_deep_in_an_example_is_on_its_exact_line(repo: Repo) -> None:
+    report = run_pr(repo, good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"][
+        "labels"].__setitem__(1, 5)))
+    (error,) = of(report, "examples/invalid")
+    assert error.pointer == "/acme_widget/settings/labels/1"
+    modified = copy.deepcopy(rc.EXAMPLE_JSON)
+    modified["acme_widget"]["settings"]["labels"][1] = 5
+    lines = json.dumps(modified, indent=2).splitlines()
+    expected_line = next(i for i, line in enumerate(lines, 1) if line.strip() == "5")
+    assert (error.line, error.column) == (expected_line, lines[expected_line - 1].index("5") + 1)
+    assert "5 is not of type 'string'" in error.message
+
+
+def test_legacy_key_is_a_warning_even_when_touched(repo: Repo) -> None:
+    report = run_pr(repo, good, registry(lambda d: d["producer"].update(
+        root_doc_url=d["producer"].pop("root_doc_URL"))))
+    (legacy,) = of(report, "entry/legacy-key")
+    assert legacy.severity is Severity.WARNING
+    assert of(report, "entry/schema") == []
+
+
+def test_version_bump_needs_the_right_part_and_names_the_reason(repo: Repo) -> None:
+    report = run_pr(repo, iceberg(make_required, "1-0-2"))
+    (finding,) = of(report, "versions/insufficient-bump")
+    assert "snapshotId" in finding.message and "MODEL" in finding.message and "2-0-0" in finding.hint
+
+
+def test_untouched_entries_do_not_fail_a_change(repo: Repo) -> None:
+    """Core misses examples and declarations today: a change elsewhere still passes."""
+    report = run_pr(repo, good)
+    assert not [f for f in report.findings if f.entry == "core" and f.severity is Severity.ERROR]
