@@ -55,7 +55,7 @@ PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 def unprocessable(message: str, *errors: str) -> GitHubError:
     """GitHub's 422, with its ``errors`` folded into the message."""
     detail = f" ({'; '.join(errors)})" if errors else ""
-    return GitHubError(f"422 Unprocessable Entity: {message}{detail}", status=422)
+    return GitHubError(f"Unprocessable Entity: {message}{detail}", status=422)
 
 
 @dataclass

@@ -6,14 +6,11 @@ The first stdout line is the port it listens on (127.0.0.1), so a parent process
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
-from werkzeug.serving import make_server
-
 from bot.app.local_github import LocalGitHub
-from tests.standin.server import StandInState, create_app, generate_private_key_pem
+from tests.standin.server import StandInState, generate_private_key_pem, serve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,8 +44,7 @@ def main(argv: list[str] | None = None) -> int:
                         author=args.author, bot=f"{args.app_slug}[bot]", permissions=permissions)
     state = StandInState(local, key or generate_private_key_pem(), app_id=args.app_id, slug=args.app_slug,
                          installation_id=args.installation_id, token_ttl=args.token_ttl)
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = make_server("127.0.0.1", args.port, create_app(state), threaded=True)
+    server = serve(state, args.port)
     print(server.server_port, flush=True)
     try:
         server.serve_forever()

@@ -23,7 +23,7 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, Response, jsonify, request
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
 from bot.app.local_github import LocalGitHub
@@ -134,8 +134,7 @@ def create_app(state: StandInState) -> Flask:
             return None
         headers = {}
         if fault.retry_after is not None:
-            headers["retry-after"] = str(int(fault.retry_after) if fault.retry_after.is_integer()
-                                         else fault.retry_after)
+            headers["retry-after"] = f"{fault.retry_after:g}"
         if fault.reset_in is not None:
             headers["x-ratelimit-remaining"] = "0"
             headers["x-ratelimit-reset"] = str(int(state.clock() + fault.reset_in))
@@ -484,17 +483,28 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+class QuietHandler(WSGIRequestHandler):
+    """No access log lines: ``/_standin/state`` holds the request log."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
+def serve(state: StandInState, port: int = 0) -> BaseWSGIServer:
+    """A threaded HTTP server for the stand-in on 127.0.0.1 (``port`` 0: a free one)."""
+    return make_server("127.0.0.1", port, create_app(state), threaded=True, request_handler=QuietHandler)
+
+
 class StandIn:
     """The stand-in served from a thread of this process on a free port of 127.0.0.1."""
 
     def __init__(self, local: LocalGitHub, private_key_pem: str | None = None, **options: Any) -> None:
         self.state = StandInState(local, private_key_pem or generate_private_key_pem(), **options)
-        self.app = create_app(self.state)
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
     def start(self, port: int = 0) -> StandIn:
-        self._server = make_server("127.0.0.1", port, self.app, threaded=True)
+        self._server = serve(self.state, port)
         self._thread = threading.Thread(target=self._server.serve_forever, name="standin", daemon=True)
         self._thread.start()
         return self
