@@ -13,25 +13,14 @@ from bot.changes import diff_lines
 from tests.gitrepo import Repo, git
 
 REPO = "owner/repo"
-ENTRY = "spec/registry/gcp/lineage/registry.json"
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Repo:
-    """The corpus as a git repository; the ``pr`` branch edits a registry entry, adds and removes files."""
-    made = Repo.from_folder(corpus, tmp_path_factory.mktemp("corpus") / "openlineage")
-    made.change({"spec/registry/acme/registry.json": '{"producer": {}}\n',
-                 "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json": None})
-    made.edit_json(ENTRY, lambda data: data["consumer"].update(consumed_facets=["ol:gcp:lineage:X.json"]))
-    made.commit("edit the entry")
-    return made
+ENTRY = "spec/registry/gcp/lineage/registry.json"  # edited by the corpus_pr_repo fixture
 
 
 @pytest.fixture
-def repo(built: Repo, tmp_path: Path) -> Repo:
-    """A private clone of ``built`` with the same ``main`` and ``pr`` branches (tests may commit)."""
+def repo(corpus_pr_repo: Path, tmp_path: Path) -> Repo:
+    """A private clone of the corpus PR repository with the same ``main`` and ``pr`` branches."""
     clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(built.path), str(clone))
+    git(tmp_path, "clone", "-q", str(corpus_pr_repo), str(clone))
     git(clone, "checkout", "-q", "-B", "main", "origin/main")
     git(clone, "branch", "-q", "-f", "pr", "origin/pr")
     return Repo(clone)

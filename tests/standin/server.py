@@ -148,7 +148,8 @@ def create_app(state: StandInState) -> Flask:
             with state.lock:
                 state.requests.append({"method": request.method, "path": request.path,
                                        "status": response.status_code})
-                if "x-ratelimit-remaining" not in response.headers:
+                # The App's own (JWT) calls have their own limit; installation calls share this one.
+                if "x-ratelimit-remaining" not in response.headers and not request.path.startswith("/app"):
                     state.remaining = max(0, state.remaining - 1)
                     response.headers["x-ratelimit-limit"] = str(RATE_LIMIT)
                     response.headers["x-ratelimit-remaining"] = str(state.remaining)
@@ -505,7 +506,9 @@ class StandIn:
 
     def start(self, port: int = 0) -> StandIn:
         self._server = serve(self.state, port)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="standin", daemon=True)
+        server = self._server
+        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05), name="standin",
+                                        daemon=True)
         self._thread.start()
         return self
 
