@@ -30,3 +30,20 @@ def corpus_copy(tmp_path: Path, corpus: Path) -> Path:
         path.chmod(0o755 if path.is_dir() else 0o644)
     target.chmod(0o755)
     return target
+
+
+REGISTRY_ENTRY = "spec/registry/gcp/lineage/registry.json"
+
+
+@pytest.fixture(scope="session")
+def corpus_pr_repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+    """The corpus as a git repository (``main``) with a pull request branch ``pr`` that edits a registry
+    entry, adds an entry and deletes a facet file. Shared: clone it before committing to it."""
+    from tests.gitrepo import Repo
+
+    made = Repo.from_folder(corpus, tmp_path_factory.mktemp("corpus-pr") / "openlineage")
+    made.change({"spec/registry/acme/registry.json": '{"producer": {}}\n',
+                 "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json": None})
+    made.edit_json(REGISTRY_ENTRY, lambda data: data["consumer"].update(consumed_facets=["ol:gcp:lineage:X.json"]))
+    made.commit("edit the entry")
+    return made.path

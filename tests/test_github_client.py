@@ -1,0 +1,417 @@
+"""The PyGithub adapter against GitHub's REST API replaced by ``responses`` (no network, no real sleeps)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import jwt
+import pytest
+import requests
+import responses
+from cryptography.hazmat.primitives import serialization
+from responses import matchers
+
+from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
+from bot.app.github_client import AppClientFactory, GitHubClient, RetryPolicy
+from bot.app.tree_files import MAX_BLOB_BYTES
+from tests.standin import generate_private_key_pem
+
+API = "https://api.github.com:443"  # PyGithub names the port, so responses sees it
+REPO = "owner/repo"
+NOW = 1_800_000_000.0
+
+
+class FakeTime:
+    """A clock that only moves when the client sleeps."""
+
+    def __init__(self) -> None:
+        self.now = NOW
+        self.sleeps: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+@pytest.fixture(scope="module")
+def app_key() -> str:
+    return generate_private_key_pem()
+
+
+@pytest.fixture
+def fake_time() -> FakeTime:
+    return FakeTime()
+
+
+@pytest.fixture
+def mocked() -> Iterator[responses.RequestsMock]:
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        yield rsps
+
+
+def token_endpoint(rsps: responses.RequestsMock, app_key: str, fake_time: FakeTime, *tokens: str,
+                   api: str = API) -> list[str]:
+    """Installation tokens handed out in turn; each request must carry a JWT signed with the App key."""
+    public = serialization.load_pem_private_key(app_key.encode(), password=None).public_key()
+    issued: list[str] = []
+
+    def answer(request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
+        scheme, _, token = str(request.headers["Authorization"]).partition(" ")
+        claims = jwt.decode(token, public, algorithms=["RS256"], options={"verify_exp": False})
+        assert scheme == "Bearer" and claims["iss"] == "7"
+        issued.append(tokens[len(issued)])
+        expires = datetime.fromtimestamp(fake_time.now + 3600, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return 201, {}, json.dumps({"token": issued[-1], "expires_at": expires})
+
+    rsps.add_callback(responses.POST, f"{api}/app/installations/42/access_tokens", callback=answer)
+    return issued
+
+
+def client(app_key: str, fake_time: FakeTime, base_url: str = "https://api.github.com",
+           policy: RetryPolicy | None = None) -> tuple[AppClientFactory, GitHubClient]:
+    factory = AppClientFactory(7, app_key, base_url, policy=policy, sleep=fake_time.sleep, clock=fake_time.clock,
+                               slug="registry-bot", seconds_between_requests=0, seconds_between_writes=0)
+    return factory, factory.for_installation(42)
+
+
+def pr_json(changed_files: int = 3) -> dict[str, object]:
+    repo = {"full_name": REPO, "default_branch": "main"}
+    return {"number": 5, "state": "open", "draft": False, "user": {"login": "alice"}, "changed_files": changed_files,
+            "head": {"sha": "h" * 40, "ref": "feature", "repo": {"full_name": "alice/repo"}},
+            "base": {"sha": "b" * 40, "ref": "main", "repo": repo}}
+
+
+def add_pages(rsps: responses.RequestsMock, url: str, items: list[dict[str, object]], per_page: int = 100,
+              stop_after: int | None = None) -> None:
+    """Serve ``items`` in pages linked with ``Link: rel="next"`` (GitHub's style)."""
+    pages = [items[i:i + per_page] for i in range(0, len(items), per_page)] or [[]]
+    for number, page in enumerate(pages, start=1):
+        headers = {"x-ratelimit-remaining": str(4000 - number)}
+        if number < len(pages) and (stop_after is None or number < stop_after):
+            public = url.replace(":443/", "/")  # GitHub's links carry no port
+            headers["Link"] = f'<{public}?per_page={per_page}&page={number + 1}>; rel="next"'
+        query = {"per_page": str(per_page)} if number == 1 else {"per_page": str(per_page), "page": str(number)}
+        rsps.get(url, json=page, headers=headers, match=[matchers.query_param_matcher(query)])
+
+
+def test_reads_the_pull_request_and_every_page_of_files(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/pulls/5", json=pr_json(250),
+               match=[matchers.header_matcher({"Authorization": "token ghs_1"})])
+    files = [{"filename": f"spec/registry/x/f{i}.json", "status": "modified", "patch": "@@ -1 +1 @@\n-a\n+b"}
+             for i in range(250)]
+    files[3] = {"filename": "big.json", "status": "renamed", "previous_filename": "old.json"}  # no patch
+    add_pages(mocked, f"{API}/repos/{REPO}/pulls/5/files", files)
+    factory, gh = client(app_key, fake_time)
+
+    pr = gh.get_pull_request(REPO, 5)
+    listed, truncated = gh.list_pull_request_files(REPO, 5)
+
+    assert (pr.head_sha, pr.base_ref, pr.author, pr.head_repo) == ("h" * 40, "main", "alice", "alice/repo")
+    assert len(listed) == 250 and not truncated
+    assert [f.path for f in listed] == [f["filename"] for f in files]
+    assert (listed[3].previous_path, listed[3].patch, listed[4].patch) == ("old.json", None, "@@ -1 +1 @@\n-a\n+b")
+    assert factory.stats.requests == 5  # token, PR, three pages
+    assert gh.rate_limit_remaining() == 3997  # from the last page's header
+
+
+def test_reviews_and_comments_follow_pagination(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    reviews = [{"id": i, "user": {"login": f"u{i}"}, "state": "APPROVED", "commit_id": "c", "body": ""}
+               for i in range(130)]
+    reviews[-1]["user"] = None  # a deleted account
+    add_pages(mocked, f"{API}/repos/{REPO}/pulls/5/reviews", reviews)
+    add_pages(mocked, f"{API}/repos/{REPO}/pulls/5/comments",
+              [{"id": 1, "user": {"login": "bot"}, "path": "a.json", "line": None, "body": "outdated"}])
+    _, gh = client(app_key, fake_time)
+
+    found = gh.list_reviews(REPO, 5)
+    comments = gh.list_review_comments(REPO, 5)
+
+    assert [r.id for r in found] == list(range(130))
+    assert found[-1].user == "ghost"
+    assert comments[0].line is None and comments[0].path == "a.json"
+
+
+def test_past_3000_files_the_list_is_flagged_truncated(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/pulls/5", json=pr_json(3500))
+    files = [{"filename": f"f{i}", "status": "added"} for i in range(3000)]
+    add_pages(mocked, f"{API}/repos/{REPO}/pulls/5/files", files)  # GitHub stops after 30 pages
+    _, gh = client(app_key, fake_time)
+
+    gh.get_pull_request(REPO, 5)
+    listed, truncated = gh.list_pull_request_files(REPO, 5)
+
+    assert len(listed) == 3000 and truncated
+
+
+def test_exactly_3000_files_is_not_truncated_when_the_pr_says_so(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/pulls/5", json=pr_json(3000))
+    add_pages(mocked, f"{API}/repos/{REPO}/pulls/5/files", [{"filename": f"f{i}", "status": "added"}
+                                                             for i in range(3000)])
+    _, gh = client(app_key, fake_time)
+    gh.get_pull_request(REPO, 5)
+    assert gh.list_pull_request_files(REPO, 5)[1] is False
+
+
+def test_review_comment_off_the_diff_is_a_clear_422_and_not_retried(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    review = mocked.post(f"{API}/repos/{REPO}/pulls/5/reviews", status=422, json={
+        "message": "Unprocessable Entity", "errors": ["Line could not be resolved"]})
+    _, gh = client(app_key, fake_time)
+
+    with pytest.raises(GitHubError) as caught:
+        gh.create_review(REPO, 5, "h" * 40, "REQUEST_CHANGES", "body", [InlineComment("a.json", 99, "no")])
+
+    assert caught.value.status == 422
+    assert "Line could not be resolved" in str(caught.value)
+    assert review.call_count == 1 and fake_time.sleeps == []
+    sent = json.loads(review.calls[0].request.body)
+    assert sent["comments"] == [{"path": "a.json", "line": 99, "side": "RIGHT", "body": "no"}]
+
+
+def test_secondary_rate_limit_403_waits_for_retry_after(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    url = f"{API}/repos/{REPO}/pulls/5"
+    mocked.get(url, status=403, headers={"retry-after": "7"},
+               json={"message": "You have exceeded a secondary rate limit."})
+    mocked.get(url, json=pr_json())
+    _, gh = client(app_key, fake_time)
+
+    assert gh.get_pull_request(REPO, 5).number == 5
+    assert fake_time.sleeps == [7.0]
+
+
+def test_429_waits_until_the_rate_limit_resets(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    url = f"{API}/repos/{REPO}/issues/5/comments"
+    mocked.post(url, status=429, json={"message": "API rate limit exceeded"},
+                headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) + 30)})
+    mocked.post(url, status=201, json={"id": 77}, headers={"x-ratelimit-remaining": "4999"})
+    _, gh = client(app_key, fake_time)
+
+    assert gh.create_issue_comment(REPO, 5, "hello") == 77
+    assert fake_time.sleeps == [31.0]  # until the reset, plus a second of margin
+    assert gh.rate_limit_remaining() == 4999
+
+
+def test_502_then_success(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    url = f"{API}/repos/{REPO}/collaborators/alice/permission"
+    mocked.get(url, status=502, body="Bad Gateway")
+    mocked.get(url, json={"permission": "write"})
+    factory, gh = client(app_key, fake_time)
+
+    assert gh.get_permission(REPO, "alice") == "write"
+    assert fake_time.sleeps == [1.0]
+    assert factory.stats.retries == 1
+
+
+def test_network_error_is_retried(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    url = f"{API}/repos/{REPO}/commits/{'h' * 40}/pulls"
+    mocked.get(url, body=requests.ConnectionError("connection reset"))
+    add_pages(mocked, url, [{"number": 5, "state": "open"}, {"number": 4, "state": "closed"}])
+    _, gh = client(app_key, fake_time)
+
+    assert gh.list_open_pull_requests_for_sha(REPO, "h" * 40) == [5]
+    assert len(fake_time.sleeps) == 1
+
+
+def test_expired_installation_token_is_refreshed_once(mocked, app_key, fake_time):
+    issued = token_endpoint(mocked, app_key, fake_time, "ghs_old", "ghs_new")
+    url = f"{API}/repos/{REPO}/pulls/5"
+    mocked.get(url, status=401, json={"message": "Bad credentials"},
+               match=[matchers.header_matcher({"Authorization": "token ghs_old"})])
+    mocked.get(url, json=pr_json(), match=[matchers.header_matcher({"Authorization": "token ghs_new"})])
+    factory, gh = client(app_key, fake_time)
+
+    assert gh.get_pull_request(REPO, 5).number == 5
+    assert issued == ["ghs_old", "ghs_new"] and fake_time.sleeps == []
+    assert factory.stats.token_refreshes == 2
+
+
+def test_a_second_401_fails_instead_of_looping(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1", "ghs_2", "ghs_3")
+    mocked.get(f"{API}/repos/{REPO}/pulls/5", status=401, json={"message": "Bad credentials"})
+    _, gh = client(app_key, fake_time)
+
+    with pytest.raises(GitHubError) as caught:
+        gh.get_pull_request(REPO, 5)
+    assert caught.value.status == 401 and "Bad credentials" in str(caught.value)
+
+
+def test_token_is_cached_until_shortly_before_expiry(mocked, app_key, fake_time):
+    issued = token_endpoint(mocked, app_key, fake_time, "ghs_1", "ghs_2")
+    mocked.get(f"{API}/repos/{REPO}/pulls/5", json=pr_json())
+    _, gh = client(app_key, fake_time)
+
+    gh.get_pull_request(REPO, 5)
+    fake_time.now += 3000  # 50 minutes: still more than 5 minutes left
+    gh.get_pull_request(REPO, 5)
+    assert issued == ["ghs_1"]
+    fake_time.now += 400  # less than 5 minutes left
+    gh.get_pull_request(REPO, 5)
+    assert issued == ["ghs_1", "ghs_2"]
+
+
+def test_enterprise_base_url(mocked, app_key, fake_time):
+    ghe = "https://ghe.example.com:443/api/v3"
+    token_endpoint(mocked, app_key, fake_time, "ghs_1", api=ghe)
+    mocked.get(f"{ghe}/repos/{REPO}/pulls/5", json=pr_json(150))
+    add_pages(mocked, f"{ghe}/repos/{REPO}/pulls/5/files",
+              [{"filename": f"f{i}", "status": "added"} for i in range(150)])
+    mocked.get(f"{ghe}/app", json={"id": 7, "slug": "ghe-bot"})
+    factory = AppClientFactory(7, app_key, "https://ghe.example.com/api/v3", sleep=fake_time.sleep,
+                               clock=fake_time.clock, seconds_between_requests=0, seconds_between_writes=0)
+    gh = factory.for_installation(42)
+
+    assert gh.get_pull_request(REPO, 5).number == 5
+    assert len(gh.list_pull_request_files(REPO, 5)[0]) == 150
+    assert gh.bot_login() == "ghe-bot[bot]"
+
+
+def test_total_retry_time_is_bounded(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/pulls/5", status=503, body="unavailable")
+    policy = RetryPolicy(attempts=100, base_delay=1.0, max_delay=8.0, max_wait=20.0)
+    _, gh = client(app_key, fake_time, policy=policy)
+
+    with pytest.raises(GitHubError) as caught:
+        gh.get_pull_request(REPO, 5)
+
+    assert caught.value.status == 503 and "gave up" in str(caught.value)
+    assert sum(fake_time.sleeps) <= 20.0
+    assert fake_time.sleeps == [1.0, 2.0, 4.0, 8.0]  # the next 8 s would pass the 20 s budget
+
+
+def test_a_wait_longer_than_the_budget_fails_at_once(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/pulls/5", status=429, headers={"retry-after": "3600"},
+               json={"message": "API rate limit exceeded"})
+    _, gh = client(app_key, fake_time, policy=RetryPolicy(max_wait=60.0))
+
+    with pytest.raises(GitHubError) as caught:
+        gh.get_pull_request(REPO, 5)
+    assert caught.value.status == 429 and fake_time.sleeps == []
+
+
+def test_403_that_is_not_a_rate_limit_is_not_retried(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.post(f"{API}/repos/{REPO}/check-runs", status=403,
+                json={"message": "Resource not accessible by integration"})
+    _, gh = client(app_key, fake_time)
+
+    with pytest.raises(GitHubError) as caught:
+        gh.create_check_run(REPO, "h" * 40, "registry-bot", "in_progress")
+    assert caught.value.status == 403 and fake_time.sleeps == []
+
+
+def test_missing_things_are_not_found(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/pulls/9", status=404, json={"message": "Not Found"})
+    mocked.get(f"{API}/repos/{REPO}/contents/.github/registry-bot.yml", status=404, json={"message": "Not Found"},
+               match=[matchers.query_param_matcher({"ref": "main"})])
+    mocked.get(f"{API}/repos/{REPO}/collaborators/nobody/permission", status=404, json={"message": "Not Found"})
+    _, gh = client(app_key, fake_time)
+
+    with pytest.raises(NotFound) as caught:
+        gh.get_pull_request(REPO, 9)
+    assert caught.value.status == 404
+    assert gh.read_file(REPO, "main", ".github/registry-bot.yml") is None
+    assert gh.get_permission(REPO, "nobody") == "none"
+
+
+def test_read_file_decodes_inline_content_and_fetches_large_files_as_blobs(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/contents/CODEOWNERS", json={
+        "type": "file", "encoding": "base64", "content": "KiBAb3duZXJz\n", "sha": "s1", "size": 9})
+    mocked.get(f"{API}/repos/{REPO}/contents/big.json", json={
+        "type": "file", "encoding": "none", "content": "", "sha": "s2", "size": 2_000_000})
+    mocked.get(f"{API}/repos/{REPO}/git/blobs/s2", json={"encoding": "base64", "content": "e30=", "sha": "s2"})
+    _, gh = client(app_key, fake_time)
+
+    assert gh.read_file(REPO, "b" * 40, "CODEOWNERS") == b"* @owners"
+    assert gh.read_file(REPO, "b" * 40, "big.json") == b"{}"
+
+
+def test_read_tree_fetches_only_blobs_under_the_prefixes_and_skips_what_it_must(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    tree = [
+        {"path": "spec", "type": "tree", "mode": "040000", "sha": "t1"},
+        {"path": "spec/registry/gcp/registry.json", "type": "blob", "mode": "100644", "sha": "a1", "size": 2},
+        {"path": "spec/registry/gcp/link.json", "type": "blob", "mode": "120000", "sha": "a2", "size": 9},
+        {"path": "spec/registry/huge.json", "type": "blob", "mode": "100644", "sha": "a3",
+         "size": MAX_BLOB_BYTES + 1},
+        {"path": "spec/registry/vendored", "type": "commit", "mode": "160000", "sha": "a4"},
+        {"path": "spec/registryx/other.json", "type": "blob", "mode": "100644", "sha": "a5", "size": 2},
+        {"path": "CODEOWNERS", "type": "blob", "mode": "100644", "sha": "a6", "size": 2},
+    ]
+    for ref in ("b" * 40, "h" * 40):
+        mocked.get(f"{API}/repos/{REPO}/git/trees/{ref}", json={"sha": "root", "tree": tree, "truncated": False},
+                   match=[matchers.query_param_matcher({"recursive": "1"})])
+    blob = mocked.get(f"{API}/repos/{REPO}/git/blobs/a1", json={"encoding": "base64", "content": "e30=", "sha": "a1"})
+    owners = mocked.get(f"{API}/repos/{REPO}/git/blobs/a6", json={"encoding": "base64", "content": "KiBA",
+                                                                  "sha": "a6"})
+    _, gh = client(app_key, fake_time)
+
+    base = gh.read_tree(REPO, "b" * 40, ["spec/registry/", "CODEOWNERS"])
+    head = gh.read_tree(REPO, "h" * 40, ["spec/registry"])
+
+    assert dict(base) == {"spec/registry/gcp/registry.json": b"{}", "CODEOWNERS": b"* @"}
+    assert dict(head) == {"spec/registry/gcp/registry.json": b"{}"}
+    assert set(head.skipped) == {"spec/registry/gcp/link.json", "spec/registry/huge.json", "spec/registry/vendored"}
+    assert "limit" in head.skipped["spec/registry/huge.json"]
+    assert blob.call_count == 1 and owners.call_count == 1  # blobs are cached by sha across snapshots
+
+
+def test_read_tree_walks_down_when_the_recursive_listing_is_truncated(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    trees = f"{API}/repos/{REPO}/git/trees"
+    mocked.get(f"{trees}/main", json={"sha": "root", "tree": [], "truncated": True},
+               match=[matchers.query_param_matcher({"recursive": "1"})])
+    mocked.get(f"{trees}/root", json={"sha": "root", "tree": [{"path": "spec", "type": "tree", "sha": "t-spec"}]},
+               match=[matchers.query_param_matcher({})])
+    mocked.get(f"{trees}/t-spec", json={"sha": "t-spec", "tree": [{"path": "registry", "type": "tree",
+                                                                    "sha": "t-reg"}]},
+               match=[matchers.query_param_matcher({})])
+    mocked.get(f"{trees}/t-reg", json={"sha": "t-reg", "truncated": False, "tree": [
+        {"path": "core", "type": "tree", "sha": "t-core"},
+        {"path": "core/registry.json", "type": "blob", "mode": "100644", "sha": "c1", "size": 2}]},
+        match=[matchers.query_param_matcher({"recursive": "1"})])
+    mocked.get(f"{API}/repos/{REPO}/git/blobs/c1", json={"encoding": "base64", "content": "e30=", "sha": "c1"})
+    _, gh = client(app_key, fake_time)
+
+    assert dict(gh.read_tree(REPO, "main", ["spec/registry"])) == {"spec/registry/core/registry.json": b"{}"}
+
+
+def test_check_run_payloads(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    create = mocked.post(f"{API}/repos/{REPO}/check-runs", status=201, json={"id": 11})
+    update = mocked.patch(f"{API}/repos/{REPO}/check-runs/11", json={"id": 11})
+    dismiss = mocked.put(f"{API}/repos/{REPO}/pulls/5/reviews/3/dismissals", json={"id": 3})
+    _, gh = client(app_key, fake_time)
+    output = CheckRunOutput("2 errors", "summary", annotations=(
+        Annotation("a.json", 3, 3, "failure", "bad", title="entry.name", start_column=2, end_column=4),))
+
+    run_id = gh.create_check_run(REPO, "h" * 40, "registry-bot", "in_progress", external_id="d-1")
+    gh.update_check_run(REPO, run_id, conclusion="failure", output=output,
+                        actions=[{"label": "Re-run", "description": "Run again", "identifier": "rerun"}])
+    gh.dismiss_review(REPO, 5, 3, "superseded")
+
+    assert json.loads(create.calls[0].request.body) == {"name": "registry-bot", "head_sha": "h" * 40,
+                                                        "status": "in_progress", "external_id": "d-1"}
+    sent = json.loads(update.calls[0].request.body)
+    assert sent["status"] == "completed" and sent["conclusion"] == "failure"
+    assert sent["output"]["annotations"] == [{"path": "a.json", "start_line": 3, "end_line": 3, "message": "bad",
+                                              "title": "entry.name", "start_column": 2, "end_column": 4,
+                                              "annotation_level": "failure"}]
+    assert sent["actions"][0]["identifier"] == "rerun"
+    assert json.loads(dismiss.calls[0].request.body) == {"message": "superseded", "event": "DISMISS"}

@@ -1,0 +1,191 @@
+"""The real github_client against the stand-in GitHub server over real HTTP, on the corpus pull request."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import jwt
+import pytest
+import requests
+
+from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment
+from bot.app.github_client import AppClientFactory, GitHubClient
+from bot.app.local_github import LocalGitHub
+from bot.changes import diff_lines
+from bot.snapshot import GitSnapshot
+from tests.standin import StandIn, generate_private_key_pem
+
+REPO = "owner/repo"
+ENTRY = "spec/registry/gcp/lineage/registry.json"  # edited by the corpus_pr_repo fixture
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class FakeSleep:
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
+@pytest.fixture
+def standin(corpus_pr_repo: Path) -> Iterator[StandIn]:
+    local = LocalGitHub(corpus_pr_repo, "main", "pr", repo=REPO, author="alice")
+    with StandIn(local) as server:
+        yield server
+    local.close()
+
+
+@pytest.fixture
+def sleeps() -> FakeSleep:
+    return FakeSleep()
+
+
+@pytest.fixture
+def factory(standin: StandIn, sleeps: FakeSleep) -> AppClientFactory:
+    return AppClientFactory(standin.state.app_id, standin.state.private_key_pem, standin.url, sleep=sleeps,
+                            seconds_between_requests=0, seconds_between_writes=0)
+
+
+def gh_of(factory: AppClientFactory, standin: StandIn) -> GitHubClient:
+    return factory.for_installation(standin.state.installation_id)
+
+
+def test_reads_the_corpus_pull_request(standin: StandIn, factory: AppClientFactory, corpus_pr_repo: Path):
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, 1)
+    files, truncated = gh.list_pull_request_files(REPO, 1)
+    base = gh.read_tree(REPO, pr.base_sha, ["spec/registry", "CODEOWNERS"])
+    head = gh.read_tree(REPO, pr.head_sha, ["spec/registry"])
+
+    assert not truncated and {f.path for f in files} == {
+        ENTRY, "spec/registry/acme/registry.json",
+        "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json"}
+    with GitSnapshot(corpus_pr_repo, "pr") as snap:
+        assert dict(head) == {p: snap.read(p) for p in snap.files("spec/registry")}
+    assert "CODEOWNERS" in base and "spec/registry/acme/registry.json" not in base
+    assert gh.read_file(REPO, pr.default_branch, ".github/registry-bot.yml") is None
+    assert gh.read_file(REPO, pr.base_sha, "CODEOWNERS") == base["CODEOWNERS"]
+    assert gh.bot_login() == "registry-bot[bot]"
+    assert gh.rate_limit_remaining() == standin.state.remaining
+    assert factory.stats.requests == len(standin.state.requests)  # every HTTP request counted
+
+
+def test_posts_a_full_result(standin: StandIn, factory: AppClientFactory):
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, 1)
+    patch = next(f.patch for f in gh.list_pull_request_files(REPO, 1)[0] if f.path == ENTRY)
+    line = min(diff_lines(patch))
+    annotations = [Annotation(ENTRY, i, i, "warning", f"warning {i}") for i in range(1, 121)]
+
+    run = gh.create_check_run(REPO, pr.head_sha, "registry-bot", "in_progress", external_id="delivery-1")
+    for start in range(0, len(annotations), 50):
+        last = start + 50 >= len(annotations)
+        gh.update_check_run(REPO, run, conclusion="neutral" if last else None,
+                            output=CheckRunOutput("120 warnings", "summary", annotations=annotations[start:start + 50]))
+    review = gh.create_review(REPO, 1, pr.head_sha, "REQUEST_CHANGES", "Please fix",
+                              [InlineComment(ENTRY, line, "this line")])
+    comment = gh.create_issue_comment(REPO, 1, "summary v1")
+    gh.edit_issue_comment(REPO, comment, "summary v2")
+    gh.dismiss_review(REPO, 1, review, "superseded by a newer push")
+
+    state = requests.get(f"{standin.url}/_standin/state", timeout=10).json()
+    [posted] = state["check_runs"]
+    assert (posted["status"], posted["conclusion"], posted["external_id"]) == ("completed", "neutral", "delivery-1")
+    assert [a["message"] for a in posted["annotations"]] == [f"warning {i}" for i in range(1, 121)]
+    assert [r["annotations"] for r in posted["requests"]] == [0, 50, 50, 20]
+    assert state["reviews"][0]["comments"][0]["line"] == line
+    assert state["reviews"][0]["state"] == "DISMISSED"
+    assert state["issue_comments"][0]["body"] == "summary v2"
+    assert "this line" in requests.get(f"{standin.url}/_standin/render", timeout=10).text
+
+
+def test_github_rules_come_back_as_422(standin: StandIn, factory: AppClientFactory):
+    gh = gh_of(factory, standin)
+    head = gh.get_pull_request(REPO, 1).head_sha
+    run = gh.create_check_run(REPO, head, "registry-bot", "in_progress")
+    with pytest.raises(GitHubError) as too_many:
+        gh.update_check_run(REPO, run, output=CheckRunOutput(
+            "t", "s", annotations=[Annotation(ENTRY, 1, 1, "notice", "n")] * 51))
+    with pytest.raises(GitHubError) as off_diff:
+        gh.create_review(REPO, 1, head, "COMMENT", "x", [InlineComment(ENTRY, 10_000, "off")])
+    assert too_many.value.status == off_diff.value.status == 422
+    assert "Line could not be resolved" in str(off_diff.value)
+
+
+def test_faults_are_survived(standin: StandIn, factory: AppClientFactory, sleeps: FakeSleep):
+    faults = [{"path": "/repos/*/pulls/1/files", "status": 502, "count": 2},
+              {"path": "/repos/*/check-runs", "method": "POST", "status": 403, "retry_after": 3,
+               "message": "You have exceeded a secondary rate limit."},
+              {"path": "/repos/*/issues/1/comments", "method": "POST", "status": 429, "reset_in": 20}]
+    assert requests.post(f"{standin.url}/_standin/faults", json=faults, timeout=10).ok
+    gh = gh_of(factory, standin)
+
+    files, _ = gh.list_pull_request_files(REPO, 1)
+    gh.create_check_run(REPO, gh.get_pull_request(REPO, 1).head_sha, "registry-bot", "queued")
+    gh.create_issue_comment(REPO, 1, "hello")
+
+    assert len(files) == 3
+    assert sleeps.waits[:3] == [1.0, 2.0, 3.0]  # backoff twice, then the retry-after header
+    assert 19.0 <= sleeps.waits[3] <= 22.0  # until x-ratelimit-reset, plus a second
+    hits = requests.get(f"{standin.url}/_standin/state", timeout=10).json()["fault_hits"]
+    assert [h["status"] for h in hits] == [502, 502, 403, 429]
+
+
+def test_expired_tokens_are_refreshed(standin: StandIn, factory: AppClientFactory):
+    gh = gh_of(factory, standin)
+    gh.get_pull_request(REPO, 1)
+    assert requests.post(f"{standin.url}/_standin/expire-tokens", timeout=10).json()["expired"] == 1
+    assert gh.get_pull_request(REPO, 1).number == 1
+    calls = [(r["path"], r["status"]) for r in standin.state.requests]
+    assert calls.count(("/app/installations/1/access_tokens", 201)) == 2
+    assert ("/repos/owner/repo/pulls/1", 401) in calls
+
+
+def test_app_auth_is_checked(standin: StandIn):
+    other_key = generate_private_key_pem()
+    now = int(time.time())
+    forged = jwt.encode({"iat": now - 60, "exp": now + 300, "iss": "1"}, other_key, algorithm="RS256")
+    too_long = jwt.encode({"iat": now, "exp": now + 3600, "iss": "1"}, standin.state.private_key_pem,
+                          algorithm="RS256")
+    url = f"{standin.url}/app/installations/1/access_tokens"
+    assert requests.post(url, headers={"Authorization": f"Bearer {forged}"}, timeout=10).status_code == 401
+    assert requests.post(url, headers={"Authorization": f"Bearer {too_long}"}, timeout=10).status_code == 401
+    assert requests.get(f"{standin.url}/repos/{REPO}/pulls/1", timeout=10).status_code == 401
+    wrong = AppClientFactory(1, other_key, standin.url, seconds_between_requests=0)
+    with pytest.raises(GitHubError) as caught:
+        wrong.for_installation(1).get_pull_request(REPO, 1)
+    assert caught.value.status == 401
+
+
+def test_runs_as_a_process_and_moves_the_head(corpus_pr_repo: Path, tmp_path: Path):
+    repo = tmp_path / "repo.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(corpus_pr_repo), str(repo)], check=True)
+    proc = subprocess.Popen([sys.executable, "-m", "tests.standin", "--repo", str(repo), "--port", "0",
+                             "--pr-base", "main", "--pr-head", "pr", "--permission", "carol=write"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        url = f"http://127.0.0.1:{port}"
+        app = requests.get(f"{url}/_standin/app", timeout=10).json()
+        gh = AppClientFactory(app["app_id"], app["private_key_pem"], url, seconds_between_requests=0,
+                              seconds_between_writes=0).for_installation(app["installation_id"])
+        before = gh.get_pull_request(REPO, 1)
+        assert gh.get_permission(REPO, "carol") == "write"
+        moved = requests.post(f"{url}/_standin/push", json={"head": "main"}, timeout=10).json()["head_sha"]
+        assert moved == before.base_sha and gh.get_pull_request(REPO, 1).head_sha == moved
+        assert gh.list_pull_request_files(REPO, 1) == ([], False)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stdout:
+            proc.stdout.close()
+        if proc.stderr:
+            proc.stderr.close()
+    assert json.dumps(app)  # the app info is plain JSON
