@@ -1,0 +1,93 @@
+"""Benchmark ``registry-bot check --all``: the real corpus, and generated registries of growing size.
+
+Each measurement runs in a fresh process so that peak memory (max RSS) belongs to that size alone.
+Time is the review after start-up (imports excluded), best of the repeats.
+Usage: python benchmarks/bench_engine.py [--sizes 100,300,1000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def measure(tree: str, repeat: int) -> dict[str, float]:
+    """Run inside the child: import, then review ``tree`` ``repeat`` times."""
+    t0 = time.perf_counter()
+    import bot.checks  # noqa: F401 - import cost is reported separately
+    from bot.engine import review
+    from bot.schemas import SchemaStore
+    from bot.snapshot import DirSnapshot
+
+    imported = time.perf_counter() - t0
+    compiled = 0
+    original = SchemaStore.validator
+
+    def counting(self: SchemaStore, schema: object) -> object:
+        nonlocal compiled
+        compiled += 1
+        return original(self, schema)  # type: ignore[arg-type]
+
+    SchemaStore.validator = counting  # type: ignore[assignment,method-assign]
+    best = float("inf")
+    report = None
+    for _ in range(repeat):
+        compiled = 0
+        start = time.perf_counter()
+        report = review(head=DirSnapshot(tree))
+        best = min(best, time.perf_counter() - start)
+    assert report is not None
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"import_s": imported, "review_s": best, "max_rss_mb": peak_mb,
+            "errors": sum(1 for f in report.findings if f.severity.value == "error"),
+            "findings": len(report.findings), "validators_compiled": compiled}
+
+
+def child(tree: str, repeat: int) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--child", tree, "--repeat", str(repeat)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="100,300,1000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.child, args.repeat)))
+        return
+    from benchmarks.registry_gen import CORPUS, generate
+
+    corpus = child(str(CORPUS), args.repeat)
+    print(f"real corpus --all: review {corpus['review_s'] * 1000:.0f} ms after start-up "
+          f"(imports {corpus['import_s'] * 1000:.0f} ms), peak RSS {corpus['max_rss_mb']:.0f} MB, "
+          f"{corpus['findings']:.0f} findings, {corpus['errors']:.0f} errors")
+    print(f"{'entries':>8} {'facets':>7} {'examples':>9} {'review s':>9} {'ms/entry':>9} {'peak MB':>8} "
+          f"{'compiled':>9}")
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for size in (int(s) for s in args.sizes.split(",")):
+            tree = generate(Path(scratch) / f"r{size}", size)
+            r = child(str(tree), args.repeat)
+            rows.append((size, r))
+            print(f"{size:>8} {size * 5:>7} {size * 15:>9} {r['review_s']:>9.2f} {r['review_s'] / size * 1000:>9.2f} "
+                  f"{r['max_rss_mb']:>8.0f} {r['validators_compiled']:>9.0f}  ({r['errors']:.0f} errors)")
+    if len(rows) > 1:
+        (n0, r0), (n1, r1) = rows[0], rows[-1]
+        print(f"growth: {n1 / n0:.0f}x entries -> {r1['review_s'] / r0['review_s']:.1f}x time "
+              f"(linear would be {n1 / n0:.0f}x)")
+
+
+if __name__ == "__main__":
+    main()

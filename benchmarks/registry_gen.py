@@ -1,0 +1,65 @@
+"""Generate a synthetic registry: N entries x F facets x E examples, valid under every rule."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "openlineage"
+REFERENCE = Path(__file__).resolve().parent.parent / "registry" / "reference"
+BASES = ("RunFacet", "JobFacet", "DatasetFacet", "InputDatasetFacet", "OutputDatasetFacet")
+
+
+def _facet(name: str, key: str, base: str, i: int) -> dict[str, object]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://openlineage.io/spec/facets/1-0-0/{name}.json",
+        "$defs": {name: {"allOf": [
+            {"$ref": f"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/{base}"},
+            {"type": "object", "properties": {
+                "identifier": {"type": "string", "pattern": "^[a-z][a-z0-9_-]*$"},
+                "count": {"type": "integer", "minimum": 0},
+                "ratio": {"type": "number"},
+                "labels": {"type": "array", "items": {"type": "string"}},
+                "details": {"type": "object", "properties": {
+                    "owner": {"type": "string"}, "level": {"enum": ["low", "mid", "high"]}}},
+            }, "required": ["identifier"]},
+        ], "type": "object"}},
+        "type": "object",
+        "properties": {key: {"$ref": f"#/$defs/{name}"}},
+    }
+
+
+def generate(target: Path, entries: int, facets: int = 5, examples: int = 3) -> Path:
+    """Write a repository tree with ``entries`` participants and return its path."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(REFERENCE, target)  # core, OpenLineage.json and the mirror it needs
+    mirror = target / "website/static/spec/facets/1-0-0"
+    for n in range(entries):
+        name = f"vendor{n:04d}"
+        pascal = name.capitalize()
+        entry = target / "spec/registry" / name
+        (entry / "facets/examples").mkdir(parents=True)
+        (entry / "CODEOWNERS").write_text(f"* @{name}-team\n", encoding="utf-8")
+        uris = []
+        for f in range(facets):
+            base = BASES[f % len(BASES)]
+            facet_name, key = f"{pascal}Thing{f}{base}", f"{name}_thing{f}"
+            schema = _facet(facet_name, key, base, f)
+            text = json.dumps(schema, indent=2) + "\n"
+            (entry / "facets" / f"{facet_name}.json").write_text(text, encoding="utf-8")
+            (mirror / f"{facet_name}.json").write_text(text, encoding="utf-8")
+            uris.append(f"ol:{name}:{facet_name}.json")
+            folder = entry / "facets/examples" / facet_name
+            folder.mkdir()
+            for e in range(examples):
+                example = {key: {"_producer": f"https://{name}.example.com/ol", "_schemaURL":
+                                 f"https://openlineage.io/spec/facets/1-0-0/{facet_name}.json",
+                                 "identifier": f"id_{e}", "count": e, "ratio": e / 3, "labels": ["a", "b"],
+                                 "details": {"owner": "team", "level": "mid"}}}
+                (folder / f"{e + 1}.json").write_text(json.dumps(example, indent=2) + "\n", encoding="utf-8")
+        registry = {"producer": {"root_doc_URL": f"https://{name}.example.com/docs", "produced_facets": uris}}
+        (entry / "registry.json").write_text(json.dumps(registry, indent=2) + "\n", encoding="utf-8")
+    return target
