@@ -283,18 +283,18 @@ def _approval(review: ReviewInput, base: Side, name: str, paths: list[str], cons
     owners = tuple(dict.fromkeys(o for group in missing for o in group))
     needs = "; and from ".join(f"{owner_list(group)} ({_sources(found)})" for group, found in missing.items())
     who = _who(review)
-    codeowners = f"{base_entry.folder if base_entry else ''}/CODEOWNERS"
-    head_entry = review.head_registry.entries.get(name)
-    changed_own = [p for p in (codeowners, head_entry.codeowners if head_entry else "") if p in paths]
-    if changed_own:
+    rule = "owners/approval-required"
+    where = _location(review, paths)
+    if base_entry is None:
+        message = (f"`{name}` is a new entry: claiming a name is approved by the registry's owners on the base "
+                   f"branch, and {who}: approval needed from {needs}")
+    elif base_entry.codeowners in paths:
         rule = "owners/codeowners-change-needs-approval"
-        message = (f"this change edits {changed_own[0]}, which decides who owns `{name}`; ownership is judged "
-                   f"by the owners on the base branch, and {who}: approval needed from {needs}")
-        where = _location(review, changed_own)
+        message = (f"this change edits {base_entry.codeowners}, which decides who owns `{name}`; ownership is "
+                   f"judged by the owners on the base branch, and {who}: approval needed from {needs}")
+        where = _location(review, [base_entry.codeowners])
     else:
-        rule = "owners/approval-required"
         message = f"`{name}` is changed but {who}: approval needed from {needs}"
-        where = _location(review, paths)
     return Finding(rule=rule, severity=Severity.ERROR, path=where[0], line=where[1], column=where[2],
                    entry=name, owners=owners, message=message,
                    hint="An owner listed here approves the pull request (a member of a listed team counts). "
