@@ -17,6 +17,7 @@ expression runs on the ``regex`` engine with a time limit, so a hostile pattern 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -65,6 +66,12 @@ class Problem:
     message: str
 
 
+@functools.lru_cache(maxsize=4096)
+def _regex(raw: str) -> regex.Pattern[str]:
+    """Compile once per distinct expression: most entry files repeat the same few patterns."""
+    return regex.compile(raw)
+
+
 @dataclass(frozen=True, eq=False)
 class Rule:
     """One valid line: its pattern and owners (empty: the matched files have no owner)."""
@@ -72,14 +79,18 @@ class Rule:
     line: int
     pattern: str
     owners: tuple[str, ...]
-    _regex: regex.Pattern[str] = field(repr=False)
-    _prefix: str = field(repr=False)  # a literal every matching path starts with ("" when none)
+    expression: str = field(repr=False)  # pathspec's translation of the pattern
+    prefix: str = field(repr=False)  # a literal every matching path starts with ("" when none)
 
     def matches(self, path: str) -> bool:
-        """Whether the pattern matches ``path``; raises ``TimeoutError`` on a pathological pattern."""
-        if not path.startswith(self._prefix):
+        """Whether the pattern matches ``path``; raises ``TimeoutError`` on a pathological pattern.
+
+        The expression is compiled on first use: a root CODEOWNERS with a line per entry mostly
+        holds lines whose literal prefix already rules them out.
+        """
+        if not path.startswith(self.prefix):
             return False
-        return self._regex.search(path, timeout=MATCH_TIMEOUT_SECONDS) is not None
+        return _regex(self.expression).search(path, timeout=MATCH_TIMEOUT_SECONDS) is not None
 
 
 @dataclass
@@ -89,16 +100,41 @@ class CodeOwners:
     path: str
     rules: tuple[Rule, ...] = ()
     problems: tuple[Problem, ...] = ()
-    slow_lines: set[int] = field(default_factory=set)  # rules that hit the match time limit
+    failed_lines: set[int] = field(default_factory=set)  # rules that hit the time limit (or did not compile)
+
+    @functools.cached_property
+    def _by_prefix(self) -> tuple[dict[str, list[Rule]], list[Rule]]:
+        """Anchored rules indexed by their literal prefix, and the rules that may match anywhere.
+
+        A root CODEOWNERS of a large registry has a line per entry; the index keeps a lookup
+        proportional to the path's depth instead of the number of lines.
+        """
+        anchored: dict[str, list[Rule]] = {}
+        anywhere: list[Rule] = []
+        for rule in self.rules:
+            if rule.prefix:
+                anchored.setdefault(rule.prefix, []).append(rule)
+            else:
+                anywhere.append(rule)
+        return anchored, anywhere
+
+    def _candidates(self, path: str) -> list[Rule]:
+        anchored, anywhere = self._by_prefix
+        keys = {path}
+        for i, char in enumerate(path):
+            if char == "/":
+                keys.update((path[:i], path[: i + 1]))
+        found = [*anywhere, *(r for key in keys for r in anchored.get(key, ()))]
+        return sorted(found, key=lambda r: r.line, reverse=True)
 
     def rule_for(self, path: str) -> Rule | None:
         """The last rule matching ``path`` (relative to the folder the file governs), or ``None``."""
-        for rule in reversed(self.rules):
+        for rule in self._candidates(path):
             try:
                 if rule.matches(path):
                     return rule
-            except TimeoutError:
-                self.slow_lines.add(rule.line)
+            except (TimeoutError, regex.error):
+                self.failed_lines.add(rule.line)
         return None
 
     def owners_of(self, path: str) -> tuple[str, ...] | None:
@@ -142,18 +178,15 @@ def _pattern_problem(pattern: str, column: int) -> Problem | None:
     return None
 
 
-def _compile(pattern: str) -> tuple[regex.Pattern[str] | None, str | None]:
-    """pathspec's gitignore translation of ``pattern``, compiled for ``regex``; or an error message."""
+def _translate(pattern: str) -> tuple[str | None, str | None]:
+    """pathspec's gitignore translation of ``pattern`` into a regular expression, or an error message."""
     try:
         raw, include = GitIgnoreBasicPattern.pattern_to_regex(pattern)
     except (GitIgnorePatternError, ValueError) as exc:
         return None, f"pattern `{pattern}` is not a valid gitignore-style pattern ({exc})"
     if raw is None or include is None:
         return None, f"pattern `{pattern}` matches nothing"
-    try:
-        return regex.compile(raw), None
-    except regex.error as exc:  # pragma: no cover - pathspec escapes what it emits
-        return None, f"pattern `{pattern}` cannot be compiled ({exc})"
+    return raw, None
 
 
 def _parse_line(number: int, text: str) -> Rule | Problem | None:
@@ -172,10 +205,10 @@ def _parse_line(number: int, text: str) -> Rule | Problem | None:
         if owner_kind(owner) is None:
             return Problem("owner", number, owner_column, f"`{owner}` is not an owner GitHub accepts "
                            "(`@user`, `@org/team` or an e-mail address); GitHub skips this line")
-    compiled, error = _compile(pattern)
-    if compiled is None:
+    expression, error = _translate(pattern)
+    if expression is None:
         return Problem("pattern", number, column, f"{error}; GitHub skips this line")
-    return Rule(number, pattern, tuple(o for _, o in owners), compiled, _literal_prefix(pattern))
+    return Rule(number, pattern, tuple(o for _, o in owners), expression, _literal_prefix(pattern))
 
 
 def parse(text: str, path: str = "CODEOWNERS") -> CodeOwners:

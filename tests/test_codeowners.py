@@ -114,7 +114,7 @@ def test_a_hostile_pattern_is_bounded_in_time_and_remembered() -> None:
     started = time.monotonic()
     assert owners.owners_of("a" * 3000) is None
     assert time.monotonic() - started < 2
-    assert owners.slow_lines == {1}
+    assert owners.failed_lines == {1}
 
 
 def test_root_lookup_order_is_github_then_root_then_docs() -> None:

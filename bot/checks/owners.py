@@ -151,15 +151,15 @@ def _problem_finding(problem: Problem, path: str, severity: Severity, entry: str
                    column=problem.column, message=problem.message, hint=_HINTS[problem.kind], entry=entry)
 
 
-def slow_pattern_findings(review: ReviewInput, sides: Iterable[Side]) -> Iterator[Finding]:
+def failed_pattern_findings(review: ReviewInput, sides: Iterable[Side]) -> Iterator[Finding]:
     for side in sides:
         for file in side.parsed():
-            for line in sorted(file.slow_lines):
+            for line in sorted(file.failed_lines):
                 rule = next(r for r in file.rules if r.line == line)
                 yield Finding(rule="owners/invalid-pattern", severity=review.file_severity(file.path),
                               path=file.path, line=line, column=1,
-                              message=f"pattern `{rule.pattern}` took too long to match a path; the bot ignored "
-                                      "this line (GitHub may not)",
+                              message=f"pattern `{rule.pattern}` could not be matched within the bot's time "
+                                      "limit; the bot ignored this line (GitHub may not)",
                               hint=_HINTS["pattern"])
 
 
@@ -209,7 +209,7 @@ def _missing(review: ReviewInput, entry: Entry, judge: Side, base: Side | None) 
 
 
 def _root_mismatch(entry: Entry, own: CodeOwners, first: Rule, judge: Side) -> Iterator[Finding]:
-    for path in [entry.registry_json, *entry.facet_paths()]:
+    for path in (entry.registry_json, entry.codeowners):
         rule = own.rule_for(entry_relative(entry, path)) if path != entry.registry_json else first
         mine = rule.owners if rule else ()
         route = _root_ownership(judge, path)
@@ -320,4 +320,4 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     yield from entry_findings(review, head, base)
     yield from root_file_findings(review, head)
     yield from approval_findings(review, head, base)
-    yield from slow_pattern_findings(review, [s for s in (head, base) if s is not None])
+    yield from failed_pattern_findings(review, [s for s in (head, base) if s is not None])
