@@ -194,8 +194,7 @@ def test_bad_codeowners_lines_are_reported_on_their_line(repo: Repo) -> None:
                if f.rule.startswith("owners/invalid"))
 
 
-def test_bad_lines_in_an_untouched_file_are_warnings(tmp_path: Path, corpus: Path) -> None:
-    repo = Repo.from_folder(corpus, tmp_path / "repo")
+def test_bad_lines_in_an_untouched_file_are_warnings(repo: Repo, tmp_path: Path) -> None:
     repo.write(f"{ICEBERG}/CODEOWNERS", BAD_OWNERS)
     repo.commit("base", branch="main")
     [finding] = [f for f in _check_all(repo.path, tmp_path) if f["rule"] == "owners/invalid-owner"]
@@ -290,3 +289,20 @@ def test_check_all_on_the_real_corpus_gives_warnings_and_no_errors(corpus: Path,
 
 def test_every_rule_is_described() -> None:
     assert all(rule_id.startswith("owners/") and len(text) > 40 for rule_id, text in owners.RULES.items())
+
+
+def test_each_touched_entry_is_judged_on_its_own(repo: Repo) -> None:
+    repo.edit_json(f"{ICEBERG}/registry.json", lambda d: d.update(extra=1))
+    repo.edit_json("spec/registry/gcp/lineage/registry.json", lambda d: d.update(extra=1))
+    repo.commit()
+    report = review_pr(repo, author="iceberg-dev")
+    assert report.required_approvals() == {"gcp:lineage": ("@OpenLineage/committers",)}
+
+
+def test_an_email_owner_is_matched_by_the_same_email(repo: Repo) -> None:
+    repo.write(f"{ICEBERG}/CODEOWNERS", "* lead@iceberg.example\n")
+    repo.commit("e-mail owner", branch="main")
+    edit_iceberg(repo)
+    [finding] = rule(review_pr(repo, author="lead"), "owners/approval-required")
+    assert finding.owners == ("lead@iceberg.example",)
+    assert rule(review_pr(repo, author="lead", approvers=["Lead@Iceberg.example"]), "owners/approval-required") == []
