@@ -114,10 +114,12 @@ def owner_list(owners: Iterable[str]) -> str:
 
 
 def _routed(route: Ownership) -> str:
-    if not route.owners:
-        return f"no one (GitHub's {route.file or 'CODEOWNERS'} has no owner for it)" if route.file else \
-            "no one (the repository has no CODEOWNERS GitHub reads)"
-    return f"{', '.join(route.owners)} ({route.source()})"
+    """Who GitHub requests, as a phrase: ``@a, @b (CODEOWNERS line 3)`` or ``no one (...)``."""
+    if route.owners:
+        return f"{', '.join(route.owners)} ({route.source()})"
+    if route.file:
+        return f"no one ({route.file} has no owner for it)"
+    return "no one (the repository has no CODEOWNERS GitHub reads)"
 
 
 def _location(review: ReviewInput, paths: Iterable[str]) -> tuple[str, int | None, int | None]:
