@@ -270,8 +270,7 @@ class Registry:
         root = self.config.paths.registry
         folders: set[str] = set()
         for path in self.snapshot.files(root):
-            rel = PurePosixPath(path).relative_to(root)
-            parts = rel.parts
+            parts = path[len(root) + 1:].split("/")
             # An entry folder holds registry.json, CODEOWNERS or a facets/ folder.
             for i, part in enumerate(parts):
                 if part in ("registry.json", "CODEOWNERS") and i == len(parts) - 1 and i > 0:
@@ -282,7 +281,8 @@ class Registry:
         # A folder nested inside another entry's facets/ is not an entry of its own.
         entries: dict[str, Entry] = {}
         for rel_folder in sorted(folders):
-            if any(rel_folder.startswith(other + "/facets") for other in folders if other != rel_folder):
+            segments = rel_folder.split("/")
+            if any(segments[i] == "facets" and "/".join(segments[:i]) in folders for i in range(1, len(segments))):
                 continue
             name = rel_folder.replace("/", ":")
             folder = f"{root}/{rel_folder}"
@@ -295,13 +295,23 @@ class Registry:
             entries[CORE] = Entry(CORE, folder, self.config.paths.facets, self.config.paths.tests, self)
         return entries
 
-    def entry_for(self, path: str) -> Entry | None:
-        """The entry a path belongs to (the deepest entry folder containing it)."""
-        best: Entry | None = None
+    @functools.cached_property
+    def _by_folder(self) -> dict[str, Entry]:
+        index: dict[str, Entry] = {}
         for entry in self.entries.values():
-            if entry.owns(path) and (best is None or len(entry.folder) > len(best.folder)):
-                best = entry
-        return best
+            for folder in (entry.examples_dir, entry.facets_dir, entry.folder):
+                index.setdefault(folder, entry)
+        return index
+
+    def entry_for(self, path: str) -> Entry | None:
+        """The entry a path belongs to (the deepest folder of an entry containing it)."""
+        folder = path
+        while "/" in folder:
+            folder = folder.rsplit("/", 1)[0]
+            entry = self._by_folder.get(folder)
+            if entry is not None:
+                return entry
+        return None
 
     def schemas(self) -> Iterator[FacetSchema]:
         for entry in self.entries.values():

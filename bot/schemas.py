@@ -19,7 +19,9 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin
 
+import jsonschema_rs
 import regex
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.protocols import Validator
@@ -108,6 +110,34 @@ class SchemaStore:
     def resources(self) -> Iterable[tuple[str, Any]]:
         """(url, schema) pairs, for building other validators (jsonschema-rs) over the same store."""
         return ((url, stored.schema) for url, stored in self.by_url.items())
+
+    @functools.cached_property
+    def compiled_registry(self) -> Any:
+        """A jsonschema-rs registry of the repository's schemas and every schema they refer to."""
+        resources: dict[str, Any] = {url: stored.schema for url, stored in self.repository.items()}
+        pending = list(resources.items())
+        while pending:
+            url, schema = pending.pop()
+            for ref, _ in iter_refs(schema):
+                target = _split(urljoin(url, ref)) if not ref.startswith("#") else url
+                if target in resources:
+                    continue
+                stored = self.lookup(target)
+                if stored is not None:
+                    resources[target] = stored.schema
+                    pending.append((target, stored.schema))
+        return jsonschema_rs.Registry(list(resources.items()))
+
+    def fast_validator(self, schema: Mapping[str, Any]) -> Any | None:
+        """A compiled (jsonschema-rs) validator for pass/fail decisions, or None when it cannot compile
+        (unresolvable or remote ``$ref``, unsupported pattern): callers then use ``validator()``.
+
+        Pure-Python ``validator()`` explains failures; the two agree on the corpus (tests/test_schemas.py).
+        """
+        try:
+            return jsonschema_rs.validator_for(dict(schema), registry=self.compiled_registry, validate_formats=True)
+        except Exception:  # noqa: BLE001 - any compile failure falls back to the explaining validator
+            return None
 
     def _retrieve(self, uri: str) -> Resource[Any]:
         stored = self.lookup(uri)

@@ -8,6 +8,7 @@ that into a finding rather than following it.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import subprocess
@@ -52,12 +53,15 @@ class Snapshot(Protocol):
         ...
 
 
-def _under(paths: Iterable[str], prefix: str) -> list[str]:
+def _under(paths: list[str], prefix: str) -> list[str]:
+    """The paths inside folder ``prefix``, from a sorted list, by bisection."""
     prefix = prefix.strip("/")
     if not prefix:
-        return sorted(paths)
+        return list(paths)
     folder = prefix + "/"
-    return sorted(p for p in paths if p.startswith(folder))
+    start = bisect.bisect_left(paths, folder)
+    end = bisect.bisect_left(paths, prefix + "0")  # "0" sorts right after "/"
+    return paths[start:end]
 
 
 class MemorySnapshot:
@@ -65,10 +69,11 @@ class MemorySnapshot:
 
     def __init__(self, files: Mapping[str, bytes], label: str = "memory") -> None:
         self._files = {check_relative(k): v for k, v in files.items()}
+        self._sorted = sorted(self._files)
         self.label = label
 
     def files(self, prefix: str = "") -> list[str]:
-        return _under(self._files, prefix)
+        return _under(self._sorted, prefix)
 
     def size(self, path: str) -> int | None:
         data = self._files.get(check_relative(path))
@@ -79,53 +84,68 @@ class MemorySnapshot:
 
 
 class DirSnapshot:
-    """The working tree of a folder on disk. Symlinks are followed only inside the folder."""
+    """The working tree of a folder on disk. Symlinks are followed only inside the folder.
+
+    One directory walk records every file with its size and which paths are symlinks, so reads need
+    no further ``stat``; only symlinks are resolved, and refused when they leave the folder.
+    """
 
     def __init__(self, root: str | os.PathLike[str], label: str | None = None) -> None:
         self.root = Path(root).resolve()
+        self._root_str = str(self.root)
         self.label = label or str(root)
-        self._listing: list[str] | None = None
-        self._resolved: dict[str, Path] = {}
+        self._walked: tuple[list[str], dict[str, int], set[str]] | None = None
 
-    def _all(self) -> list[str]:
-        if self._listing is None:
-            found: list[str] = []
-            for dirpath, dirnames, filenames in os.walk(self.root):
-                dirnames[:] = [d for d in dirnames if d != ".git"]
-                rel = Path(dirpath).relative_to(self.root)
-                found.extend(str(PurePosixPath(*rel.parts, name)) for name in filenames)
-            self._listing = sorted(found)
-        return self._listing
+    def _walk(self) -> tuple[list[str], dict[str, int], set[str]]:
+        if self._walked is None:
+            sizes: dict[str, int] = {}
+            links: set[str] = set()
+            stack = [("", self._root_str)]
+            while stack:
+                rel, folder = stack.pop()
+                with os.scandir(folder) as it:
+                    for item in it:
+                        path = rel + item.name
+                        if item.is_symlink():
+                            links.add(path)
+                            if item.is_file():
+                                sizes[path] = -1  # resolved (and checked) when read
+                        elif item.is_dir():
+                            if item.name != ".git":
+                                stack.append((path + "/", item.path))
+                        elif item.is_file():
+                            sizes[path] = item.stat().st_size
+            self._walked = (sorted(sizes), sizes, links)
+        return self._walked
 
     def files(self, prefix: str = "") -> list[str]:
-        return _under(self._all(), prefix)
+        return _under(self._walk()[0], prefix)
 
-    def _resolve(self, path: str) -> Path | None:
-        cached = self._resolved.get(path)
-        if cached is not None:
-            return cached
-        real = self._resolve_uncached(path)
-        if real is not None:
-            self._resolved[path] = real
-        return real
-
-    def _resolve_uncached(self, path: str) -> Path | None:
-        full = self.root / check_relative(path)
-        if not full.exists() and not full.is_symlink():
-            return None
-        real = full.resolve()
-        if real != self.root and self.root not in real.parents:
-            raise UnsafePath(f"{path} is a symlink to {full.readlink() if full.is_symlink() else real}, "
-                             "outside the repository")
-        return real if real.is_file() else None
+    def _target(self, path: str) -> str | None:
+        """The real path of a symlink inside the folder; raises ``UnsafePath`` outside it."""
+        full = os.path.join(self._root_str, path)
+        real = os.path.realpath(full)
+        if real != self._root_str and not real.startswith(self._root_str + os.sep):
+            raise UnsafePath(f"{path} is a symlink to {os.readlink(full)}, outside the repository")
+        return real if os.path.isfile(real) else None
 
     def size(self, path: str) -> int | None:
-        real = self._resolve(path)
-        return None if real is None else real.stat().st_size
+        path = check_relative(path)
+        _, sizes, links = self._walk()
+        if path in links:
+            target = self._target(path)
+            return None if target is None else os.path.getsize(target)
+        return sizes.get(path)
 
     def read(self, path: str) -> bytes | None:
-        real = self._resolve(path)
-        return None if real is None else real.read_bytes()
+        path = check_relative(path)
+        _, sizes, links = self._walk()
+        local = os.path.join(self._root_str, path) if path in sizes else None
+        target = self._target(path) if path in links else local
+        if target is None:
+            return None
+        with open(target, "rb") as handle:
+            return handle.read()
 
 
 class GitError(SnapshotError):
@@ -157,11 +177,12 @@ class GitSnapshot:
                 continue  # submodules (commits) are not files of this tree
             self._entries[name.decode("utf-8", "surrogateescape")] = (
                 mode.decode(), sha.decode(), int(size) if size != b"-" else 0)
+        self._sorted = sorted(self._entries)
         self._cat: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
 
     def files(self, prefix: str = "") -> list[str]:
-        return _under(self._entries, prefix)
+        return _under(self._sorted, prefix)
 
     def size(self, path: str) -> int | None:
         entry = self._entries.get(check_relative(path))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import ValidationError
 from jsonschema.protocols import Validator
+from referencing.exceptions import Unresolvable
 
 from bot.checks._common import at, json_pointer, unreadable
 from bot.engine import ReviewInput
@@ -42,11 +44,12 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     for entry in review.reviewed_entries():
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
-            yield from _facet_examples(review, entry, schema, store.validator(schema.value))
+            validator = Validators(store.fast_validator(schema.value), store.validator(schema.value))
+            yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
 
 
-def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, validator: Validator) -> Iterator[Finding]:
+def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, validator: Validators) -> Iterator[Finding]:
     folder = f"{entry.examples_dir}/{schema.stem}"
     paths = review.head.files(folder)
     positive = [p for p in paths if p.endswith(".json") and p.count("/") == folder.count("/") + 1]
@@ -70,17 +73,31 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
             yield from _positive(loaded.doc, validator, keys, severity, entry.name, schema)
 
 
-def _errors(validator: Validator, instance: Any) -> list[ValidationError] | None:
+@dataclass(frozen=True)
+class Validators:
+    """A compiled validator deciding pass/fail, and the pure-Python one explaining failures."""
+
+    fast: Any | None
+    explain: Validator
+
+
+def _errors(validator: Validators, instance: Any) -> list[ValidationError] | None:
     """All validation errors (capped), or None when the time budget ran out."""
+    if validator.fast is not None:
+        try:
+            if validator.fast.is_valid(instance):
+                return []
+        except Exception:  # noqa: BLE001 - the explaining validator decides instead
+            pass
     try:
         with deadline(EXAMPLE_BUDGET_SECONDS):
             out = []
-            for error in validator.iter_errors(instance):
+            for error in validator.explain.iter_errors(instance):
                 out.append(error)
                 if len(out) >= MAX_ERRORS_PER_EXAMPLE:
                     break
             return out
-    except (ValidationTimeout, RecursionError):
+    except (ValidationTimeout, RecursionError, Unresolvable):
         return None
 
 
@@ -90,7 +107,7 @@ def _timeout(doc: JsonDoc, severity: Severity, entry: str, schema: FacetSchema) 
               hint="A pattern in the schema probably backtracks catastrophically; simplify it.")
 
 
-def _positive(doc: JsonDoc, validator: Validator, keys: set[str], severity: Severity, entry: str,
+def _positive(doc: JsonDoc, validator: Validators, keys: set[str], severity: Severity, entry: str,
               schema: FacetSchema) -> Iterator[Finding]:
     value = doc.value
     if isinstance(value, dict):
@@ -109,7 +126,7 @@ def _positive(doc: JsonDoc, validator: Validator, keys: set[str], severity: Seve
                  hint=f"Against {schema.filename}.")
 
 
-def _negative(doc: JsonDoc, validator: Validator, severity: Severity, entry: str,
+def _negative(doc: JsonDoc, validator: Validators, severity: Severity, entry: str,
               schema: FacetSchema) -> Iterator[Finding]:
     value = doc.value
     expect = value.get(EXPECT_KEY) if isinstance(value, dict) else None
