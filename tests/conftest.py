@@ -30,3 +30,11 @@ def corpus_copy(tmp_path: Path, corpus: Path) -> Path:
         path.chmod(0o755 if path.is_dir() else 0o644)
     target.chmod(0o755)
     return target
+
+
+@pytest.fixture
+def fake_github():  # type: ignore[no-untyped-def]
+    """The one shared fake of ``GitHubAPI`` (see ``tests/fakes.py``)."""
+    from tests.fakes import FakeGitHub
+
+    return FakeGitHub()
