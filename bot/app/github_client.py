@@ -1,0 +1,503 @@
+"""The real ``GitHubAPI``: PyGithub for App auth and transport, one retrying request path for every call.
+
+- Auth: ``AppClientFactory`` signs the App JWT (``Auth.AppAuth``) to fetch an installation token per
+  installation, cached until ``TOKEN_MARGIN`` seconds before it expires; a 401 on a cached token
+  refreshes it once and repeats the request.
+- Transport: every REST call goes through PyGithub's ``Requester`` (``requestJsonAndCheck``), so
+  Enterprise base URLs, headers and JSON are PyGithub's; retries, pagination and metrics are ours,
+  in one place (``_Retrying``), so that every HTTP request is counted and retried the same way.
+- Retries: 5xx, network errors and rate limits (429, or 403 with ``retry-after``, an exhausted
+  ``x-ratelimit-remaining`` or a "secondary rate limit" message) back off exponentially, honouring
+  ``retry-after`` and ``x-ratelimit-reset``, within ``RetryPolicy.max_wait`` seconds in total: a wait
+  that would pass the budget fails at once with the status. Other 4xx fail at once (422 included,
+  so the publisher can retry a review without its inline comments).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import requests
+from github import Auth, Github, GithubException, GithubIntegration
+from github.Requester import Requester
+
+from bot.app.github_api import (
+    ChangedFile,
+    CheckConclusion,
+    CheckRunOutput,
+    CheckStatus,
+    CommentInfo,
+    GitHubError,
+    InlineComment,
+    NotFound,
+    PullRequest,
+    ReviewCommentInfo,
+    ReviewEvent,
+    ReviewInfo,
+)
+from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.github.com"
+MAX_PR_FILES = 3000  # GitHub lists at most 3000 files of a pull request
+PER_PAGE = 100
+TOKEN_MARGIN = 300.0  # refresh an installation token 5 minutes before it expires
+BLOB_CACHE_BYTES = 64 * 1024 * 1024  # blobs are immutable: base and head share most of them
+_SERVER_ERRORS = frozenset({500, 502, 503, 504})
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try: ``attempts`` requests at most, waits doubling from ``base_delay`` (capped at
+    ``max_delay``), and at most ``max_wait`` seconds of waiting and retrying in total."""
+
+    attempts: int = 6
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    max_wait: float = 180.0
+    secondary_limit_wait: float = 60.0  # GitHub: wait at least a minute after a secondary limit
+
+
+class ClientStats:
+    """Counters for metrics, shared by every client of one factory (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests = 0  # HTTP requests sent, retries included
+        self.retries = 0
+        self.failures = 0  # calls that ended in a GitHubError
+        self.token_refreshes = 0
+        self.rate_limit_remaining: int | None = None
+
+    def add(self, **counts: int) -> None:
+        with self._lock:
+            for name, n in counts.items():
+                setattr(self, name, getattr(self, name) + n)
+
+    def as_dict(self) -> dict[str, int | None]:
+        with self._lock:
+            return {"requests": self.requests, "retries": self.retries, "failures": self.failures,
+                    "token_refreshes": self.token_refreshes, "rate_limit_remaining": self.rate_limit_remaining}
+
+
+def _lower(headers: Mapping[str, str] | None) -> dict[str, str]:
+    return {k.lower(): v for k, v in (headers or {}).items()}
+
+
+def retry_delay(status: int, headers: Mapping[str, str] | None, message: str, attempt: int, now: float,
+                policy: RetryPolicy) -> float | None:
+    """Seconds to wait before retrying a failed request, or None when it must not be retried."""
+    h = _lower(headers)
+    backoff = min(policy.base_delay * 2 ** (attempt - 1), policy.max_delay)
+    rate_limited = status == 429 or (status == 403 and (
+        "retry-after" in h or h.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()))
+    if status not in _SERVER_ERRORS and status != 0 and not rate_limited:
+        return None
+    if "retry-after" in h:
+        try:
+            return max(float(h["retry-after"]), 0.0)
+        except ValueError:
+            pass
+    if rate_limited and h.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in h:
+        try:
+            return max(float(h["x-ratelimit-reset"]) - now, 0.0) + 1.0
+        except ValueError:
+            pass
+    if rate_limited and "secondary" in message.lower():
+        return max(backoff, policy.secondary_limit_wait)
+    return backoff
+
+
+def _message(data: Any) -> str:
+    if not isinstance(data, dict):
+        return str(data or "")
+    text = str(data.get("message", ""))
+    errors = data.get("errors")
+    if errors:
+        text += " (" + "; ".join(e.get("message") or str(e) if isinstance(e, dict) else str(e)
+                                 for e in errors) + ")"
+    return text
+
+
+class _Retrying:
+    """Runs one request at a time with the retry policy, counting requests into ``stats``."""
+
+    def __init__(self, policy: RetryPolicy, stats: ClientStats, sleep: Callable[[float], None],
+                 clock: Callable[[], float]) -> None:
+        self.policy = policy
+        self.stats = stats
+        self.sleep = sleep
+        self.clock = clock
+
+    def run(self, what: str, send: Callable[[], T], on_unauthorized: Callable[[], None] | None = None) -> T:
+        start = self.clock()
+        attempt = 0
+        refreshed = False
+        while True:
+            attempt += 1
+            self.stats.add(requests=1)
+            try:
+                return send()
+            except GithubException as exc:
+                status, headers, message = exc.status, exc.headers, _message(exc.data)
+            except requests.RequestException as exc:
+                status, headers, message = 0, None, f"network error: {exc}"
+            if status == 401 and on_unauthorized is not None and not refreshed:
+                refreshed = True
+                log.info("%s: 401 %s; refreshing the installation token once", what, message)
+                on_unauthorized()
+                continue
+            delay = retry_delay(status, headers, message, attempt, self.clock(), self.policy)
+            spent = self.clock() - start
+            if delay is None or attempt >= self.policy.attempts or spent + delay > self.policy.max_wait:
+                self.stats.add(failures=1)
+                why = "" if delay is None else f" (gave up after {attempt} attempt(s), {spent:.0f}s)"
+                error = NotFound if status == 404 else GitHubError
+                raise error(f"{what}: {status or 'no response'} {message}{why}".strip(), status=status)
+            log.warning("%s: %s %s; retry %d in %.1fs", what, status or "network", message, attempt, delay)
+            self.stats.add(retries=1)
+            self.sleep(delay)
+
+
+class InstallationToken:
+    """One installation's access token, fetched with the App JWT and cached until near its expiry."""
+
+    def __init__(self, integration: GithubIntegration, installation_id: int, retrying: _Retrying) -> None:
+        self._integration = integration
+        self._installation_id = installation_id
+        self._retrying = retrying
+        self._lock = threading.Lock()
+        self._token: str | None = None
+        self._expires = 0.0
+
+    def get(self) -> str:
+        with self._lock:
+            if self._token is None or self._retrying.clock() >= self._expires - TOKEN_MARGIN:
+                auth = self._retrying.run(f"POST installation {self._installation_id} token",
+                                          lambda: self._integration.get_access_token(self._installation_id))
+                self._token = auth.token
+                self._expires = auth.expires_at.timestamp() if auth.expires_at else self._retrying.clock() + 3600
+                self._retrying.stats.add(token_refreshes=1)
+            return self._token
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._token = None
+
+
+class AppClientFactory:
+    """``GitHubClientFactory`` for a GitHub App: one cached token per installation.
+
+    ``base_url`` is ``https://api.github.com`` or, for GitHub Enterprise Server, ``https://HOST/api/v3``.
+    ``sleep`` and ``clock`` (epoch seconds) are injectable so tests never really wait.
+    """
+
+    def __init__(self, app_id: int | str, private_key_pem: str, base_url: str = DEFAULT_BASE_URL, *,
+                 policy: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time, timeout: int = 30, slug: str | None = None,
+                 seconds_between_requests: float = 0.0, seconds_between_writes: float = 1.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.stats = ClientStats()
+        self._retrying = _Retrying(policy or RetryPolicy(), self.stats, sleep, clock)
+        self._pauses = (seconds_between_requests, seconds_between_writes)
+        self._timeout = timeout
+        self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key_pem),
+                                              base_url=self.base_url, retry=None, timeout=timeout,
+                                              seconds_between_requests=seconds_between_requests,
+                                              seconds_between_writes=seconds_between_writes)
+        self._tokens: dict[int, InstallationToken] = {}
+        self._lock = threading.Lock()
+        self._slug = slug
+
+    def for_installation(self, installation_id: int) -> GitHubClient:
+        with self._lock:
+            token = self._tokens.setdefault(installation_id,
+                                            InstallationToken(self._integration, installation_id, self._retrying))
+        return GitHubClient(token, self)
+
+    def connect(self, token: str) -> Requester:
+        """A PyGithub requester authenticated with an installation token."""
+        gh = Github(auth=Auth.Token(token), base_url=self.base_url, retry=None, lazy=True, timeout=self._timeout,
+                    seconds_between_requests=self._pauses[0], seconds_between_writes=self._pauses[1])
+        return gh.requester
+
+    def bot_login(self) -> str:
+        """``<slug>[bot]``; the slug comes from ``GET /app`` (App JWT) once, unless given."""
+        with self._lock:
+            if self._slug is None:
+                self._slug = self._retrying.run("GET /app", lambda: self._integration.get_app().slug)
+            return f"{self._slug}[bot]"
+
+
+class GitHubClient:
+    """``GitHubAPI`` for one installation, over GitHub's REST API."""
+
+    def __init__(self, token: InstallationToken, factory: AppClientFactory) -> None:
+        self._token = token
+        self._factory = factory
+        self._retrying = factory._retrying
+        self._requester: Requester | None = None
+        self._requester_token: str | None = None
+        self._remaining: int | None = None
+        self._changed_files: dict[tuple[str, int], int] = {}
+        self._blobs: dict[str, bytes] = {}
+        self._blob_bytes = 0
+
+    # -- transport -----------------------------------------------------------------------------
+    def _connection(self) -> Requester:
+        token = self._token.get()
+        if self._requester is None or token != self._requester_token:
+            self._requester, self._requester_token = self._factory.connect(token), token
+        return self._requester
+
+    def _request(self, verb: str, url: str, params: Mapping[str, Any] | None = None,
+                 body: Any = None) -> tuple[dict[str, Any], Any]:
+        def send() -> tuple[dict[str, Any], Any]:
+            connection = self._connection()
+            try:
+                headers, data = connection.requestJsonAndCheck(
+                    verb, url, parameters=dict(params) if params else None, input=body)
+            except GithubException as exc:
+                self._note(exc.headers)
+                raise
+            self._note(headers)
+            return headers, data
+
+        return self._retrying.run(f"{verb} {url.split('?')[0]}", send, on_unauthorized=self._token.invalidate)
+
+    def _note(self, headers: Mapping[str, str] | None) -> None:
+        value = _lower(headers).get("x-ratelimit-remaining")
+        if value is not None and value.isdigit():
+            self._remaining = int(value)
+            self._factory.stats.rate_limit_remaining = int(value)
+
+    def _pages(self, url: str, limit: int | None = None) -> Iterator[Any]:
+        """Every item of a paginated list, following ``Link: rel="next"`` (at most ``limit`` items)."""
+        next_url: str | None = url
+        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        count = 0
+        while next_url:
+            headers, data = self._request("GET", next_url, params)
+            for item in data or ():
+                if limit is not None and count >= limit:
+                    return
+                count += 1
+                yield item
+            next_url, params = _next_link(_lower(headers).get("link", "")), None
+
+    # -- reading -------------------------------------------------------------------------------
+    def get_pull_request(self, repo: str, number: int) -> PullRequest:
+        _, data = self._request("GET", f"/repos/{repo}/pulls/{number}")
+        if isinstance(data.get("changed_files"), int):
+            self._changed_files[(repo, number)] = data["changed_files"]
+        head, base = data["head"], data["base"]
+        return PullRequest(repo=repo, number=number, head_sha=head["sha"], base_sha=base["sha"],
+                           base_ref=base["ref"], head_ref=head["ref"], author=_login(data.get("user")),
+                           state=data["state"], draft=bool(data.get("draft")),
+                           default_branch=(base.get("repo") or {}).get("default_branch", "main"),
+                           head_repo=(head.get("repo") or {}).get("full_name"))
+
+    def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
+        files = [ChangedFile(f["filename"], f["status"], f.get("previous_filename"), f.get("patch"))
+                 for f in self._pages(f"/repos/{repo}/pulls/{number}/files", limit=MAX_PR_FILES)]
+        total = self._changed_files.get((repo, number))
+        truncated = len(files) >= MAX_PR_FILES and (total is None or total > len(files))
+        return files, truncated
+
+    def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
+        return [p["number"] for p in self._pages(f"/repos/{repo}/commits/{head_sha}/pulls")
+                if p.get("state") == "open"]
+
+    def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
+        """Files under ``prefixes`` at ``ref``: one recursive tree request, then one request per blob not
+        already cached. Blobs over 10 MB, symlinks and submodules are named in ``skipped`` (see tree_files)."""
+        wanted = normalise_prefixes(prefixes)
+        out = TreeFiles()
+        for entry in self._tree_entries(repo, ref, wanted):
+            path = entry["path"]
+            if entry["type"] == "commit":
+                out.skipped[path] = "a submodule"
+            elif entry["type"] != "blob":
+                continue
+            elif entry.get("mode") == "120000":
+                out.skipped[path] = "a symlink; the bot does not follow symlinks"
+            elif int(entry.get("size") or 0) > MAX_BLOB_BYTES:
+                out.skipped[path] = too_large(int(entry["size"]))
+            else:
+                out[path] = self._blob(repo, entry["sha"])
+        return out
+
+    def _tree_entries(self, repo: str, ref: str, wanted: tuple[str, ...]) -> list[dict[str, Any]]:
+        _, data = self._request("GET", f"/repos/{repo}/git/trees/{quote(ref, safe='/')}", {"recursive": "1"})
+        if not data.get("truncated"):
+            return [e for e in data["tree"] if under_prefixes(e["path"], wanted)]
+        # Too big for one listing (over 100,000 entries): walk down to each prefix, list only below it.
+        found: list[dict[str, Any]] = []
+        for prefix in wanted:
+            found.extend(self._entries_below(repo, data["sha"], prefix))
+        return found
+
+    def _entries_below(self, repo: str, tree_sha: str, prefix: str) -> list[dict[str, Any]]:
+        parts = [p for p in prefix.split("/") if p]
+        walked: list[str] = []
+        for i, part in enumerate(parts):
+            _, data = self._request("GET", f"/repos/{repo}/git/trees/{tree_sha}")
+            entry = next((e for e in data["tree"] if e["path"] == part), None)
+            if entry is None:
+                return []
+            walked.append(part)
+            if entry["type"] != "tree":
+                return [{**entry, "path": "/".join(walked)}] if i == len(parts) - 1 else []
+            tree_sha = entry["sha"]
+        _, data = self._request("GET", f"/repos/{repo}/git/trees/{tree_sha}", {"recursive": "1"})
+        if data.get("truncated"):
+            raise GitHubError(f"the tree under {prefix!r} has too many files for GitHub to list", status=0)
+        base = "/".join(walked)
+        return [{**e, "path": f"{base}/{e['path']}" if base else e["path"]} for e in data["tree"]]
+
+    def _blob(self, repo: str, sha: str) -> bytes:
+        cached = self._blobs.get(sha)
+        if cached is not None:
+            return cached
+        _, data = self._request("GET", f"/repos/{repo}/git/blobs/{sha}")
+        content = _decode(data)
+        if self._blob_bytes + len(content) > BLOB_CACHE_BYTES:
+            self._blobs.clear()
+            self._blob_bytes = 0
+        self._blobs[sha] = content
+        self._blob_bytes += len(content)
+        return content
+
+    def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
+        try:
+            _, data = self._request("GET", f"/repos/{repo}/contents/{quote(path.strip('/'))}", {"ref": ref})
+        except NotFound:
+            return None
+        if not isinstance(data, dict) or data.get("type") != "file":
+            return None  # a folder, a symlink or a submodule
+        if data.get("encoding") == "base64":
+            return _decode(data)
+        size = int(data.get("size") or 0)  # over 1 MB the contents API leaves the content out
+        if size > MAX_BLOB_BYTES:
+            raise GitHubError(f"{path} at {ref}: {too_large(size)}", status=413)
+        return self._blob(repo, data["sha"])
+
+    def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
+        return [ReviewInfo(r["id"], _login(r.get("user")), r["state"], r.get("commit_id") or "", r.get("body") or "")
+                for r in self._pages(f"/repos/{repo}/pulls/{number}/reviews")]
+
+    def list_issue_comments(self, repo: str, number: int) -> list[CommentInfo]:
+        return [CommentInfo(c["id"], _login(c.get("user")), c.get("body") or "")
+                for c in self._pages(f"/repos/{repo}/issues/{number}/comments")]
+
+    def list_review_comments(self, repo: str, number: int) -> list[ReviewCommentInfo]:
+        return [ReviewCommentInfo(c["id"], _login(c.get("user")), c["path"], c.get("line"), c.get("body") or "",
+                                  c.get("commit_id") or "")
+                for c in self._pages(f"/repos/{repo}/pulls/{number}/comments")]
+
+    def get_permission(self, repo: str, login: str) -> str:
+        try:
+            _, data = self._request("GET", f"/repos/{repo}/collaborators/{quote(login)}/permission")
+        except NotFound:
+            return "none"
+        return str(data.get("permission") or "none")
+
+    def bot_login(self) -> str:
+        return self._factory.bot_login()
+
+    def rate_limit_remaining(self) -> int | None:
+        return self._remaining
+
+    # -- writing -------------------------------------------------------------------------------
+    def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,
+                         output: CheckRunOutput | None = None, external_id: str = "",
+                         conclusion: CheckConclusion | None = None,
+                         actions: Sequence[Mapping[str, str]] = ()) -> int:
+        body: dict[str, Any] = {"name": name, "head_sha": head_sha,
+                                "status": "completed" if conclusion else status}
+        if external_id:
+            body["external_id"] = external_id
+        body.update(_check_fields(conclusion, output, actions))
+        _, data = self._request("POST", f"/repos/{repo}/check-runs", body=body)
+        return int(data["id"])
+
+    def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
+                         conclusion: CheckConclusion | None = None,
+                         output: CheckRunOutput | None = None,
+                         actions: Sequence[Mapping[str, str]] = ()) -> None:
+        body = _check_fields(conclusion, output, actions)
+        if status is not None and conclusion is None:
+            body["status"] = status
+        self._request("PATCH", f"/repos/{repo}/check-runs/{check_run_id}", body=body)
+
+    def create_review(self, repo: str, number: int, commit_sha: str, event: ReviewEvent, body: str,
+                      comments: Sequence[InlineComment] = ()) -> int:
+        payload: dict[str, Any] = {"commit_id": commit_sha, "event": event, "body": body}
+        if comments:
+            payload["comments"] = [{"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body}
+                                   for c in comments]
+        _, data = self._request("POST", f"/repos/{repo}/pulls/{number}/reviews", body=payload)
+        return int(data["id"])
+
+    def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
+        self._request("PUT", f"/repos/{repo}/pulls/{number}/reviews/{review_id}/dismissals",
+                      body={"message": message, "event": "DISMISS"})
+
+    def create_issue_comment(self, repo: str, number: int, body: str) -> int:
+        _, data = self._request("POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body})
+        return int(data["id"])
+
+    def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None:
+        self._request("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", body={"body": body})
+
+
+def _check_fields(conclusion: str | None, output: CheckRunOutput | None,
+                  actions: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if conclusion is not None:
+        body["status"] = "completed"
+        body["conclusion"] = conclusion
+    if output is not None:
+        body["output"] = {"title": output.title, "summary": output.summary}
+        if output.text:
+            body["output"]["text"] = output.text
+        if output.annotations:
+            body["output"]["annotations"] = [_annotation(a) for a in output.annotations]
+    if actions:
+        body["actions"] = [dict(a) for a in actions]
+    return body
+
+
+def _annotation(a: Any) -> dict[str, Any]:
+    raw = asdict(a)
+    out = {k: v for k, v in raw.items() if v not in (None, "") and k != "level"}
+    out["annotation_level"] = a.level
+    return out
+
+
+def _decode(data: Mapping[str, Any]) -> bytes:
+    if data.get("encoding") == "base64":
+        return base64.b64decode(data.get("content") or "")
+    return str(data.get("content") or "").encode()
+
+
+def _login(user: Mapping[str, Any] | None) -> str:
+    return str((user or {}).get("login") or "ghost")  # a deleted account shows as "ghost" on GitHub
+
+
+def _next_link(header: str) -> str | None:
+    for part in header.split(","):
+        url, _, rel = part.partition(";")
+        if 'rel="next"' in rel:
+            return url.strip().strip("<>")
+    return None

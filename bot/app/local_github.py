@@ -1,0 +1,539 @@
+"""``LocalGitHub``: a ``GitHubAPI`` over a local git repository that keeps every write in memory.
+
+One pull request: its base and head are branch names or shas of the repository. Reads come from
+git plumbing (``bot.snapshot.GitSnapshot``, ``bot.changes.ChangeSet``); writes (check runs with every
+update and annotation, reviews with inline comments and dismissals, issue comments and their edits)
+are kept as plain data. GitHub's rules that bite are enforced with the status GitHub answers (422,
+404), so a publisher that would fail on GitHub fails here too:
+
+- at most 50 annotations per check run request; summary and text at most 65,535 characters;
+- a review inline comment on a line outside the diff fails the whole review;
+- only approving or change-requesting reviews can be dismissed; bodies at most 65,536 characters.
+
+The ``replay`` command prints ``render()``; the stand-in server serves ``state()`` as JSON.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bot.app.github_api import (
+    Annotation,
+    ChangedFile,
+    CheckConclusion,
+    CheckRunOutput,
+    CheckStatus,
+    CommentInfo,
+    GitHubError,
+    InlineComment,
+    NotFound,
+    PullRequest,
+    ReviewCommentInfo,
+    ReviewEvent,
+    ReviewInfo,
+)
+from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
+from bot.changes import ChangeSet, Status, diff_lines
+from bot.snapshot import GitError, GitSnapshot, SnapshotError, run_git
+
+MAX_ANNOTATIONS_PER_REQUEST = 50
+MAX_OUTPUT_CHARS = 65_535
+MAX_BODY_CHARS = 65_536
+MAX_FILES = 3000
+MAX_ACTIONS = 3
+_STATUS = {Status.ADDED: "added", Status.MODIFIED: "modified", Status.RENAMED: "renamed", Status.DELETED: "removed"}
+_CONCLUSIONS = {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}
+_LEVELS = {"notice", "warning", "failure"}
+PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
+
+
+def unprocessable(message: str, *errors: str) -> GitHubError:
+    """GitHub's 422, with its ``errors`` folded into the message."""
+    detail = f" ({'; '.join(errors)})" if errors else ""
+    return GitHubError(f"Unprocessable Entity: {message}{detail}", status=422)
+
+
+@dataclass
+class CheckRunRecord:
+    id: int
+    head_sha: str
+    name: str
+    status: str
+    conclusion: str | None
+    external_id: str
+    title: str = ""
+    summary: str = ""
+    text: str = ""
+    annotations: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[dict[str, str]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)  # one per create/update call
+
+
+@dataclass
+class ReviewCommentRecord:
+    id: int
+    review_id: int
+    user: str
+    path: str
+    line: int
+    body: str
+    commit_id: str
+
+
+@dataclass
+class ReviewRecord:
+    id: int
+    user: str
+    state: str
+    commit_id: str
+    body: str
+    event: str = ""
+    comments: list[ReviewCommentRecord] = field(default_factory=list)
+    dismissal_message: str | None = None
+
+
+@dataclass
+class IssueCommentRecord:
+    id: int
+    user: str
+    body: str
+    history: list[str] = field(default_factory=list)  # earlier bodies, oldest first
+
+
+class LocalGitHub:
+    """One repository with one pull request, backed by git; every write kept in memory."""
+
+    def __init__(self, repo_path: str | os.PathLike[str], base: str, head: str, *, repo: str = "owner/repo",
+                 number: int = 1, author: str = "contributor", bot: str = "registry-bot[bot]",
+                 default_branch: str | None = None, permissions: Mapping[str, str] | None = None,
+                 default_permission: str = "read", max_files: int = MAX_FILES) -> None:
+        self.repo_path = str(repo_path)
+        self.repo = repo
+        self.number = number
+        self.author = author
+        self.bot = bot
+        self.base = base
+        self.head = head
+        self.default_branch = default_branch or base
+        self.permissions = dict(permissions or {})
+        self.default_permission = default_permission
+        self.max_files = max_files
+        self.state_open = True
+        self.check_runs: list[CheckRunRecord] = []
+        self.reviews: list[ReviewRecord] = []
+        self.issue_comments: list[IssueCommentRecord] = []
+        self._ids = itertools.count(1001)
+        self._lock = threading.RLock()
+        self._snapshots: dict[str, GitSnapshot] = {}
+        self._files: dict[tuple[str, str], list[ChangedFile]] = {}
+        self.resolve(base)
+        self.resolve(head)
+
+    # -- git ---------------------------------------------------------------------------------
+    def resolve(self, ref: str) -> str:
+        """The commit sha of a branch name or sha; NotFound when git does not know it."""
+        try:
+            return run_git(self.repo_path, "rev-parse", "--verify", "--end-of-options",
+                           f"{ref}^{{commit}}").decode().strip()
+        except GitError as exc:
+            raise NotFound(f"No commit found for {ref!r}", status=404) from exc
+
+    def _snapshot(self, ref: str) -> GitSnapshot:
+        sha = self.resolve(ref)
+        with self._lock:
+            if sha not in self._snapshots:
+                self._snapshots[sha] = GitSnapshot(self.repo_path, sha)
+            return self._snapshots[sha]
+
+    def close(self) -> None:
+        with self._lock:
+            for snap in self._snapshots.values():
+                snap.close()
+            self._snapshots.clear()
+
+    def _check_pr(self, repo: str, number: int | None = None) -> None:
+        if repo != self.repo or (number is not None and number != self.number):
+            raise NotFound(f"Not Found: {repo}#{number}" if number is not None else f"Not Found: {repo}", status=404)
+
+    def _changed_files(self, head_sha: str) -> list[ChangedFile]:
+        """Every file the PR changes at ``head_sha`` (merge base of base and head -> head), uncapped."""
+        base_sha = self.resolve(self.base)
+        key = (base_sha, head_sha)
+        with self._lock:
+            cached = self._files.get(key)
+        if cached is not None:
+            return cached
+        changes = ChangeSet.from_git(self.repo_path, base_sha, head_sha)
+        merge_base = run_git(self.repo_path, "merge-base", base_sha, head_sha).decode().strip()
+        patches = split_patches(run_git(self.repo_path, "-c", "core.quotepath=off", "diff", "-M", "-U3",
+                                        "--no-color", "--no-ext-diff", merge_base, head_sha))
+        files = []
+        for change in changes.files:
+            status = "copied" if change.status is Status.ADDED and change.old_path else _STATUS[change.status]
+            files.append(ChangedFile(change.path, status, change.old_path,
+                                     patches.get(change.path) or patches.get(change.old_path or "")))
+        with self._lock:
+            self._files[key] = files
+        return files
+
+    # -- reading -----------------------------------------------------------------------------
+    def get_pull_request(self, repo: str, number: int) -> PullRequest:
+        self._check_pr(repo, number)
+        return PullRequest(repo=self.repo, number=self.number, head_sha=self.resolve(self.head),
+                           base_sha=self.resolve(self.base), base_ref=self.base, head_ref=self.head,
+                           author=self.author, state="open" if self.state_open else "closed",
+                           default_branch=self.default_branch, head_repo=self.repo)
+
+    def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
+        self._check_pr(repo, number)
+        files = self._changed_files(self.resolve(self.head))
+        return files[: self.max_files], len(files) > self.max_files
+
+    def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
+        self._check_pr(repo)
+        return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []
+
+    def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
+        self._check_pr(repo)
+        snap = self._snapshot(ref)
+        wanted = normalise_prefixes(prefixes)
+        out = TreeFiles()
+        for path in snap.files():
+            if not under_prefixes(path, wanted):
+                continue
+            size = snap.size(path) or 0
+            if size > MAX_BLOB_BYTES:
+                out.skipped[path] = too_large(size)
+                continue
+            try:
+                data = snap.read(path)
+            except SnapshotError as exc:
+                out.skipped[path] = str(exc)
+                continue
+            if data is not None:
+                out[path] = data
+        return out
+
+    def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
+        self._check_pr(repo)
+        try:
+            return self._snapshot(ref).read(path)
+        except SnapshotError:
+            return None
+
+    def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
+        self._check_pr(repo, number)
+        with self._lock:
+            return [ReviewInfo(r.id, r.user, r.state, r.commit_id, r.body) for r in self.reviews]
+
+    def list_issue_comments(self, repo: str, number: int) -> list[CommentInfo]:
+        self._check_pr(repo, number)
+        with self._lock:
+            return [CommentInfo(c.id, c.user, c.body) for c in self.issue_comments]
+
+    def list_review_comments(self, repo: str, number: int) -> list[ReviewCommentInfo]:
+        self._check_pr(repo, number)
+        with self._lock:
+            return [ReviewCommentInfo(c.id, c.user, c.path, c.line, c.body, c.commit_id)
+                    for r in self.reviews for c in r.comments]
+
+    def get_permission(self, repo: str, login: str) -> str:
+        self._check_pr(repo)
+        return self.permissions.get(login, self.default_permission)
+
+    def bot_login(self) -> str:
+        return self.bot
+
+    def rate_limit_remaining(self) -> int | None:
+        return None  # no HTTP, no rate limit
+
+    # -- writing: check runs -----------------------------------------------------------------
+    def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,
+                         output: CheckRunOutput | None = None, external_id: str = "",
+                         conclusion: CheckConclusion | None = None,
+                         actions: Sequence[Mapping[str, str]] = ()) -> int:
+        self._check_pr(repo)
+        try:
+            sha = self.resolve(head_sha)
+        except NotFound as exc:
+            raise unprocessable(f"No commit found for SHA: {head_sha}") from exc
+        if not name:
+            raise unprocessable("Invalid request", "name wasn't supplied")
+        state, result = _check_status(status, conclusion)
+        _check_output(output)
+        _check_actions(actions)
+        with self._lock:
+            run = CheckRunRecord(next(self._ids), sha, name, state, result, external_id)
+            self._apply(run, "create", state, result, output, actions)
+            self.check_runs.append(run)
+            return run.id
+
+    def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
+                         conclusion: CheckConclusion | None = None,
+                         output: CheckRunOutput | None = None,
+                         actions: Sequence[Mapping[str, str]] = ()) -> None:
+        self._check_pr(repo)
+        with self._lock:
+            run = next((r for r in self.check_runs if r.id == check_run_id), None)
+            if run is None:
+                raise NotFound(f"Not Found: check run {check_run_id}", status=404)
+            state: str | None = None
+            result: str | None = None
+            if status is not None or conclusion is not None:
+                state, result = _check_status(status or run.status, conclusion)
+            _check_output(output)
+            _check_actions(actions)
+            self._apply(run, "update", state, result, output, actions)
+
+    @staticmethod
+    def _apply(run: CheckRunRecord, kind: str, status: str | None, conclusion: str | None,
+               output: CheckRunOutput | None, actions: Sequence[Mapping[str, str]]) -> None:
+        if status is not None:
+            run.status = status
+        if conclusion is not None:
+            run.conclusion = conclusion
+        if output is not None:
+            run.title, run.summary = output.title, output.summary
+            if output.text:
+                run.text = output.text
+            run.annotations.extend(asdict(a) for a in output.annotations)
+        if actions:
+            run.actions = [dict(a) for a in actions]
+        run.requests.append({"kind": kind, "status": status, "conclusion": conclusion,
+                             "title": output.title if output else None,
+                             "annotations": len(output.annotations) if output else 0,
+                             "actions": len(actions)})
+
+    # -- writing: reviews --------------------------------------------------------------------
+    def create_review(self, repo: str, number: int, commit_sha: str, event: ReviewEvent, body: str,
+                      comments: Sequence[InlineComment] = ()) -> int:
+        self._check_pr(repo, number)
+        return self._add_review(self.bot, event, body, commit_sha, comments)
+
+    def add_review(self, user: str, event: ReviewEvent = "APPROVE", body: str = "",
+                   commit_sha: str | None = None) -> int:
+        """A review by someone else (an approval by default), on the current head unless told."""
+        return self._add_review(user, event, body, commit_sha or self.resolve(self.head), ())
+
+    def _add_review(self, user: str, event: str, body: str, commit_sha: str,
+                    comments: Sequence[InlineComment]) -> int:
+        if event not in ("APPROVE", "REQUEST_CHANGES", "COMMENT"):
+            raise unprocessable(f"Invalid event {event!r}")
+        if event == "REQUEST_CHANGES" and not body:
+            raise unprocessable("Body is required for REQUEST_CHANGES events")
+        if event == "COMMENT" and not body and not comments:
+            raise unprocessable("Body is required for COMMENT events without comments")
+        if user == self.author and event != "COMMENT":
+            raise unprocessable("Can not approve or request changes on your own pull request")
+        _check_body(body)
+        try:
+            sha = self.resolve(commit_sha)
+        except NotFound as exc:
+            raise unprocessable(f"No commit found for SHA: {commit_sha}") from exc
+        diff = {f.path: f for f in self._changed_files(sha)}
+        for comment in comments:
+            changed = diff.get(comment.path)
+            if changed is None:
+                raise unprocessable("Path could not be resolved", f"{comment.path}:{comment.line}")
+            if comment.line not in diff_lines(changed.patch):
+                raise unprocessable("Line could not be resolved",
+                                    f"{comment.path}:{comment.line} must be part of the diff")
+            _check_body(comment.body)
+        state = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}[event]
+        with self._lock:
+            review = ReviewRecord(next(self._ids), user, state, sha, body, event)
+            review.comments = [ReviewCommentRecord(next(self._ids), review.id, user, c.path, c.line, c.body, sha)
+                               for c in comments]
+            self.reviews.append(review)
+            return review.id
+
+    def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
+        self._check_pr(repo, number)
+        with self._lock:
+            review = next((r for r in self.reviews if r.id == review_id), None)
+            if review is None:
+                raise NotFound(f"Not Found: review {review_id}", status=404)
+            if review.state not in ("APPROVED", "CHANGES_REQUESTED"):
+                raise unprocessable(f"Can not dismiss a {review.state.lower()} pull request review")
+            if not message:
+                raise unprocessable("message wasn't supplied")
+            review.state = "DISMISSED"
+            review.dismissal_message = message
+
+    # -- writing: issue comments -------------------------------------------------------------
+    def create_issue_comment(self, repo: str, number: int, body: str) -> int:
+        self._check_pr(repo, number)
+        return self.add_issue_comment(self.bot, body)
+
+    def add_issue_comment(self, user: str, body: str) -> int:
+        """A comment by anyone (tests use it for other people's comments)."""
+        _check_body(body)
+        if not body:
+            raise unprocessable("Body cannot be blank")
+        with self._lock:
+            comment = IssueCommentRecord(next(self._ids), user, body)
+            self.issue_comments.append(comment)
+            return comment.id
+
+    def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None:
+        self._check_pr(repo)
+        _check_body(body)
+        with self._lock:
+            comment = next((c for c in self.issue_comments if c.id == comment_id), None)
+            if comment is None:
+                raise NotFound(f"Not Found: comment {comment_id}", status=404)
+            comment.history.append(comment.body)
+            comment.body = body
+
+    # -- the pull request moves --------------------------------------------------------------
+    def push(self, head: str) -> str:
+        """Move the PR head to another branch or commit (a push); returns the new head sha."""
+        sha = self.resolve(head)
+        with self._lock:
+            self.head = head
+        return sha
+
+    # -- inspection --------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        """Everything posted, as JSON-ready plain data."""
+        with self._lock:
+            return {
+                "pull_request": asdict(self.get_pull_request(self.repo, self.number)),
+                "check_runs": [asdict(r) for r in self.check_runs],
+                "reviews": [asdict(r) for r in self.reviews],
+                "issue_comments": [asdict(c) for c in self.issue_comments],
+            }
+
+    def render(self) -> str:
+        """Everything posted, as readable text (what ``replay`` prints)."""
+        with self._lock:
+            return render_posts(self.check_runs, self.reviews, self.issue_comments)
+
+
+def render_posts(check_runs: Sequence[CheckRunRecord], reviews: Sequence[ReviewRecord],
+                 comments: Sequence[IssueCommentRecord]) -> str:
+    out: list[str] = []
+    if not (check_runs or reviews or comments):
+        return "Nothing was posted.\n"
+    for run in check_runs:
+        out.append(f"== Check run #{run.id} {run.name!r} on {run.head_sha[:12]}: {run.status}"
+                   + (f", {run.conclusion}" if run.conclusion else "")
+                   + f" ({len(run.requests)} request(s))")
+        if run.title:
+            out.append(f"title: {run.title}")
+        if run.summary:
+            out += ["summary:", _indent(run.summary)]
+        if run.text:
+            out += ["text:", _indent(run.text)]
+        if run.annotations:
+            out.append(f"annotations ({len(run.annotations)}):")
+            out += [f"  {a['path']}:{_span(a)} [{a['level']}] "
+                    + (f"{a['title']}: " if a["title"] else "") + a["message"].replace("\n", " ")
+                    for a in run.annotations]
+        if run.actions:
+            out.append("actions: " + ", ".join(a.get("label", "") for a in run.actions))
+        out.append("")
+    for review in reviews:
+        out.append(f"== Review #{review.id} by {review.user} on {review.commit_id[:12]}: {review.state}")
+        if review.body:
+            out.append(_indent(review.body))
+        for c in review.comments:
+            out.append(f"  inline {c.path}:{c.line}: {c.body.replace(chr(10), ' ')}")
+        if review.dismissal_message is not None:
+            out.append(f"  dismissed: {review.dismissal_message}")
+        out.append("")
+    for comment in comments:
+        edits = f" (edited {len(comment.history)} time(s))" if comment.history else ""
+        out += [f"== Comment #{comment.id} by {comment.user}{edits}", _indent(comment.body), ""]
+    return "\n".join(out)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+def _span(a: Mapping[str, Any]) -> str:
+    span = str(a["start_line"]) if a["start_line"] == a["end_line"] else f"{a['start_line']}-{a['end_line']}"
+    return span + (f":{a['start_column']}" if a.get("start_column") else "")
+
+
+def split_patches(diff: bytes) -> dict[str, str]:
+    """Per-file patches of a multi-file ``git diff``, each from its first hunk header, as GitHub gives them.
+
+    Keyed by the head-side path (the old path for deleted files). Binary files have no patch.
+    """
+    out: dict[str, str] = {}
+    for chunk in diff.decode("utf-8", "replace").split("\ndiff --git "):
+        lines = chunk.splitlines()
+        old = new = None
+        for i, line in enumerate(lines):
+            if line.startswith("--- "):
+                old = line[6:].rstrip("\t") if line.startswith("--- a/") else None
+            elif line.startswith("+++ "):
+                new = line[6:].rstrip("\t") if line.startswith("+++ b/") else None
+            elif line.startswith("@@"):
+                path = new or old
+                if path:
+                    out[path] = "\n".join(lines[i:])
+                break
+    return out
+
+
+def _check_status(status: str, conclusion: str | None) -> tuple[str, str | None]:
+    if conclusion is not None:
+        if conclusion not in _CONCLUSIONS:
+            raise unprocessable(f"Invalid conclusion {conclusion!r}")
+        return "completed", conclusion
+    if status not in ("queued", "in_progress", "completed"):
+        raise unprocessable(f"Invalid status {status!r}")
+    if status == "completed":
+        raise unprocessable("Invalid request", "conclusion is required when status is completed")
+    return status, None
+
+
+def _check_output(output: CheckRunOutput | None) -> None:
+    if output is None:
+        return
+    if not output.title or not output.summary:
+        raise unprocessable("Invalid request", "output needs a title and a summary")
+    for name, value in (("summary", output.summary), ("text", output.text)):
+        if len(value) > MAX_OUTPUT_CHARS:
+            raise unprocessable("Invalid request",
+                                f"output.{name} is too long ({len(value)} > {MAX_OUTPUT_CHARS} characters)")
+    if len(output.annotations) > MAX_ANNOTATIONS_PER_REQUEST:
+        raise unprocessable("Invalid request",
+                            f"{len(output.annotations)} annotations; at most {MAX_ANNOTATIONS_PER_REQUEST} "
+                            "per request")
+    for a in output.annotations:
+        _check_annotation(a)
+
+
+def _check_annotation(a: Annotation) -> None:
+    if not a.path or a.start_line < 1 or a.end_line < a.start_line:
+        raise unprocessable("Invalid request", f"annotation {a.path}:{a.start_line}-{a.end_line} has a bad location")
+    if a.level not in _LEVELS:
+        raise unprocessable("Invalid request", f"annotation_level {a.level!r} is not one of {sorted(_LEVELS)}")
+    if (a.start_column is not None or a.end_column is not None) and a.start_line != a.end_line:
+        raise unprocessable("Invalid request", "start_column and end_column need start_line == end_line")
+    if not a.message or len(a.message) > MAX_OUTPUT_CHARS:
+        raise unprocessable("Invalid request", "annotation message is empty or too long")
+
+
+def _check_actions(actions: Sequence[Mapping[str, str]]) -> None:
+    if len(actions) > MAX_ACTIONS:
+        raise unprocessable("Invalid request", f"at most {MAX_ACTIONS} actions")
+    for action in actions:
+        for key, limit in (("label", 20), ("description", 40), ("identifier", 20)):
+            value = action.get(key, "")
+            if not value or len(value) > limit:
+                raise unprocessable("Invalid request", f"action {key} must be 1-{limit} characters: {value!r}")
+
+
+def _check_body(body: str) -> None:
+    if len(body) > MAX_BODY_CHARS:
+        raise unprocessable("Validation Failed", f"body is too long (maximum is {MAX_BODY_CHARS} characters)")

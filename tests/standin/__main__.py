@@ -1,0 +1,60 @@
+"""Run the stand-in GitHub server as a process: ``python -m tests.standin --repo PATH --port 0``.
+
+The first stdout line is the port it listens on (127.0.0.1), so a parent process can read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bot.app.local_github import LocalGitHub
+from tests.standin.server import StandInState, generate_private_key_pem, serve
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.standin", description=__doc__)
+    parser.add_argument("--repo", required=True, help="the local git repository behind the stand-in")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed first)")
+    parser.add_argument("--pr-base", default="main", help="base branch or sha of the pull request")
+    parser.add_argument("--pr-head", default="pr", help="head branch or sha of the pull request")
+    parser.add_argument("--pr-number", type=int, default=1)
+    parser.add_argument("--repo-name", default="owner/repo", help="owner/name the stand-in serves")
+    parser.add_argument("--author", default="contributor", help="login of the PR author")
+    parser.add_argument("--permission", action="append", default=[], metavar="LOGIN=LEVEL",
+                        help="a user's permission (admin, maintain, write, triage, read, none); repeatable")
+    parser.add_argument("--app-id", type=int, default=1)
+    parser.add_argument("--app-slug", default="registry-bot")
+    parser.add_argument("--installation-id", type=int, default=1)
+    parser.add_argument("--app-key", type=Path,
+                        help="the App's private key (PEM); created there if missing; default: a fresh key, "
+                             "served at GET /_standin/app")
+    parser.add_argument("--token-ttl", type=float, default=3600.0, help="installation token lifetime, seconds")
+    args = parser.parse_args(argv)
+
+    permissions = dict(item.split("=", 1) for item in args.permission)
+    key = None
+    if args.app_key is not None:
+        if not args.app_key.exists():
+            args.app_key.write_text(generate_private_key_pem(), encoding="utf-8")
+            args.app_key.chmod(0o600)
+        key = args.app_key.read_text(encoding="utf-8")
+    local = LocalGitHub(args.repo, args.pr_base, args.pr_head, repo=args.repo_name, number=args.pr_number,
+                        author=args.author, bot=f"{args.app_slug}[bot]", permissions=permissions)
+    state = StandInState(local, key or generate_private_key_pem(), app_id=args.app_id, slug=args.app_slug,
+                         installation_id=args.installation_id, token_ttl=args.token_ttl)
+    server = serve(state, args.port)
+    print(server.server_port, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        local.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,538 @@
+"""The stand-in GitHub server: the REST endpoints the bot's client uses, over ``LocalGitHub``.
+
+Realistic where it matters to the client: App auth (a JWT signed with the App's key for the token
+call and ``GET /app``, an installation token afterwards, tokens that expire), pagination with
+``Link`` headers, rate-limit headers, GitHub's 422s (through ``LocalGitHub``'s rules), and faults
+injected at run time. Inspection endpoints live under ``/_standin/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from flask import Flask, Response, jsonify, request
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
+from bot.app.local_github import LocalGitHub
+from bot.snapshot import GitError, run_git
+
+JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
+CONTENTS_INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
+RATE_LIMIT = 5000
+
+
+def generate_private_key_pem() -> str:
+    """A throwaway RSA key for the App (PEM, PKCS#1 as GitHub issues them)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                             serialization.NoEncryption()).decode()
+
+
+@dataclass
+class Fault:
+    """Answer the next ``count`` requests whose path matches ``path`` (a glob) with ``status``."""
+
+    path: str
+    status: int = 500
+    count: int = 1
+    method: str | None = None
+    retry_after: float | None = None  # seconds, sent as ``retry-after``
+    reset_in: float | None = None  # seconds from now, sent as ``x-ratelimit-reset`` with remaining 0
+    message: str = ""
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method is None or self.method.upper() == method) and fnmatch.fnmatchcase(path, self.path)
+
+
+@dataclass
+class StandInState:
+    """Everything the server knows besides the pull request: App, tokens, faults, request log."""
+
+    local: LocalGitHub
+    private_key_pem: str
+    app_id: int = 1
+    slug: str = "registry-bot"
+    installation_id: int = 1
+    token_ttl: float = 3600.0
+    tree_limit: int = 100_000  # GitHub truncates recursive trees past 100,000 entries
+    clock: Callable[[], float] = time.time
+    tokens: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
+    faults: list[Fault] = field(default_factory=list)
+    fault_hits: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    remaining: int = RATE_LIMIT
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def public_key(self) -> Any:
+        return serialization.load_pem_private_key(self.private_key_pem.encode(), password=None).public_key()
+
+    def issue_token(self) -> tuple[str, float]:
+        token = "ghs_" + secrets.token_hex(18)
+        expires = self.clock() + self.token_ttl
+        with self.lock:
+            self.tokens[token] = expires
+        return token, expires
+
+    def expire_tokens(self) -> int:
+        with self.lock:
+            for token in self.tokens:
+                self.tokens[token] = 0.0
+            return len(self.tokens)
+
+    def take_fault(self, method: str, path: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.count > 0 and fault.matches(method, path):
+                    fault.count -= 1
+                    self.fault_hits.append({"method": method, "path": path, "status": fault.status})
+                    if fault.count == 0:
+                        self.faults.remove(fault)
+                    return fault
+        return None
+
+    def snapshot(self) -> dict[str, Any]:
+        state = self.local.state()
+        with self.lock:
+            state.update(requests=list(self.requests), fault_hits=list(self.fault_hits),
+                         faults=[asdict(f) for f in self.faults], rate_limit_remaining=self.remaining)
+        return state
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+
+def create_app(state: StandInState) -> Flask:
+    """The Flask application of the stand-in; ``state`` is shared with the caller for inspection."""
+    app = Flask("standin")
+    local = state.local
+
+    # -- plumbing --------------------------------------------------------------------------
+    @app.before_request
+    def inject_faults() -> Response | None:
+        if request.path.startswith("/_standin/"):
+            return None
+        fault = state.take_fault(request.method, request.path)
+        if fault is None:
+            return None
+        headers = {}
+        if fault.retry_after is not None:
+            headers["retry-after"] = f"{fault.retry_after:g}"
+        if fault.reset_in is not None:
+            headers["x-ratelimit-remaining"] = "0"
+            headers["x-ratelimit-reset"] = str(int(state.clock() + fault.reset_in))
+        message = fault.message or {403: "You have exceeded a secondary rate limit.",
+                                    429: "API rate limit exceeded"}.get(fault.status, "Server Error")
+        return _error(fault.status, message, headers)
+
+    @app.after_request
+    def log_and_rate_limit(response: Response) -> Response:
+        if not request.path.startswith("/_standin/"):
+            with state.lock:
+                state.requests.append({"method": request.method, "path": request.path,
+                                       "status": response.status_code})
+                if "x-ratelimit-remaining" not in response.headers:
+                    state.remaining = max(0, state.remaining - 1)
+                    response.headers["x-ratelimit-limit"] = str(RATE_LIMIT)
+                    response.headers["x-ratelimit-remaining"] = str(state.remaining)
+                    response.headers["x-ratelimit-reset"] = str(int(state.clock()) + 3600)
+                    response.headers["x-ratelimit-resource"] = "core"
+        return response
+
+    @app.errorhandler(ApiError)
+    def api_error(exc: ApiError) -> Response:
+        return _error(exc.status, exc.message, exc.headers)
+
+    @app.errorhandler(NotFound)
+    def not_found(exc: NotFound) -> Response:
+        return _error(404, "Not Found")
+
+    @app.errorhandler(GitHubError)
+    def github_error(exc: GitHubError) -> Response:
+        return _error(exc.status or 500, str(exc))
+
+    def require_jwt() -> None:
+        token = _bearer()
+        try:
+            claims = jwt.decode(token, state.public_key(), algorithms=["RS256"],
+                                options={"require": ["iat", "exp", "iss"]}, leeway=0)
+        except jwt.PyJWTError as exc:
+            raise ApiError(401, f"A JSON web token could not be decoded ({exc})") from exc
+        if str(claims["iss"]) != str(state.app_id):
+            raise ApiError(401, f"'Issuer' claim ('iss') must be the App id {state.app_id}")
+        if claims["exp"] - claims["iat"] > JWT_MAX_LIFETIME:
+            raise ApiError(401, "'Expiration time' claim ('exp') is too far in the future")
+
+    def require_token() -> None:
+        token = _bearer()
+        with state.lock:
+            expiry = state.tokens.get(token)
+        if expiry is None or expiry <= state.clock():
+            raise ApiError(401, "Bad credentials")
+
+    def repo_of(owner: str, name: str) -> str:
+        require_token()
+        repo = f"{owner}/{name}"
+        if repo != local.repo:
+            raise ApiError(404, "Not Found")
+        return repo
+
+    # -- the App ---------------------------------------------------------------------------
+    @app.get("/app")
+    def get_app() -> Response:
+        require_jwt()
+        return jsonify(id=state.app_id, slug=state.slug, name=state.slug, owner={"login": "standin"})
+
+    @app.post("/app/installations/<int:installation_id>/access_tokens")
+    def access_token(installation_id: int) -> tuple[Response, int]:
+        require_jwt()
+        if installation_id != state.installation_id:
+            raise ApiError(404, "Not Found")
+        token, expires = state.issue_token()
+        return jsonify(token=token, expires_at=_iso(expires), permissions={}, repository_selection="all"), 201
+
+    # -- pull requests ---------------------------------------------------------------------
+    @app.get("/repos/<owner>/<name>/pulls/<int:number>")
+    def get_pull(owner: str, name: str, number: int) -> Response:
+        pr = local.get_pull_request(repo_of(owner, name), number)
+        repo = {"full_name": pr.repo, "default_branch": pr.default_branch}
+        return jsonify(number=pr.number, state=pr.state, draft=pr.draft, title=f"PR {pr.number}",
+                       user={"login": pr.author},
+                       head={"sha": pr.head_sha, "ref": pr.head_ref, "repo": repo},
+                       base={"sha": pr.base_sha, "ref": pr.base_ref, "repo": repo})
+
+    @app.get("/repos/<owner>/<name>/pulls/<int:number>/files")
+    def pull_files(owner: str, name: str, number: int) -> Response:
+        files, _ = local.list_pull_request_files(repo_of(owner, name), number)
+        return _paged([{"filename": f.path, "status": f.status,
+                        **({"previous_filename": f.previous_path} if f.previous_path else {}),
+                        **({"patch": f.patch} if f.patch is not None else {})} for f in files])
+
+    @app.get("/repos/<owner>/<name>/commits/<sha>/pulls")
+    def pulls_for_commit(owner: str, name: str, sha: str) -> Response:
+        numbers = local.list_open_pull_requests_for_sha(repo_of(owner, name), sha)
+        return _paged([{"number": n, "state": "open"} for n in numbers])
+
+    @app.get("/repos/<owner>/<name>/pulls/<int:number>/reviews")
+    def reviews(owner: str, name: str, number: int) -> Response:
+        found = local.list_reviews(repo_of(owner, name), number)
+        return _paged([{"id": r.id, "user": {"login": r.user}, "state": r.state, "commit_id": r.commit_id,
+                        "body": r.body} for r in found])
+
+    @app.post("/repos/<owner>/<name>/pulls/<int:number>/reviews")
+    def create_review(owner: str, name: str, number: int) -> Response:
+        body = _json()
+        comments = [InlineComment(c["path"], int(c["line"]), c.get("body", "")) for c in body.get("comments", [])]
+        review_id = local.create_review(repo_of(owner, name), number, body.get("commit_id") or "",
+                                        body.get("event", "COMMENT"), body.get("body", ""), comments)
+        review = next(r for r in local.list_reviews(local.repo, number) if r.id == review_id)
+        return jsonify(id=review.id, user={"login": review.user}, state=review.state,
+                       commit_id=review.commit_id, body=review.body)
+
+    @app.put("/repos/<owner>/<name>/pulls/<int:number>/reviews/<int:review_id>/dismissals")
+    def dismiss(owner: str, name: str, number: int, review_id: int) -> Response:
+        local.dismiss_review(repo_of(owner, name), number, review_id, _json().get("message", ""))
+        return jsonify(id=review_id, state="DISMISSED")
+
+    @app.get("/repos/<owner>/<name>/pulls/<int:number>/comments")
+    def review_comments(owner: str, name: str, number: int) -> Response:
+        found = local.list_review_comments(repo_of(owner, name), number)
+        return _paged([{"id": c.id, "user": {"login": c.user}, "path": c.path, "line": c.line, "body": c.body,
+                        "commit_id": c.commit_id} for c in found])
+
+    # -- issue comments --------------------------------------------------------------------
+    @app.get("/repos/<owner>/<name>/issues/<int:number>/comments")
+    def issue_comments(owner: str, name: str, number: int) -> Response:
+        found = local.list_issue_comments(repo_of(owner, name), number)
+        return _paged([{"id": c.id, "user": {"login": c.user}, "body": c.body} for c in found])
+
+    @app.post("/repos/<owner>/<name>/issues/<int:number>/comments")
+    def create_comment(owner: str, name: str, number: int) -> tuple[Response, int]:
+        body = _json().get("body", "")
+        comment_id = local.create_issue_comment(repo_of(owner, name), number, body)
+        return jsonify(id=comment_id, user={"login": local.bot}, body=body), 201
+
+    @app.patch("/repos/<owner>/<name>/issues/comments/<int:comment_id>")
+    def edit_comment(owner: str, name: str, comment_id: int) -> Response:
+        body = _json().get("body", "")
+        local.edit_issue_comment(repo_of(owner, name), comment_id, body)
+        return jsonify(id=comment_id, user={"login": local.bot}, body=body)
+
+    # -- permissions -----------------------------------------------------------------------
+    @app.get("/repos/<owner>/<name>/collaborators/<login>/permission")
+    def permission(owner: str, name: str, login: str) -> Response:
+        level = local.get_permission(repo_of(owner, name), login)
+        return jsonify(permission=level, role_name=level, user={"login": login})
+
+    # -- check runs ------------------------------------------------------------------------
+    @app.post("/repos/<owner>/<name>/check-runs")
+    def create_check_run(owner: str, name: str) -> tuple[Response, int]:
+        body = _json()
+        run_id = local.create_check_run(repo_of(owner, name), body.get("head_sha", ""), body.get("name", ""),
+                                        body.get("status", "queued"), _output(body.get("output")),
+                                        body.get("external_id", ""), body.get("conclusion"),
+                                        body.get("actions", ()))
+        return jsonify(id=run_id, head_sha=body.get("head_sha"), name=body.get("name")), 201
+
+    @app.patch("/repos/<owner>/<name>/check-runs/<int:run_id>")
+    def update_check_run(owner: str, name: str, run_id: int) -> Response:
+        body = _json()
+        local.update_check_run(repo_of(owner, name), run_id, body.get("status"), body.get("conclusion"),
+                               _output(body.get("output")), body.get("actions", ()))
+        return jsonify(id=run_id)
+
+    # -- git data --------------------------------------------------------------------------
+    @app.get("/repos/<owner>/<name>/git/trees/<path:ref>")
+    def tree(owner: str, name: str, ref: str) -> Response:
+        repo_of(owner, name)
+        recursive = request.args.get("recursive") not in (None, "", "0", "false")
+        try:
+            sha = run_git(local.repo_path, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{tree}}")
+            listing = run_git(local.repo_path, "ls-tree", "-l", "-z", *(["-r", "-t"] if recursive else []),
+                              sha.decode().strip())
+        except GitError as exc:
+            raise ApiError(404, "Not Found") from exc
+        entries = []
+        for record in listing.split(b"\x00"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, kind, obj, size = meta.decode().split()
+            entry = {"path": path.decode("utf-8", "replace"), "mode": mode, "type": kind, "sha": obj}
+            if kind == "blob":
+                entry["size"] = int(size)
+            entries.append(entry)
+        limit = state.tree_limit
+        truncated = len(entries) > limit
+        return jsonify(sha=sha.decode().strip(), tree=entries[:limit] if truncated else entries, truncated=truncated)
+
+    @app.get("/repos/<owner>/<name>/git/blobs/<sha>")
+    def blob(owner: str, name: str, sha: str) -> Response:
+        repo_of(owner, name)
+        try:
+            if run_git(local.repo_path, "cat-file", "-t", sha).strip() != b"blob":
+                raise ApiError(404, "Not Found")
+            data = run_git(local.repo_path, "cat-file", "blob", sha)
+        except GitError as exc:
+            raise ApiError(404, "Not Found") from exc
+        return jsonify(sha=sha, size=len(data), encoding="base64", content=_b64(data))
+
+    @app.get("/repos/<owner>/<name>/contents/<path:path>")
+    def contents(owner: str, name: str, path: str) -> Response:
+        repo_of(owner, name)
+        ref = request.args.get("ref") or local.default_branch
+        try:
+            listing = run_git(local.repo_path, "ls-tree", "-l", "-z", "--end-of-options", ref, "--", path)
+        except GitError as exc:
+            raise ApiError(404, f"No commit found for the ref {ref}") from exc
+        record = listing.split(b"\x00")[0]
+        if not record:
+            raise ApiError(404, "Not Found")
+        meta, _, found = record.partition(b"\t")
+        mode, kind, obj, _ = meta.decode().split()
+        if kind == "tree":
+            return jsonify([])  # a folder: the bot only reads files
+        data = run_git(local.repo_path, "cat-file", "blob", obj)
+        inline = len(data) <= CONTENTS_INLINE_LIMIT
+        return jsonify(type="symlink" if mode == "120000" else "file", path=found.decode(), sha=obj, size=len(data),
+                       encoding="base64" if inline else "none", content=_b64(data) if inline else "")
+
+    # -- inspection and control ------------------------------------------------------------
+    @app.get("/_standin/state")
+    def inspect() -> Response:
+        return jsonify(state.snapshot())
+
+    @app.get("/_standin/render")
+    def render() -> Response:
+        return Response(local.render(), mimetype="text/plain")
+
+    @app.get("/_standin/app")
+    def app_info() -> Response:
+        return jsonify(app_id=state.app_id, slug=state.slug, installation_id=state.installation_id,
+                       private_key_pem=state.private_key_pem, repo=local.repo, number=local.number)
+
+    @app.post("/_standin/faults")
+    def add_faults() -> Response:
+        body = request.get_json(force=True)
+        items = body if isinstance(body, list) else [body]
+        try:
+            faults = [Fault(**item) for item in items]
+        except TypeError as exc:
+            raise ApiError(400, f"bad fault: {exc}") from exc
+        with state.lock:
+            state.faults.extend(faults)
+            return jsonify(faults=[asdict(f) for f in state.faults])
+
+    @app.delete("/_standin/faults")
+    def clear_faults() -> Response:
+        with state.lock:
+            state.faults.clear()
+        return jsonify(faults=[])
+
+    @app.post("/_standin/push")
+    def push() -> Response:
+        head = _json().get("head", "")
+        return jsonify(head_sha=local.push(head))
+
+    @app.post("/_standin/reviews")
+    def add_review() -> Response:
+        body = _json()
+        review_id = local.add_review(body["user"], body.get("event", "APPROVE"), body.get("body", ""),
+                                     body.get("commit_id"))
+        return jsonify(id=review_id)
+
+    @app.post("/_standin/comments")
+    def add_comment() -> Response:
+        body = _json()
+        return jsonify(id=local.add_issue_comment(body["user"], body["body"]))
+
+    @app.post("/_standin/expire-tokens")
+    def expire() -> Response:
+        return jsonify(expired=state.expire_tokens())
+
+    @app.post("/_standin/settings")
+    def settings() -> Response:
+        body = _json()
+        if "tree_limit" in body:
+            state.tree_limit = int(body["tree_limit"])
+        if "token_ttl" in body:
+            state.token_ttl = float(body["token_ttl"])
+        return jsonify(tree_limit=state.tree_limit, token_ttl=state.token_ttl)
+
+    return app
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    response = jsonify(message=message, documentation_url="https://docs.github.com/rest", status=str(status))
+    response.status_code = status
+    for key, value in (headers or {}).items():
+        response.headers[key] = value
+    return response
+
+
+def _bearer() -> str:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() not in ("bearer", "token") or not token:
+        raise ApiError(401, "Requires authentication")
+    return token.strip()
+
+
+def _json() -> dict[str, Any]:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ApiError(400, "Problems parsing JSON")
+    return body
+
+
+def _paged(items: Sequence[Any]) -> Response:
+    """One page of ``items`` as GitHub serves it (``per_page`` up to 100, ``Link`` to the next and last)."""
+    try:
+        per_page = min(max(int(request.args.get("per_page", 30)), 1), 100)
+        page = max(int(request.args.get("page", 1)), 1)
+    except ValueError as exc:
+        raise ApiError(400, "per_page and page must be numbers") from exc
+    response = jsonify(list(items[(page - 1) * per_page: page * per_page]))
+    last = max(1, -(-len(items) // per_page))
+    links = []
+    args = {k: v for k, v in request.args.items() if k not in ("page", "per_page")}
+    if page < last:
+        links.append(f'<{request.base_url}?{urlencode({**args, "per_page": per_page, "page": page + 1})}>; rel="next"')
+        links.append(f'<{request.base_url}?{urlencode({**args, "per_page": per_page, "page": last})}>; rel="last"')
+    if links:
+        response.headers["Link"] = ", ".join(links)
+    return response
+
+
+def _output(raw: Any) -> CheckRunOutput | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ApiError(422, "Invalid request: output must be an object")
+    try:
+        annotations = tuple(Annotation(a["path"], int(a["start_line"]), int(a["end_line"]), a["annotation_level"],
+                                       a["message"], a.get("title", ""), a.get("start_column"), a.get("end_column"))
+                            for a in raw.get("annotations", []))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ApiError(422, f"Invalid request: bad annotation ({exc})") from exc
+    return CheckRunOutput(raw.get("title", ""), raw.get("summary", ""), raw.get("text", ""), annotations)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class QuietHandler(WSGIRequestHandler):
+    """No access log lines: ``/_standin/state`` holds the request log."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
+def serve(state: StandInState, port: int = 0) -> BaseWSGIServer:
+    """A threaded HTTP server for the stand-in on 127.0.0.1 (``port`` 0: a free one)."""
+    return make_server("127.0.0.1", port, create_app(state), threaded=True, request_handler=QuietHandler)
+
+
+class StandIn:
+    """The stand-in served from a thread of this process on a free port of 127.0.0.1."""
+
+    def __init__(self, local: LocalGitHub, private_key_pem: str | None = None, **options: Any) -> None:
+        self.state = StandInState(local, private_key_pem or generate_private_key_pem(), **options)
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, port: int = 0) -> StandIn:
+        self._server = serve(self.state, port)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="standin", daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() first"
+        return int(self._server.server_port)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def add_fault(self, fault: Fault) -> None:
+        with self.state.lock:
+            self.state.faults.append(fault)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> StandIn:
+        return self.start() if self._server is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
