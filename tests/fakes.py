@@ -246,3 +246,30 @@ class FakeGitHub:
 
     def runs_for(self, head_sha: str) -> list[FakeCheckRun]:
         return [r for r in self.check_runs.values() if r.head_sha == head_sha]
+
+
+# -- a fake check with a known outcome, for tests of the service itself ----------------------------
+def missing_facet_check(review: Any) -> Any:
+    """Error on each ``ol:<name>:<file>`` in a changed ``registry.json`` whose facet file is missing.
+
+    Stands in for the real rule families in service tests, so that they assert exact lines whatever
+    the real checks report. The worker runs it with ``--checks tests.fakes:FAKE_CHECKS``.
+    """
+    from bot.findings import Finding, Severity
+
+    registry = review.config.paths.registry
+    for change in review.changes.under(registry) if review.changes else ():
+        if not change.path.endswith("/registry.json") or change.status.value == "deleted":
+            continue
+        text = (review.head.read(change.path) or b"").decode("utf-8", "replace")
+        name = change.path[len(registry) + 1:-len("/registry.json")]
+        for number, line in enumerate(text.splitlines(), start=1):
+            for uri in (part for part in line.replace(",", " ").split('"') if part.startswith("ol:")):
+                target = f"{registry}/{'/'.join(uri.split(':')[1:-1])}/facets/{uri.split(':')[-1]}"
+                if review.head.size(target) is None:
+                    yield Finding(rule="test/missing-facet", severity=Severity.ERROR, path=change.path, line=number,
+                                  message=f"{uri} names {target}, which does not exist @someone <b>x</b>",
+                                  entry=name.replace("/", ":"))
+
+
+FAKE_CHECKS = (missing_facet_check,)

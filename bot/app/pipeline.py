@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot.app.github_api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
 from bot.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.config import CONFIG_PATHS, Config, load_config
-from bot.engine import ReviewContext, review
+from bot.engine import Check, ReviewContext, review
 from bot.findings import Finding, Report, Section, Verdict
 from bot.snapshot import MemorySnapshot, Snapshot
 
@@ -102,7 +102,8 @@ def run_regression(regression: Regression, inputs: ReviewInputs) -> tuple[Sectio
     return section, list(findings)
 
 
-def review_inputs(inputs: ReviewInputs, regression: Regression | None = None) -> Report:
+def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
+                  checks: Iterable[Check] | None = None) -> Report:
     """The report for fetched inputs: a neutral one when nothing watched changed or the list was cut."""
     if inputs.changes.truncated:
         return Report.build(inputs.config_findings, neutral_reason=(
@@ -113,7 +114,7 @@ def review_inputs(inputs: ReviewInputs, regression: Regression | None = None) ->
                             "nothing to review.")
     report = review(head=inputs.head, base=inputs.base, changes=inputs.changes,
                     context=ReviewContext(author=inputs.pr.author, approvers=inputs.approvers),
-                    config=inputs.config)
+                    config=inputs.config, checks=checks)
     report = report.with_sections(findings=inputs.config_findings)
     if regression is None or not inputs.config.regression.enabled:
         return report

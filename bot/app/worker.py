@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from bot.app import metrics
@@ -19,6 +19,7 @@ from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, Pull
 from bot.app.logs import log_context
 from bot.app.pipeline import Regression, fetch, review_inputs
 from bot.app.publish import complete_check, fail_check, publish_review, publish_summary, start_check, supersede_check
+from bot.engine import Check
 
 log = logging.getLogger("bot.worker")
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
@@ -72,13 +73,14 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, GitHubError) and (exc.status == 0 or exc.status >= 500 or exc.status in (403, 429))
 
 
-def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regression: Regression | None = None) -> str:
+def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regression: Regression | None = None,
+                        checks: Iterable[Check] | None = None) -> str:
     """Review ``pr`` at its head and publish; returns the outcome. The check run always ends terminal."""
     started = time.perf_counter()
     check_id = start_check(gh, pr, delivery)
     try:
         inputs = fetch(gh, pr)
-        report = review_inputs(inputs, regression)
+        report = review_inputs(inputs, regression, checks)
         current = gh.get_pull_request(pr.repo, pr.number)
         if current.head_sha != pr.head_sha:
             log.info("head moved to %s during the review; not publishing", current.head_sha)
@@ -104,9 +106,11 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
 class Worker:
     """Handles one job: find the pull request, check who asked, review its current head."""
 
-    def __init__(self, factory: GitHubClientFactory, resources: Resources | None = None) -> None:
+    def __init__(self, factory: GitHubClientFactory, resources: Resources | None = None,
+                 checks: Iterable[Check] | None = None) -> None:
         self.factory = factory
         self.resources = resources or Resources()
+        self.checks = tuple(checks) if checks is not None else None
 
     def handle(self, job: Job) -> str:
         with log_context(delivery=job.delivery, event=job.event, repo=job.repo, pr=job.number or None,
@@ -133,7 +137,7 @@ class Worker:
         if pr.state != "open":
             return "closed"
         with log_context(pr=pr.number, head_sha=pr.head_sha):
-            return review_pull_request(gh, pr, job.delivery, self._regression())
+            return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks)
 
     def _regression(self) -> Regression | None:
         """The warm regression, built on first use inside the review (so a start-up failure is reported)."""
@@ -159,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m bot.app.worker", description=main.__doc__)
     parser.add_argument("--threads", type=int, default=2, help="jobs run at once (default 2)")
+    parser.add_argument("--checks", metavar="MODULE:NAME",
+                        help="run this tuple of checks instead of bot.checks.CHECKS (organisation rules, tests)")
     parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
     args = parser.parse_args(argv)
     setup_json_logging()
@@ -171,7 +177,13 @@ def main(argv: list[str] | None = None) -> int:
 
     factory = AppClientFactory(settings.app_id, settings.private_key, settings.api_url)
     queue = JobQueue.from_url(settings.queue_url)
-    worker = Worker(factory)
+    checks = None
+    if args.checks:
+        import importlib
+
+        module, _, name = args.checks.partition(":")
+        checks = getattr(importlib.import_module(module), name or "CHECKS")
+    worker = Worker(factory, checks=checks)
     queue.set_handler(worker.handle)
     queue.huey.periodic_task(crontab(minute="*"), name="registry_bot_sweep")(
         lambda: queue.recover(min_age=queue.sweep_age))
