@@ -30,6 +30,8 @@ class Job:
     head_sha: str = ""
     requester: str = ""  # who asked for a recheck: their permission is checked before reviewing
     rerun: bool = False  # a re-run request: always create a new check run
+    check_run_id: int = 0  # the check run an interrupted attempt started (resumed, never left in progress)
+    check_run_sha: str = ""  # the head that check run is for
 
     @property
     def pr_key(self) -> str:

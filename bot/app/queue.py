@@ -108,6 +108,16 @@ class JobQueue:
             return None
         return Job(**json.loads(raw)["job"])
 
+    def note_check_run(self, job: Job, head_sha: str, check_run_id: int) -> None:
+        """Remember the check run a job started, so a retry after a crash concludes that one."""
+        key = f"job:{job.delivery}"
+        raw = self._kv.peek_data(key)
+        if raw is EmptyData or raw == DONE:
+            return
+        record = json.loads(raw)
+        record["job"].update(check_run_id=check_run_id, check_run_sha=head_sha)
+        self._kv.put_data(key, json.dumps(record).encode())
+
     def is_done(self, delivery: str) -> bool:
         return bool(self._kv.peek_data(f"job:{delivery}") == DONE)
 
