@@ -168,6 +168,14 @@ class Worker:
         return run
 
 
+def load_checks(spec: str) -> tuple[Check, ...]:
+    """The tuple of checks named ``module:NAME`` (``NAME`` defaults to ``CHECKS``)."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    return tuple(getattr(importlib.import_module(module), name or "CHECKS"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the worker: recover interrupted jobs, then consume the queue until SIGINT/SIGTERM."""
     import argparse
@@ -198,12 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     factory = AppClientFactory(settings.app_id, settings.private_key, settings.api_url,
                                seconds_between_writes=args.write_pause)
     queue = JobQueue.from_url(settings.queue_url)
-    checks = None
-    if args.checks:
-        import importlib
-
-        module, _, name = args.checks.partition(":")
-        checks = getattr(importlib.import_module(module), name or "CHECKS")
+    checks = load_checks(args.checks) if args.checks else None
     worker = Worker(factory, checks=checks, note_check_run=queue.note_check_run)
     queue.set_handler(worker.handle)
     queue.huey.periodic_task(crontab(minute="*"), name="registry_bot_sweep")(
