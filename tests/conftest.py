@@ -47,3 +47,11 @@ def corpus_pr_repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Pa
     made.edit_json(REGISTRY_ENTRY, lambda data: data["consumer"].update(consumed_facets=["ol:gcp:lineage:X.json"]))
     made.commit("edit the entry")
     return made.path
+
+
+@pytest.fixture
+def fake_github():  # type: ignore[no-untyped-def]
+    """The one shared fake of ``GitHubAPI`` (see ``tests/fakes.py``)."""
+    from tests.fakes import FakeGitHub
+
+    return FakeGitHub()

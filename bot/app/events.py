@@ -1,0 +1,106 @@
+"""Which webhook deliveries become review jobs: a pure function of the event name and payload.
+
+Nothing here calls GitHub. Whatever needs GitHub (a commenter's permission, the pull request a
+check suite belongs to, the files a pull request touches) is decided later by the worker.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+RECHECK_COMMAND = "/registry-bot recheck"
+PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
+KNOWN_EVENTS = frozenset({"ping", "pull_request", "pull_request_review", "check_suite", "check_run",
+                          "issue_comment", *LOGGED_EVENTS})
+
+
+@dataclass(frozen=True)
+class Job:
+    """One review to do. ``number`` is 0 when only ``head_sha`` is known (a check suite of a fork)."""
+
+    delivery: str
+    event: str
+    action: str
+    installation: int
+    repo: str
+    number: int = 0
+    head_sha: str = ""
+    requester: str = ""  # who asked for a recheck: their permission is checked before reviewing
+    rerun: bool = False  # a re-run request: always create a new check run
+    check_run_id: int = 0  # the check run an interrupted attempt started (resumed, never left in progress)
+    check_run_sha: str = ""  # the head that check run is for
+
+    @property
+    def pr_key(self) -> str:
+        return f"{self.repo}#{self.number}" if self.number else f"{self.repo}@{self.head_sha}"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> Job:
+        return cls(**json.loads(raw))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the web endpoint does with a delivery: enqueue ``job``, or answer ``status`` with ``reason``."""
+
+    status: int
+    reason: str
+    job: Job | None = None
+
+
+def _pr_from_list(items: Any) -> int:
+    if isinstance(items, list) and items and isinstance(items[0], dict):
+        return int(items[0].get("number") or 0)
+    return 0
+
+
+def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
+    """Turn a verified delivery into a job, or say why it is ignored."""
+    if event == "ping":
+        return Decision(200, "pong")
+    if event not in KNOWN_EVENTS:
+        return Decision(202, f"event {event!r} is not handled; ignored")
+    action = str(payload.get("action") or "")
+    if event in LOGGED_EVENTS:
+        return Decision(200, f"{event}.{action} logged")
+    installation = (payload.get("installation") or {}).get("id")
+    repo = (payload.get("repository") or {}).get("full_name")
+    if not isinstance(installation, int) or not isinstance(repo, str):
+        return Decision(202, f"{event}.{action} without an installation or repository; ignored")
+    base = Job(delivery=delivery, event=event, action=action, installation=installation, repo=repo)
+
+    if event == "pull_request":
+        pr = payload.get("pull_request") or {}
+        changes = payload.get("changes") or {}
+        if action in PR_ACTIONS or (action == "edited" and "base" in changes):
+            return Decision(202, "queued", replace(base, number=int(pr.get("number") or payload.get("number") or 0),
+                                               head_sha=str((pr.get("head") or {}).get("sha") or "")))
+        return Decision(202, f"pull_request.{action} needs no review; ignored")
+    if event == "pull_request_review":
+        pr = payload.get("pull_request") or {}
+        if action == "submitted":
+            return Decision(202, "queued", replace(base, number=int(pr.get("number") or 0),
+                                               head_sha=str((pr.get("head") or {}).get("sha") or "")))
+        return Decision(202, f"pull_request_review.{action} ignored")
+    if event in ("check_suite", "check_run"):
+        obj = payload.get(event) or {}
+        if action == "rerequested" or (event == "check_run" and action == "requested_action"):
+            return Decision(202, "queued", replace(base, number=_pr_from_list(obj.get("pull_requests")),
+                                               head_sha=str(obj.get("head_sha") or ""), rerun=True))
+        return Decision(202, f"{event}.{action} ignored")
+    # issue_comment
+    issue = payload.get("issue") or {}
+    comment = payload.get("comment") or {}
+    body = str(comment.get("body") or "")
+    if action != "created" or "pull_request" not in issue:
+        return Decision(202, f"issue_comment.{action} not on a pull request; ignored")
+    if not any(line.strip().startswith(RECHECK_COMMAND) for line in body.splitlines()):
+        return Decision(202, "comment without the recheck command; ignored")
+    return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0),
+                                       requester=str((comment.get("user") or {}).get("login") or ""), rerun=True))

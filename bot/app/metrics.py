@@ -1,0 +1,33 @@
+"""Prometheus metrics of the web and worker processes.
+
+Metric objects are plain module constants (no I/O). With ``PROMETHEUS_MULTIPROC_DIR`` set, the
+web's ``/metrics`` also aggregates what the worker and the other gunicorn workers recorded.
+"""
+
+from __future__ import annotations
+
+import os
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import REGISTRY as DEFAULT_REGISTRY
+
+DELIVERIES = Counter("registry_bot_deliveries_total", "Webhook deliveries by event and outcome",
+                     ["event", "outcome"])
+JOBS = Counter("registry_bot_jobs_total", "Review jobs by outcome", ["outcome"])
+JOB_SECONDS = Histogram("registry_bot_job_seconds", "Time from job start to published verdict",
+                        buckets=(0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120, 300, float("inf")))
+FAILURES = Counter("registry_bot_failures_total", "Reviews that ended in an internal error", ["stage"])
+GITHUB_CALLS = Counter("registry_bot_github_calls_total", "GitHub API calls made by the worker", ["method"])
+RATE_LIMIT = Gauge("registry_bot_github_rate_limit_remaining", "Last x-ratelimit-remaining seen",
+                   multiprocess_mode="mostrecent")
+
+
+def render() -> tuple[bytes, str]:
+    """The exposition text and its content type."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(DEFAULT_REGISTRY), CONTENT_TYPE_LATEST

@@ -1,0 +1,125 @@
+"""Fetch what a review needs through ``GitHubAPI``, run the engine, and (optionally) the regression.
+
+Only the paths the checks read are fetched: the configured folders plus the CODEOWNERS files and
+the bot's config. The config comes from the default branch, never from the pull request's head.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from bot.app.github_api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
+from bot.changes import ChangeSet, FileChange, Status, diff_lines
+from bot.config import CONFIG_PATHS, Config, load_config
+from bot.engine import Check, ReviewContext, review
+from bot.findings import Finding, Report, Section, Verdict
+from bot.snapshot import MemorySnapshot, Snapshot
+
+log = logging.getLogger(__name__)
+
+EXTRA_PATHS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS", *CONFIG_PATHS)
+Regression = Callable[[Snapshot, Snapshot, ChangeSet, Config], tuple[Section | None, list[Finding]]]
+_STATUS = {"added": Status.ADDED, "removed": Status.DELETED, "renamed": Status.RENAMED, "copied": Status.ADDED}
+
+
+def to_changeset(files: Iterable[ChangedFile], truncated: bool = False) -> ChangeSet:
+    """GitHub's pull request files as a ``ChangeSet`` (diff lines from each ``patch``)."""
+    return ChangeSet(files=tuple(
+        FileChange(f.path, _STATUS.get(f.status, Status.MODIFIED), old_path=f.previous_path,
+                   lines=diff_lines(f.patch), patch_missing=f.patch is None and f.status != "removed")
+        for f in files), truncated=truncated)
+
+
+def approvers(reviews: Iterable[ReviewInfo]) -> frozenset[str]:
+    """Users whose latest deciding review is an approval (a later plain comment does not revoke it)."""
+    latest: dict[str, str] = {}
+    for r in reviews:
+        if r.state in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
+            latest[r.user] = r.state
+    return frozenset(user for user, state in latest.items() if state == "APPROVED")
+
+
+@dataclass(frozen=True)
+class ReviewInputs:
+    pr: PullRequest
+    base: Snapshot
+    head: Snapshot
+    changes: ChangeSet
+    config: Config
+    config_findings: tuple[Finding, ...]
+    approvers: frozenset[str]
+
+    def touches_watched(self) -> bool:
+        return any(self.changes.touches(folder) or self.changes.get(folder) is not None
+                   for folder in self.config.watched())
+
+
+def load_default_config(gh: GitHubAPI, pr: PullRequest) -> tuple[Config, list[Finding]]:
+    files = {}
+    for path in CONFIG_PATHS:
+        data = gh.read_file(pr.repo, pr.default_branch, path)
+        if data is not None:
+            files[path] = data
+    return load_config(MemorySnapshot(files, label=pr.default_branch))
+
+
+def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
+    """Everything one review reads, fetched through ``gh``."""
+    config, config_findings = load_default_config(gh, pr)
+    files, truncated = gh.list_pull_request_files(pr.repo, pr.number)
+    changes = to_changeset(files, truncated)
+    wanted = (*config.watched(), *EXTRA_PATHS)
+    base = MemorySnapshot(gh.read_tree(pr.repo, pr.base_sha, wanted), label=f"base {pr.base_sha[:12]}")
+    head = MemorySnapshot(gh.read_tree(pr.repo, pr.head_sha, wanted), label=f"head {pr.head_sha[:12]}")
+    return ReviewInputs(pr, base, head, changes, config, tuple(config_findings),
+                        approvers(gh.list_reviews(pr.repo, pr.number)))
+
+
+def run_regression(regression: Regression, inputs: ReviewInputs) -> tuple[Section, list[Finding]]:
+    """Run the regression within the config's time budget; a failure or a timeout becomes a neutral section."""
+    budget = inputs.config.regression.time_budget_seconds
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="regression")
+    future = pool.submit(regression, inputs.base, inputs.head, inputs.changes, inputs.config)
+    try:
+        section, findings = future.result(timeout=budget)
+    except concurrent.futures.TimeoutError:
+        log.warning("regression exceeded its %ss budget", budget)
+        return Section("Regression", f"The regression did not finish within its {budget:g} s budget; "
+                       "its results are not part of this verdict.", verdict=Verdict.NEUTRAL), []
+    except Exception as exc:
+        log.exception("regression failed")
+        reason = traceback.format_exception_only(exc)[-1].strip()
+        return Section("Regression", f"The regression could not run: `{reason.replace('`', '')}`. "
+                       "The other checks still ran.", verdict=Verdict.NEUTRAL), []
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    if section is None:
+        return Section("Regression", "", verdict=None), list(findings)
+    return section, list(findings)
+
+
+def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
+                  checks: Iterable[Check] | None = None) -> Report:
+    """The report for fetched inputs: a neutral one when nothing watched changed or the list was cut."""
+    if inputs.changes.truncated:
+        return Report.build(inputs.config_findings, neutral_reason=(
+            "GitHub lists at most 3,000 files of a pull request and this one has more, so the bot cannot "
+            "see the whole change. Split the pull request, or run `registry-bot check` locally."))
+    if not inputs.touches_watched():
+        return Report.build((), neutral_reason="This pull request changes none of the registry's files: "
+                            "nothing to review.")
+    report = review(head=inputs.head, base=inputs.base, changes=inputs.changes,
+                    context=ReviewContext(author=inputs.pr.author, approvers=inputs.approvers),
+                    config=inputs.config, checks=checks)
+    report = report.with_sections(findings=inputs.config_findings)
+    if regression is None or not inputs.config.regression.enabled:
+        return report
+    section, findings = run_regression(regression, inputs)
+    sections = (section,) if section.markdown else ()
+    neutral = "The regression did not complete; see its section." if section.verdict is Verdict.NEUTRAL else None
+    return Report.build((*report.findings, *findings), report.entries, (*report.sections, *sections),
+                        report.neutral_reason or neutral)

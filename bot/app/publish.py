@@ -1,0 +1,178 @@
+"""The only code that writes to GitHub: check run, pull request review, summary comment.
+
+Idempotent: a re-run or a redelivered webhook leaves one summary comment, never posts the same
+review twice, and every check run it starts ends in a terminal state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+
+from bot.app.github_api import (
+    Annotation,
+    AnnotationLevel,
+    CheckConclusion,
+    CheckRunOutput,
+    GitHubAPI,
+    InlineComment,
+    PullRequest,
+)
+from bot.changes import ChangeSet
+from bot.config import Config
+from bot.findings import Finding, Report, Severity, Verdict
+from bot.render.markdown import GITHUB_TEXT_LIMIT, code, escape, headline, render_markdown
+
+log = logging.getLogger(__name__)
+
+CHECK_NAME = "OpenLineage registry"
+ANNOTATIONS_PER_REQUEST = 50
+MAX_ANNOTATIONS = 1000
+SUMMARY_MARKER = "<!-- registry-bot:summary -->"
+FLIP_MARKER = "<!-- registry-bot:verdict-changed {sha} -->"
+RERUN_ACTION = {"label": "Re-run", "description": "Review this pull request again", "identifier": "rerun"}
+_LEVEL: dict[Severity, AnnotationLevel] = {
+    Severity.ERROR: "failure", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
+_VERDICT_WORD = {Verdict.SUCCESS: "passed", Verdict.FAILURE: "failed", Verdict.NEUTRAL: "neutral"}
+_CONCLUSION: dict[Verdict, CheckConclusion] = {
+    Verdict.SUCCESS: "success", Verdict.FAILURE: "failure", Verdict.NEUTRAL: "neutral"}
+_KNOWN = frozenset(v.value for v in Verdict)
+
+
+def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
+    """One annotation per finding that names a file (line 1 when the finding has no line)."""
+    out = []
+    for f in findings:
+        if not f.path:
+            continue
+        line = f.line or 1
+        message = f.message + (f"\n\n{f.hint}" if f.hint else "")
+        out.append(Annotation(path=f.path, start_line=line, end_line=line, level=_LEVEL[f.severity],
+                              message=message[:4000], title=f.rule[:255]))
+    return out
+
+
+# -- check run -----------------------------------------------------------------------------------
+def start_check(gh: GitHubAPI, pr: PullRequest, delivery: str) -> int:
+    return gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id=delivery,
+                               output=CheckRunOutput(title="Reviewing", summary="The review is running."))
+
+
+def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report) -> None:
+    """Conclude the check run with the summary and every annotation, 50 per request."""
+    title = headline(report)
+    summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT, title=False)
+    notes = to_annotations(report.findings)
+    if len(notes) > MAX_ANNOTATIONS:
+        summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT - 200, title=False) + (
+            f"\n\n> Only the first {MAX_ANNOTATIONS} of {len(notes)} findings are shown as annotations.\n")
+        notes = notes[:MAX_ANNOTATIONS]
+    batches = [notes[i:i + ANNOTATIONS_PER_REQUEST] for i in range(0, len(notes), ANNOTATIONS_PER_REQUEST)] or [[]]
+    for batch in batches[:-1]:
+        gh.update_check_run(repo, check_id, output=CheckRunOutput(title, summary, annotations=tuple(batch)))
+    conclusion: CheckConclusion = _CONCLUSION[report.verdict]
+    gh.update_check_run(repo, check_id, status="completed", conclusion=conclusion,
+                        output=CheckRunOutput(title, summary, annotations=tuple(batches[-1])),
+                        actions=[RERUN_ACTION])
+
+
+def fail_check(gh: GitHubAPI, repo: str, check_id: int, delivery: str, error: BaseException) -> None:
+    summary = (f"The bot hit an internal error while reviewing this pull request (delivery {code(delivery)}: "
+               f"{code(type(error).__name__)}). Nothing was decided about the change. Use **Re-run** to try "
+               "again; if it keeps failing, report the delivery id to the bot's maintainers.")
+    gh.update_check_run(repo, check_id, status="completed", conclusion="failure", actions=[RERUN_ACTION],
+                        output=CheckRunOutput(title="The bot hit an internal error", summary=summary))
+
+
+def supersede_check(gh: GitHubAPI, repo: str, check_id: int, newer_sha: str) -> None:
+    gh.update_check_run(repo, check_id, status="completed", conclusion="neutral", output=CheckRunOutput(
+        title="Superseded by a newer push",
+        summary=f"The pull request moved to {code(newer_sha[:12])} during the review; that commit is "
+                "reviewed instead."))
+
+
+# -- pull request review -------------------------------------------------------------------------
+def inline_comment_body(f: Finding) -> str:
+    body = f"**{f.severity.value}** {code(f.rule)}: {escape(f.message)}"
+    return body + (f"\n\n{escape(f.hint)}" if f.hint else "")
+
+
+def plan_review(report: Report, changes: ChangeSet, limit: int) -> tuple[list[InlineComment], list[Finding]]:
+    """Inline comments for findings on diff lines (at most ``limit``); the rest go in the body."""
+    inline: list[InlineComment] = []
+    rest: list[Finding] = []
+    seen: set[tuple[str, int, str]] = set()
+    for f in report.findings:
+        if f.line is not None and changes.commentable(f.path, f.line) and len(inline) < limit:
+            comment = InlineComment(f.path, f.line, inline_comment_body(f))
+            if (comment.path, comment.line, comment.body) not in seen:
+                seen.add((comment.path, comment.line, comment.body))
+                inline.append(comment)
+            continue
+        rest.append(f)
+    return inline, rest
+
+
+def review_body(report: Report, rest: Sequence[Finding], sha: str) -> str:
+    lines = [f"**{headline(report)}** for {code(sha[:12])}. Details are in the "
+             f"**{CHECK_NAME}** check run."]
+    if rest:
+        lines += ["", "Findings not on a line of this diff:", ""]
+        lines += [f"- {f.severity.value} {code(f.rule)} {code(f.path or '(repository)')}"
+                  + (f" line {f.line}" if f.line else "") + f": {escape(f.message)}" for f in rest]
+    body = "\n".join(lines)
+    if len(body) > 60_000:
+        body = body[:60_000] + "\n\n(list cut to fit GitHub's size limit; every finding is an annotation)"
+    return body
+
+
+def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: ChangeSet, config: Config) -> int | None:
+    """Dismiss the bot's blocking reviews of older commits, then post this head's review once."""
+    me = gh.bot_login()
+    reviews = gh.list_reviews(pr.repo, pr.number)
+    for r in reviews:
+        if r.user == me and r.commit_id != pr.head_sha and r.state in ("CHANGES_REQUESTED", "APPROVED"):
+            gh.dismiss_review(pr.repo, pr.number, r.id, f"Superseded by the review of {pr.head_sha[:12]}.")
+    if not report.findings:
+        return None
+    inline, rest = plan_review(report, changes, config.review.max_inline_comments)
+    body = review_body(report, rest, pr.head_sha)
+    if any(r.user == me and r.commit_id == pr.head_sha and r.body == body for r in reviews):
+        return None  # a re-run or a redelivery: this review is already there
+    posted = {(c.path, c.line, c.body) for c in gh.list_review_comments(pr.repo, pr.number) if c.user == me}
+    inline = [c for c in inline if (c.path, c.line, c.body) not in posted]
+    event = config.review.event_on_errors if report.has_errors else "COMMENT"
+    if event not in ("REQUEST_CHANGES", "COMMENT"):
+        event = "REQUEST_CHANGES"
+    return gh.create_review(pr.repo, pr.number, pr.head_sha, event, body, inline)  # type: ignore[arg-type]
+
+
+# -- summary comment -----------------------------------------------------------------------------
+def _verdict_of(body: str) -> str | None:
+    start = body.find("<!-- registry-bot:verdict=")
+    if start < 0:
+        return None
+    return body[start + len("<!-- registry-bot:verdict="):].split(" ", 1)[0].split("-->", 1)[0].strip()
+
+
+def publish_summary(gh: GitHubAPI, pr: PullRequest, report: Report) -> int:
+    """Edit the one summary comment (found by its marker); on a verdict flip also post a short notice."""
+    me = gh.bot_login()
+    verdict = report.verdict.value
+    header = f"{SUMMARY_MARKER}\n<!-- registry-bot:verdict={verdict} -->\n"
+    footer = f"\n\n<sub>Reviewed commit {code(pr.head_sha[:12])}. Comment `/registry-bot recheck` to run again.</sub>\n"
+    body = header + render_markdown(report, limit=GITHUB_TEXT_LIMIT - len(header) - len(footer)) + footer
+    comments = gh.list_issue_comments(pr.repo, pr.number)
+    mine = [c for c in comments if c.user == me and SUMMARY_MARKER in c.body]
+    if not mine:
+        return gh.create_issue_comment(pr.repo, pr.number, body)
+    current = mine[-1]
+    previous = _verdict_of(current.body)
+    if current.body != body:
+        gh.edit_issue_comment(pr.repo, current.id, body)
+    flip = FLIP_MARKER.format(sha=pr.head_sha)
+    if previous in _KNOWN and previous != verdict and not any(c.user == me and flip in c.body for c in comments):
+        gh.create_issue_comment(pr.repo, pr.number, (
+            f"{flip}\nThe registry review changed from **{_VERDICT_WORD[Verdict(previous)]}** to "
+            f"**{_VERDICT_WORD[report.verdict]}** at {code(pr.head_sha[:12])}; the summary above is updated."))
+    return current.id

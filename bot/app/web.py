@@ -1,0 +1,111 @@
+"""The webhook service: verify, dedupe, enqueue, answer in milliseconds. No GitHub call, no review here.
+
+Run it with ``gunicorn 'bot.web:create_app()'`` (see ``gunicorn.conf.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import parse_qs
+
+from flask import Flask, Response, jsonify, request
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+
+from bot.app import metrics
+from bot.app.events import decide
+from bot.app.logs import log_context
+from bot.app.queue import JobQueue
+from bot.app.settings import Settings
+from bot.app.signature import verify
+
+log = logging.getLogger("bot.web")
+MAX_BODY = 25 * 1024 * 1024  # GitHub caps payloads at 25 MB
+
+
+def _answer(status: int, message: str, **extra: Any) -> tuple[Response, int]:
+    return jsonify({"message": message, **extra}), status
+
+
+def _parse(body: bytes, content_type: str) -> Any:
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        form = parse_qs(body.decode("utf-8", "replace"))
+        body = form.get("payload", [""])[0].encode()
+    return json.loads(body)
+
+
+def create_app(settings: Settings | None = None, queue: JobQueue | None = None) -> Flask:
+    """The Flask application. Without arguments, settings come from the environment (refusing to
+    start when one is missing) and the queue from ``BOT_QUEUE_URL``."""
+    settings = settings or Settings.from_env()
+    queue = queue or JobQueue.from_url(settings.queue_url)
+    app = Flask("registry_bot")
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    secrets = settings.webhook_secrets
+
+    @app.post("/webhook")
+    def webhook() -> tuple[Response, int]:
+        started = time.perf_counter()
+        delivery = request.headers.get("X-GitHub-Delivery", "")
+        event = request.headers.get("X-GitHub-Event", "")
+        with log_context(delivery=delivery, event=event):
+            status, message, extra = _handle(delivery, event)
+            metrics.DELIVERIES.labels(event=event or "-", outcome=str(status)).inc()
+            log.info("webhook %s: %s", status, message,
+                     extra={"ms": round((time.perf_counter() - started) * 1000, 2)})
+            return _answer(status, message, **extra)
+
+    def _handle(delivery: str, event: str) -> tuple[int, str, dict[str, Any]]:
+        if (request.content_length or 0) > MAX_BODY:
+            return 413, f"body over {MAX_BODY:,} bytes", {}
+        try:
+            body = request.get_data(cache=False)
+        except RequestEntityTooLarge:
+            return 413, f"body over {MAX_BODY:,} bytes", {}
+        if not verify(body, request.headers.get("X-Hub-Signature-256"), secrets):
+            return 401, "missing or bad X-Hub-Signature-256", {}
+        if not event or not delivery:
+            return 400, "missing X-GitHub-Event or X-GitHub-Delivery header", {}
+        try:
+            payload = _parse(body, request.content_type or "")
+        except (ValueError, RecursionError):
+            return 400, "the body is not JSON", {}
+        if not isinstance(payload, dict):
+            return 400, "the body is not a JSON object", {}
+        decision = decide(event, delivery, payload)
+        if decision.job is None:
+            return decision.status, decision.reason, {}
+        job = decision.job
+        with log_context(repo=job.repo, pr=job.number or None, head_sha=job.head_sha):
+            try:
+                accepted = queue.accept(job)
+            except Exception:
+                log.exception("could not enqueue")
+                return 503, "the queue is not available; redeliver later", {}
+            if not accepted:
+                return 200, "duplicate delivery; already accepted", {}
+            log.info("queued review of %s", job.pr_key)
+            return 202, "queued", {"job": job.pr_key}
+
+    @app.get("/healthz")
+    def healthz() -> tuple[Response, int]:
+        return _answer(200, "alive")
+
+    @app.get("/readyz")
+    def readyz() -> tuple[Response, int]:
+        if queue.ready():
+            return _answer(200, "ready", pending=queue.pending())
+        return _answer(503, "the queue is not reachable")
+
+    @app.get("/metrics")
+    def prometheus() -> Response:
+        body, content_type = metrics.render()
+        return Response(body, content_type=content_type)
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> tuple[Response, int]:
+        return _answer(exc.code or 500, exc.description or exc.name)
+
+    return app

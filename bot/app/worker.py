@@ -1,0 +1,223 @@
+"""The worker: takes jobs off the queue, reviews the pull request's current head, publishes.
+
+``python -m bot.app.worker`` runs a huey consumer over the same queue as the web. Long-lived
+resources (the Spark regression's warm SparkSession) are created lazily, once per process, through
+``Resources`` and reused by every job.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from bot.app import metrics
+from bot.app.events import Job
+from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest
+from bot.app.logs import log_context
+from bot.app.pipeline import Regression, fetch, review_inputs
+from bot.app.publish import complete_check, fail_check, publish_review, publish_summary, start_check, supersede_check
+from bot.engine import Check
+
+log = logging.getLogger("bot.worker")
+WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+
+
+class Resources:
+    """Process-wide resources built on first use and kept warm (one regression, one SparkSession)."""
+
+    def __init__(self, regression_factory: Callable[[], Regression] | None = None) -> None:
+        self._factory = regression_factory
+        self._regression: Regression | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self._factory is not None
+
+    def regression(self) -> Regression | None:
+        if self._factory is None:
+            return None
+        with self._lock:
+            if self._regression is None:
+                self._regression = self._factory()
+            return self._regression
+
+
+class CountingGitHub:
+    """Wraps a ``GitHubAPI`` to count calls and record the rate limit for the metrics."""
+
+    def __init__(self, inner: GitHubAPI) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if not callable(attr) or name == "rate_limit_remaining":
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            metrics.GITHUB_CALLS.labels(method=name).inc()
+            try:
+                return attr(*args, **kwargs)
+            finally:
+                remaining = self._inner.rate_limit_remaining()
+                if remaining is not None:
+                    metrics.RATE_LIMIT.set(remaining)
+        return call
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A GitHub failure worth retrying the whole job for (network, 5xx, rate limit)."""
+    return isinstance(exc, GitHubError) and (exc.status == 0 or exc.status >= 500 or exc.status in (403, 429))
+
+
+def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regression: Regression | None = None,
+                        checks: Iterable[Check] | None = None, resume: tuple[str, int] | None = None,
+                        on_check_run: Callable[[str, int], None] | None = None) -> str:
+    """Review ``pr`` at its head and publish; returns the outcome. The check run always ends terminal.
+
+    ``resume`` is (head sha, check run id) of an attempt that was interrupted (kill -9): that check run
+    is reused for the same head, or concluded as superseded for an older one.
+    """
+    started = time.perf_counter()
+    if resume and resume[0] == pr.head_sha:
+        check_id = resume[1]
+        gh.update_check_run(pr.repo, check_id, status="in_progress")
+    else:
+        if resume:
+            supersede_check(gh, pr.repo, resume[1], pr.head_sha)
+        check_id = start_check(gh, pr, delivery)
+        if on_check_run is not None:
+            on_check_run(pr.head_sha, check_id)
+    try:
+        inputs = fetch(gh, pr)
+        report = review_inputs(inputs, regression, checks)
+        current = gh.get_pull_request(pr.repo, pr.number)
+        if current.head_sha != pr.head_sha:
+            log.info("head moved to %s during the review; not publishing", current.head_sha)
+            supersede_check(gh, pr.repo, check_id, current.head_sha)
+            return "superseded"
+        complete_check(gh, pr.repo, check_id, report)
+        if inputs.touches_watched() or inputs.changes.truncated:
+            publish_review(gh, pr, report, inputs.changes, inputs.config)
+            publish_summary(gh, pr, report)
+    except Exception as exc:
+        log.exception("review failed")
+        metrics.FAILURES.labels(stage="review").inc()
+        fail_check(gh, pr.repo, check_id, delivery, exc)
+        if is_transient(exc):
+            raise  # the queue retries the job; this check run is already concluded
+        return "error"
+    finally:
+        metrics.JOB_SECONDS.observe(time.perf_counter() - started)
+    log.info("published %s", report.verdict.value)
+    return report.verdict.value
+
+
+class Worker:
+    """Handles one job: find the pull request, check who asked, review its current head."""
+
+    def __init__(self, factory: GitHubClientFactory, resources: Resources | None = None,
+                 checks: Iterable[Check] | None = None,
+                 note_check_run: Callable[[Job, str, int], None] | None = None) -> None:
+        self.factory = factory
+        self.note_check_run = note_check_run
+        self.resources = resources or Resources()
+        self.checks = tuple(checks) if checks is not None else None
+
+    def handle(self, job: Job) -> str:
+        with log_context(delivery=job.delivery, event=job.event, repo=job.repo, pr=job.number or None,
+                         head_sha=job.head_sha):
+            outcome = self._handle(job)
+            metrics.JOBS.labels(outcome=outcome).inc()
+            log.info("job done: %s", outcome)
+            return outcome
+
+    def _handle(self, job: Job) -> str:
+        gh: GitHubAPI = CountingGitHub(self.factory.for_installation(job.installation))
+        number = job.number
+        if not number:
+            numbers = gh.list_open_pull_requests_for_sha(job.repo, job.head_sha)
+            if not numbers:
+                return "no-pull-request"
+            number = numbers[0]
+        if job.requester:
+            permission = gh.get_permission(job.repo, job.requester)
+            if permission not in WRITE_PERMISSIONS:
+                log.info("recheck by %s refused: permission %s", job.requester, permission)
+                return "refused"
+        pr = gh.get_pull_request(job.repo, number)
+        if pr.state != "open":
+            return "closed"
+        with log_context(pr=pr.number, head_sha=pr.head_sha):
+            resume = (job.check_run_sha, job.check_run_id) if job.check_run_id else None
+            note = self.note_check_run
+            return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks, resume,
+                                       (lambda sha, check_id: note(job, sha, check_id)) if note else None)
+
+    def _regression(self) -> Regression | None:
+        """The warm regression, built on first use inside the review (so a start-up failure is reported)."""
+        if not self.resources.enabled:
+            return None
+
+        def run(*args: Any) -> Any:
+            regression = self.resources.regression()
+            return regression(*args) if regression is not None else (None, [])
+        return run
+
+
+def load_checks(spec: str) -> tuple[Check, ...]:
+    """The tuple of checks named ``module:NAME`` (``NAME`` defaults to ``CHECKS``)."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    return tuple(getattr(importlib.import_module(module), name or "CHECKS"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the worker: recover interrupted jobs, then consume the queue until SIGINT/SIGTERM."""
+    import argparse
+    import sys
+
+    from huey import crontab
+
+    from bot.app.logs import setup_json_logging
+    from bot.app.queue import JobQueue
+    from bot.app.settings import Settings, SettingsError
+
+    parser = argparse.ArgumentParser(prog="python -m bot.app.worker", description=main.__doc__)
+    parser.add_argument("--threads", type=int, default=2, help="jobs run at once (default 2)")
+    parser.add_argument("--checks", metavar="MODULE:NAME",
+                        help="run this tuple of checks instead of bot.checks.CHECKS (organisation rules, tests)")
+    parser.add_argument("--write-pause", type=float, default=1.0,
+                        help="seconds between GitHub writes (GitHub asks for 1 s; 0 against a stand-in)")
+    parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
+    args = parser.parse_args(argv)
+    setup_json_logging()
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    from bot.app.github_client import AppClientFactory
+
+    factory = AppClientFactory(settings.app_id, settings.private_key, settings.api_url,
+                               seconds_between_writes=args.write_pause)
+    queue = JobQueue.from_url(settings.queue_url)
+    checks = load_checks(args.checks) if args.checks else None
+    worker = Worker(factory, checks=checks, note_check_run=queue.note_check_run)
+    queue.set_handler(worker.handle)
+    queue.huey.periodic_task(crontab(minute="*"), name="registry_bot_sweep")(
+        lambda: queue.recover(min_age=queue.sweep_age))
+    queue.recover()
+    consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=True,
+                                          initial_delay=0.02, backoff=1.5, max_delay=args.poll,
+                                          scheduler_interval=1)
+    consumer.run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

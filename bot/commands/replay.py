@@ -1,0 +1,100 @@
+"""``registry-bot replay``: run the App's whole pipeline for a recorded delivery against a local git repository.
+
+Like Probot's ``receive``: the delivery goes through the same event routing and worker code as in
+production, but GitHub is ``LocalGitHub`` over ``--repo``, and what would be posted is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+
+HELP = "run the GitHub App pipeline for a recorded webhook delivery against a local git repository"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("delivery", help="the delivery's JSON body, or {name, id, payload} as Probot records it")
+    parser.add_argument("--repo", required=True, help="a local git repository standing in for the GitHub one")
+    parser.add_argument("--event", help="the X-GitHub-Event name (default: the recording's 'name', "
+                                        "else pull_request)")
+    parser.add_argument("--base", help="base branch or sha (default: the payload's base ref, else main)")
+    parser.add_argument("--head", help="head branch or sha (default: the payload's head ref, else HEAD)")
+    parser.add_argument("--checks", metavar="MODULE:NAME", help="run these checks instead of bot.checks.CHECKS")
+    parser.add_argument("--approved-by", default="", metavar="LOGIN[,LOGIN...]", help="users who approved")
+
+
+def _load(path: str) -> tuple[str | None, str, dict[str, Any]]:
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} does not hold a JSON object")
+    if isinstance(data.get("payload"), dict):
+        return data.get("name"), str(data.get("id") or "replay"), data["payload"]
+    return None, "replay", data
+
+
+def _ref(local_repo: Path, wanted: str | None, fallback: str) -> str:
+    from bot.snapshot import GitError, run_git
+
+    for ref in (wanted, fallback):
+        if not ref:
+            continue
+        try:
+            run_git(local_repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+        except GitError:
+            continue
+        return ref
+    raise UsageError(f"neither {wanted!r} nor {fallback!r} is a revision of {local_repo}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from bot.app.events import decide
+    from bot.app.local_github import LocalGitHub
+    from bot.app.worker import Worker, load_checks
+
+    name, delivery, payload = _load(args.delivery)
+    event = args.event or name or "pull_request"
+    decision = decide(event, delivery, {**payload, "installation": payload.get("installation") or {"id": 0}})
+    if decision.job is None:
+        print(f"{event}: {decision.reason} (nothing would be posted)")
+        return EXIT_OK
+    job = decision.job
+    pr = payload.get("pull_request") or {}
+    repo_path = Path(args.repo)
+    if not repo_path.exists():
+        raise UsageError(f"{repo_path} does not exist")
+    base = _ref(repo_path, args.base or (pr.get("base") or {}).get("ref"), "main")
+    head = _ref(repo_path, args.head or (pr.get("head") or {}).get("ref"), "HEAD")
+    local = LocalGitHub(repo_path, base, head, repo=job.repo, number=job.number or 1,
+                        author=str((pr.get("user") or {}).get("login") or "contributor"),
+                        permissions={job.requester: "write"} if job.requester else None)
+    try:
+        for login in filter(None, (x.strip() for x in args.approved_by.split(","))):
+            local.add_review(login, "APPROVE")
+        job = replace(job, number=job.number or 1, head_sha="")
+        checks = load_checks(args.checks) if args.checks else None
+        outcome = Worker(_Single(local), checks=checks).handle(job)
+        sys.stdout.write(local.render())
+    finally:
+        local.close()
+    print(f"\noutcome: {outcome}")
+    return EXIT_ERRORS if outcome == "failure" else EXIT_OK
+
+
+class _Single:
+    """A ``GitHubClientFactory`` that always gives the one local repository."""
+
+    def __init__(self, local: Any) -> None:
+        self.local = local
+
+    def for_installation(self, installation_id: int) -> Any:
+        return self.local

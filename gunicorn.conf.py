@@ -1,0 +1,26 @@
+"""gunicorn settings for the webhook service: ``gunicorn -c gunicorn.conf.py 'bot.web:create_app()'``.
+
+The web process only verifies, dedupes and enqueues, so a few threaded workers answer hundreds of
+deliveries a second. Command-line flags (``--bind``, ``--workers``) override these values.
+"""
+
+import os
+
+bind = os.environ.get("BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("WEB_THREADS", "8"))
+timeout = 30
+graceful_timeout = 10
+keepalive = 5
+backlog = 1024
+accesslog = None  # the app logs every delivery as JSON with its delivery id
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info")
+preload_app = False  # each worker builds its app (and its SQLite connections) after the fork
+
+
+def post_worker_init(worker):  # type: ignore[no-untyped-def]
+    from bot.app.logs import setup_json_logging
+
+    setup_json_logging()

@@ -1,0 +1,211 @@
+"""The worker's review of one pull request against the shared fake: fetch, review, publish."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.app.github_api import ChangedFile, GitHubError, PullRequest
+from bot.app.pipeline import approvers, fetch, review_inputs, to_changeset
+from bot.app.publish import CHECK_NAME, SUMMARY_MARKER
+from bot.app.worker import review_pull_request
+from bot.findings import Section
+from bot.snapshot import GitSnapshot
+from tests.fakes import FAKE_CHECKS, FakeGitHub
+from tests.gitrepo import Repo, git
+
+REPO = "OpenLineage/OpenLineage"
+ENTRY = "spec/registry/gcp/dataproc/registry.json"
+
+
+def broken_entry(extra: str = "Missing.json") -> str:
+    return json.dumps({"producer": {
+        "root_doc_URL": "https://cloud.google.com/dataproc/docs/guides/lineage",
+        "produced_facets": ["ol:gcp:dataproc:GcpDataprocRunFacet.json", f"ol:gcp:dataproc:{extra}"],
+    }}, indent=2) + "\n"
+
+
+def changed_files(repo: Path, base: str, head: str) -> list[ChangedFile]:
+    out = []
+    for line in git(repo, "diff", "--name-status", base, head).splitlines():
+        status, path = line.split("\t", 1)
+        patch = git(repo, "diff", "-U3", base, head, "--", path).split("\n")
+        patch = patch[next(i for i, x in enumerate(patch) if x.startswith("@@")):]
+        out.append(ChangedFile(path, {"A": "added", "D": "removed"}.get(status, "modified"), patch="\n".join(patch)))
+    return out
+
+
+def tree(repo: Path, rev: str) -> dict[str, bytes]:
+    with GitSnapshot(repo, rev) as snap:
+        return {p: snap.read(p) or b"" for p in snap.files()}
+
+
+@pytest.fixture
+def pr_repo(tmp_path: Path, corpus: Path) -> Repo:
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    repo.change({ENTRY: broken_entry()}, "add a facet")
+    return repo
+
+
+def load(fake: FakeGitHub, repo: Repo, number: int = 7) -> PullRequest:
+    base, head = git(repo.path, "rev-parse", "main"), git(repo.path, "rev-parse", "pr")
+    pr = PullRequest(REPO, number, head, base, "main", "pr", "contributor", "open")
+    fake.add_pull(pr, tree(repo.path, base), tree(repo.path, head), changed_files(repo.path, base, head))
+    return pr
+
+
+def test_failing_pull_request_gets_check_annotations_review_and_summary(
+        fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "failure"
+    [run] = fake_github.runs_for(pr.head_sha)
+    assert (run.name, run.status, run.conclusion) == (CHECK_NAME, "completed", "failure")
+    assert [(a.path, a.start_line, a.level) for a in run.annotations] == [(ENTRY, 6, "failure")]
+    assert run.output is not None and "Missing.json" in run.output.summary
+    [(_, review)] = [w for w in fake_github.writes if w[0] == "create_review"]
+    assert review["event"] == "REQUEST_CHANGES"
+    assert [(c.path, c.line) for c in review["comments"]] == [(ENTRY, 6)]
+    body = review["comments"][0].body
+    assert "@someone" not in body and "<b>" not in body  # quoted text is inert
+    [comment] = fake_github.pulls[(REPO, 7)].comments
+    assert SUMMARY_MARKER in comment.body and "@someone" not in comment.body
+
+
+def test_fix_turns_green_edits_the_summary_and_dismisses_the_old_review(
+        fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
+    [first_comment] = fake_github.pulls[(REPO, 7)].comments
+    fixed = pr_repo.change({ENTRY: broken_entry("GcpDataprocRunFacet.json")}, "fix")
+    base = git(pr_repo.path, "rev-parse", "main")
+    fake_github.push(REPO, 7, fixed, tree(pr_repo.path, fixed), changed_files(pr_repo.path, base, fixed))
+    pr2 = fake_github.get_pull_request(REPO, 7)
+    assert review_pull_request(fake_github, pr2, "d-2", checks=FAKE_CHECKS) == "success"
+    assert fake_github.runs_for(fixed)[0].conclusion == "success"
+    assert "dismiss_review" in fake_github.methods_written()
+    comments = fake_github.pulls[(REPO, 7)].comments
+    assert comments[0].id == first_comment.id and "passed" in comments[0].body
+    assert len([c for c in comments if SUMMARY_MARKER in c.body]) == 1
+    assert "changed from **failed** to **passed**" in comments[1].body  # the verdict flip notifies once
+
+
+def test_rerun_posts_nothing_twice(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
+    review_pull_request(fake_github, pr, "d-1-again", checks=FAKE_CHECKS)
+    written = fake_github.methods_written()
+    assert written.count("create_review") == 1
+    assert written.count("create_issue_comment") == 1
+    assert len(fake_github.runs_for(pr.head_sha)) == 2  # a re-run gets its own check run, as GitHub wants
+
+
+def test_stale_head_is_never_published(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    moved = PullRequest(REPO, 7, "f" * 40, pr.base_sha, "main", "pr", "contributor", "open")
+    fake_github.get_pull_request = lambda repo, number: moved  # type: ignore[method-assign]
+    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "superseded"
+    [run] = fake_github.runs_for(pr.head_sha)
+    assert run.conclusion == "neutral" and run.output is not None and "Superseded" in run.output.title
+    assert "create_review" not in fake_github.methods_written()
+    assert "create_issue_comment" not in fake_github.methods_written()
+
+
+def test_internal_error_concludes_the_check_run_with_the_delivery(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+
+    def crash(review: object) -> list[object]:
+        raise KeyError("boom")
+    fake_github.fail("list_reviews", ValueError("a bug"))
+    assert review_pull_request(fake_github, pr, "delivery-42", checks=(crash,)) == "error"
+    [run] = fake_github.runs_for(pr.head_sha)
+    assert run.status == "completed" and run.conclusion == "failure"
+    assert run.output is not None and "internal error" in run.output.title and "delivery-42" in run.output.summary
+
+
+def test_github_outage_concludes_the_run_and_asks_for_a_retry(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    fake_github.fail("read_tree", GitHubError("502 Bad Gateway", 502))
+    with pytest.raises(GitHubError):
+        review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
+    assert fake_github.runs_for(pr.head_sha)[0].conclusion == "failure"
+    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "failure"  # the retry works
+
+
+def test_pull_request_outside_the_registry_gets_a_quick_neutral_check(fake_github: FakeGitHub, corpus: Path,
+                                                                      tmp_path: Path) -> None:
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    repo.change({"client/README.md": "changed\n"})
+    pr = load(fake_github, repo)
+    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "neutral"
+    run = fake_github.runs_for(pr.head_sha)[0]
+    assert run.output is not None and "nothing to review" in run.output.summary
+    assert fake_github.methods_written() == ["create_check_run", "update_check_run"]
+
+
+def test_truncated_file_list_is_neutral_and_says_why(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    fake_github.pulls[(REPO, 7)].truncated = True
+    report = review_inputs(fetch(fake_github, pr), checks=FAKE_CHECKS)
+    assert report.verdict.value == "neutral" and "3,000 files" in (report.neutral_reason or "")
+
+
+def test_only_needed_paths_are_fetched(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    inputs = fetch(fake_github, pr)
+    assert inputs.head.files("spec/registry") and inputs.head.read("CODEOWNERS") is not None
+    assert not inputs.head.files("client") and not inputs.head.files("integration")
+
+
+def test_config_comes_from_the_default_branch_not_the_head(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    fake_github.trees[pr.head_sha][".github/registry-bot.yml"] = b"paths:\n  registry: elsewhere\n"
+    assert fetch(fake_github, pr).config.paths.registry == "spec/registry"
+    fake_github.trees["main"] = {".github/registry-bot.yml": b"paths:\n  registry: elsewhere\n"}
+    assert fetch(fake_github, pr).config.paths.registry == "elsewhere"
+
+
+def test_many_findings_are_sent_50_annotations_per_request_and_cut_comments(
+        fake_github: FakeGitHub, corpus: Path, tmp_path: Path) -> None:
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    facets = [f"ol:gcp:dataproc:Missing{i}.json" for i in range(120)]
+    repo.change({ENTRY: json.dumps({"producer": {"produced_facets": facets}}, indent=2)})
+    pr = load(fake_github, repo)
+    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
+    [run] = fake_github.runs_for(pr.head_sha)
+    assert len(run.annotations) == 120
+    assert sorted(a.start_line for a in run.annotations) == list(range(4, 124))
+    [(_, review)] = [w for w in fake_github.writes if w[0] == "create_review"]
+    assert len(review["comments"]) == 30 and review["body"].count("\n- error") == 90
+
+
+def test_approvers_take_each_users_latest_deciding_review() -> None:
+    from bot.app.github_api import ReviewInfo
+
+    reviews = [ReviewInfo(1, "a", "APPROVED", "x"), ReviewInfo(2, "a", "COMMENTED", "x"),
+               ReviewInfo(3, "b", "APPROVED", "x"), ReviewInfo(4, "b", "CHANGES_REQUESTED", "y"),
+               ReviewInfo(5, "c", "CHANGES_REQUESTED", "x"), ReviewInfo(6, "c", "APPROVED", "y")]
+    assert approvers(reviews) == {"a", "c"}
+
+
+def test_changeset_from_github_files() -> None:
+    changes = to_changeset([ChangedFile("a", "added", patch="@@ -0,0 +1,2 @@\n+x\n+y"),
+                            ChangedFile("b", "renamed", previous_path="c", patch=None),
+                            ChangedFile("d", "removed")])
+    assert changes.get("a") is not None and changes.get("a").lines == {1, 2}  # type: ignore[union-attr]
+    assert changes.paths() == {"a", "b", "c", "d"} and changes.get("b").patch_missing  # type: ignore[union-attr]
+
+
+def test_regression_hook_adds_its_section_and_survives_a_crash(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    inputs = fetch(fake_github, pr)
+
+    def table(base: object, head: object, changes: object, config: object) -> tuple[Section, list[object]]:
+        return Section("Regression", "| event | base | head |\n| --- | --- | --- |"), []
+
+    def crash(*args: object) -> tuple[Section, list[object]]:
+        raise RuntimeError("Spark could not start")
+    assert review_inputs(inputs, table, FAKE_CHECKS).sections[0].markdown.startswith("| event")  # type: ignore[arg-type]
+    failed = review_inputs(inputs, crash, checks=())  # type: ignore[arg-type]
+    assert failed.verdict.value == "neutral" and "Spark could not start" in failed.sections[0].markdown

@@ -1,0 +1,224 @@
+"""The webhook contract: every recorded GitHub payload, and every kind of bad request."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+
+from bot.app.queue import JobQueue
+from bot.app.settings import Settings, SettingsError
+from bot.app.signature import sign
+from bot.app.web import MAX_BODY, create_app
+from tests.conftest import PAYLOADS
+
+SECRETS = ("old-secret", "new-secret")
+KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
+
+# payload file -> (status, queued?)
+EXPECTED = {
+    "ping.json": (200, False),
+    "ping.with-app_id.json": (200, False),
+    "pull_request.opened.json": (202, True),
+    "pull_request.opened.with-null-body.json": (202, True),
+    "pull_request.opened.ghes-3.5.json": (202, True),
+    "pull_request.synchronize.json": (202, True),
+    "pull_request.reopened.json": (202, True),
+    "pull_request.ready_for_review.json": (202, True),
+    "pull_request.closed.json": (202, False),
+    "pull_request.edited.json": (202, False),  # body edited, no installation: nothing to review
+    "pull_request_review.submitted.json": (202, True),
+    "check_suite.requested.json": (202, False),
+    "check_suite.rerequested.json": (202, True),
+    "check_run.rerequested.json": (202, True),
+    "check_run.requested_action.json": (202, True),
+    "issue_comment.created.json": (202, False),  # on a plain issue
+    "issue_comment.created.on-pull-request.json": (202, False),  # no recheck command in it
+    "installation.created.json": (200, False),
+    "installation_repositories.added.json": (200, False),
+}
+
+
+def settings(tmp_path: Path) -> Settings:
+    return Settings(app_id=1, private_key=KEY, webhook_secrets=SECRETS, queue_url=str(tmp_path / "q.sqlite3"))
+
+
+@pytest.fixture
+def queue(tmp_path: Path) -> JobQueue:
+    return JobQueue.from_url(str(tmp_path / "q.sqlite3"))
+
+
+@pytest.fixture
+def client(tmp_path: Path, queue: JobQueue) -> FlaskClient:
+    return create_app(settings(tmp_path), queue).test_client()
+
+
+def post(client: FlaskClient, body: bytes, event: str, secret: str | None = "new-secret",
+         delivery: str | None = None, **headers: str) -> Any:
+    h = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+         "Content-Type": "application/json", **headers}
+    if secret is not None:
+        h["X-Hub-Signature-256"] = sign(body, secret)
+    return client.post("/webhook", data=body, headers=h)
+
+
+def test_every_recorded_payload_is_covered() -> None:
+    assert sorted(p.name for p in PAYLOADS.glob("*.json")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_recorded_payload(client: FlaskClient, queue: JobQueue, name: str) -> None:
+    body = (PAYLOADS / name).read_bytes()
+    response = post(client, body, name.split(".")[0])
+    status, queued = EXPECTED[name]
+    assert response.status_code == status, response.json
+    assert queue.pending() == (1 if queued else 0)
+
+
+def test_queued_job_carries_the_pull_request(client: FlaskClient, queue: JobQueue) -> None:
+    body = (PAYLOADS / "pull_request.synchronize.json").read_bytes()
+    response = post(client, body, "pull_request", delivery="d-1")
+    assert response.json == {"message": "queued", "job": "Codertocat/Hello-World#2"}
+    job = queue.job("d-1")
+    assert job is not None
+    assert (job.installation, job.head_sha) == (1, "ec26c3e57ca3a959ca5aad62de7213c562f8c821")
+
+
+def test_recheck_command_from_a_comment_is_queued_with_its_author(client: FlaskClient, queue: JobQueue) -> None:
+    payload = json.loads((PAYLOADS / "issue_comment.created.on-pull-request.json").read_bytes())
+    payload["comment"]["body"] = "Thanks!\n/registry-bot recheck"
+    response = post(client, json.dumps(payload).encode(), "issue_comment", delivery="d-2")
+    assert response.status_code == 202
+    job = queue.job("d-2")
+    assert job is not None and (job.number, job.requester) == (31, "zhouzhuojie")
+
+
+def test_base_change_is_queued_but_a_title_edit_is_not(client: FlaskClient, queue: JobQueue) -> None:
+    payload = json.loads((PAYLOADS / "pull_request.opened.json").read_bytes())
+    payload["action"] = "edited"
+    payload["changes"] = {"title": {"from": "x"}}
+    assert post(client, json.dumps(payload).encode(), "pull_request").status_code == 202
+    assert queue.pending() == 0
+    payload["changes"] = {"base": {"ref": {"from": "old"}, "sha": {"from": "0" * 40}}}
+    assert post(client, json.dumps(payload).encode(), "pull_request").status_code == 202
+    assert queue.pending() == 1
+
+
+def test_redelivery_is_deduplicated(client: FlaskClient, queue: JobQueue) -> None:
+    body = (PAYLOADS / "pull_request.opened.json").read_bytes()
+    first = post(client, body, "pull_request", delivery="same")
+    second = post(client, body, "pull_request", delivery="same")
+    assert (first.status_code, second.status_code) == (202, 200)
+    assert "duplicate" in second.json["message"]
+    assert queue.pending() == 1
+
+
+@pytest.mark.parametrize("secret", ["old-secret", "new-secret"])
+def test_every_configured_secret_is_accepted(client: FlaskClient, secret: str) -> None:
+    assert post(client, (PAYLOADS / "ping.json").read_bytes(), "ping", secret=secret).status_code == 200
+
+
+@pytest.mark.parametrize("header", [None, "", "sha256=", "sha1=abc", "sha256=" + "0" * 64, "sha256=zz"])
+def test_missing_or_bad_signature_is_refused(client: FlaskClient, queue: JobQueue, header: str | None) -> None:
+    body = (PAYLOADS / "pull_request.opened.json").read_bytes()
+    headers = {} if header is None else {"X-Hub-Signature-256": header}
+    response = post(client, body, "pull_request", secret=None, **headers)
+    assert response.status_code == 401
+    assert queue.pending() == 0
+
+
+def test_signature_of_another_secret_or_body_is_refused(client: FlaskClient) -> None:
+    body = (PAYLOADS / "ping.json").read_bytes()
+    assert post(client, body, "ping", secret="wrong").status_code == 401
+    response = client.post("/webhook", data=body + b" ", headers={
+        "X-GitHub-Event": "ping", "X-GitHub-Delivery": "x", "X-Hub-Signature-256": sign(body, "new-secret")})
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize("body", [b"", b"not json", b"{", b"[1, 2]", b"\xff\xfe", b"[" * 100_000 + b"]" * 100_000])
+def test_body_that_is_not_a_json_object_is_400(client: FlaskClient, body: bytes) -> None:
+    assert post(client, body, "pull_request").status_code == 400
+
+
+def test_form_encoded_payload_is_accepted(client: FlaskClient, queue: JobQueue) -> None:
+    from urllib.parse import urlencode
+
+    body = urlencode({"payload": (PAYLOADS / "pull_request.opened.json").read_text()}).encode()
+    response = post(client, body, "pull_request", **{"Content-Type": "application/x-www-form-urlencoded"})
+    assert response.status_code == 202
+    assert queue.pending() == 1
+
+
+def test_body_over_25_mb_is_413(client: FlaskClient) -> None:
+    body = b"{" + b" " * MAX_BODY + b"}"
+    assert post(client, body, "pull_request").status_code == 413
+
+
+def test_unknown_event_is_ignored(client: FlaskClient, queue: JobQueue) -> None:
+    response = post(client, b'{"action": "created"}', "star")
+    assert response.status_code == 202 and "ignored" in response.json["message"]
+    assert queue.pending() == 0
+
+
+def test_missing_delivery_header_is_400(client: FlaskClient) -> None:
+    body = b"{}"
+    response = client.post("/webhook", data=body, headers={
+        "X-GitHub-Event": "ping", "X-Hub-Signature-256": sign(body, "new-secret")})
+    assert response.status_code == 400
+
+
+def test_queue_failure_answers_503(tmp_path: Path) -> None:
+    broken = JobQueue.from_url("redis://127.0.0.1:1/0")  # nothing listens there
+    client = create_app(settings(tmp_path), broken).test_client()
+    assert post(client, (PAYLOADS / "pull_request.opened.json").read_bytes(), "pull_request").status_code == 503
+    assert client.get("/readyz").status_code == 503
+
+
+def test_health_ready_and_metrics(client: FlaskClient) -> None:
+    assert client.get("/healthz").status_code == 200
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json["pending"] == 0
+    post(client, (PAYLOADS / "ping.json").read_bytes(), "ping")
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'registry_bot_deliveries_total{event="ping",outcome="200"}' in text
+
+
+def test_get_on_webhook_is_405(client: FlaskClient) -> None:
+    assert client.get("/webhook").status_code == 405
+
+
+# -- configuration --------------------------------------------------------------------------------
+def test_refuses_to_start_without_required_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(SettingsError) as info:
+        create_app()
+    message = str(info.value)
+    assert "GITHUB_WEBHOOK_SECRET" in message and "GITHUB_APP_ID" in message and "GITHUB_APP_PRIVATE_KEY" in message
+
+
+def test_settings_from_environment(tmp_path: Path) -> None:
+    key = tmp_path / "app.pem"
+    key.write_text(KEY)
+    s = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "a, b", "GITHUB_APP_ID": "42",
+                           "GITHUB_APP_PRIVATE_KEY_PATH": str(key), "GITHUB_API_URL": "https://ghe.example/api/v3/",
+                           "BOT_QUEUE_URL": "redis://localhost:6379/0"})
+    assert (s.app_id, s.webhook_secrets, s.api_url, s.queue_url, s.private_key) == (
+        42, ("a", "b"), "https://ghe.example/api/v3", "redis://localhost:6379/0", KEY)
+
+
+@pytest.mark.parametrize(("env", "problem"), [
+    ({"GITHUB_APP_ID": "abc"}, "must be a number"),
+    ({"GITHUB_APP_PRIVATE_KEY": "", "GITHUB_APP_PRIVATE_KEY_PATH": "/nonexistent.pem"}, "cannot be read"),
+    ({"GITHUB_APP_PRIVATE_KEY": "hello"}, "not a PEM key"),
+    ({"GITHUB_API_URL": "ghe.example"}, "must be an http(s) URL"),
+    ({"GITHUB_WEBHOOK_SECRET": " , "}, "GITHUB_WEBHOOK_SECRET is not set"),
+])
+def test_bad_settings_are_named(env: dict[str, str], problem: str) -> None:
+    base = {"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY}
+    with pytest.raises(SettingsError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+        Settings.from_env({**base, **env})
