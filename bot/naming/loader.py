@@ -240,6 +240,7 @@ def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict
     return Form(
         source=sid, label=raw.get("label", "default"), namespace=ns, name=nm,
         namespace_re=compile_full(ns.regex_source(pattern_of)), name_re=compile_full(nm.regex_source(pattern_of)),
+        both_re=compile_full(ns.regex_source(pattern_of) + "\\x00" + nm.regex_source(pattern_of)),
         has_optional=ns.required() != list(ns.slots()) or nm.required() != list(nm.slots()),
         checked=tuple(components[n] for n in names if components[n].quoted or components[n].case != "preserve"),
     )

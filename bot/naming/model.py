@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import regex
 
@@ -14,13 +14,15 @@ class FormatError(ValueError):
     """Components that do not make a valid identifier of a source."""
 
 
-@dataclass(frozen=True, slots=True)
-class ParseResult:
-    """The verdict on one identifier: the source and its components, or the reason it is invalid."""
+class ParseResult(NamedTuple):
+    """The verdict on one identifier: the source and its components, or the reason it is invalid.
+
+    A named tuple: immutable, picklable and cheap to create millions of times.
+    """
 
     ok: bool
     source: str | None = None
-    components: dict[str, str] = field(default_factory=dict)
+    components: dict[str, str] = {}  # noqa: RUF012 - never mutated; each result gets its own dict
     reason: str | None = None
     form: str | None = None
 
@@ -115,6 +117,7 @@ class Form:
     name: Template
     namespace_re: regex.Pattern[str]
     name_re: regex.Pattern[str]
+    both_re: regex.Pattern[str]  # namespace, NUL, name: one match on the hot path
     has_optional: bool
     checked: tuple[Component, ...]  # components with case or quoting rules to verify after a match
 
