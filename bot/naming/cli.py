@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from bot.naming.rules import NamingRules
 
 HELP = "naming conventions: 'docs [--check]' regenerates Naming.md, 'check PATH...' validates event identifiers"
 
@@ -30,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     return _check(args)
 
 
-def _rules(folder: str | None):  # type: ignore[no-untyped-def]
+def _rules(folder: str | None) -> NamingRules:
     from bot.naming import load_rules
     from bot.snapshot import DirSnapshot
 
@@ -99,8 +103,9 @@ def _check(args: argparse.Namespace) -> int:
                                     indent=2, ensure_ascii=False) + "\n")
     else:
         _print_text(report, args.quiet)
-        total = sum(len(e.get("identifiers", [])) for e in report)  # type: ignore[arg-type]
-        print(f"{total} identifiers in {sum('event' in e for e in report)} events: {invalid} invalid"
+        total = sum(len(items) for e in report if isinstance(items := e.get("identifiers"), list))
+        events = sum(1 for e in report if "event" in e)
+        print(f"{total} identifiers in {events} events: {invalid} invalid"
               + (f", {unreadable} unreadable files" if unreadable else ""))
     return EXIT_ERRORS if invalid or unreadable else EXIT_OK
 

@@ -20,7 +20,8 @@ _TYPES: weakref.WeakKeyDictionary[Any, dict[str, type]] = weakref.WeakKeyDiction
 
 
 def _class_name(source: Source) -> str:
-    return "".join(part.capitalize() for part in source.id.split("-")) + ("Dataset" if source.kind == "dataset" else "Job")
+    suffix = "Dataset" if source.kind == "dataset" else "Job"
+    return "".join(part.capitalize() for part in source.id.split("-")) + suffix
 
 
 def type_for(rules: Any, source: Source) -> type:
