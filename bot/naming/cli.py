@@ -104,8 +104,8 @@ def _check(args: argparse.Namespace) -> int:
     else:
         _print_text(report, args.quiet)
         total = sum(len(items) for e in report if isinstance(items := e.get("identifiers"), list))
-        events = sum(1 for e in report if "event" in e)
-        print(f"{total} identifiers in {events} events: {invalid} invalid"
+        n_events = sum(1 for e in report if "event" in e)
+        print(f"{total} identifiers in {n_events} events: {invalid} invalid"
               + (f", {unreadable} unreadable files" if unreadable else ""))
     return EXIT_ERRORS if invalid or unreadable else EXIT_OK
 
