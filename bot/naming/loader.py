@@ -96,7 +96,14 @@ def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> li
     """Every way ``value`` breaks the base schema, each with its JSON pointer."""
     import json
 
-    validator = _validator(json.dumps(base_schema, sort_keys=True))
+    schema = dict(base_schema)
+    kind = value.get("kind") if isinstance(value, dict) else None
+    branch = {"dataset": "DatasetNaming", "job": "JobNaming", "decisions": "Decisions"}.get(str(kind))
+    defs = schema.get("$defs")
+    if branch is not None and isinstance(defs, dict) and branch in defs:  # errors point into the right branch
+        schema.pop("oneOf", None)
+        schema["$ref"] = f"#/$defs/{branch}"
+    validator = _validator(json.dumps(schema, sort_keys=True))
     out = []
     for err in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
         out.append(Problem("naming/schema", path, pointer_from(list(err.absolute_path)),
