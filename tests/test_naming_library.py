@@ -106,7 +106,8 @@ def test_jobs_by_kind_or_any(rules: NamingRules) -> None:
     task = rules.parse_job("airflow-prod", "orders_etl.group.count_orders", kind="airflow")
     assert task.ok and task.components["dagId"] == "orders_etl" and task.components["taskId"] == "group.count_orders"
     assert rules.parse_job("debezium", "inventory.0").ok
-    assert "taskId 'first' is not a task number" in (rules.parse_job("d", "inventory.first", kind="debezium").reason or "")
+    reason = rules.parse_job("d", "inventory.first", kind="debezium").reason or ""
+    assert "taskId 'first' is not a task number" in reason
     assert not rules.parse_job("ns", "x", kind="cron").ok
     assert not rules.parse_job("has space", "a.b").ok
 
