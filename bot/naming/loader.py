@@ -16,7 +16,7 @@ import jsonschema
 
 from bot.jsondoc import JsonDoc, JsonProblem, pointer_from
 from bot.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
-from bot.naming.patterns import PatternProblem, check_pattern, compile_full
+from bot.naming.patterns import PatternProblem, check_pattern, compile_full, compile_hot
 from bot.naming.template import Template, TemplateError
 from bot.snapshot import Snapshot, SnapshotError
 
@@ -157,7 +157,7 @@ def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) 
     if quoting_raw:
         try:
             check_pattern(quoting_raw["unquoted"])
-            quoting = Quoting(quoting_raw.get("quote", '"'), compile_full(quoting_raw["unquoted"]),
+            quoting = Quoting(quoting_raw.get("quote", '"'), compile_hot(quoting_raw["unquoted"]),
                               quoting_raw.get("resolves", "preserve"))
         except PatternProblem as exc:
             problems.append(Problem("naming/unsafe-pattern", path, "/quoting/unquoted", str(exc)))
@@ -244,10 +244,11 @@ def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict
     def pattern_of(name: str) -> str:
         return components[name].pattern
 
+    joined = ns.regex_source(pattern_of) + "\\x00" + nm.regex_source(pattern_of)
     return Form(
         source=sid, label=raw.get("label", "default"), namespace=ns, name=nm,
         namespace_re=compile_full(ns.regex_source(pattern_of)), name_re=compile_full(nm.regex_source(pattern_of)),
-        both_re=compile_full(ns.regex_source(pattern_of) + "\\x00" + nm.regex_source(pattern_of)),
+        both_re=compile_full(joined), hot_re=compile_hot(joined),
         has_optional=ns.required() != list(ns.slots()) or nm.required() != list(nm.slots()),
         checked=tuple(components[n] for n in names if components[n].quoted or components[n].case != "preserve"),
     )

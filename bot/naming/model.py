@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -51,7 +52,7 @@ class Quoting:
     """How a source writes identifier parts that need quotes (Snowflake: ``"My Table"``)."""
 
     quote: str
-    unquoted: regex.Pattern[str]  # a part that needs no quotes, already in canonical case
+    unquoted: re.Pattern[str] | regex.Pattern[str]  # a part needing no quotes, in canonical case (hot path)
     resolves: str  # what an unquoted part resolves to: "upper", "lower" or "preserve"
 
     def canonical(self, written: str) -> str:
@@ -117,7 +118,8 @@ class Form:
     name: Template
     namespace_re: regex.Pattern[str]
     name_re: regex.Pattern[str]
-    both_re: regex.Pattern[str]  # namespace, NUL, name: one match on the hot path
+    both_re: regex.Pattern[str]  # namespace, NUL, name: matched with a timeout by the checks
+    hot_re: re.Pattern[str] | regex.Pattern[str]  # the same, for parse_* (see patterns.compile_hot)
     has_optional: bool
     checked: tuple[Component, ...]  # components with case or quoting rules to verify after a match
 

@@ -98,7 +98,7 @@ class NamingRules:
         forms = self._by_scheme.get(namespace if i < 0 else namespace[:i])
         if forms is not None:
             for form in forms:  # inlined _match: this loop runs for every identifier of every event
-                m = form.both_re.fullmatch(joined)
+                m = form.hot_re.fullmatch(joined)
                 if m is not None:
                     if form.has_optional or form.checked:
                         return _finish(form, m.groupdict())
@@ -121,7 +121,7 @@ class NamingRules:
         else:
             forms = self._job_forms
         for form in forms:
-            m = form.both_re.fullmatch(joined)
+            m = form.hot_re.fullmatch(joined)
             if m is not None:
                 return _finish(form, m.groupdict())
         return self._explain(forms, namespace, name, "job")
