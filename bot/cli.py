@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "demo": "bot.commands.demo",
     "replay": "bot.commands.replay",
     "naming": "bot.naming.cli",
+    "rules": "bot.commands.rules",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
