@@ -92,7 +92,8 @@ class JsonDoc:
             raise JsonProblem(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
         except RecursionError:
             raise JsonProblem(f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1) from None
-        if nesting_depth(value) > MAX_DEPTH:
+        # Depth cannot exceed the number of brackets: most files need no walk at all.
+        if text.count("{") + text.count("[") > MAX_DEPTH and nesting_depth(value) > MAX_DEPTH:
             raise JsonProblem(f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1)
         return cls(path=path, text=text, value=value)
 

@@ -10,7 +10,6 @@ import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any
 
 from bot.config import Config
@@ -134,11 +133,11 @@ class FacetSchema:
 
     @property
     def stem(self) -> str:
-        return PurePosixPath(self.path).stem
+        return self.filename.rsplit(".", 1)[0]
 
     @property
     def filename(self) -> str:
-        return PurePosixPath(self.path).name
+        return self.path.rsplit("/", 1)[-1]
 
     @property
     def schema_id(self) -> str | None:

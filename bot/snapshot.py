@@ -13,8 +13,8 @@ import contextlib
 import os
 import subprocess
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path, PurePosixPath
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 
@@ -28,10 +28,12 @@ class UnsafePath(SnapshotError):
 
 def check_relative(path: str) -> str:
     """Normalise a repository path, refusing absolute paths and ``..`` segments."""
-    pure = PurePosixPath(path)
-    if pure.is_absolute() or ".." in pure.parts or "\x00" in path:
+    if path.startswith("/") or "\x00" in path:
         raise UnsafePath(f"path {path!r} leaves the repository")
-    return str(pure) if str(pure) != "." else ""
+    parts = [p for p in path.split("/") if p and p != "."]
+    if ".." in parts:
+        raise UnsafePath(f"path {path!r} leaves the repository")
+    return "/".join(parts)
 
 
 @runtime_checkable
@@ -234,14 +236,3 @@ class GitSnapshot:
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # best effort at interpreter shutdown
             self.close()
-
-
-def iter_folders(paths: Iterable[str]) -> Iterator[str]:
-    """Every folder that contains one of ``paths`` (ancestors included)."""
-    seen: set[str] = set()
-    for path in paths:
-        parent = PurePosixPath(path).parent
-        while str(parent) not in (".", "") and str(parent) not in seen:
-            seen.add(str(parent))
-            yield str(parent)
-            parent = parent.parent
