@@ -62,6 +62,7 @@ class FakeGitHub:
         self.check_runs: dict[int, FakeCheckRun] = {}
         self.permissions: dict[str, str] = {}
         self.team_members: dict[str, set[str]] = {}  # "org/team" -> active members; other teams are hidden
+        self.team_lookups: list[tuple[str, str]] = []  # (org/team, login) asked, in order
         self.writes: list[tuple[str, dict[str, Any]]] = []
         self.calls: list[str] = []
         self._failures: dict[str, list[Exception]] = {}
@@ -150,6 +151,7 @@ class FakeGitHub:
 
     def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
         self._call("get_team_membership")
+        self.team_lookups.append((f"{org}/{team_slug}", login))
         members = self.team_members.get(f"{org}/{team_slug}")
         if members is None:
             raise NotFound(f"no team {org}/{team_slug} visible", 404)  # GitHub hides unknown teams the same way
