@@ -125,14 +125,14 @@ class LocalGitHub:
         self.default_permission = default_permission
         self.max_files = max_files
         self.team_members: dict[str, set[str]] = {}  # "org/team" (case-folded) -> logins (case-folded)
-        for team, logins in (team_members or {}).items():
-            self.set_team(team, logins)
         self.state_open = True
         self.check_runs: list[CheckRunRecord] = []
         self.reviews: list[ReviewRecord] = []
         self.issue_comments: list[IssueCommentRecord] = []
         self._ids = itertools.count(1001)
         self._lock = threading.RLock()
+        for team, logins in (team_members or {}).items():
+            self.set_team(team, logins)
         self._snapshots: dict[str, GitSnapshot] = {}
         self._files: dict[tuple[str, str], list[ChangedFile]] = {}
         self.resolve(base)
