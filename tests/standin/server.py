@@ -420,12 +420,6 @@ def create_app(state: StandInState) -> Flask:
         body = _json()
         return jsonify(id=local.add_issue_comment(body["user"], body["body"]))
 
-    @app.post("/_standin/teams")
-    def set_team() -> Response:
-        body = _json()
-        local.set_team(str(body["team"]), [str(x) for x in body.get("members", [])])
-        return jsonify(team=body["team"], members=sorted(local.team_members[str(body["team"]).casefold()]))
-
     @app.post("/_standin/expire-tokens")
     def expire() -> Response:
         return jsonify(expired=state.expire_tokens())
