@@ -61,6 +61,8 @@ class FakeGitHub:
         self.pulls: dict[tuple[str, int], FakePull] = {}
         self.check_runs: dict[int, FakeCheckRun] = {}
         self.permissions: dict[str, str] = {}
+        self.team_members: dict[str, set[str]] = {}  # "org/team" -> active members; other teams are hidden
+        self.team_lookups: list[tuple[str, str]] = []  # (org/team, login) asked, in order
         self.writes: list[tuple[str, dict[str, Any]]] = []
         self.calls: list[str] = []
         self._failures: dict[str, list[Exception]] = {}
@@ -146,6 +148,14 @@ class FakeGitHub:
     def get_permission(self, repo: str, login: str) -> str:
         self._call("get_permission")
         return self.permissions.get(login, "read")
+
+    def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
+        self._call("get_team_membership")
+        self.team_lookups.append((f"{org}/{team_slug}", login))
+        members = self.team_members.get(f"{org}/{team_slug}")
+        if members is None:
+            raise NotFound(f"no team {org}/{team_slug} visible", 404)  # GitHub hides unknown teams the same way
+        return "active" if login in members else None
 
     def bot_login(self) -> str:
         return self.login
@@ -273,3 +283,29 @@ def missing_facet_check(review: Any) -> Any:
 
 
 FAKE_CHECKS = (missing_facet_check,)
+
+
+# -- a regression stage with a known outcome (the real one, bot.regression, runs Spark) ----------------
+class FakeRegressionStage:
+    """Stands in for ``bot.regression.review_stage``: a table section and a warning on line 1 of each changed
+    ``registry.json``. Counts its instances, so a test sees that the worker builds it once."""
+
+    instances = 0
+
+    def __init__(self) -> None:
+        type(self).instances += 1
+        self.calls = 0
+
+    def __call__(self, base: Any, head: Any, changes: Any, config: Any) -> Any:
+        from bot.findings import Finding, Section, Severity
+
+        self.calls += 1
+        changed = sorted(c.path for c in changes.files if c.path.endswith("/registry.json"))
+        findings = [Finding(rule="regression/undeclared-facet", severity=Severity.WARNING, path=path, line=1,
+                            message=f"fake regression: a sample event uses a facet {path} does not declare")
+                    for path in changed]
+        table = "| sample events | base | head |\n| --- | --- | --- |\n| fake-stage | 3 valid | 2 valid |"
+        return Section("Regression", table, data={"calls": self.calls}), findings
+
+
+review_stage = FakeRegressionStage  # what the worker looks up with --regression-module tests.fakes

@@ -1,6 +1,7 @@
 """End to end over real HTTP: gunicorn and the worker as real processes, GitHub replaced by the stand-in.
 
-The worker runs the fake check of ``tests/fakes.py`` (``--checks``) so that lines are known exactly.
+The worker runs the fake check of ``tests/fakes.py`` (``--checks``, no regression) so that lines are known
+exactly; ``tests/test_e2e_real.py`` runs the same service with the real checks.
 """
 
 from __future__ import annotations
@@ -57,18 +58,28 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "c
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-class Service:
-    """The stand-in, gunicorn and the worker, started from one git repository; stopped in ``close()``."""
+FAKE_WORKER = ("--checks", "tests.fakes:FAKE_CHECKS", "--no-regression")
 
-    def __init__(self, tmp: Path) -> None:
+
+class Service:
+    """The stand-in, gunicorn and the worker, started from one git repository; stopped in ``close()``.
+
+    ``worker_args`` and ``standin_args`` are added to the worker's and the stand-in's command lines.
+    """
+
+    def __init__(self, tmp: Path, worker_args: tuple[str, ...] = FAKE_WORKER,
+                 standin_args: tuple[str, ...] = ()) -> None:
         self.tmp = tmp
+        self.worker_args = worker_args
+        self.standin_args = standin_args
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
 
     def start(self, repo: Path) -> None:
         standin = self._spawn("standin", [sys.executable, "-m", "tests.standin", "--repo", str(repo), "--port", "0",
                                           "--pr-base", "main", "--pr-head", "pr", "--pr-number", str(NUMBER),
-                                          "--repo-name", REPO, "--app-key", str(self.tmp / "app.pem")],
+                                          "--repo-name", REPO, "--app-key", str(self.tmp / "app.pem"),
+                                          *self.standin_args],
                               stdout=subprocess.PIPE)
         self.github = f"http://127.0.0.1:{self._first_line(standin)}"
         self.env.update(GITHUB_APP_ID="1", GITHUB_APP_PRIVATE_KEY_PATH=str(self.tmp / "app.pem"),
@@ -103,7 +114,7 @@ class Service:
             return 0
 
     def start_worker(self) -> None:
-        self._spawn("worker", [sys.executable, "-m", "bot.app.worker", "--checks", "tests.fakes:FAKE_CHECKS",
+        self._spawn("worker", [sys.executable, "-m", "bot.app.worker", *self.worker_args,
                                "--write-pause", "0", "--poll", "0.05"])
 
     def kill(self, name: str) -> None:
@@ -130,6 +141,12 @@ class Service:
     def push(self, head: str) -> str:
         return str(http("POST", f"{self.github}/_standin/push", json.dumps({"head": head}).encode(),
                         {"Content-Type": "application/json"})[1]["head_sha"])
+
+    def approve(self, user: str) -> None:
+        """``user`` submits an approving review of the current head."""
+        status, _ = http("POST", f"{self.github}/_standin/reviews", json.dumps({"user": user}).encode(),
+                         {"Content-Type": "application/json"})
+        assert status == 200
 
     def faults(self, faults: list[dict[str, Any]]) -> None:
         http("POST", f"{self.github}/_standin/faults", json.dumps(faults).encode(),

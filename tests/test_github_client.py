@@ -415,3 +415,30 @@ def test_check_run_payloads(mocked, app_key, fake_time):
                                               "annotation_level": "failure"}]
     assert sent["actions"][0]["identifier"] == "rerun"
     assert json.loads(dismiss.calls[0].request.body) == {"message": "superseded", "event": "DISMISS"}
+
+
+def test_team_membership_active_pending_absent_and_forbidden(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    teams = f"{API}/orgs/OpenLineage/teams/committers/memberships"
+    mocked.get(f"{teams}/carol", json={"state": "active", "role": "member", "url": f"{teams}/carol"})
+    mocked.get(f"{teams}/dave", json={"state": "pending", "role": "member"})
+    mocked.get(f"{teams}/erin", status=404, json={"message": "Not Found"})
+    mocked.get(f"{teams}/frank", status=404, json={"message": "Not Found"})
+    team = mocked.get(f"{API}/orgs/OpenLineage/teams/committers", json={"slug": "committers", "id": 1})
+    mocked.get(f"{API}/orgs/Other/teams/devs/memberships/carol", status=403,
+               json={"message": "Resource not accessible by integration"})
+    mocked.get(f"{API}/orgs/Hidden/teams/devs/memberships/carol", status=404, json={"message": "Not Found"})
+    mocked.get(f"{API}/orgs/Hidden/teams/devs", status=404, json={"message": "Not Found"})
+    factory, gh = client(app_key, fake_time)
+
+    assert gh.get_team_membership("OpenLineage", "committers", "carol") == "active"
+    assert gh.get_team_membership("OpenLineage", "committers", "dave") == "pending"
+    assert gh.get_team_membership("OpenLineage", "committers", "erin") is None  # a visible team: not a member
+    assert gh.get_team_membership("OpenLineage", "committers", "frank") is None
+    assert team.call_count == 1  # the team's visibility is asked once per client
+    with pytest.raises(GitHubError) as forbidden:
+        gh.get_team_membership("Other", "devs", "carol")
+    assert forbidden.value.status == 403 and "not accessible" in str(forbidden.value)
+    with pytest.raises(NotFound):  # a hidden team: the 404 says nothing about carol
+        gh.get_team_membership("Hidden", "devs", "carol")
+    assert fake_time.sleeps == [] and factory.stats.retries == 0  # a missing permission is not retried

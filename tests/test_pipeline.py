@@ -18,6 +18,7 @@ from tests.gitrepo import Repo, git
 
 REPO = "OpenLineage/OpenLineage"
 ENTRY = "spec/registry/gcp/dataproc/registry.json"
+TEAM = "OpenLineage/committers"  # owns everything in the corpus's root CODEOWNERS
 
 
 def broken_entry(extra: str = "Missing.json") -> str:
@@ -42,17 +43,23 @@ def tree(repo: Path, rev: str) -> dict[str, bytes]:
         return {p: snap.read(p) or b"" for p in snap.files()}
 
 
-@pytest.fixture
-def pr_repo(tmp_path: Path, corpus: Path) -> Repo:
+def make_pr_repo(tmp_path: Path, corpus: Path) -> Repo:
+    """The corpus with a pull request (``pr``) naming a missing facet file on line 6 of ENTRY."""
     repo = Repo.from_folder(corpus, tmp_path / "repo")
     repo.change({ENTRY: broken_entry()}, "add a facet")
     return repo
+
+
+@pytest.fixture
+def pr_repo(tmp_path: Path, corpus: Path) -> Repo:
+    return make_pr_repo(tmp_path, corpus)
 
 
 def load(fake: FakeGitHub, repo: Repo, number: int = 7) -> PullRequest:
     base, head = git(repo.path, "rev-parse", "main"), git(repo.path, "rev-parse", "pr")
     pr = PullRequest(REPO, number, head, base, "main", "pr", "contributor", "open")
     fake.add_pull(pr, tree(repo.path, base), tree(repo.path, head), changed_files(repo.path, base, head))
+    fake.team_members.setdefault(TEAM, set())  # the corpus's root owner: a team GitHub shows, no one in it yet
     return pr
 
 

@@ -55,7 +55,8 @@ def test_gunicorn_config_uses_threads() -> None:
 def test_manifest_asks_for_minimal_permissions_and_the_handled_events() -> None:
     manifest = yaml.safe_load((ROOT / "app.yml").read_text())
     assert manifest["default_permissions"] == {
-        "checks": "write", "pull_requests": "write", "issues": "write", "contents": "read", "metadata": "read"}
+        "checks": "write", "pull_requests": "write", "issues": "write", "contents": "read", "metadata": "read",
+        "members": "read"}
     assert set(manifest["default_events"]) == KNOWN_EVENTS - LOGGED_EVENTS - {"ping"}
     assert manifest["hook_attributes"]["url"].endswith("/webhook")
 

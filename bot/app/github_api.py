@@ -136,6 +136,15 @@ class GitHubAPI(Protocol):
         """The user's permission on the repository: admin, maintain, write, triage, read or none."""
         ...
 
+    def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
+        """``login``'s membership state in the team (``active`` or ``pending``), None when not a member.
+
+        ``GET /orgs/{org}/teams/{team_slug}/memberships/{username}``: needs the App's ``members: read``
+        organization permission. None only when GitHub confirms that the user is not a member; a missing
+        permission (403) or a team the App cannot see (404) raises ``GitHubError`` / ``NotFound``.
+        """
+        ...
+
     def bot_login(self) -> str:
         """The login the App posts as (``<slug>[bot]``), to recognise its own reviews and comments."""
         ...

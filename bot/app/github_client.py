@@ -250,6 +250,7 @@ class GitHubClient:
         self._requester_token: str | None = None
         self._remaining: int | None = None
         self._changed_files: dict[tuple[str, int], int] = {}
+        self._visible_teams: set[str] = set()
         self._blobs: dict[str, bytes] = {}
         self._blob_bytes = 0
 
@@ -411,6 +412,20 @@ class GitHubClient:
         except NotFound:
             return "none"
         return str(data.get("permission") or "none")
+
+    def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
+        team = f"/orgs/{quote(org)}/teams/{quote(team_slug)}"
+        try:
+            _, data = self._request("GET", f"{team}/memberships/{quote(login)}")
+        except NotFound:
+            # 404 means "not a member", but also "this team is hidden from you" (no members: read, another
+            # organisation): only a team the App can see makes the 404 an answer. Raises NotFound otherwise.
+            if team not in self._visible_teams:
+                self._request("GET", team)
+                self._visible_teams.add(team)
+            return None
+        state = data.get("state") if isinstance(data, dict) else None
+        return str(state) if state else None
 
     def bot_login(self) -> str:
         return self._factory.bot_login()

@@ -111,7 +111,8 @@ class LocalGitHub:
     def __init__(self, repo_path: str | os.PathLike[str], base: str, head: str, *, repo: str = "owner/repo",
                  number: int = 1, author: str = "contributor", bot: str = "registry-bot[bot]",
                  default_branch: str | None = None, permissions: Mapping[str, str] | None = None,
-                 default_permission: str = "read", max_files: int = MAX_FILES) -> None:
+                 default_permission: str = "read", max_files: int = MAX_FILES,
+                 team_members: Mapping[str, Sequence[str]] | None = None) -> None:
         self.repo_path = str(repo_path)
         self.repo = repo
         self.number = number
@@ -123,12 +124,15 @@ class LocalGitHub:
         self.permissions = dict(permissions or {})
         self.default_permission = default_permission
         self.max_files = max_files
+        self.team_members: dict[str, set[str]] = {}  # "org/team" (case-folded) -> logins (case-folded)
         self.state_open = True
         self.check_runs: list[CheckRunRecord] = []
         self.reviews: list[ReviewRecord] = []
         self.issue_comments: list[IssueCommentRecord] = []
         self._ids = itertools.count(1001)
         self._lock = threading.RLock()
+        for team, logins in (team_members or {}).items():
+            self.set_team(team, logins)
         self._snapshots: dict[str, GitSnapshot] = {}
         self._files: dict[tuple[str, str], list[ChangedFile]] = {}
         self.resolve(base)
@@ -245,6 +249,18 @@ class LocalGitHub:
     def get_permission(self, repo: str, login: str) -> str:
         self._check_pr(repo)
         return self.permissions.get(login, self.default_permission)
+
+    def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
+        with self._lock:
+            members = self.team_members.get(f"{org}/{team_slug}".casefold())
+        if members is None:
+            raise NotFound(f"Not Found: team {org}/{team_slug}", status=404)
+        return "active" if login.casefold() in members else None
+
+    def set_team(self, team: str, logins: Sequence[str]) -> None:
+        """Make ``logins`` the active members of ``team`` (``org/team-slug``)."""
+        with self._lock:
+            self.team_members[team.removeprefix("@").casefold()] = {x.removeprefix("@").casefold() for x in logins}
 
     def bot_login(self) -> str:
         return self.bot

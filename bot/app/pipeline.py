@@ -2,6 +2,8 @@
 
 Only the paths the checks read are fetched: the configured folders plus the CODEOWNERS files and
 the bot's config. The config comes from the default branch, never from the pull request's head.
+The approvers are the logins whose latest review approves, plus the ``org/team`` owners of the
+change that the author or an approver is an active member of (``bot.app.teams``).
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ import concurrent.futures
 import logging
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.app.github_api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
+from bot.app.teams import TeamMembership, owning_teams, resolve
 from bot.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.config import CONFIG_PATHS, Config, load_config
 from bot.engine import Check, ReviewContext, review
@@ -51,7 +54,8 @@ class ReviewInputs:
     changes: ChangeSet
     config: Config
     config_findings: tuple[Finding, ...]
-    approvers: frozenset[str]
+    approvers: frozenset[str]  # logins and the org/team slugs they (or the author) stand for
+    teams: TeamMembership = field(default_factory=TeamMembership)
 
     def touches_watched(self) -> bool:
         return any(self.changes.touches(folder) or self.changes.get(folder) is not None
@@ -75,8 +79,11 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     wanted = (*config.watched(), *EXTRA_PATHS)
     base = MemorySnapshot(gh.read_tree(pr.repo, pr.base_sha, wanted), label=f"base {pr.base_sha[:12]}")
     head = MemorySnapshot(gh.read_tree(pr.repo, pr.head_sha, wanted), label=f"head {pr.head_sha[:12]}")
-    return ReviewInputs(pr, base, head, changes, config, tuple(config_findings),
-                        approvers(gh.list_reviews(pr.repo, pr.number)))
+    logins = approvers(gh.list_reviews(pr.repo, pr.number))
+    teams = TeamMembership()
+    if not truncated:
+        teams = resolve(gh, owning_teams(base, head, changes, config), (pr.author, *sorted(logins)))
+    return ReviewInputs(pr, base, head, changes, config, tuple(config_findings), logins | teams.approving, teams)
 
 
 def run_regression(regression: Regression, inputs: ReviewInputs) -> tuple[Section, list[Finding]]:
@@ -115,7 +122,8 @@ def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
     report = review(head=inputs.head, base=inputs.base, changes=inputs.changes,
                     context=ReviewContext(author=inputs.pr.author, approvers=inputs.approvers),
                     config=inputs.config, checks=checks)
-    report = report.with_sections(findings=inputs.config_findings)
+    note = inputs.teams.section()
+    report = report.with_sections(*([note] if note else []), findings=inputs.config_findings)
     if regression is None or not inputs.config.regression.enabled:
         return report
     section, findings = run_regression(regression, inputs)

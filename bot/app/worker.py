@@ -23,6 +23,7 @@ from bot.engine import Check
 
 log = logging.getLogger("bot.worker")
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+REGRESSION_MODULE = "bot.regression"
 
 
 class Resources:
@@ -168,6 +169,18 @@ class Worker:
         return run
 
 
+def regression_stage(module: str = REGRESSION_MODULE) -> Callable[[], Regression]:
+    """A factory of the regression stage: ``importlib.import_module(module).review_stage()``, imported only
+    when first called, so a missing module (or pyspark) fails that review's regression section, not start-up."""
+    def build() -> Regression:
+        import importlib
+
+        stage: Regression = importlib.import_module(module).review_stage()
+        log.info("regression stage %s ready", module)
+        return stage
+    return build
+
+
 def load_checks(spec: str) -> tuple[Check, ...]:
     """The tuple of checks named ``module:NAME`` (``NAME`` defaults to ``CHECKS``)."""
     import importlib
@@ -191,6 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="jobs run at once (default 2)")
     parser.add_argument("--checks", metavar="MODULE:NAME",
                         help="run this tuple of checks instead of bot.checks.CHECKS (organisation rules, tests)")
+    parser.add_argument("--regression", action=argparse.BooleanOptionalAction, default=True,
+                        help="run the PySpark regression (bot.regression, one warm SparkSession built on the first "
+                             "review); a failure to start it makes that review's regression section neutral")
+    parser.add_argument("--regression-module", default=REGRESSION_MODULE, metavar="MODULE",
+                        help="the module whose review_stage class is the regression (tests: tests.fakes)")
     parser.add_argument("--write-pause", type=float, default=1.0,
                         help="seconds between GitHub writes (GitHub asks for 1 s; 0 against a stand-in)")
     parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
@@ -207,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
                                seconds_between_writes=args.write_pause)
     queue = JobQueue.from_url(settings.queue_url)
     checks = load_checks(args.checks) if args.checks else None
-    worker = Worker(factory, checks=checks, note_check_run=queue.note_check_run)
+    resources = Resources(regression_stage(args.regression_module) if args.regression else None)
+    worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run)
     queue.set_handler(worker.handle)
     queue.huey.periodic_task(crontab(minute="*"), name="registry_bot_sweep")(
         lambda: queue.recover(min_age=queue.sweep_age))

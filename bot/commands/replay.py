@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head", help="head branch or sha (default: the payload's head ref, else HEAD)")
     parser.add_argument("--checks", metavar="MODULE:NAME", help="run these checks instead of bot.checks.CHECKS")
     parser.add_argument("--approved-by", default="", metavar="LOGIN[,LOGIN...]", help="users who approved")
+    parser.add_argument("--team-member", action="append", default=[], metavar="ORG/TEAM=LOGIN[,LOGIN...]",
+                        help="active members of a team, for team owners in CODEOWNERS (repeatable); other teams "
+                             "count as not visible, so their membership is reported as unverified")
 
 
 def _load(path: str) -> tuple[str | None, str, dict[str, Any]]:
@@ -76,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     head = _ref(repo_path, args.head or (pr.get("head") or {}).get("ref"), "HEAD")
     local = LocalGitHub(repo_path, base, head, repo=job.repo, number=job.number or 1,
                         author=str((pr.get("user") or {}).get("login") or "contributor"),
-                        permissions={job.requester: "write"} if job.requester else None)
+                        permissions={job.requester: "write"} if job.requester else None,
+                        team_members=_teams(args.team_member))
     try:
         for login in filter(None, (x.strip() for x in args.approved_by.split(","))):
             local.add_review(login, "APPROVE")
@@ -88,6 +92,16 @@ def run(args: argparse.Namespace) -> int:
         local.close()
     print(f"\noutcome: {outcome}")
     return EXIT_ERRORS if outcome == "failure" else EXIT_OK
+
+
+def _teams(items: list[str]) -> dict[str, list[str]]:
+    teams: dict[str, list[str]] = {}
+    for item in items:
+        team, sep, logins = item.partition("=")
+        if not sep or team.count("/") != 1:
+            raise UsageError(f"--team-member wants ORG/TEAM=LOGIN[,LOGIN...], not {item!r}")
+        teams.setdefault(team, []).extend(x.strip() for x in logins.split(",") if x.strip())
+    return teams
 
 
 class _Single:

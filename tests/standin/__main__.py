@@ -24,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--author", default="contributor", help="login of the PR author")
     parser.add_argument("--permission", action="append", default=[], metavar="LOGIN=LEVEL",
                         help="a user's permission (admin, maintain, write, triage, read, none); repeatable")
+    parser.add_argument("--team-member", action="append", default=[], metavar="ORG/TEAM=LOGIN[,LOGIN...]",
+                        help="active members of a team (answered at /orgs/ORG/teams/TEAM/memberships/LOGIN); "
+                             "repeatable")
     parser.add_argument("--app-id", type=int, default=1)
     parser.add_argument("--app-slug", default="registry-bot")
     parser.add_argument("--installation-id", type=int, default=1)
@@ -34,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     permissions = dict(item.split("=", 1) for item in args.permission)
+    teams: dict[str, list[str]] = {}
+    for item in args.team_member:
+        team, _, logins = item.partition("=")
+        teams.setdefault(team, []).extend(x for x in logins.split(",") if x)
     key = None
     if args.app_key is not None:
         if not args.app_key.exists():
@@ -41,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
             args.app_key.chmod(0o600)
         key = args.app_key.read_text(encoding="utf-8")
     local = LocalGitHub(args.repo, args.pr_base, args.pr_head, repo=args.repo_name, number=args.pr_number,
-                        author=args.author, bot=f"{args.app_slug}[bot]", permissions=permissions)
+                        author=args.author, bot=f"{args.app_slug}[bot]", permissions=permissions,
+                        team_members=teams)
     state = StandInState(local, key or generate_private_key_pem(), app_id=args.app_id, slug=args.app_slug,
                          installation_id=args.installation_id, token_ttl=args.token_ttl)
     server = serve(state, args.port)

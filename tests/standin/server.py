@@ -282,6 +282,22 @@ def create_app(state: StandInState) -> Flask:
         level = local.get_permission(repo_of(owner, name), login)
         return jsonify(permission=level, role_name=level, user={"login": login})
 
+    # -- organisation teams ----------------------------------------------------------------
+    @app.get("/orgs/<org>/teams/<team>")
+    def get_team(org: str, team: str) -> Response:
+        require_token()
+        if f"{org}/{team}".casefold() not in local.team_members:
+            raise ApiError(404, "Not Found")
+        return jsonify(slug=team, name=team, organization={"login": org})
+
+    @app.get("/orgs/<org>/teams/<team>/memberships/<login>")
+    def team_membership(org: str, team: str, login: str) -> Response:
+        require_token()
+        found = local.get_team_membership(org, team, login)  # NotFound for an unknown team
+        if found is None:
+            raise ApiError(404, "Not Found")
+        return jsonify(state=found, role="member", url=request.base_url)
+
     # -- check runs ------------------------------------------------------------------------
     @app.post("/repos/<owner>/<name>/check-runs")
     def create_check_run(owner: str, name: str) -> tuple[Response, int]:
