@@ -138,6 +138,14 @@ class JobQueue:
     def pending(self) -> int:
         return int(self.huey.pending_count())
 
+    def close(self) -> None:
+        """Close the backend's connections (SQLite file, or the Redis connection pool)."""
+        pool = getattr(self._kv, "pool", None)
+        if pool is not None:
+            pool.disconnect()
+        else:
+            self._kv.close()
+
     # -- worker side ------------------------------------------------------------------------------
     def set_handler(self, handler: Handler) -> None:
         self._handler = handler
