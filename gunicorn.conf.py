@@ -9,7 +9,7 @@ import os
 bind = os.environ.get("BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 worker_class = "gthread"
-threads = int(os.environ.get("WEB_THREADS", "8"))
+threads = int(os.environ.get("WEB_THREADS", "4"))  # more threads only queue on the GIL and SQLite
 timeout = 30
 graceful_timeout = 10
 keepalive = 5

@@ -1,12 +1,20 @@
 """Webhook acknowledgement under load: gunicorn (real process, SQLite queue) and a client in another process.
 
-Sends ROUNDS x CONCURRENCY signed ``pull_request.synchronize`` deliveries, CONCURRENCY at once, over
-loopback, and prints p50, p99 and throughput. Run: ``python benchmarks/bench_webhook.py``.
+The client is a separate Python process (asyncio, one new TCP connection per delivery, as GitHub does)
+sending signed 28 KB ``pull_request.synchronize`` deliveries over loopback, each with its own
+``X-GitHub-Delivery``, in two shapes:
+
+- burst: ROUNDS x 200 deliveries, all 200 sent at once (each round waits for the previous one);
+- steady: RATE deliveries per second arriving evenly for SECONDS, at most 200 in flight.
+
+Prints p50/p99/max as the client sees them, the time spent inside the app (from the app's own log
+line), throughput, errors and the load average. Run: ``python benchmarks/bench_webhook.py``
+(``BENCH_WORKERS``/``BENCH_THREADS`` to try other gunicorn shapes).
 """
 
 from __future__ import annotations
 
-import http.client
+import asyncio
 import json
 import os
 import socket
@@ -14,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -27,6 +34,10 @@ from bot.app.signature import sign  # noqa: E402
 PAYLOAD = ROOT.parent / "shared" / "github-payloads" / "pull_request.synchronize.json"
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "200"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+RATE = float(os.environ.get("BENCH_RATE", "200"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
+WORKERS = os.environ.get("BENCH_WORKERS", "")  # empty: what gunicorn.conf.py says
+THREADS = os.environ.get("BENCH_THREADS", "")
 SECRET = "bench-secret"
 KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
 
@@ -37,35 +48,96 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def post(port: int, body: bytes, out: list[float], errors: list[str], start: threading.Event) -> None:
-    headers = {"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": str(uuid.uuid4()),
-               "X-Hub-Signature-256": sign(body, SECRET), "Content-Type": "application/json"}
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    start.wait(10)
+# -- the client (runs in its own process) ------------------------------------------------------------
+def request_bytes(body: bytes, signature: str) -> bytes:
+    head = (f"POST /webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"X-GitHub-Event: pull_request\r\nX-GitHub-Delivery: {uuid.uuid4()}\r\n"
+            f"X-Hub-Signature-256: {signature}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    return head.encode() + body
+
+
+async def deliver(port: int, data: bytes) -> tuple[float, int]:
     t0 = time.perf_counter()
     try:
-        conn.request("POST", "/webhook", body, headers)
-        response = conn.getresponse()
-        response.read()
-        if response.status != 202:
-            errors.append(str(response.status))
-        out.append(time.perf_counter() - t0)
-    except OSError as exc:
-        errors.append(repr(exc))
-    finally:
-        conn.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(data)
+        await writer.drain()
+        status = int((await reader.readline()).split()[1])
+        await reader.read()  # Connection: close: the body ends with the connection
+        writer.close()
+    except (OSError, IndexError, ValueError):
+        return time.perf_counter() - t0, 0
+    return time.perf_counter() - t0, status
+
+
+async def burst(port: int, body: bytes, signature: str) -> list[tuple[float, int]]:
+    out: list[tuple[float, int]] = []
+    for _ in range(ROUNDS):
+        requests = [request_bytes(body, signature) for _ in range(CONCURRENCY)]
+        out.extend(await asyncio.gather(*(deliver(port, r) for r in requests)))
+    return out
+
+
+async def steady(port: int, body: bytes, signature: str) -> list[tuple[float, int]]:
+    in_flight = asyncio.Semaphore(CONCURRENCY)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+
+    async def one(at: float) -> tuple[float, int]:
+        await asyncio.sleep(max(0.0, at - (loop.time() - start)))
+        async with in_flight:
+            return await deliver(port, request_bytes(body, signature))
+    count = int(RATE * SECONDS)
+    return list(await asyncio.gather(*(one(i / RATE) for i in range(count))))
+
+
+def client(port: int, mode: str) -> None:
+    body = PAYLOAD.read_bytes()
+    signature = sign(body, SECRET)
+    t0 = time.perf_counter()
+    results = asyncio.run((burst if mode == "burst" else steady)(port, body, signature))
+    elapsed = time.perf_counter() - t0
+    print(json.dumps({"elapsed": elapsed, "latencies": [r[0] for r in results], "statuses": [r[1] for r in results]}))
+
+
+# -- the driver ------------------------------------------------------------------------------------------
+def run_client(port: int, mode: str) -> dict[str, object]:
+    proc = subprocess.run([sys.executable, __file__, "--client", str(port), mode], capture_output=True, text=True,
+                          check=True, timeout=300)
+    return dict(json.loads(proc.stdout))
+
+
+def server_ms(log: Path, since: int) -> list[float]:
+    lines = log.read_text().splitlines()[since:]
+    return sorted(float(json.loads(line)["ms"]) for line in lines if line.startswith("{") and '"ms"' in line)
+
+
+def report(name: str, result: dict[str, object], inside: list[float], load: tuple[float, float]) -> bool:
+    latencies = sorted(float(x) for x in result["latencies"])  # type: ignore[attr-defined]
+    errors = [s for s in result["statuses"] if s != 202]  # type: ignore[attr-defined]
+    q = statistics.quantiles(latencies, n=100)
+    print(f"{name}: {len(latencies)} deliveries")
+    print(f"  client: p50 {q[49] * 1000:.1f} ms   p99 {q[98] * 1000:.1f} ms   max {latencies[-1] * 1000:.1f} ms   "
+          f"throughput {len(latencies) / float(result['elapsed']):.0f}/s   errors {len(errors)}")  # type: ignore[arg-type]
+    if len(inside) > 2:
+        sq = statistics.quantiles(inside, n=100)
+        print(f"  inside the app (verify, parse, dedupe, journal, enqueue): p50 {sq[49]:.2f} ms   p99 {sq[98]:.2f} ms")
+    print(f"  load average before/after: {load[0]:.2f} / {load[1]:.2f}")
+    return not errors
 
 
 def main() -> int:
-    body = PAYLOAD.read_bytes()
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY,
                "GITHUB_WEBHOOK_SECRET": SECRET, "BOT_QUEUE_URL": str(Path(tmp) / "q.sqlite3")}
-        with (Path(tmp) / "web.log").open("ab") as log:
+        shape = [*(["--workers", WORKERS] if WORKERS else []), *(["--threads", THREADS] if THREADS else [])]
+        log_path = Path(tmp) / "web.log"
+        with log_path.open("ab") as log:
             web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
-                                    "--bind", f"127.0.0.1:{port}", "bot.web:create_app()"],
+                                    "--bind", f"127.0.0.1:{port}", *shape, "bot.web:create_app()"],
                                    cwd=ROOT, env=env, stdout=log, stderr=log)
+        ok = True
         try:
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline:
@@ -74,35 +146,27 @@ def main() -> int:
                     break
                 except OSError:
                     time.sleep(0.1)
-            latencies: list[float] = []
-            errors: list[str] = []
-            t0 = time.perf_counter()
-            for _ in range(ROUNDS):
-                start = threading.Event()
-                threads = [threading.Thread(target=post, args=(port, body, latencies, errors, start))
-                           for _ in range(CONCURRENCY)]
-                for t in threads:
-                    t.start()
-                start.set()
-                for t in threads:
-                    t.join(30)
-            elapsed = time.perf_counter() - t0
+            namespace: dict[str, object] = {}
+            exec(compile((ROOT / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"), namespace)
+            print(f"gunicorn {WORKERS or namespace['workers']} {namespace['worker_class']} worker(s) x "
+                  f"{THREADS or namespace['threads']} threads, SQLite queue, {os.cpu_count()} CPUs, "
+                  f"client: a second process (asyncio) on loopback")
+            for mode, name in (("burst", f"burst: {ROUNDS} rounds of {CONCURRENCY} at once"),
+                               ("steady", f"steady: {RATE:g}/s for {SECONDS:g} s, at most {CONCURRENCY} in flight")):
+                time.sleep(1.0)
+                since = len(log_path.read_text().splitlines())
+                before = os.getloadavg()[0]
+                result = run_client(port, mode)
+                time.sleep(0.2)
+                ok &= report(name, result, server_ms(log_path, since), (before, os.getloadavg()[0]))
         finally:
             web.terminate()
             web.wait(10)
-        server_ms = sorted(float(json.loads(line)["ms"]) for line in (Path(tmp) / "web.log").read_text().splitlines()
-                           if line.startswith("{") and '"ms"' in line)
-    latencies.sort()
-    q = statistics.quantiles(latencies, n=100)
-    print(f"webhook ack: {len(latencies)} deliveries, {CONCURRENCY} concurrent, {ROUNDS} rounds, "
-          f"gunicorn 2 gthread workers x 8 threads, SQLite queue, {os.cpu_count()} CPUs")
-    print(f"  p50 {q[49] * 1000:.1f} ms   p99 {q[98] * 1000:.1f} ms   max {latencies[-1] * 1000:.1f} ms")
-    if len(server_ms) > 2:
-        sq = statistics.quantiles(server_ms, n=100)
-        print(f"  inside the app (verify, parse, dedupe, journal, enqueue): p50 {sq[49]:.1f} ms   p99 {sq[98]:.1f} ms")
-    print(f"  throughput {len(latencies) / elapsed:.0f} deliveries/s   errors {len(errors)} {sorted(set(errors))[:3]}")
-    return 1 if errors else 0
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--client":
+        client(int(sys.argv[2]), sys.argv[3])
+        raise SystemExit(0)
     raise SystemExit(main())

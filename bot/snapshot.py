@@ -55,7 +55,7 @@ class Snapshot(Protocol):
         ...
 
 
-def _under(paths: list[str], prefix: str) -> list[str]:
+def paths_under(paths: list[str], prefix: str) -> list[str]:
     """The paths inside folder ``prefix``, from a sorted list, by bisection."""
     prefix = prefix.strip("/")
     if not prefix:
@@ -75,7 +75,7 @@ class MemorySnapshot:
         self.label = label
 
     def files(self, prefix: str = "") -> list[str]:
-        return _under(self._sorted, prefix)
+        return paths_under(self._sorted, prefix)
 
     def size(self, path: str) -> int | None:
         data = self._files.get(check_relative(path))
@@ -121,7 +121,7 @@ class DirSnapshot:
         return self._walked
 
     def files(self, prefix: str = "") -> list[str]:
-        return _under(self._walk()[0], prefix)
+        return paths_under(self._walk()[0], prefix)
 
     def _target(self, path: str) -> str | None:
         """The real path of a symlink inside the folder; raises ``UnsafePath`` outside it."""
@@ -184,7 +184,7 @@ class GitSnapshot:
         self._lock = threading.Lock()
 
     def files(self, prefix: str = "") -> list[str]:
-        return _under(self._sorted, prefix)
+        return paths_under(self._sorted, prefix)
 
     def size(self, path: str) -> int | None:
         entry = self._entries.get(check_relative(path))

@@ -55,3 +55,37 @@ def fake_github():  # type: ignore[no-untyped-def]
     from tests.fakes import FakeGitHub
 
     return FakeGitHub()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A real ``redis-server`` on a free loopback port for the session (``.ci/run`` installs it)."""
+    import socket
+    import subprocess
+    import time
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.fail("redis-server is not installed: `apt-get install -y redis-server` (bash .ci/run does it); "
+                    "the queue's Redis backend is tested against a real server, never skipped")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    folder = tmp_path_factory.mktemp("redis")
+    server = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
+                               "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"redis-server did not start on port {port} (exit code {server.poll()})")
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -42,7 +42,8 @@ from bot.app.github_api import (
     ReviewEvent,
     ReviewInfo,
 )
-from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
+from bot.app.lazy_snapshot import LazyTree
+from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, under_prefixes
 
 log = logging.getLogger(__name__)
 
@@ -320,23 +321,25 @@ class GitHubClient:
                 if p.get("state") == "open"]
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
-        """Files under ``prefixes`` at ``ref``: one recursive tree request, then one request per blob not
-        already cached. Blobs over 10 MB, symlinks and submodules are named in ``skipped`` (see tree_files)."""
+        """Files under ``prefixes`` at ``ref``: one recursive tree request now, then one request per blob
+        when it is first read (``LazyTree``; cached by sha). Blobs over 10 MB, symlinks and submodules are
+        named in ``skipped`` (see tree_files)."""
         wanted = normalise_prefixes(prefixes)
-        out = TreeFiles()
+        entries: dict[str, tuple[str, int]] = {}
+        skipped: dict[str, str] = {}
         for entry in self._tree_entries(repo, ref, wanted):
             path = entry["path"]
             if entry["type"] == "commit":
-                out.skipped[path] = "a submodule"
+                skipped[path] = "a submodule"
             elif entry["type"] != "blob":
                 continue
             elif entry.get("mode") == "120000":
-                out.skipped[path] = "a symlink; the bot does not follow symlinks"
+                skipped[path] = "a symlink; the bot does not follow symlinks"
             elif int(entry.get("size") or 0) > MAX_BLOB_BYTES:
-                out.skipped[path] = too_large(int(entry["size"]))
+                skipped[path] = too_large(int(entry["size"]))
             else:
-                out[path] = self._blob(repo, entry["sha"])
-        return out
+                entries[path] = (entry["sha"], int(entry.get("size") or 0))
+        return LazyTree(entries, lambda sha: self._blob(repo, sha), skipped)
 
     def _tree_entries(self, repo: str, ref: str, wanted: tuple[str, ...]) -> list[dict[str, Any]]:
         _, data = self._request("GET", f"/repos/{repo}/git/trees/{quote(ref, safe='/')}", {"recursive": "1"})

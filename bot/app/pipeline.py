@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from bot.app.github_api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
+from bot.app.lazy_snapshot import TreeSnapshot, raise_read_failure
 from bot.app.teams import TeamMembership, owning_teams, resolve
 from bot.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.config import CONFIG_PATHS, Config, load_config
@@ -71,14 +72,18 @@ def load_default_config(gh: GitHubAPI, pr: PullRequest) -> tuple[Config, list[Fi
     return load_config(MemorySnapshot(files, label=pr.default_branch))
 
 
+def read_snapshots(gh: GitHubAPI, pr: PullRequest, wanted: tuple[str, ...]) -> tuple[TreeSnapshot, TreeSnapshot]:
+    """Base and head under ``wanted``: one tree listing each, files downloaded when a check reads them."""
+    return (TreeSnapshot(gh.read_tree(pr.repo, pr.base_sha, wanted), label=f"base {pr.base_sha[:12]}"),
+            TreeSnapshot(gh.read_tree(pr.repo, pr.head_sha, wanted), label=f"head {pr.head_sha[:12]}"))
+
+
 def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     """Everything one review reads, fetched through ``gh``."""
     config, config_findings = load_default_config(gh, pr)
     files, truncated = gh.list_pull_request_files(pr.repo, pr.number)
     changes = to_changeset(files, truncated)
-    wanted = (*config.watched(), *EXTRA_PATHS)
-    base = MemorySnapshot(gh.read_tree(pr.repo, pr.base_sha, wanted), label=f"base {pr.base_sha[:12]}")
-    head = MemorySnapshot(gh.read_tree(pr.repo, pr.head_sha, wanted), label=f"head {pr.head_sha[:12]}")
+    base, head = read_snapshots(gh, pr, (*config.watched(), *EXTRA_PATHS))
     logins = approvers(gh.list_reviews(pr.repo, pr.number))
     teams = TeamMembership()
     if not truncated:
@@ -122,6 +127,7 @@ def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
     report = review(head=inputs.head, base=inputs.base, changes=inputs.changes,
                     context=ReviewContext(author=inputs.pr.author, approvers=inputs.approvers),
                     config=inputs.config, checks=checks)
+    raise_read_failure(inputs.base, inputs.head)  # a file GitHub failed to send: no verdict without it
     note = inputs.teams.section()
     report = report.with_sections(*([note] if note else []), findings=inputs.config_findings)
     if regression is None or not inputs.config.regression.enabled:

@@ -1,0 +1,104 @@
+"""Lazy GitHub snapshots: one tree listing, a blob downloaded only when a check reads it, failures not hidden."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+from responses import matchers
+
+from bot.app.github_api import GitHubError
+from bot.app.lazy_snapshot import LazyTree, TreeSnapshot, raise_read_failure
+from bot.app.worker import review_pull_request
+from bot.config import Config
+from tests import test_github_client, test_pipeline
+from tests.fakes import FakeGitHub
+from tests.gitrepo import Repo
+from tests.test_github_client import API, REPO, client, token_endpoint
+from tests.test_pipeline import load
+
+app_key, fake_time, mocked = test_github_client.app_key, test_github_client.fake_time, test_github_client.mocked
+pr_repo = test_pipeline.pr_repo  # the corpus with a broken registry entry on branch ``pr``
+
+
+class LazyFakeGitHub(FakeGitHub):
+    """The shared fake, but ``read_tree`` answers like the real client: a ``LazyTree`` counting downloads."""
+
+    def __init__(self, failing: str = "") -> None:
+        super().__init__()
+        self.downloads: list[str] = []
+        self.failing = failing
+
+    def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
+        eager = super().read_tree(repo, ref, prefixes)
+
+        def fetch(path: str) -> bytes:
+            if path == self.failing:
+                raise GitHubError("502 Bad Gateway", 502)
+            self.downloads.append(path)
+            return eager[path]
+        return LazyTree({path: (path, len(data)) for path, data in eager.items()}, fetch)
+
+
+def test_the_client_lists_once_and_downloads_a_blob_on_first_read_only(mocked, app_key, fake_time):  # type: ignore[no-untyped-def]
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    tree = [{"path": "spec/registry/a/registry.json", "type": "blob", "mode": "100644", "sha": "a1", "size": 2},
+            {"path": "website/static/spec/x.json", "type": "blob", "mode": "100644", "sha": "m1", "size": 7}]
+    for ref in ("b" * 40, "h" * 40):
+        mocked.get(f"{API}/repos/{REPO}/git/trees/{ref}", json={"sha": "root", "tree": tree, "truncated": False},
+                   match=[matchers.query_param_matcher({"recursive": "1"})])
+    blob = mocked.get(f"{API}/repos/{REPO}/git/blobs/a1", json={"encoding": "base64", "content": "e30=", "sha": "a1"})
+    mirror = mocked.get(f"{API}/repos/{REPO}/git/blobs/m1", json={"encoding": "base64", "content": "", "sha": "m1"})
+    _, gh = client(app_key, fake_time)
+
+    base = TreeSnapshot(gh.read_tree(REPO, "b" * 40, ["spec", "website/static/spec"]), "base")
+    head = TreeSnapshot(gh.read_tree(REPO, "h" * 40, ["spec", "website/static/spec"]), "head")
+    assert head.files("website/static/spec") == ["website/static/spec/x.json"]
+    assert head.size("website/static/spec/x.json") == 7 and head.size("nope.json") is None
+    assert blob.call_count == 0 and mirror.call_count == 0  # listing and sizes cost no download
+
+    assert head.read("spec/registry/a/registry.json") == b"{}"
+    assert base.read("spec/registry/a/registry.json") == b"{}"
+    assert head.read("spec/missing.json") is None
+    assert blob.call_count == 1 and mirror.call_count == 0  # cached by sha across base and head
+
+
+def test_a_snapshot_over_a_plain_mapping_reads_it() -> None:
+    snapshot = TreeSnapshot({"b/x.json": b"12", "a.json": b""}, "memory")
+    assert snapshot.files() == ["a.json", "b/x.json"] and snapshot.files("b") == ["b/x.json"]
+    assert (snapshot.size("b/x.json"), snapshot.read("./b/x.json"), snapshot.read("c")) == (2, b"12", None)
+    raise_read_failure(snapshot)  # nothing failed: no exception
+
+
+def test_a_failed_download_is_raised_again_after_the_review() -> None:
+    def fetch(sha: str) -> bytes:
+        raise GitHubError("boom", 502)
+    snapshot = TreeSnapshot(LazyTree({"a.json": ("s", 1)}, fetch), "head")
+    with pytest.raises(GitHubError):
+        snapshot.read("a.json")
+    with pytest.raises(GitHubError, match="boom"):
+        raise_read_failure(TreeSnapshot({}, "base"), snapshot)
+
+
+def test_a_review_of_the_corpus_downloads_only_what_the_checks_read(pr_repo: Repo) -> None:
+    eager, lazy = FakeGitHub(), LazyFakeGitHub()
+    pr, _ = load(eager, pr_repo), load(lazy, pr_repo)
+    assert review_pull_request(lazy, pr, "d-1") == review_pull_request(eager, pr, "d-1") == "failure"
+    [lazy_run], [eager_run] = lazy.runs_for(pr.head_sha), eager.runs_for(pr.head_sha)
+    assert lazy_run.output == eager_run.output and lazy_run.annotations == eager_run.annotations
+
+    mirror = Config().paths.mirror
+    watched = [p for p in lazy.trees[pr.head_sha] if any(p.startswith(f + "/") for f in Config().watched())]
+    assert len([p for p in watched if p.startswith(mirror + "/")]) > 50  # the corpus mirrors the spec
+    assert len(set(lazy.downloads)) < len(watched) // 2
+    assert not [p for p in lazy.downloads if p.startswith(mirror + "/")]  # every $ref resolved in the repository
+
+
+def test_a_file_github_fails_to_send_fails_the_run_and_retries_instead_of_a_verdict(pr_repo: Repo) -> None:
+    lazy = LazyFakeGitHub(failing="spec/registry/gcp/dataproc/registry.json")
+    pr = load(lazy, pr_repo)
+    with pytest.raises(GitHubError):
+        review_pull_request(lazy, pr, "d-1")
+    [run] = lazy.runs_for(pr.head_sha)
+    assert run.conclusion == "failure" and run.output is not None and "internal error" in run.output.title
+    assert not [w for w, _ in lazy.writes if w == "create_review"]  # no review from a partial read
