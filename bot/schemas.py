@@ -56,6 +56,7 @@ class SchemaStore:
         self.snapshot = snapshot
         self.config = config
         self.files = files or Files(snapshot)
+        self._registries: dict[frozenset[str], Any] = {}
 
     @functools.cached_property
     def repository(self) -> dict[str, StoredSchema]:
@@ -111,22 +112,35 @@ class SchemaStore:
         """(url, schema) pairs, for building other validators (jsonschema-rs) over the same store."""
         return ((url, stored.schema) for url, stored in self.by_url.items())
 
-    @functools.cached_property
-    def compiled_registry(self) -> Any:
-        """A jsonschema-rs registry of the repository's schemas and every schema they refer to."""
-        resources: dict[str, Any] = {url: stored.schema for url, stored in self.repository.items()}
-        pending = list(resources.items())
+    def _referenced(self, url: str, schema: Any) -> frozenset[str]:
+        """Every schema URL ``schema`` refers to, transitively (resolvable ones only)."""
+        found: dict[str, Any] = {}
+        pending = [(url, schema)]
         while pending:
-            url, schema = pending.pop()
-            for ref, _ in iter_refs(schema):
-                target = _split(urljoin(url, ref)) if not ref.startswith("#") else url
-                if target in resources:
+            here, node = pending.pop()
+            for ref, _ in iter_refs(node):
+                if ref.startswith("#"):
+                    continue
+                target = _split(urljoin(here, ref))
+                if target in found or target == url:
                     continue
                 stored = self.lookup(target)
                 if stored is not None:
-                    resources[target] = stored.schema
+                    found[target] = stored.schema
                     pending.append((target, stored.schema))
-        return jsonschema_rs.Registry(list(resources.items()))
+        return frozenset(found)
+
+    def _compiled_registry(self, urls: frozenset[str]) -> Any:
+        """A jsonschema-rs registry of exactly these schemas, shared by every schema needing the same set.
+
+        Compiling against a registry of the whole repository costs time in proportion to its size;
+        most facets refer only to OpenLineage.json, so they all share one small registry.
+        """
+        cached = self._registries.get(urls)
+        if cached is None:
+            cached = jsonschema_rs.Registry([(u, self.lookup(u).schema) for u in sorted(urls)])  # type: ignore[union-attr]
+            self._registries[urls] = cached
+        return cached
 
     def fast_validator(self, schema: Mapping[str, Any]) -> Any | None:
         """A compiled (jsonschema-rs) validator for pass/fail decisions, or None when it cannot compile
@@ -135,7 +149,9 @@ class SchemaStore:
         Pure-Python ``validator()`` explains failures; the two agree on the corpus (tests/test_schemas.py).
         """
         try:
-            return jsonschema_rs.validator_for(dict(schema), registry=self.compiled_registry, validate_formats=True)
+            base = str(schema.get("$id") or "urn:registry-bot:anonymous")
+            registry = self._compiled_registry(self._referenced(base, schema))
+            return jsonschema_rs.validator_for(dict(schema), registry=registry, validate_formats=True)
         except Exception:  # noqa: BLE001 - any compile failure falls back to the explaining validator
             return None
 
