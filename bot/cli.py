@@ -16,6 +16,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, str] = {
     "check": "bot.commands.check",
     "demo": "bot.commands.demo",
+    "regress": "bot.commands.regress",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
