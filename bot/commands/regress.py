@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import urljoin
@@ -117,7 +117,9 @@ class SideSpec:
     token: str = field(default="")
 
     @classmethod
-    def build(cls, snapshot: Snapshot, config: Config, label: str) -> SideSpec:
+    def build(cls, snapshot: Snapshot, config: Config, label: str,
+              naming: Callable[[Snapshot, Config], Any] | None = None) -> SideSpec:
+        """``naming`` loads the side's naming rules (default: ``bot.naming.rules_for``)."""
         store = SchemaStore(snapshot, config)
         registry = Registry(snapshot, config)
         schemas = {url: stored.schema for url, stored in store.by_url.items()}
@@ -159,7 +161,7 @@ class SideSpec:
                     if isinstance(listed, list) else ()
         spec = store.files.json(config.paths.spec)
         spec_id = spec.doc.value.get("$id") if spec.doc is not None and isinstance(spec.doc.value, dict) else None
-        naming = _load_naming(snapshot, config)
+        naming_rules = (naming or _load_naming)(snapshot, config)
         naming_digest = _digest({p: hashlib.sha256(snapshot.read(p) or b"").hexdigest()
                                  for p in snapshot.files(config.paths.naming)})
         digests, closures = _closures(schemas)
@@ -168,7 +170,7 @@ class SideSpec:
                    by_filename=by_filename,
                    by_key=by_key, short_uris=short_uris, producers=producers, declared=declared,
                    spec_url=spec_id if isinstance(spec_id, str) else PUBLISHED + "2-0-2/OpenLineage.json",
-                   naming=naming, naming_digest=naming_digest, token=token)
+                   naming=naming_rules, naming_digest=naming_digest, token=token)
 
     def resolve(self, url: str) -> tuple[str, str] | None:
         """``(file URL, fragment)`` for a schema URL, a ``#/$defs/`` URL or an ``ol:`` short URI."""
