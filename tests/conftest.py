@@ -30,3 +30,13 @@ def corpus_copy(tmp_path: Path, corpus: Path) -> Path:
         path.chmod(0o755 if path.is_dir() else 0o644)
     target.chmod(0o755)
     return target
+
+
+@pytest.fixture(scope="session")
+def spark():  # type: ignore[no-untyped-def]
+    """One real local SparkSession for the whole test run (two cores, no UI), stopped at the end."""
+    from bot.regression.spark_job import start_session
+
+    session = start_session("local[2]", app="registry-bot-tests", extra={"spark.driver.memory": "1g"})
+    yield session
+    session.stop()

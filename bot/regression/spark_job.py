@@ -148,8 +148,17 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], paths: Iter
 
 def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iterable[EventRecord] = (),
               paths: Iterable[str] = (), parquet: str | None = None, partitions: int | None = None,
-              ) -> RegressionResult:
-    """Run the regression on ``spark``; write the non-ok outcomes as Parquet when ``parquet`` is given."""
+              deadline: float | None = None) -> RegressionResult:
+    """Run the regression on ``spark``; write the non-ok outcomes as Parquet when ``parquet`` is given.
+
+    ``deadline`` (a ``time.monotonic()`` value) is checked before each Spark action; the caller cancels
+    a running action itself (``RegressionStage`` does, with a job group).
+    """
+
+    def in_time() -> None:
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("the regression's time budget ran out")
+
     from pyspark import StorageLevel
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -159,14 +168,17 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
     frame = input_frame(spark, records, list(paths), partitions)
     out = frame.mapInArrow(_partition(specs), OUTPUT_COLUMNS).persist(StorageLevel.MEMORY_AND_DISK)
     try:
+        in_time()
         if parquet:
             out.where("kind = 'row'").drop("kind", "n").write.mode("overwrite").parquet(parquet)
         counts = {(r.producer, r.rule, r.facet, r.outcome): int(r.n) for r in
                   out.where("kind = 'count'").groupBy("producer", "rule", "facet", "outcome")
                   .agg(F.sum("n").alias("n")).collect()}
+        in_time()
         events = sum(int(r.n) for r in out.where("kind = 'events'").select("n").collect())
         seen = [(r.producer, r.schema) for r in out.where("kind = 'seen'").select("producer", "schema")
                 .distinct().collect()]
+        in_time()
         window = Window.partitionBy("producer", "rule", "facet", "outcome").orderBy("file", "idx", "subject")
         first = (out.where("kind = 'row'").withColumn("rank", F.row_number().over(window))
                  .where(F.col("rank") <= EXAMPLES_PER_GROUP).collect())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,7 @@ class RegressionStage:
         policy = config.regression
         if not policy.enabled:
             return None, []
+        started = time.monotonic()
         inputs = gather(base, head, config)
         if inputs.empty:
             return Section(title=TITLE, markdown="No sample events to check (no `samples/` folder, no configured "
@@ -75,9 +77,10 @@ class RegressionStage:
         try:
             from bot.regression.spark_job import run_spark
 
-            result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.remote)
+            result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.remote,
+                               deadline=started + policy.time_budget_seconds)
         except Exception as exc:  # noqa: BLE001  # a cancelled or failed job: report it, keep the review
-            expired = not timer.is_alive()
+            expired = time.monotonic() >= started + policy.time_budget_seconds
             reason = (f"the time budget of {policy.time_budget_seconds:g} s ran out" if expired
                       else f"the Spark job failed ({type(exc).__name__}: {str(exc).splitlines()[0][:300]})")
             return _neutral(reason + "."), []
