@@ -15,11 +15,18 @@ Both sides share compiled validators and verdicts wherever their schemas are ide
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.regression.events import EventError, EventRecord, has_placeholders, is_placeholder, parse_event
+from bot.regression.events import (
+    EventError,
+    EventRecord,
+    has_placeholders,
+    is_placeholder,
+    might_hold_placeholders,
+    parse_event,
+)
 from bot.regression.side import Compiled, SideSpec, Validators
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
@@ -29,6 +36,7 @@ RULES = ("event-readable", "event-schema", "facet-schema", "facet-key", "facet-p
 EXPLAINED_PER_GROUP = 3  # failures per group explained with pure-Python jsonschema (the rest: jsonschema-rs)
 
 Status = tuple[str, str]  # (pass | fail | unknown, message)
+PASSED: Status = (PASS, "")
 
 
 def classify(base: str, head: str) -> str:
@@ -67,8 +75,22 @@ class Tally:
     counts: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)  # (producer, rule, facet, outcome)
     seen: set[tuple[str, str]] = field(default_factory=set)  # (producer, facet short URI or URL)
     events: int = 0
+    # facets that passed every rule on both sides, counted in one step: (producer, key, producer rule ran)
+    passed_facets: Counter[tuple[str, str, bool]] = field(default_factory=Counter)
+
+    def settle(self) -> Tally:
+        """Fold the one-step counts of passing facets into ``counts`` (call before reading counts)."""
+        for (producer, key, with_producer), n in self.passed_facets.items():
+            self.counts[(producer, "facet-schema", key, OK)] += n
+            self.counts[(producer, "facet-key", key, OK)] += n
+            if with_producer:
+                self.counts[(producer, "facet-producer", key, OK)] += n
+        self.passed_facets.clear()
+        return self
 
     def merge(self, other: Tally) -> None:
+        self.settle()
+        other.settle()
         self.rows.extend(other.rows)
         self.counts.update(other.counts)
         self.seen |= other.seen
@@ -112,6 +134,7 @@ class Comparator:
         self.head = Validators(head, pool)
         self._explained: Counter[tuple[str, str, str, str]] = Counter()
         self._naming_memo: dict[tuple[str, str, str, str], Status] = {}
+        self._plans: dict[tuple[str, str | None, str | None], FacetPlan] = {}
 
     # --- one event -------------------------------------------------------------------------------
 
@@ -127,7 +150,7 @@ class Comparator:
             self._emit(tally, record, record.entry or "(unknown)", "event-readable", "", "", "event",
                        (FAIL, str(exc)), (FAIL, str(exc)))
             return
-        partial = has_placeholders(event)
+        partial = might_hold_placeholders(record.text) and has_placeholders(event)
         memo: dict[tuple[Any, ...], Status] = {}
         producer = self._event_producer(event, record)
         self._event_schema(event, partial, memo, record, producer, tally)
@@ -144,23 +167,26 @@ class Comparator:
         return record.entry or "(unknown)"
 
     def _emit(self, tally: Tally, record: EventRecord, producer: str, rule: str, facet: str, schema: str,
-              subject: str, base: Status, head: Status,
-              explain: Callable[[Validators], str] | None = None) -> None:
-        outcome = classify(base[0], head[0])
+              subject: str | tuple[str, str], base: Status, head: Status,
+              explain: tuple[str, str, Any, bool] | None = None) -> None:
+        """Count one result; keep a row when it is not ok. ``subject`` may be (where, key), joined lazily."""
+        outcome = OK if base[0] == PASS and head[0] == PASS else classify(base[0], head[0])
         tally.counts[(producer, rule, facet, outcome)] += 1
         if outcome == OK:
             return
+        if isinstance(subject, tuple):
+            subject = f"{subject[0]}.{subject[1]}"
         message = head[1] if head[0] != PASS else base[1]
         group = (producer, rule, facet, outcome)
         if explain is not None and self._explained[group] < EXPLAINED_PER_GROUP:
             self._explained[group] += 1
-            message = explain(self.head if head[0] == FAIL else self.base) or message
+            message = self._explain(self.head if head[0] == FAIL else self.base, *explain) or message
         tally.rows.append(Row(producer, rule, facet, schema, subject, outcome, base[0], head[0], message,
                               record.file, record.index))
 
     # --- schemas ---------------------------------------------------------------------------------
 
-    def _validate(self, side: Validators, url: str, fragments: list[str], instance: Any, partial: bool,
+    def _validate(self, side: Validators, url: str, fragments: Sequence[str], instance: Any, partial: bool,
                   memo: dict[tuple[Any, ...], Status]) -> tuple[Status, Compiled | None]:
         """Pass when ``instance`` is valid against one of ``fragments`` of ``url``."""
         first: Compiled | None = None
@@ -175,7 +201,7 @@ class Comparator:
             status = memo.get(key)
             if status is None:
                 if compiled.rs.is_valid(instance):
-                    status = (PASS, "")
+                    status = PASSED
                 else:
                     errors = side.errors_rs(compiled, instance, partial)
                     status = (FAIL, _rs_message(errors[0])) if errors else (PASS, "")
@@ -185,14 +211,16 @@ class Comparator:
             failure = status if failure is None or failure[0] == UNKNOWN else failure
         return failure or (UNKNOWN, f"{url} defines no facet"), first
 
-    def _explainer(self, url: str, fragment: str, instance: Any, partial: bool) -> Callable[[Validators], str]:
-        def explain(side: Validators) -> str:
-            compiled = side.compiled(url, fragment) if url in side.spec.digests else None
-            if compiled is None:
-                return ""
+    def _explain(self, side: Validators, url: str, fragment: str, instance: Any, partial: bool) -> str:
+        """Pure-Python ``jsonschema`` errors for a failing instance (a few per group: it is slow)."""
+        compiled = side.compiled(url, fragment) if url in side.spec.digests else None
+        if compiled is None:
+            return ""
+        try:
             errors = side.explain(compiled, instance, partial)
-            return "; ".join(_py_message(e) for e in errors[:3])
-        return explain
+        except RecursionError:
+            return ""
+        return "; ".join(_py_message(e) for e in errors[:3])
 
     def _event_schema(self, event: dict[str, Any], partial: bool, memo: dict[tuple[Any, ...], Status],
                       record: EventRecord, producer: str, tally: Tally) -> None:
@@ -209,47 +237,49 @@ class Comparator:
                 continue
             target = resolved
             statuses.append(self._validate(side, resolved[0], [resolved[1]], event, partial, memo)[0])
-        explain = self._explainer(target[0], target[1], event, partial)
-        self._emit(tally, record, producer, "event-schema", "", target[0], "event", statuses[0], statuses[1], explain)
+        self._emit(tally, record, producer, "event-schema", "", target[0], "event", statuses[0], statuses[1],
+                   (target[0], target[1], event, partial))
 
     # --- facets ----------------------------------------------------------------------------------
 
     def _facet(self, where: str, key: str, facet: dict[str, Any], partial: bool,
                memo: dict[tuple[Any, ...], Status], record: EventRecord, event_producer: str, tally: Tally) -> None:
-        raw_producer = facet.get("_producer")
-        producer = event_producer
-        if isinstance(raw_producer, str) and not is_placeholder(raw_producer):
-            producer = self.head.spec.producer_name(raw_producer) or event_producer
-        schema_results: list[Status] = []
-        key_results: list[Status] = []
-        shown = ""
-        explain_target: tuple[str, str] | None = None
-        for side in (self.base, self.head):
-            resolved, why = _resolve_facet(side.spec, key, facet)
-            if resolved is None:
-                schema_results.append((UNKNOWN, why))
-                key_results.append((UNKNOWN, why))
-                continue
-            url, fragment = resolved
-            file = side.spec.files.get(url)
-            shown = (file.short_uri if file and file.short_uri else url) if side is self.head or not shown else shown
-            fragments = [fragment] if fragment else [f"/$defs/{n}" for n in (file.defs_for(key) if file else [])]
-            if not fragments:
-                fragments = [f"/$defs/{file.defs[0][1]}"] if file and len(file.defs) == 1 else [""]
-            explain_target = (url, fragments[0])
-            schema_results.append(self._validate(side, url, fragments, facet, partial, memo)[0])
-            key_results.append(_key_status(side.spec, url, fragment, key))
-            if side is self.head:
-                tally.seen.add((producer, shown))
-        subject = f"{where}.{key}"
-        explain = self._explainer(*explain_target, facet, partial) if explain_target else None
-        self._emit(tally, record, producer, "facet-schema", key, shown, subject, schema_results[0], schema_results[1],
-                   explain)
-        self._emit(tally, record, producer, "facet-key", key, shown, subject, key_results[0], key_results[1])
-        if isinstance(raw_producer, str) and not is_placeholder(raw_producer):
-            results = [side.spec.producer_ok(raw_producer) for side in (self.base, self.head)]
-            b, h = ((PASS, "") if ok else (FAIL, why) for ok, why in results)
-            self._emit(tally, record, producer, "facet-producer", key, shown, subject, b, h)
+        plan = self._plan(key, facet.get("_schemaURL"), facet.get("_producer"))
+        producer = plan.producer or event_producer
+        if plan.targets[1] is not None:
+            tally.seen.add((producer, plan.shown))
+        results: list[Status] = []
+        target = plan.targets[1]
+        if plan.same and target is not None:  # identical schemas on both sides: one verdict serves both
+            status = self._validate(self.head, target[0], target[1], facet, partial, memo)[0]
+            if status is PASSED and plan.static_ok:
+                tally.passed_facets[(producer, key, plan.producer_status is not None)] += 1
+                return
+            results = [status, status]
+        else:
+            for side, side_target, reason in zip((self.base, self.head), plan.targets, plan.unresolved, strict=True):
+                if side_target is None:
+                    results.append((UNKNOWN, reason))
+                else:
+                    results.append(self._validate(side, side_target[0], side_target[1], facet, partial, memo)[0])
+        subject = (where, key)
+        target = plan.targets[1] or plan.targets[0]
+        explain = (target[0], target[1][0], facet, partial) if target else None
+        self._emit(tally, record, producer, "facet-schema", key, plan.shown, subject, results[0], results[1], explain)
+        self._emit(tally, record, producer, "facet-key", key, plan.shown, subject, *plan.key_status)
+        if plan.producer_status is not None:
+            self._emit(tally, record, producer, "facet-producer", key, plan.shown, subject, *plan.producer_status)
+
+    def _plan(self, key: str, schema_url: Any, raw_producer: Any) -> FacetPlan:
+        """What a facet's key, ``_schemaURL`` and ``_producer`` resolve to on each side (memoised)."""
+        memo_key = (key, schema_url if isinstance(schema_url, str) else None,
+                    raw_producer if isinstance(raw_producer, str) else None)
+        plan = self._plans.get(memo_key)
+        if plan is None:
+            if len(self._plans) > 50_000:
+                self._plans.clear()
+            plan = self._plans[memo_key] = _make_plan(self.base.spec, self.head.spec, *memo_key)
+        return plan
 
     # --- naming ----------------------------------------------------------------------------------
 
@@ -290,6 +320,56 @@ class Comparator:
             self._naming_memo.clear()
         self._naming_memo[memo_key] = status
         return status
+
+
+@dataclass(frozen=True, slots=True)
+class FacetPlan:
+    """The side-specific facts of a (key, ``_schemaURL``, ``_producer``) triple, computed once."""
+
+    producer: str | None  # the registered producer ``_producer`` names (head side)
+    shown: str  # the schema as shown in reports: a short URI when registered
+    targets: tuple[tuple[str, tuple[str, ...]] | None, tuple[str, tuple[str, ...]] | None]  # (url, fragments)
+    unresolved: tuple[str, str]  # why a side has no target
+    key_status: tuple[Status, Status]
+    producer_status: tuple[Status, Status] | None
+    same: bool  # both sides validate against the same compiled schemas
+    static_ok: bool  # the key and producer rules pass on both sides
+
+
+def _make_plan(base: SideSpec, head: SideSpec, key: str, schema_url: str | None, raw_producer: str | None
+               ) -> FacetPlan:
+    facet = {} if schema_url is None else {"_schemaURL": schema_url}
+    targets: list[tuple[str, tuple[str, ...]] | None] = []
+    reasons: list[str] = []
+    keys: list[Status] = []
+    shown = ""
+    for spec in (base, head):
+        resolved, why = _resolve_facet(spec, key, facet)
+        reasons.append(why)
+        if resolved is None:
+            targets.append(None)
+            keys.append((UNKNOWN, why))
+            continue
+        url, fragment = resolved
+        file = spec.files.get(url)
+        shown = file.short_uri if file and file.short_uri else url
+        fragments = [fragment] if fragment else [f"/$defs/{n}" for n in (file.defs_for(key) if file else [])]
+        if not fragments:
+            fragments = [f"/$defs/{file.defs[0][1]}"] if file and len(file.defs) == 1 else [""]
+        targets.append((url, tuple(fragments)))
+        keys.append(_key_status(spec, url, fragment, key))
+    producer_status: tuple[Status, Status] | None = None
+    producer = None
+    if raw_producer is not None and not is_placeholder(raw_producer):
+        producer = head.producer_name(raw_producer)
+        b, h = ((PASS, "") if ok else (FAIL, why) for ok, why in (s.producer_ok(raw_producer) for s in (base, head)))
+        producer_status = (b, h)
+    same = (targets[0] is not None and targets[0] == targets[1]
+            and base.digests.get(targets[0][0]) == head.digests.get(targets[0][0]))
+    static_ok = all(k[0] == PASS for k in keys) and (
+        producer_status is None or all(p[0] == PASS for p in producer_status))
+    return FacetPlan(producer, shown, (targets[0], targets[1]), (reasons[0], reasons[1]), (keys[0], keys[1]),
+                     producer_status, same, static_ok)
 
 
 def _resolve_facet(spec: SideSpec, key: str, facet: dict[str, Any]) -> tuple[tuple[str, str] | None, str]:
@@ -333,4 +413,4 @@ def run_records(records: Any, base: SideSpec, head: SideSpec, comparator: Compar
     tally = Tally()
     for record in records:
         comparator.check(record, tally)
-    return tally
+    return tally.settle()

@@ -21,7 +21,6 @@ from bot.snapshot import Snapshot, SnapshotError
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 MAX_EVENT_FILE_BYTES = 256 * 1024 * 1024  # read by one process; larger inputs go through Spark
-MAX_DEPTH = 64
 SAMPLES_FOLDER = "samples"
 
 
@@ -41,6 +40,11 @@ def is_placeholder(value: Any) -> bool:
     return isinstance(value, str) and ("${json-unit." in value or (value.startswith("{{") and value.endswith("}}")))
 
 
+def might_hold_placeholders(text: str) -> bool:
+    """A fast test on the raw text: only events passing it need the walk of ``has_placeholders``."""
+    return "${json-unit." in text or '"{{' in text
+
+
 def has_placeholders(value: Any) -> bool:
     """Whether any value in a parsed event is a placeholder (iterative: no recursion limit)."""
     stack = [value]
@@ -55,31 +59,19 @@ def has_placeholders(value: Any) -> bool:
     return False
 
 
-def _depth_ok(value: Any) -> bool:
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return False
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node)
-    return True
-
-
 class EventError(ValueError):
     """One event (or a whole file) that cannot be read as JSON."""
 
 
 def parse_event(text: str | bytes) -> Any:
-    """Parse one event; raises ``EventError`` with a one-line reason."""
+    """Parse one event; raises ``EventError`` with a one-line reason.
+
+    orjson refuses nesting deeper than 1,024 levels, which bounds every later walk of the event.
+    """
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise EventError(f"invalid JSON: {exc}") from None
-    if not _depth_ok(value):
-        raise EventError(f"JSON is nested deeper than {MAX_DEPTH} levels")
     if not isinstance(value, dict):
         raise EventError(f"an event must be a JSON object, not {type(value).__name__}")
     return value

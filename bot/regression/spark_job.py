@@ -111,7 +111,7 @@ def _partition(specs_broadcast: Any) -> Any:
         for batch in batches:
             for record in _records(batch, ordinals):
                 comparator.check(record, tally)
-        yield _tally_batch(tally)
+        yield _tally_batch(tally.settle())
     return run
 
 
