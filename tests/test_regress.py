@@ -236,3 +236,18 @@ def test_the_comparator_compiles_shared_schemas_once(tree: Path) -> None:
 def test_draft_2020_12_facet_schemas_are_what_we_compile(tree: Path) -> None:
     side = spec(tree, "same")
     Draft202012Validator.check_schema(side.schemas[side.by_filename["GcpComposerJobFacet.json"]])
+
+
+def test_byte_range_splits_read_every_line_exactly_once(tmp_path: Path) -> None:
+    from bot.regression.spark_job import read_split
+
+    path = tmp_path / "events.jsonl"
+    lines = [json.dumps({"n": n, "pad": "x" * (n % 37)}) for n in range(500)]
+    path.write_text("\n".join(lines) + "\n")
+    size = path.stat().st_size
+    for split in (1, 7, 64, 1000, size):
+        got = [json.loads(r.text)["n"] for start in range(0, size, split)
+               for r in read_split(str(path), start, min(split, size - start))]
+        assert got == list(range(500)), split
+    first = list(read_split(str(path), 0, 100))
+    assert [r.index for r in first] == list(range(len(first))) and first[0].file == str(path)

@@ -12,10 +12,11 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.regression.compare import Comparator, Row, Tally
-from bot.regression.events import EventRecord, split_events
+from bot.regression.compare import OK, Comparator, Row, Tally
+from bot.regression.events import EventRecord, is_remote, split_events
 from bot.regression.result import EXAMPLES_PER_GROUP, RegressionResult
 from bot.regression.side import SideSpec
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
-INPUT_COLUMNS = "file string, idx long, text string, entry string, error string, whole boolean"
+INPUT_COLUMNS = "file string, idx long, text string, entry string, error string, whole boolean, length long"
+SPLIT_BYTES = 16 * 1024 * 1024  # local JSON-lines files: byte ranges that Python workers read themselves
 OUTPUT_COLUMNS = ("kind string, producer string, rule string, facet string, schema string, subject string, "
                   "outcome string, base string, head string, message string, file string, idx long, n long")
 _WORKER_CACHE: dict[str, Comparator] = {}  # per Python worker process: reused across partitions and jobs
@@ -61,11 +63,38 @@ def _comparator(specs: tuple[SideSpec, SideSpec]) -> Comparator:
     return comparator
 
 
+def read_split(path: str, start: int, length: int) -> Iterator[EventRecord]:
+    """The lines of one byte range of a local file, with Hadoop's rule: a line belongs to the split it
+    starts in (a split other than the first skips its partial first line and finishes its last one)."""
+    label = path if start == 0 else f"{path}@{start}"
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            position = start
+            if start:
+                position += len(handle.readline())
+            index = 0
+            end = start + length
+            while position <= end:
+                line = handle.readline()
+                if not line:
+                    break
+                position += len(line)
+                if line.strip():
+                    yield EventRecord(label, index, line.decode("utf-8", "replace"))
+                    index += 1
+    except OSError as exc:
+        yield EventRecord(label, 0, "", None, f"unreadable: {exc.strerror}")
+
+
 def _records(batch: pa.RecordBatch, ordinals: Counter[tuple[str, int]]) -> Iterator[EventRecord]:
     columns = batch.to_pydict()
-    for file, idx, text, entry, error, whole in zip(columns["file"], columns["idx"], columns["text"],
-                                                    columns["entry"], columns["error"], columns["whole"], strict=True):
-        if error is not None or not whole:
+    for file, idx, text, entry, error, whole, length in zip(
+            columns["file"], columns["idx"], columns["text"], columns["entry"], columns["error"], columns["whole"],
+            columns["length"], strict=True):
+        if length is not None:
+            yield from read_split(file, idx, length)
+        elif error is not None or not whole:
             if idx < 0:  # a line read by Spark: number it within its split (exact for a file's first split)
                 block = -idx - 1
                 ordinals[(file, block)] += 1
@@ -119,30 +148,40 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], paths: Iter
                 partitions: int | None = None) -> DataFrame:
     """Events as rows: small local records from the driver, plus any path Spark can read.
 
-    ``.json`` files are read whole (one event or an array per file); anything else as JSON lines,
-    where ``idx`` carries the split's start so a worker can number lines within it.
+    Local JSON-lines files become byte ranges that the Python workers read themselves: moving every
+    line from the JVM to Python costs more than validating it. ``.json`` files are read whole by Spark
+    (one event or an array per file); other JSON lines (HDFS, S3, ...) are read by Spark's text
+    source, where ``idx`` carries the split's start so a worker can number lines within it.
     """
     from pyspark.sql import functions as F
 
-    rows = [(r.file, r.index, r.text, r.entry, r.error, False) for r in records]
+    rows = [(r.file, r.index, r.text, r.entry, r.error, False, None) for r in records]
     frame = spark.createDataFrame(rows, INPUT_COLUMNS)
     if partitions and rows:
         frame = frame.repartition(partitions)
+    paths = list(paths)
+    local = [p.removeprefix("file://") for p in paths if not p.endswith(".json") and not is_remote(p)]
+    splits = [(path, start, None, None, None, False, min(SPLIT_BYTES, size - start))
+              for path in local for size in [Path(path).stat().st_size] for start in range(0, size, SPLIT_BYTES)]
+    if splits:
+        frame = frame.unionByName(spark.createDataFrame(splits, INPUT_COLUMNS).repartition(len(splits)))
     whole = [p for p in paths if p.endswith(".json")]
-    lines = [p for p in paths if not p.endswith(".json")]
+    lines = [p for p in paths if not p.endswith(".json") and is_remote(p)]
     if whole:
         read = spark.read.text(whole, wholetext=True)
         frame = frame.unionByName(read.select(
             F.col("_metadata.file_path").alias("file"), F.lit(0).cast("long").alias("idx"),
             F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
-            F.lit(None).cast("string").alias("error"), F.lit(True).alias("whole")))
+            F.lit(None).cast("string").alias("error"), F.lit(True).alias("whole"),
+            F.lit(None).cast("long").alias("length")))
     if lines:
         read = spark.read.text(lines)
         frame = frame.unionByName(read.select(
             F.col("_metadata.file_path").alias("file"),
             (-F.col("_metadata.file_block_start") - 1).alias("idx"),
             F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
-            F.lit(None).cast("string").alias("error"), F.lit(False).alias("whole")).where(F.trim("text") != ""))
+            F.lit(None).cast("string").alias("error"), F.lit(False).alias("whole"),
+            F.lit(None).cast("long").alias("length")).where(F.trim("text") != ""))
     return frame
 
 
@@ -171,17 +210,24 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
         in_time()
         if parquet:
             out.where("kind = 'row'").drop("kind", "n").write.mode("overwrite").parquet(parquet)
-        counts = {(r.producer, r.rule, r.facet, r.outcome): int(r.n) for r in
-                  out.where("kind = 'count'").groupBy("producer", "rule", "facet", "outcome")
-                  .agg(F.sum("n").alias("n")).collect()}
-        in_time()
-        events = sum(int(r.n) for r in out.where("kind = 'events'").select("n").collect())
-        seen = [(r.producer, r.schema) for r in out.where("kind = 'seen'").select("producer", "schema")
-                .distinct().collect()]
-        in_time()
-        window = Window.partitionBy("producer", "rule", "facet", "outcome").orderBy("file", "idx", "subject")
-        first = (out.where("kind = 'row'").withColumn("rank", F.row_number().over(window))
-                 .where(F.col("rank") <= EXAMPLES_PER_GROUP).collect())
+        # per-partition summaries are small: one action brings them all, summed here
+        counts: Counter[tuple[str, str, str, str]] = Counter()
+        seen: set[tuple[str, str]] = set()
+        events = 0
+        for r in out.where("kind != 'row'").select("kind", "producer", "rule", "facet", "outcome", "schema",
+                                                   "n").collect():
+            if r.kind == "count":
+                counts[(r.producer, r.rule, r.facet, r.outcome)] += int(r.n)
+            elif r.kind == "seen":
+                seen.add((r.producer, r.schema))
+            else:
+                events += int(r.n)
+        first = []
+        if any(outcome != OK for (_, _, _, outcome) in counts):
+            in_time()
+            window = Window.partitionBy("producer", "rule", "facet", "outcome").orderBy("file", "idx", "subject")
+            first = (out.where("kind = 'row'").withColumn("rank", F.row_number().over(window))
+                     .where(F.col("rank") <= EXAMPLES_PER_GROUP).collect())
     finally:
         out.unpersist()
         specs.unpersist()
