@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "check": "bot.commands.check",
     "demo": "bot.commands.demo",
     "regress": "bot.commands.regress",
+    "naming": "bot.naming.cli",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2

@@ -1,0 +1,126 @@
+"""``registry-bot naming``: regenerate or verify Naming.md, and check identifiers in event files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from bot.naming.rules import NamingRules
+
+HELP = "naming conventions: 'docs [--check]' regenerates Naming.md, 'check PATH...' validates event identifiers"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="naming_command", required=True, metavar="SUBCOMMAND")
+    docs = sub.add_parser("docs", help="write Naming.md from the naming files")
+    docs.add_argument("--check", action="store_true", help="exit 1 when the committed Naming.md is out of date")
+    docs.add_argument("--dir", help="a naming folder (default: the project's own naming/)")
+    check = sub.add_parser("check", help="validate dataset and job identifiers of OpenLineage events")
+    check.add_argument("paths", nargs="+", metavar="PATH", help="event files (JSON, JSON lines, arrays) or folders")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--rules", help="a naming folder to judge by (default: the project's own naming/)")
+    check.add_argument("--quiet", "-q", action="store_true", help="text: show only invalid identifiers")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.naming_command == "docs":
+        return _docs(args)
+    return _check(args)
+
+
+def _rules(folder: str | None) -> NamingRules:
+    from bot.naming import load_rules
+    from bot.snapshot import DirSnapshot
+
+    if folder is None:
+        return load_rules()
+    path = Path(folder)
+    if not path.is_dir():
+        raise UsageError(f"{folder} is not a folder")
+    return load_rules(DirSnapshot(path.resolve().parent), path.resolve().name)
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from bot.naming import bundled_folder
+    from bot.naming.docs import render
+
+    folder = Path(args.dir) if args.dir else bundled_folder()
+    rules = _rules(args.dir)
+    for problem in rules.problems:
+        print(f"{problem.path}{'#' + problem.pointer if problem.pointer else ''}: {problem.message}", file=sys.stderr)
+    text = render(rules)
+    target = folder / "Naming.md"
+    if args.check:
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        if current != text:
+            print(f"{target} is out of date; run: registry-bot naming docs", file=sys.stderr)
+            return EXIT_ERRORS
+        print(f"{target} is up to date")
+        return EXIT_OK
+    target.write_text(text, encoding="utf-8")
+    print(f"wrote {target}")
+    return EXIT_OK
+
+
+def _event_files(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl", ".ndjson")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise UsageError(f"{raw} does not exist")
+    return files
+
+
+def _check(args: argparse.Namespace) -> int:
+    from bot.naming.events import EventsProblem, judge_event, read_events
+
+    rules = _rules(args.rules)
+    report: list[dict[str, object]] = []
+    invalid = unreadable = 0
+    for path in _event_files(args.paths):
+        try:
+            events = read_events(path)
+        except (EventsProblem, OSError) as exc:
+            unreadable += 1
+            report.append({"file": str(path), "error": str(exc)})
+            continue
+        for index, event in enumerate(events):
+            judged = judge_event(rules, event)
+            invalid += sum(not j.result.ok for j in judged)
+            report.append({"file": str(path), "event": index, "identifiers": [j.to_json() for j in judged]})
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"events": report, "invalid": invalid, "unreadable": unreadable},
+                                    indent=2, ensure_ascii=False) + "\n")
+    else:
+        _print_text(report, args.quiet)
+        total = sum(len(items) for e in report if isinstance(items := e.get("identifiers"), list))
+        n_events = sum(1 for e in report if "event" in e)
+        print(f"{total} identifiers in {n_events} events: {invalid} invalid"
+              + (f", {unreadable} unreadable files" if unreadable else ""))
+    return EXIT_ERRORS if invalid or unreadable else EXIT_OK
+
+
+def _print_text(report: list[dict[str, object]], quiet: bool) -> None:
+    for entry in report:
+        if "error" in entry:
+            print(f"{entry['file']}: cannot read: {entry['error']}")
+            continue
+        items = entry["identifiers"]
+        assert isinstance(items, list)
+        shown = [i for i in items if not (quiet and i["ok"])]
+        if not shown:
+            continue
+        print(f"{entry['file']} event {entry['event']}:")
+        for i in shown:
+            verdict = f"ok ({i['source']})" if i["ok"] else f"INVALID: {i['reason']}"
+            print(f"  {i['role']:<7} {i['pointer'] or '/'}  {i['namespace']} {i['name']}  {verdict}")

@@ -1,0 +1,148 @@
+"""The naming checks run through the engine on real git repositories, and the naming CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.changes import ChangeSet
+from bot.cli import main
+from bot.engine import review
+from bot.naming import bundled_folder
+from bot.snapshot import DirSnapshot, GitSnapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(bundled_folder(), repo / "spec" / "naming")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    _commit(repo, "base")
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-b", "pr"], check=True)
+    return repo
+
+
+def _commit(repo: Path, message: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q",
+                    "--allow-empty", "-m", message], check=True)
+
+
+def _review(repo: Path) -> list:  # type: ignore[type-arg]
+    from bot.checks import naming
+
+    with GitSnapshot(repo, "main") as base, GitSnapshot(repo, "pr") as head:
+        changes = ChangeSet.from_git(repo, base.commit, head.commit)
+        return list(review(head=head, base=base, changes=changes, checks=[naming.check]).findings)
+
+
+def _edit(repo: Path, rel: str, change) -> None:  # type: ignore[no-untyped-def]
+    path = repo / "spec" / "naming" / rel
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def test_the_bundled_folder_passes_and_an_untouched_folder_is_skipped(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "README.md").write_text("x")
+    _commit(repo, "unrelated")
+    assert _review(repo) == []
+    report = review(head=DirSnapshot(repo), checks=[__import__("bot.checks.naming").checks.naming.check])
+    assert report.findings == ()
+
+
+def test_broken_examples_and_components_are_found_on_their_line(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+
+    def break_postgres(d: dict) -> None:  # type: ignore[type-arg]
+        d["examples"]["valid"][0]["name"] = "analytics.orders"
+        d["examples"]["invalid"][0]["namespace"] = "postgres://db.example.com:5432"
+        d["forms"][0]["name"] = "{database}.{schema}.{tabel}"
+
+    def break_mysql(d: dict) -> None:  # type: ignore[type-arg]
+        d["examples"]["valid"][0]["name"] = "shop.orders.extra"
+
+    _edit(repo, "datasets/postgres/postgres.json", break_postgres)
+    _edit(repo, "datasets/mysql/mysql.json", break_mysql)
+    _commit(repo, "break")
+    findings = _review(repo)
+    rules = {(f.rule, f.path.rsplit("/", 1)[-1]) for f in findings}
+    assert ("naming/undeclared-component", "postgres.json") in rules
+    assert ("naming/round-trip", "mysql.json") in rules
+    assert ("naming/docs-out-of-sync", "Naming.md") in rules
+    undeclared = next(f for f in findings if f.rule == "naming/undeclared-component")
+    text = (repo / "spec/naming/datasets/postgres/postgres.json").read_text().splitlines()
+    assert '"name": "{database}.{schema}.{tabel}"' in text[undeclared.line - 1] or "forms" in text[undeclared.line - 2]
+
+
+def test_duplicates_shared_schemes_ambiguity_and_hostile_patterns(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    naming = repo / "spec" / "naming"
+    twin = json.loads((naming / "datasets/hive/hive.json").read_text())
+    twin["id"] = "hive-two"
+    twin["$id"] = twin["$id"].replace("/hive/", "/hive-two/").replace("hive.json", "hive-two.json")
+    (naming / "datasets/hive-two").mkdir()
+    (naming / "datasets/hive-two/hive-two.json").write_text(json.dumps(twin, indent=2))
+    _edit(repo, "datasets/kafka/kafka.json",
+          lambda d: d["components"]["topic"].__setitem__("pattern", "(a|aa)+(b+)+c"))
+    _edit(repo, "datasets/s3/s3.json", lambda d: d.__setitem__("id", "s3-renamed"))
+    _commit(repo, "conflicts")
+    rules = {f.rule for f in _review(repo)}
+    assert {"naming/shared-scheme", "naming/ambiguous", "naming/unsafe-pattern", "naming/file-location"} <= rules
+
+
+def test_schema_and_json_errors(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "spec/naming/datasets/teradata/teradata.json").write_text('{"id": "teradata",')
+    _edit(repo, "datasets/trino/trino.json", lambda d: d.__setitem__("scheme", "Trino!"))
+    _commit(repo, "bad files")
+    findings = _review(repo)
+    invalid = next(f for f in findings if f.rule == "naming/invalid-file")
+    assert invalid.path.endswith("teradata.json") and "line 1" in invalid.message
+    schema = next(f for f in findings if f.rule == "naming/schema")
+    assert schema.pointer == "/scheme" and schema.line is not None and schema.line > 1
+
+
+def test_docs_check_exits_1_when_stale(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["naming", "docs", "--check"]) == 0
+    folder = tmp_path / "naming"
+    shutil.copytree(bundled_folder(), folder)
+    (folder / "Naming.md").write_text("stale\n")
+    assert main(["naming", "docs", "--check", "--dir", str(folder)]) == 1
+    assert main(["naming", "docs", "--dir", str(folder)]) == 0
+    assert main(["naming", "docs", "--check", "--dir", str(folder)]) == 0
+
+
+def test_naming_check_reads_json_arrays_and_lines(tmp_path: Path, corpus: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    good = {"eventType": "START", "job": {"namespace": "airflow-prod", "name": "etl.load",
+                                          "facets": {"jobType": {"integration": "AIRFLOW"}}},
+            "inputs": [{"namespace": "postgres://db:5432", "name": "a.b.c"}],
+            "outputs": [{"namespace": "s3://bucket-a", "name": "out/x",
+                         "facets": {"symlinks": {"identifiers": [{"namespace": "hive://h:9083", "name": "d.t"}]}}}]}
+    lines = tmp_path / "events.jsonl"
+    lines.write_text(json.dumps(good) + "\n\n" + json.dumps(good) + "\n")
+    assert main(["naming", "check", str(lines)]) == 0
+    assert "8 identifiers in 2 events: 0 invalid" in capsys.readouterr().out
+    assert main(["naming", "check", "--format", "json",
+                 str(corpus / "integration/common/tests/dbt/spark/thrift/result.json")]) == 1
+    out = json.loads(capsys.readouterr().out)
+    spark = [i for e in out["events"] for i in e["identifiers"] if i["namespace"].startswith("spark://")]
+    assert spark and all(not i["ok"] and "Thrift" in i["reason"] for i in spark)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    assert main(["naming", "check", str(broken)]) == 1
+    assert main(["naming", "check", str(tmp_path / "missing.json")]) == 2
+
+
+def test_the_module_runs_as_a_command() -> None:
+    proc = subprocess.run([sys.executable, "-m", "bot", "naming", "docs", "--check"], cwd=ROOT,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,187 @@
+"""The naming library: bundled files, parsing, formatting, typed objects, pickling, hostile patterns."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config, with_paths
+from bot.naming import FormatError, load_rules, rules_for
+from bot.naming.events import judge_event, read_events
+from bot.naming.patterns import PatternProblem, check_pattern
+from bot.naming.rules import NamingRules
+from bot.snapshot import DirSnapshot, MemorySnapshot
+
+TABLE_SOURCES = 37
+
+
+@pytest.fixture(scope="module")
+def rules() -> NamingRules:
+    return load_rules()
+
+
+def test_every_source_and_job_kind_of_the_table_is_present(rules: NamingRules, corpus: Path) -> None:
+    assert rules.problems == ()
+    assert len(rules.datasets) == TABLE_SOURCES
+    assert set(rules.jobs) == {"airflow", "spark", "sql", "debezium"}
+    table = (corpus / "website/docs/spec/naming.md").read_text()
+    rows = [line for line in table.split("## Job Naming")[0].splitlines()
+            if line.startswith("| ") and "Data Store" not in line]
+    assert len(rows) == TABLE_SOURCES
+    schemes = {s.scheme for s in rules.datasets.values()}
+    for row in rows:  # every namespace column's scheme has a source
+        namespace = row.split("|")[3].strip().strip("`").split("`")[0]
+        assert namespace.split(":")[0].split("://")[0] in schemes, row
+    for source in (*rules.datasets.values(), *rules.jobs.values()):
+        assert len(source.valid) >= 2 and len(source.invalid) >= 1, source.id
+        assert source.raw["docs"], source.id
+
+
+def test_parse_gives_source_components_or_precise_reason(rules: NamingRules) -> None:
+    ok = rules.parse_dataset("postgres://db.example.com:5432", "shop.public.orders")
+    assert ok.ok and ok.source == "postgres"
+    assert ok.components == {"host": "db.example.com", "port": "5432", "database": "shop", "schema": "public",
+                             "table": "orders"}
+    bad = rules.parse_dataset("postgres://db.example.com:abc", "shop.public.orders")
+    assert not bad.ok and bad.reason == "namespace matches postgres but port 'abc' is not a port number from 1 to 65535"
+    assert "does not have the shape {database}.{schema}.{table}" in (
+        rules.parse_dataset("postgres://db:5432", "public.orders").reason or "")
+    assert "no scheme" in (rules.parse_dataset("ins", "input").reason or "")
+    assert "no dataset naming convention uses the scheme 'ftp'" in (rules.parse_dataset("ftp://h", "x").reason or "")
+    assert not rules.parse_dataset(None, "x").ok  # type: ignore[arg-type]
+    assert "NUL" in (rules.parse_dataset("file", "/a\x00b").reason or "")
+
+
+def test_alternatives_snowflake_oracle_pubsub(rules: NamingRules) -> None:
+    org = rules.parse_dataset("snowflake://myorg-myaccount", 'MY_DB.MY_SCHEMA."My Table"')
+    assert org.ok and org.form == "organization-account" and org.components["table"] == "My Table"
+    locator = rules.parse_dataset("snowflake://ASDF1234.eu-central-1.aws", "DEMO_DB.PUBLIC.CUSTOMERS")
+    assert locator.ok and locator.form == "account-locator"
+    assert locator.components["cloudRegionId"] == "eu-central-1" and locator.components["cloud"] == "aws"
+    lower = rules.parse_dataset("snowflake://myorg-myaccount", "DEMO_DB.public.customers")
+    assert not lower.ok and "write PUBLIC" in (lower.reason or "")
+    sid = rules.format_dataset("oracle", host="h", port="1521", sid="XE", schema="HR", table="EMP")
+    assert (sid.namespace, sid.name) == ("oracle://h:1521", "XE.HR.EMP")
+    sub = rules.parse_dataset("pubsub", "subscription:my-project-123:orders-sub")
+    assert sub.ok and sub.form == "subscription" and sub.components["subscriptionId"] == "orders-sub"
+
+
+def test_format_applies_case_and_quoting_rules(rules: NamingRules) -> None:
+    made = rules.format_dataset("snowflake", organization="myorg", account="acct", database="MY_DB",
+                                schema="lower_schema", table='say "hi"')
+    assert made.name == 'MY_DB."lower_schema"."say ""hi"""'
+    assert made.uri == 'snowflake://myorg-acct/MY_DB."lower_schema"."say ""hi"""'
+    assert rules.parse_dataset(made.namespace, made.name).components["table"] == 'say "hi"'
+    athena = rules.format_dataset("athena", region="us-east-1", catalog="AwsDataCatalog", database="Sales",
+                                  table="Orders")
+    assert athena.name == "AwsDataCatalog.sales.orders"
+    assert rules.format_dataset("bigquery", projectId="my-project-1", dataset="d", table="t").uri == \
+        "bigquery:my-project-1.d.t"
+    assert rules.format_dataset("local-file", path="/tmp/x").uri == "file:///tmp/x"
+    optional = rules.format_dataset("unity-catalog", host="h", catalog="c", schema="s", table="t")
+    assert optional.namespace == "unitycatalog://h"
+    with pytest.raises(FormatError, match="port 'abc' is not a port number"):
+        rules.format_dataset("postgres", host="h", port="abc", database="d", schema="s", table="t")
+    with pytest.raises(FormatError, match="no component 'colour'"):
+        rules.format_dataset("postgres", host="h", port="1", database="d", schema="s", table="t", colour="red")
+
+
+def test_every_example_round_trips(rules: NamingRules) -> None:
+    for source in rules.datasets.values():
+        for example in source.valid:
+            parsed = rules.parse_dataset(example.namespace, example.name)
+            assert parsed.ok and parsed.source == source.id, (source.id, example, parsed.reason)
+            made = rules.format_dataset(source.id, form=parsed.form, **parsed.components)
+            assert (made.namespace, made.name) == (example.namespace, example.name)
+        for example in source.invalid:
+            parsed = rules.parse_dataset(example.namespace, example.name)
+            assert not parsed.ok and example.expect_reason in (parsed.reason or ""), (source.id, example)
+
+
+def test_jobs_by_kind_or_any(rules: NamingRules) -> None:
+    task = rules.parse_job("airflow-prod", "orders_etl.group.count_orders", kind="airflow")
+    assert task.ok and task.components["dagId"] == "orders_etl" and task.components["taskId"] == "group.count_orders"
+    assert rules.parse_job("debezium", "inventory.0").ok
+    reason = rules.parse_job("d", "inventory.first", kind="debezium").reason or ""
+    assert "taskId 'first' is not a task number" in reason
+    assert not rules.parse_job("ns", "x", kind="cron").ok
+    assert not rules.parse_job("has space", "a.b").ok
+
+
+def test_typed_objects_are_made_from_the_files(rules: NamingRules) -> None:
+    postgres = rules.dataset_type("postgres")
+    table = postgres(host="db", port="5432", database="shop", schema="public", table="orders")
+    assert table.uri == "postgres://db:5432/shop.public.orders"
+    assert postgres.parse("postgres://db:5432", "shop.public.orders") == table
+    with pytest.raises(FormatError):
+        postgres(host="db", port="99999", database="shop", schema="public", table="orders")
+    with pytest.raises(FormatError, match="is a s3 identifier"):
+        postgres.parse("s3://bucket-a", "key")
+    snowflake = rules.dataset_type("snowflake")
+    assert snowflake(accountLocator="xy12345", database="A", schema="B", table="c d").name == 'A.B."c d"'
+    assert {type(rules.dataset_type(s)).__name__ for s in rules.datasets} == {"type"}
+
+
+def test_rules_pickle_and_parse_the_same(rules: NamingRules) -> None:
+    copy = pickle.loads(pickle.dumps(rules))
+    for namespace, name in [("hive://localhost:9083", "test.t1"), ("hive://metastore", "default.test")]:
+        assert copy.parse_dataset(namespace, name) == rules.parse_dataset(namespace, name)
+
+
+def test_cached_results_cannot_be_changed_by_callers(rules: NamingRules) -> None:
+    first = rules.parse_dataset("s3://bucket-a", "k/1")
+    first.components["objectKey"] = "changed"
+    assert rules.parse_dataset("s3://bucket-a", "k/1").components["objectKey"] == "k/1"
+
+
+@pytest.mark.parametrize("pattern", ["(a+)+b", r"(\w+\s?)+$", r"(a)\1", "(?P<x>a)", "[", "a" * 600])
+def test_dangerous_patterns_are_refused(pattern: str) -> None:
+    with pytest.raises(PatternProblem):
+        check_pattern(pattern)
+
+
+def test_a_hostile_pattern_in_a_reviewed_folder_never_hangs(tmp_path: Path) -> None:
+    folder = tmp_path / "spec" / "naming"
+    source = json.loads((Path("naming/datasets/kafka/kafka.json")).read_text())
+    source["components"]["topic"]["pattern"] = "(a|aa)+(b+)+c"  # exponential on a backtracking engine
+    (folder / "datasets" / "kafka").mkdir(parents=True)
+    (folder / "datasets" / "kafka" / "kafka.json").write_text(json.dumps(source))
+    start = time.monotonic()
+    rules = load_rules(DirSnapshot(tmp_path), "spec/naming")
+    result = rules.parse_dataset("kafka://h:9092", "a" * 5000 + "!")
+    assert time.monotonic() - start < 5
+    assert [p.rule for p in rules.problems] == ["naming/unsafe-pattern"]
+    assert not result.ok
+
+
+def test_rules_for_prefers_the_reviewed_repository(tmp_path: Path) -> None:
+    bundled = rules_for(MemorySnapshot({"README.md": b"x"}), Config())
+    assert len(bundled.datasets) == TABLE_SOURCES
+    only = json.loads(Path("naming/datasets/hive/hive.json").read_text())
+    snapshot = MemorySnapshot({"conf/naming/datasets/hive/hive.json": json.dumps(only).encode()})
+    reviewed = rules_for(snapshot, with_paths(Config(), naming="conf/naming"))
+    assert list(reviewed.datasets) == ["hive"] and reviewed.parse_dataset("hive://h:1", "d.t").ok
+
+
+def test_every_identifier_in_the_real_events_is_classified(rules: NamingRules, corpus: Path) -> None:
+    counts = {"valid": 0, "invalid": 0}
+    for folder in ("integration", "proxy", "spec/tests"):
+        for path in sorted((corpus / folder).rglob("*.json")):
+            for event in read_events(path):
+                for judged in judge_event(rules, event):
+                    result = judged.result
+                    assert result.ok or result.reason, (path, judged.found)
+                    counts["valid" if result.ok else "invalid"] += 1
+    assert counts["valid"] > 1500 and counts["invalid"] > 100
+    decided = {
+        ("spark://localhost:10000", "default.customers"): "Spark Thrift server",
+        ("duckdb://duckdb.db", "duckdb.raw_data.fact_orders"): "DuckDB",
+        ("file:/tmp/delta", "default.events"): "warehouse location",
+        ("snowflake://ASDF1234.eu-central-1.aws", "DEMO_DB.public.customers"): "write PUBLIC",
+    }
+    for (namespace, name), phrase in decided.items():
+        assert phrase in (rules.parse_dataset(namespace, name).reason or "")
