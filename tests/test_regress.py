@@ -27,17 +27,7 @@ from bot.regression.events import expand_local, file_records, has_placeholders, 
 from bot.regression.result import RegressionResult
 from bot.regression.side import SideSpec, Validators
 from bot.snapshot import DirSnapshot
-from tests.regress_helpers import (
-    JOB_FACET,
-    NAMING,
-    RUN_FACET,
-    STANDIN_RULES,
-    edit_json,
-    make_tree,
-    outcomes,
-    run,
-    spec,
-)
+from tests.regress_helpers import BIGQUERY_NAMING, JOB_FACET, RUN_FACET, edit_json, make_tree, outcomes, run, spec
 
 EVENTS = "events.jsonl"
 
@@ -148,7 +138,7 @@ def test_a_removed_facet_file_absent_from_the_mirror_makes_the_schema_unknown(tr
 
 
 def test_a_naming_change_rejecting_sample_identifiers_is_broken(tree: Path, head: Path) -> None:
-    (head / NAMING).write_text(json.dumps({**STANDIN_RULES, "bigquery": r"^[a-z]+\.[a-z]+$"}))
+    edit_json(head / BIGQUERY_NAMING, lambda d: d["components"]["dataset"].update(pattern="[a-z]{1,3}"))
     tally = run(tree, head)
     assert outcomes(tally, BROKEN) == {(EVENTS, i, f"{side}[0]", "dataset-name")
                                        for i in range(3) for side in ("inputs", "outputs")}
@@ -224,7 +214,7 @@ def test_the_stage_is_neutral_when_spark_cannot_start(tree: Path, head: Path) ->
 
 def test_the_comparator_compiles_shared_schemas_once(tree: Path) -> None:
     side = spec(tree, "same")
-    comparator = Comparator(side, SideSpec.build(DirSnapshot(tree), Config(), "again", naming=lambda s, c: None))
+    comparator = Comparator(side, SideSpec.build(DirSnapshot(tree), Config(), "again"))
     tally = Tally()
     for record in file_records([str(tree / "spec/registry/gcp/composer/samples/events.jsonl")]):
         comparator.check(record, tally)

@@ -310,10 +310,11 @@ class Comparator:
             return cached
         result = (spec.naming.parse_job(namespace, name) if rule == "job-name"
                   else spec.naming.parse_dataset(namespace, name))
+        scheme = namespace.split(":", 1)[0]
         if result.ok:
-            status: Status = (PASS, "")
-        elif getattr(result, "source", None) is None:
-            status = (UNKNOWN, result.reason or "no naming rule covers this identifier")
+            status: Status = PASSED
+        elif rule == "dataset-name" and scheme not in spec.dataset_schemes:
+            status = (UNKNOWN, result.reason or f"no naming rule covers the data source {scheme!r}")
         else:
             status = (FAIL, result.reason or "does not follow the naming rule")
         if len(self._naming_memo) > 100_000:

@@ -89,11 +89,9 @@ def _closures(schemas: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, tup
 
 
 def _load_naming(snapshot: Snapshot, config: Config) -> Any:
-    """The naming rules of one side, or ``None`` while the naming library is not available."""
-    try:
-        from bot.naming import rules_for  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return None
+    """The naming rules of one side: its own naming folder, else the bundled rules."""
+    from bot.naming import rules_for
+
     return rules_for(snapshot, config)
 
 
@@ -114,6 +112,7 @@ class SideSpec:
     spec_url: str  # the current OpenLineage.json
     naming: Any = None  # bot.naming.NamingRules, picklable
     naming_digest: str = ""
+    dataset_schemes: frozenset[str] = frozenset()  # namespace schemes the naming rules cover
     token: str = field(default="")
 
     @classmethod
@@ -170,6 +169,8 @@ class SideSpec:
                    by_filename=by_filename,
                    by_key=by_key, short_uris=short_uris, producers=producers, declared=declared,
                    spec_url=spec_id if isinstance(spec_id, str) else PUBLISHED + "2-0-2/OpenLineage.json",
+                   dataset_schemes=frozenset(getattr(s, "scheme", "") for s in
+                                             getattr(naming_rules, "datasets", {}).values()),
                    naming=naming_rules, naming_digest=naming_digest, token=token)
 
     def resolve(self, url: str) -> tuple[str, str] | None:
