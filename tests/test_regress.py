@@ -241,3 +241,25 @@ def test_byte_range_splits_read_every_line_exactly_once(tmp_path: Path) -> None:
         assert got == list(range(500)), split
     first = list(read_split(str(path), 0, 100))
     assert [r.index for r in first] == list(range(len(first))) and first[0].file == str(path)
+
+
+def test_the_command_line_reports_a_broken_sample_from_git(corpus: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import main
+    from tests.gitrepo import Repo
+
+    repo = Repo.from_folder(make_tree(corpus, tmp_path / "tree"), tmp_path / "repo")
+    repo.edit_json(JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    repo.commit("make operator required")
+    extra = tmp_path / "more.jsonl"
+    shutil.copy(tmp_path / "tree/spec/registry/gcp/composer/samples/events.jsonl", extra)
+
+    code = main(["regress", str(repo.path), "--base", "main", "--head", "pr", "--engine", "python",
+                 "--events", str(extra), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert report["totals"]["broken"] == 2  # the entry's sample and the same event given with --events
+    assert [f["severity"] for f in report["findings"] if f["rule"] == "regression/broken"] == ["error"]
+
+    assert main(["regress", str(repo.path), "--base", "main", "--head", "main", "--engine", "python"]) == 0
+    assert main(["regress", str(repo.path), "--base", "nope", "--engine", "python"]) == 2
