@@ -7,6 +7,7 @@ is not ``ok`` plus per-partition counts, so little crosses back from Python to t
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -153,36 +154,40 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], paths: Iter
     (one event or an array per file); other JSON lines (HDFS, S3, ...) are read by Spark's text
     source, where ``idx`` carries the split's start so a worker can number lines within it.
     """
+    from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
+    frames: list[DataFrame] = []
     rows = [(r.file, r.index, r.text, r.entry, r.error, False, None) for r in records]
-    frame = spark.createDataFrame(rows, INPUT_COLUMNS)
-    if partitions and rows:
-        frame = frame.repartition(partitions)
+    if rows:
+        count = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(rows)))
+        frames.append(spark.createDataFrame(spark.sparkContext.parallelize(rows, count), INPUT_COLUMNS))
     paths = list(paths)
     local = [p.removeprefix("file://") for p in paths if not p.endswith(".json") and not is_remote(p)]
     splits = [(path, start, None, None, None, False, min(SPLIT_BYTES, size - start))
               for path in local for size in [Path(path).stat().st_size] for start in range(0, size, SPLIT_BYTES)]
-    if splits:
-        frame = frame.unionByName(spark.createDataFrame(splits, INPUT_COLUMNS).repartition(len(splits)))
+    if splits:  # one byte range per partition, no shuffle
+        frames.append(spark.createDataFrame(spark.sparkContext.parallelize(splits, len(splits)), INPUT_COLUMNS))
     whole = [p for p in paths if p.endswith(".json")]
     lines = [p for p in paths if not p.endswith(".json") and is_remote(p)]
     if whole:
         read = spark.read.text(whole, wholetext=True)
-        frame = frame.unionByName(read.select(
+        frames.append(read.select(
             F.col("_metadata.file_path").alias("file"), F.lit(0).cast("long").alias("idx"),
             F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
             F.lit(None).cast("string").alias("error"), F.lit(True).alias("whole"),
             F.lit(None).cast("long").alias("length")))
     if lines:
         read = spark.read.text(lines)
-        frame = frame.unionByName(read.select(
+        frames.append(read.select(
             F.col("_metadata.file_path").alias("file"),
             (-F.col("_metadata.file_block_start") - 1).alias("idx"),
             F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
             F.lit(None).cast("string").alias("error"), F.lit(False).alias("whole"),
             F.lit(None).cast("long").alias("length")).where(F.trim("text") != ""))
-    return frame
+    if not frames:
+        return spark.createDataFrame([], INPUT_COLUMNS)
+    return functools.reduce(DataFrame.unionByName, frames)
 
 
 def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iterable[EventRecord] = (),
