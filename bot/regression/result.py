@@ -19,7 +19,7 @@ from bot.render.markdown import code
 from bot.render.markdown import escape as md_escape
 
 EXAMPLES_PER_GROUP = 3
-MAX_TABLE_ROWS = 60
+MAX_TABLE_ROWS = 40  # with three examples each, well inside GitHub's 65,535-character summary
 LABELS = {BROKEN: "broken by this change", FIXED: "fixed", STILL_FAILING: "still failing",
           UNKNOWN_SCHEMA: "unknown schema or rule", OK: "pass"}
 
@@ -44,6 +44,7 @@ class RegressionResult:
     examples: dict[Group, list[Row]]
     coverage: dict[str, Coverage]
     seconds: float = 0.0
+    registered: frozenset[str] = frozenset()  # producers that are registry entries (findings group by them)
 
     @classmethod
     def from_parts(cls, base: SideSpec, head: SideSpec, engine: str, events: int, counts: Mapping[Group, int],
@@ -54,7 +55,7 @@ class RegressionResult:
             if len(examples[group]) < EXAMPLES_PER_GROUP:
                 examples[group].append(row)
         return cls(base.label, head.label, engine, events, dict(counts), dict(examples),
-                   coverage(head, seen), seconds)
+                   coverage(head, seen), seconds, frozenset(head.producers))
 
     @classmethod
     def from_tally(cls, base: SideSpec, head: SideSpec, tally: Tally, engine: str, seconds: float
@@ -118,7 +119,7 @@ class RegressionResult:
             where = f" (facet {facet!r})" if facet else ""
             out.append(Finding(
                 rule=f"regression/{outcome.replace('_', '-')}", severity=Severity(level),
-                path=example.file if example else "", entry=producer,
+                path=example.file if example else "", entry=producer if producer in self.registered else None,
                 message=f"{LABELS[outcome]}: {rule}{where} for {n} event(s) of {producer}"
                         + (f"; first: event #{example.index} {example.subject}: {example.message}" if example else ""),
                 hint="Run `registry-bot regress` locally for every example.",

@@ -60,7 +60,11 @@ class RegressionStage:
         if not policy.enabled:
             return None, []
         started = time.monotonic()
-        inputs = gather(base, head, config)
+        try:
+            inputs = gather(base, head, config)
+        except Exception as exc:  # a bug reading the sides must not lose the rest of the review
+            log.exception("the regression could not read its inputs")
+            return _neutral(f"its inputs could not be read ({type(exc).__name__}: {str(exc)[:300]})."), []
         if inputs.empty:
             return Section(title=TITLE, markdown="No sample events to check (no `samples/` folder, no configured "
                                                  "event locations).\n", data={"events": 0}), []
