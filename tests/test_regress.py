@@ -179,6 +179,9 @@ def test_verdict_policy_and_rendering(tree: Path, head: Path) -> None:
     assert broken[0].path.endswith("samples/events.jsonl")
     relaxed = result.findings(RegressionPolicy(broken="warning"))
     assert {f.severity for f in relaxed if f.rule == "regression/broken"} == {Severity.WARNING}
+    assert not [f for f in result.findings(RegressionPolicy(broken="off")) if f.rule == "regression/broken"]
+    assert [f.severity for f in result.findings(RegressionPolicy(broken="fatal")) if f.rule == "regression/broken"] \
+        == [Severity.ERROR]  # a value the bot does not know keeps the default
     text = result.markdown()
     assert "| broken by this change | gcp:composer | facet-schema | gcp_composer_job | 1 |" in text
     assert "`spec/registry/gcp/composer/samples/events.jsonl` #2 job.facets.gcp_composer_job" in text
@@ -263,3 +266,19 @@ def test_the_command_line_reports_a_broken_sample_from_git(corpus: Path, tmp_pat
 
     assert main(["regress", str(repo.path), "--base", "main", "--head", "main", "--engine", "python"]) == 0
     assert main(["regress", str(repo.path), "--base", "nope", "--engine", "python"]) == 2
+
+
+def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
+    from bot.regression.events import EventRecord
+
+    event = json.loads((tree / "spec/registry/gcp/composer/samples/events.jsonl").read_text().splitlines()[0])
+    facet = event["job"]["facets"]["gcp_composer_job"]
+    facet["_schemaURL"] = "ol:gcp:composer:GcpComposerJobFacet.json"
+    del facet["dagId"]  # required: the short URI must lead to the schema that says so
+    event["run"]["facets"]["gcp_composer_run"]["_producer"] = "ol:gcp:nobody"
+    side = spec(tree, "same")
+    assert side.expand("ol:core:1-0-0/ParentRunFacet.json") == "https://openlineage.io/spec/facets/1-0-0/ParentRunFacet.json"
+    tally = run_records([EventRecord("e.json", 0, json.dumps(event))], side, side)
+    failing = {(r.rule, r.facet) for r in tally.rows}
+    assert failing == {("facet-schema", "gcp_composer_job"), ("facet-producer", "gcp_composer_run")}
+    assert "dagId" in next(r.message for r in tally.rows if r.rule == "facet-schema")

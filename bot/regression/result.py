@@ -107,27 +107,30 @@ class RegressionResult:
 
     def findings(self, policy: RegressionPolicy) -> list[Finding]:
         """One finding per problem group (with its first example's file), and per coverage gap."""
-        severity = {BROKEN: policy.broken, STILL_FAILING: policy.still_failing, UNKNOWN_SCHEMA: policy.unknown_schema}
+        severity = {BROKEN: _level(policy.broken, Severity.ERROR),
+                    STILL_FAILING: _level(policy.still_failing, Severity.NOTICE),
+                    UNKNOWN_SCHEMA: _level(policy.unknown_schema, Severity.WARNING)}
+        undeclared = _level(policy.undeclared_facet, Severity.WARNING)
         out: list[Finding] = []
         for group, n in sorted(self.counts.items()):
             producer, rule, facet, outcome = group
             level = severity.get(outcome)
-            if level is None or level == "off":
+            if level is None:
                 continue
             first = self.examples.get(group, [])
             example = first[0] if first else None
             where = f" (facet {facet!r})" if facet else ""
             out.append(Finding(
-                rule=f"regression/{outcome.replace('_', '-')}", severity=Severity(level),
+                rule=f"regression/{outcome.replace('_', '-')}", severity=level,
                 path=example.file if example else "", entry=producer if producer in self.registered else None,
                 message=f"{LABELS[outcome]}: {rule}{where} for {n} event(s) of {producer}"
                         + (f"; first: event #{example.index} {example.subject}: {example.message}" if example else ""),
                 hint="Run `registry-bot regress` locally for every example.",
             ))
         for producer, c in sorted(self.coverage.items()):
-            if c.undeclared and policy.undeclared_facet != "off":
+            if c.undeclared and undeclared is not None:
                 out.append(Finding(
-                    rule="regression/undeclared-facet", severity=Severity(policy.undeclared_facet), path="",
+                    rule="regression/undeclared-facet", severity=undeclared, path="",
                     entry=producer,
                     message=f"{producer}'s sample events emit facets its registry.json does not declare: "
                             + ", ".join(c.undeclared),
@@ -141,6 +144,16 @@ class RegressionResult:
 
     def section(self) -> Section:
         return Section(title="Regression over sample events", markdown=self.markdown(), data=self.to_json())
+
+
+def _level(value: str, default: Severity) -> Severity | None:
+    """A policy value as a severity: ``off`` is None; a value the bot does not know keeps the default."""
+    if value == "off":
+        return None
+    try:
+        return Severity(value)
+    except ValueError:
+        return default
 
 
 def coverage(head: SideSpec, seen: Iterable[tuple[str, str]]) -> dict[str, Coverage]:
