@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "check": "bot.commands.check",
     "demo": "bot.commands.demo",
     "replay": "bot.commands.replay",
+    "regress": "bot.commands.regress",
     "naming": "bot.naming.cli",
     "rules": "bot.commands.rules",
 }

@@ -1,0 +1,74 @@
+"""``registry-bot regress``: validate sample events at two revisions and report what the change breaks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from bot.findings import Finding
+    from bot.regression.result import RegressionResult
+
+HELP = "run the sample-event regression of a change (--base/--head) with PySpark or in one process"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("repo", help="a git repository (bare is fine)")
+    parser.add_argument("--base", required=True, help="the revision the change starts from")
+    parser.add_argument("--head", default="HEAD", help="the revision to check (default: HEAD)")
+    parser.add_argument("--events", nargs="+", default=[], metavar="PATH",
+                        help="more event files, folders or globs (any path Spark reads, e.g. s3a://, with Spark)")
+    parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    parser.add_argument("--engine", choices=("spark", "python"), default="spark",
+                        help="run on Spark (default) or in this Python process")
+    parser.add_argument("--parquet", metavar="DIR", help="with Spark: write every non-ok outcome as Parquet")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.config import load_config
+    from bot.findings import Severity
+    from bot.regression.runner import gather, run_local
+    from bot.snapshot import GitError, GitSnapshot
+
+    if not Path(args.repo).exists():
+        raise UsageError(f"{args.repo} does not exist")
+    try:
+        with GitSnapshot(args.repo, args.base) as base, GitSnapshot(args.repo, args.head) as head:
+            config, _ = load_config(base)
+            inputs = gather(base, head, config, args.events)
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
+    if args.engine == "python":
+        try:
+            result = run_local(inputs)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        from bot.regression.spark_job import run_spark, start_session
+
+        spark = start_session(args.master)
+        try:
+            result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.remote, parquet=args.parquet)
+        finally:
+            spark.stop()
+    findings = result.findings(config.regression)
+    if args.format == "json":
+        sys.stdout.write(json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(result.markdown())
+    else:
+        sys.stdout.write(_text(result, findings))
+    return EXIT_ERRORS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+
+
+def _text(result: RegressionResult, findings: list[Finding]) -> str:
+    lines = [f"{result.events} events, base {result.base}, head {result.head}, {result.engine}, "
+             f"{result.seconds:.1f} s"]
+    lines += [f"{f.severity.value}: {f.path or '-'}: {f.message}" for f in findings]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,169 @@
+"""The regression's result: counts per producer, rule and facet, examples, coverage; rendered and judged.
+
+Both engines (Spark and one process) end here, so the Markdown, the JSON and the findings are the
+same whichever ran.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bot.config import RegressionPolicy
+from bot.findings import Finding, Section, Severity
+from bot.regression.compare import BROKEN, FIXED, OK, OUTCOMES, STILL_FAILING, UNKNOWN_SCHEMA, Row, Tally
+from bot.regression.side import SideSpec, unversioned
+from bot.render.markdown import code
+from bot.render.markdown import escape as md_escape
+
+EXAMPLES_PER_GROUP = 3
+MAX_TABLE_ROWS = 40  # with three examples each, well inside GitHub's 65,535-character summary
+LABELS = {BROKEN: "broken by this change", FIXED: "fixed", STILL_FAILING: "still failing",
+          UNKNOWN_SCHEMA: "unknown schema or rule", OK: "pass"}
+
+Group = tuple[str, str, str, str]  # (producer, rule, facet, outcome)
+
+
+@dataclass
+class Coverage:
+    """Facets a producer's events use but its registry.json does not declare, and the reverse."""
+
+    undeclared: list[str] = field(default_factory=list)
+    unseen: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RegressionResult:
+    base: str
+    head: str
+    engine: str
+    events: int
+    counts: dict[Group, int]
+    examples: dict[Group, list[Row]]
+    coverage: dict[str, Coverage]
+    seconds: float = 0.0
+    registered: frozenset[str] = frozenset()  # producers that are registry entries (findings group by them)
+
+    @classmethod
+    def from_parts(cls, base: SideSpec, head: SideSpec, engine: str, events: int, counts: Mapping[Group, int],
+                   rows: Iterable[Row], seen: Iterable[tuple[str, str]], seconds: float = 0.0) -> RegressionResult:
+        examples: dict[Group, list[Row]] = defaultdict(list)
+        for row in sorted(rows, key=lambda r: (r.file, r.index, r.subject)):
+            group = (row.producer, row.rule, row.facet, row.outcome)
+            if len(examples[group]) < EXAMPLES_PER_GROUP:
+                examples[group].append(row)
+        return cls(base.label, head.label, engine, events, dict(counts), dict(examples),
+                   coverage(head, seen), seconds, frozenset(head.producers))
+
+    @classmethod
+    def from_tally(cls, base: SideSpec, head: SideSpec, tally: Tally, engine: str, seconds: float
+                   ) -> RegressionResult:
+        return cls.from_parts(base, head, engine, tally.events, tally.counts, tally.rows, tally.seen, seconds)
+
+    def total(self, outcome: str) -> int:
+        return sum(n for (_, _, _, o), n in self.counts.items() if o == outcome)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "base": self.base, "head": self.head, "engine": self.engine, "events": self.events,
+            "seconds": round(self.seconds, 3),
+            "totals": {o: self.total(o) for o in OUTCOMES},
+            "groups": [
+                {"producer": p, "rule": r, "facet": f, "outcome": o, "count": n,
+                 "examples": [asdict(row) for row in self.examples.get((p, r, f, o), [])]}
+                for (p, r, f, o), n in sorted(self.counts.items()) if o != OK
+            ],
+            "coverage": {p: asdict(c) for p, c in sorted(self.coverage.items())},
+        }
+
+    def markdown(self) -> str:
+        """The table for the check run summary: problem groups first, with examples."""
+        totals = " · ".join(f"{LABELS[o]}: **{self.total(o)}**" for o in OUTCOMES)
+        lines = [f"{self.events} events checked at base {code(self.base)} and head "
+                 f"{code(self.head)} ({self.engine}, {self.seconds:.1f} s).", "", totals, ""]
+        groups = sorted(((g, n) for g, n in self.counts.items() if g[3] != OK),
+                        key=lambda item: (OUTCOMES.index(item[0][3]), item[0]))
+        if groups:
+            lines += ["| outcome | producer | rule | facet | events | first examples |",
+                      "| --- | --- | --- | --- | ---: | --- |"]
+            for (producer, rule, facet, outcome), n in groups[:MAX_TABLE_ROWS]:
+                shown = "<br>".join(
+                    f"{code(r.file)} #{r.index} {md_escape(r.subject)}: {md_escape(r.message[:160])}"
+                    for r in self.examples.get((producer, rule, facet, outcome), []))
+                lines.append(f"| {LABELS[outcome]} | {md_escape(producer)} | {rule} | {md_escape(facet) or '—'} "
+                             f"| {n} | {shown} |")
+            if len(groups) > MAX_TABLE_ROWS:
+                lines.append(f"\n{len(groups) - MAX_TABLE_ROWS} more groups in the JSON report.")
+        cover = [(p, c) for p, c in sorted(self.coverage.items()) if c.undeclared or c.unseen]
+        if cover:
+            lines += ["", "| producer | emitted, not declared in registry.json | declared, never seen in samples |",
+                      "| --- | --- | --- |"]
+            for producer, c in cover:
+                lines.append(f"| {md_escape(producer)} | {md_escape(', '.join(c.undeclared)) or '—'} "
+                             f"| {md_escape(', '.join(c.unseen)) or '—'} |")
+        return "\n".join(lines) + "\n"
+
+    def findings(self, policy: RegressionPolicy) -> list[Finding]:
+        """One finding per problem group (with its first example's file), and per coverage gap."""
+        severity = {BROKEN: _level(policy.broken, Severity.ERROR),
+                    STILL_FAILING: _level(policy.still_failing, Severity.NOTICE),
+                    UNKNOWN_SCHEMA: _level(policy.unknown_schema, Severity.WARNING)}
+        undeclared = _level(policy.undeclared_facet, Severity.WARNING)
+        out: list[Finding] = []
+        for group, n in sorted(self.counts.items()):
+            producer, rule, facet, outcome = group
+            level = severity.get(outcome)
+            if level is None:
+                continue
+            first = self.examples.get(group, [])
+            example = first[0] if first else None
+            where = f" (facet {facet!r})" if facet else ""
+            out.append(Finding(
+                rule=f"regression/{outcome.replace('_', '-')}", severity=level,
+                path=example.file if example else "", entry=producer if producer in self.registered else None,
+                message=f"{LABELS[outcome]}: {rule}{where} for {n} event(s) of {producer}"
+                        + (f"; first: event #{example.index} {example.subject}: {example.message}" if example else ""),
+                hint="Run `registry-bot regress` locally for every example.",
+            ))
+        for producer, c in sorted(self.coverage.items()):
+            if c.undeclared and undeclared is not None:
+                out.append(Finding(
+                    rule="regression/undeclared-facet", severity=undeclared, path="",
+                    entry=producer,
+                    message=f"{producer}'s sample events emit facets its registry.json does not declare: "
+                            + ", ".join(c.undeclared),
+                    hint="Add them to produced_facets, or stop emitting them."))
+            if c.unseen:
+                out.append(Finding(
+                    rule="regression/unseen-facet", severity=Severity.NOTICE, path="", entry=producer,
+                    message=f"{producer} declares facets its sample events never emit: " + ", ".join(c.unseen),
+                    hint="Add a sample event that carries them, or remove them from produced_facets."))
+        return out
+
+    def section(self) -> Section:
+        return Section(title="Regression over sample events", markdown=self.markdown(), data=self.to_json())
+
+
+def _level(value: str, default: Severity) -> Severity | None:
+    """A policy value as a severity: ``off`` is None; a value the bot does not know keeps the default."""
+    if value == "off":
+        return None
+    try:
+        return Severity(value)
+    except ValueError:
+        return default
+
+
+def coverage(head: SideSpec, seen: Iterable[tuple[str, str]]) -> dict[str, Coverage]:
+    """Per registered producer with events: emitted-but-undeclared and declared-but-unseen facet files."""
+    emitted: dict[str, set[str]] = defaultdict(set)
+    for producer, uri in seen:
+        if producer in head.declared:
+            emitted[producer].add(unversioned(uri) if uri.startswith("ol:") else uri)
+    out: dict[str, Coverage] = {}
+    for producer, uris in emitted.items():
+        declared = set(head.declared[producer])
+        out[producer] = Coverage(undeclared=sorted(uris - declared), unseen=sorted(declared - uris))
+    return out

@@ -1,0 +1,284 @@
+"""The regression's rules and outcomes, in one process (the Spark job shares this code; see test_regress_spark)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from bot.config import Config, RegressionPolicy
+from bot.findings import Severity, Verdict
+from bot.regression import review_stage
+from bot.regression.compare import (
+    BROKEN,
+    FIXED,
+    OK,
+    STILL_FAILING,
+    Comparator,
+    Tally,
+    _facet_maps,
+    _resolve_facet,
+    run_records,
+)
+from bot.regression.events import expand_local, file_records, has_placeholders, parse_event, split_events
+from bot.regression.result import RegressionResult
+from bot.regression.side import SideSpec, Validators
+from bot.snapshot import DirSnapshot
+from tests.regress_helpers import BIGQUERY_NAMING, JOB_FACET, RUN_FACET, edit_json, make_tree, outcomes, run, spec
+
+EVENTS = "events.jsonl"
+
+
+@pytest.fixture
+def tree(tmp_path: Path, corpus: Path) -> Path:
+    return make_tree(corpus, tmp_path / "base")
+
+
+@pytest.fixture
+def head(tmp_path: Path, tree: Path) -> Path:
+    target = tmp_path / "head"
+    shutil.copytree(tree, target)
+    return target
+
+
+def corpus_event_files(corpus: Path) -> list[str]:
+    """Every real event file of the corpus (facet schema files under integration/ are not events)."""
+    return [p for p in expand_local([str(corpus / "integration"), str(corpus / "proxy"), str(corpus / "client")])
+            if "/src/openlineage/common/" not in p and "/shared/facets/" not in p]
+
+
+def test_unchanged_registry_breaks_nothing_on_the_real_corpus(corpus: Path, tree: Path) -> None:
+    records = list(file_records(corpus_event_files(corpus)))
+    assert len(records) > 600
+    side = spec(tree, "same")
+    tally = run_records(records, side, side)
+    assert tally.events == len(records)
+    assert not [r for r in tally.rows if r.outcome in (BROKEN, FIXED)]
+    # the corpus does have real problems, reported on both sides as still failing
+    assert any(r.rule == "facet-schema" and r.outcome == STILL_FAILING for r in tally.rows)
+    assert tally.counts and sum(n for (_, _, _, o), n in tally.counts.items() if o == OK) > 1000
+
+
+def test_placeholders_of_partial_expected_events_are_not_values(corpus: Path, tree: Path) -> None:
+    path = corpus / "integration/hive/hive-openlineage-hook/integrations/container/simpleCtasStart.json"
+    records = list(file_records([str(path)]))
+    assert has_placeholders(parse_event(records[0].text))
+    side = spec(tree, "same")
+    tally = run_records(records, side, side)
+    # runId, eventTime and _producer are placeholders or absent: no schema or producer failure comes of them
+    assert not [r for r in tally.rows if r.rule in ("event-schema", "facet-producer")], tally.rows
+    assert not any("json-unit" in r.message for r in tally.rows)
+
+
+def test_compiled_and_pure_python_validators_agree_on_every_corpus_event(corpus: Path, tree: Path) -> None:
+    side = spec(tree, "same")
+    validators = Validators(side, {})
+    checked = 0
+    for record in file_records(corpus_event_files(corpus)):
+        event = parse_event(record.text)
+        partial = has_placeholders(event)
+        targets = [(side.spec_url, "/$defs/RunEvent", event)] if "run" in event else []
+        for _, facets in _facet_maps(event):
+            for key, facet in facets.items():
+                resolved = _resolve_facet(side, key, facet)[0] if isinstance(facet, dict) else None
+                if resolved is not None:
+                    fragment = resolved[1] or "".join(f"/$defs/{n}" for n in side.files[resolved[0]].defs_for(key)[:1])
+                    targets.append((resolved[0], fragment, facet))
+        for url, fragment, instance in targets:
+            compiled = validators.compiled(url, fragment)
+            if compiled is None:
+                continue
+            fast = not validators.errors_rs(compiled, instance, partial)
+            assert partial or fast == compiled.rs.is_valid(instance)
+            slow = not validators.explain(compiled, instance, partial)
+            assert fast == slow, (record.file, record.index, url, fragment)
+            checked += 1
+    assert checked > 1500
+
+
+def test_a_field_made_required_breaks_exactly_the_events_lacking_it(tree: Path, head: Path) -> None:
+    edit_json(head / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    tally = run(tree, head)
+    assert outcomes(tally, BROKEN) == {(EVENTS, 2, "job.facets.gcp_composer_job", "facet-schema")}
+    broken = next(r for r in tally.rows if r.outcome == BROKEN)
+    assert "operator" in broken.message and broken.schema == "ol:gcp:composer:GcpComposerJobFacet.json"
+
+
+def test_the_reverse_change_fixes_that_sample(tree: Path, head: Path) -> None:
+    edit_json(tree / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    tally = run(tree, head)
+    assert outcomes(tally, FIXED) == {(EVENTS, 2, "job.facets.gcp_composer_job", "facet-schema")}
+    assert not outcomes(tally, BROKEN)
+
+
+def test_a_renamed_facet_key_breaks_every_event_using_the_old_key(tree: Path, head: Path) -> None:
+    def rename(doc: dict) -> None:
+        doc["properties"] = {"gcp_composer_dag": doc["properties"].pop("gcp_composer_job")}
+    edit_json(head / JOB_FACET, rename)
+    tally = run(tree, head)
+    assert outcomes(tally, BROKEN) == {(EVENTS, i, "job.facets.gcp_composer_job", "facet-key") for i in range(3)}
+
+
+def test_a_removed_facet_file_still_used_by_samples_is_broken(tree: Path, head: Path) -> None:
+    (head / RUN_FACET).unlink()
+    tally = run(tree, head)
+    assert outcomes(tally, BROKEN) == {(EVENTS, i, "run.facets.gcp_composer_run", "facet-key") for i in range(3)}
+
+
+def test_a_removed_facet_file_absent_from_the_mirror_makes_the_schema_unknown(tree: Path, head: Path) -> None:
+    (head / RUN_FACET).unlink()
+    (head / "website/static/spec/facets/1-0-0/GcpComposerRunFacet.json").unlink()
+    tally = run(tree, head)
+    broken = {(r.rule, r.head) for r in tally.rows if r.outcome == BROKEN}
+    assert broken == {("facet-schema", "unknown"), ("facet-key", "unknown")}
+    assert len([r for r in tally.rows if r.outcome == BROKEN]) == 6
+
+
+def test_a_naming_change_rejecting_sample_identifiers_is_broken(tree: Path, head: Path) -> None:
+    edit_json(head / BIGQUERY_NAMING, lambda d: d["components"]["dataset"].update(pattern="[a-z]{1,3}"))
+    tally = run(tree, head)
+    assert outcomes(tally, BROKEN) == {(EVENTS, i, f"{side}[0]", "dataset-name")
+                                       for i in range(3) for side in ("inputs", "outputs")}
+
+
+def test_unchanged_samples_have_no_outcome_but_ok(tree: Path, head: Path) -> None:
+    tally = run(tree, head)
+    assert tally.events == 3
+    assert not [r for r in tally.rows if r.rule != "facet-producer"], tally.rows
+
+
+def test_a_facet_key_differing_from_its_schema_is_reported(corpus: Path, tmp_path: Path) -> None:
+    root = make_tree(corpus, tmp_path / "tree", wrong_key=True)
+    tally = run(root, root)
+    rows = [r for r in tally.rows if r.rule == "facet-key"]
+    assert [(Path(r.file).name, r.index, r.facet, r.outcome) for r in rows] == [
+        ("wrong_key.json", 0, "composer_job", STILL_FAILING)]
+    assert "gcp_composer_job" in rows[0].message
+
+
+def test_coverage_reports_undeclared_and_unseen_facets(tree: Path, head: Path) -> None:
+    side = spec(head, "head")
+    result = RegressionResult.from_tally(side, side, run(tree, head), "one Python process", 0.1)
+    cover = result.coverage["gcp:composer"]
+    assert cover.undeclared == ["ol:core:DatasourceDatasetFacet.json", "ol:core:ParentRunFacet.json",
+                                "ol:core:SchemaDatasetFacet.json"]
+    assert cover.unseen == []
+    findings = result.findings(RegressionPolicy())
+    assert [f.rule for f in findings if f.rule.startswith("regression/un")] == ["regression/undeclared-facet"]
+
+
+def test_verdict_policy_and_rendering(tree: Path, head: Path) -> None:
+    edit_json(head / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    base_side, head_side = spec(tree, "main"), spec(head, "pr|<b>")
+    result = RegressionResult.from_tally(base_side, head_side, run(tree, head), "one Python process", 0.2)
+    broken = [f for f in result.findings(RegressionPolicy()) if f.rule == "regression/broken"]
+    assert [f.severity for f in broken] == [Severity.ERROR]
+    assert broken[0].path.endswith("samples/events.jsonl")
+    relaxed = result.findings(RegressionPolicy(broken="warning"))
+    assert {f.severity for f in relaxed if f.rule == "regression/broken"} == {Severity.WARNING}
+    assert not [f for f in result.findings(RegressionPolicy(broken="off")) if f.rule == "regression/broken"]
+    assert [f.severity for f in result.findings(RegressionPolicy(broken="fatal")) if f.rule == "regression/broken"] \
+        == [Severity.ERROR]  # a value the bot does not know keeps the default
+    text = result.markdown()
+    assert "| broken by this change | gcp:composer | facet-schema | gcp_composer_job | 1 |" in text
+    assert "`spec/registry/gcp/composer/samples/events.jsonl` #2 job.facets.gcp_composer_job" in text
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["totals"]["broken"] == 1
+
+
+def test_bad_input_is_reported_not_lost(tree: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"eventType": "START"\n' + "[" * 5000 + "]" * 5000 + "\n" + '"just a string"\n')
+    side = spec(tree, "same")
+    tally = run_records(file_records([str(bad), str(tmp_path / "missing.json")]), side, side)
+    readable = [(r.index, r.message[:20]) for r in tally.rows if r.rule == "event-readable"]
+    assert len(readable) == 4
+    assert all(r.outcome == STILL_FAILING for r in tally.rows if r.rule == "event-readable")
+
+
+def test_split_events_reads_arrays_objects_and_lines() -> None:
+    assert [i for i, _ in split_events('[{"a": 1}, {"b": 2}]')] == [0, 1]
+    assert [i for i, _ in split_events('{"a": 1}')] == [0]
+    assert [t for _, t in split_events('{"a": 1}\n\n{"b": 2}\n')] == ['{"a": 1}', '{"b": 2}']
+
+
+def test_the_stage_is_neutral_when_spark_cannot_start(tree: Path, head: Path) -> None:
+    def no_spark(master: str) -> object:
+        raise RuntimeError("JAVA_HOME is not set")
+
+    stage = review_stage(session_factory=no_spark)  # type: ignore[arg-type]
+    section, findings = stage(DirSnapshot(tree), DirSnapshot(head), None, Config())
+    assert section is not None and section.verdict is Verdict.NEUTRAL
+    assert "JAVA_HOME is not set" in section.markdown and findings == []
+
+
+def test_the_comparator_compiles_shared_schemas_once(tree: Path) -> None:
+    side = spec(tree, "same")
+    comparator = Comparator(side, SideSpec.build(DirSnapshot(tree), Config(), "again"))
+    tally = Tally()
+    for record in file_records([str(tree / "spec/registry/gcp/composer/samples/events.jsonl")]):
+        comparator.check(record, tally)
+    assert comparator.base.pool is comparator.head.pool
+    assert all(v is not None for v in comparator.base.pool.values())
+    assert len(comparator.base.pool) == 6  # event, composer job and run, parent, schema, dataSource
+
+
+def test_draft_2020_12_facet_schemas_are_what_we_compile(tree: Path) -> None:
+    side = spec(tree, "same")
+    Draft202012Validator.check_schema(side.schemas[side.by_filename["GcpComposerJobFacet.json"]])
+
+
+def test_byte_range_splits_read_every_line_exactly_once(tmp_path: Path) -> None:
+    from bot.regression.spark_job import read_split
+
+    path = tmp_path / "events.jsonl"
+    lines = [json.dumps({"n": n, "pad": "x" * (n % 37)}) for n in range(500)]
+    path.write_text("\n".join(lines) + "\n")
+    size = path.stat().st_size
+    for split in (1, 7, 64, 1000, size):
+        got = [json.loads(r.text)["n"] for start in range(0, size, split)
+               for r in read_split(str(path), start, min(split, size - start))]
+        assert got == list(range(500)), split
+    first = list(read_split(str(path), 0, 100))
+    assert [r.index for r in first] == list(range(len(first))) and first[0].file == str(path)
+
+
+def test_the_command_line_reports_a_broken_sample_from_git(corpus: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import main
+    from tests.gitrepo import Repo
+
+    repo = Repo.from_folder(make_tree(corpus, tmp_path / "tree"), tmp_path / "repo")
+    repo.edit_json(JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    repo.commit("make operator required")
+    extra = tmp_path / "more.jsonl"
+    shutil.copy(tmp_path / "tree/spec/registry/gcp/composer/samples/events.jsonl", extra)
+
+    code = main(["regress", str(repo.path), "--base", "main", "--head", "pr", "--engine", "python",
+                 "--events", str(extra), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert report["totals"]["broken"] == 2  # the entry's sample and the same event given with --events
+    assert [f["severity"] for f in report["findings"] if f["rule"] == "regression/broken"] == ["error"]
+
+    assert main(["regress", str(repo.path), "--base", "main", "--head", "main", "--engine", "python"]) == 0
+    assert main(["regress", str(repo.path), "--base", "nope", "--engine", "python"]) == 2
+
+
+def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
+    from bot.regression.events import EventRecord
+
+    event = json.loads((tree / "spec/registry/gcp/composer/samples/events.jsonl").read_text().splitlines()[0])
+    facet = event["job"]["facets"]["gcp_composer_job"]
+    facet["_schemaURL"] = "ol:gcp:composer:GcpComposerJobFacet.json"
+    del facet["dagId"]  # required: the short URI must lead to the schema that says so
+    event["run"]["facets"]["gcp_composer_run"]["_producer"] = "ol:gcp:nobody"
+    side = spec(tree, "same")
+    assert side.expand("ol:core:1-0-0/ParentRunFacet.json") == "https://openlineage.io/spec/facets/1-0-0/ParentRunFacet.json"
+    tally = run_records([EventRecord("e.json", 0, json.dumps(event))], side, side)
+    failing = {(r.rule, r.facet) for r in tally.rows}
+    assert failing == {("facet-schema", "gcp_composer_job"), ("facet-producer", "gcp_composer_run")}
+    assert "dagId" in next(r.message for r in tally.rows if r.rule == "facet-schema")

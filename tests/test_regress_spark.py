@@ -1,0 +1,104 @@
+"""The regression on a real local SparkSession: same answers as one process, mutations, the warm review stage."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from bot.config import Config
+from bot.findings import Severity, Verdict
+from bot.registry import Registry
+from bot.regression import review_stage
+from bot.regression.compare import BROKEN, run_records
+from bot.regression.events import file_records, sample_records
+from bot.regression.spark_job import run_spark
+from bot.snapshot import DirSnapshot
+from tests.regress_helpers import JOB_FACET, edit_json, make_tree, spec
+from tests.test_regress import corpus_event_files
+
+pytestmark = pytest.mark.spark
+
+
+def assert_same_rows(actual, expected) -> None:  # type: ignore[no-untyped-def]
+    """DataFrame equality ignoring row order (duplicates count). ``pyspark.testing.assertDataFrameEqual``
+    imports pyspark.pandas, which does not load with pandas 3, hence Spark's own ``exceptAll``."""
+    assert actual.schema.simpleString() == expected.schema.simpleString()
+    missing, extra = expected.exceptAll(actual).collect(), actual.exceptAll(expected).collect()
+    assert (missing, extra) == ([], [])
+
+ROW_COLUMNS = "producer string, rule string, facet string, schema string, subject string, outcome string, " \
+              "base string, head string, file string, idx long"
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("spark")
+    base = make_tree(corpus, root / "base", wrong_key=True)
+    head = root / "head"
+    shutil.copytree(base, head)
+    edit_json(head / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    return base, head
+
+
+def test_spark_and_one_process_give_the_same_outcomes(spark, corpus: Path, trees: tuple[Path, Path],  # type: ignore[no-untyped-def]
+                                                      tmp_path: Path) -> None:
+    base_root, head_root = trees
+    base, head = spec(base_root, "base"), spec(head_root, "head")
+    files = corpus_event_files(corpus)
+    samples = list(sample_records(DirSnapshot(head_root), Registry(DirSnapshot(head_root), Config())))
+    lines = tmp_path / "events.jsonl"  # read by Spark line by line, numbered within the file
+    shutil.copy(head_root / "spec/registry/gcp/composer/samples/events.jsonl", lines)
+    whole = [p for p in files if "/dbt/" in p or "/proxy/" in p]  # read by Spark whole (arrays and objects)
+    rest = [p for p in files if p not in whole]
+
+    parquet = tmp_path / "outcomes.parquet"
+    result = run_spark(spark, base, head, [*samples, *file_records(rest)], [*whole, str(lines)],
+                       parquet=str(parquet), partitions=2)
+    local = run_records([*samples, *file_records(rest), *file_records(whole), *file_records([str(lines)])],
+                        base, head)
+
+    assert result.events == local.events
+    assert result.counts == dict(local.counts)
+    actual = spark.read.parquet(str(parquet)).select(
+        "producer", "rule", "facet", "schema", "subject", "outcome", "base", "head", "file", "idx")
+    actual = actual.withColumn("file", F.regexp_replace("file", "^file:", ""))  # Spark names the files it reads
+    expected_rows = [(r.producer, r.rule, r.facet, r.schema, r.subject, r.outcome, r.base, r.head, r.file, r.index)
+                     for r in local.rows]
+    assert_same_rows(actual, spark.createDataFrame(expected_rows, ROW_COLUMNS))
+    broken = {(Path(r.file).name, r.index, r.subject) for r in
+              [x for rows in result.examples.values() for x in rows] if r.outcome == BROKEN}
+    assert broken == {("events.jsonl", 2, "job.facets.gcp_composer_job")}
+    assert result.total(BROKEN) == 2  # the sample, and the same event read by Spark from the JSON-lines file
+
+
+def test_the_review_stage_reuses_one_warm_session(spark, trees: tuple[Path, Path]) -> None:  # type: ignore[no-untyped-def]
+    base_root, head_root = trees
+    started: list[str] = []
+
+    def factory(master: str):  # type: ignore[no-untyped-def]
+        started.append(master)
+        return spark
+
+    stage = review_stage(master="local[2]", session_factory=factory)
+    first, findings = stage(DirSnapshot(base_root), DirSnapshot(head_root), None, Config())
+    second, _ = stage(DirSnapshot(base_root), DirSnapshot(base_root), None, Config())
+    assert started == ["local[2]"]
+    assert first is not None and first.verdict is None and first.data["totals"]["broken"] == 1
+    assert [f.severity for f in findings if f.rule == "regression/broken"] == [Severity.ERROR]
+    assert second is not None and second.data["totals"]["broken"] == 0
+    assert "| broken by this change |" in first.markdown
+
+
+def test_the_review_stage_is_neutral_when_the_budget_runs_out(spark, trees: tuple[Path, Path]) -> None:  # type: ignore[no-untyped-def]
+    base_root, head_root = trees
+    config = Config()
+    config = replace(config, regression=replace(config.regression, time_budget_seconds=0.0))
+    stage = review_stage(session_factory=lambda master: spark)
+    section, findings = stage(DirSnapshot(base_root), DirSnapshot(head_root), None, config)
+    assert section is not None and section.verdict is Verdict.NEUTRAL
+    assert "time budget" in section.markdown and findings == []
+    assert asdict(config.regression)["time_budget_seconds"] == 0.0
