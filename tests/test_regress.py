@@ -282,3 +282,16 @@ def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
     failing = {(r.rule, r.facet) for r in tally.rows}
     assert failing == {("facet-schema", "gcp_composer_job"), ("facet-producer", "gcp_composer_run")}
     assert "dagId" in next(r.message for r in tally.rows if r.rule == "facet-schema")
+
+
+def test_the_reference_registry_samples_pass_and_object_form_declarations_count() -> None:
+    """The bundled samples break nothing; egeria declares in the proposal's object form, which counts."""
+    from bot.sample import REFERENCE
+
+    side = spec(REFERENCE, "head")
+    tally = run(REFERENCE, REFERENCE)
+    assert outcomes(tally, "broken") == set()
+    result = RegressionResult.from_tally(side, side, tally, "one Python process", 0.1)
+    assert result.coverage["airflow"].undeclared == []
+    # egeria emits schema facets but declares SchemaDatasetFacet only as a consumer: that one is reported.
+    assert result.coverage["egeria"].undeclared == ["ol:core:SchemaDatasetFacet.json"]

@@ -27,7 +27,7 @@ from referencing.jsonschema import DRAFT202012
 
 from bot.config import Config
 from bot.jsondoc import JsonDoc
-from bot.registry import CORE, Entry, FacetSchema, Registry
+from bot.registry import CORE, Entry, FacetSchema, Registry, declared_facets
 from bot.regression.events import is_placeholder
 from bot.schemas import FORMAT_CHECKER, PUBLISHED, HardenedValidator, SchemaStore, iter_refs
 from bot.snapshot import Snapshot
@@ -155,9 +155,8 @@ class SideSpec:
             if isinstance(block, dict):
                 root = block.get("root_doc_URL", block.get("root_doc_url", ""))
                 producers[name] = root if isinstance(root, str) else ""
-                listed = block.get("produced_facets")
-                declared[name] = tuple(unversioned(u) for u in listed if isinstance(u, str)) \
-                    if isinstance(listed, list) else ()
+                declared[name] = tuple(unversioned(d.uri) for d in declared_facets(doc)
+                                        if d.block == "producer" and d.field == "produced_facets")
         spec = store.files.json(config.paths.spec)
         spec_id = spec.doc.value.get("$id") if spec.doc is not None and isinstance(spec.doc.value, dict) else None
         naming_rules = (naming or _load_naming)(snapshot, config)
