@@ -6,9 +6,15 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_ERRORS, EXIT_OK
 from bot.render import FORMATS, render
+
+if TYPE_CHECKING:
+    from bot.changes import ChangeSet
+    from bot.findings import Report
+    from bot.snapshot import Snapshot
 
 HELP = "review a bundled sample pull request against the bundled reference registry and print the verdict"
 
@@ -18,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", metavar="DIR", help="build the sample repository here and keep it")
     parser.add_argument("--exit-code", action="store_true",
                         help="exit 1 when the review finds errors (default: 0 once the review ran)")
+    parser.add_argument("--no-regression", action="store_true",
+                        help="skip the PySpark regression over the sample events (saves Spark's start-up)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,5 +42,22 @@ def run(args: argparse.Namespace) -> int:
         with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
             changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
             report = review(head=head, base=base, changes=changes, context=ReviewContext(author=sample.author))
+            if not args.no_regression:
+                report = _with_regression(report, base, head, changes)
     sys.stdout.write(render(report, args.format, color=args.format == "text" and sys.stdout.isatty()))
     return EXIT_ERRORS if args.exit_code and report.has_errors else EXIT_OK
+
+
+def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet) -> Report:
+    """Add the regression over the sample events, as the App's worker does (Spark in local mode)."""
+    from bot.config import load_config
+    from bot.regression import review_stage
+
+    print("Running the PySpark regression over the sample events (Spark starts in local mode)...",
+          file=sys.stderr)
+    stage = review_stage()
+    try:
+        section, findings = stage(base, head, changes, load_config(base)[0])
+    finally:
+        stage.close()
+    return report.with_sections(*([section] if section else []), findings=findings)

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.remote, parquet=args.parquet)
         finally:
             spark.stop()
-    findings = result.findings(config.regression)
+    findings = result.findings(config.regression, config.paths.registry)
     if args.format == "json":
         sys.stdout.write(json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
     elif args.format == "markdown":

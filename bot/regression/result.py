@@ -105,8 +105,9 @@ class RegressionResult:
                              f"| {md_escape(', '.join(c.unseen)) or '—'} |")
         return "\n".join(lines) + "\n"
 
-    def findings(self, policy: RegressionPolicy) -> list[Finding]:
-        """One finding per problem group (with its first example's file), and per coverage gap."""
+    def findings(self, policy: RegressionPolicy, registry_path: str = "spec/registry") -> list[Finding]:
+        """One finding per problem group (with its first example's file), and per coverage gap (on the
+        producer's registry.json)."""
         severity = {BROKEN: _level(policy.broken, Severity.ERROR),
                     STILL_FAILING: _level(policy.still_failing, Severity.NOTICE),
                     UNKNOWN_SCHEMA: _level(policy.unknown_schema, Severity.WARNING)}
@@ -130,14 +131,15 @@ class RegressionResult:
         for producer, c in sorted(self.coverage.items()):
             if c.undeclared and undeclared is not None:
                 out.append(Finding(
-                    rule="regression/undeclared-facet", severity=undeclared, path="",
-                    entry=producer,
+                    rule="regression/undeclared-facet", severity=undeclared,
+                    path=f"{registry_path}/{producer.replace(':', '/')}/registry.json", entry=producer,
                     message=f"{producer}'s sample events emit facets its registry.json does not declare: "
                             + ", ".join(c.undeclared),
                     hint="Add them to produced_facets, or stop emitting them."))
             if c.unseen:
                 out.append(Finding(
-                    rule="regression/unseen-facet", severity=Severity.NOTICE, path="", entry=producer,
+                    rule="regression/unseen-facet", severity=Severity.NOTICE,
+                    path=f"{registry_path}/{producer.replace(':', '/')}/registry.json", entry=producer,
                     message=f"{producer} declares facets its sample events never emit: " + ", ".join(c.unseen),
                     hint="Add a sample event that carries them, or remove them from produced_facets."))
         return out

@@ -90,7 +90,7 @@ class RegressionStage:
             return _neutral(reason + "."), []
         finally:
             timer.cancel()
-        return result.section(), result.findings(policy)
+        return result.section(), result.findings(policy, config.paths.registry)
 
     def close(self) -> None:
         with self._lock:
