@@ -1,0 +1,63 @@
+"""The README's first command: the bundled reference registry and the sample pull request."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.changes import ChangeSet
+from bot.config import load_config
+from bot.engine import ReviewContext, review
+from bot.regression import review_stage
+from bot.sample import REFERENCE, build_sample_repo
+from bot.snapshot import DirSnapshot, GitSnapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_reference_registry_is_clean_even_strictly() -> None:
+    report = review(head=DirSnapshot(REFERENCE), context=ReviewContext(strict=True))
+    assert report.findings == ()
+    assert set(report.entries) == {"core", "airflow", "egeria", "marquez"}
+
+
+def test_demo_reports_the_sample_pull_request_mistakes() -> None:
+    proc = subprocess.run([sys.executable, "-m", "bot", "demo", "--no-regression", "--format", "json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    errors = {(f["rule"], f.get("entry")) for f in report["findings"] if f["severity"] == "error"}
+    assert errors == {
+        ("owners/missing-codeowners", "dagster"), ("owners/approval-required", "dagster"),
+        ("owners/approval-required", "marquez"), ("entry/misplaced-facets", "dagster"),
+        ("uris/unresolved", "dagster"), ("facets/prefix-key", "dagster"), ("facets/remote-ref", "dagster"),
+        ("examples/invalid", "dagster"), ("versions/not-published", "dagster"),
+    }
+    assert report["summary"]["required_approvals"] == {"dagster": ["@OpenLineage/committers"],
+                                                       "marquez": ["@MarquezProject/committers"]}
+
+
+def test_demo_exit_code_flag_reports_errors() -> None:
+    proc = subprocess.run([sys.executable, "-m", "bot", "demo", "--no-regression", "--exit-code"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    assert proc.returncode == 1
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("FAILURE: 9 error(s)")
+
+
+@pytest.mark.spark
+def test_demo_regression_on_the_warm_session(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    sample = build_sample_repo(tmp_path / "registry")
+    stage = review_stage(session_factory=lambda master: spark)
+    with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
+        changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
+        section, findings = stage(base, head, changes, load_config(base)[0])
+    assert section is not None
+    totals = section.data["totals"]
+    assert (totals["broken"], totals["fixed"], totals["still_failing"]) == (0, 1, 1)
+    rules = {(f.rule, f.path) for f in findings}
+    assert ("regression/still-failing", "spec/registry/dagster/samples/orders_pipeline.json") in rules
+    assert ("regression/unseen-facet", "spec/registry/dagster/registry.json") in rules
