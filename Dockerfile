@@ -25,7 +25,11 @@ RUN groupadd --system --gid 10001 bot \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY bot ./bot
-RUN pip install --no-cache-dir . \
+# The checks read the registry schema and the naming files beside the package (registry/, naming/):
+# an editable install keeps bot/ in /app so they are found from any working directory.
+COPY registry ./registry
+COPY naming ./naming
+RUN pip install --no-cache-dir -e . \
     && rm -rf /root/.cache
 COPY gunicorn.conf.py Procfile app.yml ./
 

@@ -37,6 +37,21 @@ def test_dockerfile_is_slim_non_root_with_java_and_a_healthcheck() -> None:
     assert "bot.web:create_app()" in cmd
 
 
+def test_image_carries_the_data_the_checks_read_beside_the_package() -> None:
+    """registry/registry.schema.json and naming/ are read relative to the bot package: the image must
+    hold them next to an editable install, or every review would end in an internal error."""
+    from bot.checks.entry import SCHEMA_PATH
+    from bot.naming import bundled_folder
+
+    steps = instructions()
+    copied = {rest.split()[0] for word, rest in steps if word == "COPY"}
+    for data in (SCHEMA_PATH.parent, bundled_folder()):
+        assert data.parent == ROOT and data.name in copied
+    assert any(word == "RUN" and "pip install" in rest and " -e ." in rest for word, rest in steps)
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert "registry" not in ignored and "naming" not in ignored
+
+
 def test_procfile_runs_web_and_worker_modules_that_exist() -> None:
     entries = dict(line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip())
     assert set(entries) == {"web", "worker"}
