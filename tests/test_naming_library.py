@@ -135,7 +135,16 @@ def test_rules_pickle_and_parse_the_same(rules: NamingRules) -> None:
 def test_cached_results_cannot_be_changed_by_callers(rules: NamingRules) -> None:
     first = rules.parse_dataset("s3://bucket-a", "k/1")
     first.components["objectKey"] = "changed"
-    assert rules.parse_dataset("s3://bucket-a", "k/1").components["objectKey"] == "k/1"
+    second = rules.parse_dataset("s3://bucket-a", "k/1")  # a cache hit
+    assert second.components["objectKey"] == "k/1"
+    second.components.clear()
+    assert rules.parse_dataset("s3://bucket-a", "k/1").components == {"bucket": "bucket-a", "objectKey": "k/1"}
+    quoted = rules.parse_dataset("snowflake://o-a", 'DB.S."t x"')  # post-processed (quoting) forms too
+    quoted.components["table"] = "changed"
+    assert rules.parse_dataset("snowflake://o-a", 'DB.S."t x"').components["table"] == "t x"
+    failed = rules.parse_dataset("s3://B", "k")
+    failed.components["x"] = "y"
+    assert rules.parse_dataset("s3://B", "k").components == {} and rules.parse_dataset("ftp://h", "k").components == {}
 
 
 @pytest.mark.parametrize("pattern", ["(a+)+b", r"(\w+\s?)+$", r"(a)\1", "(?P<x>a)", "[", "a" * 600])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import regex
@@ -122,6 +122,10 @@ class Form:
     hot_re: re.Pattern[str] | regex.Pattern[str]  # the same, for parse_* (see patterns.compile_hot)
     has_optional: bool
     checked: tuple[Component, ...]  # components with case or quoting rules to verify after a match
+    plain: bool = field(init=False)  # no gaps to drop, no rules to verify: a match's groups are the components
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", not self.has_optional and not self.checked)
 
     def components(self) -> list[str]:
         return [*self.namespace.slots(), *self.name.slots()]

@@ -7,7 +7,8 @@ patterns, and only when nothing matches runs the slower diagnosis that explains 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import regex
@@ -20,6 +21,7 @@ from bot.naming.template import Template
 MAX_IDENTIFIER_CHARS = 8192
 CACHE_SIZE = 65536  # identifiers repeat heavily in real event streams
 _RELAXED = ".+?"
+_new_result = tuple.__new__  # ParseResult(...) without the named tuple's Python-level __new__
 
 
 def scheme_key(namespace: str) -> str:
@@ -51,6 +53,9 @@ class NamingRules:
         for source in self.datasets.values():
             for form in source.forms:
                 self._by_scheme.setdefault(scheme_key(_literal_prefix(form.namespace)), []).append(form)
+        self._hot: dict[str, tuple[tuple[Callable[[str], re.Match[str] | None], Form], ...]] = {
+            scheme: tuple((form.hot_re.fullmatch, form) for form in forms)
+            for scheme, forms in self._by_scheme.items()}
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
         self._relaxed: dict[tuple[int, str, str], regex.Pattern[str]] = {}
         self._cache: dict[str, ParseResult] = {}
@@ -82,28 +87,28 @@ class NamingRules:
             joined = namespace + "\x00" + name
         except TypeError:
             return ParseResult(False, reason="namespace and name must be strings")
-        hit = self._cache.get(joined)
-        if hit is not None:  # a copy, so that no caller can change what the cache holds
-            return ParseResult(hit.ok, hit.source, dict(hit.components), hit.reason, hit.form)
-        result = self._parse_dataset(joined, namespace, name)
-        if len(self._cache) >= CACHE_SIZE:
-            self._cache.clear()
-        self._cache[joined] = result
-        return ParseResult(result.ok, result.source, dict(result.components), result.reason, result.form)
-
-    def _parse_dataset(self, joined: str, namespace: str, name: str) -> ParseResult:
-        if len(joined) > MAX_IDENTIFIER_CHARS or joined.count("\x00") != 1:
-            return _refuse(joined)
-        i = namespace.find(":")
-        forms = self._by_scheme.get(namespace if i < 0 else namespace[:i])
-        if forms is not None:
-            for form in forms:  # inlined _match: this loop runs for every identifier of every event
-                m = form.hot_re.fullmatch(joined)
-                if m is not None:
-                    if form.has_optional or form.checked:
-                        return _finish(form, m.groupdict())
-                    return ParseResult(True, form.source, m.groupdict(), None, form.label)
-        return self._explain(forms or [], namespace, name, "dataset")
+        cache = self._cache
+        hit = cache.get(joined)
+        if hit is None:  # inlined: this runs for every identifier of every event
+            if len(joined) > MAX_IDENTIFIER_CHARS or joined.count("\x00") != 1:
+                hit = _refuse(joined)
+            else:
+                i = namespace.find(":")
+                forms = self._hot.get(namespace if i < 0 else namespace[:i], ())
+                for fullmatch, form in forms:
+                    m = fullmatch(joined)
+                    if m is not None:
+                        hit = (_new_result(ParseResult, (True, form.source, m.groupdict(), None, form.label))
+                               if form.plain else _finish(form, m.groupdict()))
+                        break
+                else:
+                    hit = self._explain(self._by_scheme.get(namespace if i < 0 else namespace[:i], []),
+                                        namespace, name, "dataset")
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            cache[joined] = hit
+        # a copy of the components, so that no caller can change what the cache holds
+        return _new_result(ParseResult, (hit[0], hit[1], hit[2].copy(), hit[3], hit[4]))
 
     def parse_job(self, namespace: str, name: str, kind: str | None = None) -> ParseResult:
         """The job kind (``airflow``...) an identifier follows, or why it follows none."""
@@ -123,7 +128,8 @@ class NamingRules:
         for form in forms:
             m = form.hot_re.fullmatch(joined)
             if m is not None:
-                return _finish(form, m.groupdict())
+                return _finish(form, m.groupdict()) if not form.plain else \
+                    ParseResult(True, form.source, m.groupdict(), None, form.label)
         return self._explain(forms, namespace, name, "job")
 
     # ---- formatting ----------------------------------------------------------------------------
