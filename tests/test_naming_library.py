@@ -8,11 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
+import regex
 
 from bot.config import Config, with_paths
 from bot.naming import FormatError, load_rules, rules_for
 from bot.naming.events import judge_event, read_events
-from bot.naming.patterns import PatternProblem, check_pattern
+from bot.naming.patterns import PatternProblem, check_pattern, compile_ascii
 from bot.naming.rules import NamingRules
 from bot.snapshot import DirSnapshot, MemorySnapshot
 
@@ -145,6 +146,28 @@ def test_cached_results_cannot_be_changed_by_callers(rules: NamingRules) -> None
     failed = rules.parse_dataset("s3://B", "k")
     failed.components["x"] = "y"
     assert rules.parse_dataset("s3://B", "k").components == {} and rules.parse_dataset("ftp://h", "k").components == {}
+
+
+@pytest.mark.parametrize("pattern", [r"[\p{L}\p{Pd}$ ]{1,9}", r"\p{Lu}x?", r"[^\P{N}]+", r"[]\pN]", r"a\\p{L}"])
+def test_the_ascii_twin_of_a_regex_only_pattern_matches_alike(pattern: str) -> None:
+    twin, full = compile_ascii(pattern), regex.compile(pattern, regex.V0)
+    assert twin is not None
+    chars = [chr(x) for x in range(128)]
+    for text in [*chars, *(a + b for a in chars[32::3] for b in chars[33::4]), "Ab-$ z", "a\\p{L}", "x" * 10]:
+        assert bool(twin.fullmatch(text)) == bool(full.fullmatch(text)), (pattern, text)
+    assert compile_ascii(r"(?i)\p{Lu}") is None and compile_ascii(r"[[:alpha:]]\p{L}") is None
+
+
+def test_bigquery_uses_the_ascii_twin_and_still_takes_unicode_tables(rules: NamingRules) -> None:
+    form = rules.datasets["bigquery"].forms[0]
+    assert form.hot_ascii is not None
+    for table in ("t", "t-b c", "t!", "t.x", "T_9$", "x" * 1025):
+        joined = "bigquery\x00my-project-1.d." + table
+        assert (form.hot_ascii.fullmatch(joined) is None) == (form.hot_re.fullmatch(joined) is None), table
+        parsed = rules.parse_dataset("bigquery", "my-project-1.d." + table)
+        assert parsed.ok == (form.hot_re.fullmatch(joined) is not None)
+    assert rules.parse_dataset("bigquery", "my-project-1.d.tä b").components["table"] == "tä b"
+    assert not rules.parse_dataset("bigquery", "my-project-1.d.t\u2603").ok  # a snowman is no letter
 
 
 @pytest.mark.parametrize("pattern", ["(a+)+b", r"(\w+\s?)+$", r"(a)\1", "(?P<x>a)", "[", "a" * 600])

@@ -122,6 +122,7 @@ class Form:
     hot_re: re.Pattern[str] | regex.Pattern[str]  # the same, for parse_* (see patterns.compile_hot)
     has_optional: bool
     checked: tuple[Component, ...]  # components with case or quoting rules to verify after a match
+    hot_ascii: re.Pattern[str] | None  # when hot_re needs ``regex``: a stdlib twin for ASCII identifiers
     plain: bool = field(init=False)  # no gaps to drop, no rules to verify: a match's groups are the components
 
     def __post_init__(self) -> None:

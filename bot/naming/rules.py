@@ -7,7 +7,6 @@ patterns, and only when nothing matches runs the slower diagnosis that explains 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -53,8 +52,8 @@ class NamingRules:
         for source in self.datasets.values():
             for form in source.forms:
                 self._by_scheme.setdefault(scheme_key(_literal_prefix(form.namespace)), []).append(form)
-        self._hot: dict[str, tuple[tuple[Callable[[str], re.Match[str] | None], Form], ...]] = {
-            scheme: tuple((form.hot_re.fullmatch, form) for form in forms)
+        self._hot: dict[str, tuple[tuple[Callable[[str], Any], Form], ...]] = {
+            scheme: tuple((_hot_matcher(form), form) for form in forms)
             for scheme, forms in self._by_scheme.items()}
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
         self._relaxed: dict[tuple[int, str, str], regex.Pattern[str]] = {}
@@ -288,6 +287,18 @@ def separators(template: Template) -> dict[str, str]:
                 chars += flat[i + 1].text[0]  # type: ignore[union-attr]
             out[p.name] = "".join(dict.fromkeys(chars))
     return out
+
+
+def _hot_matcher(form: Form) -> Callable[[str], Any]:
+    """``fullmatch`` of a form's hot pattern; the stdlib twin for ASCII input when the pattern needs ``regex``."""
+    if form.hot_ascii is None:
+        return form.hot_re.fullmatch
+    ascii_match, full_match = form.hot_ascii.fullmatch, form.hot_re.fullmatch
+
+    def fullmatch(joined: str) -> Any:
+        return ascii_match(joined) if joined.isascii() else full_match(joined)
+
+    return fullmatch
 
 
 def _literal_prefix(template: Template) -> str:
