@@ -148,6 +148,17 @@ def test_cached_results_cannot_be_changed_by_callers(rules: NamingRules) -> None
     assert rules.parse_dataset("s3://B", "k").components == {} and rules.parse_dataset("ftp://h", "k").components == {}
 
 
+def test_the_hot_paths_stored_name_check_agrees_with_written(rules: NamingRules) -> None:
+    values = ["T", "t", "My_T", "MY_T$1", "_X", "1A", '"', '""', '"a"', '"A"', '"My T"', '"a""b"', '"a"b"', '"A_B"',
+              '"say ""hi"""', 'A"', '"A', "", "A B", "été", "ÉTÉ", '"été"']
+    for source in ("snowflake", "s3", "athena", "abfss"):
+        for comp in rules.datasets[source].components.values():
+            for value in values:
+                expected = (value if comp.quoting is None else comp.quoting.canonical(value)) \
+                    if comp.written(value) == value else None
+                assert comp.stored(value) == expected, (source, comp.name, value)
+
+
 @pytest.mark.parametrize("pattern", [r"[\p{L}\p{Pd}$ ]{1,9}", r"\p{Lu}x?", r"[^\P{N}]+", r"[]\pN]", r"a\\p{L}"])
 def test_the_ascii_twin_of_a_regex_only_pattern_matches_alike(pattern: str) -> None:
     twin, full = compile_ascii(pattern), regex.compile(pattern, regex.V0)

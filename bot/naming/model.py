@@ -69,6 +69,20 @@ class Quoting:
         q = self.quote
         return q + canonical.replace(q, q + q) + q
 
+    def stored(self, written: str) -> str | None:
+        """``canonical(written)`` when ``written`` is its simplest form (``simplest(canonical(w)) == w``), else None.
+
+        The same verdict with fewer steps, for the hot path: a bare part is simplest exactly when it is
+        in the resolved case and needs no quotes; a quoted one when quoting its stored name gives it back.
+        """
+        q = self.quote
+        if len(written) >= 2 and written[0] == q and written[-1] == q:
+            canonical = written[1:-1].replace(q + q, q)
+            return canonical if self.simplest(canonical) == written else None
+        if _apply_case(written, self.resolves) == written and self.unquoted.fullmatch(written):
+            return written
+        return None
+
 
 def _apply_case(value: str, case: str) -> str:
     if case == "upper":
@@ -99,6 +113,12 @@ class Component:
         if self.quoting is not None:
             return self.quoting.simplest(self.quoting.canonical(value))
         return _apply_case(value, self.case)
+
+    def stored(self, value: str) -> str | None:
+        """The stored name of a value written as the rules want (see ``written``), else None."""
+        if self.quoting is not None:
+            return self.quoting.stored(value)
+        return value if _apply_case(value, self.case) == value else None
 
     def describe_failure(self, value: str) -> str:
         what = self.expect or f"matching {self.pattern}"

@@ -319,24 +319,24 @@ def _refuse(joined: str) -> ParseResult:
 
 
 def _finish(form: Form, components: dict[str, str]) -> ParseResult:
-    """A match of a form with optional parts or case and quoting rules: drop gaps, verify the rules."""
+    """A match of a form with optional parts or case and quoting rules: drop gaps, verify the rules.
+
+    ``components`` is the match's own fresh dict: it is updated in place with the stored names.
+    """
     if form.has_optional:
         components = {k: v for k, v in components.items() if v is not None}
-    if form.checked:
-        for comp in form.checked:
-            value = components.get(comp.name)
-            if value is not None and comp.written(value) != value:
-                return ParseResult(False, source=form.source, form=form.label, reason=_post_reason(form, components))
-        components = _canonical(form, components)
-    return ParseResult(True, form.source, components, None, form.label)
-
-
-def _canonical(form: Form, components: dict[str, str]) -> dict[str, str]:
-    out = dict(components)
+    changed: dict[str, str] | None = None
     for comp in form.checked:
-        if comp.quoting is not None and comp.name in out:
-            out[comp.name] = comp.quoting.canonical(out[comp.name])
-    return out
+        value = components.get(comp.name)
+        if value is not None:
+            stored = comp.stored(value)
+            if stored is None:
+                return ParseResult(False, source=form.source, form=form.label, reason=_post_reason(form, components))
+            if stored != value:
+                changed = {comp.name: stored} if changed is None else {**changed, comp.name: stored}
+    if changed is not None:
+        components.update(changed)
+    return _new_result(ParseResult, (True, form.source, components, None, form.label))
 
 
 def _post_reason(form: Form, components: dict[str, str]) -> str:
