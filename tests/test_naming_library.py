@@ -54,6 +54,7 @@ def test_parse_gives_source_components_or_precise_reason(rules: NamingRules) -> 
     assert "no scheme" in (rules.parse_dataset("ins", "input").reason or "")
     assert "no dataset naming convention uses the scheme 'ftp'" in (rules.parse_dataset("ftp://h", "x").reason or "")
     assert not rules.parse_dataset(None, "x").ok  # type: ignore[arg-type]
+    assert "must be strings" in (rules.parse_dataset(["a"], "x").reason or "")  # type: ignore[arg-type]
     assert "NUL" in (rules.parse_dataset("file", "/a\x00b").reason or "")
 
 

@@ -57,7 +57,7 @@ class NamingRules:
             for scheme, forms in self._by_scheme.items()}
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
         self._relaxed: dict[tuple[int, str, str], regex.Pattern[str]] = {}
-        self._cache: dict[str, ParseResult] = {}
+        self._cache: dict[tuple[str, str], ParseResult] = {}
 
     # Pickling: ship the documents, rebuild the compiled patterns on the other side.
     def __getstate__(self) -> dict[str, Any]:
@@ -82,12 +82,12 @@ class NamingRules:
 
     def parse_dataset(self, namespace: str, name: str) -> ParseResult:
         """Which source a dataset identifier belongs to, with its components, or why it is invalid."""
+        cache = self._cache
         try:
-            joined = namespace + "\x00" + name
+            hit = cache.get((namespace, name))  # a tuple: strings from events keep their hash, no joining
+            joined = namespace + "\x00" + name if hit is None else ""
         except TypeError:
             return ParseResult(False, reason="namespace and name must be strings")
-        cache = self._cache
-        hit = cache.get(joined)
         if hit is None:  # inlined: this runs for every identifier of every event
             if len(joined) > MAX_IDENTIFIER_CHARS or joined.count("\x00") != 1:
                 hit = _refuse(joined)
@@ -105,7 +105,7 @@ class NamingRules:
                                         namespace, name, "dataset")
             if len(cache) >= CACHE_SIZE:
                 cache.clear()
-            cache[joined] = hit
+            cache[namespace, name] = hit
         # a copy of the components, so that no caller can change what the cache holds
         return _new_result(ParseResult, (hit[0], hit[1], hit[2].copy(), hit[3], hit[4]))
 
