@@ -58,6 +58,7 @@ class NamingRules:
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
         self._relaxed: dict[tuple[int, str, str], regex.Pattern[str]] = {}
         self._cache: dict[tuple[str, str], ParseResult] = {}
+        self._seen: set[int] = set()  # hashes of identifiers parsed once
 
     # Pickling: ship the documents, rebuild the compiled patterns on the other side.
     def __getstate__(self) -> dict[str, Any]:
@@ -103,11 +104,27 @@ class NamingRules:
                 else:
                     hit = self._explain(self._by_scheme.get(namespace if i < 0 else namespace[:i], []),
                                         namespace, name, "dataset")
+            # Only an identifier seen before is cached: holding a result costs more than parsing a one-off
+            # (allocation, garbage collector), and copying it is needless the first time.
+            # (A failure's components are the class default, shared: a caller gets a copy of those.)
+            seen = self._seen
+            key_hash = hash((namespace, name))
+            if key_hash not in seen:
+                if len(seen) >= CACHE_SIZE:
+                    seen.clear()
+                seen.add(key_hash)
+                if hit[0]:
+                    return hit
             if len(cache) >= CACHE_SIZE:
                 cache.clear()
             cache[namespace, name] = hit
         # a copy of the components, so that no caller can change what the cache holds
         return _new_result(ParseResult, (hit[0], hit[1], hit[2].copy(), hit[3], hit[4]))
+
+    def clear_cache(self) -> None:
+        """Forget every cached result (benchmarks measure the uncached path this way)."""
+        self._cache.clear()
+        self._seen.clear()
 
     def parse_job(self, namespace: str, name: str, kind: str | None = None) -> ParseResult:
         """The job kind (``airflow``...) an identifier follows, or why it follows none."""
