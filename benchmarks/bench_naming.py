@@ -52,9 +52,9 @@ def rate(label: str, identifiers: list[tuple[str, str]], fresh: bool) -> float:
     rules = load_rules()
     parse = rules.parse_dataset
     best = 0.0
-    for _ in range(3):
+    for _ in range(5):  # best of five: the machine is shared
         if fresh:
-            rules._cache.clear()
+            rules.clear_cache()
         start = time.process_time()
         for namespace, name in identifiers:
             parse(namespace, name)

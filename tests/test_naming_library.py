@@ -8,11 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
+import regex
 
 from bot.config import Config, with_paths
 from bot.naming import FormatError, load_rules, rules_for
 from bot.naming.events import judge_event, read_events
-from bot.naming.patterns import PatternProblem, check_pattern
+from bot.naming.patterns import PatternProblem, check_pattern, compile_ascii
 from bot.naming.rules import NamingRules
 from bot.snapshot import DirSnapshot, MemorySnapshot
 
@@ -53,6 +54,7 @@ def test_parse_gives_source_components_or_precise_reason(rules: NamingRules) -> 
     assert "no scheme" in (rules.parse_dataset("ins", "input").reason or "")
     assert "no dataset naming convention uses the scheme 'ftp'" in (rules.parse_dataset("ftp://h", "x").reason or "")
     assert not rules.parse_dataset(None, "x").ok  # type: ignore[arg-type]
+    assert "must be strings" in (rules.parse_dataset(["a"], "x").reason or "")  # type: ignore[arg-type]
     assert "NUL" in (rules.parse_dataset("file", "/a\x00b").reason or "")
 
 
@@ -135,7 +137,49 @@ def test_rules_pickle_and_parse_the_same(rules: NamingRules) -> None:
 def test_cached_results_cannot_be_changed_by_callers(rules: NamingRules) -> None:
     first = rules.parse_dataset("s3://bucket-a", "k/1")
     first.components["objectKey"] = "changed"
-    assert rules.parse_dataset("s3://bucket-a", "k/1").components["objectKey"] == "k/1"
+    second = rules.parse_dataset("s3://bucket-a", "k/1")  # a cache hit
+    assert second.components["objectKey"] == "k/1"
+    second.components.clear()
+    assert rules.parse_dataset("s3://bucket-a", "k/1").components == {"bucket": "bucket-a", "objectKey": "k/1"}
+    quoted = rules.parse_dataset("snowflake://o-a", 'DB.S."t x"')  # post-processed (quoting) forms too
+    quoted.components["table"] = "changed"
+    assert rules.parse_dataset("snowflake://o-a", 'DB.S."t x"').components["table"] == "t x"
+    failed = rules.parse_dataset("s3://B", "k")
+    failed.components["x"] = "y"
+    assert rules.parse_dataset("s3://B", "k").components == {} and rules.parse_dataset("ftp://h", "k").components == {}
+
+
+def test_the_hot_paths_stored_name_check_agrees_with_written(rules: NamingRules) -> None:
+    values = ["T", "t", "My_T", "MY_T$1", "_X", "1A", '"', '""', '"a"', '"A"', '"My T"', '"a""b"', '"a"b"', '"A_B"',
+              '"say ""hi"""', 'A"', '"A', "", "A B", "été", "ÉTÉ", '"été"']
+    for source in ("snowflake", "s3", "athena", "abfss"):
+        for comp in rules.datasets[source].components.values():
+            for value in values:
+                expected = (value if comp.quoting is None else comp.quoting.canonical(value)) \
+                    if comp.written(value) == value else None
+                assert comp.stored(value) == expected, (source, comp.name, value)
+
+
+@pytest.mark.parametrize("pattern", [r"[\p{L}\p{Pd}$ ]{1,9}", r"\p{Lu}x?", r"[^\P{N}]+", r"[]\pN]", r"a\\p{L}"])
+def test_the_ascii_twin_of_a_regex_only_pattern_matches_alike(pattern: str) -> None:
+    twin, full = compile_ascii(pattern), regex.compile(pattern, regex.V0)
+    assert twin is not None
+    chars = [chr(x) for x in range(128)]
+    for text in [*chars, *(a + b for a in chars[32::3] for b in chars[33::4]), "Ab-$ z", "a\\p{L}", "x" * 10]:
+        assert bool(twin.fullmatch(text)) == bool(full.fullmatch(text)), (pattern, text)
+    assert compile_ascii(r"(?i)\p{Lu}") is None and compile_ascii(r"[[:alpha:]]\p{L}") is None
+
+
+def test_bigquery_uses_the_ascii_twin_and_still_takes_unicode_tables(rules: NamingRules) -> None:
+    form = rules.datasets["bigquery"].forms[0]
+    assert form.hot_ascii is not None
+    for table in ("t", "t-b c", "t!", "t.x", "T_9$", "x" * 1025):
+        joined = "bigquery\x00my-project-1.d." + table
+        assert (form.hot_ascii.fullmatch(joined) is None) == (form.hot_re.fullmatch(joined) is None), table
+        parsed = rules.parse_dataset("bigquery", "my-project-1.d." + table)
+        assert parsed.ok == (form.hot_re.fullmatch(joined) is not None)
+    assert rules.parse_dataset("bigquery", "my-project-1.d.tä b").components["table"] == "tä b"
+    assert not rules.parse_dataset("bigquery", "my-project-1.d.t\u2603").ok  # a snowman is no letter
 
 
 @pytest.mark.parametrize("pattern", ["(a+)+b", r"(\w+\s?)+$", r"(a)\1", "(?P<x>a)", "[", "a" * 600])

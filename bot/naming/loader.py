@@ -7,6 +7,7 @@ broken file never hides the rest. The checks turn problems into findings located
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -16,7 +17,7 @@ import jsonschema
 
 from bot.jsondoc import JsonDoc, JsonProblem, pointer_from
 from bot.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
-from bot.naming.patterns import PatternProblem, check_pattern, compile_full, compile_hot
+from bot.naming.patterns import PatternProblem, check_pattern, compile_ascii, compile_full, compile_hot
 from bot.naming.template import Template, TemplateError
 from bot.snapshot import Snapshot, SnapshotError
 
@@ -245,10 +246,12 @@ def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict
         return components[name].pattern
 
     joined = ns.regex_source(pattern_of) + "\\x00" + nm.regex_source(pattern_of)
+    hot_re = compile_hot(joined)
     return Form(
         source=sid, label=raw.get("label", "default"), namespace=ns, name=nm,
         namespace_re=compile_full(ns.regex_source(pattern_of)), name_re=compile_full(nm.regex_source(pattern_of)),
-        both_re=compile_full(joined), hot_re=compile_hot(joined),
+        both_re=compile_full(joined), hot_re=hot_re,
+        hot_ascii=compile_ascii(joined) if not isinstance(hot_re, re.Pattern) else None,
         has_optional=ns.required() != list(ns.slots()) or nm.required() != list(nm.slots()),
         checked=tuple(components[n] for n in names if components[n].quoted or components[n].case != "preserve"),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import regex
@@ -69,6 +69,20 @@ class Quoting:
         q = self.quote
         return q + canonical.replace(q, q + q) + q
 
+    def stored(self, written: str) -> str | None:
+        """``canonical(written)`` when ``written`` is its simplest form (``simplest(canonical(w)) == w``), else None.
+
+        The same verdict with fewer steps, for the hot path: a bare part is simplest exactly when it is
+        in the resolved case and needs no quotes; a quoted one when quoting its stored name gives it back.
+        """
+        q = self.quote
+        if len(written) >= 2 and written[0] == q and written[-1] == q:
+            canonical = written[1:-1].replace(q + q, q)
+            return canonical if self.simplest(canonical) == written else None
+        if _apply_case(written, self.resolves) == written and self.unquoted.fullmatch(written):
+            return written
+        return None
+
 
 def _apply_case(value: str, case: str) -> str:
     if case == "upper":
@@ -100,6 +114,12 @@ class Component:
             return self.quoting.simplest(self.quoting.canonical(value))
         return _apply_case(value, self.case)
 
+    def stored(self, value: str) -> str | None:
+        """The stored name of a value written as the rules want (see ``written``), else None."""
+        if self.quoting is not None:
+            return self.quoting.stored(value)
+        return value if _apply_case(value, self.case) == value else None
+
     def describe_failure(self, value: str) -> str:
         what = self.expect or f"matching {self.pattern}"
         return f"{self.name} {value!r} is not {what}"
@@ -122,6 +142,11 @@ class Form:
     hot_re: re.Pattern[str] | regex.Pattern[str]  # the same, for parse_* (see patterns.compile_hot)
     has_optional: bool
     checked: tuple[Component, ...]  # components with case or quoting rules to verify after a match
+    hot_ascii: re.Pattern[str] | None  # when hot_re needs ``regex``: a stdlib twin for ASCII identifiers
+    plain: bool = field(init=False)  # no gaps to drop, no rules to verify: a match's groups are the components
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", not self.has_optional and not self.checked)
 
     def components(self) -> list[str]:
         return [*self.namespace.slots(), *self.name.slots()]

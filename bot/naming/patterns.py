@@ -88,3 +88,41 @@ def compile_hot(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:
         return re.compile(pattern)
     except re.error:
         return regex.compile(pattern, regex.V0)
+
+
+_GROUP_SYNTAX = re.compile(r"\(\?(?!P<|:)")  # any (?...) but named and non-capturing groups: flags, lookarounds
+
+
+def compile_ascii(pattern: str) -> re.Pattern[str] | None:
+    """The stdlib equivalent of a ``regex``-only pattern on ASCII input, when there is one.
+
+    A Unicode property (``\\p{L}``) becomes the ASCII characters it matches (found by asking ``regex``),
+    so on a string that ``str.isascii()`` the two patterns match alike, and the hot path keeps the fast
+    engine for the common case. None when the pattern uses anything else only ``regex`` knows, or flags.
+    """
+    if _GROUP_SYNTAX.search(pattern) or "[:" in pattern:  # flags, lookarounds, POSIX classes
+        return None
+    out: list[str] = []
+    i, in_class, class_start = 0, False, 0
+    while i < len(pattern):
+        c = pattern[i]
+        prop = _UNICODE_PROPERTY.match(pattern, i) if c == "\\" else None
+        if prop is not None:
+            members = "".join(re.escape(chr(x)) for x in range(128) if regex.fullmatch(prop.group(), chr(x)))
+            out.append(members if in_class else f"[{members}]" if members else "(?!)")
+            i = prop.end()
+            continue
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if not in_class and c == "[":
+            in_class, class_start = True, i + 1 + (pattern[i + 1:i + 2] == "^")
+        elif in_class and c == "]" and i > class_start:
+            in_class = False
+        out.append(c)
+        i += 1
+    try:
+        return re.compile("".join(out))
+    except re.error:
+        return None

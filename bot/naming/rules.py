@@ -7,7 +7,7 @@ patterns, and only when nothing matches runs the slower diagnosis that explains 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import regex
@@ -20,6 +20,7 @@ from bot.naming.template import Template
 MAX_IDENTIFIER_CHARS = 8192
 CACHE_SIZE = 65536  # identifiers repeat heavily in real event streams
 _RELAXED = ".+?"
+_new_result = tuple.__new__  # ParseResult(...) without the named tuple's Python-level __new__
 
 
 def scheme_key(namespace: str) -> str:
@@ -51,9 +52,13 @@ class NamingRules:
         for source in self.datasets.values():
             for form in source.forms:
                 self._by_scheme.setdefault(scheme_key(_literal_prefix(form.namespace)), []).append(form)
+        self._hot: dict[str, tuple[tuple[Callable[[str], Any], Form], ...]] = {
+            scheme: tuple((_hot_matcher(form), form) for form in forms)
+            for scheme, forms in self._by_scheme.items()}
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
         self._relaxed: dict[tuple[int, str, str], regex.Pattern[str]] = {}
-        self._cache: dict[str, ParseResult] = {}
+        self._cache: dict[tuple[str, str], ParseResult] = {}
+        self._seen: set[int] = set()  # hashes of identifiers parsed once
 
     # Pickling: ship the documents, rebuild the compiled patterns on the other side.
     def __getstate__(self) -> dict[str, Any]:
@@ -78,32 +83,48 @@ class NamingRules:
 
     def parse_dataset(self, namespace: str, name: str) -> ParseResult:
         """Which source a dataset identifier belongs to, with its components, or why it is invalid."""
+        cache = self._cache
         try:
-            joined = namespace + "\x00" + name
+            hit = cache.get((namespace, name))  # a tuple: strings from events keep their hash, no joining
+            joined = namespace + "\x00" + name if hit is None else ""
         except TypeError:
             return ParseResult(False, reason="namespace and name must be strings")
-        hit = self._cache.get(joined)
-        if hit is not None:  # a copy, so that no caller can change what the cache holds
-            return ParseResult(hit.ok, hit.source, dict(hit.components), hit.reason, hit.form)
-        result = self._parse_dataset(joined, namespace, name)
-        if len(self._cache) >= CACHE_SIZE:
-            self._cache.clear()
-        self._cache[joined] = result
-        return ParseResult(result.ok, result.source, dict(result.components), result.reason, result.form)
+        if hit is None:  # inlined: this runs for every identifier of every event
+            if len(joined) > MAX_IDENTIFIER_CHARS or joined.count("\x00") != 1:
+                hit = _refuse(joined)
+            else:
+                i = namespace.find(":")
+                forms = self._hot.get(namespace if i < 0 else namespace[:i], ())
+                for fullmatch, form in forms:
+                    m = fullmatch(joined)
+                    if m is not None:
+                        hit = (_new_result(ParseResult, (True, form.source, m.groupdict(), None, form.label))
+                               if form.plain else _finish(form, m.groupdict()))
+                        break
+                else:
+                    hit = self._explain(self._by_scheme.get(namespace if i < 0 else namespace[:i], []),
+                                        namespace, name, "dataset")
+            # Only an identifier seen before is cached: holding a result costs more than parsing a one-off
+            # (allocation, garbage collector), and copying it is needless the first time.
+            # (A failure's components are the class default, shared: a caller gets a copy of those.)
+            seen = self._seen
+            key_hash = hash((namespace, name))
+            if key_hash not in seen:
+                if len(seen) >= CACHE_SIZE:
+                    seen.clear()
+                seen.add(key_hash)
+                if hit[0]:
+                    return hit
+            if len(cache) >= CACHE_SIZE:
+                cache.clear()
+            cache[namespace, name] = hit
+        # a copy of the components, so that no caller can change what the cache holds
+        return _new_result(ParseResult, (hit[0], hit[1], hit[2].copy(), hit[3], hit[4]))
 
-    def _parse_dataset(self, joined: str, namespace: str, name: str) -> ParseResult:
-        if len(joined) > MAX_IDENTIFIER_CHARS or joined.count("\x00") != 1:
-            return _refuse(joined)
-        i = namespace.find(":")
-        forms = self._by_scheme.get(namespace if i < 0 else namespace[:i])
-        if forms is not None:
-            for form in forms:  # inlined _match: this loop runs for every identifier of every event
-                m = form.hot_re.fullmatch(joined)
-                if m is not None:
-                    if form.has_optional or form.checked:
-                        return _finish(form, m.groupdict())
-                    return ParseResult(True, form.source, m.groupdict(), None, form.label)
-        return self._explain(forms or [], namespace, name, "dataset")
+    def clear_cache(self) -> None:
+        """Forget every cached result (benchmarks measure the uncached path this way)."""
+        self._cache.clear()
+        self._seen.clear()
 
     def parse_job(self, namespace: str, name: str, kind: str | None = None) -> ParseResult:
         """The job kind (``airflow``...) an identifier follows, or why it follows none."""
@@ -123,7 +144,8 @@ class NamingRules:
         for form in forms:
             m = form.hot_re.fullmatch(joined)
             if m is not None:
-                return _finish(form, m.groupdict())
+                return _finish(form, m.groupdict()) if not form.plain else \
+                    ParseResult(True, form.source, m.groupdict(), None, form.label)
         return self._explain(forms, namespace, name, "job")
 
     # ---- formatting ----------------------------------------------------------------------------
@@ -284,6 +306,18 @@ def separators(template: Template) -> dict[str, str]:
     return out
 
 
+def _hot_matcher(form: Form) -> Callable[[str], Any]:
+    """``fullmatch`` of a form's hot pattern; the stdlib twin for ASCII input when the pattern needs ``regex``."""
+    if form.hot_ascii is None:
+        return form.hot_re.fullmatch
+    ascii_match, full_match = form.hot_ascii.fullmatch, form.hot_re.fullmatch
+
+    def fullmatch(joined: str) -> Any:
+        return ascii_match(joined) if joined.isascii() else full_match(joined)
+
+    return fullmatch
+
+
 def _literal_prefix(template: Template) -> str:
     from bot.naming.template import Literal
 
@@ -302,24 +336,24 @@ def _refuse(joined: str) -> ParseResult:
 
 
 def _finish(form: Form, components: dict[str, str]) -> ParseResult:
-    """A match of a form with optional parts or case and quoting rules: drop gaps, verify the rules."""
+    """A match of a form with optional parts or case and quoting rules: drop gaps, verify the rules.
+
+    ``components`` is the match's own fresh dict: it is updated in place with the stored names.
+    """
     if form.has_optional:
         components = {k: v for k, v in components.items() if v is not None}
-    if form.checked:
-        for comp in form.checked:
-            value = components.get(comp.name)
-            if value is not None and comp.written(value) != value:
-                return ParseResult(False, source=form.source, form=form.label, reason=_post_reason(form, components))
-        components = _canonical(form, components)
-    return ParseResult(True, form.source, components, None, form.label)
-
-
-def _canonical(form: Form, components: dict[str, str]) -> dict[str, str]:
-    out = dict(components)
+    changed: dict[str, str] | None = None
     for comp in form.checked:
-        if comp.quoting is not None and comp.name in out:
-            out[comp.name] = comp.quoting.canonical(out[comp.name])
-    return out
+        value = components.get(comp.name)
+        if value is not None:
+            stored = comp.stored(value)
+            if stored is None:
+                return ParseResult(False, source=form.source, form=form.label, reason=_post_reason(form, components))
+            if stored != value:
+                changed = {comp.name: stored} if changed is None else {**changed, comp.name: stored}
+    if changed is not None:
+        components.update(changed)
+    return _new_result(ParseResult, (True, form.source, components, None, form.label))
 
 
 def _post_reason(form: Form, components: dict[str, str]) -> str:
