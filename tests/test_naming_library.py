@@ -229,3 +229,13 @@ def test_every_identifier_in_the_real_events_is_classified(rules: NamingRules, c
     }
     for (namespace, name), phrase in decided.items():
         assert phrase in (rules.parse_dataset(namespace, name).reason or "")
+
+
+def test_hot_patterns_read_posix_classes_as_the_regex_engine_does() -> None:
+    import regex
+
+    from bot.naming.patterns import compile_hot
+
+    for pattern, text in (("[[:alpha:]]+", "abc"), ("[[:alpha:]]+", "a:["), ("x[:digit:]", "x:")):
+        expected = regex.compile(pattern, regex.V0).fullmatch(text) is not None
+        assert (compile_hot(pattern).fullmatch(text) is not None) == expected, (pattern, text)
