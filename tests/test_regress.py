@@ -312,3 +312,13 @@ def test_fast_paths_give_the_general_path_s_outcomes_on_the_corpus_and_on_mutati
         assert fast.counts == general.counts and fast.seen == general.seen
         assert fast.rows == general.rows
     assert sum(fast.counts.values()) > 10_000 and len({r.outcome for r in fast.rows}) >= 3
+
+
+def test_byte_ranges_keep_every_core_busy_within_bounds() -> None:
+    from bot.regression.spark_job import MAX_SPLIT_BYTES, SPLIT_BYTES, split_bytes
+
+    assert split_bytes(1_000, 2) == SPLIT_BYTES
+    assert split_bytes(100 * MAX_SPLIT_BYTES, 2) == MAX_SPLIT_BYTES
+    total = 520_000_000
+    step = split_bytes(total, 2)
+    assert SPLIT_BYTES < step < MAX_SPLIT_BYTES and -(-total // step) == 4
