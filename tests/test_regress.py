@@ -296,3 +296,29 @@ def test_the_reference_registry_samples_pass_and_object_form_declarations_count(
     for producer in ("airflow", "egeria"):  # egeria uses the object form: it counts as declared
         assert (result.coverage[producer].undeclared, result.coverage[producer].unseen) == ([], [])
     assert result.findings(RegressionPolicy()) == []
+
+
+def test_fast_paths_give_the_general_path_s_outcomes_on_the_corpus_and_on_mutations(corpus: Path, tree: Path,
+                                                                                     head: Path) -> None:
+    edit_json(head / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("sql"))
+    edit_json(head / BIGQUERY_NAMING, lambda d: d["components"]["dataset"].update(pattern="[a-z]{1,3}"))
+    (head / RUN_FACET).unlink()
+    records = [*file_records(corpus_event_files(corpus)), *file_records(expand_local([str(tree / "spec/registry")]))]
+    for base_root, head_root in ((tree, tree), (tree, head), (head, tree)):
+        base, other = spec(base_root, "base"), spec(head_root, "head")
+        fast = run_records(records, base, other)
+        general = run_records(records, base, other, Comparator(base, other, fast=False))
+        assert fast.events == general.events == len(records)
+        assert fast.counts == general.counts and fast.seen == general.seen
+        assert fast.rows == general.rows
+    assert sum(fast.counts.values()) > 10_000 and len({r.outcome for r in fast.rows}) >= 3
+
+
+def test_byte_ranges_keep_every_core_busy_within_bounds() -> None:
+    from bot.regression.spark_job import MAX_SPLIT_BYTES, SPLIT_BYTES, split_bytes
+
+    assert split_bytes(1_000, 2) == SPLIT_BYTES
+    assert split_bytes(100 * MAX_SPLIT_BYTES, 2) == MAX_SPLIT_BYTES
+    total = 520_000_000
+    step = split_bytes(total, 2)
+    assert SPLIT_BYTES < step < MAX_SPLIT_BYTES and -(-total // step) == 4

@@ -37,6 +37,7 @@ EXPLAINED_PER_GROUP = 3  # failures per group explained with pure-Python jsonsch
 
 Status = tuple[str, str]  # (pass | fail | unknown, message)
 PASSED: Status = (PASS, "")
+_MISSING: Any = object()  # absent from a memo (``None`` is a memoised answer)
 
 
 def classify(base: str, head: str) -> str:
@@ -128,7 +129,8 @@ def _event_fragment(event: dict[str, Any]) -> str:
 class Comparator:
     """Applies every rule to events at base and head. Build one per partition, reuse for every event."""
 
-    def __init__(self, base: SideSpec, head: SideSpec) -> None:
+    def __init__(self, base: SideSpec, head: SideSpec, fast: bool = True) -> None:
+        """``fast=False`` takes the general path for every event (the reference the fast paths must match)."""
         pool: dict[tuple[str, str], Compiled | None] = {}
         self.base = Validators(base, pool)
         self.head = Validators(head, pool)
@@ -136,6 +138,12 @@ class Comparator:
         self._naming_memo: dict[tuple[str, str, str, str], Status] = {}
         self._plans: dict[tuple[str, str | None, str | None], FacetPlan] = {}
         self._same_naming = base.naming_digest == head.naming_digest and base.dataset_schemes == head.dataset_schemes
+        self.fast = fast
+        # fast paths, memoised: what a passing event or facet costs once its plan is known
+        self._fast_events: dict[Any, FastCheck | None] = {}
+        self._fast_facets: dict[tuple[Any, ...], FastCheck | None] = {}
+        self._producer_names: dict[str, str | None] = {}
+        self._name_pairs: dict[tuple[str, str, str], tuple[Status, Status] | None] = {}
 
     # --- one event -------------------------------------------------------------------------------
 
@@ -154,17 +162,81 @@ class Comparator:
         partial = might_hold_placeholders(record.text) and has_placeholders(event)
         memo: dict[tuple[Any, ...], Status] = {}
         producer = self._event_producer(event, record)
-        self._event_schema(event, partial, memo, record, producer, tally)
+        if not (self.fast and not partial and self._event_passes(event, producer, tally)):
+            self._event_schema(event, partial, memo, record, producer, tally)
+        fast = self.fast and not partial
         for where, facets in _facet_maps(event):
             for key, facet in facets.items():
                 if isinstance(facet, dict):
+                    if fast and self._facet_passes(key, facet, producer, tally):
+                        continue
                     self._facet(where, key, facet, partial, memo, record, producer, tally)
         self._naming(event, record, producer, tally)
+
+    def _event_passes(self, event: dict[str, Any], producer: str, tally: Tally) -> bool:
+        """Count the event schema as ok when the event validates on both sides (the common case)."""
+        raw = event.get("schemaURL")
+        if not isinstance(raw, str):
+            return False
+        check = self._fast_events.get(raw, _MISSING)
+        if check is _MISSING:
+            check = self._fast_events[raw] = self._event_check(raw)
+        if check is None or not _valid(check.validators, event):
+            return False
+        tally.counts[(producer, "event-schema", "", OK)] += 1
+        return True
+
+    def _event_check(self, raw: str) -> FastCheck | None:
+        validators = []
+        for side in (self.base, self.head):
+            resolved = None if is_placeholder(raw) else side.spec.resolve(raw)
+            compiled = side.compiled(*resolved) if resolved else None
+            if compiled is None:
+                return None
+            validators.append(compiled.rs)
+        return FastCheck(_distinct(validators))
+
+    def _facet_passes(self, key: str, facet: dict[str, Any], event_producer: str, tally: Tally) -> bool:
+        """Count a facet as ok on every rule when its plan's static rules pass and it validates on both sides."""
+        try:
+            memo_key = (key, facet.get("_schemaURL"), facet.get("_producer"), event_producer)
+            check = self._fast_facets.get(memo_key, _MISSING)
+        except TypeError:  # an unhashable _schemaURL or _producer: the general path explains it
+            return False
+        if check is _MISSING:
+            if len(self._fast_facets) > 50_000:
+                self._fast_facets.clear()
+            check = self._fast_facets[memo_key] = self._facet_check(key, *memo_key[1:])
+        if check is None or not _valid(check.validators, facet):
+            return False
+        tally.seen.add(check.seen)
+        tally.passed_facets[check.count] += 1
+        return True
+
+    def _facet_check(self, key: str, schema_url: Any, raw_producer: Any, event_producer: str) -> FastCheck | None:
+        plan = self._plan(key, schema_url, raw_producer)
+        validators = []
+        for side, target in zip((self.base, self.head), plan.targets, strict=True):
+            if not plan.static_ok or target is None:
+                return None
+            url, fragments = target
+            compiled = side.compiled(url, fragments[0]) if len(fragments) == 1 else None
+            if compiled is None:
+                return None
+            validators.append(compiled.rs)
+        producer = plan.producer or event_producer
+        return FastCheck(_distinct(validators), (producer, key, plan.producer_status is not None),
+                         (producer, plan.shown))
 
     def _event_producer(self, event: dict[str, Any], record: EventRecord) -> str:
         raw = event.get("producer")
         if isinstance(raw, str) and not is_placeholder(raw):
-            return self.head.spec.producer_name(raw) or record.entry or raw[:120]
+            name = self._producer_names.get(raw, _MISSING)
+            if name is _MISSING:
+                if len(self._producer_names) > 10_000:
+                    self._producer_names.clear()
+                name = self._producer_names[raw] = self.head.spec.producer_name(raw)
+            return name or record.entry or raw[:120]
         return record.entry or "(unknown)"
 
     def _emit(self, tally: Tally, record: EventRecord, producer: str, rule: str, facet: str, schema: str,
@@ -289,24 +361,35 @@ class Comparator:
     # --- naming ----------------------------------------------------------------------------------
 
     def _naming(self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally) -> None:
-        subjects: list[tuple[str, str, Any, Any]] = []
         job = event.get("job")
         if isinstance(job, dict):
-            subjects.append(("job-name", "job", job.get("namespace"), job.get("name")))
+            self._name(tally, record, producer, "job-name", "job", job.get("namespace"), job.get("name"))
         for where, ds in _dataset_containers(event):
-            subjects.append(("dataset-name", where, ds.get("namespace"), ds.get("name")))
-        for rule, subject, namespace, name in subjects:
-            if not (isinstance(namespace, str) and isinstance(name, str)) or is_placeholder(namespace) \
-                    or is_placeholder(name):
-                continue
-            base = self._naming_status(self.base.spec, rule, namespace, name)
-            head = base if self._same_naming else self._naming_status(self.head.spec, rule, namespace, name)
-            if base is None or head is None:
-                continue  # no naming rules on a side
-            if base is PASSED and head is PASSED:
-                tally.counts[(producer, rule, "", OK)] += 1
-                continue
-            self._emit(tally, record, producer, rule, "", f"{namespace} {name}"[:200], subject, base, head)
+            self._name(tally, record, producer, "dataset-name", where, ds.get("namespace"), ds.get("name"))
+
+    def _name(self, tally: Tally, record: EventRecord, producer: str, rule: str, subject: str, namespace: Any,
+              name: Any) -> None:
+        """One identifier on both sides; the (base, head) statuses are memoised per (rule, namespace, name)."""
+        if not (isinstance(namespace, str) and isinstance(name, str)):
+            return
+        memo_key = (rule, namespace, name)
+        pair = self._name_pairs.get(memo_key, _MISSING)
+        if pair is _MISSING:
+            pair = None
+            if not (is_placeholder(namespace) or is_placeholder(name)):
+                base = self._naming_status(self.base.spec, rule, namespace, name)
+                head = base if self._same_naming else self._naming_status(self.head.spec, rule, namespace, name)
+                if base is not None and head is not None:  # else: no naming rules on a side
+                    pair = (base, head)
+            if len(self._name_pairs) > 100_000:
+                self._name_pairs.clear()
+            self._name_pairs[memo_key] = pair
+        if pair is None:
+            return
+        if pair[0] is PASSED and pair[1] is PASSED:
+            tally.counts[(producer, rule, "", OK)] += 1
+            return
+        self._emit(tally, record, producer, rule, "", f"{namespace} {name}"[:200], subject, pair[0], pair[1])
 
     def _naming_status(self, spec: SideSpec, rule: str, namespace: str, name: str) -> Status | None:
         if spec.naming is None:
@@ -328,6 +411,27 @@ class Comparator:
             self._naming_memo.clear()
         self._naming_memo[memo_key] = status
         return status
+
+
+@dataclass(frozen=True, slots=True)
+class FastCheck:
+    """The ``is_valid`` calls that decide a passing event or facet (one when both sides share the schema),
+    and what a pass adds to the tally (facets only)."""
+
+    validators: tuple[Any, ...]
+    count: tuple[str, str, bool] = ("", "", False)  # the key of ``Tally.passed_facets``
+    seen: tuple[str, str] = ("", "")  # (producer, schema) for ``Tally.seen``
+
+
+def _valid(validators: tuple[Any, ...], instance: Any) -> bool:
+    """Whether ``instance`` passes one or two bound ``is_valid`` methods (a loop costs more than this)."""
+    return validators[0](instance) and (len(validators) == 1 or validators[1](instance))
+
+
+def _distinct(validators: list[Any]) -> tuple[Any, ...]:
+    """Bound ``is_valid`` methods, once per distinct compiled validator."""
+    unique = list({id(v): v for v in validators}.values())
+    return tuple(v.is_valid for v in unique)
 
 
 @dataclass(frozen=True, slots=True)
