@@ -16,7 +16,8 @@ from bot.registry import FACET_ID, FacetSchema, Registry
 FACETS_URL = "https://openlineage.io/spec/facets/"
 _SHORT = re.compile(r"^ol:(?P<body>[a-z0-9][a-z0-9-]*(?::[a-z0-9][a-z0-9-]*)*):"
                     r"(?:(?P<version>\d+-\d+-\d+)/)?(?P<file>[A-Za-z0-9_]+\.json)$")
-_PRODUCER = re.compile(r"^ol:(?P<body>[a-z0-9][a-z0-9-]*(?::[a-z0-9][a-z0-9.-]*)*)$")
+# ol:<name>[:<sub>...]; a sub-component may be anything without a colon (a version, for example)
+_PRODUCER = re.compile(r"^ol:(?P<body>[a-z0-9][a-z0-9-]*(?::[^:\s]+)*)$")
 
 
 class UriError(ValueError):

@@ -31,6 +31,7 @@ from bot.registry import CORE, Entry, FacetSchema, Registry, declared_facets
 from bot.regression.events import is_placeholder
 from bot.schemas import FORMAT_CHECKER, PUBLISHED, HardenedValidator, SchemaStore, iter_refs
 from bot.snapshot import Snapshot
+from bot.uris import producer_name
 
 BACKTRACK_LIMIT = 100_000  # jsonschema-rs patterns: bounded work, like the pure-Python side's time limit
 META = "https://json-schema.org/draft/2020-12/schema"
@@ -193,10 +194,8 @@ class SideSpec:
     def producer_ok(self, producer: str) -> tuple[bool, str]:
         """Whether ``_producer`` names a registered producer (``ol:<name>[:<sub>]`` or a URL under its docs)."""
         if producer.startswith("ol:"):
-            parts = producer[3:].split(":")
-            for end in range(len(parts), 0, -1):
-                if ":".join(parts[:end]) in self.producers:
-                    return True, ""
+            if producer_name(producer, self.producers) is not None:
+                return True, ""
             return False, f"{producer!r} names no registered producer"
         for name, root in self.producers.items():
             if root and producer.startswith(root.rstrip("/")):
@@ -205,11 +204,7 @@ class SideSpec:
 
     def producer_name(self, producer: str) -> str | None:
         if producer.startswith("ol:"):
-            parts = producer[3:].split(":")
-            for end in range(len(parts), 0, -1):
-                if ":".join(parts[:end]) in self.producers:
-                    return ":".join(parts[:end])
-            return None
+            return producer_name(producer, self.producers)
         ok, name = self.producer_ok(producer)
         return name if ok else None
 
