@@ -54,6 +54,7 @@ class FileChange:
     old_path: str | None = None
     lines: frozenset[int] = field(default_factory=frozenset)
     patch_missing: bool = False  # GitHub omits the patch of very large diffs
+    patch: str | None = None  # the unified diff of this file, from its first hunk, as GitHub gives it
 
 
 @dataclass(frozen=True)
@@ -93,32 +94,34 @@ class ChangeSet:
         """The change from the merge base of ``base`` and ``head`` to ``head`` (what a PR shows)."""
         merge_base = run_git(repo, "merge-base", base, head).decode().strip()
         status = run_git(repo, "diff", "--name-status", "-M", "-z", "--no-ext-diff", merge_base, head)
-        patches = run_git(repo, "diff", "-M", "-U3", "--no-color", "--no-ext-diff", merge_base, head)
-        return cls(files=tuple(_parse_name_status(status, _split_patches(patches.decode("utf-8", "replace")))))
+        patches = run_git(repo, "-c", "core.quotepath=off", "diff", "-M", "-U3", "--no-color", "--no-ext-diff",
+                          merge_base, head)
+        return cls(files=tuple(_parse_name_status(status, split_patches(patches))))
 
     @classmethod
     def from_paths(cls, paths: Iterable[str], status: Status = Status.MODIFIED) -> ChangeSet:
         return cls(files=tuple(FileChange(p, status) for p in paths))
 
 
-def _split_patches(diff: str) -> dict[str, str]:
-    """Map head-side path to the patch text of that file in a multi-file ``git diff``."""
+def split_patches(diff: bytes) -> dict[str, str]:
+    """Per-file patches of a multi-file ``git diff``, each from its first hunk header, as GitHub gives them.
+
+    Keyed by the head-side path (the old path for deleted files). Binary files have no patch.
+    """
     out: dict[str, str] = {}
-    current: str | None = None
-    chunk: list[str] = []
-    for line in diff.splitlines():
-        if line.startswith("diff --git "):
-            if current is not None:
-                out[current] = "\n".join(chunk)
-            current, chunk = None, []
-            continue
-        if line.startswith("+++ "):
-            target = line[4:]
-            current = target[2:] if target.startswith("b/") else None
-            continue
-        chunk.append(line)
-    if current is not None:
-        out[current] = "\n".join(chunk)
+    for chunk in diff.decode("utf-8", "replace").split("\ndiff --git "):
+        lines = chunk.splitlines()
+        old = new = None
+        for i, line in enumerate(lines):
+            if line.startswith("--- "):
+                old = line[6:].rstrip("\t") if line.startswith("--- a/") else None
+            elif line.startswith("+++ "):
+                new = line[6:].rstrip("\t") if line.startswith("+++ b/") else None
+            elif line.startswith("@@"):
+                path = new or old
+                if path:
+                    out[path] = "\n".join(lines[i:])
+                break
     return out
 
 
@@ -130,10 +133,12 @@ def _parse_name_status(raw: bytes, patches: dict[str, str]) -> Iterator[FileChan
         if code.startswith(("R", "C")):
             old, new = fields[i + 1], fields[i + 2]
             i += 3
+            patch = patches.get(new)
             yield FileChange(new, Status.RENAMED if code[0] == "R" else Status.ADDED, old_path=old,
-                             lines=diff_lines(patches.get(new)))
+                             lines=diff_lines(patch), patch=patch)
             continue
         path = fields[i + 1]
         i += 2
         kind = {"A": Status.ADDED, "D": Status.DELETED}.get(code[0], Status.MODIFIED)
-        yield FileChange(path, kind, lines=diff_lines(patches.get(path)))
+        patch = patches.get(path)
+        yield FileChange(path, kind, lines=diff_lines(patch), patch=patch)

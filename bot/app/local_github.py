@@ -173,14 +173,10 @@ class LocalGitHub:
         if cached is not None:
             return cached
         changes = ChangeSet.from_git(self.repo_path, base_sha, head_sha)
-        merge_base = run_git(self.repo_path, "merge-base", base_sha, head_sha).decode().strip()
-        patches = split_patches(run_git(self.repo_path, "-c", "core.quotepath=off", "diff", "-M", "-U3",
-                                        "--no-color", "--no-ext-diff", merge_base, head_sha))
         files = []
         for change in changes.files:
             status = "copied" if change.status is Status.ADDED and change.old_path else _STATUS[change.status]
-            files.append(ChangedFile(change.path, status, change.old_path,
-                                     patches.get(change.path) or patches.get(change.old_path or "")))
+            files.append(ChangedFile(change.path, status, change.old_path, change.patch))
         with self._lock:
             self._files[key] = files
         return files
@@ -476,28 +472,6 @@ def _indent(text: str) -> str:
 def _span(a: Mapping[str, Any]) -> str:
     span = str(a["start_line"]) if a["start_line"] == a["end_line"] else f"{a['start_line']}-{a['end_line']}"
     return span + (f":{a['start_column']}" if a.get("start_column") else "")
-
-
-def split_patches(diff: bytes) -> dict[str, str]:
-    """Per-file patches of a multi-file ``git diff``, each from its first hunk header, as GitHub gives them.
-
-    Keyed by the head-side path (the old path for deleted files). Binary files have no patch.
-    """
-    out: dict[str, str] = {}
-    for chunk in diff.decode("utf-8", "replace").split("\ndiff --git "):
-        lines = chunk.splitlines()
-        old = new = None
-        for i, line in enumerate(lines):
-            if line.startswith("--- "):
-                old = line[6:].rstrip("\t") if line.startswith("--- a/") else None
-            elif line.startswith("+++ "):
-                new = line[6:].rstrip("\t") if line.startswith("+++ b/") else None
-            elif line.startswith("@@"):
-                path = new or old
-                if path:
-                    out[path] = "\n".join(lines[i:])
-                break
-    return out
 
 
 def _check_status(status: str, conclusion: str | None) -> tuple[str, str | None]:

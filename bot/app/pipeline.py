@@ -34,7 +34,8 @@ def to_changeset(files: Iterable[ChangedFile], truncated: bool = False) -> Chang
     """GitHub's pull request files as a ``ChangeSet`` (diff lines from each ``patch``)."""
     return ChangeSet(files=tuple(
         FileChange(f.path, _STATUS.get(f.status, Status.MODIFIED), old_path=f.previous_path,
-                   lines=diff_lines(f.patch), patch_missing=f.patch is None and f.status != "removed")
+                   lines=diff_lines(f.patch), patch_missing=f.patch is None and f.status != "removed",
+                   patch=f.patch)
         for f in files), truncated=truncated)
 
 
