@@ -7,108 +7,17 @@ snapshots and never touches the network.
 
 from __future__ import annotations
 
-import functools
 import logging
 import traceback
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 
-from bot.changes import ChangeSet, Status
+from bot.changes import ChangeSet
 from bot.config import Config, load_config
 from bot.findings import Finding, Report, Severity
-from bot.registry import Entry, Registry
-from bot.schemas import SchemaStore
+from bot.review_input import Check, ReviewContext, ReviewInput
 from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ReviewContext:
-    """Who changes what: feeds the owner checks. ``strict`` makes untouched entries count fully."""
-
-    author: str | None = None
-    approvers: frozenset[str] = frozenset()
-    strict: bool = False
-
-
-@dataclass
-class ReviewInput:
-    """Everything a check may look at. ``changes`` is ``None`` for a whole-tree review (``--all``)."""
-
-    head: Snapshot
-    base: Snapshot | None
-    changes: ChangeSet | None
-    config: Config
-    context: ReviewContext = field(default_factory=ReviewContext)
-
-    @functools.cached_property
-    def head_registry(self) -> Registry:
-        return Registry(self.head, self.config)
-
-    @functools.cached_property
-    def base_registry(self) -> Registry | None:
-        return None if self.base is None else Registry(self.base, self.config)
-
-    @functools.cached_property
-    def head_schemas(self) -> SchemaStore:
-        return SchemaStore(self.head, self.config, self.head_registry.files)
-
-    @functools.cached_property
-    def base_schemas(self) -> SchemaStore | None:
-        if self.base is None or self.base_registry is None:
-            return None
-        return SchemaStore(self.base, self.config, self.base_registry.files)
-
-    @functools.cached_property
-    def touched_entries(self) -> frozenset[str]:
-        """Names of the entries (on either side) that the change adds, modifies or deletes files of."""
-        if self.changes is None:
-            return frozenset()
-        names: set[str] = set()
-        for path in self.changes.paths():
-            for registry in (self.head_registry, self.base_registry):
-                entry = registry.entry_for(path) if registry is not None else None
-                if entry is not None:
-                    names.add(entry.name)
-        return frozenset(names)
-
-    def is_new_entry(self, name: str) -> bool:
-        return self.base_registry is not None and name not in self.base_registry.entries
-
-    def is_touched(self, path: str) -> bool:
-        """Whether the change adds or modifies this file (``--strict`` treats every file so)."""
-        if self.context.strict:
-            return True
-        if self.changes is None:
-            return False
-        change = self.changes.get(path)
-        return change is not None and change.status is not Status.DELETED
-
-    def entry_severity(self, entry: Entry | str) -> Severity:
-        """Error for entries the change touches (or with ``--strict``), warning for the others.
-
-        Used by rules that today's real registry does not meet yet: they must hold for what a
-        change adds or modifies, and are shown as warnings elsewhere.
-        """
-        name = entry if isinstance(entry, str) else entry.name
-        if self.context.strict or name in self.touched_entries:
-            return Severity.ERROR
-        return Severity.WARNING
-
-    def file_severity(self, path: str) -> Severity:
-        """Error when the change adds or modifies this file (or ``--strict``), warning otherwise."""
-        return Severity.ERROR if self.is_touched(path) else Severity.WARNING
-
-    def reviewed_entries(self) -> list[Entry]:
-        """Entries to review: all of them for ``--all``, else those the change touches (head side)."""
-        entries = self.head_registry.entries
-        if self.changes is None:
-            return list(entries.values())
-        return [e for name, e in entries.items() if name in self.touched_entries]
-
-
-Check = Callable[[ReviewInput], Iterable[Finding]]
 
 
 def default_checks() -> tuple[Check, ...]:

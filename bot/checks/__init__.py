@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from bot.checks import entry, examples, facets, naming, owners, uris, versions
-from bot.engine import Check
+from bot.review_input import Check
 
 FAMILIES: tuple[ModuleType, ...] = (entry, owners, uris, facets, examples, versions, naming)
 CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)

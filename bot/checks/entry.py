@@ -11,9 +11,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from bot.checks._common import at, json_pointer, unreadable
-from bot.engine import ReviewInput
 from bot.findings import Finding, Severity
 from bot.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_name
+from bot.review_input import ReviewInput
 from bot.schemas import FORMAT_CHECKER
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "registry" / "registry.schema.json"

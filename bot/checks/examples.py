@@ -11,10 +11,10 @@ from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
 from bot.checks._common import at, json_pointer, unreadable
-from bot.engine import ReviewInput
 from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
+from bot.review_input import ReviewInput
 from bot.schemas import ValidationTimeout, deadline
 
 EXAMPLE_BUDGET_SECONDS = 2.0

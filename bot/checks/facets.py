@@ -9,10 +9,10 @@ from urllib.parse import urljoin
 import jsonschema_rs
 
 from bot.checks._common import at, json_pointer, unreadable
-from bot.engine import ReviewInput
 from bot.findings import Finding, Severity
 from bot.jsondoc import pointer_from
 from bot.registry import BASE_FACETS, FACET_ID, FacetSchema, camel
+from bot.review_input import ReviewInput
 from bot.schemas import SchemaStore, check_schema_errors, iter_refs
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"

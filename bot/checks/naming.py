@@ -11,13 +11,13 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from bot.engine import ReviewInput
 from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.naming.loader import BASE_FILE, KINDS, NamingFiles, Problem, read_folder
 from bot.naming.model import Example, ParseResult, Source
 from bot.naming.patterns import MATCH_TIMEOUT
 from bot.naming.rules import NamingRules
+from bot.review_input import ReviewInput
 from bot.snapshot import Snapshot, SnapshotError
 
 DOCS = "https://openlineage.io/docs/spec/naming"

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from bot.codeowners import ROOT_LOCATIONS, CodeOwners, Problem, RootOwners, Rule, load, owner_key, same_owners
-from bot.engine import ReviewInput
 from bot.findings import Finding, Severity
 from bot.registry import Entry, Registry
+from bot.review_input import ReviewInput
 
 DOC = "docs/owners.md"
 

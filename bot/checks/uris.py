@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.checks._common import at
-from bot.engine import ReviewInput
 from bot.findings import Finding, Severity
 from bot.registry import Entry, declared_facets
+from bot.review_input import ReviewInput
 from bot.uris import UriError, parse_short_uri
 
 RULES = {

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from bot.changes import Status
 from bot.checks._common import at
-from bot.engine import ReviewInput
 from bot.findings import Finding, Severity
 from bot.registry import FacetSchema
+from bot.review_input import ReviewInput
 from bot.schema_diff import Bump, actual_bump, required_bump
 
 RULES = {
