@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 
 from bot.changes import ChangeSet
 from bot.config import Config, load_config
-from bot.findings import Finding, Report, Severity
+from bot.findings import Finding, Report, Severity, State
 from bot.review_input import Check, ReviewContext, ReviewInput
 from bot.snapshot import Snapshot
 
@@ -41,6 +43,51 @@ def _run_check(check: Check, review: ReviewInput) -> Iterator[Finding]:
         )
 
 
+def run_checks(data: ReviewInput, checks: Iterable[Check]) -> list[Finding]:
+    """Every finding of every check on one side."""
+    findings: list[Finding] = []
+    for check in checks:
+        findings.extend(_run_check(check, data))
+    return findings
+
+
+def judge(head: Iterable[Finding], base: Iterable[Finding],
+          renamed: Mapping[str, str] | None = None) -> tuple[list[Finding], list[Finding]]:
+    """Give each head finding its state against the base findings; return them and the fixed ones.
+
+    Findings match by fingerprint (rule, path, JSON pointer, subject), base paths followed across
+    ``renamed`` (old path -> new path). Matching counts: two identical problems at head against one
+    at base is one pre-existing and one new.
+    """
+    renamed = renamed or {}
+    base = list(base)
+    before = Counter(f.fingerprint(renamed.get(f.path, f.path)) for f in base)
+    judged: list[Finding] = []
+    for f in head:
+        key = f.fingerprint()
+        if before[key] > 0:
+            before[key] -= 1
+            judged.append(replace(f, state=State.UNCHANGED))
+        else:
+            judged.append(replace(f, state=State.NEW))
+    after = Counter(f.fingerprint() for f in judged)
+    fixed: list[Finding] = []
+    for f in base:
+        key = f.fingerprint(renamed.get(f.path, f.path))
+        if after[key] > 0:
+            after[key] -= 1
+        else:
+            fixed.append(replace(f, state=State.ABSENT))
+    return judged, fixed
+
+
+def whole_tree(findings: Iterable[Finding], config: Config, strict: bool) -> list[Finding]:
+    """A whole-tree review: the configured adoption gaps are warnings unless ``strict``."""
+    gaps = frozenset(() if strict else config.verdict.adoption_gaps)
+    return [replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.rule in gaps else f
+            for f in findings]
+
+
 def review(
     head: Snapshot,
     base: Snapshot | None = None,
@@ -51,16 +98,27 @@ def review(
 ) -> Report:
     """Review ``changes`` from ``base`` to ``head`` (or the whole of ``head`` when ``changes`` is None).
 
-    The configuration is read from the base side when not given, so a pull request cannot
-    change the rules it is judged by.
+    A change is judged: the same checks run on the base side too, and only findings the change
+    introduces fail it. The configuration is read from the base side when not given, so a pull
+    request cannot change the rules it is judged by.
     """
     config_findings: list[Finding] = []
     if config is None:
         config, config_findings = load_config(base if base is not None else head)
-    data = ReviewInput(head=head, base=base, changes=changes, config=config,
-                       context=context or ReviewContext())
-    findings: list[Finding] = list(config_findings)
-    for check in checks if checks is not None else default_checks():
-        findings.extend(_run_check(check, data))
+    context = context or ReviewContext()
+    checks = tuple(checks if checks is not None else default_checks())
+    data = ReviewInput(head=head, base=base, changes=changes, config=config, context=context)
+    findings = run_checks(data, checks)
     entries = [e.name for e in data.reviewed_entries()]
-    return Report.build(findings, entries=entries)
+    if changes is None or base is None:
+        return Report.build([*config_findings, *whole_tree(findings, config, context.strict)],
+                            entries=entries, strict=context.strict)
+    # The base side as if it were the head: same change set (so the same entries), no base of its
+    # own and nobody to approve, so rules about the change itself (versions, approvals) stay new.
+    before = run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
+                                    context=ReviewContext(strict=context.strict)), checks)
+    renamed = {f.old_path: f.path for f in changes.files if f.old_path}
+    judged, fixed = judge(findings, before, renamed)
+    # The configuration comes from the base: its problems are never the change's.
+    judged += [replace(f, state=State.UNCHANGED) for f in config_findings]
+    return Report.build(judged, entries=entries, fixed=fixed, strict=context.strict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,22 @@ class Severity(enum.Enum):
 
 
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.NOTICE: 2}
+
+
+class State(enum.Enum):
+    """A finding judged against the base of the change, named as SARIF's ``baselineState``.
+
+    ``NEW`` findings are what the change introduces; ``UNCHANGED`` ones were already there at base
+    (pre-existing: shown, never failing the review unless strict); ``ABSENT`` ones were at base and
+    are gone at head (fixed by the change).
+    """
+
+    NEW = "new"
+    UNCHANGED = "unchanged"
+    ABSENT = "absent"
+
+
+_LOCATION_IN_MESSAGE = re.compile(r"\b(line|column|char|offset|byte)( \d+)")
 
 
 class Verdict(enum.Enum):
@@ -52,6 +69,16 @@ class Finding:
     hint: str = ""
     entry: str | None = None
     owners: tuple[str, ...] = ()
+    subject: str = ""
+    state: State | None = None
+
+    def fingerprint(self, path: str | None = None) -> tuple[str, str, str, str]:
+        """What identifies this problem on both sides of a change: never its line.
+
+        ``path`` replaces the finding's own path (a base-side path followed across a rename).
+        """
+        what = self.subject or _LOCATION_IN_MESSAGE.sub(r"\1 N", self.message)
+        return (self.rule, self.path if path is None else path, self.pointer, what)
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.entry or "", self.path, self.line or 0, self.column or 0, self.severity.rank, self.rule)
@@ -71,6 +98,8 @@ class Finding:
             data["entry"] = self.entry
         if self.owners:
             data["owners"] = list(self.owners)
+        if self.state is not None:
+            data["state"] = self.state.value
         return data
 
 
@@ -90,12 +119,19 @@ class Section:
 
 @dataclass(frozen=True)
 class Report:
-    """All findings of one review, plus optional extra sections, in a stable order."""
+    """All findings of one review, plus optional extra sections, in a stable order.
+
+    ``findings`` are those present at head (each with its ``state`` when a change was judged);
+    ``fixed`` those the change removed. Only *blocking* findings fail the review: errors the change
+    introduces, or with ``strict`` also the pre-existing ones.
+    """
 
     findings: tuple[Finding, ...]
     entries: tuple[str, ...] = ()
     sections: tuple[Section, ...] = ()
     neutral_reason: str | None = None
+    fixed: tuple[Finding, ...] = ()
+    strict: bool = False
 
     @classmethod
     def build(
@@ -104,6 +140,8 @@ class Report:
         entries: Iterable[str] = (),
         sections: Iterable[Section] = (),
         neutral_reason: str | None = None,
+        fixed: Iterable[Finding] = (),
+        strict: bool = False,
     ) -> Report:
         unique = dict.fromkeys(findings)  # a check that reports the same finding twice shows it once
         return cls(
@@ -111,18 +149,35 @@ class Report:
             entries=tuple(sorted(set(entries))),
             sections=tuple(sections),
             neutral_reason=neutral_reason,
+            fixed=tuple(sorted(dict.fromkeys(fixed), key=Finding.sort_key)),
+            strict=strict,
         )
 
     def with_sections(self, *sections: Section, findings: Iterable[Finding] = ()) -> Report:
         return Report.build((*self.findings, *findings), self.entries, (*self.sections, *sections),
-                            self.neutral_reason)
+                            self.neutral_reason, self.fixed, self.strict)
+
+    def is_blocking(self, finding: Finding) -> bool:
+        """An error that fails the review: new (or not judged), or pre-existing under ``strict``."""
+        if finding.severity is not Severity.ERROR:
+            return False
+        return finding.state is not State.UNCHANGED or self.strict
+
+    def current(self) -> tuple[Finding, ...]:
+        """The findings that are not pre-existing: what this change is responsible for."""
+        return tuple(f for f in self.findings if f.state is not State.UNCHANGED)
+
+    def pre_existing(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.state is State.UNCHANGED)
 
     def counts(self) -> Counter[Severity]:
-        return Counter(f.severity for f in self.findings)
+        """Severities of the findings this change is responsible for (pre-existing ones apart)."""
+        return Counter(f.severity for f in self.current())
 
     @property
     def has_errors(self) -> bool:
-        return any(f.severity is Severity.ERROR for f in self.findings)
+        """Whether the review fails: at least one blocking finding."""
+        return any(self.is_blocking(f) for f in self.findings)
 
     @property
     def verdict(self) -> Verdict:
@@ -147,6 +202,9 @@ class Report:
             "errors": counts[Severity.ERROR],
             "warnings": counts[Severity.WARNING],
             "notices": counts[Severity.NOTICE],
+            "pre_existing": len(self.pre_existing()),
+            "fixed": len(self.fixed),
+            "strict": self.strict,
             "entries": list(self.entries),
             "required_approvals": {k: list(v) for k, v in self.required_approvals().items()},
             "neutral_reason": self.neutral_reason,
@@ -155,6 +213,7 @@ class Report:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "findings": [f.to_json() for f in self.findings],
+            "fixed": [f.to_json() for f in self.fixed],
             "summary": self.summary(),
         }
         if self.sections:

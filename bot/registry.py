@@ -234,6 +234,11 @@ class Entry:
     def codeowners(self) -> str:
         return f"{self.folder}/CODEOWNERS"
 
+    @property
+    def has_folder(self) -> bool:
+        """Whether the entry has files in the registry (core's facets exist before the registry did)."""
+        return bool(self.registry.snapshot.files(self.folder))
+
     def owns(self, path: str) -> bool:
         return any(path.startswith(d + "/") for d in (self.folder, self.facets_dir, self.examples_dir))
 

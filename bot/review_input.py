@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from bot.changes import ChangeSet, Status
 from bot.config import Config
-from bot.findings import Finding, Severity
+from bot.findings import Finding
 from bot.registry import Entry, Registry
 from bot.schemas import SchemaStore
 from bot.snapshot import Snapshot
@@ -78,21 +78,6 @@ class ReviewInput:
             return False
         change = self.changes.get(path)
         return change is not None and change.status is not Status.DELETED
-
-    def entry_severity(self, entry: Entry | str) -> Severity:
-        """Error for entries the change touches (or with ``--strict``), warning for the others.
-
-        Used by rules that today's real registry does not meet yet: they must hold for what a
-        change adds or modifies, and are shown as warnings elsewhere.
-        """
-        name = entry if isinstance(entry, str) else entry.name
-        if self.context.strict or name in self.touched_entries:
-            return Severity.ERROR
-        return Severity.WARNING
-
-    def file_severity(self, path: str) -> Severity:
-        """Error when the change adds or modifies this file (or ``--strict``), warning otherwise."""
-        return Severity.ERROR if self.is_touched(path) else Severity.WARNING
 
     def reviewed_entries(self) -> list[Entry]:
         """Entries to review: all of them for ``--all``, else those the change touches (head side)."""

@@ -87,6 +87,11 @@ class SchemaStore:
         loaded = self.files.json(path)
         return StoredSchema(url, path, loaded.doc.value) if loaded.doc is not None else None
 
+    @functools.cached_property
+    def has_mirror(self) -> bool:
+        """Whether the repository keeps a published mirror at all (older histories have none)."""
+        return bool(self.snapshot.files(self.config.paths.mirror.strip("/")))
+
     def lookup(self, url: str) -> StoredSchema | None:
         base = _split(url)
         return self.repository.get(base) or self._mirrored(base)

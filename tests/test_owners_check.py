@@ -14,7 +14,7 @@ from bot.changes import ChangeSet
 from bot.checks import owners
 from bot.cli import main
 from bot.engine import ReviewContext, review
-from bot.findings import Finding, Report, Severity
+from bot.findings import Finding, Report, Severity, State
 from bot.snapshot import GitSnapshot, MemorySnapshot
 from tests.gitrepo import Repo, git
 
@@ -90,14 +90,16 @@ def test_a_new_entry_with_codeowners_passes_that_rule(repo: Repo) -> None:
     assert rule(report, "owners/invalid-owner") == []
 
 
-def test_an_existing_entry_without_codeowners_warns_and_says_who_github_routes_it_to(repo: Repo) -> None:
+def test_an_existing_entry_without_codeowners_is_pre_existing_and_says_who_github_routes_it_to(repo: Repo) -> None:
     repo.edit_json("spec/registry/gcp/lineage/registry.json", lambda d: d.update(extra=1))
     repo.commit()
-    [finding] = rule(review_pr(repo, author="OpenLineage/committers"), "owners/missing-codeowners")
-    assert finding.severity is Severity.WARNING and finding.entry == "gcp:lineage"
+    report = review_pr(repo, author="OpenLineage/committers")
+    [finding] = rule(report, "owners/missing-codeowners")
+    assert finding.state is State.UNCHANGED and finding.entry == "gcp:lineage"
+    assert not report.is_blocking(finding) and report.verdict.value == "success"
     assert "GitHub routes its review to @OpenLineage/committers (CODEOWNERS line 3)" in finding.message
-    strict = rule(review_pr(repo, author="OpenLineage/committers", strict=True), "owners/missing-codeowners")
-    assert [f.severity for f in strict] == [Severity.ERROR]
+    strict = review_pr(repo, author="OpenLineage/committers", strict=True)
+    assert [strict.is_blocking(f) for f in rule(strict, "owners/missing-codeowners")] == [True]
 
 
 def test_deleting_an_entry_codeowners_is_an_error(repo: Repo) -> None:
@@ -215,11 +217,12 @@ def test_bad_codeowners_lines_are_reported_on_their_line(repo: Repo) -> None:
                if f.rule.startswith("owners/invalid"))
 
 
-def test_bad_lines_in_an_untouched_file_are_warnings(repo: Repo, tmp_path: Path) -> None:
+def test_bad_lines_fail_a_whole_tree_review(repo: Repo, tmp_path: Path) -> None:
+    """GitHub skips such a line: a real defect, not an adoption gap, so ``--all`` reports an error."""
     repo.write(f"{ICEBERG}/CODEOWNERS", BAD_OWNERS)
     repo.commit("base", branch="main")
     [finding] = [f for f in _check_all(repo.path, tmp_path) if f["rule"] == "owners/invalid-owner"]
-    assert (finding["severity"], finding["line"]) == ("warning", 3)
+    assert (finding["severity"], finding["line"]) == ("error", 3)
 
 
 def test_an_entry_codeowners_without_owner_for_registry_json(repo: Repo) -> None:

@@ -57,8 +57,8 @@ def of(report: Report, rule: str) -> list[Finding]:
 
 
 def errors(report: Report) -> list[Finding]:
-    """Errors of the families under test (owner approval is tested in its own module)."""
-    return [f for f in report.findings if f.severity is Severity.ERROR and f.rule.startswith(FAMILIES)]
+    """Blocking errors of the families under test (owner approval is tested in its own module)."""
+    return [f for f in report.findings if report.is_blocking(f) and f.rule.startswith(FAMILIES)]
 
 
 # -- mutations ---------------------------------------------------------------------------------------
@@ -199,6 +199,9 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
         remote={"$ref": "https://schemas.example.com/thing.json"}))), (good,)),
     "facets/unresolved-ref": ((good, facet(lambda s: inner(s)["properties"].update(
         missing={"$ref": "#/$defs/Nope"}))), (good,)),
+    "facets/unverified-ref": ((good, facet(lambda s: inner(s)["properties"].update(
+        older={"$ref": "https://openlineage.io/spec/facets/1-0-0/ColumnLineageDatasetFacet.json"})),
+        delete("website/static/spec")), (good,)),
     "examples/missing": ((good, delete(f"{rc.ENTRY}/facets/examples")), (good,)),
     "examples/unreadable": ((good, write(rc.EXAMPLE, b"{\"acme_widget\": \"\xc3\x28\"}")), (good,)),
     "examples/invalid": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"][
@@ -219,7 +222,7 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "versions/published-modified": ((lambda r: rc.edit(r, ICEBERG_MIRROR.format("1-0-1"), lambda s: s.update(
         title="edited")),), (iceberg(add_optional, "1-0-2"),)),
 }
-WARNING_RULES = {"facets/key-form", "examples/orphan"}
+WARNING_RULES = {"facets/key-form", "examples/orphan", "facets/unverified-ref"}
 
 
 def test_every_rule_of_these_families_has_cases() -> None:

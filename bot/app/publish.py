@@ -20,7 +20,7 @@ from bot.app.github_api import (
 )
 from bot.changes import ChangeSet
 from bot.config import Config
-from bot.findings import Finding, Report, Severity, Verdict
+from bot.findings import Finding, Report, Severity, State, Verdict
 from bot.render.markdown import GITHUB_TEXT_LIMIT, code, escape, headline, render_markdown
 
 log = logging.getLogger(__name__)
@@ -40,15 +40,21 @@ _KNOWN = frozenset(v.value for v in Verdict)
 
 
 def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
-    """One annotation per finding that names a file (line 1 when the finding has no line)."""
+    """One annotation per finding that names a file (line 1 when the finding has no line).
+
+    A pre-existing finding is a notice whatever its severity: it is shown, never blocking.
+    """
     out = []
     for f in findings:
         if not f.path:
             continue
         line = f.line or 1
         message = f.message + (f"\n\n{f.hint}" if f.hint else "")
-        out.append(Annotation(path=f.path, start_line=line, end_line=line, level=_LEVEL[f.severity],
-                              message=message[:4000], title=f.rule[:255]))
+        level, title = _LEVEL[f.severity], f.rule
+        if f.state is State.UNCHANGED:
+            level, title = "notice", f"pre-existing {f.severity.value}: {f.rule}"
+        out.append(Annotation(path=f.path, start_line=line, end_line=line, level=level,
+                              message=message[:4000], title=title[:255]))
     return out
 
 
@@ -102,7 +108,7 @@ def plan_review(report: Report, changes: ChangeSet, limit: int) -> tuple[list[In
     inline: list[InlineComment] = []
     rest: list[Finding] = []
     seen: set[tuple[str, int, str]] = set()
-    for f in report.findings:
+    for f in report.current():  # pre-existing findings stay in the check run, off the diff
         if f.line is not None and changes.commentable(f.path, f.line) and len(inline) < limit:
             comment = InlineComment(f.path, f.line, inline_comment_body(f))
             if (comment.path, comment.line, comment.body) not in seen:
@@ -133,7 +139,7 @@ def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: Chan
     for r in reviews:
         if r.user == me and r.commit_id != pr.head_sha and r.state in ("CHANGES_REQUESTED", "APPROVED"):
             gh.dismiss_review(pr.repo, pr.number, r.id, f"Superseded by the review of {pr.head_sha[:12]}.")
-    if not report.findings:
+    if not report.current():
         return None
     inline, rest = plan_review(report, changes, config.review.max_inline_comments)
     body = review_body(report, rest, pr.head_sha)

@@ -59,13 +59,13 @@ def _folder(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
     for segment in rel.split("/"):
         if not ENTRY_SEGMENT.fullmatch(segment):
             yield Finding(
-                rule="entry/folder-name", severity=review.entry_severity(entry), path=entry.folder,
+                rule="entry/folder-name", severity=Severity.ERROR, path=entry.folder,
                 message=f"entry folder segment {segment!r} is not lower-case [a-z0-9][a-z0-9-]*",
                 hint=f"Rename the folder, for example to {fold_name(segment) or 'a-name'!r}.", entry=entry.name)
 
 
 def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
-    severity = review.entry_severity(entry)
+    severity = Severity.ERROR
     loaded = review.head_registry.files.json(entry.registry_json)
     if loaded.missing:
         yield Finding(rule="entry/missing-registry-json", severity=severity, path=entry.registry_json,
@@ -132,7 +132,7 @@ def _acceptance(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iter
                   for b in blocks for k in ("root_doc_URL", "sample_URL"))
     has_samples = bool(review.head.files(f"{entry.folder}/samples")) or bool(review.head.files(entry.examples_dir))
     if blocks and not has_doc and not has_samples:
-        yield at("entry/acceptance", review.entry_severity(entry), doc, "",
+        yield at("entry/acceptance", Severity.ERROR, doc, "",
                  f"{entry.name} has neither documentation nor a sample: reserving a name before public "
                  "functionality is discouraged", entry=entry.name,
                  hint="Add an https root_doc_URL, a sample_URL, sample events under samples/ or facet examples.")

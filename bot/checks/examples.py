@@ -55,14 +55,14 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
     positive = [p for p in paths if p.endswith(".json") and p.count("/") == folder.count("/") + 1]
     negative = [p for p in paths if p.startswith(f"{folder}/invalid/") and p.endswith(".json")]
     if not positive:
-        yield Finding(rule="examples/missing", severity=review.file_severity(schema.path), path=schema.path,
+        yield Finding(rule="examples/missing", severity=Severity.ERROR, path=schema.path,
                       line=1, column=1, entry=entry.name,
                       message=f"{schema.stem} has no example in {folder}/",
                       hint=f"Add {folder}/1.json: an object whose key is the facet key and value a full facet.")
     keys = {f.key for f in schema.facets}
     files = review.head_registry.files
     for path in positive + negative:
-        severity = review.file_severity(path)
+        severity = Severity.ERROR
         loaded = files.json(path)
         if loaded.doc is None:
             yield unreadable("examples/unreadable", severity, loaded, "example", entry.name)

@@ -43,6 +43,8 @@ RULES = {
     "facets/duplicate-file": "A facet file name is unique across the registry and core facets.",
     "facets/remote-ref": "A `$ref` may point only inside the repository or its published mirror; any other "
     "location is an error and is never fetched.",
+    "facets/unverified-ref": "Warning: an openlineage.io `$ref` that is not in the repository cannot be "
+    "checked offline when the repository keeps no published mirror (`paths.mirror`); it is never fetched.",
     "facets/unresolved-ref": "Every `$ref` resolves offline: local `#/$defs/...` pointers exist, and "
     "openlineage.io URLs are present in the repository or its published mirror.",
 }
@@ -54,7 +56,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     for entry in review.reviewed_entries():
         for path in entry.facet_paths():
             loaded = files.json(path)
-            severity = review.file_severity(path)
+            severity = Severity.ERROR
             if loaded.doc is None:
                 yield unreadable("facets/unreadable", severity, loaded, "facet schema", entry.name)
                 continue
@@ -176,7 +178,13 @@ def _refs(schema: FacetSchema, store: SchemaStore, sev: Severity) -> Iterator[Fi
         url, _, fragment = target.partition("#")
         stored = store.lookup(url)
         if stored is None:
-            if url.startswith("https://openlineage.io/"):
+            if url.startswith("https://openlineage.io/") and not store.has_mirror:
+                yield at("facets/unverified-ref", Severity.WARNING, schema.doc, pointer,
+                         f"$ref {ref!r} cannot be checked offline: the repository has no published mirror "
+                         f"({store.config.paths.mirror}) and no schema with that $id",
+                         entry=schema.entry.name,
+                         hint="Keep the published schemas in the repository (paths.mirror) so refs can be checked.")
+            elif url.startswith("https://openlineage.io/"):
                 yield at("facets/unresolved-ref", sev, schema.doc, pointer,
                          f"$ref {ref!r} is neither in the repository nor in the published mirror",
                          entry=schema.entry.name, hint="Refer to a published version of the schema.")
@@ -223,7 +231,7 @@ def _uniqueness(review: ReviewInput) -> Iterator[Finding]:
             if schema.entry.name not in reviewed:
                 continue
             others = ", ".join(s.path for s, _ in places if s is not schema)
-            yield at("facets/duplicate-key", review.file_severity(schema.path), schema.doc,
+            yield at("facets/duplicate-key", Severity.ERROR, schema.doc,
                      "/properties/" + key.replace("~", "~0").replace("/", "~1"),
                      f"facet key {key!r} ({container} facets) is also defined by {others}",
                      entry=schema.entry.name, hint="Facet keys must be unique: add your prefix.", key=True)
@@ -233,6 +241,6 @@ def _uniqueness(review: ReviewInput) -> Iterator[Finding]:
         for schema in schemas:
             if schema.entry.name in reviewed:
                 others = ", ".join(s.path for s in schemas if s is not schema)
-                yield at("facets/duplicate-file", review.file_severity(schema.path), schema.doc, "",
+                yield at("facets/duplicate-file", Severity.ERROR, schema.doc, "",
                          f"{filename} also exists at {others}", entry=schema.entry.name,
                          hint="Facet file names are global (they become schema URLs): rename one.")

@@ -143,7 +143,7 @@ _HINTS = {
 
 
 def syntax_findings(review: ReviewInput, file: CodeOwners, entry: str | None) -> Iterator[Finding]:
-    severity = review.file_severity(file.path)
+    severity = Severity.ERROR
     for problem in file.problems:
         yield _problem_finding(problem, file.path, severity, entry)
 
@@ -158,7 +158,7 @@ def failed_pattern_findings(review: ReviewInput, sides: Iterable[Side]) -> Itera
         for file in side.parsed():
             for line in sorted(file.failed_lines):
                 rule = next(r for r in file.rules if r.line == line)
-                yield Finding(rule="owners/invalid-pattern", severity=review.file_severity(file.path),
+                yield Finding(rule="owners/invalid-pattern", severity=Severity.ERROR,
                               path=file.path, line=line, column=1,
                               message=f"pattern `{rule.pattern}` could not be matched within the bot's time "
                                       "limit; the bot ignored this line (GitHub may not)",
@@ -173,7 +173,8 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
     for entry in review.reviewed_entries():
         own = head.own(entry)
         if own is None:
-            yield _missing(review, entry, judge, base)
+            if entry.has_folder:  # an entry with no folder in the registry has nothing to own yet
+                yield _missing(review, entry, judge, base)
             continue
         yield from syntax_findings(review, own, entry.name)
         if any(p.kind == "file" for p in own.problems):
@@ -182,7 +183,7 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
         if rule is None or not rule.owners:
             where = f"line {rule.line} un-owns it" if rule else "no line matches it"
             yield Finding(
-                rule="owners/no-owners", severity=review.file_severity(own.path), path=own.path,
+                rule="owners/no-owners", severity=Severity.ERROR, path=own.path,
                 line=rule.line if rule else 1, column=1, entry=entry.name,
                 message=f"the CODEOWNERS of `{entry.name}` names no owner for its registry.json ({where})",
                 hint="Start the file with a line such as `* @your-org/your-team`.")
@@ -204,8 +205,7 @@ def _missing(review: ReviewInput, entry: Entry, judge: Side, base: Side | None) 
     path, line, column = _location(review, [entry.registry_json, *entry.registry.snapshot.files(entry.folder)])
     return Finding(
         rule="owners/missing-codeowners",
-        severity=Severity.ERROR if new or deleted or review.context.strict else Severity.WARNING,
-        path=path, line=line, column=column, entry=entry.name,
+        severity=Severity.ERROR, path=path, line=line, column=column, entry=entry.name, subject=entry.name,
         message=f"entry `{entry.name}` has no CODEOWNERS of its own ({entry.codeowners}); {why}",
         hint=f"Add {entry.codeowners} with a line such as `* @your-org/your-team`. See {DOC}.")
 

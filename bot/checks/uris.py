@@ -29,7 +29,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         if loaded.doc is None:
             continue
         doc = loaded.doc
-        severity = review.entry_severity(entry)
+        severity = Severity.ERROR
         declared_files: set[str] = set()
         for item in declared_facets(doc.value):
             try:
@@ -72,9 +72,7 @@ def _undeclared(review: ReviewInput, entry: Entry, declared: set[str], has_doc: 
     for schema in entry.schemas:
         if schema.filename in declared:
             continue
-        touched = review.is_touched(schema.path) or review.is_touched(entry.registry_json)
-        severity = Severity.ERROR if touched else Severity.WARNING
-        yield Finding(rule="uris/undeclared", severity=severity, path=schema.path, line=1, column=1,
+        yield Finding(rule="uris/undeclared", severity=Severity.ERROR, path=schema.path, line=1, column=1,
                       entry=entry.name,
                       message=f"{schema.filename} is not declared in {entry.registry_json}",
                       hint=f"Add \"ol:{entry.name}:{schema.filename}\" to produced_facets or consumed_facets.")

@@ -69,7 +69,7 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
     needed, changes = required_bump(old.value, schema.value)
     if needed is Bump.NONE:
         return
-    severity = review.file_severity(schema.path)
+    severity = Severity.ERROR
     reasons = "; ".join(f"{c.what} at {c.where}" for c in sorted(changes, key=lambda c: -c.bump)[:3])
     if old.version is None or schema.version is None:
         return  # the facets check reports a malformed $id
@@ -103,7 +103,7 @@ def _published(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
     if schema.schema_id is None or schema.version is None:
         return
     published = review.head_schemas.published(schema.schema_id)
-    severity = review.file_severity(schema.path)
+    severity = Severity.ERROR
     mirror_path = f"{review.config.paths.mirror}/facets/{_fmt(schema.version)}/{schema.filename}"
     if published is None:
         yield at("versions/not-published", severity, schema.doc, "/$id",

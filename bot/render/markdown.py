@@ -32,8 +32,9 @@ def code(text: str) -> str:
 
 def headline(report: Report) -> str:
     s = report.summary()
+    judged = "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed") if s[k])
     return (f"OpenLineage registry {_VERDICT[report.verdict]}: {s['errors']} error(s), "
-            f"{s['warnings']} warning(s), {s['notices']} notice(s)")
+            f"{s['warnings']} warning(s), {s['notices']} notice(s){judged}")
 
 
 def _finding_row(f: Finding) -> str:
@@ -44,6 +45,23 @@ def _finding_row(f: Finding) -> str:
     if f.hint:
         message += f"<br><sub>{escape(f.hint)}</sub>"
     return f"| {_ICON[f.severity]} | {code(f.rule)} | {where} | {message} |"
+
+
+def _tables(title: str, findings: tuple[Finding, ...]) -> list[str]:
+    """One table per entry under a heading; nothing when there are no findings."""
+    if not findings:
+        return []
+    body = [f"### {title}"]
+    for entry, group in groupby(findings, key=lambda f: f.entry or ""):
+        items = list(group)
+        body.append("")
+        body.append(f"#### {code(entry) if entry else 'Repository'} ({len(items)})")
+        body.append("")
+        body.append("| severity | rule | where | message |")
+        body.append("| --- | --- | --- | --- |")
+        body += [_finding_row(f) for f in items]
+    body.append("")
+    return body
 
 
 def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool = True) -> str:
@@ -64,17 +82,11 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
         head.append("")
 
     body: list[str] = []
-    if report.findings:
-        body.append("### Findings")
-        for entry, group in groupby(report.findings, key=lambda f: f.entry or ""):
-            items = list(group)
-            body.append("")
-            body.append(f"#### {code(entry) if entry else 'Repository'} ({len(items)})")
-            body.append("")
-            body.append("| severity | rule | where | message |")
-            body.append("| --- | --- | --- | --- |")
-            body += [_finding_row(f) for f in items]
-        body.append("")
+    body += _tables("Findings", report.current())
+    body += _tables("Pre-existing (already at the base, not failing this change" +
+                    (" except with --strict)" if not report.strict else "; failing with --strict)"),
+                    report.pre_existing())
+    body += _tables("Fixed by this change", report.fixed)
     sections: list[str] = []
     for section in report.sections:
         sections += [f"### {escape(section.title)}", "", section.markdown.rstrip(), ""]
@@ -90,8 +102,9 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
         if used + len(line) + 1 > budget:
             shown = sum(1 for x in kept if x.startswith("| ") and not x.startswith(("| severity", "| ---")))
             kept.append("")
+            total = len(report.findings) + len(report.fixed)
             kept.append(f"> The list was cut to fit GitHub's {limit:,}-character limit: {shown} of "
-                        f"{len(report.findings)} findings shown. Every finding is an annotation on its "
+                        f"{total} findings shown. Every finding is an annotation on its "
                         "file, and `registry-bot check` prints the full list.")
             del body[i:]
             break

@@ -14,10 +14,10 @@ def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
     from bot.checks import all_rules
 
     docs = all_rules()
-    rule_ids = sorted({f.rule for f in report.findings})
+    rule_ids = sorted({f.rule for f in (*report.findings, *report.fixed)})
     index = {rule: i for i, rule in enumerate(rule_ids)}
     results = []
-    for f in report.findings:
+    for f in (*report.findings, *report.fixed):
         result: dict[str, Any] = {
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
@@ -32,6 +32,8 @@ def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
             if f.pointer:
                 location["logicalLocations"] = [{"fullyQualifiedName": f.pointer, "kind": "member"}]
             result["locations"] = [location]
+        if f.state is not None:
+            result["baselineState"] = f.state.value  # new, unchanged or absent: the same words as SARIF
         results.append(result)
     return {
         "$schema": SARIF_SCHEMA,

@@ -18,17 +18,30 @@ def location(f: Finding) -> str:
     return where
 
 
-def render_text(report: Report, color: bool = False) -> str:
+def _lines(findings: tuple[Finding, ...], color: bool, hints: bool = True) -> list[str]:
     lines: list[str] = []
-    for entry, group in groupby(report.findings, key=lambda f: f.entry or ""):
+    for entry, group in groupby(findings, key=lambda f: f.entry or ""):
         lines.append(f"== {entry or '(repository)'}")
         for f in group:
             sev = f.severity.value
             if color:
                 sev = f"{_COLORS[f.severity]}{sev}\x1b[0m"
             lines.append(f"{location(f)}: {sev} {f.rule} {f.message}")
-            if f.hint:
+            if f.hint and hints:
                 lines.append(f"    hint: {f.hint}")
+    return lines
+
+
+def render_text(report: Report, color: bool = False) -> str:
+    lines = _lines(report.current(), color)
+    pre_existing = report.pre_existing()
+    if pre_existing:
+        fails = "failing with --strict" if report.strict else "not failing this change"
+        lines.append(f"-- pre-existing: {len(pre_existing)} finding(s) already at the base ({fails})")
+        lines += _lines(pre_existing, color and report.strict, hints=False)
+    if report.fixed:
+        lines.append(f"-- fixed by this change: {len(report.fixed)} finding(s) of the base are gone")
+        lines += _lines(report.fixed, False, hints=False)
     for section in report.sections:
         lines.append(f"== {section.title}")
         lines.append(section.markdown.rstrip())
@@ -38,7 +51,9 @@ def render_text(report: Report, color: bool = False) -> str:
         lines.append(f"approval needed for {entry}: {', '.join(owners)}")
     lines.append(
         f"{s['verdict'].upper()}: {s['errors']} error(s), {s['warnings']} warning(s), "
-        f"{s['notices']} notice(s) in {len(report.entries)} entr{'y' if len(report.entries) == 1 else 'ies'}"
+        f"{s['notices']} notice(s)"
+        + "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed") if s[k])
+        + f" in {len(report.entries)} entr{'y' if len(report.entries) == 1 else 'ies'}"
         + (f" ({report.neutral_reason})" if report.neutral_reason else "")
     )
     return "\n".join(lines) + "\n"
