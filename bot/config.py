@@ -130,11 +130,17 @@ def parse_config(text: str, source: str) -> Config:
     unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict"})
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
+    verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
+    from bot.checks import all_rules  # the checks import this module: look them up only when parsing
+
+    unknown_rules = sorted(set(verdict.adoption_gaps) - set(all_rules()))
+    if unknown_rules:
+        raise ConfigError(f"unknown rule id(s) in 'verdict.adoption_gaps': {', '.join(unknown_rules)}")
     return Config(
         paths=_section(Paths, raw.get("paths"), "paths"),
         review=_section(ReviewPolicy, raw.get("review"), "review"),
         regression=_section(RegressionPolicy, raw.get("regression"), "regression"),
-        verdict=_section(VerdictPolicy, raw.get("verdict"), "verdict"),
+        verdict=verdict,
         source=source,
     )
 

@@ -1,0 +1,192 @@
+"""Judging the change: new, pre-existing and fixed findings, and the whole-tree verdict.
+
+Pull requests on a git repository of the real corpus: the real registry already has problems (core
+facets without examples, undeclared core facets, a legacy facet name), which a change must not be
+blamed for.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.changes import ChangeSet
+from bot.cli import main
+from bot.config import ADOPTION_GAPS
+from bot.engine import ReviewContext, judge, review
+from bot.findings import Finding, Report, Severity, State
+from bot.render import render
+from bot.snapshot import GitSnapshot
+from tests.gitrepo import Repo, git
+
+CORE_FACET = "spec/facets/DataQualityAssertionsDatasetFacet.json"  # legacy name: facets/suffix at base
+ICEBERG = "spec/registry/iceberg"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, corpus: Path) -> Repo:
+    return Repo.from_folder(corpus, tmp_path / "openlineage")
+
+
+def review_pr(repo: Repo, strict: bool = False) -> Report:
+    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
+        changes = ChangeSet.from_git(repo.path, "main", "pr")
+        return review(head=head, base=base, changes=changes,
+                      context=ReviewContext(author="OpenLineage/committers", strict=strict))
+
+
+def rules(findings: tuple[Finding, ...] | list[Finding]) -> set[str]:
+    return {f.rule for f in findings}
+
+
+CORE_REGISTRY = "spec/registry/core/registry.json"
+
+
+def declare_a_core_facet(registry: Any) -> None:
+    """A good edit of core's registry.json: one more of its facets declared."""
+    registry["producer"]["produced_facets"].append("ol:core:TestRunFacet.json")
+
+
+def test_an_edit_near_an_old_problem_does_not_fail(repo: Repo) -> None:
+    repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
+    repo.commit()
+    report = review_pr(repo)
+    suffix = [f for f in report.findings if f.rule == "facets/suffix"]
+    assert suffix and all(f.state is State.UNCHANGED and f.severity is Severity.ERROR for f in suffix)
+    assert not any(report.is_blocking(f) for f in suffix)
+    assert "facets/suffix" not in rules([f for f in report.findings if report.is_blocking(f)])
+    assert review_pr(repo, strict=True).has_errors  # --strict fails on pre-existing errors too
+
+
+def test_a_problem_the_change_adds_fails_it_beside_pre_existing_ones(repo: Repo) -> None:
+    repo.edit_json(CORE_FACET, lambda s: s.update({"$id": "https://example.com/x.json"}))
+    repo.commit()
+    report = review_pr(repo)
+    new = [f for f in report.findings if f.state is State.NEW and f.severity is Severity.ERROR]
+    assert "facets/id" in rules(new)
+    assert report.has_errors and report.verdict.value == "failure"
+    assert report.pre_existing(), "the entry's old problems are still shown"
+
+
+def test_a_fix_is_listed_as_fixed(repo: Repo) -> None:
+    repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
+    repo.commit()
+    report = review_pr(repo)
+    fixed = [f for f in report.fixed if f.rule == "uris/undeclared"]
+    assert [f.path for f in fixed] == ["spec/facets/TestRunFacet.json"]
+    assert fixed[0].state is State.ABSENT and report.summary()["fixed"] == len(report.fixed)
+    assert "fixed by this change" in render(report, "text")
+
+
+def test_a_rename_keeps_old_problems_old(repo: Repo) -> None:
+    """Following ``git mv``: the renamed file's problems at base are matched at its new path."""
+    base = [Finding(rule="examples/missing", severity=Severity.ERROR, path="a/Old.json", pointer="",
+                    message="no example"),
+            Finding(rule="facets/id", severity=Severity.ERROR, path="a/Old.json", pointer="/$id", message="bad")]
+    head = [Finding(rule="examples/missing", severity=Severity.ERROR, path="a/New.json", pointer="",
+                    message="no example"),
+            Finding(rule="facets/id", severity=Severity.ERROR, path="a/New.json", pointer="/$id", message="worse")]
+    judged, fixed = judge(head, base, {"a/Old.json": "a/New.json"})
+    assert [(f.rule, f.state) for f in judged] == [("examples/missing", State.UNCHANGED), ("facets/id", State.NEW)]
+    assert [(f.rule, f.state) for f in fixed] == [("facets/id", State.ABSENT)]
+
+
+def test_matching_counts_identical_problems_and_ignores_lines() -> None:
+    def f(line: int, message: str = "x is wrong at line 3") -> Finding:
+        return Finding(rule="r/x", severity=Severity.ERROR, path="p.json", pointer="/a", line=line, message=message)
+
+    judged, fixed = judge([f(10, "x is wrong at line 9"), f(11)], [f(3)])
+    assert [x.state for x in judged] == [State.UNCHANGED, State.NEW]
+    assert fixed == []
+
+
+def test_renderers_carry_the_state(repo: Repo) -> None:
+    repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
+    repo.commit()
+    report = review_pr(repo)
+    sarif = json.loads(render(report, "sarif"))
+    states = {r["baselineState"] for r in sarif["runs"][0]["results"]}
+    assert "unchanged" in states and states <= {"new", "unchanged", "absent"}
+    data = json.loads(render(report, "json"))
+    assert {f["state"] for f in data["findings"]} >= {"unchanged"}
+    assert data["summary"]["pre_existing"] == len(report.pre_existing()) > 0
+    text = render(report, "text")
+    assert "pre-existing" in text and text.rstrip().splitlines()[-1].startswith("SUCCESS")
+    markdown = render(report, "markdown")
+    assert "### Pre-existing" in markdown
+
+
+def test_pre_existing_findings_are_notice_annotations_and_not_inline(repo: Repo) -> None:
+    from bot.app.publish import plan_review, to_annotations
+
+    repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
+    repo.commit()
+    report = review_pr(repo)
+    with GitSnapshot(repo.path, "main"), GitSnapshot(repo.path, "pr"):
+        changes = ChangeSet.from_git(repo.path, "main", "pr")
+    notes = to_annotations(report.pre_existing())
+    assert notes and {n.level for n in notes} == {"notice"}
+    inline, rest = plan_review(report, changes, 30)
+    assert not [c for c in inline if "facets/suffix" in c.body]
+    assert all(f.state is not State.UNCHANGED for f in rest)
+
+
+# -- the whole tree ------------------------------------------------------------------------------
+
+def check_all(path: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    out = tmp_path / "all.json"
+    code = main(["check", "--all", str(path), "--format", "json", "-o", str(out), *extra])
+    return code, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_all_on_the_real_registry_passes_with_its_adoption_gaps_as_warnings(corpus: Path, tmp_path: Path) -> None:
+    code, data = check_all(corpus, tmp_path)
+    assert code == 0 and data["summary"]["errors"] == 0
+    warned = {f["rule"] for f in data["findings"] if f["severity"] == "warning"}
+    assert warned & set(ADOPTION_GAPS), "the adoption gaps of today's registry are reported"
+    strict_code, strict = check_all(corpus, tmp_path, "--strict")
+    assert strict_code == 1 and {f["rule"] for f in strict["findings"] if f["severity"] == "error"} <= set(
+        ADOPTION_GAPS)
+
+
+def test_all_fails_on_a_consumer_block_holding_produced_facets(corpus_copy: Path, tmp_path: Path) -> None:
+    path = corpus_copy / "spec/registry/gcp/lineage/registry.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    block = data.setdefault("consumer", {"root_doc_URL": "https://example.com/docs"})
+    block["produced_facets"] = block.pop("consumed_facets", [])
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    code, report = check_all(corpus_copy, tmp_path)
+    assert code == 1
+    assert "entry/misplaced-facets" in {f["rule"] for f in report["findings"] if f["severity"] == "error"}
+
+
+def test_all_fails_on_a_facet_file_whose_name_does_not_match(corpus_copy: Path, tmp_path: Path) -> None:
+    facets = corpus_copy / ICEBERG / "facets"
+    source = next(p for p in sorted(facets.glob("*.json")))
+    source.rename(source.with_name(source.stem + "Copy.json"))
+    code, report = check_all(corpus_copy, tmp_path)
+    assert code == 1
+    errors = {f["rule"] for f in report["findings"] if f["severity"] == "error"}
+    assert "facets/name-mismatch" in errors
+
+
+def test_the_adoption_gaps_are_configurable(corpus_copy: Path, tmp_path: Path) -> None:
+    config = corpus_copy / ".github" / "registry-bot.yml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text("verdict:\n  adoption_gaps: [examples/missing]\n", encoding="utf-8")
+    code, data = check_all(corpus_copy, tmp_path)
+    assert code == 1
+    errors = {f["rule"] for f in data["findings"] if f["severity"] == "error"}
+    assert "owners/missing-codeowners" in errors and "examples/missing" not in errors
+
+
+def test_an_unknown_rule_in_the_adoption_gaps_is_a_config_error(corpus_copy: Path, tmp_path: Path) -> None:
+    config = corpus_copy / ".github" / "registry-bot.yml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text("verdict:\n  adoption_gaps: [examples/misssing]\n", encoding="utf-8")
+    _, data = check_all(corpus_copy, tmp_path)
+    (problem,) = [f for f in data["findings"] if f["rule"] == "config/invalid"]
+    assert "examples/misssing" in problem["message"]
