@@ -20,7 +20,7 @@ from bot.engine import ReviewContext, judge, review
 from bot.findings import Finding, Report, Severity, State
 from bot.render import render
 from bot.snapshot import GitSnapshot
-from tests.gitrepo import Repo, git
+from tests.gitrepo import Repo
 
 CORE_FACET = "spec/facets/DataQualityAssertionsDatasetFacet.json"  # legacy name: facets/suffix at base
 ICEBERG = "spec/registry/iceberg"

@@ -1,0 +1,73 @@
+"""Fairness on the real history: every merged OpenLineage commit replayed as the pull request it was.
+
+Maintainers merged every one of these commits, so an error the bot raises on one is either a defect
+that commit introduced, a rule of the registry proposal the history predates (the adoption gaps:
+listed in ``bot.config.ADOPTION_GAPS`` and explained in docs/fairness.md), or a false alarm. The
+defects the commits introduced were found by reading their diffs; they are listed below with the rule
+that must catch each. Everything else must pass.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from bot.config import ADOPTION_GAPS
+from bot.history import CommitReview, replay
+from tests.conftest import SHARED
+
+BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"
+
+# Pull request number -> rules that must block it: the defects it introduced (docs/fairness.md).
+KNOWN_DEFECTS: dict[str, set[str]] = {
+    "#2740": {"entry/misplaced-facets"},  # a consumer block holding produced_facets
+    "#3256": {"facets/name-mismatch", "uris/unresolved"},  # a file named ...Facet1.json, not as declared
+}
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> list[CommitReview]:
+    repo = tmp_path_factory.mktemp("history") / "openlineage.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(repo)], check=True)
+    return list(replay(repo))
+
+
+def pr_of(row: CommitReview) -> str | None:
+    for number in KNOWN_DEFECTS:
+        if f"({number})" in row.subject or f"{number} " in row.subject:
+            return number
+    return None
+
+
+def blocking_rules(row: CommitReview) -> set[str]:
+    return {f.rule for f in row.blocking}
+
+
+def test_the_whole_history_is_replayed_without_a_crash(history: list[CommitReview]) -> None:
+    assert len(history) >= 140
+    assert [(r.commit[:7], r.crash) for r in history if r.crash] == []
+
+
+@pytest.mark.parametrize("number", sorted(KNOWN_DEFECTS))
+def test_every_known_defect_is_caught(history: list[CommitReview], number: str) -> None:
+    (row,) = [r for r in history if pr_of(r) == number]
+    missing = KNOWN_DEFECTS[number] - blocking_rules(row)
+    assert not missing, f"{number} ({row.subject}) was not blocked for {missing}; blocked for {blocking_rules(row)}"
+
+
+def test_no_good_commit_is_blocked_for_anything_but_the_proposals_policy(history: list[CommitReview]) -> None:
+    """Apart from the known defects, a merged commit is blocked only by an adoption gap it adds itself."""
+    wrong = {}
+    for row in history:
+        allowed = set(ADOPTION_GAPS) | KNOWN_DEFECTS.get(pr_of(row) or "", set())
+        extra = blocking_rules(row) - allowed
+        if extra:
+            wrong[f"{row.commit[:7]} {row.subject[:60]}"] = sorted(extra)
+    assert wrong == {}
+
+
+def test_pre_existing_problems_never_block(history: list[CommitReview]) -> None:
+    """The judging itself: on the real history, no blocking finding is one that was already at base."""
+    assert all(f.state is not None and f.state.value == "new" for r in history for f in r.blocking)
+    assert sum(r.pre_existing_errors for r in history) > 0, "the history has pre-existing errors to judge"
