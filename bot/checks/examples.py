@@ -23,8 +23,8 @@ EXPECT_KEY = "$expect"
 
 RULES = {
     "examples/missing": "Each facet has at least one example: `facets/examples/<FacetName>/<n>.json` in its "
-    "entry (core: `spec/tests/<FacetName>/`). An error for facets a change adds or modifies, a warning for "
-    "the others (today's registry has none).",
+    "entry (core: `spec/tests/<FacetName>/`). A facet a change adds without one fails it; an adoption gap of "
+    "today's registry, so a warning with `--all`.",
     "examples/unreadable": "An example is valid UTF-8 JSON within the size and depth limits.",
     "examples/invalid": "An example validates against its facet schema. Every validation error is reported, "
     "each on the line of the offending value.",

@@ -20,9 +20,9 @@ DOC = "docs/owners.md"
 
 RULES: dict[str, str] = {
     "owners/missing-codeowners": "Every entry has its own `CODEOWNERS` file (`spec/registry/<name>/CODEOWNERS`) "
-    "naming who may approve changes to it. A new entry without one, or a change that deletes one, is an error; "
-    "an existing entry without one is a warning (an error with `--strict`) that names who GitHub routes its "
-    "review to today through the root CODEOWNERS.",
+    "naming who may approve changes to it. A new entry without one, or a change that deletes one, fails the "
+    "review; for an existing entry without one the finding is pre-existing and names who GitHub routes its "
+    "review to today through the root CODEOWNERS. An adoption gap: a warning with `--all`.",
     "owners/invalid-owner": "Each owner on a CODEOWNERS line is `@user`, `@org/team` or an e-mail address. GitHub "
     "skips a line with any other owner, so the line is reported where the bad owner sits.",
     "owners/invalid-pattern": "CODEOWNERS patterns follow gitignore, except that GitHub rejects `!` negation, "

@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--all", action="store_true", help="review every entry of the tree")
     parser.add_argument("--head", default="HEAD", help="the revision to review (default: HEAD)")
     parser.add_argument("--strict", action="store_true",
-                        help="with --all: treat every entry as changed (rules not yet met become errors)")
+                        help="fail on pre-existing errors too; with --all, the adoption gaps are errors")
     parser.add_argument("--author", help="GitHub login of the change's author (owner checks)")
     parser.add_argument("--approved-by", default="", metavar="LOGIN[,LOGIN...]",
                         help="GitHub logins that approved the change (owner checks)")
