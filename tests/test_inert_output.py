@@ -32,8 +32,8 @@ from bot.findings import Finding, Report, Section, Severity
 from bot.regression.compare import BROKEN, Row
 from bot.regression.result import Coverage, RegressionResult
 from bot.render import render
-from bot.render.inert import json_safe, shorten, visible
-from bot.render.markdown import MESSAGE_LIMIT, NAME_LIMIT, ZWJ, code, escape, render_markdown
+from bot.render.inert import ZWJ, json_safe, shorten, visible
+from bot.render.markdown import MESSAGE_LIMIT, NAME_LIMIT, code, escape, render_markdown
 from bot.render.text import render_text
 
 # Fragments that attack one construct each; hypothesis strings them together with arbitrary text.
@@ -307,3 +307,11 @@ def test_every_row_or_a_count_of_the_rest_within_any_limit(sizes: list[int], lim
     rows = len(read(summary).tables[0]) - 1 if "| --- |" in summary else 0
     cut = re.search(r"> ([\d,]+) more findings not shown", summary)
     assert rows + (int(cut.group(1).replace(",", "")) if cut else 0) == len(findings)
+
+
+def test_replay_shows_posted_markdown_without_joiners_and_with_hostile_characters_visible() -> None:
+    from bot.render.inert import markdown_line
+
+    line = escape("@team") + " " + code("a\u202eb", table=False)
+    assert markdown_line(line) == "\\@team `a\\u202eb`"
+    assert markdown_line("raw \x1b[2J\u200b") == "raw \\x1b[2J\\u200b"

@@ -15,7 +15,8 @@ from bot.config import RegressionPolicy
 from bot.findings import Finding, Section, Severity
 from bot.regression.compare import BROKEN, FIXED, OK, OUTCOMES, STILL_FAILING, UNKNOWN_SCHEMA, Row, Tally
 from bot.regression.side import SideSpec, unversioned
-from bot.render.markdown import NAME_LIMIT, ZWJ, code
+from bot.render.inert import ZWJ
+from bot.render.markdown import NAME_LIMIT, code
 from bot.render.markdown import escape as md_escape
 
 EXAMPLES_PER_GROUP = 3

@@ -20,6 +20,7 @@ _UNSAFE = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b
 _UNSAFE_IN_JSON = regex.compile(r"(?![\t\n\r])" + _UNSAFE.pattern)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 ELLIPSIS = "…"
+ZWJ = "\u200d"  # Markdown puts one after "@" and "#" so that GitHub links nothing (bot.render.markdown)
 
 
 def _escape_char(match: regex.Match[str]) -> str:
@@ -51,6 +52,12 @@ def plain(text: str, limit: int | None = None) -> str:
     """Untrusted text for plain-text output (terminal, annotation): visible, then shortened."""
     text = visible(text)
     return text if limit is None else shorten(text, limit)
+
+
+def markdown_line(line: str) -> str:
+    """A line of the bot's own Markdown, for a terminal: its joiners after "@" and "#" dropped (no
+    terminal links a mention), then ``visible``, so a Markdown a renderer forgot to escape is shown safely too."""
+    return visible(line.replace("@" + ZWJ, "@").replace("#" + ZWJ, "#"))
 
 
 def json_safe(dumped: str) -> str:

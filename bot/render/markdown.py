@@ -17,7 +17,7 @@ from functools import partial
 from itertools import groupby
 
 from bot.findings import Finding, Report, Severity, Verdict
-from bot.render.inert import shorten, visible
+from bot.render.inert import ZWJ, shorten, visible
 
 GITHUB_TEXT_LIMIT = 65_535
 NAME_LIMIT = 200  # characters of a quoted name (file, entry, rule, owner) before it is shortened
@@ -25,7 +25,6 @@ MESSAGE_LIMIT = 1_000  # characters of a message or hint in a list, at most
 MIN_MESSAGE = 80  # messages are shortened down to this before findings are left out of a list
 MAX_ENTRIES = 100  # entries named in "Entries reviewed"; the rest are counted
 MAX_OWNERS = 20  # owners named per entry under "Approvals needed"
-ZWJ = "\u200d"  # after "@" and "#": GitHub links no mention, team, email or issue through it
 _ICON = {Severity.ERROR: "❌ error", Severity.WARNING: "⚠️ warning", Severity.NOTICE: "ℹ️ notice"}
 _VERDICT = {Verdict.SUCCESS: "✅ passed", Verdict.FAILURE: "❌ failed", Verdict.NEUTRAL: "➖ neutral"}
 # Escaped everywhere: what opens or closes inline Markdown, HTML, entities, tables and GitHub's math.

@@ -9,8 +9,7 @@ from __future__ import annotations
 from itertools import groupby
 
 from bot.findings import Finding, Report, Severity
-from bot.render.inert import visible
-from bot.render.markdown import ZWJ
+from bot.render.inert import markdown_line, visible
 
 _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NOTICE: "\x1b[36m"}
 
@@ -37,9 +36,7 @@ def render_text(report: Report, color: bool = False) -> str:
                 lines.append(f"    hint: {visible(f.hint)}")
     for section in report.sections:
         lines.append(f"== {visible(section.title)}")
-        # Sections are Markdown already made inert; their joiners after "@" and "#" need not show here.
-        lines += [visible(line.replace("@" + ZWJ, "@").replace("#" + ZWJ, "#"))
-                  for line in section.markdown.rstrip().split("\n")]
+        lines += [markdown_line(line) for line in section.markdown.rstrip().split("\n")]
     s = report.summary()
     needed = report.required_approvals()
     for entry, owners in needed.items():
