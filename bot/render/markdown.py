@@ -1,8 +1,9 @@
 """Markdown for GitHub: the check run summary and the summary comment.
 
 Everything quoted from the reviewed repository is inert (docs/output-safety.md): prose goes through
-``escape`` (every ASCII punctuation character backslash-escaped, a zero-width joiner after ``@`` and
-``#`` so GitHub links no mention, email or issue), names through ``code`` (a code span with a fence
+``escape`` (backslash escapes for every character that can start Markdown, HTML, an entity or an
+autolink, a zero-width joiner after ``@`` and ``#`` so GitHub links no mention, email or issue),
+names through ``code`` (a code span with a fence
 longer than any backtick run inside, ``|`` escaped for table cells), and both first through
 ``bot.render.inert.visible`` (newlines, bidi, zero-width and control characters shown as escapes).
 Output never exceeds GitHub's 65,535-character limit: long messages are shortened so that no finding
