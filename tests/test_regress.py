@@ -184,7 +184,8 @@ def test_verdict_policy_and_rendering(tree: Path, head: Path) -> None:
         == [Severity.ERROR]  # a value the bot does not know keeps the default
     text = result.markdown()
     assert "| broken by this change | gcp:composer | facet-schema | gcp_composer_job | 1 |" in text
-    assert "`spec/registry/gcp/composer/samples/events.jsonl` #2 job.facets.gcp_composer_job" in text
+    # A joiner after "#": the example's event number must not link issue #2 (docs/output-safety.md).
+    assert "`spec/registry/gcp/composer/samples/events.jsonl` #\u200d2 job.facets.gcp_composer_job" in text
     data = json.loads(json.dumps(result.to_json()))
     assert data["totals"]["broken"] == 1
 

@@ -39,6 +39,7 @@ from bot.app.github_api import (
 )
 from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
 from bot.changes import ChangeSet, Status, diff_lines
+from bot.render.inert import markdown_line
 from bot.snapshot import GitError, GitSnapshot, SnapshotError, run_git
 
 MAX_ANNOTATIONS_PER_REQUEST = 50
@@ -462,7 +463,7 @@ def render_posts(check_runs: Sequence[CheckRunRecord], reviews: Sequence[ReviewR
     for comment in comments:
         edits = f" (edited {len(comment.history)} time(s))" if comment.history else ""
         out += [f"== Comment #{comment.id} by {comment.user}{edits}", _indent(comment.body), ""]
-    return "\n".join(out)
+    return "\n".join(markdown_line(line) for line in "\n".join(out).split("\n"))  # paths, bodies: from the PR
 
 
 def _indent(text: str) -> str:

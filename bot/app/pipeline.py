@@ -21,6 +21,7 @@ from bot.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.config import CONFIG_PATHS, Config, load_config
 from bot.engine import Check, ReviewContext, review
 from bot.findings import Finding, Report, Section, Verdict
+from bot.render.markdown import code
 from bot.snapshot import MemorySnapshot, Snapshot
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def run_regression(regression: Regression, inputs: ReviewInputs) -> tuple[Sectio
     except Exception as exc:
         log.exception("regression failed")
         reason = traceback.format_exception_only(exc)[-1].strip()
-        return Section("Regression", f"The regression could not run: `{reason.replace('`', '')}`. "
+        return Section("Regression", f"The regression could not run: {code(reason, table=False)}. "
                        "The other checks still ran.", verdict=Verdict.NEUTRAL), []
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from functools import partial
 
 from bot.app.github_api import (
     Annotation,
@@ -21,13 +22,27 @@ from bot.app.github_api import (
 from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Finding, Report, Severity, State, Verdict
-from bot.render.markdown import GITHUB_TEXT_LIMIT, code, escape, headline, render_markdown
+from bot.render.inert import plain
+from bot.render.markdown import (
+    GITHUB_TEXT_LIMIT,
+    MESSAGE_LIMIT,
+    Row,
+    code,
+    cut_lines,
+    escape,
+    fit,
+    headline,
+    render_markdown,
+)
 
 log = logging.getLogger(__name__)
 
 CHECK_NAME = "OpenLineage registry"
 ANNOTATIONS_PER_REQUEST = 50
 MAX_ANNOTATIONS = 1000
+ANNOTATION_MESSAGE_LIMIT = 3_400  # plus a 500-character hint and the notes of their lengths: under 4,000
+INLINE_MESSAGE_LIMIT = 4_000  # characters of a message in an inline comment (GitHub takes 65,536)
+REVIEW_BODY_LIMIT = 60_000
 SUMMARY_MARKER = "<!-- registry-bot:summary -->"
 FLIP_MARKER = "<!-- registry-bot:verdict-changed {sha} -->"
 RERUN_ACTION = {"label": "Re-run", "description": "Review this pull request again", "identifier": "rerun"}
@@ -49,12 +64,12 @@ def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
         if not f.path:
             continue
         line = f.line or 1
-        message = f.message + (f"\n\n{f.hint}" if f.hint else "")
-        level, title = _LEVEL[f.severity], f.rule
+        message = plain(f.message, ANNOTATION_MESSAGE_LIMIT) + (f"\n\n{plain(f.hint, 500)}" if f.hint else "")
+        level, title = _LEVEL[f.severity], plain(f.rule, 200)
         if f.state is State.UNCHANGED:
-            level, title = "notice", f"pre-existing {f.severity.value}: {f.rule}"
+            level, title = "notice", f"pre-existing {f.severity.value}: {title}"
         out.append(Annotation(path=f.path, start_line=line, end_line=line, level=level,
-                              message=message[:4000], title=title[:255]))
+                              message=message, title=title))
     return out
 
 
@@ -99,8 +114,8 @@ def supersede_check(gh: GitHubAPI, repo: str, check_id: int, newer_sha: str) -> 
 
 # -- pull request review -------------------------------------------------------------------------
 def inline_comment_body(f: Finding) -> str:
-    body = f"**{f.severity.value}** {code(f.rule)}: {escape(f.message)}"
-    return body + (f"\n\n{escape(f.hint)}" if f.hint else "")
+    body = f"**{f.severity.value}** {code(f.rule, table=False)}: {escape(f.message, INLINE_MESSAGE_LIMIT)}"
+    return body + (f"\n\n{escape(f.hint, MESSAGE_LIMIT)}" if f.hint else "")
 
 
 def plan_review(report: Report, changes: ChangeSet, limit: int) -> tuple[list[InlineComment], list[Finding]]:
@@ -124,12 +139,18 @@ def review_body(report: Report, rest: Sequence[Finding], sha: str) -> str:
              f"**{CHECK_NAME}** check run."]
     if rest:
         lines += ["", "Findings not on a line of this diff:", ""]
-        lines += [f"- {f.severity.value} {code(f.rule)} {code(f.path or '(repository)')}"
-                  + (f" line {f.line}" if f.line else "") + f": {escape(f.message)}" for f in rest]
-    body = "\n".join(lines)
-    if len(body) > 60_000:
-        body = body[:60_000] + "\n\n(list cut to fit GitHub's size limit; every finding is an annotation)"
-    return body
+        note = "(list cut to fit GitHub's size limit; findings on files are also annotations)"
+        kept, left_out = fit([Row(partial(_review_line, f), f.message) for f in rest],
+                             REVIEW_BODY_LIMIT - len("\n".join(lines)) - len(note) - 100)
+        lines += kept
+        if left_out:
+            lines += ["", f"{left_out:,} more not shown {note}"]
+    return cut_lines("\n".join(lines), REVIEW_BODY_LIMIT, "(cut to fit GitHub's size limit)")
+
+
+def _review_line(f: Finding, cap: int) -> str:
+    return (f"- {f.severity.value} {code(f.rule, table=False)} {code(f.path or '(repository)', table=False)}"
+            + (f" line {f.line}" if f.line else "") + f": {escape(f.message, cap)}")
 
 
 def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: ChangeSet, config: Config) -> int | None:

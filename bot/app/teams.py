@@ -42,7 +42,7 @@ class TeamMembership:
         """A note for the summary when a team could not be checked (None when every lookup worked)."""
         if not self.unverified:
             return None
-        lines = [f"- {code('@' + team)}: {escape(why)}" for team, why in self.unverified]
+        lines = [f"- {code('@' + team, table=False)}: {escape(why)}" for team, why in self.unverified]
         return Section("Team membership", "\n".join([
             "Team membership could not be verified, so approvals by members of these teams were not counted; "
             "an owner listed by login (or a team member, once the App can see the team) must approve:", "",

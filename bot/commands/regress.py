@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+from bot.render.inert import visible
 
 if TYPE_CHECKING:
     from bot.findings import Finding
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _text(result: RegressionResult, findings: list[Finding]) -> str:
-    lines = [f"{result.events} events, base {result.base}, head {result.head}, {result.engine}, "
+    lines = [f"{result.events} events, base {visible(result.base)}, head {visible(result.head)}, {result.engine}, "
              f"{result.seconds:.1f} s"]
-    lines += [f"{f.severity.value}: {f.path or '-'}: {f.message}" for f in findings]
+    lines += [f"{f.severity.value}: {visible(f.path) if f.path else '-'}: {visible(f.message)}" for f in findings]
     return "\n".join(lines) + "\n"

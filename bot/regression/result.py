@@ -15,7 +15,8 @@ from bot.config import RegressionPolicy
 from bot.findings import Finding, Section, Severity
 from bot.regression.compare import BROKEN, FIXED, OK, OUTCOMES, STILL_FAILING, UNKNOWN_SCHEMA, Row, Tally
 from bot.regression.side import SideSpec, unversioned
-from bot.render.markdown import code
+from bot.render.inert import ZWJ
+from bot.render.markdown import NAME_LIMIT, code
 from bot.render.markdown import escape as md_escape
 
 EXAMPLES_PER_GROUP = 3
@@ -81,8 +82,8 @@ class RegressionResult:
     def markdown(self) -> str:
         """The table for the check run summary: problem groups first, with examples."""
         totals = " · ".join(f"{LABELS[o]}: **{self.total(o)}**" for o in OUTCOMES)
-        lines = [f"{self.events} events checked at base {code(self.base)} and head "
-                 f"{code(self.head)} ({self.engine}, {self.seconds:.1f} s).", "", totals, ""]
+        lines = [f"{self.events} events checked at base {code(self.base, table=False)} and head "
+                 f"{code(self.head, table=False)} ({md_escape(self.engine)}, {self.seconds:.1f} s).", "", totals, ""]
         groups = sorted(((g, n) for g, n in self.counts.items() if g[3] != OK),
                         key=lambda item: (OUTCOMES.index(item[0][3]), item[0]))
         if groups:
@@ -90,9 +91,10 @@ class RegressionResult:
                       "| --- | --- | --- | --- | ---: | --- |"]
             for (producer, rule, facet, outcome), n in groups[:MAX_TABLE_ROWS]:
                 shown = "<br>".join(
-                    f"{code(r.file)} #{r.index} {md_escape(r.subject)}: {md_escape(r.message[:160])}"
+                    f"{code(r.file)} #{ZWJ}{r.index} {md_escape(r.subject, NAME_LIMIT)}: {md_escape(r.message, 160)}"
                     for r in self.examples.get((producer, rule, facet, outcome), []))
-                lines.append(f"| {LABELS[outcome]} | {md_escape(producer)} | {rule} | {md_escape(facet) or '—'} "
+                lines.append(f"| {LABELS[outcome]} | {md_escape(producer, NAME_LIMIT)} | {md_escape(rule, NAME_LIMIT)} "
+                             f"| {md_escape(facet, NAME_LIMIT) or '—'} "
                              f"| {n} | {shown} |")
             if len(groups) > MAX_TABLE_ROWS:
                 lines.append(f"\n{len(groups) - MAX_TABLE_ROWS} more groups in the JSON report.")
@@ -101,8 +103,9 @@ class RegressionResult:
             lines += ["", "| producer | emitted, not declared in registry.json | declared, never seen in samples |",
                       "| --- | --- | --- |"]
             for producer, c in cover:
-                lines.append(f"| {md_escape(producer)} | {md_escape(', '.join(c.undeclared)) or '—'} "
-                             f"| {md_escape(', '.join(c.unseen)) or '—'} |")
+                lines.append(f"| {md_escape(producer, NAME_LIMIT)} "
+                             f"| {md_escape(', '.join(c.undeclared), 1_000) or '—'} "
+                             f"| {md_escape(', '.join(c.unseen), 1_000) or '—'} |")
         return "\n".join(lines) + "\n"
 
     def findings(self, policy: RegressionPolicy, registry_path: str = "spec/registry") -> list[Finding]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from bot.findings import Report
+from bot.render.inert import json_safe
 from bot.render.markdown import render_markdown
 from bot.render.sarif import render_sarif
 from bot.render.text import render_text
@@ -16,9 +17,9 @@ def render(report: Report, fmt: str, color: bool = False) -> str:
     if fmt == "text":
         return render_text(report, color=color)
     if fmt == "json":
-        return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return json_safe(json.dumps(report.to_json(), indent=2, ensure_ascii=False)) + "\n"
     if fmt == "sarif":
-        return json.dumps(render_sarif(report), indent=2, ensure_ascii=False) + "\n"
+        return json_safe(json.dumps(render_sarif(report), indent=2, ensure_ascii=False)) + "\n"
     if fmt == "markdown":
         return render_markdown(report)
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -1,13 +1,36 @@
-"""SARIF 2.1.0, uploadable to GitHub code scanning."""
+"""SARIF 2.1.0, uploadable to GitHub code scanning.
+
+JSON keeps the structure safe; the message texts are plain text in which SARIF (section 3.11.6) and
+GitHub read ``[text](target)`` as an embedded link, so quoted text has ``\\``, ``[`` and ``]``
+escaped, and control, bidi and invisible characters shown as escapes. An artifact location is a URI
+reference, so file names are percent-encoded.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import quote
 
 from bot.findings import Report, Severity
+from bot.render.inert import visible
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LINK_SYNTAX = re.compile(r"[\\\[\]]")
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "note"}
+
+
+def message_text(text: str) -> str:
+    """Quoted text for a SARIF plain-text message: visible, and no embedded link."""
+    return _LINK_SYNTAX.sub(r"\\\g<0>", visible(text))
+
+
+def artifact_uri(path: str) -> str:
+    """A repository path as a relative URI reference; a non-UTF-8 name keeps its original bytes."""
+    try:
+        return quote(path, safe="/", errors="surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        return quote(path, safe="/", errors="surrogatepass")
 
 
 def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
@@ -22,10 +45,10 @@ def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
             "level": _LEVEL[f.severity],
-            "message": {"text": f.message + (f"\n{f.hint}" if f.hint else "")},
+            "message": {"text": message_text(f.message) + (f"\n{message_text(f.hint)}" if f.hint else "")},
         }
         if f.path:
-            physical: dict[str, Any] = {"artifactLocation": {"uri": f.path}}
+            physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(f.path)}}
             if f.line:
                 physical["region"] = {"startLine": f.line, "startColumn": f.column or 1}
             location: dict[str, Any] = {"physicalLocation": physical}

@@ -1,16 +1,21 @@
-"""Plain text: findings grouped per entry, one ``file:line:col rule message`` line each."""
+"""Plain text: findings grouped per entry, one ``file:line:col rule message`` line each.
+
+Every quoted text goes through ``visible``: a newline, terminal escape, bidi control or zero-width
+character in a file name or message shows as ``\\n``, ``\\x1b``, ``\\u202e``, so one finding is one line.
+"""
 
 from __future__ import annotations
 
 from itertools import groupby
 
 from bot.findings import Finding, Report, Severity
+from bot.render.inert import markdown_line, visible
 
 _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NOTICE: "\x1b[36m"}
 
 
 def location(f: Finding) -> str:
-    where = f.path or "<repository>"
+    where = visible(f.path) if f.path else "<repository>"
     if f.line:
         where += f":{f.line}"
         if f.column:
@@ -21,14 +26,14 @@ def location(f: Finding) -> str:
 def _lines(findings: tuple[Finding, ...], color: bool, hints: bool = True) -> list[str]:
     lines: list[str] = []
     for entry, group in groupby(findings, key=lambda f: f.entry or ""):
-        lines.append(f"== {entry or '(repository)'}")
+        lines.append(f"== {visible(entry) if entry else '(repository)'}")
         for f in group:
             sev = f.severity.value
             if color:
                 sev = f"{_COLORS[f.severity]}{sev}\x1b[0m"
-            lines.append(f"{location(f)}: {sev} {f.rule} {f.message}")
+            lines.append(f"{location(f)}: {sev} {visible(f.rule)} {visible(f.message)}")
             if f.hint and hints:
-                lines.append(f"    hint: {f.hint}")
+                lines.append(f"    hint: {visible(f.hint)}")
     return lines
 
 
@@ -43,17 +48,17 @@ def render_text(report: Report, color: bool = False) -> str:
         lines.append(f"-- fixed by this change: {len(report.fixed)} finding(s) of the base are gone")
         lines += _lines(report.fixed, False, hints=False)
     for section in report.sections:
-        lines.append(f"== {section.title}")
-        lines.append(section.markdown.rstrip())
+        lines.append(f"== {visible(section.title)}")
+        lines += [markdown_line(line) for line in section.markdown.rstrip().split("\n")]
     s = report.summary()
     needed = report.required_approvals()
     for entry, owners in needed.items():
-        lines.append(f"approval needed for {entry}: {', '.join(owners)}")
+        lines.append(f"approval needed for {visible(entry)}: {', '.join(visible(o) for o in owners)}")
     lines.append(
         f"{s['verdict'].upper()}: {s['errors']} error(s), {s['warnings']} warning(s), "
         f"{s['notices']} notice(s)"
         + "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed") if s[k])
         + f" in {len(report.entries)} entr{'y' if len(report.entries) == 1 else 'ies'}"
-        + (f" ({report.neutral_reason})" if report.neutral_reason else "")
+        + (f" ({visible(report.neutral_reason)})" if report.neutral_reason else "")
     )
     return "\n".join(lines) + "\n"
