@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 DONE = b"done"
 TASK_NAME = "registry_bot_process"
-WAL_PAGES = 200
+WAL_PAGES = 1000
 WAL_LIMIT = 1024 * 1024
 Handler = Callable[[Job], object]
 
@@ -84,12 +84,17 @@ class JournalSqliteStorage(SqliteStorage):
     def _create_connection(self) -> Any:
         conn = super()._create_connection()
         conn.execute("pragma synchronous=NORMAL")
-        # Keep the WAL small: checkpoint every WAL_PAGES pages (SQLite's default is 1000, 4 MB) and truncate
-        # the file back to WAL_LIMIT afterwards (by default it keeps its largest size for ever, which on a
-        # small disk is enough to fill it).
+        # The WAL is checkpointed every WAL_PAGES pages (about 4 MB) and then cut back to WAL_LIMIT: by
+        # default SQLite keeps the file at its largest size for ever, which on a small disk fills it again
+        # as soon as space is freed. (Checkpointing more often costs an fsync each time, on the web's path.)
         conn.execute(f"pragma wal_autocheckpoint={WAL_PAGES}")
         conn.execute(f"pragma journal_size_limit={WAL_LIMIT}")
         return conn
+
+    def reclaim(self) -> None:
+        """After a failed write (a full disk): checkpoint and truncate the WAL to give its space back."""
+        with self.db() as curs:
+            curs.execute("pragma wal_checkpoint(TRUNCATE)")
 
     def accept(self, key: str, record: bytes, latest: tuple[str, bytes] | None, message: bytes) -> bool:
         """Journal ``record`` under ``key`` unless present, set ``latest``, enqueue ``message``: one commit."""
@@ -150,9 +155,17 @@ class JobQueue:
 
     # -- web side ---------------------------------------------------------------------------------
     def accept(self, job: Job) -> bool:
-        """Journal and enqueue ``job``. False when this delivery was already accepted (a redelivery)."""
+        """Journal and enqueue ``job``. False when this delivery was already accepted (a redelivery).
+        Raises when the backend refuses the write (the web answers 503)."""
+        try:
+            return self._accept(job)
+        except Exception:
+            self._reclaim()
+            raise
+
+    def _accept(self, job: Job) -> bool:
         key = f"job:{job.delivery}"
-        record = orjson.dumps({"job": job, "at": time.time()})  # orjson writes dataclasses
+        record = orjson.dumps({"job": job, "at": self.clock()})  # orjson writes dataclasses
         # a recheck may be refused: it must not supersede a real push
         latest = None if job.requester else (f"latest:{job.pr_key}", job.delivery.encode())
         if isinstance(self._kv, JournalSqliteStorage):  # one transaction, one commit
@@ -175,6 +188,7 @@ class JobQueue:
             self._kv.put_data("readyz", orjson.dumps({"owner": _owner(), "at": self.clock()}))
         except Exception:
             log.warning("the queue refuses writes", exc_info=True)
+            self._reclaim()
             return False
         return True
 
@@ -240,10 +254,18 @@ class JobQueue:
             with self._mutex:
                 self._unsaved_done.discard(delivery)
 
+    def _reclaim(self) -> None:
+        reclaim = getattr(self._kv, "reclaim", None)
+        if reclaim is not None:
+            with contextlib.suppress(Exception):
+                reclaim()
+
     def flush(self) -> int:
         """Write what failed to be written earlier (``done`` marks, lock deletions). Returns what is left."""
         with self._mutex:
             done, locks = sorted(self._unsaved_done), dict(self._unreleased)
+        if done or locks:
+            self._reclaim()
         for delivery in done:
             with contextlib.suppress(Exception):
                 self.mark_done(delivery)
@@ -407,7 +429,12 @@ class JobQueue:
                 at, pr_key, deferred = 0.0, "", 0.0
             if now - at < min_age or deferred > now or (pr_key and self._locked(pr_key)):
                 continue
-            self.huey.enqueue(self._task.s(delivery))
+            try:
+                self.huey.enqueue(self._task.s(delivery))
+            except Exception:
+                log.exception("the queue refuses writes; interrupted jobs are re-enqueued by a later sweep")
+                self._reclaim()
+                break
             count += 1
         if count:
             log.warning("re-enqueued %d interrupted job(s)", count)
