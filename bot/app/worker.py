@@ -31,7 +31,7 @@ from bot.app.publish import (
     start_check,
     supersede_check,
 )
-from bot.app.queue import JobDeferred
+from bot.app.queue import JobDeferred, JobQueue
 from bot.engine import Check
 
 log = logging.getLogger("bot.worker")
@@ -271,11 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from huey import crontab
-
     from bot.app.github_client import AppClientFactory, RetryPolicy
     from bot.app.logs import setup_json_logging
-    from bot.app.queue import JobQueue
     from bot.app.settings import Settings, SettingsError
 
     parser = argparse.ArgumentParser(prog="python -m bot.app.worker", description=main.__doc__)
@@ -290,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-pause", type=float, default=1.0,
                         help="seconds between GitHub writes (GitHub asks for 1 s; 0 against a stand-in)")
     parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
+    parser.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS",
+                        help="how often interrupted jobs are looked for and re-enqueued (default 60)")
+    parser.add_argument("--sweep-age", type=float, default=60.0, metavar="SECONDS",
+                        help="a job is re-enqueued by the sweep only this long after it was accepted (default 60)")
     parser.add_argument("--github-max-wait", type=float, default=RetryPolicy.max_wait, metavar="SECONDS",
                         help="longest a request waits out GitHub's rate limit or errors (default 180); a longer "
                              "rate limit reschedules the job at its reset")
@@ -309,14 +310,24 @@ def main(argv: list[str] | None = None) -> int:
     resources = Resources(regression_stage(args.regression_module) if args.regression else None)
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run)
     queue.set_handler(worker.handle)
-    queue.huey.periodic_task(crontab(minute="*"), name="registry_bot_sweep")(
-        lambda: queue.recover(min_age=queue.sweep_age))
     queue.recover()
-    consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=True,
+    threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
+                     daemon=True).start()
+    consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=False,
                                           initial_delay=0.02, backoff=1.5, max_delay=args.poll,
                                           scheduler_interval=1)
     consumer.run()
     return 0
+
+
+def sweep_forever(queue: JobQueue, every: float, min_age: float) -> None:
+    """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process lost."""
+    while True:
+        time.sleep(every)
+        try:
+            queue.recover(min_age=min_age)
+        except Exception:
+            log.exception("the sweep failed; trying again in %.0f s", every)
 
 
 if __name__ == "__main__":
