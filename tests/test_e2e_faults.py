@@ -104,11 +104,18 @@ def test_kill_9_between_creating_the_check_run_and_journalling_it_leaves_no_orph
         assert [r["status"] for r in runs_on(service, head)] == ["completed"]  # one run, concluded
 
 
-def _mount_small_disk(path: Path, size: str) -> None:
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """An 8 MB tmpfs for the queue file, so that the test can fill it."""
     if os.geteuid() != 0:
         pytest.fail("this test mounts a small tmpfs for the queue and needs root (the CI container runs as root)")
+    path = tmp_path / "disk"
     path.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(path)], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 def _fill(folder: Path) -> Path:
@@ -141,42 +148,62 @@ def _journal(queue_file: Path) -> dict[str, bytes]:
         return {key: bytes(value) for key, value in db.execute("select key, value from kv")}
 
 
-def test_a_disk_that_fills_mid_review(tmp_path: Path, repo: Path) -> None:
+def test_a_disk_that_fills_mid_review(tmp_path: Path, repo: Path, small_disk: Path) -> None:
     """Finding: disk full in the middle of a review: the per-PR lock was never released (its own live process
     never broke it before the 900 s TTL), and /readyz said 200 while the queue refused writes."""
     head = git(repo, "rev-parse", "pr")
-    disk = tmp_path / "disk"
-    _mount_small_disk(disk, "8m")
+    disk = small_disk
     queue_file = disk / "queue.sqlite3"
-    try:
-        with running(tmp_path, repo, *QUICK_SWEEP, queue_file=queue_file) as service:
-            # hold the worker inside the review: one tree request waits 3 s for a rate limit reset
-            service.faults([{"path": "/repos/*/git/trees/*", "status": 403, "reset_in": 3, "count": 1}])
-            assert service.deliver("opened", head) == 202
-            wait_for(lambda: any(r["status"] == "in_progress" for r in runs_on(service, head)), 20, "the review")
-            _truncate_wal(queue_file)
-            filler = _fill(disk)
+    with running(tmp_path, repo, *QUICK_SWEEP, queue_file=queue_file) as service:
+        # hold the worker inside the review: one tree request waits 3 s for a rate limit reset
+        service.faults([{"path": "/repos/*/git/trees/*", "status": 403, "reset_in": 3, "count": 1}])
+        assert service.deliver("opened", head) == 202
+        wait_for(lambda: any(r["status"] == "in_progress" for r in runs_on(service, head)), 20, "the review")
+        _truncate_wal(queue_file)
+        filler = _fill(disk)
 
-            assert http("GET", f"{service.web}/readyz")[0] == 503  # the queue refuses writes: not ready
-            assert service.deliver("synchronize", head) == 503  # and the web says so to GitHub
-            run = service.completed_run(head)  # the review still concludes: GitHub's side works
-            assert run["conclusion"] == "failure"
-            assert all(r["status"] == "completed" for r in runs_on(service, head))
+        assert http("GET", f"{service.web}/readyz")[0] == 503  # the queue refuses writes: not ready
+        assert service.deliver("synchronize", head) == 503  # and the web says so to GitHub
+        run = service.completed_run(head)  # the review still concludes: GitHub's side works
+        assert run["conclusion"] == "failure"
+        assert all(r["status"] == "completed" for r in runs_on(service, head))
+        service.summary_for(head)
+        log = service.tmp / "worker.log"
+        wait_for(lambda: b"disk is full" in log.read_bytes(), 10, "the worker's journal writes to fail")
 
-            filler.unlink()  # space comes back
-            wait_for(lambda: http("GET", f"{service.web}/readyz")[0] == 200, 10, "/readyz to recover")
-            journal = wait_for(lambda: (j := _journal(queue_file)) and not any(k.startswith("lock:") for k in j)
-                               and j, 15, "the lock to be released")
-            assert [v for k, v in journal.items() if k.startswith("job:")] == [b"done"]  # written late, not redone
+        filler.unlink()  # space comes back
+        wait_for(lambda: http("GET", f"{service.web}/readyz")[0] == 200, 10, "/readyz to recover")
+        journal = wait_for(lambda: (j := _journal(queue_file)) and not any(k.startswith("lock:") for k in j)
+                           and j, 15, "the lock to be released")
+        assert [v for k, v in journal.items() if k.startswith("job:")] == [b"done"]  # written late, not redone
 
-            sent = time.monotonic()
-            assert service.deliver("synchronize", head) == 202
-            wait_for(lambda: len([r for r in runs_on(service, head) if r["status"] == "completed"]) == 2, 20,
-                     "the next review of the same pull request")
-            assert time.monotonic() - sent < 20  # not after the 900 s lock TTL
-            assert len(runs_on(service, head)) == 2
-            wal = queue_file.with_name("queue.sqlite3-wal")
-            assert not wal.exists() or wal.stat().st_size <= WAL_LIMIT
-            print(json.dumps({"disk": "8m", "wal_bytes": wal.stat().st_size if wal.exists() else 0}))
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
+        sent = time.monotonic()
+        assert service.deliver("synchronize", head) == 202
+        wait_for(lambda: len([r for r in runs_on(service, head) if r["status"] == "completed"]) == 2, 20,
+                 "the next review of the same pull request")
+        assert time.monotonic() - sent < 20  # not after the 900 s lock TTL
+        assert len(runs_on(service, head)) == 2
+        wal = queue_file.with_name("queue.sqlite3-wal")
+        assert not wal.exists() or wal.stat().st_size <= WAL_LIMIT
+        print(json.dumps({"disk": "8m", "wal_bytes": wal.stat().st_size if wal.exists() else 0}))
+
+
+def test_a_disk_full_before_the_check_run_creates_none_and_the_sweep_redoes_the_job(
+        tmp_path: Path, repo: Path, small_disk: Path) -> None:
+    """Finding: an orphan in-progress check run when the disk fills. The intent is journalled before the run is
+    created: when that write fails, nothing is created; once space is back the sweep redoes the job."""
+    head = git(repo, "rev-parse", "pr")
+    queue_file = small_disk / "queue.sqlite3"
+    with running(tmp_path, repo, *QUICK_SWEEP, queue_file=queue_file) as service:
+        service.faults([{"path": "/repos/*/pulls/7", "method": "GET", "hold": 3, "count": 1}])  # before the run
+        assert service.deliver("opened", head) == 202
+        wait_for(lambda: service.state()["fault_hits"], 20, "the worker to read the pull request")
+        _truncate_wal(queue_file)
+        filler = _fill(small_disk)
+        time.sleep(4)  # the held answer arrives; the intent cannot be journalled
+        assert runs_on(service, head) == []  # no check run nobody would conclude
+        filler.unlink()
+        run = service.completed_run(head)
+        assert run["conclusion"] == "failure" and len(runs_on(service, head)) == 1
+        wait_for(lambda: [v for k, v in _journal(queue_file).items() if k.startswith("job:")] == [b"done"], 15,
+                 "the job to be marked done")
