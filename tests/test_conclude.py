@@ -129,6 +129,9 @@ def test_a_rate_limit_that_keeps_coming_back_concludes_could_not_finish(
         fake_github.fail("list_pull_request_files", RateLimited("rate limited", 403, reset_at=clock.now + n * HOUR))
     bot.queue.accept(job(pr))
     bot.run_queued()
+    [run] = fake_github.runs_for(pr.head_sha)  # this limit lets the bot write: it says why it waits
+    assert run.status == "in_progress" and run.output is not None
+    assert run.output.title.startswith("Waiting for GitHub's rate limit (until ")
     assert bot.advance(clock.now + HOUR) == 1
     assert bot.advance(clock.now + HOUR) == 1  # the third limit: give up, and say so
     [run] = fake_github.runs_for(pr.head_sha)

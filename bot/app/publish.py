@@ -39,6 +39,7 @@ _VERDICT_WORD = {Verdict.SUCCESS: "passed", Verdict.FAILURE: "failed", Verdict.N
 _CONCLUSION: dict[Verdict, CheckConclusion] = {
     Verdict.SUCCESS: "success", Verdict.FAILURE: "failure", Verdict.NEUTRAL: "neutral"}
 _KNOWN = frozenset(v.value for v in Verdict)
+REVIEWING = CheckRunOutput(title="Reviewing", summary="The review is running.")
 
 
 def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
@@ -59,7 +60,7 @@ def start_check(gh: GitHubAPI, pr: PullRequest, delivery: str) -> int:
     """Create the in-progress check run. Its ``external_id`` is the delivery id, so that a job recovered
     after a crash finds (and adopts) the run it created even when it died before learning its id."""
     return gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id=delivery,
-                               output=CheckRunOutput(title="Reviewing", summary="The review is running."))
+                               output=REVIEWING)
 
 
 def find_check(gh: GitHubAPI, repo: str, head_sha: str, delivery: str) -> CheckRunInfo | None:

@@ -21,6 +21,7 @@ from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, Pull
 from bot.app.logs import log_context
 from bot.app.pipeline import Regression, fetch, review_inputs
 from bot.app.publish import (
+    REVIEWING,
     complete_check,
     could_not_finish,
     fail_check,
@@ -140,8 +141,8 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
     started = time.perf_counter()
     check_id, resumed = open_check(gh, pr, delivery, resume, on_check_run)
     try:
-        if resumed:
-            gh.update_check_run(pr.repo, check_id, status="in_progress")
+        if resumed:  # back to "Reviewing" (it may say it waits for a rate limit)
+            gh.update_check_run(pr.repo, check_id, status="in_progress", output=REVIEWING)
         inputs = fetch(gh, pr)
         report = review_inputs(inputs, regression, checks)
         current = gh.get_pull_request(pr.repo, pr.number)
