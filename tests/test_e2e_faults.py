@@ -200,7 +200,9 @@ def test_a_disk_full_before_the_check_run_creates_none_and_the_sweep_redoes_the_
         wait_for(lambda: service.state()["fault_hits"], 20, "the worker to read the pull request")
         _truncate_wal(queue_file)
         filler = _fill(small_disk)
-        time.sleep(4)  # the held answer arrives; the intent cannot be journalled
+        log = service.tmp / "worker.log"  # the held answer arrives; the intent cannot be journalled
+        wait_for(lambda: b"disk is full" in log.read_bytes(), 20, "the worker's journal write to fail")
+        time.sleep(0.5)
         assert runs_on(service, head) == []  # no check run nobody would conclude
         filler.unlink()
         run = service.completed_run(head)
