@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.app.github_api import (
     ChangedFile,
+    CheckRunInfo,
     CheckRunOutput,
     CommentInfo,
     GitHubError,
@@ -162,6 +163,11 @@ class FakeGitHub:
 
     def rate_limit_remaining(self) -> int | None:
         return 4999
+
+    def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
+        self._call("list_check_runs")
+        return [CheckRunInfo(r.id, r.head_sha, r.name, r.status, r.conclusion, r.external_id)
+                for r in reversed(self.check_runs.values()) if r.head_sha == head_sha and (not name or r.name == name)]
 
     # -- writing ----------------------------------------------------------------------------------
     @staticmethod

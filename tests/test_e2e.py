@@ -74,6 +74,7 @@ class Service:
         self.standin_args = standin_args
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+        self.queue_file = tmp / "queue.sqlite3"
 
     def start(self, repo: Path) -> None:
         standin = self._spawn("standin", [sys.executable, "-m", "tests.standin", "--repo", str(repo), "--port", "0",
@@ -84,7 +85,7 @@ class Service:
         self.github = f"http://127.0.0.1:{self._first_line(standin)}"
         self.env.update(GITHUB_APP_ID="1", GITHUB_APP_PRIVATE_KEY_PATH=str(self.tmp / "app.pem"),
                         GITHUB_WEBHOOK_SECRET=f"old,{SECRET}", GITHUB_API_URL=self.github,
-                        BOT_QUEUE_URL=str(self.tmp / "queue.sqlite3"))
+                        BOT_QUEUE_URL=str(self.queue_file))
         self.web = f"http://127.0.0.1:{free_port()}"
         self._spawn("web", [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
                             "--bind", self.web.removeprefix("http://"), "--workers", "1", "bot.web:create_app()"])

@@ -13,7 +13,15 @@ import responses
 from cryptography.hazmat.primitives import serialization
 from responses import matchers
 
-from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
+from bot.app.github_api import (
+    Annotation,
+    CheckRunInfo,
+    CheckRunOutput,
+    GitHubError,
+    InlineComment,
+    NotFound,
+    RateLimited,
+)
 from bot.app.github_client import AppClientFactory, GitHubClient, RetryPolicy
 from bot.app.tree_files import MAX_BLOB_BYTES
 from tests.standin import generate_private_key_pem
@@ -301,6 +309,32 @@ def test_a_wait_longer_than_the_budget_fails_at_once(mocked, app_key, fake_time)
     with pytest.raises(GitHubError) as caught:
         gh.get_pull_request(REPO, 5)
     assert caught.value.status == 429 and fake_time.sleeps == []
+
+
+def test_a_rate_limit_an_hour_away_is_raised_at_once_with_its_reset(mocked, app_key, fake_time):
+    """The primary limit: 403, nothing left, reset in an hour. No waiting: the job is rescheduled at the reset."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/pulls/5", status=403, json={"message": "API rate limit exceeded for installation"},
+               headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) + 3600)})
+    _, gh = client(app_key, fake_time)
+
+    with pytest.raises(RateLimited) as caught:
+        gh.get_pull_request(REPO, 5)
+    assert caught.value.status == 403 and caught.value.reset_at == NOW + 3601
+    assert fake_time.sleeps == []
+
+
+def test_check_runs_of_a_commit_are_listed_with_their_external_id(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.get(f"{API}/repos/{REPO}/commits/{'a' * 40}/check-runs", json={"total_count": 1, "check_runs": [
+        {"id": 9, "head_sha": "a" * 40, "name": "OpenLineage registry", "status": "in_progress",
+         "conclusion": None, "external_id": "d-1"}]})
+    _, gh = client(app_key, fake_time)
+
+    assert gh.list_check_runs(REPO, "a" * 40, "OpenLineage registry") == [
+        CheckRunInfo(9, "a" * 40, "OpenLineage registry", "in_progress", None, "d-1")]
+    query = mocked.calls[-1].request.url
+    assert "check_name=OpenLineage+registry" in query and "filter=all" in query
 
 
 def test_403_that_is_not_a_rate_limit_is_not_retried(mocked, app_key, fake_time):

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from huey.constants import EmptyData
 
 from bot.app.events import Job
-from bot.app.queue import JobQueue, PullRequestBusy, make_huey
+from bot.app.queue import DONE, WAL_LIMIT, JobDeferred, JobQueue, PullRequestBusy, make_huey
 
 
 def job(delivery: str, number: int = 1, sha: str = "a" * 40, requester: str = "") -> Job:
@@ -106,3 +110,139 @@ def test_the_check_run_of_an_interrupted_attempt_is_remembered(queue: JobQueue) 
     queue.note_check_run(job("d1"), "f" * 40, 77)
     stored = queue.job("d1")
     assert stored is not None and (stored.check_run_id, stored.check_run_sha) == (77, "f" * 40)
+
+
+# -- failing infrastructure: the sweep, a full disk, readiness ---------------------------------------------
+def test_the_sweep_never_duplicates_a_running_job(queue: JobQueue) -> None:
+    """Finding: the minute sweep re-enqueued a job while it ran; the duplicate spun on the lock."""
+    swept: list[int] = []
+    queue.set_handler(lambda j: swept.append(queue.recover()))
+    queue.accept(job("d1"))
+    task = queue.huey.dequeue()
+    queue.huey.execute(task)
+    assert swept == [0] and queue.is_done("d1") and queue.pending() == 0
+
+
+def test_a_duplicate_of_a_running_job_is_dropped(queue: JobQueue) -> None:
+    runs: list[str] = []
+
+    def handler(j: Job) -> None:
+        runs.append(j.delivery)
+        queue._run_task(j.delivery)  # huey hands this process the same delivery again while it runs
+    queue.set_handler(handler)
+    queue.accept(job("d1"))
+    queue._run_task(queue.huey.dequeue().args[0])
+    assert runs == ["d1"] and queue.is_done("d1")
+
+
+def test_the_sweep_never_duplicates_a_job_waiting_for_a_retry_or_a_deferral(queue: JobQueue) -> None:
+    queue.accept(job("busy"))
+    queue.accept(job("later", number=2))
+    with queue.pr_lock("o/r#1"):  # another thread of this process reviews PR 1: "busy" waits for a retry
+        queue.huey.execute(queue.huey.dequeue())
+    until = time.time() + 3600
+
+    def defer(j: Job) -> None:
+        raise JobDeferred(until, "rate limit")
+    queue.set_handler(defer)
+    queue.huey.execute(queue.huey.dequeue())
+    assert queue.pending() == 0 and len(queue.huey.scheduled()) == 2
+    assert queue.recover() == 0
+    stored = queue.job("later")
+    assert stored is not None and stored.deferrals == 1
+
+    queue.huey.storage.flush_schedule()  # even if the schedule were lost, the journal knows "later" waits
+    assert queue.recover() == 1  # "busy" is recovered; "later" only once its time has come
+    queue.clock = lambda: until + 1
+    assert queue.recover() == 1
+
+
+def test_the_sweep_leaves_a_pull_request_locked_by_a_live_process_alone(queue: JobQueue) -> None:
+    queue.accept(job("d1"))
+    queue.huey.dequeue()
+    queue.huey.storage.put_data("lock:o/r#1", json.dumps({"owner": f"{socket.gethostname()}:{os.getppid()}",
+                                                          "at": time.time()}).encode())
+    assert queue.recover() == 0
+    queue.huey.storage.delete_data("lock:o/r#1")
+    assert queue.recover() == 1
+
+
+class Disk:
+    """Makes the queue's writes fail as on a full disk (SQLite's error; reads keep working)."""
+
+    def __init__(self, queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.full = False
+        storage = queue.huey.storage
+        for name in ("put_data", "put_if_empty", "delete_data", "enqueue", "add_to_schedule"):
+            monkeypatch.setattr(storage, name, self._guard(getattr(storage, name)))
+
+    def _guard(self, method: Any) -> Any:
+        def write(*args: Any, **kwargs: Any) -> Any:
+            if self.full:
+                raise sqlite3.OperationalError("database or disk is full")
+            return method(*args, **kwargs)
+        return write
+
+
+def test_a_disk_that_fills_mid_review_leaves_no_lock_and_no_second_review(
+        queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding: the per-PR lock was never released (its own live process never broke it before the 900 s TTL)."""
+    disk = Disk(queue, monkeypatch)
+    reviews: list[str] = []
+
+    def review(j: Job) -> None:
+        reviews.append(j.delivery)
+        if j.delivery == "d1":
+            disk.full = True  # while the review runs
+    queue.set_handler(review)
+    queue.accept(job("d1"))
+    queue.accept(job("d2", sha="b" * 40, requester="carol"))  # a recheck of the same PR, waiting behind it
+    queue.process("d1")  # neither "done" nor the lock's delete can be written: no exception, no stuck lock
+    assert queue.huey.storage.peek_data("lock:o/r#1") is not EmptyData  # still on disk...
+    assert not queue._locked("o/r#1")  # ...but this process holds it no longer
+    while queue.huey.dequeue() is not None:  # the consumer took both tasks off the queue
+        pass
+    assert queue.is_done("d1") and queue.recover() == 0  # d1 is not redone, and a full disk enqueues nothing
+    assert queue.job("d2") is not None  # d2 waits in the journal
+
+    disk.full = False  # space freed
+    assert queue.recover() == 1  # the sweep: first writes what was left unwritten, then re-enqueues d2 only
+    queue.process(queue.huey.dequeue().args[0])  # reviewed at once (no PullRequestBusy)
+    assert reviews == ["d1", "d2"]
+    assert queue.huey.storage.peek_data("job:d1") == DONE
+    assert queue.huey.storage.peek_data("lock:o/r#1") is EmptyData
+
+
+def test_a_lock_left_by_this_process_is_broken_at_once(queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+    disk = Disk(queue, monkeypatch)
+    queue.set_handler(lambda j: setattr(disk, "full", True))
+    queue.accept(job("d1"))
+    queue.accept(job("d2", sha="b" * 40, requester="carol"))
+    queue.process("d1")
+    disk.full = False
+    queue._unreleased.clear()  # even without the retried delete, our own stale lock does not block us
+    seen: list[str] = []
+    queue.set_handler(lambda j: seen.append(j.delivery))
+    queue.process("d2")
+    assert seen == ["d2"]
+
+
+def test_readiness_means_the_queue_accepts_writes(queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding: /readyz said 200 while the queue refused writes (it only read)."""
+    disk = Disk(queue, monkeypatch)
+    assert queue.ready()
+    disk.full = True
+    assert not queue.ready()
+    assert queue.huey.storage.peek_data("job:nothing") is EmptyData  # reads still work: a read proves nothing
+    disk.full = False
+    assert queue.ready()
+
+
+def test_the_sqlite_wal_does_not_keep_its_largest_size(tmp_path: Path) -> None:
+    """Finding: on a small disk the WAL refilled it by itself (SQLite keeps the file at its high-water mark)."""
+    made = JobQueue(make_huey(str(tmp_path / "q.sqlite3")))
+    for n in range(3000):  # a burst: about 12,000 WAL pages, three checkpoints
+        made.accept(job(f"d{n}", number=n + 1))
+    wal = tmp_path / "q.sqlite3-wal"
+    assert wal.stat().st_size <= WAL_LIMIT  # was 4.1 MB (1000 pages) for ever after
+    made.close()

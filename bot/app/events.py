@@ -32,6 +32,7 @@ class Job:
     rerun: bool = False  # a re-run request: always create a new check run
     check_run_id: int = 0  # the check run an interrupted attempt started (resumed, never left in progress)
     check_run_sha: str = ""  # the head that check run is for
+    deferrals: int = 0  # times the job was put off until GitHub's rate limit reset
 
     @property
     def pr_key(self) -> str:

@@ -30,6 +30,17 @@ class NotFound(GitHubError):
     """404: the object does not exist (or the installation cannot see it)."""
 
 
+class RateLimited(GitHubError):
+    """GitHub's rate limit (403 or 429) lasts longer than the client may wait: try again at ``reset_at``.
+
+    ``reset_at`` is epoch seconds, from ``retry-after`` or ``x-ratelimit-reset`` (plus a second).
+    """
+
+    def __init__(self, message: str, status: int, reset_at: float) -> None:
+        super().__init__(message, status)
+        self.reset_at = reset_at
+
+
 @dataclass(frozen=True)
 class PullRequest:
     repo: str  # "owner/name"
@@ -99,6 +110,18 @@ class Annotation:
 
 
 @dataclass(frozen=True)
+class CheckRunInfo:
+    """A check run as listed for a commit: enough to find the bot's own by ``external_id``."""
+
+    id: int
+    head_sha: str
+    name: str
+    status: str  # queued, in_progress, completed
+    conclusion: str | None = None
+    external_id: str = ""
+
+
+@dataclass(frozen=True)
 class CheckRunOutput:
     title: str
     summary: str
@@ -147,6 +170,11 @@ class GitHubAPI(Protocol):
 
     def bot_login(self) -> str:
         """The login the App posts as (``<slug>[bot]``), to recognise its own reviews and comments."""
+        ...
+
+    def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
+        """The check runs called ``name`` on commit ``head_sha``, newest first
+        (``GET /repos/{repo}/commits/{sha}/check-runs?check_name=...&filter=all``)."""
         ...
 
     # -- writing -------------------------------------------------------------------------------

@@ -9,7 +9,8 @@
 - Retries: 5xx, network errors and rate limits (429, or 403 with ``retry-after``, an exhausted
   ``x-ratelimit-remaining`` or a "secondary rate limit" message) back off exponentially, honouring
   ``retry-after`` and ``x-ratelimit-reset``, within ``RetryPolicy.max_wait`` seconds in total: a wait
-  that would pass the budget fails at once with the status. Other 4xx fail at once (422 included,
+  that would pass the budget fails at once with the status (``RateLimited`` with the reset time for a
+  rate limit, so the job is rescheduled at the reset rather than given up). Other 4xx fail at once (422 included,
   so the publisher can retry a review without its inline comments).
 """
 
@@ -31,6 +32,7 @@ from github.Requester import Requester
 from bot.app.github_api import (
     ChangedFile,
     CheckConclusion,
+    CheckRunInfo,
     CheckRunOutput,
     CheckStatus,
     CommentInfo,
@@ -38,6 +40,7 @@ from bot.app.github_api import (
     InlineComment,
     NotFound,
     PullRequest,
+    RateLimited,
     ReviewCommentInfo,
     ReviewEvent,
     ReviewInfo,
@@ -95,13 +98,19 @@ def _lower(headers: Mapping[str, str] | None) -> dict[str, str]:
     return {k.lower(): v for k, v in (headers or {}).items()}
 
 
+def is_rate_limit(status: int, headers: Mapping[str, str] | None, message: str) -> bool:
+    """429, or a 403 that says it is a rate limit (``retry-after``, no requests left, or the message)."""
+    h = _lower(headers)
+    return status == 429 or (status == 403 and (
+        "retry-after" in h or h.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()))
+
+
 def retry_delay(status: int, headers: Mapping[str, str] | None, message: str, attempt: int, now: float,
                 policy: RetryPolicy) -> float | None:
     """Seconds to wait before retrying a failed request, or None when it must not be retried."""
     h = _lower(headers)
     backoff = min(policy.base_delay * 2 ** (attempt - 1), policy.max_delay)
-    rate_limited = status == 429 or (status == 403 and (
-        "retry-after" in h or h.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()))
+    rate_limited = is_rate_limit(status, headers, message)
     if status not in _SERVER_ERRORS and status != 0 and not rate_limited:
         return None
     if "retry-after" in h:
@@ -158,13 +167,17 @@ class _Retrying:
                 log.info("%s: 401 %s; refreshing the installation token once", what, message)
                 on_unauthorized()
                 continue
-            delay = retry_delay(status, headers, message, attempt, self.clock(), self.policy)
-            spent = self.clock() - start
+            now = self.clock()
+            delay = retry_delay(status, headers, message, attempt, now, self.policy)
+            spent = now - start
             if delay is None or attempt >= self.policy.attempts or spent + delay > self.policy.max_wait:
                 self.stats.add(failures=1)
                 why = "" if delay is None else f" (gave up after {attempt} attempt(s), {spent:.0f}s)"
-                error = NotFound if status == 404 else GitHubError
-                raise error(f"{what}: {status or 'no response'} {message}{why}".strip(), status=status)
+                text = f"{what}: {status or 'no response'} {message}{why}".strip()
+                if delay is not None and is_rate_limit(status, headers, message):
+                    # longer than this request may wait: the job is rescheduled at the reset instead
+                    raise RateLimited(text, status, reset_at=now + delay)
+                raise (NotFound if status == 404 else GitHubError)(text, status=status)
             log.warning("%s: %s %s; retry %d in %.1fs", what, status or "network", message, attempt, delay)
             self.stats.add(retries=1)
             self.sleep(delay)
@@ -435,6 +448,14 @@ class GitHubClient:
 
     def rate_limit_remaining(self) -> int | None:
         return self._remaining
+
+    def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
+        _, data = self._request("GET", f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs",
+                                {"check_name": name, "filter": "all", "per_page": PER_PAGE})
+        runs = data.get("check_runs") if isinstance(data, dict) else None
+        return [CheckRunInfo(int(r["id"]), str(r.get("head_sha") or head_sha), str(r.get("name") or ""),
+                             str(r.get("status") or ""), r.get("conclusion"), str(r.get("external_id") or ""))
+                for r in runs or ()]
 
     # -- writing -------------------------------------------------------------------------------
     def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,

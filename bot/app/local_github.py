@@ -26,6 +26,7 @@ from bot.app.github_api import (
     Annotation,
     ChangedFile,
     CheckConclusion,
+    CheckRunInfo,
     CheckRunOutput,
     CheckStatus,
     CommentInfo,
@@ -264,6 +265,13 @@ class LocalGitHub:
 
     def rate_limit_remaining(self) -> int | None:
         return None  # no HTTP, no rate limit
+
+    def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
+        self._check_pr(repo)
+        sha = self.resolve(head_sha)
+        with self._lock:
+            return [CheckRunInfo(r.id, r.head_sha, r.name, r.status, r.conclusion, r.external_id)
+                    for r in reversed(self.check_runs) if r.head_sha == sha and (not name or r.name == name)]
 
     # -- writing: check runs -----------------------------------------------------------------
     def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
 from functools import partial
 
 from bot.app.github_api import (
     Annotation,
     AnnotationLevel,
     CheckConclusion,
+    CheckRunInfo,
     CheckRunOutput,
     GitHubAPI,
     InlineComment,
@@ -52,6 +54,7 @@ _VERDICT_WORD = {Verdict.SUCCESS: "passed", Verdict.FAILURE: "failed", Verdict.N
 _CONCLUSION: dict[Verdict, CheckConclusion] = {
     Verdict.SUCCESS: "success", Verdict.FAILURE: "failure", Verdict.NEUTRAL: "neutral"}
 _KNOWN = frozenset(v.value for v in Verdict)
+REVIEWING = CheckRunOutput(title="Reviewing", summary="The review is running.")
 
 
 def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
@@ -75,8 +78,32 @@ def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
 
 # -- check run -----------------------------------------------------------------------------------
 def start_check(gh: GitHubAPI, pr: PullRequest, delivery: str) -> int:
+    """Create the in-progress check run. Its ``external_id`` is the delivery id, so that a job recovered
+    after a crash finds (and adopts) the run it created even when it died before learning its id."""
     return gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id=delivery,
-                               output=CheckRunOutput(title="Reviewing", summary="The review is running."))
+                               output=REVIEWING)
+
+
+def find_check(gh: GitHubAPI, repo: str, head_sha: str, delivery: str) -> CheckRunInfo | None:
+    """The newest check run this delivery created on ``head_sha`` (matched by ``external_id``), if any."""
+    return next((r for r in gh.list_check_runs(repo, head_sha, CHECK_NAME) if r.external_id == delivery), None)
+
+
+def pause_check(gh: GitHubAPI, repo: str, check_id: int, until: float) -> None:
+    """Say on the check run that the review waits for GitHub's rate limit (still in progress)."""
+    at = datetime.fromtimestamp(until, UTC).strftime("%H:%M:%S UTC")
+    gh.update_check_run(repo, check_id, status="in_progress", output=CheckRunOutput(
+        title=f"Waiting for GitHub's rate limit (until {at})",
+        summary=f"GitHub's API rate limit for this installation is exhausted. The review resumes at {at} "
+                "and then concludes."))
+
+
+def could_not_finish(gh: GitHubAPI, repo: str, check_id: int, delivery: str, reason: str) -> None:
+    """Conclude a review that cannot be done: neutral, with the reason (nothing was decided)."""
+    gh.update_check_run(repo, check_id, status="completed", conclusion="neutral", actions=[RERUN_ACTION],
+                        output=CheckRunOutput(title=f"Could not finish: {reason}"[:255], summary=(
+                            f"The bot could not finish this review (delivery {code(delivery)}): {escape(reason)}. "
+                            "Nothing was decided about the change. Use **Re-run** to try again.")))
 
 
 def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report) -> None:

@@ -97,9 +97,10 @@ def create_app(settings: Settings | None = None, queue: JobQueue | None = None) 
 
     @app.get("/readyz")
     def readyz() -> tuple[Response, int]:
+        """200 only when the queue accepts a write (a full disk still answers reads)."""
         if queue.ready():
             return _answer(200, "ready", pending=queue.pending())
-        return _answer(503, "the queue is not reachable")
+        return _answer(503, "the queue does not accept writes (unreachable, or its disk is full)")
 
     @app.get("/metrics")
     def prometheus() -> Response:

@@ -7,23 +7,39 @@ resources (the Spark regression's warm SparkSession) are created lazily, once pe
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.app import metrics
 from bot.app.events import Job
-from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest
+from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest, RateLimited
 from bot.app.logs import log_context
 from bot.app.pipeline import Regression, fetch, review_inputs
-from bot.app.publish import complete_check, fail_check, publish_review, publish_summary, start_check, supersede_check
+from bot.app.publish import (
+    REVIEWING,
+    complete_check,
+    could_not_finish,
+    fail_check,
+    find_check,
+    pause_check,
+    publish_review,
+    publish_summary,
+    start_check,
+    supersede_check,
+)
+from bot.app.queue import JobDeferred, JobQueue
 from bot.engine import Check
 
 log = logging.getLogger("bot.worker")
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 REGRESSION_MODULE = "bot.regression"
+MAX_DEFERRALS = 3  # rate-limit resets to wait for before a review concludes "could not finish"
+OPEN_RETRY = 60.0  # seconds before a job whose check run could not be concluded runs again
 
 
 class Resources:
@@ -74,25 +90,59 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, GitHubError) and (exc.status == 0 or exc.status >= 500 or exc.status in (403, 429))
 
 
+class CheckRunOpen(Exception):
+    """The review failed and its check run could not be concluded either: the job must run again."""
+
+
+def open_check(gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str, int] | None = None,
+               on_check_run: Callable[[str, int], None] | None = None) -> tuple[int, bool]:
+    """The check run of this attempt: (id, resumed).
+
+    ``resume`` is (head sha, check run id) journalled by an earlier attempt; the id is 0 when that attempt
+    died between journalling its intent and learning the id, and the run is then found on GitHub by its
+    ``external_id`` (the delivery). A run for the current head is resumed; one for an older head is
+    concluded as superseded. A new run is journalled (``on_check_run(sha, 0)``) *before* it is created,
+    so that no crash can leave one nobody knows about; if that write fails, nothing is created.
+    """
+    if resume:
+        sha, known = resume
+        if not known:
+            found = find_check(gh, pr.repo, sha, delivery)
+            known = found.id if found else 0
+            if known:
+                log.warning("adopting check run %s that an interrupted attempt created", known)
+        if known and sha == pr.head_sha:
+            return known, True
+        if known:
+            supersede_check(gh, pr.repo, known, pr.head_sha)
+    if on_check_run is not None:
+        on_check_run(pr.head_sha, 0)
+    check_id = start_check(gh, pr, delivery)
+    if on_check_run is not None:
+        try:
+            on_check_run(pr.head_sha, check_id)
+        except Exception:  # the intent is journalled: a recovered job finds this run by its external_id
+            log.exception("could not journal check run %s; a retry finds it by its external_id", check_id)
+    return check_id, False
+
+
 def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regression: Regression | None = None,
                         checks: Iterable[Check] | None = None, resume: tuple[str, int] | None = None,
-                        on_check_run: Callable[[str, int], None] | None = None) -> str:
+                        on_check_run: Callable[[str, int], None] | None = None,
+                        give_up_on_rate_limit: bool = False) -> str:
     """Review ``pr`` at its head and publish; returns the outcome. The check run always ends terminal.
 
-    ``resume`` is (head sha, check run id) of an attempt that was interrupted (kill -9): that check run
-    is reused for the same head, or concluded as superseded for an older one.
+    ``resume``/``on_check_run``: see ``open_check``. When GitHub rate-limits the review for longer than a
+    request may wait, ``RateLimited`` is raised (the check run says until when, if GitHub lets the bot say
+    it) and the job is rescheduled at the reset; with ``give_up_on_rate_limit`` the check run is concluded
+    "Could not finish" instead. When the review fails and the check run cannot be concluded, ``CheckRunOpen``
+    is raised so that the job runs again.
     """
     started = time.perf_counter()
-    if resume and resume[0] == pr.head_sha:
-        check_id = resume[1]
-        gh.update_check_run(pr.repo, check_id, status="in_progress")
-    else:
-        if resume:
-            supersede_check(gh, pr.repo, resume[1], pr.head_sha)
-        check_id = start_check(gh, pr, delivery)
-        if on_check_run is not None:
-            on_check_run(pr.head_sha, check_id)
+    check_id, resumed = open_check(gh, pr, delivery, resume, on_check_run)
     try:
+        if resumed:  # back to "Reviewing" (it may say it waits for a rate limit)
+            gh.update_check_run(pr.repo, check_id, status="in_progress", output=REVIEWING)
         inputs = fetch(gh, pr)
         report = review_inputs(inputs, regression, checks)
         current = gh.get_pull_request(pr.repo, pr.number)
@@ -104,10 +154,25 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
         if inputs.touches_watched() or inputs.changes.truncated:
             publish_review(gh, pr, report, inputs.changes, inputs.config)
             publish_summary(gh, pr, report)
+    except RateLimited as exc:
+        reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
+        log.warning("GitHub rate-limits the review until %s: %s", reset, exc)
+        if give_up_on_rate_limit:
+            could_not_finish(gh, pr.repo, check_id, delivery, f"GitHub's API rate limit (resets at {reset})")
+            return "could-not-finish"
+        with contextlib.suppress(GitHubError):  # a primary limit refuses this write too; a secondary may not
+            pause_check(gh, pr.repo, check_id, exc.reset_at)
+        raise
     except Exception as exc:
         log.exception("review failed")
         metrics.FAILURES.labels(stage="review").inc()
-        fail_check(gh, pr.repo, check_id, delivery, exc)
+        try:
+            fail_check(gh, pr.repo, check_id, delivery, exc)
+        except RateLimited:
+            raise
+        except Exception as again:
+            log.exception("could not conclude check run %s", check_id)
+            raise CheckRunOpen(f"check run {check_id} could not be concluded: {again}") from exc
         if is_transient(exc):
             raise  # the queue retries the job; this check run is already concluded
         return "error"
@@ -122,16 +187,28 @@ class Worker:
 
     def __init__(self, factory: GitHubClientFactory, resources: Resources | None = None,
                  checks: Iterable[Check] | None = None,
-                 note_check_run: Callable[[Job, str, int], None] | None = None) -> None:
+                 note_check_run: Callable[[Job, str, int], None] | None = None,
+                 max_deferrals: int = MAX_DEFERRALS, clock: Callable[[], float] = time.time) -> None:
         self.factory = factory
         self.note_check_run = note_check_run
         self.resources = resources or Resources()
         self.checks = tuple(checks) if checks is not None else None
+        self.max_deferrals = max_deferrals
+        self.clock = clock
 
     def handle(self, job: Job) -> str:
+        """Review the job's pull request; raises ``JobDeferred`` when it must run again later (GitHub's
+        rate limit until its reset; a check run left open, in ``OPEN_RETRY`` seconds)."""
         with log_context(delivery=job.delivery, event=job.event, repo=job.repo, pr=job.number or None,
                          head_sha=job.head_sha):
-            outcome = self._handle(job)
+            try:
+                outcome = self._handle(job)
+            except RateLimited as exc:
+                metrics.JOBS.labels(outcome="deferred").inc()
+                raise JobDeferred(exc.reset_at, f"GitHub rate limit: {exc}") from exc
+            except CheckRunOpen as exc:
+                metrics.JOBS.labels(outcome="deferred").inc()
+                raise JobDeferred(self.clock() + OPEN_RETRY, str(exc)) from exc
             metrics.JOBS.labels(outcome=outcome).inc()
             log.info("job done: %s", outcome)
             return outcome
@@ -153,10 +230,11 @@ class Worker:
         if pr.state != "open":
             return "closed"
         with log_context(pr=pr.number, head_sha=pr.head_sha):
-            resume = (job.check_run_sha, job.check_run_id) if job.check_run_id else None
+            resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
             note = self.note_check_run
             return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks, resume,
-                                       (lambda sha, check_id: note(job, sha, check_id)) if note else None)
+                                       (lambda sha, check_id: note(job, sha, check_id)) if note else None,
+                                       give_up_on_rate_limit=job.deferrals >= self.max_deferrals)
 
     def _regression(self) -> Regression | None:
         """The warm regression, built on first use inside the review (so a start-up failure is reported)."""
@@ -194,10 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from huey import crontab
-
+    from bot.app.github_client import AppClientFactory, RetryPolicy
     from bot.app.logs import setup_json_logging
-    from bot.app.queue import JobQueue
     from bot.app.settings import Settings, SettingsError
 
     parser = argparse.ArgumentParser(prog="python -m bot.app.worker", description=main.__doc__)
@@ -212,6 +288,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-pause", type=float, default=1.0,
                         help="seconds between GitHub writes (GitHub asks for 1 s; 0 against a stand-in)")
     parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
+    parser.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS",
+                        help="how often interrupted jobs are looked for and re-enqueued (default 60)")
+    parser.add_argument("--sweep-age", type=float, default=60.0, metavar="SECONDS",
+                        help="a job is re-enqueued by the sweep only this long after it was accepted (default 60)")
+    parser.add_argument("--github-max-wait", type=float, default=RetryPolicy.max_wait, metavar="SECONDS",
+                        help="longest a request waits out GitHub's rate limit or errors (default 180); a longer "
+                             "rate limit reschedules the job at its reset")
     args = parser.parse_args(argv)
     setup_json_logging()
     try:
@@ -219,23 +302,33 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
-    from bot.app.github_client import AppClientFactory
 
     factory = AppClientFactory(settings.app_id, settings.private_key, settings.api_url,
+                               policy=RetryPolicy(max_wait=args.github_max_wait),
                                seconds_between_writes=args.write_pause)
     queue = JobQueue.from_url(settings.queue_url)
     checks = load_checks(args.checks) if args.checks else None
     resources = Resources(regression_stage(args.regression_module) if args.regression else None)
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run)
     queue.set_handler(worker.handle)
-    queue.huey.periodic_task(crontab(minute="*"), name="registry_bot_sweep")(
-        lambda: queue.recover(min_age=queue.sweep_age))
     queue.recover()
-    consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=True,
+    threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
+                     daemon=True).start()
+    consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=False,
                                           initial_delay=0.02, backoff=1.5, max_delay=args.poll,
                                           scheduler_interval=1)
     consumer.run()
     return 0
+
+
+def sweep_forever(queue: JobQueue, every: float, min_age: float) -> None:
+    """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process lost."""
+    while True:
+        time.sleep(every)
+        try:
+            queue.recover(min_age=min_age)
+        except Exception:
+            log.exception("the sweep failed; trying again in %.0f s", every)
 
 
 if __name__ == "__main__":

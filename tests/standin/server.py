@@ -43,15 +43,25 @@ def generate_private_key_pem() -> str:
 
 @dataclass
 class Fault:
-    """Answer the next ``count`` requests whose path matches ``path`` (a glob) with ``status``."""
+    """Answer the next ``count`` requests whose path matches ``path`` (a glob) with ``status``.
+
+    ``skip`` lets that many matching requests through first; ``expires_in`` ends the fault that many
+    seconds after it was added (a rate limit until its reset: ``count`` large, ``expires_in`` = ``reset_in``);
+    ``hold`` (seconds) makes matching requests *succeed* but holds each answer that long, so a client
+    can be killed after GitHub did a write and before it learned the result.
+    """
 
     path: str
     status: int = 500
     count: int = 1
     method: str | None = None
     retry_after: float | None = None  # seconds, sent as ``retry-after``
-    reset_in: float | None = None  # seconds from now, sent as ``x-ratelimit-reset`` with remaining 0
+    reset_in: float | None = None  # seconds after the fault was added, sent as ``x-ratelimit-reset`` (remaining 0)
     message: str = ""
+    skip: int = 0
+    expires_in: float | None = None
+    hold: float | None = None
+    added: float = 0.0  # epoch seconds, set when the fault is added
 
     def matches(self, method: str, path: str) -> bool:
         return (self.method is None or self.method.upper() == method) and fnmatch.fnmatchcase(path, self.path)
@@ -92,10 +102,21 @@ class StandInState:
                 self.tokens[token] = 0.0
             return len(self.tokens)
 
+    def add_faults(self, faults: Sequence[Fault]) -> None:
+        with self.lock:
+            for fault in faults:
+                fault.added = fault.added or self.clock()
+            self.faults.extend(faults)
+
     def take_fault(self, method: str, path: str) -> Fault | None:
         with self.lock:
+            now = self.clock()
+            self.faults[:] = [f for f in self.faults if f.expires_in is None or now < f.added + f.expires_in]
             for fault in self.faults:
                 if fault.count > 0 and fault.matches(method, path):
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        continue
                     fault.count -= 1
                     self.fault_hits.append({"method": method, "path": path, "status": fault.status})
                     if fault.count == 0:
@@ -132,18 +153,24 @@ def create_app(state: StandInState) -> Flask:
         fault = state.take_fault(request.method, request.path)
         if fault is None:
             return None
+        if fault.hold is not None:
+            request.environ["standin.hold"] = fault.hold
+            return None
         headers = {}
         if fault.retry_after is not None:
             headers["retry-after"] = f"{fault.retry_after:g}"
         if fault.reset_in is not None:
             headers["x-ratelimit-remaining"] = "0"
-            headers["x-ratelimit-reset"] = str(int(state.clock() + fault.reset_in))
+            headers["x-ratelimit-reset"] = str(int(fault.added + fault.reset_in))
         message = fault.message or {403: "You have exceeded a secondary rate limit.",
                                     429: "API rate limit exceeded"}.get(fault.status, "Server Error")
         return _error(fault.status, message, headers)
 
     @app.after_request
     def log_and_rate_limit(response: Response) -> Response:
+        hold = request.environ.get("standin.hold")
+        if hold:
+            time.sleep(float(hold))  # the write is done; the client waits for its answer
         if not request.path.startswith("/_standin/"):
             with state.lock:
                 state.requests.append({"method": request.method, "path": request.path,
@@ -308,6 +335,13 @@ def create_app(state: StandInState) -> Flask:
                                         body.get("actions", ()))
         return jsonify(id=run_id, head_sha=body.get("head_sha"), name=body.get("name")), 201
 
+    @app.get("/repos/<owner>/<name>/commits/<ref>/check-runs")
+    def list_check_runs(owner: str, name: str, ref: str) -> Response:
+        runs = local.list_check_runs(repo_of(owner, name), ref, request.args.get("check_name", ""))
+        return jsonify(total_count=len(runs), check_runs=[
+            {"id": r.id, "head_sha": r.head_sha, "name": r.name, "status": r.status, "conclusion": r.conclusion,
+             "external_id": r.external_id} for r in runs])
+
     @app.patch("/repos/<owner>/<name>/check-runs/<int:run_id>")
     def update_check_run(owner: str, name: str, run_id: int) -> Response:
         body = _json()
@@ -393,8 +427,8 @@ def create_app(state: StandInState) -> Flask:
             faults = [Fault(**item) for item in items]
         except TypeError as exc:
             raise ApiError(400, f"bad fault: {exc}") from exc
+        state.add_faults(faults)
         with state.lock:
-            state.faults.extend(faults)
             return jsonify(faults=[asdict(f) for f in state.faults])
 
     @app.delete("/_standin/faults")
@@ -538,8 +572,7 @@ class StandIn:
         return f"http://127.0.0.1:{self.port}"
 
     def add_fault(self, fault: Fault) -> None:
-        with self.state.lock:
-            self.state.faults.append(fault)
+        self.state.add_faults([fault])
 
     def stop(self) -> None:
         if self._server is not None:
