@@ -13,6 +13,8 @@ from prometheus_client import REGISTRY as DEFAULT_REGISTRY
 
 DELIVERIES = Counter("registry_bot_deliveries_total", "Webhook deliveries by event and outcome",
                      ["event", "outcome"])
+BODY_TIMEOUTS = Counter("registry_bot_webhook_body_timeouts_total",
+                        "Connections closed with 408 because the request body did not arrive in time")
 JOBS = Counter("registry_bot_jobs_total", "Review jobs by outcome", ["outcome"])
 JOB_SECONDS = Histogram("registry_bot_job_seconds", "Time from job start to published verdict",
                         buckets=(0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120, 300, float("inf")))
