@@ -222,3 +222,19 @@ def test_bad_settings_are_named(env: dict[str, str], problem: str) -> None:
     base = {"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY}
     with pytest.raises(SettingsError, match=problem.replace("(", r"\(").replace(")", r"\)")):
         Settings.from_env({**base, **env})
+
+
+# -- metric labels -----------------------------------------------------------------------------------
+def test_metric_labels_come_from_a_fixed_set_after_the_signature(client: FlaskClient) -> None:
+    from bot.app import metrics
+
+    def count(event: str, outcome: str) -> float:
+        return float(metrics.DELIVERIES.labels(event=event, outcome=outcome)._value.get())
+
+    before = count("unverified", "401"), count("other", "202")
+    body = (PAYLOADS / "ping.json").read_bytes()
+    post(client, body, "made-up-event-1", secret=None)  # unsigned: its event header proves nothing
+    post(client, body, "made-up-event-2", secret="wrong")
+    post(client, b'{"action": "created"}', "made-up-event-3")  # signed, but not an event the bot handles
+    assert "made-up-event" not in client.get("/metrics").get_data(as_text=True)
+    assert (count("unverified", "401"), count("other", "202")) == (before[0] + 2, before[1] + 1)

@@ -11,8 +11,12 @@ import os
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import REGISTRY as DEFAULT_REGISTRY
 
+from bot.app.events import KNOWN_EVENTS
+
 DELIVERIES = Counter("registry_bot_deliveries_total", "Webhook deliveries by event and outcome",
-                     ["event", "outcome"])
+                     ["event", "outcome"])  # event: event_label() or UNVERIFIED; outcome: the HTTP status
+UNVERIFIED = "unverified"  # the event of a delivery whose signature did not verify: its header proves nothing
+OTHER_EVENT = "other"  # a signed delivery of an event the bot does not handle
 BODY_TIMEOUTS = Counter("registry_bot_webhook_body_timeouts_total",
                         "Connections closed with 408 because the request body did not arrive in time")
 JOBS = Counter("registry_bot_jobs_total", "Review jobs by outcome", ["outcome"])
@@ -22,6 +26,12 @@ FAILURES = Counter("registry_bot_failures_total", "Reviews that ended in an inte
 GITHUB_CALLS = Counter("registry_bot_github_calls_total", "GitHub API calls made by the worker", ["method"])
 RATE_LIMIT = Gauge("registry_bot_github_rate_limit_remaining", "Last x-ratelimit-remaining seen",
                    multiprocess_mode="mostrecent")
+
+
+def event_label(event: str) -> str:
+    """The ``event`` label of a verified delivery: one of the handled events, or ``other``. Labels come
+    from this fixed set, so no request can add a time series (each costs memory and /metrics bytes)."""
+    return event if event in KNOWN_EVENTS else OTHER_EVENT
 
 
 def render() -> tuple[bytes, str]:
