@@ -174,6 +174,7 @@ async def deliver(port: int, data: bytes, timeout: float = GITHUB_TIMEOUT) -> tu
 class SlowStats:
     connections: int = 0  # connections opened (a dropped one is reopened at once)
     dropped: int = 0  # connections the server closed before the client finished sending
+    answers: dict[int, int] = field(default_factory=dict)  # status the server answered a dropped one with
 
 
 async def slow_client(port: int, mode: str, stop: asyncio.Event, stats: SlowStats, rate: float = 1.0) -> None:
@@ -202,6 +203,9 @@ async def slow_client(port: int, mode: str, stop: asyncio.Event, stats: SlowStat
                                           return_when=asyncio.FIRST_COMPLETED)
                 if closed in done[0]:
                     stats.dropped += 1
+                    answer = closed.result().split(b" ", 2)
+                    status = int(answer[1]) if len(answer) > 1 and answer[1].isdigit() else 0
+                    stats.answers[status] = stats.answers.get(status, 0) + 1
                     break
                 if stop.is_set():
                     break
@@ -233,7 +237,7 @@ async def slow_scenario(port: int, slow: int, honest: int, warmup: float = 2.0,
             "statuses": sorted(status for _, status in results),
             "p50": statistics.median(latencies) if latencies else None,
             "max": latencies[-1] if latencies else None,
-            "slow_connections": stats.connections, "slow_dropped": stats.dropped}
+            "slow_connections": stats.connections, "slow_dropped": stats.dropped, "slow_answers": stats.answers}
 
 
 def random_event() -> str:
@@ -290,7 +294,7 @@ def main() -> int:
         result = asyncio.run(slow_scenario(web.port, slow, honest))
         p50, worst = result["p50"], result["max"]
         print(f"slow: {slow} slow connections (1 byte/s, reopened when dropped; {result['slow_connections']} opened, "
-              f"{result['slow_dropped']} dropped by the server)")
+              f"{result['slow_dropped']} dropped by the server, answers {result['slow_answers']})")
         print(f"  honest deliveries answered 202 within {GITHUB_TIMEOUT:g} s: {result['accepted']}/{honest}   "
               + (f"p50 {float(p50) * 1000:.0f} ms   max {float(worst) * 1000:.0f} ms" if p50 is not None else ""))  # type: ignore[arg-type]
         ok &= result["accepted"] == honest
