@@ -59,6 +59,7 @@ class Gunicorn:
 
     tmp: Path
     args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)  # added to the environment
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
 
@@ -68,7 +69,7 @@ class Gunicorn:
 
     def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY,
-               "GITHUB_WEBHOOK_SECRET": SECRET, "BOT_QUEUE_URL": str(self.tmp / "queue.sqlite3")}
+               "GITHUB_WEBHOOK_SECRET": SECRET, "BOT_QUEUE_URL": str(self.tmp / "queue.sqlite3"), **self.env}
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
                                           "--bind", f"127.0.0.1:{self.port}", *self.args, "bot.web:create_app()"],
@@ -121,8 +122,8 @@ class Gunicorn:
 
 
 @contextmanager
-def gunicorn(tmp: Path, *args: str) -> Iterator[Gunicorn]:
-    server = Gunicorn(tmp, tuple(args))
+def gunicorn(tmp: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Gunicorn]:
+    server = Gunicorn(tmp, tuple(args), env or {})
     server.start()
     try:
         yield server

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -79,6 +81,31 @@ def test_wrong_types_are_400_over_http(web: Gunicorn, name: str, field: str, val
     status, answer = deliver(web, "pull_request", payload)
     assert status == 400, answer
     assert json.loads(answer)["message"].startswith(f"payload field {field} must be ")
+
+
+def test_many_large_bodies_at_once_are_refused_not_buffered(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A connection costs a greenlet, so many could send 25 MB bodies at once: the bodies one worker holds
+    are capped (WEB_BODY_BUDGET_MB, here 1 MB), past it a body is 503 while small deliveries still pass."""
+    with gunicorn(tmp_path_factory.mktemp("budget"), "--workers", "1", env={"WEB_BODY_BUDGET_MB": "1"}) as server:
+        def start(length: int, sent: int) -> socket.socket:
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            sock.sendall(f"POST /webhook HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: ping\r\nX-GitHub-Delivery: d\r\n"
+                         f"Content-Length: {length}\r\n\r\n".encode() + b" " * sent)
+            return sock
+
+        held = start(1_000_000, 900_000)  # most of the budget, and the rest never comes
+        time.sleep(0.5)
+        status, answer = deliver(server, "ping", json.loads((PAYLOADS / "ping.json").read_bytes()))
+        assert status == 200, answer  # a delivery of a few KB still fits
+        large = start(300_000, 300_000)
+        reply = large.recv(4096)
+        assert reply.startswith(b"HTTP/1.1 503 ") and b"too many large requests" in reply, reply
+        large.close()
+        held.close()
+        status, answer = deliver(server, "ping", json.loads((PAYLOADS / "ping.json").read_bytes()))
+        assert status == 200, answer  # the budget was given back
+        metrics = server.get("/metrics")[1]
+        assert b'registry_bot_front_door_refused_total{reason="memory"} 1.0' in metrics
 
 
 def test_ready_after_all_that(web: Gunicorn) -> None:

@@ -17,8 +17,9 @@ DELIVERIES = Counter("registry_bot_deliveries_total", "Webhook deliveries by eve
                      ["event", "outcome"])  # event: event_label() or UNVERIFIED; outcome: the HTTP status
 UNVERIFIED = "unverified"  # the event of a delivery whose signature did not verify: its header proves nothing
 OTHER_EVENT = "other"  # a signed delivery of an event the bot does not handle
-BODY_TIMEOUTS = Counter("registry_bot_webhook_body_timeouts_total",
-                        "Connections closed with 408 because the request body did not arrive in time")
+FRONT_DOOR_REFUSED = Counter("registry_bot_front_door_refused_total",
+                             "Requests the front door refused before the app: slow_body (408), memory (503)",
+                             ["reason"])
 JOBS = Counter("registry_bot_jobs_total", "Review jobs by outcome", ["outcome"])
 JOB_SECONDS = Histogram("registry_bot_job_seconds", "Time from job start to published verdict",
                         buckets=(0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120, 300, float("inf")))
