@@ -89,6 +89,7 @@ class FrontDoorWorker(GeventWorker):
         client = addr[0] if isinstance(addr, tuple) else addr
         chunks: list[bytes] = []
         size = 0
+        over_budget = False
         try:
             with gevent.Timeout(BODY_SECONDS):
                 while size <= MAX_BODY and (chunk := req.body.read(CHUNK)):
@@ -96,12 +97,8 @@ class FrontDoorWorker(GeventWorker):
                     size += len(chunk)
                     self.buffered += len(chunk)
                     if self.buffered > self.body_budget:
-                        metrics.FRONT_DOOR_REFUSED.labels(reason="memory").inc()
-                        log.warning("refused a body from %s: the worker holds %d bytes of bodies, over its "
-                                    "budget of %d", client, self.buffered, self.body_budget)
-                        _refuse(sock, "503 Service Unavailable", "too many large requests at once; retry later")
-                        self.buffered -= size
-                        return -1
+                        over_budget = True
+                        break
         except gevent.Timeout:
             self.buffered -= size
             metrics.FRONT_DOOR_REFUSED.labels(reason="slow_body").inc()
@@ -112,6 +109,13 @@ class FrontDoorWorker(GeventWorker):
         except BaseException:
             self.buffered -= size
             raise
+        if over_budget:
+            metrics.FRONT_DOOR_REFUSED.labels(reason="memory").inc()
+            log.warning("refused a body from %s: the worker holds %d bytes of bodies, over its budget of %d",
+                        client, self.buffered, self.body_budget)
+            self.buffered -= size
+            _refuse(sock, "503 Service Unavailable", "too many large requests at once; retry later")
+            return -1
         req.body = Body(io.BytesIO(b"".join(chunks)))
         if size > MAX_BODY:  # the rest is still on the socket: never reuse this connection
             req.must_close = True
