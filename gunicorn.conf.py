@@ -1,18 +1,22 @@
 """gunicorn settings for the webhook service: ``gunicorn -c gunicorn.conf.py 'bot.web:create_app()'``.
 
-The web process only verifies, dedupes and enqueues, so a few threaded workers answer hundreds of
-deliveries a second. Command-line flags (``--bind``, ``--workers``) override these values.
+The web process only verifies, dedupes and enqueues, so a few workers answer hundreds of deliveries a
+second. Command-line flags (``--bind``, ``--workers``) override these values.
+
+The worker class is the front door of ``bot/app/front.py``: gevent (a connection costs a greenlet, not a
+thread), headers within ``keepalive`` seconds, the body within 10 s, so slow clients cannot hold the
+workers (``benchmarks/bench_slow_clients.py``).
 """
 
 import os
 
 bind = os.environ.get("BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-worker_class = "gthread"
-threads = int(os.environ.get("WEB_THREADS", "4"))  # more threads only queue on the GIL and SQLite
+worker_class = "bot.app.front.FrontDoorWorker"
+worker_connections = int(os.environ.get("WEB_CONNECTIONS", "1000"))  # open connections per worker
 timeout = 30
 graceful_timeout = 10
-keepalive = 5
+keepalive = 5  # also the deadline for a request's headers (gevent workers): keep it above 0
 backlog = 1024
 accesslog = None  # the app logs every delivery as JSON with its delivery id
 errorlog = "-"

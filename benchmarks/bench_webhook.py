@@ -9,7 +9,7 @@ sending signed 28 KB ``pull_request.synchronize`` deliveries over loopback, each
 
 Prints p50/p99/max as the client sees them, the time spent inside the app (from the app's own log
 line), throughput, errors and the load average. Run: ``python benchmarks/bench_webhook.py``
-(``BENCH_WORKERS``/``BENCH_THREADS`` to try other gunicorn shapes).
+(``BENCH_WORKERS``/``BENCH_WORKER_CLASS``/``BENCH_THREADS`` to try other gunicorn shapes).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 RATE = float(os.environ.get("BENCH_RATE", "200"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
 WORKERS = os.environ.get("BENCH_WORKERS", "")  # empty: what gunicorn.conf.py says
-THREADS = os.environ.get("BENCH_THREADS", "")
+THREADS = os.environ.get("BENCH_THREADS", "")  # gthread only
+WORKER_CLASS = os.environ.get("BENCH_WORKER_CLASS", "")  # e.g. gthread, to compare with the front door
 SECRET = "bench-secret"
 KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
 
@@ -131,7 +132,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY,
                "GITHUB_WEBHOOK_SECRET": SECRET, "BOT_QUEUE_URL": str(Path(tmp) / "q.sqlite3")}
-        shape = [*(["--workers", WORKERS] if WORKERS else []), *(["--threads", THREADS] if THREADS else [])]
+        shape = [*(["--workers", WORKERS] if WORKERS else []), *(["--threads", THREADS] if THREADS else []),
+                 *(["--worker-class", WORKER_CLASS] if WORKER_CLASS else [])]
         log_path = Path(tmp) / "web.log"
         with log_path.open("ab") as log:
             web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
@@ -148,9 +150,10 @@ def main() -> int:
                     time.sleep(0.1)
             namespace: dict[str, object] = {}
             exec(compile((ROOT / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"), namespace)
-            print(f"gunicorn {WORKERS or namespace['workers']} {namespace['worker_class']} worker(s) x "
-                  f"{THREADS or namespace['threads']} threads, SQLite queue, {os.cpu_count()} CPUs, "
-                  f"client: a second process (asyncio) on loopback")
+            worker_class = WORKER_CLASS or namespace["worker_class"]
+            threads = f" x {THREADS or namespace.get('threads', 1)} threads" if worker_class == "gthread" else ""
+            print(f"gunicorn {WORKERS or namespace['workers']} {worker_class} worker(s){threads}, SQLite queue, "
+                  f"{os.cpu_count()} CPUs, client: a second process (asyncio) on loopback")
             for mode, name in (("burst", f"burst: {ROUNDS} rounds of {CONCURRENCY} at once"),
                                ("steady", f"steady: {RATE:g}/s for {SECONDS:g} s, at most {CONCURRENCY} in flight")):
                 time.sleep(1.0)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
+# shared/ sits beside the repository (a git worktree may be one level deeper: take the nearest)
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
 CORPUS = SHARED / "corpus" / "openlineage"
 PAYLOADS = SHARED / "github-payloads"
 

@@ -222,3 +222,75 @@ def test_bad_settings_are_named(env: dict[str, str], problem: str) -> None:
     base = {"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY}
     with pytest.raises(SettingsError, match=problem.replace("(", r"\(").replace(")", r"\)")):
         Settings.from_env({**base, **env})
+
+
+# -- payload shapes and metric labels ---------------------------------------------------------------
+def test_every_recorded_payload_has_the_shape_the_bot_reads() -> None:
+    from bot.app.payloads import problem
+
+    for path in sorted(PAYLOADS.glob("*.json")):
+        assert problem(path.name.split(".")[0], json.loads(path.read_bytes())) is None, path.name
+
+
+def _set(path: str, value: Any) -> Any:
+    def change(payload: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = payload
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        node[last] = value
+    return change
+
+
+# (payload file, change, the field the 400 names)
+WRONG_TYPES = [
+    ("pull_request.opened.json", _set("pull_request.number", "abc"), "pull_request.number"),
+    ("pull_request.opened.json", _set("number", "abc"), "number"),
+    ("pull_request.opened.json", _set("installation", 42), "installation"),
+    ("pull_request.opened.json", _set("installation", {"id": "42"}), "installation.id"),
+    ("pull_request.opened.json", _set("pull_request.number", 10**30), "pull_request.number"),  # beyond 64 bits
+    ("pull_request.opened.json", _set("number", 2**64 - 1), "number"),
+    ("pull_request.opened.json", _set("number", True), "number"),
+    ("pull_request.opened.json", _set("number", -3), "number"),
+    ("pull_request.opened.json", _set("pull_request.head", "main"), "pull_request.head"),
+    ("pull_request.opened.json", _set("pull_request.head.sha", "../../etc"), "pull_request.head.sha"),
+    ("pull_request.opened.json", _set("repository.full_name", "../.."), "repository.full_name"),
+    ("pull_request.opened.json", _set("action", ["opened"]), "action"),
+    ("pull_request.opened.json", _set("changes", "base"), "changes"),
+    ("pull_request_review.submitted.json", _set("pull_request", []), "pull_request"),
+    ("check_suite.rerequested.json", _set("check_suite.pull_requests", {"number": 1}), "check_suite.pull_requests"),
+    ("check_suite.rerequested.json", _set("check_suite.pull_requests.0.number", "2"),
+     "check_suite.pull_requests[0].number"),
+    ("check_run.rerequested.json", _set("check_run.head_sha", 12), "check_run.head_sha"),
+    ("issue_comment.created.on-pull-request.json", _set("comment.body", {"text": "/registry-bot recheck"}),
+     "comment.body"),
+    ("issue_comment.created.on-pull-request.json", _set("comment.user.login", 7), "comment.user.login"),
+    ("issue_comment.created.on-pull-request.json", _set("issue.number", 1.5), "issue.number"),
+    ("installation.created.json", _set("action", 1), "action"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "field"), WRONG_TYPES, ids=[f"{n}:{f}" for n, _, f in WRONG_TYPES])
+def test_wrong_types_are_400_naming_the_field(client: FlaskClient, queue: JobQueue, name: str,
+                                              change: Any, field: str) -> None:
+    payload = json.loads((PAYLOADS / name).read_bytes())
+    change(payload)
+    response = post(client, json.dumps(payload).encode(), name.split(".")[0])
+    assert response.status_code == 400, response.json
+    assert response.json["message"].startswith(f"payload field {field} must be ")
+    assert queue.pending() == 0
+
+
+def test_metric_labels_come_from_a_fixed_set_after_the_signature(client: FlaskClient) -> None:
+    from bot.app import metrics
+
+    def count(event: str, outcome: str) -> float:
+        return float(metrics.DELIVERIES.labels(event=event, outcome=outcome)._value.get())
+
+    before = count("unverified", "401"), count("other", "202")
+    body = (PAYLOADS / "ping.json").read_bytes()
+    post(client, body, "made-up-event-1", secret=None)  # unsigned: its event header proves nothing
+    post(client, body, "made-up-event-2", secret="wrong")
+    post(client, b'{"action": "created"}', "made-up-event-3")  # signed, but not an event the bot handles
+    assert "made-up-event" not in client.get("/metrics").get_data(as_text=True)
+    assert (count("unverified", "401"), count("other", "202")) == (before[0] + 2, before[1] + 1)

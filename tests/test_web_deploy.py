@@ -61,10 +61,16 @@ def test_procfile_runs_web_and_worker_modules_that_exist() -> None:
     assert importlib.util.find_spec("bot.app.worker") is not None
 
 
-def test_gunicorn_config_uses_threads() -> None:
+def test_gunicorn_config_uses_the_front_door_worker() -> None:
+    """The slow-client-proof worker (bot/app/front.py), and a header deadline (gevent's keepalive)."""
+    from gunicorn.util import load_class
+
+    from bot.app.front import FrontDoorWorker
+
     namespace: dict[str, object] = {}
     exec(compile((ROOT / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"), namespace)
-    assert namespace["worker_class"] == "gthread" and int(str(namespace["threads"])) >= 2
+    assert load_class(namespace["worker_class"]) is FrontDoorWorker
+    assert 0 < int(str(namespace["keepalive"])) < 10 and int(str(namespace["worker_connections"])) >= 100
 
 
 def test_manifest_asks_for_minimal_permissions_and_the_handled_events() -> None:

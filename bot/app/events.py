@@ -10,6 +10,8 @@ import json
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from bot.app.payloads import problem
+
 RECHECK_COMMAND = "/registry-bot recheck"
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
@@ -62,11 +64,14 @@ def _pr_from_list(items: Any) -> int:
 
 
 def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
-    """Turn a verified delivery into a job, or say why it is ignored."""
+    """Turn a verified delivery into a job, or say why it is ignored (400: why its payload is malformed)."""
     if event == "ping":
         return Decision(200, "pong")
     if event not in KNOWN_EVENTS:
         return Decision(202, f"event {event!r} is not handled; ignored")
+    wrong = problem(event, payload)  # every field read below has its type from here on
+    if wrong is not None:
+        return Decision(400, wrong)
     action = str(payload.get("action") or "")
     if event in LOGGED_EVENTS:
         return Decision(200, f"{event}.{action} logged")

@@ -11,8 +11,15 @@ import os
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import REGISTRY as DEFAULT_REGISTRY
 
+from bot.app.events import KNOWN_EVENTS
+
 DELIVERIES = Counter("registry_bot_deliveries_total", "Webhook deliveries by event and outcome",
-                     ["event", "outcome"])
+                     ["event", "outcome"])  # event: event_label() or UNVERIFIED; outcome: the HTTP status
+UNVERIFIED = "unverified"  # the event of a delivery whose signature did not verify: its header proves nothing
+OTHER_EVENT = "other"  # a signed delivery of an event the bot does not handle
+FRONT_DOOR_REFUSED = Counter("registry_bot_front_door_refused_total",
+                             "Requests the front door refused before the app: slow_body (408), memory (503)",
+                             ["reason"])
 JOBS = Counter("registry_bot_jobs_total", "Review jobs by outcome", ["outcome"])
 JOB_SECONDS = Histogram("registry_bot_job_seconds", "Time from job start to published verdict",
                         buckets=(0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120, 300, float("inf")))
@@ -20,6 +27,12 @@ FAILURES = Counter("registry_bot_failures_total", "Reviews that ended in an inte
 GITHUB_CALLS = Counter("registry_bot_github_calls_total", "GitHub API calls made by the worker", ["method"])
 RATE_LIMIT = Gauge("registry_bot_github_rate_limit_remaining", "Last x-ratelimit-remaining seen",
                    multiprocess_mode="mostrecent")
+
+
+def event_label(event: str) -> str:
+    """The ``event`` label of a verified delivery: one of the handled events, or ``other``. Labels come
+    from this fixed set, so no request can add a time series (each costs memory and /metrics bytes)."""
+    return event if event in KNOWN_EVENTS else OTHER_EVENT
 
 
 def render() -> tuple[bytes, str]:

@@ -53,21 +53,27 @@ def create_app(settings: Settings | None = None, queue: JobQueue | None = None) 
         delivery = request.headers.get("X-GitHub-Delivery", "")
         event = request.headers.get("X-GitHub-Event", "")
         with log_context(delivery=delivery, event=event):
-            status, message, extra = _handle(delivery, event)
-            metrics.DELIVERIES.labels(event=event or "-", outcome=str(status)).inc()
+            status, message, extra, verified = _handle(delivery, event)
+            # labels from fixed sets only, and the event only once the signature proved who sent it
+            metrics.DELIVERIES.labels(event=metrics.event_label(event) if verified else metrics.UNVERIFIED,
+                                      outcome=str(status)).inc()
             log.info("webhook %s: %s", status, message,
                      extra={"ms": round((time.perf_counter() - started) * 1000, 2)})
             return _answer(status, message, **extra)
 
-    def _handle(delivery: str, event: str) -> tuple[int, str, dict[str, Any]]:
+    def _handle(delivery: str, event: str) -> tuple[int, str, dict[str, Any], bool]:
+        """(status, message, extra answer fields, whether the signature was verified)."""
         if (request.content_length or 0) > MAX_BODY:
-            return 413, f"body over {MAX_BODY:,} bytes", {}
+            return 413, f"body over {MAX_BODY:,} bytes", {}, False
         try:
             body = request.get_data(cache=False)
         except RequestEntityTooLarge:
-            return 413, f"body over {MAX_BODY:,} bytes", {}
+            return 413, f"body over {MAX_BODY:,} bytes", {}, False
         if not verify(body, request.headers.get("X-Hub-Signature-256"), secrets):
-            return 401, "missing or bad X-Hub-Signature-256", {}
+            return 401, "missing or bad X-Hub-Signature-256", {}, False
+        return (*_verified(body, delivery, event), True)
+
+    def _verified(body: bytes, delivery: str, event: str) -> tuple[int, str, dict[str, Any]]:
         if not event or not delivery:
             return 400, "missing X-GitHub-Event or X-GitHub-Delivery header", {}
         try:

@@ -1,0 +1,122 @@
+"""The webhook front door: a gunicorn worker that slow clients cannot hold.
+
+gunicorn's ``gthread`` worker gives each connection a thread as soon as its first byte arrives, and the
+thread then waits on the socket for as long as the client likes: 8 connections sending a byte a second
+held every thread of 2 workers x 4 threads, and GitHub's deliveries (it gives up after 10 s and never
+redelivers) timed out behind them. This worker is gunicorn's gevent worker (a connection costs a
+greenlet, not a thread; up to ``worker_connections`` per worker) with two deadlines:
+
+- the request line and headers must arrive within ``keepalive`` seconds (gunicorn's own timeout around
+  the header parser of its async workers; ``gunicorn.conf.py`` keeps ``keepalive`` above 0);
+- the body must arrive within ``BODY_SECONDS`` of the headers; it is read into memory before the app
+  runs (at most the app's 25 MB limit plus one byte), so the app never waits on a client. Late bodies
+  are answered ``408`` and the connection is closed.
+
+Since a connection no longer costs a thread, many can send large bodies at once: the bodies one worker
+holds are capped at ``WEB_BODY_BUDGET_MB`` (256 MB by default, counted in 64 KB steps); a body that
+would pass it is answered ``503``. GitHub's deliveries are far smaller than the budget.
+
+Measured in ``benchmarks/bench_slow_clients.py`` (figures in ``docs/app.md``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+from typing import Any
+
+import gevent
+from gunicorn.http.body import Body
+from gunicorn.workers.ggevent import GeventWorker
+
+BODY_SECONDS = 10.0  # GitHub's own delivery timeout: a body slower than this is lost anyway
+CHUNK = 64 * 1024  # bodies are read, and counted against the budget, in steps of this size
+DEFAULT_BUDGET_MB = 256  # bodies held in memory at once by one worker (WEB_BODY_BUDGET_MB)
+
+log = logging.getLogger("bot.web")
+
+
+def _content_length(req: Any) -> int | None:
+    for name, value in req.headers:
+        if name == "CONTENT-LENGTH":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _refuse(sock: Any, status: str, message: str) -> None:
+    """Answer ``status`` with the app's JSON shape and ``Connection: close`` (the client may be gone)."""
+    body = b'{"message": "' + message.encode() + b'"}'
+    with contextlib.suppress(OSError):
+        sock.sendall(f"HTTP/1.1 {status}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+
+class FrontDoorWorker(GeventWorker):
+    """gevent worker that buffers each request body under a deadline and a memory budget before the app
+    sees it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.body_budget = int(os.environ.get("WEB_BODY_BUDGET_MB", DEFAULT_BUDGET_MB)) * 1024 * 1024
+        self.buffered = 0  # bytes of request bodies this worker holds right now
+
+    def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> bool:
+        held = 0
+        if req.body is not None:
+            held = self._buffer_body(req, sock, addr)
+            if held < 0:
+                raise StopIteration  # gunicorn's signal to close this connection
+        try:
+            return bool(super().handle_request(listener_name, req, sock, addr))
+        finally:
+            self.buffered -= held
+
+    def _buffer_body(self, req: Any, sock: Any, addr: Any) -> int:
+        """Read the whole body within ``BODY_SECONDS`` and hand the app an in-memory copy. Returns the
+        bytes now held (counted in ``buffered``), or -1 after answering 408 (too slow) or 503 (the
+        bodies in flight would pass the worker's budget: many large bodies at once are an attack)."""
+        from bot.app import metrics
+        from bot.app.web import MAX_BODY
+
+        length = _content_length(req)
+        if length is not None and length > MAX_BODY:
+            return 0  # the app answers 413 from the header without reading the body
+        client = addr[0] if isinstance(addr, tuple) else addr
+        chunks: list[bytes] = []
+        size = 0
+        over_budget = False
+        try:
+            with gevent.Timeout(BODY_SECONDS):
+                while size <= MAX_BODY and (chunk := req.body.read(CHUNK)):
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    self.buffered += len(chunk)
+                    if self.buffered > self.body_budget:
+                        over_budget = True
+                        break
+        except gevent.Timeout:
+            self.buffered -= size
+            metrics.FRONT_DOOR_REFUSED.labels(reason="slow_body").inc()
+            log.warning("closed a connection from %s: the request body did not arrive within %g s",
+                        client, BODY_SECONDS)
+            _refuse(sock, "408 Request Timeout", f"the request body did not arrive within {BODY_SECONDS:g} s")
+            return -1
+        except BaseException:
+            self.buffered -= size
+            raise
+        if over_budget:
+            metrics.FRONT_DOOR_REFUSED.labels(reason="memory").inc()
+            log.warning("refused a body from %s: the worker holds %d bytes of bodies, over its budget of %d",
+                        client, self.buffered, self.body_budget)
+            self.buffered -= size
+            _refuse(sock, "503 Service Unavailable", "too many large requests at once; retry later")
+            return -1
+        req.body = Body(io.BytesIO(b"".join(chunks)))
+        if size > MAX_BODY:  # the rest is still on the socket: never reuse this connection
+            req.must_close = True
+        return size
