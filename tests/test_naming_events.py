@@ -186,3 +186,19 @@ def test_naming_check_skips_other_json_with_one_notice(corpus: Path, tmp_path: P
     main(["naming", "check", str(folder), "-q"])
     lines = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("skipped 5 JSON documents") for line in lines) == 1
+
+
+def test_the_regression_s_short_walk_finds_what_the_full_walk_finds(corpus: Path) -> None:
+    """``identifiers(event, candidates)`` stops once the raw text's count of ``"namespace"`` is reached."""
+    from bot.naming.events import identifiers
+    from bot.regression.events import expand_local, file_records, parse_event
+
+    checked = 0
+    for record in file_records(expand_local([str(corpus / d) for d in ("integration", "proxy", "client")])):
+        event = parse_event(record.text)
+        full = identifiers(event)
+        assert identifiers(event, record.text.count('"namespace"')) == full, record.file
+        checked += len(full)
+    assert checked > 2000
+    hidden = '{"eventType": "START", "outputs": [{"n\\u0061mespace": "s3://b", "name": "k"}]}'
+    assert identifiers(json.loads(hidden), None)[0].namespace == "s3://b"  # the caller passes None for escapes

@@ -25,7 +25,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.jsondoc import MAX_BYTES, MAX_DEPTH, escape_pointer_token
 from bot.naming.model import ParseResult
@@ -42,24 +42,40 @@ class EventsProblem(Exception):
     """A file that holds no readable events."""
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
-    """One identifier at ``pointer`` inside a document, with the job's own jobType facet when it has one."""
+class Found(NamedTuple):
+    """One identifier inside a document, with the job's own jobType facet when it has one.
+
+    A named tuple (the regression makes one per identifier of every event); ``path`` is the location as
+    linked ``(parent, key)`` tuples, written out as ``pointer`` or ``subject`` only when asked.
+    """
 
     role: str  # "dataset" or "job"
     namespace: str
     name: str
-    pointer: str
+    path: Any = None
     integration: str | None = None  # the job's own jobType.integration
     job_type: str | None = None  # the job's own jobType.jobType
 
+    def tokens(self) -> list[str | int]:
+        out: list[str | int] = []
+        path = self.path
+        while path is not None:
+            path, token = path
+            out.append(token)
+        out.reverse()
+        return out
+
+    @property
+    def pointer(self) -> str:
+        """The JSON pointer of the identifier's object: ``/run/facets/parent/job``."""
+        return "".join(f"/{escape_pointer_token(t) if isinstance(t, str) else t}" for t in self.tokens())
+
     @property
     def subject(self) -> str:
-        """The pointer written as the regression names subjects: ``run.facets.parent.job``, ``inputs[0]``."""
+        """The location as the regression names subjects: ``run.facets.parent.job``, ``inputs[0]``."""
         out = ""
-        for token in self.pointer.split("/")[1:]:
-            token = token.replace("~1", "/").replace("~0", "~")
-            out += f"[{token}]" if token.isdigit() else (f".{token}" if out else token)
+        for token in self.tokens():
+            out += f"[{token}]" if isinstance(token, int) else (f".{token}" if out else token)
         return out or "event"
 
 
@@ -122,46 +138,95 @@ def read_events(path: Path) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def identifiers(event: Any) -> list[Found]:
-    """Every identifier inside one document, sorted by pointer (iteratively: deep nesting cannot crash it).
+def identifiers(event: Any, candidates: int | None = None, ordered: bool = True) -> list[Found]:
+    """Every identifier inside one document (iteratively: deep nesting cannot crash it), sorted by pointer
+    unless ``ordered`` is false.
 
-    The regression calls this for every event, so the walk is lean: pointers are built as linked tuples
-    and joined only for the identifiers found.
+    The walk is breadth-first, so the shallow identifiers (the job, inputs, outputs, the parent job) come
+    before the bulk of an event (schema fields, column lineage). ``candidates``, when the caller knows it,
+    is how many objects with a ``namespace`` key the document holds at most (the regression counts
+    ``"namespace"`` in the raw text): once that many are found, the rest of the document cannot hold one
+    and is not walked.
     """
     found: list[Found] = []
-    stack: list[tuple[Any, Any, str, int]] = [(event, None, "", 0)]  # (node, path, key above, depth)
-    dict_, list_ = dict, list
-    while stack:
-        node, path, key, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            continue
-        if type(node) is dict_:
-            ns = node.get("namespace")
-            if ns is not None:
-                nm = node.get("name")
-                if isinstance(ns, str) and isinstance(nm, str):
-                    found.append(_found(node, path, key, ns, nm))
-            for k, v in node.items():
-                if type(v) is dict_ or type(v) is list_:
-                    stack.append((v, (path, k), k, depth + 1))
-        else:
-            for i, v in enumerate(node):
-                if type(v) is dict_ or type(v) is list_:
-                    stack.append((v, (path, i), key, depth + 1))
-    found.sort(key=lambda f: f.pointer)
+    if candidates == 0:
+        return found
+    if candidates is not None and type(event) is dict:
+        shallow, seen = _shallow(event)
+        if seen == candidates:  # all of them are where events keep most identifiers
+            if ordered:
+                shallow.sort(key=lambda f: f.pointer)
+            return shallow
+    seen = 0
+    level: list[tuple[Any, Any, Any]] = [(event, None, "")]  # (node, path as linked tuples, key above)
+    dict_, list_, str_ = dict, list, str
+    for _depth in range(MAX_DEPTH + 1):
+        below: list[tuple[Any, Any, Any]] = []
+        for node, path, key in level:
+            if type(node) is dict_:
+                if "namespace" in node:
+                    ns, nm = node["namespace"], node.get("name")
+                    if type(ns) is str_ and type(nm) is str_:
+                        if key == "job" or node.get("type") == "JOB":
+                            found.append(Found("job", ns, nm, path, *_job_type(node)))
+                        else:
+                            found.append(Found("dataset", ns, nm, path))
+                    seen += 1
+                    if seen == candidates:
+                        below = []
+                        break
+                for k, v in node.items():
+                    if type(v) is dict_ or type(v) is list_:
+                        below.append((v, (path, k), k))
+            else:
+                for i, v in enumerate(node):
+                    if type(v) is dict_ or type(v) is list_:
+                        below.append((v, (path, i), key))
+        if not below:
+            break
+        level = below
+    if ordered:
+        found.sort(key=lambda f: f.pointer)
     return found
 
 
-def _found(node: dict[str, Any], path: Any, key: str, ns: str, nm: str) -> Found:
-    tokens: list[str] = []
-    while path is not None:
-        path, token = path
-        tokens.append(escape_pointer_token(token) if isinstance(token, str) else str(token))
-    pointer = "".join(f"/{t}" for t in reversed(tokens))
-    if key == "job" or node.get("type") == "JOB":
-        integration, job_type = _job_type(node)
-        return Found("job", ns, nm, pointer, integration, job_type)
-    return Found("dataset", ns, nm, pointer)
+def _shallow(event: dict[str, Any]) -> tuple[list[Found], int]:
+    """The identifiers in the places an event's structure puts them (the job, inputs, outputs, dataset, and the
+    objects directly inside a run or job facet, such as a parent job), and how many objects with a
+    ``namespace`` key those places hold: the same ``Found`` values the full walk gives for them."""
+    found: list[Found] = []
+    seen = 0
+
+    def visit(node: dict[str, Any], path: Any, key: Any) -> None:
+        nonlocal seen
+        seen += 1
+        ns, nm = node["namespace"], node.get("name")
+        if type(ns) is str and type(nm) is str:
+            if key == "job" or node.get("type") == "JOB":
+                found.append(Found("job", ns, nm, path, *_job_type(node)))
+            else:
+                found.append(Found("dataset", ns, nm, path))
+
+    for key in ("job", "dataset"):
+        value = event.get(key)
+        if type(value) is dict and "namespace" in value:
+            visit(value, (None, key), key)
+    for key in ("inputs", "outputs"):
+        items = event.get(key)
+        if type(items) is list:
+            for i, item in enumerate(items):
+                if type(item) is dict and "namespace" in item:
+                    visit(item, ((None, key), i), key)
+    for holder_key in ("run", "job"):
+        holder = event.get(holder_key)
+        facets = holder.get("facets") if type(holder) is dict else None
+        if type(facets) is dict:
+            for facet_key, facet in facets.items():
+                if type(facet) is dict:
+                    for k, v in facet.items():
+                        if type(v) is dict and "namespace" in v:
+                            visit(v, ((((None, holder_key), "facets"), facet_key), k), k)
+    return found, seen
 
 
 def _job_type(job: dict[str, Any]) -> tuple[str | None, str | None]:
