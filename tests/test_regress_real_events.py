@@ -96,3 +96,16 @@ def test_airflow_dag_and_task_events_pass_the_regression(corpus: Path, tree: Pat
     tally = run_records(records, side, side)
     assert not [r for r in tally.rows if r.rule == "job-name"], [r for r in tally.rows if r.rule == "job-name"]
     assert tally.counts[("https://github.com/OpenLineage/OpenLineage/blob/v1-0-0/client", "job-name", "", OK)] == 4
+
+
+def test_a_non_event_in_an_entry_s_samples_is_a_failure_not_a_notice(corpus: Path, tmp_path: Path) -> None:
+    from tests.regress_helpers import SAMPLES, run
+    from tests.test_naming_events import EXPECTED
+
+    root = make_tree(corpus, tmp_path / "tree")
+    (root / SAMPLES / "maintainers.json").write_text((EXPECTED / "dbt_maintainers.json").read_text())
+    tally = run(root, root)
+    readable = [r for r in tally.rows if r.rule == "event-readable"]
+    assert [(Path(r.file).name, r.index, r.outcome) for r in readable] == [
+        ("maintainers.json", 0, STILL_FAILING), ("maintainers.json", 1, STILL_FAILING)]
+    assert "samples/ folder holds events only" in readable[0].message and not tally.skipped

@@ -189,7 +189,13 @@ class Comparator:
                        (FAIL, str(exc)), (FAIL, str(exc)))
             return
         if document_kind(event) not in EVENT_KINDS:  # a config.json, a maintainers.json, a schema: not an event
-            tally.skipped[record.file] += 1
+            if record.entry is None:
+                tally.skipped[record.file] += 1
+                return
+            tally.events += 1  # an entry's samples/ folder holds its sample events: anything else is a mistake
+            why = (FAIL, "not an OpenLineage event (no eventType, run and job, or dataset or job with eventTime, "
+                         "producer or schemaURL): a registry entry's samples/ folder holds events only")
+            self._emit(tally, record, record.entry, "event-readable", "", "", "event", why, why)
             return
         tally.events += 1
         partial = might_hold_placeholders(record.text) and has_placeholders(event)
