@@ -57,7 +57,8 @@ def test_demo_regression_on_the_warm_session(spark, tmp_path: Path) -> None:  # 
         section, findings = stage(base, head, changes, load_config(base)[0])
     assert section is not None
     totals = section.data["totals"]
-    assert (totals["broken"], totals["fixed"], totals["still_failing"]) == (0, 1, 1)
+    # still failing: the facet key without its owner's prefix, and postgresql://, which decisions.json rejects
+    assert (totals["broken"], totals["fixed"], totals["still_failing"]) == (0, 1, 2)
     rules = {(f.rule, f.path) for f in findings}
     assert ("regression/still-failing", "spec/registry/dagster/samples/orders_pipeline.json") in rules
     assert ("regression/unseen-facet", "spec/registry/dagster/registry.json") in rules

@@ -15,9 +15,11 @@ from bot.registry import Registry
 from bot.regression import review_stage
 from bot.regression.compare import BROKEN, run_records
 from bot.regression.events import file_records, sample_records
+from bot.regression.result import RegressionResult
 from bot.regression.spark_job import run_spark
 from bot.snapshot import DirSnapshot
 from tests.regress_helpers import JOB_FACET, edit_json, make_tree, spec
+from tests.test_naming_events import EXPECTED
 from tests.test_regress import corpus_event_files
 
 pytestmark = pytest.mark.spark
@@ -53,6 +55,7 @@ def test_spark_and_one_process_give_the_same_outcomes(spark, corpus: Path, trees
     lines = tmp_path / "events.jsonl"  # read by Spark line by line, numbered within the file
     shutil.copy(head_root / "spec/registry/gcp/composer/samples/events.jsonl", lines)
     whole = [p for p in files if "/dbt/" in p or "/proxy/" in p]  # read by Spark whole (arrays and objects)
+    whole += [str(EXPECTED / "hive_dataproc_config.json"), str(EXPECTED / "dbt_maintainers.json")]  # not events
     rest = [p for p in files if p not in whole]
 
     parquet = tmp_path / "outcomes.parquet"
@@ -63,6 +66,10 @@ def test_spark_and_one_process_give_the_same_outcomes(spark, corpus: Path, trees
 
     assert result.events == local.events
     assert result.counts == dict(local.counts)
+    notes = RegressionResult.from_tally(base, head, local, "one Python process", 0.0)
+    assert result.skipped == notes.skipped and {Path(f).name: n for f, n in result.skipped.items()} == {
+        "hive_dataproc_config.json": 1, "dbt_maintainers.json": 2}
+    assert result.unregistered == notes.unregistered and result.unregistered  # one notice per producer
     actual = spark.read.parquet(str(parquet)).select(
         "producer", "rule", "facet", "schema", "subject", "outcome", "base", "head", "file", "idx")
     actual = actual.withColumn("file", F.regexp_replace("file", "^file:", ""))  # Spark names the files it reads

@@ -144,7 +144,7 @@ def _shared_schemes(ctx: _Context) -> Iterator[Finding]:
 def _parse(rules: NamingRules, source: Source, example: Example) -> ParseResult:
     if source.kind == "dataset":
         return rules.parse_dataset(example.namespace, example.name)
-    return rules.parse_job(example.namespace, example.name, source.id)
+    return rules.parse_job(example.namespace, example.name, source.id, example.job_type)
 
 
 def _examples(ctx: _Context, source: Source) -> Iterator[Finding]:

@@ -82,11 +82,13 @@ def _event_files(paths: list[str]) -> list[Path]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from bot.naming.events import EventsProblem, judge_event, read_events
+    from bot.naming.events import INVALID, EventsProblem, document_kind, judge_event, read_events
 
     rules = _rules(args.rules)
     report: list[dict[str, object]] = []
-    invalid = unreadable = 0
+    verdicts: dict[str, int] = {}
+    unreadable = 0
+    skipped: dict[str, int] = {}  # file -> JSON documents that are neither events nor facet documents
     for path in _event_files(args.paths):
         try:
             events = read_events(path)
@@ -95,18 +97,31 @@ def _check(args: argparse.Namespace) -> int:
             report.append({"file": str(path), "error": str(exc)})
             continue
         for index, event in enumerate(events):
+            kind = document_kind(event)
+            if kind is None:
+                skipped[str(path)] = skipped.get(str(path), 0) + 1
+                continue
             judged = judge_event(rules, event)
-            invalid += sum(not j.result.ok for j in judged)
-            report.append({"file": str(path), "event": index, "identifiers": [j.to_json() for j in judged]})
+            for j in judged:
+                verdicts[j.verdict] = verdicts.get(j.verdict, 0) + 1
+            report.append({"file": str(path), "event": index, "kind": kind,
+                           "identifiers": [j.to_json() for j in judged]})
+    invalid = verdicts.get(INVALID, 0)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"events": report, "invalid": invalid, "unreadable": unreadable},
+        sys.stdout.write(json.dumps({"events": report, "invalid": invalid, "verdicts": verdicts,
+                                     "unreadable": unreadable, "skipped": skipped},
                                     indent=2, ensure_ascii=False) + "\n")
     else:
         _print_text(report, args.quiet)
-        total = sum(len(items) for e in report if isinstance(items := e.get("identifiers"), list))
+        total = sum(verdicts.values())
         n_events = sum(1 for e in report if "event" in e)
-        print(f"{total} identifiers in {n_events} events: {invalid} invalid"
+        others = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()) if v != INVALID and n)
+        print(f"{total} identifiers in {n_events} events: {invalid} invalid" + (f" ({others})" if others else "")
               + (f", {unreadable} unreadable files" if unreadable else ""))
+        if skipped:
+            files = sorted(skipped)
+            print(f"skipped {sum(skipped.values())} JSON documents that are not OpenLineage events in "
+                  f"{len(files)} files: {', '.join(files[:5])}{' ...' if len(files) > 5 else ''}")
     return EXIT_ERRORS if invalid or unreadable else EXIT_OK
 
 
@@ -117,10 +132,10 @@ def _print_text(report: list[dict[str, object]], quiet: bool) -> None:
             continue
         items = entry["identifiers"]
         assert isinstance(items, list)
-        shown = [i for i in items if not (quiet and i["ok"])]
+        shown = [i for i in items if not (quiet and i["verdict"] != "invalid")]
         if not shown:
             continue
         print(f"{entry['file']} event {entry['event']}:")
         for i in shown:
-            verdict = f"ok ({i['source']})" if i["ok"] else f"INVALID: {i['reason']}"
+            verdict = f"ok ({i['source']})" if i["ok"] else f"{i['verdict'].upper()}: {i['reason']}"
             print(f"  {i['role']:<7} {i['pointer'] or '/'}  {i['namespace']} {i['name']}  {verdict}")

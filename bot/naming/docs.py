@@ -77,7 +77,12 @@ def _section(s: Source) -> list[str]:
     elif raw.get("integration"):
         out.append(f"- Integration (jobType facet): `{raw['integration']}`")
     for f in s.forms:
-        label = "" if f.label == "default" else f" ({f.label}{', legacy' if _legacy(s, f.label) else ''})"
+        notes = [] if f.label == "default" else [f.label]
+        if _legacy(s, f.label):
+            notes.append("legacy")
+        if f.job_types:
+            notes.append("jobType " + " or ".join(_code(t) for t in f.job_types))
+        label = f" ({', '.join(notes)})" if notes else ""
         out.append(f"- Identifier{label}: namespace {_code(f.namespace.text)}, name {_code(f.name.text)}")
     quoting = raw.get("quoting")
     if quoting:
@@ -93,9 +98,9 @@ def _section(s: Source) -> list[str]:
         out.append(f"| `{c.name}` | `{_cell(spec['pattern'])}` | {c.case} | {_cell(c.description)} |")
     out.append("")
     examples = raw.get("examples", {})
-    out.append("Valid: " + "; ".join(_code(f"{e['namespace']} {e['name']}") for e in examples.get("valid", [])))
+    out.append("Valid: " + "; ".join(_example(e) for e in examples.get("valid", [])))
     out.append("")
-    out.append("Invalid: " + "; ".join(_code(f"{e['namespace']} {e['name']}") for e in examples.get("invalid", [])))
+    out.append("Invalid: " + "; ".join(_example(e) for e in examples.get("invalid", [])))
     out.append("")
     for d in raw.get("decisions", []):
         out.append(f"- Decision: {_code(d['namespace'] + ' ' + d['name'])} is **{d['verdict']}**: {d['reason']}")
@@ -105,6 +110,11 @@ def _section(s: Source) -> list[str]:
     out.append("Documentation: " + ", ".join(links))
     out.append("")
     return out
+
+
+def _example(example: dict[str, str]) -> str:
+    shown = _code(f"{example['namespace']} {example['name']}")
+    return f"{shown} (jobType {example['jobType']})" if example.get("jobType") else shown
 
 
 def _legacy(source: Source, label: str) -> bool:

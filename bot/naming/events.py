@@ -1,9 +1,22 @@
 """Find the dataset and job identifiers in OpenLineage events and judge each by the naming rules.
 
-Reads JSON files (one event, an array of events, or facet documents such as the spec's test
-files) and JSON lines. Every object holding string ``namespace`` and ``name`` is an identifier:
-under a ``job`` key, or typed ``JOB`` (lineage facets), it is a job; otherwise a dataset (inputs,
-outputs, DatasetEvent's ``dataset``, symlinks, column-lineage input fields, lineage entries).
+One code path for ``registry-bot naming check`` and the regression's ``dataset-name`` / ``job-name``
+rules: ``identifiers`` finds them, ``judge`` gives the verdict, so both always agree.
+
+- Which JSON documents are judged: ``document_kind`` tells OpenLineage events (RunEvent, DatasetEvent,
+  JobEvent, partial expected events included) and facet documents (the spec's test files) from any other
+  JSON (a scenario's ``config.json``, a ``maintainers.json``, a schema), which is skipped.
+- Every object holding string ``namespace`` and ``name`` is an identifier: under a ``job`` key, or typed
+  ``JOB`` (lineage facets), it is a job; otherwise a dataset (inputs, outputs, DatasetEvent's ``dataset``,
+  symlinks, column-lineage input fields, lineage entries).
+- A job's kind comes from its *own* ``jobType`` facet (``integration`` and ``jobType``), matched against the
+  naming files (their ``integration`` and each form's ``jobTypes``). A job without one, such as a parent
+  job in a ParentRunFacet, is judged by its name's shape against every job kind; it never borrows the
+  kind of the event's own job.
+- Verdicts: ``valid``; ``invalid`` (the rules say why); ``unknown`` (no rule covers it: a dataset scheme
+  without a convention, a job of an integration without a naming file, or a job with no ``jobType`` that
+  no convention accepts); ``placeholder`` (a test-suite matcher, see ``bot.naming.placeholders``: never
+  judged as an identifier).
 """
 
 from __future__ import annotations
@@ -12,38 +25,93 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.jsondoc import MAX_BYTES, MAX_DEPTH, escape_pointer_token
 from bot.naming.model import ParseResult
+from bot.naming.placeholders import SYNTAXES, is_placeholder
 from bot.naming.rules import NamingRules
 
-PLACEHOLDER = "${json-unit."  # the integration tests' expected events use json-unit placeholders
+VALID, INVALID, UNKNOWN, PLACEHOLDER = "valid", "invalid", "unknown", "placeholder"
+EVENT_KINDS = ("RunEvent", "DatasetEvent", "JobEvent")
+FACETS = "facets"  # document_kind of a facet document: {key: facet}, every facet with _producer or _schemaURL
+_EVENT_FIELDS = ("eventTime", "producer", "schemaURL")
 
 
 class EventsProblem(Exception):
     """A file that holds no readable events."""
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
-    """One identifier at ``pointer`` inside event ``index`` of a file."""
+class Found(NamedTuple):
+    """One identifier inside a document, with the job's own jobType facet when it has one.
+
+    A named tuple (the regression makes one per identifier of every event); ``path`` is the location as
+    linked ``(parent, key)`` tuples, written out as ``pointer`` or ``subject`` only when asked.
+    """
 
     role: str  # "dataset" or "job"
     namespace: str
     name: str
-    pointer: str
-    integration: str | None = None  # jobType.integration of the job, when the event says
+    path: Any = None
+    integration: str | None = None  # the job's own jobType.integration
+    job_type: str | None = None  # the job's own jobType.jobType
+
+    def tokens(self) -> list[str | int]:
+        out: list[str | int] = []
+        path = self.path
+        while path is not None:
+            path, token = path
+            out.append(token)
+        out.reverse()
+        return out
+
+    @property
+    def pointer(self) -> str:
+        """The JSON pointer of the identifier's object: ``/run/facets/parent/job``."""
+        return "".join(f"/{escape_pointer_token(t) if isinstance(t, str) else t}" for t in self.tokens())
+
+    @property
+    def subject(self) -> str:
+        """The location as the regression names subjects: ``run.facets.parent.job``, ``inputs[0]``."""
+        out = ""
+        for token in self.tokens():
+            out += f"[{token}]" if isinstance(token, int) else (f".{token}" if out else token)
+        return out or "event"
 
 
 @dataclass(frozen=True, slots=True)
 class Judged:
     found: Found
+    verdict: str
     result: ParseResult
 
     def to_json(self) -> dict[str, Any]:
-        return {"role": self.found.role, "pointer": self.found.pointer, "namespace": self.found.namespace,
-                "name": self.found.name, **self.result.to_json()}
+        data = {"role": self.found.role, "pointer": self.found.pointer, "namespace": self.found.namespace,
+                "name": self.found.name, "verdict": self.verdict, **self.result.to_json()}
+        if self.found.integration or self.found.job_type:
+            data["jobType"] = {"integration": self.found.integration, "jobType": self.found.job_type}
+        return data
+
+
+def document_kind(doc: Any) -> str | None:
+    """``RunEvent``, ``DatasetEvent``, ``JobEvent``, ``FACETS`` (a facet document), or None for other JSON.
+
+    By shape, so that partial expected events count: a RunEvent has ``eventType`` or both ``run`` and
+    ``job``; a DatasetEvent a ``dataset`` object, a JobEvent a ``job`` object, each with one of
+    ``eventTime``, ``producer``, ``schemaURL`` (a JobEvent also with ``inputs``/``outputs``).
+    """
+    if not isinstance(doc, dict) or not doc:
+        return None
+    if "eventType" in doc or (isinstance(doc.get("run"), dict) and isinstance(doc.get("job"), dict)):
+        return "RunEvent"
+    has_fields = any(k in doc for k in _EVENT_FIELDS)
+    if isinstance(doc.get("dataset"), dict) and has_fields:
+        return "DatasetEvent"
+    if isinstance(doc.get("job"), dict) and (has_fields or "inputs" in doc or "outputs" in doc):
+        return "JobEvent"
+    if all(isinstance(v, dict) and ("_producer" in v or "_schemaURL" in v) for v in doc.values()):
+        return FACETS
+    return None
 
 
 def read_events(path: Path) -> list[Any]:
@@ -70,38 +138,106 @@ def read_events(path: Path) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def identifiers(event: Any) -> list[Found]:
-    """Every identifier inside one event (iteratively, so deep nesting cannot crash it)."""
+def identifiers(event: Any, candidates: int | None = None, ordered: bool = True) -> list[Found]:
+    """Every identifier inside one document (iteratively: deep nesting cannot crash it), sorted by pointer
+    unless ``ordered`` is false.
+
+    The walk is breadth-first, so the shallow identifiers (the job, inputs, outputs, the parent job) come
+    before the bulk of an event (schema fields, column lineage). ``candidates``, when the caller knows it,
+    is how many objects with a ``namespace`` key the document holds at most (the regression counts
+    ``"namespace"`` in the raw text): once that many are found, the rest of the document cannot hold one
+    and is not walked.
+    """
     found: list[Found] = []
-    integration = _integration(event)
-    stack: list[tuple[Any, str, str, int]] = [(event, "", "", 0)]
-    while stack:
-        node, pointer, key, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            continue
-        if isinstance(node, dict):
-            ns, nm = node.get("namespace"), node.get("name")
-            if isinstance(ns, str) and isinstance(nm, str):
-                is_job = key == "job" or node.get("type") == "JOB"
-                found.append(Found("job" if is_job else "dataset", ns, nm, pointer,
-                                   integration if is_job and pointer == "/job" else None))
-            for k, v in node.items():
-                if isinstance(v, dict | list):
-                    stack.append((v, f"{pointer}/{escape_pointer_token(k)}", k, depth + 1))
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                if isinstance(v, dict | list):
-                    stack.append((v, f"{pointer}/{i}", key, depth + 1))
-    found.sort(key=lambda f: f.pointer)
+    if candidates == 0:
+        return found
+    if candidates is not None and type(event) is dict:
+        shallow, seen = _shallow(event)
+        if seen == candidates:  # all of them are where events keep most identifiers
+            if ordered:
+                shallow.sort(key=lambda f: f.pointer)
+            return shallow
+    seen = 0
+    level: list[tuple[Any, Any, Any]] = [(event, None, "")]  # (node, path as linked tuples, key above)
+    dict_, list_, str_ = dict, list, str
+    for _depth in range(MAX_DEPTH + 1):
+        below: list[tuple[Any, Any, Any]] = []
+        for node, path, key in level:
+            if type(node) is dict_:
+                if "namespace" in node:
+                    ns, nm = node["namespace"], node.get("name")
+                    if type(ns) is str_ and type(nm) is str_:
+                        if key == "job" or node.get("type") == "JOB":
+                            found.append(Found("job", ns, nm, path, *_job_type(node)))
+                        else:
+                            found.append(Found("dataset", ns, nm, path))
+                    seen += 1
+                    if seen == candidates:
+                        below = []
+                        break
+                for k, v in node.items():
+                    if type(v) is dict_ or type(v) is list_:
+                        below.append((v, (path, k), k))
+            else:
+                for i, v in enumerate(node):
+                    if type(v) is dict_ or type(v) is list_:
+                        below.append((v, (path, i), key))
+        if not below:
+            break
+        level = below
+    if ordered:
+        found.sort(key=lambda f: f.pointer)
     return found
 
 
-def _integration(event: Any) -> str | None:
-    try:
-        value = event["job"]["facets"]["jobType"]["integration"]
-    except (KeyError, TypeError):
-        return None
-    return value.lower() if isinstance(value, str) else None
+def _shallow(event: dict[str, Any]) -> tuple[list[Found], int]:
+    """The identifiers in the places an event's structure puts them (the job, inputs, outputs, dataset, and the
+    objects directly inside a run or job facet, such as a parent job), and how many objects with a
+    ``namespace`` key those places hold: the same ``Found`` values the full walk gives for them."""
+    found: list[Found] = []
+    seen = 0
+
+    def visit(node: dict[str, Any], path: Any, key: Any) -> None:
+        nonlocal seen
+        seen += 1
+        ns, nm = node["namespace"], node.get("name")
+        if type(ns) is str and type(nm) is str:
+            if key == "job" or node.get("type") == "JOB":
+                found.append(Found("job", ns, nm, path, *_job_type(node)))
+            else:
+                found.append(Found("dataset", ns, nm, path))
+
+    for key in ("job", "dataset"):
+        value = event.get(key)
+        if type(value) is dict and "namespace" in value:
+            visit(value, (None, key), key)
+    for key in ("inputs", "outputs"):
+        items = event.get(key)
+        if type(items) is list:
+            for i, item in enumerate(items):
+                if type(item) is dict and "namespace" in item:
+                    visit(item, ((None, key), i), key)
+    for holder_key in ("run", "job"):
+        holder = event.get(holder_key)
+        facets = holder.get("facets") if type(holder) is dict else None
+        if type(facets) is dict:
+            for facet_key, facet in facets.items():
+                if type(facet) is dict:
+                    for k, v in facet.items():
+                        if type(v) is dict and "namespace" in v:
+                            visit(v, ((((None, holder_key), "facets"), facet_key), k), k)
+    return found, seen
+
+
+def _job_type(job: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The job's own ``facets.jobType`` (integration, jobType), placeholders dropped."""
+    facets = job.get("facets")
+    facet = facets.get("jobType") if isinstance(facets, dict) else None
+    if not isinstance(facet, dict):
+        return None, None
+    values = [facet.get("integration"), facet.get("jobType")]
+    integration, job_type = (v if isinstance(v, str) and v and not is_placeholder(v) else None for v in values)
+    return integration, job_type
 
 
 def identifiers_in_file(path: Path) -> Iterator[Found]:
@@ -109,15 +245,39 @@ def identifiers_in_file(path: Path) -> Iterator[Found]:
         yield from identifiers(event)
 
 
-def judge(rules: NamingRules, found: Found) -> ParseResult:
-    """The verdict on one identifier; json-unit placeholders are reported as such."""
-    if PLACEHOLDER in found.namespace or PLACEHOLDER in found.name:
-        return ParseResult(False, reason="a json-unit test placeholder (${json-unit...}), not an identifier")
+def judge(rules: NamingRules, found: Found) -> tuple[str, ParseResult]:
+    """The verdict (valid, invalid, unknown or placeholder) on one identifier, and the parse behind it."""
+    if is_placeholder(found.namespace) or is_placeholder(found.name):
+        return PLACEHOLDER, ParseResult(False, reason=f"a test-suite placeholder ({' or '.join(SYNTAXES)}), "
+                                                      "not an identifier")
     if found.role == "job":
-        kind = found.integration if found.integration in rules.jobs else None
-        return rules.parse_job(found.namespace, found.name, kind)
-    return rules.parse_dataset(found.namespace, found.name)
+        return _judge_job(rules, found)
+    result = rules.parse_dataset(found.namespace, found.name)
+    if result.ok:
+        return VALID, result
+    if rules.covers_namespace(found.namespace):
+        return INVALID, result
+    return UNKNOWN, result
+
+
+def _judge_job(rules: NamingRules, found: Found) -> tuple[str, ParseResult]:
+    if found.integration is None:  # no evidence of its own: any job kind whose shape it has
+        result = rules.parse_job(found.namespace, found.name)
+        if result.ok:  # name every kind that accepts it: the shape alone does not tell them apart
+            kinds = [k for k in rules.jobs if k == result.source or rules.parse_job(found.namespace, found.name, k).ok]
+            return VALID, result._replace(source=" or ".join(kinds))
+        return UNKNOWN, result._replace(reason="no jobType facet says what kind of job this is, and no job naming "
+                                               f"convention accepts it: {result.reason}")
+    kind = rules.job_kind(found.integration)
+    if kind is None:
+        return UNKNOWN, ParseResult(False, reason=f"no job naming convention for the integration "
+                                                  f"{found.integration!r} (jobType facet)")
+    if not rules.job_forms(kind, found.job_type):
+        return UNKNOWN, ParseResult(False, source=kind, reason=f"the {kind} job naming convention has no form for "
+                                                               f"jobType {found.job_type!r}")
+    result = rules.parse_job(found.namespace, found.name, kind, found.job_type)
+    return (VALID if result.ok else INVALID), result
 
 
 def judge_event(rules: NamingRules, event: Any) -> list[Judged]:
-    return [Judged(f, judge(rules, f)) for f in identifiers(event)]
+    return [Judged(f, *judge(rules, f)) for f in identifiers(event)]

@@ -144,7 +144,9 @@ def build_sources(
 def _examples(items: Any, pointer: str) -> tuple[Example, ...]:
     out = []
     for i, item in enumerate(items or ()):
-        out.append(Example(str(item["namespace"]), str(item["name"]), f"{pointer}/{i}", str(item.get("reason", ""))))
+        job_type = item.get("jobType")
+        out.append(Example(str(item["namespace"]), str(item["name"]), f"{pointer}/{i}", str(item.get("reason", "")),
+                           str(job_type) if job_type is not None else None))
     return tuple(out)
 
 
@@ -254,6 +256,7 @@ def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict
         hot_ascii=compile_ascii(joined) if not isinstance(hot_re, re.Pattern) else None,
         has_optional=ns.required() != list(ns.slots()) or nm.required() != list(nm.slots()),
         checked=tuple(components[n] for n in names if components[n].quoted or components[n].case != "preserve"),
+        job_types=tuple(str(t) for t in raw.get("jobTypes", ())),
     )
 
 

@@ -143,6 +143,7 @@ class Form:
     has_optional: bool
     checked: tuple[Component, ...]  # components with case or quoting rules to verify after a match
     hot_ascii: re.Pattern[str] | None  # when hot_re needs ``regex``: a stdlib twin for ASCII identifiers
+    job_types: tuple[str, ...] = ()  # jobs: the jobType facet values this form is for (empty: any)
     plain: bool = field(init=False)  # no gaps to drop, no rules to verify: a match's groups are the components
 
     def __post_init__(self) -> None:
@@ -158,6 +159,7 @@ class Example:
     name: str
     pointer: str
     expect_reason: str = ""  # invalid examples: a phrase the parser's reason must contain
+    job_type: str | None = None  # jobs: the jobType facet value the example is judged with
 
 
 @dataclass(frozen=True)

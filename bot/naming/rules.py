@@ -56,6 +56,11 @@ class NamingRules:
             scheme: tuple((_hot_matcher(form), form) for form in forms)
             for scheme, forms in self._by_scheme.items()}
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
+        self._by_integration: dict[str, str] = {}  # jobType facet integration (upper case) -> job kind
+        for source in self.jobs.values():
+            integration = source.raw.get("integration")
+            if isinstance(integration, str):
+                self._by_integration.setdefault(integration.upper(), source.id)
         self._relaxed: dict[tuple[int, str, str], regex.Pattern[str]] = {}
         self._cache: dict[tuple[str, str], ParseResult] = {}
         self._seen: set[int] = set()  # hashes of identifiers parsed once
@@ -126,8 +131,13 @@ class NamingRules:
         self._cache.clear()
         self._seen.clear()
 
-    def parse_job(self, namespace: str, name: str, kind: str | None = None) -> ParseResult:
-        """The job kind (``airflow``...) an identifier follows, or why it follows none."""
+    def parse_job(self, namespace: str, name: str, kind: str | None = None, job_type: str | None = None
+                  ) -> ParseResult:
+        """The job kind (``airflow``...) an identifier follows, or why it follows none.
+
+        ``kind`` limits the forms to one job kind, ``job_type`` (the jobType facet's value) to its forms for
+        that job type (see ``job_forms``); without ``kind``, every form of every kind is tried.
+        """
         try:
             joined = namespace + "\x00" + name
         except TypeError:
@@ -135,10 +145,12 @@ class NamingRules:
         if len(joined) > MAX_IDENTIFIER_CHARS or joined.count("\x00") != 1:
             return _refuse(joined)
         if kind is not None:
-            source = self.jobs.get(kind)
-            if source is None:
+            if kind not in self.jobs:
                 return ParseResult(False, reason=f"no job naming convention {kind!r} (known: {', '.join(self.jobs)})")
-            forms = list(source.forms)
+            forms = self.job_forms(kind, job_type)
+            if not forms:
+                return ParseResult(False, source=kind, reason=f"the {kind} job naming convention has no form for "
+                                                              f"jobType {job_type!r}")
         else:
             forms = self._job_forms
         for form in forms:
@@ -147,6 +159,31 @@ class NamingRules:
                 return _finish(form, m.groupdict()) if not form.plain else \
                     ParseResult(True, form.source, m.groupdict(), None, form.label)
         return self._explain(forms, namespace, name, "job")
+
+    def job_kind(self, integration: str) -> str | None:
+        """The job kind whose naming file states this jobType facet ``integration`` (case-insensitive)."""
+        return self._by_integration.get(integration.upper())
+
+    def job_forms(self, kind: str, job_type: str | None = None) -> list[Form]:
+        """The forms of a job kind for a jobType facet value: the forms listing it in ``jobTypes``, else the
+        forms that list none (they serve any job type); every form without ``job_type``."""
+        source = self.jobs.get(kind)
+        if source is None:
+            return []
+        if job_type is None:
+            return list(source.forms)
+        wanted = job_type.upper()
+        listed = [f for f in source.forms if any(t.upper() == wanted for t in f.job_types)]
+        return listed or [f for f in source.forms if not f.job_types]
+
+    def covers_namespace(self, namespace: str) -> bool:
+        """Whether a rule speaks to a dataset namespace: a source uses its scheme (in any case), a decision
+        rejects it, or it has no scheme at all (a namespace names its data source). Otherwise a failed parse
+        is *unknown*: no rule covers that data source yet."""
+        scheme = scheme_key(namespace)
+        if ":" not in namespace or scheme.lower() in self._by_scheme:
+            return True
+        return any(d.matches(namespace, scheme) for d in self.decisions)
 
     # ---- formatting ----------------------------------------------------------------------------
 

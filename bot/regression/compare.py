@@ -5,9 +5,15 @@ Rules (one result per event, subject and rule, on each side):
 - ``event-schema``: the event against the OpenLineage schema its ``schemaURL`` names;
 - ``facet-schema``: a facet against the schema its ``_schemaURL`` names (or, without one, the schema
   defining its key);
-- ``facet-key``: the facet's key is a key its schema defines and carries the owner's prefix;
-- ``facet-producer``: ``_producer`` names a registered producer;
-- ``dataset-name`` / ``job-name``: identifiers follow the naming rules.
+- ``facet-key``: the facet's key is a key its schema defines and carries the owner's prefix (*unknown* when the
+  schema is not a registered facet file: its keys cannot be judged);
+- ``facet-producer``: ``_producer`` names a registered producer (an ``ol:`` name that is not registered fails;
+  a URL that is under no registered producer's documentation is counted once per producer as a notice);
+- ``dataset-name`` / ``job-name``: every identifier of the event, judged by ``bot.naming.events`` (the code
+  path of ``registry-bot naming check``).
+
+JSON documents that are not OpenLineage events (``bot.naming.events.document_kind``) are counted per file
+and skipped.
 
 Both sides share compiled validators and verdicts wherever their schemas are identical.
 """
@@ -19,6 +25,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.naming.events import (
+    EVENT_KINDS,
+    INVALID,
+    PLACEHOLDER,
+    VALID,
+    Found,
+    document_kind,
+    identifiers,
+    judge,
+)
 from bot.regression.events import (
     EventError,
     EventRecord,
@@ -78,6 +94,16 @@ class Tally:
     events: int = 0
     # facets that passed every rule on both sides, counted in one step: (producer, key, producer rule ran)
     passed_facets: Counter[tuple[str, str, bool]] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)  # file -> JSON documents that are not events
+    # _producer URLs no registered producer covers (on both sides) -> facets naming them, first (file, index)
+    unregistered: Counter[str] = field(default_factory=Counter)
+    unregistered_first: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def note_unregistered(self, producer: str, file: str, index: int, n: int = 1) -> None:
+        self.unregistered[producer] += n
+        first = self.unregistered_first.get(producer)
+        if first is None or (file, index) < first:
+            self.unregistered_first[producer] = (file, index)
 
     def settle(self) -> Tally:
         """Fold the one-step counts of passing facets into ``counts`` (call before reading counts)."""
@@ -96,6 +122,9 @@ class Tally:
         self.counts.update(other.counts)
         self.seen |= other.seen
         self.events += other.events
+        self.skipped.update(other.skipped)
+        for producer, n in other.unregistered.items():
+            self.note_unregistered(producer, *other.unregistered_first[producer], n=n)
 
 
 def _dataset_containers(event: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -121,9 +150,8 @@ def _facet_maps(event: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _event_fragment(event: dict[str, Any]) -> str:
-    if "run" in event or "eventType" in event:
-        return "/$defs/RunEvent"
-    return "/$defs/DatasetEvent" if "dataset" in event else "/$defs/JobEvent"
+    kind = document_kind(event)
+    return f"/$defs/{kind if kind in EVENT_KINDS else 'RunEvent'}"
 
 
 class Comparator:
@@ -135,7 +163,7 @@ class Comparator:
         self.base = Validators(base, pool)
         self.head = Validators(head, pool)
         self._explained: Counter[tuple[str, str, str, str]] = Counter()
-        self._naming_memo: dict[tuple[str, str, str, str], Status] = {}
+        self._naming_memo: dict[tuple[str, str, str, str, str | None, str | None], Status | None] = {}
         self._plans: dict[tuple[str, str | None, str | None], FacetPlan] = {}
         self._same_naming = base.naming_digest == head.naming_digest and base.dataset_schemes == head.dataset_schemes
         self.fast = fast
@@ -143,22 +171,33 @@ class Comparator:
         self._fast_events: dict[Any, FastCheck | None] = {}
         self._fast_facets: dict[tuple[Any, ...], FastCheck | None] = {}
         self._producer_names: dict[str, str | None] = {}
-        self._name_pairs: dict[tuple[str, str, str], tuple[Status, Status] | None] = {}
+        self._name_pairs: dict[tuple[str, str, str, str | None, str | None], tuple[Status, Status] | None] = {}
 
     # --- one event -------------------------------------------------------------------------------
 
     def check(self, record: EventRecord, tally: Tally) -> None:
-        tally.events += 1
         if record.error is not None:
+            tally.events += 1
             self._emit(tally, record, record.entry or "(unknown)", "event-readable", "", "", "event",
                        (FAIL, record.error), (FAIL, record.error))
             return
         try:
             event = parse_event(record.text)
         except EventError as exc:
+            tally.events += 1
             self._emit(tally, record, record.entry or "(unknown)", "event-readable", "", "", "event",
                        (FAIL, str(exc)), (FAIL, str(exc)))
             return
+        if document_kind(event) not in EVENT_KINDS:  # a config.json, a maintainers.json, a schema: not an event
+            if record.entry is None:
+                tally.skipped[record.file] += 1
+                return
+            tally.events += 1  # an entry's samples/ folder holds its sample events: anything else is a mistake
+            why = (FAIL, "not an OpenLineage event (no eventType, run and job, or dataset or job with eventTime, "
+                         "producer or schemaURL): a registry entry's samples/ folder holds events only")
+            self._emit(tally, record, record.entry, "event-readable", "", "", "event", why, why)
+            return
+        tally.events += 1
         partial = might_hold_placeholders(record.text) and has_placeholders(event)
         memo: dict[tuple[Any, ...], Status] = {}
         producer = self._event_producer(event, record)
@@ -168,7 +207,7 @@ class Comparator:
         for where, facets in _facet_maps(event):
             for key, facet in facets.items():
                 if isinstance(facet, dict):
-                    if fast and self._facet_passes(key, facet, producer, tally):
+                    if fast and self._facet_passes(key, facet, producer, record, tally):
                         continue
                     self._facet(where, key, facet, partial, memo, record, producer, tally)
         self._naming(event, record, producer, tally)
@@ -196,7 +235,8 @@ class Comparator:
             validators.append(compiled.rs)
         return FastCheck(_distinct(validators))
 
-    def _facet_passes(self, key: str, facet: dict[str, Any], event_producer: str, tally: Tally) -> bool:
+    def _facet_passes(self, key: str, facet: dict[str, Any], event_producer: str, record: EventRecord,
+                      tally: Tally) -> bool:
         """Count a facet as ok on every rule when its plan's static rules pass and it validates on both sides."""
         try:
             memo_key = (key, facet.get("_schemaURL"), facet.get("_producer"), event_producer)
@@ -211,6 +251,8 @@ class Comparator:
             return False
         tally.seen.add(check.seen)
         tally.passed_facets[check.count] += 1
+        if check.unregistered is not None:
+            tally.note_unregistered(check.unregistered, record.file, record.index)
         return True
 
     def _facet_check(self, key: str, schema_url: Any, raw_producer: Any, event_producer: str) -> FastCheck | None:
@@ -226,7 +268,7 @@ class Comparator:
             validators.append(compiled.rs)
         producer = plan.producer or event_producer
         return FastCheck(_distinct(validators), (producer, key, plan.producer_status is not None),
-                         (producer, plan.shown))
+                         (producer, plan.shown), plan.unregistered)
 
     def _event_producer(self, event: dict[str, Any], record: EventRecord) -> str:
         raw = event.get("producer")
@@ -319,6 +361,8 @@ class Comparator:
                memo: dict[tuple[Any, ...], Status], record: EventRecord, event_producer: str, tally: Tally) -> None:
         plan = self._plan(key, facet.get("_schemaURL"), facet.get("_producer"))
         producer = plan.producer or event_producer
+        if plan.unregistered is not None:
+            tally.note_unregistered(plan.unregistered, record.file, record.index)
         if plan.targets[1] is not None:
             tally.seen.add((producer, plan.shown))
         results: list[Status] = []
@@ -361,26 +405,21 @@ class Comparator:
     # --- naming ----------------------------------------------------------------------------------
 
     def _naming(self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally) -> None:
-        job = event.get("job")
-        if isinstance(job, dict):
-            self._name(tally, record, producer, "job-name", "job", job.get("namespace"), job.get("name"))
-        for where, ds in _dataset_containers(event):
-            self._name(tally, record, producer, "dataset-name", where, ds.get("namespace"), ds.get("name"))
+        """Every identifier of the event, found and judged as ``registry-bot naming check`` does."""
+        text = record.text  # at most this many objects have a namespace key (an escape could hide one: then walk all)
+        candidates = None if "\\u" in text else text.count('"namespace"')
+        for found in identifiers(event, candidates, ordered=False):
+            self._name(tally, record, producer, found)
 
-    def _name(self, tally: Tally, record: EventRecord, producer: str, rule: str, subject: str, namespace: Any,
-              name: Any) -> None:
-        """One identifier on both sides; the (base, head) statuses are memoised per (rule, namespace, name)."""
-        if not (isinstance(namespace, str) and isinstance(name, str)):
-            return
-        memo_key = (rule, namespace, name)
+    def _name(self, tally: Tally, record: EventRecord, producer: str, found: Found) -> None:
+        """One identifier on both sides; the (base, head) statuses are memoised per identifier and job type."""
+        rule = "job-name" if found.role == "job" else "dataset-name"
+        memo_key = (rule, found.namespace, found.name, found.integration, found.job_type)
         pair = self._name_pairs.get(memo_key, _MISSING)
         if pair is _MISSING:
-            pair = None
-            if not (is_placeholder(namespace) or is_placeholder(name)):
-                base = self._naming_status(self.base.spec, rule, namespace, name)
-                head = base if self._same_naming else self._naming_status(self.head.spec, rule, namespace, name)
-                if base is not None and head is not None:  # else: no naming rules on a side
-                    pair = (base, head)
+            base = self._naming_status(self.base.spec, found)
+            head = base if self._same_naming else self._naming_status(self.head.spec, found)
+            pair = (base, head) if base is not None and head is not None else None  # placeholders, no rules
             if len(self._name_pairs) > 100_000:
                 self._name_pairs.clear()
             self._name_pairs[memo_key] = pair
@@ -389,24 +428,28 @@ class Comparator:
         if pair[0] is PASSED and pair[1] is PASSED:
             tally.counts[(producer, rule, "", OK)] += 1
             return
-        self._emit(tally, record, producer, rule, "", f"{namespace} {name}"[:200], subject, pair[0], pair[1])
+        self._emit(tally, record, producer, rule, "", f"{found.namespace} {found.name}"[:200], found.subject,
+                   pair[0], pair[1])
 
-    def _naming_status(self, spec: SideSpec, rule: str, namespace: str, name: str) -> Status | None:
+    def _naming_status(self, spec: SideSpec, found: Found) -> Status | None:
+        """``bot.naming.events.judge`` as a status: valid passes, invalid fails, unknown is unknown; None for a
+        placeholder (never an identifier) or a side without naming rules."""
         if spec.naming is None:
             return None
-        memo_key = (spec.naming_digest, rule, namespace, name)
-        cached = self._naming_memo.get(memo_key)
-        if cached is not None:
+        memo_key = (spec.naming_digest, found.role, found.namespace, found.name, found.integration, found.job_type)
+        cached = self._naming_memo.get(memo_key, _MISSING)
+        if cached is not _MISSING:
             return cached
-        result = (spec.naming.parse_job(namespace, name) if rule == "job-name"
-                  else spec.naming.parse_dataset(namespace, name))
-        scheme = namespace.split(":", 1)[0]
-        if result.ok:
-            status: Status = PASSED
-        elif rule == "dataset-name" and scheme not in spec.dataset_schemes:
-            status = (UNKNOWN, result.reason or f"no naming rule covers the data source {scheme!r}")
-        else:
+        verdict, result = judge(spec.naming, found)
+        status: Status | None
+        if verdict == VALID:
+            status = PASSED
+        elif verdict == PLACEHOLDER:
+            status = None
+        elif verdict == INVALID:
             status = (FAIL, result.reason or "does not follow the naming rule")
+        else:
+            status = (UNKNOWN, result.reason or "no naming rule covers it")
         if len(self._naming_memo) > 100_000:
             self._naming_memo.clear()
         self._naming_memo[memo_key] = status
@@ -421,6 +464,7 @@ class FastCheck:
     validators: tuple[Any, ...]
     count: tuple[str, str, bool] = ("", "", False)  # the key of ``Tally.passed_facets``
     seen: tuple[str, str] = ("", "")  # (producer, schema) for ``Tally.seen``
+    unregistered: str | None = None  # the facet's _producer, when no registered producer covers it
 
 
 def _valid(validators: tuple[Any, ...], instance: Any) -> bool:
@@ -444,6 +488,7 @@ class FacetPlan:
     unresolved: tuple[str, str]  # why a side has no target
     key_status: tuple[Status, Status]
     producer_status: tuple[Status, Status] | None
+    unregistered: str | None  # a _producer URL no registered producer covers on either side (one notice each)
     same: bool  # both sides validate against the same compiled schemas
     static_ok: bool  # the key and producer rules pass on both sides
 
@@ -472,16 +517,20 @@ def _make_plan(base: SideSpec, head: SideSpec, key: str, schema_url: str | None,
         keys.append(_key_status(spec, url, fragment, key))
     producer_status: tuple[Status, Status] | None = None
     producer = None
+    unregistered = None
     if raw_producer is not None and not is_placeholder(raw_producer):
         producer = head.producer_name(raw_producer)
         b, h = ((PASS, "") if ok else (FAIL, why) for ok, why in (s.producer_ok(raw_producer) for s in (base, head)))
-        producer_status = (b, h)
+        if b[0] == FAIL and h[0] == FAIL and not raw_producer.startswith("ol:"):
+            unregistered = raw_producer  # not a registry name on either side: a notice, not a failure per facet
+        else:
+            producer_status = (b, h)
     same = (targets[0] is not None and targets[0] == targets[1]
             and base.digests.get(targets[0][0]) == head.digests.get(targets[0][0]))
     static_ok = all(k[0] == PASS for k in keys) and (
         producer_status is None or all(p[0] == PASS for p in producer_status))
     return FacetPlan(producer, shown, (targets[0], targets[1]), (reasons[0], reasons[1]), (keys[0], keys[1]),
-                     producer_status, same, static_ok)
+                     producer_status, unregistered, same, static_ok)
 
 
 def _resolve_facet(spec: SideSpec, key: str, facet: dict[str, Any]) -> tuple[tuple[str, str] | None, str]:
@@ -497,8 +546,8 @@ def _resolve_facet(spec: SideSpec, key: str, facet: dict[str, Any]) -> tuple[tup
 
 def _key_status(spec: SideSpec, url: str, fragment: str, key: str) -> Status:
     file = spec.files.get(url)
-    if file is None or file.owner is None:
-        return FAIL, f"{url} is not a facet schema of this side's registry"
+    if file is None or file.owner is None:  # its keys and owner are not the registry's to judge
+        return UNKNOWN, f"{url} is not a registered facet schema of this side: its keys cannot be checked"
     keys = file.keys_for(fragment)
     if key not in keys:
         return FAIL, f"facet key {key!r} is not the key its schema defines ({', '.join(sorted(keys)) or 'none'})"

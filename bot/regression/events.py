@@ -2,7 +2,8 @@
 
 An event file holds one JSON event, a JSON array of events, or JSON lines (one event per line), as
 producers emit them. Test suites keep *partial* expected events whose values are placeholders
-(``${json-unit.any-string}``, ``{{ any(result) }}``): a placeholder is never taken for a real value.
+(``${json-unit.any-string}``, ``{{ any(result) }}``; see ``bot.naming.placeholders``): a placeholder is
+never taken for a real value.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from typing import Any
 import orjson
 
 from bot.config import Config
+from bot.naming.placeholders import has_placeholders, is_placeholder, might_hold_placeholders
 from bot.registry import Registry
 from bot.snapshot import Snapshot, SnapshotError
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 MAX_EVENT_FILE_BYTES = 256 * 1024 * 1024  # read by one process; larger inputs go through Spark
 SAMPLES_FOLDER = "samples"
+__all__ = ["has_placeholders", "is_placeholder", "might_hold_placeholders"]  # re-exported for the regression
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,30 +36,6 @@ class EventRecord:
     text: str
     entry: str | None = None
     error: str | None = None  # why the file could not be read (then ``text`` is empty)
-
-
-def is_placeholder(value: Any) -> bool:
-    """A test-suite placeholder rather than a value (json-unit and Jinja-style matchers)."""
-    return isinstance(value, str) and ("${json-unit." in value or (value.startswith("{{") and value.endswith("}}")))
-
-
-def might_hold_placeholders(text: str) -> bool:
-    """A fast test on the raw text: only events passing it need the walk of ``has_placeholders``."""
-    return "${json-unit." in text or '"{{' in text
-
-
-def has_placeholders(value: Any) -> bool:
-    """Whether any value in a parsed event is a placeholder (iterative: no recursion limit)."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-        elif is_placeholder(node):
-            return True
-    return False
 
 
 class EventError(ValueError):

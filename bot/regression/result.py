@@ -46,22 +46,29 @@ class RegressionResult:
     coverage: dict[str, Coverage]
     seconds: float = 0.0
     registered: frozenset[str] = frozenset()  # producers that are registry entries (findings group by them)
+    skipped: dict[str, int] = field(default_factory=dict)  # file -> JSON documents that are not events
+    unregistered: dict[str, tuple[int, str, int]] = field(default_factory=dict)  # _producer -> (facets, file, idx)
 
     @classmethod
     def from_parts(cls, base: SideSpec, head: SideSpec, engine: str, events: int, counts: Mapping[Group, int],
-                   rows: Iterable[Row], seen: Iterable[tuple[str, str]], seconds: float = 0.0) -> RegressionResult:
+                   rows: Iterable[Row], seen: Iterable[tuple[str, str]], seconds: float = 0.0,
+                   notes: Tally | None = None) -> RegressionResult:
+        """``notes``: a tally whose skipped documents and unregistered producers are reported (once each)."""
         examples: dict[Group, list[Row]] = defaultdict(list)
         for row in sorted(rows, key=lambda r: (r.file, r.index, r.subject)):
             group = (row.producer, row.rule, row.facet, row.outcome)
             if len(examples[group]) < EXAMPLES_PER_GROUP:
                 examples[group].append(row)
+        skipped = dict(sorted(notes.skipped.items())) if notes else {}
+        unregistered = {p: (n, *notes.unregistered_first[p]) for p, n in sorted(notes.unregistered.items())
+                        } if notes else {}
         return cls(base.label, head.label, engine, events, dict(counts), dict(examples),
-                   coverage(head, seen), seconds, frozenset(head.producers))
+                   coverage(head, seen), seconds, frozenset(head.producers), skipped, unregistered)
 
     @classmethod
     def from_tally(cls, base: SideSpec, head: SideSpec, tally: Tally, engine: str, seconds: float
                    ) -> RegressionResult:
-        return cls.from_parts(base, head, engine, tally.events, tally.counts, tally.rows, tally.seen, seconds)
+        return cls.from_parts(base, head, engine, tally.events, tally.counts, tally.rows, tally.seen, seconds, tally)
 
     def total(self, outcome: str) -> int:
         return sum(n for (_, _, _, o), n in self.counts.items() if o == outcome)
@@ -77,6 +84,9 @@ class RegressionResult:
                 for (p, r, f, o), n in sorted(self.counts.items()) if o != OK
             ],
             "coverage": {p: asdict(c) for p, c in sorted(self.coverage.items())},
+            "skipped": self.skipped,
+            "unregistered_producers": [{"producer": p, "facets": n, "file": f, "index": i}
+                                       for p, (n, f, i) in self.unregistered.items()],
         }
 
     def markdown(self) -> str:
@@ -106,7 +116,23 @@ class RegressionResult:
                 lines.append(f"| {md_escape(producer, NAME_LIMIT)} "
                              f"| {md_escape(', '.join(c.undeclared), 1_000) or '—'} "
                              f"| {md_escape(', '.join(c.unseen), 1_000) or '—'} |")
+        lines += [f"\n{note}" for note in self.notes()]
         return "\n".join(lines) + "\n"
+
+    def notes(self) -> list[str]:
+        """One line for the JSON documents that are not events, one per unregistered producer (Markdown)."""
+        out = []
+        if self.skipped:
+            files = list(self.skipped)
+            shown = ", ".join(code(f, table=False) + (f" ({n})" if n > 1 else "")
+                              for f, n in list(self.skipped.items())[:5])
+            out.append(f"Skipped {sum(self.skipped.values())} JSON document(s) that are not OpenLineage events "
+                       f"(no eventType, run, job or dataset of an event) in {len(files)} file(s): {shown}"
+                       + (" ..." if len(files) > 5 else "") + ".")
+        for producer, (n, file, index) in self.unregistered.items():
+            out.append(f"Producer {code(producer[:200], table=False)} is not registered: the facet-producer rule "
+                       f"was not applied to its {n} facet(s) (first: {code(file, table=False)} event {index}).")
+        return out
 
     def findings(self, policy: RegressionPolicy, registry_path: str = "spec/registry") -> list[Finding]:
         """One finding per problem group (with its first example's file), and per coverage gap (on the
@@ -131,6 +157,19 @@ class RegressionResult:
                         + (f"; first: event #{example.index} {example.subject}: {example.message}" if example else ""),
                 hint="Run `registry-bot regress` locally for every example.",
             ))
+        if self.skipped:
+            first_file = next(iter(self.skipped))
+            out.append(Finding(
+                rule="regression/not-an-event", severity=Severity.NOTICE, path=first_file,
+                message=f"{sum(self.skipped.values())} JSON document(s) in {len(self.skipped)} file(s) are not "
+                        f"OpenLineage events and were skipped: {', '.join(list(self.skipped)[:5])}",
+                hint="Keep only events in event locations, or ignore this notice for config files."))
+        for producer, (n, file, index) in self.unregistered.items():
+            out.append(Finding(
+                rule="regression/unregistered-producer", severity=Severity.NOTICE, path=file,
+                message=f"producer {producer[:200]!r} is not registered: facet-producer not applied to its {n} "
+                        f"facet(s) (first: event #{index})",
+                hint="Register the producer (registry.json with root_doc_URL), or use ol:<name> in _producer."))
         for producer, c in sorted(self.coverage.items()):
             if c.undeclared and undeclared is not None:
                 out.append(Finding(

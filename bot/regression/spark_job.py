@@ -131,6 +131,11 @@ def _tally_batch(tally: Tally) -> pa.RecordBatch:
         add("count", n, producer, rule, facet, outcome=outcome)
     for producer, schema in tally.seen:
         add("seen", 1, producer, schema=schema)
+    for file, n in tally.skipped.items():
+        add("skipped", n, row=Row("", "", "", "", "", "", "", "", "", file, 0))
+    for producer, n in tally.unregistered.items():
+        file, index = tally.unregistered_first[producer]
+        add("unregistered", n, schema=producer, row=Row("", "", "", "", "", "", "", "", "", file, index))
     add("events", tally.events)
     return pa.RecordBatch.from_pydict(out)
 
@@ -228,13 +233,18 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
         # per-partition summaries are small: one action brings them all, summed here
         counts: Counter[tuple[str, str, str, str]] = Counter()
         seen: set[tuple[str, str]] = set()
+        notes = Tally()  # documents skipped, unregistered producers
         events = 0
         for r in out.where("kind != 'row'").select("kind", "producer", "rule", "facet", "outcome", "schema",
-                                                   "n").collect():
+                                                   "file", "idx", "n").collect():
             if r.kind == "count":
                 counts[(r.producer, r.rule, r.facet, r.outcome)] += int(r.n)
             elif r.kind == "seen":
                 seen.add((r.producer, r.schema))
+            elif r.kind == "skipped":
+                notes.skipped[_local(r.file)] += int(r.n)
+            elif r.kind == "unregistered":
+                notes.note_unregistered(r.schema, _local(r.file), int(r.idx), int(r.n))
             else:
                 events += int(r.n)
         first = []
@@ -247,7 +257,12 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
         out.unpersist()
         specs.unpersist()
     rows = [Row(r.producer, r.rule, r.facet, r.schema, r.subject, r.outcome, r.base, r.head, r.message,
-                r.file.removeprefix("file://").removeprefix("file:"), int(r.idx)) for r in first]
+                _local(r.file), int(r.idx)) for r in first]
     master = spark.sparkContext.master
     return RegressionResult.from_parts(base, head, f"Spark {master}", events, counts, rows, seen,
-                                       time.monotonic() - started)
+                                       time.monotonic() - started, notes)
+
+
+def _local(file: str) -> str:
+    """A file as Spark's metadata names it, written as the single-process path does."""
+    return file.removeprefix("file://").removeprefix("file:")

@@ -1,0 +1,60 @@
+"""Placeholders of expected-event test suites: values that stand for "anything matching", never real values.
+
+Test suites keep *partial* expected events and write the values they cannot know as matchers. Two
+syntaxes are in use in the real suites, and both are recognised here (one definition for the naming
+check and the regression):
+
+- json-unit (the Java integrations: Spark, Flink, Hive): the value *starts with* ``${json-unit.``:
+  ``${json-unit.any-string}``, ``${json-unit.any-number}``, ``${json-unit.regex}1\\.\\d+``...
+- Jinja-like template matchers (dbt's tests, Airflow system tests, OpenLineage compatibility tests): the
+  whole value is one ``{{ ... }}`` expression: ``{{ any(result) }}``, ``{{ is_datetime(result) }}``,
+  ``{{ is_uuid(result) }}``, ``{{ match(result, 'orders_.*') }}``.
+- Substitution variables (the Spark integration's container tests fill them in from the environment before
+  comparing): a value without white space that starts with an upper-case ``{NAME}``: ``{NAMESPACE}``,
+  ``{PROJECT_ID}.{DATASET_ID}.{JAVA_VERSION}_source``.
+
+A value with a template *inside* it (dbt SQL: ``select 1 from {{ ref('a') }}``, code in a source-code
+facet) is a real value, not a placeholder: it is not one ``{{ ... }}`` expression, and it has white space.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+JSON_UNIT = "${json-unit."
+_TEMPLATE = re.compile(r"\{\{(?:(?!\}\}).)*\}\}", re.DOTALL)  # one {{ ... }} expression, nothing around it
+_VARIABLE = re.compile(r"\{[A-Z][A-Z0-9_]*\}\S*")  # starts with {NAME}, no white space
+SYNTAXES = ("${json-unit.*}", "{{ ... }}", "{NAME}")  # as shown in messages and docs
+
+
+def is_placeholder(value: Any) -> bool:
+    """Whether ``value`` is a test-suite placeholder rather than a value."""
+    if not isinstance(value, str):
+        return False
+    if value.startswith(JSON_UNIT):
+        return True
+    if not value.startswith("{"):
+        return False
+    if value.startswith("{{"):
+        return value.endswith("}}") and _TEMPLATE.fullmatch(value) is not None
+    return _VARIABLE.fullmatch(value) is not None
+
+
+def might_hold_placeholders(text: str) -> bool:
+    """A fast test on an event's raw JSON text: only texts passing it can hold a placeholder."""
+    return '"${json-unit.' in text or '"{' in text
+
+
+def has_placeholders(value: Any) -> bool:
+    """Whether any value in a parsed event is a placeholder (iterative: no recursion limit)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif is_placeholder(node):
+            return True
+    return False
