@@ -49,10 +49,26 @@ class RegressionPolicy:
 
 
 @dataclass(frozen=True)
+class VersionsPolicy:
+    """How facet versions are published.
+
+    ``require_published_copy`` names the entries whose new facet versions must be copied into the published
+    mirror in the same change; the others are copied at release time (OpenLineage copies core facets in
+    the pull request and registry facets when it releases). ``["*"]`` means every entry, ``[]`` none.
+    """
+
+    require_published_copy: tuple[str, ...] = ("core",)
+
+    def requires_copy(self, entry: str) -> bool:
+        return "*" in self.require_published_copy or entry in self.require_published_copy
+
+
+@dataclass(frozen=True)
 class Config:
     paths: Paths = field(default_factory=Paths)
     review: ReviewPolicy = field(default_factory=ReviewPolicy)
     regression: RegressionPolicy = field(default_factory=RegressionPolicy)
+    versions: VersionsPolicy = field(default_factory=VersionsPolicy)
     source: str | None = None  # the file it came from, or None for defaults
 
     def watched(self) -> tuple[str, ...]:
@@ -110,13 +126,14 @@ def parse_config(text: str, source: str) -> Config:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError("the file must hold a mapping")
-    unknown = sorted(set(raw) - {"paths", "review", "regression"})
+    unknown = sorted(set(raw) - {"paths", "review", "regression", "versions"})
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     return Config(
         paths=_section(Paths, raw.get("paths"), "paths"),
         review=_section(ReviewPolicy, raw.get("review"), "review"),
         regression=_section(RegressionPolicy, raw.get("regression"), "regression"),
+        versions=_section(VersionsPolicy, raw.get("versions"), "versions"),
         source=source,
     )
 
