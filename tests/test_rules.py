@@ -1,4 +1,4 @@
-"""Every rule of the entry, uris, facets, examples and versions families: a failing and a passing case.
+"""Every rule of the entry, uris, facets, lint, examples and versions families: a failing and a passing case.
 
 Each case is a pull request on a real git repository built from the real OpenLineage corpus: the base is
 the corpus as it is; the head adds the valid participant of ``registry_cases`` and then breaks one thing.
@@ -49,7 +49,7 @@ def run_pr(repo: Repo, *mutations: Mutation, author: str = "alice", approvers: f
         git(repo.path, "checkout", "-q", "-f", "main")
 
 
-FAMILIES = ("entry/", "uris/", "facets/", "examples/", "versions/")
+FAMILIES = ("entry/", "uris/", "facets/", "lint/", "examples/", "versions/")
 
 
 def of(report: Report, rule: str) -> list[Finding]:
@@ -213,6 +213,12 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
         remote={"$ref": "https://schemas.example.com/thing.json"}))), (good,)),
     "facets/unresolved-ref": ((good, facet(lambda s: inner(s)["properties"].update(
         missing={"$ref": "#/$defs/Nope"}))), (good,)),
+    "lint/required-undeclared": ((good, facet(lambda s: inner(s).update(required=["widgetID"]))), (good,)),
+    "lint/unknown-keyword": ((good, facet(lambda s: inner(s)["properties"]["settings"].update(
+        documentation="How the widget runs"))), (good, facet(lambda s: inner(s)["properties"]["settings"].update(
+            description="How the widget runs")))),
+    "lint/unknown-format": ((good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regexp"))),
+                            (good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regex")))),
     "examples/missing": ((good, delete(f"{rc.ENTRY}/facets/examples")), (good,)),
     "examples/unreadable": ((good, write(rc.EXAMPLE, b"{\"acme_widget\": \"\xc3\x28\"}")), (good,)),
     "examples/invalid": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"][
