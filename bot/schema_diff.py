@@ -62,7 +62,7 @@ class _Walk:
     old: _Side
     new: _Side
     anchor: str | None = None  # the pointer in the new file of the $ref that led out of it
-    seen: set[tuple[str, str]] = field(default_factory=set)
+    seen: set[tuple[str, str]] = field(default_factory=set)  # pairs of $ref targets already compared
 
     @property
     def covered(self) -> bool:
@@ -145,7 +145,8 @@ def _followed(old: Any, new: Any, where: str, walk: _Walk, old_is_ref: bool, new
     new_node, new_side, new_url = _follow(walk.new, new) if new_is_ref else (new, walk.new, f"inline@{where}")
     key = (old_url, new_url)
     if key in walk.seen:
-        return
+        return  # each pair of targets is compared once: ends cycles and bounds fan-out
+    walk.seen.add(key)
     anchor = walk.anchor if walk.anchor is not None or new_side.root else where
     for label, node, side, url in (("base", old_node, old_side, old_url), ("head", new_node, new_side, new_url)):
         if node is None:
@@ -155,7 +156,7 @@ def _followed(old: Any, new: Any, where: str, walk: _Walk, old_is_ref: bool, new
                          "behind it was not compared", pointer=(anchor if anchor is not None else where) + "/$ref",
                          unverified=True)
             return
-    inner = replace(walk, old=old_side, new=new_side, anchor=anchor, seen=walk.seen | {key})
+    inner = replace(walk, old=old_side, new=new_side, anchor=anchor)  # shares ``seen``
     yield from _diff(old_node, new_node, where, inner)
 
 

@@ -222,3 +222,37 @@ def test_no_merged_pull_request_is_blocked_by_a_version_rule(history: Path) -> N
                for f in versions(replay(history, c)) if f.severity is Severity.ERROR]
     assert blocked == []
 
+
+
+# -- $ref graphs that could loop or explode ------------------------------------------------------------------
+
+def _versions_of(doc: dict[str, Any], change: Any) -> dict[str, Any]:
+    """Two published versions of ``doc`` (1-0-0 and 1-0-1, the second edited by ``change``), by URL."""
+    old = json.loads(json.dumps(doc))
+    old["$id"] = "https://openlineage.io/spec/1-0-0/Doc.json"
+    new = json.loads(json.dumps(old))
+    new["$id"] = "https://openlineage.io/spec/1-0-1/Doc.json"
+    change(new)
+    return {old["$id"]: old, new["$id"]: new}
+
+
+def _facet(version: str, fragment: str) -> dict[str, Any]:
+    return {"properties": {"x": {"$ref": f"https://openlineage.io/spec/{version}/Doc.json#/$defs/{fragment}"}}}
+
+
+def test_a_recursive_definition_behind_a_moved_ref_is_compared_once() -> None:
+    docs = _versions_of({"$defs": {"Node": {"type": "object", "properties": {
+        "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}},
+        lambda d: d["$defs"]["Node"]["properties"].update(label={"type": "string"}))
+    needed, changes = required_bump(_facet("1-0-0", "Node"), _facet("1-0-1", "Node"), docs.get, docs.get)
+    assert needed is Bump.ADDITION and [c.what for c in changes] == ["new optional field 'label'"]
+
+
+def test_a_ref_graph_that_fans_out_is_walked_in_linear_time() -> None:
+    depth = 60  # 2**60 paths if every path were followed
+    defs: dict[str, Any] = {f"D{i}": {"type": "object", "properties": {
+        "a": {"$ref": f"#/$defs/D{i + 1}"}, "b": {"$ref": f"#/$defs/D{i + 1}"}}} for i in range(depth)}
+    defs[f"D{depth}"] = {"type": "string"}
+    docs = _versions_of({"$defs": defs}, lambda d: d["$defs"][f"D{depth}"].update(type="integer"))
+    needed, changes = required_bump(_facet("1-0-0", "D0"), _facet("1-0-1", "D0"), docs.get, docs.get)
+    assert needed is Bump.MODEL and len(changes) == 1
