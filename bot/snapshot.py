@@ -147,8 +147,11 @@ class DirSnapshot:
         target = self._target(path) if path in links else local
         if target is None:
             return None
-        with open(target, "rb") as handle:
-            return handle.read()
+        try:
+            with open(target, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise SnapshotError(f"{path} cannot be read: {exc.strerror or exc}") from None
 
 
 class GitError(SnapshotError):

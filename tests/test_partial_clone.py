@@ -90,3 +90,24 @@ def test_git_missing_from_path_exits_2(history: Path, monkeypatch: pytest.Monkey
     assert main(["check", str(history), "--base", "HEAD^"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "git" in err
+
+
+def test_a_blob_missing_from_a_complete_repository_is_an_unreadable_file(tmp_path: Path, history: Path) -> None:
+    """No promisor to fetch from (a damaged clone): the file the review needs is a finding naming it."""
+    commit = commit_of(history, PR)
+    repo = tmp_path / "damaged.git"
+    subprocess.run(["git", "clone", "-q", "--bare", "--no-local", str(history), str(repo)], check=True, env=GIT_ENV)
+    git(repo, "repack", "-a", "-d", "-q")  # the one pack below, then its blob goes
+    blob = git(repo, "rev-parse", f"{commit}:spec/registry/gcp/dataproc/facets/GcpDataprocRunFacet.json")
+    kept = [line for line in git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").split()
+            if line != blob]
+    packs = list((repo / "objects/pack").glob("*.pack"))
+    subprocess.run(["git", "-C", str(repo), "pack-objects", "-q", str(repo / "objects/pack/pack")],
+                   input="\n".join(kept) + "\n", text=True, check=True, capture_output=True)
+    for old in packs:
+        for suffix in (".pack", ".idx", ".rev"):
+            old.with_suffix(suffix).unlink(missing_ok=True)
+    report = replay(repo, commit)
+    (finding,) = [f for f in report.findings if f.path.endswith("GcpDataprocRunFacet.json") and "unreadable" in f.rule]
+    assert "missing from the repository" in finding.message
+    assert not [f for f in report.findings if f.rule == "bot/internal-error"]
