@@ -88,12 +88,14 @@ def _problems(node: dict[str, Any], pointer: str) -> Iterator[tuple[str, str, st
     """(rule, pointer, message, hint) for one schema object."""
     properties, required = node.get("properties"), node.get("required")
     if isinstance(properties, dict) and isinstance(required, list) and "patternProperties" not in node:
-        for i, name in enumerate(required):
-            if isinstance(name, str) and name not in properties:
-                close = difflib.get_close_matches(name, list(properties), n=1)
-                yield ("lint/required-undeclared", f"{pointer}/required/{i}",
-                       f"{name!r} is required but not declared in properties ({', '.join(sorted(properties))})",
-                       f"Did you mean {close[0]!r}?" if close else "Declare it in properties or drop it from required.")
+        missing = [name for name in required if isinstance(name, str) and name not in properties]
+        if missing:  # one finding per list, at the list: its pointer does not move when names are reordered
+            close = [m for name in missing for m in difflib.get_close_matches(name, list(properties), n=1)]
+            yield ("lint/required-undeclared", f"{pointer}/required",
+                   f"{', '.join(map(repr, missing))} {'is' if len(missing) == 1 else 'are'} required but not "
+                   f"declared in properties ({', '.join(sorted(properties))})",
+                   f"Did you mean {', '.join(map(repr, close))}?" if close
+                   else "Declare each in properties or drop it from required.")
     for key in node:
         if key in KEYWORDS or key in ANNOTATIONS or key.startswith("x-"):
             continue
