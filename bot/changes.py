@@ -6,9 +6,9 @@ import enum
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from bot.snapshot import run_git
+from bot.snapshot import GitError, run_git
 
 
 class Status(enum.Enum):
@@ -91,11 +91,20 @@ class ChangeSet:
 
     @classmethod
     def from_git(cls, repo: str | os.PathLike[str], base: str, head: str) -> ChangeSet:
-        """The change from the merge base of ``base`` and ``head`` to ``head`` (what a PR shows)."""
+        """The change from the merge base of ``base`` and ``head`` to ``head`` (what a PR shows).
+
+        Rename detection and patches read blobs. When git cannot (a partial clone whose promisor remote
+        is gone), the change is listed from the trees alone: no renames, no patches (``patch_missing``),
+        and the checks report each file they cannot read.
+        """
         merge_base = run_git(repo, "merge-base", base, head).decode().strip()
-        status = run_git(repo, "diff", "--name-status", "-M", "-z", "--no-ext-diff", merge_base, head)
-        patches = run_git(repo, "-c", "core.quotepath=off", "diff", "-M", "-U3", "--no-color", "--no-ext-diff",
-                          merge_base, head)
+        try:
+            status = run_git(repo, "diff", "--name-status", "-M", "-z", "--no-ext-diff", merge_base, head)
+            patches = run_git(repo, "-c", "core.quotepath=off", "diff", "-M", "-U3", "--no-color", "--no-ext-diff",
+                              merge_base, head)
+        except GitError:
+            status = run_git(repo, "diff", "--name-status", "--no-renames", "-z", "--no-ext-diff", merge_base, head)
+            return cls(files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {})))
         return cls(files=tuple(_parse_name_status(status, split_patches(patches))))
 
     @classmethod

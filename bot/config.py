@@ -54,6 +54,7 @@ ADOPTION_GAPS = (
     "examples/missing",  # registry facets have no examples yet
     "uris/undeclared",  # core/registry.json does not list every core facet
     "facets/suffix",  # legacy facet names
+    "lint/unknown-keyword",  # a legacy misspelling (`documentation` for `description`) in a core facet
 )
 
 
@@ -65,11 +66,27 @@ class VerdictPolicy:
 
 
 @dataclass(frozen=True)
+class VersionsPolicy:
+    """How facet versions are published.
+
+    ``require_published_copy`` names the entries whose new facet versions must be copied into the published
+    mirror in the same change; the others are copied at release time (OpenLineage copies core facets in
+    the pull request and registry facets when it releases). ``["*"]`` means every entry, ``[]`` none.
+    """
+
+    require_published_copy: tuple[str, ...] = ("core",)
+
+    def requires_copy(self, entry: str) -> bool:
+        return "*" in self.require_published_copy or entry in self.require_published_copy
+
+
+@dataclass(frozen=True)
 class Config:
     paths: Paths = field(default_factory=Paths)
     review: ReviewPolicy = field(default_factory=ReviewPolicy)
     regression: RegressionPolicy = field(default_factory=RegressionPolicy)
     verdict: VerdictPolicy = field(default_factory=VerdictPolicy)
+    versions: VersionsPolicy = field(default_factory=VersionsPolicy)
     source: str | None = None  # the file it came from, or None for defaults
 
     def watched(self) -> tuple[str, ...]:
@@ -127,7 +144,7 @@ def parse_config(text: str, source: str) -> Config:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError("the file must hold a mapping")
-    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict"})
+    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions"})
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
@@ -141,6 +158,7 @@ def parse_config(text: str, source: str) -> Config:
         review=_section(ReviewPolicy, raw.get("review"), "review"),
         regression=_section(RegressionPolicy, raw.get("regression"), "regression"),
         verdict=verdict,
+        versions=_section(VersionsPolicy, raw.get("versions"), "versions"),
         source=source,
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import os
 import subprocess
 import threading
@@ -146,40 +147,78 @@ class DirSnapshot:
         target = self._target(path) if path in links else local
         if target is None:
             return None
-        with open(target, "rb") as handle:
-            return handle.read()
+        try:
+            with open(target, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise SnapshotError(f"{path} cannot be read: {exc.strerror or exc}") from None
 
 
 class GitError(SnapshotError):
-    """git refused a command (unknown revision, not a repository)."""
+    """git refused a command (unknown revision, not a repository, a blob it cannot fetch).
+
+    ``reason`` is git's own one-line explanation, without the command.
+    """
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
-def run_git(repo: str | os.PathLike[str], *args: str) -> bytes:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # a promisor remote asking for a password fails instead of hanging
+
+
+def _one_line(stderr: bytes) -> str:
+    """The first meaningful line of git's error output (``fatal: ...``), never a multi-line dump."""
+    lines = [line.strip() for line in stderr.decode(errors="replace").splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:"))]
+    return (fatal or lines or ["no error message"])[0]
+
+
+def run_git(repo: str | os.PathLike[str], *args: str, stdin: bytes | None = None, timeout: float = 300) -> bytes:
+    """Run one git command; any failure (git missing, timeout, non-zero exit) is a one-line ``GitError``."""
+    command = ["git", "-C", str(repo), *args]
+    try:
+        proc = subprocess.run(command, input=stdin, capture_output=True, check=False, timeout=timeout,
+                              env={**os.environ, **GIT_ENV})
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise GitError(f"git {args[0] if args else ''} in {repo}: {exc}") from None
     if proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
+        reason = _one_line(proc.stderr)
+        raise GitError(f"git {' '.join(args)}: {reason}", reason)
     return proc.stdout
 
 
+def _folder(path: str, depth: int = 3) -> str:
+    """The group of files whose missing blobs are fetched together: the first ``depth`` folders of a path."""
+    return "/".join(path.split("/")[:-1][:depth])
+
+
 class GitSnapshot:
-    """A commit of a local git repository, read with plumbing only (works on a bare clone)."""
+    """A commit of a local git repository, read with plumbing only (works on a bare clone).
+
+    The tree is listed without reading any blob (``ls-tree`` without ``-l``), so a partial clone
+    (``--filter=blob:none``) lists instantly. Sizes come from one ``cat-file --batch-check``. Blobs the
+    clone lacks are fetched from its promisor remote in one request per folder, when a check first asks
+    for one of them; a blob that cannot be fetched has size 0 and ``read`` raises ``SnapshotError``
+    naming the path, which the checks report as an unreadable file.
+    """
 
     def __init__(self, repo: str | os.PathLike[str], rev: str) -> None:
         self.repo = str(repo)
         self.commit = run_git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}").decode().strip()
         self.label = f"{rev} ({self.commit[:12]})"
-        self._entries: dict[str, tuple[str, str, int]] = {}
-        listing = run_git(repo, "ls-tree", "-r", "-l", "-z", "--full-tree", self.commit)
+        self._entries: dict[str, tuple[str, str]] = {}
+        listing = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", self.commit)
         for record in listing.split(b"\x00"):
-            if not record:
-                continue
             meta, _, name = record.partition(b"\t")
-            mode, kind, sha, size = meta.split()
-            if kind != b"blob":
+            parts = meta.split()
+            if len(parts) != 3 or parts[1] != b"blob":
                 continue  # submodules (commits) are not files of this tree
-            self._entries[name.decode("utf-8", "surrogateescape")] = (
-                mode.decode(), sha.decode(), int(size) if size != b"-" else 0)
+            self._entries[name.decode("utf-8", "surrogateescape")] = (parts[0].decode(), parts[2].decode())
         self._sorted = sorted(self._entries)
+        self._sizes: dict[str, int] | None = None
+        self._missing: dict[str, str] = {}  # blob sha -> why it cannot be read
         self._cat: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
 
@@ -187,35 +226,124 @@ class GitSnapshot:
         return paths_under(self._sorted, prefix)
 
     def size(self, path: str) -> int | None:
-        entry = self._entries.get(check_relative(path))
-        return None if entry is None else entry[2]
-
-    def read(self, path: str) -> bytes | None:
-        entry = self._entries.get(check_relative(path))
+        path = check_relative(path)
+        entry = self._entries.get(path)
         if entry is None:
             return None
-        mode, sha, _ = entry
+        sha = entry[1]
+        sizes = self._all_sizes()
+        if sha not in sizes and sha not in self._missing:
+            self._fetch(path)
+        return sizes.get(sha, 0)
+
+    def read(self, path: str) -> bytes | None:
+        path = check_relative(path)
+        entry = self._entries.get(path)
+        if entry is None:
+            return None
+        mode, sha = entry
+        if sha not in self._all_sizes():
+            self._fetch(path)
+        if sha in self._missing:
+            raise SnapshotError(f"{path} cannot be read at {self.commit[:12]}: {self._missing[sha]}")
         if mode == "120000":
             target = self._cat_file(sha).decode(errors="replace")
             raise UnsafePath(f"{path} is a symlink (to {target}); the bot does not follow symlinks")
         return self._cat_file(sha)
 
+    def _all_sizes(self) -> dict[str, int]:
+        """Sizes of every blob of the tree present locally, in one ``cat-file --batch-check``."""
+        if self._sizes is None:
+            shas = sorted({sha for _, sha in self._entries.values()})
+            absent = self._absent()
+            query = "".join(f"{sha}\n" for sha in shas if sha not in absent).encode()
+            sizes: dict[str, int] = {}
+            if query:
+                out = run_git(self.repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+                              stdin=query)
+                for line in out.decode(errors="replace").splitlines():
+                    fields = line.split()
+                    if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
+                        sizes[fields[0]] = int(fields[2])
+                    elif fields:
+                        self._missing.setdefault(fields[0], "the blob is missing from the repository")
+            self._sizes = sizes
+        return self._sizes
+
+    @functools.cached_property
+    def _promisor(self) -> str | None:
+        """The promisor remote of a partial clone (``remote.<name>.promisor``), or None for a complete one."""
+        for key in (r"^remote\..*\.promisor$", r"^extensions\.partialclone$"):
+            try:
+                out = run_git(self.repo, "config", "--get-regexp", key).decode(errors="replace")
+            except GitError:
+                continue  # no such key
+            for line in out.splitlines():
+                name, _, value = line.partition(" ")
+                if name.startswith("remote.") and value.strip().lower() == "true":
+                    return name[len("remote."):-len(".promisor")]
+                if name.startswith("extensions.") and value.strip():
+                    return value.strip()
+        return None
+
+    def _absent(self) -> set[str]:
+        """Objects of this tree a partial clone does not hold (listed without fetching them)."""
+        if self._promisor is None:
+            return set()
+        out = run_git(self.repo, "rev-list", "--objects", "--no-walk", "--missing=print", self.commit)
+        return {line[1:] for line in out.decode(errors="replace").splitlines() if line.startswith("?")}
+
+    def _fetch(self, path: str) -> None:
+        """Fetch the missing blobs of ``path``'s folder from the promisor remote in one request."""
+        sizes = self._all_sizes()
+        folder = _folder(path)
+        wanted = sorted({sha for name, (_, sha) in self._entries.items()
+                         if sha not in sizes and sha not in self._missing
+                         and _folder(name) == folder})
+        if not wanted:
+            return
+        remote = self._promisor
+        if remote is None:
+            self._missing.update(dict.fromkeys(wanted, "the blob is missing from the repository"))
+            return
+        try:
+            run_git(self.repo, "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote, "--no-tags",
+                    "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin",
+                    stdin="".join(f"{sha}\n" for sha in wanted).encode(), timeout=120)
+        except GitError as exc:
+            reason = f"the blob is not in this partial clone and fetching it from {remote!r} failed: {exc.reason}"
+            self._missing.update(dict.fromkeys(wanted, reason))
+            return
+        out = run_git(self.repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+                      stdin="".join(f"{sha}\n" for sha in wanted).encode())
+        for line in out.decode(errors="replace").splitlines():
+            fields = line.split()
+            if len(fields) == 3 and fields[2].isdigit():
+                sizes[fields[0]] = int(fields[2])
+        for sha in wanted:
+            if sha not in sizes:
+                self._missing[sha] = "the promisor remote did not send the blob"
+
     def _cat_file(self, sha: str) -> bytes:
         with self._lock:
-            if self._cat is None or self._cat.poll() is not None:
-                self._cat = subprocess.Popen(
-                    ["git", "-C", self.repo, "cat-file", "--batch"],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                )
-            assert self._cat.stdin is not None and self._cat.stdout is not None
-            self._cat.stdin.write(sha.encode() + b"\n")
-            self._cat.stdin.flush()
-            header = self._cat.stdout.readline().split()
-            if len(header) < 3:
-                raise GitError(f"git cat-file could not read {sha}")
-            data = self._cat.stdout.read(int(header[2]))
-            self._cat.stdout.read(1)  # the newline after each object
-            return data
+            try:
+                if self._cat is None or self._cat.poll() is not None:
+                    self._cat = subprocess.Popen(
+                        ["git", "-C", self.repo, "cat-file", "--batch"], env={**os.environ, **GIT_ENV},
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    )
+                if self._cat.stdin is None or self._cat.stdout is None:
+                    raise GitError("git cat-file has no pipes")
+                self._cat.stdin.write(sha.encode() + b"\n")
+                self._cat.stdin.flush()
+                header = self._cat.stdout.readline().split()
+                if len(header) < 3 or not header[2].isdigit():
+                    raise GitError(f"git cat-file could not read {sha}")
+                data = self._cat.stdout.read(int(header[2]))
+                self._cat.stdout.read(1)  # the newline after each object
+                return data
+            except OSError as exc:
+                raise GitError(f"git cat-file failed on {sha}: {exc}") from None
 
     def close(self) -> None:
         with self._lock:

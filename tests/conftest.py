@@ -100,3 +100,11 @@ def spark():  # type: ignore[no-untyped-def]
     session = start_session("local[2]", app="registry-bot-tests", extra={"spark.driver.memory": "1g"})
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare clone of the real OpenLineage spec history (``tests/history.py``). Shared: never commit to it."""
+    from tests.history import clone
+
+    return clone(tmp_path_factory.mktemp("history") / "openlineage.git")

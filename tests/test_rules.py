@@ -1,4 +1,4 @@
-"""Every rule of the entry, uris, facets, examples and versions families: a failing and a passing case.
+"""Every rule of the entry, uris, facets, lint, examples and versions families: a failing and a passing case.
 
 Each case is a pull request on a real git repository built from the real OpenLineage corpus: the base is
 the corpus as it is; the head adds the valid participant of ``registry_cases`` and then breaks one thing.
@@ -49,7 +49,7 @@ def run_pr(repo: Repo, *mutations: Mutation, author: str = "alice", approvers: f
         git(repo.path, "checkout", "-q", "-f", "main")
 
 
-FAMILIES = ("entry/", "uris/", "facets/", "examples/", "versions/")
+FAMILIES = ("entry/", "uris/", "facets/", "lint/", "examples/", "versions/")
 
 
 def of(report: Report, rule: str) -> list[Finding]:
@@ -147,6 +147,20 @@ def make_required(schema: dict[str, Any]) -> None:
     iceberg_props(schema)["required"] = ["snapshotId"]
 
 
+def base_ref(version: str) -> Callable[[dict[str, Any]], None]:
+    def edit(schema: dict[str, Any]) -> None:
+        schema["$defs"]["IcebergScanReportInputDatasetFacet"]["allOf"][0]["$ref"] = (
+            f"https://openlineage.io/spec/{version}/OpenLineage.json#/$defs/InputDatasetFacet")
+    return edit
+
+
+def stale_copy(version: str) -> Mutation:
+    """A mirror copy of ``version`` that is the published 1-0-1, not the schema."""
+    def apply(repo: Repo) -> None:
+        repo.write(ICEBERG_MIRROR.format(version), (repo.path / ICEBERG_MIRROR.format("1-0-1")).read_text())
+    return apply
+
+
 # -- the table: rule -> (failing mutations, passing mutations) ---------------------------------------
 
 BASE = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/"
@@ -202,6 +216,12 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "facets/unverified-ref": ((good, facet(lambda s: inner(s)["properties"].update(
         older={"$ref": "https://openlineage.io/spec/facets/1-0-0/ColumnLineageDatasetFacet.json"})),
         delete("website/static/spec")), (good,)),
+    "lint/required-undeclared": ((good, facet(lambda s: inner(s).update(required=["widgetID"]))), (good,)),
+    "lint/unknown-keyword": ((good, facet(lambda s: inner(s)["properties"]["settings"].update(
+        documentation="How the widget runs"))), (good, facet(lambda s: inner(s)["properties"]["settings"].update(
+            description="How the widget runs")))),
+    "lint/unknown-format": ((good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regexp"))),
+                            (good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regex")))),
     "examples/missing": ((good, delete(f"{rc.ENTRY}/facets/examples")), (good,)),
     "examples/unreadable": ((good, write(rc.EXAMPLE, b"{\"acme_widget\": \"\xc3\x28\"}")), (good,)),
     "examples/invalid": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"][
@@ -218,11 +238,14 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "versions/not-bumped": ((iceberg(add_optional, None),), (iceberg(add_optional, "1-0-2"),)),
     "versions/insufficient-bump": ((iceberg(make_required, "1-0-2"),), (iceberg(make_required, "2-0-0"),)),
     "versions/not-increased": ((iceberg(add_optional, "1-0-0", publish=False),), (iceberg(add_optional, "1-0-2"),)),
-    "versions/not-published": ((iceberg(add_optional, "1-0-2", publish=False),), (iceberg(add_optional, "1-0-2"),)),
+    "versions/not-published": ((iceberg(add_optional, "1-0-2", publish=False), stale_copy("1-0-2")),
+                               (iceberg(add_optional, "1-0-2", publish=False),)),
+    "versions/ref-not-compared": ((iceberg(base_ref("9-9-9"), "1-0-2"),), (iceberg(base_ref("2-0-0"), "1-0-2"),)),
     "versions/published-modified": ((lambda r: rc.edit(r, ICEBERG_MIRROR.format("1-0-1"), lambda s: s.update(
         title="edited")),), (iceberg(add_optional, "1-0-2"),)),
 }
 WARNING_RULES = {"facets/key-form", "examples/orphan", "facets/unverified-ref"}
+NOTICE_RULES = {"versions/ref-not-compared"}
 
 
 def test_every_rule_of_these_families_has_cases() -> None:
@@ -235,7 +258,8 @@ def test_rule_fails_on_the_broken_change(repo: Repo, rule: str) -> None:
     report = run_pr(repo, *CASES[rule][0])
     found = of(report, rule)
     assert found, f"{rule} did not fire; got {[f.rule for f in report.findings]}"
-    expected = Severity.WARNING if rule in WARNING_RULES else Severity.ERROR
+    expected = (Severity.WARNING if rule in WARNING_RULES else Severity.NOTICE if rule in NOTICE_RULES
+                else Severity.ERROR)
     assert {f.severity for f in found} == {expected}
     assert all(f.path and f.message for f in found)
 

@@ -1,29 +1,39 @@
 """Version rules: a changed facet schema bumps its ``$id`` by the part the change needs, and published
-copies in the mirror are added, never edited."""
+copies in the mirror are added, never edited. How versions are judged: ``docs/versions.md``."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from typing import Any
 
 from bot.changes import Status
 from bot.checks._common import at
 from bot.findings import Finding, Severity
-from bot.registry import FacetSchema
+from bot.registry import FACET_ID, FacetSchema
 from bot.review_input import ReviewInput
-from bot.schema_diff import Bump, actual_bump, required_bump
+from bot.schema_diff import Bump, Change, actual_bump, required_bump
+from bot.schemas import SchemaStore
 
 RULES = {
     "versions/not-bumped": "A facet schema whose content changes also changes its `$id` version "
-    "(`spec/Versioning.md`): the published URL of a version is immutable.",
+    "(`spec/Versioning.md`): the published URL of a version is immutable. A schema made identical to the "
+    "published copy of its version needs no bump; a file renamed with a new facet `$id` is a new facet.",
     "versions/insufficient-bump": "The version bump matches the change (SchemaVer MODEL-REVISION-ADDITION): "
     "a new optional field needs at least ADDITION, a tighter constraint REVISION, a removed or newly required "
-    "field or a changed type MODEL.",
+    "field or a changed type MODEL. `$ref`s are followed: moving a schema into `$defs` is no change, and a "
+    "`$ref` moved to another published version counts for what differs between the two referenced definitions.",
     "versions/not-increased": "A changed `$id` version is greater than the base version.",
-    "versions/not-published": "Where the repository keeps a published mirror (`website/static/spec`), the new "
-    "version of a changed or added facet is in it, identical to the schema.",
-    "versions/published-modified": "A published copy in the mirror is never modified or deleted: publish a "
-    "new version instead.",
+    "versions/not-published": "Where the repository keeps a published mirror (`website/static/spec`), a copy "
+    "of a facet version that is already there is identical to the schema; entries listed in "
+    "`versions.require_published_copy` (default: core) also copy each new version in the same change.",
+    "versions/published-modified": "A published copy of a version in the mirror (a file under a "
+    "`MODEL-REVISION-ADDITION` folder) is never modified or deleted: publish a new version instead.",
+    "versions/ref-not-compared": "A notice: a `$ref` changed to or from a schema that is neither in the "
+    "repository nor in its published mirror, so the bump the change behind it needs was not checked.",
 }
+
+VERSION_FOLDER = re.compile(r"(^|/)\d+-\d+-\d+/")
 
 
 def _fmt(version: tuple[int, int, int] | None) -> str:
@@ -31,48 +41,83 @@ def _fmt(version: tuple[int, int, int] | None) -> str:
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
+    yield from _published_modified(review)
     mirror = review.config.paths.mirror
     has_mirror = bool(review.head.files(mirror))
-    if review.changes is not None:
-        for change in review.changes.under(mirror):
-            if change.status in (Status.MODIFIED, Status.DELETED) or (
-                    change.status is Status.RENAMED and change.old_path and change.old_path.startswith(mirror + "/")):
-                path = change.old_path if change.status is Status.RENAMED and change.old_path else change.path
-                yield Finding(rule="versions/published-modified", severity=Severity.ERROR, path=path,
-                              message=f"published schema {path} is {change.status.value}; published versions "
-                              "are immutable", hint="Restore it and publish a new version next to it.")
-    base_registry = review.base_registry
     for entry in review.reviewed_entries():
         for schema in entry.schemas:
             if review.changes is not None and review.changes.get(schema.path) is None:
                 continue  # unchanged by this change
-            old = _base_schema(review, schema) if base_registry is not None else None
-            if old is not None:
-                yield from _bump(review, schema, old)
-            if has_mirror and (review.changes is None or old is None or old.value != schema.value):
-                yield from _published(review, schema)
+            old = _base_schema(review, schema)
+            if old is not None and old.value == schema.value:
+                continue
+            bump = list(_bump(review, schema, old)) if old is not None else []
+            yield from bump
+            if has_mirror and not any(f.rule != "versions/ref-not-compared" for f in bump):
+                yield from _published(review, schema)  # one cause, one finding
+
+
+def _published_modified(review: ReviewInput) -> Iterator[Finding]:
+    if review.changes is None:
+        return
+    mirror = review.config.paths.mirror
+    for change in review.changes.under(mirror):
+        renamed_from_mirror = (change.status is Status.RENAMED and change.old_path is not None
+                               and change.old_path.startswith(mirror + "/"))
+        if change.status not in (Status.MODIFIED, Status.DELETED) and not renamed_from_mirror:
+            continue
+        path = change.old_path if renamed_from_mirror and change.old_path else change.path
+        if not VERSION_FOLDER.search(path[len(mirror) + 1:]):
+            continue  # not a copy of a version (an unversioned file such as OpenLineage.yml)
+        yield Finding(rule="versions/published-modified", severity=Severity.ERROR, path=path,
+                      message=f"published schema {path} is {change.status.value}; published versions "
+                      "are immutable", hint="Restore it and publish a new version next to it.")
+
+
+def _identity(schema: FacetSchema) -> str | None:
+    """The facet an ``$id`` names, without its version: a new name is a new facet, not a new version."""
+    match = FACET_ID.match(schema.schema_id or "")
+    return match[4] if match else None
 
 
 def _base_schema(review: ReviewInput, schema: FacetSchema) -> FacetSchema | None:
-    change = review.changes.get(schema.path) if review.changes is not None else None
-    old_path = change.old_path if change is not None and change.old_path else schema.path
+    """The base version of ``schema``: same file (or the file it was renamed from) and same facet ``$id``."""
     registry = review.base_registry
     if registry is None:
         return None
+    change = review.changes.get(schema.path) if review.changes is not None else None
+    old_path = change.old_path if change is not None and change.old_path else schema.path
     entry = registry.entry_for(old_path)
     if entry is None:
         return None
-    return next((s for s in entry.schemas if s.path == old_path), None)
+    old = next((s for s in entry.schemas if s.path == old_path), None)
+    if old is None or _identity(old) != _identity(schema):
+        return None  # added, or renamed with a new facet $id: a new facet
+    return old
+
+
+def _resolver(store: SchemaStore | None) -> Any:
+    def resolve(url: str) -> Any:
+        stored = store.lookup(url) if store is not None else None
+        return stored.schema if stored is not None else None
+    return resolve
 
 
 def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterator[Finding]:
-    needed, changes = required_bump(old.value, schema.value)
-    if needed is Bump.NONE:
-        return
-    severity = Severity.ERROR
-    reasons = "; ".join(f"{c.what} at {c.where}" for c in sorted(changes, key=lambda c: -c.bump)[:3])
     if old.version is None or schema.version is None:
         return  # the facets check reports a malformed $id
+    needed, changes = required_bump(old.value, schema.value, _resolver(review.base_schemas),
+                                    _resolver(review.head_schemas))
+    unverified = [c for c in changes if c.unverified]
+    if unverified:
+        first = unverified[0]
+        yield at("versions/ref-not-compared", Severity.NOTICE, schema.doc, _existing(schema, first.pointer),
+                 first.what, entry=schema.entry.name,
+                 hint="Check the bump by hand, or add the referenced version to the published mirror.")
+    if needed is Bump.NONE or _is_published_copy(review, schema):
+        return
+    severity = Severity.ERROR
+    reasons = _reasons(changes)
     pointer = "/$id"
     if old.version == schema.version:
         yield at("versions/not-bumped", severity, schema.doc, pointer,
@@ -88,6 +133,35 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
         yield at("versions/insufficient-bump", severity, schema.doc, pointer,
                  f"{_fmt(old.version)} -> {_fmt(schema.version)} is an {actual.name} bump but the change needs "
                  f"{needed.name}: {reasons}", entry=schema.entry.name, hint=f"Use {_next(old.version, needed)}.")
+
+
+def _reasons(changes: list[Change]) -> str:
+    verified = sorted((c for c in changes if not c.unverified), key=lambda c: -c.bump)
+    return "; ".join(f"{c.what} at {c.where}" for c in verified[:3])
+
+
+def _existing(schema: FacetSchema, pointer: str) -> str:
+    """``pointer`` if it names a node of the file, else ``/$id`` (a finding must point into its file)."""
+    node: Any = schema.value
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return "/$id"
+    return pointer
+
+
+def _is_published_copy(review: ReviewInput, schema: FacetSchema) -> bool:
+    """Whether the schema is exactly the copy of its version published before this change (the base
+    mirror's): then the schema is that version, and the base was what had drifted from it."""
+    store = review.base_schemas
+    if schema.schema_id is None or store is None:
+        return False
+    published = store.published(schema.schema_id)
+    return published is not None and published.schema == schema.value
 
 
 def _next(version: tuple[int, int, int], bump: Bump) -> str:
@@ -106,9 +180,11 @@ def _published(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
     severity = Severity.ERROR
     mirror_path = f"{review.config.paths.mirror}/facets/{_fmt(schema.version)}/{schema.filename}"
     if published is None:
-        yield at("versions/not-published", severity, schema.doc, "/$id",
-                 f"version {_fmt(schema.version)} of {schema.filename} is not in the published mirror",
-                 entry=schema.entry.name, hint=f"Add an identical copy at {mirror_path}.")
+        if review.config.versions.requires_copy(schema.entry.name):
+            yield at("versions/not-published", severity, schema.doc, "/$id",
+                     f"version {_fmt(schema.version)} of {schema.filename} is not in the published mirror",
+                     entry=schema.entry.name, hint=f"Add an identical copy at {mirror_path} (entries in "
+                     "versions.require_published_copy copy each new version in the same change).")
     elif published.schema != schema.value:
         yield at("versions/not-published", severity, schema.doc, "/$id",
                  f"{published.path} differs from {schema.path} although both claim {schema.schema_id}",

@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
                 report = review(head=head_git, base=base, changes=changes, context=context)
     except GitError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # a folder of the tree that cannot be listed
+        raise UsageError(f"cannot read {exc.filename or repo}: {exc.strerror or exc}") from None
     text = render(report, args.format, color=args.format == "text" and args.output is None and sys.stdout.isatty())
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
