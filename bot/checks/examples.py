@@ -15,7 +15,7 @@ from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
 from bot.review_input import ReviewInput
-from bot.schemas import ValidationTimeout, deadline
+from bot.schemas import PATTERN_TIMEOUT_SECONDS, PatternTimeout, ValidationTimeout, deadline
 
 EXAMPLE_BUDGET_SECONDS = 2.0
 MAX_ERRORS_PER_EXAMPLE = 50
@@ -33,8 +33,13 @@ RULES = {
     "examples/negative-passes": "A negative example (`<FacetName>/invalid/*.json`) must fail validation.",
     "examples/negative-wrong-error": "A negative example that declares its expected error "
     "(`\"$expect\": {\"keyword\": \"required\", \"pointer\": \"/myFacet\"}`) fails with that error.",
-    "examples/timeout": f"Validating one example takes at most {EXAMPLE_BUDGET_SECONDS:g} s (a schema pattern "
-    "with catastrophic backtracking is stopped, not waited for).",
+    "examples/timeout": f"Validating one example takes at most {EXAMPLE_BUDGET_SECONDS:g} s, and one regular "
+    f"expression of its schema at most {PATTERN_TIMEOUT_SECONDS:g} s on one value (a pattern with catastrophic "
+    "backtracking is stopped and named, not waited for).",
+    "examples/unresolved-ref": "Validating an example reaches no reference that cannot be resolved offline "
+    "(`facets/unresolved-ref` and `facets/remote-ref` on the schema say why).",
+    "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that consumes "
+    "nothing of the example).",
     "examples/orphan": "An examples folder names a facet file of its entry.",
 }
 
@@ -81,8 +86,17 @@ class Validators:
     explain: Validator
 
 
-def _errors(validator: Validators, instance: Any) -> list[ValidationError] | None:
-    """All validation errors (capped), or None when the time budget ran out."""
+@dataclass(frozen=True)
+class Stopped:
+    """Why validating an example stopped before it could say valid or invalid."""
+
+    rule: str
+    message: str
+    hint: str
+
+
+def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[ValidationError] | Stopped:
+    """All validation errors (capped), or why validation stopped (time budget, reference, recursion)."""
     if validator.fast is not None:
         try:
             if validator.fast.is_valid(instance):
@@ -97,14 +111,27 @@ def _errors(validator: Validators, instance: Any) -> list[ValidationError] | Non
                 if len(out) >= MAX_ERRORS_PER_EXAMPLE:
                     break
             return out
-    except (ValidationTimeout, RecursionError, Unresolvable):
-        return None
+    except PatternTimeout as exc:
+        return Stopped("examples/timeout", f"validating against {schema.filename} was stopped: {exc}",
+                       "The pattern backtracks catastrophically: remove nested quantifiers like (a+)+ or "
+                       "overlapping alternatives like (a|aa)+.")
+    except ValidationTimeout:
+        return Stopped("examples/timeout", f"validating against {schema.filename} took over "
+                       f"{EXAMPLE_BUDGET_SECONDS:g} s and was stopped",
+                       "Simplify the schema: deeply nested anyOf/oneOf or many patterns multiply the work.")
+    except Unresolvable as exc:
+        ref = getattr(exc, "ref", None) or str(exc)
+        return Stopped("examples/unresolved-ref", f"validating against {schema.filename} reached $ref {ref!r}, "
+                       "which does not resolve offline; the example could not be checked",
+                       "Refer only to schemas in the repository or its published mirror (https://openlineage.io/spec/...).")
+    except RecursionError:
+        return Stopped("examples/recursion", f"validating against {schema.filename} recursed without end "
+                       "(a $ref cycle that consumes nothing of the example); the example could not be checked",
+                       "Break the cycle: a $ref back to an enclosing schema must sit under a property or items.")
 
 
-def _timeout(doc: JsonDoc, severity: Severity, entry: str, schema: FacetSchema) -> Finding:
-    return at("examples/timeout", severity, doc, "", f"validating against {schema.filename} took over "
-              f"{EXAMPLE_BUDGET_SECONDS:g} s and was stopped", entry=entry,
-              hint="A pattern in the schema probably backtracks catastrophically; simplify it.")
+def _stopped(doc: JsonDoc, severity: Severity, entry: str, stopped: Stopped) -> Finding:
+    return at(stopped.rule, severity, doc, "", stopped.message, entry=entry, hint=stopped.hint)
 
 
 def _positive(doc: JsonDoc, validator: Validators, keys: set[str], severity: Severity, entry: str,
@@ -116,9 +143,9 @@ def _positive(doc: JsonDoc, validator: Validators, keys: set[str], severity: Sev
                 yield at("examples/unknown-key", severity, doc, "/" + key.replace("~", "~0").replace("/", "~1"),
                          f"{key!r} is not a facet key of {schema.filename} (expected {', '.join(sorted(keys))})",
                          entry=entry, key=True, hint="An example is {\"<facet key>\": {...the facet...}}.")
-    errors = _errors(validator, value)
-    if errors is None:
-        yield _timeout(doc, severity, entry, schema)
+    errors = _errors(validator, value, schema)
+    if isinstance(errors, Stopped):
+        yield _stopped(doc, severity, entry, errors)
         return
     for error in errors:
         yield at("examples/invalid", severity, doc, json_pointer(error.absolute_path),
@@ -132,9 +159,9 @@ def _negative(doc: JsonDoc, validator: Validators, severity: Severity, entry: st
     expect = value.get(EXPECT_KEY) if isinstance(value, dict) else None
     if isinstance(value, dict):
         value = {k: v for k, v in value.items() if k != EXPECT_KEY}
-    errors = _errors(validator, value)
-    if errors is None:
-        yield _timeout(doc, severity, entry, schema)
+    errors = _errors(validator, value, schema)
+    if isinstance(errors, Stopped):
+        yield _stopped(doc, severity, entry, errors)
         return
     if not errors:
         yield at("examples/negative-passes", severity, doc, "", f"this negative example of {schema.stem} validates",
