@@ -61,7 +61,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     base_doc = files.docs.get(f"{folder}/{BASE_FILE}")
     base = base_doc.value if base_doc is not None and isinstance(base_doc.value, dict) else _bundled_base()
     rules = NamingRules(((p, d.value) for p, d in files.docs.items()), folder=folder, base_schema=base,
-                        label=f"{review.head.label}:{folder}")
+                        label=f"{review.head.label}:{folder}", match_timeout=MATCH_TIMEOUT)
     context = _Context(files, rules)
     for problem in (*files.problems, *rules.problems):
         yield context.finding(problem)
@@ -142,9 +142,17 @@ def _shared_schemes(ctx: _Context) -> Iterator[Finding]:
 
 
 def _parse(rules: NamingRules, source: Source, example: Example) -> ParseResult:
-    if source.kind == "dataset":
-        return rules.parse_dataset(example.namespace, example.name)
-    return rules.parse_job(example.namespace, example.name, source.id)
+    try:
+        if source.kind == "dataset":
+            return rules.parse_dataset(example.namespace, example.name)
+        return rules.parse_job(example.namespace, example.name, source.id)
+    except TimeoutError:
+        return _too_slow()
+
+
+def _too_slow() -> ParseResult:
+    return ParseResult(False, reason=f"matching it took over {MATCH_TIMEOUT:g} s and was stopped "
+                                     "(a component pattern backtracks catastrophically)")
 
 
 def _examples(ctx: _Context, source: Source) -> Iterator[Finding]:
@@ -205,7 +213,10 @@ def _scheme_decisions(ctx: _Context) -> Iterator[Finding]:
     path = f"{ctx.files.folder}/decisions.json"
     for decision in ctx.rules.decisions:
         for example in decision.examples:
-            result = ctx.rules.parse_dataset(example.namespace, example.name)
+            try:
+                result = ctx.rules.parse_dataset(example.namespace, example.name)
+            except TimeoutError:
+                result = _too_slow()
             if result.ok or decision.reason not in (result.reason or ""):
                 yield ctx.at("naming/decision-mismatch", path, example.pointer,
                              f"{example.namespace!r} / {example.name!r} should be rejected with this decision's "
