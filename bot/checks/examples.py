@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from bot.review_input import ReviewInput
 from bot.schemas import PATTERN_TIMEOUT_SECONDS, PatternTimeout, ValidationTimeout, deadline
 
 EXAMPLE_BUDGET_SECONDS = 2.0
+REVIEW_BUDGET_SECONDS = 60.0  # pure-Python validation of all the examples of one review
 MAX_ERRORS_PER_EXAMPLE = 50
 EXPECT_KEY = "$expect"
 
@@ -35,7 +37,8 @@ RULES = {
     "(`\"$expect\": {\"keyword\": \"required\", \"pointer\": \"/myFacet\"}`) fails with that error.",
     "examples/timeout": f"Validating one example takes at most {EXAMPLE_BUDGET_SECONDS:g} s, and one regular "
     f"expression of its schema at most {PATTERN_TIMEOUT_SECONDS:g} s on one value (a pattern with catastrophic "
-    "backtracking is stopped and named, not waited for).",
+    f"backtracking is stopped and named, not waited for); once a review has spent {REVIEW_BUDGET_SECONDS:g} s "
+    "explaining examples, the remaining failing ones are reported as not validated.",
     "examples/unresolved-ref": "Validating an example reaches no reference that cannot be resolved offline "
     "(`facets/unresolved-ref` and `facets/remote-ref` on the schema say why).",
     "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that consumes "
@@ -46,10 +49,11 @@ RULES = {
 
 def check(review: ReviewInput) -> Iterator[Finding]:
     store = review.head_schemas
+    budget = Budget(REVIEW_BUDGET_SECONDS)
     for entry in review.reviewed_entries():
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
-            validator = Validators(store.fast_validator(schema.value), store.validator(schema.value))
+            validator = Validators(store.fast_validator(schema.value), store.validator(schema.value), budget)
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
 
@@ -78,12 +82,20 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
             yield from _positive(loaded.doc, validator, keys, severity, entry.name, schema)
 
 
+class Budget:
+    """Seconds of pure-Python validation left for the whole review (shared by every example)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+
 @dataclass(frozen=True)
 class Validators:
     """A compiled validator deciding pass/fail, and the pure-Python one explaining failures."""
 
     fast: Any | None
     explain: Validator
+    budget: Budget
 
 
 @dataclass(frozen=True)
@@ -103,8 +115,14 @@ def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[V
                 return []
         except Exception:  # noqa: BLE001 - the explaining validator decides instead
             pass
+    budget = validator.budget
+    if budget.left <= 0:
+        return Stopped("examples/timeout", f"not validated against {schema.filename}: this review already spent "
+                       f"its {REVIEW_BUDGET_SECONDS:g} s on validating examples",
+                       "Other examples took long to validate: see the first examples/timeout findings.")
+    start = time.monotonic()
     try:
-        with deadline(EXAMPLE_BUDGET_SECONDS):
+        with deadline(min(EXAMPLE_BUDGET_SECONDS, budget.left)):
             out = []
             for error in validator.explain.iter_errors(instance):
                 out.append(error)
@@ -128,6 +146,8 @@ def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[V
         return Stopped("examples/recursion", f"validating against {schema.filename} recursed without end "
                        "(a $ref cycle that consumes nothing of the example); the example could not be checked",
                        "Break the cycle: a $ref back to an enclosing schema must sit under a property or items.")
+    finally:
+        budget.left -= time.monotonic() - start
 
 
 def _stopped(doc: JsonDoc, severity: Severity, entry: str, stopped: Stopped) -> Finding:
