@@ -436,11 +436,6 @@ BOUNDED_KEYWORDS: dict[str, Callable[..., Any]] = {
     "unevaluatedProperties": _unevaluated_properties,
 }
 
-HardenedValidator = validators.extend(
-    Draft202012Validator,
-    {name: _budgeted(BOUNDED_KEYWORDS.get(name, keyword)) for name, keyword in Draft202012Validator.VALIDATORS.items()},
-)
-
 
 def _checker() -> FormatChecker:
     """Draft 2020-12's format checker with ``regex`` compiled by ``regex`` under ``MAX_PATTERN_CHARS``
@@ -460,6 +455,13 @@ def _checker() -> FormatChecker:
 
 
 FORMAT_CHECKER = _checker()
+
+
+HardenedValidator = validators.extend(
+    Draft202012Validator,
+    {name: _budgeted(BOUNDED_KEYWORDS.get(name, keyword)) for name, keyword in Draft202012Validator.VALIDATORS.items()},
+    format_checker=FORMAT_CHECKER,
+)
 
 
 def check_schema_errors(schema: Any) -> list[ValidationError]:
