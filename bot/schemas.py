@@ -31,7 +31,6 @@ from urllib.parse import urljoin
 import jsonschema_rs
 import regex
 from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
-from jsonschema._utils import extras_msg
 from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
@@ -395,6 +394,11 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
         elif "else" in schema:
             keys |= _evaluated_keys(validator, instance, schema["else"])
     return keys
+
+
+def extras_msg(extras: list[str]) -> tuple[str, str]:
+    """jsonschema's wording for extra keys (``'a', 'b'`` and ``were``)."""
+    return ", ".join(repr(extra) for extra in extras), "was" if len(extras) == 1 else "were"
 
 
 def _valid(errors: Iterator[ValidationError]) -> bool:

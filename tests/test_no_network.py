@@ -201,3 +201,13 @@ def test_the_store_still_compiles_what_the_repository_holds(corpus: Path, tripwi
     assert fast.is_valid(rc.EXAMPLE_JSON)
     assert not fast.is_valid({"acme_widget": {**rc.EXAMPLE_JSON["acme_widget"], "widgetId": 5}})
     tripwire.assert_silent()
+
+
+def test_a_file_reference_reads_nothing(corpus: Path) -> None:
+    from referencing.exceptions import Unresolvable
+
+    store = SchemaStore(DirSnapshot(corpus), Config())
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "properties": {"x": {"$ref": "file:///etc/passwd"}}}
+    assert store.fast_validator(schema) is None
+    with pytest.raises(Unresolvable):
+        list(store.validator(schema).iter_errors({"x": 1}))
