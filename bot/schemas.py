@@ -296,7 +296,9 @@ def bounded_search(pattern: str, subject: str) -> bool | None:
     timeout = PATTERN_TIMEOUT_SECONDS if remaining is None else min(PATTERN_TIMEOUT_SECONDS, remaining)
     try:
         return regex.search(pattern, subject, timeout=timeout) is not None
-    except TimeoutError:  # this pattern's limit, or what was left of the block's: name the pattern either way
+    except TimeoutError:
+        if timeout < PATTERN_TIMEOUT_SECONDS:  # what was left of the block's budget, not this pattern's own limit
+            raise ValidationTimeout("validation ran out of time") from None
         raise PatternTimeout(pattern, subject, timeout) from None
     except (regex.error, RecursionError, OverflowError, ValueError):
         return None
@@ -355,7 +357,7 @@ def _additional_properties(validator: Validator, additional: Any, instance: Any,
             listed = ", ".join(repr(each) for each in sorted(patterns))
             yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
         else:
-            listed, verb = extras_msg(sorted(extras, key=str))
+            listed, verb = _extras_msg(sorted(extras, key=str))
             yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
 
 
@@ -396,7 +398,7 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
     return keys
 
 
-def extras_msg(extras: list[str]) -> tuple[str, str]:
+def _extras_msg(extras: list[str]) -> tuple[str, str]:
     """jsonschema's wording for extra keys (``'a', 'b'`` and ``were``)."""
     return ", ".join(repr(extra) for extra in extras), "was" if len(extras) == 1 else "were"
 
@@ -415,10 +417,10 @@ def _unevaluated_properties(validator: Validator, unevaluated: Any, instance: An
                and not _valid(validator.descend(instance[k], unevaluated, path=k, schema_path=k))]
     if failing:
         if unevaluated is False:
-            listed, verb = extras_msg(sorted(failing, key=str))
+            listed, verb = _extras_msg(sorted(failing, key=str))
             yield ValidationError(f"Unevaluated properties are not allowed ({listed} {verb} unexpected)")
         else:
-            listed, verb = extras_msg(failing)
+            listed, verb = _extras_msg(failing)
             yield ValidationError(f"Unevaluated properties are not valid under the given schema ({listed} {verb} "
                                   "unevaluated and invalid)")
 
