@@ -262,3 +262,51 @@ def test_the_regression_compiles_lookaround_with_a_backtrack_limit(corpus_copy: 
     facet = example_with({SLOW_KEY: 1})["acme_widget"]
     assert not compiled.rs.is_valid(facet)
     assert time.monotonic() - start < 1
+
+
+# -- naming patterns -----------------------------------------------------------------------------------------------
+
+NAMING_CHILD = """
+import json, sys, time
+from bot.naming import load_rules
+from bot.snapshot import DirSnapshot
+
+rules = load_rules(DirSnapshot(sys.argv[1]), "spec/naming")  # a repository's rules, as the regression loads them
+start = time.monotonic()
+result = rules.parse_dataset(sys.argv[2], sys.argv[3])
+print(json.dumps({"seconds": time.monotonic() - start, "ok": result.ok, "reason": result.reason}))
+"""
+
+
+def naming_tree(tree: Path) -> tuple[Path, str, str]:
+    """The bundled naming files with one component pattern that passes ``check_pattern`` yet backtracks."""
+    import shutil
+
+    from bot.naming import bundled_folder
+
+    shutil.copytree(bundled_folder(), tree / "spec/naming")
+    path = tree / "spec/naming/datasets/abfss/abfss.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["components"]["path"]["pattern"] = "/(a|aa)+"
+    namespace = doc["examples"]["valid"][0]["namespace"]
+    name = "/" + "a" * 60 + "!"
+    doc["examples"]["valid"][0]["name"] = name
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return tree, namespace, name
+
+
+def test_a_naming_pattern_catastrophic_for_regex_is_stopped_in_the_check(tmp_path: Path) -> None:
+    tree, _, name = naming_tree(tmp_path)
+    result = review_in_child(tree)
+    [found] = [f for f in result["findings"] if f["rule"] == "naming/round-trip" and name in f["message"]]
+    assert "took too long" in found["message"]
+    assert result["seconds"] < 30 and result["max_gap"] < 2.0
+
+
+def test_a_repositorys_naming_rules_parse_bounded(tmp_path: Path) -> None:
+    tree, namespace, name = naming_tree(tmp_path)
+    done = subprocess.run([sys.executable, "-c", NAMING_CHILD, str(tree), namespace, name], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert not result["ok"] and "took too long" in result["reason"]
+    assert result["seconds"] < 5

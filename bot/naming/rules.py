@@ -35,8 +35,9 @@ class NamingRules:
     def __init__(self, documents: Iterable[tuple[str, Any]], folder: str = "naming",
                  base_schema: Mapping[str, Any] | None = None, label: str = "naming",
                  match_timeout: float | None = None) -> None:
-        """``match_timeout``: rules from a pull request match on ``regex`` with this limit per match (a
-        ``TimeoutError`` past it), never on the unbounded fast path (see docs/hostile-input.md)."""
+        """``match_timeout``: rules from a pull request match on ``regex`` with this limit per match (past
+        it, no match, and the bounded slow path says why), never on the unbounded fast path (see
+        docs/hostile-input.md)."""
         self._documents = tuple(documents)
         self._folder = folder
         self.label = label
@@ -149,7 +150,7 @@ class NamingRules:
             forms = self._job_forms
         for form in forms:
             m = form.hot_re.fullmatch(joined) if self.match_timeout is None else \
-                form.both_re.fullmatch(joined, timeout=self.match_timeout)
+                _bounded(form.both_re, joined, self.match_timeout)
             if m is not None:
                 return _finish(form, m.groupdict()) if not form.plain else \
                     ParseResult(True, form.source, m.groupdict(), None, form.label)
@@ -281,7 +282,8 @@ class NamingRules:
 
     def _components(self, form: Form, namespace: str, name: str) -> dict[str, str]:
         out: dict[str, str] = {}
-        for m in (form.namespace_re.fullmatch(namespace), form.name_re.fullmatch(name)):
+        for m in (form.namespace_re.fullmatch(namespace, timeout=MATCH_TIMEOUT),
+                  form.name_re.fullmatch(name, timeout=MATCH_TIMEOUT)):
             if m is not None:
                 out.update({k: v for k, v in m.groupdict().items() if v is not None})
         return out
@@ -313,6 +315,14 @@ def separators(template: Template) -> dict[str, str]:
     return out
 
 
+def _bounded(pattern: regex.Pattern[str], joined: str, timeout: float) -> Any:
+    """``pattern.fullmatch`` with a time limit; None past it (``_explain``, bounded too, gives the reason)."""
+    try:
+        return pattern.fullmatch(joined, timeout=timeout)
+    except TimeoutError:
+        return None
+
+
 def _hot_matcher(form: Form, timeout: float | None = None) -> Callable[[str], Any]:
     """``fullmatch`` of a form's hot pattern; the stdlib twin for ASCII input when the pattern needs ``regex``.
 
@@ -323,7 +333,7 @@ def _hot_matcher(form: Form, timeout: float | None = None) -> Callable[[str], An
         both = form.both_re
 
         def bounded(joined: str) -> Any:
-            return both.fullmatch(joined, timeout=timeout)
+            return _bounded(both, joined, timeout)
 
         return bounded
     if form.hot_ascii is None:
