@@ -3,8 +3,9 @@
 Schemas come from the repository (``spec/OpenLineage.json``, core facets, registry facets, each under
 its ``$id``) and from the published mirror (``website/static/spec/X`` is ``https://openlineage.io/spec/X``).
 A ``$ref`` (or ``$schema``, ``$dynamicRef``) to anything else is refused, never fetched: every validator
-built here, ``jsonschema-rs`` and pure-Python ``jsonschema`` alike, gets ``retrieve_json``/``refuse`` as its
-retriever, so neither library's own HTTP client is ever reachable (see docs/hostile-input.md).
+built here, ``jsonschema-rs`` and pure-Python ``jsonschema`` alike, gets a retriever that serves the
+repository and its mirror or nothing (``refuse``), so neither library's own HTTP client is ever reachable
+(see docs/hostile-input.md).
 
 Regular expressions from a pull request run bounded. Pure-Python validation (complete error lists with
 paths, for explaining) matches every schema regex (``pattern``, ``patternProperties``, and through them
@@ -41,6 +42,7 @@ from bot.registry import Files
 from bot.snapshot import Snapshot
 
 PUBLISHED = "https://openlineage.io/spec/"
+WORK_LIMIT = 100_000  # subschema evaluations jsonschema-rs may do for one instance (it cannot be stopped)
 PATTERN_TIMEOUT_SECONDS = 0.25  # one match; a whole validation is bounded by ``deadline``
 MAX_PATTERN_CHARS = 4096  # compiling is not covered by the timeout: ``regex`` compiles 4 KB in milliseconds
 # jsonschema-rs: the linear-time ``regex`` crate, never the backtracking fancy-regex engine
@@ -112,6 +114,8 @@ class SchemaStore:
         self.config = config
         self.files = files or Files(snapshot)
         self._registries: dict[frozenset[str], Any] = {}
+        self._work: dict[tuple[int, int], tuple[Any, int]] = {}
+        self._work_refs: dict[str, tuple[Any, Any]] = {}
 
     @functools.cached_property
     def repository(self) -> dict[str, StoredSchema]:
@@ -193,32 +197,28 @@ class SchemaStore:
         """
         cached = self._registries.get(urls)
         if cached is None:
+            # ``refuse``, not a method of the store: a Rust object holding the store would make a reference
+            # cycle the garbage collector cannot see through, and every review's store would leak.
             cached = jsonschema_rs.Registry([(u, self.lookup(u).schema) for u in sorted(urls)],  # type: ignore[union-attr]
-                                            retriever=self.retrieve_json)
+                                            retriever=refuse)
             self._registries[urls] = cached
         return cached
 
     def fast_validator(self, schema: Mapping[str, Any]) -> Any | None:
         """A compiled (jsonschema-rs) validator for pass/fail decisions, or None when it cannot compile
         (unresolvable or remote reference, a pattern the linear-time engine refuses): callers then use
-        ``validator()``.
+        ``validator()``. Its registry holds every repository or mirror schema the schema refers to
+        (``_referenced``); anything else is refused.
 
         Pure-Python ``validator()`` explains failures; the two agree on the corpus (tests/test_schemas.py).
         """
         try:
             base = str(schema.get("$id") or "urn:registry-bot:anonymous")
             registry = self._compiled_registry(self._referenced(base, schema))
-            return jsonschema_rs.validator_for(dict(schema), registry=registry, retriever=self.retrieve_json,
+            return jsonschema_rs.validator_for(dict(schema), registry=registry, retriever=refuse,
                                                validate_formats=True, pattern_options=RS_PATTERN_OPTIONS)
         except Exception:  # noqa: BLE001 - any compile failure falls back to the explaining validator
             return None
-
-    def retrieve_json(self, uri: str) -> Any:
-        """The schema at ``uri`` from the repository or its mirror; anything else raises ``RemoteReference``."""
-        stored = self.lookup(uri)
-        if stored is None:
-            raise RemoteReference(uri)
-        return stored.schema
 
     def _retrieve(self, uri: str) -> Resource[Any]:
         stored = self.lookup(uri)
@@ -229,6 +229,67 @@ class SchemaStore:
     @functools.cached_property
     def registry(self) -> Registry[Any]:
         return Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
+
+    def work_bound(self, schema: Mapping[str, Any], depth: int) -> int:
+        """An upper bound on the subschema evaluations of validating an instance nested ``depth`` deep
+        (times its size), saturating at ``WORK_LIMIT + 1``. Shared subschemas (OpenLineage.json) are
+        counted once per store and depth.
+
+        jsonschema-rs holds the GIL and cannot be stopped: a schema whose references share subschemas
+        (``anyOf`` of two ``$ref``s to the next level, 40 levels) makes it work 2^40 times without any
+        regex. Callers give such a schema (over ``WORK_LIMIT``) to the bounded pure-Python validator instead.
+        """
+        limit = WORK_LIMIT
+        memo = self._work  # (id(node), depth) -> (node, bound): the node is kept, so its id stays its own
+        active: set[tuple[int, int]] = set()
+        resource = DRAFT202012.create_resource(schema)
+        root = self.registry.resolver_with_root(resource)
+        resolved_in_store = self._work_refs  # absolute URL -> (contents, resolver): context-free, shared
+
+        def lookup(resolver: Any, base: str, ref: str) -> tuple[Any, Any, str]:
+            target = urljoin(base, ref)
+            url = _split(target)
+            if url != _split(base) and self.lookup(url) is not None:
+                if target not in resolved_in_store:
+                    found = resolver.lookup(target)
+                    resolved_in_store[target] = (found.contents, found.resolver)
+                contents, inner = resolved_in_store[target]
+                return contents, inner, url
+            found = resolver.lookup(ref)
+            return found.contents, found.resolver, url
+
+        def bound(node: Any, resolver: Any, base: str, d: int) -> int:
+            if not isinstance(node, dict) or d < 0:
+                return 1
+            key = (id(node), d)
+            if key in memo:
+                return memo[key][1]
+            if key in active:  # a reference cycle that consumes nothing of the instance
+                return limit + 1
+            active.add(key)
+            if isinstance(node.get("$id"), str):
+                base = urljoin(base, node["$id"])
+                if node is not schema:
+                    resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+            total = 1
+            for keyword in ("$ref", "$dynamicRef"):
+                ref = node.get(keyword)
+                if isinstance(ref, str):
+                    try:
+                        contents, inner, target_base = lookup(resolver, base, ref)
+                    except Exception:  # noqa: BLE001 - unresolvable: jsonschema-rs will not compile it anyway
+                        continue
+                    total += bound(contents, inner, target_base, d)
+            for child, deeper in _subschemas(node):
+                total += bound(child, resolver, base, d - 1 if deeper else d)
+                if total > limit:
+                    break
+            active.discard(key)
+            total = min(total, limit + 1)
+            memo[key] = (node, total)
+            return total
+
+        return bound(schema, root, "urn:registry-bot:work-bound", depth)
 
     def validator(self, schema: Mapping[str, Any]) -> Validator:
         """A validator for ``schema`` resolving ``$ref`` offline, with bounded regex matching."""
@@ -244,6 +305,37 @@ class SchemaStore:
             return self.validator({"$ref": url, "$schema": "https://json-schema.org/draft/2020-12/schema",
                                    "$id": f"urn:registry-bot:wrapper:{base}"})
         return self.validator(stored.schema)
+
+
+_IN_PLACE = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_DEEPER_ONE = ("additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames",
+               "unevaluatedItems")
+_DEEPER_MAP = ("properties", "patternProperties")
+
+
+def _subschemas(node: dict[str, Any]) -> Iterator[tuple[Any, bool]]:
+    """(subschema, applies one level deeper in the instance) for every applicator of ``node``."""
+    for keyword in _IN_PLACE:
+        children = node.get(keyword)
+        if isinstance(children, list):
+            yield from ((child, False) for child in children)
+    for keyword in _IN_PLACE_ONE:
+        if keyword in node:
+            yield node[keyword], False
+    deps = node.get("dependentSchemas")
+    if isinstance(deps, dict):
+        yield from ((child, False) for child in deps.values())
+    for keyword in _DEEPER_ONE:
+        if keyword in node:
+            yield node[keyword], True
+    for keyword in _DEEPER_MAP:
+        children = node.get(keyword)
+        if isinstance(children, dict):
+            yield from ((child, True) for child in children.values())
+    prefix = node.get("prefixItems")
+    if isinstance(prefix, list):
+        yield from ((child, True) for child in prefix)
 
 
 class ValidationTimeout(Exception):

@@ -310,3 +310,35 @@ def test_a_repositorys_naming_rules_parse_bounded(tmp_path: Path) -> None:
     result = json.loads(done.stdout.splitlines()[-1])
     assert not result["ok"] and "took too long" in result["reason"]
     assert result["seconds"] < 5
+
+
+# -- no regex at all: exponential work in jsonschema-rs ------------------------------------------------------------
+
+def test_a_schema_exponential_for_jsonschema_rs_goes_to_the_bounded_validator(corpus_copy: Path) -> None:
+    """2^40 anyOf branches through shared $refs: jsonschema-rs would hold the GIL for hours; the work
+    bound sends the example to the pure-Python validator, which the deadline stops."""
+    schema = settings_schema({"$ref": "#/$defs/d0"})
+    schema["$defs"].update({f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+                            for i in range(40)})
+    schema["$defs"]["d40"] = {"type": "string"}
+    tree = write_case(corpus_copy, schema, example_with(1))
+    result = review_in_child(tree)
+    found = [f for f in result["findings"] if f["path"] == rc.EXAMPLE]
+    assert [f["rule"] for f in found] == ["examples/timeout"]
+    assert result["seconds"] < 10 * EXAMPLE_BUDGET_SECONDS, result["seconds"]
+    assert result["max_gap"] < 2.0, result["max_gap"]
+
+
+def test_the_work_bound_keeps_the_fast_path_for_real_schemas(corpus: Path) -> None:
+    from bot.registry import Registry
+    from bot.schemas import WORK_LIMIT
+
+    store = SchemaStore(DirSnapshot(corpus), Config())
+    for entry in Registry(DirSnapshot(corpus), Config()).entries.values():
+        for schema in entry.schemas:
+            assert store.work_bound(schema.value, 8) <= WORK_LIMIT, schema.path
+    recursive = {"$defs": {"A": {"anyOf": [{"items": {"$ref": "#/$defs/A"}}, {"items": {"$ref": "#/$defs/A"}}]}},
+                 "$ref": "#/$defs/A"}
+    assert store.work_bound(recursive, 5) <= WORK_LIMIT < store.work_bound(recursive, 40)
+    loop = {"$defs": {"L": {"$ref": "#/$defs/L"}}, "$ref": "#/$defs/L"}
+    assert store.work_bound(loop, 1) > WORK_LIMIT

@@ -211,3 +211,21 @@ def test_a_file_reference_reads_nothing(corpus: Path) -> None:
     assert store.fast_validator(schema) is None
     with pytest.raises(Unresolvable):
         list(store.validator(schema).iter_errors({"x": 1}))
+
+
+def test_a_store_and_its_validators_are_freed_after_use(corpus: Path) -> None:
+    """A retriever held by a jsonschema-rs object must not point back at the store (an invisible cycle)."""
+    import gc
+    import weakref
+
+    store = SchemaStore(DirSnapshot(corpus), Config())
+    fast = store.fast_validator(rc.FACET_SCHEMA)
+    assert fast is not None and fast.is_valid(rc.EXAMPLE_JSON)
+    spec = SideSpec.build(DirSnapshot(corpus), Config(), "head")
+    validators = Validators(spec, {})
+    url = next(iter(spec.schemas))
+    validators.compiled(url, "")
+    gone = [weakref.ref(store), weakref.ref(validators)]
+    del store, fast, validators
+    gc.collect()
+    assert [ref() for ref in gone] == [None, None]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
 from bot.review_input import ReviewInput
-from bot.schemas import PATTERN_TIMEOUT_SECONDS, PatternTimeout, ValidationTimeout, deadline
+from bot.schemas import PATTERN_TIMEOUT_SECONDS, WORK_LIMIT, PatternTimeout, ValidationTimeout, deadline
 
 EXAMPLE_BUDGET_SECONDS = 2.0
 REVIEW_BUDGET_SECONDS = 60.0  # pure-Python validation of all the examples of one review
@@ -53,7 +54,8 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     for entry in review.reviewed_entries():
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
-            validator = Validators(store.fast_validator(schema.value), store.validator(schema.value), budget)
+            validator = Validators(store.fast_validator(schema.value), store.validator(schema.value), budget,
+                                   functools.partial(store.work_bound, schema.value))
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
 
@@ -96,6 +98,27 @@ class Validators:
     fast: Any | None
     explain: Validator
     budget: Budget
+    work_bound: Callable[[int], int] = lambda depth: 0  # the schema's work for an instance this deep
+
+    def fast_for(self, instance: Any) -> Any | None:
+        """The compiled validator, unless this schema could make it work exponentially on ``instance``
+        (jsonschema-rs cannot be stopped; the pure-Python validator is bounded by ``deadline``)."""
+        if self.fast is None or self.work_bound(_depth(instance)) > WORK_LIMIT:
+            return None
+        return self.fast
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if isinstance(node, dict):
+            stack.extend((v, d + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, d + 1) for v in node)
+    return deepest
 
 
 @dataclass(frozen=True)
@@ -109,9 +132,10 @@ class Stopped:
 
 def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[ValidationError] | Stopped:
     """All validation errors (capped), or why validation stopped (time budget, reference, recursion)."""
-    if validator.fast is not None:
+    fast = validator.fast_for(instance)
+    if fast is not None:
         try:
-            if validator.fast.is_valid(instance):
+            if fast.is_valid(instance):
                 return []
         except Exception:  # noqa: BLE001 - the explaining validator decides instead
             pass

@@ -260,19 +260,14 @@ class Validators:
                 self.pool[key] = Compiled(key, target, rs)
         return self.pool[key]
 
-    def _retrieve(self, uri: str) -> Any:
-        """Only this side's schemas (a closure can miss one a relative ``$ref`` names); never the network."""
-        if uri in self.spec.schemas:
-            return self.spec.schemas[uri]
-        raise RemoteReference(uri)
-
     def _compile(self, schema: Any, resources: list[tuple[str, Any]]) -> Any:
         """Patterns on the linear-time engine; a schema it refuses (lookaround, backreference) gets
         fancy-regex with a backtrack limit."""
+        retrieve = _side_retriever(self.spec.schemas)  # not a method: the compiled validator must not hold self
         try:
-            return rs_validator(schema, resources, self._retrieve, validate_formats=True)
+            return rs_validator(schema, resources, retrieve, validate_formats=True)
         except jsonschema_rs.ValidationError:
-            return rs_validator(schema, resources, self._retrieve, validate_formats=True,
+            return rs_validator(schema, resources, retrieve, validate_formats=True,
                                 pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT))
 
     @functools.cached_property
@@ -292,6 +287,16 @@ class Validators:
     def errors_rs(self, compiled: Compiled, instance: Any, partial: bool) -> list[Any]:
         """The ``jsonschema-rs`` errors for an instance (placeholders and missing keys of partial events dropped)."""
         return [e for e in compiled.rs.iter_errors(instance) if not (partial and ignorable_rs(e))]
+
+
+def _side_retriever(schemas: Mapping[str, Any]) -> Callable[[str], Any]:
+    """Only one side's schemas (a closure can miss one a relative ``$ref`` names); never the network."""
+    def retrieve(uri: str) -> Any:
+        if uri in schemas:
+            return schemas[uri]
+        raise RemoteReference(uri)
+
+    return retrieve
 
 
 def ignorable_py(error: ValidationError) -> bool:
