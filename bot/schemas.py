@@ -2,12 +2,20 @@
 
 Schemas come from the repository (``spec/OpenLineage.json``, core facets, registry facets, each under
 its ``$id``) and from the published mirror (``website/static/spec/X`` is ``https://openlineage.io/spec/X``).
-A ``$ref`` to anything else is refused, never fetched.
+A ``$ref`` (or ``$schema``, ``$dynamicRef``) to anything else is refused, never fetched: every validator
+built here, ``jsonschema-rs`` and pure-Python ``jsonschema`` alike, gets a retriever that serves the
+repository and its mirror or nothing (``refuse``), so neither library's own HTTP client is ever reachable
+(see docs/hostile-input.md).
 
-Validation uses pure-Python ``jsonschema`` (complete error lists with paths, for explaining) with two
-hardenings: ``pattern`` and ``patternProperties`` run under the ``regex`` module with a time limit, so a
-schema with catastrophic backtracking cannot hang a review, and formats are checked with one pinned
-format checker on both sides of a change.
+Regular expressions from a pull request run bounded. Pure-Python validation (complete error lists with
+paths, for explaining) matches every schema regex (``pattern``, ``patternProperties``, and through them
+``additionalProperties`` and ``unevaluatedProperties``; ``propertyNames`` descends into those) on one
+engine, the ``regex`` module with a time limit, never on ``re``; inside a ``deadline`` block every keyword
+also checks the block's budget, so no schema (regex, reference cycle or combinatorial ``anyOf``) keeps a
+validation going past it. ``jsonschema-rs`` compiles patterns with the ``regex`` crate only, which runs in
+linear time; a pattern it cannot take (lookaround, backreference) makes the schema fall back to the bounded
+pure-Python validator. Formats are checked with one pinned format checker on both sides of a change, whose
+``regex`` format compiles with ``regex`` under a length limit.
 """
 
 from __future__ import annotations
@@ -16,14 +24,14 @@ import contextlib
 import contextvars
 import functools
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
 import jsonschema_rs
 import regex
-from jsonschema import Draft202012Validator, ValidationError, validators
+from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
 from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
@@ -34,8 +42,57 @@ from bot.registry import Files
 from bot.snapshot import Snapshot
 
 PUBLISHED = "https://openlineage.io/spec/"
-PATTERN_TIMEOUT_SECONDS = 0.25
-FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
+WORK_LIMIT = 100_000  # subschema evaluations jsonschema-rs may do for one instance (it cannot be stopped)
+PATTERN_TIMEOUT_SECONDS = 0.25  # one match; a whole validation is bounded by ``deadline``
+MAX_PATTERN_CHARS = 4096  # compiling is not covered by the timeout: ``regex`` compiles 4 KB in milliseconds
+# jsonschema-rs: the linear-time ``regex`` crate, never the backtracking fancy-regex engine
+RS_PATTERN_OPTIONS = jsonschema_rs.RegexOptions(size_limit=10 * 1024 * 1024, dfa_size_limit=2 * 1024 * 1024)
+
+
+class RemoteReference(LookupError):
+    """A reference outside the repository and its published mirror: refused, never fetched."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(f"{uri} is outside the repository and its published mirror; the bot never fetches it")
+        self.uri = uri
+
+
+def refuse(uri: str) -> Any:
+    """The retriever of validators that may resolve nothing beyond what they are given."""
+    raise RemoteReference(uri)
+
+
+def rs_validator(schema: Any, resources: Iterable[tuple[str, Any]] = (),
+                 retrieve: Callable[[str], Any] = refuse, **options: Any) -> Any:
+    """A ``jsonschema-rs`` validator that cannot open a socket and never backtracks on a pattern.
+
+    ``resources`` are registered up front; any other URI goes to ``retrieve`` (the repository, or
+    nothing), never to jsonschema-rs' built-in HTTP client, which a given retriever replaces. Raises
+    what ``validator_for`` raises: ``ValidationError`` (also for a pattern the ``regex`` crate cannot
+    compile), ``ReferencingError``, ``ValueError``.
+    """
+    registry = jsonschema_rs.Registry(list(resources), retriever=retrieve)
+    return jsonschema_rs.validator_for(schema, registry=registry, retriever=retrieve,
+                                       pattern_options=options.pop("pattern_options", RS_PATTERN_OPTIONS),
+                                       **options)
+
+
+def _refused(uri: str) -> Resource[Any]:
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+def offline_registry() -> Registry[Any]:
+    """A pure-Python ``jsonschema`` registry resolving nothing beyond the schema itself (never fetching:
+    without a registry, jsonschema falls back to ``urlopen`` for remote references)."""
+    return Registry(retrieve=_refused)  # type: ignore[call-arg]
+
+
+def meta_is_valid(schema: Any) -> bool:
+    """Whether ``schema`` is valid against its meta-schema, resolving no remote ``$schema`` (False then)."""
+    try:
+        return bool(jsonschema_rs.meta.is_valid(schema, registry=jsonschema_rs.Registry([], retriever=refuse)))
+    except (jsonschema_rs.ReferencingError, jsonschema_rs.ValidationError, ValueError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -57,6 +114,8 @@ class SchemaStore:
         self.config = config
         self.files = files or Files(snapshot)
         self._registries: dict[frozenset[str], Any] = {}
+        self._work: dict[tuple[int, int], tuple[Any, int]] = {}
+        self._work_refs: dict[str, tuple[Any, Any]] = {}
 
     @functools.cached_property
     def repository(self) -> dict[str, StoredSchema]:
@@ -143,20 +202,26 @@ class SchemaStore:
         """
         cached = self._registries.get(urls)
         if cached is None:
-            cached = jsonschema_rs.Registry([(u, self.lookup(u).schema) for u in sorted(urls)])  # type: ignore[union-attr]
+            # ``refuse``, not a method of the store: a Rust object holding the store would make a reference
+            # cycle the garbage collector cannot see through, and every review's store would leak.
+            cached = jsonschema_rs.Registry([(u, self.lookup(u).schema) for u in sorted(urls)],  # type: ignore[union-attr]
+                                            retriever=refuse)
             self._registries[urls] = cached
         return cached
 
     def fast_validator(self, schema: Mapping[str, Any]) -> Any | None:
         """A compiled (jsonschema-rs) validator for pass/fail decisions, or None when it cannot compile
-        (unresolvable or remote ``$ref``, unsupported pattern): callers then use ``validator()``.
+        (unresolvable or remote reference, a pattern the linear-time engine refuses): callers then use
+        ``validator()``. Its registry holds every repository or mirror schema the schema refers to
+        (``_referenced``); anything else is refused.
 
         Pure-Python ``validator()`` explains failures; the two agree on the corpus (tests/test_schemas.py).
         """
         try:
             base = str(schema.get("$id") or "urn:registry-bot:anonymous")
             registry = self._compiled_registry(self._referenced(base, schema))
-            return jsonschema_rs.validator_for(dict(schema), registry=registry, validate_formats=True)
+            return jsonschema_rs.validator_for(dict(schema), registry=registry, retriever=refuse,
+                                               validate_formats=True, pattern_options=RS_PATTERN_OPTIONS)
         except Exception:  # noqa: BLE001 - any compile failure falls back to the explaining validator
             return None
 
@@ -169,6 +234,67 @@ class SchemaStore:
     @functools.cached_property
     def registry(self) -> Registry[Any]:
         return Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
+
+    def work_bound(self, schema: Mapping[str, Any], depth: int) -> int:
+        """An upper bound on the subschema evaluations of validating an instance nested ``depth`` deep
+        (times its size), saturating at ``WORK_LIMIT + 1``. Shared subschemas (OpenLineage.json) are
+        counted once per store and depth.
+
+        jsonschema-rs holds the GIL and cannot be stopped: a schema whose references share subschemas
+        (``anyOf`` of two ``$ref``s to the next level, 40 levels) makes it work 2^40 times without any
+        regex. Callers give such a schema (over ``WORK_LIMIT``) to the bounded pure-Python validator instead.
+        """
+        limit = WORK_LIMIT
+        memo = self._work  # (id(node), depth) -> (node, bound): the node is kept, so its id stays its own
+        active: set[tuple[int, int]] = set()
+        resource = DRAFT202012.create_resource(schema)
+        root = self.registry.resolver_with_root(resource)
+        resolved_in_store = self._work_refs  # absolute URL -> (contents, resolver): context-free, shared
+
+        def lookup(resolver: Any, base: str, ref: str) -> tuple[Any, Any, str]:
+            target = urljoin(base, ref)
+            url = _split(target)
+            if url != _split(base) and self.lookup(url) is not None:
+                if target not in resolved_in_store:
+                    found = resolver.lookup(target)
+                    resolved_in_store[target] = (found.contents, found.resolver)
+                contents, inner = resolved_in_store[target]
+                return contents, inner, url
+            found = resolver.lookup(ref)
+            return found.contents, found.resolver, url
+
+        def bound(node: Any, resolver: Any, base: str, d: int) -> int:
+            if not isinstance(node, dict) or d < 0:
+                return 1
+            key = (id(node), d)
+            if key in memo:
+                return memo[key][1]
+            if key in active:  # a reference cycle that consumes nothing of the instance
+                return limit + 1
+            active.add(key)
+            if isinstance(node.get("$id"), str):
+                base = urljoin(base, node["$id"])
+                if node is not schema:
+                    resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+            total = 1
+            for keyword in ("$ref", "$dynamicRef"):
+                ref = node.get(keyword)
+                if isinstance(ref, str):
+                    try:
+                        contents, inner, target_base = lookup(resolver, base, ref)
+                    except Exception:  # noqa: BLE001 - unresolvable: jsonschema-rs will not compile it anyway
+                        continue
+                    total += bound(contents, inner, target_base, d)
+            for child, deeper in _subschemas(node):
+                total += bound(child, resolver, base, d - 1 if deeper else d)
+                if total > limit:
+                    break
+            active.discard(key)
+            total = min(total, limit + 1)
+            memo[key] = (node, total)
+            return total
+
+        return bound(schema, root, "urn:registry-bot:work-bound", depth)
 
     def validator(self, schema: Mapping[str, Any]) -> Validator:
         """A validator for ``schema`` resolving ``$ref`` offline, with bounded regex matching."""
@@ -186,8 +312,49 @@ class SchemaStore:
         return self.validator(stored.schema)
 
 
+_IN_PLACE = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_DEEPER_ONE = ("additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames",
+               "unevaluatedItems")
+_DEEPER_MAP = ("properties", "patternProperties")
+
+
+def _subschemas(node: dict[str, Any]) -> Iterator[tuple[Any, bool]]:
+    """(subschema, applies one level deeper in the instance) for every applicator of ``node``."""
+    for keyword in _IN_PLACE:
+        children = node.get(keyword)
+        if isinstance(children, list):
+            yield from ((child, False) for child in children)
+    for keyword in _IN_PLACE_ONE:
+        if keyword in node:
+            yield node[keyword], False
+    deps = node.get("dependentSchemas")
+    if isinstance(deps, dict):
+        yield from ((child, False) for child in deps.values())
+    for keyword in _DEEPER_ONE:
+        if keyword in node:
+            yield node[keyword], True
+    for keyword in _DEEPER_MAP:
+        children = node.get(keyword)
+        if isinstance(children, dict):
+            yield from ((child, True) for child in children.values())
+    prefix = node.get("prefixItems")
+    if isinstance(prefix, list):
+        yield from ((child, True) for child in prefix)
+
+
 class ValidationTimeout(Exception):
     """Validating one instance took longer than its budget (see ``deadline``)."""
+
+
+class PatternTimeout(ValidationTimeout):
+    """One regular expression from a schema did not finish within ``PATTERN_TIMEOUT_SECONDS``."""
+
+    def __init__(self, pattern: str, subject: str, seconds: float) -> None:
+        super().__init__(f"pattern {pattern[:120]!r} did not finish on {subject[:80]!r} within {seconds:g} s "
+                         "(catastrophic backtracking)")
+        self.pattern = pattern
+        self.subject = subject
 
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("validation_deadline", default=None)
@@ -195,7 +362,8 @@ _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("valida
 
 @contextlib.contextmanager
 def deadline(seconds: float) -> Iterator[None]:
-    """Bound the total regex time of the validations inside the block; past it, ``ValidationTimeout``."""
+    """Bound the validations inside the block: past ``seconds``, the next keyword or regex raises
+    ``ValidationTimeout``, and no single regex runs longer than what remains."""
     token = _DEADLINE.set(time.monotonic() + seconds)
     try:
         yield
@@ -203,31 +371,52 @@ def deadline(seconds: float) -> Iterator[None]:
         _DEADLINE.reset(token)
 
 
-def _bounded_search(pattern: str, instance: str) -> bool | None:
-    """``regex.search`` with a time limit; None when the pattern is invalid or too slow."""
-    timeout = PATTERN_TIMEOUT_SECONDS
+def _remaining() -> float | None:
     end = _DEADLINE.get()
-    if end is not None:
-        remaining = end - time.monotonic()
-        if remaining <= 0:
-            raise ValidationTimeout("validation ran out of time")
-        timeout = min(timeout, remaining)
+    if end is None:
+        return None
+    remaining = end - time.monotonic()
+    if remaining <= 0:
+        raise ValidationTimeout("validation ran out of time")
+    return remaining
+
+
+def bounded_search(pattern: str, subject: str) -> bool | None:
+    """Whether ``pattern`` matches somewhere in ``subject``, on the ``regex`` engine with a time limit.
+
+    None when the pattern is not a valid regular expression or is over ``MAX_PATTERN_CHARS``;
+    ``PatternTimeout`` when it runs too long, ``ValidationTimeout`` when the block's ``deadline`` passed.
+    """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return None
+    remaining = _remaining()
+    timeout = PATTERN_TIMEOUT_SECONDS if remaining is None else min(PATTERN_TIMEOUT_SECONDS, remaining)
     try:
-        return regex.search(pattern, instance, timeout=timeout) is not None
+        return regex.search(pattern, subject, timeout=timeout) is not None
     except TimeoutError:
+        if timeout < PATTERN_TIMEOUT_SECONDS:  # what was left of the block's budget, not this pattern's own limit
+            raise ValidationTimeout("validation ran out of time") from None
+        raise PatternTimeout(pattern, subject, timeout) from None
+    except (regex.error, RecursionError, OverflowError, ValueError):
         return None
-    except regex.error:
-        return None
+
+
+def _unusable(pattern: str) -> str:
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"pattern of {len(pattern)} characters is over the {MAX_PATTERN_CHARS}-character limit; not evaluated"
+    return f"pattern {pattern[:120]!r} is not a valid regular expression"
+
+
+def _matches_any(patterns: Iterable[str], key: str) -> bool:
+    return any(bounded_search(pattern, key) for pattern in patterns)
 
 
 def _pattern(validator: Validator, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "string"):
         return
-    matched = _bounded_search(pattern, instance)
+    matched = bounded_search(pattern, instance)
     if matched is None:
-        yield ValidationError(
-            f"pattern {pattern!r} could not be evaluated on {instance[:80]!r} within "
-            f"{PATTERN_TIMEOUT_SECONDS}s (catastrophic backtracking or invalid regex)")
+        yield ValidationError(_unusable(pattern))
     elif not matched:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
@@ -238,17 +427,143 @@ def _pattern_properties(validator: Validator, patterns: Mapping[str, Any], insta
         return
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
-            matched = _bounded_search(pattern, key)
+            matched = bounded_search(pattern, key)
             if matched is None:
-                yield ValidationError(f"patternProperties {pattern!r} could not be evaluated on key {key[:80]!r} "
-                                      f"within {PATTERN_TIMEOUT_SECONDS}s")
-            elif matched:
+                yield ValidationError(_unusable(pattern))
+                break
+            if matched:
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Validator, additional: Any, instance: Any,
+                           schema: Any) -> Iterator[ValidationError]:
+    """jsonschema's ``additionalProperties``, with ``patternProperties`` matched by ``bounded_search``
+    (jsonschema's own runs ``re.search`` on the joined patterns, unbounded and holding the GIL)."""
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras = {k for k in instance if k not in properties and not _matches_any(patterns, k)}
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        if patterns:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            listed = ", ".join(repr(each) for each in sorted(patterns))
+            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
+        else:
+            listed, verb = _extras_msg(sorted(extras, key=str))
+            yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+
+def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
+    """jsonschema's ``find_evaluated_property_keys_by_schema`` (4.26), matching ``patternProperties``
+    with ``bounded_search`` instead of ``re.search``."""
+    if validator.is_type(schema, "boolean"):
+        return set()
+    keys: set[str] = set()
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = schema.get(keyword)
+        if ref is not None:
+            resolved = validator._resolver.lookup(ref)
+            keys |= _evaluated_keys(validator.evolve(schema=resolved.contents, _resolver=resolved.resolver),
+                                    instance, resolved.contents)
+    properties = schema.get("properties")
+    if validator.is_type(properties, "object"):
+        keys |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        if (subschema := schema.get(keyword)) is not None:
+            keys |= {k for k, v in instance.items() if _valid(validator.descend(v, subschema))}
+    if "patternProperties" in schema:
+        keys |= {k for k in instance if _matches_any(schema["patternProperties"], k)}
+    for name, subschema in schema.get("dependentSchemas", {}).items():
+        if name in instance:
+            keys |= _evaluated_keys(validator, instance, subschema)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for subschema in schema.get(keyword, []):
+            if _valid(validator.descend(instance, subschema)):
+                keys |= _evaluated_keys(validator, instance, subschema)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys |= _evaluated_keys(validator, instance, schema["if"])
+            if "then" in schema:
+                keys |= _evaluated_keys(validator, instance, schema["then"])
+        elif "else" in schema:
+            keys |= _evaluated_keys(validator, instance, schema["else"])
+    return keys
+
+
+def _extras_msg(extras: list[str]) -> tuple[str, str]:
+    """jsonschema's wording for extra keys (``'a', 'b'`` and ``were``)."""
+    return ", ".join(repr(extra) for extra in extras), "was" if len(extras) == 1 else "were"
+
+
+def _valid(errors: Iterator[ValidationError]) -> bool:
+    return next(errors, None) is None
+
+
+def _unevaluated_properties(validator: Validator, unevaluated: Any, instance: Any,
+                            schema: Any) -> Iterator[ValidationError]:
+    """jsonschema's ``unevaluatedProperties`` over ``_evaluated_keys``."""
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = _evaluated_keys(validator, instance, schema)
+    failing = [k for k in instance if k not in evaluated
+               and not _valid(validator.descend(instance[k], unevaluated, path=k, schema_path=k))]
+    if failing:
+        if unevaluated is False:
+            listed, verb = _extras_msg(sorted(failing, key=str))
+            yield ValidationError(f"Unevaluated properties are not allowed ({listed} {verb} unexpected)")
+        else:
+            listed, verb = _extras_msg(failing)
+            yield ValidationError(f"Unevaluated properties are not valid under the given schema ({listed} {verb} "
+                                  "unevaluated and invalid)")
+
+
+def _budgeted(keyword: Callable[..., Any]) -> Callable[..., Any]:
+    """``keyword``, first checking the ``deadline`` of the validation (a few hundred ns per call)."""
+    def checked(validator: Validator, value: Any, instance: Any, schema: Any) -> Any:
+        _remaining()
+        return keyword(validator, value, instance, schema)
+
+    checked.__name__ = checked.__qualname__ = getattr(keyword, "__name__", "keyword")
+    return checked
+
+
+BOUNDED_KEYWORDS: dict[str, Callable[..., Any]] = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+    "unevaluatedProperties": _unevaluated_properties,
+}
+
+
+def _checker() -> FormatChecker:
+    """Draft 2020-12's format checker with ``regex`` compiled by ``regex`` under ``MAX_PATTERN_CHARS``
+    (``re.compile`` takes seconds on a few kilobytes of character ranges, holding the GIL)."""
+    checker = FormatChecker(formats=(f for f in Draft202012Validator.FORMAT_CHECKER.checkers if f != "regex"))
+
+    @checker.checks("regex", raises=(regex.error, ValueError, RecursionError, OverflowError))
+    def is_regex(instance: object) -> bool:
+        if not isinstance(instance, str):
+            return True
+        if len(instance) > MAX_PATTERN_CHARS:
+            raise ValueError(f"over the {MAX_PATTERN_CHARS}-character limit for patterns")
+        regex.compile(instance)
+        return True
+
+    return checker
+
+
+FORMAT_CHECKER = _checker()
 
 
 HardenedValidator = validators.extend(
     Draft202012Validator,
-    {"pattern": _pattern, "patternProperties": _pattern_properties},
+    {name: _budgeted(BOUNDED_KEYWORDS.get(name, keyword)) for name, keyword in Draft202012Validator.VALIDATORS.items()},
+    format_checker=FORMAT_CHECKER,
 )
 
 

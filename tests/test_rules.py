@@ -234,6 +234,13 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "examples/timeout": ((good, facet(lambda s: inner(s)["properties"]["settings"]["properties"]["labels"][
         "items"].update(pattern="^(a|aa)+$")), lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"][
             "settings"].update(labels=["a" * 40 + "b"] * 20))), (good,)),
+    "examples/unresolved-ref": ((good, facet(lambda s: inner(s)["properties"].update(
+        gone={"$ref": "https://openlineage.io/spec/facets/1-0-0/AcmeGoneRunFacet.json"})),
+        lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(gone=1))), (good,)),
+    "examples/recursion": ((good, facet(lambda s: (s["$defs"].update(Loop={"allOf": [{"$ref": "#/$defs/Loop"}],
+                                                                          "type": "string"}),
+                                                   inner(s)["properties"].update(loop={"$ref": "#/$defs/Loop"}))),
+                            lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(loop=1))), (good,)),
     "examples/orphan": ((good, write(f"{rc.ENTRY}/facets/examples/AcmeNopeRunFacet/1.json", "{}")), (good,)),
     "versions/not-bumped": ((iceberg(add_optional, None),), (iceberg(add_optional, "1-0-2"),)),
     "versions/insufficient-bump": ((iceberg(make_required, "1-0-2"),), (iceberg(make_required, "2-0-0"),)),

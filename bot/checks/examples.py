@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,9 +17,10 @@ from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
 from bot.review_input import ReviewInput
-from bot.schemas import ValidationTimeout, deadline
+from bot.schemas import PATTERN_TIMEOUT_SECONDS, WORK_LIMIT, PatternTimeout, ValidationTimeout, deadline
 
 EXAMPLE_BUDGET_SECONDS = 2.0
+REVIEW_BUDGET_SECONDS = 60.0  # pure-Python validation of all the examples of one review
 MAX_ERRORS_PER_EXAMPLE = 50
 EXPECT_KEY = "$expect"
 
@@ -33,18 +36,26 @@ RULES = {
     "examples/negative-passes": "A negative example (`<FacetName>/invalid/*.json`) must fail validation.",
     "examples/negative-wrong-error": "A negative example that declares its expected error "
     "(`\"$expect\": {\"keyword\": \"required\", \"pointer\": \"/myFacet\"}`) fails with that error.",
-    "examples/timeout": f"Validating one example takes at most {EXAMPLE_BUDGET_SECONDS:g} s (a schema pattern "
-    "with catastrophic backtracking is stopped, not waited for).",
+    "examples/timeout": f"Validating one example takes at most {EXAMPLE_BUDGET_SECONDS:g} s, and one regular "
+    f"expression of its schema at most {PATTERN_TIMEOUT_SECONDS:g} s on one value (a pattern with catastrophic "
+    f"backtracking is stopped and named, not waited for); once a review has spent {REVIEW_BUDGET_SECONDS:g} s "
+    "explaining examples, the remaining failing ones are reported as not validated.",
+    "examples/unresolved-ref": "Validating an example reaches no reference that cannot be resolved offline "
+    "(`facets/unresolved-ref` and `facets/remote-ref` on the schema say why).",
+    "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that consumes "
+    "nothing of the example).",
     "examples/orphan": "An examples folder names a facet file of its entry.",
 }
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
     store = review.head_schemas
+    budget = Budget(REVIEW_BUDGET_SECONDS)
     for entry in review.reviewed_entries():
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
-            validator = Validators(store.fast_validator(schema.value), store.validator(schema.value))
+            validator = Validators(store.fast_validator(schema.value), store.validator(schema.value), budget,
+                                   functools.partial(store.work_bound, schema.value))
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
 
@@ -73,38 +84,98 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
             yield from _positive(loaded.doc, validator, keys, severity, entry.name, schema)
 
 
+class Budget:
+    """Seconds of pure-Python validation left for the whole review (shared by every example)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+
+
 @dataclass(frozen=True)
 class Validators:
     """A compiled validator deciding pass/fail, and the pure-Python one explaining failures."""
 
     fast: Any | None
     explain: Validator
+    budget: Budget
+    work_bound: Callable[[int], int] = lambda depth: 0  # the schema's work for an instance this deep
+
+    def fast_for(self, instance: Any) -> Any | None:
+        """The compiled validator, unless this schema could make it work exponentially on ``instance``
+        (jsonschema-rs cannot be stopped; the pure-Python validator is bounded by ``deadline``)."""
+        if self.fast is None or self.work_bound(_depth(instance)) > WORK_LIMIT:
+            return None
+        return self.fast
 
 
-def _errors(validator: Validators, instance: Any) -> list[ValidationError] | None:
-    """All validation errors (capped), or None when the time budget ran out."""
-    if validator.fast is not None:
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if isinstance(node, dict):
+            stack.extend((v, d + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, d + 1) for v in node)
+    return deepest
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """Why validating an example stopped before it could say valid or invalid."""
+
+    rule: str
+    message: str
+    hint: str
+
+
+def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[ValidationError] | Stopped:
+    """All validation errors (capped), or why validation stopped (time budget, reference, recursion)."""
+    fast = validator.fast_for(instance)
+    if fast is not None:
         try:
-            if validator.fast.is_valid(instance):
+            if fast.is_valid(instance):
                 return []
         except Exception:  # noqa: BLE001 - the explaining validator decides instead
             pass
+    budget = validator.budget
+    if budget.left <= 0:
+        return Stopped("examples/timeout", f"not validated against {schema.filename}: this review already spent "
+                       f"its {REVIEW_BUDGET_SECONDS:g} s on validating examples",
+                       "Other examples took long to validate: see the first examples/timeout findings.")
+    start = time.monotonic()
     try:
-        with deadline(EXAMPLE_BUDGET_SECONDS):
+        with deadline(min(EXAMPLE_BUDGET_SECONDS, budget.left)):
             out = []
             for error in validator.explain.iter_errors(instance):
                 out.append(error)
                 if len(out) >= MAX_ERRORS_PER_EXAMPLE:
                     break
             return out
-    except (ValidationTimeout, RecursionError, Unresolvable):
-        return None
+    except PatternTimeout as exc:
+        return Stopped("examples/timeout", f"validating against {schema.filename} was stopped: {exc}",
+                       "The pattern backtracks catastrophically: remove nested quantifiers like (a+)+ or "
+                       "overlapping alternatives like (a|aa)+.")
+    except ValidationTimeout:
+        return Stopped("examples/timeout", f"validating against {schema.filename} took over "
+                       f"{EXAMPLE_BUDGET_SECONDS:g} s and was stopped",
+                       "Simplify the schema: deeply nested anyOf/oneOf or many patterns multiply the work.")
+    except Unresolvable as exc:
+        ref = getattr(exc, "ref", None) or str(exc)
+        return Stopped("examples/unresolved-ref", f"validating against {schema.filename} reached $ref {ref!r}, "
+                       "which does not resolve offline; the example could not be checked",
+                       "Refer only to schemas in the repository or its published mirror (https://openlineage.io/spec/...).")
+    except RecursionError:
+        return Stopped("examples/recursion", f"validating against {schema.filename} recursed without end "
+                       "(a $ref cycle that consumes nothing of the example); the example could not be checked",
+                       "Break the cycle: a $ref back to an enclosing schema must sit under a property or items.")
+    finally:
+        budget.left -= time.monotonic() - start
 
 
-def _timeout(doc: JsonDoc, severity: Severity, entry: str, schema: FacetSchema) -> Finding:
-    return at("examples/timeout", severity, doc, "", f"validating against {schema.filename} took over "
-              f"{EXAMPLE_BUDGET_SECONDS:g} s and was stopped", entry=entry,
-              hint="A pattern in the schema probably backtracks catastrophically; simplify it.")
+def _stopped(doc: JsonDoc, severity: Severity, entry: str, stopped: Stopped) -> Finding:
+    return at(stopped.rule, severity, doc, "", stopped.message, entry=entry, hint=stopped.hint)
 
 
 def _positive(doc: JsonDoc, validator: Validators, keys: set[str], severity: Severity, entry: str,
@@ -116,9 +187,9 @@ def _positive(doc: JsonDoc, validator: Validators, keys: set[str], severity: Sev
                 yield at("examples/unknown-key", severity, doc, "/" + key.replace("~", "~0").replace("/", "~1"),
                          f"{key!r} is not a facet key of {schema.filename} (expected {', '.join(sorted(keys))})",
                          entry=entry, key=True, hint="An example is {\"<facet key>\": {...the facet...}}.")
-    errors = _errors(validator, value)
-    if errors is None:
-        yield _timeout(doc, severity, entry, schema)
+    errors = _errors(validator, value, schema)
+    if isinstance(errors, Stopped):
+        yield _stopped(doc, severity, entry, errors)
         return
     for error in errors:
         yield at("examples/invalid", severity, doc, json_pointer(error.absolute_path),
@@ -132,9 +203,9 @@ def _negative(doc: JsonDoc, validator: Validators, severity: Severity, entry: st
     expect = value.get(EXPECT_KEY) if isinstance(value, dict) else None
     if isinstance(value, dict):
         value = {k: v for k, v in value.items() if k != EXPECT_KEY}
-    errors = _errors(validator, value)
-    if errors is None:
-        yield _timeout(doc, severity, entry, schema)
+    errors = _errors(validator, value, schema)
+    if isinstance(errors, Stopped):
+        yield _stopped(doc, severity, entry, errors)
         return
     if not errors:
         yield at("examples/negative-passes", severity, doc, "", f"this negative example of {schema.stem} validates",

@@ -6,14 +6,12 @@ import re
 from collections.abc import Iterator
 from urllib.parse import urljoin
 
-import jsonschema_rs
-
 from bot.checks._common import at, json_pointer, unreadable
 from bot.findings import Finding, Severity
 from bot.jsondoc import pointer_from
 from bot.registry import BASE_FACETS, FACET_ID, FacetSchema, camel
 from bot.review_input import ReviewInput
-from bot.schemas import SchemaStore, check_schema_errors, iter_refs
+from bot.schemas import SchemaStore, check_schema_errors, iter_refs, meta_is_valid
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 MAX_META_ERRORS = 20
@@ -98,7 +96,7 @@ def _meta(schema: FacetSchema, sev: Severity) -> Iterator[Finding]:
     if value.get("$schema") != DRAFT_2020_12:
         yield at("facets/meta-schema", sev, doc, "/$schema" if "$schema" in value else "",
                  f"$schema must be {DRAFT_2020_12!r}", entry=schema.entry.name)
-    if jsonschema_rs.meta.is_valid(value):
+    if meta_is_valid(value):  # never resolves a remote $schema
         return
     for error in check_schema_errors(value)[:MAX_META_ERRORS]:
         yield at("facets/meta-schema", sev, doc, json_pointer(error.absolute_path),

@@ -61,7 +61,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     base_doc = files.docs.get(f"{folder}/{BASE_FILE}")
     base = base_doc.value if base_doc is not None and isinstance(base_doc.value, dict) else _bundled_base()
     rules = NamingRules(((p, d.value) for p, d in files.docs.items()), folder=folder, base_schema=base,
-                        label=f"{review.head.label}:{folder}")
+                        label=f"{review.head.label}:{folder}", match_timeout=MATCH_TIMEOUT)
     context = _Context(files, rules)
     for problem in (*files.problems, *rules.problems):
         yield context.finding(problem)

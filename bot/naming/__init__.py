@@ -16,6 +16,7 @@ import bot
 from bot.config import Config
 from bot.naming.loader import BASE_FILE, Problem, read_folder
 from bot.naming.model import FormatError, Identifier, ParseResult
+from bot.naming.patterns import MATCH_TIMEOUT
 from bot.naming.rules import NamingRules
 from bot.snapshot import DirSnapshot, Snapshot
 
@@ -41,15 +42,17 @@ def load_rules(snapshot: Snapshot | None = None, folder: str = "naming") -> Nami
 @functools.lru_cache(maxsize=1)
 def _bundled() -> NamingRules:
     root = bundled_folder()
-    return _load(DirSnapshot(root.parent, label="bundled"), root.name)
+    return _load(DirSnapshot(root.parent, label="bundled"), root.name, bounded=False)
 
 
-def _load(snapshot: Snapshot, folder: str) -> NamingRules:
+def _load(snapshot: Snapshot, folder: str, bounded: bool = True) -> NamingRules:
+    """``bounded``: the files may come from a pull request, so every match has a time limit (only the
+    bundled files, shipped with the bot, use the unbounded fast path)."""
     files = read_folder(snapshot, folder)
     base_doc = files.docs.get(f"{folder.strip('/')}/{BASE_FILE}")
     base = base_doc.value if base_doc is not None and isinstance(base_doc.value, dict) else _bundled_base()
     rules = NamingRules(((p, d.value) for p, d in files.docs.items()), folder=folder.strip("/"), base_schema=base,
-                        label=f"{snapshot.label}:{folder}")
+                        label=f"{snapshot.label}:{folder}", match_timeout=MATCH_TIMEOUT if bounded else None)
     rules.problems = (*files.problems, *rules.problems)
     return rules
 

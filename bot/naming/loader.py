@@ -25,6 +25,7 @@ BASE_FILE = "NamingBase.json"
 DECISIONS_FILE = "decisions.json"
 KINDS = {"datasets": "dataset", "jobs": "job"}
 MAX_FILES = 2000
+SCHEMA_BUDGET_SECONDS = 2.0  # one naming file against the base schema
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,10 @@ def _located(exc: JsonProblem) -> str:
 def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     import json
 
-    schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    from bot.schemas import FORMAT_CHECKER, HardenedValidator, offline_registry
+
+    schema = json.loads(schema_json)  # from the pull request: offline, bounded regexes (bot/schemas.py)
+    return HardenedValidator(schema, registry=offline_registry(), format_checker=FORMAT_CHECKER)
 
 
 def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> list[Problem]:
@@ -104,9 +106,18 @@ def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> li
     if branch is not None and isinstance(defs, dict) and branch in defs:  # errors point into the right branch
         schema.pop("oneOf", None)
         schema["$ref"] = f"#/$defs/{branch}"
+    from referencing.exceptions import Unresolvable
+
+    from bot.schemas import ValidationTimeout, deadline
+
     validator = _validator(json.dumps(schema, sort_keys=True))
+    try:
+        with deadline(SCHEMA_BUDGET_SECONDS):
+            errors = list(validator.iter_errors(value))
+    except (ValidationTimeout, Unresolvable, RecursionError) as exc:
+        return [Problem("naming/schema", path, "", f"the file could not be checked against the base schema: {exc}")]
     out = []
-    for err in sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.absolute_path))):
+    for err in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
         out.append(Problem("naming/schema", path, pointer_from(list(err.absolute_path)),
                            f"{err.message} (base schema: {'/'.join(map(str, err.absolute_schema_path))})"))
     return out

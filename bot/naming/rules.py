@@ -33,10 +33,15 @@ class NamingRules:
     """All naming conventions of one folder. Immutable, picklable, cheap to call."""
 
     def __init__(self, documents: Iterable[tuple[str, Any]], folder: str = "naming",
-                 base_schema: Mapping[str, Any] | None = None, label: str = "naming") -> None:
+                 base_schema: Mapping[str, Any] | None = None, label: str = "naming",
+                 match_timeout: float | None = None) -> None:
+        """``match_timeout``: rules from a pull request match on ``regex`` with this limit per match (past
+        it, no match, and the bounded slow path says why), never on the unbounded fast path (see
+        docs/hostile-input.md)."""
         self._documents = tuple(documents)
         self._folder = folder
         self.label = label
+        self.match_timeout = match_timeout
         sources, decisions, problems = build_sources(self._documents, folder, base_schema)
         self._setup(sources, decisions, problems)
 
@@ -53,7 +58,7 @@ class NamingRules:
             for form in source.forms:
                 self._by_scheme.setdefault(scheme_key(_literal_prefix(form.namespace)), []).append(form)
         self._hot: dict[str, tuple[tuple[Callable[[str], Any], Form], ...]] = {
-            scheme: tuple((_hot_matcher(form), form) for form in forms)
+            scheme: tuple((_hot_matcher(form, self.match_timeout), form) for form in forms)
             for scheme, forms in self._by_scheme.items()}
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
         self._by_integration: dict[str, str] = {}  # jobType facet integration (upper case) -> job kind
@@ -67,12 +72,14 @@ class NamingRules:
 
     # Pickling: ship the documents, rebuild the compiled patterns on the other side.
     def __getstate__(self) -> dict[str, Any]:
-        return {"documents": self._documents, "folder": self._folder, "label": self.label}
+        return {"documents": self._documents, "folder": self._folder, "label": self.label,
+                "match_timeout": self.match_timeout}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._documents = state["documents"]
         self._folder = state["folder"]
         self.label = state["label"]
+        self.match_timeout = state.get("match_timeout")
         self._setup(*build_sources(self._documents, self._folder, None))
 
     def __repr__(self) -> str:
@@ -154,7 +161,8 @@ class NamingRules:
         else:
             forms = self._job_forms
         for form in forms:
-            m = form.hot_re.fullmatch(joined)
+            m = form.hot_re.fullmatch(joined) if self.match_timeout is None else \
+                _bounded(form.both_re, joined, self.match_timeout)
             if m is not None:
                 return _finish(form, m.groupdict()) if not form.plain else \
                     ParseResult(True, form.source, m.groupdict(), None, form.label)
@@ -311,7 +319,8 @@ class NamingRules:
 
     def _components(self, form: Form, namespace: str, name: str) -> dict[str, str]:
         out: dict[str, str] = {}
-        for m in (form.namespace_re.fullmatch(namespace), form.name_re.fullmatch(name)):
+        for m in (form.namespace_re.fullmatch(namespace, timeout=MATCH_TIMEOUT),
+                  form.name_re.fullmatch(name, timeout=MATCH_TIMEOUT)):
             if m is not None:
                 out.update({k: v for k, v in m.groupdict().items() if v is not None})
         return out
@@ -343,8 +352,27 @@ def separators(template: Template) -> dict[str, str]:
     return out
 
 
-def _hot_matcher(form: Form) -> Callable[[str], Any]:
-    """``fullmatch`` of a form's hot pattern; the stdlib twin for ASCII input when the pattern needs ``regex``."""
+def _bounded(pattern: regex.Pattern[str], joined: str, timeout: float) -> Any:
+    """``pattern.fullmatch`` with a time limit; None past it (``_explain``, bounded too, gives the reason)."""
+    try:
+        return pattern.fullmatch(joined, timeout=timeout)
+    except TimeoutError:
+        return None
+
+
+def _hot_matcher(form: Form, timeout: float | None = None) -> Callable[[str], Any]:
+    """``fullmatch`` of a form's hot pattern; the stdlib twin for ASCII input when the pattern needs ``regex``.
+
+    With ``timeout``, the bounded ``regex`` pattern instead: ``check_pattern`` cannot reject every
+    catastrophic pattern (``(a|aa)+`` passes it), and ``re`` holds the GIL for as long as it runs.
+    """
+    if timeout is not None:
+        both = form.both_re
+
+        def bounded(joined: str) -> Any:
+            return _bounded(both, joined, timeout)
+
+        return bounded
     if form.hot_ascii is None:
         return form.hot_re.fullmatch
     ascii_match, full_match = form.hot_ascii.fullmatch, form.hot_re.fullmatch

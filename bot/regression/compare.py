@@ -44,6 +44,7 @@ from bot.regression.events import (
     parse_event,
 )
 from bot.regression.side import Compiled, SideSpec, Validators
+from bot.schemas import ValidationTimeout
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
 OK, BROKEN, FIXED, STILL_FAILING, UNKNOWN_SCHEMA = "ok", "broken", "fixed", "still_failing", "unknown_schema"
@@ -333,7 +334,7 @@ class Comparator:
             return ""
         try:
             errors = side.explain(compiled, instance, partial)
-        except RecursionError:
+        except (RecursionError, ValidationTimeout):  # the jsonschema-rs message stands
             return ""
         return "; ".join(_py_message(e) for e in errors[:3])
 

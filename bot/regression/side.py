@@ -29,11 +29,21 @@ from bot.config import Config
 from bot.jsondoc import JsonDoc
 from bot.registry import CORE, Entry, FacetSchema, Registry, declared_facets
 from bot.regression.events import is_placeholder
-from bot.schemas import FORMAT_CHECKER, PUBLISHED, HardenedValidator, SchemaStore, iter_refs
+from bot.schemas import (
+    FORMAT_CHECKER,
+    PUBLISHED,
+    HardenedValidator,
+    RemoteReference,
+    SchemaStore,
+    deadline,
+    iter_refs,
+    rs_validator,
+)
 from bot.snapshot import Snapshot
 from bot.uris import producer_name
 
-BACKTRACK_LIMIT = 100_000  # jsonschema-rs patterns: bounded work, like the pure-Python side's time limit
+BACKTRACK_LIMIT = 100_000  # fancy-regex, only for patterns the linear-time engine refuses: ~4 ms per match at worst
+EXPLAIN_BUDGET_SECONDS = 1.0  # pure-Python explanation of one failing instance (a few per group)
 META = "https://json-schema.org/draft/2020-12/schema"
 
 
@@ -243,15 +253,22 @@ class Validators:
             target = f"{url}#{fragment}" if fragment else url
             resources = [(u, self.spec.schemas[u]) for u in self.spec.closures[url] if u in self.spec.schemas]
             try:  # a reference that leaves the repository and its mirror makes the schema unknown
-                rs = jsonschema_rs.validator_for(
-                    {"$schema": META, "$ref": target}, registry=jsonschema_rs.Registry(resources),
-                    validate_formats=True, offline=True,
-                    pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT))
+                rs = self._compile({"$schema": META, "$ref": target}, resources)
             except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError):
                 self.pool[key] = None
             else:
                 self.pool[key] = Compiled(key, target, rs)
         return self.pool[key]
+
+    def _compile(self, schema: Any, resources: list[tuple[str, Any]]) -> Any:
+        """Patterns on the linear-time engine; a schema it refuses (lookaround, backreference) gets
+        fancy-regex with a backtrack limit."""
+        retrieve = _side_retriever(self.spec.schemas)  # not a method: the compiled validator must not hold self
+        try:
+            return rs_validator(schema, resources, retrieve, validate_formats=True)
+        except jsonschema_rs.ValidationError:
+            return rs_validator(schema, resources, retrieve, validate_formats=True,
+                                pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT))
 
     @functools.cached_property
     def _py_registry(self) -> RefRegistry[Any]:
@@ -264,11 +281,22 @@ class Validators:
         """The pure-Python ``jsonschema`` errors for a failing instance (placeholders filtered)."""
         validator = HardenedValidator({"$schema": META, "$ref": compiled.url}, registry=self._py_registry,
                                       format_checker=FORMAT_CHECKER)
-        return [e for e in validator.iter_errors(instance) if not (partial and ignorable_py(e))]
+        with deadline(EXPLAIN_BUDGET_SECONDS):  # raises ValidationTimeout past it
+            return [e for e in validator.iter_errors(instance) if not (partial and ignorable_py(e))]
 
     def errors_rs(self, compiled: Compiled, instance: Any, partial: bool) -> list[Any]:
         """The ``jsonschema-rs`` errors for an instance (placeholders and missing keys of partial events dropped)."""
         return [e for e in compiled.rs.iter_errors(instance) if not (partial and ignorable_rs(e))]
+
+
+def _side_retriever(schemas: Mapping[str, Any]) -> Callable[[str], Any]:
+    """Only one side's schemas (a closure can miss one a relative ``$ref`` names); never the network."""
+    def retrieve(uri: str) -> Any:
+        if uri in schemas:
+            return schemas[uri]
+        raise RemoteReference(uri)
+
+    return retrieve
 
 
 def ignorable_py(error: ValidationError) -> bool:

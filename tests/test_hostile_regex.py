@@ -1,0 +1,344 @@
+"""Every regular expression from a pull request runs bounded: no schema can freeze a review or its process.
+
+The poison of the issue: ``patternProperties`` ``^(a+)+$`` with ``additionalProperties: false`` and a key of
+40 ``a`` and a ``!`` (jsonschema's own ``additionalProperties`` ran ``re.search`` on it, holding the GIL for
+good). Reviews that could hang run in a child process with a timeout, so a regression fails instead of
+freezing the test run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import jsonschema
+import pytest
+from jsonschema import Draft202012Validator
+
+from bot.checks.examples import EXAMPLE_BUDGET_SECONDS, Budget, Stopped, Validators, _errors
+from bot.config import Config
+from bot.regression.side import SideSpec
+from bot.regression.side import Validators as SideValidators
+from bot.schemas import (
+    FORMAT_CHECKER,
+    MAX_PATTERN_CHARS,
+    HardenedValidator,
+    PatternTimeout,
+    SchemaStore,
+    ValidationTimeout,
+    deadline,
+)
+from bot.snapshot import DirSnapshot
+from tests import registry_cases as rc
+from tests.conftest import ROOT
+
+POISON = "^(a+)+$"
+POISON_KEY = "a" * 40 + "!"
+SLOW = "^(a|aa)+$"  # catastrophic on `regex` too: it must be stopped by the time limit
+SLOW_KEY = "a" * 60 + "!"
+
+
+def settings_schema(settings: dict[str, Any]) -> dict[str, Any]:
+    schema = json.loads(json.dumps(rc.FACET_SCHEMA))
+    schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]["properties"]["settings"] = settings
+    return schema
+
+
+def example_with(settings: Any) -> dict[str, Any]:
+    example = json.loads(json.dumps(rc.EXAMPLE_JSON))
+    example["acme_widget"]["settings"] = settings
+    return example
+
+
+def write_case(tree: Path, schema: dict[str, Any], example: dict[str, Any]) -> Path:
+    for path, content in rc.good_files().items():
+        target = tree / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    (tree / rc.FACET).write_text(json.dumps(schema), encoding="utf-8")
+    (tree / rc.MIRROR).write_text(json.dumps(schema), encoding="utf-8")
+    (tree / rc.EXAMPLE).write_text(json.dumps(example), encoding="utf-8")
+    return tree
+
+
+CHILD = """
+import json, sys, threading, time
+from bot.engine import ReviewContext, review
+from bot.snapshot import DirSnapshot
+
+gaps, done = [], threading.Event()
+
+def tick():  # another thread of the process: it must keep running while the review works
+    last = time.monotonic()
+    while not done.is_set():
+        time.sleep(0.01)
+        now = time.monotonic()
+        gaps.append(now - last)
+        last = now
+
+ticker = threading.Thread(target=tick)
+ticker.start()
+start = time.monotonic()
+report = review(head=DirSnapshot(sys.argv[1]), context=ReviewContext(strict=True))
+took = time.monotonic() - start
+done.set()
+ticker.join()
+print(json.dumps({"seconds": took, "max_gap": max(gaps), "findings": [
+    {"rule": f.rule, "path": f.path, "message": f.message} for f in report.findings]}))
+"""
+
+
+def review_in_child(tree: Path, timeout: float = 240) -> dict[str, Any]:
+    """Review ``tree`` in a fresh process; a frozen review fails the test after ``timeout`` seconds."""
+    done = subprocess.run([sys.executable, "-c", CHILD, str(tree)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, check=True)
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_the_poison_example_concludes_and_the_process_keeps_running(corpus_copy: Path) -> None:
+    schema = settings_schema({"type": "object", "patternProperties": {POISON: {}}, "additionalProperties": False})
+    tree = write_case(corpus_copy, schema, example_with({POISON_KEY: 1}))
+    result = review_in_child(tree)
+    found = [f for f in result["findings"] if f["path"] == rc.EXAMPLE]
+    assert [f["rule"] for f in found] == ["examples/invalid"]
+    assert "does not match any of the regexes" in found[0]["message"]
+    assert result["seconds"] < 30, result["seconds"]  # a few hundred ms on an idle machine
+    assert result["max_gap"] < 2.0, result["max_gap"]  # the GIL was never held for long
+
+
+def test_a_pattern_catastrophic_for_regex_too_is_stopped_and_named(corpus_copy: Path) -> None:
+    settings = {"type": "object", "patternProperties": {SLOW: {}}, "additionalProperties": False}
+    example = example_with({SLOW_KEY + str(i): 1 for i in range(200)})  # 200 keys: the budget, not 200 timeouts
+    tree = write_case(corpus_copy, settings_schema(settings), example)
+    result = review_in_child(tree)
+    found = [f for f in result["findings"] if f["path"] == rc.EXAMPLE]
+    assert [f["rule"] for f in found] == ["examples/timeout"]
+    assert SLOW in found[0]["message"] and "did not finish" in found[0]["message"]
+    assert result["seconds"] < 10 * EXAMPLE_BUDGET_SECONDS, result["seconds"]
+    assert result["max_gap"] < 2.0, result["max_gap"]
+
+
+# -- each keyword that takes a regex, on the bounded engine ------------------------------------------------------
+
+KEYWORD_CASES = {
+    "pattern": ({"type": "string", "pattern": SLOW}, SLOW_KEY),
+    "patternProperties": ({"patternProperties": {SLOW: {"type": "string"}}}, {SLOW_KEY: 1}),
+    "additionalProperties": ({"patternProperties": {SLOW: {}}, "additionalProperties": False}, {SLOW_KEY: 1}),
+    "unevaluatedProperties": ({"patternProperties": {SLOW: {}}, "unevaluatedProperties": False}, {SLOW_KEY: 1}),
+    "propertyNames": ({"propertyNames": {"pattern": SLOW}}, {SLOW_KEY: 1}),
+    "nested unevaluatedProperties": ({"allOf": [{"patternProperties": {SLOW: {}}}], "unevaluatedProperties": False},
+                                     {SLOW_KEY: 1}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(KEYWORD_CASES))
+def test_every_regex_keyword_is_stopped_within_its_budget(case: str) -> None:
+    schema, instance = KEYWORD_CASES[case]
+    start = time.monotonic()
+    with pytest.raises(PatternTimeout) as caught, deadline(EXAMPLE_BUDGET_SECONDS):
+        list(HardenedValidator(schema).iter_errors(instance))
+    assert time.monotonic() - start < 3 * EXAMPLE_BUDGET_SECONDS
+    assert caught.value.pattern == SLOW
+
+
+@pytest.fixture
+def tripwire(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """jsonschema's own ``re`` calls, recorded and refused: the hardened validator must never reach them."""
+    import re
+
+    calls: list[str] = []
+
+    def refuse(name: str) -> Any:
+        def call(pattern: Any, *_: Any, **__: Any) -> Any:
+            calls.append(f"{name}({pattern!r})")
+            raise AssertionError(f"jsonschema called re.{name} on {pattern!r}")
+        return call
+
+    shim = SimpleNamespace(**{n: getattr(re, n) for n in dir(re) if not n.startswith("__")})
+    for name in ("search", "match", "fullmatch", "compile", "finditer", "findall", "sub"):
+        setattr(shim, name, refuse(name))
+    for module in ("_keywords", "_utils", "_legacy_keywords", "_format"):
+        monkeypatch.setattr(getattr(jsonschema, module), "re", shim)
+    yield calls
+
+
+AGREEMENT = [
+    ({"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False}, {"xa": 1, "y": 2}),
+    ({"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "string"}}, {"xa": 1, "y": 2}),
+    ({"properties": {"a": {}}, "additionalProperties": False}, {"a": 1, "b": 2, "c": 3}),
+    ({"patternProperties": {"^x": {}}, "unevaluatedProperties": False}, {"xa": 1, "y": 2}),
+    ({"allOf": [{"patternProperties": {"^x": {}}}], "unevaluatedProperties": {"type": "string"}},
+     {"xa": 1, "y": 2, "z": "ok"}),
+    ({"$defs": {"d": {"patternProperties": {"^x": {}}}}, "$ref": "#/$defs/d", "unevaluatedProperties": False},
+     {"xa": 1, "y": 2}),
+    ({"if": {"required": ["k"]}, "then": {"patternProperties": {"^x": {}}}, "else": {"properties": {"y": {}}},
+      "dependentSchemas": {"k": {"properties": {"k": {}}}}, "unevaluatedProperties": False}, {"k": 1, "xa": 1, "y": 2}),
+    ({"anyOf": [{"patternProperties": {"^x": {}}}, {"properties": {"y": {}}}], "unevaluatedProperties": False},
+     {"xa": 1, "y": 2, "w": 0}),
+    ({"propertyNames": {"pattern": "^[a-z]+$"}, "properties": {"s": {"pattern": "^a"}}}, {"ok": 1, "NO": 2, "s": "b"}),
+    ({"type": "string", "format": "regex"}, "^(a|b)$"),
+    ({"type": "string", "format": "regex"}, "(unclosed"),
+]
+
+
+@pytest.mark.parametrize(("schema", "instance"), AGREEMENT)
+def test_hardened_keywords_agree_with_jsonschema_and_never_call_re(schema: dict[str, Any], instance: Any,
+                                                                   tripwire: list[str]) -> None:
+    hardened = sorted(e.message for e in HardenedValidator(schema, format_checker=FORMAT_CHECKER).iter_errors(instance))
+    assert tripwire == []
+    import re
+
+    for module in ("_keywords", "_utils", "_legacy_keywords", "_format"):
+        getattr(jsonschema, module).re = re
+    plain = sorted(e.message for e in Draft202012Validator(
+        schema, format_checker=Draft202012Validator.FORMAT_CHECKER).iter_errors(instance))
+    assert hardened == plain
+
+
+def test_the_regex_format_is_compiled_with_a_length_limit() -> None:
+    slow_for_re = "[\u0100-\uffff]" * 2000  # re.compile: seconds, holding the GIL
+    start = time.monotonic()
+    errors = list(HardenedValidator({"format": "regex"}, format_checker=FORMAT_CHECKER).iter_errors(slow_for_re))
+    assert time.monotonic() - start < 1
+    assert errors and f"{MAX_PATTERN_CHARS}-character limit" in str(errors[0].cause)
+
+
+def test_a_pattern_over_the_length_limit_is_not_compiled() -> None:
+    pattern = "(a|b)" * 20_000
+    start = time.monotonic()
+    errors = list(HardenedValidator({"pattern": pattern}).iter_errors("ab"))
+    assert time.monotonic() - start < 1
+    assert "over the 4096-character limit" in errors[0].message
+
+
+def test_keywords_check_the_deadline_so_no_schema_outlives_it() -> None:
+    """A combinatorial schema with no regex at all: 2^40 anyOf branches, stopped by the deadline."""
+    defs = {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]} for i in range(40)}
+    defs["d40"] = {"type": "string"}
+    start = time.monotonic()
+    with pytest.raises(ValidationTimeout), deadline(0.5):
+        list(HardenedValidator({"$defs": defs, "$ref": "#/$defs/d0"}).iter_errors(1))
+    assert time.monotonic() - start < 3
+
+
+def test_a_review_spends_a_bounded_time_on_all_its_slow_examples() -> None:
+    explain = HardenedValidator({"patternProperties": {SLOW: {}}})
+    validators = Validators(None, explain, Budget(1.0))
+    schema = SimpleNamespace(filename="Slow.json")
+    outcomes = [_errors(validators, {SLOW_KEY: 1}, schema) for _ in range(20)]  # type: ignore[arg-type]
+    assert all(isinstance(o, Stopped) and o.rule == "examples/timeout" for o in outcomes)
+    assert "already spent" in outcomes[-1].message  # type: ignore[union-attr]
+    assert validators.budget.left <= 0
+
+
+# -- jsonschema-rs never backtracks on a pull request's pattern ----------------------------------------------------
+
+def test_the_fast_validator_uses_the_linear_engine_and_falls_back_for_lookaround(corpus: Path) -> None:
+    store = SchemaStore(DirSnapshot(corpus), Config())
+    poison = settings_schema({"type": "object", "patternProperties": {POISON: {}}, "additionalProperties": False})
+    fast = store.fast_validator(poison)
+    assert fast is not None
+    start = time.monotonic()
+    assert not fast.is_valid(example_with({POISON_KEY * 1000: 1}))
+    assert time.monotonic() - start < 1
+    lookaround = settings_schema({"type": "string", "pattern": "^(?=(a|aa)+b)"})
+    assert store.fast_validator(lookaround) is None  # the bounded pure-Python validator decides instead
+
+
+def test_the_regression_compiles_lookaround_with_a_backtrack_limit(corpus_copy: Path) -> None:
+    schema = settings_schema({"type": "object", "patternProperties": {r"^(a|aa)+\1b": {}},
+                              "additionalProperties": False})
+    tree = write_case(corpus_copy, schema, example_with({}))
+    validators = SideValidators(SideSpec.build(DirSnapshot(tree), Config(), "head"), {})
+    compiled = validators.compiled(rc.SCHEMA_URL, "/$defs/AcmeWidgetRunFacet")
+    assert compiled is not None
+    start = time.monotonic()
+    facet = example_with({SLOW_KEY: 1})["acme_widget"]
+    assert not compiled.rs.is_valid(facet)
+    assert time.monotonic() - start < 1
+
+
+# -- naming patterns -----------------------------------------------------------------------------------------------
+
+NAMING_CHILD = """
+import json, sys, time
+from bot.naming import load_rules
+from bot.snapshot import DirSnapshot
+
+rules = load_rules(DirSnapshot(sys.argv[1]), "spec/naming")  # a repository's rules, as the regression loads them
+start = time.monotonic()
+result = rules.parse_dataset(sys.argv[2], sys.argv[3])
+print(json.dumps({"seconds": time.monotonic() - start, "ok": result.ok, "reason": result.reason}))
+"""
+
+
+def naming_tree(tree: Path) -> tuple[Path, str, str]:
+    """The bundled naming files with one component pattern that passes ``check_pattern`` yet backtracks."""
+    import shutil
+
+    from bot.naming import bundled_folder
+
+    shutil.copytree(bundled_folder(), tree / "spec/naming")
+    path = tree / "spec/naming/datasets/abfss/abfss.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["components"]["path"]["pattern"] = "/(a|aa)+"
+    namespace = doc["examples"]["valid"][0]["namespace"]
+    name = "/" + "a" * 60 + "!"
+    doc["examples"]["valid"][0]["name"] = name
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return tree, namespace, name
+
+
+def test_a_naming_pattern_catastrophic_for_regex_is_stopped_in_the_check(tmp_path: Path) -> None:
+    tree, _, name = naming_tree(tmp_path)
+    result = review_in_child(tree)
+    [found] = [f for f in result["findings"] if f["rule"] == "naming/round-trip" and name in f["message"]]
+    assert "took too long" in found["message"]
+    assert result["seconds"] < 30 and result["max_gap"] < 2.0
+
+
+def test_a_repositorys_naming_rules_parse_bounded(tmp_path: Path) -> None:
+    tree, namespace, name = naming_tree(tmp_path)
+    done = subprocess.run([sys.executable, "-c", NAMING_CHILD, str(tree), namespace, name], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert not result["ok"] and "took too long" in result["reason"]
+    assert result["seconds"] < 5
+
+
+# -- no regex at all: exponential work in jsonschema-rs ------------------------------------------------------------
+
+def test_a_schema_exponential_for_jsonschema_rs_goes_to_the_bounded_validator(corpus_copy: Path) -> None:
+    """2^40 anyOf branches through shared $refs: jsonschema-rs would hold the GIL for hours; the work
+    bound sends the example to the pure-Python validator, which the deadline stops."""
+    schema = settings_schema({"$ref": "#/$defs/d0"})
+    schema["$defs"].update({f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+                            for i in range(40)})
+    schema["$defs"]["d40"] = {"type": "string"}
+    tree = write_case(corpus_copy, schema, example_with(1))
+    result = review_in_child(tree)
+    found = [f for f in result["findings"] if f["path"] == rc.EXAMPLE]
+    assert [f["rule"] for f in found] == ["examples/timeout"]
+    assert result["seconds"] < 10 * EXAMPLE_BUDGET_SECONDS, result["seconds"]
+    assert result["max_gap"] < 2.0, result["max_gap"]
+
+
+def test_the_work_bound_keeps_the_fast_path_for_real_schemas(corpus: Path) -> None:
+    from bot.registry import Registry
+    from bot.schemas import WORK_LIMIT
+
+    store = SchemaStore(DirSnapshot(corpus), Config())
+    for entry in Registry(DirSnapshot(corpus), Config()).entries.values():
+        for schema in entry.schemas:
+            assert store.work_bound(schema.value, 8) <= WORK_LIMIT, schema.path
+    recursive = {"$defs": {"A": {"anyOf": [{"items": {"$ref": "#/$defs/A"}}, {"items": {"$ref": "#/$defs/A"}}]}},
+                 "$ref": "#/$defs/A"}
+    assert store.work_bound(recursive, 5) <= WORK_LIMIT < store.work_bound(recursive, 40)
+    loop = {"$defs": {"L": {"$ref": "#/$defs/L"}}, "$ref": "#/$defs/L"}
+    assert store.work_bound(loop, 1) > WORK_LIMIT
