@@ -222,6 +222,10 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
             description="How the widget runs")))),
     "lint/unknown-format": ((good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regexp"))),
                             (good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regex")))),
+    "examples/unverified": ((good, facet(lambda s: inner(s)["properties"].update(
+        older={"$ref": "https://openlineage.io/spec/facets/1-0-0/ColumnLineageDatasetFacet.json"})),
+        lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(older={"fields": {}})),
+        delete("website/static/spec")), (good,)),
     "examples/missing": ((good, delete(f"{rc.ENTRY}/facets/examples")), (good,)),
     "examples/unreadable": ((good, write(rc.EXAMPLE, b"{\"acme_widget\": \"\xc3\x28\"}")), (good,)),
     "examples/invalid": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"][
@@ -251,7 +255,7 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "versions/published-modified": ((lambda r: rc.edit(r, ICEBERG_MIRROR.format("1-0-1"), lambda s: s.update(
         title="edited")),), (iceberg(add_optional, "1-0-2"),)),
 }
-WARNING_RULES = {"facets/key-form", "examples/orphan", "facets/unverified-ref"}
+WARNING_RULES = {"facets/key-form", "examples/orphan", "facets/unverified-ref", "examples/unverified"}
 NOTICE_RULES = {"versions/ref-not-compared"}
 
 

@@ -17,7 +17,7 @@ from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
 from bot.review_input import ReviewInput
-from bot.schemas import PATTERN_TIMEOUT_SECONDS, WORK_LIMIT, PatternTimeout, ValidationTimeout, deadline
+from bot.schemas import PATTERN_TIMEOUT_SECONDS, PUBLISHED, WORK_LIMIT, PatternTimeout, ValidationTimeout, deadline
 
 EXAMPLE_BUDGET_SECONDS = 2.0
 REVIEW_BUDGET_SECONDS = 60.0  # pure-Python validation of all the examples of one review
@@ -42,6 +42,8 @@ RULES = {
     "explaining examples, the remaining failing ones are reported as not validated.",
     "examples/unresolved-ref": "Validating an example reaches no reference that cannot be resolved offline "
     "(`facets/unresolved-ref` and `facets/remote-ref` on the schema say why).",
+    "examples/unverified": "Warning: an example whose schema refers to an openlineage.io schema that is not in the "
+    "repository cannot be checked offline when the repository keeps no published mirror (`paths.mirror`).",
     "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that consumes "
     "nothing of the example).",
     "examples/orphan": "An examples folder names a facet file of its entry.",
@@ -55,7 +57,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
             validator = Validators(store.fast_validator(schema.value), store.validator(schema.value), budget,
-                                   functools.partial(store.work_bound, schema.value))
+                                   functools.partial(store.work_bound, schema.value), store.has_mirror)
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
 
@@ -99,6 +101,7 @@ class Validators:
     explain: Validator
     budget: Budget
     work_bound: Callable[[int], int] = lambda depth: 0  # the schema's work for an instance this deep
+    mirror: bool = True  # whether the repository keeps a published mirror to resolve openlineage.io refs
 
     def fast_for(self, instance: Any) -> Any | None:
         """The compiled validator, unless this schema could make it work exponentially on ``instance``
@@ -128,6 +131,7 @@ class Stopped:
     rule: str
     message: str
     hint: str
+    severity: Severity = Severity.ERROR
 
 
 def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[ValidationError] | Stopped:
@@ -163,6 +167,12 @@ def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[V
                        "Simplify the schema: deeply nested anyOf/oneOf or many patterns multiply the work.")
     except Unresolvable as exc:
         ref = getattr(exc, "ref", None) or str(exc)
+        if str(ref).startswith(PUBLISHED) and not validator.mirror:
+            return Stopped("examples/unverified", f"validating against {schema.filename} reached $ref {ref!r}, "
+                           "which cannot be checked offline: the repository keeps no published mirror; the "
+                           "example was not checked",
+                           "Keep the published schemas in the repository (paths.mirror) so examples can be checked.",
+                           Severity.WARNING)
         return Stopped("examples/unresolved-ref", f"validating against {schema.filename} reached $ref {ref!r}, "
                        "which does not resolve offline; the example could not be checked",
                        "Refer only to schemas in the repository or its published mirror (https://openlineage.io/spec/...).")
@@ -175,7 +185,8 @@ def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[V
 
 
 def _stopped(doc: JsonDoc, severity: Severity, entry: str, stopped: Stopped) -> Finding:
-    return at(stopped.rule, severity, doc, "", stopped.message, entry=entry, hint=stopped.hint)
+    milder = stopped.severity if stopped.severity.rank > severity.rank else severity  # unverifiable: a warning
+    return at(stopped.rule, milder, doc, "", stopped.message, entry=entry, hint=stopped.hint)
 
 
 def _positive(doc: JsonDoc, validator: Validators, keys: set[str], severity: Severity, entry: str,
