@@ -55,13 +55,13 @@ def judge(head: Iterable[Finding], base: Iterable[Finding],
           renamed: Mapping[str, str] | None = None) -> tuple[list[Finding], list[Finding]]:
     """Give each head finding its state against the base findings; return them and the fixed ones.
 
-    Findings match by fingerprint (rule, path, JSON pointer, subject), base paths followed across
+    Findings match by fingerprint (rule, path, JSON pointer, subject), base findings followed across
     ``renamed`` (old path -> new path). Matching counts: two identical problems at head against one
     at base is one pre-existing and one new.
     """
     renamed = renamed or {}
     base = list(base)
-    before = Counter(f.fingerprint(renamed.get(f.path, f.path)) for f in base)
+    before = Counter(_followed(f, renamed) for f in base)
     judged: list[Finding] = []
     for f in head:
         key = f.fingerprint()
@@ -73,12 +73,35 @@ def judge(head: Iterable[Finding], base: Iterable[Finding],
     after = Counter(f.fingerprint() for f in judged)
     fixed: list[Finding] = []
     for f in base:
-        key = f.fingerprint(renamed.get(f.path, f.path))
+        key = _followed(f, renamed)
         if after[key] > 0:
             after[key] -= 1
         else:
             fixed.append(replace(f, state=State.ABSENT))
     return judged, fixed
+
+
+def _followed(f: Finding, renamed: Mapping[str, str]) -> tuple[str, str, str, str]:
+    """A base finding's fingerprint as it reads after the renames: its path, the renamed file's folder
+    in its subject, and its stem (a facet's name) in pointer and subject (``git mv A.json B.json`` names
+    the facet ``B`` too)."""
+    new_path = renamed.get(f.path)
+    if new_path is None:
+        return f.fingerprint()
+    rule, path, pointer, what = f.fingerprint(new_path)
+    what = what.replace(f.path, new_path)
+    old_dir, new_dir = f.path.rpartition("/")[0], new_path.rpartition("/")[0]
+    if old_dir and old_dir != new_dir:  # a file moved with its entry: examples folders move too
+        what = what.replace(old_dir + "/", new_dir + "/")
+    old_stem, new_stem = _stem(f.path), _stem(new_path)
+    if old_stem and new_stem and old_stem != new_stem:
+        pointer, what = pointer.replace(old_stem, new_stem), what.replace(old_stem, new_stem)
+    return rule, path, pointer, what
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0]
 
 
 def whole_tree(findings: Iterable[Finding], config: Config, strict: bool) -> list[Finding]:

@@ -8,6 +8,7 @@ blamed for.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,18 @@ def test_a_rename_keeps_old_problems_old(repo: Repo) -> None:
     judged, fixed = judge(head, base, {"a/Old.json": "a/New.json"})
     assert [(f.rule, f.state) for f in judged] == [("examples/missing", State.UNCHANGED), ("facets/id", State.NEW)]
     assert [(f.rule, f.state) for f in fixed] == [("facets/id", State.ABSENT)]
+
+
+def test_a_renamed_facet_keeps_its_problems_under_its_new_name() -> None:
+    """``git mv ARunFacet.json BRunFacet.json``: the facet's name in pointers and messages follows the file."""
+    old = Finding(rule="examples/missing", severity=Severity.ERROR, path="f/ARunFacet.json",
+                  pointer="/$defs/ARunFacet", message="ARunFacet has no example in f/examples/ARunFacet/")
+    new = replace(old, path="f/BRunFacet.json", pointer="/$defs/BRunFacet",
+                  message="BRunFacet has no example in f/examples/BRunFacet/")
+    judged, fixed = judge([new], [old], {"f/ARunFacet.json": "f/BRunFacet.json"})
+    assert [f.state for f in judged] == [State.UNCHANGED] and fixed == []
+    judged, fixed = judge([new], [old], {})
+    assert [f.state for f in judged] == [State.NEW] and [f.state for f in fixed] == [State.ABSENT]
 
 
 def test_matching_counts_identical_problems_and_ignores_lines() -> None:
