@@ -60,9 +60,15 @@ ADOPTION_GAPS = (
 
 @dataclass(frozen=True)
 class VerdictPolicy:
-    """How findings become a verdict. ``adoption_gaps`` are warnings in a whole-tree review."""
+    """How findings become a verdict.
+
+    ``adoption_gaps`` are warnings in a whole-tree review. In a change they are errors when the change
+    adds them (the registry's rules hold for new content) unless ``adoption_gaps_in_changes`` is
+    ``warning``, for a registry that adopts the rules gradually.
+    """
 
     adoption_gaps: tuple[str, ...] = ADOPTION_GAPS
+    adoption_gaps_in_changes: str = "error"
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,8 @@ def parse_config(text: str, source: str) -> Config:
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
     from bot.checks import all_rules  # the checks import this module: look them up only when parsing
 
+    if verdict.adoption_gaps_in_changes not in ("error", "warning"):
+        raise ConfigError("'verdict.adoption_gaps_in_changes' must be error or warning")
     unknown_rules = sorted(set(verdict.adoption_gaps) - set(all_rules()))
     if unknown_rules:
         raise ConfigError(f"unknown rule id(s) in 'verdict.adoption_gaps': {', '.join(unknown_rules)}")

@@ -104,8 +104,8 @@ def _stem(path: str) -> str:
     return name.rsplit(".", 1)[0]
 
 
-def whole_tree(findings: Iterable[Finding], config: Config, strict: bool) -> list[Finding]:
-    """A whole-tree review: the configured adoption gaps are warnings unless ``strict``."""
+def adoption_gaps_as_warnings(findings: Iterable[Finding], config: Config, strict: bool) -> list[Finding]:
+    """The configured adoption gaps as warnings (never with ``strict``)."""
     gaps = frozenset(() if strict else config.verdict.adoption_gaps)
     return [replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.rule in gaps else f
             for f in findings]
@@ -134,13 +134,16 @@ def review(
     findings = run_checks(data, checks)
     entries = [e.name for e in data.reviewed_entries()]
     if changes is None or base is None:
-        return Report.build([*config_findings, *whole_tree(findings, config, context.strict)],
+        return Report.build([*config_findings, *adoption_gaps_as_warnings(findings, config, context.strict)],
                             entries=entries, strict=context.strict)
     # The base side as if it were the head: same change set (so the same entries), no base of its
     # own and nobody to approve, so rules about the change itself (versions, approvals) stay new.
     before = run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
                                     context=ReviewContext(strict=context.strict)), checks)
     renamed = {f.old_path: f.path for f in changes.files if f.old_path}
+    if config.verdict.adoption_gaps_in_changes == "warning":
+        findings = adoption_gaps_as_warnings(findings, config, context.strict)
+        before = adoption_gaps_as_warnings(before, config, context.strict)
     judged, fixed = judge(findings, before, renamed)
     # The configuration comes from the base: its problems are never the change's.
     judged += [replace(f, state=State.UNCHANGED) for f in config_findings]

@@ -203,3 +203,12 @@ def test_an_unknown_rule_in_the_adoption_gaps_is_a_config_error(corpus_copy: Pat
     _, data = check_all(corpus_copy, tmp_path)
     (problem,) = [f for f in data["findings"] if f["rule"] == "config/invalid"]
     assert "examples/misssing" in problem["message"]
+
+
+def test_adoption_gaps_in_changes_takes_error_or_warning(corpus_copy: Path, tmp_path: Path) -> None:
+    config = corpus_copy / ".github" / "registry-bot.yml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text("verdict:\n  adoption_gaps_in_changes: sometimes\n", encoding="utf-8")
+    _, data = check_all(corpus_copy, tmp_path)
+    (problem,) = [f for f in data["findings"] if f["rule"] == "config/invalid"]
+    assert "adoption_gaps_in_changes" in problem["message"]
