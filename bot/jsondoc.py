@@ -45,6 +45,31 @@ def pointer_from(parts: tuple[str | int, ...] | list[str | int]) -> str:
     return "".join("/" + escape_pointer_token(p) for p in parts)
 
 
+_ABSENT = object()
+
+
+def resolve_pointer(document: Any, pointer: str, default: Any = None) -> Any:
+    """The node at RFC 6901 ``pointer`` ("" is the document), or ``default`` when it names nothing."""
+    if not pointer:
+        return document
+    if not pointer.startswith("/"):
+        return default
+    node = document
+    for raw in pointer[1:].split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return default
+    return node
+
+
+def pointer_exists(document: Any, pointer: str) -> bool:
+    return resolve_pointer(document, pointer, _ABSENT) is not _ABSENT
+
+
 def decode_text(data: bytes) -> str:
     """Decode UTF-8 (a BOM is tolerated), raising ``JsonProblem`` at the first bad byte."""
     try:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin
 
+from bot.jsondoc import resolve_pointer
+
 
 class Bump(enum.IntEnum):
     NONE = 0
@@ -100,26 +102,13 @@ def _has_local_ref(node: Any) -> bool:
     return False
 
 
-def _pointer(doc: Any, fragment: str) -> Any:
-    node = doc
-    for token in fragment.split("/")[1:] if fragment else []:
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
-
-
 def _follow(side: _Side, node: dict[str, Any]) -> tuple[Any, _Side, str]:
     """The schema a ``$ref`` node stands for (its siblings kept), the side it lives on, and its absolute URL."""
     target_url = urljoin(side.url, node["$ref"]) if side.url else node["$ref"]
     doc_url, _, fragment = target_url.partition("#")
     same = doc_url == side.url
     target_side = side if same else _Side(side.resolve(doc_url), doc_url, side.resolve, root=False)
-    target = _pointer(target_side.doc, fragment) if target_side.doc is not None else None
+    target = resolve_pointer(target_side.doc, fragment) if target_side.doc is not None else None
     siblings = {k: v for k, v in node.items() if k != "$ref"}
     if isinstance(target, dict) and siblings:
         clash = any(k in target and target[k] != v and k not in _DOC_KEYS for k, v in siblings.items())

@@ -155,6 +155,12 @@ def check_all(path: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, A
     return code, json.loads(out.read_text(encoding="utf-8"))
 
 
+def write_config(root: Path, text: str) -> None:
+    config = root / ".github" / "registry-bot.yml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(text, encoding="utf-8")
+
+
 def test_all_on_the_real_registry_passes_with_its_adoption_gaps_as_warnings(corpus: Path, tmp_path: Path) -> None:
     code, data = check_all(corpus, tmp_path)
     assert code == 0 and data["summary"]["errors"] == 0
@@ -187,9 +193,7 @@ def test_all_fails_on_a_facet_file_whose_name_does_not_match(corpus_copy: Path, 
 
 
 def test_the_adoption_gaps_are_configurable(corpus_copy: Path, tmp_path: Path) -> None:
-    config = corpus_copy / ".github" / "registry-bot.yml"
-    config.parent.mkdir(exist_ok=True)
-    config.write_text("verdict:\n  adoption_gaps: [examples/missing]\n", encoding="utf-8")
+    write_config(corpus_copy, "verdict:\n  adoption_gaps: [examples/missing]\n")
     code, data = check_all(corpus_copy, tmp_path)
     assert code == 1
     errors = {f["rule"] for f in data["findings"] if f["severity"] == "error"}
@@ -197,18 +201,14 @@ def test_the_adoption_gaps_are_configurable(corpus_copy: Path, tmp_path: Path) -
 
 
 def test_an_unknown_rule_in_the_adoption_gaps_is_a_config_error(corpus_copy: Path, tmp_path: Path) -> None:
-    config = corpus_copy / ".github" / "registry-bot.yml"
-    config.parent.mkdir(exist_ok=True)
-    config.write_text("verdict:\n  adoption_gaps: [examples/misssing]\n", encoding="utf-8")
+    write_config(corpus_copy, "verdict:\n  adoption_gaps: [examples/misssing]\n")
     _, data = check_all(corpus_copy, tmp_path)
     (problem,) = [f for f in data["findings"] if f["rule"] == "config/invalid"]
     assert "examples/misssing" in problem["message"]
 
 
 def test_adoption_gaps_in_changes_takes_error_or_warning(corpus_copy: Path, tmp_path: Path) -> None:
-    config = corpus_copy / ".github" / "registry-bot.yml"
-    config.parent.mkdir(exist_ok=True)
-    config.write_text("verdict:\n  adoption_gaps_in_changes: sometimes\n", encoding="utf-8")
+    write_config(corpus_copy, "verdict:\n  adoption_gaps_in_changes: sometimes\n")
     _, data = check_all(corpus_copy, tmp_path)
     (problem,) = [f for f in data["findings"] if f["rule"] == "config/invalid"]
     assert "adoption_gaps_in_changes" in problem["message"]

@@ -8,7 +8,7 @@ from urllib.parse import urljoin
 
 from bot.checks._common import at, json_pointer, unreadable
 from bot.findings import Finding, Severity
-from bot.jsondoc import pointer_from
+from bot.jsondoc import pointer_exists, pointer_from
 from bot.registry import BASE_FACETS, FACET_ID, FacetSchema, camel
 from bot.review_input import ReviewInput
 from bot.schemas import SchemaStore, check_schema_errors, iter_refs, meta_is_valid
@@ -169,7 +169,7 @@ def _refs(schema: FacetSchema, store: SchemaStore, sev: Severity) -> Iterator[Fi
         pointer = pointer_from(where)
         target = urljoin(base, ref) if not ref.startswith("#") else ref
         if ref.startswith("#"):
-            if not _pointer_exists(schema.value, ref[1:]):
+            if not pointer_exists(schema.value, ref[1:]):
                 yield at("facets/unresolved-ref", sev, schema.doc, pointer,
                          f"$ref {ref!r} points at nothing in this file", entry=schema.entry.name)
             continue
@@ -191,26 +191,9 @@ def _refs(schema: FacetSchema, store: SchemaStore, sev: Severity) -> Iterator[Fi
                          f"$ref {ref!r} points outside the repository; the bot never fetches it",
                          entry=schema.entry.name,
                          hint="Copy what you need into $defs, or refer to https://openlineage.io/spec/... schemas.")
-        elif fragment and not _pointer_exists(stored.schema, fragment):
+        elif fragment and not pointer_exists(stored.schema, fragment):
             yield at("facets/unresolved-ref", sev, schema.doc, pointer,
                      f"$ref {ref!r}: {stored.path} has nothing at #{fragment}", entry=schema.entry.name)
-
-
-def _pointer_exists(document: object, pointer: str) -> bool:
-    node = document
-    if not pointer:
-        return True
-    if not pointer.startswith("/"):
-        return False
-    for raw in pointer[1:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return False
-    return True
 
 
 def _uniqueness(review: ReviewInput) -> Iterator[Finding]:

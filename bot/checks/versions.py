@@ -10,6 +10,7 @@ from typing import Any
 from bot.changes import Status
 from bot.checks._common import at
 from bot.findings import Finding, Severity
+from bot.jsondoc import pointer_exists
 from bot.registry import FACET_ID, FacetSchema
 from bot.review_input import ReviewInput
 from bot.schema_diff import Bump, Change, actual_bump, required_bump
@@ -142,16 +143,7 @@ def _reasons(changes: list[Change]) -> str:
 
 def _existing(schema: FacetSchema, pointer: str) -> str:
     """``pointer`` if it names a node of the file, else ``/$id`` (a finding must point into its file)."""
-    node: Any = schema.value
-    for token in pointer.split("/")[1:]:
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return "/$id"
-    return pointer
+    return pointer if pointer_exists(schema.value, pointer) else "/$id"
 
 
 def _is_published_copy(review: ReviewInput, schema: FacetSchema) -> bool:
