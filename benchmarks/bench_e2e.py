@@ -100,6 +100,8 @@ def main() -> int:
           f"{statistics.median(timings[1:]):.2f} s   max {max(timings[1:]):.2f} s")
     print(f"  GitHub requests per review: median {statistics.median(per_review):.0f} (last run: "
           + ", ".join(f"{k} {n}" for k, n in kinds.most_common()) + f"), of which writes {writes[-1]}")
+    blobs = collections.Counter(p for p in requests[-1] if "/git/blobs/" in p)
+    print(f"  blobs: {len(blobs)} distinct, {sum(blobs.values()) - len(blobs)} fetched again")
     return 0
 
 
