@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
-from bot.render.inert import visible
 
 if TYPE_CHECKING:
     from bot.findings import Finding
@@ -69,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _text(result: RegressionResult, findings: list[Finding]) -> str:
+    from bot.render.inert import visible
+
     lines = [f"{result.events} events, base {visible(result.base)}, head {visible(result.head)}, {result.engine}, "
              f"{result.seconds:.1f} s"]
     lines += [f"{f.severity.value}: {visible(f.path) if f.path else '-'}: {visible(f.message)}" for f in findings]
