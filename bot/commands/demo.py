@@ -60,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
                 report = _with_regression(report, base, head, changes, args.verbose)
     color = args.format == "text" and use_color(args.color, sys.stdout)
     sys.stdout.write(render(report, args.format, color=color))
+    if args.format == "text":
+        print("\nThe errors above are the mistakes planted in the sample pull request; the demo exits 0 once the "
+              "review ran (--exit-code: 1 on errors).", file=sys.stderr)
     if args.keep:
         print(f"\nThe sample repository is kept in {sample.path}: try `registry-bot check {sample.path} "
               f"--base {sample.base} --head {sample.head} --author {sample.author}`", file=sys.stderr)

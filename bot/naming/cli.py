@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+from bot.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
     from bot.naming.rules import NamingRules
@@ -64,7 +64,7 @@ def _event_files(paths: list[str]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise UsageError(f"{raw} does not exist")
+            raise UsageError(f"{raw}: no such file or folder")
     return files
 
 
@@ -109,7 +109,13 @@ def _check(args: argparse.Namespace) -> int:
             files = sorted(skipped)
             print(f"skipped {sum(skipped.values())} JSON documents that are not OpenLineage events in "
                   f"{len(files)} files: {', '.join(files[:5])}{' ...' if len(files) > 5 else ''}")
-    return EXIT_ERRORS if invalid or unreadable else EXIT_OK
+    if unreadable:  # unreadable input is a usage error (exit 2), as for every command
+        print(f"registry-bot naming: {unreadable} file(s) could not be read as JSON events", file=sys.stderr)
+        return EXIT_USAGE
+    if not any("event" in e for e in report):
+        raise UsageError(f"no OpenLineage events in {', '.join(args.paths)}: expected JSON (an object, an array or "
+                         f"JSON lines) with eventType, run and job (or a dataset or job event)")
+    return EXIT_ERRORS if invalid else EXIT_OK
 
 
 def _print_text(report: list[dict[str, object]], quiet: bool) -> None:
