@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 COMMANDS: dict[str, str] = {
     "check": "bot.commands.check",
@@ -64,8 +64,15 @@ def writable_output(path: str | None) -> None:
         raise UsageError(f"-o {path}: not writable")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (the usage itself is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="registry-bot",
         description="Review changes to an OpenLineage registry.",
     )

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="who approved the change: GitHub logins and the org/team slugs of their teams, "
                              "comma-separated (owner checks)")
     parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--output", "-o", help="write the report to this file instead of stdout")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to this file instead of stdout")
     add_color_argument(parser)
 
 

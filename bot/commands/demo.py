@@ -13,6 +13,10 @@ from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, add_color_argument, use_co
 from bot.commands.check import FORMATS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyspark.sql import SparkSession
+
     from bot.changes import ChangeSet
     from bot.findings import Report
     from bot.snapshot import Snapshot
@@ -39,11 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bot.changes import ChangeSet
-    from bot.engine import ReviewContext, review
     from bot.render import render
-    from bot.sample import AUTHOR, build_sample_repo
-    from bot.snapshot import GitSnapshot
+    from bot.sample import AUTHOR, BASE_BRANCH, PR_BRANCH
 
     if args.keep and os.path.lexists(args.keep):
         raise UsageError(f"--keep {args.keep}: already exists; name a new folder")
@@ -52,24 +53,44 @@ def run(args: argparse.Namespace) -> int:
     print(INTRO.format(author=AUTHOR), file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="registry-bot-demo-") as scratch:
         target = Path(args.keep) if args.keep else Path(scratch) / "registry"
-        sample = build_sample_repo(target)
-        with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
-            changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
-            report = review(head=head, base=base, changes=changes, context=ReviewContext(author=sample.author))
-            if not args.no_regression:
-                report = _with_regression(report, base, head, changes, args.verbose)
+        report = _review(target, regression=not args.no_regression, verbose=args.verbose)
     color = args.format == "text" and use_color(args.color, sys.stdout)
     sys.stdout.write(render(report, args.format, color=color))
     if args.format == "text":
         print("\nThe errors above are the mistakes planted in the sample pull request; the demo exits 0 once the "
               "review ran (--exit-code: 1 on errors).", file=sys.stderr)
     if args.keep:
-        print(f"\nThe sample repository is kept in {sample.path}: try `registry-bot check {sample.path} "
-              f"--base {sample.base} --head {sample.head} --author {sample.author}`", file=sys.stderr)
+        print(f"\nThe sample repository is kept in {args.keep}: try `registry-bot check {args.keep} "
+              f"--base {BASE_BRANCH} --head {PR_BRANCH} --author {AUTHOR}`", file=sys.stderr)
     return EXIT_ERRORS if args.exit_code and report.has_errors else EXIT_OK
 
 
-def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet, verbose: bool) -> Report:
+def _review(target: Path, regression: bool, verbose: bool = False,
+            session_factory: Callable[[str], SparkSession] | None = None) -> Report:
+    """Build the sample repository in ``target`` and review its pull request, with the regression."""
+    from bot.changes import ChangeSet
+    from bot.engine import ReviewContext, review
+    from bot.sample import build_sample_repo
+    from bot.snapshot import GitSnapshot
+
+    sample = build_sample_repo(target)
+    with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
+        changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
+        report = review(head=head, base=base, changes=changes, context=ReviewContext(author=sample.author))
+        if regression:
+            report = _with_regression(report, base, head, changes, verbose, session_factory)
+    return report
+
+
+def review_sample(target: Path, session_factory: Callable[[str], SparkSession] | None = None) -> str:
+    """The demo's text output (no colour), as the README shows it."""
+    from bot.render import render
+
+    return render(_review(target, regression=True, session_factory=session_factory), "text")
+
+
+def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet, verbose: bool,
+                     session_factory: Callable[[str], SparkSession] | None) -> Report:
     """Add the regression over the sample events, as the App's worker does (Spark in local mode)."""
     from bot.commands._progress import elapsed, jvm_output
     from bot.config import load_config
@@ -77,10 +98,11 @@ def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: Ch
 
     print("Running the PySpark regression over the sample events: Spark starts in local mode (20-30 s)...",
           file=sys.stderr)
-    stage = review_stage()
+    stage = review_stage(session_factory=session_factory)
     with jvm_output(verbose) as stderr, elapsed("Spark regression", stderr):
         try:
             section, findings = stage(base, head, changes, load_config(base)[0])
         finally:
-            stage.close()
+            if session_factory is None:  # a session passed in belongs to the caller
+                stage.close()
     return report.with_sections(*([section] if section else []), findings=findings)

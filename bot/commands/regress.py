@@ -39,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
 
     _check_events(args.events)
     repo = _inputs.git_repository(args.repo)
-    print(f"Reading the sample events of {repo} at {args.base} and {args.head}...", file=sys.stderr)
     try:
         with _inputs.revision(repo, args.base, "--base") as base, _inputs.revision(repo, args.head, "--head") as head:
             _inputs.registry_folder([base, head], f"{repo} at {args.base} and at {args.head}")
+            print(f"Reading the sample events of {repo} at {args.base} and {args.head}...", file=sys.stderr)
             config, _ = load_config(base)
             inputs = gather(base, head, config, args.events)
     except GitError as exc:
