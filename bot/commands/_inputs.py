@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,8 @@ def git_repository(path: str) -> Path:
     from bot.snapshot import GitError, run_git
 
     folder(path)
+    if shutil.which("git") is None:
+        raise UsageError("git is not installed or not on PATH (--base/--head read a git repository)")
     try:
         run_git(path, "rev-parse", "--git-dir")
     except GitError:

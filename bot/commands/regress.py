@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from bot.snapshot import GitError
 
     _check_events(args.events)
+    if args.parquet and not Path(args.parquet).absolute().parent.is_dir():
+        raise UsageError(f"--parquet {args.parquet}: the folder {Path(args.parquet).absolute().parent} does not exist")
     repo = _inputs.git_repository(args.repo)
     try:
         with _inputs.revision(repo, args.base, "--base") as base, _inputs.revision(repo, args.head, "--head") as head:
