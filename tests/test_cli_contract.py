@@ -132,3 +132,45 @@ def test_color_always_colours_a_pipe_and_never_does_not(corpus: Path) -> None:
     assert "\x1b[33mwarning\x1b[0m" in coloured
     assert "\x1b[" not in plain
     assert coloured.replace("\x1b[33m", "").replace("\x1b[0m", "") == plain
+
+
+def test_elapsed_time_shows_on_a_terminal_only() -> None:
+    import io
+    import time
+
+    from bot.commands._progress import elapsed
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        with elapsed("Spark regression", stream):
+            time.sleep(1.2)
+    assert "\rSpark regression... 1 s" in tty.getvalue() and tty.getvalue().endswith("done in 1 s\n")
+    assert pipe.getvalue() == ""
+
+
+def test_a_child_process_s_stderr_is_hidden_unless_verbose() -> None:
+    """What the JVM writes (it inherits file descriptor 2 when Spark starts it) stays out of the terminal."""
+    probe = ("import subprocess, sys; from bot.commands._progress import jvm_output\n"
+             "with jvm_output(verbose=sys.argv[1] == 'v') as err:\n"
+             "    subprocess.run(['sh', '-c', 'echo NativeCodeLoader noise >&2'], check=True)\n"
+             "    print('progress', file=err)\n"
+             "print('after', file=sys.stderr)\n")
+    quiet = subprocess.run([sys.executable, "-c", probe, "q"], capture_output=True, text=True, cwd=ROOT,
+                           check=True, timeout=60).stderr
+    loud = subprocess.run([sys.executable, "-c", probe, "v"], capture_output=True, text=True, cwd=ROOT,
+                          check=True, timeout=60).stderr
+    assert quiet.split() == ["progress", "after"]
+    assert "NativeCodeLoader noise" in loud and "progress" in loud
+
+
+def test_sections_are_plain_text_in_the_terminal() -> None:
+    from bot.findings import Report, Section
+    from bot.render.text import render_text
+
+    markdown = "totals: **1** · `a\\[0\\]` https\\://x\n\n| a | bb |\n| --- | ---: |\n| 1 | 2\\|3<br>4 |\n"
+    report = Report(findings=(), entries=()).with_sections(Section(title="T", markdown=markdown), findings=[])
+    assert render_text(report).splitlines()[:5] == ["== T", "totals: 1 · a[0] https://x", "", "a  bb", "1  2|3; 4"]

@@ -58,6 +58,7 @@ def test_the_sample_output_is_a_real_run_of_the_demo(spark, tmp_path: Path) -> N
     from bot.commands.demo import review_sample
 
     text = review_sample(tmp_path / "registry", session_factory=lambda master: spark)
+    assert "**" not in text and "\\[" not in text and "| ---" not in text  # plain text, not Markdown
     shown = block(readme(), "demo").removeprefix("```\n").removesuffix("```\n")
     assert VOLATILE.sub("(Spark)", shown) == VOLATILE.sub("(Spark)", text), \
         "paste the output of `registry-bot demo --color never` into the README's demo block"
