@@ -5,7 +5,9 @@ on every entry) against check-jsonschema doing a part of that work on the same f
 ``registry.json`` files against the project's ``registry/registry.schema.json`` and every facet schema against
 the draft 2020-12 meta-schema. check-jsonschema lives in the benchmark's own environment (``.venv-bench``,
 created on first use with pip), never in the project's.
-Usage: python benchmarks/bench_startup.py [--repeat 7] [--corpus PATH]
+``--baseline CHECKOUT`` adds the same two registry-bot runs from another checkout of the project (for example
+the main branch) with this environment's packages, for a before/after figure.
+Usage: python benchmarks/bench_startup.py [--repeat 7] [--corpus PATH] [--baseline CHECKOUT]
 """
 
 from __future__ import annotations
@@ -33,12 +35,13 @@ def check_jsonschema() -> Path:
     return exe
 
 
-def timed(command: list[str], repeat: int) -> tuple[float, float, int]:
+def timed(command: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """Best and median wall time of ``repeat`` runs of ``command`` as a whole process, and its exit code."""
     times, code = [], 0
     for _ in range(repeat):
         started = time.perf_counter()
-        code = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False).returncode
+        code = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                              env=env).returncode
         times.append(time.perf_counter() - started)
     return min(times), statistics.median(times), code
 
@@ -47,6 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--corpus", type=Path, default=SHARED / "corpus" / "openlineage")
+    parser.add_argument("--baseline", type=Path, help="another checkout of the project to measure the same way")
     args = parser.parse_args()
     corpus: Path = args.corpus
     bot = [str(Path(sys.executable).parent / "registry-bot")]
@@ -64,10 +68,15 @@ def main() -> None:
         ("python -c pass (the interpreter alone)", [sys.executable, "-c", "pass"]),
     ]
     print(f"{args.repeat} runs each, whole processes; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    before = {**os.environ, "PYTHONPATH": str(args.baseline)} if args.baseline else None
+    if args.baseline:
+        runs[1:1] = [(f"before ({args.baseline}): registry-bot --help", [sys.executable, "-m", "bot", "--help"])]
+        runs[4:4] = [(f"before ({args.baseline}): registry-bot check --all",
+                      [sys.executable, "-m", "bot", "check", str(corpus), "--all"])]
     print("| command | best | median | exit |")
     print("| --- | ---: | ---: | ---: |")
     for label, command in runs:
-        best, median, code = timed(command, args.repeat)
+        best, median, code = timed(command, args.repeat, before if label.startswith("before") else None)
         print(f"| {label} | {best * 1000:.0f} ms | {median * 1000:.0f} ms | {code} |", flush=True)
 
 
