@@ -56,12 +56,19 @@ def revision(repo: Path, rev: str, option: str) -> GitSnapshot:
 def registry_folder(snapshots: list[Snapshot], where: str) -> None:
     """At least one side holds the registry folder the configuration names (``spec/registry`` by default);
     otherwise the input is not a registry and the review would pass over nothing."""
-    from bot.config import load_config
+    from bot.config import CONFIG_PATHS, Paths, load_config
+    from bot.snapshot import DirSnapshot
 
-    config, _ = load_config(snapshots[0])
-    wanted = config.paths.registry.strip("/")
-    if any(snapshot.files(wanted) for snapshot in snapshots):
-        return
+    first = snapshots[0]
+    if isinstance(first, DirSnapshot) and not any((first.root / p).exists() for p in CONFIG_PATHS):
+        wanted = Paths().registry  # no configuration: decide without listing the whole tree (`check / --all`)
+        if (first.root / wanted).is_dir() and any((first.root / wanted).iterdir()):
+            return
+    else:
+        config, _ = load_config(first)
+        wanted = config.paths.registry.strip("/")
+        if any(snapshot.files(wanted) for snapshot in snapshots):
+            return
     raise UsageError(f"no registry found: {where} has no {wanted}/ folder (an OpenLineage repository keeps one "
                      f"folder per registered name in {wanted}/<name>/, or set paths.registry in "
                      f".github/registry-bot.yml)")
