@@ -69,6 +69,6 @@ def registry_folder(snapshots: list[Snapshot], where: str) -> None:
         wanted = config.paths.registry.strip("/")
         if any(snapshot.files(wanted) for snapshot in snapshots):
             return
-    raise UsageError(f"no registry found: {where} has no {wanted}/ folder (an OpenLineage repository keeps one "
-                     f"folder per registered name in {wanted}/<name>/, or set paths.registry in "
-                     f".github/registry-bot.yml)")
+    raise UsageError(f"no registry found: {where} has no {wanted}/ folder with entries (an OpenLineage "
+                     f"repository keeps one folder per registered name in {wanted}/<name>/, or set paths.registry "
+                     f"in .github/registry-bot.yml)")
