@@ -10,27 +10,69 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO
 
 COMMANDS: dict[str, str] = {
     "check": "bot.commands.check",
     "demo": "bot.commands.demo",
     "replay": "bot.commands.replay",
     "regress": "bot.commands.regress",
-    "naming": "bot.naming.cli",
+    "naming": "bot.commands.naming",
     "rules": "bot.commands.rules",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
 
+COLOR_CHOICES = ("auto", "always", "never")
+
+
 class UsageError(Exception):
     """Bad arguments or unreadable input: exit code 2 with a one-line message."""
 
 
+def add_color_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--color", choices=COLOR_CHOICES, default="auto",
+                        help="colour severities: auto (a terminal, unless NO_COLOR is set or TERM=dumb), "
+                             "always or never")
+
+
+def use_color(choice: str, stream: TextIO) -> bool:
+    """``--color``: ``auto`` colours a terminal unless ``NO_COLOR`` is set (no-color.org) or ``TERM=dumb``."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def writable_output(path: str | None) -> None:
+    """Refuse an ``-o FILE`` that cannot be written before any work starts."""
+    if path is None:
+        return
+    target = Path(path).absolute()
+    if target.is_dir():
+        raise UsageError(f"-o {path}: is a folder, expected a file name")
+    if not target.parent.is_dir():
+        raise UsageError(f"-o {path}: the folder {target.parent} does not exist")
+    if not os.access(target.parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise UsageError(f"-o {path}: not writable")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line (the usage itself is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="registry-bot",
         description="Review changes to an OpenLineage registry.",
     )
@@ -59,3 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"registry-bot {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:  # the last line of defence: unreadable input is a message, never a traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"registry-bot {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE

@@ -138,7 +138,7 @@ def test_naming_check_reads_json_arrays_and_lines(tmp_path: Path, corpus: Path,
     assert spark and all(not i["ok"] and "Thrift" in i["reason"] for i in spark)
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    assert main(["naming", "check", str(broken)]) == 1
+    assert main(["naming", "check", str(broken)]) == 2  # unreadable input: a usage error, as the README says
     assert main(["naming", "check", str(tmp_path / "missing.json")]) == 2
 
 

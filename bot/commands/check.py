@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
-from bot.render import FORMATS, render
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, add_color_argument, use_color, writable_output
+from bot.commands import _inputs
+
+FORMATS = ("text", "json", "sarif", "markdown")  # bot.render.FORMATS, without importing the renderers for --help
 
 HELP = "review a change (--base/--head) or every entry (--all) of a local repository"
 
@@ -21,20 +23,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="fail on pre-existing errors too; with --all, the adoption gaps are errors")
     parser.add_argument("--author", help="GitHub login of the change's author (owner checks)")
-    parser.add_argument("--approved-by", default="", metavar="LOGIN[,LOGIN...]",
-                        help="GitHub logins that approved the change (owner checks)")
+    parser.add_argument("--approved-by", default="", metavar="LOGIN[,org/team...]",
+                        help="who approved the change: GitHub logins and the org/team slugs of their teams, "
+                             "comma-separated (owner checks)")
     parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--output", "-o", help="write the report to this file instead of stdout")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to this file instead of stdout")
+    add_color_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from bot.changes import ChangeSet
     from bot.engine import ReviewContext, review
-    from bot.snapshot import DirSnapshot, GitError, GitSnapshot, Snapshot
+    from bot.render import render
+    from bot.snapshot import DirSnapshot, GitError, Snapshot
 
-    repo = Path(args.repo)
-    if not repo.exists():
-        raise UsageError(f"{repo} does not exist")
+    writable_output(args.output)
+    repo = _inputs.folder(args.repo)
     context = ReviewContext(
         author=args.author,
         approvers=frozenset(x.strip() for x in args.approved_by.split(",") if x.strip()),
@@ -42,18 +46,26 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         if args.all:
-            head: Snapshot = (GitSnapshot(repo, args.head) if args.head != "HEAD" or _is_bare(repo)
-                              else DirSnapshot(repo))
+            if args.head != "HEAD" or _is_bare(repo):
+                head: Snapshot = _inputs.revision(_inputs.git_repository(args.repo), args.head, "--head")
+            else:
+                head = DirSnapshot(repo)
+            _inputs.registry_folder([head], str(repo))
             report = review(head=head, base=None, changes=None, context=context)
         else:
-            with GitSnapshot(repo, args.base) as base, GitSnapshot(repo, args.head) as head_git:
+            repo = _inputs.git_repository(args.repo)
+            with _inputs.revision(repo, args.base, "--base") as base, \
+                    _inputs.revision(repo, args.head, "--head") as head_git:
+                _inputs.registry_folder([base, head_git], f"{repo} at {args.base} and at {args.head}")
                 changes = ChangeSet.from_git(repo, base.commit, head_git.commit)
                 report = review(head=head_git, base=base, changes=changes, context=context)
     except GitError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.reason) from None
     except OSError as exc:  # a folder of the tree that cannot be listed
         raise UsageError(f"cannot read {exc.filename or repo}: {exc.strerror or exc}") from None
-    text = render(report, args.format, color=args.format == "text" and args.output is None and sys.stdout.isatty())
+    stream = sys.stdout if args.output is None else None
+    color = args.format == "text" and stream is not None and use_color(args.color, stream)
+    text = render(report, args.format, color=color)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:

@@ -3,61 +3,106 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_ERRORS, EXIT_OK
-from bot.render import FORMATS, render
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, add_color_argument, use_color
+from bot.commands.check import FORMATS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyspark.sql import SparkSession
+
     from bot.changes import ChangeSet
     from bot.findings import Report
     from bot.snapshot import Snapshot
 
 HELP = "review a bundled sample pull request against the bundled reference registry and print the verdict"
 
+INTRO = """\
+registry-bot demo: a small OpenLineage registry (core, airflow, egeria, marquez) as a git repository, and a
+pull request by @{author} that registers `dagster` with mistakes planted on purpose (no CODEOWNERS, a facet
+key without its prefix, an example of the wrong type, a remote $ref, an unpublished version) and edits
+`marquez`, which the author does not own. The review below should fail; that is the point.
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--keep", metavar="DIR", help="build the sample repository here and keep it")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="build the sample repository in DIR (a new folder) and keep it, to try `check` on it")
     parser.add_argument("--exit-code", action="store_true",
                         help="exit 1 when the review finds errors (default: 0 once the review ran)")
     parser.add_argument("--no-regression", action="store_true",
                         help="skip the PySpark regression over the sample events (saves Spark's start-up)")
+    add_color_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.render import render
+    from bot.sample import AUTHOR, BASE_BRANCH, PR_BRANCH
+
+    if args.keep and os.path.lexists(args.keep):
+        raise UsageError(f"--keep {args.keep}: already exists; name a new folder")
+    if args.keep and not Path(args.keep).absolute().parent.is_dir():
+        raise UsageError(f"--keep {args.keep}: the folder {Path(args.keep).absolute().parent} does not exist")
+    print(INTRO.format(author=AUTHOR), file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="registry-bot-demo-") as scratch:
+        target = Path(args.keep) if args.keep else Path(scratch) / "registry"
+        report = _review(target, regression=not args.no_regression, verbose=args.verbose)
+    color = args.format == "text" and use_color(args.color, sys.stdout)
+    sys.stdout.write(render(report, args.format, color=color))
+    if args.format == "text":
+        print("\nThe errors above are the mistakes planted in the sample pull request; the demo exits 0 once the "
+              "review ran (--exit-code: 1 on errors).", file=sys.stderr)
+    if args.keep:
+        print(f"\nThe sample repository is kept in {args.keep}: try `registry-bot check {args.keep} "
+              f"--base {BASE_BRANCH} --head {PR_BRANCH} --author {AUTHOR}`", file=sys.stderr)
+    return EXIT_ERRORS if args.exit_code and report.has_errors else EXIT_OK
+
+
+def _review(target: Path, regression: bool, verbose: bool = False,
+            session_factory: Callable[[str], SparkSession] | None = None) -> Report:
+    """Build the sample repository in ``target`` and review its pull request, with the regression."""
     from bot.changes import ChangeSet
     from bot.engine import ReviewContext, review
     from bot.sample import build_sample_repo
     from bot.snapshot import GitSnapshot
 
-    with tempfile.TemporaryDirectory(prefix="registry-bot-demo-") as scratch:
-        target = Path(args.keep) if args.keep else Path(scratch) / "registry"
-        sample = build_sample_repo(target)
-        print(f"Sample repository: {sample.path} ({sample.base} <- {sample.head}, author @{sample.author})\n",
-              file=sys.stderr)
-        with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
-            changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
-            report = review(head=head, base=base, changes=changes, context=ReviewContext(author=sample.author))
-            if not args.no_regression:
-                report = _with_regression(report, base, head, changes)
-    sys.stdout.write(render(report, args.format, color=args.format == "text" and sys.stdout.isatty()))
-    return EXIT_ERRORS if args.exit_code and report.has_errors else EXIT_OK
+    sample = build_sample_repo(target)
+    with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
+        changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
+        report = review(head=head, base=base, changes=changes, context=ReviewContext(author=sample.author))
+        if regression:
+            report = _with_regression(report, base, head, changes, verbose, session_factory)
+    return report
 
 
-def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet) -> Report:
+def review_sample(target: Path, session_factory: Callable[[str], SparkSession] | None = None) -> str:
+    """The demo's text output (no colour), as the README shows it."""
+    from bot.render import render
+
+    return render(_review(target, regression=True, session_factory=session_factory), "text")
+
+
+def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet, verbose: bool,
+                     session_factory: Callable[[str], SparkSession] | None) -> Report:
     """Add the regression over the sample events, as the App's worker does (Spark in local mode)."""
+    from bot.commands._progress import elapsed, jvm_output
     from bot.config import load_config
     from bot.regression import review_stage
 
-    print("Running the PySpark regression over the sample events (Spark starts in local mode)...",
+    print("Running the PySpark regression over the sample events: Spark starts in local mode (20-30 s)...",
           file=sys.stderr)
-    stage = review_stage()
-    try:
-        section, findings = stage(base, head, changes, load_config(base)[0])
-    finally:
-        stage.close()
+    stage = review_stage(session_factory=session_factory)
+    with jvm_output(verbose) as stderr, elapsed("Spark regression", stderr):
+        try:
+            section, findings = stage(base, head, changes, load_config(base)[0])
+        finally:
+            if session_factory is None:  # a session passed in belongs to the caller
+                stage.close()
     return report.with_sections(*([section] if section else []), findings=findings)

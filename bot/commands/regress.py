@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
-from bot.render.inert import visible
+from bot.commands import _inputs
 
 if TYPE_CHECKING:
     from bot.findings import Finding
@@ -35,29 +35,38 @@ def run(args: argparse.Namespace) -> int:
     from bot.config import load_config
     from bot.findings import Severity
     from bot.regression.runner import gather, run_local
-    from bot.snapshot import GitError, GitSnapshot
+    from bot.snapshot import GitError
 
-    if not Path(args.repo).exists():
-        raise UsageError(f"{args.repo} does not exist")
+    _check_events(args.events)
+    if args.parquet and not Path(args.parquet).absolute().parent.is_dir():
+        raise UsageError(f"--parquet {args.parquet}: the folder {Path(args.parquet).absolute().parent} does not exist")
+    repo = _inputs.git_repository(args.repo)
     try:
-        with GitSnapshot(args.repo, args.base) as base, GitSnapshot(args.repo, args.head) as head:
+        with _inputs.revision(repo, args.base, "--base") as base, _inputs.revision(repo, args.head, "--head") as head:
+            _inputs.registry_folder([base, head], f"{repo} at {args.base} and at {args.head}")
+            print(f"Reading the sample events of {repo} at {args.base} and {args.head}...", file=sys.stderr)
             config, _ = load_config(base)
             inputs = gather(base, head, config, args.events)
     except GitError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(exc.reason) from None
     if args.engine == "python":
         try:
             result = run_local(inputs)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     else:
+        from bot.commands._progress import elapsed, jvm_output
         from bot.regression.spark_job import run_spark, start_session
 
-        spark = start_session(args.master)
-        try:
-            result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.remote, parquet=args.parquet)
-        finally:
-            spark.stop()
+        print(f"Checking {len(inputs.records)} event(s) on Spark ({args.master}); Spark takes 20-30 s to start "
+              f"(--engine python skips it)...", file=sys.stderr)
+        with jvm_output(args.verbose) as stderr, elapsed("Spark regression", stderr):
+            spark = start_session(args.master)
+            try:
+                result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.remote,
+                                   parquet=args.parquet)
+            finally:
+                spark.stop()
     findings = result.findings(config.regression, config.paths.registry)
     if args.format == "json":
         sys.stdout.write(json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
@@ -68,7 +77,26 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ERRORS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
 
 
+def _check_events(paths: list[str]) -> None:
+    """Every local ``--events`` location names something: a file, a folder or a glob that matches."""
+    import glob
+
+    from bot.regression.events import is_remote
+
+    for path in paths:
+        if is_remote(path):
+            continue
+        local = path.removeprefix("file://")
+        if glob.has_magic(local):
+            if not glob.glob(local, recursive=True):  # noqa: PTH207  # absolute globs
+                raise UsageError(f"--events {path}: the pattern matches no file")
+        elif not Path(local).exists():
+            raise UsageError(f"--events {path}: no such file or folder")
+
+
 def _text(result: RegressionResult, findings: list[Finding]) -> str:
+    from bot.render.inert import visible
+
     lines = [f"{result.events} events, base {visible(result.base)}, head {visible(result.head)}, {result.engine}, "
              f"{result.seconds:.1f} s"]
     lines += [f"{f.severity.value}: {visible(f.path) if f.path else '-'}: {visible(f.message)}" for f in findings]

@@ -6,11 +6,13 @@ import argparse
 import sys
 
 HELP = "list every rule id with its description (--format markdown prints the README section)"
+COMMAND_LIMIT = 100  # characters of a usage line per table row before it wraps
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown"), default="text")
-    parser.add_argument("--update-readme", action="store_true", help="rewrite the rules block of README.md")
+    parser.add_argument("--update-readme", action="store_true",
+                        help="rewrite the generated blocks of README.md (rules and the command table)")
 
 
 def rules_markdown() -> str:
@@ -19,7 +21,7 @@ def rules_markdown() -> str:
 
     lines: list[str] = []
     families = [("bot", "Rules about the bot's own configuration and its own failures.")]
-    families += [(m.__name__.rsplit(".", 1)[-1], (m.__doc__ or "").strip().splitlines()[0]) for m in FAMILIES]
+    families += [(m.__name__.rsplit(".", 1)[-1], _summary(m.__doc__ or "")) for m in FAMILIES]
     rules = all_rules()
     for family, summary in families:
         ids = sorted(r for r in rules if r.split("/", 1)[0] == family
@@ -32,12 +34,52 @@ def rules_markdown() -> str:
     return "\n".join(lines)
 
 
+def _summary(doc: str) -> str:
+    """A module docstring's first paragraph on one line, its reST code marks as Markdown's."""
+    return " ".join(doc.strip().split("\n\n")[0].split()).replace("``", "`")
+
+
+def _usages(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, str]]:
+    """``(usage, help)`` of ``name`` and of its own subcommands (``naming docs``, ``naming check``)."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        usage = " ".join(parser.format_usage().split()).removeprefix("usage: ")
+        return [(usage, parser.description or "")]
+    helps = {a.dest: a.help or "" for a in subs[0]._choices_actions}
+    out: list[tuple[str, str]] = []
+    for sub_name, sub in subs[0].choices.items():
+        for usage, text in _usages(sub, f"{name} {sub_name}"):
+            out.append((usage, text or helps.get(sub_name, "")))
+    return out
+
+
+def commands_markdown() -> str:
+    """The README's command table: every command's usage and help, from the parser itself."""
+    from bot.cli import COMMANDS, build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    lines = ["| command | does |", "| --- | --- |"]
+    for name in COMMANDS:
+        for usage, text in _usages(subs.choices[name], name):
+            usage = usage.replace(" [-h]", "").replace("|", "\\|")
+            lines.append(f"| `{usage}` | {text} |")
+    return "\n".join(lines) + "\n"
+
+
+def update_readme() -> None:
+    """Rewrite README.md's generated blocks."""
+    from bot.readme import README, replace_block
+
+    text = README.read_text(encoding="utf-8")
+    text = replace_block(text, "rules", rules_markdown())
+    text = replace_block(text, "commands", commands_markdown())
+    README.write_text(text, encoding="utf-8")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.update_readme:
-        from bot.readme import README, replace_block
-
-        README.write_text(replace_block(README.read_text(encoding="utf-8"), "rules", rules_markdown()),
-                          encoding="utf-8")
+        update_readme()
         return 0
     if args.format == "markdown":
         sys.stdout.write(rules_markdown())

@@ -1,4 +1,5 @@
-"""``registry-bot naming``: regenerate or verify Naming.md, and check identifiers in event files."""
+"""``registry-bot naming``: regenerate or verify Naming.md, and check identifiers in event files (the arguments
+are in ``bot.commands.naming``)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+from bot.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
     from bot.naming.rules import NamingRules
-
-HELP = "naming conventions: 'docs [--check]' regenerates Naming.md, 'check PATH...' validates event identifiers"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="naming_command", required=True, metavar="SUBCOMMAND")
-    docs = sub.add_parser("docs", help="write Naming.md from the naming files")
-    docs.add_argument("--check", action="store_true", help="exit 1 when the committed Naming.md is out of date")
-    docs.add_argument("--dir", help="a naming folder (default: the project's own naming/)")
-    check = sub.add_parser("check", help="validate dataset and job identifiers of OpenLineage events")
-    check.add_argument("paths", nargs="+", metavar="PATH", help="event files (JSON, JSON lines, arrays) or folders")
-    check.add_argument("--format", choices=("text", "json"), default="text")
-    check.add_argument("--rules", help="a naming folder to judge by (default: the project's own naming/)")
-    check.add_argument("--quiet", "-q", action="store_true", help="text: show only invalid identifiers")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +64,7 @@ def _event_files(paths: list[str]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise UsageError(f"{raw} does not exist")
+            raise UsageError(f"{raw}: no such file or folder")
     return files
 
 
@@ -122,7 +109,13 @@ def _check(args: argparse.Namespace) -> int:
             files = sorted(skipped)
             print(f"skipped {sum(skipped.values())} JSON documents that are not OpenLineage events in "
                   f"{len(files)} files: {', '.join(files[:5])}{' ...' if len(files) > 5 else ''}")
-    return EXIT_ERRORS if invalid or unreadable else EXIT_OK
+    if unreadable:  # unreadable input is a usage error (exit 2), as for every command
+        print(f"registry-bot naming: {unreadable} file(s) could not be read as JSON events", file=sys.stderr)
+        return EXIT_USAGE
+    if not any("event" in e for e in report):
+        raise UsageError(f"no OpenLineage events in {', '.join(args.paths)}: expected JSON (an object, an array or "
+                         f"JSON lines) with eventType, run and job (or a dataset or job event)")
+    return EXIT_ERRORS if invalid else EXIT_OK
 
 
 def _print_text(report: list[dict[str, object]], quiet: bool) -> None:

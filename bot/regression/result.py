@@ -91,7 +91,8 @@ class RegressionResult:
 
     def markdown(self) -> str:
         """The table for the check run summary: problem groups first, with examples."""
-        totals = " · ".join(f"{LABELS[o]}: **{self.total(o)}**" for o in OUTCOMES)
+        totals = "Checks (one per event and rule, and per facet for facet rules): " + " · ".join(
+            f"{LABELS[o]}: **{self.total(o)}**" for o in OUTCOMES)
         lines = [f"{self.events} events checked at base {code(self.base, table=False)} and head "
                  f"{code(self.head, table=False)} ({md_escape(self.engine)}, {self.seconds:.1f} s).", "", totals, ""]
         groups = sorted(((g, n) for g, n in self.counts.items() if g[3] != OK),

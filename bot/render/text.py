@@ -2,16 +2,53 @@
 
 Every quoted text goes through ``visible``: a newline, terminal escape, bidi control or zero-width
 character in a file name or message shows as ``\\n``, ``\\x1b``, ``\\u202e``, so one finding is one line.
+Sections (the regression table) are written in the bot's Markdown; ``plain`` turns them into text: no
+emphasis, no backslash escapes, tables as aligned columns.
 """
 
 from __future__ import annotations
 
+import re
 from itertools import groupby
 
 from bot.findings import Finding, Report, Severity
 from bot.render.inert import markdown_line, visible
 
 _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NOTICE: "\x1b[36m"}
+
+
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark's backslash escapes: any ASCII punctuation
+_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+
+
+def _inline(text: str) -> str:
+    """One Markdown line of the bot's own as text: ``**bold**``, code spans and ``<br>`` undone, escapes removed."""
+    text = text.replace("<br>", "; ").replace("**", "")
+    text = re.sub(r"(?<!\\)`", "", text)
+    return _ESCAPED.sub(r"\1", text)
+
+
+def _table(rows: list[str]) -> list[str]:
+    cells = [[_inline(c.strip()) for c in _CELL_SPLIT.split(row.strip().strip("|"))]
+             for row in rows if not _SEPARATOR.match(row.strip())]
+    widths = [max(len(r[i]) for r in cells if i < len(r)) for i in range(max(len(r) for r in cells))]
+    return ["  ".join(c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)).rstrip() for r in cells]
+
+
+def plain(markdown: str) -> list[str]:
+    """The bot's Markdown (paragraphs and pipe tables) as terminal lines."""
+    lines: list[str] = []
+    table: list[str] = []
+    for line in [*markdown.rstrip().split("\n"), ""]:
+        if line.lstrip().startswith("|"):
+            table.append(line)
+            continue
+        if table:
+            lines += _table(table)
+            table = []
+        lines.append(_inline(line))
+    return lines[:-1]
 
 
 def location(f: Finding) -> str:
@@ -49,7 +86,7 @@ def render_text(report: Report, color: bool = False) -> str:
         lines += _lines(report.fixed, False, hints=False)
     for section in report.sections:
         lines.append(f"== {visible(section.title)}")
-        lines += [markdown_line(line) for line in section.markdown.rstrip().split("\n")]
+        lines += [markdown_line(line) for line in plain(section.markdown)]
     s = report.summary()
     needed = report.required_approvals()
     for entry, owners in needed.items():

@@ -1,0 +1,74 @@
+"""Input checks shared by the commands: each bad path or revision is one ``UsageError`` before work starts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.cli import UsageError
+
+if TYPE_CHECKING:
+    from bot.snapshot import GitSnapshot, Snapshot
+
+
+def existing(path: str, what: str = "path") -> Path:
+    """``path`` exists (a file or a folder)."""
+    if not os.path.lexists(path):
+        raise UsageError(f"{path}: no such {what}")
+    return Path(path)
+
+
+def folder(path: str) -> Path:
+    """``path`` is a folder."""
+    existing(path, "folder")
+    if not Path(path).is_dir():
+        raise UsageError(f"{path}: not a folder (a repository or a registry tree is expected)")
+    return Path(path)
+
+
+def git_repository(path: str) -> Path:
+    """``path`` is a git repository, bare or not (its top level or any folder inside it)."""
+    from bot.snapshot import GitError, run_git
+
+    folder(path)
+    if shutil.which("git") is None:
+        raise UsageError("git is not installed or not on PATH (--base/--head read a git repository)")
+    try:
+        run_git(path, "rev-parse", "--git-dir")
+    except GitError:
+        raise UsageError(f"{path}: not a git repository (--base/--head name revisions of one)") from None
+    return Path(path)
+
+
+def revision(repo: Path, rev: str, option: str) -> GitSnapshot:
+    """The commit ``rev`` names in ``repo``, or an error saying which option named what."""
+    from bot.snapshot import GitError, GitSnapshot, run_git
+
+    try:
+        run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    except GitError:
+        raise UsageError(f"{option} {rev}: no such branch, tag or commit in {repo}") from None
+    return GitSnapshot(repo, rev)
+
+
+def registry_folder(snapshots: list[Snapshot], where: str) -> None:
+    """At least one side holds the registry folder the configuration names (``spec/registry`` by default);
+    otherwise the input is not a registry and the review would pass over nothing."""
+    from bot.config import CONFIG_PATHS, Paths, load_config
+    from bot.snapshot import DirSnapshot
+
+    first = snapshots[0]
+    if isinstance(first, DirSnapshot) and not any((first.root / p).exists() for p in CONFIG_PATHS):
+        wanted = Paths().registry  # no configuration: decide without listing the whole tree (`check / --all`)
+        if (first.root / wanted).is_dir() and any((first.root / wanted).iterdir()):
+            return
+    else:
+        config, _ = load_config(first)
+        wanted = config.paths.registry.strip("/")
+        if any(snapshot.files(wanted) for snapshot in snapshots):
+            return
+    raise UsageError(f"no registry found: {where} has no {wanted}/ folder with entries (an OpenLineage "
+                     f"repository keeps one folder per registered name in {wanted}/<name>/, or set paths.registry "
+                     f"in .github/registry-bot.yml)")

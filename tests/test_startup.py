@@ -1,0 +1,49 @@
+"""Start-up work stays off the path: no Lark grammars at import, yet every format the schemas use is checked;
+and the project ships only files it wrote (none identical to a file of the OpenLineage corpus)."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.schemas import FORMAT_CHECKER
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(("fmt", "good", "bad"), [
+    ("uri", "https://openlineage.io/spec/facets/1-0-0/X.json", "not a uri"),
+    ("uri-reference", "../x.json#/a", "\\\\bad"),
+    ("uuid", "1f0e0000-0000-7000-8000-000000000000", "1f0e0000"),
+    ("date-time", "2026-01-01T03:00:00Z", "2026-01-01 nonsense"),
+])
+def test_the_formats_real_schemas_use_are_checked(fmt: str, good: str, bad: str) -> None:
+    assert FORMAT_CHECKER.conforms(good, fmt)
+    assert not FORMAT_CHECKER.conforms(bad, fmt)
+
+
+def test_no_command_imports_rfc3987_syntax_and_help_imports_no_jsonschema() -> None:
+    probe = ("import sys; import bot.cli as c; c.build_parser().format_help(); "
+             "print('jsonschema' in sys.modules, 'pyspark' in sys.modules); "
+             "import bot.schemas; print(type(sys.modules.get('rfc3987_syntax')).__name__)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT,
+                         timeout=60).stdout.split()
+    assert out == ["False", "False", "NoneType"]
+
+
+def _digests(files: list[Path]) -> dict[str, Path]:
+    return {hashlib.sha256(p.read_bytes()).hexdigest(): p for p in files if p.is_file() and p.stat().st_size}
+
+
+def test_no_file_of_the_project_is_a_copy_of_a_corpus_file(corpus: Path) -> None:
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=False)
+    ours = ([ROOT / name for name in listed.stdout.decode().split("\0") if name] if listed.returncode == 0
+            else [p for p in ROOT.rglob("*") if ".venv" not in p.parts and ".git" not in p.parts])
+    theirs = _digests([p for p in corpus.parent.rglob("*") if ".git" not in p.parts])
+    copies = sorted(str(p.relative_to(ROOT)) for digest, p in _digests(ours).items() if digest in theirs)
+    assert copies == []
+    assert (ROOT / "registry/reference/spec/OpenLineage.json").is_file()
