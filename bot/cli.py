@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 COMMANDS: dict[str, str] = {
     "check": "bot.commands.check",
+    "fix": "bot.commands.fix",
     "demo": "bot.commands.demo",
     "replay": "bot.commands.replay",
     "regress": "bot.commands.regress",

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bot.checks import entry, examples, facets, lint, naming, owners, uris, versions
+from bot.checks import entry, examples, facets, formatting, lint, naming, owners, uris, versions
 from bot.review_input import Check
 
-FAMILIES: tuple[ModuleType, ...] = (entry, owners, uris, facets, lint, examples, versions, naming)
+FAMILIES: tuple[ModuleType, ...] = (entry, owners, uris, facets, lint, examples, versions, naming, formatting)
 CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)
 
 
