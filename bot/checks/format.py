@@ -1,4 +1,4 @@
-"""Formatting rule: the registry's JSON files are laid out as OpenLineage's prettier lays them out."""
+"""Format rules: the registry's JSON files are laid out as OpenLineage's prettier lays them out."""
 
 from __future__ import annotations
 
