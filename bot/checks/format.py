@@ -62,7 +62,7 @@ def format_finding(path: str, text: str, indent: int, severity: Severity, entry:
 
 
 def line_edits(path: str, old: str, new: str) -> tuple[Edit, ...]:
-    """The smallest whole-line edits turning ``old`` into ``new``; each replaces at least one line."""
+    """The whole-line edit turning ``old`` into ``new``: from the first line that differs to the last."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
     ranges: list[list[int]] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -77,4 +77,9 @@ def line_edits(path: str, old: str, new: str) -> tuple[Edit, ...]:
             ranges[-1][1], ranges[-1][3] = max(ranges[-1][1], i2), max(ranges[-1][3], j2)
         else:
             ranges.append([i1, i2, j1, j2])
-    return tuple(Edit(path, i1 + 1, i2, "".join(b[j1:j2])) for i1, i2, j1, j2 in ranges)
+    if not ranges:
+        return ()
+    # One edit from the first changed line to the last (the lines between are equal on both sides): a
+    # single suggestion on GitHub, and the unified diff of `registry-bot fix` still shows each hunk.
+    (i1, _, j1, _), (_, i2, _, j2) = ranges[0], ranges[-1]
+    return (Edit(path, i1 + 1, i2, "".join(b[j1:j2])),)

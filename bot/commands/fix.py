@@ -6,8 +6,13 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from bot.changes import ChangeSet
+    from bot.snapshot import Snapshot
 
 HELP = "print the diff of every available fix of a working tree (--write applies it)"
 
@@ -19,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--write", action="store_true", help="write the fixes instead of printing the diff")
     parser.add_argument("--allow-dirty", action="store_true",
                         help="write into files with uncommitted changes (refused by default)")
+    parser.add_argument("--base", metavar="REV",
+                        help="judge the working tree as a change from REV (git): adds the fixes that only a change "
+                             "has, such as a facet's $id version bump, and fixes only what the change introduces")
     parser.add_argument("--author", help="GitHub login that a new entry's CODEOWNERS names")
     parser.add_argument("--rule", action="append", default=[], metavar="RULE",
                         help="fix only findings of this rule (repeatable; default: every rule)")
@@ -31,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.engine import ReviewContext, review
     from bot.findings import Finding
     from bot.fixes import fix_until_done, unified_diff
-    from bot.snapshot import DirSnapshot, Snapshot, SnapshotError
+    from bot.snapshot import DirSnapshot, SnapshotError
 
     repo = Path(args.repo)
     if not repo.is_dir():
@@ -46,9 +54,17 @@ def run(args: argparse.Namespace) -> int:
             return False
         return all(_inside(e.path, watched) and (not scope or _inside(e.path, scope)) for e in f.fix.edits)
 
+    context = ReviewContext(author=args.author)
+    base = _base(repo, args.base) if args.base else None
+    if base is not None:
+        config, _ = load_config(base)
+
     def findings_of(tree: Snapshot) -> list[Finding]:
-        report = review(head=tree, context=ReviewContext(author=args.author), config=config)
-        return [f for f in report.findings if allowed(f)]
+        if base is None:
+            return [f for f in review(head=tree, context=context, config=config).findings if allowed(f)]
+        changes = _changes(repo, args.base, base, tree)
+        report = review(head=tree, base=base, changes=changes, context=context, config=config)
+        return [f for f in report.current() if allowed(f)]
 
     try:
         changed, fixed = fix_until_done(root, findings_of)
@@ -108,3 +124,33 @@ def _dirty(repo: Path, paths: list[str]) -> list[str]:
         if len(record) > 3 and (record[1] != " " or record[:2] == "??"):
             dirty.append(record[3:])
     return dirty
+
+
+def _base(repo: Path, rev: str) -> Snapshot:
+    from bot.snapshot import GitError, GitSnapshot
+
+    try:
+        return GitSnapshot(repo, rev)
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _changes(repo: Path, rev: str, base: Snapshot, tree: Snapshot) -> ChangeSet:
+    """The working tree (with the fixes so far) against ``rev``: tracked files git sees changed, untracked
+    files, and the files the fixes add or change."""
+    from bot.changes import ChangeSet, FileChange, Status
+    from bot.fixes import Overlay
+    from bot.snapshot import run_git
+
+    listed = run_git(repo, "diff", "--name-only", "-z", "--no-renames", rev, "--").decode("utf-8", "surrogateescape")
+    listed += run_git(repo, "ls-files", "--others", "--exclude-standard", "-z").decode("utf-8", "surrogateescape")
+    paths = {p for p in listed.split("\0") if p}
+    if isinstance(tree, Overlay):
+        paths |= set(tree.changed)
+    files = []
+    for path in sorted(paths):
+        at_base, at_head = base.size(path) is not None, tree.size(path) is not None
+        if at_base or at_head:
+            status = Status.MODIFIED if at_base and at_head else Status.ADDED if at_head else Status.DELETED
+            files.append(FileChange(path, status))
+    return ChangeSet(files=tuple(files))
