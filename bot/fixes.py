@@ -53,7 +53,8 @@ def unified_diff(path: str, old: str | None, new: str) -> str:
     a = (old or "").splitlines(keepends=True)
     b = new.splitlines(keepends=True)
     fromfile = f"a/{path}" if old is not None else "/dev/null"
-    return "".join(difflib.unified_diff(a, b, fromfile, f"b/{path}"))
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in difflib.unified_diff(a, b, fromfile, f"b/{path}"))
 
 
 class Overlay:
