@@ -45,6 +45,17 @@ def diff_lines(patch: str | None) -> frozenset[int]:
     return frozenset(lines)
 
 
+def in_one_hunk(patch: str | None, start: int, end: int) -> bool:
+    """Whether head-side lines ``start``..``end`` (``start`` < ``end``) all lie in one hunk of ``patch``."""
+    if not patch or start >= end:
+        return False
+    for hunk in re.split(r"\n(?=@@ )", patch):
+        lines = diff_lines(hunk)
+        if all(n in lines for n in range(start, end + 1)):
+            return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class FileChange:
     """One changed file. ``lines`` are the head-side lines inside the diff hunks."""
@@ -88,6 +99,11 @@ class ChangeSet:
     def commentable(self, path: str, line: int | None) -> bool:
         change = self.get(path)
         return change is not None and line is not None and line in change.lines
+
+    def commentable_range(self, path: str, start: int, end: int) -> bool:
+        """Whether a multi-line comment may span ``start``..``end``: lines of one hunk of the diff."""
+        change = self.get(path)
+        return change is not None and in_one_hunk(change.patch, start, end)
 
     @classmethod
     def from_git(cls, repo: str | os.PathLike[str], base: str, head: str) -> ChangeSet:

@@ -18,6 +18,7 @@ from typing import NoReturn, TextIO
 
 COMMANDS: dict[str, str] = {
     "check": "bot.commands.check",
+    "fix": "bot.commands.fix",
     "demo": "bot.commands.demo",
     "replay": "bot.commands.replay",
     "regress": "bot.commands.regress",

@@ -87,12 +87,22 @@ class VersionsPolicy:
 
 
 @dataclass(frozen=True)
+class FormattingPolicy:
+    """The JSON layout rule (``format/json``): prettier's layout with ``indent`` spaces, or off."""
+
+    enabled: bool = True
+    indent: int = 2
+    severity: str = "warning"  # or error, notice
+
+
+@dataclass(frozen=True)
 class Config:
     paths: Paths = field(default_factory=Paths)
     review: ReviewPolicy = field(default_factory=ReviewPolicy)
     regression: RegressionPolicy = field(default_factory=RegressionPolicy)
     verdict: VerdictPolicy = field(default_factory=VerdictPolicy)
     versions: VersionsPolicy = field(default_factory=VersionsPolicy)
+    formatting: FormattingPolicy = field(default_factory=FormattingPolicy)
     source: str | None = None  # the file it came from, or None for defaults
 
     def watched(self) -> tuple[str, ...]:
@@ -150,7 +160,7 @@ def parse_config(text: str, source: str) -> Config:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError("the file must hold a mapping")
-    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions"})
+    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions", "formatting"})
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
@@ -161,7 +171,13 @@ def parse_config(text: str, source: str) -> Config:
     unknown_rules = sorted(set(verdict.adoption_gaps) - set(all_rules()))
     if unknown_rules:
         raise ConfigError(f"unknown rule id(s) in 'verdict.adoption_gaps': {', '.join(unknown_rules)}")
+    formatting = _section(FormattingPolicy, raw.get("formatting"), "formatting")
+    if formatting.severity not in ("error", "warning", "notice"):
+        raise ConfigError("'formatting.severity' must be error, warning or notice")
+    if not 1 <= formatting.indent <= 8:
+        raise ConfigError("'formatting.indent' must be between 1 and 8")
     return Config(
+        formatting=formatting,
         paths=_section(Paths, raw.get("paths"), "paths"),
         review=_section(ReviewPolicy, raw.get("review"), "review"),
         regression=_section(RegressionPolicy, raw.get("regression"), "regression"),

@@ -41,6 +41,28 @@ class State(enum.Enum):
 _LOCATION_IN_MESSAGE = re.compile(r"\b(line|column|char|offset|byte)( \d+)")
 
 
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace whole lines ``start_line``..``end_line`` (1-based, inclusive) of ``path`` with ``text``.
+
+    ``text`` holds complete lines (each ending in a newline) or is empty to delete them. A file that
+    does not exist yet is created by an edit of lines 1..0.
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """The mechanical fix of one finding: what it does, in words, and the edits that do it."""
+
+    description: str
+    edits: tuple[Edit, ...]
+
+
 class Verdict(enum.Enum):
     """The conclusion of a review, in GitHub check run terms."""
 
@@ -71,6 +93,7 @@ class Finding:
     owners: tuple[str, ...] = ()
     subject: str = ""
     state: State | None = None
+    fix: Fix | None = None
 
     def fingerprint(self, path: str | None = None) -> tuple[str, str, str, str]:
         """What identifies this problem on both sides of a change: never its line.
@@ -100,6 +123,10 @@ class Finding:
             data["owners"] = list(self.owners)
         if self.state is not None:
             data["state"] = self.state.value
+        if self.fix is not None:
+            data["fix"] = {"description": self.fix.description,
+                           "edits": [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
+                                      "text": e.text} for e in self.fix.edits]}
         return data
 
 
@@ -195,6 +222,10 @@ class Report:
                 needed[f.entry] = tuple(dict.fromkeys((*needed.get(f.entry, ()), *f.owners)))
         return needed
 
+    def fixable(self) -> tuple[Finding, ...]:
+        """The findings this change is responsible for that carry a mechanical fix."""
+        return tuple(f for f in self.current() if f.fix is not None)
+
     def summary(self) -> dict[str, Any]:
         counts = self.counts()
         return {
@@ -204,6 +235,7 @@ class Report:
             "notices": counts[Severity.NOTICE],
             "pre_existing": len(self.pre_existing()),
             "fixed": len(self.fixed),
+            "fixable": len(self.fixable()),
             "strict": self.strict,
             "entries": list(self.entries),
             "required_approvals": {k: list(v) for k, v in self.required_approvals().items()},

@@ -67,7 +67,7 @@ def test_catastrophic_pattern_is_stopped_per_example(tree: Path) -> None:
     example = json.loads((tree / rc.EXAMPLE).read_text(encoding="utf-8"))
     example["acme_widget"]["widgetId"] = "a" * 60 + "b"
     (tree / rc.EXAMPLE).write_text(json.dumps(example), encoding="utf-8")
-    found = [f for f in strict(tree).findings if f.path == rc.EXAMPLE]
+    found = [f for f in strict(tree).findings if f.path == rc.EXAMPLE and f.rule != "format/json"]  # one-line JSON
     assert found and all(f.rule in ("examples/invalid", "examples/timeout") for f in found)
     assert any("could not be evaluated" in f.message or f.rule == "examples/timeout" for f in found)
 

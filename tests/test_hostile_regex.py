@@ -61,9 +61,8 @@ def write_case(tree: Path, schema: dict[str, Any], example: dict[str, Any]) -> P
         target = tree / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
-    (tree / rc.FACET).write_text(json.dumps(schema), encoding="utf-8")
-    (tree / rc.MIRROR).write_text(json.dumps(schema), encoding="utf-8")
-    (tree / rc.EXAMPLE).write_text(json.dumps(example), encoding="utf-8")
+    for path, value in ((rc.FACET, schema), (rc.MIRROR, schema), (rc.EXAMPLE, example)):
+        (tree / path).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")  # prettier's layout
     return tree
 
 

@@ -95,6 +95,7 @@ class InlineComment:
     path: str
     line: int
     body: str
+    start_line: int | None = None  # a multi-line comment spans start_line..line (a suggestion replaces them)
 
 
 @dataclass(frozen=True)

@@ -484,6 +484,8 @@ class GitHubClient:
         payload: dict[str, Any] = {"commit_id": commit_sha, "event": event, "body": body}
         if comments:
             payload["comments"] = [{"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body}
+                                   | ({"start_line": c.start_line, "start_side": "RIGHT"}
+                                      if c.start_line is not None and c.start_line < c.line else {})
                                    for c in comments]
         _, data = self._request("POST", f"/repos/{repo}/pulls/{number}/reviews", body=payload)
         return int(data["id"])

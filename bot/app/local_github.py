@@ -39,7 +39,7 @@ from bot.app.github_api import (
     ReviewInfo,
 )
 from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
-from bot.changes import ChangeSet, Status, diff_lines
+from bot.changes import ChangeSet, Status, diff_lines, in_one_hunk
 from bot.render.inert import markdown_line
 from bot.snapshot import GitError, GitSnapshot, SnapshotError, run_git
 
@@ -85,6 +85,7 @@ class ReviewCommentRecord:
     line: int
     body: str
     commit_id: str
+    start_line: int | None = None
 
 
 @dataclass
@@ -364,12 +365,15 @@ class LocalGitHub:
             if comment.line not in diff_lines(changed.patch):
                 raise unprocessable("Line could not be resolved",
                                     f"{comment.path}:{comment.line} must be part of the diff")
+            if comment.start_line is not None and not in_one_hunk(changed.patch, comment.start_line, comment.line):
+                raise unprocessable("Start line could not be resolved", f"{comment.path}:{comment.start_line}-"
+                                    f"{comment.line} must be lines of one hunk of the diff")
             _check_body(comment.body)
         state = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}[event]
         with self._lock:
             review = ReviewRecord(next(self._ids), user, state, sha, body, event)
-            review.comments = [ReviewCommentRecord(next(self._ids), review.id, user, c.path, c.line, c.body, sha)
-                               for c in comments]
+            review.comments = [ReviewCommentRecord(next(self._ids), review.id, user, c.path, c.line, c.body, sha,
+                                                   c.start_line) for c in comments]
             self.reviews.append(review)
             return review.id
 
@@ -536,3 +540,4 @@ def _check_actions(actions: Sequence[Mapping[str, str]]) -> None:
 def _check_body(body: str) -> None:
     if len(body) > MAX_BODY_CHARS:
         raise unprocessable("Validation Failed", f"body is too long (maximum is {MAX_BODY_CHARS} characters)")
+

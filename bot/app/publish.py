@@ -7,9 +7,12 @@ review twice, and every check run it starts ends in a terminal state.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from itertools import pairwise
 
 from bot.app.github_api import (
     Annotation,
@@ -24,7 +27,7 @@ from bot.app.github_api import (
 from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Finding, Report, Severity, State, Verdict
-from bot.render.inert import plain
+from bot.render.inert import UNSAFE_IN_TEXT, plain
 from bot.render.markdown import (
     GITHUB_TEXT_LIMIT,
     MESSAGE_LIMIT,
@@ -55,6 +58,21 @@ _CONCLUSION: dict[Verdict, CheckConclusion] = {
     Verdict.SUCCESS: "success", Verdict.FAILURE: "failure", Verdict.NEUTRAL: "neutral"}
 _KNOWN = frozenset(v.value for v in Verdict)
 REVIEWING = CheckRunOutput(title="Reviewing", summary="The review is running.")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Lines ``start``..``end`` of a file replaced by ``text`` (GitHub's suggested change)."""
+
+    start: int
+    end: int
+    text: str
+
+
+_BACKTICKS = re.compile(r"`+")
+# A suggestion is committed as is, so it is never escaped: one holding a control, bidi or invisible
+# character is not offered (the fix command still applies it, showing the diff).
+_UNSAFE_IN_SUGGESTION = UNSAFE_IN_TEXT
 
 
 def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
@@ -140,19 +158,54 @@ def supersede_check(gh: GitHubAPI, repo: str, check_id: int, newer_sha: str) -> 
 
 
 # -- pull request review -------------------------------------------------------------------------
-def inline_comment_body(f: Finding) -> str:
+def inline_comment_body(f: Finding, suggestion: Suggestion | None = None) -> str:
     body = f"**{f.severity.value}** {code(f.rule, table=False)}: {escape(f.message, INLINE_MESSAGE_LIMIT)}"
-    return body + (f"\n\n{escape(f.hint, MESSAGE_LIMIT)}" if f.hint else "")
+    body += f"\n\n{escape(f.hint, MESSAGE_LIMIT)}" if f.hint else ""
+    if suggestion is not None and f.fix is not None:
+        fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(suggestion.text)), default=0))
+        body += f"\n\nSuggested fix ({escape(f.fix.description, 300)}):\n\n{fence}suggestion\n{suggestion.text}{fence}"
+    elif f.fix is not None:
+        body += f"\n\n`registry-bot fix` applies the fix: {escape(f.fix.description, 300)}."
+    return body
+
+
+def suggestion_for(f: Finding, changes: ChangeSet) -> Suggestion | None:
+    """The finding's fix as a GitHub suggestion: contiguous whole-line edits of its own file, on lines of one
+    hunk of the diff (a suggestion replaces exactly the lines it is attached to), with nothing invisible in it."""
+    if f.fix is None or not f.fix.edits:
+        return None
+    edits = sorted(f.fix.edits, key=lambda e: e.start_line)
+    if any(e.path != f.path or e.end_line < e.start_line for e in edits):
+        return None
+    if any(b.start_line != a.end_line + 1 for a, b in pairwise(edits)):
+        return None
+    start, end = edits[0].start_line, edits[-1].end_line
+    text = "".join(e.text for e in edits)
+    if _UNSAFE_IN_SUGGESTION.search(text) or len(text) > INLINE_MESSAGE_LIMIT:
+        return None
+    if start == end and not changes.commentable(f.path, end):
+        return None
+    if start < end and not changes.commentable_range(f.path, start, end):
+        return None
+    return Suggestion(start, end, text)
 
 
 def plan_review(report: Report, changes: ChangeSet, limit: int) -> tuple[list[InlineComment], list[Finding]]:
-    """Inline comments for findings on diff lines (at most ``limit``); the rest go in the body."""
+    """Inline comments for findings on diff lines (at most ``limit``); the rest go in the body.
+
+    A finding with a fix that fits the diff carries it as a suggestion, attached to the lines it replaces.
+    """
     inline: list[InlineComment] = []
     rest: list[Finding] = []
     seen: set[tuple[str, int, str]] = set()
     for f in report.current():  # pre-existing findings stay in the check run, off the diff
         if f.line is not None and changes.commentable(f.path, f.line) and len(inline) < limit:
-            comment = InlineComment(f.path, f.line, inline_comment_body(f))
+            suggestion = suggestion_for(f, changes)
+            if suggestion is None:
+                comment = InlineComment(f.path, f.line, inline_comment_body(f))
+            else:
+                comment = InlineComment(f.path, suggestion.end, inline_comment_body(f, suggestion),
+                                        suggestion.start if suggestion.start < suggestion.end else None)
             if (comment.path, comment.line, comment.body) not in seen:
                 seen.add((comment.path, comment.line, comment.body))
                 inline.append(comment)

@@ -10,7 +10,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from bot.checks._common import at, json_pointer, unreadable
+from bot.checks._common import at, json_pointer, token_fix, unreadable
 from bot.findings import Finding, Severity
 from bot.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_name
 from bot.review_input import ReviewInput
@@ -85,9 +85,11 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
         for key in body:
             pointer = f"/{block}/{key}"
             if key in LEGACY_KEYS:
+                new = LEGACY_KEYS[key]
+                fix = None if new in body else token_fix(doc, pointer, new, f"rename {key!r} to {new!r}", key=True)
                 yield at("entry/legacy-key", Severity.WARNING, doc, pointer,
-                         f"legacy key {key!r}: the registry spells it {LEGACY_KEYS[key]!r}",
-                         hint=f"Rename {key!r} to {LEGACY_KEYS[key]!r}.", entry=entry.name, key=True)
+                         f"legacy key {key!r}: the registry spells it {new!r}",
+                         hint=f"Rename {key!r} to {new!r}.", entry=entry.name, key=True, fix=fix)
                 normalized[block][LEGACY_KEYS[key]] = normalized[block].pop(key)
             elif key in FACET_FIELDS.values() and FACET_FIELDS.get(block) != key:
                 right = "producer" if key == "produced_facets" else "consumer"

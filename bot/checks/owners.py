@@ -8,11 +8,12 @@ so a pull request cannot make its author an owner and approve itself.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from bot.codeowners import ROOT_LOCATIONS, CodeOwners, Problem, RootOwners, Rule, load, owner_key, same_owners
-from bot.findings import Finding, Severity
+from bot.findings import Edit, Finding, Fix, Severity
 from bot.registry import Entry, Registry
 from bot.review_input import ReviewInput
 
@@ -207,7 +208,20 @@ def _missing(review: ReviewInput, entry: Entry, judge: Side, base: Side | None) 
         rule="owners/missing-codeowners",
         severity=Severity.ERROR, path=path, line=line, column=column, entry=entry.name, subject=entry.name,
         message=f"entry `{entry.name}` has no CODEOWNERS of its own ({entry.codeowners}); {why}",
-        hint=f"Add {entry.codeowners} with a line such as `* @your-org/your-team`. See {DOC}.")
+        hint=f"Add {entry.codeowners} with a line such as `* @your-org/your-team`. See {DOC}.",
+        fix=_codeowners_fix(review, entry) if new else None)
+
+
+_LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}")
+
+
+def _codeowners_fix(review: ReviewInput, entry: Entry) -> Fix | None:
+    """A new entry's CODEOWNERS naming the author of the change (who claims the name), when known."""
+    author = (review.context.author or "").lstrip("@")
+    if not _LOGIN.fullmatch(author) or review.head.size(entry.codeowners) is not None:
+        return None
+    text = f"# Owners of the {entry.name} registry entry.\n* @{author}\n"
+    return Fix(f"create {entry.codeowners} naming @{author}", (Edit(entry.codeowners, 1, 0, text),))
 
 
 def _root_mismatch(entry: Entry, own: CodeOwners, first: Rule, judge: Side) -> Iterator[Finding]:

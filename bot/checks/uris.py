@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bot.checks._common import at
-from bot.findings import Finding, Severity
-from bot.registry import Entry, declared_facets
+from bot.checks._common import append_to_array_fix, at
+from bot.findings import Finding, Fix, Severity
+from bot.jsondoc import JsonDoc
+from bot.registry import FACET_FIELDS, Entry, declared_facets
 from bot.review_input import ReviewInput
 from bot.uris import UriError, parse_short_uri
 
@@ -48,7 +49,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 yield at("uris/unresolved", severity, doc, item.pointer, f"{item.uri}: {problem}",
                          entry=entry.name,
                          hint=f"Facet files of {owner.name} live in {owner.facets_dir}/.")
-        yield from _undeclared(review, entry, declared_files, loaded.doc is not None)
+        yield from _undeclared(review, entry, declared_files, doc)
 
 
 def _resolution_problem(review: ReviewInput, owner: Entry, file: str, version: str | None) -> str | None:
@@ -66,13 +67,25 @@ def _resolution_problem(review: ReviewInput, owner: Entry, file: str, version: s
     return f"version {version} is neither the current version ({current}) nor published at {mirror}"
 
 
-def _undeclared(review: ReviewInput, entry: Entry, declared: set[str], has_doc: bool) -> Iterator[Finding]:
-    if not has_doc:
-        return
+def _undeclared(review: ReviewInput, entry: Entry, declared: set[str], doc: JsonDoc) -> Iterator[Finding]:
     for schema in entry.schemas:
         if schema.filename in declared:
             continue
         yield Finding(rule="uris/undeclared", severity=Severity.ERROR, path=schema.path, line=1, column=1,
-                      entry=entry.name,
+                      entry=entry.name, fix=_declare(doc, f"ol:{entry.name}:{schema.filename}"),
                       message=f"{schema.filename} is not declared in {entry.registry_json}",
                       hint=f"Add \"ol:{entry.name}:{schema.filename}\" to produced_facets or consumed_facets.")
+
+
+def _declare(doc: JsonDoc, uri: str) -> Fix | None:
+    """Append ``uri`` to the entry's short-URI list: ``produced_facets`` if it has a producer block, else
+    ``consumed_facets``; no fix when that list is missing or holds the proposal's object form."""
+    value = doc.value if isinstance(doc.value, dict) else {}
+    for block, key in FACET_FIELDS.items():
+        body = value.get(block)
+        if isinstance(body, dict):
+            items = body.get(key)
+            if isinstance(items, list) and all(isinstance(i, str) for i in items):
+                return append_to_array_fix(doc, f"/{block}/{key}", uri, f"declare {uri} in {key}")
+            return None
+    return None

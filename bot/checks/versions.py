@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from bot.changes import Status
-from bot.checks._common import at
+from bot.checks._common import at, token_fix
 from bot.findings import Finding, Severity
 from bot.jsondoc import pointer_exists
 from bot.registry import FACET_ID, FacetSchema
@@ -120,20 +120,23 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
     severity = Severity.ERROR
     reasons = _reasons(changes)
     pointer = "/$id"
+    right = _next(old.version, needed)
+    fix = token_fix(schema.doc, pointer, f"https://openlineage.io/spec/facets/{right}/{schema.filename}",
+                    f"set the $id version of {schema.filename} to {right}")
     if old.version == schema.version:
         yield at("versions/not-bumped", severity, schema.doc, pointer,
                  f"{schema.filename} changed but $id is still {_fmt(schema.version)} (needs a {needed.name} "
-                 f"bump: {reasons})", entry=schema.entry.name, hint=f"Bump to {_next(old.version, needed)}.")
+                 f"bump: {reasons})", entry=schema.entry.name, hint=f"Bump to {right}.", fix=fix)
         return
     actual = actual_bump(old.version, schema.version)
     if actual is None:
         yield at("versions/not-increased", severity, schema.doc, pointer,
                  f"$id version went from {_fmt(old.version)} to {_fmt(schema.version)}, which is not an increase",
-                 entry=schema.entry.name, hint=f"Use {_next(old.version, needed)}.")
+                 entry=schema.entry.name, hint=f"Use {right}.", fix=fix)
     elif actual < needed:
         yield at("versions/insufficient-bump", severity, schema.doc, pointer,
                  f"{_fmt(old.version)} -> {_fmt(schema.version)} is an {actual.name} bump but the change needs "
-                 f"{needed.name}: {reasons}", entry=schema.entry.name, hint=f"Use {_next(old.version, needed)}.")
+                 f"{needed.name}: {reasons}", entry=schema.entry.name, hint=f"Use {right}.", fix=fix)
 
 
 def _reasons(changes: list[Change]) -> str:

@@ -18,6 +18,7 @@ import regex
 _UNSAFE = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]")
 # Raw tab, newline and carriage return in JSON text are indentation: json.dumps escapes them inside strings.
 _UNSAFE_IN_JSON = regex.compile(r"(?![\t\n\r])" + _UNSAFE.pattern)
+UNSAFE_IN_TEXT = _UNSAFE_IN_JSON  # what may not appear in text shown as is (a suggested change)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 ELLIPSIS = "…"
 ZWJ = "\u200d"  # Markdown puts one after "@" and "#" so that GitHub links nothing (bot.render.markdown)

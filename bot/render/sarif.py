@@ -12,7 +12,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from bot.findings import Report, Severity
+from bot.findings import Fix, Report, Severity, State
 from bot.render.inert import visible
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -31,6 +31,21 @@ def artifact_uri(path: str) -> str:
         return quote(path, safe="/", errors="surrogateescape")
     except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
         return quote(path, safe="/", errors="surrogatepass")
+
+
+def sarif_fix(fix: Fix) -> dict[str, Any]:
+    """A SARIF ``fix`` (3.55): whole lines ``start..end`` are the region from the start of line ``start``
+    to the start of line ``end + 1``; a new file is an insertion at its start."""
+    changes: dict[str, list[dict[str, Any]]] = {}
+    for e in fix.edits:
+        end_line = max(e.end_line, e.start_line - 1) + 1
+        changes.setdefault(e.path, []).append({
+            "deletedRegion": {"startLine": e.start_line, "startColumn": 1, "endLine": end_line, "endColumn": 1},
+            "insertedContent": {"text": e.text},
+        })
+    return {"description": {"text": message_text(fix.description)},
+            "artifactChanges": [{"artifactLocation": {"uri": artifact_uri(path)}, "replacements": replacements}
+                                for path, replacements in changes.items()]}
 
 
 def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
@@ -57,6 +72,8 @@ def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
             result["locations"] = [location]
         if f.state is not None:
             result["baselineState"] = f.state.value  # new, unchanged or absent: the same words as SARIF
+        if f.fix is not None and f.state is not State.ABSENT:
+            result["fixes"] = [sarif_fix(f.fix)]
         results.append(result)
     return {
         "$schema": SARIF_SCHEMA,

@@ -97,5 +97,6 @@ def render_text(report: Report, color: bool = False) -> str:
         + "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed") if s[k])
         + f" in {len(report.entries)} entr{'y' if len(report.entries) == 1 else 'ies'}"
         + (f" ({visible(report.neutral_reason)})" if report.neutral_reason else "")
+        + (f"; {s['fixable']} fixable (registry-bot fix)" if s["fixable"] else "")
     )
     return "\n".join(lines) + "\n"

@@ -267,7 +267,9 @@ def create_app(state: StandInState) -> Flask:
     @app.post("/repos/<owner>/<name>/pulls/<int:number>/reviews")
     def create_review(owner: str, name: str, number: int) -> Response:
         body = _json()
-        comments = [InlineComment(c["path"], int(c["line"]), c.get("body", "")) for c in body.get("comments", [])]
+        comments = [InlineComment(c["path"], int(c["line"]), c.get("body", ""),
+                                  int(c["start_line"]) if c.get("start_line") is not None else None)
+                    for c in body.get("comments", [])]
         review_id = local.create_review(repo_of(owner, name), number, body.get("commit_id") or "",
                                         body.get("event", "COMMENT"), body.get("body", ""), comments)
         review = next(r for r in local.list_reviews(local.repo, number) if r.id == review_id)

@@ -1,0 +1,156 @@
+"""``registry-bot fix``: the unified diff of every mechanical fix the checks know; ``--write`` applies it."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from bot.changes import ChangeSet
+    from bot.snapshot import Snapshot
+
+HELP = "print the diff of every available fix of a working tree (--write applies it)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("repo", help="the repository's working tree")
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="fix only these files or folders (relative to REPO or to the current folder)")
+    parser.add_argument("--write", action="store_true", help="write the fixes instead of printing the diff")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write into files with uncommitted changes (refused by default)")
+    parser.add_argument("--base", metavar="REV",
+                        help="judge the working tree as a change from REV (git): adds the fixes that only a change "
+                             "has, such as a facet's $id version bump, and fixes only what the change introduces")
+    parser.add_argument("--author", help="GitHub login that a new entry's CODEOWNERS names")
+    parser.add_argument("--rule", action="append", default=[], metavar="RULE",
+                        help="fix only findings of this rule (repeatable; default: every rule)")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 when there is anything to fix (with or without --write)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.config import load_config
+    from bot.engine import ReviewContext, review
+    from bot.findings import Finding
+    from bot.fixes import fix_until_done, unified_diff
+    from bot.snapshot import DirSnapshot, SnapshotError
+
+    repo = Path(args.repo)
+    if not repo.is_dir():
+        raise UsageError(f"{repo} is not a folder")
+    root = DirSnapshot(repo)
+    config, _ = load_config(root)
+    scope = [_relative(repo, p) for p in args.paths]
+    watched = config.watched()
+
+    def allowed(f: Finding) -> bool:
+        if f.fix is None or (args.rule and f.rule not in args.rule):
+            return False
+        return all(_inside(e.path, watched) and (not scope or _inside(e.path, scope)) for e in f.fix.edits)
+
+    context = ReviewContext(author=args.author)
+    base = _base(repo, args.base) if args.base else None
+    if base is not None:
+        config, _ = load_config(base)
+
+    def findings_of(tree: Snapshot) -> list[Finding]:
+        if base is None:
+            return [f for f in review(head=tree, context=context, config=config).findings if allowed(f)]
+        changes = _changes(repo, args.base, base, tree)
+        report = review(head=tree, base=base, changes=changes, context=context, config=config)
+        return [f for f in report.current() if allowed(f)]
+
+    try:
+        changed, fixed = fix_until_done(root, findings_of)
+        originals = {path: root.read(path) for path in changed}
+    except (SnapshotError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.write:
+        dirty = [] if args.allow_dirty else _dirty(repo, sorted(changed))
+        if dirty:
+            raise UsageError(f"uncommitted changes in {', '.join(dirty)}; commit or stash them, or pass --allow-dirty")
+        for path, data in changed.items():
+            target = repo / path
+            if target.is_symlink():
+                raise UsageError(f"{path} is a symlink; not written")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    else:
+        for path in sorted(changed):
+            old = originals[path]
+            sys.stdout.write(unified_diff(path, None if old is None else old.decode("utf-8"),
+                                          changed[path].decode("utf-8")))
+    rules = sorted({f.rule for f in fixed})
+    verb = "fixed" if args.write else "fixable"
+    print(f"{len(fixed)} finding(s) {verb} in {len(changed)} file(s)" + (f": {', '.join(rules)}" if rules else ""),
+          file=sys.stderr)
+    return EXIT_ERRORS if args.check and changed else EXIT_OK
+
+
+def _relative(repo: Path, path: str) -> str:
+    """``path`` as a repository-relative path ("" for the whole repository): taken relative to the
+    current folder when it exists there, else relative to REPO."""
+    root = repo.resolve()
+    here = Path(path).resolve()
+    full = here if here.exists() else (root / path).resolve()
+    try:
+        rel = full.relative_to(root).as_posix()
+    except ValueError:
+        raise UsageError(f"{path} is not inside {repo}") from None
+    return "" if rel == "." else rel
+
+
+def _inside(path: str, folders: list[str] | tuple[str, ...]) -> bool:
+    return any(not f or path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def _dirty(repo: Path, paths: list[str]) -> list[str]:
+    """Files whose working copy differs from git's index, or that git does not track (nothing if not git)."""
+    if not paths:
+        return []
+    try:
+        out = subprocess.run(["git", "-C", str(repo), "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                              "--", *paths], capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    dirty = []
+    for record in out.decode("utf-8", "replace").split("\0"):
+        if len(record) > 3 and (record[1] != " " or record[:2] == "??"):
+            dirty.append(record[3:])
+    return dirty
+
+
+def _base(repo: Path, rev: str) -> Snapshot:
+    from bot.snapshot import GitError, GitSnapshot
+
+    try:
+        return GitSnapshot(repo, rev)
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _changes(repo: Path, rev: str, base: Snapshot, tree: Snapshot) -> ChangeSet:
+    """The working tree (with the fixes so far) against ``rev``: tracked files git sees changed, untracked
+    files, and the files the fixes add or change."""
+    from bot.changes import ChangeSet, FileChange, Status
+    from bot.fixes import Overlay
+    from bot.snapshot import run_git
+
+    listed = run_git(repo, "diff", "--name-only", "-z", "--no-renames", rev, "--").decode("utf-8", "surrogateescape")
+    listed += run_git(repo, "ls-files", "--others", "--exclude-standard", "-z").decode("utf-8", "surrogateescape")
+    paths = {p for p in listed.split("\0") if p}
+    if isinstance(tree, Overlay):
+        paths |= set(tree.changed)
+    files = []
+    for path in sorted(paths):
+        at_base, at_head = base.size(path) is not None, tree.size(path) is not None
+        if at_base or at_head:
+            status = Status.MODIFIED if at_base and at_head else Status.ADDED if at_head else Status.DELETED
+            files.append(FileChange(path, status))
+    return ChangeSet(files=tuple(files))
