@@ -115,8 +115,12 @@ class Site:
         return out
 
 
-def build_site(snapshot: Snapshot, config: Config, naming: bool = True) -> Site:
-    """Everything the site shows, read from ``snapshot`` only."""
+def build_site(snapshot: Snapshot, config: Config, light: bool = False) -> Site:
+    """Everything the site shows, read from ``snapshot`` only.
+
+    ``light`` (the pull request preview, where every read may be a download) skips what the preview does
+    not compare: the naming page, examples, the published copies and the changes between versions.
+    """
     registry = Registry(snapshot, config)
     store = SchemaStore(snapshot, config, registry.files)
     mirror = _mirror_versions(snapshot, config)
@@ -125,9 +129,11 @@ def build_site(snapshot: Snapshot, config: Config, naming: bool = True) -> Site:
     pages: set[str] = set()
     for entry in registry.entries.values():
         for schema in entry.schemas:
-            page = _facet_page(entry, schema, store, mirror.get(schema.filename, {}), pages)
+            published = mirror.get(schema.filename, {})
+            page = _facet_page(entry, schema, store, published, pages, light)
             facets[page.uri] = page
-            schema_files.update(_schema_files(snapshot, schema, mirror.get(schema.filename, {})))
+            if not light:
+                schema_files.update(_schema_files(snapshot, schema, published))
     cards = [c for c in (_card(entry, registry) for entry in registry.entries.values() if not entry.is_core)
              if c is not None]
     for card in cards:
@@ -141,7 +147,7 @@ def build_site(snapshot: Snapshot, config: Config, naming: bool = True) -> Site:
             if uri in facets:
                 facets[uri].use_cases |= cases
     return Site(snapshot.label, sorted(cards, key=lambda c: c.name), dict(sorted(facets.items())), schema_files,
-                _naming(snapshot, config) if naming else None)
+                None if light else _naming(snapshot, config))
 
 
 def _mirror_versions(snapshot: Snapshot, config: Config) -> dict[str, dict[str, str]]:
@@ -161,7 +167,7 @@ def _key(version: str) -> tuple[int, ...]:
 
 
 def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published: dict[str, str],
-                pages: set[str]) -> FacetPage:
+                pages: set[str], light: bool) -> FacetPage:
     value = schema.value if isinstance(schema.value, dict) else {}
     version = "-".join(map(str, schema.version)) if schema.version else ""
     url = schema.schema_id if schema.version else ""
@@ -186,7 +192,8 @@ def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published
     return FacetPage(
         uri=f"ol:{entry.name}:{schema.filename}", owner=entry.name, file=schema.filename, path=schema.path,
         page=page, version=version, url=url or "", definitions=tuple(definitions),
-        versions=_versions(schema, store, published, version), examples=_examples(entry, schema))
+        versions=_versions(schema, store, {} if light else published, version),
+        examples=() if light else _examples(entry, schema))
 
 
 def _versions(schema: FacetSchema, store: SchemaStore, published: dict[str, str], current: str) -> tuple[Version, ...]:
