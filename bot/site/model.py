@@ -134,6 +134,12 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False) -> Site:
             facets[page.uri] = page
             if not light:
                 schema_files.update(_schema_files(snapshot, schema, published))
+    if not light:  # a published URL stays served even when its facet left the repository
+        for file, versions in mirror.items():
+            for version, path in versions.items():
+                target = f"spec/facets/{version}/{slug(file[:-5])}.json"
+                if target not in schema_files and (data := _read(snapshot, path)) is not None:
+                    schema_files[target] = data
     cards = [c for c in (_card(entry, registry) for entry in registry.entries.values() if not entry.is_core)
              if c is not None]
     for card in cards:

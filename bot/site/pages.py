@@ -62,7 +62,7 @@ def render_pages(site: Site) -> dict[str, bytes]:
     pages = {uri: f.page for uri, f in site.facets.items()}
     cards = {c.name: c.page for c in site.entries}
     ucs = use_case_pages(site)
-    common: dict[str, Any] = {"label": site.label, "pages": pages, "cards": cards, "uc_pages": ucs}
+    common: dict[str, Any] = {"source": site.label, "pages": pages, "cards": cards, "uc_pages": ucs}
     out: dict[str, bytes] = {}
 
     def page(path: str, template: str, title: str, **values: Any) -> None:
