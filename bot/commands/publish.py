@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     if out.resolve() == repo.resolve() or (repo.resolve() in out.resolve().parents and not args.rev):
         raise UsageError(f"{out} is inside the repository it is built from; choose a folder outside it")
     try:
-        snapshot: Snapshot = GitSnapshot(repo, args.rev) if args.rev else DirSnapshot(repo)
+        snapshot: Snapshot = GitSnapshot(repo, args.rev) if args.rev else DirSnapshot(repo, label=repo.resolve().name)
         site = build_site(snapshot, load_config(snapshot)[0])
         count = write_site(site, out, markdown=not args.no_markdown)
     except GitError as exc:

@@ -191,7 +191,7 @@ def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published
     definitions = []
     for facet in schema.facets:
         node = defs.get(facet.name)
-        description = node.get("description", "") if isinstance(node, dict) else ""
+        description = _description(node)
         definitions.append(Definition(facet.key, facet.name, facet.base or "",
                                       description if isinstance(description, str) else "",
                                       tuple(walker.fields(node))))
@@ -200,6 +200,14 @@ def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published
         page=page, version=version, url=url or "", definitions=tuple(definitions),
         versions=_versions(schema, store, {} if light else published, version),
         examples=() if light else _examples(entry, schema))
+
+
+def _description(node: Any) -> str:
+    """A definition's description, or that of the part of its ``allOf`` that adds its own fields."""
+    if not isinstance(node, dict):
+        return ""
+    parts = [node, *(p for p in node.get("allOf") or [] if isinstance(p, dict))]
+    return next((p["description"] for p in parts if isinstance(p.get("description"), str)), "")
 
 
 def _versions(schema: FacetSchema, store: SchemaStore, published: dict[str, str], current: str) -> tuple[Version, ...]:

@@ -25,15 +25,20 @@ def uc_label(case: str) -> str:
 
 
 def short(uri: str) -> str:
-    """The file part of a short URI, for chips (the full URI stays in the title and the facet page)."""
-    return uri.rsplit(":", 1)[-1] if uri.startswith("ol:") else uri
+    """The facet part of a short URI, for chips (the full URI stays in the title and the facet page)."""
+    return uri.rsplit(":", 1)[-1].removesuffix(".json") if uri.startswith("ol:") else uri
+
+
+def owner_of(uri: str) -> str:
+    """The name part of a short URI (``gcp:composer`` in ``ol:gcp:composer:X.json``)."""
+    return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
 
 
 def environment() -> jinja2.Environment:
     folder = str(resources.files("bot.site").joinpath("templates"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
                              undefined=jinja2.StrictUndefined)
-    env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, nav=NAV)
+    env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=NAV)
     return env
 
 
@@ -89,7 +94,7 @@ def render_pages(site: Site) -> dict[str, bytes]:
     page("promotion.html", "promotion", "From custom facet to core facet")
     datasets, jobs = naming_rows(site.naming)
     page("naming.html", "naming", "Naming conventions", datasets=datasets, jobs=jobs)
-    for name in ("site.css", "site.js"):
+    for name in ("site.css", "site.js", "favicon.svg"):
         out[f"assets/{name}"] = resources.files("bot.site").joinpath("static", name).read_bytes()
     out.update(site.schema_files)
     return out
