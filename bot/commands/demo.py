@@ -44,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
             report = review(head=head, base=base, changes=changes, context=ReviewContext(author=sample.author))
             if not args.no_regression:
                 report = _with_regression(report, base, head, changes)
+            # issue 12 (publish): the published registry of the sample's head, and where to open it
+            from bot.commands.publish import demo_site
+            print(demo_site(head) + "\n", file=sys.stderr)
     sys.stdout.write(render(report, args.format, color=args.format == "text" and sys.stdout.isatty()))
     return EXIT_ERRORS if args.exit_code and report.has_errors else EXIT_OK
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from bot.snapshot import Snapshot
 
 HELP = "build the published registry (ecosystem, facet pages, schemas, discovery index) into a folder"
 
@@ -22,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.config import load_config
     from bot.site import build_site
     from bot.site.build import write_site
-    from bot.snapshot import DirSnapshot, GitError, GitSnapshot, Snapshot
+    from bot.snapshot import DirSnapshot, GitError, GitSnapshot
 
     repo, out = Path(args.repo), Path(args.out)
     if not repo.is_dir():
@@ -42,3 +46,23 @@ def run(args: argparse.Namespace) -> int:
     print(f"{count} files: {len(site.entries)} registered names, {len(site.facets)} facet pages, "
           f"{len(site.schema_files)} schema files. Open {(out / 'index.html').resolve().as_uri()}", file=sys.stderr)
     return EXIT_OK
+
+
+DEMO_SITE = "registry-bot-demo-site"
+
+
+def demo_site(snapshot: Snapshot) -> str:
+    """Build the site of ``snapshot`` into ``<tmp>/registry-bot-demo-site`` (replaced each run) for
+    ``registry-bot demo``; returns the line that says where to open it (or why it was not built)."""
+    import tempfile
+
+    from bot.config import load_config
+    from bot.site import build_site
+    from bot.site.build import write_site
+
+    out = Path(tempfile.gettempdir()) / DEMO_SITE
+    try:
+        write_site(build_site(snapshot, load_config(snapshot)[0]), out)
+    except OSError as exc:
+        return f"The published site of the sample was not built: {exc}"
+    return f"Published site of the sample (registry-bot publish): {(out / 'index.html').as_uri()}"
