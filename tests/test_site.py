@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -189,3 +190,24 @@ def test_demo_builds_the_samples_site_and_says_where_to_open_it() -> None:
     assert index_html.is_file()
     document = json.loads((index_html.parent / INDEX_FILE).read_text(encoding="utf-8"))
     assert {e["name"] for e in document["entries"]} >= {"dagster"}  # the sample's head, with its new entry
+
+
+def test_the_check_run_summary_previews_the_published_site(fake_github: Any, tmp_path: Path, corpus: Path) -> None:
+    from bot.app.worker import review_pull_request
+    from tests.fakes import FAKE_CHECKS
+    from tests.gitrepo import Repo
+    from tests.test_pipeline import load
+
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    facet_path = sorted((corpus / "spec/registry").rglob("facets/*.json"))[0]
+    facet = json.loads(facet_path.read_text(encoding="utf-8"))
+    definition = next(iter(facet["$defs"].values()))
+    props = next(p["properties"] for p in definition["allOf"] if isinstance(p, dict) and "properties" in p)
+    props["previewedField"] = {"type": "boolean", "description": "added by the pull request"}
+    repo.change({facet_path.relative_to(corpus).as_posix(): json.dumps(facet, indent=2) + "\n"}, "a new field")
+    pr = load(fake_github, repo)
+    review_pull_request(fake_github, pr, "d-site", checks=FAKE_CHECKS)
+    [run] = fake_github.runs_for(pr.head_sha)
+    summary = run.output.summary
+    assert "### Published site" in summary
+    assert "previewedField` added (boolean, optional)" in summary
