@@ -211,3 +211,26 @@ def test_the_check_run_summary_previews_the_published_site(fake_github: Any, tmp
     summary = run.output.summary
     assert "### Published site" in summary
     assert "previewedField` added (boolean, optional)" in summary
+
+
+def test_field_tables_follow_refs_merge_allof_and_stop_on_cycles() -> None:
+    from bot.site.fields import FieldWalker
+
+    base = {"$defs": {"RunFacet": {"type": "object", "required": ["_producer"],
+                                   "properties": {"_producer": {"type": "string", "format": "uri"}}}}}
+    doc = {"$id": "https://openlineage.io/spec/facets/1-0-0/X.json", "$defs": {
+        "Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}, "label": {"enum": ["a", "b"]}}},
+        "X": {"allOf": [{"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
+                        {"type": "object", "required": ["tree"], "properties": {
+                            "tree": {"$ref": "#/$defs/Node"},
+                            "items": {"type": "array", "items": {"type": "object", "properties": {
+                                "n": {"type": "integer"}}}},
+                            "remote": {"$ref": "https://elsewhere.example/s.json"}}}]}}}
+    walker = FieldWalker(doc, doc["$id"], lambda url: base if url.endswith("/OpenLineage.json") else None)
+    rows = {f.path: f for f in walker.fields(doc["$defs"]["X"])}
+    assert rows["_producer"].inherited == "RunFacet" and rows["_producer"].required
+    assert rows["_producer"].format == "uri"
+    assert rows["tree"].required and rows["tree.label"].enum == ("a", "b")
+    assert "tree.child" in rows and not any(p.startswith("tree.child.child.child") for p in rows)  # the cycle stops
+    assert rows["items"].type == "array of object" and rows["items[].n"].type == "integer"
+    assert rows["remote"].type == "unresolved $ref"

@@ -137,8 +137,9 @@ class FieldWalker:
         enum = node.get("enum")
         if enum is None and isinstance(node.get("items"), dict) and isinstance(node["items"].get("enum"), list):
             enum = node["items"]["enum"]
+        unresolved = isinstance(prop, dict) and isinstance(prop.get("$ref"), str) and target is None
         return Field(
-            path=path, type=_type(node), required=required,
+            path=path, type="unresolved $ref" if unresolved else _type(node), required=required,
             description=description if isinstance(description, str) else "",
             format=str(node.get("format", "")) if isinstance(node.get("format", ""), str) else "",
             enum=tuple(str(v) for v in enum) if isinstance(enum, list) else (),
