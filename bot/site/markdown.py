@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from bot.render.markdown import escape
+from bot.render.markdown import code, escape
 from bot.site.model import FacetPage, Site, slug
 from bot.site.pages import short, uc_label, use_case_pages
 
@@ -19,9 +19,8 @@ def _t(text: str) -> str:
 
 
 def _c(text: str) -> str:
-    """Untrusted text as inline code (MDX keeps code spans literal); backticks cannot close it."""
-    fence = "``" if "`" in text else "`"
-    return f"{fence} {text.replace(chr(10), ' ')} {fence}" if fence == "``" else f"`{text.replace(chr(10), ' ')}`"
+    """Untrusted text as inline code (MDX keeps code spans literal); ``|`` escaped for table cells."""
+    return code(text, limit=None)
 
 
 def _front(title: str, position: int | None = None) -> str:
