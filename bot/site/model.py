@@ -211,6 +211,8 @@ def _description(node: Any) -> str:
 
 
 def _versions(schema: FacetSchema, store: SchemaStore, published: dict[str, str], current: str) -> tuple[Version, ...]:
+    if set(published) <= {current}:  # one version: nothing to compare, no published copy to parse
+        return tuple(Version(v, f"{FACETS_URL}{v}/{schema.filename}", (), "") for v in (current or None,) if v)
     docs: dict[str, Any] = {}
     for version, path in published.items():
         loaded = store.files.json(path)
