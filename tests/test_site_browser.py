@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 import pytest
+from playwright import sync_api
 
 from bot.config import load_config
 from bot.sample import REFERENCE
@@ -25,7 +26,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 DESKTOP, PHONE = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="installed by `make setup` (the dev extra)")
+
 
 
 def publish(repo: Path, out: Path) -> Path:
