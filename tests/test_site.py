@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -107,7 +108,8 @@ def hostile_repo(tmp_path: Path) -> Path:
              "$defs": {"EvilRunFacet": {"description": HOSTILE, "allOf": [
                  {"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
                  {"type": "object", "properties": {'<img src=x onerror="alert(2)">': {
-                     "type": "string", "description": HOSTILE, "enum": ["</code><script>alert(3)</script>"]}}}]}},
+                     "type": "string", "description": HOSTILE, "enum": ["</code><script>alert(3)</script>"]},
+                     "remote": {"$ref": "https://127.0.0.1:9/schema.json"}}}]}},
              "type": "object", "properties": {"evil_run": {"$ref": "#/$defs/EvilRunFacet"}}}
     (entry / "facets/EvilRunFacet.json").write_text(json.dumps(facet), encoding="utf-8")
     registry = {"producer": {"root_doc_URL": "javascript:alert(4)", "produced_facets": {
@@ -117,8 +119,14 @@ def hostile_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path) -> None:
+def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"publish opened a connection: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)  # the remote $ref below is never fetched
+    monkeypatch.setattr(socket, "create_connection", refuse)
     out = publish(hostile_repo, tmp_path / "out")
+    monkeypatch.undo()
     assert all(out in p.resolve().parents for p in out.rglob("*"))  # no file outside the output
     html = "\n".join(p.read_text(encoding="utf-8") for p in out.rglob("*.html"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown, as text
