@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -188,14 +189,15 @@ def test_preview_lists_new_cards_new_pages_and_field_changes(tmp_path: Path) -> 
     assert preview(DirSnapshot(base), DirSnapshot(base), config) is None  # nothing changes: no section
 
 
-def test_demo_builds_the_samples_site_and_says_where_to_open_it() -> None:
+def test_demo_builds_the_samples_site_and_says_where_to_open_it(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the demo's site folder, away from other runs
     done = subprocess.run([sys.executable, "-m", "bot", "demo", "--no-regression", "--format", "json"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False, env=env)
     assert done.returncode == 0, done.stderr
     url = next(w for line in done.stderr.splitlines() if "Published site" in line for w in line.split()
                if w.startswith("file://"))
     index_html = Path(url.removeprefix("file://"))
-    assert index_html.is_file()
+    assert index_html.is_file() and tmp_path in index_html.parents
     document = json.loads((index_html.parent / INDEX_FILE).read_text(encoding="utf-8"))
     assert {e["name"] for e in document["entries"]} >= {"dagster"}  # the sample's head, with its new entry
 
