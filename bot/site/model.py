@@ -27,6 +27,8 @@ USE_CASES = {  # the proposal's use cases, with the label shown; any other value
     "lineage": "Lineage",
 }
 
+PROPOSAL_USE_CASES = ("privacy", "bcbs-239", "data-quality", "catalog", "governance", "lineage")
+
 
 def slug(text: str) -> str:
     """A file-name-safe form of untrusted text (never empty, never ``..``)."""
@@ -106,8 +108,8 @@ class Site:
     naming: Any = None  # NamingRules, or None when it cannot be loaded
 
     def use_cases(self) -> dict[str, set[str]]:
-        """Use case -> facet URIs declared for it."""
-        out: dict[str, set[str]] = {}
+        """Use case -> facet URIs declared for it; the proposal's use cases are always listed."""
+        out: dict[str, set[str]] = {case: set() for case in PROPOSAL_USE_CASES}
         for card in self.entries:
             for uri, cases in card.use_cases.items():
                 for case in cases:
