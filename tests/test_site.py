@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from bot.changes import ChangeSet, FileChange, Status
 from bot.config import load_config
 from bot.sample import REFERENCE
 from bot.site import build_site
@@ -187,6 +188,26 @@ def test_preview_lists_new_cards_new_pages_and_field_changes(tmp_path: Path) -> 
     assert f".{changed}`: " in changed_row and "→ integer, " in changed_row
     assert ".addedField` added (string (uri), optional)" in changed_row
     assert preview(DirSnapshot(base), DirSnapshot(base), config) is None  # nothing changes: no section
+
+    # As the App runs it: only the files the change touches are read, with the same rows for them.
+    touched = [p.relative_to(head).as_posix() for p in head.rglob("*") if p.is_file()
+               and (not (base / p.relative_to(head)).is_file()
+                    or (base / p.relative_to(head)).read_bytes() != p.read_bytes())]
+    changes = ChangeSet(files=tuple(FileChange(p, Status.MODIFIED) for p in touched))
+    reads: list[str] = []
+
+    class Counting(DirSnapshot):
+        def read(self, path: str) -> bytes | None:
+            reads.append(path)
+            return super().read(path)
+
+    limited = preview(Counting(base), Counting(head), config, changes)
+    assert limited is not None
+    limited_rows = {line.split(" | ")[1]: line for line in limited.markdown.splitlines() if line.startswith("| ")}
+    assert limited_rows["`newcomer`"] == rows["`newcomer`"]
+    assert ".addedField` added" in limited_rows[f"`ol:{owner}:{facet_path.name}`"]
+    facet_reads = [p for p in reads if "/facets/" in p and not p.startswith(MIRROR)]
+    assert facet_reads and set(facet_reads) <= set(touched)
 
 
 def test_demo_builds_the_samples_site_and_says_where_to_open_it(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def with_site_preview(report: Report, inputs: ReviewInputs) -> Report:
     from bot.site.preview import preview
 
     try:
-        section = preview(inputs.base, inputs.head, inputs.config)
+        section = preview(inputs.base, inputs.head, inputs.config, inputs.changes)
     except Exception:
         log.exception("site preview failed")
         return report

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,11 +117,14 @@ class Site:
         return out
 
 
-def build_site(snapshot: Snapshot, config: Config, light: bool = False) -> Site:
+def build_site(snapshot: Snapshot, config: Config, light: bool = False,
+               only: Collection[str] | None = None) -> Site:
     """Everything the site shows, read from ``snapshot`` only.
 
     ``light`` (the pull request preview, where every read may be a download) skips what the preview does
     not compare: the naming page, examples, the published copies and the changes between versions.
+    ``only`` (the paths a change touches) limits the facet pages to those files and the cards to the
+    entries whose ``registry.json`` it touches.
     """
     registry = Registry(snapshot, config)
     store = SchemaStore(snapshot, config, registry.files)
@@ -130,7 +133,7 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False) -> Site:
     schema_files: dict[str, bytes] = {}
     pages: set[str] = set()
     for entry in registry.entries.values():
-        for schema in entry.schemas:
+        for schema in _schemas(entry, only):
             published = mirror.get(schema.filename, {})
             page = _facet_page(entry, schema, store, published, pages, light)
             facets[page.uri] = page
@@ -142,7 +145,8 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False) -> Site:
                 target = f"spec/facets/{version}/{slug(file[:-5])}.json"
                 if target not in schema_files and (data := _read(snapshot, path)) is not None:
                     schema_files[target] = data
-    cards = [c for c in (_card(entry, registry) for entry in registry.entries.values() if not entry.is_core)
+    cards = [c for c in (_card(entry, registry) for entry in registry.entries.values()
+                         if not entry.is_core and (only is None or entry.registry_json in only))
              if c is not None]
     for card in cards:
         for uri in card.produced:
@@ -156,6 +160,14 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False) -> Site:
                 facets[uri].use_cases |= cases
     return Site(snapshot.label, sorted(cards, key=lambda c: c.name), dict(sorted(facets.items())), schema_files,
                 None if light else _naming(snapshot, config))
+
+
+def _schemas(entry: Entry, only: Collection[str] | None) -> Iterable[FacetSchema]:
+    """The entry's facet schemas; with ``only``, just those files (the others are never read)."""
+    if only is None:
+        return entry.schemas
+    loaded = ((path, entry.registry.files.json(path)) for path in entry.facet_paths() if path in only)
+    return [FacetSchema(path=path, entry=entry, doc=file.doc) for path, file in loaded if file.doc is not None]
 
 
 def _mirror_versions(snapshot: Snapshot, config: Config) -> dict[str, dict[str, str]]:
@@ -184,8 +196,8 @@ def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published
         page = page[:-5] + "-.html"
     pages.add(page)
 
-    def lookup(target: str) -> Any:
-        stored = store.lookup(target)
+    def lookup(target: str) -> Any:  # the published copy first: no need to read every repository schema
+        stored = store.published(target) or store.lookup(target)
         return stored.schema if stored is not None else None
 
     walker = FieldWalker(value, (schema.schema_id or "").split("#")[0], lookup)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Section
 from bot.render.markdown import code
@@ -141,8 +142,13 @@ def data(diff: SiteDiff) -> dict[str, Any]:
             "removed_facets": diff.removed_facets}
 
 
-def preview(base: Snapshot | None, head: Snapshot, config: Config) -> Section | None:
-    """The section for the check run; None when the change leaves the published site as it was."""
-    diff = compare(build_site(base, config, light=True) if base is not None else None,
-                   build_site(head, config, light=True))
+def preview(base: Snapshot | None, head: Snapshot, config: Config, changes: ChangeSet | None = None) -> Section | None:
+    """The section for the check run; None when the change leaves the published site as it was.
+
+    With ``changes``, only the facet files and ``registry.json`` files the change touches are read (on the
+    App every read is a download); without, both whole sites are compared.
+    """
+    only = changes.paths() if changes is not None else None
+    diff = compare(build_site(base, config, light=True, only=only) if base is not None else None,
+                   build_site(head, config, light=True, only=only))
     return Section(TITLE, render(diff), data=data(diff)) if diff else None
