@@ -20,11 +20,14 @@ lint: setup
 	$(BIN)/ruff check bot tests benchmarks
 	$(BIN)/mypy
 
-# The queue's Redis backend is tested against a real server: install it when missing (Debian/Ubuntu).
+# The queue's Redis backend is tested against a real server, the published site in Debian's headless
+# Chromium: install them when missing (Debian/Ubuntu).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 system-deps:
 	@command -v redis-server >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server >/dev/null; }
+	@[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
 test: lint system-deps
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest

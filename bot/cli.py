@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "regress": "bot.commands.regress",
     "naming": "bot.commands.naming",
     "rules": "bot.commands.rules",
+    "publish": "bot.commands.publish",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2

@@ -116,6 +116,19 @@ def run_regression(regression: Regression, inputs: ReviewInputs) -> tuple[Sectio
     return section, list(findings)
 
 
+def with_site_preview(report: Report, inputs: ReviewInputs) -> Report:
+    """The report plus what the change does to the published site (``bot.site.preview``), as its last
+    section; a failure only leaves the section out."""
+    from bot.site.preview import preview
+
+    try:
+        section = preview(inputs.base, inputs.head, inputs.config, inputs.changes)
+    except Exception:
+        log.exception("site preview failed")
+        return report
+    return report.with_sections(section) if section else report
+
+
 def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
                   checks: Iterable[Check] | None = None) -> Report:
     """The report for fetched inputs: a neutral one when nothing watched changed or the list was cut."""
@@ -133,9 +146,9 @@ def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
     note = inputs.teams.section()
     report = report.with_sections(*([note] if note else []), findings=inputs.config_findings)
     if regression is None or not inputs.config.regression.enabled:
-        return report
+        return with_site_preview(report, inputs)
     section, findings = run_regression(regression, inputs)
     sections = (section,) if section.markdown else ()
     neutral = "The regression did not complete; see its section." if section.verdict is Verdict.NEUTRAL else None
-    return Report.build((*report.findings, *findings), report.entries, (*report.sections, *sections),
-                        report.neutral_reason or neutral)
+    return with_site_preview(Report.build((*report.findings, *findings), report.entries,
+                                          (*report.sections, *sections), report.neutral_reason or neutral), inputs)

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     print(INTRO.format(author=AUTHOR), file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="registry-bot-demo-") as scratch:
         target = Path(args.keep) if args.keep else Path(scratch) / "registry"
-        report = _review(target, regression=not args.no_regression, verbose=args.verbose)
+        report = _review(target, regression=not args.no_regression, verbose=args.verbose, site=True)
     color = args.format == "text" and use_color(args.color, sys.stdout)
     sys.stdout.write(render(report, args.format, color=color))
     if args.format == "text":
@@ -66,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _review(target: Path, regression: bool, verbose: bool = False,
-            session_factory: Callable[[str], SparkSession] | None = None) -> Report:
-    """Build the sample repository in ``target`` and review its pull request, with the regression."""
+            session_factory: Callable[[str], SparkSession] | None = None, site: bool = False) -> Report:
+    """Build the sample repository in ``target`` and review its pull request, with the regression;
+    with ``site``, also publish the head's registry and say where to open it."""
     from bot.changes import ChangeSet
     from bot.engine import ReviewContext, review
     from bot.sample import build_sample_repo
@@ -79,6 +80,10 @@ def _review(target: Path, regression: bool, verbose: bool = False,
         report = review(head=head, base=base, changes=changes, context=ReviewContext(author=sample.author))
         if regression:
             report = _with_regression(report, base, head, changes, verbose, session_factory)
+        if site:
+            from bot.commands.publish import demo_site
+
+            print(demo_site(head) + "\n", file=sys.stderr)
     return report
 
 

@@ -1,0 +1,68 @@
+"""``registry-bot publish``: build the registry's static site, Docusaurus pages and discovery index."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.cli import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from bot.snapshot import Snapshot
+
+HELP = "build the published registry (ecosystem, facet pages, schemas, discovery index) into a folder"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("repo", help="a registry repository: a folder, or a git repository with --rev")
+    parser.add_argument("out", help="the output folder (created; an earlier output is replaced)")
+    parser.add_argument("--rev", help="build from this git revision instead of the working tree")
+    parser.add_argument("--no-markdown", action="store_true", help="skip the Docusaurus Markdown (docusaurus/)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.config import load_config
+    from bot.site import build_site
+    from bot.site.build import write_site
+    from bot.snapshot import DirSnapshot, GitError, GitSnapshot
+
+    repo, out = Path(args.repo), Path(args.out)
+    if not repo.is_dir():
+        raise UsageError(f"{repo} is not a folder")
+    if out.resolve() == repo.resolve() or (repo.resolve() in out.resolve().parents and not args.rev):
+        raise UsageError(f"{out} is inside the repository it is built from; choose a folder outside it")
+    try:
+        snapshot: Snapshot = GitSnapshot(repo, args.rev) if args.rev else DirSnapshot(repo, label=repo.resolve().name)
+        site = build_site(snapshot, load_config(snapshot)[0])
+        count = write_site(site, out, markdown=not args.no_markdown)
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
+    except FileExistsError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
+    print(f"{count} files: {len(site.entries)} registered names, {len(site.facets)} facet pages, "
+          f"{len(site.schema_files)} schema files. Open {(out / 'index.html').resolve().as_uri()}", file=sys.stderr)
+    return EXIT_OK
+
+
+DEMO_SITE = "registry-bot-demo-site"
+
+
+def demo_site(snapshot: Snapshot) -> str:
+    """Build the site of ``snapshot`` into ``<tmp>/registry-bot-demo-site`` (replaced each run) for
+    ``registry-bot demo``; returns the line that says where to open it (or why it was not built)."""
+    import tempfile
+
+    from bot.config import load_config
+    from bot.site import build_site
+    from bot.site.build import write_site
+
+    out = Path(tempfile.gettempdir()) / DEMO_SITE
+    try:
+        write_site(build_site(snapshot, load_config(snapshot)[0]), out)
+    except OSError as exc:
+        return f"The published site of the sample was not built: {exc}"
+    return f"Published site of the sample (registry-bot publish): {(out / 'index.html').as_uri()}"

@@ -1,0 +1,121 @@
+"""The static site: HTML pages (Jinja2, autoescaped), assets and the schemas under their ``$id`` paths."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from bot.site.model import USE_CASES, FacetPage, Site, slug
+
+NAV = (("index.html", "Ecosystem"), ("compat.html", "Compatibility"), ("facets.html", "Facets"),
+       ("use-cases.html", "Use cases"), ("naming.html", "Naming"), ("promotion.html", "Custom to core"))
+
+
+def safe_url(url: Any) -> str | None:
+    """Only web links become ``href``s (never ``javascript:`` or ``data:``)."""
+    return url if isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) < 2048 else None
+
+
+def uc_label(case: str) -> str:
+    return USE_CASES.get(case, case)
+
+
+def short(uri: str) -> str:
+    """The facet part of a short URI, for chips (the full URI stays in the title and the facet page)."""
+    return uri.rsplit(":", 1)[-1].removesuffix(".json") if uri.startswith("ol:") else uri
+
+
+def owner_of(uri: str) -> str:
+    """The name part of a short URI (``gcp:composer`` in ``ol:gcp:composer:X.json``)."""
+    return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
+
+
+def environment() -> jinja2.Environment:
+    folder = str(resources.files("bot.site").joinpath("templates"))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=NAV)
+    return env
+
+
+def use_case_pages(site: Site) -> dict[str, str]:
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for case in sorted(site.use_cases()):
+        name = slug(case.lower())
+        while name in taken:
+            name += "-"
+        taken.add(name)
+        out[case] = f"use-cases/{name}.html"
+    return out
+
+
+def _json_script(value: Any) -> Markup:
+    """JSON safe inside a ``<script type="application/json">``: no ``<``, ``>`` or ``&`` survives, so no
+    ``</script>`` or ``<!--`` can end it, and the script element decodes no entity (hence ``Markup``)."""
+    text = json.dumps(value, ensure_ascii=True, sort_keys=True)
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def render_pages(site: Site) -> dict[str, bytes]:
+    """Every file of the site but the discovery index: path -> bytes."""
+    env = environment()
+    pages = {uri: f.page for uri, f in site.facets.items()}
+    cards = {c.name: c.page for c in site.entries}
+    ucs = use_case_pages(site)
+    common: dict[str, Any] = {"source": site.label, "pages": pages, "cards": cards, "uc_pages": ucs}
+    out: dict[str, bytes] = {}
+
+    def page(path: str, template: str, title: str, **values: Any) -> None:
+        root = "../" * path.count("/")
+        html = env.get_template(f"{template}.html").render(title=title, root=root, current=path, **common, **values)
+        out[path] = html.encode("utf-8")
+
+    facet_uris = sorted({u for c in site.entries for u in (*c.produced, *c.consumed)})
+    page("index.html", "ecosystem", "Ecosystem", cards_list=site.entries, facet_uris=facet_uris,
+         use_cases=[(uc, uc_label(uc)) for uc in sorted({u for c in site.entries for u in c.all_use_cases})])
+    producers = {c.name: c.produced for c in site.entries if "producer" in c.roles}
+    consumers = {c.name: c.consumed for c in site.entries if "consumer" in c.roles}
+    page("compat.html", "compat", "Compatibility explorer", producers=sorted(producers), consumers=sorted(consumers),
+         data=_json_script({"produced": producers, "consumed": consumers, "pages": pages}))
+    page("facets.html", "facets", "Facets", facets=list(site.facets.values()))
+    for facet in site.facets.values():
+        page(facet.page, "facet", facet.stem, f=facet)
+    by_case = site.use_cases()
+    page("use-cases.html", "use_cases", "Use cases",
+         items=[(uc, uc_label(uc), ucs[uc], len(by_case[uc])) for uc in sorted(ucs)])
+    for case, path in ucs.items():
+        rows = [site.facets.get(uri) or _unknown(uri) for uri in sorted(by_case[case])]
+        page(path, "use_case", uc_label(case), label=uc_label(case), facets=rows)
+    page("promotion.html", "promotion", "From custom facet to core facet")
+    datasets, jobs = naming_rows(site.naming)
+    page("naming.html", "naming", "Naming conventions", datasets=datasets, jobs=jobs)
+    for name in ("site.css", "site.js", "favicon.svg"):
+        out[f"assets/{name}"] = resources.files("bot.site").joinpath("static", name).read_bytes()
+    out.update(site.schema_files)
+    return out
+
+
+def _unknown(uri: str) -> FacetPage:
+    return FacetPage(uri=uri, owner="", file=uri, path="", page="", version="", url="", definitions=(),
+                     versions=(), examples=())
+
+
+def naming_rows(rules: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows of the naming page: title, type and the namespace and name templates of each source."""
+    if rules is None:
+        return [], []
+
+    def rows(sources: Any) -> list[dict[str, Any]]:
+        out = []
+        for s in sorted(sources.values(), key=lambda s: s.title.lower()):
+            out.append({"anchor": f"naming-{slug(s.id)}", "title": s.title, "type": str(s.raw.get("type", "")),
+                        "namespaces": list(dict.fromkeys(f.namespace.text for f in s.forms)),
+                        "names": list(dict.fromkeys(f.name.text for f in s.forms))})
+        return out
+
+    return rows(rules.datasets), rows(rules.jobs)

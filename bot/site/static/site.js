@@ -1,0 +1,69 @@
+// Filters of the ecosystem page and the compatibility explorer: no network, no innerHTML from data.
+(function () {
+  "use strict";
+  function $(sel) { return document.querySelector(sel); }
+  function lines(el, name) { var v = el.getAttribute(name); return v ? v.split("\n") : []; }
+
+  var cards = document.querySelectorAll(".card[data-name]");
+  if (cards.length && $("#q")) {
+    var apply = function () {
+      var q = $("#q").value.trim().toLowerCase(), role = $("#role").value,
+          uc = $("#usecase").value, facet = $("#facet").value, shown = 0;
+      cards.forEach(function (card) {
+        var ok = (!q || card.textContent.toLowerCase().indexOf(q) >= 0) &&
+          (!role || lines(card, "data-roles").indexOf(role) >= 0) &&
+          (!uc || lines(card, "data-usecases").indexOf(uc) >= 0) &&
+          (!facet || lines(card, "data-facets").indexOf(facet) >= 0);
+        card.hidden = !ok;
+        if (ok) { shown += 1; }
+      });
+      $("#shown").textContent = String(shown);
+    };
+    $("#filters").addEventListener("submit", function (e) { e.preventDefault(); });
+    ["#q", "#role", "#usecase", "#facet"].forEach(function (id) {
+      $(id).addEventListener("input", apply);
+      $(id).addEventListener("change", apply);
+    });
+    apply();
+  }
+
+  var data = $("#compat-data");
+  if (data) {
+    var model = JSON.parse(data.textContent);
+    var render = function (side) {
+      var pick = $("#pick-" + side).value, body = $("#out-" + side);
+      body.replaceChildren();
+      if (!pick) { return; }
+      var mine = side === "producer" ? model.produced[pick] : model.consumed[pick];
+      var others = side === "producer" ? model.consumed : model.produced;
+      Object.keys(others).sort().forEach(function (other) {
+        if (other === pick && side === "producer") { /* an entry may be both; still listed */ }
+        var shared = mine.filter(function (uri) { return others[other].indexOf(uri) >= 0; });
+        var row = document.createElement("tr");
+        var name = document.createElement("td");
+        name.textContent = other;
+        var count = document.createElement("td");
+        count.textContent = shared.length + " of " + mine.length;
+        var list = document.createElement("td");
+        if (!shared.length) { list.textContent = "none"; list.className = "none"; }
+        shared.forEach(function (uri, i) {
+          var a = document.createElement("a");
+          a.textContent = uri;
+          if (model.pages[uri]) { a.href = model.pages[uri]; }
+          if (i) { list.appendChild(document.createTextNode(", ")); }
+          list.appendChild(a);
+        });
+        row.setAttribute("data-shared", String(shared.length));
+        row.append(name, count, list);
+        body.appendChild(row);
+      });
+      var rows = Array.prototype.slice.call(body.children);
+      rows.sort(function (a, b) { return b.getAttribute("data-shared") - a.getAttribute("data-shared"); });
+      rows.forEach(function (r) { body.appendChild(r); });
+    };
+    ["producer", "consumer"].forEach(function (side) {
+      var sel = $("#pick-" + side);
+      if (sel) { sel.addEventListener("change", function () { render(side); }); render(side); }
+    });
+  }
+}());

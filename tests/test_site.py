@@ -1,0 +1,267 @@
+"""``registry-bot publish``: the site built from the real corpus, its schemas, its index, hostile input, the preview."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from bot.changes import ChangeSet, FileChange, Status
+from bot.config import load_config
+from bot.sample import REFERENCE
+from bot.site import build_site
+from bot.site.build import write_site
+from bot.site.index import INDEX_FILE, SCHEMA_FILE
+from bot.site.preview import preview
+from bot.snapshot import DirSnapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+MIRROR = "website/static/spec"
+
+
+def publish(repo: Path, out: Path) -> Path:
+    snapshot = DirSnapshot(repo)
+    write_site(build_site(snapshot, load_config(snapshot)[0]), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus_site(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+    return publish(corpus, tmp_path_factory.mktemp("site") / "out")
+
+
+def index(site: Path) -> dict[str, object]:
+    return json.loads((site / INDEX_FILE).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_every_core_and_registry_facet_of_the_corpus_has_its_page(corpus: Path, corpus_site: Path) -> None:
+    facets = index(corpus_site)["facets"]
+    by_path = {(f["owner"], f["file"]): f for f in facets}  # type: ignore[index, union-attr]
+    core = sorted(p.name for p in (corpus / "spec/facets").glob("*.json"))
+    custom = sorted(p for p in (corpus / "spec/registry").rglob("facets/*.json"))
+    assert core and custom
+    for name in core:
+        page = corpus_site / by_path["core", name]["page"]
+        assert page.is_file() and name.removesuffix(".json") in page.read_text(encoding="utf-8")
+    for path in custom:
+        owner = ":".join(path.relative_to(corpus / "spec/registry").parts[:-2])
+        assert (corpus_site / by_path[owner, path.name]["page"]).is_file()
+    assert len(facets) == len(core) + len(custom)  # type: ignore[arg-type]
+
+
+def test_schemas_under_their_id_paths_are_the_published_mirror_byte_for_byte(corpus: Path, corpus_site: Path) -> None:
+    written = sorted((corpus_site / "spec/facets").rglob("*.json"))
+    compared = 0
+    for path in written:
+        mirrored = corpus / MIRROR / path.relative_to(corpus_site / "spec")
+        if mirrored.is_file():
+            assert path.read_bytes() == mirrored.read_bytes(), path
+            compared += 1
+    assert compared == len(list((corpus / MIRROR / "facets").rglob("*.json")))
+    for schema in (corpus / "spec/facets").glob("*.json"):  # each current core version has its URL
+        url = json.loads(schema.read_bytes())["$id"]
+        assert (corpus_site / url.removeprefix("https://openlineage.io/")).is_file(), url
+
+
+def test_the_discovery_index_validates_and_gives_a_custom_facets_schema_url_back(corpus_site: Path) -> None:
+    schema = json.loads((corpus_site / SCHEMA_FILE).read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    document = index(corpus_site)
+    assert not list(Draft202012Validator(schema).iter_errors(document))
+    custom = [f for f in document["facets"] if f["owner"] != "core"]  # type: ignore[attr-defined, index]
+    assert custom
+    for facet in custom:
+        url = facet["schema_url"]
+        served = json.loads((corpus_site / url.removeprefix("https://openlineage.io/")).read_bytes())
+        assert served["$id"] == url and facet["uri"].endswith(":" + facet["file"])
+        assert url in [v["schema_url"] for v in facet["versions"]]
+    names = {e["name"] for e in document["entries"]}  # type: ignore[attr-defined, index]
+    assert {f["owner"] for f in custom} <= names
+
+
+def test_docusaurus_pages_have_front_matter(corpus_site: Path) -> None:
+    pages = list((corpus_site / "docusaurus").rglob("*.md"))
+    assert len(pages) > len(index(corpus_site)["facets"])  # type: ignore[arg-type]
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert text.startswith("---\ntitle: ") and "\n---\n" in text[4:], page
+
+
+HOSTILE = "<script>alert(1)</script>{danger}"
+
+
+@pytest.fixture
+def hostile_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(REFERENCE, repo)
+    entry = repo / "spec/registry/evil"
+    (entry / "facets").mkdir(parents=True)
+    facet = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+             "$id": "https://openlineage.io/spec/facets/1-0-0/EvilRunFacet.json",
+             "$defs": {"EvilRunFacet": {"description": HOSTILE, "allOf": [
+                 {"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
+                 {"type": "object", "properties": {'<img src=x onerror="alert(2)">': {
+                     "type": "string", "description": HOSTILE, "enum": ["</code><script>alert(3)</script>"]},
+                     "remote": {"$ref": "https://127.0.0.1:9/schema.json"}}}]}},
+             "type": "object", "properties": {"evil_run": {"$ref": "#/$defs/EvilRunFacet"}}}
+    (entry / "facets/EvilRunFacet.json").write_text(json.dumps(facet), encoding="utf-8")
+    registry = {"producer": {"root_doc_URL": "javascript:alert(4)", "produced_facets": {
+        "ol:evil:EvilRunFacet.json": {"owner": "evil", "use_cases": [HOSTILE, "../../etc"]}}},
+        "consumer": {"root_doc_URL": "https://example.com/\"onmouseover=alert(5)", "consumed_facets": [HOSTILE]}}
+    (entry / "registry.json").write_text(json.dumps(registry), encoding="utf-8")
+    return repo
+
+
+def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"publish opened a connection: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)  # the remote $ref below is never fetched
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    out = publish(hostile_repo, tmp_path / "out")
+    monkeypatch.undo()
+    assert all(out in p.resolve().parents for p in out.rglob("*"))  # no file outside the output
+    html = "\n".join(p.read_text(encoding="utf-8") for p in out.rglob("*.html"))
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown, as text
+    for live in ("<script>alert", "<img src=x", "javascript:", '"onmouseover', "</script><script"):
+        assert live not in html, live
+    markdown = "\n".join(p.read_text(encoding="utf-8").split("\n---\n", 1)[1]  # front matter: a YAML string
+                         for p in (out / "docusaurus").rglob("*.md"))
+    prose = re.sub(r"``.*?``|`[^`\n]*`", "", re.sub(r"(?ms)^(```|~~~~)json$.*?^\1$", "", markdown))
+    assert "danger" in prose and "danger" in markdown  # the text is there, in prose and in code
+    assert not re.search(r"(?<!\\)[<{](?!/?br/?>)(?!https://)", prose.replace("](<", "](")), "MDX reads < or { as JSX"
+    document = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))
+    assert not list(Draft202012Validator(json.loads((out / SCHEMA_FILE).read_text())).iter_errors(document))
+    evil = next(e for e in document["entries"] if e["name"] == "evil")
+    assert "documentation" not in evil["producer"]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot", "publish", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, check=False)
+
+
+def test_publish_command_writes_the_site_and_refuses_bad_input(tmp_path: Path) -> None:
+    done = cli(str(REFERENCE), str(tmp_path / "site"))
+    assert done.returncode == 0 and "index.html" in done.stderr and (tmp_path / "site/index.html").is_file()
+    assert cli(str(REFERENCE), str(tmp_path / "site")).returncode == 0  # an earlier output is replaced
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine/notes.txt").write_text("keep me", encoding="utf-8")
+    for args in ((str(tmp_path / "missing"), str(tmp_path / "o")), (str(REFERENCE), str(tmp_path / "mine")),
+                 (str(REFERENCE), str(tmp_path / "x"), "--rev", "no-such-rev")):
+        refused = cli(*args)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert (tmp_path / "mine/notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_preview_lists_new_cards_new_pages_and_field_changes(tmp_path: Path) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    shutil.copytree(REFERENCE, base)
+    shutil.copytree(REFERENCE, head)
+    facet_path = next((head / "spec/registry").rglob("facets/*.json"))
+    facet = json.loads(facet_path.read_text(encoding="utf-8"))
+    definition = next(iter(facet["$defs"].values()))
+    props = next(p["properties"] for p in definition["allOf"] if isinstance(p, dict) and "properties" in p)
+    changed = next(iter(props))
+    props[changed] = {"type": "integer", "description": "now a number"}
+    props["addedField"] = {"type": "string", "format": "uri"}
+    facet_path.write_text(json.dumps(facet), encoding="utf-8")
+    shutil.copytree(REFERENCE / "spec/registry/airflow", head / "spec/registry/newcomer")
+    config = load_config(DirSnapshot(base))[0]
+    section = preview(DirSnapshot(base), DirSnapshot(head), config)
+    assert section is not None
+    rows = {line.split(" | ")[1]: line for line in section.markdown.splitlines() if line.startswith("| ")}
+    assert rows["`newcomer`"].endswith("| new |")
+    assert "new: version" in rows[next(k for k in rows if "newcomer:" in k)]
+    owner = facet_path.parent.parent.relative_to(head / "spec/registry").as_posix().replace("/", ":")
+    changed_row = rows[f"`ol:{owner}:{facet_path.name}`"]
+    assert f".{changed}`: " in changed_row and "→ integer, " in changed_row
+    assert ".addedField` added (string (uri), optional)" in changed_row
+    assert preview(DirSnapshot(base), DirSnapshot(base), config) is None  # nothing changes: no section
+
+    # As the App runs it: only the files the change touches are read, with the same rows for them.
+    touched = [p.relative_to(head).as_posix() for p in head.rglob("*") if p.is_file()
+               and (not (base / p.relative_to(head)).is_file()
+                    or (base / p.relative_to(head)).read_bytes() != p.read_bytes())]
+    changes = ChangeSet(files=tuple(FileChange(p, Status.MODIFIED) for p in touched))
+    reads: list[str] = []
+
+    class Counting(DirSnapshot):
+        def read(self, path: str) -> bytes | None:
+            reads.append(path)
+            return super().read(path)
+
+    limited = preview(Counting(base), Counting(head), config, changes)
+    assert limited is not None
+    limited_rows = {line.split(" | ")[1]: line for line in limited.markdown.splitlines() if line.startswith("| ")}
+    assert limited_rows["`newcomer`"] == rows["`newcomer`"]
+    assert ".addedField` added" in limited_rows[f"`ol:{owner}:{facet_path.name}`"]
+    facet_reads = [p for p in reads if "/facets/" in p and not p.startswith(MIRROR)]
+    assert facet_reads and set(facet_reads) <= set(touched)
+
+
+def test_demo_builds_the_samples_site_and_says_where_to_open_it(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the demo's site folder, away from other runs
+    done = subprocess.run([sys.executable, "-m", "bot", "demo", "--no-regression", "--format", "json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    url = next(w for line in done.stderr.splitlines() if "Published site" in line for w in line.split()
+               if w.startswith("file://"))
+    index_html = Path(url.removeprefix("file://"))
+    assert index_html.is_file() and tmp_path in index_html.parents
+    document = json.loads((index_html.parent / INDEX_FILE).read_text(encoding="utf-8"))
+    assert {e["name"] for e in document["entries"]} >= {"dagster"}  # the sample's head, with its new entry
+
+
+def test_the_check_run_summary_previews_the_published_site(fake_github: Any, tmp_path: Path, corpus: Path) -> None:
+    from bot.app.worker import review_pull_request
+    from tests.fakes import FAKE_CHECKS
+    from tests.gitrepo import Repo
+    from tests.test_pipeline import load
+
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    facet_path = sorted((corpus / "spec/registry").rglob("facets/*.json"))[0]
+    facet = json.loads(facet_path.read_text(encoding="utf-8"))
+    definition = next(iter(facet["$defs"].values()))
+    props = next(p["properties"] for p in definition["allOf"] if isinstance(p, dict) and "properties" in p)
+    props["previewedField"] = {"type": "boolean", "description": "added by the pull request"}
+    repo.change({facet_path.relative_to(corpus).as_posix(): json.dumps(facet, indent=2) + "\n"}, "a new field")
+    pr = load(fake_github, repo)
+    review_pull_request(fake_github, pr, "d-site", checks=FAKE_CHECKS)
+    [run] = fake_github.runs_for(pr.head_sha)
+    summary = run.output.summary
+    assert "### Published site" in summary
+    assert "previewedField` added (boolean, optional)" in summary
+
+
+def test_field_tables_follow_refs_merge_allof_and_stop_on_cycles() -> None:
+    from bot.site.fields import FieldWalker
+
+    base = {"$defs": {"RunFacet": {"type": "object", "required": ["_producer"],
+                                   "properties": {"_producer": {"type": "string", "format": "uri"}}}}}
+    doc = {"$id": "https://openlineage.io/spec/facets/1-0-0/X.json", "$defs": {
+        "Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}, "label": {"enum": ["a", "b"]}}},
+        "X": {"allOf": [{"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
+                        {"type": "object", "required": ["tree"], "properties": {
+                            "tree": {"$ref": "#/$defs/Node"},
+                            "items": {"type": "array", "items": {"type": "object", "properties": {
+                                "n": {"type": "integer"}}}},
+                            "remote": {"$ref": "https://elsewhere.example/s.json"}}}]}}}
+    walker = FieldWalker(doc, doc["$id"], lambda url: base if url.endswith("/OpenLineage.json") else None)
+    rows = {f.path: f for f in walker.fields(doc["$defs"]["X"])}
+    assert rows["_producer"].inherited == "RunFacet" and rows["_producer"].required
+    assert rows["_producer"].format == "uri"
+    assert rows["tree"].required and rows["tree.label"].enum == ("a", "b")
+    assert "tree.child" in rows and not any(p.startswith("tree.child.child.child") for p in rows)  # the cycle stops
+    assert rows["items"].type == "array of object" and rows["items[].n"].type == "integer"
+    assert rows["remote"].type == "unresolved $ref"

@@ -1,0 +1,199 @@
+"""The published site in a real browser: Debian's headless Chromium driven by Playwright (never a downloaded
+browser), the site served from a loopback HTTP server and from ``file://``."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urldefrag, urljoin
+
+import pytest
+from playwright import sync_api
+
+from bot.config import load_config
+from bot.sample import REFERENCE
+from bot.site import build_site
+from bot.site.build import write_site
+from bot.snapshot import DirSnapshot
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+DESKTOP, PHONE = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
+
+
+
+
+def publish(repo: Path, out: Path) -> Path:
+    snapshot = DirSnapshot(repo, label=repo.name)
+    write_site(build_site(snapshot, load_config(snapshot)[0]), out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("sites")
+    return {"corpus": publish(corpus, root / "corpus"), "reference": publish(REFERENCE, root / "reference")}
+
+
+@pytest.fixture(scope="module")
+def server(sites: dict[str, Path]) -> Iterator[str]:
+    """Both sites over loopback HTTP: ``<url>/corpus/`` and ``<url>/reference/``."""
+    folder = next(iter(sites.values())).parent
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        raise RuntimeError("Debian's chromium is missing: `make system-deps` installs it")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), args=ARGS,
+                                                       headless=True, viewport=DESKTOP)
+        yield context
+        context.close()
+
+
+class Visit:
+    """A page that records every console error, page error and failed request."""
+
+    def __init__(self, context: Any, url: str, viewport: dict[str, int] = DESKTOP) -> None:
+        self.page = context.new_page()
+        self.page.set_viewport_size(viewport)
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url}"))
+        response = self.page.goto(url)
+        assert response is None or response.ok, url
+
+    def links(self) -> list[str]:
+        return list(self.page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)"))
+
+    def visible_cards(self) -> list[str]:
+        return list(self.page.eval_on_selector_all(".card:not([hidden])", "els => els.map(e => e.dataset.name)"))
+
+    def __enter__(self) -> Visit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.page.close()
+
+
+def test_every_page_loads_cleanly_and_every_internal_link_resolves(browser: Any, server: str,
+                                                                   sites: dict[str, Path]) -> None:
+    for name, folder in sites.items():
+        pages = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html")
+                       if "docusaurus" not in p.parts)
+        checked: set[str] = set()
+        for rel in pages:
+            url = f"{server}/{name}/{rel}"
+            with Visit(browser, url) as visit:
+                assert visit.page.title().endswith("OpenLineage registry")
+                ids = set(visit.page.eval_on_selector_all("[id]", "els => els.map(e => e.id)"))
+                for link in visit.links():
+                    target, fragment = urldefrag(urljoin(url, link))
+                    if not target.startswith(server):
+                        continue
+                    if target == urldefrag(url)[0] and fragment:
+                        assert fragment in ids, f"{rel}: #{fragment}"
+                    if target not in checked:
+                        with urllib.request.urlopen(target) as reply:  # the loopback server
+                            assert reply.status == 200, target
+                        checked.add(target)
+                assert not visit.errors, (rel, visit.errors)
+        assert len(checked) >= len(pages)
+
+
+def test_filters_and_search_narrow_the_ecosystem(browser: Any, server: str) -> None:
+    with Visit(browser, f"{server}/reference/index.html") as visit:
+        page, everyone = visit.page, visit.visible_cards()
+        assert len(everyone) >= 3
+        page.select_option("#role", "consumer")
+        consumers = visit.visible_cards()
+        assert consumers and len(consumers) < len(everyone)
+        roles = page.eval_on_selector_all(".card:not([hidden])", "els => els.map(e => e.dataset.roles)")
+        assert all("consumer" in r.split("\n") for r in roles)
+        page.select_option("#role", "")
+        use_cases = page.eval_on_selector_all("#usecase option", "els => els.map(o => o.value).filter(Boolean)")
+        assert use_cases
+        page.select_option("#usecase", use_cases[0])
+        assert 0 < len(visit.visible_cards()) < len(everyone)
+        page.select_option("#usecase", "")
+        facet = page.eval_on_selector_all("#facet option", "els => els.map(o => o.value).filter(Boolean)")[0]
+        page.select_option("#facet", facet)
+        with_facet = visit.visible_cards()
+        assert with_facet and all(facet in page.get_attribute(f'[data-name="{n}"]', "data-facets").split("\n")
+                                  for n in with_facet)
+        page.select_option("#facet", "")
+        page.fill("#q", everyone[-1])
+        assert visit.visible_cards() == [everyone[-1]]
+        assert page.text_content("#shown") == "1"
+        page.fill("#q", "no such thing anywhere")
+        assert visit.visible_cards() == []
+        assert not visit.errors
+
+
+def test_compatibility_explorer_lists_what_each_consumer_reads(browser: Any, server: str) -> None:
+    with Visit(browser, f"{server}/reference/compat.html") as visit:
+        page = visit.page
+        producers = page.eval_on_selector_all("#pick-producer option", "els => els.map(o => o.value).filter(Boolean)")
+        shared = []
+        for producer in producers:
+            page.select_option("#pick-producer", producer)
+            rows = page.eval_on_selector_all("#out-producer tr", "els => els.map(r => r.dataset.shared)")
+            assert rows
+            shared += [int(n) for n in rows]
+        assert max(shared) > 0
+        links = page.eval_on_selector_all("#out-consumer a[href]", "els => els.map(a => a.getAttribute('href'))")
+        assert links and all(link.startswith("facets/") for link in links)
+        assert not visit.errors
+
+
+def test_the_site_works_from_file_urls(browser: Any, sites: dict[str, Path]) -> None:
+    folder = sites["reference"]
+    with Visit(browser, (folder / "index.html").as_uri()) as visit:
+        everyone = visit.visible_cards()
+        visit.page.select_option("#role", "producer")
+        assert 0 < len(visit.visible_cards()) <= len(everyone)
+        facet = next(link for link in visit.links() if "/facets/" in link)
+        visit.page.goto(facet)
+        assert visit.page.locator("table.fields tbody tr").count() > 0
+        visit.page.goto((folder / "compat.html").as_uri())
+        assert visit.page.locator("#out-producer tr").count() > 0
+        assert not visit.errors, visit.errors
+
+
+def test_screenshots_at_desktop_and_phone_widths(browser: Any, server: str, sites: dict[str, Path],
+                                                 tmp_path: Path) -> None:
+    """The ecosystem and the richest facet page, saved under the test's tmp dir (docs/ holds one of each)."""
+    import json
+
+    index = json.loads((sites["corpus"] / "registry-index.json").read_text(encoding="utf-8"))
+    richest = max(index["facets"], key=lambda f: (len(f["versions"]), f["page"]))["page"]
+    shots = []
+    for label, url in (("ecosystem", f"{server}/reference/index.html"), ("facet", f"{server}/corpus/{richest}")):
+        for width, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+            with Visit(browser, url, viewport) as visit:
+                overflow = visit.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 0, f"{label} scrolls sideways at {width} width"
+                path = tmp_path / f"{label}-{width}.png"
+                visit.page.screenshot(path=str(path), full_page=True)
+                shots.append(path)
+    assert all(p.stat().st_size > 10_000 for p in shots)
