@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,9 +52,9 @@ def measure(tree: str, repeat: int) -> dict[str, float]:
 
 
 def child(tree: str, repeat: int) -> dict[str, float]:
-    out = subprocess.run([sys.executable, __file__, "--child", tree, "--repeat", str(repeat)],
-                         capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    from benchmarks.registry_gen import run_in_child
+
+    return run_in_child(__file__, tree, repeat)
 
 
 def main() -> None:

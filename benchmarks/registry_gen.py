@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "openlineage"
@@ -63,3 +65,11 @@ def generate(target: Path, entries: int, facets: int = 5, examples: int = 3) -> 
         registry = {"producer": {"root_doc_URL": f"https://{name}.example.com/docs", "produced_facets": uris}}
         (entry / "registry.json").write_text(json.dumps(registry, indent=2) + "\n", encoding="utf-8")
     return target
+
+
+def run_in_child(script: str, tree: str, repeat: int) -> dict[str, float]:
+    """Run ``script --child TREE --repeat N`` in a fresh process (its own peak memory); its JSON result."""
+    out = subprocess.run([sys.executable, script, "--child", tree, "--repeat", str(repeat)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
