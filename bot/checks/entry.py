@@ -65,15 +65,14 @@ def _folder(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
 
 
 def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
-    severity = Severity.ERROR
     loaded = review.head_registry.files.json(entry.registry_json)
     if loaded.missing:
-        yield Finding(rule="entry/missing-registry-json", severity=severity, path=entry.registry_json,
+        yield Finding(rule="entry/missing-registry-json", severity=Severity.ERROR, path=entry.registry_json,
                       message=f"entry {entry.name} has no registry.json", entry=entry.name,
                       hint="Declare the producer and/or consumer block with its documentation URL. " + DOCS_HINT)
         return
     if loaded.doc is None:
-        yield unreadable("entry/unreadable", severity, loaded, "registry.json", entry.name)
+        yield unreadable("entry/unreadable", Severity.ERROR, loaded, "registry.json", entry.name)
         return
     doc = loaded.doc
     value: Any = doc.value
@@ -93,7 +92,7 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
                 normalized[block][LEGACY_KEYS[key]] = normalized[block].pop(key)
             elif key in FACET_FIELDS.values() and FACET_FIELDS.get(block) != key:
                 right = "producer" if key == "produced_facets" else "consumer"
-                yield at("entry/misplaced-facets", severity, doc, pointer,
+                yield at("entry/misplaced-facets", Severity.ERROR, doc, pointer,
                          f"{key!r} belongs under {right!r}, not under {block!r}",
                          hint=f"Move the list into the {right!r} block.", entry=entry.name, key=True)
                 del normalized[block][key]
@@ -102,7 +101,7 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
                 seen: dict[str, int] = {}
                 for i, uri in enumerate(body[key]):
                     if isinstance(uri, str) and uri in seen:
-                        yield at("entry/duplicate-facet", severity, doc, f"{pointer}/{i}",
+                        yield at("entry/duplicate-facet", Severity.ERROR, doc, f"{pointer}/{i}",
                                  f"{uri} is listed twice (first at index {seen[uri]})", entry=entry.name,
                                  hint="Remove the duplicate.")
                     elif isinstance(uri, str):
@@ -111,7 +110,7 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
         pointer = json_pointer(error.absolute_path)
         if any(pointer.startswith(s) for s in skip):
             continue
-        yield at("entry/schema", severity, doc, pointer, _schema_message(error), hint=DOCS_HINT, entry=entry.name)
+        yield at("entry/schema", Severity.ERROR, doc, pointer, _schema_message(error), hint=DOCS_HINT, entry=entry.name)
     yield from _acceptance(review, entry, normalized, doc)
 
 

@@ -53,9 +53,8 @@ def check(review: ReviewInput) -> Iterator[Finding]:
 
 
 def lint(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
-    severity = Severity.ERROR
     for rule, where, message, hint in problems(schema.value):
-        yield at(rule, severity, schema.doc, where, message, hint=hint, entry=schema.entry.name,
+        yield at(rule, Severity.ERROR, schema.doc, where, message, hint=hint, entry=schema.entry.name,
                  key=rule == "lint/unknown-keyword")
 
 

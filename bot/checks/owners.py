@@ -144,9 +144,8 @@ _HINTS = {
 
 
 def syntax_findings(review: ReviewInput, file: CodeOwners, entry: str | None) -> Iterator[Finding]:
-    severity = Severity.ERROR
     for problem in file.problems:
-        yield _problem_finding(problem, file.path, severity, entry)
+        yield _problem_finding(problem, file.path, Severity.ERROR, entry)
 
 
 def _problem_finding(problem: Problem, path: str, severity: Severity, entry: str | None) -> Finding:

@@ -30,7 +30,6 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         if loaded.doc is None:
             continue
         doc = loaded.doc
-        severity = Severity.ERROR
         declared_files: set[str] = set()
         for item in declared_facets(doc.value):
             try:
@@ -38,7 +37,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             except UriError as exc:
                 rule = "uris/unknown-name" if item.uri.startswith("ol:") and "registered" in str(exc) \
                     else "uris/malformed"
-                yield at(rule, severity, doc, item.pointer, str(exc), entry=entry.name,
+                yield at(rule, Severity.ERROR, doc, item.pointer, str(exc), entry=entry.name,
                          hint="Short URIs look like ol:<name>:<File>.json, for example ol:core:SQLJobFacet.json.")
                 continue
             owner = registry.entries[short.name]
@@ -46,7 +45,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 declared_files.add(short.file)
             problem = _resolution_problem(review, owner, short.file, short.version)
             if problem:
-                yield at("uris/unresolved", severity, doc, item.pointer, f"{item.uri}: {problem}",
+                yield at("uris/unresolved", Severity.ERROR, doc, item.pointer, f"{item.uri}: {problem}",
                          entry=entry.name,
                          hint=f"Facet files of {owner.name} live in {owner.facets_dir}/.")
         yield from _undeclared(review, entry, declared_files, doc)

@@ -117,24 +117,23 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
                  hint="Check the bump by hand, or add the referenced version to the published mirror.")
     if needed is Bump.NONE or _is_published_copy(review, schema):
         return
-    severity = Severity.ERROR
     reasons = _reasons(changes)
     pointer = "/$id"
     right = _next(old.version, needed)
     fix = token_fix(schema.doc, pointer, f"https://openlineage.io/spec/facets/{right}/{schema.filename}",
                     f"set the $id version of {schema.filename} to {right}")
     if old.version == schema.version:
-        yield at("versions/not-bumped", severity, schema.doc, pointer,
+        yield at("versions/not-bumped", Severity.ERROR, schema.doc, pointer,
                  f"{schema.filename} changed but $id is still {_fmt(schema.version)} (needs a {needed.name} "
                  f"bump: {reasons})", entry=schema.entry.name, hint=f"Bump to {right}.", fix=fix)
         return
     actual = actual_bump(old.version, schema.version)
     if actual is None:
-        yield at("versions/not-increased", severity, schema.doc, pointer,
+        yield at("versions/not-increased", Severity.ERROR, schema.doc, pointer,
                  f"$id version went from {_fmt(old.version)} to {_fmt(schema.version)}, which is not an increase",
                  entry=schema.entry.name, hint=f"Use {right}.", fix=fix)
     elif actual < needed:
-        yield at("versions/insufficient-bump", severity, schema.doc, pointer,
+        yield at("versions/insufficient-bump", Severity.ERROR, schema.doc, pointer,
                  f"{_fmt(old.version)} -> {_fmt(schema.version)} is an {actual.name} bump but the change needs "
                  f"{needed.name}: {reasons}", entry=schema.entry.name, hint=f"Use {right}.", fix=fix)
 
@@ -172,15 +171,14 @@ def _published(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
     if schema.schema_id is None or schema.version is None:
         return
     published = review.head_schemas.published(schema.schema_id)
-    severity = Severity.ERROR
     mirror_path = f"{review.config.paths.mirror}/facets/{_fmt(schema.version)}/{schema.filename}"
     if published is None:
         if review.config.versions.requires_copy(schema.entry.name):
-            yield at("versions/not-published", severity, schema.doc, "/$id",
+            yield at("versions/not-published", Severity.ERROR, schema.doc, "/$id",
                      f"version {_fmt(schema.version)} of {schema.filename} is not in the published mirror",
                      entry=schema.entry.name, hint=f"Add an identical copy at {mirror_path} (entries in "
                      "versions.require_published_copy copy each new version in the same change).")
     elif published.schema != schema.value:
-        yield at("versions/not-published", severity, schema.doc, "/$id",
+        yield at("versions/not-published", Severity.ERROR, schema.doc, "/$id",
                  f"{published.path} differs from {schema.path} although both claim {schema.schema_id}",
                  entry=schema.entry.name, hint="Either the schema needs a new version or the copy is stale.")
