@@ -159,18 +159,15 @@ def identifiers(event: Any, candidates: int | None = None, ordered: bool = True)
             return shallow
     seen = 0
     level: list[tuple[Any, Any, Any]] = [(event, None, "")]  # (node, path as linked tuples, key above)
-    dict_, list_, str_ = dict, list, str
+    dict_, list_ = dict, list
     for _depth in range(MAX_DEPTH + 1):
         below: list[tuple[Any, Any, Any]] = []
         for node, path, key in level:
             if type(node) is dict_:
                 if "namespace" in node:
-                    ns, nm = node["namespace"], node.get("name")
-                    if type(ns) is str_ and type(nm) is str_:
-                        if key == "job" or node.get("type") == "JOB":
-                            found.append(Found("job", ns, nm, path, *_job_type(node)))
-                        else:
-                            found.append(Found("dataset", ns, nm, path))
+                    identifier = _identifier(node, path, key)
+                    if identifier is not None:
+                        found.append(identifier)
                     seen += 1
                     if seen == candidates:
                         below = []
@@ -190,6 +187,16 @@ def identifiers(event: Any, candidates: int | None = None, ordered: bool = True)
     return found
 
 
+def _identifier(node: dict[str, Any], path: Any, key: Any) -> Found | None:
+    """The job or dataset identifier of an object holding ``namespace`` (None unless both parts are strings)."""
+    ns, nm = node["namespace"], node.get("name")
+    if type(ns) is not str or type(nm) is not str:
+        return None
+    if key == "job" or node.get("type") == "JOB":
+        return Found("job", ns, nm, path, *_job_type(node))
+    return Found("dataset", ns, nm, path)
+
+
 def _shallow(event: dict[str, Any]) -> tuple[list[Found], int]:
     """The identifiers in the places an event's structure puts them (the job, inputs, outputs, dataset, and the
     objects directly inside a run or job facet, such as a parent job), and how many objects with a
@@ -200,12 +207,9 @@ def _shallow(event: dict[str, Any]) -> tuple[list[Found], int]:
     def visit(node: dict[str, Any], path: Any, key: Any) -> None:
         nonlocal seen
         seen += 1
-        ns, nm = node["namespace"], node.get("name")
-        if type(ns) is str and type(nm) is str:
-            if key == "job" or node.get("type") == "JOB":
-                found.append(Found("job", ns, nm, path, *_job_type(node)))
-            else:
-                found.append(Found("dataset", ns, nm, path))
+        identifier = _identifier(node, path, key)
+        if identifier is not None:
+            found.append(identifier)
 
     for key in ("job", "dataset"):
         value = event.get(key)
