@@ -37,20 +37,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.bench_webhook import KEY, SECRET, free_port  # noqa: E402  (the same service settings)
 from bot.app.signature import sign  # noqa: E402
 
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
 PAYLOAD = SHARED / "github-payloads" / "pull_request.synchronize.json"
 GITHUB_TIMEOUT = 10.0  # GitHub gives up on a delivery after 10 s and does not redeliver it
-SECRET = "bench-secret"
-KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 # -- the server ----------------------------------------------------------------------------------------
 @dataclass
