@@ -49,7 +49,7 @@ lock: setup
 	$(LOCK) -c requirements/worker.txt -o requirements/web.txt
 
 # The web and worker images (Dockerfile targets), built with podman in .podman/ (deploy/build-images).
-images:
+images: system-deps
 	deploy/build-images
 
 bench: setup

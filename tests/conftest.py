@@ -119,6 +119,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the image build (tests/images.py) when the image tests are collected, before any test runs."""
     if any(item.path.name == IMAGE_TESTS for item in session.items):
         from tests.images import start_build
 
@@ -126,6 +127,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A build still running when the session ends (it stopped early) is stopped with it."""
     from tests.images import stop_build
 
     stop_build()
