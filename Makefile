@@ -3,12 +3,14 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean system-deps
+.PHONY: setup demo test lint bench clean system-deps lock images
 
-$(BIN)/.installed: pyproject.toml
+# The venv installs exactly requirements/dev.txt (hashes checked), then the project itself, editable.
+$(BIN)/.installed: pyproject.toml requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(BIN)/.installed
@@ -21,16 +23,34 @@ lint: setup
 	$(BIN)/mypy
 
 # The queue's Redis backend is tested against a real server, the published site in Debian's headless
-# Chromium: install them when missing (Debian/Ubuntu).
+# Chromium, the images built with podman (runc, and debootstrap for their base): install them when missing
+# (Debian/Ubuntu).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL := $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq
 system-deps:
-	@command -v redis-server >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server >/dev/null; }
-	@[ -x /usr/bin/chromium ] || { $(SUDO) apt-get update -qq && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	@command -v redis-server >/dev/null 2>&1 || { $(APT_INSTALL) redis-server >/dev/null; }
+	@[ -x /usr/bin/chromium ] || { $(APT_INSTALL) chromium >/dev/null; }
+	@{ command -v podman && command -v runc && [ -x /usr/sbin/debootstrap ]; } >/dev/null 2>&1 || \
+		{ $(APT_INSTALL) podman runc debootstrap >/dev/null; }
 
 test: lint system-deps
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest
+
+# The lock files (requirements/*.txt) from pyproject.toml, for Python 3.11 on Linux x86_64 (the images' and
+# CI's): dev (the venv), worker (+ spark), web (no Spark). Each is resolved within the one before it, so a
+# package has one version everywhere; versions already locked are kept (`make lock LOCK_FLAGS=--upgrade`
+# takes the newest). Run it after changing pyproject.toml; tests/test_locks.py says when it is due.
+LOCK := $(BIN)/uv pip compile --quiet --native-tls --generate-hashes --python-version 3.11 \
+	--python-platform x86_64-unknown-linux-gnu --custom-compile-command 'make lock' $(LOCK_FLAGS) \
+	pyproject.toml requirements/build.in
+lock: setup
+	$(LOCK) --extra dev -o requirements/dev.txt
+	$(LOCK) --extra spark -c requirements/dev.txt -o requirements/worker.txt
+	$(LOCK) -c requirements/worker.txt -o requirements/web.txt
+
+# The web and worker images (Dockerfile targets), built with podman in .podman/ (deploy/build-images).
+images: system-deps
+	deploy/build-images
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

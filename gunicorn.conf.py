@@ -22,6 +22,9 @@ accesslog = None  # the app logs every delivery as JSON with its delivery id
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info")
 preload_app = False  # each worker builds its app (and its SQLite connections) after the fork
+# No control socket (gunicornc, gunicorn 25.1+): nothing here uses it, and its default place ($HOME/.gunicorn)
+# is not writable in the images (read-only root filesystem), where gunicorn 27 logged an error at start.
+control_socket_disable = True
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]

@@ -108,3 +108,26 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.history import clone
 
     return clone(tmp_path_factory.mktemp("history") / "openlineage.git")
+
+
+IMAGE_TESTS = "test_images.py"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The image tests run last: they wait for the image build that runs beside the rest of the suite."""
+    items.sort(key=lambda item: item.path.name == IMAGE_TESTS)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the image build (tests/images.py) when the image tests are collected, before any test runs."""
+    if any(item.path.name == IMAGE_TESTS for item in session.items):
+        from tests.images import start_build
+
+        start_build()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A build still running when the session ends (it stopped early) is stopped with it."""
+    from tests.images import stop_build
+
+    stop_build()

@@ -67,6 +67,8 @@ class Service:
     ``worker_args`` and ``standin_args`` are added to the worker's and the stand-in's command lines.
     """
 
+    start_timeout = 20.0  # seconds for the web to answer /readyz
+
     def __init__(self, tmp: Path, worker_args: tuple[str, ...] = FAKE_WORKER,
                  standin_args: tuple[str, ...] = ()) -> None:
         self.tmp = tmp
@@ -77,6 +79,7 @@ class Service:
         self.queue_file = tmp / "queue.sqlite3"
 
     def start(self, repo: Path) -> None:
+        self.repo = repo
         standin = self._spawn("standin", [sys.executable, "-m", "tests.standin", "--repo", str(repo), "--port", "0",
                                           "--pr-base", "main", "--pr-head", "pr", "--pr-number", str(NUMBER),
                                           "--repo-name", REPO, "--app-key", str(self.tmp / "app.pem"),
@@ -87,10 +90,13 @@ class Service:
                         GITHUB_WEBHOOK_SECRET=f"old,{SECRET}", GITHUB_API_URL=self.github,
                         BOT_QUEUE_URL=str(self.queue_file))
         self.web = f"http://127.0.0.1:{free_port()}"
+        self.start_web()
+        wait_for(lambda: self._get(f"{self.web}/readyz") == 200, self.start_timeout, "gunicorn")
+        self.start_worker()
+
+    def start_web(self) -> None:
         self._spawn("web", [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
                             "--bind", self.web.removeprefix("http://"), "--workers", "1", "bot.web:create_app()"])
-        wait_for(lambda: self._get(f"{self.web}/readyz") == 200, 20, "gunicorn")
-        self.start_worker()
 
     def _spawn(self, name: str, args: list[str], stdout: int | None = None) -> subprocess.Popen[bytes]:
         with (self.tmp / f"{name}.log").open("ab") as log:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -325,3 +326,14 @@ def test_byte_ranges_keep_every_core_busy_within_bounds() -> None:
     total = 520_000_000
     step = split_bytes(total, 2)
     assert SPLIT_BYTES < step < MAX_SPLIT_BYTES and -(-total // step) == 4
+
+
+def test_the_spark_engine_without_pyspark_is_a_clear_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """PySpark is the `spark` extra (the web image has none): `regress` says so in one line, exit 2."""
+    from bot.cli import main
+
+    monkeypatch.setitem(sys.modules, "pyspark", None)  # what an install without the extra looks like to find_spec
+    assert main(["regress", str(tmp_path), "--base", "main"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "needs PySpark" in err and "[spark]" in err and "--engine python" in err and len(err.splitlines()) == 1

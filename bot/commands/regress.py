@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -38,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
     from bot.snapshot import GitError
 
     _check_events(args.events)
+    if args.engine == "spark" and importlib.util.find_spec("pyspark") is None:
+        raise UsageError("--engine spark needs PySpark, which is not installed: install the spark extra "
+                         "(pip install 'openlineage-registry-bot[spark]', and a Java runtime), or use --engine python")
     if args.parquet and not Path(args.parquet).absolute().parent.is_dir():
         raise UsageError(f"--parquet {args.parquet}: the folder {Path(args.parquet).absolute().parent} does not exist")
     repo = _inputs.git_repository(args.repo)
