@@ -66,11 +66,7 @@ class ReviewInputs:
 
 
 def load_default_config(gh: GitHubAPI, pr: PullRequest) -> tuple[Config, list[Finding]]:
-    files = {}
-    for path in CONFIG_PATHS:
-        data = gh.read_file(pr.repo, pr.default_branch, path)
-        if data is not None:
-            files[path] = data
+    files = gh.read_files(pr.repo, pr.default_branch, CONFIG_PATHS)
     return load_config(MemorySnapshot(files, label=pr.default_branch))
 
 
