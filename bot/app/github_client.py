@@ -349,13 +349,14 @@ class GitHubClient:
         return self._retrying.run(f"{verb} {url.split('?')[0]}", paced if mutative else send,
                                   on_unauthorized=self._token.invalidate)
 
-    def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]]) -> list[Mapping[str, Any] | None] | None:
+    def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],
+                         trees: bool = False) -> list[Mapping[str, Any] | None] | None:
         """The objects named by ``fields`` in one GraphQL query; None when GraphQL refuses (the caller uses
         REST: GitHub Enterprise without GraphQL, a GraphQL rate limit, an error in the answer)."""
         if not self._graphql:
             return None
         owner, _, name = repo.partition("/")
-        query, variables = graphql_reads.objects_query(fields)
+        query, variables = graphql_reads.objects_query(fields, trees)
         _, data = self._request("POST", GRAPHQL, body={"query": query, "variables": {
             "owner": owner, "name": name, **variables}}, write=False)
         try:
@@ -514,7 +515,7 @@ class GitHubClient:
         modes tell a symlink); what GraphQL cannot give exactly, or all of them when it refuses, over REST."""
         wanted = [p.strip("/") for p in paths]
         folders = sorted({p.rpartition("/")[0] for p in wanted})
-        found = self._graphql_objects(repo, [("expression", f"{ref}:{p}") for p in [*wanted, *folders]])
+        found = self._graphql_objects(repo, [("expression", f"{ref}:{p}") for p in [*wanted, *folders]], trees=True)
         out: dict[str, bytes] = {}
         for i, path in enumerate(wanted):
             if found is not None:

@@ -18,17 +18,20 @@ from typing import Any
 
 MAX_OBJECTS = 200
 MAX_BYTES = 2 * 1024 * 1024
-OBJECT_FIELDS = "__typename ... on Blob { byteSize isBinary isTruncated text } ... on Tree { entries { name mode } }"
+BLOB_FIELDS = "__typename ... on Blob { byteSize isBinary isTruncated text }"
+TREE_FIELDS = " ... on Tree { entries { name mode } }"
 SYMLINK_MODE = 0o120000
 
 
-def objects_query(fields: Sequence[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
-    """Query text and variables for ``[(argument, value)]`` (argument ``oid`` or ``expression``):
-    field ``o<i>`` of the answer is the object of the i-th pair."""
+def objects_query(fields: Sequence[tuple[str, str]], trees: bool = False) -> tuple[str, dict[str, Any]]:
+    """Query text and variables for ``[(argument, value)]`` (argument ``oid`` or ``expression``): field
+    ``o<i>`` of the answer is the object of the i-th pair, a blob's content (and with ``trees`` a folder's
+    entries), spelled once in a fragment."""
     params = ", ".join(f"$v{i}: {'GitObjectID' if arg == 'oid' else 'String'}!" for i, (arg, _) in enumerate(fields))
-    body = " ".join(f"o{i}: object({arg}: $v{i}) {{ {OBJECT_FIELDS} }}" for i, (arg, _) in enumerate(fields))
+    body = " ".join(f"o{i}: object({arg}: $v{i}) {{ ...f }}" for i, (arg, _) in enumerate(fields))
     query = (f"query($owner: String!, $name: String!, {params}) "
-             f"{{ repository(owner: $owner, name: $name) {{ {body} }} }}")
+             f"{{ repository(owner: $owner, name: $name) {{ {body} }} }} "
+             f"fragment f on GitObject {{ {BLOB_FIELDS}{TREE_FIELDS if trees else ''} }}")
     return query, {f"v{i}": value for i, (_, value) in enumerate(fields)}
 
 
