@@ -83,7 +83,9 @@ def review(service: Service, action: str, head: str) -> dict[str, Any]:
         time.sleep(0.02)
     if completed is None or published is None:
         raise SystemExit(f"the review of {head[:12]} did not finish")
-    time.sleep(2 * LATENCY + 0.2)  # the summary's answer, and nothing after it
+    # the summary's answer, nothing after it, and GitHub's pause since this review's last write, so that the
+    # next delivery does not wait for this one's pacing (pushes come seconds apart, not at once)
+    time.sleep(max(2 * LATENCY + 0.2, WRITE_PAUSE))
     state = service.state()
     return {"completed": completed, "published": published, "paths": [r["path"] for r in state["requests"][seen:]],
             "writes": len(state["pacing"]["writes"]) - writes_seen,
