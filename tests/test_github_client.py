@@ -384,12 +384,14 @@ def graphql_endpoint(rsps: responses.RequestsMock, objects: dict[str, dict[str, 
     asked: list[list[str]] = []
 
     def answer(request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
+        headers = {"x-ratelimit-remaining": "4999", "x-ratelimit-resource": "graphql"}
         body = json.loads(request.body or b"{}")
         variables = body["variables"]
         assert "repository(owner: $owner, name: $name)" in body["query"] and variables["owner"] == "owner"
         values = [variables[f"v{i}"] for i in range(len(variables) - 2)]
         asked.append(values)
-        return 200, {}, json.dumps({"data": {"repository": {f"o{i}": objects.get(v) for i, v in enumerate(values)}}})
+        found = {f"o{i}": objects.get(v) for i, v in enumerate(values)}
+        return 200, headers, json.dumps({"data": {"repository": found}})
 
     rsps.add_callback(responses.POST, f"{api}/graphql", callback=answer)
     return asked
@@ -433,6 +435,7 @@ def test_read_tree_reads_the_listed_blobs_in_one_graphql_query_and_skips_what_it
     assert "limit" in head.skipped["spec/registry/huge.json"]
     assert asked == [["a1", "a6"]]  # the first read brings every listed blob (same sha: once); none left out
     assert rest.call_count == 0 and factory.stats.requests == 4  # token, two trees, one query
+    assert gh.rate_limit_remaining() is None  # GraphQL's points are not the REST limit
 
 
 def test_what_graphql_cannot_give_exactly_is_read_over_rest(mocked, app_key, fake_time):

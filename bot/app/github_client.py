@@ -367,8 +367,10 @@ class GitHubClient:
             return None
 
     def _note(self, headers: Mapping[str, str] | None) -> None:
-        value = _lower(headers).get("x-ratelimit-remaining")
-        if value is not None and value.isdigit():
+        """Record the REST rate limit left (GraphQL has its own points, ``x-ratelimit-resource: graphql``)."""
+        lowered = _lower(headers)
+        value = lowered.get("x-ratelimit-remaining")
+        if value is not None and value.isdigit() and lowered.get("x-ratelimit-resource") != "graphql":
             self._remaining = int(value)
             self._factory.stats.rate_limit_remaining = int(value)
 

@@ -226,7 +226,7 @@ def create_app(state: StandInState) -> Flask:
                     response.headers["x-ratelimit-limit"] = str(RATE_LIMIT)
                     response.headers["x-ratelimit-remaining"] = str(state.remaining)
                     response.headers["x-ratelimit-reset"] = str(int(state.clock()) + 3600)
-                    response.headers["x-ratelimit-resource"] = "core"
+                    response.headers["x-ratelimit-resource"] = "graphql" if request.path == "/graphql" else "core"
         return response
 
     @app.teardown_request
