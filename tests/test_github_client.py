@@ -24,6 +24,7 @@ from bot.app.github_api import (
     RateLimited,
 )
 from bot.app.github_client import AppClientFactory, GitHubClient, RetryPolicy
+from bot.app.graphql_reads import MAX_BYTES, MAX_OBJECTS, nearest_first
 from bot.app.tree_files import MAX_BLOB_BYTES
 from tests.standin import generate_private_key_pem
 
@@ -282,9 +283,13 @@ def test_enterprise_base_url(mocked, app_key, fake_time):
                                clock=fake_time.clock, seconds_between_requests=0, seconds_between_writes=0)
     gh = factory.for_installation(42)
 
+    graphql_endpoint(mocked, {"main:a.yml": blob("a: 1"), "main:": {"__typename": "Tree", "entries": []}},
+                     api="https://ghe.example.com:443/api")  # GitHub Enterprise Server: /api/graphql, not /api/v3
+
     assert gh.get_pull_request(REPO, 5).number == 5
     assert len(gh.list_pull_request_files(REPO, 5)[0]) == 150
     assert gh.bot_login() == "ghe-bot[bot]"
+    assert gh.read_files(REPO, "main", ["a.yml"]) == {"a.yml": b"a: 1"}
 
 
 def test_total_retry_time_is_bounded(mocked, app_key, fake_time):
@@ -600,3 +605,14 @@ def test_team_membership_active_pending_absent_and_forbidden(mocked, app_key, fa
     with pytest.raises(NotFound):  # a hidden team: the 404 says nothing about carol
         gh.get_team_membership("Hidden", "devs", "carol")
     assert fake_time.sleeps == [] and factory.stats.retries == 0  # a missing permission is not retried
+
+
+def test_a_batch_takes_the_nearest_blobs_first_within_githubs_limits():
+    paths = {"w": "spec/registry/gcp/registry.json", "sib": "spec/registry/gcp/facets/F.json",
+             "same": "spec/registry/gcp/other.json", "far": "website/static/spec/1-0-0/x.json",
+             "up": "spec/OpenLineage.json", "huge": "spec/registry/gcp/big.json"}
+    sizes = dict.fromkeys(paths, 10) | {"huge": MAX_BYTES}
+    assert nearest_first("w", paths, sizes, list(paths)) == ["w", "same", "sib", "up", "far"]  # no room for "huge"
+    many = {f"b{i:04}": f"spec/f{i:04}.json" for i in range(MAX_OBJECTS + 50)}
+    batch = nearest_first("b0100", many, dict.fromkeys(many, 1), list(many))
+    assert len(batch) == MAX_OBJECTS and batch[0] == "b0100" and len(set(batch)) == MAX_OBJECTS
