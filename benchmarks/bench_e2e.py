@@ -1,10 +1,14 @@
-"""Delivery to completed check run for the end-to-end pull request (no Spark regression).
+"""Delivery to completed check run for the end-to-end pull request (no Spark regression), at GitHub's latency.
 
-Starts the stand-in GitHub, gunicorn and the worker as real processes (as ``tests/test_e2e.py`` does),
-sends RUNS signed ``pull_request.opened`` deliveries one after another and times each until its check
-run is completed, with the GitHub requests each review made (from the stand-in's request log).
-``BENCH_CHECKS=real`` (default) runs the bot's own checks, ``fake`` the test check of ``tests/fakes.py``.
-Run: ``python benchmarks/bench_e2e.py``.
+Starts the stand-in GitHub, gunicorn and the worker as real processes (as ``tests/test_e2e.py`` does).
+The stand-in answers each request ``BENCH_LATENCY`` seconds late (default 0.1: real GitHub takes
+0.05-0.3) and flags writes that break GitHub's pacing; the worker paces its writes ``BENCH_WRITE_PAUSE``
+seconds apart (default 1, GitHub's advice). The first delivery opens the pull request (the worker's first
+job: imports, App token); each of the next ``BENCH_RUNS`` pushes a new head (the entry broken another way)
+and delivers ``synchronize``, so every review is a fresh one that publishes everything (check run, review,
+summary). Each is timed to its completed check run and to its summary comment, with the GitHub requests it
+made (from the stand-in's request log). ``BENCH_CHECKS=real`` (default) runs the bot's own checks,
+``fake`` the test check of ``tests/fakes.py``. Run: ``python benchmarks/bench_e2e.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -26,15 +31,20 @@ from tests.gitrepo import Repo, git  # noqa: E402
 from tests.test_e2e import Service  # noqa: E402
 from tests.test_pipeline import ENTRY, broken_entry  # noqa: E402
 
-RUNS = int(os.environ.get("BENCH_RUNS", "10"))
+RUNS = int(os.environ.get("BENCH_RUNS", "8"))
 CHECKS = os.environ.get("BENCH_CHECKS", "real")
+LATENCY = float(os.environ.get("BENCH_LATENCY", "0.1"))
+WRITE_PAUSE = float(os.environ.get("BENCH_WRITE_PAUSE", "1.0"))
 
 
-class RealChecksService(Service):
-    """The end-to-end service, its worker running ``bot.checks.CHECKS`` instead of the test check."""
+class BenchService(Service):
+    """The end-to-end service at GitHub's latency; its worker paces writes and runs the bot's checks
+    (``BENCH_CHECKS=real``) or the test check."""
 
     def start_worker(self) -> None:
-        self._spawn("worker", [sys.executable, "-m", "bot.app.worker", "--write-pause", "0", "--poll", "0.05"])
+        checks = ("--checks", "tests.fakes:FAKE_CHECKS", "--no-regression") if CHECKS != "real" else ()
+        self._spawn("worker", [sys.executable, "-m", "bot.app.worker", *checks, "--write-pause", str(WRITE_PAUSE),
+                               "--poll", "0.05"])
 
 
 def kind(path: str) -> str:
@@ -55,54 +65,84 @@ def wait_for_worker(log: Path, timeout: float = 30.0) -> None:
     raise SystemExit("the worker did not start")
 
 
+def review(service: Service, action: str, head: str) -> dict[str, Any]:
+    """Deliver ``action`` for ``head``; time its completed check run and its summary comment."""
+    state = service.state()
+    pacing = state["pacing"]
+    seen, writes_seen, flagged = len(state["requests"]), len(pacing["writes"]), len(pacing["violations"])
+    t0 = time.perf_counter()
+    assert service.deliver(action, head) == 202
+    completed = published = None
+    deadline = time.monotonic() + 120
+    while published is None and time.monotonic() < deadline:
+        state = service.state()
+        if completed is None and any(r["head_sha"] == head and r["status"] == "completed" for r in state["check_runs"]):
+            completed = time.perf_counter() - t0
+        if any(head[:12] in c["body"] and "registry-bot:summary" in c["body"] for c in state["issue_comments"]):
+            published = time.perf_counter() - t0
+        time.sleep(0.02)
+    if completed is None or published is None:
+        raise SystemExit(f"the review of {head[:12]} did not finish")
+    # the summary's answer, nothing after it, and GitHub's pause since this review's last write, so that the
+    # next delivery does not wait for this one's pacing (pushes come seconds apart, not at once)
+    time.sleep(max(2 * LATENCY + 0.2, WRITE_PAUSE))
+    state = service.state()
+    return {"completed": completed, "published": published, "paths": [r["path"] for r in state["requests"][seen:]],
+            "writes": len(state["pacing"]["writes"]) - writes_seen,
+            "violations": state["pacing"]["violations"][flagged:]}
+
+
 def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-e2e-"))
     load = [os.getloadavg()[0]]
     try:
         repo = Repo.from_folder(CORPUS, tmp / "repo")
         repo.change({ENTRY: broken_entry()}, "add a facet")
-        head = git(repo.path, "rev-parse", "pr")
-        service = (RealChecksService if CHECKS == "real" else Service)(tmp)
+        heads = []
+        for i in range(RUNS):  # each run reviews a new head: the entry broken another way
+            repo.write(ENTRY, broken_entry(f"Missing{i}.json"))
+            repo.commit(f"push {i}", branch=f"push{i}")
+            heads.append(git(repo.path, "rev-parse", f"push{i}"))
+        service = BenchService(tmp, standin_args=("--latency", str(LATENCY), "--write-pause", str(WRITE_PAUSE)))
         try:
             service.start(repo.path)
             wait_for_worker(tmp / "worker.log")
-            timings: list[float] = []
-            requests: list[list[str]] = []
-            writes: list[int] = []
-            for _ in range(RUNS):
-                state = service.state()
-                before = len([r for r in state["check_runs"] if r["status"] == "completed"])
-                seen = len(state["requests"])
-                t0 = time.perf_counter()
-                assert service.deliver("opened", head) == 202
-                deadline = time.monotonic() + 60
-                while time.monotonic() < deadline:
-                    state = service.state()
-                    if len([r for r in state["check_runs"] if r["status"] == "completed"]) > before:
-                        break
-                    time.sleep(0.02)
-                timings.append(time.perf_counter() - t0)
-                time.sleep(0.5)  # let the review and summary of this run be published before the next
-                made = service.state()["requests"][seen:]
-                requests.append([r["path"] for r in made])
-                writes.append(sum(r["method"] != "GET" for r in made))
+            first = review(service, "opened", git(repo.path, "rev-parse", "pr"))
+            runs = []
+            for head in heads:
+                service.push(head)
+                runs.append(review(service, "synchronize", head))
         finally:
             service.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     load.append(os.getloadavg()[0])
-    per_review = [len(r) for r in requests]
-    kinds = collections.Counter(kind(p) for p in requests[-1])
-    print(f"delivery -> completed check run: {RUNS} runs, corpus PR changing one registry entry, "
-          f"{'the bot checks' if CHECKS == 'real' else 'the test check (tests.fakes:FAKE_CHECKS)'}, "
-          f"writes unpaced, {os.cpu_count()} CPUs, load average {load[0]:.2f} -> {load[1]:.2f}")
-    print(f"  first (the worker's first job: imports, App token) {timings[0]:.2f} s   then median "
-          f"{statistics.median(timings[1:]):.2f} s   max {max(timings[1:]):.2f} s")
-    print(f"  GitHub requests per review: median {statistics.median(per_review):.0f} (last run: "
-          + ", ".join(f"{k} {n}" for k, n in kinds.most_common()) + f"), of which writes {writes[-1]}")
-    blobs = collections.Counter(p for p in requests[-1] if "/git/blobs/" in p)
-    print(f"  blobs: {len(blobs)} distinct, {sum(blobs.values()) - len(blobs)} fetched again")
+    report(first, runs, load)
     return 0
+
+
+def report(first: dict[str, Any], runs: list[dict[str, Any]], load: list[float]) -> None:
+    def median(key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    print(f"delivery -> completed check run: corpus PR changing one registry entry, "
+          f"{'the bot checks' if CHECKS == 'real' else 'the test check (tests.fakes:FAKE_CHECKS)'}, "
+          f"{LATENCY * 1000:.0f} ms per GitHub request, writes {WRITE_PAUSE:g} s apart, {os.cpu_count()} CPUs, "
+          f"load average {load[0]:.2f} -> {load[1]:.2f}")
+    for label, run in (("opened (the worker's first job: imports, App token)", first),):
+        print(f"  {label}: check run completed {run['completed']:.2f} s, everything published "
+              f"{run['published']:.2f} s, {len(run['paths'])} requests ({run['writes']} writes)")
+    print(f"  {len(runs)} pushes (synchronize): check run completed median {median('completed'):.2f} s, max "
+          f"{max(r['completed'] for r in runs):.2f} s; everything published median {median('published'):.2f} s")
+    last = runs[-1]
+    kinds = collections.Counter(kind(p) for p in last["paths"])
+    print(f"  GitHub requests per review: median {statistics.median(len(r['paths']) for r in runs):.0f} (last: "
+          + ", ".join(f"{k} {n}" for k, n in kinds.most_common()) + f"), of which writes {last['writes']}")
+    broken = first["violations"] + [v for r in runs for v in r["violations"]]
+    print(f"  writes breaking GitHub's pacing: {len(broken)}")
+    for v in broken[:5]:
+        when = "during another write" if v["concurrent"] else f"{v['gap']:.2f} s after the previous one"
+        print(f"    {v['method']} {v['path']} {when}")
 
 
 if __name__ == "__main__":

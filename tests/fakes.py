@@ -134,6 +134,11 @@ class FakeGitHub:
         self._call("read_file")
         return self.trees.get(ref, {}).get(path)
 
+    def read_files(self, repo: str, ref: str, paths: Sequence[str]) -> dict[str, bytes]:
+        self._call("read_files")
+        tree = self.trees.get(ref, {})
+        return {path: tree[path] for path in paths if path in tree}
+
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
         self._call("list_reviews")
         return list(self._pull(repo, number).reviews)

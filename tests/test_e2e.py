@@ -70,9 +70,10 @@ class Service:
     start_timeout = 20.0  # seconds for the web to answer /readyz
 
     def __init__(self, tmp: Path, worker_args: tuple[str, ...] = FAKE_WORKER,
-                 standin_args: tuple[str, ...] = ()) -> None:
+                 standin_args: tuple[str, ...] = (), write_pause: float = 0.0) -> None:
         self.tmp = tmp
         self.worker_args = worker_args
+        self.write_pause = write_pause
         self.standin_args = standin_args
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
@@ -122,7 +123,7 @@ class Service:
 
     def start_worker(self) -> None:
         self._spawn("worker", [sys.executable, "-m", "bot.app.worker", *self.worker_args,
-                               "--write-pause", "0", "--poll", "0.05"])
+                               "--write-pause", str(self.write_pause), "--poll", "0.05"])
 
     def kill(self, name: str) -> None:
         proc = self.procs.pop(name)
@@ -230,6 +231,27 @@ def test_opened_then_fixed_pull_request(service: Service, git_repo: Path) -> Non
     assert all(r["status"] == "completed" for r in state["check_runs"])
 
 
+def test_a_typical_review_makes_at_most_15_requests_and_one_write_a_second(git_repo: Path, tmp_path: Path) -> None:
+    """The pull request of these tests reviewed by the bot's own checks, as ``benchmarks/bench_e2e.py`` times
+    it: its GitHub requests counted at the stand-in, so that they cannot creep back up (not timed)."""
+    svc = Service(tmp_path, worker_args=(), standin_args=("--write-pause", "1"), write_pause=1.0)
+    try:
+        svc.start(git_repo)
+        head = git(git_repo, "rev-parse", "pr")
+        assert svc.deliver("opened", head) == 202
+        svc.summary_for(head, timeout=60)
+        time.sleep(0.5)  # the summary's answer, and anything after it
+        state = svc.state()
+    finally:
+        svc.close()
+    made = [f"{r['method']} {r['path']}" for r in state["requests"] if not r["path"].startswith("/app")]
+    assert len(made) <= 15, made  # the App's token and GET /app come once per process, not per review
+    assert not [r for r in made if "/git/blobs/" in r or "/contents/" in r]  # files come by GraphQL
+    writes = [f"{w['method']} {w['path'].split('/')[-1]}" for w in state["pacing"]["writes"]]
+    assert writes == ["POST check-runs", f"PATCH {state['check_runs'][0]['id']}", "POST reviews", "POST comments"]
+    assert state["pacing"]["violations"] == []  # one at a time, a second apart
+
+
 def test_worker_killed_mid_review_still_concludes(service: Service, git_repo: Path) -> None:
     head = git(git_repo, "rev-parse", "pr")
     # hold the worker inside the review: the tree request waits on a rate limit reset
@@ -248,12 +270,14 @@ def test_server_errors_and_rate_limits_are_survived(service: Service, git_repo: 
     head = git(git_repo, "rev-parse", "pr")
     service.faults([{"path": "/repos/*/pulls/*/files", "status": 500, "count": 2},
                     {"path": "/repos/*/check-runs/*", "status": 429, "retry_after": 1, "count": 1},
-                    {"path": "/repos/*/issues/*/comments", "status": 502, "count": 1}])
+                    {"path": "/repos/*/issues/*/comments", "status": 502, "count": 1},
+                    {"path": "/graphql", "status": 502, "count": 1, "skip": 1}])  # the batch of files, not the config
     assert service.deliver("opened", head) == 202
     run = service.completed_run(head)
     assert run["conclusion"] == "failure"
     state = service.summary_for(head)
-    assert state["fault_hits"] and len([c for c in state["issue_comments"] if "summary" in c["body"]]) == 1
+    assert {h["path"] for h in state["fault_hits"]} >= {"/graphql", f"/repos/{REPO}/issues/{NUMBER}/comments"}
+    assert len([c for c in state["issue_comments"] if "summary" in c["body"]]) == 1
 
 
 def test_two_quick_pushes_publish_only_the_newest_head(service: Service, git_repo: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from bot.app.github_api import (
     RateLimited,
 )
 from bot.app.github_client import AppClientFactory, GitHubClient, RetryPolicy
+from bot.app.graphql_reads import MAX_BYTES, MAX_OBJECTS, nearest_first
 from bot.app.tree_files import MAX_BLOB_BYTES
 from tests.standin import generate_private_key_pem
 
@@ -281,9 +283,13 @@ def test_enterprise_base_url(mocked, app_key, fake_time):
                                clock=fake_time.clock, seconds_between_requests=0, seconds_between_writes=0)
     gh = factory.for_installation(42)
 
+    graphql_endpoint(mocked, {"main:a.yml": blob("a: 1"), "main:": {"__typename": "Tree", "entries": []}},
+                     api="https://ghe.example.com:443/api")  # GitHub Enterprise Server: /api/graphql, not /api/v3
+
     assert gh.get_pull_request(REPO, 5).number == 5
     assert len(gh.list_pull_request_files(REPO, 5)[0]) == 150
     assert gh.bot_login() == "ghe-bot[bot]"
+    assert gh.read_files(REPO, "main", ["a.yml"]) == {"a.yml": b"a: 1"}
 
 
 def test_total_retry_time_is_bounded(mocked, app_key, fake_time):
@@ -376,25 +382,54 @@ def test_read_file_decodes_inline_content_and_fetches_large_files_as_blobs(mocke
     assert gh.read_file(REPO, "b" * 40, "big.json") == b"{}"
 
 
-def test_read_tree_fetches_only_blobs_under_the_prefixes_and_skips_what_it_must(mocked, app_key, fake_time):
-    token_endpoint(mocked, app_key, fake_time, "ghs_1")
-    tree = [
-        {"path": "spec", "type": "tree", "mode": "040000", "sha": "t1"},
-        {"path": "spec/registry/gcp/registry.json", "type": "blob", "mode": "100644", "sha": "a1", "size": 2},
-        {"path": "spec/registry/gcp/link.json", "type": "blob", "mode": "120000", "sha": "a2", "size": 9},
-        {"path": "spec/registry/huge.json", "type": "blob", "mode": "100644", "sha": "a3",
-         "size": MAX_BLOB_BYTES + 1},
-        {"path": "spec/registry/vendored", "type": "commit", "mode": "160000", "sha": "a4"},
-        {"path": "spec/registryx/other.json", "type": "blob", "mode": "100644", "sha": "a5", "size": 2},
-        {"path": "CODEOWNERS", "type": "blob", "mode": "100644", "sha": "a6", "size": 2},
-    ]
+def graphql_endpoint(rsps: responses.RequestsMock, objects: dict[str, dict[str, object] | None],
+                     api: str = API) -> list[list[str]]:
+    """GitHub's GraphQL endpoint answering ``o<i>: object(oid|expression: $v<i>)`` from ``objects``
+    (value -> object); returns the values asked, one list per query."""
+    asked: list[list[str]] = []
+
+    def answer(request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
+        headers = {"x-ratelimit-remaining": "4999", "x-ratelimit-resource": "graphql"}
+        body = json.loads(request.body or b"{}")
+        variables = body["variables"]
+        assert "repository(owner: $owner, name: $name)" in body["query"] and variables["owner"] == "owner"
+        values = [variables[f"v{i}"] for i in range(len(variables) - 2)]
+        asked.append(values)
+        found = {f"o{i}": objects.get(v) for i, v in enumerate(values)}
+        return 200, headers, json.dumps({"data": {"repository": found}})
+
+    rsps.add_callback(responses.POST, f"{api}/graphql", callback=answer)
+    return asked
+
+
+def blob(content: str, **fields: object) -> dict[str, object]:
+    return {"__typename": "Blob", "byteSize": len(content.encode()), "isBinary": False, "isTruncated": False,
+            "text": content, **fields}
+
+
+TREE = [
+    {"path": "spec", "type": "tree", "mode": "040000", "sha": "t1"},
+    {"path": "spec/registry/gcp/registry.json", "type": "blob", "mode": "100644", "sha": "a1", "size": 2},
+    {"path": "spec/registry/gcp/link.json", "type": "blob", "mode": "120000", "sha": "a2", "size": 9},
+    {"path": "spec/registry/huge.json", "type": "blob", "mode": "100644", "sha": "a3", "size": MAX_BLOB_BYTES + 1},
+    {"path": "spec/registry/vendored", "type": "commit", "mode": "160000", "sha": "a4"},
+    {"path": "spec/registryx/other.json", "type": "blob", "mode": "100644", "sha": "a5", "size": 2},
+    {"path": "CODEOWNERS", "type": "blob", "mode": "100644", "sha": "a6", "size": 3},
+]
+
+
+def trees_endpoint(rsps: responses.RequestsMock, tree: list[dict[str, object]] = TREE) -> None:
     for ref in ("b" * 40, "h" * 40):
-        mocked.get(f"{API}/repos/{REPO}/git/trees/{ref}", json={"sha": "root", "tree": tree, "truncated": False},
-                   match=[matchers.query_param_matcher({"recursive": "1"})])
-    blob = mocked.get(f"{API}/repos/{REPO}/git/blobs/a1", json={"encoding": "base64", "content": "e30=", "sha": "a1"})
-    owners = mocked.get(f"{API}/repos/{REPO}/git/blobs/a6", json={"encoding": "base64", "content": "KiBA",
-                                                                  "sha": "a6"})
-    _, gh = client(app_key, fake_time)
+        rsps.get(f"{API}/repos/{REPO}/git/trees/{ref}", json={"sha": "root", "tree": tree, "truncated": False},
+                 match=[matchers.query_param_matcher({"recursive": "1"})])
+
+
+def test_read_tree_reads_the_listed_blobs_in_one_graphql_query_and_skips_what_it_must(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    trees_endpoint(mocked)
+    asked = graphql_endpoint(mocked, {"a1": blob("{}"), "a6": blob("* @")})
+    rest = mocked.get(f"{API}/repos/{REPO}/git/blobs/a1", json={"encoding": "base64", "content": "e30=", "sha": "a1"})
+    factory, gh = client(app_key, fake_time)
 
     base = gh.read_tree(REPO, "b" * 40, ["spec/registry/", "CODEOWNERS"])
     head = gh.read_tree(REPO, "h" * 40, ["spec/registry"])
@@ -403,7 +438,94 @@ def test_read_tree_fetches_only_blobs_under_the_prefixes_and_skips_what_it_must(
     assert dict(head) == {"spec/registry/gcp/registry.json": b"{}"}
     assert set(head.skipped) == {"spec/registry/gcp/link.json", "spec/registry/huge.json", "spec/registry/vendored"}
     assert "limit" in head.skipped["spec/registry/huge.json"]
-    assert blob.call_count == 1 and owners.call_count == 1  # blobs are cached by sha across snapshots
+    assert asked == [["a1", "a6"]]  # the first read brings every listed blob (same sha: once); none left out
+    assert rest.call_count == 0 and factory.stats.requests == 4  # token, two trees, one query
+    assert gh.rate_limit_remaining() is None  # GraphQL's points are not the REST limit
+
+
+def test_what_graphql_cannot_give_exactly_is_read_over_rest(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    tree = [{"path": f"spec/{name}.json", "type": "blob", "mode": "100644", "sha": name, "size": 4}
+            for name in ("ok", "cut", "bin", "latin", "gone")]
+    trees_endpoint(mocked, tree)
+    asked = graphql_endpoint(mocked, {
+        "ok": blob("{}"), "cut": blob("{", isTruncated=True, byteSize=4), "bin": blob("", isBinary=True, text=None),
+        "latin": blob("caf\ufffd", byteSize=4), "gone": None})  # not UTF-8: replaced, so the length differs
+    rest = {name: mocked.get(f"{API}/repos/{REPO}/git/blobs/{name}", json={
+        "encoding": "base64", "content": base64.b64encode(content).decode(), "sha": name})
+        for name, content in (("cut", b"{\n}\n"), ("bin", b"\x00\x01"), ("latin", b"caf\xe9"), ("gone", b"[]"))}
+    _, gh = client(app_key, fake_time)
+
+    files = gh.read_tree(REPO, "h" * 40, ["spec"])
+
+    assert {path: files[path] for path in files} == {
+        "spec/ok.json": b"{}", "spec/cut.json": b"{\n}\n", "spec/bin.json": b"\x00\x01", "spec/latin.json": b"caf\xe9",
+        "spec/gone.json": b"[]"}
+    assert len(asked) == 1  # one query; each blob it could not give exactly is one REST read, once
+    assert [r.call_count for r in rest.values()] == [1, 1, 1, 1]
+
+
+def test_graphql_refused_means_rest_from_then_on(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    trees_endpoint(mocked)
+    query = mocked.post(f"{API}/graphql", json={"errors": [{"type": "RATE_LIMITED", "message": "API rate limit"}]})
+    for sha, content in (("a1", "e30="), ("a6", "KiBA")):
+        mocked.get(f"{API}/repos/{REPO}/git/blobs/{sha}", json={"encoding": "base64", "content": content, "sha": sha})
+    _, gh = client(app_key, fake_time)
+
+    base = gh.read_tree(REPO, "b" * 40, ["spec/registry/", "CODEOWNERS"])
+
+    assert dict(base) == {"spec/registry/gcp/registry.json": b"{}", "CODEOWNERS": b"* @"}
+    assert query.call_count == 1
+
+
+def test_a_graphql_server_error_is_retried_like_any_request(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    trees_endpoint(mocked)
+    mocked.post(f"{API}/graphql", status=502, json={"message": "Server Error"})
+    asked = graphql_endpoint(mocked, {"a1": blob("{}"), "a6": blob("* @")})
+    factory, gh = client(app_key, fake_time)
+
+    assert gh.read_tree(REPO, "h" * 40, ["CODEOWNERS"])["CODEOWNERS"] == b"* @"
+    assert len(asked) == 1 and factory.stats.retries == 1 and fake_time.sleeps == [1.0]
+
+
+def test_read_files_asks_once_and_leaves_out_what_is_not_a_file(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    folder = {"__typename": "Tree", "entries": [{"name": "bot.yml", "mode": 0o100644},
+                                                {"name": "link.yml", "mode": 0o120000}]}
+    root = {"__typename": "Tree", "entries": [{"name": "big.yml", "mode": 0o100644}]}
+    asked = graphql_endpoint(mocked, {"main:.github/bot.yml": blob("a: 1\n"), "main:.github/link.yml": blob("bot.yml"),
+                                      "main:.github": folder, "main:big.yml": blob("x", isTruncated=True, byteSize=9),
+                                      "main:": root})
+    mocked.get(f"{API}/repos/{REPO}/contents/big.yml", json={"type": "file", "encoding": "base64",
+                                                             "content": "eHh4eHh4eHh4", "sha": "s", "size": 9})
+    _, gh = client(app_key, fake_time)
+
+    found = gh.read_files(REPO, "main", [".github/bot.yml", ".github/link.yml", ".github/none.yml", "big.yml"])
+
+    assert found == {".github/bot.yml": b"a: 1\n", "big.yml": b"xxxxxxxxx"}  # a symlink is not followed
+    assert asked == [["main:.github/bot.yml", "main:.github/link.yml", "main:.github/none.yml", "main:big.yml",
+                      "main:", "main:.github"]]
+
+
+def test_writes_are_paced_one_at_a_time_and_graphql_queries_are_not(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.post(f"{API}/repos/{REPO}/issues/5/comments", json={"id": 1})
+    mocked.patch(f"{API}/repos/{REPO}/issues/comments/1", json={"id": 1})
+    graphql_endpoint(mocked, {"main:a": blob("x"), "main:": {"__typename": "Tree", "entries": [
+        {"name": "a", "mode": 0o100644}]}})
+    factory = AppClientFactory(7, app_key, "https://api.github.com", sleep=fake_time.sleep, clock=fake_time.clock,
+                               slug="registry-bot", seconds_between_requests=0, seconds_between_writes=1.0)
+    first, second = factory.for_installation(42), factory.for_installation(42)  # two jobs of one installation
+
+    first.create_issue_comment(REPO, 5, "one")
+    assert first.read_files(REPO, "main", ["a"]) == {"a": b"x"}  # a read, sent at once
+    assert fake_time.sleeps == []
+    second.edit_issue_comment(REPO, 1, "two")
+    first.create_issue_comment(REPO, 5, "three")
+
+    assert fake_time.sleeps == [1.0, 1.0]  # each write a second after the previous one ended, across clients
 
 
 def test_read_tree_walks_down_when_the_recursive_listing_is_truncated(mocked, app_key, fake_time):
@@ -420,10 +542,11 @@ def test_read_tree_walks_down_when_the_recursive_listing_is_truncated(mocked, ap
         {"path": "core", "type": "tree", "sha": "t-core"},
         {"path": "core/registry.json", "type": "blob", "mode": "100644", "sha": "c1", "size": 2}]},
         match=[matchers.query_param_matcher({"recursive": "1"})])
-    mocked.get(f"{API}/repos/{REPO}/git/blobs/c1", json={"encoding": "base64", "content": "e30=", "sha": "c1"})
+    asked = graphql_endpoint(mocked, {"c1": blob("{}")})
     _, gh = client(app_key, fake_time)
 
     assert dict(gh.read_tree(REPO, "main", ["spec/registry"])) == {"spec/registry/core/registry.json": b"{}"}
+    assert asked == [["c1"]]
 
 
 def test_check_run_payloads(mocked, app_key, fake_time):
@@ -452,7 +575,7 @@ def test_check_run_payloads(mocked, app_key, fake_time):
 
 
 def test_team_membership_active_pending_absent_and_forbidden(mocked, app_key, fake_time):
-    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    token_endpoint(mocked, app_key, fake_time, "ghs_1", "ghs_2")  # the second an hour later
     teams = f"{API}/orgs/OpenLineage/teams/committers/memberships"
     mocked.get(f"{teams}/carol", json={"state": "active", "role": "member", "url": f"{teams}/carol"})
     mocked.get(f"{teams}/dave", json={"state": "pending", "role": "member"})
@@ -469,10 +592,27 @@ def test_team_membership_active_pending_absent_and_forbidden(mocked, app_key, fa
     assert gh.get_team_membership("OpenLineage", "committers", "dave") == "pending"
     assert gh.get_team_membership("OpenLineage", "committers", "erin") is None  # a visible team: not a member
     assert gh.get_team_membership("OpenLineage", "committers", "frank") is None
-    assert team.call_count == 1  # the team's visibility is asked once per client
+    assert team.call_count == 1  # the team's visibility is asked once
+    assert factory.for_installation(42).get_team_membership("OpenLineage", "committers", "erin") is None
+    assert team.call_count == 1  # and kept for the installation, across clients (jobs), for an hour
+    fake_time.now += 3601
+    assert factory.for_installation(42).get_team_membership("OpenLineage", "committers", "erin") is None
+    assert team.call_count == 2
+    fake_time.sleeps.clear()
     with pytest.raises(GitHubError) as forbidden:
         gh.get_team_membership("Other", "devs", "carol")
     assert forbidden.value.status == 403 and "not accessible" in str(forbidden.value)
     with pytest.raises(NotFound):  # a hidden team: the 404 says nothing about carol
         gh.get_team_membership("Hidden", "devs", "carol")
     assert fake_time.sleeps == [] and factory.stats.retries == 0  # a missing permission is not retried
+
+
+def test_a_batch_takes_the_nearest_blobs_first_within_githubs_limits():
+    paths = {"w": "spec/registry/gcp/registry.json", "sib": "spec/registry/gcp/facets/F.json",
+             "same": "spec/registry/gcp/other.json", "far": "website/static/spec/1-0-0/x.json",
+             "up": "spec/OpenLineage.json", "huge": "spec/registry/gcp/big.json"}
+    sizes = dict.fromkeys(paths, 10) | {"huge": MAX_BYTES}
+    assert nearest_first("w", paths, sizes, list(paths)) == ["w", "same", "sib", "up", "far"]  # no room for "huge"
+    many = {f"b{i:04}": f"spec/f{i:04}.json" for i in range(MAX_OBJECTS + 50)}
+    batch = nearest_first("b0100", many, dict.fromkeys(many, 1), list(many))
+    assert len(batch) == MAX_OBJECTS and batch[0] == "b0100" and len(set(batch)) == MAX_OBJECTS

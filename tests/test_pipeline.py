@@ -108,6 +108,23 @@ def test_rerun_posts_nothing_twice(fake_github: FakeGitHub, pr_repo: Repo) -> No
     assert len(fake_github.runs_for(pr.head_sha)) == 2  # a re-run gets its own check run, as GitHub wants
 
 
+def test_a_review_lists_reviews_once_and_inline_comments_only_when_the_bot_has_reviewed(
+        fake_github: FakeGitHub, pr_repo: Repo) -> None:
+    pr = load(fake_github, pr_repo)
+    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
+    first = list(fake_github.calls)
+    assert first.count("list_reviews") == 1  # read for the approvals, reused to publish
+    assert "list_review_comments" not in first  # no review of the bot yet: none of its inline comments either
+    pushed = pr_repo.commit("a push that changes nothing")
+    base = git(pr_repo.path, "rev-parse", "main")
+    fake_github.push(REPO, 7, pushed, tree(pr_repo.path, pushed), changed_files(pr_repo.path, base, pushed))
+    review_pull_request(fake_github, fake_github.get_pull_request(REPO, 7), "d-2", checks=FAKE_CHECKS)
+    second = fake_github.calls[len(first):]
+    assert second.count("list_reviews") == 1 and second.count("list_review_comments") == 1
+    [_, (_, again)] = [w for w in fake_github.writes if w[0] == "create_review"]
+    assert again["comments"] == []  # the same finding on the same line is not posted twice
+
+
 def test_stale_head_is_never_published(fake_github: FakeGitHub, pr_repo: Repo) -> None:
     pr = load(fake_github, pr_repo)
     moved = PullRequest(REPO, 7, "f" * 40, pr.base_sha, "main", "pr", "contributor", "open")

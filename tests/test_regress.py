@@ -337,3 +337,28 @@ def test_the_spark_engine_without_pyspark_is_a_clear_usage_error(tmp_path: Path,
     assert main(["regress", str(tmp_path), "--base", "main"]) == 2
     err = capsys.readouterr().err.strip()
     assert "needs PySpark" in err and "[spark]" in err and "--engine python" in err and len(err.splitlines()) == 1
+
+
+class CountingSnapshot(DirSnapshot):
+    """A folder as a snapshot, remembering every file read (a read costs GitHub requests in the App)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    def read(self, path: str) -> bytes | None:
+        self.reads.append(path)
+        return super().read(path)
+
+
+def test_without_sample_events_the_stage_reads_no_schema_and_starts_no_spark(corpus: Path) -> None:
+    base, head = CountingSnapshot(corpus), CountingSnapshot(corpus)
+    started: list[str] = []
+    stage = review_stage(session_factory=lambda master: started.append(master))  # type: ignore[arg-type, func-returns-value]
+
+    section, findings = stage(base, head, None, Config())
+
+    assert section is not None and section.data == {"events": 0} and findings == [] and started == []
+    assert base.reads == head.reads == []  # neither side's schemas: nothing would be validated against them
+    SideSpec.build(base, Config(), "base")  # what the stage used to do first
+    assert len(base.reads) > 40  # (the counter sees reads: every schema of the side)

@@ -18,6 +18,7 @@ from bot.app.github_client import AppClientFactory, GitHubClient
 from bot.app.local_github import LocalGitHub
 from bot.changes import diff_lines
 from bot.snapshot import GitSnapshot
+from tests.gitrepo import Repo
 from tests.standin import StandIn, generate_private_key_pem
 
 REPO = "owner/repo"
@@ -189,3 +190,80 @@ def test_runs_as_a_process_and_moves_the_head(corpus_pr_repo: Path, tmp_path: Pa
         if proc.stderr:
             proc.stderr.close()
     assert json.dumps(app)  # the app info is plain JSON
+
+
+def test_graphql_reads_every_blob_in_one_query_exactly_or_leaves_it_to_rest(tmp_path: Path):
+    source = tmp_path / "source"
+    for path, content in {"spec/a.json": b"{}\n", "spec/deep/b.json": "\u00e9t\u00e9\n".encode(),
+                          "spec/latin.json": b"caf\xe9\n", "spec/bin.dat": b"\x00\x01\x02",
+                          ".github/registry-bot.yml": b"review:\n  max_inline_comments: 3\n"}.items():
+        (source / path).parent.mkdir(parents=True, exist_ok=True)
+        (source / path).write_bytes(content)
+    repo = Repo.from_folder(source, tmp_path / "repo")
+    (repo.path / ".github" / "link.yml").symlink_to("registry-bot.yml")
+    repo.commit("a symlink")
+    local = LocalGitHub(repo.path, "main", "pr", repo=REPO)
+    with StandIn(local) as server:
+        gh = AppClientFactory(server.state.app_id, server.state.private_key_pem, server.url, seconds_between_requests=0,
+                              seconds_between_writes=0).for_installation(server.state.installation_id)
+        tree = gh.read_tree(REPO, "pr", ["spec", ".github"])
+        with GitSnapshot(repo.path, "pr") as snap:
+            assert {p: tree[p] for p in tree} == {p: snap.read(p) for p in snap.files() if p != ".github/link.yml"}
+        found = gh.read_files(REPO, "pr", [".github/registry-bot.yml", ".github/link.yml", ".github/none.yml"])
+        paths = [r["path"] for r in server.state.requests]
+    local.close()
+    assert ".github/link.yml" in tree.skipped  # type: ignore[attr-defined]
+    assert found == {".github/registry-bot.yml": b"review:\n  max_inline_comments: 3\n"}  # no symlink followed
+    blobs = sorted(p.rsplit("/", 1)[1] for p in paths if "/git/blobs/" in p)
+    with GitSnapshot(repo.path, "pr") as snap:
+        by_sha = {run_git_sha(repo.path, f"pr:{p}"): p for p in ("spec/latin.json", "spec/bin.dat")}
+    assert [by_sha[sha] for sha in blobs] == sorted(by_sha.values(), key=lambda p: run_git_sha(repo.path, f"pr:{p}"))
+    assert paths.count("/graphql") == 2  # the blobs, then the files; over REST only what is not UTF-8 text
+
+
+def run_git_sha(repo: Path, expression: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", expression], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_graphql_answers_like_github(standin: StandIn, factory: AppClientFactory):
+    gh_of(factory, standin).get_pull_request(REPO, 1)  # an installation token
+    [token] = list(standin.state.tokens)
+    headers = {"Authorization": f"token {token}"}
+    query = ('query($e: String!) { repository(owner: "owner", name: "repo") { f: object(expression: $e) '
+             '{ __typename ... on Blob { byteSize } } d: object(expression: "main:spec") { ... on Tree '
+             '{ entries { name mode type } } } none: object(expression: "main:nope") { oid } } }')
+    answer = requests.post(f"{standin.url}/graphql", json={"query": query, "variables": {"e": "main:CODEOWNERS"}},
+                           headers=headers, timeout=10).json()["data"]["repository"]
+    assert answer["f"]["__typename"] == "Blob" and answer["f"]["byteSize"] > 0 and answer["none"] is None
+    assert {"name": "facets", "mode": 0o40000, "type": "tree"} in answer["d"]["entries"]
+    other = requests.post(f"{standin.url}/graphql", headers=headers, timeout=10, json={
+        "query": '{ repository(owner: "x", name: "y") { nameWithOwner } }'}).json()
+    assert other["data"]["repository"] is None and other["errors"][0]["extensions"]["type"] == "NOT_FOUND"
+    invalid = requests.post(f"{standin.url}/graphql", headers=headers, timeout=10, json={
+        "query": '{ repository(owner: "owner", name: "repo") { files } }'}).json()
+    assert "Cannot query field 'files'" in invalid["errors"][0]["message"]
+    assert requests.post(f"{standin.url}/graphql", json={"query": query}, timeout=10).status_code == 401
+
+
+def test_latency_and_writes_that_break_githubs_pacing_are_flagged(standin: StandIn, factory: AppClientFactory):
+    settings = requests.post(f"{standin.url}/_standin/settings", json={"latency": 0.1, "write_pause": 0.5},
+                             timeout=10).json()
+    assert (settings["latency"], settings["write_pause"]) == (0.1, 0.5)
+    unpaced = gh_of(factory, standin)
+    started = time.monotonic()
+    unpaced.create_issue_comment(REPO, 1, "one")
+    assert time.monotonic() - started >= 0.2  # the token call and the write, 0.1 s each
+    unpaced.read_files(REPO, "main", ["CODEOWNERS"])  # a GraphQL query is a POST, not a write
+    unpaced.create_issue_comment(REPO, 1, "two")
+    time.sleep(0.5)  # then another process, pacing its writes
+    paced = AppClientFactory(standin.state.app_id, standin.state.private_key_pem, standin.url,
+                             seconds_between_requests=0, seconds_between_writes=0.5).for_installation(1)
+    third = paced.create_issue_comment(REPO, 1, "three")
+    paced.edit_issue_comment(REPO, third, "three, edited")
+
+    pacing = requests.get(f"{standin.url}/_standin/state", timeout=10).json()["pacing"]
+    assert [w["method"] for w in pacing["writes"]] == ["POST", "POST", "POST", "PATCH"]
+    [broken] = pacing["violations"]  # the unpaced second write came sooner than 0.5 s after the first
+    assert broken["path"] == "/repos/owner/repo/issues/1/comments" and 0 <= broken["gap"] < 0.5
+    assert pacing["writes"][3]["gap"] >= 0.5

@@ -1,4 +1,5 @@
-"""Lazy GitHub snapshots: one tree listing, a blob downloaded only when a check reads it, failures not hidden."""
+"""Lazy GitHub snapshots: one tree listing, blobs downloaded (in batches) only when a check reads one, failures
+not hidden."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from bot.config import Config
 from tests import test_github_client, test_pipeline
 from tests.fakes import FakeGitHub
 from tests.gitrepo import Repo
-from tests.test_github_client import API, REPO, client, token_endpoint
+from tests.test_github_client import API, REPO, blob, client, graphql_endpoint, token_endpoint
 from tests.test_pipeline import load
 
 app_key, fake_time, mocked = test_github_client.app_key, test_github_client.fake_time, test_github_client.mocked
@@ -40,27 +41,28 @@ class LazyFakeGitHub(FakeGitHub):
         return LazyTree({path: (path, len(data)) for path, data in eager.items()}, fetch)
 
 
-def test_the_client_lists_once_and_downloads_a_blob_on_first_read_only(mocked, app_key, fake_time):  # type: ignore[no-untyped-def]
+def test_the_client_lists_once_and_downloads_on_first_read_only_in_one_batch(mocked, app_key, fake_time):  # type: ignore[no-untyped-def]
     token_endpoint(mocked, app_key, fake_time, "ghs_1")
     tree = [{"path": "spec/registry/a/registry.json", "type": "blob", "mode": "100644", "sha": "a1", "size": 2},
             {"path": "website/static/spec/x.json", "type": "blob", "mode": "100644", "sha": "m1", "size": 7}]
     for ref in ("b" * 40, "h" * 40):
         mocked.get(f"{API}/repos/{REPO}/git/trees/{ref}", json={"sha": "root", "tree": tree, "truncated": False},
                    match=[matchers.query_param_matcher({"recursive": "1"})])
-    blob = mocked.get(f"{API}/repos/{REPO}/git/blobs/a1", json={"encoding": "base64", "content": "e30=", "sha": "a1"})
-    mirror = mocked.get(f"{API}/repos/{REPO}/git/blobs/m1", json={"encoding": "base64", "content": "", "sha": "m1"})
+    asked = graphql_endpoint(mocked, {"a1": blob("{}"), "m1": blob("[1, 2]\n")})
+    rest = mocked.get(f"{API}/repos/{REPO}/git/blobs/a1", json={"encoding": "base64", "content": "e30=", "sha": "a1"})
     _, gh = client(app_key, fake_time)
 
     base = TreeSnapshot(gh.read_tree(REPO, "b" * 40, ["spec", "website/static/spec"]), "base")
     head = TreeSnapshot(gh.read_tree(REPO, "h" * 40, ["spec", "website/static/spec"]), "head")
     assert head.files("website/static/spec") == ["website/static/spec/x.json"]
     assert head.size("website/static/spec/x.json") == 7 and head.size("nope.json") is None
-    assert blob.call_count == 0 and mirror.call_count == 0  # listing and sizes cost no download
+    assert asked == []  # listing and sizes cost no download
 
     assert head.read("spec/registry/a/registry.json") == b"{}"
     assert base.read("spec/registry/a/registry.json") == b"{}"
     assert head.read("spec/missing.json") is None
-    assert blob.call_count == 1 and mirror.call_count == 0  # cached by sha across base and head
+    assert base.read("website/static/spec/x.json") == b"[1, 2]\n"
+    assert asked == [["a1", "m1"]] and rest.call_count == 0  # the first read brought the listed blobs, once
 
 
 def test_a_snapshot_over_a_plain_mapping_reads_it() -> None:

@@ -12,6 +12,10 @@
   that would pass the budget fails at once with the status (``RateLimited`` with the reset time for a
   rate limit, so the job is rescheduled at the reset rather than given up). Other 4xx fail at once (422 included,
   so the publisher can retry a review without its inline comments).
+- Reads in bulk: blobs and small files come many to a request over GraphQL (``graphql_reads``); what
+  GraphQL cannot give exactly is read over REST.
+- Writes as GitHub asks (REST best practices): one at a time per installation, ``seconds_between_writes``
+  apart (``WritePacer``, shared by every client of the installation; a GraphQL query is a read).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -29,6 +34,7 @@ import requests
 from github import Auth, Github, GithubException, GithubIntegration
 from github.Requester import Requester
 
+from bot.app import graphql_reads
 from bot.app.github_api import (
     ChangedFile,
     CheckConclusion,
@@ -51,9 +57,11 @@ from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, un
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.github.com"
+GRAPHQL = "graphql"  # the GraphQL endpoint, relative to the REST base as PyGithub derives it
 MAX_PR_FILES = 3000  # GitHub lists at most 3000 files of a pull request
 PER_PAGE = 100
 TOKEN_MARGIN = 300.0  # refresh an installation token 5 minutes before it expires
+TEAM_VISIBILITY_TTL = 3600.0  # a team GitHub showed the installation is taken as visible this long
 BLOB_CACHE_BYTES = 64 * 1024 * 1024  # blobs are immutable: base and head share most of them
 _SERVER_ERRORS = frozenset({500, 502, 503, 504})
 
@@ -183,12 +191,37 @@ class _Retrying:
             self.sleep(delay)
 
 
+class WritePacer:
+    """GitHub's advice for mutative requests: one at a time, at least ``pause`` seconds from the end of
+    one to the start of the next. One per installation, shared by its clients (and worker threads)."""
+
+    def __init__(self, pause: float, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.pause = pause
+        self._sleep = sleep
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last_end: float | None = None
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._lock:
+            if self._last_end is not None:
+                wait = self._last_end + self.pause - self._clock()
+                if wait > 0:
+                    self._sleep(wait)
+            try:
+                yield
+            finally:
+                self._last_end = self._clock()
+
+
 class InstallationToken:
     """One installation's access token, fetched with the App JWT and cached until near its expiry."""
 
     def __init__(self, integration: GithubIntegration, installation_id: int, retrying: _Retrying) -> None:
         self._integration = integration
-        self._installation_id = installation_id
+        self.installation_id = installation_id
         self._retrying = retrying
         self._lock = threading.Lock()
         self._token: str | None = None
@@ -197,8 +230,8 @@ class InstallationToken:
     def get(self) -> str:
         with self._lock:
             if self._token is None or self._retrying.clock() >= self._expires - TOKEN_MARGIN:
-                auth = self._retrying.run(f"POST installation {self._installation_id} token",
-                                          lambda: self._integration.get_access_token(self._installation_id))
+                auth = self._retrying.run(f"POST installation {self.installation_id} token",
+                                          lambda: self._integration.get_access_token(self.installation_id))
                 self._token = auth.token
                 self._expires = auth.expires_at.timestamp() if auth.expires_at else self._retrying.clock() + 3600
                 self._retrying.stats.add(token_refreshes=1)
@@ -223,13 +256,16 @@ class AppClientFactory:
         self.base_url = base_url.rstrip("/")
         self.stats = ClientStats()
         self._retrying = _Retrying(policy or RetryPolicy(), self.stats, sleep, clock)
-        self._pauses = (seconds_between_requests, seconds_between_writes)
+        self._seconds_between_requests = seconds_between_requests
+        self._write_pause = seconds_between_writes
         self._timeout = timeout
         self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key_pem),
                                               base_url=self.base_url, retry=None, timeout=timeout,
                                               seconds_between_requests=seconds_between_requests,
                                               seconds_between_writes=seconds_between_writes)
         self._tokens: dict[int, InstallationToken] = {}
+        self._pacers: dict[int, WritePacer] = {}
+        self._visible_teams: dict[tuple[int, str], float] = {}  # (installation, team URL) -> when GitHub showed it
         self._lock = threading.Lock()
         self._slug = slug
 
@@ -237,13 +273,24 @@ class AppClientFactory:
         with self._lock:
             token = self._tokens.setdefault(installation_id,
                                             InstallationToken(self._integration, installation_id, self._retrying))
-        return GitHubClient(token, self)
+            pacer = self._pacers.setdefault(installation_id, WritePacer(self._write_pause, self._retrying.sleep,
+                                                                        self._retrying.clock))
+        return GitHubClient(token, self, pacer)
 
     def connect(self, token: str) -> Requester:
-        """A PyGithub requester authenticated with an installation token."""
+        """A PyGithub requester authenticated with an installation token (writes are paced by ``WritePacer``,
+        not by PyGithub, which would also pace GraphQL queries, being POSTs)."""
         gh = Github(auth=Auth.Token(token), base_url=self.base_url, retry=None, lazy=True, timeout=self._timeout,
-                    seconds_between_requests=self._pauses[0], seconds_between_writes=self._pauses[1])
+                    seconds_between_requests=self._seconds_between_requests, seconds_between_writes=0)
         return gh.requester
+
+    def team_visible(self, installation_id: int, team: str, seen: bool = False) -> bool:
+        """Whether GitHub showed ``team`` to the installation within ``TEAM_VISIBILITY_TTL`` (``seen``: it just did)."""
+        with self._lock:
+            now = self._retrying.clock()
+            if seen:
+                self._visible_teams[(installation_id, team)] = now
+            return now - self._visible_teams.get((installation_id, team), -TEAM_VISIBILITY_TTL) < TEAM_VISIBILITY_TTL
 
     def bot_login(self) -> str:
         """``<slug>[bot]``; the slug comes from ``GET /app`` (App JWT) once, unless given."""
@@ -256,17 +303,21 @@ class AppClientFactory:
 class GitHubClient:
     """``GitHubAPI`` for one installation, over GitHub's REST API."""
 
-    def __init__(self, token: InstallationToken, factory: AppClientFactory) -> None:
+    def __init__(self, token: InstallationToken, factory: AppClientFactory, pacer: WritePacer | None = None) -> None:
         self._token = token
         self._factory = factory
+        self._pacer = pacer or WritePacer(0.0)
         self._retrying = factory._retrying
         self._requester: Requester | None = None
         self._requester_token: str | None = None
         self._remaining: int | None = None
         self._changed_files: dict[tuple[str, int], int] = {}
-        self._visible_teams: set[str] = set()
         self._blobs: dict[str, bytes] = {}
         self._blob_bytes = 0
+        self._blob_lock = threading.RLock()
+        self._listed: dict[str, dict[str, tuple[str, int]]] = {}  # repo -> blob sha -> (a path, size) from trees
+        self._rest_only: set[str] = set()  # blobs GraphQL could not give exactly
+        self._graphql = True  # False once GraphQL refused a query: REST only from then on
 
     # -- transport -----------------------------------------------------------------------------
     def _connection(self) -> Requester:
@@ -276,23 +327,50 @@ class GitHubClient:
         return self._requester
 
     def _request(self, verb: str, url: str, params: Mapping[str, Any] | None = None,
-                 body: Any = None) -> tuple[dict[str, Any], Any]:
+                 body: Any = None, write: bool | None = None) -> tuple[dict[str, Any], Any]:
+        """One REST call, retried; ``write`` (default: any verb but GET) paces it with the other writes."""
         def send() -> tuple[dict[str, Any], Any]:
             connection = self._connection()
             try:
                 headers, data = connection.requestJsonAndCheck(
-                    verb, url, parameters=dict(params) if params else None, input=body)
+                    verb, connection.graphql_url if url == GRAPHQL else url,
+                    parameters=dict(params) if params else None, input=body)
             except GithubException as exc:
                 self._note(exc.headers)
                 raise
             self._note(headers)
             return headers, data
 
-        return self._retrying.run(f"{verb} {url.split('?')[0]}", send, on_unauthorized=self._token.invalidate)
+        def paced() -> tuple[dict[str, Any], Any]:
+            with self._pacer.write():
+                return send()
+
+        mutative = verb != "GET" if write is None else write
+        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced if mutative else send,
+                                  on_unauthorized=self._token.invalidate)
+
+    def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],
+                         trees: bool = False) -> list[Mapping[str, Any] | None] | None:
+        """The objects named by ``fields`` in one GraphQL query; None when GraphQL refuses (the caller uses
+        REST: GitHub Enterprise without GraphQL, a GraphQL rate limit, an error in the answer)."""
+        if not self._graphql:
+            return None
+        owner, _, name = repo.partition("/")
+        query, variables = graphql_reads.objects_query(fields, trees)
+        _, data = self._request("POST", GRAPHQL, body={"query": query, "variables": {
+            "owner": owner, "name": name, **variables}}, write=False)
+        try:
+            return graphql_reads.answers(data, len(fields))
+        except ValueError as exc:
+            log.warning("GraphQL refused a read (%s); reading over REST from now on", exc)
+            self._graphql = False
+            return None
 
     def _note(self, headers: Mapping[str, str] | None) -> None:
-        value = _lower(headers).get("x-ratelimit-remaining")
-        if value is not None and value.isdigit():
+        """Record the REST rate limit left (GraphQL has its own points, ``x-ratelimit-resource: graphql``)."""
+        lowered = _lower(headers)
+        value = lowered.get("x-ratelimit-remaining")
+        if value is not None and value.isdigit() and lowered.get("x-ratelimit-resource") != "graphql":
             self._remaining = int(value)
             self._factory.stats.rate_limit_remaining = int(value)
 
@@ -352,6 +430,10 @@ class GitHubClient:
                 skipped[path] = too_large(int(entry["size"]))
             else:
                 entries[path] = (entry["sha"], int(entry.get("size") or 0))
+        with self._blob_lock:
+            listed = self._listed.setdefault(repo, {})
+            for path, (sha, size) in entries.items():
+                listed.setdefault(sha, (path, size))
         return LazyTree(entries, lambda sha: self._blob(repo, sha), skipped)
 
     def _tree_entries(self, repo: str, ref: str, wanted: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -383,17 +465,38 @@ class GitHubClient:
         return [{**e, "path": f"{base}/{e['path']}" if base else e["path"]} for e in data["tree"]]
 
     def _blob(self, repo: str, sha: str) -> bytes:
-        cached = self._blobs.get(sha)
-        if cached is not None:
-            return cached
-        _, data = self._request("GET", f"/repos/{repo}/git/blobs/{sha}")
-        content = _decode(data)
+        """A blob by sha: from the cache, else in a GraphQL batch with the listed blobs nearest to it (one
+        request for many), else over REST."""
+        with self._blob_lock:
+            cached = self._blobs.get(sha)
+            if cached is not None:
+                return cached
+            listed = self._listed.get(repo, {})
+            if sha in listed and sha not in self._rest_only:
+                wanted = [s for s in listed if s not in self._blobs and s not in self._rest_only]
+                paths = {s: p for s, (p, _) in listed.items()}
+                batch = graphql_reads.nearest_first(sha, paths, {s: n for s, (_, n) in listed.items()}, wanted)
+                found = self._graphql_objects(repo, [("oid", s) for s in batch])
+                for blob_sha, node in zip(batch, found or (), strict=False):
+                    content = graphql_reads.blob_bytes(node)
+                    if content is None:
+                        self._rest_only.add(blob_sha)
+                    else:
+                        self._cache_blob(blob_sha, content)
+                cached = self._blobs.get(sha)
+                if cached is not None:
+                    return cached
+            _, data = self._request("GET", f"/repos/{repo}/git/blobs/{sha}")
+            content = _decode(data)
+            self._cache_blob(sha, content)
+            return content
+
+    def _cache_blob(self, sha: str, content: bytes) -> None:
         if self._blob_bytes + len(content) > BLOB_CACHE_BYTES:
             self._blobs.clear()
             self._blob_bytes = 0
         self._blobs[sha] = content
         self._blob_bytes += len(content)
-        return content
 
     def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
         try:
@@ -408,6 +511,28 @@ class GitHubClient:
         if size > MAX_BLOB_BYTES:
             raise GitHubError(f"{path} at {ref}: {too_large(size)}", status=413)
         return self._blob(repo, data["sha"])
+
+    def read_files(self, repo: str, ref: str, paths: Sequence[str]) -> dict[str, bytes]:
+        """The files among ``paths`` at ``ref`` in one GraphQL query (with their folders' listings, whose
+        modes tell a symlink); what GraphQL cannot give exactly, or all of them when it refuses, over REST."""
+        wanted = [p.strip("/") for p in paths]
+        folders = sorted({p.rpartition("/")[0] for p in wanted})
+        found = self._graphql_objects(repo, [("expression", f"{ref}:{p}") for p in [*wanted, *folders]], trees=True)
+        out: dict[str, bytes] = {}
+        for i, path in enumerate(wanted):
+            if found is not None:
+                folder, _, name = path.rpartition("/")
+                node, mode = found[i], graphql_reads.entry_mode(found[len(wanted) + folders.index(folder)], name)
+                if node is None or node.get("__typename") != "Blob" or mode == graphql_reads.SYMLINK_MODE:
+                    continue  # missing, a folder, a submodule or a symlink: not a file
+                content = graphql_reads.blob_bytes(node)
+                if content is not None:
+                    out[path] = content
+                    continue
+            data = self.read_file(repo, ref, path)
+            if data is not None:
+                out[path] = data
+        return out
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
         return [ReviewInfo(r["id"], _login(r.get("user")), r["state"], r.get("commit_id") or "", r.get("body") or "")
@@ -436,9 +561,10 @@ class GitHubClient:
         except NotFound:
             # 404 means "not a member", but also "this team is hidden from you" (no members: read, another
             # organisation): only a team the App can see makes the 404 an answer. Raises NotFound otherwise.
-            if team not in self._visible_teams:
+            # The answer is kept an hour for the installation (``AppClientFactory.team_visible``).
+            if not self._factory.team_visible(self._token.installation_id, team):
                 self._request("GET", team)
-                self._visible_teams.add(team)
+                self._factory.team_visible(self._token.installation_id, team, seen=True)
             return None
         state = data.get("state") if isinstance(data, dict) else None
         return str(state) if state else None

@@ -229,6 +229,10 @@ class LocalGitHub:
         except SnapshotError:
             return None
 
+    def read_files(self, repo: str, ref: str, paths: Sequence[str]) -> dict[str, bytes]:
+        found = {path: self.read_file(repo, ref, path) for path in paths}
+        return {path: data for path, data in found.items() if data is not None}
+
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
         self._check_pr(repo, number)
         with self._lock:

@@ -59,6 +59,7 @@ class ReviewInputs:
     config_findings: tuple[Finding, ...]
     approvers: frozenset[str]  # logins and the org/team slugs they (or the author) stand for
     teams: TeamMembership = field(default_factory=TeamMembership)
+    reviews: tuple[ReviewInfo, ...] = ()  # the pull request's reviews when fetched (the publisher reuses them)
 
     def touches_watched(self) -> bool:
         return any(self.changes.touches(folder) or self.changes.get(folder) is not None
@@ -66,11 +67,7 @@ class ReviewInputs:
 
 
 def load_default_config(gh: GitHubAPI, pr: PullRequest) -> tuple[Config, list[Finding]]:
-    files = {}
-    for path in CONFIG_PATHS:
-        data = gh.read_file(pr.repo, pr.default_branch, path)
-        if data is not None:
-            files[path] = data
+    files = gh.read_files(pr.repo, pr.default_branch, CONFIG_PATHS)
     return load_config(MemorySnapshot(files, label=pr.default_branch))
 
 
@@ -86,11 +83,13 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     files, truncated = gh.list_pull_request_files(pr.repo, pr.number)
     changes = to_changeset(files, truncated)
     base, head = read_snapshots(gh, pr, (*config.watched(), *EXTRA_PATHS))
-    logins = approvers(gh.list_reviews(pr.repo, pr.number))
+    reviews = tuple(gh.list_reviews(pr.repo, pr.number))
+    logins = approvers(reviews)
     teams = TeamMembership()
     if not truncated:
         teams = resolve(gh, owning_teams(base, head, changes, config), (pr.author, *sorted(logins)))
-    return ReviewInputs(pr, base, head, changes, config, tuple(config_findings), logins | teams.approving, teams)
+    return ReviewInputs(pr, base, head, changes, config, tuple(config_findings), logins | teams.approving, teams,
+                        reviews)
 
 
 def run_regression(regression: Regression, inputs: ReviewInputs) -> tuple[Section, list[Finding]]:

@@ -23,6 +23,7 @@ from bot.app.github_api import (
     GitHubAPI,
     InlineComment,
     PullRequest,
+    ReviewInfo,
 )
 from bot.changes import ChangeSet
 from bot.config import Config
@@ -233,10 +234,16 @@ def _review_line(f: Finding, cap: int) -> str:
             + (f" line {f.line}" if f.line else "") + f": {escape(f.message, cap)}")
 
 
-def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: ChangeSet, config: Config) -> int | None:
-    """Dismiss the bot's blocking reviews of older commits, then post this head's review once."""
+def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: ChangeSet, config: Config,
+                   reviews: Sequence[ReviewInfo] | None = None) -> int | None:
+    """Dismiss the bot's blocking reviews of older commits, then post this head's review once.
+
+    ``reviews``: the pull request's reviews as read for this review (listed again when not given). Only the
+    bot's own matter here, and no other job reviews this pull request meanwhile (the queue's lock).
+    """
     me = gh.bot_login()
-    reviews = gh.list_reviews(pr.repo, pr.number)
+    if reviews is None:
+        reviews = gh.list_reviews(pr.repo, pr.number)
     for r in reviews:
         if r.user == me and r.commit_id != pr.head_sha and r.state in ("CHANGES_REQUESTED", "APPROVED"):
             gh.dismiss_review(pr.repo, pr.number, r.id, f"Superseded by the review of {pr.head_sha[:12]}.")
@@ -246,8 +253,9 @@ def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: Chan
     body = review_body(report, rest, pr.head_sha)
     if any(r.user == me and r.commit_id == pr.head_sha and r.body == body for r in reviews):
         return None  # a re-run or a redelivery: this review is already there
-    posted = {(c.path, c.line, c.body) for c in gh.list_review_comments(pr.repo, pr.number) if c.user == me}
-    inline = [c for c in inline if (c.path, c.line, c.body) not in posted]
+    if any(r.user == me for r in reviews):  # an inline comment belongs to a review: none without one
+        posted = {(c.path, c.line, c.body) for c in gh.list_review_comments(pr.repo, pr.number) if c.user == me}
+        inline = [c for c in inline if (c.path, c.line, c.body) not in posted]
     event = config.review.event_on_errors if report.has_errors else "COMMENT"
     if event not in ("REQUEST_CHANGES", "COMMENT"):
         event = "REQUEST_CHANGES"

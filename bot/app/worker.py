@@ -152,7 +152,7 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
             return "superseded"
         complete_check(gh, pr.repo, check_id, report)
         if inputs.touches_watched() or inputs.changes.truncated:
-            publish_review(gh, pr, report, inputs.changes, inputs.config)
+            publish_review(gh, pr, report, inputs.changes, inputs.config, inputs.reviews)
             publish_summary(gh, pr, report)
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")

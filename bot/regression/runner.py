@@ -29,14 +29,20 @@ class Inputs:
         return not self.records and not self.remote
 
 
-def gather(base: Snapshot, head: Snapshot, config: Config, extra_events: Iterable[str] = ()) -> Inputs:
-    """The head side's ``samples/`` events plus the configured and given locations."""
-    base_spec = SideSpec.build(base, config, base.label)
-    head_spec = SideSpec.build(head, config, head.label)
+def find_events(head: Snapshot, config: Config,
+                extra_events: Iterable[str] = ()) -> tuple[list[EventRecord], list[str]]:
+    """The head side's ``samples/`` events plus the configured and given local locations; the remote ones."""
     records = list(sample_records(head, Registry(head, config)))
     locations = event_locations(config, extra_events)
     records.extend(file_records(expand_local(p for p in locations if not is_remote(p))))
-    return Inputs(base_spec, head_spec, records, [p for p in locations if is_remote(p)])
+    return records, [p for p in locations if is_remote(p)]
+
+
+def gather(base: Snapshot, head: Snapshot, config: Config, extra_events: Iterable[str] = (),
+           events: tuple[list[EventRecord], list[str]] | None = None) -> Inputs:
+    """Both sides' schemas and the events (``find_events`` unless given)."""
+    records, remote = events if events is not None else find_events(head, config, extra_events)
+    return Inputs(SideSpec.build(base, config, base.label), SideSpec.build(head, config, head.label), records, remote)
 
 
 def run_local(inputs: Inputs) -> RegressionResult:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Finding, Section, Verdict
-from bot.regression.runner import gather
+from bot.regression.runner import find_events, gather
 from bot.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -60,14 +60,15 @@ class RegressionStage:
         if not policy.enabled:
             return None, []
         started = time.monotonic()
-        try:
-            inputs = gather(base, head, config)
+        try:  # the events first: without any, neither side's schemas are read
+            events = find_events(head, config)
+            if not events[0] and not events[1]:
+                return Section(title=TITLE, markdown="No sample events to check (no `samples/` folder, no "
+                                                     "configured event locations).\n", data={"events": 0}), []
+            inputs = gather(base, head, config, events=events)
         except Exception as exc:  # a bug reading the sides must not lose the rest of the review
             log.exception("the regression could not read its inputs")
             return _neutral(f"its inputs could not be read ({type(exc).__name__}: {str(exc)[:300]})."), []
-        if inputs.empty:
-            return Section(title=TITLE, markdown="No sample events to check (no `samples/` folder, no configured "
-                                                 "event locations).\n", data={"events": 0}), []
         try:
             spark = self.session()
         except Exception as exc:  # noqa: BLE001  # any start-up failure (no Java, no memory) must not fail the review

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from bot.app.local_github import LocalGitHub
-from tests.standin.server import StandInState, generate_private_key_pem, serve
+from tests.standin.server import Pacing, StandInState, generate_private_key_pem, serve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="the App's private key (PEM); created there if missing; default: a fresh key, "
                              "served at GET /_standin/app")
     parser.add_argument("--token-ttl", type=float, default=3600.0, help="installation token lifetime, seconds")
+    parser.add_argument("--latency", type=float, default=0.0, metavar="SECONDS",
+                        help="added to every API request (real GitHub: about 0.05-0.3)")
+    parser.add_argument("--write-pause", type=float, default=0.0, metavar="SECONDS",
+                        help="flag writes sooner than this after the previous one (GitHub asks for 1); 0: only "
+                             "concurrent writes are flagged")
     args = parser.parse_args(argv)
 
     permissions = dict(item.split("=", 1) for item in args.permission)
@@ -51,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
                         author=args.author, bot=f"{args.app_slug}[bot]", permissions=permissions,
                         team_members=teams)
     state = StandInState(local, key or generate_private_key_pem(), app_id=args.app_id, slug=args.app_slug,
-                         installation_id=args.installation_id, token_ttl=args.token_ttl)
+                         installation_id=args.installation_id, token_ttl=args.token_ttl, latency=args.latency,
+                         pacing=Pacing(args.write_pause))
     server = serve(state, args.port)
     print(server.server_port, flush=True)
     try:

@@ -2,8 +2,9 @@
 
 Realistic where it matters to the client: App auth (a JWT signed with the App's key for the token
 call and ``GET /app``, an installation token afterwards, tokens that expire), pagination with
-``Link`` headers, rate-limit headers, GitHub's 422s (through ``LocalGitHub``'s rules), and faults
-injected at run time. Inspection endpoints live under ``/_standin/``.
+``Link`` headers, rate-limit headers, GitHub's 422s (through ``LocalGitHub``'s rules), faults
+injected at run time, and GitHub's latency: ``latency`` seconds added to every request, and every
+write checked against GitHub's pacing advice (``Pacing``). Inspection endpoints live under ``/_standin/``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
 from bot.app.local_github import LocalGitHub
 from bot.snapshot import GitError, run_git
+from tests.standin.graphql_api import execute, is_mutation
 
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
 CONTENTS_INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
@@ -68,6 +70,41 @@ class Fault:
 
 
 @dataclass
+class Pacing:
+    """GitHub's advice for writes (REST best practices): one at a time, ``pause`` seconds between them.
+
+    Every mutative request made with an installation token (POST, PATCH, PUT, DELETE, except a GraphQL
+    query, which only reads) is logged with its gap: from the end of the previous write's answer to
+    this write's arrival. A write that arrives while another is in progress, or sooner than ``pause``
+    after the previous one ended, is a violation (only flagged: GitHub answers it, perhaps later with a
+    secondary rate limit). ``pause`` 0 flags only concurrent writes.
+    """
+
+    pause: float = 0.0
+    writes: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    _open: int = 0
+    _last_end: float | None = None
+
+    def begin(self, method: str, path: str, now: float) -> dict[str, Any]:
+        """Log a write arriving at ``now`` (monotonic seconds); the caller holds the state lock."""
+        gap = None if self._open or self._last_end is None else round(now - self._last_end, 4)
+        write = {"method": method, "path": path, "gap": gap, "concurrent": bool(self._open)}
+        if self._open or (gap is not None and gap < self.pause):
+            self.violations.append(write)
+        self.writes.append(write)
+        self._open += 1
+        return write
+
+    def end(self, now: float) -> None:
+        self._open -= 1
+        self._last_end = now
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pause": self.pause, "writes": list(self.writes), "violations": list(self.violations)}
+
+
+@dataclass
 class StandInState:
     """Everything the server knows besides the pull request: App, tokens, faults, request log."""
 
@@ -84,6 +121,8 @@ class StandInState:
     fault_hits: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     remaining: int = RATE_LIMIT
+    latency: float = 0.0  # seconds added to every API request (real GitHub: about 0.05-0.3)
+    pacing: Pacing = field(default_factory=Pacing)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def public_key(self) -> Any:
@@ -128,7 +167,8 @@ class StandInState:
         state = self.local.state()
         with self.lock:
             state.update(requests=list(self.requests), fault_hits=list(self.fault_hits),
-                         faults=[asdict(f) for f in self.faults], rate_limit_remaining=self.remaining)
+                         faults=[asdict(f) for f in self.faults], rate_limit_remaining=self.remaining,
+                         latency=self.latency, pacing=self.pacing.as_dict())
         return state
 
 
@@ -147,9 +187,14 @@ def create_app(state: StandInState) -> Flask:
 
     # -- plumbing --------------------------------------------------------------------------
     @app.before_request
-    def inject_faults() -> Response | None:
+    def latency_pacing_and_faults() -> Response | None:
         if request.path.startswith("/_standin/"):
             return None
+        if is_write():
+            with state.lock:
+                request.environ["standin.write"] = state.pacing.begin(request.method, request.path, time.monotonic())
+        if state.latency > 0:
+            time.sleep(state.latency)
         fault = state.take_fault(request.method, request.path)
         if fault is None:
             return None
@@ -181,8 +226,14 @@ def create_app(state: StandInState) -> Flask:
                     response.headers["x-ratelimit-limit"] = str(RATE_LIMIT)
                     response.headers["x-ratelimit-remaining"] = str(state.remaining)
                     response.headers["x-ratelimit-reset"] = str(int(state.clock()) + 3600)
-                    response.headers["x-ratelimit-resource"] = "core"
+                    response.headers["x-ratelimit-resource"] = "graphql" if request.path == "/graphql" else "core"
         return response
+
+    @app.teardown_request
+    def end_write(_: BaseException | None) -> None:
+        if "standin.write" in request.environ:
+            with state.lock:
+                state.pacing.end(time.monotonic())
 
     @app.errorhandler(ApiError)
     def api_error(exc: ApiError) -> Response:
@@ -195,6 +246,12 @@ def create_app(state: StandInState) -> Flask:
     @app.errorhandler(GitHubError)
     def github_error(exc: GitHubError) -> Response:
         return _error(exc.status or 500, str(exc))
+
+    def is_write() -> bool:
+        """A mutative request of the installation (the App's own JWT calls are paced apart)."""
+        if request.method not in ("POST", "PATCH", "PUT", "DELETE") or request.path.startswith("/app"):
+            return False
+        return request.path != "/graphql" or is_mutation(request.get_data(as_text=True))
 
     def require_jwt() -> None:
         token = _bearer()
@@ -407,6 +464,11 @@ def create_app(state: StandInState) -> Flask:
         return jsonify(type="symlink" if mode == "120000" else "file", path=found.decode(), sha=obj, size=len(data),
                        encoding="base64" if inline else "none", content=_b64(data) if inline else "")
 
+    @app.post("/graphql")
+    def graphql() -> Response:
+        require_token()
+        return jsonify(execute(request.get_json(silent=True), local.repo, str(local.repo_path)))
+
     # -- inspection and control ------------------------------------------------------------
     @app.get("/_standin/state")
     def inspect() -> Response:
@@ -467,7 +529,12 @@ def create_app(state: StandInState) -> Flask:
             state.tree_limit = int(body["tree_limit"])
         if "token_ttl" in body:
             state.token_ttl = float(body["token_ttl"])
-        return jsonify(tree_limit=state.tree_limit, token_ttl=state.token_ttl)
+        if "latency" in body:
+            state.latency = float(body["latency"])
+        if "write_pause" in body:
+            state.pacing.pause = float(body["write_pause"])
+        return jsonify(tree_limit=state.tree_limit, token_ttl=state.token_ttl, latency=state.latency,
+                       write_pause=state.pacing.pause)
 
     return app
 

@@ -1,0 +1,88 @@
+"""Many files in one GitHub request: GraphQL ``repository { object(...) { ... on Blob { text } } }``, aliased.
+
+REST gives one blob per request; a review reads about 50 (``docs/github.md``). GraphQL's
+``Repository.object`` takes a blob's ``oid`` or a ``REV:PATH`` expression, and one query may carry
+many such fields under aliases. Only what GraphQL returns exactly is used: a blob whose ``text`` is
+null (binary), truncated, or whose UTF-8 length differs from ``byteSize`` (bytes that are not UTF-8,
+replaced) is left out, and the caller reads it over REST.
+
+GitHub's limits: the node limit (500,000) counts connections only, and these fields are none, so a
+query costs one rate-limit point; GitHub stops a query after 10 seconds. A batch therefore stays small:
+at most ``MAX_OBJECTS`` fields and ``MAX_BYTES`` of blob content (sizes from the tree listing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+MAX_OBJECTS = 200
+MAX_BYTES = 2 * 1024 * 1024
+BLOB_FIELDS = "__typename ... on Blob { byteSize isBinary isTruncated text }"
+TREE_FIELDS = " ... on Tree { entries { name mode } }"
+SYMLINK_MODE = 0o120000
+
+
+def objects_query(fields: Sequence[tuple[str, str]], trees: bool = False) -> tuple[str, dict[str, Any]]:
+    """Query text and variables for ``[(argument, value)]`` (argument ``oid`` or ``expression``): field
+    ``o<i>`` of the answer is the object of the i-th pair, a blob's content (and with ``trees`` a folder's
+    entries), spelled once in a fragment."""
+    params = ", ".join(f"$v{i}: {'GitObjectID' if arg == 'oid' else 'String'}!" for i, (arg, _) in enumerate(fields))
+    body = " ".join(f"o{i}: object({arg}: $v{i}) {{ ...f }}" for i, (arg, _) in enumerate(fields))
+    query = (f"query($owner: String!, $name: String!, {params}) "
+             f"{{ repository(owner: $owner, name: $name) {{ {body} }} }} "
+             f"fragment f on GitObject {{ {BLOB_FIELDS}{TREE_FIELDS if trees else ''} }}")
+    return query, {f"v{i}": value for i, (_, value) in enumerate(fields)}
+
+
+def blob_bytes(node: Mapping[str, Any] | None) -> bytes | None:
+    """The exact content of a ``Blob`` answer, or None when GraphQL could not give it exactly."""
+    if not node or node.get("__typename") != "Blob" or node.get("isTruncated") or node.get("isBinary"):
+        return None
+    text = node.get("text")
+    if not isinstance(text, str):
+        return None
+    data = text.encode("utf-8")
+    return data if len(data) == node.get("byteSize") else None
+
+
+def answers(data: Any, count: int) -> list[Mapping[str, Any] | None]:
+    """The ``o<i>`` objects of a response (None where missing), or raise ``ValueError`` for a response
+    without a repository (GraphQL errors, not an answer to this query)."""
+    repo = ((data or {}).get("data") or {}).get("repository") if isinstance(data, dict) else None
+    if not isinstance(repo, dict):
+        errors = data.get("errors") if isinstance(data, dict) else None
+        raise ValueError("; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e)
+                                   for e in errors or ()) or "no repository in the answer")
+    return [repo.get(f"o{i}") if isinstance(repo.get(f"o{i}"), dict) else None for i in range(count)]
+
+
+def entry_mode(folder: Mapping[str, Any] | None, name: str) -> int | None:
+    """The git mode of ``name`` in a ``Tree`` answer (None when it is not listed)."""
+    for entry in (folder or {}).get("entries") or ():
+        if isinstance(entry, dict) and entry.get("name") == name:
+            return int(entry.get("mode") or 0)
+    return None
+
+
+def nearest_first(wanted: str, path_of: Mapping[str, str], size_of: Mapping[str, int],
+                  candidates: Iterable[str]) -> list[str]:
+    """``wanted`` and then the candidates whose paths lie nearest to its path (the same folder first),
+    as many as one batch holds (``MAX_OBJECTS``, ``MAX_BYTES``)."""
+    home = path_of.get(wanted, "").split("/")[:-1]
+
+    def distance(sha: str) -> tuple[int, str]:
+        folder = path_of.get(sha, "").split("/")[:-1]
+        shared = next((i for i, (a, b) in enumerate(zip(home, folder, strict=False)) if a != b),
+                      min(len(home), len(folder)))
+        return (len(home) - shared) + (len(folder) - shared), path_of.get(sha, "")
+
+    batch, total = [wanted], size_of.get(wanted, 0)
+    for sha in sorted((c for c in candidates if c != wanted), key=distance):
+        if len(batch) >= MAX_OBJECTS:
+            break
+        if total + size_of.get(sha, 0) > MAX_BYTES:
+            continue
+        batch.append(sha)
+        total += size_of.get(sha, 0)
+    return batch
