@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from bot.regression.compare import OK, Comparator, Row, Tally
 from bot.regression.events import EventRecord, split_events
-from bot.regression.locations import WHOLE_SUFFIX, spark_files
+from bot.regression.locations import WHOLE_SUFFIX, LocationError, spark_files
 from bot.regression.result import EXAMPLES_PER_GROUP, RegressionResult
 from bot.regression.side import SideSpec
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+LISTED_FILES_CHECKED_BY_DRIVER = 1000
 INPUT_COLUMNS = "file string, idx long, text string, entry string, error string, whole boolean"
 OUTPUT_COLUMNS = ("kind string, producer string, rule string, facet string, schema string, subject string, "
                   "outcome string, base string, head string, message string, file string, idx long, n long")
@@ -41,12 +42,15 @@ def start_session(master: str = "local[*]", app: str = "registry-bot-regression"
     """
     from pyspark.sql import SparkSession
 
-    # PySpark starts its workers with $PYSPARK_PYTHON (the conf key is only read by spark-submit):
-    # without it they run the system Python and cannot import this package's dependencies.
-    python = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    if not master.startswith("local"):
+    # PySpark starts its workers with $PYSPARK_PYTHON (the conf key is only read by spark-submit). Locally
+    # they must run this interpreter, which has the dependencies; a cluster's workers run their own
+    # (``python3`` unless set), and get the code and dependencies shipped.
+    if master.startswith("local"):
+        python = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    else:
         from bot.regression.ship import session_conf
 
+        python = os.environ.get("PYSPARK_PYTHON", "python3")
         extra = {**session_conf(), **(extra or {})}
     builder = (SparkSession.builder.master(master).appName(app)
                .config("spark.ui.enabled", "false")
@@ -55,6 +59,9 @@ def start_session(master: str = "local[*]", app: str = "registry-bot-regression"
                .config("spark.pyspark.driver.python", sys.executable)
                .config("spark.sql.shuffle.partitions", "8")
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "2000")
+               # the driver has listed the event files already: Spark checks up to this many itself rather
+               # than with a job of one task per file
+               .config("spark.sql.sources.parallelPartitionDiscovery.threshold", str(LISTED_FILES_CHECKED_BY_DRIVER))
                .config("spark.python.worker.reuse", "true"))
     for key, value in (extra or {}).items():
         builder = builder.config(key, value)
@@ -79,6 +86,8 @@ def _records(batch: pa.RecordBatch, ordinals: Counter[tuple[str, int]]) -> Itera
             strict=True):
         if error is not None or not whole:
             if idx < 0:  # a line read by Spark: number it within its split (exact for a file's first split)
+                if not text.strip():
+                    continue  # blank lines are not events and take no number
                 block = -idx - 1
                 ordinals[(file, block)] += 1
                 idx = ordinals[(file, block)] - 1
@@ -164,7 +173,7 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: 
             F.col("_metadata.file_path").alias("file"),
             (-F.col("_metadata.file_block_start") - 1).alias("idx"),
             F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
-            F.lit(None).cast("string").alias("error"), F.lit(False).alias("whole")).where(F.trim("text") != ""))
+            F.lit(None).cast("string").alias("error"), F.lit(False).alias("whole")))
     if not frames:
         return spark.createDataFrame([], INPUT_COLUMNS)
     return functools.reduce(DataFrame.unionByName, frames)
@@ -193,8 +202,9 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
     out = frame.mapInArrow(_partition(specs), OUTPUT_COLUMNS).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         in_time()
+        outcomes = out.where("kind = 'row'").drop("kind", "n")
         if parquet:
-            out.where("kind = 'row'").drop("kind", "n").write.mode("overwrite").parquet(parquet)
+            outcomes.write.mode("overwrite").parquet(parquet)
         # per-partition summaries are small: one action brings them all, summed here
         counts: Counter[tuple[str, str, str, str]] = Counter()
         seen: set[tuple[str, str]] = set()
@@ -212,6 +222,8 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
                 notes.note_unregistered(r.schema, _local(r.file), int(r.idx), int(r.n))
             else:
                 events += int(r.n)
+        if parquet:
+            _check_written(spark, parquet, outcomes.schema, sum(n for (*_, o), n in counts.items() if o != OK))
         first = []
         if any(outcome != OK for (_, _, _, outcome) in counts):
             in_time()
@@ -226,6 +238,15 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
     master = spark.sparkContext.master
     return RegressionResult.from_parts(base, head, f"Spark {master}", events, counts, rows, seen,
                                        time.monotonic() - started, notes)
+
+
+def _check_written(spark: SparkSession, parquet: str, schema: Any, expected: int) -> None:
+    """The Parquet outcomes are all where the driver committed them: executors writing to folders of
+    their own (a local path on a cluster) leave the driver an empty dataset, and that is an error."""
+    written = spark.read.schema(schema).parquet(parquet).count()
+    if written != expected:
+        raise LocationError(f"{parquet}: {written:,} of the {expected:,} outcomes written are there; on a "
+                            "cluster, write to a location every node shares (HDFS, S3, a shared filesystem)")
 
 
 def _local(file: str) -> str:
