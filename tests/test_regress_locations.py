@@ -36,7 +36,7 @@ def events() -> list[dict[str, Any]]:
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    """JSON lines in a subfolder, an array, a single event, and files that are not event files."""
+    """JSON lines in a subfolder, an array, a single event, files that are not event files, hidden ones."""
     root = tmp_path / "my events %41"  # Spark's metadata URL-encodes paths: reports name the real files
     (root / "lines").mkdir(parents=True)
     (root / "lines/composer.ndjson").write_text("".join(json.dumps(e) + "\n" for e in events()))
@@ -44,6 +44,9 @@ def folder(tmp_path: Path) -> Path:
     (root / "single.json").write_text(json.dumps(events()[0], indent=2))
     (root / "notes.txt").write_text("not an event file\n")
     (root / "_SUCCESS").write_text("")
+    (root / "_temporary/0").mkdir(parents=True)  # what a writer leaves behind: skipped, as Spark skips it
+    (root / "_temporary/0/part.json").write_text(json.dumps(events()[0]))
+    (root / ".partial.jsonl").write_text(json.dumps(events()[0]) + "\n")
     return root
 
 

@@ -36,15 +36,24 @@ def _empty(location: str) -> LocationError:
 
 
 def local_files(locations: Iterable[str]) -> list[str]:
-    """Event files of local locations (plain paths or ``file://``), each of which must name some."""
+    """Event files of local locations (plain paths or ``file://``), with the rules of ``spark_files``."""
     found: list[str] = []
     for location in locations:
         if is_remote(location):
             raise LocationError(f"{location}: only Spark reads this location (use the Spark engine)")
         path = location.removeprefix("file://")
-        files = expand_local([path])
+        pattern = glob.has_magic(path)
+        matches = sorted(glob.glob(path, recursive=True)) if pattern else [path] if Path(path).exists() else []  # noqa: PTH207
+        if not matches:
+            raise _missing(location)
+        files: list[str] = []
+        for match in matches:
+            if Path(match).is_dir():
+                files += [f for f in expand_local([match]) if not _hidden(f, match)]
+            elif not pattern or _event_file(match):
+                files.append(match)
         if not files:
-            raise _empty(location) if Path(path).exists() or glob.glob(path, recursive=True) else _missing(location)  # noqa: PTH207
+            raise _empty(location)
         found.extend(files)
     return list(dict.fromkeys(found))
 
