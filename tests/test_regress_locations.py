@@ -5,25 +5,35 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
+from bot.config import Config
+from bot.findings import Verdict
+from bot.regression import review_stage
 from bot.regression.compare import run_records
 from bot.regression.events import file_records
 from bot.regression.locations import LocationError, local_files, spark_files
 from bot.regression.side import SideSpec
 from bot.regression.spark_job import input_frame, run_spark
+from bot.snapshot import DirSnapshot
 from tests.regress_helpers import DATA, make_tree, spec
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
-def side(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> SideSpec:
-    return spec(make_tree(corpus, tmp_path_factory.mktemp("locations") / "tree"), "same")
+def tree(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+    return make_tree(corpus, tmp_path_factory.mktemp("locations") / "tree")
+
+
+@pytest.fixture(scope="module")
+def side(tree: Path) -> SideSpec:
+    return spec(tree, "same")
 
 
 def events() -> list[dict[str, Any]]:
@@ -115,3 +125,13 @@ def test_a_large_json_lines_file_is_split_by_spark_and_every_line_read_once(spar
     assert len(failing) == count  # one per event: no line lost or read twice
     splits = {file for file, _ in failing}
     assert len(splits) >= 9 and all(f.split("@")[0].endswith("/big.jsonl") for f in splits)
+
+
+def test_the_app_stage_is_neutral_and_names_a_configured_location_that_is_gone(spark, tree: Path,  # type: ignore[no-untyped-def]
+                                                                                tmp_path: Path) -> None:
+    config = Config()
+    config = replace(config, regression=replace(config.regression, events=(f"{tmp_path}/gone",)))
+    stage = review_stage(session_factory=lambda master: spark)
+    section, findings = stage(DirSnapshot(tree), DirSnapshot(tree), None, config)
+    assert section is not None and section.verdict is Verdict.NEUTRAL and findings == []
+    assert f"{tmp_path}/gone: no such file or folder" in section.markdown
