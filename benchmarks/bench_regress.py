@@ -1,13 +1,15 @@
-"""Benchmark of the regression: synthetic realistic events, base and head, three engines.
+"""Benchmark of the regression: synthetic realistic events, base and head, through the command line.
 
-    python benchmarks/bench_regress.py                 # 20,000 events (a few minutes with Spark start-up)
-    python benchmarks/bench_regress.py --events 1000000 --skip-naive
+    python benchmarks/bench_regress.py                       # 20,000 events, Spark local[2]
+    python benchmarks/bench_regress.py --events 1000000 --files 8 --work /work/tmp-bench --cluster --skip-naive
 
 Prints events per second for: naive ``jsonschema.validate`` per event (one side), the single-process
-path (both sides), and the Spark job in ``local[2]`` (both sides, Spark reading the JSON-lines file),
-plus Spark start-up, the cost of one review on a warm session, and peak memory of the process tree.
-The head side changes one core facet schema (SchemaDatasetFacet gains an optional field), as a pull
-request would, so facets of that schema are validated on both sides.
+comparator on events streamed from the file (both sides), and ``registry-bot regress`` on Spark, as a
+user runs it, on ``local[2]`` and (``--cluster``) on a two-worker standalone cluster on loopback whose
+workers have only Python and PySpark (``tests/spark_cluster.py``). For each Spark run: the job's
+events/s, the command's wall time, and the peak resident memory of the driver (the command's Python
+process plus its JVM, sampled), which must not grow with the input. The head side changes one core
+facet schema (SchemaDatasetFacet gains an optional field), as a pull request would.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -31,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.config import Config  # noqa: E402  # after the path setup above
 from bot.regression.compare import run_records  # noqa: E402
-from bot.regression.events import EventRecord, file_records  # noqa: E402
+from bot.regression.events import EventRecord  # noqa: E402
 from bot.regression.side import SideSpec  # noqa: E402
 from bot.snapshot import DirSnapshot  # noqa: E402
 
@@ -40,6 +43,7 @@ if not CORPUS.is_dir():
     CORPUS = Path("/work/shared/corpus/openlineage")
 P = "https://openlineage.io/spec/"
 PRODUCER = "https://cloud.google.com/composer/docs/composer-3/lineage-integration"
+SCHEMA_FILE = "spec/facets/SchemaDatasetFacet.json"
 TYPES = ["STRING", "INTEGER", "NUMERIC", "TIMESTAMP", "BOOLEAN", "DATE"]
 
 
@@ -78,14 +82,22 @@ def event(rng: random.Random, n: int) -> dict[str, object]:
     }
 
 
-def write_events(path: Path, count: int) -> float:
+def write_events(folder: Path, count: int, files: int) -> float:
+    """``count`` events as JSON lines in ``files`` files; returns the average event size in bytes."""
+    import orjson
+
     rng = random.Random(42)
+    folder.mkdir(parents=True)
     size = 0
-    with path.open("w") as out:
+    outputs = [(folder / f"events-{k}.jsonl").open("wb") for k in range(files)]
+    try:
         for n in range(count):
-            line = json.dumps(event(rng, n), separators=(",", ":"))
+            line = orjson.dumps(event(rng, n)) + b"\n"
             size += len(line)
-            out.write(line + "\n")
+            outputs[n % files].write(line)
+    finally:
+        for out in outputs:
+            out.close()
     return size / count
 
 
@@ -94,7 +106,7 @@ def trees(work: Path) -> tuple[Path, Path]:
     for folder in ("spec", "website/static/spec"):
         shutil.copytree(CORPUS / folder, base / folder)
     shutil.copytree(base, head)
-    schema_file = head / "spec/facets/SchemaDatasetFacet.json"
+    schema_file = head / SCHEMA_FILE
     doc = json.loads(schema_file.read_text())
     props = doc["$defs"]["SchemaDatasetFacet"]["allOf"][1]["properties"]
     props["owner"] = {"type": "string", "description": "added by the benchmark's pull request"}
@@ -102,37 +114,52 @@ def trees(work: Path) -> tuple[Path, Path]:
     return base, head
 
 
-class PeakMemory:
-    """Peak resident memory (VmHWM) summed over this process and its descendants (JVM, Python workers)."""
+class DriverMemory:
+    """Peak resident memory of the driver: a process and its JVM descendants (sampled VmRSS, summed),
+    and apart from it the Python workers a local master starts under the JVM."""
 
-    def __init__(self) -> None:
-        self.peak: dict[int, int] = {}
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.driver = 0
+        self.workers = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _tree(self) -> list[int]:
-        pids, frontier = [os.getpid()], [os.getpid()]
+    @staticmethod
+    def _children(pid: int) -> list[int]:
+        """Children of every thread (the JVM starts the Python workers from one of its threads)."""
+        found: list[int] = []
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                found += [int(c) for c in (task / "children").read_text().split()]
+        return found
+
+    @staticmethod
+    def _rss(pid: int) -> tuple[str, int]:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        except OSError:
+            return "", 0
+        fields = dict(line.split(":", 1) for line in status if ":" in line)
+        return fields.get("Name", "").strip(), int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+
+    def sample(self) -> None:
+        driver, workers, frontier = self._rss(self.pid)[1], 0, self._children(self.pid)
         while frontier:
             pid = frontier.pop()
-            try:
-                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-            except OSError:
-                continue
-            pids += [int(c) for c in children]
-            frontier += [int(c) for c in children]
-        return pids
+            name, rss = self._rss(pid)
+            if name == "java":
+                driver += rss
+            elif name.startswith("python"):
+                workers += rss
+            frontier += self._children(pid)
+        self.driver, self.workers = max(self.driver, driver), max(self.workers, workers)
 
     def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            for pid in self._tree():
-                try:
-                    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                        if line.startswith("VmHWM:"):
-                            self.peak[pid] = max(self.peak.get(pid, 0), int(line.split()[1]))
-                except OSError:
-                    continue
+        while not self._stop.wait(0.2):
+            self.sample()
 
-    def __enter__(self) -> PeakMemory:
+    def __enter__(self) -> DriverMemory:
         self._thread.start()
         return self
 
@@ -140,9 +167,39 @@ class PeakMemory:
         self._stop.set()
         self._thread.join()
 
-    @property
-    def megabytes(self) -> float:
-        return sum(self.peak.values()) / 1024
+
+def registry_repo(base_root: Path, head_root: Path, target: Path) -> Path:
+    """A git repository: ``main`` is the base tree, ``pr`` the head tree."""
+    from tests.gitrepo import Repo
+
+    repo = Repo.from_folder(base_root, target)
+    repo.write(SCHEMA_FILE, (head_root / SCHEMA_FILE).read_text())
+    repo.commit("SchemaDatasetFacet gains an optional field")
+    return repo.path
+
+
+def regress(repo: Path, events: Path, master: str, conf: list[str], python: str | None = None,
+            env: dict[str, str] | None = None) -> dict[str, float]:
+    """``registry-bot regress`` on ``master``: the job's events/s, the wall time, the driver's peak memory."""
+    command = [sys.executable, "-m", "bot", "regress", str(repo), "--base", "main", "--head", "pr", "--events",
+               str(events), "--master", master, "--format", "json"]
+    for item in conf:
+        command += ["--conf", item]
+    environment = {**os.environ, **(env or {}), "PYSPARK_PYTHON": python or sys.executable}
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=ROOT, env=environment)
+        with DriverMemory(process.pid) as memory:
+            code = process.wait()
+        wall = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        if code not in (0, 1):
+            raise RuntimeError(f"regress on {master} failed ({code}): {err.read().decode()[-3000:]}")
+        report = json.loads(out.read())
+    return {"events": report["events"], "rate": report["events"] / report["seconds"], "job": report["seconds"],
+            "wall": wall, "driver": memory.driver / 2**20, "workers": memory.workers / 2**20,
+            "broken": report["totals"]["broken"]}
 
 
 def stream(path: Path, limit: int | None = None) -> Iterator[EventRecord]:
@@ -174,62 +231,66 @@ def naive(records: list[EventRecord], base_root: Path, limit: int) -> float:
     return len(sample) / (time.perf_counter() - started)
 
 
+def report(label: str, run: dict[str, float], local: bool) -> None:
+    workers = f", Python workers {run['workers']:,.0f} MB" if local else ""  # a cluster's are on its workers
+    print(f"{label}: {run['rate']:,.0f} events/s in the Spark job ({run['events']:,.0f} events, {run['job']:.1f} s; "
+          f"{run['wall']:.1f} s for the whole command, start-up included); peak driver memory "
+          f"{run['driver']:,.0f} MB (Python + JVM){workers}; load average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--files", type=int, default=4, help="JSON-lines files the events are spread over")
+    parser.add_argument("--work", type=Path, default=None, help="where to generate the events (deleted after)")
     parser.add_argument("--naive-events", type=int, default=100)
     parser.add_argument("--skip-naive", action="store_true")
-    parser.add_argument("--skip-spark", action="store_true")
+    parser.add_argument("--skip-one-process", action="store_true")
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--cluster", action="store_true", help="also on a two-worker standalone cluster")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="passed to regress")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="bench-regress-"))
+    if args.work:
+        args.work.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="bench-regress-", dir=args.work))
     try:
         base_root, head_root = trees(work)
-        events = work / "events.jsonl"
-        size = write_events(events, args.events)
-        print(f"{args.events:,} synthetic events, {size / 1024:.1f} KB each on average, cores: {os.cpu_count()}, "
-              f"load average: {os.getloadavg()[0]:.1f}")
+        repo = registry_repo(base_root, head_root, work / "repo")
+        events = work / "events"
+        started = time.perf_counter()
+        size = write_events(events, args.events, args.files)
+        print(f"{args.events:,} synthetic events in {args.files} files, {size / 1024:.1f} KB each on average "
+              f"({size * args.events / 2**30:.2f} GiB, written in {time.perf_counter() - started:.0f} s), "
+              f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")
         base = SideSpec.build(DirSnapshot(base_root), Config(), "base")
         head = SideSpec.build(DirSnapshot(head_root), Config(), "head")
+        first = sorted(events.iterdir())[0]
 
         if not args.skip_naive:
-            rate = naive(list(stream(events, args.naive_events)), base_root, args.naive_events)
+            rate = naive(list(stream(first, args.naive_events)), base_root, args.naive_events)
             print(f"naive jsonschema.validate per event, one side ({args.naive_events} events): {rate:,.0f} events/s")
+        if not args.skip_one_process:
+            started = time.perf_counter()
+            tally = run_records(stream(first), base, head)
+            print(f"one Python process, base and head: {tally.events / (time.perf_counter() - started):,.0f} "
+                  f"events/s ({tally.events:,} events of one file)")
+            del tally
 
-        started = time.perf_counter()
-        tally = run_records(stream(events), base, head)
-        local_rate = tally.events / (time.perf_counter() - started)
-        print(f"one Python process, base and head: {local_rate:,.0f} events/s "
-              f"({sum(tally.counts.values()):,} rule results, {len(tally.rows):,} not ok)")
-        del tally
+        report(f"regress --master {args.master}", regress(repo, events, args.master, args.conf),
+               args.master.startswith("local"))
+        if args.cluster:
+            from tests.spark_cluster import Cluster
 
-        if args.skip_spark:
-            return
-        from bot.regression.spark_job import run_spark, start_session
-
-        with PeakMemory() as memory:
-            started = time.perf_counter()
-            spark = start_session(args.master, extra={"spark.driver.memory": "2g"})
-            session_s = time.perf_counter() - started
-            started = time.perf_counter()
-            first = run_spark(spark, base, head, paths=[str(events)])
-            first_s = time.perf_counter() - started
-            started = time.perf_counter()
-            second = run_spark(spark, base, head, paths=[str(events)])
-            warm_s = time.perf_counter() - started
-            small = list(file_records([str(CORPUS / "client/python/tests/example_full_event.json")]))
-            started = time.perf_counter()
-            run_spark(spark, base, head, small)
-            review_s = time.perf_counter() - started
-            spark.stop()
-        spark_rate = second.events / warm_s
-        print(f"Spark {args.master}: session {session_s:.1f} s; first job {first_s:.1f} s "
-              f"({first.events / first_s:,.0f} events/s cold); warm {spark_rate:,.0f} events/s")
-        print(f"Spark vs one process: {spark_rate / local_rate:.2f}x")
-        if not args.skip_naive:
-            print(f"Spark vs naive: {spark_rate / rate:,.0f}x")
-        print(f"one small review on the warm session: {review_s:.2f} s; peak memory of the process tree: "
-              f"{memory.megabytes:,.0f} MB")
+            cache = work / "cache"  # the archive shipped to the executors: on the driver's side only
+            cache.mkdir()
+            hidden = [ROOT, Path(sys.prefix), repo, base_root, head_root, cache]
+            cluster = Cluster(work / "spark", hide=hidden).start(workers=2)
+            try:
+                report(f"regress on the two-worker cluster ({cluster.url})",
+                       regress(repo, events, cluster.url, args.conf, str(cluster.python),
+                               {"XDG_CACHE_HOME": str(cache)}), local=False)
+            finally:
+                cluster.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -87,3 +87,11 @@ def test_no_regression_runs_no_stage(fake_github: FakeGitHub, fixed_repo: Repo) 
     [run] = fake_github.runs_for(pr.head_sha)
     assert run.output is not None and "Regression" not in run.output.summary
     assert FakeRegressionStage.instances == built
+
+
+def test_the_worker_gives_the_regression_stage_its_spark_master() -> None:
+    from bot.regression import RegressionStage
+
+    on_cluster, local = regression_stage("bot.regression", "spark://127.0.0.1:7077")(), regression_stage()()
+    assert isinstance(on_cluster, RegressionStage) and isinstance(local, RegressionStage)
+    assert (on_cluster.master, local.master) == ("spark://127.0.0.1:7077", "local[*]")  # no session started yet

@@ -233,21 +233,6 @@ def test_draft_2020_12_facet_schemas_are_what_we_compile(tree: Path) -> None:
     Draft202012Validator.check_schema(side.schemas[side.by_filename["GcpComposerJobFacet.json"]])
 
 
-def test_byte_range_splits_read_every_line_exactly_once(tmp_path: Path) -> None:
-    from bot.regression.spark_job import read_split
-
-    path = tmp_path / "events.jsonl"
-    lines = [json.dumps({"n": n, "pad": "x" * (n % 37)}) for n in range(500)]
-    path.write_text("\n".join(lines) + "\n")
-    size = path.stat().st_size
-    for split in (1, 7, 64, 1000, size):
-        got = [json.loads(r.text)["n"] for start in range(0, size, split)
-               for r in read_split(str(path), start, min(split, size - start))]
-        assert got == list(range(500)), split
-    first = list(read_split(str(path), 0, 100))
-    assert [r.index for r in first] == list(range(len(first))) and first[0].file == str(path)
-
-
 def test_the_command_line_reports_a_broken_sample_from_git(corpus: Path, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     from bot.cli import main
@@ -316,16 +301,6 @@ def test_fast_paths_give_the_general_path_s_outcomes_on_the_corpus_and_on_mutati
         assert fast.rows == general.rows
         assert fast.unregistered == general.unregistered and fast.unregistered_first == general.unregistered_first
     assert sum(fast.counts.values()) > 10_000 and len({r.outcome for r in fast.rows}) >= 3
-
-
-def test_byte_ranges_keep_every_core_busy_within_bounds() -> None:
-    from bot.regression.spark_job import MAX_SPLIT_BYTES, SPLIT_BYTES, split_bytes
-
-    assert split_bytes(1_000, 2) == SPLIT_BYTES
-    assert split_bytes(100 * MAX_SPLIT_BYTES, 2) == MAX_SPLIT_BYTES
-    total = 520_000_000
-    step = split_bytes(total, 2)
-    assert SPLIT_BYTES < step < MAX_SPLIT_BYTES and -(-total // step) == 4
 
 
 def test_the_spark_engine_without_pyspark_is_a_clear_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

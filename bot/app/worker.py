@@ -247,13 +247,15 @@ class Worker:
         return run
 
 
-def regression_stage(module: str = REGRESSION_MODULE) -> Callable[[], Regression]:
-    """A factory of the regression stage: ``importlib.import_module(module).review_stage()``, imported only
-    when first called, so a missing module (or pyspark) fails that review's regression section, not start-up."""
+def regression_stage(module: str = REGRESSION_MODULE, master: str | None = None) -> Callable[[], Regression]:
+    """A factory of the regression stage: ``importlib.import_module(module).review_stage()`` (given the
+    Spark ``master`` when there is one), imported only when first called, so a missing module (or pyspark)
+    fails that review's regression section, not start-up."""
     def build() -> Regression:
         import importlib
 
-        stage: Regression = importlib.import_module(module).review_stage()
+        factory = importlib.import_module(module).review_stage
+        stage: Regression = factory(master=master) if master else factory()
         log.info("regression stage %s ready", module)
         return stage
     return build
@@ -283,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--regression", action=argparse.BooleanOptionalAction, default=True,
                         help="run the PySpark regression (bot.regression, one warm SparkSession built on the first "
                              "review); a failure to start it makes that review's regression section neutral")
+    parser.add_argument("--spark-master", metavar="URL",
+                        help="the regression's Spark master (default local[*]); on a cluster the code is shipped to "
+                             "the executors and the configured event locations must be storage the cluster shares")
     parser.add_argument("--regression-module", default=REGRESSION_MODULE, metavar="MODULE",
                         help="the module whose review_stage class is the regression (tests: tests.fakes)")
     parser.add_argument("--write-pause", type=float, default=1.0,
@@ -308,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                                seconds_between_writes=args.write_pause)
     queue = JobQueue.from_url(settings.queue_url)
     checks = load_checks(args.checks) if args.checks else None
-    resources = Resources(regression_stage(args.regression_module) if args.regression else None)
+    resources = Resources(regression_stage(args.regression_module, args.spark_master) if args.regression else None)
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run)
     queue.set_handler(worker.handle)
     queue.recover()

@@ -15,6 +15,7 @@ from bot.commands import _inputs
 if TYPE_CHECKING:
     from bot.findings import Finding
     from bot.regression.result import RegressionResult
+    from bot.regression.runner import Inputs
 
 HELP = "run the sample-event regression of a change (--base/--head) with PySpark or in one process"
 
@@ -24,26 +25,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", required=True, help="the revision the change starts from")
     parser.add_argument("--head", default="HEAD", help="the revision to check (default: HEAD)")
     parser.add_argument("--events", nargs="+", default=[], metavar="PATH",
-                        help="more event files, folders or globs (any path Spark reads, e.g. s3a://, with Spark)")
+                        help="more event files, folders or globs (with Spark: any URI the cluster reads, e.g. s3a://)")
     parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting, e.g. spark.executor.memory=2g (repeatable)")
     parser.add_argument("--engine", choices=("spark", "python"), default="spark",
                         help="run on Spark (default) or in this Python process")
-    parser.add_argument("--parquet", metavar="DIR", help="with Spark: write every non-ok outcome as Parquet")
+    parser.add_argument("--parquet", metavar="DIR",
+                        help="with Spark: write every non-ok outcome as Parquet (on a cluster: a location it shares)")
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
 
 def run(args: argparse.Namespace) -> int:
     from bot.config import load_config
     from bot.findings import Severity
-    from bot.regression.runner import gather, run_local
+    from bot.regression.locations import LocationError
+    from bot.regression.runner import gather
     from bot.snapshot import GitError
 
+    conf = _spark_conf(args.conf)
     _check_events(args.events)
     if args.engine == "spark" and importlib.util.find_spec("pyspark") is None:
         raise UsageError("--engine spark needs PySpark, which is not installed: install the spark extra "
                          "(pip install 'openlineage-registry-bot[spark]', and a Java runtime), or use --engine python")
-    if args.parquet and not Path(args.parquet).absolute().parent.is_dir():
-        raise UsageError(f"--parquet {args.parquet}: the folder {Path(args.parquet).absolute().parent} does not exist")
+    _check_parquet(args.parquet)
     repo = _inputs.git_repository(args.repo)
     try:
         with _inputs.revision(repo, args.base, "--base") as base, _inputs.revision(repo, args.head, "--head") as head:
@@ -53,24 +58,10 @@ def run(args: argparse.Namespace) -> int:
             inputs = gather(base, head, config, args.events)
     except GitError as exc:
         raise UsageError(exc.reason) from None
-    if args.engine == "python":
-        try:
-            result = run_local(inputs)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-    else:
-        from bot.commands._progress import elapsed, jvm_output
-        from bot.regression.spark_job import run_spark, start_session
-
-        print(f"Checking {len(inputs.records)} event(s) on Spark ({args.master}); Spark takes 20-30 s to start "
-              f"(--engine python skips it)...", file=sys.stderr)
-        with jvm_output(args.verbose) as stderr, elapsed("Spark regression", stderr):
-            spark = start_session(args.master)
-            try:
-                result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.remote,
-                                   parquet=args.parquet)
-            finally:
-                spark.stop()
+    try:
+        result = _run_local(inputs) if args.engine == "python" else _run_spark(inputs, args.master, conf, args)
+    except LocationError as exc:
+        raise UsageError(str(exc)) from None
     findings = result.findings(config.regression, config.paths.registry)
     if args.format == "json":
         sys.stdout.write(json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
@@ -81,21 +72,59 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_ERRORS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
 
 
-def _check_events(paths: list[str]) -> None:
-    """Every local ``--events`` location names something: a file, a folder or a glob that matches."""
-    import glob
+def _run_local(inputs: Inputs) -> RegressionResult:
+    from bot.regression.runner import run_local
 
+    return run_local(inputs)
+
+
+def _run_spark(inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace) -> RegressionResult:
+    from bot.commands._progress import elapsed, jvm_output
+    from bot.regression.spark_job import run_spark, start_session
+
+    where = f" and {len(inputs.locations)} event location(s)" if inputs.locations else ""
+    print(f"Checking {len(inputs.records)} sample event(s){where} on Spark ({master}); Spark takes 20-30 s to "
+          f"start (--engine python skips it)...", file=sys.stderr)
+    with jvm_output(args.verbose) as stderr, elapsed("Spark regression", stderr):
+        spark = start_session(master, extra=conf)
+        try:
+            return run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.locations,
+                             parquet=args.parquet)
+        finally:
+            spark.stop()
+
+
+def _spark_conf(pairs: list[str]) -> dict[str, str]:
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {pair}: expected KEY=VALUE")
+        conf[key.strip()] = value
+    return conf
+
+
+def _check_events(paths: list[str]) -> None:
+    """Every local ``--events`` location names an event file (before Spark takes its time to start);
+    Spark's driver checks the other URIs the same way."""
     from bot.regression.events import is_remote
+    from bot.regression.locations import LocationError, local_files
 
     for path in paths:
-        if is_remote(path):
-            continue
-        local = path.removeprefix("file://")
-        if glob.has_magic(local):
-            if not glob.glob(local, recursive=True):  # noqa: PTH207  # absolute globs
-                raise UsageError(f"--events {path}: the pattern matches no file")
-        elif not Path(local).exists():
-            raise UsageError(f"--events {path}: no such file or folder")
+        if not is_remote(path):
+            try:
+                local_files([path])
+            except LocationError as exc:
+                raise UsageError(f"--events {exc}") from None
+
+
+def _check_parquet(parquet: str | None) -> None:
+    from bot.regression.events import is_remote
+
+    if parquet and not is_remote(parquet):
+        parent = Path(parquet.removeprefix("file://")).absolute().parent
+        if not parent.is_dir():
+            raise UsageError(f"--parquet {parquet}: the folder {parent} does not exist")
 
 
 def _text(result: RegressionResult, findings: list[Finding]) -> str:

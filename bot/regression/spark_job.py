@@ -13,11 +13,12 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from bot.regression.compare import OK, Comparator, Row, Tally
-from bot.regression.events import EventRecord, is_remote, split_events
+from bot.regression.events import EventRecord, split_events
+from bot.regression.locations import WHOLE_SUFFIX, LocationError, spark_files
 from bot.regression.result import EXAMPLES_PER_GROUP, RegressionResult
 from bot.regression.side import SideSpec
 
@@ -25,10 +26,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
-INPUT_COLUMNS = "file string, idx long, text string, entry string, error string, whole boolean, length long"
-SPLIT_BYTES = 16 * 1024 * 1024  # local JSON-lines files: byte ranges that Python workers read themselves,
-MAX_SPLIT_BYTES = 128 * 1024 * 1024  # at least this and at most that: two ranges per core when they fit
-SPLITS_PER_CORE = 2
+LISTED_FILES_CHECKED_BY_DRIVER = 1000
+INPUT_COLUMNS = "file string, idx long, text string, entry string, error string, whole boolean"
 OUTPUT_COLUMNS = ("kind string, producer string, rule string, facet string, schema string, subject string, "
                   "outcome string, base string, head string, message string, file string, idx long, n long")
 _WORKER_CACHE: dict[str, Comparator] = {}  # per Python worker process: reused across partitions and jobs
@@ -36,12 +35,23 @@ _WORKER_CACHE: dict[str, Comparator] = {}  # per Python worker process: reused a
 
 def start_session(master: str = "local[*]", app: str = "registry-bot-regression",
                   extra: dict[str, str] | None = None) -> SparkSession:
-    """A SparkSession without UI; the workers run this interpreter (or ``PYSPARK_PYTHON``)."""
+    """A SparkSession without UI; the workers run ``PYSPARK_PYTHON`` (default: this interpreter).
+
+    On a cluster (any master but ``local``) the project's code and dependencies are shipped to the
+    executors (``bot.regression.ship``), so workers need only Python and PySpark.
+    """
     from pyspark.sql import SparkSession
 
-    # PySpark starts its workers with $PYSPARK_PYTHON (the conf key is only read by spark-submit):
-    # without it they run the system Python and cannot import this package's dependencies.
-    python = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # PySpark starts its workers with $PYSPARK_PYTHON (the conf key is only read by spark-submit). Locally
+    # they must run this interpreter, which has the dependencies; a cluster's workers run their own
+    # (``python3`` unless set), and get the code and dependencies shipped.
+    if master.startswith("local"):
+        python = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    else:
+        from bot.regression.ship import session_conf
+
+        python = os.environ.get("PYSPARK_PYTHON", "python3")
+        extra = {**session_conf(), **(extra or {})}
     builder = (SparkSession.builder.master(master).appName(app)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
@@ -49,6 +59,9 @@ def start_session(master: str = "local[*]", app: str = "registry-bot-regression"
                .config("spark.pyspark.driver.python", sys.executable)
                .config("spark.sql.shuffle.partitions", "8")
                .config("spark.sql.execution.arrow.maxRecordsPerBatch", "2000")
+               # the driver has listed the event files already: Spark checks up to this many itself rather
+               # than with a job of one task per file
+               .config("spark.sql.sources.parallelPartitionDiscovery.threshold", str(LISTED_FILES_CHECKED_BY_DRIVER))
                .config("spark.python.worker.reuse", "true"))
     for key, value in (extra or {}).items():
         builder = builder.config(key, value)
@@ -66,47 +79,23 @@ def _comparator(specs: tuple[SideSpec, SideSpec]) -> Comparator:
     return comparator
 
 
-def read_split(path: str, start: int, length: int) -> Iterator[EventRecord]:
-    """The lines of one byte range of a local file, with Hadoop's rule: a line belongs to the split it
-    starts in (a split other than the first skips its partial first line and finishes its last one)."""
-    label = path if start == 0 else f"{path}@{start}"
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            position = start
-            if start:
-                position += len(handle.readline())
-            index = 0
-            end = start + length
-            while position <= end:
-                line = handle.readline()
-                if not line:
-                    break
-                position += len(line)
-                if line.strip():
-                    yield EventRecord(label, index, line.decode("utf-8", "replace"))
-                    index += 1
-    except OSError as exc:
-        yield EventRecord(label, 0, "", None, f"unreadable: {exc.strerror}")
-
-
 def _records(batch: pa.RecordBatch, ordinals: Counter[tuple[str, int]]) -> Iterator[EventRecord]:
     columns = batch.to_pydict()
-    for file, idx, text, entry, error, whole, length in zip(
+    for file, idx, text, entry, error, whole in zip(
             columns["file"], columns["idx"], columns["text"], columns["entry"], columns["error"], columns["whole"],
-            columns["length"], strict=True):
-        if length is not None:
-            yield from read_split(file, idx, length)
-        elif error is not None or not whole:
+            strict=True):
+        if error is not None or not whole:
             if idx < 0:  # a line read by Spark: number it within its split (exact for a file's first split)
+                if not text.strip():
+                    continue  # blank lines are not events and take no number
                 block = -idx - 1
                 ordinals[(file, block)] += 1
                 idx = ordinals[(file, block)] - 1
-                file = file if block == 0 else f"{file}@{block}"
+                file = unquote(file) if block == 0 else f"{unquote(file)}@{block}"
             yield EventRecord(file, idx, text or "", entry, error)
-        else:
+        else:  # a whole file read by Spark (its metadata gives the path URL-encoded)
             for index, event_text in split_events(text or ""):
-                yield EventRecord(file, index, event_text, entry)
+                yield EventRecord(unquote(file), index, event_text, entry)
 
 
 def _tally_batch(tally: Tally) -> pa.RecordBatch:
@@ -152,61 +141,46 @@ def _partition(specs_broadcast: Any) -> Any:
     return run
 
 
-def split_bytes(total: int, cores: int) -> int:
-    """The byte range size for ``total`` bytes of local JSON lines: every Python task pays a fixed cost
-    (measured at about 0.1 s of worker CPU), so ranges are as large as keeps every core busy."""
-    return max(SPLIT_BYTES, min(MAX_SPLIT_BYTES, -(-total // (max(1, cores) * SPLITS_PER_CORE))))
-
-
-def input_frame(spark: SparkSession, records: Iterable[EventRecord], paths: Iterable[str] = (),
+def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: Iterable[str] = (),
                 partitions: int | None = None) -> DataFrame:
-    """Events as rows: small local records from the driver, plus any path Spark can read.
+    """Events as rows: the registry's own samples from the driver, and every event location read by the
+    executors through Spark's text source.
 
-    Local JSON-lines files become byte ranges that the Python workers read themselves: moving every
-    line from the JVM to Python costs more than validating it. ``.json`` files are read whole by Spark
-    (one event or an array per file); other JSON lines (HDFS, S3, ...) are read by Spark's text
-    source, where ``idx`` carries the split's start so a worker can number lines within it.
+    JSON-lines files are read line by line, split by Spark like any text file (``idx`` carries the
+    split's start so a worker numbers the lines within it); ``.json`` files are read whole (one event or
+    an array per file). The driver lists the files and never reads them.
     """
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
     frames: list[DataFrame] = []
-    rows = [(r.file, r.index, r.text, r.entry, r.error, False, None) for r in records]
+    rows = [(r.file, r.index, r.text, r.entry, r.error, False) for r in records]
     if rows:
         count = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(rows)))
         frames.append(spark.createDataFrame(spark.sparkContext.parallelize(rows, count), INPUT_COLUMNS))
-    paths = list(paths)
-    local = [p.removeprefix("file://") for p in paths if not p.endswith(".json") and not is_remote(p)]
-    sizes = {path: Path(path).stat().st_size for path in local}
-    step = split_bytes(sum(sizes.values()), spark.sparkContext.defaultParallelism)
-    splits = [(path, start, None, None, None, False, min(step, size - start))
-              for path, size in sizes.items() for start in range(0, size, step)]
-    if splits:  # one byte range per partition, no shuffle
-        frames.append(spark.createDataFrame(spark.sparkContext.parallelize(splits, len(splits)), INPUT_COLUMNS))
-    whole = [p for p in paths if p.endswith(".json")]
-    lines = [p for p in paths if not p.endswith(".json") and is_remote(p)]
+    files = spark_files(spark, locations)
+    whole = [f for f in files if f.endswith(WHOLE_SUFFIX)]
+    lines = [f for f in files if not f.endswith(WHOLE_SUFFIX)]
     if whole:
         read = spark.read.text(whole, wholetext=True)
         frames.append(read.select(
             F.col("_metadata.file_path").alias("file"), F.lit(0).cast("long").alias("idx"),
             F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
-            F.lit(None).cast("string").alias("error"), F.lit(True).alias("whole"),
-            F.lit(None).cast("long").alias("length")))
+            F.lit(None).cast("string").alias("error"), F.lit(True).alias("whole")))
     if lines:
         read = spark.read.text(lines)
         frames.append(read.select(
             F.col("_metadata.file_path").alias("file"),
             (-F.col("_metadata.file_block_start") - 1).alias("idx"),
             F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
-            F.lit(None).cast("string").alias("error"), F.lit(False).alias("whole"),
-            F.lit(None).cast("long").alias("length")).where(F.trim("text") != ""))
+            F.lit(None).cast("string").alias("error"), F.lit(False).alias("whole")))
     if not frames:
         return spark.createDataFrame([], INPUT_COLUMNS)
     return functools.reduce(DataFrame.unionByName, frames)
 
 
 def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iterable[EventRecord] = (),
-              paths: Iterable[str] = (), parquet: str | None = None, partitions: int | None = None,
+              locations: Iterable[str] = (), parquet: str | None = None, partitions: int | None = None,
               deadline: float | None = None) -> RegressionResult:
     """Run the regression on ``spark``; write the non-ok outcomes as Parquet when ``parquet`` is given.
 
@@ -224,12 +198,13 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
 
     started = time.monotonic()
     specs = spark.sparkContext.broadcast((base, head))
-    frame = input_frame(spark, records, list(paths), partitions)
+    frame = input_frame(spark, records, list(locations), partitions)
     out = frame.mapInArrow(_partition(specs), OUTPUT_COLUMNS).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         in_time()
+        outcomes = out.where("kind = 'row'").drop("kind", "n")
         if parquet:
-            out.where("kind = 'row'").drop("kind", "n").write.mode("overwrite").parquet(parquet)
+            outcomes.write.mode("overwrite").parquet(parquet)
         # per-partition summaries are small: one action brings them all, summed here
         counts: Counter[tuple[str, str, str, str]] = Counter()
         seen: set[tuple[str, str]] = set()
@@ -247,6 +222,8 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
                 notes.note_unregistered(r.schema, _local(r.file), int(r.idx), int(r.n))
             else:
                 events += int(r.n)
+        if parquet:
+            _check_written(spark, parquet, outcomes.schema, sum(n for (*_, o), n in counts.items() if o != OK))
         first = []
         if any(outcome != OK for (_, _, _, outcome) in counts):
             in_time()
@@ -261,6 +238,15 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
     master = spark.sparkContext.master
     return RegressionResult.from_parts(base, head, f"Spark {master}", events, counts, rows, seen,
                                        time.monotonic() - started, notes)
+
+
+def _check_written(spark: SparkSession, parquet: str, schema: Any, expected: int) -> None:
+    """The Parquet outcomes are all where the driver committed them: executors writing to folders of
+    their own (a local path on a cluster) leave the driver an empty dataset, and that is an error."""
+    written = spark.read.schema(schema).parquet(parquet).count()
+    if written != expected:
+        raise LocationError(f"{parquet}: {written:,} of the {expected:,} outcomes written are there; on a "
+                            "cluster, write to a location every node shares (HDFS, S3, a shared filesystem)")
 
 
 def _local(file: str) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Finding, Section, Verdict
+from bot.regression.locations import LocationError
 from bot.regression.runner import find_events, gather
 from bot.snapshot import Snapshot
 
@@ -82,8 +83,10 @@ class RegressionStage:
         try:
             from bot.regression.spark_job import run_spark
 
-            result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.remote,
+            result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.locations,
                                deadline=started + policy.time_budget_seconds)
+        except LocationError as exc:  # a configured location that names no event file
+            return _neutral(f"an event location could not be read ({str(exc)[:300]})."), []
         except Exception as exc:  # noqa: BLE001  # a cancelled or failed job: report it, keep the review
             expired = time.monotonic() >= started + policy.time_budget_seconds
             reason = (f"the time budget of {policy.time_budget_seconds:g} s ran out" if expired

@@ -1,0 +1,104 @@
+"""The project's code for executors that have only Python and PySpark: one archive, built once, cached.
+
+What the Python workers import (this package, ``jsonschema-rs``, ``regex``, ``orjson``, ``pyarrow`` for
+``mapInArrow``, and what those need) is found by importing the worker's modules in a fresh interpreter;
+the archive holds those distributions' installed files (compiled ``.so`` files included, which a
+``addPyFile`` zip could not load) and the ``bot`` package. Spark extracts it into every executor's
+working folder (``spark.archives``) and the workers find it on their ``PYTHONPATH``. The workers must
+run the driver's Python minor version on the same platform (PySpark requires the same version anyway).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import bot
+
+ALIAS = "registry-bot-deps"  # the folder the archive is extracted to, relative to each executor's working folder
+PROJECT = "openlineage-registry-bot"  # shipped from its sources (an editable install has no files to list)
+PROVIDED = {"pyspark", "py4j"}  # the workers' own: they must match the cluster's Spark
+WORKER_MODULES = ("bot.regression.spark_job", "pyarrow", "pyspark.worker")
+REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+EXTRA = re.compile(r"extra\s*==")
+_PROBE = """
+import importlib, json, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps(sorted({n.split(".")[0] for n in sys.modules})))
+"""
+
+
+def session_conf(cache: Path | None = None) -> dict[str, str]:
+    """The session settings that ship the archive to a cluster's executors."""
+    archive = build(cache or _cache_folder())
+    return {"spark.archives": f"{archive}#{ALIAS}", "spark.executorEnv.PYTHONPATH": ALIAS}
+
+
+def distributions() -> list[metadata.Distribution]:
+    """The installed distributions the Python workers import, with everything they require."""
+    probe = subprocess.run([sys.executable, "-c", _PROBE, *WORKER_MODULES], capture_output=True, text=True,
+                           check=True)
+    owners = metadata.packages_distributions()
+    names = {dist for module in json.loads(probe.stdout) for dist in owners.get(module, ())}
+    found: dict[str, metadata.Distribution] = {}
+    pending = sorted(names)
+    while pending:
+        name = pending.pop()
+        key = _normal(name)
+        if key in found or key in PROVIDED or key == PROJECT:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        found[key] = dist
+        for requirement in dist.requires or ():
+            required = REQUIREMENT.match(requirement)
+            if required and not EXTRA.search(requirement):  # an extra's requirements are not installed for us
+                pending.append(required.group(0))
+    return sorted(found.values(), key=lambda d: _normal(d.metadata["Name"]))
+
+
+def build(cache: Path) -> Path:
+    """The archive for this interpreter, installed distributions and ``bot`` sources (rebuilt when any
+    of them changes)."""
+    dists = distributions()
+    package = Path(bot.__file__).parent
+    sources = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    digest = hashlib.sha256(f"{sys.version}|{sysconfig.get_platform()}".encode())
+    for dist in dists:
+        digest.update(f"|{dist.metadata['Name']}=={dist.version}".encode())
+    for path in sources:
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    archive = cache / f"worker-{digest.hexdigest()[:16]}.zip"
+    if archive.exists():
+        return archive
+    cache.mkdir(parents=True, exist_ok=True)
+    partial = archive.with_suffix(f".{os.getpid()}.tmp")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as out:
+        for dist in dists:
+            for file in dist.files or ():
+                source = Path(str(dist.locate_file(file)))
+                if ".." not in file.parts and "__pycache__" not in file.parts and source.is_file():
+                    out.write(source, file.as_posix())
+        for path in sources:
+            out.write(path, (Path("bot") / path.relative_to(package)).as_posix())
+    partial.replace(archive)
+    return archive
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _cache_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "registry-bot"
