@@ -67,7 +67,8 @@ def spark_files(spark: SparkSession, locations: Iterable[str]) -> list[str]:
     """
     context = spark.sparkContext
     jvm, conf = context._jvm, context._jsc.hadoopConfiguration()
-    assert jvm is not None
+    if jvm is None:
+        raise RuntimeError("the Spark session has stopped: its JVM is gone")
     found: list[str] = []
     for location in locations:
         path = jvm.org.apache.hadoop.fs.Path(location)
