@@ -7,11 +7,8 @@ Usage: python benchmarks/bench_engine.py [--sizes 100,300,1000] [--repeat 3]
 
 from __future__ import annotations
 
-import argparse
-import json
 import resource
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -51,37 +48,18 @@ def measure(tree: str, repeat: int) -> dict[str, float]:
             "findings": len(report.findings), "validators_compiled": compiled}
 
 
-def child(tree: str, repeat: int) -> dict[str, float]:
-    from benchmarks.registry_gen import run_in_child
-
-    return run_in_child(__file__, tree, repeat)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="100,300,1000")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--child")
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(measure(args.child, args.repeat)))
-        return
-    from benchmarks.registry_gen import CORPUS, generate
+    from benchmarks.registry_gen import scaling
 
-    corpus = child(str(CORPUS), args.repeat)
-    print(f"real corpus --all: review {corpus['review_s'] * 1000:.0f} ms after start-up "
-          f"(imports {corpus['import_s'] * 1000:.0f} ms), peak RSS {corpus['max_rss_mb']:.0f} MB, "
-          f"{corpus['findings']:.0f} findings, {corpus['errors']:.0f} errors")
-    print(f"{'entries':>8} {'facets':>7} {'examples':>9} {'review s':>9} {'ms/entry':>9} {'peak MB':>8} "
-          f"{'compiled':>9}")
-    rows = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for size in (int(s) for s in args.sizes.split(",")):
-            tree = generate(Path(scratch) / f"r{size}", size)
-            r = child(str(tree), args.repeat)
-            rows.append((size, r))
-            print(f"{size:>8} {size * 5:>7} {size * 15:>9} {r['review_s']:>9.2f} {r['review_s'] / size * 1000:>9.2f} "
-                  f"{r['max_rss_mb']:>8.0f} {r['validators_compiled']:>9.0f}  ({r['errors']:.0f} errors)")
+    rows = scaling(
+        __file__, measure,
+        lambda corpus: (f"real corpus --all: review {corpus['review_s'] * 1000:.0f} ms after start-up "
+                        f"(imports {corpus['import_s'] * 1000:.0f} ms), peak RSS {corpus['max_rss_mb']:.0f} MB, "
+                        f"{corpus['findings']:.0f} findings, {corpus['errors']:.0f} errors"),
+        f"{'entries':>8} {'facets':>7} {'examples':>9} {'review s':>9} {'ms/entry':>9} {'peak MB':>8} {'compiled':>9}",
+        lambda size, r: (f"{size:>8} {size * 5:>7} {size * 15:>9} {r['review_s']:>9.2f} "
+                         f"{r['review_s'] / size * 1000:>9.2f} {r['max_rss_mb']:>8.0f} "
+                         f"{r['validators_compiled']:>9.0f}  ({r['errors']:.0f} errors)"))
     if len(rows) > 1:
         (n0, r0), (n1, r1) = rows[0], rows[-1]
         print(f"growth: {n1 / n0:.0f}x entries -> {r1['review_s'] / r0['review_s']:.1f}x time "

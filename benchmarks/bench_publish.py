@@ -7,8 +7,6 @@ Usage: python benchmarks/bench_publish.py [--sizes 100,300,1000] [--repeat 3]
 
 from __future__ import annotations
 
-import argparse
-import json
 import resource
 import sys
 import tempfile
@@ -43,37 +41,20 @@ def measure(tree: str, repeat: int) -> dict[str, float]:
             "facet_pages": pages, "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def child(tree: str, repeat: int) -> dict[str, float]:
-    from benchmarks.registry_gen import run_in_child
-
-    return run_in_child(__file__, tree, repeat)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", default="100,300,1000")
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--child")
-    args = parser.parse_args()
-    if args.child:
-        print(json.dumps(measure(args.child, args.repeat)))
-        return
-    from benchmarks.registry_gen import CORPUS, generate
+    from benchmarks.registry_gen import scaling
 
-    corpus = child(str(CORPUS), args.repeat)
-    print(f"real corpus: {corpus['total_s']:.2f} s ({corpus['facet_pages']:.0f} facet pages, "
-          f"{corpus['files']:.0f} files), peak RSS {corpus['max_rss_mb']:.0f} MB")
-    print(f"{'entries':>8} {'pages':>6} {'files':>6} {'model s':>8} {'write s':>8} {'total s':>8} "
-          f"{'ms/entry':>9} {'peak MB':>8}")
-    rows = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for size in (int(s) for s in args.sizes.split(",")):
-            tree = generate(Path(scratch) / f"r{size}", size)
-            row = child(str(tree), args.repeat)
-            rows.append((size, row))
-            print(f"{size:>8} {row['facet_pages']:>6.0f} {row['files']:>6.0f} {row['model_s']:>8.2f} "
-                  f"{row['write_s']:>8.2f} {row['total_s']:>8.2f} {row['total_s'] / size * 1000:>9.2f} "
-                  f"{row['max_rss_mb']:>8.0f}")
+    rows = scaling(
+        __file__, measure,
+        lambda corpus: (f"real corpus: {corpus['total_s']:.2f} s ({corpus['facet_pages']:.0f} facet pages, "
+                        f"{corpus['files']:.0f} files), peak RSS {corpus['max_rss_mb']:.0f} MB"),
+        f"{'entries':>8} {'pages':>6} {'files':>6} {'model s':>8} {'write s':>8} {'total s':>8} {'ms/entry':>9} "
+        f"{'peak MB':>8}",
+        lambda size, row: (f"{size:>8} {row['facet_pages']:>6.0f} {row['files']:>6.0f} {row['model_s']:>8.2f} "
+                           f"{row['write_s']:>8.2f} {row['total_s']:>8.2f} {row['total_s'] / size * 1000:>9.2f} "
+                           f"{row['max_rss_mb']:>8.0f}"))
+    if not rows:
+        return
     (small, first), (large, last) = rows[0], rows[-1]
     growth = (last["total_s"] / first["total_s"]) / (large / small)
     print(f"growth {small} -> {large} entries: x{last['total_s'] / first['total_s']:.1f} for x{large / small:.0f} "

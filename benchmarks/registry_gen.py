@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "openlineage"
@@ -72,4 +75,31 @@ def run_in_child(script: str, tree: str, repeat: int) -> dict[str, float]:
     out = subprocess.run([sys.executable, script, "--child", tree, "--repeat", str(repeat)],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+Row = dict[str, float]
+
+
+def scaling(script: str, measure: Callable[[str, int], Row], corpus_line: Callable[[Row], str], header: str,
+            row_line: Callable[[int, Row], str]) -> list[tuple[int, Row]]:
+    """The driver of a scaling benchmark (``--sizes``, ``--repeat``): the real corpus, then a generated
+    registry per size, each measured by ``measure`` in a fresh process and printed as it comes; the rows.
+    In that child (``--child TREE``) it prints the measurement as JSON and returns no rows."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="100,300,1000")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.child, args.repeat)))
+        return []
+    print(corpus_line(run_in_child(script, str(CORPUS), args.repeat)))
+    print(header)
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for size in (int(s) for s in args.sizes.split(",")):
+            row = run_in_child(script, str(generate(Path(scratch) / f"r{size}", size)), args.repeat)
+            rows.append((size, row))
+            print(row_line(size, row))
+    return rows
 
