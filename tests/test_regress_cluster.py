@@ -69,13 +69,13 @@ def regress(setup: dict[str, Any], master: str, *args: str, python: str | None =
 def local_report(spark: Any, setup: dict[str, Any], parquet: Path) -> dict[str, Any]:
     """The same regression on the tests' ``local[2]`` session: what ``regress --master local[2]`` reports."""
     from bot.config import load_config
-    from bot.regression.runner import gather
+    from bot.regression.runner import find_events, gather
     from bot.regression.spark_job import run_spark
     from bot.snapshot import GitSnapshot
 
     base, head = GitSnapshot(setup["repo"], "main"), GitSnapshot(setup["repo"], "pr")
     config, _ = load_config(base)
-    inputs = gather(base, head, config, [str(setup["events"])])
+    inputs = gather(base, head, config, find_events(head, config, [str(setup["events"])]))
     result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.locations, parquet=str(parquet))
     findings = result.findings(config.regression, config.paths.registry)
     report = {**result.to_json(), "findings": [f.to_json() for f in findings]}

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.config import load_config
     from bot.findings import Severity
     from bot.regression.locations import LocationError
-    from bot.regression.runner import gather
+    from bot.regression.runner import find_events, gather
     from bot.snapshot import GitError
 
     conf = _spark_conf(args.conf)
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             _inputs.registry_folder([base, head], f"{repo} at {args.base} and at {args.head}")
             print(f"Reading the sample events of {repo} at {args.base} and {args.head}...", file=sys.stderr)
             config, _ = load_config(base)
-            inputs = gather(base, head, config, args.events)
+            inputs = gather(base, head, config, find_events(head, config, args.events))
     except GitError as exc:
         raise UsageError(exc.reason) from None
     try:

@@ -18,12 +18,10 @@ from bot.snapshot import Snapshot
 
 
 @dataclass
-class Inputs:
-    """Both sides as data, the registry's own sample events, and the event locations (read where the
-    regression runs: by Spark's executors, or by this process for the single-process path)."""
+class Events:
+    """The registry's own sample events, and the event locations (read where the regression runs: by
+    Spark's executors, or by this process for the single-process path)."""
 
-    base: SideSpec
-    head: SideSpec
     records: list[EventRecord]
     locations: list[str]
 
@@ -32,18 +30,25 @@ class Inputs:
         return not self.records and not self.locations
 
 
-def find_events(head: Snapshot, config: Config,
-                extra_events: Iterable[str] = ()) -> tuple[list[EventRecord], list[str]]:
+@dataclass
+class Inputs:
+    """Both sides as data, and the events."""
+
+    base: SideSpec
+    head: SideSpec
+    records: list[EventRecord]
+    locations: list[str]
+
+
+def find_events(head: Snapshot, config: Config, extra_events: Iterable[str] = ()) -> Events:
     """The head side's ``samples/`` events, and the configured and given locations (not read here)."""
-    return list(sample_records(head, Registry(head, config))), event_locations(config, extra_events)
+    return Events(list(sample_records(head, Registry(head, config))), event_locations(config, extra_events))
 
 
-def gather(base: Snapshot, head: Snapshot, config: Config, extra_events: Iterable[str] = (),
-           events: tuple[list[EventRecord], list[str]] | None = None) -> Inputs:
-    """Both sides' schemas and the events (``find_events`` unless given)."""
-    records, locations = events if events is not None else find_events(head, config, extra_events)
-    return Inputs(SideSpec.build(base, config, base.label), SideSpec.build(head, config, head.label), records,
-                  locations)
+def gather(base: Snapshot, head: Snapshot, config: Config, events: Events) -> Inputs:
+    """Both sides' schemas, with the events."""
+    return Inputs(SideSpec.build(base, config, base.label), SideSpec.build(head, config, head.label),
+                  events.records, events.locations)
 
 
 def run_local(inputs: Inputs) -> RegressionResult:

@@ -63,10 +63,10 @@ class RegressionStage:
         started = time.monotonic()
         try:  # the events first: without any, neither side's schemas are read
             events = find_events(head, config)
-            if not events[0] and not events[1]:
+            if events.empty:
                 return Section(title=TITLE, markdown="No sample events to check (no `samples/` folder, no "
                                                      "configured event locations).\n", data={"events": 0}), []
-            inputs = gather(base, head, config, events=events)
+            inputs = gather(base, head, config, events)
         except Exception as exc:  # a bug reading the sides must not lose the rest of the review
             log.exception("the regression could not read its inputs")
             return _neutral(f"its inputs could not be read ({type(exc).__name__}: {str(exc)[:300]})."), []
