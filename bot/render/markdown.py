@@ -18,7 +18,7 @@ from functools import partial
 from itertools import groupby
 
 from bot.findings import Finding, Report, Severity, Verdict
-from bot.render.inert import ZWJ, shorten, visible
+from bot.render.inert import ZWJ, plain, visible
 
 GITHUB_TEXT_LIMIT = 65_535
 NAME_LIMIT = 200  # characters of a quoted name (file, entry, rule, owner) before it is shortened
@@ -44,9 +44,7 @@ def escape(text: str, limit: int | None = None) -> str:
     to ``@`` and ping); ``\\|`` is the table cell escape GFM defines. The zero-width joiner after ``@``
     and ``#`` stops what GitHub links after parsing: mentions, team mentions, emails, issue references.
     """
-    text = visible(text)
-    if limit is not None:
-        text = shorten(text, limit)
+    text = plain(text, limit)
     text = _AUTOLINK.sub(r"\\\g<0>", text.translate(_INLINE))
     return _LINE_START.sub(_escape_line_start, text) if text[:1] in " -+=0123456789" else text
 
@@ -62,9 +60,7 @@ def code(text: str, *, table: bool = True, limit: int | None = NAME_LIMIT) -> st
     ``table`` escapes ``|`` as GFM requires inside a table cell (the default, as a forgotten flag must
     not break a table); outside a table the escape would show, so prose passes ``table=False``.
     """
-    text = visible(text)
-    if limit is not None:
-        text = shorten(text, limit)
+    text = plain(text, limit)
     if not text:
         return "``"
     if table:
