@@ -71,9 +71,6 @@ class Suggestion:
 
 
 _BACKTICKS = re.compile(r"`+")
-# A suggestion is committed as is, so it is never escaped: one holding a control, bidi or invisible
-# character is not offered (the fix command still applies it, showing the diff).
-_UNSAFE_IN_SUGGESTION = UNSAFE_IN_TEXT
 
 
 def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
@@ -182,7 +179,9 @@ def suggestion_for(f: Finding, changes: ChangeSet) -> Suggestion | None:
         return None
     start, end = edits[0].start_line, edits[-1].end_line
     text = "".join(e.text for e in edits)
-    if _UNSAFE_IN_SUGGESTION.search(text) or len(text) > INLINE_MESSAGE_LIMIT:
+    # A suggestion is committed as is, so it is never escaped: one holding a control, bidi or invisible
+    # character is not offered (the fix command still applies it, showing the diff).
+    if UNSAFE_IN_TEXT.search(text) or len(text) > INLINE_MESSAGE_LIMIT:
         return None
     if start == end and not changes.commentable(f.path, end):
         return None
