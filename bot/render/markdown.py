@@ -65,10 +65,16 @@ def code(text: str, *, table: bool = True, limit: int | None = NAME_LIMIT) -> st
         return "``"
     if table:
         text = text.replace("|", "\\|")
-    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    fence = backtick_fence(text)
     if text.strip(" ") and (text[0] in "` " or text[-1] in "` "):
         text = f" {text} "  # a parser strips one space each side, so an edge backtick or space survives
     return f"{fence}{text}{fence}"
+
+
+def backtick_fence(text: str, shortest: int = 1) -> str:
+    """A run of backticks longer than any inside ``text`` (and at least ``shortest``): a code span's or
+    code block's fence that ``text`` cannot close."""
+    return "`" * max(shortest, 1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
 
 
 class Row:
