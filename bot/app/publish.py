@@ -7,7 +7,6 @@ review twice, and every check run it starts ends in a terminal state.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,6 +32,7 @@ from bot.render.markdown import (
     GITHUB_TEXT_LIMIT,
     MESSAGE_LIMIT,
     Row,
+    backtick_fence,
     code,
     cut_lines,
     escape,
@@ -68,12 +68,6 @@ class Suggestion:
     start: int
     end: int
     text: str
-
-
-_BACKTICKS = re.compile(r"`+")
-# A suggestion is committed as is, so it is never escaped: one holding a control, bidi or invisible
-# character is not offered (the fix command still applies it, showing the diff).
-_UNSAFE_IN_SUGGESTION = UNSAFE_IN_TEXT
 
 
 def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
@@ -163,7 +157,7 @@ def inline_comment_body(f: Finding, suggestion: Suggestion | None = None) -> str
     body = f"**{f.severity.value}** {code(f.rule, table=False)}: {escape(f.message, INLINE_MESSAGE_LIMIT)}"
     body += f"\n\n{escape(f.hint, MESSAGE_LIMIT)}" if f.hint else ""
     if suggestion is not None and f.fix is not None:
-        fence = "`" * max(3, 1 + max((len(run) for run in _BACKTICKS.findall(suggestion.text)), default=0))
+        fence = backtick_fence(suggestion.text, 3)
         body += f"\n\nSuggested fix ({escape(f.fix.description, 300)}):\n\n{fence}suggestion\n{suggestion.text}{fence}"
     elif f.fix is not None:
         body += f"\n\n`registry-bot fix` applies the fix: {escape(f.fix.description, 300)}."
@@ -182,7 +176,9 @@ def suggestion_for(f: Finding, changes: ChangeSet) -> Suggestion | None:
         return None
     start, end = edits[0].start_line, edits[-1].end_line
     text = "".join(e.text for e in edits)
-    if _UNSAFE_IN_SUGGESTION.search(text) or len(text) > INLINE_MESSAGE_LIMIT:
+    # A suggestion is committed as is, so it is never escaped: one holding a control, bidi or invisible
+    # character is not offered (the fix command still applies it, showing the diff).
+    if UNSAFE_IN_TEXT.search(text) or len(text) > INLINE_MESSAGE_LIMIT:
         return None
     if start == end and not changes.commentable(f.path, end):
         return None

@@ -37,9 +37,7 @@ def run(args: argparse.Namespace) -> int:
         snapshot: Snapshot = GitSnapshot(repo, args.rev) if args.rev else DirSnapshot(repo, label=repo.resolve().name)
         site = build_site(snapshot, load_config(snapshot)[0])
         count = write_site(site, out, markdown=not args.no_markdown)
-    except GitError as exc:
-        raise UsageError(str(exc)) from None
-    except FileExistsError as exc:
+    except (GitError, FileExistsError) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None

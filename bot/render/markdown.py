@@ -18,7 +18,7 @@ from functools import partial
 from itertools import groupby
 
 from bot.findings import Finding, Report, Severity, Verdict
-from bot.render.inert import ZWJ, shorten, visible
+from bot.render.inert import ZWJ, plain, visible
 
 GITHUB_TEXT_LIMIT = 65_535
 NAME_LIMIT = 200  # characters of a quoted name (file, entry, rule, owner) before it is shortened
@@ -44,9 +44,7 @@ def escape(text: str, limit: int | None = None) -> str:
     to ``@`` and ping); ``\\|`` is the table cell escape GFM defines. The zero-width joiner after ``@``
     and ``#`` stops what GitHub links after parsing: mentions, team mentions, emails, issue references.
     """
-    text = visible(text)
-    if limit is not None:
-        text = shorten(text, limit)
+    text = plain(text, limit)
     text = _AUTOLINK.sub(r"\\\g<0>", text.translate(_INLINE))
     return _LINE_START.sub(_escape_line_start, text) if text[:1] in " -+=0123456789" else text
 
@@ -62,17 +60,21 @@ def code(text: str, *, table: bool = True, limit: int | None = NAME_LIMIT) -> st
     ``table`` escapes ``|`` as GFM requires inside a table cell (the default, as a forgotten flag must
     not break a table); outside a table the escape would show, so prose passes ``table=False``.
     """
-    text = visible(text)
-    if limit is not None:
-        text = shorten(text, limit)
+    text = plain(text, limit)
     if not text:
         return "``"
     if table:
         text = text.replace("|", "\\|")
-    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    fence = backtick_fence(text)
     if text.strip(" ") and (text[0] in "` " or text[-1] in "` "):
         text = f" {text} "  # a parser strips one space each side, so an edge backtick or space survives
     return f"{fence}{text}{fence}"
+
+
+def backtick_fence(text: str, shortest: int = 1) -> str:
+    """A run of backticks longer than any inside ``text`` (and at least ``shortest``): a code span's or
+    code block's fence that ``text`` cannot close."""
+    return "`" * max(shortest, 1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
 
 
 class Row:

@@ -93,7 +93,7 @@ def _facet_changes(old: FacetPage, new: FacetPage) -> list[str]:
         elif was.description != row.description:
             out.append(f"field {code(path)}: description changed")
     out += [f"field {code(path)} removed" for path in before if path not in after]
-    if [k for k, _ in old.examples] != [k for k, _ in new.examples] or old.examples != new.examples:
+    if old.examples != new.examples:
         out.append("examples changed")
     out += _listed("produced by", old.producers, new.producers) + _listed("consumed by", old.consumers, new.consumers)
     if not out and _schema_differs(old, new):
