@@ -9,7 +9,7 @@ import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from bot.changes import ChangeSet, Status
+from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Finding
 from bot.registry import Entry, Registry
@@ -69,15 +69,6 @@ class ReviewInput:
 
     def is_new_entry(self, name: str) -> bool:
         return self.base_registry is not None and name not in self.base_registry.entries
-
-    def is_touched(self, path: str) -> bool:
-        """Whether the change adds or modifies this file (``--strict`` treats every file so)."""
-        if self.context.strict:
-            return True
-        if self.changes is None:
-            return False
-        change = self.changes.get(path)
-        return change is not None and change.status is not Status.DELETED
 
     def reviewed_entries(self) -> list[Entry]:
         """Entries to review: all of them for ``--all``, else those the change touches (head side)."""

@@ -155,10 +155,7 @@ def diff(old: Any, new: Any, where: str = "", resolve_old: Resolver | None = Non
 
     ``resolve_old`` and ``resolve_new`` find the documents a non-local ``$ref`` points at on each side.
     """
-    old_url = old.get("$id", "") if isinstance(old, dict) and isinstance(old.get("$id"), str) else ""
-    new_url = new.get("$id", "") if isinstance(new, dict) and isinstance(new.get("$id"), str) else ""
-    walk = _Walk(_Side(old, old_url.split("#")[0], resolve_old or _no_resolver),
-                 _Side(new, new_url.split("#")[0], resolve_new or _no_resolver))
+    walk = _Walk(_Side(old, _url(old), resolve_old or _no_resolver), _Side(new, _url(new), resolve_new or _no_resolver))
     yield from _diff(old, new, where, walk)
 
 
@@ -301,8 +298,9 @@ def required_bump(old: Any, new: Any, resolve_old: Resolver | None = None,
     return (max((c.bump for c in changes if not c.unverified), default=Bump.NONE), changes)
 
 
-def _url(schema: dict[str, Any]) -> str:
-    value = schema.get("$id")
+def _url(schema: Any) -> str:
+    """The document URL a schema's ``$id`` names (no fragment), or "" without one."""
+    value = schema.get("$id") if isinstance(schema, dict) else None
     return value.split("#")[0] if isinstance(value, str) else ""
 
 

@@ -254,21 +254,25 @@ class GitSnapshot:
     def _all_sizes(self) -> dict[str, int]:
         """Sizes of every blob of the tree present locally, in one ``cat-file --batch-check``."""
         if self._sizes is None:
-            shas = sorted({sha for _, sha in self._entries.values()})
-            absent = self._absent()
-            query = "".join(f"{sha}\n" for sha in shas if sha not in absent).encode()
-            sizes: dict[str, int] = {}
-            if query:
-                out = run_git(self.repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
-                              stdin=query)
-                for line in out.decode(errors="replace").splitlines():
-                    fields = line.split()
-                    if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
-                        sizes[fields[0]] = int(fields[2])
-                    elif fields:
-                        self._missing.setdefault(fields[0], "the blob is missing from the repository")
-            self._sizes = sizes
+            present = sorted({sha for _, sha in self._entries.values()} - self._absent())
+            self._sizes = self._blob_sizes(present)
+            for sha in present:
+                if sha not in self._sizes:
+                    self._missing.setdefault(sha, "the blob is missing from the repository")
         return self._sizes
+
+    def _blob_sizes(self, shas: list[str]) -> dict[str, int]:
+        """Sizes of the blobs among ``shas`` that the repository holds, in one ``cat-file --batch-check``."""
+        if not shas:
+            return {}
+        out = run_git(self.repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+                      stdin="".join(f"{sha}\n" for sha in shas).encode())
+        sizes: dict[str, int] = {}
+        for line in out.decode(errors="replace").splitlines():
+            fields = line.split()
+            if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
+                sizes[fields[0]] = int(fields[2])
+        return sizes
 
     @functools.cached_property
     def _promisor(self) -> str | None:
@@ -314,12 +318,7 @@ class GitSnapshot:
             reason = f"the blob is not in this partial clone and fetching it from {remote!r} failed: {exc.reason}"
             self._missing.update(dict.fromkeys(wanted, reason))
             return
-        out = run_git(self.repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
-                      stdin="".join(f"{sha}\n" for sha in wanted).encode())
-        for line in out.decode(errors="replace").splitlines():
-            fields = line.split()
-            if len(fields) == 3 and fields[2].isdigit():
-                sizes[fields[0]] = int(fields[2])
+        sizes.update(self._blob_sizes(wanted))
         for sha in wanted:
             if sha not in sizes:
                 self._missing[sha] = "the promisor remote did not send the blob"

@@ -75,15 +75,14 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
     keys = {f.key for f in schema.facets}
     files = review.head_registry.files
     for path in positive + negative:
-        severity = Severity.ERROR
         loaded = files.json(path)
         if loaded.doc is None:
-            yield unreadable("examples/unreadable", severity, loaded, "example", entry.name)
+            yield unreadable("examples/unreadable", Severity.ERROR, loaded, "example", entry.name)
             continue
         if path in negative:
-            yield from _negative(loaded.doc, validator, severity, entry.name, schema)
+            yield from _negative(loaded.doc, validator, entry.name, schema)
         else:
-            yield from _positive(loaded.doc, validator, keys, severity, entry.name, schema)
+            yield from _positive(loaded.doc, validator, keys, entry.name, schema)
 
 
 class Budget:
@@ -184,31 +183,30 @@ def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[V
         budget.left -= time.monotonic() - start
 
 
-def _stopped(doc: JsonDoc, severity: Severity, entry: str, stopped: Stopped) -> Finding:
-    milder = stopped.severity if stopped.severity.rank > severity.rank else severity  # unverifiable: a warning
-    return at(stopped.rule, milder, doc, "", stopped.message, entry=entry, hint=stopped.hint)
+def _stopped(doc: JsonDoc, entry: str, stopped: Stopped) -> Finding:
+    return at(stopped.rule, stopped.severity, doc, "", stopped.message, entry=entry, hint=stopped.hint)
 
 
-def _positive(doc: JsonDoc, validator: Validators, keys: set[str], severity: Severity, entry: str,
+def _positive(doc: JsonDoc, validator: Validators, keys: set[str], entry: str,
               schema: FacetSchema) -> Iterator[Finding]:
     value = doc.value
     if isinstance(value, dict):
         for key in value:
             if key not in keys:
-                yield at("examples/unknown-key", severity, doc, "/" + key.replace("~", "~0").replace("/", "~1"),
+                yield at("examples/unknown-key", Severity.ERROR, doc, "/" + key.replace("~", "~0").replace("/", "~1"),
                          f"{key!r} is not a facet key of {schema.filename} (expected {', '.join(sorted(keys))})",
                          entry=entry, key=True, hint="An example is {\"<facet key>\": {...the facet...}}.")
     errors = _errors(validator, value, schema)
     if isinstance(errors, Stopped):
-        yield _stopped(doc, severity, entry, errors)
+        yield _stopped(doc, entry, errors)
         return
     for error in errors:
-        yield at("examples/invalid", severity, doc, json_pointer(error.absolute_path),
+        yield at("examples/invalid", Severity.ERROR, doc, json_pointer(error.absolute_path),
                  f"{error.message} (schema: {'/'.join(map(str, error.absolute_schema_path))})", entry=entry,
                  hint=f"Against {schema.filename}.")
 
 
-def _negative(doc: JsonDoc, validator: Validators, severity: Severity, entry: str,
+def _negative(doc: JsonDoc, validator: Validators, entry: str,
               schema: FacetSchema) -> Iterator[Finding]:
     value = doc.value
     expect = value.get(EXPECT_KEY) if isinstance(value, dict) else None
@@ -216,18 +214,19 @@ def _negative(doc: JsonDoc, validator: Validators, severity: Severity, entry: st
         value = {k: v for k, v in value.items() if k != EXPECT_KEY}
     errors = _errors(validator, value, schema)
     if isinstance(errors, Stopped):
-        yield _stopped(doc, severity, entry, errors)
+        yield _stopped(doc, entry, errors)
         return
     if not errors:
-        yield at("examples/negative-passes", severity, doc, "", f"this negative example of {schema.stem} validates",
-                 entry=entry, hint="A file under invalid/ must break the schema; move it or make it invalid.")
+        yield at("examples/negative-passes", Severity.ERROR, doc, "",
+                 f"this negative example of {schema.stem} validates", entry=entry,
+                 hint="A file under invalid/ must break the schema; move it or make it invalid.")
         return
     wanted = expect if isinstance(expect, list) else [expect] if isinstance(expect, dict) else []
     for item in wanted:
         keyword, pointer = item.get("keyword"), item.get("pointer", "")
         if not any(e.validator == keyword and json_pointer(e.absolute_path) == pointer for e in _flat(errors)):
             got = "; ".join(f"{e.validator} at {json_pointer(e.absolute_path) or '/'}" for e in errors[:5])
-            yield at("examples/negative-wrong-error", severity, doc, f"/{EXPECT_KEY}",
+            yield at("examples/negative-wrong-error", Severity.ERROR, doc, f"/{EXPECT_KEY}",
                      f"expected a {keyword!r} error at {pointer or '/'!r}, got: {got}", entry=entry, key=True)
 
 

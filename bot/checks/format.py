@@ -67,22 +67,15 @@ def format_finding(path: str, text: str, indent: int, severity: Severity, entry:
 def line_edits(path: str, old: str, new: str) -> tuple[Edit, ...]:
     """The whole-line edit turning ``old`` into ``new``: from the first line that differs to the last."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    ranges: list[list[int]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        if i1 == i2:  # a pure insertion: replace the line before it (or after it) together with it
-            if i1 > 0:
-                i1, j1 = i1 - 1, j1 - 1
-            else:
-                i2, j2 = i2 + 1, j2 + 1
-        if ranges and ranges[-1][1] >= i1:  # a widened range may reach the previous one
-            ranges[-1][1], ranges[-1][3] = max(ranges[-1][1], i2), max(ranges[-1][3], j2)
-        else:
-            ranges.append([i1, i2, j1, j2])
-    if not ranges:
+    changed = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if not changed:
         return ()
     # One edit from the first changed line to the last (the lines between are equal on both sides): a
     # single suggestion on GitHub, and the unified diff of `registry-bot fix` still shows each hunk.
-    (i1, _, j1, _), (_, i2, _, j2) = ranges[0], ranges[-1]
+    (_, i1, first_i2, j1, first_j2), (_, _, i2, _, j2) = changed[0], changed[-1]
+    if i1 == first_i2:  # a pure insertion: replace the line before it (or after it) together with it
+        if i1 > 0:
+            i1, j1 = i1 - 1, j1 - 1
+        else:
+            i2, j2 = max(i2, 1), max(j2, first_j2 + 1)
     return (Edit(path, i1 + 1, i2, "".join(b[j1:j2])),)

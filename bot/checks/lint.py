@@ -49,10 +49,10 @@ _SCHEMA_ONE = ("items", "additionalItems", "additionalProperties", "not", "if", 
 def check(review: ReviewInput) -> Iterator[Finding]:
     for entry in review.reviewed_entries():
         for schema in entry.schemas:
-            yield from lint(review, schema)
+            yield from lint(schema)
 
 
-def lint(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
+def lint(schema: FacetSchema) -> Iterator[Finding]:
     for rule, where, message, hint in problems(schema.value):
         yield at(rule, Severity.ERROR, schema.doc, where, message, hint=hint, entry=schema.entry.name,
                  key=rule == "lint/unknown-keyword")

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from bot.codeowners import ROOT_LOCATIONS, CodeOwners, Problem, RootOwners, Rule, load, owner_key, same_owners
+from bot.codeowners import ROOT_LOCATIONS, CodeOwners, RootOwners, Rule, load, owner_key, same_owners
 from bot.findings import Edit, Finding, Fix, Severity
 from bot.registry import Entry, Registry
 from bot.review_input import ReviewInput
@@ -143,17 +143,13 @@ _HINTS = {
 }
 
 
-def syntax_findings(review: ReviewInput, file: CodeOwners, entry: str | None) -> Iterator[Finding]:
+def syntax_findings(file: CodeOwners, entry: str | None) -> Iterator[Finding]:
     for problem in file.problems:
-        yield _problem_finding(problem, file.path, Severity.ERROR, entry)
+        yield Finding(rule=_PROBLEM_RULES[problem.kind], severity=Severity.ERROR, path=file.path, line=problem.line,
+                      column=problem.column, message=problem.message, hint=_HINTS[problem.kind], entry=entry)
 
 
-def _problem_finding(problem: Problem, path: str, severity: Severity, entry: str | None) -> Finding:
-    return Finding(rule=_PROBLEM_RULES[problem.kind], severity=severity, path=path, line=problem.line,
-                   column=problem.column, message=problem.message, hint=_HINTS[problem.kind], entry=entry)
-
-
-def failed_pattern_findings(review: ReviewInput, sides: Iterable[Side]) -> Iterator[Finding]:
+def failed_pattern_findings(sides: Iterable[Side]) -> Iterator[Finding]:
     for side in sides:
         for file in side.parsed():
             for line in sorted(file.failed_lines):
@@ -176,7 +172,7 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
             if entry.has_folder:  # an entry with no folder in the registry has nothing to own yet
                 yield _missing(review, entry, judge, base)
             continue
-        yield from syntax_findings(review, own, entry.name)
+        yield from syntax_findings(own, entry.name)
         if any(p.kind == "file" for p in own.problems):
             continue
         rule = own.rule_for("registry.json")
@@ -244,7 +240,7 @@ def root_file_findings(review: ReviewInput, head: Side) -> Iterator[Finding]:
     """Syntax of the root CODEOWNERS (when the change edits it, or on ``--all``) and edits GitHub ignores."""
     if review.changes is None:
         if head.root.file is not None:
-            yield from syntax_findings(review, head.root.file, None)
+            yield from syntax_findings(head.root.file, None)
         return
     changed = review.changes.paths()
     enforced = head.root.path
@@ -252,7 +248,7 @@ def root_file_findings(review: ReviewInput, head: Side) -> Iterator[Finding]:
         if location not in changed or review.head.size(location) is None:
             continue
         if location == enforced and head.root.file is not None:
-            yield from syntax_findings(review, head.root.file, None)
+            yield from syntax_findings(head.root.file, None)
         elif enforced is not None and ROOT_LOCATIONS.index(enforced) < ROOT_LOCATIONS.index(location):
             yield Finding(
                 rule="owners/ignored-root-codeowners", severity=Severity.WARNING, path=location, line=1,
@@ -335,4 +331,4 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     yield from entry_findings(review, head, base)
     yield from root_file_findings(review, head)
     yield from approval_findings(review, head, base)
-    yield from failed_pattern_findings(review, [s for s in (head, base) if s is not None])
+    yield from failed_pattern_findings([s for s in (head, base) if s is not None])

@@ -48,7 +48,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 yield at("uris/unresolved", Severity.ERROR, doc, item.pointer, f"{item.uri}: {problem}",
                          entry=entry.name,
                          hint=f"Facet files of {owner.name} live in {owner.facets_dir}/.")
-        yield from _undeclared(review, entry, declared_files, doc)
+        yield from _undeclared(entry, declared_files, doc)
 
 
 def _resolution_problem(review: ReviewInput, owner: Entry, file: str, version: str | None) -> str | None:
@@ -66,7 +66,7 @@ def _resolution_problem(review: ReviewInput, owner: Entry, file: str, version: s
     return f"version {version} is neither the current version ({current}) nor published at {mirror}"
 
 
-def _undeclared(review: ReviewInput, entry: Entry, declared: set[str], doc: JsonDoc) -> Iterator[Finding]:
+def _undeclared(entry: Entry, declared: set[str], doc: JsonDoc) -> Iterator[Finding]:
     for schema in entry.schemas:
         if schema.filename in declared:
             continue

@@ -43,8 +43,7 @@ def _fmt(version: tuple[int, int, int] | None) -> str:
 
 def check(review: ReviewInput) -> Iterator[Finding]:
     yield from _published_modified(review)
-    mirror = review.config.paths.mirror
-    has_mirror = bool(review.head.files(mirror))
+    has_mirror = review.head_schemas.has_mirror
     for entry in review.reviewed_entries():
         for schema in entry.schemas:
             if review.changes is not None and review.changes.get(schema.path) is None:
