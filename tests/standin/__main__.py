@@ -41,13 +41,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="flag writes sooner than this after the previous one (GitHub asks for 1); 0: only "
                              "concurrent writes are flagged")
     parser.add_argument("--protect", action="store_true",
-                        help="protect the base branch: one approval by someone with write access, stale approvals "
-                             "dismissed on push, and the --required-check runs passing, before a merge")
+                        help="protect the base branch: one approval by someone with write access and the "
+                             "--required-check runs passing, before a merge")
+    parser.add_argument("--dismiss-stale", action="store_true",
+                        help="with --protect: a push dismisses the approvals (branch protection's option)")
     parser.add_argument("--required-check", action="append", default=[], metavar="NAME",
                         help="a check run the protected branch requires (repeatable)")
     args = parser.parse_args(argv)
 
-    protection = BranchProtection(required_checks=tuple(args.required_check)) if args.protect else None
+    protection = BranchProtection(required_checks=tuple(args.required_check),
+                                  dismiss_stale_reviews=args.dismiss_stale) if args.protect else None
     permissions = dict(item.split("=", 1) for item in args.permission)
     teams: dict[str, list[str]] = {}
     for item in args.team_member:
