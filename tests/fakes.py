@@ -242,9 +242,10 @@ class FakeGitHub:
                 return
         raise NotFound(f"no review {review_id}", 404)
 
-    def enable_auto_merge(self, repo: str, number: int, node_id: str, merge_method: str) -> None:
+    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
         self._pull(repo, number)
-        self._write("enable_auto_merge", repo=repo, number=number, node_id=node_id, merge_method=merge_method)
+        self._write("enable_auto_merge", repo=repo, number=number, node_id=node_id, head_sha=head_sha,
+                    merge_method=merge_method)
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
         self._pull(repo, number)

@@ -8,7 +8,8 @@ found nothing blocking, the App submits an APPROVE review saying for whom and on
 new blocking finding withdraws (dismisses) that approval. It never approves a change to anything but
 entry folders: root files, core facets, any CODEOWNERS, the bot's configuration (docs/owners.md).
 
-``decide`` is pure (inputs and report in, a ``Delegation`` out); ``publish`` is the only writer.
+``decide`` is pure (inputs and report in, a ``Delegation`` out); ``withdraw`` (before the check run
+concludes) and ``approve`` (after) are the only writers.
 """
 
 from __future__ import annotations
@@ -197,10 +198,11 @@ def is_delegated_approval(review: ReviewInfo, me: str) -> bool:
     return review.user == me and review.state == "APPROVED" and _MARKER_START in review.body
 
 
-def publish(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Sequence[ReviewInfo],
-            merge: bool = False, merge_method: str = "SQUASH") -> tuple[str, tuple[ReviewInfo, ...]]:
-    """Withdraw the App's approvals that no longer hold, approve ``delegation.head_sha`` when it should, and
-    (``merge``) enable auto-merge. Returns what it did and the reviews as they are now (for the publisher)."""
+def withdraw(gh: GitHubAPI, pr: PullRequest, delegation: Delegation,
+             reviews: Sequence[ReviewInfo]) -> tuple[ReviewInfo, ...]:
+    """Dismiss the App's approvals that no longer hold (another commit's; this one's when it no longer
+    approves). Runs before the check run concludes, so that no passing check ever stands next to a stale
+    approval. Returns the reviews as they are now."""
     me = gh.bot_login()
     now: list[ReviewInfo] = []
     kept = False
@@ -215,10 +217,19 @@ def publish(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Seq
             gh.dismiss_review(pr.repo, pr.number, r.id, why[:1000])
             r = replace(r, state="DISMISSED")
         now.append(r)
+    return tuple(now)
+
+
+def approve(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Sequence[ReviewInfo],
+            merge: bool = False, merge_method: str = "SQUASH") -> tuple[str, tuple[ReviewInfo, ...]]:
+    """Approve ``delegation.head_sha`` when it should (once) and (``merge``) enable auto-merge. Returns what it
+    did and the reviews as they are now (for the publisher)."""
+    me = gh.bot_login()
     if not delegation.approve:
-        return "not approved", tuple(now)
+        return "not approved", tuple(reviews)
     outcome = "approval kept"
-    if not kept:
+    now = list(reviews)
+    if not any(is_delegated_approval(r, me) and r.commit_id == delegation.head_sha for r in reviews):
         review_id = gh.create_review(pr.repo, pr.number, delegation.head_sha, "APPROVE", delegation.body())
         now.append(ReviewInfo(review_id, me, "APPROVED", delegation.head_sha, delegation.body()))
         outcome = "approved"
@@ -230,7 +241,7 @@ def publish(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Seq
 def enable_merge(gh: GitHubAPI, pr: PullRequest, method: str) -> str:
     """Enable auto-merge; GitHub refuses it for a pull request that can merge now ("clean status"): merge it."""
     try:
-        gh.enable_auto_merge(pr.repo, pr.number, pr.node_id, method)
+        gh.enable_auto_merge(pr.repo, pr.number, pr.node_id, pr.head_sha, method)
         return "auto-merge enabled"
     except GitHubError as exc:
         if "clean status" not in str(exc).lower():
@@ -241,26 +252,36 @@ def enable_merge(gh: GitHubAPI, pr: PullRequest, method: str) -> str:
 
 
 # -- the worker's entry points ---------------------------------------------------------------------
-def review_for_owners(gh: GitHubAPI, inputs: ReviewInputs, report: Report) -> tuple[Report, Delegation | None]:
-    """The report with its "Delegated approval" section, and the decision (None: the change is not reviewed)."""
+@dataclass(frozen=True)
+class OwnerStep:
+    """The decision for one review and the pull request's reviews once stale approvals are withdrawn."""
+
+    delegation: Delegation
+    reviews: tuple[ReviewInfo, ...]
+
+
+def review_for_owners(gh: GitHubAPI, inputs: ReviewInputs, report: Report) -> tuple[Report, OwnerStep | None]:
+    """Decide, withdraw what no longer holds, and return the report with its "Delegated approval" section
+    (no step when the change is not reviewed: nothing watched, or too large to see)."""
     if not inputs.touches_watched() or inputs.changes.truncated:
         return report, None
     delegation = decide(inputs, report, gh.bot_login(), gh)
-    return report.with_sections(delegation.section()), delegation
+    reviews = withdraw(gh, inputs.pr, delegation, inputs.reviews)
+    return report.with_sections(delegation.section()), OwnerStep(delegation, reviews)
 
 
 def act_for_owners(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs,
-                   delegation: Delegation | None) -> tuple[tuple[ReviewInfo, ...], tuple[Section, ...]]:
-    """Approve or withdraw, enable auto-merge; returns the reviews as they now are and the merge status section
-    for the summary comment (none when auto-merge is not configured)."""
-    if delegation is None:
+                   step: OwnerStep | None) -> tuple[tuple[ReviewInfo, ...], tuple[Section, ...]]:
+    """Approve and enable auto-merge (after the check run concluded); returns the reviews as they now are and
+    the merge status section for the summary comment (none when auto-merge is not configured)."""
+    if step is None:
         return inputs.reviews, ()
     policy = inputs.config.delegation
-    outcome, reviews = publish(gh, pr, delegation, inputs.reviews, policy.auto_merge, policy.merge_method)
+    outcome, reviews = approve(gh, pr, step.delegation, step.reviews, policy.auto_merge, policy.merge_method)
     log.info("delegated approval: %s", outcome)
     if not policy.auto_merge:
         return reviews, ()
-    return reviews, (merge_section(gh, pr, delegation, outcome),)
+    return reviews, (merge_section(gh, pr, step.delegation, outcome),)
 
 
 def merge_section(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, outcome: str) -> Section:

@@ -203,9 +203,10 @@ class GitHubAPI(Protocol):
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None: ...
 
-    def enable_auto_merge(self, repo: str, number: int, node_id: str, merge_method: str) -> None:
+    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
         """GraphQL ``enablePullRequestAutoMerge`` of the pull request ``node_id`` (``MERGE``, ``SQUASH``,
-        ``REBASE``). GitHub refuses it for a pull request that can merge at once ("clean status")."""
+        ``REBASE``), refused unless its head is still ``head_sha`` (``expectedHeadOid``). GitHub refuses it
+        too for a pull request that can merge at once ("clean status")."""
         ...
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:

@@ -462,11 +462,13 @@ class LocalGitHub:
             return merge_blockers(self.protection, self.reviews, self.check_runs, self.resolve(self.head),
                                   self._permission)
 
-    def enable_auto_merge(self, repo: str, number: int, node_id: str, merge_method: str) -> None:
+    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
         self._check_pr(repo, number)
         with self._lock:
             if node_id != self.node_id:
                 raise unprocessable(f"Could not resolve to a node with the global id of '{node_id}'")
+            if head_sha and head_sha != self.resolve(self.head):
+                raise unprocessable(f"Head sha didn't match expected head sha {head_sha}")
             if merge_method not in MERGE_METHODS:
                 raise unprocessable(f"Invalid merge method {merge_method!r}")
             if self.merged is not None or not self.state_open:

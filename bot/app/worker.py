@@ -151,10 +151,10 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
             log.info("head moved to %s during the review; not publishing", current.head_sha)
             supersede_check(gh, pr.repo, check_id, current.head_sha)
             return "superseded"
-        report, delegation = review_for_owners(gh, inputs, report)
+        report, owners = review_for_owners(gh, inputs, report)
         complete_check(gh, pr.repo, check_id, report)
         if inputs.touches_watched() or inputs.changes.truncated:
-            reviews, merge = act_for_owners(gh, pr, inputs, delegation)
+            reviews, merge = act_for_owners(gh, pr, inputs, owners)
             publish_review(gh, pr, report, inputs.changes, inputs.config, reviews)
             publish_summary(gh, pr, report.with_sections(*merge))
     except RateLimited as exc:

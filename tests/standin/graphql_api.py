@@ -32,6 +32,7 @@ enum PullRequestMergeMethod { MERGE SQUASH REBASE }
 
 input EnablePullRequestAutoMergeInput {
   pullRequestId: ID!
+  expectedHeadOid: GitObjectID
   mergeMethod: PullRequestMergeMethod
   clientMutationId: String
 }
@@ -199,7 +200,7 @@ def automerge_mutations(local: Any) -> dict[str, Any]:
     def enable(_info: Any, input: dict[str, Any]) -> dict[str, Any]:
         try:
             local.enable_auto_merge(local.repo, local.number, str(input["pullRequestId"]),
-                                    str(input.get("mergeMethod") or "MERGE"))
+                                    str(input.get("expectedHeadOid") or ""), str(input.get("mergeMethod") or "MERGE"))
         except GitHubError as exc:
             raise GraphQLError(str(exc).removeprefix("Unprocessable Entity: "),
                                extensions={"type": "UNPROCESSABLE"}) from exc
