@@ -144,3 +144,28 @@ def test_delegation_configuration() -> None:
     assert not parse_config("delegation:\n  approve: false\n", "x.yml").delegation.covers("iceberg")
     with pytest.raises(ConfigError, match="merge_method"):
         parse_config("delegation:\n  merge_method: fast\n", "x.yml")
+
+
+def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_disables_it(repo: Path) -> None:
+    gh = pull(repo, "pr")
+    try:
+        gh.protection = BranchProtection(required_checks=("ci",))
+        gh.add_review(DATAPROC_OWNER)  # no write access: does not count
+        assert gh.merge_blockers() == ["1 approving review(s) by reviewers with write access required, 0 given",
+                                       "required check 'ci' is expected"]
+        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")
+        gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr"), "SQUASH")
+        run = gh.create_check_run(REPO, gh.resolve("pr"), "ci", "in_progress")
+        assert gh.merged is None and gh.auto_merge == "SQUASH"
+        gh.push("pr2")  # the author has no write access: GitHub disables auto-merge; stale approvals go
+        assert gh.auto_merge is None and [r.state for r in gh.reviews] == ["DISMISSED", "DISMISSED"]
+        gh.push("pr")
+        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")
+        gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr"), "MERGE")
+        with pytest.raises(Exception, match="expected head"):
+            gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr2"), "MERGE")
+        gh.update_check_run(REPO, run, conclusion="success")
+        assert gh.merged == {"sha": gh.resolve("pr"), "method": "MERGE", "by": "auto-merge"}
+        assert gh.get_pull_request(REPO, 7).state == "closed"
+    finally:
+        gh.close()
