@@ -169,3 +169,19 @@ def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_di
         assert gh.get_pull_request(REPO, 7).state == "closed"
     finally:
         gh.close()
+
+
+def test_an_owner_who_changes_their_mind_withdraws_the_bots_approval(repo: Path) -> None:
+    gh = pull(repo, "pr")
+    try:
+        gh.protection = BranchProtection(required_checks=(CHECK_NAME, "ci"))  # nothing merges meanwhile
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
+        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]  # a redelivery: approved once
+        gh.add_review(DATAPROC_OWNER, "REQUEST_CHANGES", "not yet")
+        assert review(gh) == "failure"
+        [withdrawn] = [r for r in gh.reviews if r.user == BOT and r.event == "APPROVE"]
+        assert withdrawn.state == "DISMISSED" and withdrawn.dismissal_message is not None
+        assert withdrawn.dismissal_message.startswith("Withdrawn: an owner of `gcp:dataproc` approves this commit")
+    finally:
+        gh.close()

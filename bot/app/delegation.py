@@ -26,13 +26,14 @@ from bot.codeowners import ROOT_LOCATIONS, owner_key
 from bot.config import CONFIG_PATHS
 from bot.findings import Report, Section, Verdict
 from bot.registry import Registry
-from bot.render.markdown import code
+from bot.render.markdown import code, cut_lines
 
 log = logging.getLogger(__name__)
 
 MARKER = "<!-- registry-bot:delegated-approval {sha} -->"
 _MARKER_START = "<!-- registry-bot:delegated-approval "
 DECIDING = ("APPROVED", "CHANGES_REQUESTED", "DISMISSED")
+BODY_LIMIT = 60_000  # GitHub takes 65,536 characters
 
 
 @dataclass(frozen=True)
@@ -230,8 +231,9 @@ def approve(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Seq
     outcome = "approval kept"
     now = list(reviews)
     if not any(is_delegated_approval(r, me) and r.commit_id == delegation.head_sha for r in reviews):
-        review_id = gh.create_review(pr.repo, pr.number, delegation.head_sha, "APPROVE", delegation.body())
-        now.append(ReviewInfo(review_id, me, "APPROVED", delegation.head_sha, delegation.body()))
+        body = cut_lines(delegation.body(), BODY_LIMIT, "(cut to fit GitHub's size limit)")
+        review_id = gh.create_review(pr.repo, pr.number, delegation.head_sha, "APPROVE", body)
+        now.append(ReviewInfo(review_id, me, "APPROVED", delegation.head_sha, body))
         outcome = "approved"
     if merge and not pr.auto_merge:
         outcome += ", " + enable_merge(gh, pr, merge_method)
