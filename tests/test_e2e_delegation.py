@@ -70,10 +70,12 @@ def bot_approvals(state: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def approved(svc: Service, head: str) -> dict[str, Any]:
+    """The state once the bot approved ``head`` and enabled auto-merge (its next request)."""
     def found() -> dict[str, Any] | None:
         state = svc.state()
-        return state if any(r["commit_id"] == head and r["state"] == "APPROVED" for r in bot_approvals(state)) else None
-    return wait_for(found, 60, f"the bot's approval of {head[:12]}")  # type: ignore[no-any-return]
+        mine = any(r["commit_id"] == head and r["state"] == "APPROVED" for r in bot_approvals(state))
+        return state if mine and state["auto_merge"] else None
+    return wait_for(found, 60, f"the bot's approval of {head[:12]} and auto-merge")  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -96,7 +98,8 @@ def test_an_owner_without_write_access_approves_and_the_pull_request_merges(prot
     [approval] = bot_approvals(state)
     assert approval["commit_id"] == head and approval["state"] == "APPROVED"
     assert f"`{DATAPROC_OWNER}`" in approval["body"] and head in approval["body"]
-    assert state["merged"]["sha"] == head and state["merged"]["method"] == "SQUASH"
+    # nothing else was pending, so GitHub refused auto-merge ("clean status") and the bot merged the approved sha
+    assert state["merged"] == {"sha": head, "method": "SQUASH", "by": BOT}
     assert state["pull_request"]["state"] == "closed"
     runs = [r for r in state["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
     assert runs[-1]["conclusion"] == "success"
@@ -131,13 +134,15 @@ def test_a_push_withdraws_the_approval_until_the_owner_approves_again_and_a_dism
              {"Content-Type": "application/json"})
         deliver_review(svc, "dismissed", new, DATAPROC_OWNER, "dismissed")
 
-        def withdrawn() -> dict[str, Any] | None:
+        def withdrawn() -> dict[str, Any] | None:  # the approval is dismissed first, then the check concludes
             s = svc.state()
-            return s if all(r["state"] == "DISMISSED" for r in bot_approvals(s)) else None
-        state = wait_for(withdrawn, 60, "the bot's approval withdrawn")
+            runs = [r for r in s["check_runs"] if r["head_sha"] == new]
+            concluded = runs[-1]["status"] == "completed"
+            return s if concluded and all(r["state"] == "DISMISSED" for r in bot_approvals(s)) else None
+        state = wait_for(withdrawn, 60, "the bot's approval and the check withdrawn")
         last = [r for r in bot_approvals(state) if r["commit_id"] == new][-1]
         assert last["dismissal_message"].startswith("Withdrawn")
-        runs = [r for r in state["check_runs"] if r["head_sha"] == new and r["status"] == "completed"]
+        runs = [r for r in state["check_runs"] if r["head_sha"] == new]
         assert runs[-1]["conclusion"] == "failure"  # the owner's latest review is dismissed: the check fails too
         assert state["merged"] is None
     finally:
