@@ -112,18 +112,9 @@ def _protected(path: str, config_registry: str) -> str | None:
     return None
 
 
-def decide(inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None = None) -> Delegation:
-    """Whether the App approves ``inputs.pr``'s head for the owners of the entries it changes.
-
-    ``gh``: to read team membership again when some approval is of an older commit (a team counts only
-    through a member's approval of the head); without it such teams do not count.
-    """
-    pr, config = inputs.pr, inputs.config
-    head_sha = pr.head_sha
-    if not config.delegation.approve:
-        return Delegation(head_sha, False, refused=("delegation is off in the bot's configuration",))
-    if inputs.changes.truncated or not inputs.changes.files:
-        return Delegation(head_sha, False, refused=("the bot could not see the whole change",))
+def owner_groups(inputs: ReviewInputs) -> tuple[tuple[str, ...], dict[str, dict[tuple[str, ...], list[str]]]]:
+    """(why the change is outside delegation, entry -> owners of its changed files -> CODEOWNERS lines)."""
+    config = inputs.config
     base_registry, head_registry = Registry(inputs.base, config), Registry(inputs.head, config)
     side = Side(base_registry)
     refused: list[str] = []
@@ -154,14 +145,30 @@ def decide(inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None =
                     groups[entry.name][tuple(rule.owners)].append(source)
         if why is not None and why not in refused:
             refused.append(why)
+    return tuple(refused), groups
+
+
+def decide(inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None = None) -> Delegation:
+    """Whether the App approves ``inputs.pr``'s head for the owners of the entries it changes.
+
+    ``gh``: to read team membership again when some approval is of an older commit (a team counts only
+    through a member's approval of the head); without it such teams do not count.
+    """
+    pr, config = inputs.pr, inputs.config
+    head_sha = pr.head_sha
+    if not config.delegation.approve:
+        return Delegation(head_sha, False, refused=("delegation is off in the bot's configuration",))
+    if inputs.changes.truncated or not inputs.changes.files:
+        return Delegation(head_sha, False, refused=("the bot could not see the whole change",))
+    refused, groups = owner_groups(inputs)
     if refused:
-        return Delegation(head_sha, False, refused=tuple(refused))
+        return Delegation(head_sha, False, refused=refused)
 
     current, stale = head_approvers(inputs.reviews, head_sha, me)
     teams = inputs.teams.approving
     if stale:  # the teams counted for the review may rest on an approval of an older commit: ask again
         teams = frozenset()
-        if gh is not None and current | {pr.author}:
+        if gh is not None:
             found = owning_teams(inputs.base, inputs.head, inputs.changes, config)
             teams = resolve(gh, found, (pr.author, *sorted(current))).approving
     consent = {owner_key(x): x for x in (pr.author, *sorted(current), *sorted(teams)) if x}
