@@ -185,3 +185,18 @@ def test_an_owner_who_changes_their_mind_withdraws_the_bots_approval(repo: Path)
         assert withdrawn.dismissal_message.startswith("Withdrawn: an owner of `gcp:dataproc` approves this commit")
     finally:
         gh.close()
+
+
+def test_a_merge_is_refused_while_something_blocks_or_for_another_head(repo: Path) -> None:
+    from bot.app.github_api import GitHubError
+
+    gh = pull(repo, "pr")
+    try:
+        with pytest.raises(GitHubError, match="approving review") as blocked:
+            gh.merge_pull_request(REPO, 7, gh.resolve("pr"), "squash")
+        assert blocked.value.status == 405
+        with pytest.raises(GitHubError, match="Head branch was modified") as moved:
+            gh.merge_pull_request(REPO, 7, gh.resolve("pr2"), "squash")
+        assert moved.value.status == 409 and gh.merged is None
+    finally:
+        gh.close()
