@@ -147,3 +147,22 @@ def test_a_push_withdraws_the_approval_until_the_owner_approves_again_and_a_dism
         assert state["merged"] is None
     finally:
         svc.close()
+
+
+def test_a_change_to_the_bots_configuration_is_never_approved_on_the_owners_behalf(repo: Path, tmp_path: Path) -> None:
+    svc = start(repo, tmp_path, "--pr-head", "config")  # the entry edit plus .github/registry-bot.yml
+    try:
+        head = git(repo, "rev-parse", "config")
+        assert svc.deliver("opened", head) == 202
+        svc.summary_for(head, timeout=60)
+        owner_approves(svc, head)
+
+        def reviewed_twice() -> dict[str, Any] | None:
+            s = svc.state()
+            done = [r for r in s["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
+            return s if len(done) == 2 and "registry-bot:summary" in s["issue_comments"][0]["body"] else None
+        state = wait_for(reviewed_twice, 60, "the review after the owner's approval")
+        assert not bot_approvals(state) and state["merged"] is None and state["auto_merge"] is None
+        assert "the bot's configuration (`.github/registry-bot.yml`)" in state["check_runs"][-1]["summary"]
+    finally:
+        svc.close()
