@@ -9,6 +9,12 @@ and delivers ``synchronize``, so every review is a fresh one that publishes ever
 summary). Each is timed to its completed check run and to its summary comment, with the GitHub requests it
 made (from the stand-in's request log). ``BENCH_CHECKS=real`` (default) runs the bot's own checks,
 ``fake`` the test check of ``tests/fakes.py``. Run: ``python benchmarks/bench_e2e.py``.
+
+Then the approval latency of delegated ownership (``BENCH_APPROVALS`` rounds, default 5; 0 skips it): on the
+repository of ``tests/delegation_repo.py`` (an entry owned by a login without write access, ``main``
+protected, a required ``ci`` check that never reports so nothing merges), each round pushes a new head, lets
+the bot review it, has the owner approve it, and times the ``pull_request_review`` delivery to the bot's
+APPROVE review of that head (GitHub delivers the webhook as the owner approves).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ RUNS = int(os.environ.get("BENCH_RUNS", "8"))
 CHECKS = os.environ.get("BENCH_CHECKS", "real")
 LATENCY = float(os.environ.get("BENCH_LATENCY", "0.1"))
 WRITE_PAUSE = float(os.environ.get("BENCH_WRITE_PAUSE", "1.0"))
+APPROVALS = int(os.environ.get("BENCH_APPROVALS", "5"))
 
 
 class BenchService(Service):
@@ -118,7 +125,55 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     load.append(os.getloadavg()[0])
     report(first, runs, load)
+    if APPROVALS:
+        approval_latency()
     return 0
+
+
+def approval_latency() -> None:
+    from tests.delegation_repo import AUTHOR, DATAPROC, DATAPROC_OWNER, build
+    from tests.test_e2e_delegation import BOT, deliver_review
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-approval-"))
+    load = [os.getloadavg()[0]]
+    times: list[float] = []
+    try:
+        repo = build(CORPUS, tmp / "repo")
+        heads = []
+        git(repo.path, "checkout", "-q", "pr")
+        for i in range(APPROVALS):
+            repo.edit_json(f"{DATAPROC}/registry.json", lambda data, i=i: data["producer"].update(  # type: ignore[index]
+                root_doc_URL=f"https://example.com/dataproc/{i}"))
+            heads.append(repo.commit(f"round {i}", branch="pr"))
+        service = BenchService(tmp, standin_args=("--latency", str(LATENCY), "--write-pause", str(WRITE_PAUSE),
+                                                  "--author", AUTHOR, "--protect", "--required-check", "ci"))
+        try:
+            service.start(repo.path)
+            wait_for_worker(tmp / "worker.log")
+            for i, head in enumerate(heads):
+                service.push(head)
+                review(service, "opened" if i == 0 else "synchronize", head)
+                service.approve(DATAPROC_OWNER)
+                t0 = time.perf_counter()
+                deliver_review(service, "submitted", head, DATAPROC_OWNER, "approved")
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    if any(r["user"] == BOT and r["event"] == "APPROVE" and r["commit_id"] == head
+                           for r in service.state()["reviews"]):
+                        times.append(time.perf_counter() - t0)
+                        break
+                    time.sleep(0.02)
+                else:
+                    raise SystemExit(f"the bot did not approve {head[:12]}")
+                time.sleep(max(2 * LATENCY + 0.2, WRITE_PAUSE))  # the rest of that review (review, summary)
+        finally:
+            service.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    load.append(os.getloadavg()[0])
+    print(f"owner's approval -> the bot's approval (delegated ownership), {len(times)} rounds, "
+          f"{LATENCY * 1000:.0f} ms per GitHub request, writes {WRITE_PAUSE:g} s apart, load average "
+          f"{load[0]:.2f} -> {load[1]:.2f}: median {statistics.median(times):.2f} s, max {max(times):.2f} s")
 
 
 def report(first: dict[str, Any], runs: list[dict[str, Any]], load: list[float]) -> None:

@@ -96,6 +96,26 @@ class FormattingPolicy:
 
 
 @dataclass(frozen=True)
+class DelegationPolicy:
+    """The App approving on an entry's owners' behalf (docs/owners.md, "Delegated approval").
+
+    ``entries``: the entries (names, shell patterns such as ``gcp/*``) whose owners the App approves for;
+    ``[]`` turns delegation off. ``auto_merge``: after approving, enable GitHub's auto-merge with
+    ``merge_method`` (``MERGE``, ``SQUASH`` or ``REBASE``).
+    """
+
+    approve: bool = True
+    entries: tuple[str, ...] = ("*",)
+    auto_merge: bool = False
+    merge_method: str = "SQUASH"
+
+    def covers(self, entry: str) -> bool:
+        import fnmatch
+
+        return self.approve and any(fnmatch.fnmatchcase(entry, pattern) for pattern in self.entries)
+
+
+@dataclass(frozen=True)
 class Config:
     paths: Paths = field(default_factory=Paths)
     review: ReviewPolicy = field(default_factory=ReviewPolicy)
@@ -103,6 +123,7 @@ class Config:
     verdict: VerdictPolicy = field(default_factory=VerdictPolicy)
     versions: VersionsPolicy = field(default_factory=VersionsPolicy)
     formatting: FormattingPolicy = field(default_factory=FormattingPolicy)
+    delegation: DelegationPolicy = field(default_factory=DelegationPolicy)
     source: str | None = None  # the file it came from, or None for defaults
 
     def watched(self) -> tuple[str, ...]:
@@ -160,7 +181,8 @@ def parse_config(text: str, source: str) -> Config:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError("the file must hold a mapping")
-    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions", "formatting"})
+    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions", "formatting",
+                                 "delegation"})
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
@@ -176,7 +198,11 @@ def parse_config(text: str, source: str) -> Config:
         raise ConfigError("'formatting.severity' must be error, warning or notice")
     if not 1 <= formatting.indent <= 8:
         raise ConfigError("'formatting.indent' must be between 1 and 8")
+    delegation = _section(DelegationPolicy, raw.get("delegation"), "delegation")
+    if delegation.merge_method not in ("MERGE", "SQUASH", "REBASE"):
+        raise ConfigError("'delegation.merge_method' must be MERGE, SQUASH or REBASE")
     return Config(
+        delegation=delegation,
         formatting=formatting,
         paths=_section(Paths, raw.get("paths"), "paths"),
         review=_section(ReviewPolicy, raw.get("review"), "review"),

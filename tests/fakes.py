@@ -242,6 +242,15 @@ class FakeGitHub:
                 return
         raise NotFound(f"no review {review_id}", 404)
 
+    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
+        self._pull(repo, number)
+        self._write("enable_auto_merge", repo=repo, number=number, node_id=node_id, head_sha=head_sha,
+                    merge_method=merge_method)
+
+    def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
+        self._pull(repo, number)
+        self._write("merge_pull_request", repo=repo, number=number, head_sha=head_sha, merge_method=merge_method)
+
     def create_issue_comment(self, repo: str, number: int, body: str) -> int:
         if len(body) > TEXT_LIMIT:
             raise GitHubError("Validation Failed: body too long", 422)

@@ -14,6 +14,7 @@ from bot.app.payloads import problem
 
 RECHECK_COMMAND = "/registry-bot recheck"
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
 KNOWN_EVENTS = frozenset({"ping", "pull_request", "pull_request_review", "check_suite", "check_run",
                           "issue_comment", *LOGGED_EVENTS})
@@ -90,7 +91,9 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
         return Decision(202, f"pull_request.{action} needs no review; ignored")
     if event == "pull_request_review":
         pr = payload.get("pull_request") or {}
-        if action == "submitted":
+        if str((payload.get("sender") or {}).get("type") or "") == "Bot":
+            return Decision(202, f"pull_request_review.{action} by a bot (the App's own reviews) ignored")
+        if action in REVIEW_ACTIONS:  # a review submitted, edited or dismissed can change the verdict
             return Decision(202, "queued", replace(base, number=int(pr.get("number") or 0),
                                                head_sha=str((pr.get("head") or {}).get("sha") or "")))
         return Decision(202, f"pull_request_review.{action} ignored")

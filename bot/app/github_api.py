@@ -54,6 +54,9 @@ class PullRequest:
     draft: bool = False
     default_branch: str = "main"
     head_repo: str | None = None  # differs from repo for forks
+    node_id: str = ""  # the GraphQL id (auto-merge is GraphQL only)
+    auto_merge: bool = False  # GitHub's auto-merge is enabled
+    merged: bool = False
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,16 @@ class GitHubAPI(Protocol):
                       comments: Sequence[InlineComment] = ()) -> int: ...
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None: ...
+
+    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
+        """GraphQL ``enablePullRequestAutoMerge`` of the pull request ``node_id`` (``MERGE``, ``SQUASH``,
+        ``REBASE``), refused unless its head is still ``head_sha`` (``expectedHeadOid``). GitHub refuses it
+        too for a pull request that can merge at once ("clean status")."""
+        ...
+
+    def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
+        """``PUT /repos/{repo}/pulls/{number}/merge``, only if the head is still ``head_sha``."""
+        ...
 
     def create_issue_comment(self, repo: str, number: int, body: str) -> int: ...
 

@@ -57,6 +57,9 @@ from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, un
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.github.com"
+ENABLE_AUTO_MERGE = ("mutation($id: ID!, $head: GitObjectID!, $method: PullRequestMergeMethod!) { "
+                     "enablePullRequestAutoMerge(input: {pullRequestId: $id, expectedHeadOid: $head, "
+                     "mergeMethod: $method}) { pullRequest { number } } }")
 GRAPHQL = "graphql"  # the GraphQL endpoint, relative to the REST base as PyGithub derives it
 MAX_PR_FILES = 3000  # GitHub lists at most 3000 files of a pull request
 PER_PAGE = 100
@@ -398,7 +401,8 @@ class GitHubClient:
                            base_ref=base["ref"], head_ref=head["ref"], author=_login(data.get("user")),
                            state=data["state"], draft=bool(data.get("draft")),
                            default_branch=(base.get("repo") or {}).get("default_branch", "main"),
-                           head_repo=(head.get("repo") or {}).get("full_name"))
+                           head_repo=(head.get("repo") or {}).get("full_name"), node_id=str(data.get("node_id") or ""),
+                           auto_merge=bool(data.get("auto_merge")), merged=bool(data.get("merged")))
 
     def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
         files = [ChangedFile(f["filename"], f["status"], f.get("previous_filename"), f.get("patch"))
@@ -577,7 +581,7 @@ class GitHubClient:
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
         _, data = self._request("GET", f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs",
-                                {"check_name": name, "filter": "all", "per_page": PER_PAGE})
+                                {**({"check_name": name} if name else {}), "filter": "all", "per_page": PER_PAGE})
         runs = data.get("check_runs") if isinstance(data, dict) else None
         return [CheckRunInfo(int(r["id"]), str(r.get("head_sha") or head_sha), str(r.get("name") or ""),
                              str(r.get("status") or ""), r.get("conclusion"), str(r.get("external_id") or ""))
@@ -619,6 +623,18 @@ class GitHubClient:
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
         self._request("PUT", f"/repos/{repo}/pulls/{number}/reviews/{review_id}/dismissals",
                       body={"message": message, "event": "DISMISS"})
+
+    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
+        _, data = self._request("POST", GRAPHQL, write=True, body={"query": ENABLE_AUTO_MERGE, "variables": {
+            "id": node_id, "head": head_sha, "method": merge_method}})
+        errors = data.get("errors") if isinstance(data, dict) else None
+        if errors:
+            raise GitHubError("; ".join(str(e.get("message", e)) for e in errors if isinstance(e, dict)) or str(errors),
+                              status=422)
+
+    def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
+        self._request("PUT", f"/repos/{repo}/pulls/{number}/merge",
+                      body={"sha": head_sha, "merge_method": merge_method.lower()})
 
     def create_issue_comment(self, repo: str, number: int, body: str) -> int:
         _, data = self._request("POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body})

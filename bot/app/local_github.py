@@ -38,6 +38,7 @@ from bot.app.github_api import (
     ReviewEvent,
     ReviewInfo,
 )
+from bot.app.local_merge import MERGE_METHODS, WRITERS, BranchProtection, merge_blockers
 from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
 from bot.changes import ChangeSet, Status, diff_lines, in_one_hunk
 from bot.render.inert import markdown_line
@@ -115,7 +116,8 @@ class LocalGitHub:
                  number: int = 1, author: str = "contributor", bot: str = "registry-bot[bot]",
                  default_branch: str | None = None, permissions: Mapping[str, str] | None = None,
                  default_permission: str = "read", max_files: int = MAX_FILES,
-                 team_members: Mapping[str, Sequence[str]] | None = None) -> None:
+                 team_members: Mapping[str, Sequence[str]] | None = None,
+                 protection: BranchProtection | None = None) -> None:
         self.repo_path = str(repo_path)
         self.repo = repo
         self.number = number
@@ -129,6 +131,9 @@ class LocalGitHub:
         self.max_files = max_files
         self.team_members: dict[str, set[str]] = {}  # "org/team" (case-folded) -> logins (case-folded)
         self.state_open = True
+        self.protection = protection  # the base branch's protection (``bot.app.local_merge``); None: none
+        self.auto_merge: str | None = None  # the merge method, while auto-merge is enabled
+        self.merged: dict[str, str] | None = None  # {"sha", "method", "by"} once merged
         self.check_runs: list[CheckRunRecord] = []
         self.reviews: list[ReviewRecord] = []
         self.issue_comments: list[IssueCommentRecord] = []
@@ -190,7 +195,12 @@ class LocalGitHub:
         return PullRequest(repo=self.repo, number=self.number, head_sha=self.resolve(self.head),
                            base_sha=self.resolve(self.base), base_ref=self.base, head_ref=self.head,
                            author=self.author, state="open" if self.state_open else "closed",
-                           default_branch=self.default_branch, head_repo=self.repo)
+                           default_branch=self.default_branch, head_repo=self.repo, node_id=self.node_id,
+                           auto_merge=self.auto_merge is not None, merged=self.merged is not None)
+
+    @property
+    def node_id(self) -> str:
+        return f"PR_{self.repo}#{self.number}"
 
     def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
         self._check_pr(repo, number)
@@ -251,7 +261,10 @@ class LocalGitHub:
 
     def get_permission(self, repo: str, login: str) -> str:
         self._check_pr(repo)
-        return self.permissions.get(login, self.default_permission)
+        return self._permission(login)
+
+    def _permission(self, login: str) -> str:
+        return "write" if login == self.bot else self.permissions.get(login, self.default_permission)
 
     def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
         with self._lock:
@@ -297,6 +310,7 @@ class LocalGitHub:
             run = CheckRunRecord(next(self._ids), sha, name, state, result, external_id)
             self._apply(run, "create", state, result, output, actions)
             self.check_runs.append(run)
+            self._settle()
             return run.id
 
     def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
@@ -315,6 +329,7 @@ class LocalGitHub:
             _check_output(output)
             _check_actions(actions)
             self._apply(run, "update", state, result, output, actions)
+            self._settle()
 
     @staticmethod
     def _apply(run: CheckRunRecord, kind: str, status: str | None, conclusion: str | None,
@@ -379,6 +394,7 @@ class LocalGitHub:
             review.comments = [ReviewCommentRecord(next(self._ids), review.id, user, c.path, c.line, c.body, sha,
                                                    c.start_line) for c in comments]
             self.reviews.append(review)
+            self._settle()
             return review.id
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
@@ -393,6 +409,7 @@ class LocalGitHub:
                 raise unprocessable("message wasn't supplied")
             review.state = "DISMISSED"
             review.dismissal_message = message
+            self._settle()
 
     # -- writing: issue comments -------------------------------------------------------------
     def create_issue_comment(self, repo: str, number: int, body: str) -> int:
@@ -420,12 +437,67 @@ class LocalGitHub:
             comment.body = body
 
     # -- the pull request moves --------------------------------------------------------------
-    def push(self, head: str) -> str:
-        """Move the PR head to another branch or commit (a push); returns the new head sha."""
+    def push(self, head: str, pusher: str | None = None) -> str:
+        """Move the PR head to another branch or commit (a push by ``pusher``, default the author); returns the
+        new head sha. Branch protection may dismiss the approvals, and a pusher without write access disables
+        auto-merge, as on GitHub."""
         sha = self.resolve(head)
         with self._lock:
+            if self.merged is not None or not self.state_open:
+                raise unprocessable("the pull request is closed")
             self.head = head
+            if self.protection is not None and self.protection.dismiss_stale_reviews:
+                for review in self.reviews:
+                    if review.state == "APPROVED" and review.commit_id != sha:
+                        review.state = "DISMISSED"
+                        review.dismissal_message = "Stale: new commits were pushed (branch protection)"
+            if self._permission(pusher or self.author) not in WRITERS:
+                self.auto_merge = None
         return sha
+
+    # -- merging -----------------------------------------------------------------------------
+    def merge_blockers(self) -> list[str]:
+        """Why the pull request cannot merge now under the branch protection (empty: it can)."""
+        with self._lock:
+            return merge_blockers(self.protection, self.reviews, self.check_runs, self.resolve(self.head),
+                                  self._permission)
+
+    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
+        self._check_pr(repo, number)
+        with self._lock:
+            if node_id != self.node_id:
+                raise unprocessable(f"Could not resolve to a node with the global id of '{node_id}'")
+            if head_sha and head_sha != self.resolve(self.head):
+                raise unprocessable(f"Head sha didn't match expected head sha {head_sha}")
+            if merge_method not in MERGE_METHODS:
+                raise unprocessable(f"Invalid merge method {merge_method!r}")
+            if self.merged is not None or not self.state_open:
+                raise unprocessable("Pull request is closed")
+            if not self.merge_blockers():
+                raise unprocessable("Pull request is in clean status")
+            self.auto_merge = merge_method
+
+    def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
+        self._check_pr(repo, number)
+        with self._lock:
+            if self.merged is not None or not self.state_open:
+                raise GitHubError("Pull Request is not mergeable", status=405)
+            if head_sha and self.resolve(self.head) != head_sha:
+                raise GitHubError("Head branch was modified. Review and try the merge again.", status=409)
+            blockers = self.merge_blockers()
+            if blockers:
+                raise GitHubError(f"Pull Request is not mergeable: {'; '.join(blockers)}", status=405)
+            self._merge(merge_method.upper(), self.bot)
+
+    def _merge(self, method: str, by: str) -> None:
+        self.merged = {"sha": self.resolve(self.head), "method": method, "by": by}
+        self.state_open = False
+        self.auto_merge = None
+
+    def _settle(self) -> None:
+        """Auto-merge: merge as soon as nothing blocks (called, lock held, after every change of state)."""
+        if self.auto_merge is not None and self.merged is None and self.state_open and not self.merge_blockers():
+            self._merge(self.auto_merge, "auto-merge")
 
     # -- inspection --------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -436,12 +508,20 @@ class LocalGitHub:
                 "check_runs": [asdict(r) for r in self.check_runs],
                 "reviews": [asdict(r) for r in self.reviews],
                 "issue_comments": [asdict(c) for c in self.issue_comments],
+                "auto_merge": self.auto_merge,
+                "merged": self.merged,
+                "merge_blockers": self.merge_blockers(),
             }
 
     def render(self) -> str:
         """Everything posted, as readable text (what ``replay`` prints)."""
         with self._lock:
-            return render_posts(self.check_runs, self.reviews, self.issue_comments)
+            text = render_posts(self.check_runs, self.reviews, self.issue_comments)
+            if self.merged is not None:
+                text += f"== Merged {self.merged['sha'][:12]} ({self.merged['method']}, by {self.merged['by']})\n"
+            elif self.auto_merge is not None:
+                text += f"== Auto-merge enabled ({self.auto_merge}), waiting for: {'; '.join(self.merge_blockers())}\n"
+            return text
 
 
 def render_posts(check_runs: Sequence[CheckRunRecord], reviews: Sequence[ReviewRecord],

@@ -84,7 +84,8 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     changes = to_changeset(files, truncated)
     base, head = read_snapshots(gh, pr, (*config.watched(), *EXTRA_PATHS))
     reviews = tuple(gh.list_reviews(pr.repo, pr.number))
-    logins = approvers(reviews)
+    me = gh.bot_login()
+    logins = approvers(r for r in reviews if r.user != me)  # the App's own approval stands for no one
     teams = TeamMembership()
     if not truncated:
         teams = resolve(gh, owning_teams(base, head, changes, config), (pr.author, *sorted(logins)))

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.app import metrics
+from bot.app.delegation import act_for_owners, review_for_owners
 from bot.app.events import Job
 from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest, RateLimited
 from bot.app.logs import log_context
@@ -150,10 +151,12 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
             log.info("head moved to %s during the review; not publishing", current.head_sha)
             supersede_check(gh, pr.repo, check_id, current.head_sha)
             return "superseded"
+        report, owners = review_for_owners(gh, inputs, report)
         complete_check(gh, pr.repo, check_id, report)
         if inputs.touches_watched() or inputs.changes.truncated:
-            publish_review(gh, pr, report, inputs.changes, inputs.config, inputs.reviews)
-            publish_summary(gh, pr, report)
+            reviews, merge = act_for_owners(gh, pr, inputs, owners)
+            publish_review(gh, pr, report, inputs.changes, inputs.config, reviews)
+            publish_summary(gh, pr, report.with_sections(*merge))
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
         log.warning("GitHub rate-limits the review until %s: %s", reset, exc)

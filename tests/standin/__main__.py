@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from bot.app.local_github import LocalGitHub
+from bot.app.local_merge import BranchProtection
 from tests.standin.server import Pacing, StandInState, generate_private_key_pem, serve
 
 
@@ -39,8 +40,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-pause", type=float, default=0.0, metavar="SECONDS",
                         help="flag writes sooner than this after the previous one (GitHub asks for 1); 0: only "
                              "concurrent writes are flagged")
+    parser.add_argument("--protect", action="store_true",
+                        help="protect the base branch: one approval by someone with write access and the "
+                             "--required-check runs passing, before a merge")
+    parser.add_argument("--dismiss-stale", action="store_true",
+                        help="with --protect: a push dismisses the approvals (branch protection's option)")
+    parser.add_argument("--required-check", action="append", default=[], metavar="NAME",
+                        help="a check run the protected branch requires (repeatable)")
     args = parser.parse_args(argv)
 
+    protection = BranchProtection(required_checks=tuple(args.required_check),
+                                  dismiss_stale_reviews=args.dismiss_stale) if args.protect else None
     permissions = dict(item.split("=", 1) for item in args.permission)
     teams: dict[str, list[str]] = {}
     for item in args.team_member:
@@ -54,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         key = args.app_key.read_text(encoding="utf-8")
     local = LocalGitHub(args.repo, args.pr_base, args.pr_head, repo=args.repo_name, number=args.pr_number,
                         author=args.author, bot=f"{args.app_slug}[bot]", permissions=permissions,
-                        team_members=teams)
+                        team_members=teams, protection=protection)
     state = StandInState(local, key or generate_private_key_pem(), app_id=args.app_id, slug=args.app_slug,
                          installation_id=args.installation_id, token_ttl=args.token_ttl, latency=args.latency,
                          pacing=Pacing(args.write_pause))

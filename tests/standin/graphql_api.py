@@ -24,6 +24,29 @@ type Query {
   repository(owner: String!, name: String!): Repository
 }
 
+type Mutation {
+  enablePullRequestAutoMerge(input: EnablePullRequestAutoMergeInput!): EnablePullRequestAutoMergePayload
+}
+
+enum PullRequestMergeMethod { MERGE SQUASH REBASE }
+
+input EnablePullRequestAutoMergeInput {
+  pullRequestId: ID!
+  expectedHeadOid: GitObjectID
+  mergeMethod: PullRequestMergeMethod
+  clientMutationId: String
+}
+
+type EnablePullRequestAutoMergePayload {
+  clientMutationId: String
+  pullRequest: PullRequest
+}
+
+type PullRequest {
+  id: ID!
+  number: Int!
+}
+
 type Repository {
   nameWithOwner: String!
   object(expression: String, oid: GitObjectID): GitObject
@@ -142,8 +165,10 @@ def _tree_entries(data: bytes) -> list[dict[str, Any]]:
     return entries
 
 
-def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT) -> dict[str, Any]:
-    """Run one GraphQL request (``{"query", "variables", "operationName"}``) against ``repo``."""
+def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT,
+            mutations: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one GraphQL request (``{"query", "variables", "operationName"}``) against ``repo``; ``mutations``:
+    the resolvers of the ``Mutation`` fields (a resolver's ``GitHubError`` becomes a GraphQL error, as on GitHub)."""
     if not isinstance(body, dict) or not isinstance(body.get("query"), str):
         return {"errors": [{"message": "A query attribute must be specified and must be a string."}]}
     objects = GitObjects(repo_path, text_limit)
@@ -156,7 +181,7 @@ def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT) 
                 objects.lookup(expression or oid or "")}
 
     try:
-        result = graphql_sync(SCHEMA, body["query"], root_value={"repository": repository},
+        result = graphql_sync(SCHEMA, body["query"], root_value={"repository": repository, **(mutations or {})},
                               variable_values=body.get("variables") or None,
                               operation_name=body.get("operationName"),
                               type_resolver=lambda value, *_: value["__typename"])
@@ -166,3 +191,19 @@ def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT) 
     if result.errors:
         out["errors"] = [e.formatted for e in result.errors]
     return out
+
+
+def automerge_mutations(local: Any) -> dict[str, Any]:
+    """``enablePullRequestAutoMerge`` over ``LocalGitHub`` (its rules: clean status refused, closed refused)."""
+    from bot.app.github_api import GitHubError
+
+    def enable(_info: Any, input: dict[str, Any]) -> dict[str, Any]:
+        try:
+            local.enable_auto_merge(local.repo, local.number, str(input["pullRequestId"]),
+                                    str(input.get("expectedHeadOid") or ""), str(input.get("mergeMethod") or "MERGE"))
+        except GitHubError as exc:
+            raise GraphQLError(str(exc).removeprefix("Unprocessable Entity: "),
+                               extensions={"type": "UNPROCESSABLE"}) from exc
+        return {"clientMutationId": input.get("clientMutationId"),
+                "pullRequest": {"id": local.node_id, "number": local.number}}
+    return {"enablePullRequestAutoMerge": enable}

@@ -29,7 +29,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
 from bot.app.local_github import LocalGitHub
 from bot.snapshot import GitError, run_git
-from tests.standin.graphql_api import execute, is_mutation
+from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
 CONTENTS_INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
@@ -298,7 +298,9 @@ def create_app(state: StandInState) -> Flask:
     def get_pull(owner: str, name: str, number: int) -> Response:
         pr = local.get_pull_request(repo_of(owner, name), number)
         repo = {"full_name": pr.repo, "default_branch": pr.default_branch}
-        return jsonify(number=pr.number, state=pr.state, draft=pr.draft, title=f"PR {pr.number}",
+        auto_merge = {"merge_method": local.auto_merge.lower()} if local.auto_merge else None
+        return jsonify(number=pr.number, state=pr.state, draft=pr.draft, title=f"PR {pr.number}", node_id=pr.node_id,
+                       merged=pr.merged, auto_merge=auto_merge,
                        user={"login": pr.author},
                        head={"sha": pr.head_sha, "ref": pr.head_ref, "repo": repo},
                        base={"sha": pr.base_sha, "ref": pr.base_ref, "repo": repo})
@@ -467,7 +469,15 @@ def create_app(state: StandInState) -> Flask:
     @app.post("/graphql")
     def graphql() -> Response:
         require_token()
-        return jsonify(execute(request.get_json(silent=True), local.repo, str(local.repo_path)))
+        return jsonify(execute(request.get_json(silent=True), local.repo, str(local.repo_path),
+                               mutations=automerge_mutations(local)))
+
+    @app.put("/repos/<owner>/<name>/pulls/<int:number>/merge")
+    def merge(owner: str, name: str, number: int) -> Response:
+        body = _json()
+        local.merge_pull_request(repo_of(owner, name), number, body.get("sha", ""),
+                                 str(body.get("merge_method") or "merge"))
+        return jsonify(merged=True, sha=(local.merged or {}).get("sha"), message="Pull Request successfully merged")
 
     # -- inspection and control ------------------------------------------------------------
     @app.get("/_standin/state")
@@ -512,6 +522,13 @@ def create_app(state: StandInState) -> Flask:
         review_id = local.add_review(body["user"], body.get("event", "APPROVE"), body.get("body", ""),
                                      body.get("commit_id"))
         return jsonify(id=review_id)
+
+    @app.post("/_standin/dismissals")
+    def dismiss_someones_review() -> Response:
+        """A maintainer dismisses a review (``{"review_id", "message"}``)."""
+        body = _json()
+        local.dismiss_review(local.repo, local.number, int(body["review_id"]), body.get("message", "dismissed"))
+        return jsonify(id=body["review_id"], state="DISMISSED")
 
     @app.post("/_standin/comments")
     def add_comment() -> Response:

@@ -1,0 +1,202 @@
+"""Delegated approval through the worker's whole pipeline over ``LocalGitHub`` (what the stand-in serves):
+two entries wait for both owners; root files, core facets, CODEOWNERS and the bot's configuration are never
+approved on anyone's behalf; ``replay`` shows the bot's review; review events re-queue a review."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app.events import Job, decide
+from bot.app.local_github import LocalGitHub
+from bot.app.local_merge import BranchProtection
+from bot.app.publish import CHECK_NAME
+from bot.app.worker import Worker
+from bot.cli import main
+from bot.commands.replay import _Single
+from bot.config import ConfigError, parse_config
+from tests.conftest import PAYLOADS
+from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, ICEBERG_OWNER, build
+from tests.gitrepo import git
+
+BOT = "registry-bot[bot]"
+REPO = "OpenLineage/OpenLineage"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+    return build(corpus, tmp_path_factory.mktemp("delegation") / "repo").path
+
+
+def pull(repo: Path, head: str, author: str = AUTHOR) -> LocalGitHub:
+    return LocalGitHub(repo, "main", head, repo=REPO, number=7, author=author,
+                       protection=BranchProtection(required_checks=(CHECK_NAME,)))
+
+
+@pytest.fixture
+def local(repo: Path, request: pytest.FixtureRequest) -> Iterator[LocalGitHub]:
+    gh = pull(repo, request.param)
+    yield gh
+    gh.close()
+
+
+def review(gh: LocalGitHub) -> str:
+    return Worker(_Single(gh)).handle(Job("d", "pull_request_review", "submitted", 1, REPO, 7))
+
+
+def bot_approvals(gh: LocalGitHub) -> list[str]:
+    return [r.state for r in gh.reviews if r.user == BOT and r.event == "APPROVE"]
+
+
+def summary(gh: LocalGitHub) -> str:
+    return next(c.body for c in gh.issue_comments if "registry-bot:summary" in c.body)
+
+
+@pytest.mark.parametrize("local", ["two"], indirect=True)
+def test_a_change_to_two_entries_waits_for_the_owners_of_both(local: LocalGitHub) -> None:
+    local.add_review(DATAPROC_OWNER)
+    assert review(local) == "failure"
+    assert bot_approvals(local) == [] and local.merged is None
+    assert f"`@{ICEBERG_OWNER}`" in summary(local) and "an owner of `iceberg` approves" in summary(local)
+    local.add_review(ICEBERG_OWNER)
+    assert review(local) == "success"
+    assert bot_approvals(local) == ["APPROVED"]
+    body = next(r.body for r in local.reviews if r.user == BOT and r.event == "APPROVE")
+    assert "`gcp:dataproc`" in body and "`iceberg`" in body and f"`{ICEBERG_OWNER}`" in body
+    assert local.merged is not None and local.merged["sha"] == local.resolve("two")
+
+
+@pytest.mark.parametrize(("local", "why"), [
+    ("facets", "spec/facets/DocumentationJobFacet.json"),
+    ("rootco", "a CODEOWNERS file (`CODEOWNERS`)"),
+    ("config", "the bot's configuration (`.github/registry-bot.yml`)"),
+    ("entryco", "a CODEOWNERS file (`spec/registry/gcp/dataproc/CODEOWNERS`)"),
+], indirect=["local"])
+def test_root_files_core_facets_codeowners_and_the_bot_config_are_never_approved(local: LocalGitHub, why: str) -> None:
+    local.add_review(DATAPROC_OWNER)
+    review(local)
+    assert bot_approvals(local) == [] and local.merged is None
+    text = summary(local)
+    assert "does not approve this change on the owners' behalf" in text and why in text
+
+
+def test_an_owner_authoring_their_own_change_needs_no_other_approval(repo: Path) -> None:
+    gh = pull(repo, "pr", author=DATAPROC_OWNER)
+    try:
+        assert review(gh) == "success"
+        assert bot_approvals(gh) == ["APPROVED"] and gh.merged is not None
+    finally:
+        gh.close()
+
+
+def test_a_new_blocking_finding_withdraws_the_approval(repo: Path, tmp_path: Path) -> None:
+    gh = pull(repo, "pr")
+    try:
+        gh.protection = BranchProtection(required_checks=(CHECK_NAME, "ci"))  # nothing merges meanwhile
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
+        git(repo, "checkout", "-q", "-B", "broken", "pr")
+        path = repo / "spec/registry/gcp/dataproc/registry.json"
+        data = json.loads(path.read_text())
+        data["producer"]["produced_facets"].append("ol:gcp:dataproc:Missing.json")
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        git(repo, "commit", "-qam", "a facet that does not exist")
+        git(repo, "checkout", "-q", "main")
+        gh.push("broken")
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "failure"
+        assert bot_approvals(gh) == ["DISMISSED"] and gh.merged is None
+        assert "the review finds nothing blocking" in summary(gh)
+    finally:
+        gh.close()
+
+
+def test_replay_shows_the_bots_approval(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    payload = json.loads((PAYLOADS / "pull_request.opened.json").read_bytes())
+    payload["repository"]["full_name"] = REPO
+    payload["pull_request"]["base"]["ref"], payload["pull_request"]["head"]["ref"] = "main", "pr"
+    payload["pull_request"]["user"]["login"] = AUTHOR
+    delivery = tmp_path / "delivery.json"
+    delivery.write_text(json.dumps(payload))
+    assert main(["replay", str(delivery), "--repo", str(repo), "--approved-by", DATAPROC_OWNER]) == 0
+    out = capsys.readouterr().out
+    sha = git(repo, "rev-parse", "pr")[:12]
+    assert f"by {BOT} on {sha}: APPROVED" in out and "Approved on behalf of the entries' owners" in out
+    assert main(["replay", str(delivery), "--repo", str(repo)]) == 1  # no owner approval: no bot approval
+    assert f"by {BOT} on {sha}: APPROVED" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("action", ["submitted", "edited", "dismissed"])
+def test_every_review_event_that_can_change_the_verdict_queues_a_review(action: str) -> None:
+    payload = json.loads((PAYLOADS / "pull_request_review.submitted.json").read_bytes())
+    payload["action"] = action
+    assert decide("pull_request_review", "d", payload).job is not None
+    payload["sender"]["type"] = "Bot"  # the App's own reviews and dismissals
+    assert decide("pull_request_review", "d", payload).job is None
+
+
+def test_delegation_configuration() -> None:
+    config = parse_config("delegation:\n  entries: ['gcp:*']\n  merge_method: MERGE\n", "x.yml")
+    assert config.delegation.covers("gcp:dataproc") and not config.delegation.covers("iceberg")
+    assert not parse_config("delegation:\n  approve: false\n", "x.yml").delegation.covers("iceberg")
+    with pytest.raises(ConfigError, match="merge_method"):
+        parse_config("delegation:\n  merge_method: fast\n", "x.yml")
+
+
+def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_disables_it(repo: Path) -> None:
+    gh = pull(repo, "pr")
+    try:
+        gh.protection = BranchProtection(required_checks=("ci",))
+        gh.add_review(DATAPROC_OWNER)  # no write access: does not count
+        assert gh.merge_blockers() == ["1 approving review(s) by reviewers with write access required, 0 given",
+                                       "required check 'ci' is expected"]
+        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")
+        gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr"), "SQUASH")
+        run = gh.create_check_run(REPO, gh.resolve("pr"), "ci", "in_progress")
+        assert gh.merged is None and gh.auto_merge == "SQUASH"
+        gh.push("pr2")  # the author has no write access: GitHub disables auto-merge; stale approvals go
+        assert gh.auto_merge is None and [r.state for r in gh.reviews] == ["DISMISSED", "DISMISSED"]
+        gh.push("pr")
+        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")
+        gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr"), "MERGE")
+        with pytest.raises(Exception, match="expected head"):
+            gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr2"), "MERGE")
+        gh.update_check_run(REPO, run, conclusion="success")
+        assert gh.merged == {"sha": gh.resolve("pr"), "method": "MERGE", "by": "auto-merge"}
+        assert gh.get_pull_request(REPO, 7).state == "closed"
+    finally:
+        gh.close()
+
+
+def test_an_owner_who_changes_their_mind_withdraws_the_bots_approval(repo: Path) -> None:
+    gh = pull(repo, "pr")
+    try:
+        gh.protection = BranchProtection(required_checks=(CHECK_NAME, "ci"))  # nothing merges meanwhile
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
+        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]  # a redelivery: approved once
+        gh.add_review(DATAPROC_OWNER, "REQUEST_CHANGES", "not yet")
+        assert review(gh) == "failure"
+        [withdrawn] = [r for r in gh.reviews if r.user == BOT and r.event == "APPROVE"]
+        assert withdrawn.state == "DISMISSED" and withdrawn.dismissal_message is not None
+        assert withdrawn.dismissal_message.startswith("Withdrawn: an owner of `gcp:dataproc` approves this commit")
+    finally:
+        gh.close()
+
+
+def test_a_merge_is_refused_while_something_blocks_or_for_another_head(repo: Path) -> None:
+    from bot.app.github_api import GitHubError
+
+    gh = pull(repo, "pr")
+    try:
+        with pytest.raises(GitHubError, match="approving review") as blocked:
+            gh.merge_pull_request(REPO, 7, gh.resolve("pr"), "squash")
+        assert blocked.value.status == 405
+        with pytest.raises(GitHubError, match="Head branch was modified") as moved:
+            gh.merge_pull_request(REPO, 7, gh.resolve("pr2"), "squash")
+        assert moved.value.status == 409 and gh.merged is None
+    finally:
+        gh.close()

@@ -1,0 +1,168 @@
+"""Delegated ownership end to end: gunicorn, the worker (real checks) and the stand-in GitHub as processes.
+
+The stand-in protects ``main`` (one approval by someone with write access, the bot's check passing) and
+models auto-merge. The entry's owner has no write access, so their approval alone merges nothing: the
+bot approves for them, and auto-merge does the rest, with no maintainer action (``tests/delegation_repo.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.app.signature import sign
+from tests.conftest import PAYLOADS
+from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, build
+from tests.gitrepo import git
+from tests.test_e2e import NUMBER, REPO, SECRET, Service, http, wait_for
+
+pytestmark = pytest.mark.e2e
+WORKER = ("--no-regression",)
+BOT = "registry-bot[bot]"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+    return build(corpus, tmp_path_factory.mktemp("delegation") / "repo").path
+
+
+def start(repo: Path, tmp: Path, *standin: str) -> Service:
+    svc = Service(tmp, worker_args=WORKER, standin_args=("--author", AUTHOR, "--protect", *standin))
+    try:
+        svc.start(repo)
+    except BaseException:
+        svc.close()
+        raise
+    return svc
+
+
+def deliver_review(svc: Service, action: str, head_sha: str, user: str, state: str) -> None:
+    payload = json.loads((PAYLOADS / "pull_request_review.submitted.json").read_bytes())
+    payload.update(action=action, installation={"id": 1})
+    payload["repository"]["full_name"] = REPO
+    payload["pull_request"]["number"] = NUMBER
+    payload["pull_request"]["head"]["sha"] = head_sha
+    payload["review"].update(state=state, commit_id=head_sha)
+    payload["review"]["user"]["login"] = payload["sender"]["login"] = user
+    body = json.dumps(payload).encode()
+    status, _ = http("POST", f"{svc.web}/webhook", body, {
+        "X-GitHub-Event": "pull_request_review", "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": sign(body, SECRET), "Content-Type": "application/json"})
+    assert status == 202
+
+
+def owner_approves(svc: Service, head: str) -> int:
+    """The entry's owner approves ``head`` on GitHub, which delivers ``pull_request_review.submitted``."""
+    before = {r["id"] for r in svc.state()["reviews"]}
+    svc.approve(DATAPROC_OWNER)
+    [review] = [r for r in svc.state()["reviews"] if r["id"] not in before]
+    deliver_review(svc, "submitted", head, DATAPROC_OWNER, "approved")
+    return int(review["id"])
+
+
+def bot_approvals(state: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in state["reviews"] if r["user"] == BOT and r["event"] == "APPROVE"]
+
+
+def approved(svc: Service, head: str) -> dict[str, Any]:
+    """The state once the bot approved ``head`` and enabled auto-merge (its next request)."""
+    def found() -> dict[str, Any] | None:
+        state = svc.state()
+        mine = any(r["commit_id"] == head and r["state"] == "APPROVED" for r in bot_approvals(state))
+        return state if mine and state["auto_merge"] else None
+    return wait_for(found, 60, f"the bot's approval of {head[:12]} and auto-merge")  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def protected(repo: Path, tmp_path: Path) -> Iterator[Service]:
+    svc = start(repo, tmp_path)
+    yield svc
+    svc.close()
+
+
+def test_an_owner_without_write_access_approves_and_the_pull_request_merges(protected: Service, repo: Path) -> None:
+    head = git(repo, "rev-parse", "pr")
+    assert protected.deliver("opened", head) == 202
+    state = protected.summary_for(head, timeout=60)
+    assert protected.completed_run(head)["conclusion"] == "failure"  # the owner has not approved yet
+    assert not bot_approvals(state) and state["merged"] is None
+    assert "Not merging yet" in state["issue_comments"][0]["body"]
+
+    owner_approves(protected, head)
+    state = wait_for(lambda: (s := protected.state())["merged"] and s, 60, "the merge")
+    [approval] = bot_approvals(state)
+    assert approval["commit_id"] == head and approval["state"] == "APPROVED"
+    assert f"`{DATAPROC_OWNER}`" in approval["body"] and head in approval["body"]
+    # nothing else was pending, so GitHub refused auto-merge ("clean status") and the bot merged the approved sha
+    assert state["merged"] == {"sha": head, "method": "SQUASH", "by": BOT}
+    assert state["pull_request"]["state"] == "closed"
+    runs = [r for r in state["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
+    assert runs[-1]["conclusion"] == "success"
+
+
+def test_a_push_withdraws_the_approval_until_the_owner_approves_again_and_a_dismissal_withdraws_it(
+        repo: Path, tmp_path: Path) -> None:
+    svc = start(repo, tmp_path, "--required-check", "ci")  # a CI that never reports: auto-merge waits
+    try:
+        head = git(repo, "rev-parse", "pr")
+        assert svc.deliver("opened", head) == 202
+        svc.summary_for(head, timeout=60)
+        owner_approves(svc, head)
+        state = approved(svc, head)
+        assert state["auto_merge"] == "SQUASH" and state["merged"] is None
+        assert any("'ci'" in b for b in state["merge_blockers"])
+
+        new = svc.push("pr2")  # the author pushes: GitHub disables auto-merge (no write access)
+        assert svc.deliver("synchronize", new) == 202
+        state = svc.summary_for(new, timeout=60)
+        [old] = bot_approvals(state)
+        assert old["commit_id"] == head and old["state"] == "DISMISSED" and "new head" in old["dismissal_message"]
+        assert state["auto_merge"] is None
+        assert svc.completed_run(new)["conclusion"] == "success"  # the owner's approval of the old head counts
+        assert "approvals of an older commit do not count" in state["issue_comments"][0]["body"]  # for the bot
+
+        review_id = owner_approves(svc, new)
+        state = approved(svc, new)
+        assert state["auto_merge"] == "SQUASH"
+
+        http("POST", f"{svc.github}/_standin/dismissals", json.dumps({"review_id": review_id}).encode(),
+             {"Content-Type": "application/json"})
+        deliver_review(svc, "dismissed", new, DATAPROC_OWNER, "dismissed")
+
+        def withdrawn() -> dict[str, Any] | None:  # the approval is dismissed first, then the check concludes
+            s = svc.state()
+            runs = [r for r in s["check_runs"] if r["head_sha"] == new]
+            concluded = runs[-1]["status"] == "completed"
+            return s if concluded and all(r["state"] == "DISMISSED" for r in bot_approvals(s)) else None
+        state = wait_for(withdrawn, 60, "the bot's approval and the check withdrawn")
+        last = [r for r in bot_approvals(state) if r["commit_id"] == new][-1]
+        assert last["dismissal_message"].startswith("Withdrawn")
+        runs = [r for r in state["check_runs"] if r["head_sha"] == new]
+        assert runs[-1]["conclusion"] == "failure"  # the owner's latest review is dismissed: the check fails too
+        assert state["merged"] is None
+    finally:
+        svc.close()
+
+
+def test_a_change_to_the_bots_configuration_is_never_approved_on_the_owners_behalf(repo: Path, tmp_path: Path) -> None:
+    svc = start(repo, tmp_path, "--pr-head", "config")  # the entry edit plus .github/registry-bot.yml
+    try:
+        head = git(repo, "rev-parse", "config")
+        assert svc.deliver("opened", head) == 202
+        svc.summary_for(head, timeout=60)
+        owner_approves(svc, head)
+
+        def reviewed_twice() -> dict[str, Any] | None:
+            s = svc.state()
+            done = [r for r in s["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
+            return s if len(done) == 2 and "registry-bot:summary" in s["issue_comments"][0]["body"] else None
+        state = wait_for(reviewed_twice, 60, "the review after the owner's approval")
+        assert not bot_approvals(state) and state["merged"] is None and state["auto_merge"] is None
+        assert "the bot's configuration (`.github/registry-bot.yml`)" in state["check_runs"][-1]["summary"]
+    finally:
+        svc.close()
