@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from bot import incomplete
 from bot.checks import entry, examples, facets, lint, naming, owners, uris, versions
 from bot.checks import format as formatting  # the module is named by its rule family
 from bot.review_input import Check
@@ -24,6 +25,7 @@ def all_rules() -> dict[str, str]:
         "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
         "reported as an error so that a bug in the bot can never pass a change silently.",
     }
+    rules.update(incomplete.RULES)
     for module in FAMILIES:
         rules.update(module.RULES)
     return rules
