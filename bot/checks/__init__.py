@@ -9,11 +9,12 @@ from __future__ import annotations
 from types import ModuleType
 
 from bot import incomplete
-from bot.checks import entry, examples, facets, lint, naming, owners, uris, versions
+from bot.checks import entry, examples, facets, lint, naming, owners, ownership, uris, versions
 from bot.checks import format as formatting  # the module is named by its rule family
 from bot.review_input import Check
 
-FAMILIES: tuple[ModuleType, ...] = (entry, owners, uris, facets, lint, examples, versions, naming, formatting)
+FAMILIES: tuple[ModuleType, ...] = (entry, owners, ownership, uris, facets, lint, examples, versions, naming,
+                                    formatting)
 CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)
 
 
