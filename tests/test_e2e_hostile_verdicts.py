@@ -11,12 +11,14 @@ reason is named:
   compiling, the worker's peak memory stays under ``WORKER_MEMORY_BOUND``;
 - (3) examples that each spend their whole time bound: the review stops at its budget, concludes failure
   with what it found, the reason first;
+- a job that kills its worker process (the OOM killer) is concluded failure after ``MAX_CRASHES`` attempts;
 - (4) 8,000-character delivery and event headers are clipped in the log.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,10 +26,11 @@ from typing import Any
 
 import pytest
 
+from bot.app.worker import MAX_CRASHES
 from bot.naming import bundled_folder
 from tests import registry_cases as rc
 from tests.gitrepo import Repo, git
-from tests.test_e2e import Service, http
+from tests.test_e2e import Service, http, wait_for
 from tests.test_hostile_regex import POISON, POISON_KEY, SLOW, SLOW_KEY, example_with, settings_schema
 from tests.test_pipeline import ENTRY, broken_entry
 
@@ -124,6 +127,25 @@ def test_a_regression_past_its_budget_blocks_on_what_it_validated(service: tuple
     unfinished = {a["path"] for a in run["annotations"] if a["title"] == "bot/regression-did-not-finish"}
     assert run["conclusion"] == "failure" and {rc.FACET, sample} <= unfinished
     assert "did not finish within its 2 s budget" in run["summary"]
+
+
+def test_a_job_that_kills_its_worker_is_concluded_not_retried_forever(service: tuple[Service, Repo]) -> None:
+    svc, repo = service
+    on_main(repo, {".github/registry-bot.yml": "regression:\n  time_budget_seconds: 60\n"})
+    git(repo.path, "checkout", "-q", "-B", "pr", "main")
+    head = repo.change({**rc.good_files(), f"{rc.ENTRY}/samples/oom.json": "{}"}, "a poison pill")
+    assert svc.deliver("synchronize", head) == 202
+    for _ in range(MAX_CRASHES):  # each attempt kills the worker; it is restarted, as a supervisor would
+        worker = svc.procs["worker"]
+        wait_for(lambda w=worker: w.poll() is not None, 60, "the worker killed by the job")  # type: ignore[misc]
+        assert worker.returncode == -signal.SIGKILL
+        svc.procs.pop("worker")
+        svc.start_worker()
+    run = svc.completed_run(head, timeout=60)
+    assert run["conclusion"] == "failure"
+    assert run["title"].startswith(f"Could not finish: the review stopped the process running it {MAX_CRASHES} times")
+    time.sleep(0.5)
+    assert svc.procs["worker"].poll() is None  # concluded, not run a third time
 
 
 def test_a_review_stops_at_its_budget_and_concludes_failure(service: tuple[Service, Repo]) -> None:

@@ -39,6 +39,7 @@ log = logging.getLogger("bot.worker")
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 REGRESSION_MODULE = "bot.regression"
 MAX_DEFERRALS = 3  # rate-limit resets to wait for before a review concludes "could not finish"
+MAX_CRASHES = 2  # attempts that died with their process (OOM kill) before a review concludes "could not finish"
 OPEN_RETRY = 60.0  # seconds before a job whose check run could not be concluded runs again
 
 
@@ -188,7 +189,10 @@ class Worker:
     def __init__(self, factory: GitHubClientFactory, resources: Resources | None = None,
                  checks: Iterable[Check] | None = None,
                  note_check_run: Callable[[Job, str, int], None] | None = None,
-                 max_deferrals: int = MAX_DEFERRALS, clock: Callable[[], float] = time.time) -> None:
+                 max_deferrals: int = MAX_DEFERRALS, clock: Callable[[], float] = time.time,
+                 crashes: Callable[[Job], int] | None = None) -> None:
+        """``crashes(job)``: how many attempts at the job died with their process (``JobQueue.crashes``)."""
+        self.crashes = crashes
         self.factory = factory
         self.note_check_run = note_check_run
         self.resources = resources or Resources()
@@ -232,8 +236,16 @@ class Worker:
         with log_context(pr=pr.number, head_sha=pr.head_sha):
             resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
             note = self.note_check_run
-            return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks, resume,
-                                       (lambda sha, check_id: note(job, sha, check_id)) if note else None,
+            on_check_run = (lambda sha, check_id: note(job, sha, check_id)) if note else None
+            crashes = self.crashes(job) if self.crashes else 0
+            if crashes >= MAX_CRASHES:  # a poison pill: never run it again, conclude it
+                log.error("delivery %s killed its worker process %d times; concluded", job.delivery, crashes)
+                check_id, _ = open_check(gh, pr, job.delivery, resume, on_check_run)
+                could_not_finish(gh, pr.repo, check_id, job.delivery,
+                                 f"the review stopped the process running it {crashes} times (killed, for "
+                                 "example for running out of memory); it is not tried again")
+                return "could-not-finish"
+            return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks, resume, on_check_run,
                                        give_up_on_rate_limit=job.deferrals >= self.max_deferrals)
 
     def _regression(self) -> Regression | None:
@@ -314,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     queue = JobQueue.from_url(settings.queue_url)
     checks = load_checks(args.checks) if args.checks else None
     resources = Resources(regression_stage(args.regression_module, args.spark_master) if args.regression else None)
-    worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run)
+    worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run, crashes=queue.crashes)
     queue.set_handler(worker.handle)
     queue.recover()
     threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
