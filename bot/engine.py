@@ -21,7 +21,7 @@ from bot.findings import Finding, Report, Severity, State
 from bot.incomplete import RULES as INCOMPLETE_RULES
 from bot.incomplete import incomplete
 from bot.review_input import Check, ReviewContext, ReviewInput
-from bot.snapshot import Snapshot
+from bot.snapshot import Snapshot, SnapshotError
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,11 @@ def _run_check(check: Check, review: ReviewInput) -> Iterator[Finding]:
         yield from check(review)
     except BudgetSpent:
         raise
+    except SnapshotError as exc:  # a file that cannot be read safely (a symlink leaving the tree): no traceback
+        log.info("check %s stopped: %s", name, exc)
+        yield Finding(rule="bot/unreadable-file", severity=Severity.ERROR, path="", message=str(exc),
+                      hint="The bot reads no file through a symlink leaving the repository, nor an unreadable "
+                           "one; the checks that needed it stopped there. Replace it with a regular file.")
     except Exception as exc:
         log.exception("check %s crashed", name)
         yield Finding(

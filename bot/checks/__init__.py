@@ -23,6 +23,8 @@ def all_rules() -> dict[str, str]:
     rules: dict[str, str] = {
         "config/invalid": "The bot's configuration file (`.github/registry-bot.yml`, base side) cannot be "
         "used; the defaults apply and the problem is an error so it gets fixed.",
+        "bot/unreadable-file": "A file a check needed cannot be read safely (a symlink leaving the repository, "
+        "an unreadable file): an error naming it, and the checks that needed it stop there.",
         "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
         "reported as an error so that a bug in the bot can never pass a change silently.",
     }
