@@ -15,23 +15,24 @@ import contextvars
 import time
 from collections.abc import Iterator
 
-_END: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar("review_budget", default=None)
+_END: contextvars.ContextVar[tuple[float, float, str] | None] = contextvars.ContextVar("budget", default=None)
 
 
 class BudgetSpent(Exception):
     """The review's (or the job's) time budget ran out."""
 
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"the review's time budget of {seconds:g} s ran out")
+    def __init__(self, seconds: float, what: str = "review") -> None:
+        super().__init__(f"the {what}'s time budget of {seconds:g} s ran out")
         self.seconds = seconds
 
 
 @contextlib.contextmanager
-def within(seconds: float) -> Iterator[None]:
-    """Bound the block by ``seconds`` (and by any budget already running in this thread)."""
+def within(seconds: float, what: str = "review") -> Iterator[None]:
+    """Bound the block by ``seconds`` (and by any budget already running in this thread, when it ends
+    sooner); ``what`` names the budget in the reason (``review``, ``job``)."""
     end = time.monotonic() + seconds
     outer = _END.get()
-    token = _END.set(outer if outer is not None and outer[0] <= end else (end, seconds))
+    token = _END.set(outer if outer is not None and outer[0] <= end else (end, seconds, what))
     try:
         yield
     finally:
@@ -48,7 +49,7 @@ def spent() -> BudgetSpent | None:
     """The ``BudgetSpent`` to raise when the budget is spent, else None."""
     current = _END.get()
     if current is not None and time.monotonic() >= current[0]:
-        return BudgetSpent(current[1])
+        return BudgetSpent(current[1], current[2])
     return None
 
 
