@@ -1,5 +1,5 @@
 """The worker's regression hook: the stage is imported and built lazily, once; its section and findings are
-published; a stage that cannot be imported leaves the review complete and neutral, saying why.
+published; a stage that cannot be imported leaves the review complete and failing (never neutral), saying why.
 
 The stage here is ``tests.fakes:review_stage`` (no pyspark): the real one is ``bot.regression``.
 """
