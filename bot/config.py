@@ -33,6 +33,7 @@ class ReviewPolicy:
 
     event_on_errors: str = "REQUEST_CHANGES"  # or COMMENT
     max_inline_comments: int = 30
+    time_budget_seconds: float = 600.0  # the whole review: every check on both sides, every match, the regression
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
+from bot import budget
+from bot.budget import BudgetSpent
 from bot.changes import ChangeSet
 from bot.config import Config, load_config
 from bot.findings import Finding, Report, Severity, State
+from bot.incomplete import RULES as INCOMPLETE_RULES
+from bot.incomplete import incomplete
 from bot.review_input import Check, ReviewContext, ReviewInput
-from bot.snapshot import Snapshot
+from bot.snapshot import Snapshot, SnapshotError
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +34,16 @@ def default_checks() -> tuple[Check, ...]:
 
 def _run_check(check: Check, review: ReviewInput) -> Iterator[Finding]:
     """Run one check; a bug in a check becomes an error finding instead of losing the review."""
-    name = getattr(check, "__module__", repr(check)).rsplit(".", 1)[-1]
+    name = _name(check)
     try:
         yield from check(review)
+    except BudgetSpent:
+        raise
+    except SnapshotError as exc:  # a file that cannot be read safely (a symlink leaving the tree): no traceback
+        log.info("check %s stopped: %s", name, exc)
+        yield Finding(rule="bot/unreadable-file", severity=Severity.ERROR, path="", message=str(exc),
+                      hint="The bot reads no file through a symlink leaving the repository, nor an unreadable "
+                           "one; the checks that needed it stopped there. Replace it with a regular file.")
     except Exception as exc:
         log.exception("check %s crashed", name)
         yield Finding(
@@ -44,11 +55,28 @@ def _run_check(check: Check, review: ReviewInput) -> Iterator[Finding]:
 
 
 def run_checks(data: ReviewInput, checks: Iterable[Check]) -> list[Finding]:
-    """Every finding of every check on one side."""
+    """Every finding of every check on one side; once the review's time budget (``bot.budget``) is spent,
+    the checks left are not run and one blocking ``bot/incomplete-review`` finding says which."""
     findings: list[Finding] = []
+    stopped: BudgetSpent | None = None
+    not_run: list[str] = []
     for check in checks:
-        findings.extend(_run_check(check, data))
+        stopped = stopped or budget.spent()
+        if stopped is not None:
+            not_run.append(_name(check))
+            continue
+        try:
+            findings.extend(_run_check(check, data))
+        except BudgetSpent as exc:
+            stopped = exc
+            not_run.append(_name(check) + " (stopped)")
+    if stopped is not None:
+        findings.append(incomplete(f"{stopped}: checks not finished: {', '.join(not_run)}"))
     return findings
+
+
+def _name(check: Check) -> str:
+    return getattr(check, "__module__", repr(check)).rsplit(".", 1)[-1]
 
 
 def judge(head: Iterable[Finding], base: Iterable[Finding],
@@ -128,7 +156,12 @@ def review(
     config_findings: list[Finding] = []
     if config is None:
         config, config_findings = load_config(base if base is not None else head)
-    context = context or ReviewContext()
+    with budget.within(config.review.time_budget_seconds):
+        return _review(head, base, changes, context or ReviewContext(), config, config_findings, checks)
+
+
+def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, context: ReviewContext,
+            config: Config, config_findings: list[Finding], checks: Iterable[Check] | None) -> Report:
     checks = tuple(checks if checks is not None else default_checks())
     data = ReviewInput(head=head, base=base, changes=changes, config=config, context=context)
     findings = run_checks(data, checks)
@@ -140,6 +173,10 @@ def review(
     # own and nobody to approve, so rules about the change itself (versions, approvals) stay new.
     before = run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
                                     context=ReviewContext(strict=context.strict)), checks)
+    # A review that could not finish on the base side could not finish: never a pre-existing problem.
+    if not any(f.rule in INCOMPLETE_RULES for f in findings):
+        findings += [f for f in before if f.rule in INCOMPLETE_RULES]
+    before = [f for f in before if f.rule not in INCOMPLETE_RULES]
     renamed = {f.old_path: f.path for f in changes.files if f.old_path}
     if config.verdict.adoption_gaps_in_changes == "warning":
         findings = adoption_gaps_as_warnings(findings, config, context.strict)

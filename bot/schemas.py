@@ -37,7 +37,9 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 from referencing.jsonschema import DRAFT202012
 
+from bot import budget
 from bot.config import Config
+from bot.regex_size import PatternTooLarge, check_size
 from bot.registry import Files
 from bot.snapshot import Snapshot
 
@@ -372,13 +374,18 @@ def deadline(seconds: float) -> Iterator[None]:
 
 
 def _remaining() -> float | None:
+    """Seconds left of the validation's ``deadline`` and of the review's budget (``bot.budget``), the
+    sooner; raises ``BudgetSpent`` or ``ValidationTimeout`` when one has run out."""
+    review_left = budget.left()
+    if review_left is not None and review_left <= 0:
+        budget.check()
     end = _DEADLINE.get()
     if end is None:
-        return None
+        return review_left
     remaining = end - time.monotonic()
     if remaining <= 0:
         raise ValidationTimeout("validation ran out of time")
-    return remaining
+    return remaining if review_left is None else min(remaining, review_left)
 
 
 def bounded_search(pattern: str, subject: str) -> bool | None:
@@ -387,7 +394,7 @@ def bounded_search(pattern: str, subject: str) -> bool | None:
     None when the pattern is not a valid regular expression or is over ``MAX_PATTERN_CHARS``;
     ``PatternTimeout`` when it runs too long, ``ValidationTimeout`` when the block's ``deadline`` passed.
     """
-    if len(pattern) > MAX_PATTERN_CHARS:
+    if len(pattern) > MAX_PATTERN_CHARS or _oversized(pattern):
         return None
     remaining = _remaining()
     timeout = PATTERN_TIMEOUT_SECONDS if remaining is None else min(PATTERN_TIMEOUT_SECONDS, remaining)
@@ -395,15 +402,29 @@ def bounded_search(pattern: str, subject: str) -> bool | None:
         return regex.search(pattern, subject, timeout=timeout) is not None
     except TimeoutError:
         if timeout < PATTERN_TIMEOUT_SECONDS:  # what was left of the block's budget, not this pattern's own limit
+            budget.check()
             raise ValidationTimeout("validation ran out of time") from None
         raise PatternTimeout(pattern, subject, timeout) from None
     except (regex.error, RecursionError, OverflowError, ValueError):
         return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _oversized(pattern: str) -> str | None:
+    """Why compiling ``pattern`` would build an oversized program (``bot.regex_size``), else None."""
+    try:
+        check_size(pattern)
+    except PatternTooLarge as exc:
+        return str(exc)
+    return None
+
+
 def _unusable(pattern: str) -> str:
     if len(pattern) > MAX_PATTERN_CHARS:
         return f"pattern of {len(pattern)} characters is over the {MAX_PATTERN_CHARS}-character limit; not evaluated"
+    oversized = _oversized(pattern)
+    if oversized:
+        return f"{oversized} ({pattern[:80]!r})"
     return f"pattern {pattern[:120]!r} is not a valid regular expression"
 
 
@@ -551,6 +572,7 @@ def _checker() -> FormatChecker:
             return True
         if len(instance) > MAX_PATTERN_CHARS:
             raise ValueError(f"over the {MAX_PATTERN_CHARS}-character limit for patterns")
+        check_size(instance)
         regex.compile(instance)
         return True
 

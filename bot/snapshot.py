@@ -136,7 +136,10 @@ class DirSnapshot:
         path = check_relative(path)
         _, sizes, links = self._walk()
         if path in links:
-            target = self._target(path)
+            try:
+                target = self._target(path)
+            except UnsafePath:  # it is there, but ``read`` refuses it (and says why)
+                return os.lstat(os.path.join(self._root_str, path)).st_size
             return None if target is None else os.path.getsize(target)
         return sizes.get(path)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,6 +83,21 @@ def test_symlink_outside_the_repository_is_not_followed(tree: Path, tmp_path: Pa
     (finding,) = [f for f in strict(tree).findings if f.rule == "entry/unreadable"]
     assert "outside the repository" in finding.message
     assert "leak" not in finding.message
+
+
+def test_check_all_on_a_tree_with_a_symlink_names_it_without_a_traceback(tree: Path, tmp_path: Path) -> None:
+    """Finding (issue 19): ``--all`` printed an ``UnsafePath`` traceback beside its finding (owners and
+    format asked the size of the link, which raised), and two ``bot/internal-error`` findings."""
+    target = tree / rc.ENTRY / "registry.json"
+    target.unlink()
+    target.symlink_to(tmp_path / "elsewhere.json")
+    (tmp_path / "elsewhere.json").write_text("{}", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "bot", "check", "--all", str(tree)], capture_output=True,
+                          text=True, timeout=300, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "UnsafePath" not in done.stdout + done.stderr
+    assert "error entry/unreadable registry.json cannot be read" in done.stdout
+    assert "outside the repository" in done.stdout and "bot/internal-error" not in done.stdout
 
 
 def test_symlink_in_git_is_not_followed(tmp_path: Path, corpus: Path) -> None:

@@ -11,7 +11,7 @@ from bot.app.github_api import ChangedFile, GitHubError, PullRequest
 from bot.app.pipeline import approvers, fetch, review_inputs, to_changeset
 from bot.app.publish import CHECK_NAME, SUMMARY_MARKER
 from bot.app.worker import review_pull_request
-from bot.findings import Section
+from bot.findings import Section, Verdict
 from bot.snapshot import GitSnapshot
 from tests.fakes import FAKE_CHECKS, FakeGitHub
 from tests.gitrepo import Repo, git
@@ -168,11 +168,17 @@ def test_pull_request_outside_the_registry_gets_a_quick_neutral_check(fake_githu
     assert fake_github.methods_written() == ["create_check_run", "update_check_run"]
 
 
-def test_truncated_file_list_is_neutral_and_says_why(fake_github: FakeGitHub, pr_repo: Repo) -> None:
+def test_a_truncated_file_list_is_reviewed_from_the_two_trees(fake_github: FakeGitHub, pr_repo: Repo) -> None:
     pr = load(fake_github, pr_repo)
+    listed = review_inputs(fetch(fake_github, pr), checks=FAKE_CHECKS)
+    fake_github.pulls[(REPO, 7)].files = []  # what the listing shows matters no more
     fake_github.pulls[(REPO, 7)].truncated = True
-    report = review_inputs(fetch(fake_github, pr), checks=FAKE_CHECKS)
-    assert report.verdict.value == "neutral" and "3,000 files" in (report.neutral_reason or "")
+    inputs = fetch(fake_github, pr)
+    report = review_inputs(inputs, checks=FAKE_CHECKS)
+    assert inputs.from_trees and inputs.changes.paths() >= {f.path for f in fetch(fake_github, pr).changes.files}
+    assert report.verdict is listed.verdict is Verdict.FAILURE and report.neutral_reason is None
+    assert {f.fingerprint() for f in report.current()} == {f.fingerprint() for f in listed.current()}
+    assert any("3,000 files" in s.markdown for s in report.sections)
 
 
 def test_only_needed_paths_are_fetched(fake_github: FakeGitHub, pr_repo: Repo) -> None:
@@ -232,4 +238,5 @@ def test_regression_hook_adds_its_section_and_survives_a_crash(fake_github: Fake
         raise RuntimeError("Spark could not start")
     assert review_inputs(inputs, table, FAKE_CHECKS).sections[0].markdown.startswith("| event")  # type: ignore[arg-type]
     failed = review_inputs(inputs, crash, checks=())  # type: ignore[arg-type]
-    assert failed.verdict.value == "neutral" and "Spark could not start" in failed.sections[0].markdown
+    assert failed.verdict.value == "failure" and "Spark could not start" in failed.sections[0].markdown
+    assert {f.rule for f in failed.current()} == {"bot/regression-did-not-finish"}

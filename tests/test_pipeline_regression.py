@@ -1,5 +1,5 @@
 """The worker's regression hook: the stage is imported and built lazily, once; its section and findings are
-published; a stage that cannot be imported leaves the review complete and neutral, saying why.
+published; a stage that cannot be imported leaves the review complete and failing (never neutral), saying why.
 
 The stage here is ``tests.fakes:review_stage`` (no pyspark): the real one is ``bot.regression``.
 """
@@ -59,16 +59,16 @@ def test_the_stage_is_built_once_and_its_section_and_findings_are_published(
     assert "### Regression" in summary and "fake regression" in summary
 
 
-def test_a_stage_that_cannot_be_imported_leaves_a_neutral_review_saying_why(
+def test_a_stage_that_cannot_be_imported_fails_the_review_saying_why(
         fake_github: FakeGitHub, fixed_repo: Repo) -> None:
     pr = load(fake_github, fixed_repo)
     worker = Worker(OneClient(fake_github), Resources(regression_stage("bot.no_such_regression")), checks=FAKE_CHECKS)
-    assert worker.handle(job("d-1")) == "neutral"
+    assert worker.handle(job("d-1")) == "failure"  # an unfinished regression never passes
     [run] = fake_github.runs_for(pr.head_sha)
-    assert run.status == "completed" and run.conclusion == "neutral" and run.output is not None
+    assert run.status == "completed" and run.conclusion == "failure" and run.output is not None
+    assert run.output.title.startswith("OpenLineage registry ❌ could not finish: the regression could not run")
     assert "### Regression" in run.output.summary
     assert "No module named 'bot.no_such_regression'" in run.output.summary
-    assert "The other checks still ran" in run.output.summary
 
 
 def test_errors_still_fail_when_the_regression_cannot_run(fake_github: FakeGitHub, pr_repo: Repo) -> None:

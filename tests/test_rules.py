@@ -220,6 +220,9 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "lint/unknown-keyword": ((good, facet(lambda s: inner(s)["properties"]["settings"].update(
         documentation="How the widget runs"))), (good, facet(lambda s: inner(s)["properties"]["settings"].update(
             description="How the widget runs")))),
+    "lint/oversized-pattern": ((good, facet(lambda s: inner(s)["properties"].update(
+        code={"type": "string", "pattern": "((((a{64}){64}){64}){64})"}))), (good, facet(
+        lambda s: inner(s)["properties"].update(code={"type": "string", "pattern": "(a{64}){64}"})))),
     "lint/unknown-format": ((good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regexp"))),
                             (good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regex")))),
     "examples/unverified": ((good, facet(lambda s: inner(s)["properties"].update(

@@ -16,6 +16,12 @@ Since a connection no longer costs a thread, many can send large bodies at once:
 holds are capped at ``WEB_BODY_BUDGET_MB`` (256 MB by default, counted in 64 KB steps); a body that
 would pass it is answered ``503``. GitHub's deliveries are far smaller than the budget.
 
+A connection slot held by a body that dribbles in is one an honest delivery waits for in the listen
+backlog: 4,000 reconnecting slow bodies on 2 x 1,000 slots made 2 of 20 deliveries time out. So when a
+worker's open connections pass ``SHED_AT`` of its slots, every body still arriving after ``SHED_AFTER``
+seconds is shed (``408``) by a watcher that looks every ``SHED_EVERY`` seconds: slots stay free for the
+next connections, and an honest delivery, whose body comes with its headers, is never among the shed.
+
 Measured in ``benchmarks/bench_slow_clients.py`` (figures in ``docs/app.md``).
 """
 
@@ -25,6 +31,7 @@ import contextlib
 import io
 import logging
 import os
+import time
 from typing import Any
 
 import gevent
@@ -34,6 +41,9 @@ from gunicorn.workers.ggevent import GeventWorker
 BODY_SECONDS = 10.0  # GitHub's own delivery timeout: a body slower than this is lost anyway
 CHUNK = 64 * 1024  # bodies are read, and counted against the budget, in steps of this size
 DEFAULT_BUDGET_MB = 256  # bodies held in memory at once by one worker (WEB_BODY_BUDGET_MB)
+SHED_AT = 0.8  # share of the worker's connection slots open above which slow bodies are shed
+SHED_AFTER = 0.5  # seconds a body may take to arrive while the worker is that busy
+SHED_EVERY = 0.1  # seconds between two looks of the shedding watcher
 
 log = logging.getLogger("bot.web")
 
@@ -56,14 +66,42 @@ def _refuse(sock: Any, status: str, message: str) -> None:
                      f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
 
 
+class Shed(Exception):
+    """Raised in a connection's greenlet whose body is too slow while the worker is near capacity."""
+
+
 class FrontDoorWorker(GeventWorker):
     """gevent worker that buffers each request body under a deadline and a memory budget before the app
-    sees it."""
+    sees it, and sheds slow bodies when its connection slots run short."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.body_budget = int(os.environ.get("WEB_BODY_BUDGET_MB", DEFAULT_BUDGET_MB)) * 1024 * 1024
         self.buffered = 0  # bytes of request bodies this worker holds right now
+        self.open = 0  # connections this worker holds right now
+        self.waiting: dict[Any, float] = {}  # greenlet -> when it started waiting for its body
+        self.watcher: Any = None
+
+    def handle(self, listener: Any, client: Any, addr: Any) -> None:
+        if self.watcher is None:
+            self.watcher = gevent.spawn(self._watch)
+        self.open += 1
+        try:
+            super().handle(listener, client, addr)
+        finally:
+            self.open -= 1
+
+    def _watch(self) -> None:
+        """Every ``SHED_EVERY`` s, when the open connections pass ``SHED_AT`` of the slots, shed the bodies
+        that have been arriving for over ``SHED_AFTER`` s."""
+        while self.alive:
+            gevent.sleep(SHED_EVERY)
+            if self.open > SHED_AT * self.worker_connections:
+                now = time.monotonic()
+                for glet, since in list(self.waiting.items()):
+                    if now - since > SHED_AFTER:
+                        self.waiting.pop(glet, None)
+                        glet.kill(Shed, block=False)
 
     def handle_request(self, listener_name: Any, req: Any, sock: Any, addr: Any) -> bool:
         held = 0
@@ -90,6 +128,8 @@ class FrontDoorWorker(GeventWorker):
         chunks: list[bytes] = []
         size = 0
         over_budget = False
+        me = gevent.getcurrent()
+        self.waiting[me] = time.monotonic()
         try:
             with gevent.Timeout(BODY_SECONDS):
                 while size <= MAX_BODY and (chunk := req.body.read(CHUNK)):
@@ -99,16 +139,20 @@ class FrontDoorWorker(GeventWorker):
                     if self.buffered > self.body_budget:
                         over_budget = True
                         break
-        except gevent.Timeout:
+        except (gevent.Timeout, Shed) as exc:
             self.buffered -= size
-            metrics.FRONT_DOOR_REFUSED.labels(reason="slow_body").inc()
-            log.warning("closed a connection from %s: the request body did not arrive within %g s",
-                        client, BODY_SECONDS)
-            _refuse(sock, "408 Request Timeout", f"the request body did not arrive within {BODY_SECONDS:g} s")
+            shed = isinstance(exc, Shed)
+            metrics.FRONT_DOOR_REFUSED.labels(reason="shed" if shed else "slow_body").inc()
+            log.info("closed a connection from %s: %s", client, "its body was too slow while the worker's "
+                     "connections ran short" if shed else f"the request body did not arrive within {BODY_SECONDS:g} s")
+            _refuse(sock, "408 Request Timeout", "the request body was too slow; retry" if shed
+                    else f"the request body did not arrive within {BODY_SECONDS:g} s")
             return -1
         except BaseException:
             self.buffered -= size
             raise
+        finally:
+            self.waiting.pop(me, None)
         if over_budget:
             metrics.FRONT_DOOR_REFUSED.labels(reason="memory").inc()
             log.warning("refused a body from %s: the worker holds %d bytes of bodies, over its budget of %d",

@@ -14,6 +14,7 @@ publishing a verdict made without the file.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Iterator, Mapping
 
@@ -52,6 +53,10 @@ class LazyTree(Mapping[str, bytes]):
         entry = self._entries.get(path)
         return None if entry is None else entry[1]
 
+    def sha(self, path: str) -> str:
+        """The blob sha of ``path`` (no download)."""
+        return self._entries[path][0]
+
 
 class TreeSnapshot:
     """A ``Snapshot`` over what ``GitHubAPI.read_tree`` returned: lazy for a ``LazyTree``, plain for a dict."""
@@ -73,6 +78,14 @@ class TreeSnapshot:
         if isinstance(self._tree, LazyTree):
             return self._tree.size(key)
         return len(self._tree[key])
+
+    def blob_id(self, path: str) -> str:
+        """What identifies ``path``'s content: its blob sha when listed lazily (nothing downloaded), else a
+        hash of the content."""
+        key = self._paths[check_relative(path)]
+        if isinstance(self._tree, LazyTree):
+            return self._tree.sha(key)
+        return hashlib.sha256(self._tree[key]).hexdigest()
 
     def read(self, path: str) -> bytes | None:
         key = self._paths.get(check_relative(path))

@@ -15,10 +15,21 @@ _CONTEXT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("regis
 FIELDS = ("delivery", "event", "repo", "pr", "head_sha")
 
 
+FIELD_LIMIT = 100  # characters of a context field (a delivery id is 36): headers come from anyone
+
+
+def clip(value: Any, limit: int = FIELD_LIMIT) -> Any:
+    """``value``, a string cut to ``limit`` characters with a note of how much was cut: an unauthenticated
+    8,000-character header must not be written whole into every log line of its request."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}...(+{len(value) - limit} characters)"
+    return value
+
+
 @contextlib.contextmanager
 def log_context(**values: Any) -> Iterator[None]:
-    """Add fields to every log line written inside the block (thread- and task-local)."""
-    token = _CONTEXT.set({**_CONTEXT.get({}), **{k: v for k, v in values.items() if v not in (None, "")}})
+    """Add fields to every log line written inside the block (thread- and task-local), each clipped."""
+    token = _CONTEXT.set({**_CONTEXT.get({}), **{k: clip(v) for k, v in values.items() if v not in (None, "")}})
     try:
         yield
     finally:

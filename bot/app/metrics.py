@@ -18,7 +18,7 @@ DELIVERIES = Counter("registry_bot_deliveries_total", "Webhook deliveries by eve
 UNVERIFIED = "unverified"  # the event of a delivery whose signature did not verify: its header proves nothing
 OTHER_EVENT = "other"  # a signed delivery of an event the bot does not handle
 FRONT_DOOR_REFUSED = Counter("registry_bot_front_door_refused_total",
-                             "Requests the front door refused before the app: slow_body (408), memory (503)",
+                             "Requests refused before the app: slow_body (408), shed (408), memory (503)",
                              ["reason"])
 JOBS = Counter("registry_bot_jobs_total", "Review jobs by outcome", ["outcome"])
 JOB_SECONDS = Histogram("registry_bot_job_seconds", "Time from job start to published verdict",

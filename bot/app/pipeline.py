@@ -14,14 +14,17 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from bot import budget
 from bot.app.github_api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
 from bot.app.lazy_snapshot import TreeSnapshot, raise_read_failure
 from bot.app.teams import TeamMembership, owning_teams, resolve
+from bot.app.tree_diff import tree_changes
 from bot.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.config import CONFIG_PATHS, Config, load_config
 from bot.engine import Check, ReviewContext, review
 from bot.findings import Finding, Report, Section, Verdict
-from bot.render.markdown import code
+from bot.incomplete import REGRESSION_UNFINISHED, incomplete
+from bot.render.markdown import escape
 from bot.snapshot import MemorySnapshot, Snapshot
 
 log = logging.getLogger(__name__)
@@ -60,10 +63,13 @@ class ReviewInputs:
     approvers: frozenset[str]  # logins and the org/team slugs they (or the author) stand for
     teams: TeamMembership = field(default_factory=TeamMembership)
     reviews: tuple[ReviewInfo, ...] = ()  # the pull request's reviews when fetched (the publisher reuses them)
+    from_trees: bool = False  # more files than GitHub lists: the change is the diff of the two trees
 
     def touches_watched(self) -> bool:
+        """Whether the change touches what the bot reviews: the configured folders, the CODEOWNERS files
+        and the bot's configuration (ownership and steering files are reviewed files too)."""
         return any(self.changes.touches(folder) or self.changes.get(folder) is not None
-                   for folder in self.config.watched())
+                   for folder in (*self.config.watched(), *EXTRA_PATHS))
 
 
 def load_default_config(gh: GitHubAPI, pr: PullRequest) -> tuple[Config, list[Finding]]:
@@ -81,39 +87,63 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     """Everything one review reads, fetched through ``gh``."""
     config, config_findings = load_default_config(gh, pr)
     files, truncated = gh.list_pull_request_files(pr.repo, pr.number)
-    changes = to_changeset(files, truncated)
     base, head = read_snapshots(gh, pr, (*config.watched(), *EXTRA_PATHS))
+    # Past GitHub's listing limit, the listing is not the change: the two trees are (``tree_diff``).
+    changes = tree_changes(base, head) if truncated else to_changeset(files)
     reviews = tuple(gh.list_reviews(pr.repo, pr.number))
     me = gh.bot_login()
     logins = approvers(r for r in reviews if r.user != me)  # the App's own approval stands for no one
-    teams = TeamMembership()
-    if not truncated:
-        teams = resolve(gh, owning_teams(base, head, changes, config), (pr.author, *sorted(logins)))
+    teams = resolve(gh, owning_teams(base, head, changes, config), (pr.author, *sorted(logins)))
     return ReviewInputs(pr, base, head, changes, config, tuple(config_findings), logins | teams.approving, teams,
-                        reviews)
+                        reviews, from_trees=truncated)
 
 
 def run_regression(regression: Regression, inputs: ReviewInputs) -> tuple[Section, list[Finding]]:
-    """Run the regression within the config's time budget; a failure or a timeout becomes a neutral section."""
-    budget = inputs.config.regression.time_budget_seconds
+    """Run the regression within its time budget (and what is left of the review's); one that does not
+    finish, fails or cannot start is a blocking finding on the files it was validating (``unfinished``)."""
+    seconds = inputs.config.regression.time_budget_seconds
+    left = budget.left()
+    if left is not None and left < seconds:
+        seconds = max(left, 0.0)
+    if seconds <= 0:
+        return _unfinished(inputs, "the review's time budget was spent before the regression could start")
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="regression")
     future = pool.submit(regression, inputs.base, inputs.head, inputs.changes, inputs.config)
     try:
-        section, findings = future.result(timeout=budget)
+        section, findings = future.result(timeout=seconds)
     except concurrent.futures.TimeoutError:
-        log.warning("regression exceeded its %ss budget", budget)
-        return Section("Regression", f"The regression did not finish within its {budget:g} s budget; "
-                       "its results are not part of this verdict.", verdict=Verdict.NEUTRAL), []
+        log.warning("regression exceeded its %ss budget", seconds)
+        return _unfinished(inputs, f"the regression did not finish within its {seconds:g} s budget")
     except Exception as exc:
         log.exception("regression failed")
-        reason = traceback.format_exception_only(exc)[-1].strip()
-        return Section("Regression", f"The regression could not run: {code(reason, table=False)}. "
-                       "The other checks still ran.", verdict=Verdict.NEUTRAL), []
+        return _unfinished(inputs, f"the regression could not run: {traceback.format_exception_only(exc)[-1].strip()}")
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     if section is None:
         return Section("Regression", "", verdict=None), list(findings)
+    if section.verdict is Verdict.NEUTRAL:  # the stage's own "did not run" (Spark down, its budget, a bad input)
+        reason = str(section.data.get("skipped") or "the regression did not run")
+        return _unfinished(inputs, f"the regression did not finish: {reason}", section)
     return section, list(findings)
+
+
+MAX_UNFINISHED = 20  # files named one finding each; the rest in one finding on the repository
+
+
+def _unfinished(inputs: ReviewInputs, reason: str, section: Section | None = None) -> tuple[Section, list[Finding]]:
+    """The regression's "did not finish": an error on each changed facet schema and sample event it was
+    validating (what can have caused it), or on the repository when the change holds none."""
+    suspects = [f.path for f in inputs.changes.files if f.status is not Status.DELETED
+                and f.path.endswith((".json", ".jsonl", ".ndjson"))
+                and any(f.path.startswith(folder.strip("/") + "/") for folder in inputs.config.watched())
+                and f.path.rsplit("/", 1)[-1] not in ("registry.json",)]
+    findings = [incomplete(f"{reason}; this file changed and the regression could not show it breaks nothing",
+                           path, rule=REGRESSION_UNFINISHED) for path in suspects[:MAX_UNFINISHED]]
+    if not findings or len(suspects) > MAX_UNFINISHED:
+        findings.append(incomplete(reason, rule=REGRESSION_UNFINISHED))
+    shown = section or Section("Regression", "")
+    text = f"The regression did not finish: {escape(reason)}. The review fails until it does.\n"
+    return Section(shown.title, text + ("\n" + shown.markdown if shown.markdown else ""), shown.data), findings
 
 
 def with_site_preview(report: Report, inputs: ReviewInputs) -> Report:
@@ -131,11 +161,13 @@ def with_site_preview(report: Report, inputs: ReviewInputs) -> Report:
 
 def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
                   checks: Iterable[Check] | None = None) -> Report:
-    """The report for fetched inputs: a neutral one when nothing watched changed or the list was cut."""
-    if inputs.changes.truncated:
-        return Report.build(inputs.config_findings, neutral_reason=(
-            "GitHub lists at most 3,000 files of a pull request and this one has more, so the bot cannot "
-            "see the whole change. Split the pull request, or run `registry-bot check` locally."))
+    """The report for fetched inputs (a neutral one when nothing the bot reviews changed), within the
+    review's time budget: all checks, the regression and the site preview."""
+    with budget.within(inputs.config.review.time_budget_seconds):
+        return _review_inputs(inputs, regression, checks)
+
+
+def _review_inputs(inputs: ReviewInputs, regression: Regression | None, checks: Iterable[Check] | None) -> Report:
     if not inputs.touches_watched():
         return Report.build((), neutral_reason="This pull request changes none of the registry's files: "
                             "nothing to review.")
@@ -143,12 +175,19 @@ def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
                     context=ReviewContext(author=inputs.pr.author, approvers=inputs.approvers),
                     config=inputs.config, checks=checks)
     raise_read_failure(inputs.base, inputs.head)  # a file GitHub failed to send: no verdict without it
-    note = inputs.teams.section()
-    report = report.with_sections(*([note] if note else []), findings=inputs.config_findings)
+    notes = [note for note in (inputs.teams.section(), _trees_note(inputs)) if note is not None]
+    report = report.with_sections(*notes, findings=inputs.config_findings)
     if regression is None or not inputs.config.regression.enabled:
         return with_site_preview(report, inputs)
     section, findings = run_regression(regression, inputs)
     sections = (section,) if section.markdown else ()
-    neutral = "The regression did not complete; see its section." if section.verdict is Verdict.NEUTRAL else None
     return with_site_preview(Report.build((*report.findings, *findings), report.entries,
-                                          (*report.sections, *sections), report.neutral_reason or neutral), inputs)
+                                          (*report.sections, *sections), report.neutral_reason), inputs)
+
+
+def _trees_note(inputs: ReviewInputs) -> Section | None:
+    if not inputs.from_trees:
+        return None
+    return Section("Files", f"GitHub lists at most 3,000 files of a pull request and this one has more: the bot "
+                   f"reviewed the change from the base and head trees ({len(inputs.changes.files):,} files under "
+                   "the folders it reviews). No line of the diff is known, so findings are not commented inline.")

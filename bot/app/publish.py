@@ -112,8 +112,9 @@ def pause_check(gh: GitHubAPI, repo: str, check_id: int, until: float) -> None:
 
 
 def could_not_finish(gh: GitHubAPI, repo: str, check_id: int, delivery: str, reason: str) -> None:
-    """Conclude a review that cannot be done: neutral, with the reason (nothing was decided)."""
-    gh.update_check_run(repo, check_id, status="completed", conclusion="neutral", actions=[RERUN_ACTION],
+    """Conclude a review that cannot be done: failure, reason first, with a button to retry. Never
+    neutral: GitHub counts a neutral required check as passing, and nothing was reviewed."""
+    gh.update_check_run(repo, check_id, status="completed", conclusion="failure", actions=[RERUN_ACTION],
                         output=CheckRunOutput(title=f"Could not finish: {reason}"[:255], summary=(
                             f"The bot could not finish this review (delivery {code(delivery)}): {escape(reason)}. "
                             "Nothing was decided about the change. Use **Re-run** to try again.")))

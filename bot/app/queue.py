@@ -357,8 +357,33 @@ class JobQueue:
                 return
             if self._handler is None:
                 raise RuntimeError("the worker has no handler")
-            self._handler(job)
+            self._mark_running(delivery)
+            try:
+                self._handler(job)
+            finally:
+                with contextlib.suppress(Exception):  # a full disk: the job counts one crash too many at worst
+                    self._update(delivery, running=None)
             self._finish(delivery)
+
+    def _mark_running(self, delivery: str) -> None:
+        """Journal that the job runs; a ``running`` mark left by an earlier attempt means that attempt's
+        process died running it (kill -9, the OOM killer): counted in ``crashes``, so that a job that kills
+        every process running it is concluded instead of retried forever (``Worker``)."""
+        record = self._record(delivery) or {}
+        crashes = int(record.get("crashes") or 0)
+        if record.get("running"):
+            crashes += 1
+            log.warning("delivery %s: its last attempt (%s) died while running it; crash %d",
+                        delivery, record["running"], crashes)
+        try:
+            self._update(delivery, crashes=crashes, running=_owner())
+        except Exception:  # a full disk: run it anyway, unmarked
+            log.exception("could not journal that delivery %s runs", delivery)
+
+    def crashes(self, job: Job) -> int:
+        """How many attempts at ``job`` died with their process (see ``_mark_running``)."""
+        record = self._record(job.delivery) or {}
+        return int(record.get("crashes") or 0)
 
     def _run_task(self, delivery: str, task: Task | None = None) -> None:
         with self._mutex:

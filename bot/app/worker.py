@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from bot import budget
 from bot.app import metrics
 from bot.app.delegation import act_for_owners, review_for_owners
 from bot.app.events import Job
@@ -40,6 +41,8 @@ log = logging.getLogger("bot.worker")
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 REGRESSION_MODULE = "bot.regression"
 MAX_DEFERRALS = 3  # rate-limit resets to wait for before a review concludes "could not finish"
+JOB_BUDGET = 840.0  # seconds for a whole job (fetch, review, regression); under the queue's 900 s lock TTL
+MAX_CRASHES = 2  # attempts that died with their process (OOM kill) before a review concludes "could not finish"
 OPEN_RETRY = 60.0  # seconds before a job whose check run could not be concluded runs again
 
 
@@ -191,7 +194,12 @@ class Worker:
     def __init__(self, factory: GitHubClientFactory, resources: Resources | None = None,
                  checks: Iterable[Check] | None = None,
                  note_check_run: Callable[[Job, str, int], None] | None = None,
-                 max_deferrals: int = MAX_DEFERRALS, clock: Callable[[], float] = time.time) -> None:
+                 max_deferrals: int = MAX_DEFERRALS, clock: Callable[[], float] = time.time,
+                 crashes: Callable[[Job], int] | None = None, job_budget: float = JOB_BUDGET) -> None:
+        """``crashes(job)``: how many attempts at the job died with their process (``JobQueue.crashes``);
+        ``job_budget``: seconds for one job, after which its review concludes failure with what it found."""
+        self.crashes = crashes
+        self.job_budget = job_budget
         self.factory = factory
         self.note_check_run = note_check_run
         self.resources = resources or Resources()
@@ -205,7 +213,8 @@ class Worker:
         with log_context(delivery=job.delivery, event=job.event, repo=job.repo, pr=job.number or None,
                          head_sha=job.head_sha):
             try:
-                outcome = self._handle(job)
+                with budget.within(self.job_budget, "job"):
+                    outcome = self._handle(job)
             except RateLimited as exc:
                 metrics.JOBS.labels(outcome="deferred").inc()
                 raise JobDeferred(exc.reset_at, f"GitHub rate limit: {exc}") from exc
@@ -235,8 +244,16 @@ class Worker:
         with log_context(pr=pr.number, head_sha=pr.head_sha):
             resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
             note = self.note_check_run
-            return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks, resume,
-                                       (lambda sha, check_id: note(job, sha, check_id)) if note else None,
+            on_check_run = (lambda sha, check_id: note(job, sha, check_id)) if note else None
+            crashes = self.crashes(job) if self.crashes else 0
+            if crashes >= MAX_CRASHES:  # a poison pill: never run it again, conclude it
+                log.error("delivery %s killed its worker process %d times; concluded", job.delivery, crashes)
+                check_id, _ = open_check(gh, pr, job.delivery, resume, on_check_run)
+                could_not_finish(gh, pr.repo, check_id, job.delivery,
+                                 f"the review stopped the process running it {crashes} times (killed, for "
+                                 "example for running out of memory); it is not tried again")
+                return "could-not-finish"
+            return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks, resume, on_check_run,
                                        give_up_on_rate_limit=job.deferrals >= self.max_deferrals)
 
     def _regression(self) -> Regression | None:
@@ -295,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the module whose review_stage class is the regression (tests: tests.fakes)")
     parser.add_argument("--write-pause", type=float, default=1.0,
                         help="seconds between GitHub writes (GitHub asks for 1 s; 0 against a stand-in)")
+    parser.add_argument("--job-budget", type=float, default=JOB_BUDGET, metavar="SECONDS",
+                        help=f"seconds for one job (default {JOB_BUDGET:g}); past them its review stops and concludes "
+                             "failure with what it found (each review also has review.time_budget_seconds)")
     parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
     parser.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS",
                         help="how often interrupted jobs are looked for and re-enqueued (default 60)")
@@ -317,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     queue = JobQueue.from_url(settings.queue_url)
     checks = load_checks(args.checks) if args.checks else None
     resources = Resources(regression_stage(args.regression_module, args.spark_master) if args.regression else None)
-    worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run)
+    worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run, crashes=queue.crashes,
+                    job_budget=args.job_budget)
     queue.set_handler(worker.handle)
     queue.recover()
     threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bot.checks import entry, examples, facets, lint, naming, owners, uris, versions
+from bot import incomplete
+from bot.checks import entry, examples, facets, lint, naming, owners, ownership, uris, versions
 from bot.checks import format as formatting  # the module is named by its rule family
 from bot.review_input import Check
 
-FAMILIES: tuple[ModuleType, ...] = (entry, owners, uris, facets, lint, examples, versions, naming, formatting)
+FAMILIES: tuple[ModuleType, ...] = (entry, owners, ownership, uris, facets, lint, examples, versions, naming,
+                                    formatting)
 CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)
 
 
@@ -21,9 +23,12 @@ def all_rules() -> dict[str, str]:
     rules: dict[str, str] = {
         "config/invalid": "The bot's configuration file (`.github/registry-bot.yml`, base side) cannot be "
         "used; the defaults apply and the problem is an error so it gets fixed.",
+        "bot/unreadable-file": "A file a check needed cannot be read safely (a symlink leaving the repository, "
+        "an unreadable file): an error naming it, and the checks that needed it stop there.",
         "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
         "reported as an error so that a bug in the bot can never pass a change silently.",
     }
+    rules.update(incomplete.RULES)
     for module in FAMILIES:
         rules.update(module.RULES)
     return rules

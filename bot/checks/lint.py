@@ -9,6 +9,7 @@ from typing import Any
 from bot.checks._common import at
 from bot.findings import Finding, Severity
 from bot.jsondoc import escape_pointer_token
+from bot.regex_size import PatternTooLarge, check_size
 from bot.registry import FacetSchema
 from bot.review_input import ReviewInput
 
@@ -22,6 +23,9 @@ RULES = {
     "so a misspelled keyword constrains or documents nothing (`documentation` written for `description`).",
     "lint/unknown-format": "A `format` is one draft 2020-12 defines (`date-time`, `uri`, `uuid`, ...); "
     "validators ignore any other value, so it checks nothing.",
+    "lint/oversized-pattern": "A `pattern` or `patternProperties` key whose counted repetitions unroll past "
+    "100,000 units when compiled (nested counts multiply: `((((a{64}){64}){64}){64})` is 16.7 million, 2.5 GB "
+    "of compiled program). The bot never compiles it, so it constrains nothing it can check.",
 }
 
 KEYWORDS = frozenset({
@@ -107,6 +111,16 @@ def _problems(node: dict[str, Any], pointer: str) -> Iterator[tuple[str, str, st
             hint = "Use a draft 2020-12 keyword, or prefix an extension with 'x-'."
         yield ("lint/unknown-keyword", f"{pointer}/{escape_pointer_token(key)}",
                f"{key!r} is not a JSON Schema keyword; validators and generated code ignore it", hint)
+    patterns = [(f"{pointer}/pattern", node["pattern"])] if isinstance(node.get("pattern"), str) else []
+    if isinstance(node.get("patternProperties"), dict):
+        patterns += [(f"{pointer}/patternProperties/{escape_pointer_token(key)}", key)
+                     for key in node["patternProperties"]]
+    for where, pattern in patterns:
+        try:
+            check_size(pattern)
+        except PatternTooLarge as exc:
+            yield ("lint/oversized-pattern", where, f"pattern {pattern[:80]!r}: {exc}",
+                   "Bound the repetition once (a{1,4096}) instead of nesting counted repetitions.")
     fmt = node.get("format")
     if isinstance(fmt, str) and fmt not in FORMATS:
         close = difflib.get_close_matches(fmt, sorted(FORMATS), n=1)

@@ -11,8 +11,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
+from bot import budget
 from bot.findings import Finding, Severity
-from bot.jsondoc import JsonDoc
+from bot.jsondoc import JsonDoc, JsonProblem
 from bot.naming.loader import BASE_FILE, KINDS, NamingFiles, Problem, read_folder
 from bot.naming.model import Example, ParseResult, Source
 from bot.naming.patterns import MATCH_TIMEOUT
@@ -58,10 +59,9 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     if not review.head.files(folder):
         return
     files = read_folder(review.head, folder)
-    base_doc = files.docs.get(f"{folder}/{BASE_FILE}")
-    base = base_doc.value if base_doc is not None and isinstance(base_doc.value, dict) else _bundled_base()
+    base = _naming_base(review, files, folder)
     rules = NamingRules(((p, d.value) for p, d in files.docs.items()), folder=folder, base_schema=base,
-                        label=f"{review.head.label}:{folder}", match_timeout=MATCH_TIMEOUT)
+                        label=f"{review.head.label}:{folder}", match_timeout=budget.timeout(MATCH_TIMEOUT))
     context = _Context(files, rules)
     for problem in (*files.problems, *rules.problems):
         yield context.finding(problem)
@@ -73,6 +73,22 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     yield from _ambiguity(context)
     yield from _slow_patterns(context)
     yield from _docs_in_sync(review.head, context, folder)
+
+
+def _naming_base(review: ReviewInput, files: NamingFiles, folder: str) -> dict[str, object]:
+    """The base schema the naming files are judged by: the base branch's, never the pull request's (a
+    change to it is reviewed as a change, ``ownership/steering-file-changed``); the bundled one without."""
+    path = f"{folder}/{BASE_FILE}"
+    if review.base is not None:
+        try:
+            raw = review.base.read(path)
+            value = JsonDoc.parse(raw, path).value if raw is not None else None
+        except (SnapshotError, JsonProblem):
+            value = None
+    else:
+        doc = files.docs.get(path)
+        value = doc.value if doc is not None else None
+    return value if isinstance(value, dict) else _bundled_base()
 
 
 def _bundled_base() -> dict[str, object]:
@@ -216,7 +232,7 @@ def _accepts(source: Source, namespace: str, name: str) -> bool:
     joined = namespace + "\x00" + name
     for form in source.forms:
         try:
-            if form.both_re.fullmatch(joined, timeout=MATCH_TIMEOUT) is not None:
+            if form.both_re.fullmatch(joined, timeout=budget.timeout(MATCH_TIMEOUT)) is not None:
                 return True
         except TimeoutError:
             return False  # reported by the slow-pattern probe
@@ -249,7 +265,7 @@ def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
             for probe in probes:
                 for compiled in (form.namespace_re, form.name_re, form.both_re):
                     try:
-                        compiled.fullmatch(probe, timeout=MATCH_TIMEOUT)
+                        compiled.fullmatch(probe, timeout=budget.timeout(MATCH_TIMEOUT))
                     except TimeoutError:
                         yield ctx.at("naming/slow-pattern", source.path, f"/forms/{i}",
                                      f"matching form {form.label!r} against a {len(probe):,}-character probe took "

@@ -15,6 +15,8 @@ from typing import Any
 
 import regex
 
+from bot.regex_size import MAX_UNITS, PatternTooLarge, check_size
+
 MAX_PATTERN_CHARS = 512
 MATCH_TIMEOUT = 0.25  # seconds, per match, when checking files from a pull request
 
@@ -42,6 +44,10 @@ def check_pattern(pattern: str) -> None:
     if tree.state.groupdict:
         raise PatternProblem("named groups are not allowed in component patterns (the template names them)")
     _walk(list(tree), inside_repeat=False)
+    try:  # a form joins its components: each gets a tenth of the compiled size any one pattern may have
+        check_size(pattern, MAX_UNITS // 10)
+    except PatternTooLarge as exc:
+        raise PatternProblem(str(exc)) from None
     try:
         regex.compile(pattern)
     except (regex.error, RecursionError, OverflowError) as exc:

@@ -12,6 +12,7 @@ from typing import Any
 
 import regex
 
+from bot import budget
 from bot.naming.loader import Problem, build_sources
 from bot.naming.model import Form, FormatError, Identifier, ParseResult, SchemeDecision, Source
 from bot.naming.patterns import MATCH_TIMEOUT
@@ -276,23 +277,24 @@ class NamingRules:
         """
         template = form.namespace if part == "namespace" else form.name
         compiled = form.namespace_re if part == "namespace" else form.name_re
-        if compiled.fullmatch(value, timeout=MATCH_TIMEOUT) is not None:
+        if compiled.fullmatch(value, timeout=budget.timeout(MATCH_TIMEOUT)) is not None:
             return None
         comps = self.source(form.source).components
         names = list(template.slots())
         blamed: list[tuple[int, str, str]] = []
         for relaxed_name in names:
-            m = self._relax(form, part, template, (relaxed_name,)).fullmatch(value, timeout=MATCH_TIMEOUT)
+            relaxed = self._relax(form, part, template, (relaxed_name,))
+            m = relaxed.fullmatch(value, timeout=budget.timeout(MATCH_TIMEOUT))
             if m is not None and m.group(relaxed_name) is not None:
                 blamed.append((len(m.group(relaxed_name)), relaxed_name, m.group(relaxed_name)))
         if not blamed:
-            m = self._relax(form, part, template, tuple(names)).fullmatch(value, timeout=MATCH_TIMEOUT)
+            m = self._relax(form, part, template, tuple(names)).fullmatch(value, timeout=budget.timeout(MATCH_TIMEOUT))
             if m is not None:
                 for n in names:
                     got = m.group(n)
                     compiled_n = comps[n].compiled
                     if got is not None and compiled_n is not None and \
-                            compiled_n.fullmatch(got, timeout=MATCH_TIMEOUT) is None:
+                            compiled_n.fullmatch(got, timeout=budget.timeout(MATCH_TIMEOUT)) is None:
                         blamed.append((len(got), n, got))
                         break
         if blamed:
@@ -319,8 +321,8 @@ class NamingRules:
 
     def _components(self, form: Form, namespace: str, name: str) -> dict[str, str]:
         out: dict[str, str] = {}
-        for m in (form.namespace_re.fullmatch(namespace, timeout=MATCH_TIMEOUT),
-                  form.name_re.fullmatch(name, timeout=MATCH_TIMEOUT)):
+        for m in (form.namespace_re.fullmatch(namespace, timeout=budget.timeout(MATCH_TIMEOUT)),
+                  form.name_re.fullmatch(name, timeout=budget.timeout(MATCH_TIMEOUT))):
             if m is not None:
                 out.update({k: v for k, v in m.groupdict().items() if v is not None})
         return out
@@ -355,7 +357,7 @@ def separators(template: Template) -> dict[str, str]:
 def _bounded(pattern: regex.Pattern[str], joined: str, timeout: float) -> Any:
     """``pattern.fullmatch`` with a time limit; None past it (``_explain``, bounded too, gives the reason)."""
     try:
-        return pattern.fullmatch(joined, timeout=timeout)
+        return pattern.fullmatch(joined, timeout=budget.timeout(timeout))
     except TimeoutError:
         return None
 
@@ -448,7 +450,7 @@ def _format(source: Source, form_label: str | None, given: Mapping[str, str]) ->
         comp = source.components[name]
         value = str(values[name])
         value = comp.quoting.simplest(value) if comp.quoting is not None else comp.normalise(value)
-        if comp.compiled is not None and comp.compiled.fullmatch(value, timeout=MATCH_TIMEOUT) is None:
+        if comp.compiled is not None and comp.compiled.fullmatch(value, timeout=budget.timeout(MATCH_TIMEOUT)) is None:
             raise FormatError(f"{source.id}: {comp.describe_failure(value)}")
         written[name] = value
     namespace = form.namespace.render(written)

@@ -18,6 +18,7 @@ from functools import partial
 from itertools import groupby
 
 from bot.findings import Finding, Report, Severity, Verdict
+from bot.incomplete import unfinished_reason
 from bot.render.inert import ZWJ, plain, visible
 
 GITHUB_TEXT_LIMIT = 65_535
@@ -136,7 +137,11 @@ def cut_lines(text: str, limit: int, note: str) -> str:
 
 
 def headline(report: Report) -> str:
+    """The verdict in one line; for a review that could not finish, its reason comes first."""
     s = report.summary()
+    reason = unfinished_reason(report)
+    if reason is not None:
+        return f"OpenLineage registry ❌ could not finish: {plain(reason, 200)}"
     judged = "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed") if s[k])
     return (f"OpenLineage registry {_VERDICT[report.verdict]}: {s['errors']} error(s), "
             f"{s['warnings']} warning(s), {s['notices']} notice(s){judged}")

@@ -1,0 +1,68 @@
+"""How large a pattern's compiled program gets, estimated before compiling it.
+
+The ``regex`` module unrolls counted repetitions when it compiles: the 25-character
+``((((a{64}){64}){64}){64})`` becomes 64**4 = 16.7 million copies of ``a``, more than 2.5 GB within
+4 s, and a time limit on matching does not cover compiling. Measured here: about 290 bytes of memory per
+unrolled unit (``a{100000}`` 26 MB, ``((a{64}){64}){64}`` 75 MB). ``check_size`` multiplies each
+repetition's count into the size of what it repeats and refuses a pattern over ``MAX_UNITS`` (30 MB of
+compiled program) before anything compiles it; every pattern taken from a pull request passes through it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+MAX_UNITS = 100_000
+
+_sre_parse: Any = importlib.import_module("re._parser")
+_MAXREPEAT: int = importlib.import_module("re._constants").MAXREPEAT
+_UNICODE_PROPERTY = re.compile(r"\\[pP](?:\{[^}]*\}|[A-Za-z])")
+_REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
+
+
+class PatternTooLarge(ValueError):
+    """A pattern whose compiled program would be over ``MAX_UNITS``."""
+
+
+def units(pattern: str) -> int | None:
+    """The estimated size of ``pattern``'s compiled program (counted repetitions unrolled), or None when
+    Python's parser cannot read it (the real compile then says why)."""
+    try:  # ``regex`` knows Unicode properties (\p{L}): any one-character class has the same size
+        tree = _sre_parse.parse(_UNICODE_PROPERTY.sub(r"\\w", pattern))
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return None
+    return _size(list(tree))
+
+
+def _size(items: list[Any]) -> int:
+    total = 0
+    for op, arg in items:
+        name = str(op)
+        if name in _REPEATS:
+            low, high, sub = arg
+            total += _size(list(sub)) * max(1, low if high == _MAXREPEAT else high)
+        elif name == "SUBPATTERN":
+            total += _size(list(arg[-1]))
+        elif name == "BRANCH":
+            total += sum(_size(list(branch)) for branch in arg[1])
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            total += _size(list(arg[1]))
+        elif name == "ATOMIC_GROUP":
+            total += _size(list(arg))
+        elif name == "GROUPREF_EXISTS":
+            total += sum(_size(list(part)) for part in arg[1:] if part is not None)
+        else:
+            total += 1
+        if total > MAX_UNITS:  # stop early: the estimate itself may be astronomical
+            return total
+    return total
+
+
+def check_size(pattern: str, limit: int = MAX_UNITS) -> None:
+    """Raise ``PatternTooLarge`` when compiling ``pattern`` would build a program over ``limit`` units."""
+    size = units(pattern)
+    if size is not None and size > limit:
+        raise PatternTooLarge(f"the pattern's counted repetitions unroll to over {limit:,} units when "
+                              "compiled (nested counts such as (a{64}){64} multiply); not compiled")
