@@ -81,6 +81,9 @@ class VersionsPolicy:
     """
 
     require_published_copy: tuple[str, ...] = ("core",)
+    # The digit an optional field added to an open object needs: "addition" (what 4 of the 12 such changes
+    # of the history used, and the only default that blocks none of them) or "revision" (strict SchemaVer).
+    open_model_optional_add: str = "addition"
 
     def requires_copy(self, entry: str) -> bool:
         return "*" in self.require_published_copy or entry in self.require_published_copy
@@ -171,6 +174,9 @@ def parse_config(text: str, source: str) -> Config:
     unknown_rules = sorted(set(verdict.adoption_gaps) - set(all_rules()))
     if unknown_rules:
         raise ConfigError(f"unknown rule id(s) in 'verdict.adoption_gaps': {', '.join(unknown_rules)}")
+    versions = _section(VersionsPolicy, raw.get("versions"), "versions")
+    if versions.open_model_optional_add not in ("addition", "revision"):
+        raise ConfigError("'versions.open_model_optional_add' must be addition or revision")
     formatting = _section(FormattingPolicy, raw.get("formatting"), "formatting")
     if formatting.severity not in ("error", "warning", "notice"):
         raise ConfigError("'formatting.severity' must be error, warning or notice")
@@ -182,7 +188,7 @@ def parse_config(text: str, source: str) -> Config:
         review=_section(ReviewPolicy, raw.get("review"), "review"),
         regression=_section(RegressionPolicy, raw.get("regression"), "regression"),
         verdict=verdict,
-        versions=_section(VersionsPolicy, raw.get("versions"), "versions"),
+        versions=versions,
         source=source,
     )
 

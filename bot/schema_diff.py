@@ -395,8 +395,8 @@ def _conditionals(old: dict[str, Any], new: dict[str, Any], where: str, walk: _W
     if old.get("not", _ABSENT) != new.get("not", _ABSENT):
         yield walk.change("not-changed", f"{where}/not", "not added, removed or changed")
     for key in ("dependentRequired", "dependentSchemas"):
-        a = old.get(key) if isinstance(old.get(key), dict) else {}
-        b = new.get(key) if isinstance(new.get(key), dict) else {}
+        a: dict[str, Any] = old[key] if isinstance(old.get(key), dict) else {}
+        b: dict[str, Any] = new[key] if isinstance(new.get(key), dict) else {}
         for name in sorted(set(a) | set(b)):
             if name not in a:
                 yield walk.change("dependency-added", f"{where}/{key}/{name}", f"{key} of {name!r} added")

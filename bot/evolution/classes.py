@@ -54,13 +54,13 @@ _ROWS = [
     ChangeClass("const-added", M, A, "data", "a value pinned: every other historical value fails"),
     ChangeClass("const-removed", A, M, "data", "a pinned value freed: old readers meet other values"),
     # constraints
-    ChangeClass("string-tightened", R, A, "data", "minLength/maxLength/pattern tighter: some historical strings fail"),
+    ChangeClass("string-tightened", R, A, "data", "minLength/maxLength/pattern tighter: some strings fail"),
     ChangeClass("string-loosened", A, R, "data", "a string constraint looser: old readers reject some new strings"),
-    ChangeClass("number-tightened", R, A, "data", "minimum/maximum/exclusive bounds/multipleOf tighter: some numbers fail"),
+    ChangeClass("number-tightened", R, A, "data", "bounds or multipleOf tighter: some numbers fail"),
     ChangeClass("number-loosened", A, R, "data", "a numeric bound looser: old readers reject some new numbers"),
-    ChangeClass("array-tightened", R, A, "data", "minItems/maxItems/uniqueItems/contains tighter: some arrays fail"),
+    ChangeClass("array-tightened", R, A, "data", "minItems/maxItems/uniqueItems tighter: some arrays fail"),
     ChangeClass("array-loosened", A, R, "data", "an array constraint looser: old readers reject some new arrays"),
-    ChangeClass("object-tightened", R, A, "data", "minProperties/maxProperties/propertyNames tighter: some objects fail"),
+    ChangeClass("object-tightened", R, A, "data", "minProperties/maxProperties tighter: some objects fail"),
     ChangeClass("object-loosened", A, R, "data", "an object-size constraint looser: old readers reject some objects"),
     ChangeClass("constraint-changed", R, R, "data", "a constraint replaced by one neither tighter nor looser "
                 "(another pattern, multipleOf): some values fail on each side"),
