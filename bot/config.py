@@ -107,6 +107,7 @@ class Config:
     versions: VersionsPolicy = field(default_factory=VersionsPolicy)
     formatting: FormattingPolicy = field(default_factory=FormattingPolicy)
     source: str | None = None  # the file it came from, or None for defaults
+    severity: tuple[tuple[str, str], ...] = ()  # (rule, error|warning|notice): bot/severity.py
 
     def watched(self) -> tuple[str, ...]:
         """Folders whose change triggers a full review."""
@@ -163,7 +164,7 @@ def parse_config(text: str, source: str) -> Config:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError("the file must hold a mapping")
-    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions", "formatting"})
+    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions", "formatting", "severity"})
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
@@ -190,7 +191,27 @@ def parse_config(text: str, source: str) -> Config:
         verdict=verdict,
         versions=versions,
         source=source,
+        severity=_severities(raw.get("severity")),
     )
+
+
+def _severities(raw: Any) -> tuple[tuple[str, str], ...]:
+    """The ``severity`` section: a mapping of rule ids (every rule of ``registry-bot rules``) to levels."""
+    from bot.checks import all_rules
+
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        raise ConfigError("'severity' must be a mapping of rule ids to error, warning or notice")
+    known = set(all_rules())
+    out = []
+    for rule, level in raw.items():
+        if rule not in known:
+            raise ConfigError(f"unknown rule id in 'severity': {rule}")
+        if level not in ("error", "warning", "notice"):
+            raise ConfigError(f"'severity.{rule}' must be error, warning or notice")
+        out.append((str(rule), str(level)))
+    return tuple(sorted(out))
 
 
 def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:

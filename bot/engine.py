@@ -17,6 +17,8 @@ from bot.changes import ChangeSet
 from bot.config import Config, load_config
 from bot.findings import Finding, Report, Severity, State
 from bot.review_input import Check, ReviewContext, ReviewInput
+from bot.severity import overridden
+from bot.severity import section as severity_section
 from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -131,15 +133,16 @@ def review(
     context = context or ReviewContext()
     checks = tuple(checks if checks is not None else default_checks())
     data = ReviewInput(head=head, base=base, changes=changes, config=config, context=context)
-    findings = run_checks(data, checks)
+    findings = overridden(run_checks(data, checks), config)
     entries = [e.name for e in data.reviewed_entries()]
+    audit = [s for s in (severity_section(config, findings),) if s is not None]
     if changes is None or base is None:
         return Report.build([*config_findings, *adoption_gaps_as_warnings(findings, config, context.strict)],
-                            entries=entries, strict=context.strict)
+                            entries=entries, strict=context.strict, sections=audit)
     # The base side as if it were the head: same change set (so the same entries), no base of its
     # own and nobody to approve, so rules about the change itself (versions, approvals) stay new.
-    before = run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
-                                    context=ReviewContext(strict=context.strict)), checks)
+    before = overridden(run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
+                                               context=ReviewContext(strict=context.strict)), checks), config)
     renamed = {f.old_path: f.path for f in changes.files if f.old_path}
     if config.verdict.adoption_gaps_in_changes == "warning":
         findings = adoption_gaps_as_warnings(findings, config, context.strict)
@@ -147,4 +150,4 @@ def review(
     judged, fixed = judge(findings, before, renamed)
     # The configuration comes from the base: its problems are never the change's.
     judged += [replace(f, state=State.UNCHANGED) for f in config_findings]
-    return Report.build(judged, entries=entries, fixed=fixed, strict=context.strict)
+    return Report.build(judged, entries=entries, fixed=fixed, strict=context.strict, sections=audit)

@@ -76,8 +76,13 @@ class Witness:
     def to_json(self) -> dict[str, Any]:
         return {"instance": json.loads(self.instance), "valid": self.valid, "invalid": self.invalid}
 
-    def pretty(self) -> str:
-        return json.dumps(json.loads(self.instance), indent=2, sort_keys=True)
+    def pretty(self, limit: int = 2_000) -> str:
+        """Indented JSON, ASCII only (so no invisible or bidi character survives), or a note when too long."""
+        text = json.dumps(json.loads(self.instance), indent=2, sort_keys=True, ensure_ascii=True)
+        return text if len(text) <= limit else f"(an instance of {len(text):,} characters: see the JSON output)"
+
+    def caption(self) -> str:
+        return f"valid against {self.valid}, invalid against {self.invalid}"
 
 
 class Verdict(enum.Enum):
