@@ -393,7 +393,8 @@ def _conditionals(old: dict[str, Any], new: dict[str, Any], where: str, walk: _W
                 if key in cond_old or key in cond_new:
                     yield from _diff(cond_old.get(key, {}), cond_new.get(key, {}), f"{where}/{key}", walk)
     if old.get("not", _ABSENT) != new.get("not", _ABSENT):
-        yield walk.change("not-changed", f"{where}/not", "not added, removed or changed")
+        kind = "not-added" if "not" not in old else "not-removed" if "not" not in new else "not-changed"
+        yield walk.change(kind, f"{where}/not", kind.replace("-", " ", 1))
     for key in ("dependentRequired", "dependentSchemas"):
         a: dict[str, Any] = old[key] if isinstance(old.get(key), dict) else {}
         b: dict[str, Any] = new[key] if isinstance(new.get(key), dict) else {}

@@ -82,8 +82,8 @@ _ROWS = [
     ChangeClass("property-added-required", M, A, "data", "a required field added: historical data lacks it"),
     ChangeClass("property-removed-open", M, M, "wire", "a field removed from an open object: historical data "
                 "still validates but its field is no longer in the model; old readers miss it", codegen=True),
-    ChangeClass("property-removed-closed", M, M, "data", "a field removed from a closed object: historical data "
-                "carrying it fails", codegen=True),
+    ChangeClass("property-removed-closed", M, A, "data", "a field removed from a closed object: historical data "
+                "carrying it fails (new data never carries it, so old readers take it)", codegen=True),
     ChangeClass("property-renamed", M, M, "wire", "a field renamed: historical data keeps the old name, new data "
                 "the new one; neither side reads the other's field", codegen=True),
     ChangeClass("facet-key-renamed", M, M, "wire", "the facet key events carry changed: events written with the "
@@ -101,15 +101,19 @@ _ROWS = [
                 "dependents"),
     ChangeClass("conditional-added", R, A, "data", "if/then/else added: some historical data fails its branch"),
     ChangeClass("conditional-removed", A, R, "data", "if/then/else dropped: old readers reject some new data"),
-    ChangeClass("not-changed", R, R, "data", "a `not` subschema added or changed: what it excludes changed"),
+    ChangeClass("not-added", R, A, "data", "a `not` subschema added: the values it excludes fail"),
+    ChangeClass("not-removed", A, R, "data", "a `not` subschema dropped: old readers reject the values it excluded"),
+    ChangeClass("not-changed", R, R, "data", "a `not` subschema or an `if` condition changed: what is excluded or "
+                "which branch applies changed"),
     # composition
     ChangeClass("branch-added", A, M, "data", "an anyOf alternative added: old readers meet data of the new shape"),
     ChangeClass("oneof-branch-added", R, M, "data", "a oneOf alternative added: data matching two alternatives "
                 "now fails"),
     ChangeClass("branch-removed", R, A, "data", "an anyOf/oneOf alternative removed: data of that shape fails"),
     ChangeClass("composition-changed", R, R, "data", "a list of subschemas reshaped (prefixItems, a keyword's "
-                "form): some values fail on each side"),
-    ChangeClass("keyword-changed", R, R, "data", "another assertion keyword changed"),
+                "form, a boolean schema): some values may fail on each side (judged conservatively)"),
+    ChangeClass("keyword-changed", R, R, "data", "another keyword changed (unevaluatedItems, contentEncoding, a "
+                "vendor keyword): judged conservatively, its witness shown only when one exists"),
     # names and annotations
     ChangeClass("definition-removed", R, N, "codegen", "a `$defs` entry removed: the type generated for it is "
                 "gone (refs to it are followed, so data is judged where it is used)", codegen=True),

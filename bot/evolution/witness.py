@@ -346,15 +346,62 @@ def _leaves(gen: _Generator, accept: list[_Node], reject: list[_Node]) -> Iterat
             if _num(kw.get(key)):
                 item = gen.sample(flat.items)
                 yield from ([item] * max(0, int(kw[key]) - 1), [item] * (int(kw[key]) + 1))
+        if isinstance(kw.get("pattern"), str):
+            yield from _pattern_samples(kw["pattern"])
+        if isinstance(kw.get("not"), dict):
+            yield gen.sample([_Node(kw["not"], side[0].doc, side[0].url)] if side else [])
         sample = gen.sample(side, full=True)
+        if isinstance(sample, list) or flat.items:
+            item = gen.sample(flat.items)
+            yield from ([item, item], [item], [1], ["a", 1])
         if isinstance(sample, dict):
             yield {**sample, "extra_field": 1}
             yield from ({k: v} for k, v in sample.items())
             for name in flat.props:
                 yield {**gen.sample(accept), name: gen.sample(flat.props[name])}
-        if isinstance(sample, list):
-            yield sample * 2
     yield from _GENERIC
+
+
+_CLASSES = {"d": "0", "w": "a", "s": " ", "D": "a", "W": "-", "S": "a"}
+
+
+def _pattern_samples(pattern: str) -> Iterator[str]:
+    """Strings a simple pattern matches, read off its literal characters (classes take their first
+    member, quantifiers their least and one more); anything else is left to the validators to refuse."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern) and len(out) < 40:
+        ch = pattern[i]
+        if ch in "^$()|":
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(_CLASSES.get(pattern[i + 1], pattern[i + 1]))
+            i += 2
+        elif ch == "[":
+            end = pattern.find("]", i + 1)
+            body = pattern[i + 1:end] if end > i else "a"
+            out.append("a" if body.startswith("^") else (_CLASSES.get(body[1], "a") if body.startswith("\\")
+                                                          else body[:1] or "a"))
+            i = end + 1 if end > i else len(pattern)
+        elif ch == ".":
+            out.append("a")
+            i += 1
+        elif ch in "*?":
+            if out:
+                out.pop()
+            i += 1
+        elif ch == "+":
+            i += 1
+        elif ch == "{":
+            end = pattern.find("}", i)
+            i = end + 1 if end > i else len(pattern)
+        else:
+            out.append(ch)
+            i += 1
+    text = "".join(out)
+    yield text
+    yield text + text
 
 
 def _facet_keys(schema: Any) -> set[str] | None:
