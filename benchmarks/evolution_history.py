@@ -57,7 +57,7 @@ def main() -> int:
                 old_by_path = {s.path: s for s in old_reg.schemas()}
                 for schema in new_reg.schemas():
                     change = changes.get(schema.path)
-                    if change is None or change.status is Status.ADDED and not change.old_path:
+                    if change is None or (change.status is Status.ADDED and not change.old_path):
                         continue
                     old = old_by_path.get(change.old_path or schema.path)
                     if old is None or old.version is None or schema.version is None or old.value == schema.value:

@@ -10,12 +10,13 @@ from typing import Any
 
 from bot.changes import Status
 from bot.checks._common import at, token_fix
-from bot.evolution.verdict import Direction, Evolution, compare
+from bot.evolution.verdict import Direction, Evolution, compare, direction
+from bot.evolution.witness import Search
 from bot.findings import Finding, Severity
 from bot.jsondoc import pointer_exists
 from bot.registry import FACET_ID, FacetSchema, declared_facets
 from bot.review_input import ReviewInput
-from bot.schema_diff import Bump, actual_bump
+from bot.schema_diff import Bump, Change, actual_bump
 from bot.schemas import SchemaStore
 
 RULES = {
@@ -254,19 +255,16 @@ def _published_versions(review: ReviewInput, schema: FacetSchema) -> list[tuple[
     return sorted(out)
 
 
-def _already_broken(review: ReviewInput, published: Any, label: str, old: FacetSchema,
-                    version: tuple[int, int, int]) -> bool:
-    """Whether the base was already out of step with that published version: not this change's doing."""
-    if old.version is None or old.version[0] != version[0]:
-        return False
-    actual = actual_bump(version, old.version)
-    evolution = compare(published, old.value, _resolver(review.head_schemas), _resolver(review.base_schemas),
-                        _policy(review), (label, _label(old, "base")), (False, False))
-    return actual is None or evolution.backward.bump > actual
+def _breaks(evolution: Evolution, actual: Bump | None) -> dict[tuple[str, str], Change]:
+    """The differences that need more than ``actual``, by (class, place)."""
+    limit = Bump.NONE if actual is None else actual
+    return {(c.kind, c.where): c for c in evolution.changes if not c.unverified and c.bump > limit}
 
 
 def _transitive(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterator[Finding]:
-    """The head against every other published version of its MODEL, older than it."""
+    """The head against every other published version of its MODEL, older than it. Only breaks the base did
+    not already have against that version are the change's doing (a field the base removed is a break the
+    base had; the same field re-added with another type is a new one)."""
     if schema.version is None or old.version is None:
         return
     store = review.head_schemas
@@ -277,15 +275,21 @@ def _transitive(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> I
         if stored is None:
             continue
         label = f"{url} (published: {stored.path})"
-        evolution = _compare(review, stored.schema, schema, label, store)
-        needed, actual = evolution.backward.bump, actual_bump(version, schema.version)
-        if actual is None or needed <= actual or _already_broken(review, stored.schema, label, old, version):
+        actual = actual_bump(version, schema.version)
+        breaks = _breaks(_compare(review, stored.schema, schema, label, store), actual)
+        if breaks and old.version[0] == version[0] and old.version > version:
+            before = compare(stored.schema, old.value, _resolver(store), _resolver(review.base_schemas),
+                             _policy(review), (label, _label(old, "base")), (False, False))
+            breaks = {k: c for k, c in breaks.items() if k not in _breaks(before, actual_bump(version, old.version))}
+        if not breaks or actual is None:
             continue
-        backward = _compare(review, stored.schema, schema, label, store, (True, False)).backward
+        changes = list(breaks.values())
+        search = Search(stored.schema, schema.value, _resolver(store), _resolver(store), label, _label(schema, "head"))
+        backward = direction(changes, lambda c: c.bump, search, True)
         finding = at("versions/transitive-break", Severity.ERROR, schema.doc, "/$id",
                      f"against published {_fmt(version)} (same MODEL), {_fmt(version)} -> {_fmt(schema.version)} is "
-                     f"a {actual.name} bump but what differs needs {needed.name}: {backward.describe()}.",
-                     entry=schema.entry.name, hint=f"Use {_next(schema.version, needed)} (a new MODEL), or keep "
+                     f"a {actual.name} bump but what differs needs {backward.bump.name}: {backward.describe()}.",
+                     entry=schema.entry.name, hint=f"Use {_next(schema.version, backward.bump)}, or keep "
                      f"{_fmt(version)} data valid.")
         yield _evidence(finding, backward)
         return  # the oldest broken version says it

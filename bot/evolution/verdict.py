@@ -50,7 +50,8 @@ class Evolution:
         return tuple(c for c in self.changes if CLASSES[c.kind].codegen)
 
 
-def _direction(changes: list[Change], digit: Any, search: Search | None, backward: bool) -> Direction:
+def direction(changes: list[Change], digit: Any, search: Search | None, backward: bool) -> Direction:
+    """The direction ``digit`` reads off ``changes``: its bump, reasons, category and (with ``search``) witness."""
     bump = max((digit(c) for c in changes), default=Bump.NONE)
     if bump is Bump.NONE:
         return Direction(bump, (), None)
@@ -75,5 +76,5 @@ def compare(old: Any, new: Any, resolve_old: Resolver, resolve_new: Resolver, op
     _, changes = required_bump(old, new, resolve_old, resolve_new, open_add=open_add)
     verified = [c for c in changes if not c.unverified]
     search = Search(old, new, resolve_old, resolve_new, *labels) if any(witnesses) and verified else None
-    return Evolution(tuple(changes), _direction(verified, lambda c: c.bump, search if witnesses[0] else None, True),
-                     _direction(verified, lambda c: c.forward, search if witnesses[1] else None, False))
+    return Evolution(tuple(changes), direction(verified, lambda c: c.bump, search if witnesses[0] else None, True),
+                     direction(verified, lambda c: c.forward, search if witnesses[1] else None, False))
