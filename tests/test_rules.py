@@ -261,7 +261,8 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "versions/forward-break": ((iceberg(lambda s: iceberg_props(s)["properties"]["snapshotId"].update(
         type=["number", "string"]), "1-0-2"),), (iceberg(add_optional, "1-0-2"),)),
     "versions/codegen": ((iceberg(lambda s: iceberg_props(s)["properties"].update(
-        schemaIdentifier=iceberg_props(s)["properties"].pop("schemaId")), "2-0-0"),), (iceberg(add_optional, "1-0-2"),)),
+        schemaIdentifier=iceberg_props(s)["properties"].pop("schemaId")), "2-0-0"),),
+                         (iceberg(add_optional, "1-0-2"),)),
 }
 WARNING_RULES = {"facets/key-form", "examples/orphan", "facets/unverified-ref", "examples/unverified"}
 NOTICE_RULES = {"versions/ref-not-compared", "versions/forward-break", "versions/codegen"}
