@@ -282,6 +282,8 @@ def test_rule_fails_on_the_broken_change(repo: Repo, rule: str) -> None:
                 else Severity.ERROR)
     assert {f.severity for f in found} == {expected}
     assert all(f.path and f.message for f in found)
+    if rule.startswith("versions/"):  # every verdict on a version says at which level it breaks
+        assert all(f.to_json()["category"] in ("data", "wire", "codegen") for f in found)
 
 
 @pytest.mark.parametrize("rule", sorted(CASES))
