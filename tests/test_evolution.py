@@ -291,3 +291,24 @@ def test_the_policy_sets_the_digit_of_an_optional_field_added_to_an_open_object(
 
 def test_docs_table_is_generated_from_the_classes() -> None:
     assert table() in (ROOT / "docs/versions.md").read_text(encoding="utf-8")
+
+
+def test_a_witness_from_a_hostile_schema_is_shown_inert() -> None:
+    """Witness values come from the pull request's schema (enum values, consts): in Markdown they sit in a
+    code block they cannot close, ASCII only, so no mention, HTML or bidi character survives."""
+    from bot.findings import Finding, Report, Severity, Witness
+    from bot.render.markdown import render_markdown
+    from bot.render.text import render_text
+
+    value = {"x": {"v": "```\n</details>@org/team \u202egnp.exe"}}
+    witness = Witness(json.dumps(value, sort_keys=True), "base <b>", "head")
+    finding = Finding(rule="versions/not-bumped", severity=Severity.ERROR, path="f.json", message="m",
+                      category="data", witness=witness)
+    markdown = render_markdown(Report.build([finding]))
+    block = markdown.split("### Witnesses", 1)[1]
+    fence = block.split("json\n", 1)[0].rsplit("\n", 1)[-1]
+    assert len(fence) > 3 and fence.strip("`") == ""
+    assert "\u202e" not in markdown and "\\u202e" in block and "<b>" not in markdown
+    assert json.loads(block.split(fence + "json\n", 1)[1].split("\n" + fence, 1)[0]) == value
+    text = render_text(Report.build([finding]))
+    assert "\u202e" not in text and "witness (valid against base <b>, invalid against head):" in text
