@@ -20,6 +20,7 @@ class Direction:
     category: str | None
     witness: Witness | None = None
     searched: bool = False  # a witness was looked for (data category) and ``witness`` is what was found
+    backward: bool = True  # old accepts and new rejects the witness (forward: the reverse)
 
     def describe(self, most: int = 3) -> str:
         return "; ".join(f"{c.what} at {c.where or '/'}" for c in self.reasons[:most])
@@ -27,8 +28,9 @@ class Direction:
     def evidence(self) -> str:
         """What the finding may claim about an instance: never more than was shown."""
         if self.category == "data" and self.witness is not None:
-            return f" The instance below is valid against {self.witness.valid} and invalid against " \
-                   f"{self.witness.invalid} (checked with jsonschema and jsonschema-rs)."
+            accepts, rejects = ("old", "new") if self.backward else ("new", "old")
+            return f" Witness: an instance the {accepts} version accepts and the {rejects} one rejects (checked " \
+                   "with jsonschema and jsonschema-rs)."
         if self.category == "data" and self.searched:
             return " No instance showing it was found within the search budget."
         if self.category == "wire":
@@ -54,19 +56,19 @@ def direction(changes: list[Change], digit: Any, search: Search | None, backward
     """The direction ``digit`` reads off ``changes``: its bump, reasons, category and (with ``search``) witness."""
     bump = max((digit(c) for c in changes), default=Bump.NONE)
     if bump is Bump.NONE:
-        return Direction(bump, (), None)
+        return Direction(bump, (), None, backward=backward)
     reasons = tuple(sorted((c for c in changes if digit(c) == bump), key=lambda c: CLASSES[c.kind].category != "data"))
     categories = {c.category for c in reasons}
     category = next(cat for cat in ("data", "wire", "codegen") if cat in categories)
     if category != "data" or search is None:
-        return Direction(bump, reasons, category)
+        return Direction(bump, reasons, category, backward=backward)
     for change in reasons:
         if change.category == "data":
             found = search.find(change, backward=backward)
             if found is not None:
                 shown = (change, *(c for c in reasons if c is not change))
-                return Direction(bump, shown, category, found, True)
-    return Direction(bump, reasons, category, None, True)
+                return Direction(bump, shown, category, found, True, backward)
+    return Direction(bump, reasons, category, None, True, backward)
 
 
 def compare(old: Any, new: Any, resolve_old: Resolver, resolve_new: Resolver, open_add: Bump = Bump.ADDITION,
