@@ -440,8 +440,8 @@ def _maps(key: str, old_map: Any, new_map: Any, where: str, walk: _Walk) -> Iter
 
 def _lists(key: str, old: dict[str, Any], new: dict[str, Any], where: str, walk: _Walk) -> Iterator[Change]:
     """Subschema lists, item by item; an ``allOf`` member added or removed is diffed against no constraint
-    (beyond the node's own ``type``), an ``anyOf`` alternative added is an ADDITION, a ``oneOf`` one a
-    REVISION (data matching two alternatives fails), one removed a REVISION."""
+    (the node's own ``type`` where the member repeats it), an ``anyOf`` alternative added is an ADDITION, a
+    ``oneOf`` one a REVISION (data matching two alternatives fails), one removed a REVISION."""
     old_list, new_list = old.get(key), new.get(key)
     if old_list is None and new_list is None:
         return
@@ -456,11 +456,12 @@ def _lists(key: str, old: dict[str, Any], new: dict[str, Any], where: str, walk:
         yield from _diff(old_list[i], new_list[i], f"{where}/{key}/{i}", walk)
     extra_old, extra_new = old_list[common:], new_list[common:]
     if key == "allOf":
-        stub = {"type": new["type"]} if "type" in new else {}
+        def stub(item: Any) -> dict[str, Any]:  # the node's own type, where the member repeats it
+            return {"type": new["type"]} if "type" in new and isinstance(item, dict) and "type" in item else {}
         for i, item in enumerate(extra_new, common):
-            yield from _diff(stub, item, f"{where}/{key}/{i}", walk)
+            yield from _diff(stub(item), item, f"{where}/{key}/{i}", walk)
         for i, item in enumerate(extra_old, common):
-            yield from _diff(item, stub, f"{where}/{key}/{i}", walk)
+            yield from _diff(item, stub(item), f"{where}/{key}/{i}", walk)
     elif key in ("anyOf", "oneOf"):
         if extra_new and not old_list:
             yield walk.change("branch-removed", f"{where}/{key}", f"{key} added: values must match one of its "

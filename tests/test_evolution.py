@@ -200,6 +200,15 @@ CASES: list[tuple[str, Any, Any, Bump, Bump, str]] = [
      A, N, "codegen"),
     ("documentation", field({"type": "string", "example": "a"}), field({"type": "string", "example": "b",
                                                                          "title": "V"}), A, N, "codegen"),
+    # $refs followed: a field moved behind a local ref is judged by what the definition accepts
+    ("type-changed", facet(field(S)), facet(field({"$ref": "#/$defs/V"}), defs={"V": INT}), M, M, "data"),
+    ("enum-extended", facet(field({"$ref": "#/$defs/V"}), defs={"V": {"enum": ["a"]}}),
+     facet(field({"$ref": "#/$defs/V"}), defs={"V": {"enum": ["a", "b"]}}), A, M, "data"),
+    # allOf members added or removed are compared with no constraint
+    ("property-added-required", {"type": "object", "allOf": [obj({"a": S})]},
+     {"type": "object", "allOf": [obj({"a": S}), obj({"b": INT}, ["b"])]}, M, A, "data"),
+    ("required-removed", {"type": "object", "allOf": [obj({"a": S}), {"required": ["a"]}]},
+     {"type": "object", "allOf": [obj({"a": S})]}, A, M, "data"),
     ("ref-unverified", field({"$ref": "https://nowhere.example/1-0-0/A.json"}),
      field({"$ref": "https://nowhere.example/1-0-1/A.json"}), N, N, "data"),
     ("ref-unverified", field(S), field({"$ref": "https://nowhere.example/2-0-0/B.json#/$defs/X"}), N, N, "data"),
