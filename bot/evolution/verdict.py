@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.evolution.classes import CLASSES, Bump
+from bot.evolution.classes import CATEGORIES, CLASSES, Bump
 from bot.evolution.witness import Resolver, Search
 from bot.findings import Witness
 from bot.schema_diff import Change, required_bump
@@ -59,7 +59,7 @@ def direction(changes: list[Change], digit: Any, search: Search | None, backward
         return Direction(bump, (), None, backward=backward)
     reasons = tuple(sorted((c for c in changes if digit(c) == bump), key=lambda c: CLASSES[c.kind].category != "data"))
     categories = {c.category for c in reasons}
-    category = next(cat for cat in ("data", "wire", "codegen") if cat in categories)
+    category = next(cat for cat in CATEGORIES if cat in categories)
     if category != "data" or search is None:
         return Direction(bump, reasons, category, backward=backward)
     for change in reasons:
