@@ -82,6 +82,9 @@ class VersionsPolicy:
     """
 
     require_published_copy: tuple[str, ...] = ("core",)
+    # The digit an optional field added to an open object needs: "addition" (what 4 of the 12 such changes
+    # of the history used, and the only default that blocks none of them) or "revision" (strict SchemaVer).
+    open_model_optional_add: str = "addition"
 
     def requires_copy(self, entry: str) -> bool:
         return "*" in self.require_published_copy or entry in self.require_published_copy
@@ -126,6 +129,7 @@ class Config:
     formatting: FormattingPolicy = field(default_factory=FormattingPolicy)
     delegation: DelegationPolicy = field(default_factory=DelegationPolicy)
     source: str | None = None  # the file it came from, or None for defaults
+    severity: tuple[tuple[str, str], ...] = ()  # (rule, error|warning|notice): bot/severity.py
 
     def watched(self) -> tuple[str, ...]:
         """Folders whose change triggers a full review."""
@@ -183,7 +187,7 @@ def parse_config(text: str, source: str) -> Config:
     if not isinstance(raw, Mapping):
         raise ConfigError("the file must hold a mapping")
     unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions", "formatting",
-                                 "delegation"})
+                                 "delegation", "severity"})
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
@@ -194,6 +198,9 @@ def parse_config(text: str, source: str) -> Config:
     unknown_rules = sorted(set(verdict.adoption_gaps) - set(all_rules()))
     if unknown_rules:
         raise ConfigError(f"unknown rule id(s) in 'verdict.adoption_gaps': {', '.join(unknown_rules)}")
+    versions = _section(VersionsPolicy, raw.get("versions"), "versions")
+    if versions.open_model_optional_add not in ("addition", "revision"):
+        raise ConfigError("'versions.open_model_optional_add' must be addition or revision")
     formatting = _section(FormattingPolicy, raw.get("formatting"), "formatting")
     if formatting.severity not in ("error", "warning", "notice"):
         raise ConfigError("'formatting.severity' must be error, warning or notice")
@@ -209,9 +216,29 @@ def parse_config(text: str, source: str) -> Config:
         review=_section(ReviewPolicy, raw.get("review"), "review"),
         regression=_section(RegressionPolicy, raw.get("regression"), "regression"),
         verdict=verdict,
-        versions=_section(VersionsPolicy, raw.get("versions"), "versions"),
+        versions=versions,
         source=source,
+        severity=_severities(raw.get("severity")),
     )
+
+
+def _severities(raw: Any) -> tuple[tuple[str, str], ...]:
+    """The ``severity`` section: a mapping of rule ids (every rule of ``registry-bot rules``) to levels."""
+    from bot.checks import all_rules
+
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        raise ConfigError("'severity' must be a mapping of rule ids to error, warning or notice")
+    known = set(all_rules())
+    out = []
+    for rule, level in raw.items():
+        if rule not in known:
+            raise ConfigError(f"unknown rule id in 'severity': {rule}")
+        if level not in ("error", "warning", "notice"):
+            raise ConfigError(f"'severity.{rule}' must be error, warning or notice")
+        out.append((str(rule), str(level)))
+    return tuple(sorted(out))
 
 
 def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:

@@ -21,6 +21,8 @@ from bot.findings import Finding, Report, Severity, State
 from bot.incomplete import RULES as INCOMPLETE_RULES
 from bot.incomplete import incomplete
 from bot.review_input import Check, ReviewContext, ReviewInput
+from bot.severity import overridden
+from bot.severity import section as severity_section
 from bot.snapshot import Snapshot, SnapshotError
 
 log = logging.getLogger(__name__)
@@ -164,15 +166,16 @@ def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, co
             config: Config, config_findings: list[Finding], checks: Iterable[Check] | None) -> Report:
     checks = tuple(checks if checks is not None else default_checks())
     data = ReviewInput(head=head, base=base, changes=changes, config=config, context=context)
-    findings = run_checks(data, checks)
+    findings = overridden(run_checks(data, checks), config)
     entries = [e.name for e in data.reviewed_entries()]
+    audit = [s for s in (severity_section(config, findings),) if s is not None]
     if changes is None or base is None:
         return Report.build([*config_findings, *adoption_gaps_as_warnings(findings, config, context.strict)],
-                            entries=entries, strict=context.strict)
+                            entries=entries, strict=context.strict, sections=audit)
     # The base side as if it were the head: same change set (so the same entries), no base of its
     # own and nobody to approve, so rules about the change itself (versions, approvals) stay new.
-    before = run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
-                                    context=ReviewContext(strict=context.strict)), checks)
+    before = overridden(run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
+                                               context=ReviewContext(strict=context.strict)), checks), config)
     # A review that could not finish on the base side could not finish: never a pre-existing problem.
     if not any(f.rule in INCOMPLETE_RULES for f in findings):
         findings += [f for f in before if f.rule in INCOMPLETE_RULES]
@@ -184,4 +187,4 @@ def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, co
     judged, fixed = judge(findings, before, renamed)
     # The configuration comes from the base: its problems are never the change's.
     judged += [replace(f, state=State.UNCHANGED) for f in config_findings]
-    return Report.build(judged, entries=entries, fixed=fixed, strict=context.strict)
+    return Report.build(judged, entries=entries, fixed=fixed, strict=context.strict, sections=audit)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -63,6 +64,27 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Witness:
+    """An instance (canonical JSON text, so a finding stays hashable) that the schema named ``valid``
+    accepts and the one named ``invalid`` rejects, both validators agreeing (bot/evolution/witness.py)."""
+
+    instance: str
+    valid: str
+    invalid: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"instance": json.loads(self.instance), "valid": self.valid, "invalid": self.invalid}
+
+    def pretty(self, limit: int = 2_000) -> str:
+        """Indented JSON, ASCII only (so no invisible or bidi character survives), or a note when too long."""
+        text = json.dumps(json.loads(self.instance), indent=2, sort_keys=True, ensure_ascii=True)
+        return text if len(text) <= limit else f"(an instance of {len(text):,} characters: see the JSON output)"
+
+    def caption(self) -> str:
+        return f"valid against {self.valid}, invalid against {self.invalid}"
+
+
 class Verdict(enum.Enum):
     """The conclusion of a review, in GitHub check run terms."""
 
@@ -94,6 +116,8 @@ class Finding:
     subject: str = ""
     state: State | None = None
     fix: Fix | None = None
+    category: str | None = None  # versions/*: "data" | "wire" | "codegen", the level at which a change breaks
+    witness: Witness | None = None  # versions/* at the data level: the instance that shows it
 
     def fingerprint(self, path: str | None = None) -> tuple[str, str, str, str]:
         """What identifies this problem on both sides of a change: never its line.
@@ -123,6 +147,10 @@ class Finding:
             data["owners"] = list(self.owners)
         if self.state is not None:
             data["state"] = self.state.value
+        if self.category is not None:
+            data["category"] = self.category
+        if self.witness is not None:
+            data["witness"] = self.witness.to_json()
         if self.fix is not None:
             data["fix"] = {"description": self.fix.description,
                            "edits": [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,

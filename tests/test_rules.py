@@ -20,6 +20,7 @@ from bot.engine import ReviewContext, review
 from bot.findings import Finding, Report, Severity
 from bot.snapshot import GitSnapshot
 from tests import registry_cases as rc
+from tests.conftest import CORPUS
 from tests.gitrepo import Repo, git
 
 ICEBERG = "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json"
@@ -207,8 +208,8 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
                               registry(lambda d: d["producer"]["produced_facets"].append(
                                   "ol:acme:AcmeOtherRunFacet.json")))),
     "facets/duplicate-file": ((good, write(f"{rc.ENTRY}/facets/SQLJobFacet.json",
-                                           (Path(__file__).parent.parent.parent / "shared/corpus/openlineage/spec/"
-                                            "facets/SQLJobFacet.json").read_text(encoding="utf-8"))), (good,)),
+                                           (CORPUS / "spec/facets/SQLJobFacet.json").read_text(encoding="utf-8"))),
+                             (good,)),
     "facets/remote-ref": ((good, facet(lambda s: inner(s)["properties"].update(
         remote={"$ref": "https://schemas.example.com/thing.json"}))), (good,)),
     "facets/unresolved-ref": ((good, facet(lambda s: inner(s)["properties"].update(
@@ -257,9 +258,17 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "versions/ref-not-compared": ((iceberg(base_ref("9-9-9"), "1-0-2"),), (iceberg(base_ref("2-0-0"), "1-0-2"),)),
     "versions/published-modified": ((lambda r: rc.edit(r, ICEBERG_MIRROR.format("1-0-1"), lambda s: s.update(
         title="edited")),), (iceberg(add_optional, "1-0-2"),)),
+    # 1-0-1 renamed 1-0-0's `filter`; bringing it back as an integer passes against 1-0-1, breaks 1-0-0 data
+    "versions/transitive-break": ((iceberg(lambda s: iceberg_props(s)["properties"].update(filter={"type": "integer"}),
+                                           "1-0-2"),), (iceberg(add_optional, "1-0-2"),)),
+    "versions/forward-break": ((iceberg(lambda s: iceberg_props(s)["properties"]["snapshotId"].update(
+        type=["number", "string"]), "1-0-2"),), (iceberg(add_optional, "1-0-2"),)),
+    "versions/codegen": ((iceberg(lambda s: iceberg_props(s)["properties"].update(
+        schemaIdentifier=iceberg_props(s)["properties"].pop("schemaId")), "2-0-0"),),
+                         (iceberg(add_optional, "1-0-2"),)),
 }
 WARNING_RULES = {"facets/key-form", "examples/orphan", "facets/unverified-ref", "examples/unverified"}
-NOTICE_RULES = {"versions/ref-not-compared"}
+NOTICE_RULES = {"versions/ref-not-compared", "versions/forward-break", "versions/codegen"}
 
 
 def test_every_rule_of_these_families_has_cases() -> None:
@@ -276,6 +285,8 @@ def test_rule_fails_on_the_broken_change(repo: Repo, rule: str) -> None:
                 else Severity.ERROR)
     assert {f.severity for f in found} == {expected}
     assert all(f.path and f.message for f in found)
+    if rule.startswith("versions/"):  # every verdict on a version says at which level it breaks
+        assert all(f.to_json()["category"] in ("data", "wire", "codegen") for f in found)
 
 
 @pytest.mark.parametrize("rule", sorted(CASES))

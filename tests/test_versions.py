@@ -26,8 +26,11 @@ from tests.history import commit_of, replay
 DATAPROC = "spec/registry/gcp/dataproc/facets/GcpDataprocRunFacet.json"
 
 
+INFORMATIONAL = ("versions/forward-break", "versions/codegen")  # notices on what a change means, not on its bump
+
+
 def versions(report: Report) -> list[Finding]:
-    return [f for f in report.findings if f.rule.startswith("versions/")]
+    return [f for f in report.findings if f.rule.startswith("versions/") and f.rule not in INFORMATIONAL]
 
 
 def show(repo: Path, rev: str, path: str) -> Any:
@@ -58,7 +61,11 @@ def resolver(store: SchemaStore) -> Any:
 
 @pytest.mark.parametrize("pr", ["#2987", "#3167"])
 def test_a_facet_renamed_with_a_new_id_is_a_new_facet(history: Path, pr: str) -> None:
-    assert versions(replay(history, commit_of(history, pr))) == []
+    report = replay(history, commit_of(history, pr))
+    assert versions(report) == []
+    # To generated code it is a new type: said as a notice, on the renamed file.
+    renamed = [f for f in report.findings if f.rule == "versions/codegen" and "new $id" in f.message]
+    assert renamed and {f.severity for f in renamed} == {Severity.NOTICE} and renamed[0].category == "codegen"
 
 
 def test_a_renamed_file_keeping_its_facet_id_is_still_versioned(history: Path, tmp_path: Path) -> None:
@@ -256,3 +263,177 @@ def test_a_ref_graph_that_fans_out_is_walked_in_linear_time() -> None:
     docs = _versions_of({"$defs": defs}, lambda d: d["$defs"][f"D{depth}"].update(type="integer"))
     needed, changes = required_bump(_facet("1-0-0", "D0"), _facet("1-0-1", "D0"), docs.get, docs.get)
     assert needed is Bump.MODEL and len(changes) == 1
+
+
+# -- evidence: category, witness, directions, transitive (docs/versions.md) ------------------------------------
+
+MIRROR_FACETS = "website/static/spec/facets"
+COMMIT_REPORT = "spec/registry/iceberg/facets/IcebergCommitReportOutputDatasetFacet.json"
+DATASET_TYPE = "spec/facets/DatasetTypeDatasetFacet.json"
+
+
+def _revalidated(finding: Finding, valid: Any, invalid: Any, store_root: Path) -> None:
+    """The finding's witness, checked again by both validators against the two whole schema files."""
+    import jsonschema
+    import jsonschema_rs
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
+    assert finding.witness is not None and finding.category == "data"
+    instance = json.loads(finding.witness.instance)
+
+    def published(url: str) -> Any:
+        return json.loads((store_root / url.removeprefix("https://openlineage.io/spec/").split("#")[0]).read_text())
+
+    base_url = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
+    for schema, expected in ((valid, True), (invalid, False)):
+        registry: Registry[Any] = Registry().with_resource(base_url, DRAFT202012.create_resource(published(base_url)))
+        py = jsonschema.Draft202012Validator(schema, registry=registry,
+                                             format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+        rs = jsonschema_rs.validator_for(schema, validate_formats=True,
+                                         registry=jsonschema_rs.Registry([(base_url, published(base_url))]))
+        assert py.is_valid(instance) is expected and rs.is_valid(instance) is expected, (instance, expected)
+
+
+def test_held_out_4069_a_facet_key_changed_without_a_bump(corpus_repo: Repo) -> None:
+    """#4069 (after the replayed history): the commit report's key changed and $id stayed 1-0-0. Rebuilt
+    from the published copies: the base holds the published 1-0-0, the head the same with the new key."""
+    published = (corpus_repo.path / MIRROR_FACETS / "1-0-0/IcebergCommitReportOutputDatasetFacet.json").read_text()
+    corpus_repo.write(COMMIT_REPORT, published)
+    corpus_repo.commit("base: the published 1-0-0", branch="main")
+    head = json.loads(published)
+    head["properties"] = {"icebergCommitReport": head["properties"].pop("iceberg_scan_report")}
+    corpus_repo.change({COMMIT_REPORT: json.dumps(head, indent=2) + "\n"})
+    report = review_branch(corpus_repo.path, "main")
+    (found,) = versions(report)
+    assert found.rule == "versions/not-bumped" and "MODEL" in found.message
+    assert "facet key 'iceberg_scan_report' renamed to 'icebergCommitReport'" in found.message
+    # Events carry the key; no example-shaped instance validates differently: wire, and no witness claimed.
+    assert found.category == "wire" and found.witness is None and "keys and fields events carry" in found.message
+    assert found.to_json()["category"] == "wire" and "witness" not in found.to_json()
+    (codegen,) = [f for f in report.findings if f.rule == "versions/codegen"]
+    assert "icebergCommitReport" in codegen.message and codegen.category == "codegen"
+
+
+def test_held_out_4092_two_keys_and_a_field_renamed_with_an_addition_bump(corpus_repo: Repo) -> None:
+    """#4092: the scan report went 1-0-0 -> 1-0-1 renaming its key and `filter`; the commit report went
+    1-0-0 -> 1-0-2 renaming its key. Rebuilt from the published copies (the base publishes only 1-0-0)."""
+    scan = "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json"
+    head_files = {}
+    for path, new in ((scan, "1-0-1"), (COMMIT_REPORT, "1-0-2")):
+        name = path.rsplit("/", 1)[1]
+        corpus_repo.write(path, (corpus_repo.path / MIRROR_FACETS / "1-0-0" / name).read_text())
+        head_files[path] = (corpus_repo.path / MIRROR_FACETS / new / name).read_text()
+        corpus_repo.delete(f"{MIRROR_FACETS}/{new}/{name}")
+    corpus_repo.commit("base: 1-0-0 of both, as published before #4092", branch="main")
+    corpus_repo.change(head_files)
+    found = versions(review_branch(corpus_repo.path, "main"))
+    assert sorted((f.rule, f.path) for f in found) == [("versions/insufficient-bump", COMMIT_REPORT),
+                                                       ("versions/insufficient-bump", scan)]
+    by_path = {f.path: f for f in found}
+    assert "an ADDITION bump but the change needs MODEL" in by_path[scan].message
+    assert "'filter' renamed to 'filterDescription'" in by_path[scan].message or \
+        "renamed to 'icebergScanReport'" in by_path[scan].message
+    assert {f.category for f in found} == {"wire"} and all(f.witness is None for f in found)
+
+
+def test_a_field_removed_then_re_added_with_another_type_is_caught_against_the_first(corpus_repo: Repo) -> None:
+    """SchemaVer is transitive within a MODEL: 1-1-0 drops subType (published, merged), 1-2-0 brings it back
+    as an integer. Against 1-1-0 that is a new optional field; against the published 1-0-0 and 1-0-1 it
+    turns their strings into failures: caught against the first, with an instance showing it."""
+    def version(value: Any, v: str) -> str:
+        value["$id"] = f"https://openlineage.io/spec/facets/{v}/DatasetTypeDatasetFacet.json"
+        return json.dumps(value, indent=2) + "\n"
+
+    original = json.loads((corpus_repo.path / DATASET_TYPE).read_text())
+    body = original["$defs"]["DatasetTypeDatasetFacet"]["allOf"][1]["properties"]
+    published_1_0_0 = json.loads((corpus_repo.path / MIRROR_FACETS / "1-0-0/DatasetTypeDatasetFacet.json").read_text())
+    subtype = body.pop("subType")
+    removed = version(original, "1-1-0")
+    corpus_repo.write(DATASET_TYPE, removed)
+    corpus_repo.write(f"{MIRROR_FACETS}/1-1-0/DatasetTypeDatasetFacet.json", removed)
+    corpus_repo.commit("1-1-0: subType removed (merged)", branch="main")
+    body["subType"] = {**subtype, "type": "integer"}
+    readded = version(original, "1-2-0")
+    corpus_repo.change({DATASET_TYPE: readded, f"{MIRROR_FACETS}/1-2-0/DatasetTypeDatasetFacet.json": readded})
+    found = versions(review_branch(corpus_repo.path, "main"))
+    assert [(f.rule, f.severity) for f in found] == [("versions/transitive-break", Severity.ERROR)]
+    (finding,) = found
+    assert "against published 1-0-0" in finding.message and "properties/subType" in finding.message
+    assert finding.witness is not None and finding.witness.valid.startswith(
+        "https://openlineage.io/spec/facets/1-0-0/DatasetTypeDatasetFacet.json")
+    _revalidated(finding, published_1_0_0, json.loads(readded), corpus_repo.path / "website/static/spec")
+    assert finding.to_json()["witness"]["instance"] == json.loads(finding.witness.instance)
+
+
+def test_a_data_level_verdict_shows_its_witness_and_names_the_consumers(corpus_repo: Repo) -> None:
+    """A facet's field narrowed in place: not-bumped with a witness; the forward notice names who reads it."""
+    def narrow(value: Any) -> None:
+        value["$defs"]["DatasetTypeDatasetFacet"]["allOf"][1]["properties"]["datasetType"]["enum"] = ["TABLE"]
+    corpus_repo.edit_json(DATASET_TYPE, narrow)
+    corpus_repo.edit_json("spec/registry/gcp/lineage/registry.json", lambda d: d["consumer"]["consumed_facets"].append(
+        "ol:core:DatasetTypeDatasetFacet.json"))
+    corpus_repo.commit("narrow datasetType in place")
+    report = review_branch(corpus_repo.path, "main")
+    (found,) = versions(report)
+    assert found.rule == "versions/not-bumped" and found.category == "data" and found.witness is not None
+    assert "an instance the old version accepts and the new one rejects (checked with jsonschema and" in found.message
+    old = json.loads(git(corpus_repo.path, "show", f"main:{DATASET_TYPE}"))
+    _revalidated(found, old, json.loads((corpus_repo.path / DATASET_TYPE).read_text()),
+                 corpus_repo.path / "website/static/spec")
+    from bot.render.markdown import render_markdown
+    from bot.render.text import render_text
+    assert "```json" in render_markdown(report) and "witness (valid against" in render_text(report)
+    # Extending a type breaks no historical data (an ADDITION), but readers of 1-0-1 meet the new values.
+    corpus_repo.change({DATASET_TYPE: git(corpus_repo.path, "show", f"main:{DATASET_TYPE}")})
+
+    def extend(value: Any) -> None:
+        value["$id"] = value["$id"].replace("1-0-1", "1-0-2")
+        value["$defs"]["DatasetTypeDatasetFacet"]["allOf"][1]["properties"]["datasetType"]["type"] = ["string", "null"]
+    corpus_repo.edit_json(DATASET_TYPE, extend)
+    corpus_repo.write(f"{MIRROR_FACETS}/1-0-2/DatasetTypeDatasetFacet.json",
+                      (corpus_repo.path / DATASET_TYPE).read_text())
+    corpus_repo.commit("datasetType may be null")
+    report = review_branch(corpus_repo.path, "main")
+    assert [f for f in report.findings if f.rule.startswith("versions/") and f.severity is Severity.ERROR] == []
+    (forward,) = [f for f in report.findings if f.rule == "versions/forward-break"]
+    assert forward.severity is Severity.NOTICE and "gcp:lineage" in forward.message and forward.category == "data"
+    assert forward.witness is not None and json.loads(forward.witness.instance)["datasetType"]["datasetType"] is None
+    assert forward.witness.valid.endswith("(head: spec/facets/DatasetTypeDatasetFacet.json)")
+
+
+def test_the_open_model_policy_and_severity_overrides_are_configured() -> None:
+    from bot.severity import overridden, section
+    config = parse_config("versions:\n  open_model_optional_add: revision\nseverity:\n  versions/codegen: warning\n",
+                          ".github/registry-bot.yml")
+    assert config.versions.open_model_optional_add == "revision" and Config().versions.open_model_optional_add == \
+        "addition"
+    with pytest.raises(ConfigError):
+        parse_config("versions:\n  open_model_optional_add: sometimes\n", "registry-bot.yml")
+    with pytest.raises(ConfigError):
+        parse_config("severity:\n  versions/no-such-rule: warning\n", "registry-bot.yml")
+    with pytest.raises(ConfigError):
+        parse_config("severity:\n  versions/codegen: fatal\n", "registry-bot.yml")
+    notice = Finding(rule="versions/codegen", severity=Severity.NOTICE, path="x.json", message="m")
+    other = Finding(rule="versions/forward-break", severity=Severity.NOTICE, path="x.json", message="m")
+    assert [f.severity for f in overridden([notice, other], config)] == [Severity.WARNING, Severity.NOTICE]
+    audit = section(config, [notice])
+    assert audit is not None and "`versions/codegen`: warning (1 finding(s)" in audit.markdown
+    assert ".github/registry-bot.yml" in audit.markdown and section(Config(), [notice]) is None
+
+
+def test_severity_overrides_change_the_verdict_and_are_named_in_the_report(corpus_repo: Repo) -> None:
+    corpus_repo.edit_json(ICEBERG, _add_field)
+    corpus_repo.write(".github/registry-bot.yml", "severity:\n  versions/not-bumped: warning\n")
+    corpus_repo.commit("config", branch="main")
+    corpus_repo.edit_json(ICEBERG, lambda s: s["$defs"]["IcebergScanReportInputDatasetFacet"]["allOf"][1][
+        "properties"].update(other={"type": "string"}))
+    corpus_repo.commit("edit in place")
+    with GitSnapshot(corpus_repo.path, "main") as b, GitSnapshot(corpus_repo.path, "pr") as h:
+        report = review(head=h, base=b, changes=ChangeSet.from_git(corpus_repo.path, b.commit, h.commit),
+                        context=ReviewContext())
+    (found,) = versions(report)
+    assert found.rule == "versions/not-bumped" and found.severity is Severity.WARNING
+    assert report.verdict.value == "success"
+    assert [s.title for s in report.sections] == ["Severity overrides"]
+    assert report.to_json()["sections"][0]["data"]["overrides"] == {"versions/not-bumped": "warning"}

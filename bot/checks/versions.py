@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from bot.changes import Status
 from bot.checks._common import at, token_fix
+from bot.evolution.verdict import Direction, Evolution, compare, direction
+from bot.evolution.witness import Search
 from bot.findings import Finding, Severity
 from bot.jsondoc import pointer_exists
-from bot.registry import FACET_ID, FacetSchema
+from bot.registry import FACET_ID, FacetSchema, declared_facets
 from bot.review_input import ReviewInput
-from bot.schema_diff import Bump, Change, actual_bump, required_bump
+from bot.schema_diff import Bump, Change, actual_bump
 from bot.schemas import SchemaStore
 
 RULES = {
@@ -32,7 +35,15 @@ RULES = {
     "`MODEL-REVISION-ADDITION` folder) is never modified or deleted: publish a new version instead.",
     "versions/ref-not-compared": "A notice: a `$ref` changed to or from a schema that is neither in the "
     "repository nor in its published mirror, so the bump the change behind it needs was not checked.",
+    "versions/transitive-break": "SchemaVer is transitive within a MODEL: the schema is also compared with every "
+    "published version of the same MODEL (the mirror), and the bump from each of them matches what differs "
+    "(a field removed in 1-1-0 and re-added with another type in 1-2-0 breaks 1-0-0 data).",
+    "versions/forward-break": "A notice: readers of the previous version meet data they do not expect (new enum "
+    "values, extended types, removed or renamed fields); it names the registered consumers of the facet.",
+    "versions/codegen": "A notice: a facet key, `$defs` name, field name or file/`$id` name changed, which "
+    "changes the types OpenLineage's Java and Python clients generate, even when data stays compatible.",
 }
+_BUMP_RULES = ("versions/not-bumped", "versions/not-increased", "versions/insufficient-bump")
 
 VERSION_FOLDER = re.compile(r"(^|/)\d+-\d+-\d+/")
 
@@ -51,10 +62,14 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             old = _base_schema(review, schema)
             if old is not None and old.value == schema.value:
                 continue
-            bump = list(_bump(review, schema, old)) if old is not None else []
+            bump = list(_bump(review, schema, old)) if old is not None else list(_renamed_facet(review, schema))
             yield from bump
-            if has_mirror and not any(f.rule != "versions/ref-not-compared" for f in bump):
-                yield from _published(review, schema)  # one cause, one finding
+            if any(f.rule in _BUMP_RULES for f in bump):
+                continue  # one cause, one finding
+            if has_mirror:
+                yield from _published(review, schema)
+            if old is not None:
+                yield from _transitive(review, schema, old)
 
 
 def _published_modified(review: ReviewInput) -> Iterator[Finding]:
@@ -71,7 +86,7 @@ def _published_modified(review: ReviewInput) -> Iterator[Finding]:
             continue  # not a copy of a version (an unversioned file such as OpenLineage.yml)
         yield Finding(rule="versions/published-modified", severity=Severity.ERROR, path=path,
                       message=f"published schema {path} is {change.status.value}; published versions "
-                      "are immutable", hint="Restore it and publish a new version next to it.")
+                      "are immutable", hint="Restore it and publish a new version next to it.", category="wire")
 
 
 def _identity(schema: FacetSchema) -> str | None:
@@ -103,43 +118,181 @@ def _resolver(store: SchemaStore | None) -> Any:
     return resolve
 
 
+def _label(schema: FacetSchema, side: str) -> str:
+    return f"{schema.schema_id or schema.path} ({side}: {schema.path})"
+
+
+def _policy(review: ReviewInput) -> Bump:
+    return Bump[review.config.versions.open_model_optional_add.upper()]
+
+
+def _compare(review: ReviewInput, old: Any, new: FacetSchema, old_label: str, old_store: SchemaStore | None,
+             witnesses: tuple[bool, bool] = (False, False)) -> Evolution:
+    """``old`` (a schema value) against the head's ``new``, ``old``'s refs resolved in ``old_store``."""
+    return compare(old, new.value, _resolver(old_store), _resolver(review.head_schemas), _policy(review),
+                   (old_label, _label(new, "head")), witnesses)
+
+
 def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterator[Finding]:
     if old.version is None or schema.version is None:
         return  # the facets check reports a malformed $id
-    needed, changes = required_bump(old.value, schema.value, _resolver(review.base_schemas),
-                                    _resolver(review.head_schemas))
-    unverified = [c for c in changes if c.unverified]
+    evolution = _compare(review, old.value, schema, _label(old, "base"), review.base_schemas)
+    unverified = [c for c in evolution.changes if c.unverified]
     if unverified:
         first = unverified[0]
-        yield at("versions/ref-not-compared", Severity.NOTICE, schema.doc, _existing(schema, first.pointer),
-                 first.what, entry=schema.entry.name,
-                 hint="Check the bump by hand, or add the referenced version to the published mirror.")
+        yield replace(at("versions/ref-not-compared", Severity.NOTICE, schema.doc, _existing(schema, first.pointer),
+                         first.what, entry=schema.entry.name,
+                         hint="Check the bump by hand, or add the referenced version to the published mirror."),
+                      category="wire")
+    yield from _codegen(schema, evolution)
+    yield from _forward(review, schema, old, evolution)
+    needed = evolution.backward.bump
     if needed is Bump.NONE or _is_published_copy(review, schema):
         return
-    reasons = _reasons(changes)
     pointer = "/$id"
     right = _next(old.version, needed)
     fix = token_fix(schema.doc, pointer, f"https://openlineage.io/spec/facets/{right}/{schema.filename}",
                     f"set the $id version of {schema.filename} to {right}")
-    if old.version == schema.version:
-        yield at("versions/not-bumped", Severity.ERROR, schema.doc, pointer,
-                 f"{schema.filename} changed but $id is still {_fmt(schema.version)} (needs a {needed.name} "
-                 f"bump: {reasons})", entry=schema.entry.name, hint=f"Bump to {right}.", fix=fix)
+    actual = actual_bump(old.version, schema.version) if old.version != schema.version else Bump.NONE
+    if actual is not None and actual >= needed:
         return
-    actual = actual_bump(old.version, schema.version)
-    if actual is None:
-        yield at("versions/not-increased", Severity.ERROR, schema.doc, pointer,
-                 f"$id version went from {_fmt(old.version)} to {_fmt(schema.version)}, which is not an increase",
-                 entry=schema.entry.name, hint=f"Use {right}.", fix=fix)
-    elif actual < needed:
-        yield at("versions/insufficient-bump", Severity.ERROR, schema.doc, pointer,
-                 f"{_fmt(old.version)} -> {_fmt(schema.version)} is an {actual.name} bump but the change needs "
-                 f"{needed.name}: {reasons}", entry=schema.entry.name, hint=f"Use {right}.", fix=fix)
+    backward = _compare(review, old.value, schema, _label(old, "base"), review.base_schemas, (True, False)).backward
+    reasons = backward.describe()
+    if actual is Bump.NONE:
+        finding = at("versions/not-bumped", Severity.ERROR, schema.doc, pointer,
+                     f"{schema.filename} changed but $id is still {_fmt(schema.version)} (needs a {needed.name} "
+                     f"bump: {reasons}).", entry=schema.entry.name, hint=f"Bump to {right}.", fix=fix)
+    elif actual is None:
+        yield replace(at("versions/not-increased", Severity.ERROR, schema.doc, pointer, f"$id version went from "
+                         f"{_fmt(old.version)} to {_fmt(schema.version)}, which is not an increase",
+                         entry=schema.entry.name, hint=f"Use {right}.", fix=fix), category="wire")
+        return
+    else:
+        finding = at("versions/insufficient-bump", Severity.ERROR, schema.doc, pointer,
+                     f"{_fmt(old.version)} -> {_fmt(schema.version)} is an {actual.name} bump but the change needs "
+                     f"{needed.name}: {reasons}.", entry=schema.entry.name, hint=f"Use {right}.", fix=fix)
+    yield _evidence(finding, backward)
 
 
-def _reasons(changes: list[Change]) -> str:
-    verified = sorted((c for c in changes if not c.unverified), key=lambda c: -c.bump)
-    return "; ".join(f"{c.what} at {c.where}" for c in verified[:3])
+def _evidence(finding: Finding, direction: Direction) -> Finding:
+    """The finding with its category, and its witness when one was found."""
+    return replace(finding, message=finding.message + direction.evidence(), category=direction.category,
+                   witness=direction.witness if direction.category == "data" else None)
+
+
+def _codegen(schema: FacetSchema, evolution: Evolution) -> Iterator[Finding]:
+    names = evolution.codegen
+    if names:
+        listed = "; ".join(c.what for c in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        yield replace(at("versions/codegen", Severity.NOTICE, schema.doc, _existing(schema, names[0].where),
+                         f"the types OpenLineage's Java and Python clients generate from {schema.filename} change: "
+                         f"{listed}", entry=schema.entry.name,
+                         hint="Code written against the generated types of the previous version needs changing."),
+                      category="codegen")
+
+
+def _renamed_facet(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
+    """A file renamed with a new facet ``$id``: a new facet to the data, new type names to generated code."""
+    change = review.changes.get(schema.path) if review.changes is not None else None
+    registry = review.base_registry
+    if change is None or not change.old_path or registry is None:
+        return
+    entry = registry.entry_for(change.old_path)
+    old = next((s for s in entry.schemas if s.path == change.old_path), None) if entry is not None else None
+    if old is None or old.schema_id == schema.schema_id:
+        return
+    yield replace(at("versions/codegen", Severity.NOTICE, schema.doc, "/$id",
+                     f"{old.filename} became {schema.filename} with a new $id ({old.schema_id} -> "
+                     f"{schema.schema_id}): a new facet, whose generated types have new names",
+                     entry=schema.entry.name, hint="Code using the types generated for the old file needs changing."),
+                  category="codegen")
+
+
+def consumers(review: ReviewInput, schema: FacetSchema) -> list[str]:
+    """Registered entries whose ``consumed_facets`` name ``schema`` (any version)."""
+    from bot.uris import UriError, resolve
+
+    registry = review.head_registry
+    found = []
+    for name, entry in sorted(registry.entries.items()):
+        for declared in declared_facets(registry.registry_doc(entry)):
+            if declared.field != "consumed_facets":
+                continue
+            try:
+                if resolve(declared.uri, registry).path == schema.path:
+                    found.append(name)
+                    break
+            except UriError:
+                continue
+    return found
+
+
+def _forward(review: ReviewInput, schema: FacetSchema, old: FacetSchema, evolution: Evolution) -> Iterator[Finding]:
+    forward = evolution.forward
+    if forward.bump < Bump.REVISION:
+        return
+    forward = _compare(review, old.value, schema, _label(old, "base"), review.base_schemas, (False, True)).forward
+    readers = consumers(review, schema)
+    who = (f"registered consumers reading it: {', '.join(readers)}" if readers
+           else "no registered consumer declares it in consumed_facets")
+    finding = at("versions/forward-break", Severity.NOTICE, schema.doc, _existing(schema, forward.reasons[0].where),
+                 f"readers of {_fmt(old.version)} meet data written to {_fmt(schema.version)} that they do not "
+                 f"expect ({forward.bump.name} in that direction: {forward.describe()}); {who}.",
+                 entry=schema.entry.name, hint="Consumers should upgrade before producers emit the new version.")
+    yield _evidence(finding, forward)
+
+
+def _published_versions(review: ReviewInput, schema: FacetSchema) -> list[tuple[tuple[int, int, int], str]]:
+    """Versions of ``schema`` in the head's mirror: (version, URL), oldest first."""
+    folder = f"{review.config.paths.mirror}/facets"
+    out = []
+    for path in review.head.files(folder):
+        parts = path[len(folder) + 1:].split("/")
+        if len(parts) == 2 and parts[1] == schema.filename and VERSION_FOLDER.match(parts[0] + "/"):
+            m, r, a = (int(p) for p in parts[0].split("-"))
+            version = (m, r, a)
+            out.append((version, f"https://openlineage.io/spec/facets/{parts[0]}/{parts[1]}"))
+    return sorted(out)
+
+
+def _breaks(evolution: Evolution, actual: Bump | None) -> dict[tuple[str, str], Change]:
+    """The differences that need more than ``actual``, by (class, place)."""
+    limit = Bump.NONE if actual is None else actual
+    return {(c.kind, c.where): c for c in evolution.changes if not c.unverified and c.bump > limit}
+
+
+def _transitive(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterator[Finding]:
+    """The head against every other published version of its MODEL, older than it. Only breaks the base did
+    not already have against that version are the change's doing (a field the base removed is a break the
+    base had; the same field re-added with another type is a new one)."""
+    if schema.version is None or old.version is None:
+        return
+    store = review.head_schemas
+    for version, url in _published_versions(review, schema):
+        if version[0] != schema.version[0] or version >= schema.version or version == old.version:
+            continue
+        stored = store.published(url)
+        if stored is None:
+            continue
+        label = f"{url} (published: {stored.path})"
+        actual = actual_bump(version, schema.version)
+        breaks = _breaks(_compare(review, stored.schema, schema, label, store), actual)
+        if breaks and old.version[0] == version[0] and old.version > version:
+            before = compare(stored.schema, old.value, _resolver(store), _resolver(review.base_schemas),
+                             _policy(review), (label, _label(old, "base")), (False, False))
+            breaks = {k: c for k, c in breaks.items() if k not in _breaks(before, actual_bump(version, old.version))}
+        if not breaks or actual is None:
+            continue
+        changes = list(breaks.values())
+        search = Search(stored.schema, schema.value, _resolver(store), _resolver(store), label, _label(schema, "head"))
+        backward = direction(changes, lambda c: c.bump, search, True)
+        finding = at("versions/transitive-break", Severity.ERROR, schema.doc, "/$id",
+                     f"against published {_fmt(version)} (same MODEL), {_fmt(version)} -> {_fmt(schema.version)} is "
+                     f"a {actual.name} bump but what differs needs {backward.bump.name}: {backward.describe()}.",
+                     entry=schema.entry.name, hint=f"Use {_next(schema.version, backward.bump)}, or keep "
+                     f"{_fmt(version)} data valid.")
+        yield _evidence(finding, backward)
+        return  # the oldest broken version says it
 
 
 def _existing(schema: FacetSchema, pointer: str) -> str:
@@ -173,11 +326,13 @@ def _published(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
     mirror_path = f"{review.config.paths.mirror}/facets/{_fmt(schema.version)}/{schema.filename}"
     if published is None:
         if review.config.versions.requires_copy(schema.entry.name):
-            yield at("versions/not-published", Severity.ERROR, schema.doc, "/$id",
-                     f"version {_fmt(schema.version)} of {schema.filename} is not in the published mirror",
-                     entry=schema.entry.name, hint=f"Add an identical copy at {mirror_path} (entries in "
-                     "versions.require_published_copy copy each new version in the same change).")
+            yield replace(at("versions/not-published", Severity.ERROR, schema.doc, "/$id",
+                             f"version {_fmt(schema.version)} of {schema.filename} is not in the published mirror",
+                             entry=schema.entry.name, hint=f"Add an identical copy at {mirror_path} (entries in "
+                             "versions.require_published_copy copy each new version in the same change)."),
+                          category="wire")
     elif published.schema != schema.value:
-        yield at("versions/not-published", Severity.ERROR, schema.doc, "/$id",
-                 f"{published.path} differs from {schema.path} although both claim {schema.schema_id}",
-                 entry=schema.entry.name, hint="Either the schema needs a new version or the copy is stale.")
+        yield replace(at("versions/not-published", Severity.ERROR, schema.doc, "/$id",
+                         f"{published.path} differs from {schema.path} although both claim {schema.schema_id}",
+                         entry=schema.entry.name, hint="Either the schema needs a new version or the copy is stale."),
+                      category="wire")

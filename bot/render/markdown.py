@@ -179,6 +179,19 @@ def _tables(title: str, findings: tuple[Finding, ...]) -> list[str | Row]:
     return body
 
 
+def _witnesses(findings: tuple[Finding, ...]) -> list[str | Row]:
+    """Each data-level verdict's witness in a code block (ASCII JSON under a fence it cannot close)."""
+    out: list[str | Row] = []
+    for f in findings:
+        if f.witness is None:
+            continue
+        block = f.witness.pretty()
+        fence = backtick_fence(block, 3)
+        out += ["", f"{code(f.rule, table=False)} on {code(f.path, table=False)}: "
+                f"{escape(f.witness.caption(), MESSAGE_LIMIT)}", "", f"{fence}json", *block.splitlines(), fence]
+    return ["### Witnesses", *out, ""] if out else []
+
+
 def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool = True) -> str:
     head: list[str] = []
     if title:
@@ -200,6 +213,7 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
 
     body: list[str | Row] = []
     body += _tables("Findings", report.current())
+    body += _witnesses(report.current())
     body += _tables("Pre-existing (already at the base, not failing this change" +
                     (" except with --strict)" if not report.strict else "; failing with --strict)"),
                     report.pre_existing())

@@ -71,6 +71,9 @@ def _lines(findings: tuple[Finding, ...], color: bool, hints: bool = True) -> li
             lines.append(f"{location(f)}: {sev} {visible(f.rule)} {visible(f.message)}")
             if f.hint and hints:
                 lines.append(f"    hint: {visible(f.hint)}")
+            if f.witness is not None and hints:
+                lines.append(f"    witness ({visible(f.witness.caption())}):")
+                lines += [f"      {line}" for line in f.witness.pretty().splitlines()]
     return lines
 
 
