@@ -25,6 +25,10 @@ JOB_SECONDS = Histogram("registry_bot_job_seconds", "Time from job start to publ
                         buckets=(0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 120, 300, float("inf")))
 FAILURES = Counter("registry_bot_failures_total", "Reviews that ended in an internal error", ["stage"])
 GITHUB_CALLS = Counter("registry_bot_github_calls_total", "GitHub API calls made by the worker", ["method"])
+LEASE_TAKEOVERS = Counter("registry_bot_lease_takeovers_total",
+                          "Jobs taken over from a worker whose pull-request lease expired (it died or stalled)")
+PACING_WAIT = Counter("registry_bot_github_pacing_wait_seconds_total",
+                      "Seconds spent waiting for the installation's shared GitHub pacing", ["kind"])
 RATE_LIMIT = Gauge("registry_bot_github_rate_limit_remaining", "Last x-ratelimit-remaining seen",
                    multiprocess_mode="mostrecent")
 
