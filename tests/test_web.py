@@ -192,13 +192,34 @@ def test_get_on_webhook_is_405(client: FlaskClient) -> None:
 
 
 # -- configuration --------------------------------------------------------------------------------
-def test_refuses_to_start_without_required_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY_PATH"):
+def test_the_web_needs_the_webhook_secret_and_nothing_of_the_app(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    """Finding: the internet-facing web refused to start without the App's private key, which it never uses."""
+    for name in ("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_PATH", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY",
+                 "GITHUB_APP_PRIVATE_KEY_PATH"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BOT_QUEUE_URL", str(tmp_path / "q.sqlite3"))
     with pytest.raises(SettingsError) as info:
         create_app()
     message = str(info.value)
-    assert "GITHUB_WEBHOOK_SECRET" in message and "GITHUB_APP_ID" in message and "GITHUB_APP_PRIVATE_KEY" in message
+    assert "GITHUB_WEBHOOK_SECRET" in message and "GITHUB_APP_ID" not in message and "PRIVATE_KEY" not in message
+    secret = tmp_path / "webhook-secret"
+    secret.write_text("from-a-file\n")
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET_PATH", str(secret))
+    app = create_app()  # no App id, no key: starts
+    body = b'{"zen": "z", "hook_id": 1}'
+    answer = app.test_client().post("/webhook", data=body, headers={
+        "X-GitHub-Event": "ping", "X-GitHub-Delivery": "d", "Content-Type": "application/json",
+        "X-Hub-Signature-256": sign(body, "from-a-file")})
+    assert answer.status_code == 200
+
+
+def test_the_worker_needs_the_app_and_not_the_webhook_secret() -> None:
+    with pytest.raises(SettingsError) as info:
+        Settings.from_env({}, need_webhook=False)
+    assert "GITHUB_APP_ID" in str(info.value) and "WEBHOOK" not in str(info.value)
+    s = Settings.from_env({"GITHUB_APP_ID": "7", "GITHUB_APP_PRIVATE_KEY": KEY}, need_webhook=False)
+    assert (s.app_id, s.webhook_secrets) == (7, ())
 
 
 def test_settings_from_environment(tmp_path: Path) -> None:
@@ -216,7 +237,7 @@ def test_settings_from_environment(tmp_path: Path) -> None:
     ({"GITHUB_APP_PRIVATE_KEY": "", "GITHUB_APP_PRIVATE_KEY_PATH": "/nonexistent.pem"}, "cannot be read"),
     ({"GITHUB_APP_PRIVATE_KEY": "hello"}, "not a PEM key"),
     ({"GITHUB_API_URL": "ghe.example"}, "must be an http(s) URL"),
-    ({"GITHUB_WEBHOOK_SECRET": " , "}, "GITHUB_WEBHOOK_SECRET is not set"),
+    ({"GITHUB_WEBHOOK_SECRET": " , "}, "GITHUB_WEBHOOK_SECRET or GITHUB_WEBHOOK_SECRET_PATH is not set"),
 ])
 def test_bad_settings_are_named(env: dict[str, str], problem: str) -> None:
     base = {"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY}

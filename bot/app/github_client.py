@@ -15,7 +15,9 @@
 - Reads in bulk: blobs and small files come many to a request over GraphQL (``graphql_reads``); what
   GraphQL cannot give exactly is read over REST.
 - Writes as GitHub asks (REST best practices): one at a time per installation, ``seconds_between_writes``
-  apart (``WritePacer``, shared by every client of the installation; a GraphQL query is a read).
+  apart (``WritePacer``, shared by every client of the installation; a GraphQL query is a read). With
+  several worker processes, ``pacers`` gives each installation a ``bot.app.pacing.RedisPacer`` instead:
+  requests serial and writes paced across every process, and GitHub's content-creation limits.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -52,6 +54,7 @@ from bot.app.github_api import (
     ReviewInfo,
 )
 from bot.app.lazy_snapshot import LazyTree
+from bot.app.pacing import Pacer
 from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, under_prefixes
 
 log = logging.getLogger(__name__)
@@ -215,6 +218,10 @@ class WritePacer:
             finally:
                 self._last_end = self._clock()
 
+    def request(self, write: bool, creates: bool = False) -> Any:
+        """The ``Pacer`` interface (``bot.app.pacing``): writes paced, reads free (threads of one process)."""
+        return self.write() if write else nullcontext()
+
 
 class InstallationToken:
     """One installation's access token, fetched with the App JWT and cached until near its expiry."""
@@ -252,7 +259,8 @@ class AppClientFactory:
     def __init__(self, app_id: int | str, private_key_pem: str, base_url: str = DEFAULT_BASE_URL, *,
                  policy: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time, timeout: int = 30, slug: str | None = None,
-                 seconds_between_requests: float = 0.0, seconds_between_writes: float = 1.0) -> None:
+                 seconds_between_requests: float = 0.0, seconds_between_writes: float = 1.0,
+                 pacers: Callable[[int], Pacer] | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.stats = ClientStats()
         self._retrying = _Retrying(policy or RetryPolicy(), self.stats, sleep, clock)
@@ -264,7 +272,9 @@ class AppClientFactory:
                                               seconds_between_requests=seconds_between_requests,
                                               seconds_between_writes=seconds_between_writes)
         self._tokens: dict[int, InstallationToken] = {}
-        self._pacers: dict[int, WritePacer] = {}
+        self._pacers: dict[int, Pacer] = {}
+        self._new_pacer = pacers or (lambda _: WritePacer(self._write_pause, self._retrying.sleep,
+                                                          self._retrying.clock))
         self._visible_teams: dict[tuple[int, str], float] = {}  # (installation, team URL) -> when GitHub showed it
         self._lock = threading.Lock()
         self._slug = slug
@@ -273,8 +283,9 @@ class AppClientFactory:
         with self._lock:
             token = self._tokens.setdefault(installation_id,
                                             InstallationToken(self._integration, installation_id, self._retrying))
-            pacer = self._pacers.setdefault(installation_id, WritePacer(self._write_pause, self._retrying.sleep,
-                                                                        self._retrying.clock))
+            pacer = self._pacers.get(installation_id)
+            if pacer is None:
+                pacer = self._pacers[installation_id] = self._new_pacer(installation_id)
         return GitHubClient(token, self, pacer)
 
     def connect(self, token: str) -> Requester:
@@ -303,7 +314,7 @@ class AppClientFactory:
 class GitHubClient:
     """``GitHubAPI`` for one installation, over GitHub's REST API."""
 
-    def __init__(self, token: InstallationToken, factory: AppClientFactory, pacer: WritePacer | None = None) -> None:
+    def __init__(self, token: InstallationToken, factory: AppClientFactory, pacer: Pacer | None = None) -> None:
         self._token = token
         self._factory = factory
         self._pacer = pacer or WritePacer(0.0)
@@ -341,13 +352,13 @@ class GitHubClient:
             self._note(headers)
             return headers, data
 
+        mutative = verb != "GET" if write is None else write
+
         def paced() -> tuple[dict[str, Any], Any]:
-            with self._pacer.write():
+            with self._pacer.request(mutative, creates=verb == "POST"):
                 return send()
 
-        mutative = verb != "GET" if write is None else write
-        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced if mutative else send,
-                                  on_unauthorized=self._token.invalidate)
+        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate)
 
     def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],
                          trees: bool = False) -> list[Mapping[str, Any] | None] | None:
@@ -580,7 +591,8 @@ class GitHubClient:
                                 {"check_name": name, "filter": "all", "per_page": PER_PAGE})
         runs = data.get("check_runs") if isinstance(data, dict) else None
         return [CheckRunInfo(int(r["id"]), str(r.get("head_sha") or head_sha), str(r.get("name") or ""),
-                             str(r.get("status") or ""), r.get("conclusion"), str(r.get("external_id") or ""))
+                             str(r.get("status") or ""), r.get("conclusion"), str(r.get("external_id") or ""),
+                             int((r.get("output") or {}).get("annotations_count") or 0))
                 for r in runs or ()]
 
     # -- writing -------------------------------------------------------------------------------

@@ -39,6 +39,14 @@ def event_label(event: str) -> str:
     return event if event in KNOWN_EVENTS else OTHER_EVENT
 
 
+def serve_worker(port: int) -> None:
+    """Serve this process's metrics (jobs, durations, GitHub requests and rate limit, lease takeovers) on
+    ``port`` from a daemon thread: the worker has no web server of its own."""
+    from prometheus_client import start_http_server
+
+    start_http_server(port)
+
+
 def render() -> tuple[bytes, str]:
     """The exposition text and its content type."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

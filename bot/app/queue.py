@@ -154,8 +154,8 @@ class JobQueue:
         self._handler: Handler | None = None
         self._mutex = threading.Lock()
         self._held: set[str] = set()  # leases (pr key and token) this process's threads hold right now
-        self._leases: LeaseStore = (RedisLeases(self._kv.conn, f"registry-bot:{self._kv.name}:lease")
-                                    if hasattr(self._kv, "conn") and not isinstance(self._kv, SqliteStorage)
+        redis = self.redis()
+        self._leases: LeaseStore = (RedisLeases(redis, f"registry-bot:{self._kv.name}:lease") if redis is not None
                                     else SqliteLeases(self._kv, clock))
         self._renewer = Renewer()
         self._running: set[str] = set()  # deliveries running in this process
@@ -198,8 +198,8 @@ class JobQueue:
         last write to disk did not fail; the SQLite file is writable and has ``READY_FREE_BYTES`` of room
         (a full disk still answers reads while every delivery would get a 503)."""
         try:
-            conn = getattr(self._kv, "conn", None)
-            if conn is not None and not isinstance(self._kv, SqliteStorage):
+            conn = self.redis()
+            if conn is not None:
                 info = conn.info("persistence")
                 return bool(conn.ping()) and all(info.get(k, "ok") == "ok" for k in
                                                  ("rdb_last_bgsave_status", "aof_last_write_status"))
@@ -212,6 +212,10 @@ class JobQueue:
         except Exception:
             log.warning("the queue is not reachable", exc_info=True)
             return False
+
+    def redis(self) -> Any:
+        """The Redis client of a Redis queue (for the shared pacing), or None on SQLite."""
+        return None if isinstance(self._kv, SqliteStorage) else getattr(self._kv, "conn", None)
 
     def pending(self) -> int:
         return int(self.huey.pending_count())

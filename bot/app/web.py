@@ -41,7 +41,7 @@ def _parse(body: bytes, content_type: str) -> Any:
 def create_app(settings: Settings | None = None, queue: JobQueue | None = None) -> Flask:
     """The Flask application. Without arguments, settings come from the environment (refusing to
     start when one is missing) and the queue from ``BOT_QUEUE_URL``."""
-    settings = settings or Settings.from_env()
+    settings = settings or Settings.from_env(need_app=False)
     queue = queue or JobQueue.from_url(settings.queue_url)
     app = Flask("registry_bot")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY

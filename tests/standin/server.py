@@ -399,7 +399,7 @@ def create_app(state: StandInState) -> Flask:
         runs = local.list_check_runs(repo_of(owner, name), ref, request.args.get("check_name", ""))
         return jsonify(total_count=len(runs), check_runs=[
             {"id": r.id, "head_sha": r.head_sha, "name": r.name, "status": r.status, "conclusion": r.conclusion,
-             "external_id": r.external_id} for r in runs])
+             "external_id": r.external_id, "output": {"annotations_count": r.annotations}} for r in runs])
 
     @app.patch("/repos/<owner>/<name>/check-runs/<int:run_id>")
     def update_check_run(owner: str, name: str, run_id: int) -> Response:
