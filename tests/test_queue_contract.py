@@ -215,6 +215,7 @@ class Disk:
             monkeypatch.setattr(storage, name, self._guard(getattr(storage, name)))
         for name in ("acquire", "renew", "release"):
             monkeypatch.setattr(queue._leases, name, self._guard(getattr(queue._leases, name)))
+        monkeypatch.setattr(queue, "_enqueue_first", self._guard(queue._enqueue_first))  # Redis: RPUSH
 
     def _guard(self, method: Any) -> Any:
         def write(*args: Any, **kwargs: Any) -> Any:
@@ -297,3 +298,14 @@ def test_the_sqlite_wal_does_not_keep_its_largest_size(tmp_path: Path) -> None:
     wal = tmp_path / "q.sqlite3-wal"
     assert wal.stat().st_size <= WAL_LIMIT  # was 4.1 MB (1000 pages) for ever after
     made.close()
+
+
+def test_an_interrupted_job_is_recovered_to_the_front_of_the_queue(queue: JobQueue) -> None:
+    """Its pull request already waited a lease's TTL: it must not wait behind the whole backlog as well."""
+    queue.accept(job("first", number=1))
+    queue.huey.dequeue()  # taken by a worker that then died
+    for n in range(2, 5):
+        queue.accept(job(f"later-{n}", number=n))
+    assert queue.recover() == 1
+    task = queue.huey.dequeue()
+    assert task is not None and task.args == ("first",)

@@ -227,7 +227,9 @@ class Renewer:
             self._wake.wait(pause)
             self._wake.clear()
             for fence in fences:
-                if time.monotonic() - fence.renewed >= fence.ttl / 3 - 0.05:
+                with self._lock:
+                    held = id(fence) in self._held  # released while this thread waited: not renewed
+                if held and time.monotonic() - fence.renewed >= fence.ttl / 3 - 0.05:
                     try:
                         fence.renew()
                     except Exception:
