@@ -67,6 +67,7 @@ TOKEN_MARGIN = 300.0  # refresh an installation token 5 minutes before it expire
 TEAM_VISIBILITY_TTL = 3600.0  # a team GitHub showed the installation is taken as visible this long
 BLOB_CACHE_BYTES = 64 * 1024 * 1024  # blobs are immutable: base and head share most of them
 _SERVER_ERRORS = frozenset({500, 502, 503, 504})
+GRAPHQL_ATTEMPTS = 2  # a GraphQL query is retried once, then the job's reads fall back to REST
 
 T = TypeVar("T")
 
@@ -160,8 +161,10 @@ class _Retrying:
         self.sleep = sleep
         self.clock = clock
 
-    def run(self, what: str, send: Callable[[], T], on_unauthorized: Callable[[], None] | None = None) -> T:
+    def run(self, what: str, send: Callable[[], T], on_unauthorized: Callable[[], None] | None = None,
+            attempts: int | None = None) -> T:
         start = self.clock()
+        attempts = attempts or self.policy.attempts
         attempt = 0
         refreshed = False
         while True:
@@ -181,7 +184,7 @@ class _Retrying:
             now = self.clock()
             delay = retry_delay(status, headers, message, attempt, now, self.policy)
             spent = now - start
-            if delay is None or attempt >= self.policy.attempts or spent + delay > self.policy.max_wait:
+            if delay is None or attempt >= attempts or spent + delay > self.policy.max_wait:
                 self.stats.add(failures=1)
                 why = "" if delay is None else f" (gave up after {attempt} attempt(s), {spent:.0f}s)"
                 text = f"{what}: {status or 'no response'} {message}{why}".strip()
@@ -328,7 +331,8 @@ class GitHubClient:
         self._blob_lock = threading.RLock()
         self._listed: dict[str, dict[str, tuple[str, int]]] = {}  # repo -> blob sha -> (a path, size) from trees
         self._rest_only: set[str] = set()  # blobs GraphQL could not give exactly
-        self._graphql = True  # False once GraphQL refused a query: REST only from then on
+        self._graphql = True  # False once GraphQL refused or failed a query: REST only from then on
+        self._batch = graphql_reads.MAX_OBJECTS  # halved when GitHub finds a query too big or too slow
 
     # -- transport -----------------------------------------------------------------------------
     def _connection(self) -> Requester:
@@ -338,7 +342,8 @@ class GitHubClient:
         return self._requester
 
     def _request(self, verb: str, url: str, params: Mapping[str, Any] | None = None,
-                 body: Any = None, write: bool | None = None) -> tuple[dict[str, Any], Any]:
+                 body: Any = None, write: bool | None = None,
+                 attempts: int | None = None) -> tuple[dict[str, Any], Any]:
         """One REST call, retried; ``write`` (default: any verb but GET) paces it with the other writes."""
         def send() -> tuple[dict[str, Any], Any]:
             connection = self._connection()
@@ -358,22 +363,30 @@ class GitHubClient:
             with self._pacer.request(mutative, creates=verb == "POST"):
                 return send()
 
-        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate)
+        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate,
+                                  attempts=attempts)
 
     def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],
                          trees: bool = False) -> list[Mapping[str, Any] | None] | None:
-        """The objects named by ``fields`` in one GraphQL query; None when GraphQL refuses (the caller uses
-        REST: GitHub Enterprise without GraphQL, a GraphQL rate limit, an error in the answer)."""
+        """The objects named by ``fields`` in one GraphQL query; None when GraphQL refuses or fails (the
+        caller uses REST, and so does every later read of this client, i.e. of this job): GitHub Enterprise
+        without GraphQL (404), a GraphQL rate limit or 403, a 5xx or a timeout after one retry, an error
+        in the answer. ``QueryTooBig`` when GitHub says the query exceeded its resource limits or timed
+        out and a smaller batch may pass."""
         if not self._graphql:
             return None
         owner, _, name = repo.partition("/")
         query, variables = graphql_reads.objects_query(fields, trees)
-        _, data = self._request("POST", GRAPHQL, body={"query": query, "variables": {
-            "owner": owner, "name": name, **variables}}, write=False)
         try:
+            _, data = self._request("POST", GRAPHQL, body={"query": query, "variables": {
+                "owner": owner, "name": name, **variables}}, write=False, attempts=GRAPHQL_ATTEMPTS)
             return graphql_reads.answers(data, len(fields))
-        except ValueError as exc:
-            log.warning("GraphQL refused a read (%s); reading over REST from now on", exc)
+        except (GitHubError, ValueError) as exc:
+            if graphql_reads.too_big(exc) and len(fields) > graphql_reads.MIN_OBJECTS:
+                raise graphql_reads.QueryTooBig(str(exc)) from exc
+            if isinstance(exc, GitHubError) and not (exc.status in (0, 403, 404, 429) or exc.status >= 500):
+                raise
+            log.warning("GraphQL failed a read (%s); reading this job's files over REST", exc)
             self._graphql = False
             return None
 
@@ -486,8 +499,15 @@ class GitHubClient:
             if sha in listed and sha not in self._rest_only:
                 wanted = [s for s in listed if s not in self._blobs and s not in self._rest_only]
                 paths = {s: p for s, (p, _) in listed.items()}
-                batch = graphql_reads.nearest_first(sha, paths, {s: n for s, (_, n) in listed.items()}, wanted)
-                found = self._graphql_objects(repo, [("oid", s) for s in batch])
+                sizes = {s: n for s, (_, n) in listed.items()}
+                while True:
+                    batch = graphql_reads.nearest_first(sha, paths, sizes, wanted, self._batch)
+                    try:
+                        found = self._graphql_objects(repo, [("oid", s) for s in batch])
+                        break
+                    except graphql_reads.QueryTooBig as exc:
+                        self._batch = max(graphql_reads.MIN_OBJECTS, len(batch) // 2)
+                        log.warning("GraphQL: %s; batches of %d objects from now on", exc, self._batch)
                 for blob_sha, node in zip(batch, found or (), strict=False):
                     content = graphql_reads.blob_bytes(node)
                     if content is None:

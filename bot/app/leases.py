@@ -172,10 +172,20 @@ class Fence:
 
     def check(self) -> None:
         """Raise ``LeaseLost`` unless this lease still holds, renewing it first when a third of its TTL has
-        passed (so the write that follows starts with at least two thirds of a TTL in hand)."""
+        passed (so the write that follows starts with at least two thirds of a TTL in hand).
+
+        When the store refuses the renewal (a full disk under SQLite) the lease may lapse, but nobody can
+        take it either (taking it is a write): the job goes on while no other worker holds it."""
+        refused = False
         if not self.lost and time.monotonic() - self.renewed > self.ttl / 3:
-            self.renew()
-        if self.lost or self.store.holder(self.key) != (self.token, self.owner):
+            try:
+                self.renew()
+            except Exception:
+                log.warning("could not renew the lease on %s; going on while no one else holds it", self.key,
+                            exc_info=True)
+                refused = True
+        holder = self.store.holder(self.key)
+        if self.lost or not (holder == (self.token, self.owner) or (holder is None and refused)):
             self.lost = True
             raise LeaseLost(f"the lease on {self.key} (token {self.token}) is no longer ours")
 

@@ -459,9 +459,12 @@ class JobQueue:
                 at = float(record["at"])
                 pr_key = Job(**record["job"]).pr_key
                 deferred = float(record.get("deferred_until") or 0.0)
+                started = bool(record.get("lease_owner"))
             except (ValueError, KeyError, TypeError):
-                at, pr_key, deferred = 0.0, "", 0.0
-            if now - at < min_age or deferred > now or (pr_key and self._locked(pr_key)):
+                at, pr_key, deferred, started = 0.0, "", 0.0, False
+            # ``min_age`` covers a job between its acceptance and its first run; one that started (a
+            # worker journalled its name) and holds no live lease was lost by a dead worker
+            if (now - at < min_age and not started) or deferred > now or (pr_key and self._locked(pr_key)):
                 continue
             try:
                 self._enqueue_first(delivery)

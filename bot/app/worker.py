@@ -353,10 +353,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write-pause", type=float, default=1.0,
                         help="seconds between GitHub writes (GitHub asks for 1 s; 0 against a stand-in)")
     parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
-    parser.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS",
-                        help="how often interrupted jobs are looked for and re-enqueued (default 60)")
+    parser.add_argument("--sweep-every", type=float, default=10.0, metavar="SECONDS",
+                        help="how often interrupted jobs are looked for and re-enqueued (default 10: with the lease's "
+                             "30 s, a dead worker's job runs again within 40 s)")
     parser.add_argument("--sweep-age", type=float, default=60.0, metavar="SECONDS",
-                        help="a job is re-enqueued by the sweep only this long after it was accepted (default 60)")
+                        help="a job no worker started is re-enqueued by the sweep only this long after it was "
+                             "accepted (default 60)")
     parser.add_argument("--github-max-wait", type=float, default=RetryPolicy.max_wait, metavar="SECONDS",
                         help="longest a request waits out GitHub's rate limit or errors (default 180); a longer "
                              "rate limit reschedules the job at its reset")
