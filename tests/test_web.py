@@ -315,3 +315,16 @@ def test_metric_labels_come_from_a_fixed_set_after_the_signature(client: FlaskCl
     post(client, b'{"action": "created"}', "made-up-event-3")  # signed, but not an event the bot handles
     assert "made-up-event" not in client.get("/metrics").get_data(as_text=True)
     assert (count("unverified", "401"), count("other", "202")) == (before[0] + 2, before[1] + 1)
+
+
+def test_metrics_and_readyz_answer_only_on_the_admin_port(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Finding: compose published /metrics and /readyz on the internet-facing port."""
+    monkeypatch.setenv("WEB_ADMIN_PORT", "9000")
+    app = create_app(Settings(0, "", ("s",), queue_url=str(tmp_path / "q.sqlite3")))
+    client = app.test_client()
+    public, admin = "http://bot.example:8000", "http://bot.example:9000"
+    assert client.get("/metrics", base_url=public).status_code == 404
+    assert client.get("/readyz", base_url=public).status_code == 404
+    assert client.get("/healthz", base_url=public).status_code == 200
+    assert client.get("/metrics", base_url=admin).status_code == 200
+    assert client.get("/readyz", base_url=admin).status_code == 200

@@ -48,13 +48,21 @@ class Settings:
                             "the App, or the file holding it; several, comma-separated, while rotating)")
         app_id = 0
         raw_id = env.get("GITHUB_APP_ID", "").strip()
+        id_path = env.get("GITHUB_APP_ID_PATH", "").strip()
+        if not raw_id and id_path:
+            try:
+                raw_id = Path(id_path).read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                problems.append(f"GITHUB_APP_ID_PATH={id_path} cannot be read: {exc.strerror}")
+                raw_id = "0"
         if raw_id:
             if not raw_id.isdigit():
                 problems.append(f"GITHUB_APP_ID must be a number, got {raw_id!r}")
             else:
                 app_id = int(raw_id)
         elif need_app:
-            problems.append("GITHUB_APP_ID is not set (the App's numeric id, on its settings page)")
+            problems.append("GITHUB_APP_ID or GITHUB_APP_ID_PATH is not set (the App's numeric id, on its settings "
+                            "page, or the file holding it)")
         private_key = env.get("GITHUB_APP_PRIVATE_KEY", "").replace("\\n", "\n").strip()
         key_path = env.get("GITHUB_APP_PRIVATE_KEY_PATH", "").strip()
         if not private_key and key_path:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.app import leases, metrics
+from bot.app import health, leases, metrics
 from bot.app.events import Job
 from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest, RateLimited
 from bot.app.leases import DEFAULT_TTL, Fence, LeaseLost
@@ -388,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run)
     queue.set_handler(worker.handle)
     queue.recover()
+    health.beat()
     threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
                      daemon=True).start()
     consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=False,
@@ -412,6 +413,7 @@ def sweep_forever(queue: JobQueue, every: float, min_age: float) -> None:
         time.sleep(every)
         try:
             queue.recover(min_age=min_age)
+            health.beat()
         except Exception:
             log.exception("the sweep failed; trying again in %.0f s", every)
 
