@@ -328,3 +328,22 @@ def test_metrics_and_readyz_answer_only_on_the_admin_port(monkeypatch: pytest.Mo
     assert client.get("/healthz", base_url=public).status_code == 200
     assert client.get("/metrics", base_url=admin).status_code == 200
     assert client.get("/readyz", base_url=admin).status_code == 200
+
+
+def test_the_web_shows_no_worker_metrics_and_the_worker_serves_them() -> None:
+    """Finding: the web's /metrics showed the worker's GitHub rate-limit gauge as 0 (it never calls GitHub),
+    and the worker exposed no metrics at all in its container."""
+    import socket
+    import urllib.request
+
+    from bot.app import metrics
+
+    body = create_app(Settings(0, "", ("s",), queue_url=":memory:")).test_client().get("/metrics").get_data(True)
+    assert "registry_bot_deliveries_total" in body and "rate_limit_remaining" not in body
+    metrics.RATE_LIMIT.set(4321)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    metrics.serve_worker(port)
+    served = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    assert "registry_bot_github_rate_limit_remaining 4321.0" in served and "registry_bot_jobs_total" in served
