@@ -105,3 +105,33 @@ def test_a_worker_dying_mid_request_frees_the_installation_after_hold(redis_url:
     with alive.request(write=False):
         waited = time.monotonic() - started
     assert 0.2 < waited < 1.0
+
+
+def test_one_process_keeps_the_content_creation_limits_too() -> None:
+    """The per-process pacer (SQLite queue, one worker) counts creations as well (GitHub: 80 a minute, 500 an
+    hour). Here without the 1 s pause, so that the minute's limit is reached."""
+    from bot.app.github_client import WritePacer
+
+    now = [1_000_000.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+    pacer = WritePacer(0.0, sleep=sleep, clock=lambda: now[0], max_wait=120)
+    for _ in range(80):
+        with pacer.request(write=True, creates=True):
+            pass
+    with pacer.request(write=True, creates=False):  # an update creates nothing: not held back
+        pass
+    assert slept == []
+    with pacer.request(write=True, creates=True):  # the 81st waits for the first to leave the minute
+        pass
+    assert slept == [60.0]
+    for _ in range(500 - 81):  # 80 a minute: the hour's 500 are reached within 7 minutes
+        with pacer.request(write=True, creates=True):
+            pass
+    assert now[0] - 1_000_000.0 == pytest.approx(6 * 60)
+    with pytest.raises(RateLimited) as hour, pacer.request(write=True, creates=True):  # the 501st in the hour
+        pass
+    assert hour.value.reset_at == pytest.approx(1_000_000.0 + 3600)

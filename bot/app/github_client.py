@@ -54,7 +54,7 @@ from bot.app.github_api import (
     ReviewInfo,
 )
 from bot.app.lazy_snapshot import LazyTree
-from bot.app.pacing import Pacer
+from bot.app.pacing import ContentWindow, Pacer
 from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, under_prefixes
 
 log = logging.getLogger(__name__)
@@ -199,23 +199,35 @@ class _Retrying:
 
 class WritePacer:
     """GitHub's advice for mutative requests: one at a time, at least ``pause`` seconds from the end of
-    one to the start of the next. One per installation, shared by its clients (and worker threads)."""
+    one to the start of the next, and content creation (POSTs) within 80 a minute and 500 an hour
+    (``pacing.ContentWindow``; a longer wait than ``max_wait`` raises ``RateLimited``). One per installation,
+    shared by its clients (and worker threads) in one process; ``pacing.RedisPacer`` across processes."""
 
     def __init__(self, pause: float, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, max_wait: float = RetryPolicy.max_wait) -> None:
         self.pause = pause
+        self.max_wait = max_wait
         self._sleep = sleep
         self._clock = clock
         self._lock = threading.Lock()
         self._last_end: float | None = None
+        self._created = ContentWindow()
 
     @contextmanager
-    def write(self) -> Iterator[None]:
+    def write(self, creates: bool = False) -> Iterator[None]:
         with self._lock:
             if self._last_end is not None:
                 wait = self._last_end + self.pause - self._clock()
                 if wait > 0:
                     self._sleep(wait)
+            if creates:
+                wait = self._created.wait(self._clock())
+                if wait > self.max_wait:
+                    raise RateLimited("GitHub's content-creation limit for the installation is reached", 403,
+                                      reset_at=self._clock() + wait)
+                if wait > 0:
+                    self._sleep(wait)
+                self._created.add(self._clock())
             try:
                 yield
             finally:
@@ -223,7 +235,7 @@ class WritePacer:
 
     def request(self, write: bool, creates: bool = False) -> Any:
         """The ``Pacer`` interface (``bot.app.pacing``): writes paced, reads free (threads of one process)."""
-        return self.write() if write else nullcontext()
+        return self.write(creates) if write else nullcontext()
 
 
 class InstallationToken:
@@ -277,7 +289,7 @@ class AppClientFactory:
         self._tokens: dict[int, InstallationToken] = {}
         self._pacers: dict[int, Pacer] = {}
         self._new_pacer = pacers or (lambda _: WritePacer(self._write_pause, self._retrying.sleep,
-                                                          self._retrying.clock))
+                                                          self._retrying.clock, self._retrying.policy.max_wait))
         self._visible_teams: dict[tuple[int, str], float] = {}  # (installation, team URL) -> when GitHub showed it
         self._lock = threading.Lock()
         self._slug = slug

@@ -21,6 +21,7 @@ the script says (at most ``poll`` seconds while another request is in flight).
 
 from __future__ import annotations
 
+import collections
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -32,6 +33,29 @@ from bot.app.github_api import RateLimited
 
 CONTENT_PER_MINUTE = 80
 CONTENT_PER_HOUR = 500
+
+
+class ContentWindow:
+    """GitHub's content-creation limits kept in one process: the creation times of the last hour."""
+
+    def __init__(self, per_minute: int = CONTENT_PER_MINUTE, per_hour: int = CONTENT_PER_HOUR) -> None:
+        self.per_minute = per_minute
+        self.per_hour = per_hour
+        self._times: collections.deque[float] = collections.deque()
+
+    def wait(self, now: float) -> float:
+        """Seconds until one more creation fits both windows (0: now)."""
+        while self._times and self._times[0] <= now - 3600:
+            self._times.popleft()
+        if len(self._times) >= self.per_hour:
+            return self._times[len(self._times) - self.per_hour] + 3600 - now
+        recent = [t for t in self._times if t > now - 60]
+        if len(recent) >= self.per_minute:
+            return recent[len(recent) - self.per_minute] + 60 - now
+        return 0.0
+
+    def add(self, now: float) -> None:
+        self._times.append(now)
 
 
 class Pacer(Protocol):
