@@ -135,3 +135,28 @@ def test_one_process_keeps_the_content_creation_limits_too() -> None:
     with pytest.raises(RateLimited) as hour, pacer.request(write=True, creates=True):  # the 501st in the hour
         pass
     assert hour.value.reset_at == pytest.approx(1_000_000.0 + 3600)
+
+
+def test_one_process_keeps_the_requests_of_an_installation_serial() -> None:
+    from bot.app.github_client import WritePacer
+
+    pacer = WritePacer(0.0)
+    inside: list[int] = []
+    most = [0]
+    lock = threading.Lock()
+
+    def request(write: bool) -> None:
+        for _ in range(5):
+            with pacer.request(write=write):
+                with lock:
+                    inside.append(1)
+                    most[0] = max(most[0], len(inside))
+                time.sleep(0.005)
+                with lock:
+                    inside.pop()
+    threads = [threading.Thread(target=request, args=(n % 2 == 0,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1

@@ -27,7 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -198,8 +198,8 @@ class _Retrying:
 
 
 class WritePacer:
-    """GitHub's advice for mutative requests: one at a time, at least ``pause`` seconds from the end of
-    one to the start of the next, and content creation (POSTs) within 80 a minute and 500 an hour
+    """GitHub's advice: requests of an installation one at a time; mutative ones at least ``pause`` seconds
+    from the end of one to the start of the next, and content creation (POSTs) within 80 a minute and 500 an hour
     (``pacing.ContentWindow``; a longer wait than ``max_wait`` raises ``RateLimited``). One per installation,
     shared by its clients (and worker threads) in one process; ``pacing.RedisPacer`` across processes."""
 
@@ -209,7 +209,8 @@ class WritePacer:
         self.max_wait = max_wait
         self._sleep = sleep
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # writers, in turn
+        self._busy = threading.Lock()  # the one request of the installation in flight
         self._last_end: float | None = None
         self._created = ContentWindow()
 
@@ -228,14 +229,16 @@ class WritePacer:
                 if wait > 0:
                     self._sleep(wait)
                 self._created.add(self._clock())
-            try:
-                yield
-            finally:
-                self._last_end = self._clock()
+            with self._busy:
+                try:
+                    yield
+                finally:
+                    self._last_end = self._clock()
 
     def request(self, write: bool, creates: bool = False) -> Any:
-        """The ``Pacer`` interface (``bot.app.pacing``): writes paced, reads free (threads of one process)."""
-        return self.write(creates) if write else nullcontext()
+        """The ``Pacer`` interface (``bot.app.pacing``): writes paced, and every request of the installation
+        one at a time (reads go on while a write waits for its pause)."""
+        return self.write(creates) if write else self._busy
 
 
 class InstallationToken:
