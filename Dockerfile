@@ -62,4 +62,7 @@ COPY --from=source /app /app
 RUN pip install --no-cache-dir --no-deps --no-build-isolation -e . \
     && rm -rf /root/.cache /app/build
 USER bot
+# the worker writes its heartbeat (tmpfs /tmp) at start and after each sweep of the queue (bot/app/health.py)
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-m", "bot.app.health", "worker"]
 CMD ["python", "-m", "bot.app.worker"]

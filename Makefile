@@ -23,13 +23,14 @@ lint: setup
 	$(BIN)/mypy
 
 # The queue's Redis backend is tested against a real server, the published site in Debian's headless
-# Chromium, the images built with podman (runc, and debootstrap for their base): install them when missing
-# (Debian/Ubuntu).
+# Chromium, the images built with podman (runc, and debootstrap for their base), worker "hosts" in network
+# namespaces joined by a bridge (iproute2's ip): install them when missing (Debian/Ubuntu).
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq
 system-deps:
 	@command -v redis-server >/dev/null 2>&1 || { $(APT_INSTALL) redis-server >/dev/null; }
 	@[ -x /usr/bin/chromium ] || { $(APT_INSTALL) chromium >/dev/null; }
+	@command -v ip >/dev/null 2>&1 || { $(APT_INSTALL) iproute2 >/dev/null; }
 	@{ command -v podman && command -v runc && [ -x /usr/sbin/debootstrap ]; } >/dev/null 2>&1 || \
 		{ $(APT_INSTALL) podman runc debootstrap >/dev/null; }
 

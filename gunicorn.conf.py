@@ -10,7 +10,9 @@ workers (``benchmarks/bench_slow_clients.py``).
 
 import os
 
-bind = os.environ.get("BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")
+bind = [os.environ.get("BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")]
+if os.environ.get("WEB_ADMIN_PORT"):  # /metrics and /readyz answer only there (bot/app/web.py): keep it private
+    bind.append(f"0.0.0.0:{os.environ['WEB_ADMIN_PORT']}")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 worker_class = "bot.app.front.FrontDoorWorker"
 worker_connections = int(os.environ.get("WEB_CONNECTIONS", "1000"))  # open connections per worker

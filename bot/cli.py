@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "rules": "bot.commands.rules",
     "publish": "bot.commands.publish",
     "init": "bot.commands.init",
+    "app": "bot.commands.app",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2

@@ -171,7 +171,7 @@ class FakeGitHub:
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
         self._call("list_check_runs")
-        return [CheckRunInfo(r.id, r.head_sha, r.name, r.status, r.conclusion, r.external_id)
+        return [CheckRunInfo(r.id, r.head_sha, r.name, r.status, r.conclusion, r.external_id, len(r.annotations))
                 for r in reversed(self.check_runs.values()) if r.head_sha == head_sha and (not name or r.name == name)]
 
     # -- writing ----------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "c
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-FAKE_WORKER = ("--checks", "tests.fakes:FAKE_CHECKS", "--no-regression")
+FAKE_WORKER = ("--checks", "tests.fakes:FAKE_CHECKS", "--no-regression", "--lease-ttl", "4", "--sweep-every", "1")
 
 
 class Service:

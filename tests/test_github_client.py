@@ -616,3 +616,43 @@ def test_a_batch_takes_the_nearest_blobs_first_within_githubs_limits():
     many = {f"b{i:04}": f"spec/f{i:04}.json" for i in range(MAX_OBJECTS + 50)}
     batch = nearest_first("b0100", many, dict.fromkeys(many, 1), list(many))
     assert len(batch) == MAX_OBJECTS and batch[0] == "b0100" and len(set(batch)) == MAX_OBJECTS
+
+
+def test_graphql_failing_twice_falls_back_to_rest_for_the_rest_of_the_job(mocked, app_key, fake_time):
+    """Finding: with GraphQL answering 502 to every query, every attempt of the review ended "internal error"."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    trees_endpoint(mocked)
+    query = mocked.post(f"{API}/graphql", status=502, json={"message": "Server Error"})
+    for sha, content in (("a1", "e30="), ("a6", "KiBA")):
+        mocked.get(f"{API}/repos/{REPO}/git/blobs/{sha}", json={"encoding": "base64", "content": content, "sha": sha})
+    _, gh = client(app_key, fake_time)
+
+    base = gh.read_tree(REPO, "b" * 40, ["spec/registry/", "CODEOWNERS"])
+
+    assert dict(base) == {"spec/registry/gcp/registry.json": b"{}", "CODEOWNERS": b"* @"}
+    assert query.call_count == 2  # the query and one retry, then REST for every later read of this client
+
+
+def test_graphql_batches_shrink_when_github_finds_a_query_too_big(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    tree = [{"path": f"spec/f{i:03d}.json", "type": "blob", "mode": "100644", "sha": f"s{i:03d}", "size": 2}
+            for i in range(MAX_OBJECTS + 50)]
+    trees_endpoint(mocked, tree)
+    sizes: list[int] = []
+
+    def answer(request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
+        variables = json.loads(request.body or b"{}")["variables"]
+        values = [variables[f"v{i}"] for i in range(len(variables) - 2)]
+        sizes.append(len(values))
+        if len(values) > 60:
+            return 200, {}, json.dumps({"errors": [{"type": "RESOURCE_LIMITS_EXCEEDED",
+                                                    "message": "Resource limits for this query exceeded."}]})
+        return 200, {}, json.dumps({"data": {"repository": {f"o{i}": blob("{}") for i in range(len(values))}}})
+    mocked.add_callback(responses.POST, f"{API}/graphql", callback=answer)
+    _, gh = client(app_key, fake_time)
+
+    files = gh.read_tree(REPO, "h" * 40, ["spec"])
+
+    assert all(files[f"spec/f{i:03d}.json"] == b"{}" for i in range(MAX_OBJECTS + 50))
+    assert sizes[:3] == [MAX_OBJECTS, MAX_OBJECTS // 2, MAX_OBJECTS // 4]  # halved until GitHub takes it
+    assert set(sizes[3:]) <= {MAX_OBJECTS // 4}  # and kept that small for the rest of the job

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from huey.constants import EmptyData
+from huey import RedisHuey
+from huey.api import Huey
+from huey.storage import SqliteStorage
 
 from bot.app.events import Job
+from bot.app.leases import LeaseLost
 from bot.app.queue import DONE, WAL_LIMIT, JobDeferred, JobQueue, PullRequestBusy, make_huey
 
 
@@ -72,15 +71,54 @@ def test_a_pull_request_under_review_is_retried_later(queue: JobQueue) -> None:
     assert queue.is_done("d1")
 
 
-def test_a_lock_of_a_dead_process_is_broken(queue: JobQueue) -> None:
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    queue.huey.storage.put_data("lock:o/r#1", json.dumps({"owner": f"{socket.gethostname()}:{dead}",
-                                                          "at": time.time()}).encode())
+def other_worker(queue: JobQueue) -> JobQueue:
+    """Another worker process (on any host) over the same queue: a queue object with its own owner id."""
+    return JobQueue(same_backend(queue), lease_ttl=queue.lease_ttl)
+
+
+def same_backend(queue: JobQueue) -> Huey:
+    storage = queue.huey.storage
+    if isinstance(storage, SqliteStorage):
+        return make_huey(storage.filename, name=queue.huey.name)
+    return RedisHuey(queue.huey.name, connection_pool=storage.pool, results=False)
+
+
+def test_a_lease_its_holder_stopped_renewing_expires_whatever_its_host(queue: JobQueue) -> None:
+    """Finding: liveness was judged by host name and PID; a worker dead on another host (or a second
+    container with the same host name) kept, or broke, a live lock. A lease is judged by time only."""
+    dead = other_worker(queue)
+    assert dead._leases.acquire("o/r#1", dead.owner, 0.3) is not None  # then it dies: nobody renews it
     queue.set_handler(lambda j: None)
     queue.accept(job("d1"))
+    with pytest.raises(PullRequestBusy):
+        queue.process("d1")
+    time.sleep(0.4)
     queue.process("d1")
     assert queue.is_done("d1")
+
+
+def test_a_worker_whose_lease_was_taken_over_writes_nothing(queue: JobQueue) -> None:
+    """The fencing token: a stalled worker past its TTL finds a newer token and raises before any write."""
+    stalled, other = JobQueue(same_backend(queue), lease_ttl=0.2), other_worker(queue)
+    with stalled.pr_lock("o/r#1") as fence:
+        stalled._renewer.remove(fence)  # stalled: neither its thread nor the renewer runs
+        fence.check()  # still ours
+        time.sleep(0.3)
+        with other.pr_lock("o/r#1") as newer:
+            assert newer.token > fence.token
+            with pytest.raises(LeaseLost):
+                fence.check()
+            newer.check()
+            assert not stalled._leases.release("o/r#1", stalled.owner, fence.token)  # nor can it free the new lease
+        assert other._leases.holder("o/r#1") is None
+
+
+def test_a_lease_is_renewed_while_the_job_runs(queue: JobQueue) -> None:
+    short = JobQueue(same_backend(queue), lease_ttl=0.3)
+    short.set_handler(lambda j: time.sleep(1.0))  # three TTLs
+    short.accept(job("d1"))
+    short.process("d1")  # raises LeaseLost at its end if the lease had lapsed
+    assert short.is_done("d1")
 
 
 def test_recover_requeues_a_job_that_was_taken_but_not_finished(queue: JobQueue) -> None:
@@ -160,10 +198,10 @@ def test_the_sweep_never_duplicates_a_job_waiting_for_a_retry_or_a_deferral(queu
 def test_the_sweep_leaves_a_pull_request_locked_by_a_live_process_alone(queue: JobQueue) -> None:
     queue.accept(job("d1"))
     queue.huey.dequeue()
-    queue.huey.storage.put_data("lock:o/r#1", json.dumps({"owner": f"{socket.gethostname()}:{os.getppid()}",
-                                                          "at": time.time()}).encode())
-    assert queue.recover() == 0
-    queue.huey.storage.delete_data("lock:o/r#1")
+    live = other_worker(queue)
+    token = live._leases.acquire("o/r#1", live.owner, 30)
+    assert token is not None and queue.recover() == 0
+    live._leases.release("o/r#1", live.owner, token)
     assert queue.recover() == 1
 
 
@@ -175,6 +213,9 @@ class Disk:
         storage = queue.huey.storage
         for name in ("put_data", "put_if_empty", "delete_data", "enqueue", "add_to_schedule"):
             monkeypatch.setattr(storage, name, self._guard(getattr(storage, name)))
+        for name in ("acquire", "renew", "release"):
+            monkeypatch.setattr(queue._leases, name, self._guard(getattr(queue._leases, name)))
+        monkeypatch.setattr(queue, "_enqueue_first", self._guard(queue._enqueue_first))  # Redis: RPUSH
 
     def _guard(self, method: Any) -> Any:
         def write(*args: Any, **kwargs: Any) -> Any:
@@ -198,7 +239,7 @@ def test_a_disk_that_fills_mid_review_leaves_no_lock_and_no_second_review(
     queue.accept(job("d1"))
     queue.accept(job("d2", sha="b" * 40, requester="carol"))  # a recheck of the same PR, waiting behind it
     queue.process("d1")  # neither "done" nor the lock's delete can be written: no exception, no stuck lock
-    assert queue.huey.storage.peek_data("lock:o/r#1") is not EmptyData  # still on disk...
+    assert queue._leases.holder("o/r#1") is not None  # still on disk...
     assert not queue._locked("o/r#1")  # ...but this process holds it no longer
     while queue.huey.dequeue() is not None:  # the consumer took both tasks off the queue
         pass
@@ -210,7 +251,7 @@ def test_a_disk_that_fills_mid_review_leaves_no_lock_and_no_second_review(
     queue.process(queue.huey.dequeue().args[0])  # reviewed at once (no PullRequestBusy)
     assert reviews == ["d1", "d2"]
     assert queue.huey.storage.peek_data("job:d1") == DONE
-    assert queue.huey.storage.peek_data("lock:o/r#1") is EmptyData
+    assert queue._leases.holder("o/r#1") is None
 
 
 def test_a_lock_left_by_this_process_is_broken_at_once(queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,14 +268,25 @@ def test_a_lock_left_by_this_process_is_broken_at_once(queue: JobQueue, monkeypa
     assert seen == ["d2"]
 
 
-def test_readiness_means_the_queue_accepts_writes(queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Finding: /readyz said 200 while the queue refused writes (it only read)."""
-    disk = Disk(queue, monkeypatch)
-    assert queue.ready()
-    disk.full = True
+def test_readiness_reads_and_sees_a_full_disk_or_a_failing_redis(queue: JobQueue,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding: /readyz wrote to the queue on every probe. It now only reads, and still says no when the
+    queue could not take a write: a full SQLite disk, a Redis whose last write to disk failed."""
+    storage = queue.huey.storage
+    writes: list[str] = []
+    for name in ("put_data", "put_if_empty", "enqueue"):
+        method = getattr(storage, name)
+        monkeypatch.setattr(storage, name, lambda *a, _m=method, _n=name, **k: writes.append(_n) or _m(*a, **k))
+    assert queue.ready() and writes == []
+    if isinstance(storage, SqliteStorage):
+        free = os.statvfs(Path(storage.filename).parent)
+        full = os.statvfs_result((*free[:4], 0, *free[5:]))  # f_bavail: no block left for us
+        monkeypatch.setattr(os, "statvfs", lambda path: full)
+    else:
+        info = storage.conn.info
+        monkeypatch.setattr(storage.conn, "info", lambda *a: {**info(*a), "aof_last_write_status": "err"})
     assert not queue.ready()
-    assert queue.huey.storage.peek_data("job:nothing") is EmptyData  # reads still work: a read proves nothing
-    disk.full = False
+    monkeypatch.undo()
     assert queue.ready()
 
 
@@ -246,3 +298,14 @@ def test_the_sqlite_wal_does_not_keep_its_largest_size(tmp_path: Path) -> None:
     wal = tmp_path / "q.sqlite3-wal"
     assert wal.stat().st_size <= WAL_LIMIT  # was 4.1 MB (1000 pages) for ever after
     made.close()
+
+
+def test_an_interrupted_job_is_recovered_to_the_front_of_the_queue(queue: JobQueue) -> None:
+    """Its pull request already waited a lease's TTL: it must not wait behind the whole backlog as well."""
+    queue.accept(job("first", number=1))
+    queue.huey.dequeue()  # taken by a worker that then died
+    for n in range(2, 5):
+        queue.accept(job(f"later-{n}", number=n))
+    assert queue.recover() == 1
+    task = queue.huey.dequeue()
+    assert task is not None and task.args == ("first",)

@@ -192,13 +192,34 @@ def test_get_on_webhook_is_405(client: FlaskClient) -> None:
 
 
 # -- configuration --------------------------------------------------------------------------------
-def test_refuses_to_start_without_required_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY_PATH"):
+def test_the_web_needs_the_webhook_secret_and_nothing_of_the_app(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    """Finding: the internet-facing web refused to start without the App's private key, which it never uses."""
+    for name in ("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_PATH", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY",
+                 "GITHUB_APP_PRIVATE_KEY_PATH"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BOT_QUEUE_URL", str(tmp_path / "q.sqlite3"))
     with pytest.raises(SettingsError) as info:
         create_app()
     message = str(info.value)
-    assert "GITHUB_WEBHOOK_SECRET" in message and "GITHUB_APP_ID" in message and "GITHUB_APP_PRIVATE_KEY" in message
+    assert "GITHUB_WEBHOOK_SECRET" in message and "GITHUB_APP_ID" not in message and "PRIVATE_KEY" not in message
+    secret = tmp_path / "webhook-secret"
+    secret.write_text("from-a-file\n")
+    monkeypatch.setenv("GITHUB_WEBHOOK_SECRET_PATH", str(secret))
+    app = create_app()  # no App id, no key: starts
+    body = b'{"zen": "z", "hook_id": 1}'
+    answer = app.test_client().post("/webhook", data=body, headers={
+        "X-GitHub-Event": "ping", "X-GitHub-Delivery": "d", "Content-Type": "application/json",
+        "X-Hub-Signature-256": sign(body, "from-a-file")})
+    assert answer.status_code == 200
+
+
+def test_the_worker_needs_the_app_and_not_the_webhook_secret() -> None:
+    with pytest.raises(SettingsError) as info:
+        Settings.from_env({}, need_webhook=False)
+    assert "GITHUB_APP_ID" in str(info.value) and "WEBHOOK" not in str(info.value)
+    s = Settings.from_env({"GITHUB_APP_ID": "7", "GITHUB_APP_PRIVATE_KEY": KEY}, need_webhook=False)
+    assert (s.app_id, s.webhook_secrets) == (7, ())
 
 
 def test_settings_from_environment(tmp_path: Path) -> None:
@@ -216,7 +237,7 @@ def test_settings_from_environment(tmp_path: Path) -> None:
     ({"GITHUB_APP_PRIVATE_KEY": "", "GITHUB_APP_PRIVATE_KEY_PATH": "/nonexistent.pem"}, "cannot be read"),
     ({"GITHUB_APP_PRIVATE_KEY": "hello"}, "not a PEM key"),
     ({"GITHUB_API_URL": "ghe.example"}, "must be an http(s) URL"),
-    ({"GITHUB_WEBHOOK_SECRET": " , "}, "GITHUB_WEBHOOK_SECRET is not set"),
+    ({"GITHUB_WEBHOOK_SECRET": " , "}, "GITHUB_WEBHOOK_SECRET or GITHUB_WEBHOOK_SECRET_PATH is not set"),
 ])
 def test_bad_settings_are_named(env: dict[str, str], problem: str) -> None:
     base = {"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY}
@@ -294,3 +315,35 @@ def test_metric_labels_come_from_a_fixed_set_after_the_signature(client: FlaskCl
     post(client, b'{"action": "created"}', "made-up-event-3")  # signed, but not an event the bot handles
     assert "made-up-event" not in client.get("/metrics").get_data(as_text=True)
     assert (count("unverified", "401"), count("other", "202")) == (before[0] + 2, before[1] + 1)
+
+
+def test_metrics_and_readyz_answer_only_on_the_admin_port(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Finding: compose published /metrics and /readyz on the internet-facing port."""
+    monkeypatch.setenv("WEB_ADMIN_PORT", "9000")
+    app = create_app(Settings(0, "", ("s",), queue_url=str(tmp_path / "q.sqlite3")))
+    client = app.test_client()
+    public, admin = "http://bot.example:8000", "http://bot.example:9000"
+    assert client.get("/metrics", base_url=public).status_code == 404
+    assert client.get("/readyz", base_url=public).status_code == 404
+    assert client.get("/healthz", base_url=public).status_code == 200
+    assert client.get("/metrics", base_url=admin).status_code == 200
+    assert client.get("/readyz", base_url=admin).status_code == 200
+
+
+def test_the_web_shows_no_worker_metrics_and_the_worker_serves_them() -> None:
+    """Finding: the web's /metrics showed the worker's GitHub rate-limit gauge as 0 (it never calls GitHub),
+    and the worker exposed no metrics at all in its container."""
+    import socket
+    import urllib.request
+
+    from bot.app import metrics
+
+    body = create_app(Settings(0, "", ("s",), queue_url=":memory:")).test_client().get("/metrics").get_data(True)
+    assert "registry_bot_deliveries_total" in body and "rate_limit_remaining" not in body
+    metrics.RATE_LIMIT.set(4321)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    metrics.serve_worker(port)
+    served = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    assert "registry_bot_github_rate_limit_remaining 4321.0" in served and "registry_bot_jobs_total" in served

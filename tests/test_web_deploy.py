@@ -121,24 +121,59 @@ def environment_names() -> set[str]:
 
 
 def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
-    """compose.yaml, the self-hoster's copy (docs/app.md): the two targets, Redis as the queue, read-only."""
+    """compose.yaml, the self-hoster's copy (docs/app.md): the two targets, Redis as the queue, read-only;
+    credentials as secret files, each process given only its own; healthchecks for all three; only the
+    webhook port published (issue 21's findings: the key as an environment variable, the web refusing to
+    start without it, /metrics and /readyz on the public port, no healthcheck for the worker or Redis)."""
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
     services = compose["services"]
     assert set(services) == {"web", "worker", "redis"}
+    secrets = compose["secrets"]
     for name in ("web", "worker"):
         service = services[name]
         assert service["build"] == {"context": ".", "target": name} and name in stages()
         assert service["read_only"] is True and service["tmpfs"] == ["/tmp"]
         env = service["environment"]
         assert set(env) <= environment_names()
-        assert {"GITHUB_APP_ID", "GITHUB_WEBHOOK_SECRET", "GITHUB_APP_PRIVATE_KEY"} <= set(env)
-        assert env["BOT_QUEUE_URL"] == "redis://redis:6379/0" and service["depends_on"] == ["redis"]
+        assert not any(key in env for key in ("GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID"))
+        for key, value in env.items():  # each *_PATH names a secret the service mounts
+            if key.endswith("_PATH"):
+                secret = value.removeprefix("/run/secrets/")
+                assert secret in service["secrets"] and secret in secrets, key
+        assert env["BOT_QUEUE_URL"] == "redis://redis:6379/0"
+        assert service["depends_on"] == {"redis": {"condition": "service_healthy"}}
+        assert service["healthcheck"]["test"] == ["CMD", "python", "-m", "bot.app.health", name]
+    assert set(services["web"]["secrets"]) == {"github_webhook_secret"}  # never the App's key
+    assert set(services["worker"]["secrets"]) == {"github_app_id", "github_app_private_key"}
     assert services["web"]["ports"] == ["8000:8000"] and "ports" not in services["worker"]
+    assert services["web"]["environment"]["WEB_ADMIN_PORT"] not in "".join(services["web"]["ports"])
+    for secret in secrets.values():
+        assert secret["file"].startswith("./secrets/")
+    ignored = (ROOT / ".gitignore").read_text().split()
+    assert {".env", "*.pem", "secrets/"} <= set(ignored)
     redis = services["redis"]
     assert redis["read_only"] is True and "--appendonly" in redis["command"]
+    assert redis["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
     volume = redis["volumes"][0].split(":")
     assert volume[1] == "/data" and volume[0] in compose["volumes"]
     assert "compose.yaml" in (ROOT / "docs" / "app.md").read_text(encoding="utf-8")
+
+
+def test_the_health_checks_say_healthy_and_unhealthy(tmp_path: Path) -> None:
+    heartbeat = tmp_path / "heartbeat"
+    env = {**os.environ, "WORKER_HEARTBEAT": str(heartbeat), "PORT": "9"}  # nothing listens on port 9
+
+    def check(*args: str) -> int:
+        return subprocess.run([sys.executable, "-m", "bot.app.health", *args], env=env, capture_output=True,
+                              timeout=30).returncode
+    assert check("worker") == 1  # no heartbeat yet
+    from bot.app.health import beat
+
+    beat(heartbeat)
+    assert check("worker") == 0
+    os.utime(heartbeat, (0, 0))
+    assert check("worker", "--max-age", "60") == 1
+    assert check("web") == 1
 
 
 def test_the_web_process_imports_neither_spark_nor_its_libraries(tmp_path: Path) -> None:
@@ -152,3 +187,22 @@ def test_the_web_process_imports_neither_spark_nor_its_libraries(tmp_path: Path)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=env,
                          timeout=60, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_deploy_podman_tolerates_concurrent_calls(tmp_path: Path) -> None:
+    """Finding: `podman-compose up --build` failed: deploy/podman rewrote its configuration on every call, and
+    a concurrent call read it half-written. Each call here runs a stand-in `podman` that reads the files."""
+    fake = tmp_path / "bin" / "podman"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\ngrep -q "^cgroup_manager" "$CONTAINERS_CONF" && grep -q "^runroot" '
+                    '"$CONTAINERS_STORAGE_CONF" && grep -q "short-name-mode" "$CONTAINERS_REGISTRIES_CONF"\n')
+    fake.chmod(0o755)
+    state = tmp_path / "state"
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "REGISTRY_BOT_PODMAN_DIR": str(state)}
+    script = str(ROOT / "deploy" / "podman")
+    assert subprocess.run([script, "info"], env=env, timeout=30).returncode == 0
+    before = {p.name: p.stat().st_mtime_ns for p in state.glob("*.conf")}
+    calls = [subprocess.Popen([script, "info"], env=env) for _ in range(20)]
+    assert [c.wait(timeout=60) for c in calls] == [0] * 20
+    assert {p.name: p.stat().st_mtime_ns for p in state.glob("*.conf")} == before  # unchanged: not rewritten
+    assert not [p for p in state.iterdir() if ".conf." in p.name]  # no temporary file left

@@ -123,6 +123,7 @@ class CheckRunInfo:
     status: str  # queued, in_progress, completed
     conclusion: str | None = None
     external_id: str = ""
+    annotations: int = 0  # annotations it holds (``output.annotations_count``)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@
 - Reads in bulk: blobs and small files come many to a request over GraphQL (``graphql_reads``); what
   GraphQL cannot give exactly is read over REST.
 - Writes as GitHub asks (REST best practices): one at a time per installation, ``seconds_between_writes``
-  apart (``WritePacer``, shared by every client of the installation; a GraphQL query is a read).
+  apart (``WritePacer``, shared by every client of the installation; a GraphQL query is a read). With
+  several worker processes, ``pacers`` gives each installation a ``bot.app.pacing.RedisPacer`` instead:
+  requests serial and writes paced across every process, and GitHub's content-creation limits.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from bot.app.github_api import (
     ReviewInfo,
 )
 from bot.app.lazy_snapshot import LazyTree
+from bot.app.pacing import ContentWindow, Pacer
 from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, under_prefixes
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,7 @@ TOKEN_MARGIN = 300.0  # refresh an installation token 5 minutes before it expire
 TEAM_VISIBILITY_TTL = 3600.0  # a team GitHub showed the installation is taken as visible this long
 BLOB_CACHE_BYTES = 64 * 1024 * 1024  # blobs are immutable: base and head share most of them
 _SERVER_ERRORS = frozenset({500, 502, 503, 504})
+GRAPHQL_ATTEMPTS = 2  # a GraphQL query is retried once, then the job's reads fall back to REST
 
 T = TypeVar("T")
 
@@ -160,8 +164,10 @@ class _Retrying:
         self.sleep = sleep
         self.clock = clock
 
-    def run(self, what: str, send: Callable[[], T], on_unauthorized: Callable[[], None] | None = None) -> T:
+    def run(self, what: str, send: Callable[[], T], on_unauthorized: Callable[[], None] | None = None,
+            attempts: int | None = None) -> T:
         start = self.clock()
+        attempts = attempts or self.policy.attempts
         attempt = 0
         refreshed = False
         while True:
@@ -181,7 +187,7 @@ class _Retrying:
             now = self.clock()
             delay = retry_delay(status, headers, message, attempt, now, self.policy)
             spent = now - start
-            if delay is None or attempt >= self.policy.attempts or spent + delay > self.policy.max_wait:
+            if delay is None or attempt >= attempts or spent + delay > self.policy.max_wait:
                 self.stats.add(failures=1)
                 why = "" if delay is None else f" (gave up after {attempt} attempt(s), {spent:.0f}s)"
                 text = f"{what}: {status or 'no response'} {message}{why}".strip()
@@ -195,28 +201,47 @@ class _Retrying:
 
 
 class WritePacer:
-    """GitHub's advice for mutative requests: one at a time, at least ``pause`` seconds from the end of
-    one to the start of the next. One per installation, shared by its clients (and worker threads)."""
+    """GitHub's advice: requests of an installation one at a time; mutative ones at least ``pause`` seconds
+    from the end of one to the start of the next, and content creation (POSTs) within 80 a minute and 500 an hour
+    (``pacing.ContentWindow``; a longer wait than ``max_wait`` raises ``RateLimited``). One per installation,
+    shared by its clients (and worker threads) in one process; ``pacing.RedisPacer`` across processes."""
 
     def __init__(self, pause: float, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, max_wait: float = RetryPolicy.max_wait) -> None:
         self.pause = pause
+        self.max_wait = max_wait
         self._sleep = sleep
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # writers, in turn
+        self._busy = threading.Lock()  # the one request of the installation in flight
         self._last_end: float | None = None
+        self._created = ContentWindow()
 
     @contextmanager
-    def write(self) -> Iterator[None]:
+    def write(self, creates: bool = False) -> Iterator[None]:
         with self._lock:
             if self._last_end is not None:
                 wait = self._last_end + self.pause - self._clock()
                 if wait > 0:
                     self._sleep(wait)
-            try:
-                yield
-            finally:
-                self._last_end = self._clock()
+            if creates:
+                wait = self._created.wait(self._clock())
+                if wait > self.max_wait:
+                    raise RateLimited("GitHub's content-creation limit for the installation is reached", 403,
+                                      reset_at=self._clock() + wait)
+                if wait > 0:
+                    self._sleep(wait)
+                self._created.add(self._clock())
+            with self._busy:
+                try:
+                    yield
+                finally:
+                    self._last_end = self._clock()
+
+    def request(self, write: bool, creates: bool = False) -> Any:
+        """The ``Pacer`` interface (``bot.app.pacing``): writes paced, and every request of the installation
+        one at a time (reads go on while a write waits for its pause)."""
+        return self.write(creates) if write else self._busy
 
 
 class InstallationToken:
@@ -255,7 +280,8 @@ class AppClientFactory:
     def __init__(self, app_id: int | str, private_key_pem: str, base_url: str = DEFAULT_BASE_URL, *,
                  policy: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time, timeout: int = 30, slug: str | None = None,
-                 seconds_between_requests: float = 0.0, seconds_between_writes: float = 1.0) -> None:
+                 seconds_between_requests: float = 0.0, seconds_between_writes: float = 1.0,
+                 pacers: Callable[[int], Pacer] | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.stats = ClientStats()
         self._retrying = _Retrying(policy or RetryPolicy(), self.stats, sleep, clock)
@@ -267,7 +293,9 @@ class AppClientFactory:
                                               seconds_between_requests=seconds_between_requests,
                                               seconds_between_writes=seconds_between_writes)
         self._tokens: dict[int, InstallationToken] = {}
-        self._pacers: dict[int, WritePacer] = {}
+        self._pacers: dict[int, Pacer] = {}
+        self._new_pacer = pacers or (lambda _: WritePacer(self._write_pause, self._retrying.sleep,
+                                                          self._retrying.clock, self._retrying.policy.max_wait))
         self._visible_teams: dict[tuple[int, str], float] = {}  # (installation, team URL) -> when GitHub showed it
         self._lock = threading.Lock()
         self._slug = slug
@@ -276,8 +304,9 @@ class AppClientFactory:
         with self._lock:
             token = self._tokens.setdefault(installation_id,
                                             InstallationToken(self._integration, installation_id, self._retrying))
-            pacer = self._pacers.setdefault(installation_id, WritePacer(self._write_pause, self._retrying.sleep,
-                                                                        self._retrying.clock))
+            pacer = self._pacers.get(installation_id)
+            if pacer is None:
+                pacer = self._pacers[installation_id] = self._new_pacer(installation_id)
         return GitHubClient(token, self, pacer)
 
     def connect(self, token: str) -> Requester:
@@ -306,7 +335,7 @@ class AppClientFactory:
 class GitHubClient:
     """``GitHubAPI`` for one installation, over GitHub's REST API."""
 
-    def __init__(self, token: InstallationToken, factory: AppClientFactory, pacer: WritePacer | None = None) -> None:
+    def __init__(self, token: InstallationToken, factory: AppClientFactory, pacer: Pacer | None = None) -> None:
         self._token = token
         self._factory = factory
         self._pacer = pacer or WritePacer(0.0)
@@ -320,7 +349,8 @@ class GitHubClient:
         self._blob_lock = threading.RLock()
         self._listed: dict[str, dict[str, tuple[str, int]]] = {}  # repo -> blob sha -> (a path, size) from trees
         self._rest_only: set[str] = set()  # blobs GraphQL could not give exactly
-        self._graphql = True  # False once GraphQL refused a query: REST only from then on
+        self._graphql = True  # False once GraphQL refused or failed a query: REST only from then on
+        self._batch = graphql_reads.MAX_OBJECTS  # halved when GitHub finds a query too big or too slow
 
     # -- transport -----------------------------------------------------------------------------
     def _connection(self) -> Requester:
@@ -330,7 +360,8 @@ class GitHubClient:
         return self._requester
 
     def _request(self, verb: str, url: str, params: Mapping[str, Any] | None = None,
-                 body: Any = None, write: bool | None = None) -> tuple[dict[str, Any], Any]:
+                 body: Any = None, write: bool | None = None,
+                 attempts: int | None = None) -> tuple[dict[str, Any], Any]:
         """One REST call, retried; ``write`` (default: any verb but GET) paces it with the other writes."""
         def send() -> tuple[dict[str, Any], Any]:
             connection = self._connection()
@@ -344,28 +375,36 @@ class GitHubClient:
             self._note(headers)
             return headers, data
 
+        mutative = verb != "GET" if write is None else write
+
         def paced() -> tuple[dict[str, Any], Any]:
-            with self._pacer.write():
+            with self._pacer.request(mutative, creates=verb == "POST"):
                 return send()
 
-        mutative = verb != "GET" if write is None else write
-        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced if mutative else send,
-                                  on_unauthorized=self._token.invalidate)
+        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate,
+                                  attempts=attempts)
 
     def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],
                          trees: bool = False) -> list[Mapping[str, Any] | None] | None:
-        """The objects named by ``fields`` in one GraphQL query; None when GraphQL refuses (the caller uses
-        REST: GitHub Enterprise without GraphQL, a GraphQL rate limit, an error in the answer)."""
+        """The objects named by ``fields`` in one GraphQL query; None when GraphQL refuses or fails (the
+        caller uses REST, and so does every later read of this client, i.e. of this job): GitHub Enterprise
+        without GraphQL (404), a GraphQL rate limit or 403, a 5xx or a timeout after one retry, an error
+        in the answer. ``QueryTooBig`` when GitHub says the query exceeded its resource limits or timed
+        out and a smaller batch may pass."""
         if not self._graphql:
             return None
         owner, _, name = repo.partition("/")
         query, variables = graphql_reads.objects_query(fields, trees)
-        _, data = self._request("POST", GRAPHQL, body={"query": query, "variables": {
-            "owner": owner, "name": name, **variables}}, write=False)
         try:
+            _, data = self._request("POST", GRAPHQL, body={"query": query, "variables": {
+                "owner": owner, "name": name, **variables}}, write=False, attempts=GRAPHQL_ATTEMPTS)
             return graphql_reads.answers(data, len(fields))
-        except ValueError as exc:
-            log.warning("GraphQL refused a read (%s); reading over REST from now on", exc)
+        except (GitHubError, ValueError) as exc:
+            if graphql_reads.too_big(exc) and len(fields) > graphql_reads.MIN_OBJECTS:
+                raise graphql_reads.QueryTooBig(str(exc)) from exc
+            if isinstance(exc, GitHubError) and not (exc.status in (0, 403, 404, 429) or exc.status >= 500):
+                raise
+            log.warning("GraphQL failed a read (%s); reading this job's files over REST", exc)
             self._graphql = False
             return None
 
@@ -479,8 +518,15 @@ class GitHubClient:
             if sha in listed and sha not in self._rest_only:
                 wanted = [s for s in listed if s not in self._blobs and s not in self._rest_only]
                 paths = {s: p for s, (p, _) in listed.items()}
-                batch = graphql_reads.nearest_first(sha, paths, {s: n for s, (_, n) in listed.items()}, wanted)
-                found = self._graphql_objects(repo, [("oid", s) for s in batch])
+                sizes = {s: n for s, (_, n) in listed.items()}
+                while True:
+                    batch = graphql_reads.nearest_first(sha, paths, sizes, wanted, self._batch)
+                    try:
+                        found = self._graphql_objects(repo, [("oid", s) for s in batch])
+                        break
+                    except graphql_reads.QueryTooBig as exc:
+                        self._batch = max(graphql_reads.MIN_OBJECTS, len(batch) // 2)
+                        log.warning("GraphQL: %s; batches of %d objects from now on", exc, self._batch)
                 for blob_sha, node in zip(batch, found or (), strict=False):
                     content = graphql_reads.blob_bytes(node)
                     if content is None:
@@ -584,7 +630,8 @@ class GitHubClient:
                                 {**({"check_name": name} if name else {}), "filter": "all", "per_page": PER_PAGE})
         runs = data.get("check_runs") if isinstance(data, dict) else None
         return [CheckRunInfo(int(r["id"]), str(r.get("head_sha") or head_sha), str(r.get("name") or ""),
-                             str(r.get("status") or ""), r.get("conclusion"), str(r.get("external_id") or ""))
+                             str(r.get("status") or ""), r.get("conclusion"), str(r.get("external_id") or ""),
+                             int((r.get("output") or {}).get("annotations_count") or 0))
                 for r in runs or ()]
 
     # -- writing -------------------------------------------------------------------------------

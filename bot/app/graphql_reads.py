@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 MAX_OBJECTS = 200
+MIN_OBJECTS = 10  # batches are halved down to this when GitHub finds a query too big or too slow
 MAX_BYTES = 2 * 1024 * 1024
 BLOB_FIELDS = "__typename ... on Blob { byteSize isBinary isTruncated text }"
 TREE_FIELDS = " ... on Tree { entries { name mode } }"
@@ -65,10 +66,23 @@ def entry_mode(folder: Mapping[str, Any] | None, name: str) -> int | None:
     return None
 
 
+class QueryTooBig(Exception):
+    """GitHub stopped the query for its resource limits, or it timed out: a smaller batch may pass."""
+
+
+def too_big(exc: BaseException) -> bool:
+    """Whether a failed query says it was too big or too slow: GraphQL's ``RESOURCE_LIMITS_EXCEEDED``, a
+    504, or a request that timed out."""
+    text = str(exc).lower()
+    status = getattr(exc, "status", None)
+    return ("resource limits" in text or "resource_limits" in text or status == 504
+            or (status == 0 and ("timed out" in text or "timeout" in text)))
+
+
 def nearest_first(wanted: str, path_of: Mapping[str, str], size_of: Mapping[str, int],
-                  candidates: Iterable[str]) -> list[str]:
+                  candidates: Iterable[str], limit: int = MAX_OBJECTS) -> list[str]:
     """``wanted`` and then the candidates whose paths lie nearest to its path (the same folder first),
-    as many as one batch holds (``MAX_OBJECTS``, ``MAX_BYTES``)."""
+    as many as one batch holds (``limit`` objects, ``MAX_BYTES``)."""
     home = path_of.get(wanted, "").split("/")[:-1]
 
     def distance(sha: str) -> tuple[int, str]:
@@ -79,7 +93,7 @@ def nearest_first(wanted: str, path_of: Mapping[str, str], size_of: Mapping[str,
 
     batch, total = [wanted], size_of.get(wanted, 0)
     for sha in sorted((c for c in candidates if c != wanted), key=distance):
-        if len(batch) >= MAX_OBJECTS:
+        if len(batch) >= limit:
             break
         if total + size_of.get(sha, 0) > MAX_BYTES:
             continue

@@ -288,7 +288,7 @@ class LocalGitHub:
         self._check_pr(repo)
         sha = self.resolve(head_sha)
         with self._lock:
-            return [CheckRunInfo(r.id, r.head_sha, r.name, r.status, r.conclusion, r.external_id)
+            return [CheckRunInfo(r.id, r.head_sha, r.name, r.status, r.conclusion, r.external_id, len(r.annotations))
                     for r in reversed(self.check_runs) if r.head_sha == sha and (not name or r.name == name)]
 
     # -- writing: check runs -----------------------------------------------------------------

@@ -120,8 +120,9 @@ def could_not_finish(gh: GitHubAPI, repo: str, check_id: int, delivery: str, rea
                             "Nothing was decided about the change. Use **Re-run** to try again.")))
 
 
-def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report) -> None:
-    """Conclude the check run with the summary and every annotation, 50 per request."""
+def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report, sent: int = 0) -> None:
+    """Conclude the check run with the summary and every annotation, 50 per request, leaving out the first
+    ``sent`` (an interrupted attempt sent them: GitHub appends annotations, it would show them twice)."""
     title = headline(report)
     summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT, title=False)
     notes = to_annotations(report.findings)
@@ -129,6 +130,7 @@ def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report) -> N
         summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT - 200, title=False) + (
             f"\n\n> Only the first {MAX_ANNOTATIONS} of {len(notes)} findings are shown as annotations.\n")
         notes = notes[:MAX_ANNOTATIONS]
+    notes = notes[sent:]
     batches = [notes[i:i + ANNOTATIONS_PER_REQUEST] for i in range(0, len(notes), ANNOTATIONS_PER_REQUEST)] or [[]]
     for batch in batches[:-1]:
         gh.update_check_run(repo, check_id, output=CheckRunOutput(title, summary, annotations=tuple(batch)))

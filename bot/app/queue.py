@@ -6,12 +6,14 @@ lose it. The journal closes that gap with huey's own key/value storage, the same
 - ``job:<delivery>``  the job, written atomically with ``put_if_empty`` (this is also the dedupe on
   ``X-GitHub-Delivery``); overwritten with ``done`` only after the job finished.
 - ``latest:<pr>``     the newest delivery of a pull request; an older job finds it superseded.
-- ``lock:<pr>``       who is reviewing the pull request (host, pid, time): no two workers review the
-  same pull request at once. A lock whose process died, or older than ``lock_ttl``, is broken.
+- ``lease:<pr>``      who is reviewing the pull request: a lease with a fencing token (``bot.app.leases``),
+  ``lease_ttl`` seconds (30) renewed while the job runs, on Redis a key that expires by itself. No two
+  workers review the same pull request at once; a worker that dies, on any host, frees it within the
+  TTL, and one that lost its lease (paused past the TTL) writes nothing more to GitHub.
 
 ``recover()`` (worker start-up, then every minute) re-enqueues journal jobs that are neither done,
 queued, scheduled (a retry or a deferral waiting for its time), running in this process, nor behind a
-live lock: it never duplicates a live job. A duplicate that slips through anyway (between huey taking a
+live lease: it never duplicates a live job. A duplicate that slips through anyway (between huey taking a
 task and the job starting) finds the delivery running here and is dropped; across processes the lock
 serialises it and it finds itself done.
 
@@ -19,10 +21,13 @@ Failing infrastructure (the disk fills, the backend refuses writes):
 
 - a job whose handler raises ``JobDeferred`` (GitHub rate-limited it for longer than a request may wait)
   is rescheduled at that time, as often as needed, until ``max_age`` after it was accepted;
-- a lock that cannot be deleted is treated as released by this process (its owner token is no longer
-  held) and deleted later; a ``done`` that cannot be written is remembered and written later (at the
-  next job and by the sweep), so a finished review is not redone;
-- ``ready()`` writes, so ``/readyz`` fails when the backend refuses writes.
+- a lease that cannot be released is released later, and this process's next job for that pull
+  request takes it over at once (it is this process's, and none of its threads holds it); a ``done``
+  that cannot be written is remembered and written later (at the next job and by the sweep), so a
+  finished review is not redone;
+- ``ready()`` only reads: Redis answers ``PING`` and reports its last write to disk as ``ok``; the SQLite
+  file is writable and its file system has room (``READY_FREE_BYTES``), so ``/readyz`` fails on a full
+  disk without writing on every probe.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -46,7 +52,9 @@ from huey.constants import EmptyData
 from huey.exceptions import RetryTask
 from huey.storage import SqliteStorage
 
+from bot.app import leases, metrics
 from bot.app.events import Job
+from bot.app.leases import DEFAULT_TTL, Fence, LeaseLost, LeaseStore, RedisLeases, Renewer, SqliteLeases
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +62,7 @@ DONE = b"done"
 TASK_NAME = "registry_bot_process"
 WAL_PAGES = 1000
 WAL_LIMIT = 1024 * 1024
+READY_FREE_BYTES = 256 * 1024  # /readyz: the SQLite queue's disk has at least this much room
 Handler = Callable[[Job], object]
 
 
@@ -125,27 +134,32 @@ def _text(raw: Any) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
-def _owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+def token_key(pr_key: str, token: int) -> str:
+    return f"{token} {pr_key}"
 
 
 class JobQueue:
     """Accepts jobs (web side) and runs them through a handler (worker side)."""
 
-    def __init__(self, huey: Huey, lock_ttl: float = 900.0, retry_delay: float = 1.0,
+    def __init__(self, huey: Huey, lease_ttl: float = DEFAULT_TTL, retry_delay: float = 1.0,
                  sweep_age: float = 60.0, max_age: float = 24 * 3600.0,
                  clock: Callable[[], float] = time.time) -> None:
         self.huey = huey
-        self.lock_ttl = lock_ttl
+        self.lease_ttl = lease_ttl
+        self.owner = f"{socket.gethostname()}:{uuid.uuid4().hex}"  # this process: unique on every host
         self.sweep_age = sweep_age
         self.max_age = max_age  # a job still deferred this long after it was accepted is given up
         self.clock = clock
         self._kv = huey.storage  # raw bytes in huey's key/value store (huey.put would pickle)
         self._handler: Handler | None = None
         self._mutex = threading.Lock()
-        self._held: set[str] = set()  # tokens of the locks this process's threads hold right now
+        self._held: set[str] = set()  # leases (pr key and token) this process's threads hold right now
+        redis = self.redis()
+        self._leases: LeaseStore = (RedisLeases(redis, f"registry-bot:{self._kv.name}:lease") if redis is not None
+                                    else SqliteLeases(self._kv, clock))
+        self._renewer = Renewer()
         self._running: set[str] = set()  # deliveries running in this process
-        self._unreleased: dict[str, bytes] = {}  # lock key -> value whose delete failed
+        self._unreleased: dict[str, int] = {}  # pr key -> token of a lease whose release failed
         self._unsaved_done: set[str] = set()  # finished deliveries whose ``done`` could not be written
         self._task = huey.task(name=TASK_NAME, retries=3, retry_delay=retry_delay, context=True)(self._run_task)
 
@@ -180,17 +194,28 @@ class JobQueue:
         return True
 
     def ready(self) -> bool:
-        """Whether the backend accepts writes (for ``/readyz``): one small committed write, as ``accept`` does.
-
-        A read is not enough: a full disk still answers reads while every delivery would get a 503.
-        """
+        """Whether the backend takes writes (for ``/readyz``), judged by reading only: Redis answers and its
+        last write to disk did not fail; the SQLite file is writable and has ``READY_FREE_BYTES`` of room
+        (a full disk still answers reads while every delivery would get a 503)."""
         try:
-            self._kv.put_data("readyz", orjson.dumps({"owner": _owner(), "at": self.clock()}))
+            conn = self.redis()
+            if conn is not None:
+                info = conn.info("persistence")
+                return bool(conn.ping()) and all(info.get(k, "ok") == "ok" for k in
+                                                 ("rdb_last_bgsave_status", "aof_last_write_status"))
+            path = Path(self._kv.filename).resolve()
+            stat = os.statvfs(path.parent)
+            room = stat.f_bavail * stat.f_frsize >= READY_FREE_BYTES
+            if not room:
+                log.warning("the queue's disk is full (%s)", path)
+            return room and os.access(path, os.W_OK)
         except Exception:
-            log.warning("the queue refuses writes", exc_info=True)
-            self._reclaim()
+            log.warning("the queue is not reachable", exc_info=True)
             return False
-        return True
+
+    def redis(self) -> Any:
+        """The Redis client of a Redis queue (for the shared pacing), or None on SQLite."""
+        return None if isinstance(self._kv, SqliteStorage) else getattr(self._kv, "conn", None)
 
     def pending(self) -> int:
         return int(self.huey.pending_count())
@@ -271,10 +296,9 @@ class JobQueue:
                 self.mark_done(delivery)
                 with self._mutex:
                     self._unsaved_done.discard(delivery)
-        for key, value in locks.items():
+        for key, token in locks.items():
             with contextlib.suppress(Exception):
-                if self._kv.peek_data(key) == value:
-                    self._kv.delete_data(key)
+                self._leases.release(key, self.owner, token)
                 with self._mutex:
                     self._unreleased.pop(key, None)
         with self._mutex:
@@ -287,57 +311,49 @@ class JobQueue:
         return latest is not EmptyData and _text(latest) != job.delivery
 
     @contextlib.contextmanager
-    def pr_lock(self, pr_key: str) -> Iterator[None]:
-        """Hold ``lock:<pr_key>`` for the block. Released on every path: when the delete itself fails (a
-        full disk), this process stops holding it at once (its token leaves ``_held``, so its own next job
-        breaks it) and the delete is retried by ``flush()``."""
-        key = f"lock:{pr_key}"
-        token = uuid.uuid4().hex
-        value = json.dumps({"owner": _owner(), "at": time.time(), "token": token}).encode()
-        if not self._kv.put_if_empty(key, value):
-            held = self._kv.peek_data(key)
-            if held is EmptyData or not self._stale(held):
-                raise PullRequestBusy(delay=1)
-            log.warning("breaking a stale lock on %s held by %s", pr_key, _text(held))
-            if self._kv.peek_data(key) == held:
-                self._kv.delete_data(key)
-            if not self._kv.put_if_empty(key, value):
-                raise PullRequestBusy(delay=1)
+    def pr_lock(self, pr_key: str) -> Iterator[Fence]:
+        """Hold the lease on ``pr_key`` for the block (``leases``), renewed in the background while it runs;
+        yields its ``Fence``. Raises ``PullRequestBusy`` while another worker's lease is live. Released on
+        every path: when the release itself fails (a full disk), it is retried by ``flush()``, and this
+        process's next job for the pull request takes its own stale lease over at once (its owner id is
+        this process's, and no thread of it holds that token)."""
+        token = self._leases.acquire(pr_key, self.owner, self.lease_ttl)
+        if token is None:
+            token = self._take_own_stale(pr_key)
+        if token is None:
+            raise PullRequestBusy(delay=1)
+        fence = Fence(self._leases, pr_key, self.owner, token, self.lease_ttl)
         with self._mutex:
-            self._held.add(token)
+            self._held.add(token_key(pr_key, token))
+        self._renewer.add(fence)
         try:
-            yield
+            yield fence
         finally:
+            self._renewer.remove(fence)
             with self._mutex:
-                self._held.discard(token)
+                self._held.discard(token_key(pr_key, token))
             try:
-                if self._kv.peek_data(key) == value:
-                    self._kv.delete_data(key)
+                self._leases.release(pr_key, self.owner, token)
             except Exception:
-                log.exception("could not release the lock on %s; will retry the delete", pr_key)
+                log.exception("could not release the lease on %s; will retry", pr_key)
                 with self._mutex:
-                    self._unreleased[key] = value
+                    self._unreleased[pr_key] = token
 
-    def _stale(self, held: Any) -> bool:
-        try:
-            info = json.loads(held)
-            host, _, pid = str(info["owner"]).rpartition(":")
-            age = time.time() - float(info["at"])
-        except (ValueError, KeyError, TypeError):
-            return True
-        if age > self.lock_ttl:
-            return True
-        if host == socket.gethostname() and int(pid) == os.getpid():
-            with self._mutex:  # ours: live only while one of our threads holds it
-                return info.get("token") not in self._held
-        if host == socket.gethostname():
-            try:
-                os.kill(int(pid), 0)
-            except ProcessLookupError:
-                return True
-            except PermissionError:
-                return False
-        return False
+    def _take_own_stale(self, pr_key: str) -> int | None:
+        """A lease this process holds but none of its threads uses (its release failed): free it and take it."""
+        holder = self._leases.holder(pr_key)
+        if holder is None:
+            return self._leases.acquire(pr_key, self.owner, self.lease_ttl)
+        token, owner = holder
+        with self._mutex:
+            ours_unused = owner == self.owner and token_key(pr_key, token) not in self._held
+        if not ours_unused:
+            return None
+        log.warning("taking over this process's own unreleased lease on %s", pr_key)
+        self._leases.release(pr_key, self.owner, token)
+        with self._mutex:
+            self._unreleased.pop(pr_key, None)
+        return self._leases.acquire(pr_key, self.owner, self.lease_ttl)
 
     def process(self, delivery: str) -> None:
         """Run one journalled job through the handler (what the huey task does)."""
@@ -352,17 +368,21 @@ class JobQueue:
             log.info("delivery %s superseded by a newer one for %s; dropped", delivery, job.pr_key)
             self._finish(delivery)
             return
-        with self.pr_lock(job.pr_key):
+        with self.pr_lock(job.pr_key) as fence:
             if self.is_done(delivery):  # redone by recovery while another worker finished it
                 return
             if self._handler is None:
                 raise RuntimeError("the worker has no handler")
             self._mark_running(delivery)
+            self._note_owner(delivery)
+            reset = leases.CURRENT.set(fence)
             try:
                 self._handler(job)
             finally:
+                leases.CURRENT.reset(reset)
                 with contextlib.suppress(Exception):  # a full disk: the job counts one crash too many at worst
                     self._update(delivery, running=None)
+            fence.check()  # a lost lease: the new holder finishes the job and marks it done
             self._finish(delivery)
 
     def _mark_running(self, delivery: str) -> None:
@@ -376,7 +396,7 @@ class JobQueue:
             log.warning("delivery %s: its last attempt (%s) died while running it; crash %d",
                         delivery, record["running"], crashes)
         try:
-            self._update(delivery, crashes=crashes, running=_owner())
+            self._update(delivery, crashes=crashes, running=self.owner)
         except Exception:  # a full disk: run it anyway, unmarked
             log.exception("could not journal that delivery %s runs", delivery)
 
@@ -384,6 +404,16 @@ class JobQueue:
         """How many attempts at ``job`` died with their process (see ``_mark_running``)."""
         record = self._record(job.delivery) or {}
         return int(record.get("crashes") or 0)
+
+    def _note_owner(self, delivery: str) -> None:
+        """Journal which process runs the job; one that finds another's name there took a dead worker's job over."""
+        record = self._record(delivery) or {}
+        before = record.get("lease_owner")
+        if before and before != self.owner:
+            log.warning("taking over delivery %s from %s, whose lease expired", delivery, before)
+            metrics.LEASE_TAKEOVERS.inc()
+        with contextlib.suppress(Exception):  # a hint for the metrics only
+            self._update(delivery, lease_owner=self.owner)
 
     def _run_task(self, delivery: str, task: Task | None = None) -> None:
         with self._mutex:
@@ -396,6 +426,8 @@ class JobQueue:
             self.process(delivery)
         except JobDeferred as exc:
             self._defer(delivery, exc)
+        except LeaseLost as exc:
+            log.warning("delivery %s: %s; the worker holding it now finishes it", delivery, exc)
         except RetryTask:
             raise
         except Exception:
@@ -450,12 +482,15 @@ class JobQueue:
                 at = float(record["at"])
                 pr_key = Job(**record["job"]).pr_key
                 deferred = float(record.get("deferred_until") or 0.0)
+                started = bool(record.get("lease_owner"))
             except (ValueError, KeyError, TypeError):
-                at, pr_key, deferred = 0.0, "", 0.0
-            if now - at < min_age or deferred > now or (pr_key and self._locked(pr_key)):
+                at, pr_key, deferred, started = 0.0, "", 0.0, False
+            # ``min_age`` covers a job between its acceptance and its first run; one that started (a
+            # worker journalled its name) and holds no live lease was lost by a dead worker
+            if (now - at < min_age and not started) or deferred > now or (pr_key and self._locked(pr_key)):
                 continue
             try:
-                self.huey.enqueue(self._task.s(delivery))
+                self._enqueue_first(delivery)
             except Exception:
                 log.exception("the queue refuses writes; interrupted jobs are re-enqueued by a later sweep")
                 self._reclaim()
@@ -465,6 +500,20 @@ class JobQueue:
             log.warning("re-enqueued %d interrupted job(s)", count)
         return count
 
+    def _enqueue_first(self, delivery: str) -> None:
+        """Put an interrupted job at the front of the queue: its pull request has waited a lease's TTL already
+        (``RPUSH`` where huey pops from the right on Redis; a higher priority on SQLite)."""
+        message = self.huey.serialize_task(self._task.s(delivery))
+        redis = self.redis()
+        if redis is not None:
+            redis.rpush(self._kv.queue_key, message)
+        else:
+            self._kv.enqueue(message, priority=1)
+
     def _locked(self, pr_key: str) -> bool:
-        held = self._kv.peek_data(f"lock:{pr_key}")
-        return held is not EmptyData and not self._stale(held)
+        """Whether a live lease holds ``pr_key`` and a thread uses it (this process's unused one does not count)."""
+        holder = self._leases.holder(pr_key)
+        if holder is None:
+            return False
+        with self._mutex:
+            return not (holder[1] == self.owner and token_key(pr_key, holder[0]) not in self._held)

@@ -24,27 +24,45 @@ class Settings:
     queue_url: str = DEFAULT_QUEUE_URL
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, *, need_app: bool = True) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None, *, need_app: bool = True,
+                 need_webhook: bool = True) -> Settings:
         """Build settings from ``env`` (default ``os.environ``).
 
-        The web process needs the webhook secrets; the worker needs the App id and key
-        (``need_app``). Every missing required variable is named in one message.
+        The web process needs only the webhook secrets (``need_webhook``; it never calls GitHub); the
+        worker needs only the App id and key (``need_app``). A secret may come from a file instead
+        (``GITHUB_WEBHOOK_SECRET_PATH``, ``GITHUB_APP_PRIVATE_KEY_PATH``: compose ``secrets:``, or what
+        ``registry-bot app register`` wrote). Every missing required variable is named in one message.
         """
         env = os.environ if env is None else env
         problems: list[str] = []
-        secrets = tuple(s.strip() for s in env.get("GITHUB_WEBHOOK_SECRET", "").split(",") if s.strip())
-        if not secrets:
-            problems.append("GITHUB_WEBHOOK_SECRET is not set (the webhook secret of the App; "
-                            "several, comma-separated, while rotating)")
+        raw_secrets = env.get("GITHUB_WEBHOOK_SECRET", "")
+        secret_path = env.get("GITHUB_WEBHOOK_SECRET_PATH", "").strip()
+        if not raw_secrets.strip() and secret_path:
+            try:
+                raw_secrets = Path(secret_path).read_text(encoding="utf-8").replace("\n", ",")
+            except OSError as exc:
+                problems.append(f"GITHUB_WEBHOOK_SECRET_PATH={secret_path} cannot be read: {exc.strerror}")
+        secrets = tuple(s.strip() for s in raw_secrets.split(",") if s.strip())
+        if need_webhook and not secrets and not secret_path:
+            problems.append("GITHUB_WEBHOOK_SECRET or GITHUB_WEBHOOK_SECRET_PATH is not set (the webhook secret of "
+                            "the App, or the file holding it; several, comma-separated, while rotating)")
         app_id = 0
         raw_id = env.get("GITHUB_APP_ID", "").strip()
+        id_path = env.get("GITHUB_APP_ID_PATH", "").strip()
+        if not raw_id and id_path:
+            try:
+                raw_id = Path(id_path).read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                problems.append(f"GITHUB_APP_ID_PATH={id_path} cannot be read: {exc.strerror}")
+                raw_id = "0"
         if raw_id:
             if not raw_id.isdigit():
                 problems.append(f"GITHUB_APP_ID must be a number, got {raw_id!r}")
             else:
                 app_id = int(raw_id)
         elif need_app:
-            problems.append("GITHUB_APP_ID is not set (the App's numeric id, on its settings page)")
+            problems.append("GITHUB_APP_ID or GITHUB_APP_ID_PATH is not set (the App's numeric id, on its settings "
+                            "page, or the file holding it)")
         private_key = env.get("GITHUB_APP_PRIVATE_KEY", "").replace("\\n", "\n").strip()
         key_path = env.get("GITHUB_APP_PRIVATE_KEY_PATH", "").strip()
         if not private_key and key_path:

@@ -6,6 +6,7 @@ Run it with ``gunicorn 'bot.web:create_app()'`` (see ``gunicorn.conf.py``).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from typing import Any
 from urllib.parse import parse_qs
@@ -41,11 +42,19 @@ def _parse(body: bytes, content_type: str) -> Any:
 def create_app(settings: Settings | None = None, queue: JobQueue | None = None) -> Flask:
     """The Flask application. Without arguments, settings come from the environment (refusing to
     start when one is missing) and the queue from ``BOT_QUEUE_URL``."""
-    settings = settings or Settings.from_env()
+    settings = settings or Settings.from_env(need_app=False)
     queue = queue or JobQueue.from_url(settings.queue_url)
     app = Flask("registry_bot")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     secrets = settings.webhook_secrets
+    admin_port = os.environ.get("WEB_ADMIN_PORT", "").strip()
+
+    def admin_only() -> tuple[Response, int] | None:
+        """With ``WEB_ADMIN_PORT`` set, ``/metrics`` and ``/readyz`` answer only on that port (gunicorn binds it
+        beside ``$PORT``; publish only ``$PORT`` to the internet), a 404 elsewhere."""
+        if admin_port and request.environ.get("SERVER_PORT") != admin_port:
+            return _answer(404, "Not Found")
+        return None
 
     @app.post("/webhook")
     def webhook() -> tuple[Response, int]:
@@ -103,13 +112,19 @@ def create_app(settings: Settings | None = None, queue: JobQueue | None = None) 
 
     @app.get("/readyz")
     def readyz() -> tuple[Response, int]:
-        """200 only when the queue accepts a write (a full disk still answers reads)."""
+        """200 only when the queue can take a write (judged by reading: see ``JobQueue.ready``)."""
+        refused = admin_only()
+        if refused:
+            return refused
         if queue.ready():
             return _answer(200, "ready", pending=queue.pending())
         return _answer(503, "the queue does not accept writes (unreachable, or its disk is full)")
 
     @app.get("/metrics")
-    def prometheus() -> Response:
+    def prometheus() -> Response | tuple[Response, int]:
+        refused = admin_only()
+        if refused:
+            return refused
         body, content_type = metrics.render()
         return Response(body, content_type=content_type)
 

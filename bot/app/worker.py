@@ -9,25 +9,29 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from bot import budget
-from bot.app import metrics
+from bot.app import health, leases, metrics
 from bot.app.delegation import act_for_owners, review_for_owners
 from bot.app.events import Job
 from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest, RateLimited
+from bot.app.leases import DEFAULT_TTL, Fence, LeaseLost
 from bot.app.logs import log_context
+from bot.app.pacing import Pacer, RedisPacer
 from bot.app.pipeline import Regression, fetch, review_inputs
 from bot.app.publish import (
+    CHECK_NAME,
     REVIEWING,
     complete_check,
     could_not_finish,
     fail_check,
-    find_check,
     pause_check,
     publish_review,
     publish_summary,
@@ -89,6 +93,28 @@ class CountingGitHub:
         return call
 
 
+WRITES = ("create_", "update_", "dismiss_", "edit_", "delete_", "merge_", "enable_", "disable_", "approve")
+
+
+class FencedGitHub:
+    """Wraps a ``GitHubAPI`` so that every write first checks the job's lease (``Fence.check``): a worker
+    that lost its pull request to another raises ``LeaseLost`` instead of writing."""
+
+    def __init__(self, inner: GitHubAPI, fence: Fence) -> None:
+        self._inner = inner
+        self._fence = fence
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if not callable(attr) or not name.startswith(WRITES):
+            return attr
+
+        def write(*args: Any, **kwargs: Any) -> Any:
+            self._fence.check()
+            return attr(*args, **kwargs)
+        return write
+
+
 def is_transient(exc: BaseException) -> bool:
     """A GitHub failure worth retrying the whole job for (network, 5xx, rate limit)."""
     return isinstance(exc, GitHubError) and (exc.status == 0 or exc.status >= 500 or exc.status in (403, 429))
@@ -98,26 +124,42 @@ class CheckRunOpen(Exception):
     """The review failed and its check run could not be concluded either: the job must run again."""
 
 
+@dataclass(frozen=True)
+class Opened:
+    """The check run of an attempt: its id, whether an earlier attempt started it (``resumed``), concluded
+    it already (``concluded``: it is never reopened nor concluded again) and how many annotations that
+    attempt sent (GitHub appends annotations: a resumed run gets only the rest)."""
+
+    id: int
+    resumed: bool = False
+    concluded: bool = False
+    annotations: int = 0
+
+
 def open_check(gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str, int] | None = None,
-               on_check_run: Callable[[str, int], None] | None = None) -> tuple[int, bool]:
-    """The check run of this attempt: (id, resumed).
+               on_check_run: Callable[[str, int], None] | None = None) -> Opened:
+    """The check run of this attempt.
 
     ``resume`` is (head sha, check run id) journalled by an earlier attempt; the id is 0 when that attempt
     died between journalling its intent and learning the id, and the run is then found on GitHub by its
-    ``external_id`` (the delivery). A run for the current head is resumed; one for an older head is
-    concluded as superseded. A new run is journalled (``on_check_run(sha, 0)``) *before* it is created,
-    so that no crash can leave one nobody knows about; if that write fails, nothing is created.
+    ``external_id`` (the delivery). A run for the current head is resumed, in the state GitHub lists it in
+    (status, annotations); one for an older head is concluded as superseded unless it is concluded already.
+    A new run is journalled (``on_check_run(sha, 0)``) *before* it is created, so that no crash can leave
+    one nobody knows about; if that write fails, nothing is created.
     """
     if resume:
         sha, known = resume
-        if not known:
-            found = find_check(gh, pr.repo, sha, delivery)
-            known = found.id if found else 0
-            if known:
-                log.warning("adopting check run %s that an interrupted attempt created", known)
+        listed = gh.list_check_runs(pr.repo, sha, CHECK_NAME)
+        found = next((r for r in listed if (r.id == known if known else r.external_id == delivery)), None)
+        if not known and found is not None:
+            known = found.id
+            log.warning("adopting check run %s that an interrupted attempt created", known)
+        concluded = found is not None and found.status == "completed"
         if known and sha == pr.head_sha:
-            return known, True
-        if known:
+            if concluded:
+                log.warning("check run %s was concluded by an interrupted attempt; it is left as it is", known)
+            return Opened(known, True, concluded, found.annotations if found is not None else 0)
+        if known and not concluded:
             supersede_check(gh, pr.repo, known, pr.head_sha)
     if on_check_run is not None:
         on_check_run(pr.head_sha, 0)
@@ -127,42 +169,53 @@ def open_check(gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str,
             on_check_run(pr.head_sha, check_id)
         except Exception:  # the intent is journalled: a recovered job finds this run by its external_id
             log.exception("could not journal check run %s; a retry finds it by its external_id", check_id)
-    return check_id, False
+    return Opened(check_id)
 
 
 def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regression: Regression | None = None,
                         checks: Iterable[Check] | None = None, resume: tuple[str, int] | None = None,
                         on_check_run: Callable[[str, int], None] | None = None,
                         give_up_on_rate_limit: bool = False) -> str:
-    """Review ``pr`` at its head and publish; returns the outcome. The check run always ends terminal.
+    """Review ``pr`` at its head and publish; returns the outcome. The check run always ends terminal, and is
+    concluded once: a run an interrupted attempt concluded is left alone (the review and the summary, which
+    are idempotent, are still published).
 
     ``resume``/``on_check_run``: see ``open_check``. When GitHub rate-limits the review for longer than a
     request may wait, ``RateLimited`` is raised (the check run says until when, if GitHub lets the bot say
     it) and the job is rescheduled at the reset; with ``give_up_on_rate_limit`` the check run is concluded
     "Could not finish" instead. When the review fails and the check run cannot be concluded, ``CheckRunOpen``
-    is raised so that the job runs again.
+    is raised so that the job runs again; a transient failure concludes the run "internal error" and the
+    retry starts a new one (the journal forgets the concluded run). ``LeaseLost`` (another worker took the
+    pull request over) passes through untouched: nothing more is written.
     """
     started = time.perf_counter()
-    check_id, resumed = open_check(gh, pr, delivery, resume, on_check_run)
+    opened = open_check(gh, pr, delivery, resume, on_check_run)
+    check_id = opened.id
     try:
-        if resumed:  # back to "Reviewing" (it may say it waits for a rate limit)
+        if opened.resumed and not opened.concluded:  # back to "Reviewing" (it may say it waits for a rate limit)
             gh.update_check_run(pr.repo, check_id, status="in_progress", output=REVIEWING)
         inputs = fetch(gh, pr)
         report = review_inputs(inputs, regression, checks)
         current = gh.get_pull_request(pr.repo, pr.number)
         if current.head_sha != pr.head_sha:
             log.info("head moved to %s during the review; not publishing", current.head_sha)
-            supersede_check(gh, pr.repo, check_id, current.head_sha)
+            if not opened.concluded:
+                supersede_check(gh, pr.repo, check_id, current.head_sha)
             return "superseded"
         report, owners = review_for_owners(gh, inputs, report)
-        complete_check(gh, pr.repo, check_id, report)
+        if not opened.concluded:
+            complete_check(gh, pr.repo, check_id, report, sent=opened.annotations)
         if inputs.touches_watched() or inputs.changes.truncated:
             reviews, merge = act_for_owners(gh, pr, inputs, owners)
             publish_review(gh, pr, report, inputs.changes, inputs.config, reviews)
             publish_summary(gh, pr, report.with_sections(*merge))
+    except LeaseLost:
+        raise
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
         log.warning("GitHub rate-limits the review until %s: %s", reset, exc)
+        if opened.concluded:
+            raise
         if give_up_on_rate_limit:
             could_not_finish(gh, pr.repo, check_id, delivery, f"GitHub's API rate limit (resets at {reset})")
             return "could-not-finish"
@@ -172,15 +225,19 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
     except Exception as exc:
         log.exception("review failed")
         metrics.FAILURES.labels(stage="review").inc()
-        try:
-            fail_check(gh, pr.repo, check_id, delivery, exc)
-        except RateLimited:
-            raise
-        except Exception as again:
-            log.exception("could not conclude check run %s", check_id)
-            raise CheckRunOpen(f"check run {check_id} could not be concluded: {again}") from exc
+        if not opened.concluded:
+            try:
+                fail_check(gh, pr.repo, check_id, delivery, exc)
+            except (RateLimited, LeaseLost):
+                raise
+            except Exception as again:
+                log.exception("could not conclude check run %s", check_id)
+                raise CheckRunOpen(f"check run {check_id} could not be concluded: {again}") from exc
         if is_transient(exc):
-            raise  # the queue retries the job; this check run is already concluded
+            if on_check_run is not None and not opened.concluded:
+                with contextlib.suppress(Exception):  # the retry starts a new run; this one stays concluded
+                    on_check_run("", 0)
+            raise  # the queue retries the job
         return "error"
     finally:
         metrics.JOB_SECONDS.observe(time.perf_counter() - started)
@@ -227,6 +284,9 @@ class Worker:
 
     def _handle(self, job: Job) -> str:
         gh: GitHubAPI = CountingGitHub(self.factory.for_installation(job.installation))
+        fence = leases.current()
+        if fence is not None:
+            gh = FencedGitHub(gh, fence)
         number = job.number
         if not number:
             numbers = gh.list_open_pull_requests_for_sha(job.repo, job.head_sha)
@@ -248,8 +308,10 @@ class Worker:
             crashes = self.crashes(job) if self.crashes else 0
             if crashes >= MAX_CRASHES:  # a poison pill: never run it again, conclude it
                 log.error("delivery %s killed its worker process %d times; concluded", job.delivery, crashes)
-                check_id, _ = open_check(gh, pr, job.delivery, resume, on_check_run)
-                could_not_finish(gh, pr.repo, check_id, job.delivery,
+                opened = open_check(gh, pr, job.delivery, resume, on_check_run)
+                if opened.concluded:  # an earlier attempt concluded it before dying
+                    return "could-not-finish"
+                could_not_finish(gh, pr.repo, opened.id, job.delivery,
                                  f"the review stopped the process running it {crashes} times (killed, for "
                                  "example for running out of memory); it is not tried again")
                 return "could-not-finish"
@@ -316,31 +378,43 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"seconds for one job (default {JOB_BUDGET:g}); past them its review stops and concludes "
                              "failure with what it found (each review also has review.time_budget_seconds)")
     parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
-    parser.add_argument("--sweep-every", type=float, default=60.0, metavar="SECONDS",
-                        help="how often interrupted jobs are looked for and re-enqueued (default 60)")
+    parser.add_argument("--sweep-every", type=float, default=10.0, metavar="SECONDS",
+                        help="how often interrupted jobs are looked for and re-enqueued (default 10: with the lease's "
+                             "30 s, a dead worker's job runs again within 40 s)")
     parser.add_argument("--sweep-age", type=float, default=60.0, metavar="SECONDS",
-                        help="a job is re-enqueued by the sweep only this long after it was accepted (default 60)")
+                        help="a job no worker started is re-enqueued by the sweep only this long after it was "
+                             "accepted (default 60)")
     parser.add_argument("--github-max-wait", type=float, default=RetryPolicy.max_wait, metavar="SECONDS",
                         help="longest a request waits out GitHub's rate limit or errors (default 180); a longer "
                              "rate limit reschedules the job at its reset")
+    parser.add_argument("--lease-ttl", type=float, default=DEFAULT_TTL, metavar="SECONDS",
+                        help="a pull request's lease, renewed every third of it while its job runs: a dead worker's "
+                             "pull request is taken over this long after it stopped (default 30)")
+    parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("WORKER_METRICS_PORT", "0") or 0),
+                        metavar="PORT", help="serve the worker's Prometheus metrics on this port (default "
+                                             "$WORKER_METRICS_PORT; 0: none)")
     args = parser.parse_args(argv)
     setup_json_logging()
     try:
-        settings = Settings.from_env()
+        settings = Settings.from_env(need_webhook=False)
     except SettingsError as exc:
         print(exc, file=sys.stderr)
         return 2
 
+    queue = JobQueue.from_url(settings.queue_url, lease_ttl=args.lease_ttl)
     factory = AppClientFactory(settings.app_id, settings.private_key, settings.api_url,
                                policy=RetryPolicy(max_wait=args.github_max_wait),
-                               seconds_between_writes=args.write_pause)
-    queue = JobQueue.from_url(settings.queue_url)
+                               seconds_between_writes=args.write_pause,
+                               pacers=shared_pacers(queue, args.write_pause, args.github_max_wait))
+    if args.metrics_port:
+        metrics.serve_worker(args.metrics_port)
     checks = load_checks(args.checks) if args.checks else None
     resources = Resources(regression_stage(args.regression_module, args.spark_master) if args.regression else None)
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run, crashes=queue.crashes,
                     job_budget=args.job_budget)
     queue.set_handler(worker.handle)
     queue.recover()
+    health.beat()
     threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
                      daemon=True).start()
     consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=False,
@@ -350,12 +424,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def shared_pacers(queue: JobQueue, pause: float, max_wait: float) -> Callable[[int], Pacer] | None:
+    """On Redis, every worker paces an installation's requests together (``RedisPacer``); on SQLite (one
+    host, one worker process) the client's own per-process pacer is enough."""
+    redis = queue.redis()
+    if redis is None:
+        return None
+    return lambda installation: RedisPacer(redis, installation, pause, max_wait=max_wait)
+
+
 def sweep_forever(queue: JobQueue, every: float, min_age: float) -> None:
     """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process lost."""
     while True:
         time.sleep(every)
         try:
             queue.recover(min_age=min_age)
+            health.beat()
         except Exception:
             log.exception("the sweep failed; trying again in %.0f s", every)
 

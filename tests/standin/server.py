@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import fnmatch
+import json
 import secrets
 import threading
 import time
@@ -124,6 +125,8 @@ class StandInState:
     latency: float = 0.0  # seconds added to every API request (real GitHub: about 0.05-0.3)
     pacing: Pacing = field(default_factory=Pacing)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    manifests: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)  # code -> (manifest, issued)
+    registered: dict[str, Any] = field(default_factory=dict)  # the App the manifest flow created (its secret)
 
     def public_key(self) -> Any:
         return serialization.load_pem_private_key(self.private_key_pem.encode(), password=None).public_key()
@@ -293,6 +296,43 @@ def create_app(state: StandInState) -> Flask:
         token, expires = state.issue_token()
         return jsonify(token=token, expires_at=_iso(expires), permissions={}, repository_selection="all"), 201
 
+    # -- the manifest flow (github.com's page, then the API's one-time exchange) ------------------
+    @app.post("/settings/apps/new")
+    @app.post("/organizations/<org>/settings/apps/new")
+    def new_app_from_manifest(org: str = "") -> Response:
+        """What github.com does once its user confirms: create the App, redirect with a one-hour code."""
+        try:
+            manifest = json.loads(request.form.get("manifest", ""))
+        except ValueError as exc:
+            raise ApiError(422, f"the manifest is not JSON ({exc})") from exc
+        missing = [k for k in ("url", "hook_attributes", "redirect_url") if not manifest.get(k)] if isinstance(
+            manifest, dict) else ["a JSON object"]
+        if missing:
+            raise ApiError(422, f"the manifest lacks {', '.join(missing)}")
+        code = secrets.token_hex(10)
+        with state.lock:
+            state.manifests[code] = (manifest, state.clock())
+        query = urlencode({"code": code, **({"state": request.args["state"]} if "state" in request.args else {})})
+        return Response(status=302, headers={"Location": f"{manifest['redirect_url']}?{query}"})
+
+    @app.post("/app-manifests/<code>/conversions")
+    def manifest_conversion(code: str) -> tuple[Response, int]:
+        with state.lock:
+            manifest, issued = state.manifests.pop(code, (None, 0.0))
+        if manifest is None or state.clock() - issued > 3600:
+            raise ApiError(404, "Not Found")
+        secret = secrets.token_hex(20)
+        state.slug = str(manifest.get("name") or state.slug).lower().replace(" ", "-")
+        state.registered = {"manifest": manifest, "webhook_secret": secret}
+        return jsonify(id=state.app_id, slug=state.slug, node_id="A_standin", owner={"login": org_or_user()},
+                       name=manifest.get("name"), html_url=f"{request.host_url}apps/{state.slug}",
+                       client_id="Iv1.standin", client_secret=secrets.token_hex(20), webhook_secret=secret,
+                       pem=state.private_key_pem, permissions=manifest.get("default_permissions", {}),
+                       events=manifest.get("default_events", [])), 201
+
+    def org_or_user() -> str:
+        return "standin"
+
     # -- pull requests ---------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/pulls/<int:number>")
     def get_pull(owner: str, name: str, number: int) -> Response:
@@ -401,7 +441,7 @@ def create_app(state: StandInState) -> Flask:
         runs = local.list_check_runs(repo_of(owner, name), ref, request.args.get("check_name", ""))
         return jsonify(total_count=len(runs), check_runs=[
             {"id": r.id, "head_sha": r.head_sha, "name": r.name, "status": r.status, "conclusion": r.conclusion,
-             "external_id": r.external_id} for r in runs])
+             "external_id": r.external_id, "output": {"annotations_count": r.annotations}} for r in runs])
 
     @app.patch("/repos/<owner>/<name>/check-runs/<int:run_id>")
     def update_check_run(owner: str, name: str, run_id: int) -> Response:

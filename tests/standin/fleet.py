@@ -1,0 +1,93 @@
+"""Many repositories behind one stand-in GitHub: one pull request each, spread over a few installations.
+
+The stand-in (``server.py``) serves one repository with one pull request. A ``Fleet`` serves many from
+one HTTP server: each repository is a stand-in of its own (its ``LocalGitHub``, check runs, reviews,
+comments) while what GitHub keeps per App or per installation is shared: installation tokens, the
+request log, faults, and the write pacing log, one ``Pacing`` per installation (GitHub's advice is per
+installation). Requests are routed by the repository in their path (``/repos/{owner}/{name}/...``), a
+GraphQL query by its ``owner``/``name`` variables, a token request by its installation.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from bot.app.local_github import LocalGitHub
+from tests.standin.server import Pacing, QuietHandler, StandInState, create_app, generate_private_key_pem
+
+Environ = dict[str, Any]
+WSGIApp = Callable[[Environ, Callable[..., Any]], Iterable[bytes]]
+
+
+class Fleet:
+    """``repos`` maps ``owner/name`` to its installation id; every repository's pull request is ``head``
+    against ``base`` of the git repository at ``repo_path``, numbered from ``first_number``."""
+
+    def __init__(self, repo_path: str, base: str, head: str, repos: dict[str, int], *, latency: float = 0.0,
+                 write_pause: float = 0.0, first_number: int = 1, private_key_pem: str | None = None) -> None:
+        self.private_key_pem = private_key_pem or generate_private_key_pem()
+        self.pacing = {installation: Pacing(write_pause) for installation in sorted(set(repos.values()))}
+        shared: dict[str, Any] = {"tokens": {}, "faults": [], "fault_hits": [], "requests": [],
+                                  "lock": threading.Lock()}
+        self.states: dict[str, StandInState] = {}
+        for number, (name, installation) in enumerate(sorted(repos.items()), start=first_number):
+            local = LocalGitHub(repo_path, base, head, repo=name, number=number)
+            self.states[name] = StandInState(local, self.private_key_pem, installation_id=installation,
+                                             latency=latency, pacing=self.pacing[installation], **shared)
+        self.apps: dict[str, WSGIApp] = {name: create_app(state) for name, state in self.states.items()}
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def number(self, repo: str) -> int:
+        return self.states[repo].local.number
+
+    def head_sha(self, repo: str) -> str:
+        return self.states[repo].local.resolve(self.states[repo].local.head)
+
+    def __call__(self, environ: Environ, start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path = str(environ.get("PATH_INFO", ""))
+        parts = path.split("/")
+        name = ""
+        if path.startswith("/repos/") and len(parts) > 3:
+            name = f"{parts[2]}/{parts[3]}"
+        elif path == "/graphql":
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+            environ["wsgi.input"] = io.BytesIO(body)
+            try:
+                variables = json.loads(body).get("variables") or {}
+                name = f"{variables.get('owner')}/{variables.get('name')}"
+            except (ValueError, AttributeError):
+                name = ""
+        elif path.startswith("/app/installations/") and len(parts) > 3 and parts[3].isdigit():
+            name = next((n for n, s in self.states.items() if s.installation_id == int(parts[3])), "")
+        app = self.apps.get(name) or next(iter(self.apps.values()))  # unknown repositories: its 404
+        return app(environ, start_response)
+
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> Fleet:
+        self._server = make_server(host, port, self, threaded=True, request_handler=QuietHandler)
+        server = self._server
+        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05), name="fleet",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() first"
+        return int(self._server.server_port)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        for state in self.states.values():
+            state.local.close()

@@ -1,0 +1,70 @@
+"""``registry-bot app register`` against the stand-in: GitHub's manifest flow, end to end.
+
+Finding (issue 21): the docs said GitHub returns the App id, key and secret after the manifest is posted;
+it redirects with ``?code=`` that must be exchanged at ``POST /app-manifests/{code}/conversions`` within
+an hour. Nothing did that, ``redirect_url`` pointed at a route that did not exist, and ``app.yml`` is
+YAML where the form needs JSON. The test plays the browser: it opens the command's page, posts its form
+to the stand-in's github.com page, follows the redirect back, and then uses what the command wrote.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+import yaml
+
+from bot.app.github_client import AppClientFactory
+from bot.app.local_github import LocalGitHub
+from bot.app.settings import Settings
+from tests.conftest import ROOT
+from tests.gitrepo import Repo
+from tests.standin.server import StandIn
+
+
+def test_register_exchanges_the_code_and_writes_the_credentials_0600(tmp_path: Path) -> None:
+    repo = Repo.from_folder(ROOT / "registry", tmp_path / "repo")
+    repo.change({"x.json": "{}\n"})
+    out = tmp_path / "secrets"
+    with StandIn(LocalGitHub(repo.path, "main", "pr")) as github:
+        command = subprocess.Popen(
+            [sys.executable, "-m", "bot", "app", "register", "--webhook-url", "https://bot.example.org/webhook",
+             "--github-url", github.url, "--api-url", github.url, "--port", "0", "--out", str(out), "--timeout", "60"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert command.stdout is not None
+        page_url = re.search(r"Open (http://\S+/) ", command.stdout.readline())
+        assert page_url, "the command did not say where its page is"
+        browser = requests.Session()
+        page = browser.get(page_url.group(1), timeout=10).text
+        action = html.unescape(re.search(r'<form action="([^"]+)" method="post">', page).group(1))  # type: ignore[union-attr]
+        manifest = html.unescape(re.search(r'name="manifest" value="([^"]+)"', page).group(1))  # type: ignore[union-attr]
+        assert action.startswith(f"{github.url}/settings/apps/new?state=")
+        done = browser.post(action, data={"manifest": manifest}, timeout=30)  # GitHub redirects to the callback
+        stdout, stderr = command.communicate(timeout=30)
+        assert command.returncode == 0, stderr
+        assert done.status_code == 200 and "is registered" in done.text
+        registered = github.state.registered
+        assert registered["manifest"]["hook_attributes"]["url"] == "https://bot.example.org/webhook"
+        assert registered["manifest"]["redirect_url"] == f"{page_url.group(1)}callback"
+        assert registered["manifest"]["default_permissions"] == yaml.safe_load(
+            (ROOT / "app.yml").read_text())["default_permissions"]  # app.yml's YAML, sent as JSON
+
+        files = sorted(out.iterdir())
+        assert [f.name for f in files] == ["github-app-id", "github-app-private-key.pem", "github-webhook-secret",
+                                           "registry-bot.env"]
+        assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files) and stat.S_IMODE(out.stat().st_mode) == 0o700
+        assert registered["webhook_secret"] not in stdout + stderr and "PRIVATE KEY" not in stdout + stderr
+        env = dict(line.split("=", 1) for line in (out / "registry-bot.env").read_text().splitlines())
+        settings = Settings.from_env({**env, "GITHUB_API_URL": github.url})  # what the web and the worker read
+        assert settings.webhook_secrets == (registered["webhook_secret"],)
+        factory = AppClientFactory(settings.app_id, settings.private_key, github.url, seconds_between_writes=0)
+        assert factory.bot_login() == f"{github.state.slug}[bot]"  # the key signs a JWT GitHub accepts
+
+        code = re.search(r"code=(\w+)", done.url or "")
+        replay = requests.post(f"{github.url}/app-manifests/{code.group(1) if code else 'x'}/conversions", timeout=10)
+        assert replay.status_code == 404  # a code is exchanged once
