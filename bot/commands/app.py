@@ -38,7 +38,7 @@ FILES = {"id": "github-app-id", "secret": "github-webhook-secret", "key": "githu
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    register = sub.add_parser("register", help=HELP, description=__doc__.split("\n\n")[1])
+    register = sub.add_parser("register", help=HELP, description=HELP, epilog=__doc__.split("\n\n")[1])
     register.add_argument("--webhook-url", required=True,
                           help="where GitHub will POST deliveries: your web process's /webhook, over https")
     register.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST, help="the App manifest (YAML or JSON)")

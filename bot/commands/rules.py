@@ -63,7 +63,7 @@ def commands_markdown() -> str:
     for name in COMMANDS:
         for usage, text in _usages(subs.choices[name], name):
             usage = usage.replace(" [-h]", "").replace("|", "\\|")
-            lines.append(f"| `{usage}` | {text} |")
+            lines.append(f"| `{usage}` | {' '.join(text.split())} |")
     return "\n".join(lines) + "\n"
 
 
