@@ -4,9 +4,11 @@
 Test suites keep expected events next to everything else a test needs (configuration, dbt manifests,
 facet schemas). A file counts when its first JSON document is an event by shape
 (``bot.naming.events.document_kind``: ``eventType``, ``run`` and ``job``, or a dataset or job event), so
-partial expected events with placeholders are found and the rest is left alone. The files are read from
-the reviewed revision by the driver (a repository's own fixtures are small); an entry's ``samples/`` are
-read by ``events.sample_records`` and not twice.
+partial expected events with placeholders are found and the rest is left alone. They are *expected*
+events: test suites compare them as subsets of what the integration emits (json-unit's lenient
+comparison, dbt's and Flink's matchers), so a key they leave out is not an error, as with placeholders.
+The files are read from the reviewed revision by the driver (a repository's own fixtures are small); an
+entry's ``samples/`` are read by ``events.sample_records`` and not twice.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.naming.events import EVENT_KINDS, document_kind
 from bot.regression.events import EVENT_SUFFIXES, EventError, EventRecord, parse_event, snapshot_records
@@ -74,7 +76,7 @@ def discover(snapshot: Snapshot, globs: Iterable[str], exclude: Iterable[str] = 
     for path in sorted(candidates):
         records = list(snapshot_records(snapshot, path))
         if is_event_file(records):
-            found.records += records
+            found.records += [replace(r, expected=True) for r in records]
             found.files += 1
         else:
             found.ignored += 1

@@ -39,6 +39,7 @@ class EventRecord:
     text: str
     entry: str | None = None
     error: str | None = None  # why the file could not be read (then ``text`` is empty)
+    expected: bool = False  # a test suite's expected event: a subset of what is emitted (missing keys are no error)
 
 
 class EventError(ValueError):

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 LISTED_FILES_CHECKED_BY_DRIVER = 1000
-INPUT_COLUMNS = "file string, idx long, data binary, entry string, error string, whole boolean"
+INPUT_COLUMNS = "file string, idx long, data binary, entry string, error string, whole boolean, expected boolean"
 OUTPUT_COLUMNS = ("kind string, producer string, rule string, facet string, schema string, subject string, "
                   "outcome string, base string, head string, message string, file string, idx long, n long")
 _WORKER_CACHE: dict[str, Comparator] = {}  # per Python worker process: reused across partitions and jobs
@@ -92,11 +92,11 @@ def _records(batch: pa.RecordBatch, ordinals: Counter[tuple[str, int]], read: Co
     file with none could not be read by the executors). Bytes are decoded here, strictly: a file or a
     line that is not UTF-8 is a fault of its own, never a crash of the job."""
     columns = batch.to_pydict()
-    for file, idx, data, entry, error, whole in zip(
+    for file, idx, data, entry, error, whole, expected in zip(
             columns["file"], columns["idx"], columns["data"], columns["entry"], columns["error"], columns["whole"],
-            strict=True):
+            columns["expected"], strict=True):
         if error is not None:
-            yield EventRecord(file, idx, "", entry, error)
+            yield EventRecord(file, idx, "", entry, error, expected)
         elif whole:  # a whole file read by Spark (its metadata gives the path URL-encoded)
             read[file] += 1
             yield from whole_records(unquote(file), data or b"", entry)
@@ -109,7 +109,7 @@ def _records(batch: pa.RecordBatch, ordinals: Counter[tuple[str, int]], read: Co
             number = ordinals[(file, block)] - 1
             yield line_record(unquote(file) if block == 0 else f"{unquote(file)}@{block}", number, data, entry)
         else:  # an event the driver read from the repository
-            yield EventRecord(file, idx, (data or b"").decode(), entry)
+            yield EventRecord(file, idx, (data or b"").decode(), entry, expected=expected)
 
 
 def _tally_batch(tally: Tally, read: Counter[str]) -> pa.RecordBatch:
@@ -179,7 +179,7 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: 
             records.append(EventRecord(_local(name), 0, "", None, too_large(size)))
     files = {n: s for n, s in listed.items() if not (n.endswith(WHOLE_SUFFIX) and s > MAX_WHOLE_FILE_BYTES)}
     frames: list[DataFrame] = []
-    rows = [(r.file, r.index, r.text.encode(), r.entry, r.error, False) for r in records]
+    rows = [(r.file, r.index, r.text.encode(), r.entry, r.error, False, r.expected) for r in records]
     if rows:
         count = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(rows)))
         frames.append(spark.createDataFrame(spark.sparkContext.parallelize(rows, count), INPUT_COLUMNS))
@@ -192,7 +192,7 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: 
             frames.append(read.select(
                 F.col("_metadata.file_path").alias("file"), idx.alias("idx"),
                 F.col("value").cast("binary").alias("data"), F.lit(None).cast("string").alias("entry"),
-                F.lit(None).cast("string").alias("error"), F.lit(whole).alias("whole")))
+                F.lit(None).cast("string").alias("error"), F.lit(whole).alias("whole"), F.lit(False).alias("expected")))
     if not frames:
         return spark.createDataFrame([], INPUT_COLUMNS), files
     return functools.reduce(DataFrame.unionByName, frames), files
@@ -249,7 +249,8 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
         first = []
         if any(outcome != OK for (_, _, _, outcome) in counts):
             in_time()
-            window = Window.partitionBy("producer", "rule", "facet", "outcome").orderBy("file", "idx", "subject")
+            window = (Window.partitionBy("producer", "rule", "facet", "outcome")
+                      .orderBy("file", "idx", "subject", "message"))
             first = (out.where("kind = 'row'").withColumn("rank", F.row_number().over(window))
                      .where(F.col("rank") <= EXAMPLES_PER_GROUP).collect())
     finally:
