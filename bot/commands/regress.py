@@ -100,7 +100,7 @@ def _say_found(events: Events) -> None:
 
 def _run_spark(inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace) -> RegressionResult:
     from bot.commands._progress import elapsed, jvm_output
-    from bot.regression.faults import java_missing
+    from bot.regression.faults import end_children, java_missing
     from bot.regression.spark_job import run_spark, start_session
 
     missing = java_missing()
@@ -111,7 +111,11 @@ def _run_spark(inputs: Inputs, master: str, conf: dict[str, str], args: argparse
     print(f"Checking {len(inputs.records)} sample event(s){where} on Spark ({master}); Spark takes 20-30 s to "
           f"start (--engine python skips it)...", file=sys.stderr)
     with jvm_output(args.verbose) as stderr, elapsed("Spark regression", stderr):
-        spark = start_session(master, extra=conf)
+        try:
+            spark = start_session(master, extra=conf)
+        except KeyboardInterrupt:  # the JVM ignores SIGINT while it starts: end it with this process
+            end_children()
+            raise
         try:
             return run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.locations,
                              parquet=args.parquet)

@@ -39,6 +39,7 @@ INPUT_COLUMNS = "file string, idx long, data binary, entry string, error string,
 OUTPUT_COLUMNS = ("kind string, producer string, rule string, facet string, schema string, subject string, "
                   "outcome string, base string, head string, message string, file string, idx long, n long")
 _WORKER_CACHE: dict[str, Comparator] = {}  # per Python worker process: reused across partitions and jobs
+_CLEANED: list[bool] = []  # per Python worker process: ended executors' archives removed once
 
 
 def start_session(master: str = "local[*]", app: str = "registry-bot-regression",
@@ -147,6 +148,10 @@ def _tally_batch(tally: Tally, read: Counter[str]) -> pa.RecordBatch:
 
 def _partition(specs_broadcast: Any) -> Any:
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if not _CLEANED:
+            from bot.regression.ship import clean_finished
+
+            _CLEANED.append(bool(clean_finished()))
         comparator = _comparator(specs_broadcast.value)
         tally = Tally()
         ordinals: Counter[tuple[str, int]] = Counter()
