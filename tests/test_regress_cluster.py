@@ -132,7 +132,7 @@ def test_faults_are_findings_on_the_cluster_and_the_real_repository_needs_no_eve
     shutil.copy(faults / "good.jsonl", only_driver)
     code, report = regress(setup, cluster.url, "--events", str(faults), str(only_driver), python=str(cluster.python))
     group = next(g for g in report["groups"] if g["rule"] == "event-readable")
-    assert code == 0 and group["count"] == 4  # the locked file is root's: the workers (root) read it
+    assert code == 1 and group["count"] == 4  # (1: the samples break); the locked file is root's: the workers read it
     assert [(Path(e["file"]).name, e["message"].split(":")[0]) for e in group["examples"]] == [
         ("only.jsonl", "unreadable"), ("big.json", "too large"), ("commented.json", "not JSON (nor JSON lines)")]
     assert "the executors could not open it" in group["examples"][0]["message"]
