@@ -193,3 +193,17 @@ def test_a_bad_setting_is_exit_2_with_one_line_and_ctrl_c_ends_start_up_at_once(
         started.send_signal(signal.SIGINT)
         assert started.wait(timeout=10) == 130 and time.monotonic() - sent < 1.0
         assert "interrupted" in started.stderr.read()
+
+
+def test_the_app_s_stage_finds_the_repository_s_events_too(real: Path) -> None:
+    """Without samples or configured locations the stage still has events, so it goes on to start Spark
+    (here a factory that fails, as without Java: the review goes on, and the section says why)."""
+    from bot.regression import review_stage
+
+    def no_java(master: str) -> Any:
+        raise RuntimeError("Java gateway process exited before sending its port number")
+
+    with GitSnapshot(real, "main") as base, GitSnapshot(real, "pr") as head:
+        section, findings = review_stage(session_factory=no_java)(base, head, None, Config())
+    assert section is not None and findings == []
+    assert section.data["skipped"].startswith("Spark could not start") and "Java gateway" in section.data["skipped"]
