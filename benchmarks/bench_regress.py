@@ -1,11 +1,11 @@
 """Benchmark of the regression: synthetic realistic events, base and head, through the command line.
 
     python benchmarks/bench_regress.py                       # 20,000 events, Spark local[2]
-    python benchmarks/bench_regress.py --events 1000000 --files 8 --work /work/tmp-bench --cluster --skip-naive
+    python benchmarks/bench_regress.py --events 100000 1000000 --files 8 --work /work/tmp-bench --cluster --skip-naive
 
-Prints events per second for: naive ``jsonschema.validate`` per event (one side), the single-process
-comparator on events streamed from the file (both sides), and ``registry-bot regress`` on Spark, as a
-user runs it, on ``local[2]`` and (``--cluster``) on a two-worker standalone cluster on loopback whose
+Prints events per second for: naive ``jsonschema.validate`` per event (one side), and ``registry-bot
+regress`` as a user runs it: in one process (``--engine python``), on Spark ``local[2]`` and
+(``--cluster``) on a two-worker standalone cluster on loopback whose
 workers have only Python and PySpark (``tests/spark_cluster.py``). For each Spark run: the job's
 events/s, the command's wall time, and the peak resident memory of the driver (the command's Python
 process plus its JVM, sampled), which must not grow with the input. The head side changes one core
@@ -33,7 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.config import Config  # noqa: E402  # after the path setup above
-from bot.regression.compare import run_records  # noqa: E402
 from bot.regression.events import EventRecord  # noqa: E402
 from bot.regression.side import SideSpec  # noqa: E402
 from bot.snapshot import DirSnapshot  # noqa: E402
@@ -180,9 +179,11 @@ def registry_repo(base_root: Path, head_root: Path, target: Path) -> Path:
 
 def regress(repo: Path, events: Path, master: str, conf: list[str], python: str | None = None,
             env: dict[str, str] | None = None) -> dict[str, float]:
-    """``registry-bot regress`` on ``master``: the job's events/s, the wall time, the driver's peak memory."""
+    """``registry-bot regress`` on ``master`` (``python``: in one process): the job's events/s, the wall
+    time, the driver's peak memory."""
+    engine = ["--engine", "python"] if master == "python" else ["--master", master]
     command = [sys.executable, "-m", "bot", "regress", str(repo), "--base", "main", "--head", "pr", "--events",
-               str(events), "--master", master, "--format", "json"]
+               str(events), *engine, "--format", "json"]
     for item in conf:
         command += ["--conf", item]
     environment = {**os.environ, **(env or {}), "PYSPARK_PYTHON": python or sys.executable}
@@ -233,14 +234,14 @@ def naive(records: list[EventRecord], base_root: Path, limit: int) -> float:
 
 def report(label: str, run: dict[str, float], local: bool) -> None:
     workers = f", Python workers {run['workers']:,.0f} MB" if local else ""  # a cluster's are on its workers
-    print(f"{label}: {run['rate']:,.0f} events/s in the Spark job ({run['events']:,.0f} events, {run['job']:.1f} s; "
+    print(f"{label}: {run['rate']:,.0f} events/s in the job ({run['events']:,.0f} events, {run['job']:.1f} s; "
           f"{run['wall']:.1f} s for the whole command, start-up included); peak driver memory "
           f"{run['driver']:,.0f} MB (Python + JVM){workers}; load average {os.getloadavg()[0]:.1f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--events", type=int, nargs="+", default=[20_000], help="one run per count, one cluster")
     parser.add_argument("--files", type=int, default=4, help="JSON-lines files the events are spread over")
     parser.add_argument("--work", type=Path, default=None, help="where to generate the events (deleted after)")
     parser.add_argument("--naive-events", type=int, default=100)
@@ -253,45 +254,41 @@ def main() -> None:
     if args.work:
         args.work.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="bench-regress-", dir=args.work))
+    cluster = None
     try:
         base_root, head_root = trees(work)
         repo = registry_repo(base_root, head_root, work / "repo")
-        events = work / "events"
-        started = time.perf_counter()
-        size = write_events(events, args.events, args.files)
-        print(f"{args.events:,} synthetic events in {args.files} files, {size / 1024:.1f} KB each on average "
-              f"({size * args.events / 2**30:.2f} GiB, written in {time.perf_counter() - started:.0f} s), "
-              f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")
-        base = SideSpec.build(DirSnapshot(base_root), Config(), "base")
-        head = SideSpec.build(DirSnapshot(head_root), Config(), "head")
-        first = sorted(events.iterdir())[0]
-
-        if not args.skip_naive:
-            rate = naive(list(stream(first, args.naive_events)), base_root, args.naive_events)
-            print(f"naive jsonschema.validate per event, one side ({args.naive_events} events): {rate:,.0f} events/s")
-        if not args.skip_one_process:
-            started = time.perf_counter()
-            tally = run_records(stream(first), base, head)
-            print(f"one Python process, base and head: {tally.events / (time.perf_counter() - started):,.0f} "
-                  f"events/s ({tally.events:,} events of one file)")
-            del tally
-
-        report(f"regress --master {args.master}", regress(repo, events, args.master, args.conf),
-               args.master.startswith("local"))
+        cache = work / "cache"  # the archive shipped to the executors: on the driver's side only
+        cache.mkdir()
         if args.cluster:
             from tests.spark_cluster import Cluster
 
-            cache = work / "cache"  # the archive shipped to the executors: on the driver's side only
-            cache.mkdir()
             hidden = [ROOT, Path(sys.prefix), repo, base_root, head_root, cache]
             cluster = Cluster(work / "spark", hide=hidden).start(workers=2)
-            try:
+        for count in args.events:
+            events = work / f"events-{count}"
+            started = time.perf_counter()
+            size = write_events(events, count, args.files)
+            print(f"{count:,} synthetic events in {args.files} files, {size / 1024:.1f} KB each on average "
+                  f"({size * count / 2**30:.2f} GiB, written in {time.perf_counter() - started:.0f} s), "
+                  f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")
+            if not args.skip_naive:
+                first = sorted(events.iterdir())[0]
+                rate = naive(list(stream(first, args.naive_events)), base_root, args.naive_events)
+                print(f"naive jsonschema.validate per event, one side ({args.naive_events} events): "
+                      f"{rate:,.0f} events/s")
+            if not args.skip_one_process:
+                report("regress --engine python", regress(repo, events, "python", args.conf), local=False)
+            report(f"regress --master {args.master}", regress(repo, events, args.master, args.conf),
+                   args.master.startswith("local"))
+            if cluster is not None:
                 report(f"regress on the two-worker cluster ({cluster.url})",
                        regress(repo, events, cluster.url, args.conf, str(cluster.python),
                                {"XDG_CACHE_HOME": str(cache)}), local=False)
-            finally:
-                cluster.stop()
+            shutil.rmtree(events)
     finally:
+        if cluster is not None:
+            cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -36,11 +36,23 @@ class ReviewPolicy:
     time_budget_seconds: float = 600.0  # the whole review: every check on both sides, every match, the regression
 
 
+# --- regression: where the repository keeps its own events ---------------------------------------------
+# Globs over the reviewed revision's files (``**`` crosses folders). The defaults find OpenLineage's own
+# expected-event fixtures: its integrations' test events (``integration/*/.../tests/``, ``src/test/``,
+# ``integrations/``); a file counts when its content has the shape of an event (``bot.regression.discover``).
+DISCOVER_EVENTS = ("integration/**/test/**", "integration/**/tests/**", "integration/**/integrations/**")
+
+
 @dataclass(frozen=True)
 class RegressionPolicy:
-    """Which sample events the regression reads and how its outcomes count."""
+    """Which sample events the regression reads and how its outcomes count.
+
+    ``events``: more locations (paths, globs, Hadoop URIs) read where the regression runs;
+    ``discover``: globs of the repository's own event files (``[]`` turns discovery off).
+    """
 
     events: tuple[str, ...] = ()
+    discover: tuple[str, ...] = DISCOVER_EVENTS
     broken: str = "error"
     still_failing: str = "notice"
     unknown_schema: str = "warning"

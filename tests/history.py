@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from bot.snapshot import GitSnapshot
 from tests.conftest import SHARED
 from tests.gitrepo import GIT_ENV
 
-BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"
+BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"  # beside the repository or a worktree
 
 
 def clone(target: Path) -> Path:
@@ -39,3 +40,23 @@ def replay(repo: Path, commit: str, config: Config | None = None) -> Report:
     with GitSnapshot(repo, f"{commit}^") as base, GitSnapshot(repo, commit) as head:
         changes = ChangeSet.from_git(repo, base.commit, head.commit)
         return review(head=head, base=base, changes=changes, context=ReviewContext(), config=config)
+
+
+def with_events(history: Path, commit: str, events: Path, target: Path) -> Path:
+    """A repository shaped like the real one at ``commit``: ``main`` holds the parent's tree and ``pr``
+    the commit's, each with the folder ``events`` (the integrations' test events) at its own path."""
+    from tests.gitrepo import git
+
+    target.mkdir(parents=True)
+    git(target, "init", "-q", "-b", "main")
+    for rev, branch in ((f"{commit}^", "main"), (commit, "pr")):
+        if branch == "pr":
+            git(target, "checkout", "-q", "-b", "pr")
+            git(target, "rm", "-rq", "--cached", ".")
+            subprocess.run(["git", "-C", str(target), "clean", "-qfdx"], check=True, env=GIT_ENV)
+        archive = subprocess.run(["git", "-C", str(history), "archive", rev], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+        shutil.copytree(events, target / events.name, dirs_exist_ok=True)
+        git(target, "add", "-A")
+        git(target, "commit", "-q", "-m", f"{rev} with the integrations' events")
+    return target

@@ -331,7 +331,8 @@ def test_without_sample_events_the_stage_reads_no_schema_and_starts_no_spark(cor
     started: list[str] = []
     stage = review_stage(session_factory=lambda master: started.append(master))  # type: ignore[arg-type, func-returns-value]
 
-    section, findings = stage(base, head, None, Config())
+    no_discovery = Config(regression=RegressionPolicy(discover=()))  # the corpus's integration events are not read
+    section, findings = stage(base, head, None, no_discovery)
 
     assert section is not None and section.data == {"events": 0} and findings == [] and started == []
     assert base.reads == head.reads == []  # neither side's schemas: nothing would be validated against them

@@ -112,3 +112,40 @@ def test_parquet_where_only_the_driver_looks_is_an_error_not_an_empty_dataset(se
                python=str(cluster.python))
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert f"{target}: 0 of the " in proc.stderr and "a location every node shares" in proc.stderr
+
+
+def disk_use(folders: list[Path]) -> int:
+    return sum(p.lstat().st_size for folder in folders for p in folder.rglob("*") if p.is_file())
+
+
+def test_faults_are_findings_on_the_cluster_and_the_real_repository_needs_no_events(  # type: ignore[no-untyped-def]
+        setup: dict[str, Any], history: Path, corpus: Path) -> None:
+    """An executor that cannot read a file (it is in the driver's own folder), a non-UTF-8 line, a
+    non-JSON file, a too-large array: each one per-file finding. Then the real-shaped repository with
+    no --events gives the one-process outcomes; the earlier runs' extracted archives are gone."""
+    from tests.history import commit_of, with_events
+    from tests.test_regress_discovery import CHANGE, faults_folder
+
+    cluster: Cluster = setup["cluster"]
+    faults = faults_folder(setup["shared"] / "faults")
+    only_driver = setup["cache"].parent / "only.jsonl"
+    shutil.copy(faults / "good.jsonl", only_driver)
+    code, report = regress(setup, cluster.url, "--events", str(faults), str(only_driver), python=str(cluster.python))
+    group = next(g for g in report["groups"] if g["rule"] == "event-readable")
+    assert code == 1 and group["count"] == 4  # (1: the samples break); the locked file is root's: the workers read it
+    assert [(Path(e["file"]).name, e["message"].split(":")[0]) for e in group["examples"]] == [
+        ("only.jsonl", "unreadable"), ("big.json", "too large"), ("commented.json", "not JSON (nor JSON lines)")]
+    assert "the executors could not open it" in group["examples"][0]["message"]
+    after_first = disk_use(cluster.work_dirs)
+
+    real = with_events(history, commit_of(history, CHANGE), corpus / "integration", setup["cache"].parent / "real")
+    env = {**os.environ, "PYSPARK_PYTHON": str(cluster.python), "XDG_CACHE_HOME": str(setup["cache"])}
+    runs = [subprocess.run([sys.executable, "-m", "bot", "regress", str(real), "--base", "main", "--head", "pr",
+                            "--format", "json", *engine], capture_output=True, text=True, cwd=ROOT, env=env,
+                           timeout=600, check=False) for engine in (["--master", cluster.url], ["--engine", "python"])]
+    reports = [{k: v for k, v in json.loads(p.stdout).items() if k not in ("engine", "seconds")} for p in runs]
+    assert reports[0] == reports[1] and reports[0]["events"] > 600 and reports[0]["totals"]["fixed"] > 0
+    # one extracted archive per executor of the last run: the three runs before left none behind
+    extracted = [e for folders in cluster.executor_folders() for e in folders if (e / "registry-bot-deps").is_dir()]
+    assert extracted and {e.parent.name for e in extracted} == {max(e.parent.name for e in extracted)}
+    assert disk_use(cluster.work_dirs) < after_first + 20 * 1024 * 1024

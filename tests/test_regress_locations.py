@@ -114,7 +114,7 @@ def test_a_large_json_lines_file_is_split_by_spark_and_every_line_read_once(spar
             out.write(json.dumps(template) + "\n")
     spark.conf.set("spark.sql.files.maxPartitionBytes", str(path.stat().st_size // 9))
     try:
-        assert input_frame(spark, (), [str(path)]).rdd.getNumPartitions() >= 9
+        assert input_frame(spark, (), [str(path)])[0].rdd.getNumPartitions() >= 9
         result = run_spark(spark, side, side, (), [str(path)], parquet=str(tmp_path / "rows.parquet"))
     finally:
         spark.conf.unset("spark.sql.files.maxPartitionBytes")

@@ -15,7 +15,7 @@ from bot.commands import _inputs
 if TYPE_CHECKING:
     from bot.findings import Finding
     from bot.regression.result import RegressionResult
-    from bot.regression.runner import Inputs
+    from bot.regression.runner import Events, Inputs
 
 HELP = "run the sample-event regression of a change (--base/--head) with PySpark or in one process"
 
@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from bot.config import load_config
     from bot.findings import Severity
+    from bot.regression.faults import is_spark_failure, one_line
     from bot.regression.locations import LocationError
     from bot.regression.runner import find_events, gather
     from bot.snapshot import GitError
@@ -55,13 +56,22 @@ def run(args: argparse.Namespace) -> int:
             _inputs.registry_folder([base, head], f"{repo} at {args.base} and at {args.head}")
             print(f"Reading the sample events of {repo} at {args.base} and {args.head}...", file=sys.stderr)
             config, _ = load_config(base)
-            inputs = gather(base, head, config, find_events(head, config, args.events))
+            events = find_events(head, config, args.events)
+            _say_found(events)
+            inputs = gather(base, head, config, events)
     except GitError as exc:
         raise UsageError(exc.reason) from None
     try:
-        result = _run_local(inputs) if args.engine == "python" else _run_spark(inputs, args.master, conf, args)
+        if args.engine == "python" or events.empty:  # nothing for Spark to read: it is not started
+            result = _run_local(inputs)
+        else:
+            result = _run_spark(inputs, args.master, conf, args)
     except LocationError as exc:
         raise UsageError(str(exc)) from None
+    except Exception as exc:
+        if not is_spark_failure(exc):
+            raise
+        raise UsageError(f"Spark failed, the regression did not run: {one_line(exc)}") from None
     findings = result.findings(config.regression, config.paths.registry)
     if args.format == "json":
         sys.stdout.write(json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
@@ -78,15 +88,34 @@ def _run_local(inputs: Inputs) -> RegressionResult:
     return run_local(inputs)
 
 
+def _say_found(events: Events) -> None:
+    found = events.discovered
+    if found is not None and (found.files or found.ignored):
+        print(f"Found {found.files} event file(s) in the repository ({found.ignored} other JSON file(s) there "
+              f"hold no event)", file=sys.stderr)
+    if events.empty:
+        print("No events to check (no samples/, no event file in the repository, no --events): Spark is not "
+              "started", file=sys.stderr)
+
+
 def _run_spark(inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace) -> RegressionResult:
     from bot.commands._progress import elapsed, jvm_output
+    from bot.regression.faults import end_children, java_missing
     from bot.regression.spark_job import run_spark, start_session
+
+    missing = java_missing()
+    if missing:
+        raise UsageError(f"{missing}; or use --engine python")
 
     where = f" and {len(inputs.locations)} event location(s)" if inputs.locations else ""
     print(f"Checking {len(inputs.records)} sample event(s){where} on Spark ({master}); Spark takes 20-30 s to "
           f"start (--engine python skips it)...", file=sys.stderr)
     with jvm_output(args.verbose) as stderr, elapsed("Spark regression", stderr):
-        spark = start_session(master, extra=conf)
+        try:
+            spark = start_session(master, extra=conf)
+        except KeyboardInterrupt:  # the JVM ignores SIGINT while it starts: end it with this process
+            end_children()
+            raise
         try:
             return run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.locations,
                              parquet=args.parquet)

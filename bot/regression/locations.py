@@ -18,9 +18,6 @@ from bot.regression.events import EVENT_SUFFIXES, expand_local, is_remote
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-WHOLE_SUFFIX = ".json"  # one event or an array per file, read whole; every other file is JSON lines
-
-
 class LocationError(ValueError):
     """An event location that names nothing, or no event file."""
 
@@ -59,7 +56,12 @@ def local_files(locations: Iterable[str]) -> list[str]:
 
 
 def spark_files(spark: SparkSession, locations: Iterable[str]) -> list[str]:
-    """Event files of ``locations`` as Hadoop lists them on the driver (names only, never contents).
+    """Event files of ``locations`` as Hadoop lists them on the driver (names only, never contents)."""
+    return list(spark_listing(spark, locations))
+
+
+def spark_listing(spark: SparkSession, locations: Iterable[str]) -> dict[str, int]:
+    """Event files of ``locations`` as Hadoop lists them on the driver, with their sizes.
 
     A folder is searched recursively for ``.json``, ``.jsonl`` and ``.ndjson`` files (skipping names
     starting with ``.`` or ``_``, as Spark does); a file named directly is read whatever its name; a
@@ -69,7 +71,7 @@ def spark_files(spark: SparkSession, locations: Iterable[str]) -> list[str]:
     jvm, conf = context._jvm, context._jsc.hadoopConfiguration()
     if jvm is None:
         raise RuntimeError("the Spark session has stopped: its JVM is gone")
-    found: list[str] = []
+    found: dict[str, int] = {}
     for location in locations:
         path = jvm.org.apache.hadoop.fs.Path(location)
         fs = path.getFileSystem(conf)
@@ -77,21 +79,22 @@ def spark_files(spark: SparkSession, locations: Iterable[str]) -> list[str]:
         if not statuses:
             raise _missing(location)
         pattern = glob.has_magic(location)
-        files: list[str] = []
+        files: dict[str, int] = {}
         for status in statuses:
             name = status.getPath().toString()
             if status.isDirectory():
                 listing = fs.listFiles(status.getPath(), True)
                 while listing.hasNext():
-                    child = listing.next().getPath()
-                    if _event_file(child.getName()) and not _hidden(child.toString(), name):
-                        files.append(child.toString())
+                    child = listing.next()
+                    if _event_file(child.getPath().getName()) and not _hidden(child.getPath().toString(), name):
+                        files[child.getPath().toString()] = int(child.getLen())
             elif not pattern or _event_file(name):
-                files.append(name)
+                files[name] = int(status.getLen())
         if not files:
             raise _empty(location)
-        found.extend(sorted(files))
-    return list(dict.fromkeys(found))
+        for name in sorted(files):
+            found.setdefault(name, files[name])
+    return found
 
 
 def _event_file(name: str) -> bool:

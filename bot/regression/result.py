@@ -55,7 +55,7 @@ class RegressionResult:
                    notes: Tally | None = None) -> RegressionResult:
         """``notes``: a tally whose skipped documents and unregistered producers are reported (once each)."""
         examples: dict[Group, list[Row]] = defaultdict(list)
-        for row in sorted(rows, key=lambda r: (r.file, r.index, r.subject)):
+        for row in sorted(rows, key=lambda r: (r.file, r.index, r.subject, r.message)):
             group = (row.producer, row.rule, row.facet, row.outcome)
             if len(examples[group]) < EXAMPLES_PER_GROUP:
                 examples[group].append(row)

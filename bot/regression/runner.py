@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from bot.config import Config
 from bot.registry import Registry
 from bot.regression.compare import run_records
+from bot.regression.discover import Discovered, discover
 from bot.regression.events import EventRecord, event_locations, file_records, sample_records
 from bot.regression.locations import local_files
 from bot.regression.result import RegressionResult
@@ -19,11 +20,12 @@ from bot.snapshot import Snapshot
 
 @dataclass
 class Events:
-    """The registry's own sample events, and the event locations (read where the regression runs: by
-    Spark's executors, or by this process for the single-process path)."""
+    """The repository's own events (the entries' samples and the discovered files), and the event
+    locations (read where the regression runs: by Spark's executors, or by this process)."""
 
     records: list[EventRecord]
     locations: list[str]
+    discovered: Discovered | None = None
 
     @property
     def empty(self) -> bool:
@@ -41,8 +43,11 @@ class Inputs:
 
 
 def find_events(head: Snapshot, config: Config, extra_events: Iterable[str] = ()) -> Events:
-    """The head side's ``samples/`` events, and the configured and given locations (not read here)."""
-    return Events(list(sample_records(head, Registry(head, config))), event_locations(config, extra_events))
+    """The head side's ``samples/`` events and its own event files (``regression.discover``), and the
+    configured and given locations (not read here)."""
+    samples = list(sample_records(head, Registry(head, config)))
+    found = discover(head, config.regression.discover, exclude={r.file for r in samples})
+    return Events(samples + found.records, event_locations(config, extra_events), found)
 
 
 def gather(base: Snapshot, head: Snapshot, config: Config, events: Events) -> Inputs:

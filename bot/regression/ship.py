@@ -6,6 +6,12 @@ the archive holds those distributions' installed files (compiled ``.so`` files i
 ``addPyFile`` zip could not load) and the ``bot`` package. Spark extracts it into every executor's
 working folder (``spark.archives``) and the workers find it on their ``PYTHONPATH``. The workers must
 run the driver's Python minor version on the same platform (PySpark requires the same version anyway).
+
+A standalone worker keeps every finished application's executor folders, each with its extracted
+archive (about 256 MB); nothing of Spark's removes them unless the worker runs with
+``spark.worker.cleanup.enabled``. So the first task of each Python worker removes the extracted
+archives of the executors that have ended on its machine (``clean_finished``): repeated runs keep one
+copy per live executor instead of one per run.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -94,6 +101,31 @@ def build(cache: Path) -> Path:
             out.write(path, (Path("bot") / path.relative_to(package)).as_posix())
     partial.replace(archive)
     return archive
+
+
+def clean_finished(cwd: Path | None = None) -> list[Path]:
+    """Remove the extracted archives of ended executors of this standalone worker; returns them.
+
+    Runs in an executor's folder (``<work>/app-*/<id>``, holding ``ALIAS``); anywhere else (local mode,
+    YARN's containers) it does nothing. An executor has ended when no process of this machine has its
+    folder as working folder (the executor JVM and its Python workers run there while it lives).
+    """
+    here = (cwd or Path.cwd()).resolve()
+    if not (here / ALIAS).is_dir() or not here.parent.name.startswith("app-"):
+        return []
+    live = set()
+    for process in Path("/proc").iterdir():
+        if process.name.isdigit():
+            try:
+                live.add((process / "cwd").readlink())
+            except OSError:  # ended meanwhile, or another user's process (not an executor of this worker)
+                continue
+    removed = []
+    for folder in sorted(here.parent.parent.glob(f"app-*/*/{ALIAS}")):
+        if folder.parent != here and folder.parent not in live:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 def _normal(name: str) -> str:

@@ -17,8 +17,16 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from bot.regression.compare import OK, Comparator, Row, Tally
-from bot.regression.events import EventRecord, split_events
-from bot.regression.locations import WHOLE_SUFFIX, LocationError, spark_files
+from bot.regression.events import (
+    MAX_WHOLE_FILE_BYTES,
+    WHOLE_SUFFIX,
+    EventRecord,
+    line_record,
+    too_large,
+    unreadable,
+    whole_records,
+)
+from bot.regression.locations import LocationError, spark_listing
 from bot.regression.result import EXAMPLES_PER_GROUP, RegressionResult
 from bot.regression.side import SideSpec
 
@@ -27,10 +35,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 LISTED_FILES_CHECKED_BY_DRIVER = 1000
-INPUT_COLUMNS = "file string, idx long, text string, entry string, error string, whole boolean"
+INPUT_COLUMNS = "file string, idx long, data binary, entry string, error string, whole boolean, expected boolean"
 OUTPUT_COLUMNS = ("kind string, producer string, rule string, facet string, schema string, subject string, "
                   "outcome string, base string, head string, message string, file string, idx long, n long")
 _WORKER_CACHE: dict[str, Comparator] = {}  # per Python worker process: reused across partitions and jobs
+_CLEANED: list[bool] = []  # per Python worker process: ended executors' archives removed once
 
 
 def start_session(master: str = "local[*]", app: str = "registry-bot-regression",
@@ -79,26 +88,32 @@ def _comparator(specs: tuple[SideSpec, SideSpec]) -> Comparator:
     return comparator
 
 
-def _records(batch: pa.RecordBatch, ordinals: Counter[tuple[str, int]]) -> Iterator[EventRecord]:
+def _records(batch: pa.RecordBatch, ordinals: Counter[tuple[str, int]], read: Counter[str]) -> Iterator[EventRecord]:
+    """The events of a batch of input rows; ``read`` counts the rows of each file Spark read (a listed
+    file with none could not be read by the executors). Bytes are decoded here, strictly: a file or a
+    line that is not UTF-8 is a fault of its own, never a crash of the job."""
     columns = batch.to_pydict()
-    for file, idx, text, entry, error, whole in zip(
-            columns["file"], columns["idx"], columns["text"], columns["entry"], columns["error"], columns["whole"],
-            strict=True):
-        if error is not None or not whole:
-            if idx < 0:  # a line read by Spark: number it within its split (exact for a file's first split)
-                if not text.strip():
-                    continue  # blank lines are not events and take no number
-                block = -idx - 1
-                ordinals[(file, block)] += 1
-                idx = ordinals[(file, block)] - 1
-                file = unquote(file) if block == 0 else f"{unquote(file)}@{block}"
-            yield EventRecord(file, idx, text or "", entry, error)
-        else:  # a whole file read by Spark (its metadata gives the path URL-encoded)
-            for index, event_text in split_events(text or ""):
-                yield EventRecord(unquote(file), index, event_text, entry)
+    for file, idx, data, entry, error, whole, expected in zip(
+            columns["file"], columns["idx"], columns["data"], columns["entry"], columns["error"], columns["whole"],
+            columns["expected"], strict=True):
+        if error is not None:
+            yield EventRecord(file, idx, "", entry, error, expected)
+        elif whole:  # a whole file read by Spark (its metadata gives the path URL-encoded)
+            read[file] += 1
+            yield from whole_records(unquote(file), data or b"", entry)
+        elif idx < 0:  # a line read by Spark: number it within its split (exact for a file's first split)
+            read[file] += 1
+            if not (data or b"").strip():
+                continue  # blank lines are not events and take no number
+            block = -idx - 1
+            ordinals[(file, block)] += 1
+            number = ordinals[(file, block)] - 1
+            yield line_record(unquote(file) if block == 0 else f"{unquote(file)}@{block}", number, data, entry)
+        else:  # an event the driver read from the repository
+            yield EventRecord(file, idx, (data or b"").decode(), entry, expected=expected)
 
 
-def _tally_batch(tally: Tally) -> pa.RecordBatch:
+def _tally_batch(tally: Tally, read: Counter[str]) -> pa.RecordBatch:
     import pyarrow as pa
 
     out: dict[str, list[Any]] = {name: [] for name in (
@@ -125,58 +140,67 @@ def _tally_batch(tally: Tally) -> pa.RecordBatch:
     for producer, n in tally.unregistered.items():
         file, index = tally.unregistered_first[producer]
         add("unregistered", n, schema=producer, row=Row("", "", "", "", "", "", "", "", "", file, index))
+    for file, n in read.items():
+        add("read", n, row=Row("", "", "", "", "", "", "", "", "", file, 0))
     add("events", tally.events)
     return pa.RecordBatch.from_pydict(out)
 
 
 def _partition(specs_broadcast: Any) -> Any:
     def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if not _CLEANED:
+            from bot.regression.ship import clean_finished
+
+            _CLEANED.append(bool(clean_finished()))
         comparator = _comparator(specs_broadcast.value)
         tally = Tally()
         ordinals: Counter[tuple[str, int]] = Counter()
+        read: Counter[str] = Counter()
         for batch in batches:
-            for record in _records(batch, ordinals):
+            for record in _records(batch, ordinals, read):
                 comparator.check(record, tally)
-        yield _tally_batch(tally.settle())
+        yield _tally_batch(tally.settle(), read)
     return run
 
 
 def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: Iterable[str] = (),
-                partitions: int | None = None) -> DataFrame:
-    """Events as rows: the registry's own samples from the driver, and every event location read by the
-    executors through Spark's text source.
+                partitions: int | None = None) -> tuple[DataFrame, dict[str, int]]:
+    """Events as rows: the repository's own events from the driver, and every event location read by
+    the executors through Spark's text source; with the files the executors read (name -> size).
 
     JSON-lines files are read line by line, split by Spark like any text file (``idx`` carries the
     split's start so a worker numbers the lines within it); ``.json`` files are read whole (one event or
-    an array per file). The driver lists the files and never reads them.
+    an array per file), up to ``MAX_WHOLE_FILE_BYTES`` (a larger one is a per-file fault, never loaded).
+    The driver lists the files and never reads them. A file the executors cannot open (permissions, a
+    folder only the driver sees) is skipped by Spark and reported by ``run_spark``, file by file.
     """
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
+    records = list(records)
+    listed = spark_listing(spark, locations)
+    for name, size in listed.items():
+        if name.endswith(WHOLE_SUFFIX) and size > MAX_WHOLE_FILE_BYTES:
+            records.append(EventRecord(_local(name), 0, "", None, too_large(size)))
+    files = {n: s for n, s in listed.items() if not (n.endswith(WHOLE_SUFFIX) and s > MAX_WHOLE_FILE_BYTES)}
     frames: list[DataFrame] = []
-    rows = [(r.file, r.index, r.text, r.entry, r.error, False) for r in records]
+    rows = [(r.file, r.index, r.text.encode(), r.entry, r.error, False, r.expected) for r in records]
     if rows:
         count = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(rows)))
         frames.append(spark.createDataFrame(spark.sparkContext.parallelize(rows, count), INPUT_COLUMNS))
-    files = spark_files(spark, locations)
-    whole = [f for f in files if f.endswith(WHOLE_SUFFIX)]
-    lines = [f for f in files if not f.endswith(WHOLE_SUFFIX)]
-    if whole:
-        read = spark.read.text(whole, wholetext=True)
-        frames.append(read.select(
-            F.col("_metadata.file_path").alias("file"), F.lit(0).cast("long").alias("idx"),
-            F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
-            F.lit(None).cast("string").alias("error"), F.lit(True).alias("whole")))
-    if lines:
-        read = spark.read.text(lines)
-        frames.append(read.select(
-            F.col("_metadata.file_path").alias("file"),
-            (-F.col("_metadata.file_block_start") - 1).alias("idx"),
-            F.col("value").alias("text"), F.lit(None).cast("string").alias("entry"),
-            F.lit(None).cast("string").alias("error"), F.lit(False).alias("whole")))
+    reader = spark.read.option("ignoreMissingFiles", "true").option("ignoreCorruptFiles", "true")
+    for whole in (True, False):
+        chosen = [f for f in files if f.endswith(WHOLE_SUFFIX) == whole]
+        if chosen:
+            read = reader.text(chosen, wholetext=whole)
+            idx = F.lit(0).cast("long") if whole else -F.col("_metadata.file_block_start") - 1
+            frames.append(read.select(
+                F.col("_metadata.file_path").alias("file"), idx.alias("idx"),
+                F.col("value").cast("binary").alias("data"), F.lit(None).cast("string").alias("entry"),
+                F.lit(None).cast("string").alias("error"), F.lit(whole).alias("whole"), F.lit(False).alias("expected")))
     if not frames:
-        return spark.createDataFrame([], INPUT_COLUMNS)
-    return functools.reduce(DataFrame.unionByName, frames)
+        return spark.createDataFrame([], INPUT_COLUMNS), files
+    return functools.reduce(DataFrame.unionByName, frames), files
 
 
 def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iterable[EventRecord] = (),
@@ -198,7 +222,7 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
 
     started = time.monotonic()
     specs = spark.sparkContext.broadcast((base, head))
-    frame = input_frame(spark, records, list(locations), partitions)
+    frame, files = input_frame(spark, records, list(locations), partitions)
     out = frame.mapInArrow(_partition(specs), OUTPUT_COLUMNS).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         in_time()
@@ -210,6 +234,7 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
         seen: set[tuple[str, str]] = set()
         notes = Tally()  # documents skipped, unregistered producers
         events = 0
+        read: Counter[str] = Counter()
         for r in out.where("kind != 'row'").select("kind", "producer", "rule", "facet", "outcome", "schema",
                                                    "file", "idx", "n").collect():
             if r.kind == "count":
@@ -220,6 +245,8 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
                 notes.skipped[_local(r.file)] += int(r.n)
             elif r.kind == "unregistered":
                 notes.note_unregistered(r.schema, _local(r.file), int(r.idx), int(r.n))
+            elif r.kind == "read":
+                read[_local(unquote(r.file))] += int(r.n)
             else:
                 events += int(r.n)
         if parquet:
@@ -227,7 +254,8 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
         first = []
         if any(outcome != OK for (_, _, _, outcome) in counts):
             in_time()
-            window = Window.partitionBy("producer", "rule", "facet", "outcome").orderBy("file", "idx", "subject")
+            window = (Window.partitionBy("producer", "rule", "facet", "outcome")
+                      .orderBy("file", "idx", "subject", "message"))
             first = (out.where("kind = 'row'").withColumn("rank", F.row_number().over(window))
                      .where(F.col("rank") <= EXAMPLES_PER_GROUP).collect())
     finally:
@@ -235,6 +263,14 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
         specs.unpersist()
     rows = [Row(r.producer, r.rule, r.facet, r.schema, r.subject, r.outcome, r.base, r.head, r.message,
                 _local(r.file), int(r.idx)) for r in first]
+    unread = Comparator(base, head)  # files the executors could not open: one fault each, as one process reports
+    faults = Tally()
+    for name, size in files.items():
+        if size > 0 and not read[_local(name)]:
+            unread.check(EventRecord(_local(name), 0, "", None, _unread_reason(name)), faults)
+    events += faults.events
+    counts.update(faults.counts)
+    rows += faults.rows
     master = spark.sparkContext.master
     return RegressionResult.from_parts(base, head, f"Spark {master}", events, counts, rows, seen,
                                        time.monotonic() - started, notes)
@@ -247,6 +283,18 @@ def _check_written(spark: SparkSession, parquet: str, schema: Any, expected: int
     if written != expected:
         raise LocationError(f"{parquet}: {written:,} of the {expected:,} outcomes written are there; on a "
                             "cluster, write to a location every node shares (HDFS, S3, a shared filesystem)")
+
+
+def _unread_reason(name: str) -> str:
+    """Why the executors read nothing of a listed file: the driver's own error opening it when it has
+    one (the message the single-process path gives), else that only the executors could not."""
+    if name.startswith("file:"):
+        try:
+            with open(_local(name), "rb") as stream:
+                stream.read(1)
+        except OSError as exc:
+            return unreadable(exc)
+    return "unreadable: the executors could not open it (a folder only this machine sees?)"
 
 
 def _local(file: str) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Finding, Section, Verdict
+from bot.regression.faults import one_line
 from bot.regression.locations import LocationError
 from bot.regression.runner import find_events, gather
 from bot.snapshot import Snapshot
@@ -90,7 +91,7 @@ class RegressionStage:
         except Exception as exc:  # noqa: BLE001  # a cancelled or failed job: report it, keep the review
             expired = time.monotonic() >= started + policy.time_budget_seconds
             reason = (f"the time budget of {policy.time_budget_seconds:g} s ran out" if expired
-                      else f"the Spark job failed ({type(exc).__name__}: {str(exc).splitlines()[0][:300]})")
+                      else f"the Spark job failed ({type(exc).__name__}: {one_line(exc)})")
             return _neutral(reason + "."), []
         finally:
             timer.cancel()
