@@ -10,10 +10,10 @@ from bot.config import Config
 from bot.engine import ReviewContext, review
 from bot.findings import Report
 from bot.snapshot import GitSnapshot
+from tests.conftest import SHARED
 from tests.gitrepo import GIT_ENV
 
-BUNDLE = Path(__file__).resolve().parent.parent.parent / "shared/corpus/openlineage-history" / \
-    "openlineage-spec-history.bundle"
+BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"  # beside the repository or a worktree
 
 
 def clone(target: Path) -> Path:

@@ -13,6 +13,7 @@ from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
 from bot.checks._common import at, json_pointer, unreadable
+from bot.checks._example_facets import schema_url_findings, undeclared_field_findings
 from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
@@ -47,6 +48,14 @@ RULES = {
     "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that consumes "
     "nothing of the example).",
     "examples/orphan": "An examples folder names a facet file of its entry.",
+    "examples/schema-url": "Each facet of an example names its schema in `_schemaURL`: the schema's own file, "
+    "a version of it that exists (the current one or a published copy) and, after `#`, a `$defs` entry that "
+    "exists and is the facet under that key. The finding says what the URL should be.",
+    "examples/stale-schema-url": "An example the change adds or edits names the current version of its facet "
+    "in `_schemaURL` (it is checked against that version), not an older published one. A warning with `--all`.",
+    "examples/undeclared-field": "A field of an example that no version of its (open) schema declares where it "
+    "stands is a warning naming the closest declared field; an error when it is a respelling of a declared "
+    "field (`ordinal_position` for `ordinalPosition`): the example and the schema have drifted apart.",
 }
 
 
@@ -74,6 +83,8 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
                       hint=f"Add {folder}/1.json: an object whose key is the facet key and value a full facet.")
     keys = {f.key for f in schema.facets}
     files = review.head_registry.files
+    mirror = review.config.paths.mirror
+    before = _before(review, schema)
     for path in positive + negative:
         loaded = files.json(path)
         if loaded.doc is None:
@@ -83,6 +94,19 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
             yield from _negative(loaded.doc, validator, entry.name, schema)
         else:
             yield from _positive(loaded.doc, validator, keys, entry.name, schema)
+            written = None if review.changes is None else review.changes.get(path) is not None
+            yield from schema_url_findings(loaded.doc, schema, review.head_schemas, mirror, written)
+            yield from undeclared_field_findings(loaded.doc, schema, review.head_schemas, mirror, before)
+
+
+def _before(review: ReviewInput, schema: FacetSchema) -> Any:
+    """The schema's value before a change that edits it (``None`` when the change leaves it alone)."""
+    changes, registry = review.changes, review.base_registry
+    change = changes.get(schema.path) if changes is not None else None
+    if change is None or registry is None:
+        return None
+    loaded = registry.files.json(change.old_path or schema.path)
+    return loaded.doc.value if loaded.doc is not None else None
 
 
 class Budget:

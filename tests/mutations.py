@@ -1,0 +1,344 @@
+"""Defects planted into real commits of the OpenLineage history, each with a control making the same
+change correctly: the recall test of the bot (tests/test_mutations.py, benchmarks/mutations.py).
+
+A kind finds its target in the commit's own files by mechanism (the first core facet, in path order,
+whose example names its schema correctly), never by name, and edits the JSON text in place (so the
+rest of the file keeps its layout). ``plant`` returns ``(defect edits, control edits)``, or ``None``
+when the commit has nothing the kind can edit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.planting import changed_paths, files, read
+
+Edits = dict[str, bytes | None]
+FACETS, TESTS, MIRROR, SPEC, CORE_ENTRY = "spec/facets", "spec/tests", "website/static/spec", \
+    "spec/OpenLineage.json", "spec/registry/core/registry.json"
+VERSION = re.compile(r"/facets/(\d+)-(\d+)-(\d+)/")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A core facet with one facet definition and an example whose ``_schemaURL`` is right."""
+
+    schema_path: str
+    schema_text: str
+    schema_id: str
+    defs_name: str
+    key: str
+    example_path: str
+    example_text: str
+    url: str
+    published: tuple[str, ...]  # versions of the file in the mirror, oldest first
+
+    @property
+    def filename(self) -> str:
+        return self.schema_path.rsplit("/", 1)[-1]
+
+    @property
+    def version(self) -> tuple[int, int, int]:
+        m = VERSION.search(self.schema_id)
+        assert m is not None
+        return int(m[1]), int(m[2]), int(m[3])
+
+
+def _text(repo: Path, commit: str, path: str) -> str | None:
+    data = read(repo, commit, path)
+    return None if data is None else data.decode()
+
+
+def _parsed(repo: Path, commit: str, path: str) -> tuple[str, Any]:
+    """The text of a JSON file and its value (``None`` when it does not parse)."""
+    text = _text(repo, commit, path) or ""
+    try:
+        return text, json.loads(text)
+    except ValueError:
+        return text, None
+
+
+def targets(repo: Path, commit: str) -> list[Target]:
+    """The facets a defect can be planted in: not touched by the commit itself, published before it."""
+    found = []
+    mirror = set(files(repo, f"{commit}^", MIRROR)) & set(files(repo, commit, MIRROR))
+    touched = changed_paths(repo, commit)
+    for path in files(repo, commit, FACETS):
+        if not path.endswith(".json") or path.count("/") != 2:
+            continue
+        folder = f"{TESTS}/{path.rsplit('/', 1)[-1][:-5]}/"
+        if path in touched or any(p.startswith(folder) for p in touched):
+            continue
+        text, schema = _parsed(repo, commit, path)
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(props, dict) or len(props) != 1 or not isinstance(schema.get("$id"), str):
+            continue
+        ((key, prop),) = props.items()
+        ref = prop.get("$ref", "") if isinstance(prop, dict) else ""
+        if not ref.startswith("#/$defs/") or not VERSION.search(schema["$id"]):
+            continue
+        name = ref[len("#/$defs/"):]
+        filename = path.rsplit("/", 1)[-1]
+        published = tuple(sorted(p.split("/")[-2] for p in mirror if p.endswith(f"/{filename}") and "/facets/" in p))
+        for example in files(repo, commit, f"{TESTS}/{filename[:-5]}"):
+            if example.count("/") != 3:
+                continue
+            etext, value = _parsed(repo, commit, example)
+            facet = value.get(key) if isinstance(value, dict) else None
+            url = facet.get("_schemaURL") if isinstance(facet, dict) else None
+            if url in (schema["$id"], f"{schema['$id']}#/$defs/{name}") and json.dumps(url) in etext:
+                found.append(Target(path, text, schema["$id"], name, key, example, etext, url, published))
+                break
+    return found
+
+
+def _swap(text: str, old: str, new: str) -> str:
+    """``text`` with the JSON string ``old`` replaced by ``new`` (once)."""
+    quoted = json.dumps(old)
+    assert quoted in text, old
+    return text.replace(quoted, json.dumps(new), 1)
+
+
+def _fmt(version: tuple[int, int, int]) -> str:
+    return "-".join(map(str, version))
+
+
+def _new_version(t: Target, text: str, version: tuple[int, int, int]) -> Edits:
+    """``text`` as the schema at ``version``, with its copy in the mirror (a correct new version)."""
+    new_id = t.schema_id.replace(f"/{_fmt(t.version)}/", f"/{_fmt(version)}/")
+    body = _swap(text, t.schema_id, new_id).encode()
+    return {t.schema_path: body, f"{MIRROR}/facets/{_fmt(version)}/{t.filename}": body}
+
+
+def _add_field(text: str, defs_name: str) -> str | None:
+    """The schema text with an optional string field added to the facet's first ``properties``."""
+    start = text.find(f'"{defs_name}"')
+    at = text.find('"properties": {', start)
+    if start < 0 or at < 0:
+        return None
+    at += len('"properties": {')
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    return f'{text[:at]}\n{indent}"plantedNote": {{ "type": "string" }},{text[at:]}'
+
+
+def _required(node: Any) -> set[str]:
+    """Every name any ``required`` list of a schema names."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("required"), list):
+                out.update(x for x in item["required"] if isinstance(x, str))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+def _first_field(t: Target) -> str | None:
+    """An optional field of the example's facet that the schema declares once."""
+    facet = json.loads(t.example_text)[t.key]
+    required = _required(json.loads(t.schema_text))
+    for name in facet:
+        if name in required:
+            continue
+        if not name.startswith("_") and name != t.key and t.schema_text.count(f'"{name}": {{') == 1:
+            return name
+    return None
+
+
+def _respelled(name: str) -> str:
+    if "_" in name:
+        head, *rest = name.split("_")
+        return head + "".join(p[:1].upper() + p[1:] for p in rest)
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), name)
+
+
+def _rename_key(text: str, old: str, new: str) -> str:
+    return text.replace(f'"{old}"', f'"{new}"')
+
+
+# --- the kinds ------------------------------------------------------------------------------------
+
+Plant = Callable[[Path, str], "tuple[Edits, Edits] | None"]
+
+
+def _first(repo: Path, commit: str, fits: Callable[[Target], bool] = lambda t: True) -> Target | None:
+    return next((t for t in targets(repo, commit) if fits(t)), None)
+
+
+def published_edited(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit, lambda t: _fmt(t.version) in t.published)
+    if t is None:
+        return None
+    copy = f"{MIRROR}/facets/{_fmt(t.version)}/{t.filename}"
+    text = _text(repo, commit, copy) or ""
+    changed = _add_field(text, t.defs_name)
+    new = _add_field(t.schema_text, t.defs_name)
+    if changed is None or new is None:
+        return None
+    m, r, a = t.version
+    return {copy: changed.encode()}, _new_version(t, new, (m, r, a + 1))
+
+
+def published_deleted(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit, lambda t: len(t.published) > 1)
+    if t is None:
+        return None
+    new = _add_field(t.schema_text, t.defs_name)
+    if new is None:
+        return None
+    m, r, a = t.version
+    return {f"{MIRROR}/facets/{t.published[0]}/{t.filename}": None}, _new_version(t, new, (m, r, a + 1))
+
+
+def _url_kind(wrong: Callable[[Target, list[Target]], str | None]) -> Plant:
+    def plant(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+        found = targets(repo, commit)
+        for t in found:
+            url = wrong(t, found)
+            if url is not None:
+                right = f"{t.schema_id}#/$defs/{t.defs_name}" if t.url == t.schema_id else t.schema_id
+                return ({t.example_path: _swap(t.example_text, t.url, url).encode()},
+                        {t.example_path: _swap(t.example_text, t.url, right).encode()})
+        return None
+    return plant
+
+
+def _other_facet(t: Target, found: list[Target]) -> str | None:
+    return next((o.schema_id for o in found if o.filename != t.filename), None)
+
+
+def _missing_version(t: Target, found: list[Target]) -> str | None:
+    m, r, _ = t.version
+    absent = _fmt((m, r + 1, 0))
+    return None if absent in t.published else t.schema_id.replace(f"/{_fmt(t.version)}/", f"/{absent}/")
+
+
+def _missing_def(t: Target, found: list[Target]) -> str | None:
+    return f"{t.schema_id}#/$defs/Input{t.defs_name}"
+
+
+def _older_version(t: Target, found: list[Target]) -> str | None:
+    older = [v for v in t.published if v != _fmt(t.version)]
+    return t.schema_id.replace(f"/{_fmt(t.version)}/", f"/{older[-1]}/") if older else None
+
+
+def example_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit)
+    if t is None:
+        return None
+    line = next((x for x in t.example_text.splitlines(keepends=True) if x.strip().startswith('"_producer": "')), None)
+    if line is None or not line.rstrip().endswith(","):
+        return None
+    producer = json.loads(t.example_text)[t.key]["_producer"]
+    return ({t.example_path: t.example_text.replace(line, line + line, 1).encode()},
+            {t.example_path: _swap(t.example_text, producer, producer.rstrip("/") + "/planted").encode()})
+
+
+def example_invalid(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit)
+    if t is None:
+        return None
+    producer = json.loads(t.example_text)[t.key].get("_producer")
+    if not isinstance(producer, str):
+        return None
+    return ({t.example_path: t.example_text.replace(json.dumps(producer), "7", 1).encode()},
+            {t.example_path: _swap(t.example_text, producer, producer.rstrip("/") + "/planted").encode()})
+
+
+def spec_trailing_comma(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    text = _text(repo, commit, SPEC)
+    if text is None:
+        return None
+    body = text.rstrip()
+    assert body.endswith("}")
+    return ({SPEC: (body[:-1].rstrip() + ",\n}\n").encode()}, {SPEC: (text.rstrip() + "\n\n").encode()})
+
+
+def _duplicate_first_member(text: str) -> str | None:
+    lines = text.splitlines(keepends=True)
+    member = next((x for x in lines[1:] if re.match(r'\s*"[^"]+": ("[^"]*"|\d+|true|false),\s*$', x)), None)
+    return None if member is None else text.replace(member, member + member, 1)
+
+
+def schema_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit)
+    if t is None:
+        return None
+    doubled, new = _duplicate_first_member(t.schema_text), _add_field(t.schema_text, t.defs_name)
+    if doubled is None or new is None:
+        return None
+    m, r, a = t.version
+    return {t.schema_path: doubled.encode()}, _new_version(t, new, (m, r, a + 1))
+
+
+def registry_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    text = _text(repo, commit, CORE_ENTRY)
+    doubled = _duplicate_first_member(text) if text is not None else None
+    if text is None or doubled is None:
+        return None
+    return {CORE_ENTRY: doubled.encode()}, {CORE_ENTRY: (text.rstrip() + "\n").encode()}
+
+
+def not_bumped(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit)
+    new = _add_field(t.schema_text, t.defs_name) if t is not None else None
+    if t is None or new is None:
+        return None
+    m, r, a = t.version
+    return {t.schema_path: new.encode()}, _new_version(t, new, (m, r, a + 1))
+
+
+def drift(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """The schema renames a field its example uses (a MODEL bump, published); the example keeps the old name."""
+    for t in targets(repo, commit):
+        field = _first_field(t)
+        if field is None:
+            continue
+        renamed = _respelled(field) if _respelled(field) != field else f"{field}Value"
+        m, _, _ = t.version
+        version = (m + 1, 0, 0)
+        schema = _new_version(t, _rename_key(t.schema_text, field, renamed), version)
+        examples: Edits = {}
+        for path in files(repo, commit, f"{TESTS}/{t.filename[:-5]}"):
+            text = _text(repo, commit, path) or ""
+            # each example follows the rename, and names the new version where it named the current one
+            examples[path] = _rename_key(text, field, renamed).replace(
+                f"/{_fmt(t.version)}/{t.filename}", f"/{_fmt(version)}/{t.filename}").encode()
+        return schema, {**schema, **examples}
+    return None
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    rule: str  # the rule that must block the defect
+    plant: Plant
+    new: bool  # a kind the checks missed before issue 18
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("published copy edited", "versions/published-modified", published_edited, True),
+    Kind("published copy deleted", "versions/published-modified", published_deleted, True),
+    Kind("_schemaURL of another facet", "examples/schema-url", _url_kind(_other_facet), True),
+    Kind("_schemaURL of a missing version", "examples/schema-url", _url_kind(_missing_version), True),
+    Kind("_schemaURL of a missing $defs", "examples/schema-url", _url_kind(_missing_def), True),
+    Kind("_schemaURL of an older version", "examples/stale-schema-url", _url_kind(_older_version), True),
+    Kind("example with a duplicate key", "examples/unreadable", example_duplicate_key, True),
+    Kind("OpenLineage.json with a trailing comma", "spec/unreadable", spec_trailing_comma, True),
+    Kind("schema with a duplicate key", "facets/unreadable", schema_duplicate_key, True),
+    Kind("registry.json with a duplicate key", "entry/unreadable", registry_duplicate_key, True),
+    Kind("field renamed in the schema, not in its example", "examples/undeclared-field", drift, True),
+    Kind("schema changed without a version bump", "versions/not-bumped", not_bumped, False),
+    Kind("example that does not validate", "examples/invalid", example_invalid, False),
+)
+
+Result = dict[str, Any]
