@@ -9,6 +9,7 @@ when the commit has nothing the kind can edit.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.planting import changed_paths, files, read
+from bot.snapshot import GitSnapshot
+from tests.planting import changed_paths
 
 Edits = dict[str, bytes | None]
 FACETS, TESTS, MIRROR, SPEC, CORE_ENTRY = "spec/facets", "spec/tests", "website/static/spec", \
@@ -50,8 +52,18 @@ class Target:
 
 
 def _text(repo: Path, commit: str, path: str) -> str | None:
-    data = read(repo, commit, path)
+    data = _snapshot(str(repo), commit).read(path)
     return None if data is None else data.decode()
+
+
+@functools.lru_cache(maxsize=32)
+def _snapshot(repo: str, commit: str) -> GitSnapshot:
+    """One snapshot per commit, reading every blob through one ``git cat-file --batch``."""
+    return GitSnapshot(repo, commit)
+
+
+def files_of(repo: Path, commit: str, prefix: str) -> list[str]:
+    return _snapshot(str(repo), commit).files(prefix)
 
 
 def _parsed(repo: Path, commit: str, path: str) -> tuple[str, Any]:
@@ -64,11 +76,17 @@ def _parsed(repo: Path, commit: str, path: str) -> tuple[str, Any]:
 
 
 def targets(repo: Path, commit: str) -> list[Target]:
+    return list(_targets(str(repo), commit))
+
+
+@functools.lru_cache(maxsize=32)
+def _targets(repo_path: str, commit: str) -> tuple[Target, ...]:
     """The facets a defect can be planted in: not touched by the commit itself, published before it."""
+    repo = Path(repo_path)
     found = []
-    mirror = set(files(repo, f"{commit}^", MIRROR)) & set(files(repo, commit, MIRROR))
+    mirror = set(files_of(repo, f"{commit}^", MIRROR)) & set(files_of(repo, commit, MIRROR))
     touched = changed_paths(repo, commit)
-    for path in files(repo, commit, FACETS):
+    for path in files_of(repo, commit, FACETS):
         if not path.endswith(".json") or path.count("/") != 2:
             continue
         folder = f"{TESTS}/{path.rsplit('/', 1)[-1][:-5]}/"
@@ -85,7 +103,7 @@ def targets(repo: Path, commit: str) -> list[Target]:
         name = ref[len("#/$defs/"):]
         filename = path.rsplit("/", 1)[-1]
         published = tuple(sorted(p.split("/")[-2] for p in mirror if p.endswith(f"/{filename}") and "/facets/" in p))
-        for example in files(repo, commit, f"{TESTS}/{filename[:-5]}"):
+        for example in files_of(repo, commit, f"{TESTS}/{filename[:-5]}"):
             if example.count("/") != 3:
                 continue
             etext, value = _parsed(repo, commit, example)
@@ -94,7 +112,7 @@ def targets(repo: Path, commit: str) -> list[Target]:
             if url in (schema["$id"], f"{schema['$id']}#/$defs/{name}") and json.dumps(url) in etext:
                 found.append(Target(path, text, schema["$id"], name, key, example, etext, url, published))
                 break
-    return found
+    return tuple(found)
 
 
 def _swap(text: str, old: str, new: str) -> str:
@@ -104,18 +122,18 @@ def _swap(text: str, old: str, new: str) -> str:
     return text.replace(quoted, json.dumps(new), 1)
 
 
-def _fmt(version: tuple[int, int, int]) -> str:
+def fmt(version: tuple[int, int, int]) -> str:
     return "-".join(map(str, version))
 
 
-def _new_version(t: Target, text: str, version: tuple[int, int, int]) -> Edits:
+def new_version(t: Target, text: str, version: tuple[int, int, int]) -> Edits:
     """``text`` as the schema at ``version``, with its copy in the mirror (a correct new version)."""
-    new_id = t.schema_id.replace(f"/{_fmt(t.version)}/", f"/{_fmt(version)}/")
+    new_id = t.schema_id.replace(f"/{fmt(t.version)}/", f"/{fmt(version)}/")
     body = _swap(text, t.schema_id, new_id).encode()
-    return {t.schema_path: body, f"{MIRROR}/facets/{_fmt(version)}/{t.filename}": body}
+    return {t.schema_path: body, f"{MIRROR}/facets/{fmt(version)}/{t.filename}": body}
 
 
-def _add_field(text: str, defs_name: str) -> str | None:
+def add_field(text: str, defs_name: str) -> str | None:
     """The schema text with an optional string field added to the facet's first ``properties``."""
     start = text.find(f'"{defs_name}"')
     at = text.find('"properties": {', start)
@@ -142,26 +160,26 @@ def _required(node: Any) -> set[str]:
     return out
 
 
-def _first_field(t: Target) -> str | None:
-    """An optional field of the example's facet that the schema declares once."""
+def fields(t: Target) -> list[str]:
+    """The optional fields of the example's facet that the schema declares once."""
     facet = json.loads(t.example_text)[t.key]
     required = _required(json.loads(t.schema_text))
-    for name in facet:
-        if name in required:
-            continue
-        if not name.startswith("_") and name != t.key and t.schema_text.count(f'"{name}": {{') == 1:
-            return name
-    return None
+    return [name for name in facet if name not in required and not name.startswith("_") and name != t.key
+            and t.schema_text.count(f'"{name}": {{') == 1]
 
 
-def _respelled(name: str) -> str:
+def first_field(t: Target) -> str | None:
+    return next(iter(fields(t)), None)
+
+
+def respelled(name: str) -> str:
     if "_" in name:
         head, *rest = name.split("_")
         return head + "".join(p[:1].upper() + p[1:] for p in rest)
     return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), name)
 
 
-def _rename_key(text: str, old: str, new: str) -> str:
+def rename_key(text: str, old: str, new: str) -> str:
     return text.replace(f'"{old}"', f'"{new}"')
 
 
@@ -175,31 +193,31 @@ def _first(repo: Path, commit: str, fits: Callable[[Target], bool] = lambda t: T
 
 
 def published_edited(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    t = _first(repo, commit, lambda t: _fmt(t.version) in t.published)
+    t = _first(repo, commit, lambda t: fmt(t.version) in t.published)
     if t is None:
         return None
-    copy = f"{MIRROR}/facets/{_fmt(t.version)}/{t.filename}"
+    copy = f"{MIRROR}/facets/{fmt(t.version)}/{t.filename}"
     text = _text(repo, commit, copy) or ""
-    changed = _add_field(text, t.defs_name)
-    new = _add_field(t.schema_text, t.defs_name)
+    changed = add_field(text, t.defs_name)
+    new = add_field(t.schema_text, t.defs_name)
     if changed is None or new is None:
         return None
     m, r, a = t.version
-    return {copy: changed.encode()}, _new_version(t, new, (m, r, a + 1))
+    return {copy: changed.encode()}, new_version(t, new, (m, r, a + 1))
 
 
 def published_deleted(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     t = _first(repo, commit, lambda t: len(t.published) > 1)
     if t is None:
         return None
-    new = _add_field(t.schema_text, t.defs_name)
+    new = add_field(t.schema_text, t.defs_name)
     if new is None:
         return None
     m, r, a = t.version
-    return {f"{MIRROR}/facets/{t.published[0]}/{t.filename}": None}, _new_version(t, new, (m, r, a + 1))
+    return {f"{MIRROR}/facets/{t.published[0]}/{t.filename}": None}, new_version(t, new, (m, r, a + 1))
 
 
-def _url_kind(wrong: Callable[[Target, list[Target]], str | None]) -> Plant:
+def url_kind(wrong: Callable[[Target, list[Target]], str | None]) -> Plant:
     def plant(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
         found = targets(repo, commit)
         for t in found:
@@ -212,23 +230,23 @@ def _url_kind(wrong: Callable[[Target, list[Target]], str | None]) -> Plant:
     return plant
 
 
-def _other_facet(t: Target, found: list[Target]) -> str | None:
+def other_facet(t: Target, found: list[Target]) -> str | None:
     return next((o.schema_id for o in found if o.filename != t.filename), None)
 
 
-def _missing_version(t: Target, found: list[Target]) -> str | None:
+def missing_version(t: Target, found: list[Target]) -> str | None:
     m, r, _ = t.version
-    absent = _fmt((m, r + 1, 0))
-    return None if absent in t.published else t.schema_id.replace(f"/{_fmt(t.version)}/", f"/{absent}/")
+    absent = fmt((m, r + 1, 0))
+    return None if absent in t.published else t.schema_id.replace(f"/{fmt(t.version)}/", f"/{absent}/")
 
 
-def _missing_def(t: Target, found: list[Target]) -> str | None:
+def missing_def(t: Target, found: list[Target]) -> str | None:
     return f"{t.schema_id}#/$defs/Input{t.defs_name}"
 
 
-def _older_version(t: Target, found: list[Target]) -> str | None:
-    older = [v for v in t.published if v != _fmt(t.version)]
-    return t.schema_id.replace(f"/{_fmt(t.version)}/", f"/{older[-1]}/") if older else None
+def older_version(t: Target, found: list[Target]) -> str | None:
+    older = [v for v in t.published if v != fmt(t.version)]
+    return t.schema_id.replace(f"/{fmt(t.version)}/", f"/{older[-1]}/") if older else None
 
 
 def example_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
@@ -273,11 +291,11 @@ def schema_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     t = _first(repo, commit)
     if t is None:
         return None
-    doubled, new = _duplicate_first_member(t.schema_text), _add_field(t.schema_text, t.defs_name)
+    doubled, new = _duplicate_first_member(t.schema_text), add_field(t.schema_text, t.defs_name)
     if doubled is None or new is None:
         return None
     m, r, a = t.version
-    return {t.schema_path: doubled.encode()}, _new_version(t, new, (m, r, a + 1))
+    return {t.schema_path: doubled.encode()}, new_version(t, new, (m, r, a + 1))
 
 
 def registry_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
@@ -290,29 +308,29 @@ def registry_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | Non
 
 def not_bumped(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     t = _first(repo, commit)
-    new = _add_field(t.schema_text, t.defs_name) if t is not None else None
+    new = add_field(t.schema_text, t.defs_name) if t is not None else None
     if t is None or new is None:
         return None
     m, r, a = t.version
-    return {t.schema_path: new.encode()}, _new_version(t, new, (m, r, a + 1))
+    return {t.schema_path: new.encode()}, new_version(t, new, (m, r, a + 1))
 
 
 def drift(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     """The schema renames a field its example uses (a MODEL bump, published); the example keeps the old name."""
     for t in targets(repo, commit):
-        field = _first_field(t)
+        field = first_field(t)
         if field is None:
             continue
-        renamed = _respelled(field) if _respelled(field) != field else f"{field}Value"
+        renamed = respelled(field) if respelled(field) != field else f"{field}Value"
         m, _, _ = t.version
         version = (m + 1, 0, 0)
-        schema = _new_version(t, _rename_key(t.schema_text, field, renamed), version)
+        schema = new_version(t, rename_key(t.schema_text, field, renamed), version)
         examples: Edits = {}
-        for path in files(repo, commit, f"{TESTS}/{t.filename[:-5]}"):
+        for path in files_of(repo, commit, f"{TESTS}/{t.filename[:-5]}"):
             text = _text(repo, commit, path) or ""
             # each example follows the rename, and names the new version where it named the current one
-            examples[path] = _rename_key(text, field, renamed).replace(
-                f"/{_fmt(t.version)}/{t.filename}", f"/{_fmt(version)}/{t.filename}").encode()
+            examples[path] = rename_key(text, field, renamed).replace(
+                f"/{fmt(t.version)}/{t.filename}", f"/{fmt(version)}/{t.filename}").encode()
         return schema, {**schema, **examples}
     return None
 
@@ -328,10 +346,10 @@ class Kind:
 KINDS: tuple[Kind, ...] = (
     Kind("published copy edited", "versions/published-modified", published_edited, True),
     Kind("published copy deleted", "versions/published-modified", published_deleted, True),
-    Kind("_schemaURL of another facet", "examples/schema-url", _url_kind(_other_facet), True),
-    Kind("_schemaURL of a missing version", "examples/schema-url", _url_kind(_missing_version), True),
-    Kind("_schemaURL of a missing $defs", "examples/schema-url", _url_kind(_missing_def), True),
-    Kind("_schemaURL of an older version", "examples/stale-schema-url", _url_kind(_older_version), True),
+    Kind("_schemaURL of another facet", "examples/schema-url", url_kind(other_facet), True),
+    Kind("_schemaURL of a missing version", "examples/schema-url", url_kind(missing_version), True),
+    Kind("_schemaURL of a missing $defs", "examples/schema-url", url_kind(missing_def), True),
+    Kind("_schemaURL of an older version", "examples/stale-schema-url", url_kind(older_version), True),
     Kind("example with a duplicate key", "examples/unreadable", example_duplicate_key, True),
     Kind("OpenLineage.json with a trailing comma", "spec/unreadable", spec_trailing_comma, True),
     Kind("schema with a duplicate key", "facets/unreadable", schema_duplicate_key, True),
