@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.snapshot import GitSnapshot
-from tests.planting import changed_paths
+from tests.planting import changed_paths, dump
 
 Edits = dict[str, bytes | None]
 FACETS, TESTS, MIRROR, SPEC, CORE_ENTRY = "spec/facets", "spec/tests", "website/static/spec", \
@@ -335,6 +335,27 @@ def drift(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     return None
 
 
+def event_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """A sample event (a top-level file of the core examples) carrying a facet whose _schemaURL names a
+    version of its schema that was never published."""
+    events = [p for p in files_of(repo, commit, TESTS) if p.count("/") == 2 and p.endswith(".json")]
+    _, event = _parsed(repo, commit, events[0]) if events else ("", None)
+    if not isinstance(event, dict):
+        return None
+    for t in targets(repo, commit):
+        container = "run" if t.filename.endswith("RunFacet.json") else "job" if t.filename.endswith("JobFacet.json") \
+            else None
+        wrong = missing_version(t, [])
+        if container is None or wrong is None or not isinstance(event.get(container), dict):
+            continue
+        facet = json.loads(t.example_text)[t.key]
+        planted = [json.loads(json.dumps(event)) for _ in range(2)]  # the defect, then the control
+        for value, url in zip(planted, (wrong, t.schema_id), strict=True):
+            value[container].setdefault("facets", {})[t.key] = {**facet, "_schemaURL": url}
+        return {events[0]: dump(planted[0])}, {events[0]: dump(planted[1])}
+    return None
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str
@@ -350,6 +371,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("_schemaURL of a missing version", "examples/schema-url", url_kind(missing_version), True),
     Kind("_schemaURL of a missing $defs", "examples/schema-url", url_kind(missing_def), True),
     Kind("_schemaURL of an older version", "examples/stale-schema-url", url_kind(older_version), True),
+    Kind("sample event _schemaURL of a missing version", "examples/schema-url", event_missing_version, True),
     Kind("example with a duplicate key", "examples/unreadable", example_duplicate_key, True),
     Kind("OpenLineage.json with a trailing comma", "spec/unreadable", spec_trailing_comma, True),
     Kind("schema with a duplicate key", "facets/unreadable", schema_duplicate_key, True),

@@ -244,3 +244,57 @@ def _resolve(ref: str, url: str, store: SchemaStore, roots: dict[str, Any]) -> t
         root = stored.schema
     node = resolve_pointer(root, fragment, None)
     return (node, address) if node is not None else None
+
+
+# --- sample events ---------------------------------------------------------------------------------
+
+EVENT_FACETS = (("run", "facets"), ("job", "facets"), ("dataset", "facets"))
+DATASET_LISTS = (("inputs", ("facets", "inputFacets")), ("outputs", ("facets", "outputFacets")))
+
+
+def event_facets(value: Any) -> Iterator[tuple[str, str, Any]]:
+    """``(pointer, key, facet)`` of every facet of a RunEvent, JobEvent or DatasetEvent."""
+    if not isinstance(value, dict):
+        return
+    places: list[tuple[str, Any]] = [(f"/{a}/{b}", (value.get(a) or {}).get(b) if isinstance(value.get(a), dict)
+                                      else None) for a, b in EVENT_FACETS]
+    for name, containers in DATASET_LISTS:
+        datasets = value.get(name)
+        for i, dataset in enumerate(datasets if isinstance(datasets, list) else []):
+            for container in containers:
+                places.append((f"/{name}/{i}/{container}", dataset.get(container) if isinstance(dataset, dict)
+                               else None))
+    for pointer, facets in places:
+        if isinstance(facets, dict):
+            for key, facet in facets.items():
+                yield f"{pointer}/{escape_pointer_token(key)}", key, facet
+
+
+def event_url_findings(doc: JsonDoc, schemas: dict[str, list[FacetSchema]], store: SchemaStore,
+                       mirror: str, entry: str) -> Iterator[Finding]:
+    """Each openlineage.io facet ``_schemaURL`` of a sample event names an existing facet file, version and
+    ``$defs`` entry (an event may carry an older version: a producer emits what it was built with)."""
+    for pointer, key, facet in event_facets(doc.value):
+        url = facet.get("_schemaURL") if isinstance(facet, dict) else None
+        if not isinstance(url, str) or not url.startswith(f"{PUBLISHED}facets/"):
+            continue  # a custom facet's schema lives where its producer keeps it
+        address = url.partition("#")[0]
+        match = FACET_ID.match(address)
+        candidates = schemas.get(match[4], []) if match else []
+        here = f"{pointer}/_schemaURL"
+        if not candidates:
+            yield replace(at("examples/schema-url", Severity.ERROR, doc, here,
+                             f"_schemaURL {url!r} names {match[4] if match else address}, which is no facet file "
+                             "of the registry", entry=entry,
+                             hint="Name the $id of the facet's schema file."), subject=f"{key} {url}")
+            continue
+        schema = candidates[0]
+        names = [f.name for f in schema.facets if f.key == key] or [f.name for f in schema.facets]
+        versions = published_versions(store, mirror, schema.filename)
+        if schema.version is not None:
+            versions[schema.version] = schema.value
+        problem, stale = _url_problem(url, schema, names, versions, store.has_mirror)
+        if problem is not None and not stale:
+            yield replace(at("examples/schema-url", Severity.ERROR, doc, here, problem, entry=entry,
+                             hint="Name the $id of the facet's schema at a version that exists."),
+                          subject=f"{key} {url}")

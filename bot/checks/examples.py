@@ -13,7 +13,7 @@ from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
 from bot.checks._common import at, json_pointer, unreadable
-from bot.checks._example_facets import schema_url_findings, undeclared_field_findings
+from bot.checks._example_facets import event_url_findings, schema_url_findings, undeclared_field_findings
 from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
@@ -50,7 +50,9 @@ RULES = {
     "examples/orphan": "An examples folder names a facet file of its entry.",
     "examples/schema-url": "Each facet of an example names its schema in `_schemaURL`: the schema's own file, "
     "a version of it that exists (the current one or a published copy) and, after `#`, a `$defs` entry that "
-    "exists and is the facet under that key. The finding says what the URL should be.",
+    "exists and is the facet under that key. The finding says what the URL should be. The events kept beside the "
+    "core examples (`spec/tests/*.json`) are checked too: each openlineage.io facet URL names a facet file, a "
+    "version and a `$defs` entry that exist (an older version is fine in an event).",
     "examples/stale-schema-url": "An example the change adds or edits names the current version of its facet "
     "in `_schemaURL` (it is checked against that version), not an older published one. A warning with `--all`.",
     "examples/undeclared-field": "A field of an example that no version of its (open) schema declares where it "
@@ -69,6 +71,8 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                                    functools.partial(store.work_bound, schema.value), store.has_mirror)
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
+        if entry.is_core:
+            yield from _sample_events(review, entry)
 
 
 def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, validator: Validators) -> Iterator[Finding]:
@@ -261,6 +265,18 @@ def _flat(errors: list[ValidationError]) -> Iterator[ValidationError]:
         error = stack.pop()
         yield error
         stack.extend(error.context or ())
+
+
+def _sample_events(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
+    """The events kept beside the core examples (``spec/tests/*.json``): their facets' ``_schemaURL``s."""
+    folder = entry.examples_dir + "/"
+    registry = review.head_registry
+    for path in review.head.files(entry.examples_dir):
+        if path.endswith(".json") and "/" not in path[len(folder):]:
+            loaded = registry.files.json(path)
+            if loaded.doc is not None:  # spec/unreadable reports an unreadable one
+                yield from event_url_findings(loaded.doc, registry.schema_by_filename, review.head_schemas,
+                                              review.config.paths.mirror, entry.name)
 
 
 def _orphans(review: ReviewInput, entry: Entry, names: set[str]) -> Iterator[Finding]:
