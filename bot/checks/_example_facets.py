@@ -7,6 +7,7 @@ Helpers of the examples check (``bot/checks/examples.py``); pure functions of on
 from __future__ import annotations
 
 import difflib
+import weakref
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -31,16 +32,49 @@ def _fmt(version: tuple[int, int, int] | None) -> str:
     return "-".join(map(str, version)) if version else "?"
 
 
+_MIRRORED: weakref.WeakKeyDictionary[SchemaStore, dict[str, list[str]]] = weakref.WeakKeyDictionary()
+
+
+def _mirrored(store: SchemaStore, mirror: str) -> dict[str, list[str]]:
+    """File name -> the version folders of the mirror holding it, listed once per side of a review."""
+    index = _MIRRORED.get(store)
+    if index is None:
+        index = {}
+        folder = f"{mirror.strip('/')}/facets"
+        for path in store.snapshot.files(folder):
+            parts = path[len(folder) + 1:].split("/")
+            if len(parts) == 2 and FACET_ID.match(f"{PUBLISHED}facets/{parts[0]}/{parts[1]}"):
+                index.setdefault(parts[1], []).append(parts[0])
+        _MIRRORED[store] = index
+    return index
+
+
+class Versions:
+    """The versions of one facet file that exist: its own and the published ones, each read when asked for."""
+
+    def __init__(self, store: SchemaStore, mirror: str, schema: FacetSchema) -> None:
+        self.store, self.filename = store, schema.filename
+        self.folders = {_version(v): v for v in _mirrored(store, mirror).get(schema.filename, ())}
+        self.current, self.value = schema.version, schema.value
+
+    def known(self) -> list[tuple[int, int, int]]:
+        return sorted({*self.folders, *([self.current] if self.current else [])})
+
+    def get(self, version: tuple[int, int, int]) -> Any:
+        if version == self.current:
+            return self.value
+        folder = self.folders.get(version)
+        stored = self.store.published(f"{PUBLISHED}facets/{folder}/{self.filename}") if folder else None
+        return stored.schema if stored is not None else None
+
+
 def published_versions(store: SchemaStore, mirror: str, filename: str) -> dict[tuple[int, int, int], Any]:
     """Every version of ``filename`` in the published mirror, with its schema."""
     out: dict[tuple[int, int, int], Any] = {}
-    folder = f"{mirror.strip('/')}/facets"
-    for path in store.snapshot.files(folder):
-        parts = path[len(folder) + 1:].split("/")
-        if len(parts) == 2 and parts[1] == filename and FACET_ID.match(f"{PUBLISHED}facets/{parts[0]}/{filename}"):
-            stored = store.published(f"{PUBLISHED}facets/{parts[0]}/{filename}")
-            if stored is not None:
-                out[_version(parts[0])] = stored.schema
+    for version in _mirrored(store, mirror).get(filename, ()):
+        stored = store.published(f"{PUBLISHED}facets/{version}/{filename}")
+        if stored is not None:
+            out[_version(version)] = stored.schema
     return out
 
 
@@ -56,8 +90,7 @@ def schema_url_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaStore, m
     value = doc.value
     if not isinstance(value, dict) or schema.version is None or schema.schema_id is None:
         return
-    versions = published_versions(store, mirror, schema.filename)
-    versions[schema.version] = schema.value
+    versions = Versions(store, mirror, schema)
     for key, facet in value.items():
         names = [f.name for f in schema.facets if f.key == key]
         if not names or not isinstance(facet, dict) or not isinstance(facet.get("_schemaURL"), str):
@@ -87,7 +120,7 @@ def schema_url_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaStore, m
                               "defines it there; consumers resolve it to validate the facet."), subject=subject)
 
 
-def _url_problem(url: str, schema: FacetSchema, names: list[str], versions: dict[tuple[int, int, int], Any],
+def _url_problem(url: str, schema: FacetSchema, names: list[str], versions: Versions,
                  has_mirror: bool) -> tuple[str | None, bool]:
     """Why ``url`` is not a right ``_schemaURL`` for the facet (``None`` when it is), and whether the only
     problem is that it names an older version."""
@@ -97,9 +130,9 @@ def _url_problem(url: str, schema: FacetSchema, names: list[str], versions: dict
         named = match[4] if match else "no facet schema of openlineage.io"
         return f"_schemaURL {url!r} names {named}, not {schema.filename}", False
     version = (int(match[1]), int(match[2]), int(match[3]))
-    known = sorted(versions)
+    known = versions.known()
     target = versions.get(version)
-    if target is None and (has_mirror or version > max(known)):
+    if target is None and (has_mirror or not known or version > max(known)):
         return (f"_schemaURL {url!r} names version {_fmt(version)} of {schema.filename}, which does not exist "
                 f"(versions: {', '.join(map(_fmt, known))})"), False
     if fragment:
@@ -290,10 +323,7 @@ def event_url_findings(doc: JsonDoc, schemas: dict[str, list[FacetSchema]], stor
             continue
         schema = candidates[0]
         names = [f.name for f in schema.facets if f.key == key] or [f.name for f in schema.facets]
-        versions = published_versions(store, mirror, schema.filename)
-        if schema.version is not None:
-            versions[schema.version] = schema.value
-        problem, stale = _url_problem(url, schema, names, versions, store.has_mirror)
+        problem, stale = _url_problem(url, schema, names, Versions(store, mirror, schema), store.has_mirror)
         if problem is not None and not stale:
             yield replace(at("examples/schema-url", Severity.ERROR, doc, here, problem, entry=entry,
                              hint="Name the $id of the facet's schema at a version that exists."),
