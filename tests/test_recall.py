@@ -142,3 +142,28 @@ def test_a_commit_from_before_the_registry_is_reviewed(history_clone: Path, caps
     assert "no registry found" not in out.err
     assert code == 1  # its stale _schemaURL (tests/test_history.py)
     assert "examples/stale-schema-url" in out.out
+
+
+def test_the_real_examples_naming_a_version_and_defs_that_do_not_exist_block_their_change(
+        corpus: Path, tmp_path: Path) -> None:
+    """Today's core examples of BaseSubsetDatasetFacet name 1-1-0 (never published) and
+    ``$defs/InputSubsetDatasetFacet`` (the file defines InputSubsetInputDatasetFacet): the change that adds them."""
+    from bot.changes import ChangeSet
+    from bot.engine import ReviewContext, review
+    from bot.snapshot import GitSnapshot
+    from tests.gitrepo import Repo, git
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    folder = "spec/tests/BaseSubsetDatasetFacet"
+    examples = {p.relative_to(repo.path).as_posix(): p.read_bytes() for p in (repo.path / folder).glob("*.json")}
+    assert examples
+    git(repo.path, "rm", "-q", "-r", folder)
+    git(repo.path, "commit", "-q", "-m", "without the examples")
+    repo.change(dict(examples))  # the pull request adds them back as they are today
+    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
+        report = review(head=head, base=base, changes=ChangeSet.from_git(repo.path, "main", "pr"),
+                        context=ReviewContext())
+    found = [f for f in report.findings if f.rule == "examples/schema-url" and report.is_blocking(f)]
+    assert sorted(f.path for f in found) == sorted(examples)
+    assert all("1-1-0" in f.message and "does not exist" in f.message and "1-0-0" in f.message
+               and "#/$defs/InputSubsetDatasetFacet, which no version of it defines" in f.message for f in found)

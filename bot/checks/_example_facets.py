@@ -133,8 +133,11 @@ def _url_problem(url: str, schema: FacetSchema, names: list[str], versions: Vers
     known = versions.known()
     target = versions.get(version)
     if target is None and (has_mirror or not known or version > max(known)):
+        also = ""  # the $defs too, when no version of the file defines it: both are wrong, say both at once
+        if fragment and not any(resolve_pointer(versions.get(v), fragment, None) is not None for v in known):
+            also = f", and #{fragment}, which no version of it defines"
         return (f"_schemaURL {url!r} names version {_fmt(version)} of {schema.filename}, which does not exist "
-                f"(versions: {', '.join(map(_fmt, known))})"), False
+                f"(versions: {', '.join(map(_fmt, known))}){also}"), False
     if fragment:
         defs = target.get("$defs") if isinstance(target, dict) else None
         name = fragment[len("/$defs/"):] if fragment.startswith("/$defs/") else None
