@@ -251,6 +251,16 @@ def _first_duplicate(text: str) -> tuple[str, int, int] | None:
     return None
 
 
+def strict_loads(text: str) -> Any:
+    """``json.loads`` refusing an object that names a key twice (``JsonProblem``, located); a syntax error
+    is still ``json.JSONDecodeError``, for callers that try another reading (JSON lines) next."""
+    duplicated: list[str] = []
+    value = json.loads(text, object_pairs_hook=functools.partial(_object, duplicated))
+    if duplicated:
+        raise JsonDoc(path="<memory>", text=text, value=value)._duplicate_problem(duplicated[0])
+    return value
+
+
 def load_json(data: bytes | str, path: str = "<memory>") -> JsonDoc:
     """Parse ``data`` as a ``JsonDoc``; raises ``JsonProblem``."""
     return JsonDoc.parse(data, path)

@@ -167,3 +167,18 @@ def test_the_real_examples_naming_a_version_and_defs_that_do_not_exist_block_the
     assert sorted(f.path for f in found) == sorted(examples)
     assert all("1-1-0" in f.message and "does not exist" in f.message and "1-0-0" in f.message
                and "#/$defs/InputSubsetDatasetFacet, which no version of it defines" in f.message for f in found)
+
+
+def test_a_sample_event_with_a_duplicate_key_is_refused_by_the_naming_check(tmp_path: Path) -> None:
+    from bot.naming.events import EventsProblem, read_events
+
+    whole = tmp_path / "event.json"
+    whole.write_text('{"eventType": "START",\n "run": {"runId": "a"},\n "run": {"runId": "b"}}\n')
+    with pytest.raises(EventsProblem, match=r"duplicate key 'run' at line 3 \(first at line 2\)"):
+        read_events(whole)
+    lines = tmp_path / "events.jsonl"
+    lines.write_text('{"eventType": "START"}\n{"runId": "a", "runId": "b"}\n')
+    with pytest.raises(EventsProblem, match=r"line 2: duplicate key 'runId'"):
+        read_events(lines)
+    lines.write_text('{"eventType": "START"}\n{"runId": "a"}\n')
+    assert len(read_events(lines)) == 2
