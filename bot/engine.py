@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 
 from bot import budget
@@ -32,6 +32,12 @@ def default_checks() -> tuple[Check, ...]:
     from bot.checks import CHECKS
 
     return CHECKS
+
+
+def change_rules() -> frozenset[str]:
+    from bot.checks import CHANGE_RULES
+
+    return CHANGE_RULES
 
 
 def _run_check(check: Check, review: ReviewInput) -> Iterator[Finding]:
@@ -81,21 +87,27 @@ def _name(check: Check) -> str:
     return getattr(check, "__module__", repr(check)).rsplit(".", 1)[-1]
 
 
-def judge(head: Iterable[Finding], base: Iterable[Finding],
-          renamed: Mapping[str, str] | None = None) -> tuple[list[Finding], list[Finding]]:
+def judge(head: Iterable[Finding], base: Iterable[Finding], renamed: Mapping[str, str] | None = None,
+          change_rules: Collection[str] = ()) -> tuple[list[Finding], list[Finding]]:
     """Give each head finding its state against the base findings; return them and the fixed ones.
 
     Findings match by fingerprint (rule, path, JSON pointer, subject), base findings followed across
     ``renamed`` (old path -> new path). Matching counts: two identical problems at head against one
-    at base is one pre-existing and one new.
+    at base is one pre-existing and one new. Findings of ``change_rules`` (rules about the change
+    itself: a published copy edited, a version not bumped, a name claimed, ownership changed) are
+    never matched: the base side, reviewed with the same change set, may compute them too, but a
+    change cannot have been made before it was made.
     """
     renamed = renamed or {}
-    base = list(base)
+    change_rules = frozenset(change_rules)
+    base = [f for f in base if f.rule not in change_rules]
     before = Counter(_followed(f, renamed) for f in base)
     judged: list[Finding] = []
     for f in head:
         key = f.fingerprint()
-        if before[key] > 0:
+        if f.rule in change_rules:
+            judged.append(replace(f, state=State.NEW))
+        elif before[key] > 0:
             before[key] -= 1
             judged.append(replace(f, state=State.UNCHANGED))
         else:
@@ -184,7 +196,7 @@ def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, co
     if config.verdict.adoption_gaps_in_changes == "warning":
         findings = adoption_gaps_as_warnings(findings, config, context.strict)
         before = adoption_gaps_as_warnings(before, config, context.strict)
-    judged, fixed = judge(findings, before, renamed)
+    judged, fixed = judge(findings, before, renamed, change_rules())
     # The configuration comes from the base: its problems are never the change's.
     judged += [replace(f, state=State.UNCHANGED) for f in config_findings]
     return Report.build(judged, entries=entries, fixed=fixed, strict=context.strict, sections=audit)

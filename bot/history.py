@@ -88,7 +88,9 @@ def table(rows: list[CommitReview]) -> str:
         lines.append(f"| {r.commit[:7]} | {subject} | {r.new_errors} | {r.pre_existing_errors} | "
                      f"{r.fixed_errors} | {cell} |")
     blocked = sum(1 for r in rows if r.blocking)
-    lines += ["", f"{len(rows)} commits replayed in {sum(r.seconds for r in rows):.1f} s: "
+    slowest = max(rows, key=lambda r: r.seconds, default=None)
+    lines += ["", f"{len(rows)} commits replayed in {sum(r.seconds for r in rows):.1f} s "
+              f"(slowest review {slowest.seconds if slowest else 0:.2f} s, {slowest.commit[:7] if slowest else '-'}): "
               f"{sum(1 for r in rows if r.crash)} crashed, {blocked} blocked, "
               f"{sum(r.new_errors for r in rows)} new errors, {sum(r.pre_existing_errors for r in rows)} "
               f"pre-existing, {sum(r.fixed_errors for r in rows)} fixed."]

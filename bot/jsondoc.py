@@ -3,12 +3,15 @@
 Parsing uses the C ``json`` module; positions are computed lazily, on the first request for a
 location, by one iterative scan of the text (no recursion, so deep nesting cannot crash it).
 Hostile input (invalid UTF-8, huge files, deep nesting, malformed JSON) raises ``JsonProblem``
-with a precise location instead of crashing.
+with a precise location instead of crashing. Parsing is strict: an object naming one key twice is
+rejected (parsers disagree on which value wins, so the file means different things to different
+readers), with the line of the second occurrence and of the first.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -111,8 +114,9 @@ class JsonDoc:
         if size > max_bytes:
             raise JsonProblem(f"file is {size:,} bytes, over the {max_bytes:,}-byte limit for JSON files", 1, 1)
         text = decode_text(data) if isinstance(data, bytes) else data
+        duplicated: list[str] = []
         try:
-            value = json.loads(text)
+            value = json.loads(text, object_pairs_hook=functools.partial(_object, duplicated))
         except json.JSONDecodeError as exc:
             raise JsonProblem(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
         except RecursionError:
@@ -120,7 +124,20 @@ class JsonDoc:
         # Depth cannot exceed the number of brackets: most files need no walk at all.
         if text.count("{") + text.count("[") > MAX_DEPTH and nesting_depth(value) > MAX_DEPTH:
             raise JsonProblem(f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1)
-        return cls(path=path, text=text, value=value)
+        doc = cls(path=path, text=text, value=value)
+        if duplicated:
+            raise doc._duplicate_problem(duplicated[0])
+        return doc
+
+    def _duplicate_problem(self, key: str) -> JsonProblem:
+        """The problem of the first object that names a key twice, at the second occurrence."""
+        found = _first_duplicate(self.text)
+        if found is None:  # the scanner and the parser disagree: still refuse, located at the top
+            return JsonProblem(f"duplicate key {key!r}: JSON parsers disagree on which value wins", 1, 1)
+        name, first, second = found
+        line, column = self.line_col(second)
+        return JsonProblem(f"duplicate key {name!r} at line {line} (first at line {self.line_col(first)[0]}): "
+                           "JSON parsers disagree on which value wins; keep one", line, column)
 
     def line_col(self, offset: int) -> tuple[int, int]:
         if self._line_starts is None:
@@ -193,6 +210,55 @@ class JsonDoc:
             elif token == "[":
                 stack.append([here, False, 0, None])
         return positions
+
+
+def _object(duplicated: list[str], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``json``'s object hook: a dict, noting the first key an object names twice."""
+    value = dict(pairs)
+    if len(value) != len(pairs) and not duplicated:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                duplicated.append(key)
+                break
+            seen.add(key)
+    return value
+
+
+def _first_duplicate(text: str) -> tuple[str, int, int] | None:
+    """``(key, offset of its first occurrence, offset of the second)`` in the first object, in text order,
+    that names a key twice (the text is valid JSON)."""
+    stack: list[dict[str, int] | None] = []  # the keys of each open object (None for an array)
+    expecting_key = False
+    pos = 0
+    while (match := _TOKEN.match(text, pos)) is not None:
+        pos = match.end()
+        kind, token = match.lastgroup, match.group(match.lastgroup or 0)
+        if kind == "punct":
+            if token in "}]":
+                stack.pop()
+            elif token in "{[":
+                stack.append({} if token == "{" else None)
+            expecting_key = token in "{," and bool(stack) and stack[-1] is not None
+            continue
+        keys = stack[-1] if stack else None
+        if kind == "string" and expecting_key and keys is not None:
+            key, start = json.loads(token), match.start(kind)
+            if key in keys:
+                return key, keys[key], start
+            keys[key] = start
+        expecting_key = False
+    return None
+
+
+def strict_loads(text: str) -> Any:
+    """``json.loads`` refusing an object that names a key twice (``JsonProblem``, located); a syntax error
+    is still ``json.JSONDecodeError``, for callers that try another reading (JSON lines) next."""
+    duplicated: list[str] = []
+    value = json.loads(text, object_pairs_hook=functools.partial(_object, duplicated))
+    if duplicated:
+        raise JsonDoc(path="<memory>", text=text, value=value)._duplicate_problem(duplicated[0])
+    return value
 
 
 def load_json(data: bytes | str, path: str = "<memory>") -> JsonDoc:

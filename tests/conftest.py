@@ -131,3 +131,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     from tests.images import stop_build
 
     stop_build()
+
+
+@pytest.fixture(scope="session")
+def history_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare clone of the real OpenLineage history, shared by the session: plant commits into it with
+    ``tests.planting.plant`` (new objects only; its refs never move)."""
+    from tests.history import clone
+
+    return clone(tmp_path_factory.mktemp("history-clone") / "openlineage.git")

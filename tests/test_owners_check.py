@@ -307,7 +307,8 @@ def _check_all(path: Path, out_dir: Path, *extra: str) -> list[dict[str, Any]]:
 def test_check_all_on_the_real_corpus_gives_warnings_and_no_errors(corpus: Path, tmp_path: Path) -> None:
     found = _check_all(corpus, tmp_path)
     assert {f["severity"] for f in found} == {"warning"}
-    assert sorted(f["entry"] for f in found) == ["core", "gcp:composer", "gcp:dataproc", "gcp:lineage", "iceberg"]
+    # core has no CODEOWNERS of its own: the root CODEOWNERS delegates spec/registry/core on a line of its own
+    assert sorted(f["entry"] for f in found) == ["gcp:composer", "gcp:dataproc", "gcp:lineage", "iceberg"]
     assert {f["rule"] for f in found} == {"owners/missing-codeowners"}
     assert {f["severity"] for f in _check_all(corpus, tmp_path, "--strict")} == {"error"}
 

@@ -124,8 +124,11 @@ def iceberg(change: Callable[[dict[str, Any]], Any], version: str | None, publis
     A changed facet needs an example (examples/missing), so one is added with it.
     """
     def apply(repo: Repo) -> None:
+        example = copy.deepcopy(ICEBERG_EXAMPLE)  # an example names the version it shows
+        example["icebergScanReport"]["_schemaURL"] = ICEBERG_MIRROR.format(version or "1-0-1").replace(
+            "website/static/spec/", "https://openlineage.io/spec/")
         repo.write("spec/registry/iceberg/facets/examples/IcebergScanReportInputDatasetFacet/1.json",
-                   rc.dump(ICEBERG_EXAMPLE))
+                   rc.dump(example))
         def edit(schema: dict[str, Any]) -> None:
             change(schema)
             if version:
@@ -159,6 +162,19 @@ def stale_copy(version: str) -> Mutation:
     """A mirror copy of ``version`` that is the published 1-0-1, not the schema."""
     def apply(repo: Repo) -> None:
         repo.write(ICEBERG_MIRROR.format(version), (repo.path / ICEBERG_MIRROR.format("1-0-1")).read_text())
+    return apply
+
+
+def example_url(url: str) -> Mutation:
+    return lambda repo: rc.edit(repo, rc.EXAMPLE, lambda v: v["acme_widget"].update(_schemaURL=url))
+
+
+def acme_version(version: str) -> Mutation:
+    """The acme facet at ``version`` with an optional field more, published next to 1-0-0."""
+    def apply(repo: Repo) -> None:
+        rc.edit(repo, rc.FACET, lambda s: (inner(s)["properties"].update(color={"type": "string"}),
+                                           s.update({"$id": rc.SCHEMA_URL.replace("1-0-0", version)})))
+        repo.write(rc.MIRROR.replace("1-0-0", version), (repo.path / rc.FACET).read_text(encoding="utf-8"))
     return apply
 
 
@@ -250,6 +266,12 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
                                                    inner(s)["properties"].update(loop={"$ref": "#/$defs/Loop"}))),
                             lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(loop=1))), (good,)),
     "examples/orphan": ((good, write(f"{rc.ENTRY}/facets/examples/AcmeNopeRunFacet/1.json", "{}")), (good,)),
+    "examples/schema-url": ((good, example_url("https://openlineage.io/spec/facets/1-0-0/SQLJobFacet.json")),
+                            (good, example_url(f"{rc.SCHEMA_URL}#/$defs/AcmeWidgetRunFacet"))),
+    "examples/stale-schema-url": ((good, acme_version("1-0-1")),
+                                  (good, acme_version("1-0-1"), example_url(rc.SCHEMA_URL.replace("1-0-0", "1-0-1")))),
+    "examples/undeclared-field": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(
+        widget_id="w-42"))), (good,)),
     "versions/not-bumped": ((iceberg(add_optional, None),), (iceberg(add_optional, "1-0-2"),)),
     "versions/insufficient-bump": ((iceberg(make_required, "1-0-2"),), (iceberg(make_required, "2-0-0"),)),
     "versions/not-increased": ((iceberg(add_optional, "1-0-0", publish=False),), (iceberg(add_optional, "1-0-2"),)),

@@ -9,13 +9,26 @@ from __future__ import annotations
 from types import ModuleType
 
 from bot import incomplete
-from bot.checks import entry, examples, facets, lint, naming, owners, ownership, uris, versions
+from bot.checks import entry, examples, facets, lint, naming, owners, ownership, spec, uris, versions
 from bot.checks import format as formatting  # the module is named by its rule family
 from bot.review_input import Check
 
-FAMILIES: tuple[ModuleType, ...] = (entry, owners, ownership, uris, facets, lint, examples, versions, naming,
+FAMILIES: tuple[ModuleType, ...] = (entry, owners, ownership, uris, facets, lint, examples, versions, spec, naming,
                                     formatting)
 CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)
+
+# Rules about the change itself, computed from the change set: never pre-existing, so the judge never
+# matches them against the base side (which is reviewed with the same change set and can compute them too).
+CHANGE_RULES: frozenset[str] = frozenset({
+    "versions/published-modified",  # a published copy the change edits, deletes or renames
+    "versions/not-bumped", "versions/insufficient-bump", "versions/not-increased",  # base -> head versions
+    "entry/name-collision",  # a name the change claims
+    "owners/approval-required", "owners/codeowners-change-needs-approval",  # who must approve this change
+    "spec/not-bumped",  # the specification changed without a new version
+    "examples/stale-schema-url",  # a _schemaURL the change writes
+    "versions/transitive-break",  # breaks against published versions that the base did not already have
+    "ownership/steering-file-change",  # who must approve a change of ownership or steering files
+})
 
 
 def all_rules() -> dict[str, str]:

@@ -13,6 +13,7 @@ from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
 from bot.checks._common import at, json_pointer, unreadable
+from bot.checks._example_facets import event_url_findings, schema_url_findings, undeclared_field_findings
 from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
@@ -47,6 +48,16 @@ RULES = {
     "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that consumes "
     "nothing of the example).",
     "examples/orphan": "An examples folder names a facet file of its entry.",
+    "examples/schema-url": "Each facet of an example names its schema in `_schemaURL`: the schema's own file, "
+    "a version of it that exists (the current one or a published copy) and, after `#`, a `$defs` entry that "
+    "exists and is the facet under that key. The finding says what the URL should be. The events kept beside the "
+    "core examples (`spec/tests/*.json`) are checked too: each openlineage.io facet URL names a facet file, a "
+    "version and a `$defs` entry that exist (an older version is fine in an event).",
+    "examples/stale-schema-url": "An example the change adds or edits names the current version of its facet "
+    "in `_schemaURL` (it is checked against that version), not an older published one. A warning with `--all`.",
+    "examples/undeclared-field": "A field of an example that no version of its (open) schema declares where it "
+    "stands is a warning naming the closest declared field; an error when it is a respelling of a declared "
+    "field (`ordinal_position` for `ordinalPosition`): the example and the schema have drifted apart.",
 }
 
 
@@ -60,6 +71,8 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                                    functools.partial(store.work_bound, schema.value), store.has_mirror)
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
+        if entry.is_core:
+            yield from _sample_events(review, entry)
 
 
 def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, validator: Validators) -> Iterator[Finding]:
@@ -74,6 +87,8 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
                       hint=f"Add {folder}/1.json: an object whose key is the facet key and value a full facet.")
     keys = {f.key for f in schema.facets}
     files = review.head_registry.files
+    mirror = review.config.paths.mirror
+    before = _before(review, schema)
     for path in positive + negative:
         loaded = files.json(path)
         if loaded.doc is None:
@@ -83,6 +98,19 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
             yield from _negative(loaded.doc, validator, entry.name, schema)
         else:
             yield from _positive(loaded.doc, validator, keys, entry.name, schema)
+            written = None if review.changes is None else review.changes.get(path) is not None
+            yield from schema_url_findings(loaded.doc, schema, review.head_schemas, mirror, written)
+            yield from undeclared_field_findings(loaded.doc, schema, review.head_schemas, mirror, before)
+
+
+def _before(review: ReviewInput, schema: FacetSchema) -> Any:
+    """The schema's value before a change that edits it (``None`` when the change leaves it alone)."""
+    changes, registry = review.changes, review.base_registry
+    change = changes.get(schema.path) if changes is not None else None
+    if change is None or registry is None:
+        return None
+    loaded = registry.files.json(change.old_path or schema.path)
+    return loaded.doc.value if loaded.doc is not None else None
 
 
 class Budget:
@@ -237,6 +265,18 @@ def _flat(errors: list[ValidationError]) -> Iterator[ValidationError]:
         error = stack.pop()
         yield error
         stack.extend(error.context or ())
+
+
+def _sample_events(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
+    """The events kept beside the core examples (``spec/tests/*.json``): their facets' ``_schemaURL``s."""
+    folder = entry.examples_dir + "/"
+    registry = review.head_registry
+    for path in review.head.files(entry.examples_dir):
+        if path.endswith(".json") and "/" not in path[len(folder):]:
+            loaded = registry.files.json(path)
+            if loaded.doc is not None:  # spec/unreadable reports an unreadable one
+                yield from event_url_findings(loaded.doc, registry.schema_by_filename, review.head_schemas,
+                                              review.config.paths.mirror, entry.name)
 
 
 def _orphans(review: ReviewInput, entry: Entry, names: set[str]) -> Iterator[Finding]:

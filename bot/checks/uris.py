@@ -54,6 +54,8 @@ def check(review: ReviewInput) -> Iterator[Finding]:
 def _resolution_problem(review: ReviewInput, owner: Entry, file: str, version: str | None) -> str | None:
     schema = next((s for s in owner.schemas if s.filename == file), None)
     if schema is None:
+        if review.head.size(f"{owner.facets_dir}/{file}") is not None:
+            return None  # there but unreadable: facets/unreadable says why (one message per cause)
         return f"{owner.facets_dir}/{file} does not exist"
     if version is None:
         return None

@@ -325,7 +325,15 @@ def _published(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
     published = review.head_schemas.published(schema.schema_id)
     mirror_path = f"{review.config.paths.mirror}/facets/{_fmt(schema.version)}/{schema.filename}"
     if published is None:
-        if review.config.versions.requires_copy(schema.entry.name):
+        copy = review.head_registry.files.json(mirror_path)
+        if copy.problem is not None:  # there, but unusable: say so (spec/unreadable does when the change writes it)
+            if review.changes is None or review.changes.get(mirror_path) is None:
+                yield replace(at("versions/not-published", Severity.ERROR, schema.doc, "/$id",
+                                 f"the published copy {mirror_path} of version {_fmt(schema.version)} cannot be "
+                                 f"read: {copy.problem.message}", entry=schema.entry.name,
+                                 hint=f"Restore {mirror_path} as an identical copy of {schema.path}."),
+                              category="wire")
+        elif review.config.versions.requires_copy(schema.entry.name):
             yield replace(at("versions/not-published", Severity.ERROR, schema.doc, "/$id",
                              f"version {_fmt(schema.version)} of {schema.filename} is not in the published mirror",
                              entry=schema.entry.name, hint=f"Add an identical copy at {mirror_path} (entries in "

@@ -61,14 +61,16 @@ def registry_folder(snapshots: list[Snapshot], where: str) -> None:
 
     first = snapshots[0]
     if isinstance(first, DirSnapshot) and not any((first.root / p).exists() for p in CONFIG_PATHS):
-        wanted = Paths().registry  # no configuration: decide without listing the whole tree (`check / --all`)
-        if (first.root / wanted).is_dir() and any((first.root / wanted).iterdir()):
+        wanted, core = Paths().registry, Paths().facets  # no configuration: decide without listing the whole tree
+        if any((first.root / d).is_dir() and any((first.root / d).iterdir()) for d in (wanted, core)):
             return
     else:
         config, _ = load_config(first)
-        wanted = config.paths.registry.strip("/")
-        if any(snapshot.files(wanted) for snapshot in snapshots):
+        wanted, core = config.paths.registry.strip("/"), config.paths.facets.strip("/")
+        # core facets alone are a registry: the layouts before spec/registry existed are reviewed too
+        if any(snapshot.files(wanted) or snapshot.files(core) for snapshot in snapshots):
             return
-    raise UsageError(f"no registry found: {where} has no {wanted}/ folder with entries (an OpenLineage "
+    raise UsageError(f"no registry found: {where} has no {wanted}/ folder with entries and no core facets in "
+                     f"{core}/ (an OpenLineage "
                      f"repository keeps one folder per registered name in {wanted}/<name>/, or set paths.registry "
                      f"in .github/registry-bot.yml)")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from bot.jsondoc import MAX_BYTES, MAX_DEPTH, escape_pointer_token
+from bot.jsondoc import MAX_BYTES, MAX_DEPTH, JsonProblem, escape_pointer_token, strict_loads
 from bot.naming.model import ParseResult
 from bot.naming.placeholders import SYNTAXES, is_placeholder
 from bot.naming.rules import NamingRules
@@ -121,18 +121,22 @@ def read_events(path: Path) -> list[Any]:
         raise EventsProblem(f"{path} is {size:,} bytes, over the {MAX_BYTES * 10:,}-byte limit")
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     try:
-        value = json.loads(text)
+        value = strict_loads(text)  # a key written twice means different events to different readers
     except json.JSONDecodeError as whole:
         values = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                values.append(json.loads(line))
+                values.append(strict_loads(line))
             except json.JSONDecodeError as exc:
                 raise EventsProblem(f"{path}: neither JSON ({whole.msg}, line {whole.lineno}) nor JSON lines "
                                     f"(line {number}: {exc.msg})") from None
+            except JsonProblem as exc:
+                raise EventsProblem(f"{path} line {number}: {exc.message}") from None
         return values
+    except JsonProblem as exc:
+        raise EventsProblem(f"{path}: {exc.message}") from None
     except RecursionError:
         raise EventsProblem(f"{path}: JSON is nested too deeply") from None
     return value if isinstance(value, list) else [value]

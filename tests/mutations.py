@@ -1,0 +1,384 @@
+"""Defects planted into real commits of the OpenLineage history, each with a control making the same
+change correctly: the recall test of the bot (tests/test_mutations.py, benchmarks/mutations.py).
+
+A kind finds its target in the commit's own files by mechanism (the first core facet, in path order,
+whose example names its schema correctly), never by name, and edits the JSON text in place (so the
+rest of the file keeps its layout). ``plant`` returns ``(defect edits, control edits)``, or ``None``
+when the commit has nothing the kind can edit.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.snapshot import GitSnapshot
+from tests.planting import changed_paths, dump
+
+Edits = dict[str, bytes | None]
+FACETS, TESTS, MIRROR, SPEC, CORE_ENTRY = "spec/facets", "spec/tests", "website/static/spec", \
+    "spec/OpenLineage.json", "spec/registry/core/registry.json"
+VERSION = re.compile(r"/facets/(\d+)-(\d+)-(\d+)/")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A core facet with one facet definition and an example whose ``_schemaURL`` is right."""
+
+    schema_path: str
+    schema_text: str
+    schema_id: str
+    defs_name: str
+    key: str
+    example_path: str
+    example_text: str
+    url: str
+    published: tuple[str, ...]  # versions of the file in the mirror, oldest first
+
+    @property
+    def filename(self) -> str:
+        return self.schema_path.rsplit("/", 1)[-1]
+
+    @property
+    def version(self) -> tuple[int, int, int]:
+        m = VERSION.search(self.schema_id)
+        assert m is not None
+        return int(m[1]), int(m[2]), int(m[3])
+
+
+def _text(repo: Path, commit: str, path: str) -> str | None:
+    data = _snapshot(str(repo), commit).read(path)
+    return None if data is None else data.decode()
+
+
+@functools.lru_cache(maxsize=32)
+def _snapshot(repo: str, commit: str) -> GitSnapshot:
+    """One snapshot per commit, reading every blob through one ``git cat-file --batch``."""
+    return GitSnapshot(repo, commit)
+
+
+def files_of(repo: Path, commit: str, prefix: str) -> list[str]:
+    return _snapshot(str(repo), commit).files(prefix)
+
+
+def _parsed(repo: Path, commit: str, path: str) -> tuple[str, Any]:
+    """The text of a JSON file and its value (``None`` when it does not parse)."""
+    text = _text(repo, commit, path) or ""
+    try:
+        return text, json.loads(text)
+    except ValueError:
+        return text, None
+
+
+def targets(repo: Path, commit: str) -> list[Target]:
+    return list(_targets(str(repo), commit))
+
+
+@functools.lru_cache(maxsize=32)
+def _targets(repo_path: str, commit: str) -> tuple[Target, ...]:
+    """The facets a defect can be planted in: not touched by the commit itself, published before it."""
+    repo = Path(repo_path)
+    found = []
+    mirror = set(files_of(repo, f"{commit}^", MIRROR)) & set(files_of(repo, commit, MIRROR))
+    touched = changed_paths(repo, commit)
+    for path in files_of(repo, commit, FACETS):
+        if not path.endswith(".json") or path.count("/") != 2:
+            continue
+        folder = f"{TESTS}/{path.rsplit('/', 1)[-1][:-5]}/"
+        if path in touched or any(p.startswith(folder) for p in touched):
+            continue
+        text, schema = _parsed(repo, commit, path)
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(props, dict) or len(props) != 1 or not isinstance(schema.get("$id"), str):
+            continue
+        ((key, prop),) = props.items()
+        ref = prop.get("$ref", "") if isinstance(prop, dict) else ""
+        if not ref.startswith("#/$defs/") or not VERSION.search(schema["$id"]):
+            continue
+        name = ref[len("#/$defs/"):]
+        filename = path.rsplit("/", 1)[-1]
+        published = tuple(sorted(p.split("/")[-2] for p in mirror if p.endswith(f"/{filename}") and "/facets/" in p))
+        for example in files_of(repo, commit, f"{TESTS}/{filename[:-5]}"):
+            if example.count("/") != 3:
+                continue
+            etext, value = _parsed(repo, commit, example)
+            facet = value.get(key) if isinstance(value, dict) else None
+            url = facet.get("_schemaURL") if isinstance(facet, dict) else None
+            if url in (schema["$id"], f"{schema['$id']}#/$defs/{name}") and json.dumps(url) in etext:
+                found.append(Target(path, text, schema["$id"], name, key, example, etext, url, published))
+                break
+    return tuple(found)
+
+
+def _swap(text: str, old: str, new: str) -> str:
+    """``text`` with the JSON string ``old`` replaced by ``new`` (once)."""
+    quoted = json.dumps(old)
+    assert quoted in text, old
+    return text.replace(quoted, json.dumps(new), 1)
+
+
+def fmt(version: tuple[int, int, int]) -> str:
+    return "-".join(map(str, version))
+
+
+def new_version(t: Target, text: str, version: tuple[int, int, int]) -> Edits:
+    """``text`` as the schema at ``version``, with its copy in the mirror (a correct new version)."""
+    new_id = t.schema_id.replace(f"/{fmt(t.version)}/", f"/{fmt(version)}/")
+    body = _swap(text, t.schema_id, new_id).encode()
+    return {t.schema_path: body, f"{MIRROR}/facets/{fmt(version)}/{t.filename}": body}
+
+
+def add_field(text: str, defs_name: str) -> str | None:
+    """The schema text with an optional string field added to the facet's first ``properties``."""
+    start = text.find(f'"{defs_name}"')
+    at = text.find('"properties": {', start)
+    if start < 0 or at < 0:
+        return None
+    at += len('"properties": {')
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    return f'{text[:at]}\n{indent}"plantedNote": {{ "type": "string" }},{text[at:]}'
+
+
+def _required(node: Any) -> set[str]:
+    """Every name any ``required`` list of a schema names."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("required"), list):
+                out.update(x for x in item["required"] if isinstance(x, str))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+def fields(t: Target) -> list[str]:
+    """The optional fields of the example's facet that the schema declares once."""
+    facet = json.loads(t.example_text)[t.key]
+    required = _required(json.loads(t.schema_text))
+    return [name for name in facet if name not in required and not name.startswith("_") and name != t.key
+            and t.schema_text.count(f'"{name}": {{') == 1]
+
+
+def first_field(t: Target) -> str | None:
+    return next(iter(fields(t)), None)
+
+
+def respelled(name: str) -> str:
+    if "_" in name:
+        head, *rest = name.split("_")
+        return head + "".join(p[:1].upper() + p[1:] for p in rest)
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m[1].lower(), name)
+
+
+def rename_key(text: str, old: str, new: str) -> str:
+    return text.replace(f'"{old}"', f'"{new}"')
+
+
+# --- the kinds ------------------------------------------------------------------------------------
+
+Plant = Callable[[Path, str], "tuple[Edits, Edits] | None"]
+
+
+def _first(repo: Path, commit: str, fits: Callable[[Target], bool] = lambda t: True) -> Target | None:
+    return next((t for t in targets(repo, commit) if fits(t)), None)
+
+
+def published_edited(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit, lambda t: fmt(t.version) in t.published)
+    if t is None:
+        return None
+    copy = f"{MIRROR}/facets/{fmt(t.version)}/{t.filename}"
+    text = _text(repo, commit, copy) or ""
+    changed = add_field(text, t.defs_name)
+    new = add_field(t.schema_text, t.defs_name)
+    if changed is None or new is None:
+        return None
+    m, r, a = t.version
+    return {copy: changed.encode()}, new_version(t, new, (m, r, a + 1))
+
+
+def published_deleted(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit, lambda t: len(t.published) > 1)
+    if t is None:
+        return None
+    new = add_field(t.schema_text, t.defs_name)
+    if new is None:
+        return None
+    m, r, a = t.version
+    return {f"{MIRROR}/facets/{t.published[0]}/{t.filename}": None}, new_version(t, new, (m, r, a + 1))
+
+
+def url_kind(wrong: Callable[[Target, list[Target]], str | None]) -> Plant:
+    def plant(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+        found = targets(repo, commit)
+        for t in found:
+            url = wrong(t, found)
+            if url is not None:
+                right = f"{t.schema_id}#/$defs/{t.defs_name}" if t.url == t.schema_id else t.schema_id
+                return ({t.example_path: _swap(t.example_text, t.url, url).encode()},
+                        {t.example_path: _swap(t.example_text, t.url, right).encode()})
+        return None
+    return plant
+
+
+def other_facet(t: Target, found: list[Target]) -> str | None:
+    return next((o.schema_id for o in found if o.filename != t.filename), None)
+
+
+def missing_version(t: Target, found: list[Target]) -> str | None:
+    m, r, _ = t.version
+    absent = fmt((m, r + 1, 0))
+    return None if absent in t.published else t.schema_id.replace(f"/{fmt(t.version)}/", f"/{absent}/")
+
+
+def missing_def(t: Target, found: list[Target]) -> str | None:
+    return f"{t.schema_id}#/$defs/Input{t.defs_name}"
+
+
+def older_version(t: Target, found: list[Target]) -> str | None:
+    older = [v for v in t.published if v != fmt(t.version)]
+    return t.schema_id.replace(f"/{fmt(t.version)}/", f"/{older[-1]}/") if older else None
+
+
+def example_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit)
+    if t is None:
+        return None
+    line = next((x for x in t.example_text.splitlines(keepends=True) if x.strip().startswith('"_producer": "')), None)
+    if line is None or not line.rstrip().endswith(","):
+        return None
+    producer = json.loads(t.example_text)[t.key]["_producer"]
+    return ({t.example_path: t.example_text.replace(line, line + line, 1).encode()},
+            {t.example_path: _swap(t.example_text, producer, producer.rstrip("/") + "/planted").encode()})
+
+
+def example_invalid(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit)
+    if t is None:
+        return None
+    producer = json.loads(t.example_text)[t.key].get("_producer")
+    if not isinstance(producer, str):
+        return None
+    return ({t.example_path: t.example_text.replace(json.dumps(producer), "7", 1).encode()},
+            {t.example_path: _swap(t.example_text, producer, producer.rstrip("/") + "/planted").encode()})
+
+
+def spec_trailing_comma(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    text = _text(repo, commit, SPEC)
+    if text is None:
+        return None
+    body = text.rstrip()
+    assert body.endswith("}")
+    return ({SPEC: (body[:-1].rstrip() + ",\n}\n").encode()}, {SPEC: (text.rstrip() + "\n\n").encode()})
+
+
+def _duplicate_first_member(text: str) -> str | None:
+    lines = text.splitlines(keepends=True)
+    member = next((x for x in lines[1:] if re.match(r'\s*"[^"]+": ("[^"]*"|\d+|true|false),\s*$', x)), None)
+    return None if member is None else text.replace(member, member + member, 1)
+
+
+def schema_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit)
+    if t is None:
+        return None
+    doubled, new = _duplicate_first_member(t.schema_text), add_field(t.schema_text, t.defs_name)
+    if doubled is None or new is None:
+        return None
+    m, r, a = t.version
+    return {t.schema_path: doubled.encode()}, new_version(t, new, (m, r, a + 1))
+
+
+def registry_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    text = _text(repo, commit, CORE_ENTRY)
+    doubled = _duplicate_first_member(text) if text is not None else None
+    if text is None or doubled is None:
+        return None
+    return {CORE_ENTRY: doubled.encode()}, {CORE_ENTRY: (text.rstrip() + "\n").encode()}
+
+
+def not_bumped(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    t = _first(repo, commit)
+    new = add_field(t.schema_text, t.defs_name) if t is not None else None
+    if t is None or new is None:
+        return None
+    m, r, a = t.version
+    return {t.schema_path: new.encode()}, new_version(t, new, (m, r, a + 1))
+
+
+def drift(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """The schema renames a field its example uses (a MODEL bump, published); the example keeps the old name."""
+    for t in targets(repo, commit):
+        field = first_field(t)
+        if field is None:
+            continue
+        renamed = respelled(field) if respelled(field) != field else f"{field}Value"
+        m, _, _ = t.version
+        version = (m + 1, 0, 0)
+        schema = new_version(t, rename_key(t.schema_text, field, renamed), version)
+        examples: Edits = {}
+        for path in files_of(repo, commit, f"{TESTS}/{t.filename[:-5]}"):
+            text = _text(repo, commit, path) or ""
+            # each example follows the rename, and names the new version where it named the current one
+            examples[path] = rename_key(text, field, renamed).replace(
+                f"/{fmt(t.version)}/{t.filename}", f"/{fmt(version)}/{t.filename}").encode()
+        return schema, {**schema, **examples}
+    return None
+
+
+def event_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """A sample event (a top-level file of the core examples) carrying a facet whose _schemaURL names a
+    version of its schema that was never published."""
+    events = [p for p in files_of(repo, commit, TESTS) if p.count("/") == 2 and p.endswith(".json")]
+    _, event = _parsed(repo, commit, events[0]) if events else ("", None)
+    if not isinstance(event, dict):
+        return None
+    for t in targets(repo, commit):
+        container = "run" if t.filename.endswith("RunFacet.json") else "job" if t.filename.endswith("JobFacet.json") \
+            else None
+        wrong = missing_version(t, [])
+        if container is None or wrong is None or not isinstance(event.get(container), dict):
+            continue
+        facet = json.loads(t.example_text)[t.key]
+        planted = [json.loads(json.dumps(event)) for _ in range(2)]  # the defect, then the control
+        for value, url in zip(planted, (wrong, t.schema_id), strict=True):
+            value[container].setdefault("facets", {})[t.key] = {**facet, "_schemaURL": url}
+        return {events[0]: dump(planted[0])}, {events[0]: dump(planted[1])}
+    return None
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    rule: str  # the rule that must block the defect
+    plant: Plant
+    new: bool  # a kind the checks missed before issue 18
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("published copy edited", "versions/published-modified", published_edited, True),
+    Kind("published copy deleted", "versions/published-modified", published_deleted, True),
+    Kind("_schemaURL of another facet", "examples/schema-url", url_kind(other_facet), True),
+    Kind("_schemaURL of a missing version", "examples/schema-url", url_kind(missing_version), True),
+    Kind("_schemaURL of a missing $defs", "examples/schema-url", url_kind(missing_def), True),
+    Kind("_schemaURL of an older version", "examples/stale-schema-url", url_kind(older_version), True),
+    Kind("sample event _schemaURL of a missing version", "examples/schema-url", event_missing_version, True),
+    Kind("example with a duplicate key", "examples/unreadable", example_duplicate_key, True),
+    Kind("OpenLineage.json with a trailing comma", "spec/unreadable", spec_trailing_comma, True),
+    Kind("schema with a duplicate key", "facets/unreadable", schema_duplicate_key, True),
+    Kind("registry.json with a duplicate key", "entry/unreadable", registry_duplicate_key, True),
+    Kind("field renamed in the schema, not in its example", "examples/undeclared-field", drift, True),
+    Kind("schema changed without a version bump", "versions/not-bumped", not_bumped, False),
+    Kind("example that does not validate", "examples/invalid", example_invalid, False),
+)
+
+Result = dict[str, Any]
