@@ -75,6 +75,12 @@ def _spec_edit(repo: Path, commit: str) -> Edits:
     return {m.SPEC: text.replace('"$defs": {', '"$comment": "planted",\n  "$defs": {', 1).encode()}
 
 
+def _root_codeowners(repo: Path, commit: str) -> Edits:
+    """The repository's root CODEOWNERS handing the registry folder to someone else."""
+    path = next(p for p in (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS") if read(repo, commit, p))
+    return {path: (read(repo, commit, path) or b"") + b"/spec/registry/ @mallory\n"}
+
+
 SCENARIOS: dict[str, tuple[Scenario, ReviewContext]] = {
     "versions/published-modified": (_planted(m.published_edited), ReviewContext()),
     "versions/not-bumped": (_planted(m.not_bumped), ReviewContext()),
@@ -86,12 +92,16 @@ SCENARIOS: dict[str, tuple[Scenario, ReviewContext]] = {
     "owners/codeowners-change-needs-approval": (_entry_codeowners, MALLORY),
     "examples/stale-schema-url": (_planted(m.url_kind(m.older_version)), ReviewContext()),
     "spec/not-bumped": (_spec_edit, ReviewContext()),
+    "ownership/steering-file-change": (_root_codeowners, MALLORY),
 }
+# Change rules that need a history of two commits, tested where that history is built.
+ELSEWHERE = {"versions/transitive-break": "tests/test_versions.py::"
+             "test_a_field_removed_then_re_added_with_another_type_is_caught_against_the_first"}
 
 
 def test_every_change_rule_is_a_rule_and_has_a_scenario() -> None:
     assert set(all_rules()) >= CHANGE_RULES
-    assert set(SCENARIOS) == CHANGE_RULES
+    assert set(SCENARIOS) | set(ELSEWHERE) == CHANGE_RULES
 
 
 @pytest.mark.parametrize("rule", sorted(SCENARIOS))

@@ -16,7 +16,7 @@ import pytest
 from bot.changes import ChangeSet
 from bot.config import Config, ConfigError, VersionsPolicy, parse_config
 from bot.engine import ReviewContext, review
-from bot.findings import Finding, Report, Severity
+from bot.findings import Finding, Report, Severity, State, Verdict
 from bot.schema_diff import Bump, required_bump
 from bot.schemas import SchemaStore
 from bot.snapshot import GitSnapshot
@@ -356,9 +356,11 @@ def test_a_field_removed_then_re_added_with_another_type_is_caught_against_the_f
     body["subType"] = {**subtype, "type": "integer"}
     readded = version(original, "1-2-0")
     corpus_repo.change({DATASET_TYPE: readded, f"{MIRROR_FACETS}/1-2-0/DatasetTypeDatasetFacet.json": readded})
-    found = versions(review_branch(corpus_repo.path, "main"))
+    report = review_branch(corpus_repo.path, "main")
+    found = versions(report)
     assert [(f.rule, f.severity) for f in found] == [("versions/transitive-break", Severity.ERROR)]
     (finding,) = found
+    assert finding.state is State.NEW and report.is_blocking(finding) and report.verdict is Verdict.FAILURE
     assert "against published 1-0-0" in finding.message and "properties/subType" in finding.message
     assert finding.witness is not None and finding.witness.valid.startswith(
         "https://openlineage.io/spec/facets/1-0-0/DatasetTypeDatasetFacet.json")
