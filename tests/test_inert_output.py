@@ -315,3 +315,11 @@ def test_replay_shows_posted_markdown_without_joiners_and_with_hostile_character
     line = escape("@team") + " " + code("a\u202eb", table=False)
     assert markdown_line(line) == "\\@team `a\\u202eb`"
     assert markdown_line("raw \x1b[2J\u200b") == "raw \\x1b[2J\\u200b"
+
+
+@pytest.mark.parametrize("text", ["    @mallory", "\t\t<b>x</b>", "     - item", "        1. one"])
+def test_leading_whitespace_never_makes_a_code_block(text: str) -> None:
+    """Four leading spaces (or a tab) start an indented code block: an escaped text never does (Hypothesis
+    found a section title of four spaces and a mention rendered as <pre>)."""
+    page = read(escape(text) + "\n")
+    assert "pre" not in {tag for tag, _ in page.tags}

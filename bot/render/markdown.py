@@ -45,7 +45,7 @@ def escape(text: str, limit: int | None = None) -> str:
     to ``@`` and ping); ``\\|`` is the table cell escape GFM defines. The zero-width joiner after ``@``
     and ``#`` stops what GitHub links after parsing: mentions, team mentions, emails, issue references.
     """
-    text = plain(text, limit)
+    text = plain(text, limit).lstrip(" \t")  # four leading spaces would make an indented code block
     text = _AUTOLINK.sub(r"\\\g<0>", text.translate(_INLINE))
     return _LINE_START.sub(_escape_line_start, text) if text[:1] in " -+=0123456789" else text
 
