@@ -147,9 +147,9 @@ class FieldWalker:
 
     def _variant(self, path: str, node: Any, doc: Any, url: str, depth: int, inherited: str,
                  seen: frozenset[str], note: str) -> None:
-        target, vdoc, vurl, vseen, again = self._deref(node, doc, url, seen)
-        if again:
-            self._add(Field(path, "recursive", False, notes=(note, f"the same as {again}")))
+        target, vdoc, vurl, vseen, again = self._deref(node, doc, url, seen, path)
+        if again is not None:
+            self._add(Field(path, "recursive", False, notes=(note, _same(again))))
             return
         body = target if isinstance(target, dict) else {}
         description = body["description"] if isinstance(body.get("description"), str) else ""
@@ -159,9 +159,9 @@ class FieldWalker:
     def _field(self, path: str, prop: Any, doc: Any, url: str, depth: int, required: bool, inherited: str,
                seen: frozenset[str]) -> None:
         """The row of one property, then the rows of what it holds."""
-        target, tdoc, turl, tseen, again = self._deref(prop, doc, url, seen)
-        if again:
-            self._add(Field(path, "recursive", required, notes=(f"the same as {again or 'the facet'}",),
+        target, tdoc, turl, tseen, again = self._deref(prop, doc, url, seen, path)
+        if again is not None:
+            self._add(Field(path, "recursive", required, notes=(_same(again),),
                             inherited=inherited))
             return
         if not self._add(self._row(path, prop, target, required, inherited)) or not isinstance(target, dict):
@@ -174,22 +174,22 @@ class FieldWalker:
             self._object(prop, f"{path}.", doc, url, depth + 1, inherited, seen)
         items = prop.get("items")
         if isinstance(items, dict):
-            items, idoc, iurl, iseen, again = self._deref(items, doc, url, seen)
-            if again:
-                self._add(Field(f"{path}[]", "recursive", False, notes=(f"the same as {again or 'the facet'}",)))
+            items, idoc, iurl, iseen, again = self._deref(items, doc, url, seen, f"{path}[]")
+            if again is not None:
+                self._add(Field(f"{path}[]", "recursive", False, notes=(_same(again),)))
             elif isinstance(items, dict) and _has_fields(items):
                 self._object(items, f"{path}[].", idoc, iurl, depth + 1, inherited, iseen)
         extra = prop.get("additionalProperties")
         if isinstance(extra, dict) and not isinstance(prop.get("properties"), dict) \
                 and not isinstance(prop.get("patternProperties"), dict):
-            extra, edoc, eurl, eseen, again = self._deref(extra, doc, url, seen)
-            if again:
-                self._add(Field(f"{path}.<key>", "recursive", False, notes=(f"the same as {again or 'the facet'}",)))
+            extra, edoc, eurl, eseen, again = self._deref(extra, doc, url, seen, f"{path}.<key>")
+            if again is not None:
+                self._add(Field(f"{path}.<key>", "recursive", False, notes=(_same(again),)))
             elif isinstance(extra, dict) and _has_fields(extra):
                 self._object(extra, f"{path}.<key>.", edoc, eurl, depth + 1, inherited, eseen)
 
-    def _deref(self, node: Any, doc: Any, url: str,
-               seen: frozenset[str]) -> tuple[Any, Any, str, frozenset[str], str | None]:
+    def _deref(self, node: Any, doc: Any, url: str, seen: frozenset[str],
+               path: str = "") -> tuple[Any, Any, str, frozenset[str], str | None]:
         """The node a ``$ref`` chain ends at; the last item is the path it was first shown at when the chain
         comes back to a ``$ref`` being expanded (recursion), else None."""
         for _ in range(MAX_DEPTH):
@@ -199,6 +199,7 @@ class FieldWalker:
             if key in seen:
                 return None, doc, url, seen, self._first.get(key, "")
             seen = seen | {key}
+            self._first.setdefault(key, path)
             node, doc, url = self.resolve(node, doc, url)
         return node, doc, url, seen, None
 
@@ -221,6 +222,10 @@ class FieldWalker:
             default="" if default is None and not ("default" in own or "default" in node) else _json(default),
             deprecated=own.get("deprecated") is True or node.get("deprecated") is True,
             notes=_notes(node))
+
+
+def _same(first: str) -> str:
+    return f"the same as {first or 'the facet'}"
 
 
 def _label(variant: Any, index: int) -> str:
