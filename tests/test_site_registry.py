@@ -246,3 +246,20 @@ def test_a_partner_list_drafts_presentation_fields_without_touching_the_reposito
     report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
                     checks=(entry_check.check,))
     assert not [f for f in report.findings if f.severity.name == "ERROR"], report.findings
+
+
+def test_the_preview_names_presentation_and_version_changes_of_a_card(tmp_path: Path) -> None:
+    from bot.site.preview import preview
+
+    base, head = copy(REFERENCE, tmp_path / "base"), copy(REFERENCE, tmp_path / "head")
+    path = next(p for p in sorted((head / "spec/registry").glob("*/registry.json"))
+                if isinstance(json.loads(p.read_text())["producer"].get("produced_facets"), dict))
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["display_name"] = "A New Name"
+    first = next(iter(doc["producer"]["produced_facets"].values()))
+    first["spec_versions"] = ["9-9-9"]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    section = preview(DirSnapshot(base), DirSnapshot(head), load_config(DirSnapshot(base))[0])
+    assert section is not None
+    row = next(line for line in section.markdown.splitlines() if f"`{path.parent.name}`" in line)
+    assert "card display name changed" in row and "declared versions changed" in row
