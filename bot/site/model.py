@@ -325,13 +325,14 @@ def _read(snapshot: Snapshot, path: str) -> bytes | None:
         return None
 
 
-def _normal(uri: str, names: Iterable[str]) -> str:
-    """A declared URI without its pinned version (the facet page it links to); as written when unresolvable."""
+def _normal(uri: str, names: Collection[str]) -> tuple[str, str | None]:
+    """A declared URI without its pinned version (the facet page it links to; as written when unresolvable),
+    and the version it pins, if any."""
     try:
-        short = parse_short_uri(uri, list(names))
+        short = parse_short_uri(uri, names)
     except UriError:
-        return uri
-    return ":".join(["ol", short.name, *short.sub, short.file])
+        return uri, None
+    return ":".join(["ol", short.name, *short.sub, short.file]), short.version
 
 
 def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str, bytes]) -> EntryCard | None:
@@ -352,16 +353,16 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
                             ("sample_URL", card.samples), ("sample_url", card.samples)):
             if isinstance(body.get(key), str):
                 target.setdefault(role, body[key])
-    names = list(registry.entries.keys())
+    names = registry.entries  # a mapping: membership in O(1)
     for declared in declared_facets(doc):
-        uri = _normal(declared.uri, names)
+        uri, pinned = _normal(declared.uri, names)
         target_list = card.produced if declared.block == "producer" else card.consumed
         if uri not in target_list:
             target_list.append(uri)
         written = declared.pointer.split("/")[2]  # produced_facets, consumed_facets or the proposal's facets
         token = declared.pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
         details = (doc[declared.block].get(written) or {})
-        versions = set(_pinned(declared.uri, names))
+        versions = {pinned} if pinned else set()
         if isinstance(details, dict) and isinstance(details.get(token), dict):
             cases = details[token].get("use_cases")
             if isinstance(cases, list):
@@ -373,15 +374,6 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
             mine = card.versions.setdefault(declared.block, {})
             mine[uri] = tuple(sorted(set(mine.get(uri, ())) | versions, key=_key, reverse=True))
     return card
-
-
-def _pinned(uri: str, names: list[str]) -> tuple[str, ...]:
-    """The version a short URI pins (``ol:core:1-0-1/X.json``), if any."""
-    try:
-        version = parse_short_uri(uri, names).version
-    except UriError:
-        return ()
-    return (version,) if version else ()
 
 
 def _logo(entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes]) -> str:
