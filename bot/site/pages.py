@@ -36,7 +36,7 @@ def owner_of(uri: str) -> str:
 def environment(uc_label: Callable[[str], str]) -> jinja2.Environment:
     folder = str(resources.files("bot.site").joinpath("templates"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
+                             undefined=jinja2.StrictUndefined, auto_reload=False)  # no stat per page
     env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=NAV)
     return env
 

@@ -65,7 +65,7 @@
           a.textContent = uri;
           if (model.pages[uri]) { a.href = model.pages[uri]; }
           var note = document.createElement("span");
-          note.className = "match " + (verdict.ok ? "ok" : "bad");
+          note.className = "match " + (!verdict.ok ? "bad" : verdict.text.indexOf("match") === 0 ? "ok" : "unknown");
           note.textContent = " (" + verdict.text + ")";
           if (i) { list.appendChild(document.createTextNode(", ")); }
           list.append(a, note);
