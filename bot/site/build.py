@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -50,9 +51,10 @@ def write_files(files: dict[str, bytes], out: Path) -> int:
     root = str(out)
     for folder in sorted({rel.rpartition("/")[0] for rel in files}):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    items = list(files.items())
+    items = sorted(files.items())  # each thread takes a contiguous run: its own folders, not its neighbours'
+    cuts = [len(items) * i // WRITERS for i in range(WRITERS + 1)]
     with ThreadPoolExecutor(WRITERS) as pool:
-        for _ in pool.map(_write_batch, [(root, items[i::WRITERS]) for i in range(WRITERS)]):
+        for _ in pool.map(_write_batch, [(root, items[a:b]) for a, b in itertools.pairwise(cuts)]):
             pass
     return len(files)
 

@@ -8,6 +8,7 @@ way. ``tests/test_site_mdx.py`` compiles random descriptions through the real ``
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -20,12 +21,14 @@ from bot.site.usecases import title_of
 _ESM = re.compile(r"^(\s*)([ie])(?=mport|xport)")  # MDX reads a paragraph starting with import/export as ESM
 
 
+@functools.lru_cache(maxsize=8192)  # the base facets' fields repeat on every facet page
 def text(value: str) -> str:
     """Untrusted text as inert MDX prose or table cell: Markdown escapes, then ``{``/``}`` and ESM."""
     escaped = escape(value).replace("{", "\\{").replace("}", "\\}")
     return _ESM.sub(lambda m: f"{m[1]}&#{ord(m[2])};", escaped)
 
 
+@functools.lru_cache(maxsize=8192)
 def literal(value: str, table: bool = True) -> str:
     """Untrusted text as a code span (MDX keeps code literal); ``|`` escaped inside a table."""
     return code(value, table=table, limit=None)
