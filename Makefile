@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean system-deps lock images
+.PHONY: setup demo test lint bench clean system-deps node-deps lock images
 
 # The venv installs exactly requirements/dev.txt (hashes checked), then the project itself, editable.
 $(BIN)/.installed: pyproject.toml requirements/dev.txt
@@ -34,7 +34,13 @@ system-deps:
 	@{ command -v podman && command -v runc && [ -x /usr/sbin/debootstrap ]; } >/dev/null 2>&1 || \
 		{ $(APT_INSTALL) podman runc debootstrap >/dev/null; }
 
-test: lint system-deps
+# Node tools the tests drive (tests/node/package.json): the MDX compiler Docusaurus uses, for the published
+# Markdown (tests/test_site_mdx.py). npm ci installs exactly the lock file.
+tests/node/node_modules/.package-lock.json: tests/node/package.json tests/node/package-lock.json
+	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
+node-deps: tests/node/node_modules/.package-lock.json
+
+test: lint system-deps node-deps
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest
 
 # The lock files (requirements/*.txt) from pyproject.toml, for Python 3.11 on Linux x86_64 (the images' and

@@ -11,7 +11,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "openlineage"
+_ROOT = Path(__file__).resolve().parent.parent  # shared/ beside the repository, or beside a worktree's parent
+CORPUS = next((p / "shared" for p in _ROOT.parents if (p / "shared").is_dir()), _ROOT.parent / "shared") \
+    / "corpus" / "openlineage"
 REFERENCE = Path(__file__).resolve().parent.parent / "registry" / "reference"
 BASES = ("RunFacet", "JobFacet", "DatasetFacet", "InputDatasetFacet", "OutputDatasetFacet")
 

@@ -338,7 +338,7 @@ class Declared:
     """One facet a ``registry.json`` declares: in which block, as which URI, and where in the file."""
 
     block: str  # "producer" | "consumer"
-    field: str  # "produced_facets" | "consumed_facets"
+    field: str  # "produced_facets" | "consumed_facets" (also for the proposal's ``facets``)
     uri: str  # a short URI (bare file names in the object form get their owner's name)
     pointer: str
 
@@ -362,9 +362,11 @@ def declared_facets(doc: Any) -> list[Declared]:
         body = doc.get(block)
         if not isinstance(body, dict):
             continue
-        for fld in ("produced_facets", "consumed_facets"):
-            facets = body.get(fld)
-            base = f"/{block}/{fld}"
+        for written in ("produced_facets", "consumed_facets", "facets"):
+            facets = body.get(written)
+            base = f"/{block}/{written}"
+            # the proposal's spelling ``facets`` is the block's own list (``produced_facets`` for a producer)
+            fld = FACET_FIELDS[block] if written == "facets" else written
             if isinstance(facets, list):
                 out.extend(Declared(block, fld, uri, f"{base}/{i}") for i, uri in enumerate(facets)
                            if isinstance(uri, str))

@@ -50,6 +50,7 @@ def run_pr(repo: Repo, *mutations: Mutation, author: str = "alice", approvers: f
         git(repo.path, "checkout", "-q", "-f", "main")
 
 
+SVG_NS = "http://www.w3.org/2000/svg"
 FAMILIES = ("entry/", "uris/", "facets/", "lint/", "examples/", "versions/")
 
 
@@ -194,6 +195,10 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "entry/acceptance": ((good, registry(lambda d: [d[b].pop("root_doc_URL") for b in ("producer", "consumer")]),
                           delete(f"{rc.ENTRY}/facets/examples")), (good,)),
     "entry/name-collision": ((good, move(rc.ENTRY, "spec/registry/ice-berg")), (good,)),
+    "entry/logo": ((good, registry(lambda d: d.update(logo="logo.svg")),
+                    write(f"{rc.ENTRY}/logo.svg", f'<svg xmlns="{SVG_NS}"><script>alert(1)</script></svg>')),
+                   (good, registry(lambda d: d.update(logo="logo.svg")),
+                    write(f"{rc.ENTRY}/logo.svg", f'<svg xmlns="{SVG_NS}"><rect width="1" height="1"/></svg>'))),
     "uris/malformed": ((good, registry(lambda d: d["producer"]["produced_facets"].append("acme:Nope.json"))),
                        (good,)),
     "uris/unknown-name": ((good, registry(lambda d: d["producer"]["produced_facets"].append(
@@ -225,7 +230,7 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
                                   "ol:acme:AcmeOtherRunFacet.json")))),
     "facets/duplicate-file": ((good, write(f"{rc.ENTRY}/facets/SQLJobFacet.json",
                                            (CORPUS / "spec/facets/SQLJobFacet.json").read_text(encoding="utf-8"))),
-                             (good,)),
+                               (good,)),
     "facets/remote-ref": ((good, facet(lambda s: inner(s)["properties"].update(
         remote={"$ref": "https://schemas.example.com/thing.json"}))), (good,)),
     "facets/unresolved-ref": ((good, facet(lambda s: inner(s)["properties"].update(

@@ -114,7 +114,9 @@ def hostile_repo(tmp_path: Path) -> Path:
                      "remote": {"$ref": "https://127.0.0.1:9/schema.json"}}}]}},
              "type": "object", "properties": {"evil_run": {"$ref": "#/$defs/EvilRunFacet"}}}
     (entry / "facets/EvilRunFacet.json").write_text(json.dumps(facet), encoding="utf-8")
-    registry = {"producer": {"root_doc_URL": "javascript:alert(4)", "produced_facets": {
+    registry = {"display_name": HOSTILE, "description": HOSTILE, "homepage": "javascript:alert(6)",
+                "logo": "../../../etc/passwd.svg", "categories": [HOSTILE],
+                "producer": {"root_doc_URL": "javascript:alert(4)", "produced_facets": {
         "ol:evil:EvilRunFacet.json": {"owner": "evil", "use_cases": [HOSTILE, "../../etc"]}}},
         "consumer": {"root_doc_URL": "https://example.com/\"onmouseover=alert(5)", "consumed_facets": [HOSTILE]}}
     (entry / "registry.json").write_text(json.dumps(registry), encoding="utf-8")
@@ -130,6 +132,7 @@ def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path, mo
     out = publish(hostile_repo, tmp_path / "out")
     monkeypatch.undo()
     assert all(out in p.resolve().parents for p in out.rglob("*"))  # no file outside the output
+    assert not (out / "logos").exists()  # a logo path out of the entry is never read
     html = "\n".join(p.read_text(encoding="utf-8") for p in out.rglob("*.html"))
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown, as text
     for live in ("<script>alert", "<img src=x", "javascript:", '"onmouseover', "</script><script"):

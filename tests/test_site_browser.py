@@ -197,3 +197,62 @@ def test_screenshots_at_desktop_and_phone_widths(browser: Any, server: str, site
                 visit.page.screenshot(path=str(path), full_page=True)
                 shots.append(path)
     assert all(p.stat().st_size > 10_000 for p in shots)
+
+
+SVG_LOGO = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><rect width="8" height="8" fill="#136"/></svg>'
+
+
+@pytest.fixture(scope="module")
+def showcase(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reference registry plus an entry with presentation fields and a logo, whose consumer declares a
+    version of a facet that no producer emits, and one that one does."""
+    import json
+    import shutil
+
+    root = tmp_path_factory.mktemp("showcase")
+    repo = root / "repo"
+    shutil.copytree(REFERENCE, repo)
+    producer = next(p for p in sorted((repo / "spec/registry").glob("*/registry.json"))
+                    if isinstance(json.loads(p.read_text())["producer"].get("produced_facets"), dict))
+    doc = json.loads(producer.read_text())
+    pinned = {uri: d["spec_versions"] for uri, d in doc["producer"]["produced_facets"].items()}
+    (uri_ok, ok), (uri_bad, _) = list(pinned.items())[:2]
+    entry = repo / "spec/registry/shiny"
+    entry.mkdir()
+    (entry / "CODEOWNERS").write_text("* @someone\n")
+    (entry / "logo.svg").write_bytes(SVG_LOGO)
+    (entry / "registry.json").write_text(json.dumps({
+        "display_name": "Shiny Catalog", "description": "Reads lineage.", "logo": "logo.svg",
+        "categories": ["catalog"], "consumer": {"root_doc_URL": "https://shiny.example/docs", "consumed_facets": {
+            uri_ok: {"spec_versions": ok}, uri_bad: {"spec_versions": ["99-0-0"]}}}}))
+    out = publish(repo, root / "site")
+    (out / "expected.json").write_text(json.dumps({"producer": producer.parent.name, "ok": uri_ok, "bad": uri_bad}))
+    return out
+
+
+def test_a_card_shows_its_display_name_description_and_logo(browser: Any, showcase: Path) -> None:
+    with Visit(browser, (showcase / "index.html").as_uri()) as visit:
+        card = visit.page.locator('.card[data-name="shiny"]')
+        assert card.locator("h2").text_content() == "Shiny Catalog"
+        assert "Reads lineage." in (card.text_content() or "")
+        width = card.locator("img.logo").evaluate("img => img.complete ? img.naturalWidth : 0")
+        assert width > 0  # the logo file was published and the browser drew it under the page's CSP
+        assert not visit.errors, visit.errors
+
+
+def test_the_explorer_says_which_versions_match_per_pair(browser: Any, showcase: Path) -> None:
+    import json
+
+    expected = json.loads((showcase / "expected.json").read_text())
+    with Visit(browser, (showcase / "compat.html").as_uri()) as visit:
+        page = visit.page
+        page.select_option("#pick-consumer", "shiny")
+        row = page.locator(f'#out-consumer tr[data-name="{expected["producer"]}"]')
+        assert row.get_attribute("data-shared") == "1" and row.get_attribute("data-mismatch") == "1"
+        text = row.text_content() or ""
+        assert "no common version: emits" in text and "reads 99-0-0" in text and "match: " in text
+        assert row.locator(".match.bad").count() == 1
+        page.select_option("#pick-producer", expected["producer"])
+        mirrored = page.locator('#out-producer tr[data-name="shiny"]')
+        assert mirrored.get_attribute("data-mismatch") == "1"
+        assert not visit.errors, visit.errors

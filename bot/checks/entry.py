@@ -12,6 +12,7 @@ from jsonschema import Draft202012Validator
 
 from bot.checks._common import at, json_pointer, token_fix, unreadable
 from bot.findings import Finding, Severity
+from bot.logo import LOGO_LIMIT, LOGO_NAME, logo_problem
 from bot.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_name
 from bot.review_input import ReviewInput
 from bot.schemas import FORMAT_CHECKER
@@ -34,6 +35,9 @@ RULES = {
     "registry spells it `root_doc_URL`.",
     "entry/acceptance": "The proposal's acceptance rule: to claim a name an entity has documentation or a "
     "sample (a `root_doc_URL`, a `sample_URL`, sample events in `samples/` or facet examples).",
+    "entry/logo": "The `logo` of registry.json is a file of the entry's folder, at most 100 KB, whose content is "
+    "the type its name says (PNG, JPEG, WebP or SVG); an SVG with a script, event handler, external reference, "
+    "DOCTYPE or `<style>` is refused.",
     "entry/name-collision": "A new name must not collide with an existing one when compared case-insensitively "
     "with `-`, `_` and `:` folded (`my-tool` and `My_Tool` are the same name).",
 }
@@ -112,6 +116,7 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
             continue
         yield at("entry/schema", Severity.ERROR, doc, pointer, _schema_message(error), hint=DOCS_HINT, entry=entry.name)
     yield from _acceptance(review, entry, normalized, doc)
+    yield from _logo(review, entry, normalized, doc)
 
 
 def _schema_message(error: Any) -> str:
@@ -137,6 +142,19 @@ def _acceptance(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iter
                  f"{entry.name} has neither documentation nor a sample: reserving a name before public "
                  "functionality is discouraged", entry=entry.name,
                  hint="Add an https root_doc_URL, a sample_URL, sample events under samples/ or facet examples.")
+
+
+def _logo(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iterator[Finding]:
+    name = value.get("logo") if isinstance(value, dict) else None
+    if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
+        return  # absent, or already an entry/schema error
+    size = review.head.size(f"{entry.folder}/{name}")
+    data = review.head.read(f"{entry.folder}/{name}") if size is not None and size <= LOGO_LIMIT else None
+    problem = (f"{name} is not a file of the entry's folder" if size is None
+               else logo_problem(name, data if data is not None else b"\0" * size))
+    if problem:
+        yield at("entry/logo", Severity.ERROR, doc, "/logo", problem, entry=entry.name,
+                 hint="Add a PNG, JPEG, WebP or plain SVG of at most 100 KB next to registry.json.")
 
 
 def _collisions(review: ReviewInput) -> Iterator[Finding]:

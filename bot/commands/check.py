@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, add_color_argument, use_color, writable_output
 from bot.commands import _inputs
+
+if TYPE_CHECKING:
+    from bot.changes import ChangeSet
+    from bot.findings import Report
+    from bot.snapshot import Snapshot
 
 FORMATS = ("text", "json", "sarif", "markdown")  # bot.render.FORMATS, without importing the renderers for --help
 
@@ -35,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.changes import ChangeSet
     from bot.engine import ReviewContext, review
     from bot.render import render
-    from bot.snapshot import DirSnapshot, GitError, Snapshot
+    from bot.snapshot import DirSnapshot, GitError
 
     writable_output(args.output)
     repo = _inputs.folder(args.repo)
@@ -59,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
                 _inputs.registry_folder([base, head_git], f"{repo} at {args.base} and at {args.head}")
                 changes = ChangeSet.from_git(repo, base.commit, head_git.commit)
                 report = review(head=head_git, base=base, changes=changes, context=context)
+                if args.format in ("text", "markdown"):  # as the App's check run shows it
+                    report = _with_site_preview(report, base, head_git, changes)
     except GitError as exc:
         raise UsageError(exc.reason) from None
     except OSError as exc:  # a folder of the tree that cannot be listed
@@ -71,6 +79,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_ERRORS if report.has_errors else EXIT_OK
+
+
+def _with_site_preview(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet) -> Report:
+    """The report plus the "Published site" section (``bot.site.preview``); a preview that cannot be built
+    is left out, as on the App, and never changes the verdict."""
+    from bot.config import load_config
+    from bot.site.preview import preview
+
+    try:
+        section = preview(base, head, load_config(base)[0], changes)
+    except Exception:  # noqa: BLE001 - the preview is an aside of the review, never its failure
+        return report
+    return report.with_sections(section) if section else report
 
 
 def _is_bare(repo: Path) -> bool:

@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", help="the output folder (created; an earlier output is replaced)")
     parser.add_argument("--rev", help="build from this git revision instead of the working tree")
     parser.add_argument("--no-markdown", action="store_true", help="skip the Docusaurus Markdown (docusaurus/)")
+    parser.add_argument("--draft-presentation", metavar="PARTNERS.json",
+                        help="instead of the site, draft the presentation fields (display name, description, "
+                             "homepage, logo, categories) of the entries a partner list names, into OUT")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{out} is inside the repository it is built from; choose a folder outside it")
     try:
         snapshot: Snapshot = GitSnapshot(repo, args.rev) if args.rev else DirSnapshot(repo, label=repo.resolve().name)
+        if args.draft_presentation:
+            return _draft(snapshot, Path(args.draft_presentation), out)
         site = build_site(snapshot, load_config(snapshot)[0])
         count = write_site(site, out, markdown=not args.no_markdown)
     except (GitError, FileExistsError) as exc:
@@ -43,6 +48,26 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
     print(f"{count} files: {len(site.entries)} registered names, {len(site.facets)} facet pages, "
           f"{len(site.schema_files)} schema files. Open {(out / 'index.html').resolve().as_uri()}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _draft(snapshot: Snapshot, partners: Path, out: Path) -> int:
+    """``--draft-presentation``: drafted registry.json files and logos under ``out`` (bot.site.migrate)."""
+    import json
+
+    from bot.config import load_config
+    from bot.site.build import write_files
+    from bot.site.migrate import draft_presentation
+
+    try:
+        listed = json.loads(partners.read_text(encoding="utf-8"))
+        drafts = draft_presentation(snapshot, load_config(snapshot)[0], listed, partners.parent)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the partner list {partners}: {exc}") from None
+    count = write_files(drafts.files, out)
+    for note in drafts.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(f"{count} files drafted under {out}: review them, then copy them into the repository", file=sys.stderr)
     return EXIT_OK
 
 

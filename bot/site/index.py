@@ -30,6 +30,11 @@ INDEX_SCHEMA: dict[str, Any] = {
             "type": "object", "required": ["name", "roles"], "additionalProperties": False,
             "properties": {
                 "name": _STR,
+                "display_name": _STR,
+                "description": _STR,
+                "homepage": _URL,
+                "logo": _STR,
+                "categories": {"type": "array", "items": _STR},
                 "roles": {"type": "array", "items": {"enum": ["producer", "consumer"]}, "uniqueItems": True},
                 "producer": {"$ref": "#/$defs/role"},
                 "consumer": {"$ref": "#/$defs/role"},
@@ -60,16 +65,28 @@ INDEX_SCHEMA: dict[str, Any] = {
     },
     "$defs": {"role": {
         "type": "object", "required": ["facets"], "additionalProperties": False,
-        "properties": {"documentation": _URL, "sample": _URL, "facets": {"type": "array", "items": _STR}}}},
+        "properties": {"documentation": _URL, "sample": _URL, "facets": {"type": "array", "items": _STR},
+                       "versions": {"type": "object", "additionalProperties": {
+                           "type": "array", "items": {"type": "string", "pattern": "^\\d+-\\d+-\\d+$"}}}}}},
 }
 
 
 def discovery_index(site: Site) -> dict[str, Any]:
     entries = []
     for card in site.entries:
-        item: dict[str, Any] = {"name": card.name, "roles": list(card.roles)}
+        item: dict[str, Any] = {"name": card.name}
+        for key in ("display_name", "description", "logo"):
+            if getattr(card, key):
+                item[key] = getattr(card, key)
+        if card.homepage.startswith(("https://", "http://")):
+            item["homepage"] = card.homepage
+        if card.categories:
+            item["categories"] = list(card.categories)
+        item["roles"] = list(card.roles)
         for role in card.roles:
             body: dict[str, Any] = {"facets": card.produced if role == "producer" else card.consumed}
+            if card.versions.get(role):
+                body["versions"] = {uri: list(v) for uri, v in card.versions[role].items()}
             for key, source in (("documentation", card.documentation), ("sample", card.samples)):
                 url = source.get(role)
                 if isinstance(url, str) and url.startswith(("https://", "http://")):

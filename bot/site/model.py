@@ -8,28 +8,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import Config
+from bot.logo import LOGO_LIMIT, LOGO_NAME, logo_problem
 from bot.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.schema_diff import required_bump
 from bot.schemas import SchemaStore
 from bot.site.fields import Field, FieldWalker
+from bot.site.usecases import UseCase, case_id, load_use_cases
 from bot.snapshot import Snapshot, SnapshotError
 from bot.uris import FACETS_URL, UriError, parse_short_uri
 
 VERSION = re.compile(r"^(\d+)-(\d+)-(\d+)$")
 MAX_EXAMPLES, MAX_EXAMPLE_BYTES, MAX_CHANGES = 5, 64 * 1024, 30
-USE_CASES = {  # the proposal's use cases, with the label shown; any other value is shown as written
-    "privacy": "Compliance with privacy laws",
-    "bcbs-239": "Banking regulation (BCBS-239)",
-    "data-quality": "Data quality",
-    "catalog": "Discovery and catalog",
-    "discovery": "Discovery and catalog",
-    "governance": "Governance",
-    "lineage": "Lineage",
-}
-
-PROPOSAL_USE_CASES = ("privacy", "bcbs-239", "data-quality", "catalog", "governance", "lineage")
-
-
 def slug(text: str) -> str:
     """A file-name-safe form of untrusted text (never empty, never ``..``)."""
     cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")
@@ -68,6 +57,7 @@ class FacetPage:
     producers: list[str] = field(default_factory=list)
     consumers: list[str] = field(default_factory=list)
     use_cases: set[str] = field(default_factory=set)
+    declared: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # (role, name) -> versions
 
     @property
     def stem(self) -> str:
@@ -93,10 +83,24 @@ class EntryCard:
     produced: list[str]
     consumed: list[str]
     use_cases: dict[str, set[str]]  # facet URI -> use cases declared for it
+    versions: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)  # role -> URI -> spec versions
+    display_name: str = ""
+    description: str = ""
+    homepage: str = ""
+    logo: str = ""  # the logo's path in the site, when it has one that passed the checks' judgement
+    categories: tuple[str, ...] = ()
 
     @property
     def all_use_cases(self) -> list[str]:
         return sorted({u for cases in self.use_cases.values() for u in cases})
+
+    @property
+    def title(self) -> str:
+        return self.display_name or self.name
+
+    def declared_versions(self, role: str, uri: str) -> tuple[str, ...]:
+        """The spec versions the entry declares for ``uri`` in ``role`` (empty: not said)."""
+        return self.versions.get(role, {}).get(uri, ())
 
 
 @dataclass
@@ -106,10 +110,12 @@ class Site:
     facets: dict[str, FacetPage]  # by short URI
     schema_files: dict[str, bytes]  # spec/facets/<version>/<File>.json -> bytes
     naming: Any = None  # NamingRules, or None when it cannot be loaded
+    use_case_texts: dict[str, UseCase] = field(default_factory=dict)  # id -> title and text
+    logo_files: dict[str, bytes] = field(default_factory=dict)  # logos/<name>.<ext> -> bytes
 
     def use_cases(self) -> dict[str, set[str]]:
-        """Use case -> facet URIs declared for it; the proposal's use cases are always listed."""
-        out: dict[str, set[str]] = {case: set() for case in PROPOSAL_USE_CASES}
+        """Use case -> facet URIs declared for it; the described use cases are always listed."""
+        out: dict[str, set[str]] = {case: set() for case in self.use_case_texts}
         for card in self.entries:
             for uri, cases in card.use_cases.items():
                 for case in cases:
@@ -145,21 +151,23 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
                 target = f"spec/facets/{version}/{slug(file[:-5])}.json"
                 if target not in schema_files and (data := _read(snapshot, path)) is not None:
                     schema_files[target] = data
-    cards = [c for c in (_card(entry, registry) for entry in registry.entries.values()
-                         if not entry.is_core and (only is None or entry.registry_json in only))
+    logos: dict[str, bytes] = {}
+    cards = [c for c in (_card(entry, registry, snapshot, logos) for entry in registry.entries.values()
+                         if only is None or entry.registry_json in only)
              if c is not None]
     for card in cards:
-        for uri in card.produced:
-            if uri in facets:
-                facets[uri].producers.append(card.name)
-        for uri in card.consumed:
-            if uri in facets:
-                facets[uri].consumers.append(card.name)
+        for role, uris in (("producer", card.produced), ("consumer", card.consumed)):
+            for uri in uris:
+                if uri in facets:
+                    (facets[uri].producers if role == "producer" else facets[uri].consumers).append(card.name)
+                    if pinned := card.declared_versions(role, uri):
+                        facets[uri].declared[role, card.name] = pinned
         for uri, cases in card.use_cases.items():
             if uri in facets:
                 facets[uri].use_cases |= cases
     return Site(snapshot.label, sorted(cards, key=lambda c: c.name), dict(sorted(facets.items())), schema_files,
-                None if light else _naming(snapshot, config))
+                None if light else _naming(snapshot, config),
+                {} if light else load_use_cases(snapshot, config), logos)
 
 
 def _schemas(entry: Entry, only: Collection[str] | None) -> Iterable[FacetSchema]:
@@ -317,40 +325,73 @@ def _read(snapshot: Snapshot, path: str) -> bytes | None:
         return None
 
 
-def _normal(uri: str, names: Iterable[str]) -> str:
-    """A declared URI without its pinned version (the facet page it links to); as written when unresolvable."""
+def _normal(uri: str, names: Collection[str]) -> tuple[str, str | None]:
+    """A declared URI without its pinned version (the facet page it links to; as written when unresolvable),
+    and the version it pins, if any."""
     try:
-        short = parse_short_uri(uri, list(names))
+        short = parse_short_uri(uri, names)
     except UriError:
-        return uri
-    return ":".join(["ol", short.name, *short.sub, short.file])
+        return uri, None
+    return ":".join(["ol", short.name, *short.sub, short.file]), short.version
 
 
-def _card(entry: Entry, registry: Registry) -> EntryCard | None:
+def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str, bytes]) -> EntryCard | None:
     doc = registry.registry_doc(entry)
     if doc is None:
         return None
     roles = tuple(r for r in ("producer", "consumer") if isinstance(doc.get(r), dict))
     card = EntryCard(entry.name, f"entry-{slug(entry.name.replace(':', '-'))}", roles, {}, {}, [], [], {})
+    for key in ("display_name", "description", "homepage"):
+        if isinstance(doc.get(key), str):
+            setattr(card, key, doc[key].strip()[:500])
+    if isinstance(doc.get("categories"), list):
+        card.categories = tuple(sorted({c for c in doc["categories"] if isinstance(c, str) and c}))[:10]
+    card.logo = _logo(entry, doc.get("logo"), snapshot, logos)
     for role in roles:
         body = doc[role]
         for key, target in (("root_doc_URL", card.documentation), ("root_doc_url", card.documentation),
                             ("sample_URL", card.samples), ("sample_url", card.samples)):
             if isinstance(body.get(key), str):
                 target.setdefault(role, body[key])
-    names = registry.entries.keys()
+    names = registry.entries  # a mapping: membership in O(1)
     for declared in declared_facets(doc):
-        uri = _normal(declared.uri, names)
+        uri, pinned = _normal(declared.uri, names)
         target_list = card.produced if declared.block == "producer" else card.consumed
         if uri not in target_list:
             target_list.append(uri)
+        written = declared.pointer.split("/")[2]  # produced_facets, consumed_facets or the proposal's facets
         token = declared.pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-        details = (doc[declared.block].get(declared.field) or {})
+        details = (doc[declared.block].get(written) or {})
+        versions = {pinned} if pinned else set()
         if isinstance(details, dict) and isinstance(details.get(token), dict):
             cases = details[token].get("use_cases")
             if isinstance(cases, list):
-                card.use_cases.setdefault(uri, set()).update(c for c in cases if isinstance(c, str) and c)
+                card.use_cases.setdefault(uri, set()).update(case_id(c) for c in cases if isinstance(c, str) and c)
+            spec = details[token].get("spec_versions")
+            if isinstance(spec, list):
+                versions |= {v for v in spec if isinstance(v, str) and VERSION.match(v)}
+        if versions:
+            mine = card.versions.setdefault(declared.block, {})
+            mine[uri] = tuple(sorted(set(mine.get(uri, ())) | versions, key=_key, reverse=True))
     return card
+
+
+def _logo(entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes]) -> str:
+    """The site path of the entry's logo, copied into ``logos``; "" when it has none or the checks would
+    refuse it (``bot.logo``)."""
+    if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
+        return ""
+    path = f"{entry.folder}/{name}"
+    try:
+        size = snapshot.size(path)
+        data = snapshot.read(path) if size is not None and size <= LOGO_LIMIT else None
+    except SnapshotError:
+        return ""
+    if data is None or logo_problem(name, data):
+        return ""
+    target = f"logos/{slug(entry.name.replace(':', '-'))}.{name.rsplit('.', 1)[-1].lower()}"
+    logos[target] = data
+    return target
 
 
 def _naming(snapshot: Snapshot, config: Config) -> Any:

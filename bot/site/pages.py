@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
-from bot.site.model import USE_CASES, FacetPage, Site, slug
+from bot.site.model import FacetPage, Site, slug
+from bot.site.usecases import title_of
 
 NAV = (("index.html", "Ecosystem"), ("compat.html", "Compatibility"), ("facets.html", "Facets"),
        ("use-cases.html", "Use cases"), ("naming.html", "Naming"), ("promotion.html", "Custom to core"))
@@ -18,10 +21,6 @@ NAV = (("index.html", "Ecosystem"), ("compat.html", "Compatibility"), ("facets.h
 def safe_url(url: Any) -> str | None:
     """Only web links become ``href``s (never ``javascript:`` or ``data:``)."""
     return url if isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) < 2048 else None
-
-
-def uc_label(case: str) -> str:
-    return USE_CASES.get(case, case)
 
 
 def short(uri: str) -> str:
@@ -34,10 +33,10 @@ def owner_of(uri: str) -> str:
     return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
 
 
-def environment() -> jinja2.Environment:
+def environment(uc_label: Callable[[str], str]) -> jinja2.Environment:
     folder = str(resources.files("bot.site").joinpath("templates"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
+                             undefined=jinja2.StrictUndefined, auto_reload=False)  # no stat per page
     env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=NAV)
     return env
 
@@ -63,7 +62,8 @@ def _json_script(value: Any) -> Markup:
 
 def render_pages(site: Site) -> dict[str, bytes]:
     """Every file of the site but the discovery index: path -> bytes."""
-    env = environment()
+    uc_label = functools.partial(title_of, site.use_case_texts)
+    env = environment(uc_label)
     pages = {uri: f.page for uri, f in site.facets.items()}
     cards = {c.name: c.page for c in site.entries}
     ucs = use_case_pages(site)
@@ -80,23 +80,30 @@ def render_pages(site: Site) -> dict[str, bytes]:
          use_cases=[(uc, uc_label(uc)) for uc in sorted({u for c in site.entries for u in c.all_use_cases})])
     producers = {c.name: c.produced for c in site.entries if "producer" in c.roles}
     consumers = {c.name: c.consumed for c in site.entries if "consumer" in c.roles}
+    versions = {role: {c.name: c.versions.get(role, {}) for c in site.entries if role in c.roles}
+                for role in ("producer", "consumer")}
     page("compat.html", "compat", "Compatibility explorer", producers=sorted(producers), consumers=sorted(consumers),
-         data=_json_script({"produced": producers, "consumed": consumers, "pages": pages}))
+         data=_json_script({"produced": producers, "consumed": consumers, "pages": pages, "versions": versions,
+                            "titles": {c.name: c.title for c in site.entries}}))
     page("facets.html", "facets", "Facets", facets=list(site.facets.values()))
     for facet in site.facets.values():
         page(facet.page, "facet", facet.stem, f=facet)
     by_case = site.use_cases()
     page("use-cases.html", "use_cases", "Use cases",
-         items=[(uc, uc_label(uc), ucs[uc], len(by_case[uc])) for uc in sorted(ucs)])
+         items=[(uc, uc_label(uc), ucs[uc], len(by_case[uc]),
+                 site.use_case_texts[uc].description if uc in site.use_case_texts else "") for uc in sorted(ucs)])
     for case, path in ucs.items():
         rows = [site.facets.get(uri) or _unknown(uri) for uri in sorted(by_case[case])]
-        page(path, "use_case", uc_label(case), label=uc_label(case), facets=rows)
+        text = site.use_case_texts.get(case)
+        page(path, "use_case", uc_label(case), label=uc_label(case), facets=rows,
+             description=text.description if text else "")
     page("promotion.html", "promotion", "From custom facet to core facet")
     datasets, jobs = naming_rows(site.naming)
     page("naming.html", "naming", "Naming conventions", datasets=datasets, jobs=jobs)
     for name in ("site.css", "site.js", "favicon.svg"):
         out[f"assets/{name}"] = resources.files("bot.site").joinpath("static", name).read_bytes()
     out.update(site.schema_files)
+    out.update(site.logo_files)
     return out
 
 

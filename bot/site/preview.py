@@ -65,6 +65,12 @@ def _card_changes(old: EntryCard, new: EntryCard) -> list[str]:
     if old.documentation != new.documentation or old.samples != new.samples:
         out.append("documentation or sample links changed")
     out += _listed("produces", old.produced, new.produced) + _listed("consumes", old.consumed, new.consumed)
+    shown = ("display_name", "description", "homepage", "logo", "categories")
+    changed = [key for key in shown if getattr(old, key) != getattr(new, key)]
+    if changed:
+        out.append(f"card {', '.join(changed).replace('_', ' ')} changed")
+    if old.versions != new.versions:
+        out.append("declared versions changed")
     if old.all_use_cases != new.all_use_cases:
         out.append(f"use cases: {', '.join(code(u) for u in new.all_use_cases) or 'none'}")
     return out

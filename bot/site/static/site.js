@@ -30,30 +30,50 @@
   var data = $("#compat-data");
   if (data) {
     var model = JSON.parse(data.textContent);
+    // What the declared versions of one facet say for a pair (bot.site.markdown.version_match says the same).
+    var match = function (emitted, read) {
+      if (!emitted.length || !read.length) { return { ok: true, text: "versions not declared by both" }; }
+      var both = emitted.filter(function (v) { return read.indexOf(v) >= 0; });
+      if (both.length) { return { ok: true, text: "match: " + both.join(", ") }; }
+      return { ok: false, text: "no common version: emits " + emitted.join(", ") + ", reads " + read.join(", ") };
+    };
+    var declared = function (role, name, uri) {
+      var mine = (model.versions[role] || {})[name] || {};
+      return Object.prototype.hasOwnProperty.call(mine, uri) ? mine[uri] : [];
+    };
     var render = function (side) {
       var pick = $("#pick-" + side).value, body = $("#out-" + side);
+      var otherSide = side === "producer" ? "consumer" : "producer";
       body.replaceChildren();
       if (!pick) { return; }
       var mine = side === "producer" ? model.produced[pick] : model.consumed[pick];
       var others = side === "producer" ? model.consumed : model.produced;
       Object.keys(others).sort().forEach(function (other) {
-        if (other === pick && side === "producer") { /* an entry may be both; still listed */ }
         var shared = mine.filter(function (uri) { return others[other].indexOf(uri) >= 0; });
         var row = document.createElement("tr");
         var name = document.createElement("td");
-        name.textContent = other;
+        name.textContent = model.titles[other] || other;
         var count = document.createElement("td");
-        count.textContent = shared.length + " of " + mine.length;
         var list = document.createElement("td");
+        var good = 0, bad = 0;
         if (!shared.length) { list.textContent = "none"; list.className = "none"; }
         shared.forEach(function (uri, i) {
+          var producer = side === "producer" ? pick : other, consumer = side === "producer" ? other : pick;
+          var verdict = match(declared("producer", producer, uri), declared("consumer", consumer, uri));
+          if (verdict.ok) { good += 1; } else { bad += 1; }
           var a = document.createElement("a");
           a.textContent = uri;
           if (model.pages[uri]) { a.href = model.pages[uri]; }
+          var note = document.createElement("span");
+          note.className = "match " + (!verdict.ok ? "bad" : verdict.text.indexOf("match") === 0 ? "ok" : "unknown");
+          note.textContent = " (" + verdict.text + ")";
           if (i) { list.appendChild(document.createTextNode(", ")); }
-          list.appendChild(a);
+          list.append(a, note);
         });
-        row.setAttribute("data-shared", String(shared.length));
+        count.textContent = good + " of " + mine.length + (bad ? ", " + bad + " with no common version" : "");
+        row.setAttribute("data-name", other);
+        row.setAttribute("data-shared", String(good));
+        row.setAttribute("data-mismatch", String(bad));
         row.append(name, count, list);
         body.appendChild(row);
       });

@@ -1,0 +1,265 @@
+"""The published registry read in full: core, the proposal's facets map (versions, use cases), every schema
+construct, presentation fields and logos, the site preview in ``check``, the partner-list migration aid."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.config import load_config
+from bot.sample import REFERENCE
+from bot.site import build_site
+from bot.site.build import write_site
+from bot.site.fields import FieldWalker
+from bot.site.index import INDEX_FILE
+from bot.site.usecases import PROPOSAL, case_id
+from bot.snapshot import DirSnapshot
+from tests.gitrepo import Repo
+
+ROOT = Path(__file__).resolve().parent.parent
+MIRROR = "website/static/spec/facets"
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><circle cx="4" cy="4" r="3" fill="#2b6a30"/></svg>'
+
+
+def site_of(repo: Path) -> Any:
+    snapshot = DirSnapshot(repo)
+    return build_site(snapshot, load_config(snapshot)[0])
+
+
+def copy(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git"))
+    return target
+
+
+def test_core_is_an_entry_like_the_others_with_every_core_facet_and_its_versions(corpus: Path) -> None:
+    site = site_of(corpus)
+    folders = {p.parent.relative_to(corpus / "spec/registry").as_posix().replace("/", ":")
+               for p in (corpus / "spec/registry").rglob("registry.json")}
+    assert {c.name for c in site.entries} == folders and "core" in folders
+    core = next(c for c in site.entries if c.name == "core")
+    for schema in sorted((corpus / "spec/facets").glob("*.json")):
+        uri = f"ol:core:{schema.name}"
+        page = site.facets[uri]
+        published = sorted(p.parent.name for p in (corpus / MIRROR).glob(f"*/{schema.name}"))
+        current = json.loads(schema.read_bytes())["$id"].split("/")[-2]
+        assert [v.version for v in page.versions] == sorted({*published, current},
+                                                            key=lambda v: tuple(map(int, v.split("-"))))
+        if uri in core.produced:
+            assert "core" in page.producers
+
+
+def proposal_form(repo: Path) -> dict[str, list[str]]:
+    """Rewrite core's registry.json as the proposal writes it: ``facets`` as a map of file names with owner,
+    spec_versions (the published ones) and use_cases (the proposal's list, dealt round); returns use case ->
+    facet URIs, as written."""
+    path = repo / "spec/registry/core/registry.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    producer = doc["producer"]
+    uris = producer.pop("produced_facets")
+    cases = [c.replace("-", " ") if c == "data-quality" else c for c in PROPOSAL]  # the seed writes "data quality"
+    facets, expected = {}, {}
+    for i, uri in enumerate(uris):
+        file = uri.rsplit(":", 1)[-1]
+        versions = sorted(p.parent.name for p in (repo / MIRROR).glob(f"*/{file}")) or ["1-0-0"]
+        chosen = [cases[i % len(cases)], cases[(i + 1) % len(cases)]]
+        facets[file] = {"owner": "core", "spec_versions": versions, "use_cases": chosen}
+        for case in chosen:
+            expected.setdefault(case, []).append(uri)
+    producer["root_doc_URL"] = producer.pop("root_doc_url", "https://openlineage.io/spec/facets/")
+    producer["facets"] = facets
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return expected
+
+
+def test_the_proposals_facets_map_fills_use_case_pages_versions_and_passes_check(corpus: Path, tmp_path: Path) -> None:
+    repo = copy(corpus, tmp_path / "repo")
+    expected = proposal_form(repo)
+    assert "data quality" in expected
+    site = site_of(repo)
+    by_case = site.use_cases()
+    for case, uris in expected.items():
+        assert by_case[case_id(case)] == set(uris), case
+    out = tmp_path / "out"
+    write_site(site, out)
+    index = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))
+    core = next(e for e in index["entries"] if e["name"] == "core")
+    declared = json.loads((repo / "spec/registry/core/registry.json").read_text())["producer"]["facets"]
+    assert {u.rsplit(":", 1)[-1]: v for u, v in core["producer"]["versions"].items()} == {
+        f: sorted(d["spec_versions"], key=lambda v: tuple(map(int, v.split("-"))), reverse=True)
+        for f, d in declared.items()}
+    for case in PROPOSAL:
+        html = (out / f"use-cases/{case}.html").read_text(encoding="utf-8")
+        assert PROPOSAL[case].description.split(",")[0] in html
+        uris = [u for written, us in expected.items() if case_id(written) == case for u in us]
+        assert uris and all(uri in html for uri in uris) and ">core<" in html, case
+    done = subprocess.run([sys.executable, "-m", "bot", "check", str(repo), "--all", "--format", "json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+    findings = json.loads(done.stdout)["findings"]
+    assert not [f for f in findings if f["path"].endswith("core/registry.json") and f["severity"] == "error"]
+
+
+def test_a_use_cases_file_in_the_registry_replaces_the_proposals_list(tmp_path: Path) -> None:
+    repo = copy(REFERENCE, tmp_path / "repo")
+    (repo / "spec/registry/use-cases.json").write_text(json.dumps(
+        {"Catalog": {"title": "Finding data", "description": "What a catalog shows."}}), encoding="utf-8")
+    site = site_of(repo)
+    assert list(site.use_case_texts) == ["catalog"] and site.use_case_texts["catalog"].title == "Finding data"
+    out = tmp_path / "out"
+    write_site(site, out)
+    page = (out / "use-cases/catalog.html").read_text(encoding="utf-8")
+    assert "Finding data" in page and "What a catalog shows." in page and "ol:egeria:" in page
+
+
+def test_the_lineage_facet_page_lists_the_fields_of_every_variant(corpus: Path) -> None:
+    site = site_of(corpus)
+    schema = json.loads((corpus / "spec/facets/LineageFacet.json").read_text(encoding="utf-8"))
+    defs = schema["$defs"]
+    page = site.facets["ol:core:LineageFacet.json"]
+    rows = {x.path for d in page.definitions for x in d.fields}
+    variants = {ref["$ref"].rsplit("/", 1)[-1] for d in defs.values() for ref in d.get("oneOf", [])}
+    assert variants
+    for name in variants:
+        shown = [p for p in rows if p.endswith("{" + name + "}")]
+        assert shown, name
+        for prop in defs[name].get("properties", {}):
+            assert any(f"{s}.{prop}" in rows for s in shown), (name, prop)
+
+
+def test_every_schema_construct_has_its_row() -> None:
+    doc = {"$id": "https://openlineage.io/spec/facets/1-0-0/X.json", "$defs": {
+        "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}, "v": {"type": "integer"}}},
+        "X": {"type": "object", "properties": {
+            "mode": {"enum": ["a", "b"], "default": "a"},
+            "old": {"type": "string", "deprecated": True, "format": "date-time"},
+            "labels": {"type": "object", "patternProperties": {"^x-": {"type": "string"}},
+                       "properties": {"id": {"type": "string"}}, "additionalProperties": {"type": "number"}},
+            "env": {"type": "object", "additionalProperties": {"type": "string"}},
+            "shape": {"type": "object", "properties": {"kind": {"type": "string"}},
+                      "if": {"properties": {"kind": {"const": "circle"}}},
+                      "then": {"properties": {"radius": {"type": "number", "minimum": 0}}},
+                      "else": {"properties": {"side": {"type": "number"}}}},
+            "either": {"anyOf": [{"title": "Text", "type": "string", "maxLength": 9},
+                                 {"type": "object", "properties": {"n": {"type": "integer"}}}]},
+            "list": {"$ref": "#/$defs/Node"}}}}}
+    rows = {f.path: f for f in FieldWalker(doc, doc["$id"], lambda url: None).fields(doc["$defs"]["X"])}
+    assert rows["mode"].enum == ("a", "b") and rows["mode"].default == '"a"'
+    assert rows["old"].deprecated and rows["old"].format == "date-time"
+    assert rows["labels.<key ~ ^x->"].type == "string" and rows["labels.<other key>"].type == "number"
+    assert rows["env"].type == "map of string"
+    assert "circle" in " ".join(rows["shape.{then}"].notes) and "minimum 0" in rows["shape.{then}.radius"].notes
+    assert "shape.{else}.side" in rows
+    assert rows["either"].type == "any of: Text | variant 2" and "maxLength 9" in rows["either.{Text}"].notes
+    assert rows["either.{variant 2}.n"].type == "integer"
+    assert rows["list.next"].type == "recursive" and "the same as list" in rows["list.next"].notes
+    assert not any(p.startswith("list.next.") for p in rows)  # shown once
+
+
+def add_entry(repo: Path, name: str, registry: dict[str, Any], files: dict[str, bytes]) -> Path:
+    entry = repo / "spec/registry" / name
+    entry.mkdir(parents=True)
+    (entry / "CODEOWNERS").write_text("* @someone\n", encoding="utf-8")
+    (entry / "registry.json").write_text(json.dumps(registry, indent=2) + "\n", encoding="utf-8")
+    for rel, data in files.items():
+        (entry / rel).write_bytes(data)
+    return entry
+
+
+BAD_LOGOS = {
+    "big.png": PNG + b"\0" * 110_000,
+    "fake.png": b"GIF89a" + b"\0" * 20,
+    "script.svg": SVG.replace(b"<circle", b"<script>alert(1)</script><circle"),
+    "handler.svg": SVG.replace(b"<circle", b'<circle onload="alert(1)"'),
+    "remote.svg": SVG.replace(b"<circle", b'<use href="https://example.com/x.svg#a"/><circle'),
+    "doctype.svg": b'<!DOCTYPE svg [<!ENTITY x "y">]>' + SVG,
+    "styled.svg": SVG.replace(b"<circle", b"<style>*{}</style><circle"),
+}
+
+
+@pytest.mark.parametrize("logo", [*BAD_LOGOS, "good.png", "good.svg", "missing.svg"])
+def test_logos_are_judged_by_the_check_and_only_good_ones_are_published(tmp_path: Path, logo: str) -> None:
+    from bot.checks import entry as entry_check
+    from bot.engine import ReviewContext, review
+
+    repo = copy(REFERENCE, tmp_path / "repo")
+    files = {**BAD_LOGOS, "good.png": PNG, "good.svg": SVG}
+    add_entry(repo, "shiny", {"display_name": "Shiny Tool", "description": "Emits lineage <fast>.",
+                              "homepage": "https://shiny.example", "logo": logo, "categories": ["orchestrator"],
+                              "producer": {"root_doc_URL": "https://shiny.example/docs", "produced_facets": []}},
+              {k: v for k, v in files.items() if k == logo})
+    report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
+                    checks=(entry_check.check,))
+    refused = [f for f in report.findings if f.rule == "entry/logo"]
+    assert bool(refused) == (not logo.startswith("good")), (logo, refused)
+    assert not [f for f in report.findings if f.rule == "entry/schema" and "shiny" in f.path]
+    card = next(c for c in site_of(repo).entries if c.name == "shiny")
+    assert card.title == "Shiny Tool" and card.categories == ("orchestrator",)
+    assert bool(card.logo) == logo.startswith("good")
+
+
+def test_check_text_and_markdown_show_the_published_site_preview(tmp_path: Path) -> None:
+    repo = Repo.from_folder(REFERENCE, tmp_path / "repo")
+    facet_path = next((REFERENCE / "spec/registry").rglob("facets/*.json"))
+    facet = json.loads(facet_path.read_text(encoding="utf-8"))
+    props = next(p["properties"] for p in next(iter(facet["$defs"].values()))["allOf"] if "properties" in p)
+    props["previewedField"] = {"type": "boolean"}
+    repo.change({facet_path.relative_to(REFERENCE).as_posix(): json.dumps(facet, indent=2) + "\n"}, "a field")
+    for fmt, heading in (("text", "== Published site"), ("markdown", "### Published site")):
+        done = subprocess.run([sys.executable, "-m", "bot", "check", str(repo.path), "--base", "HEAD~1",
+                               "--format", fmt], capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+        assert heading in done.stdout and "previewedField" in done.stdout, (fmt, done.stdout[-2000:], done.stderr)
+
+
+def test_a_partner_list_drafts_presentation_fields_without_touching_the_repository(tmp_path: Path) -> None:
+    repo = copy(REFERENCE, tmp_path / "repo")
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    (tmp_path / "logos").mkdir()
+    (tmp_path / "logos/airflow.svg").write_bytes(SVG)
+    (tmp_path / "logos/bad.svg").write_bytes(BAD_LOGOS["script.svg"])
+    partners = [{"name": "Apache Airflow", "entry": "airflow", "description": "Orchestrates.",
+                 "homepage": "https://airflow.apache.org", "logo": "logos/airflow.svg", "categories": ["Orchestrator"]},
+                {"name": "Egeria", "logo": "logos/bad.svg"}, {"name": "Nobody Registered"}]
+    (tmp_path / "partners.json").write_text(json.dumps(partners), encoding="utf-8")
+    out = tmp_path / "drafts"
+    done = subprocess.run([sys.executable, "-m", "bot", "publish", str(repo), str(out), "--draft-presentation",
+                           str(tmp_path / "partners.json")], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Nobody Registered" in done.stderr and "bad.svg left out" in done.stderr
+    airflow = json.loads((out / "spec/registry/airflow/registry.json").read_text(encoding="utf-8"))
+    original = json.loads((repo / "spec/registry/airflow/registry.json").read_text(encoding="utf-8"))
+    assert airflow["display_name"] == "Apache Airflow" and airflow["categories"] == ["orchestrator"]
+    assert airflow["producer"] == original["producer"] and (out / "spec/registry/airflow/logo.svg").read_bytes() == SVG
+    assert "logo" not in json.loads((out / "spec/registry/egeria/registry.json").read_text(encoding="utf-8"))
+    assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
+    for rel in ("airflow", "egeria"):  # the drafts pass the checks once copied in
+        shutil.copytree(out / "spec/registry" / rel, repo / "spec/registry" / rel, dirs_exist_ok=True)
+    from bot.checks import entry as entry_check
+    from bot.engine import ReviewContext, review
+
+    report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
+                    checks=(entry_check.check,))
+    assert not [f for f in report.findings if f.severity.name == "ERROR"], report.findings
+
+
+def test_the_preview_names_presentation_and_version_changes_of_a_card(tmp_path: Path) -> None:
+    from bot.site.preview import preview
+
+    base, head = copy(REFERENCE, tmp_path / "base"), copy(REFERENCE, tmp_path / "head")
+    path = next(p for p in sorted((head / "spec/registry").glob("*/registry.json"))
+                if isinstance(json.loads(p.read_text())["producer"].get("produced_facets"), dict))
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["display_name"] = "A New Name"
+    first = next(iter(doc["producer"]["produced_facets"].values()))
+    first["spec_versions"] = ["9-9-9"]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    section = preview(DirSnapshot(base), DirSnapshot(head), load_config(DirSnapshot(base))[0])
+    assert section is not None
+    row = next(line for line in section.markdown.splitlines() if f"`{path.parent.name}`" in line)
+    assert "card display name changed" in row and "declared versions changed" in row
