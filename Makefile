@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean system-deps lock images
+.PHONY: setup demo test lint bench clean system-deps lock images wheelhouse
 
 # The venv installs exactly requirements/dev.txt (hashes checked), then the project itself, editable.
 $(BIN)/.installed: pyproject.toml requirements/dev.txt
@@ -33,7 +33,17 @@ system-deps:
 	@{ command -v podman && command -v runc && [ -x /usr/sbin/debootstrap ]; } >/dev/null 2>&1 || \
 		{ $(APT_INSTALL) podman runc debootstrap >/dev/null; }
 
-test: lint system-deps
+# The wheels of the hashed lock (requirements/web.txt: the bot without Spark, and the setuptools its build
+# needs), for the tests that install the bot as users do (a wheel in a new virtual environment, pre-commit's
+# `language: python`, the Action's `pip install`): they run pip offline from this folder.
+WHEELHOUSE := .wheelhouse
+$(WHEELHOUSE)/.filled: requirements/web.txt $(BIN)/.installed
+	$(BIN)/python -m pip download --quiet --require-hashes --no-deps -r requirements/web.txt -d $(WHEELHOUSE)
+	touch $@
+
+wheelhouse: $(WHEELHOUSE)/.filled
+
+test: lint system-deps wheelhouse
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest
 
 # The lock files (requirements/*.txt) from pyproject.toml, for Python 3.11 on Linux x86_64 (the images' and
@@ -56,4 +66,4 @@ bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(WHEELHOUSE) .pytest_cache .mypy_cache .ruff_cache
