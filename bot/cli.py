@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "naming": "bot.commands.naming",
     "rules": "bot.commands.rules",
     "publish": "bot.commands.publish",
+    "action": "bot.commands.action",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
