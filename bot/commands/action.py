@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
     writable_output(args.sarif)
     event = _event()
     number = pull_request_number(event)
-    author = args.author or str(((event.get("pull_request") or {}).get("user") or {}).get("login") or "")
+    pr_user = (event.get("pull_request") or {}).get("user") or {}
+    author = (_inputs.login(args.author, "--author")
+              or _inputs.login(str(pr_user.get("login") or ""), "the event's author"))
     repo_name = os.environ.get("GITHUB_REPOSITORY", "")
     try:
         if not args.base:
@@ -79,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                     config, _ = load_config(base)
                     reader = TokenReader(os.environ.get("GITHUB_TOKEN", ""),
                                          os.environ.get("GITHUB_API_URL") or "https://api.github.com")
-                    approvals = read_approvals(reader, repo_name, number, author,
+                    approvals = read_approvals(reader, repo_name, number, author or "",
                                                owning_teams(base, hd, changes, config))
                 report = review(head=hd, base=base, changes=changes,
                                 context=ReviewContext(author=author or None, approvers=approvals.approvers))
