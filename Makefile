@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean system-deps lock images wheelhouse
+.PHONY: setup demo test lint bench clean system-deps lock images wheelhouse node-deps
 
 # The venv installs exactly requirements/dev.txt (hashes checked), then the project itself, editable.
 $(BIN)/.installed: pyproject.toml requirements/dev.txt
@@ -43,7 +43,16 @@ $(WHEELHOUSE)/.filled: requirements/web.txt $(BIN)/.installed
 
 wheelhouse: $(WHEELHOUSE)/.filled
 
-test: lint system-deps wheelhouse
+# Node tools the tests compare against (tests/node/package.json, locked): prettier, the layout format/json
+# must reproduce byte for byte.
+NODE_DEPS := tests/node/node_modules/.installed
+$(NODE_DEPS): tests/node/package.json tests/node/package-lock.json
+	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
+	touch $@
+
+node-deps: $(NODE_DEPS)
+
+test: lint system-deps wheelhouse node-deps
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest
 
 # The lock files (requirements/*.txt) from pyproject.toml, for Python 3.11 on Linux x86_64 (the images' and
@@ -66,4 +75,4 @@ bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(WHEELHOUSE) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(WHEELHOUSE) tests/node/node_modules .pytest_cache .mypy_cache .ruff_cache
