@@ -10,13 +10,15 @@ $(BIN)/.installed: pyproject.toml requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/dev.txt
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@# quiet: setuptools warns on every editable install of a flat layout (a notice, not a problem)
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(BIN)/.installed
 
 demo: setup
 	$(BIN)/registry-bot demo
+	@echo "Next, on your own clone of OpenLineage: $(BIN)/registry-bot check PATH --base origin/main (or --all for every entry)" >&2
 
 lint: setup
 	$(BIN)/ruff check bot tests benchmarks
