@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean system-deps lock images wheelhouse node-deps
+.PHONY: setup demo test lint bench clean system-deps lock images wheelhouse node-deps release
 
 # The venv installs exactly requirements/dev.txt (hashes checked), then the project itself, editable.
 $(BIN)/.installed: pyproject.toml requirements/dev.txt
@@ -72,6 +72,15 @@ lock: setup
 # The web and worker images (Dockerfile targets), built with podman in .podman/ (deploy/build-images).
 images: system-deps
 	deploy/build-images
+
+# Cutting a release: set `version` in pyproject.toml, commit, then `make release` tags that commit v<version>
+# (annotated). Pushing the tag publishes it: the README's pre-commit `rev:` and Action `@ref` name this tag.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+release:
+	@git diff --quiet HEAD -- || { echo "release: commit or stash your changes first" >&2; exit 1; }
+	@! git rev-parse -q --verify "refs/tags/v$(VERSION)" >/dev/null || { echo "release: v$(VERSION) exists; bump version in pyproject.toml" >&2; exit 1; }
+	git tag -a "v$(VERSION)" -m "registry-bot $(VERSION)"
+	@echo "tagged v$(VERSION) at $$(git rev-parse --short HEAD); publish it with: git push origin v$(VERSION)"
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

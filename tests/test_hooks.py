@@ -47,11 +47,37 @@ class HookSource:
     home: Path  # PRE_COMMIT_HOME, shared: pre-commit builds the hooks' environment once per session
 
 
+def readme_revisions() -> tuple[str, str]:
+    """The revisions the README's snippets name: pre-commit's ``rev:`` and the Action's ``@ref``."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    [rev] = re.findall(r"^\s+rev: (\S+)$", text, re.M)
+    [ref] = re.findall(r"uses: OpenLineage/registry-bot@(\S+)", text)
+    return rev, ref
+
+
 @pytest.fixture(scope="session")
 def hook_source(tmp_path_factory: pytest.TempPathFactory) -> HookSource:
+    """This repository as a git repository, released with the project's release step (``make release``): the
+    configuration names the revision the README's snippet names, so that revision must be the tag it creates."""
     folder = tmp_path_factory.mktemp("hook-source")
-    rev = project_repo(folder / "registry-bot")
-    return HookSource(repo=folder / "registry-bot", rev=rev, home=folder / "pre-commit-home")
+    repo = folder / "registry-bot"
+    project_repo(repo)
+    release = subprocess.run(["make", "-s", "release"], cwd=repo, capture_output=True, text=True,
+                             env=clean_env(**GIT_ENV), check=False)
+    assert release.returncode == 0, release.stderr
+    rev, _ = readme_revisions()
+    assert git(repo, "rev-parse", f"{rev}^{{commit}}") == git(repo, "rev-parse", "HEAD"), "README names another tag"
+    return HookSource(repo=repo, rev=rev, home=folder / "pre-commit-home")
+
+
+def test_the_readme_names_the_tag_the_release_step_cuts(hook_source: HookSource) -> None:
+    version = re.search(r'^version = "(.+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert version is not None
+    assert readme_revisions() == (f"v{version[1]}", f"v{version[1]}")
+    assert git(hook_source.repo, "cat-file", "-t", hook_source.rev) == "tag"  # annotated, as `make release` cuts it
+    again = subprocess.run(["make", "-s", "release"], cwd=hook_source.repo, capture_output=True, text=True,
+                           env=clean_env(**GIT_ENV), check=False)
+    assert again.returncode != 0 and "exists" in again.stderr  # one tag per version: bump to release again
 
 
 def pre_commit(repo: Path, source: HookSource, *args: str) -> subprocess.CompletedProcess[str]:
