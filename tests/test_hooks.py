@@ -309,3 +309,15 @@ def test_the_action_reads_approvals_and_teams_through_the_token(
     else:
         assert "Approval not checked" in approved.summary and "@OpenLineage/committers" in approved.summary
         assert {r["level"] for r in results if r["ruleId"] == "owners/approval-required"} == {"note"}
+
+
+def test_a_finding_about_no_one_file_still_has_a_location_in_sarif() -> None:
+    """Code scanning rejects a SARIF file with a result without a location: a review-wide finding sits on the
+    repository's root."""
+    from bot.findings import Finding, Report, Severity
+    from bot.render import render
+
+    report = Report.build([Finding("bot/internal-error", Severity.ERROR, "", "the review could not finish"),
+                           Finding("entry/schema", Severity.ERROR, ENTRY, "a problem", line=3, column=5)])
+    results = sarif_results(render(report, "sarif"))
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results] == [".", ENTRY]
