@@ -25,7 +25,7 @@ from jsonschema import Draft7Validator
 
 from bot.app.local_github import LocalGitHub
 from bot.render.sarif import SARIF_SCHEMA
-from tests.conftest import PAYLOADS, ROOT
+from tests.conftest import PAYLOADS, ROOT, SHARED
 from tests.gitrepo import GIT_ENV, Repo, git
 from tests.installed import clean_env, project_repo
 from tests.standin import StandIn
@@ -321,3 +321,26 @@ def test_a_finding_about_no_one_file_still_has_a_location_in_sarif() -> None:
                            Finding("entry/schema", Severity.ERROR, ENTRY, "a problem", line=3, column=5)])
     results = sarif_results(render(report, "sarif"))
     assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results] == [".", ENTRY]
+
+
+def test_the_action_passes_an_approved_real_pull_request_of_the_history(tmp_path: Path, action_bin: Path) -> None:
+    """The newest real pull request of OpenLineage's history that changed the registry, as the Action sees it:
+    blocked until a member of the owning team approves, then green."""
+    repo = Repo(tmp_path / "openlineage")
+    bundle = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
+    subprocess.run(["git", "clone", "-q", str(bundle), str(repo.path)], check=True, env=GIT_ENV)
+    commit = git(repo.path, "log", "-1", "--format=%H", "--", "spec/registry")
+    git(repo.path, "checkout", "-q", "-B", "pr", commit)
+    git(repo.path, "branch", "-f", "main", f"{commit}^")
+    local = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=2, author="contributor",
+                        team_members={"OpenLineage/committers": ["maintainer"]})
+    with StandIn(local) as server:
+        token = server.state.issue_token()[0]
+        unapproved = runner(repo, tmp_path, action_bin, api=server.url, token=token).run()
+        local.add_review("maintainer", "APPROVE")
+        approved = runner(repo, tmp_path, action_bin, api=server.url, token=token).run()
+    assert unapproved.outputs == {"exit-code": "1"}
+    assert {r["ruleId"] for r in sarif_results(unapproved.sarif)
+            if r["level"] == "error" and r["baselineState"] == "new"} == {"owners/approval-required"}
+    assert approved.outputs == {"exit-code": "0"}, approved.summary
+    assert "owners/approval-required" not in {r["ruleId"] for r in sarif_results(approved.sarif)}
