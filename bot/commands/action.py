@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.base:
             head = _inputs.revision(_inputs.git_repository(args.repo), args.head, "--head")
             _inputs.registry_folder([head], str(args.repo))
-            approvals = Approvals(unchecked=("the whole tree was reviewed (no pull request base)",))
+            approvals = Approvals()  # a whole tree has no change to approve
             report = review(head=head, context=ReviewContext(author=author or None))
         else:
             repo = _inputs.git_repository(args.repo)
