@@ -26,8 +26,9 @@ WORKDIR /app
 VOLUME ["/data"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 
-# The source both images install. The checks read the registry schema and the naming files beside the
-# package (registry/, naming/): an editable install keeps bot/ in /app so they are found from anywhere.
+# The source both images install. The checks read the registry schema and the naming files through
+# bot/bundled, whose links point at registry/ and naming/ (COPY keeps the links): an editable install keeps
+# bot/ in /app beside them.
 FROM scratch AS source
 COPY pyproject.toml README.md gunicorn.conf.py Procfile app.yml /app/
 COPY bot /app/bot

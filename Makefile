@@ -3,20 +3,22 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint bench clean system-deps node-deps lock images
+.PHONY: setup demo test lint bench clean system-deps lock images wheelhouse node-deps release
 
 # The venv installs exactly requirements/dev.txt (hashes checked), then the project itself, editable.
 $(BIN)/.installed: pyproject.toml requirements/dev.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r requirements/dev.txt
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@# quiet: setuptools warns on every editable install of a flat layout (a notice, not a problem)
+	PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(BIN)/.installed
 
 demo: setup
 	$(BIN)/registry-bot demo
+	@echo "Next, on your own clone of OpenLineage: $(BIN)/registry-bot check PATH --base origin/main (or --all for every entry)" >&2
 
 lint: setup
 	$(BIN)/ruff check bot tests benchmarks
@@ -34,13 +36,27 @@ system-deps:
 	@{ command -v podman && command -v runc && [ -x /usr/sbin/debootstrap ]; } >/dev/null 2>&1 || \
 		{ $(APT_INSTALL) podman runc debootstrap >/dev/null; }
 
-# Node tools the tests drive (tests/node/package.json): the MDX compiler Docusaurus uses, for the published
-# Markdown (tests/test_site_mdx.py). npm ci installs exactly the lock file.
-tests/node/node_modules/.package-lock.json: tests/node/package.json tests/node/package-lock.json
-	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
-node-deps: tests/node/node_modules/.package-lock.json
+# The wheels of the hashed lock (requirements/web.txt: the bot without Spark, and the setuptools its build
+# needs), for the tests that install the bot as users do (a wheel in a new virtual environment, pre-commit's
+# `language: python`, the Action's `pip install`): they run pip offline from this folder.
+WHEELHOUSE := .wheelhouse
+$(WHEELHOUSE)/.filled: requirements/web.txt $(BIN)/.installed
+	$(BIN)/python -m pip download --quiet --require-hashes --no-deps -r requirements/web.txt -d $(WHEELHOUSE)
+	touch $@
 
-test: lint system-deps node-deps
+wheelhouse: $(WHEELHOUSE)/.filled
+
+# Node tools the tests drive (tests/node/package.json, locked; npm ci installs exactly the lock file):
+# prettier, the layout format/json must reproduce byte for byte (tests/test_prettier.py), and the MDX
+# compiler Docusaurus uses, for the published Markdown (tests/test_site_mdx.py).
+NODE_DEPS := tests/node/node_modules/.installed
+$(NODE_DEPS): tests/node/package.json tests/node/package-lock.json
+	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
+	touch $@
+
+node-deps: $(NODE_DEPS)
+
+test: lint system-deps wheelhouse node-deps
 	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest
 
 # The lock files (requirements/*.txt) from pyproject.toml, for Python 3.11 on Linux x86_64 (the images' and
@@ -59,8 +75,17 @@ lock: setup
 images: system-deps
 	deploy/build-images
 
+# Cutting a release: set `version` in pyproject.toml, commit, then `make release` tags that commit v<version>
+# (annotated). Pushing the tag publishes it: the README's pre-commit `rev:` and Action `@ref` name this tag.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+release:
+	@git diff --quiet HEAD -- || { echo "release: commit or stash your changes first" >&2; exit 1; }
+	@! git rev-parse -q --verify "refs/tags/v$(VERSION)" >/dev/null || { echo "release: v$(VERSION) exists; bump version in pyproject.toml" >&2; exit 1; }
+	git tag -a "v$(VERSION)" -m "registry-bot $(VERSION)"
+	@echo "tagged v$(VERSION) at $$(git rev-parse --short HEAD); publish it with: git push origin v$(VERSION)"
+
 bench: setup
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(WHEELHOUSE) tests/node/node_modules .pytest_cache .mypy_cache .ruff_cache

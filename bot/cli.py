@@ -11,6 +11,8 @@ import argparse
 import importlib
 import logging
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "publish": "bot.commands.publish",
     "init": "bot.commands.init",
     "app": "bot.commands.app",
+    "action": "bot.commands.action",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -91,11 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     try:
+        parser = build_parser()
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
+    except KeyboardInterrupt:  # Ctrl-C while the commands load
+        print("registry-bot: interrupted", file=sys.stderr)
+        return 130
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:
@@ -106,6 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
+        print(f"registry-bot {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except subprocess.CalledProcessError as exc:
+        if exc.returncode != -signal.SIGINT:  # a child (git) that Ctrl-C ended before Python saw the signal
+            raise
         print(f"registry-bot {args.command}: interrupted", file=sys.stderr)
         return 130
     except OSError as exc:  # the last line of defence: unreadable input is a message, never a traceback

@@ -9,9 +9,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parent.parent
-REFERENCE = PROJECT / "registry" / "reference"
-DEMO_PR = PROJECT / "registry" / "demo-pr"
+from bot import bundled
+
+REFERENCE = bundled.path("registry", "reference")
+DEMO_PR = bundled.path("registry", "demo-pr")
 AUTHOR = "dagster-dev"
 BASE_BRANCH, PR_BRANCH = "main", "add-dagster"
 _ENV = {

@@ -140,3 +140,12 @@ def history_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.history import clone
 
     return clone(tmp_path_factory.mktemp("history-clone") / "openlineage.git")
+
+
+@pytest.fixture(scope="session")
+def installed_bot(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The project's wheel pip-installed into a new virtual environment outside the checkout, offline from the
+    wheelhouse (``tests/installed.py``); built once per session."""
+    from tests.installed import install_wheel
+
+    return install_wheel(tmp_path_factory.mktemp("installed"))

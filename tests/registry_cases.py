@@ -76,7 +76,10 @@ NEGATIVE_JSON: dict[str, Any] = {
 
 
 def dump(value: Any) -> str:
-    return json.dumps(value, indent=2) + "\n"
+    """JSON as a contributor who runs prettier commits it (format/json reports any other layout)."""
+    from bot.jsonformat import format_json
+
+    return format_json(json.dumps(value))
 
 
 def good_files() -> dict[str, str]:

@@ -65,9 +65,9 @@ def test_the_layout_is_prettiers_own_output(name: str) -> None:
     assert format_finding("f.json", prettier, 2, Severity.WARNING, None) is None
 
 
-def test_indent_is_configurable_and_values_are_copied_verbatim() -> None:
-    text = '{\n"a": {"b": [1.50, "\\u00e9"]},\n "c": 1e3}'
-    assert format_json(text, indent=4) == '{\n    "a": { "b": [1.50, "\\u00e9"] },\n    "c": 1e3\n}\n'
+def test_indent_is_configurable_strings_are_verbatim_and_numbers_as_prettier_writes_them() -> None:
+    text = '{\n"a": {"b": [1.50, "\\u00e9"]},\n "c": 1E+03}'
+    assert format_json(text, indent=4) == '{\n    "a": { "b": [1.5, "\\u00e9"] },\n    "c": 1e3\n}\n'
 
 
 def test_line_edits_are_minimal_and_exact() -> None:

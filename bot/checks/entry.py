@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from bot import bundled
 from bot.checks._common import at, json_pointer, token_fix, unreadable
 from bot.findings import Finding, Severity
 from bot.logo import LOGO_LIMIT, LOGO_NAME, logo_problem
@@ -17,7 +17,7 @@ from bot.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_n
 from bot.review_input import ReviewInput
 from bot.schemas import FORMAT_CHECKER
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "registry" / "registry.schema.json"
+SCHEMA_PATH = bundled.path("registry", "registry.schema.json")
 DOCS_HINT = "See registry/registry.schema.json and the README section 'entry'."
 
 RULES = {

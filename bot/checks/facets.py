@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from urllib.parse import urljoin
 
-from bot.checks._common import at, json_pointer, unreadable
-from bot.findings import Finding, Severity
+from bot.changes import Status
+from bot.checks._common import at, json_pointer, token_fix, unreadable
+from bot.findings import Finding, Fix, Severity
 from bot.jsondoc import pointer_exists, pointer_from
 from bot.registry import BASE_FACETS, FACET_ID, FacetSchema, camel
 from bot.review_input import ReviewInput
@@ -59,8 +61,44 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 yield unreadable("facets/unreadable", severity, loaded, "facet schema", entry.name)
                 continue
             schema = next(s for s in entry.schemas if s.path == path)
-            yield from _schema_findings(schema, store, severity)
+            for finding in _schema_findings(schema, store, severity):
+                if finding.rule == "facets/prefix-key" and _unpublished(review, schema):
+                    finding = dataclasses.replace(finding, fix=_prefix_key_fix(schema, finding.pointer or ""))
+                yield finding
     yield from _uniqueness(review)
+
+
+def _unpublished(review: ReviewInput, schema: FacetSchema) -> bool:
+    """A facet no event can carry yet, so its key may still change: one the change adds (or, reviewing a whole
+    tree, one whose version has no copy in the published mirror)."""
+    if review.changes is not None:
+        change = review.changes.get(schema.path)
+        return change is not None and change.status is Status.ADDED
+    match = FACET_ID.match(schema.schema_id or "")
+    if match is None or not review.head_schemas.has_mirror:
+        return False
+    major, revision, addition, name = match.groups()
+    mirror = review.config.paths.mirror.strip("/")
+    return review.head.size(f"{mirror}/facets/{major}-{revision}-{addition}/{name}") is None
+
+
+def _prefix_key_fix(schema: FacetSchema, pointer: str) -> Fix | None:
+    """Rename the facet key in the schema and in every example of the facets the file defines."""
+    key = pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+    entry = schema.entry
+    new = f"{entry.prefix}_{camel(key)}"
+    description = f"rename the facet key {key!r} to {new!r} in the schema and its examples"
+    edits = [token_fix(schema.doc, pointer, new, description, key=True)]
+    member = "/" + key.replace("~", "~0").replace("/", "~1")
+    files = entry.registry.files
+    for facet in {f.name for f in schema.facets} | {schema.path.rsplit("/", 1)[-1].removesuffix(".json")}:
+        for path in entry.example_paths(facet):
+            doc = files.json(path).doc
+            if doc is not None and isinstance(doc.value, dict) and key in doc.value:
+                edits.append(token_fix(doc, member, new, description, key=True))
+    if any(e is None for e in edits):
+        return None  # a key not written on a line of its own: no safe edit
+    return Fix(description, tuple(edit for fix in edits if fix is not None for edit in fix.edits))
 
 
 def _schema_findings(schema: FacetSchema, store: SchemaStore, sev: Severity) -> Iterator[Finding]:

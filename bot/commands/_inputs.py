@@ -74,3 +74,32 @@ def registry_folder(snapshots: list[Snapshot], where: str) -> None:
                      f"{core}/ (an OpenLineage "
                      f"repository keeps one folder per registered name in {wanted}/<name>/, or set paths.registry "
                      f"in .github/registry-bot.yml)")
+
+
+def login(value: str | None, option: str) -> str | None:
+    """A GitHub login (``@`` optional), or an error naming the option; None when not given."""
+    from bot.codeowners import USER_OWNER
+
+    if value is None or value == "":
+        return None
+    name = value.strip().removeprefix("@")
+    if not USER_OWNER.fullmatch("@" + name):
+        raise UsageError(f"{option} {value!r}: not a GitHub login (letters, digits and hyphens, at most 39)")
+    return name
+
+
+def logins(value: str, option: str) -> frozenset[str]:
+    """A comma-separated list of GitHub logins and ``org/team`` slugs (``@`` optional), or an error naming the
+    first malformed item."""
+    from bot.codeowners import TEAM_OWNER, USER_OWNER
+
+    if not value.strip():
+        return frozenset()
+    found: list[str] = []
+    for item in value.split(","):
+        name = item.strip().removeprefix("@")
+        if not (USER_OWNER.fullmatch("@" + name) or TEAM_OWNER.fullmatch("@" + name)):
+            raise UsageError(f"{option} {value!r}: {item.strip()!r} is neither a GitHub login nor an org/team slug "
+                             "(a comma-separated list such as alice,my-org/my-team)")
+        found.append(name)
+    return frozenset(found)

@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     writable_output(args.output)
     repo = _inputs.folder(args.repo)
     context = ReviewContext(
-        author=args.author,
-        approvers=frozenset(x.strip() for x in args.approved_by.split(",") if x.strip()),
+        author=_inputs.login(args.author, "--author"),
+        approvers=_inputs.logins(args.approved_by, "--approved-by"),
         strict=args.strict,
     )
     try:

@@ -35,15 +35,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot.checks import all_rules
+    from bot.commands import _inputs
     from bot.config import load_config
     from bot.engine import ReviewContext, review
     from bot.findings import Finding
     from bot.fixes import fix_until_done, unified_diff
     from bot.snapshot import DirSnapshot, SnapshotError
 
-    repo = Path(args.repo)
-    if not repo.is_dir():
-        raise UsageError(f"{repo} is not a folder")
+    repo = _inputs.folder(args.repo)
+    unknown = [rule for rule in args.rule if rule not in all_rules()]
+    if unknown:
+        raise UsageError(f"--rule {unknown[0]}: no such rule (registry-bot rules lists them)")
+    author = _inputs.login(args.author, "--author")
     root = DirSnapshot(repo)
     config, _ = load_config(root)
     scope = [_relative(repo, p) for p in args.paths]
@@ -54,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             return False
         return all(_inside(e.path, watched) and (not scope or _inside(e.path, scope)) for e in f.fix.edits)
 
-    context = ReviewContext(author=args.author)
+    context = ReviewContext(author=author)
     base = _base(repo, args.base) if args.base else None
     if base is not None:
         config, _ = load_config(base)
@@ -99,6 +103,8 @@ def _relative(repo: Path, path: str) -> str:
     root = repo.resolve()
     here = Path(path).resolve()
     full = here if here.exists() else (root / path).resolve()
+    if not full.exists():
+        raise UsageError(f"{path}: no such file or folder in {repo}")
     try:
         rel = full.relative_to(root).as_posix()
     except ValueError:
@@ -127,12 +133,9 @@ def _dirty(repo: Path, paths: list[str]) -> list[str]:
 
 
 def _base(repo: Path, rev: str) -> Snapshot:
-    from bot.snapshot import GitError, GitSnapshot
+    from bot.commands import _inputs
 
-    try:
-        return GitSnapshot(repo, rev)
-    except GitError as exc:
-        raise UsageError(str(exc)) from None
+    return _inputs.revision(_inputs.git_repository(str(repo)), rev, "--base")
 
 
 def _changes(repo: Path, rev: str, base: Snapshot, tree: Snapshot) -> ChangeSet:

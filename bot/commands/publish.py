@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli import EXIT_OK, UsageError
+from bot.commands import _inputs
 
 if TYPE_CHECKING:
     from bot.snapshot import Snapshot
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.config import load_config
     from bot.site import build_site
     from bot.site.build import write_site
-    from bot.snapshot import DirSnapshot, GitError, GitSnapshot
+    from bot.snapshot import DirSnapshot, GitError
 
     repo, out = Path(args.repo), Path(args.out)
     if not repo.is_dir():
@@ -37,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if out.resolve() == repo.resolve() or (repo.resolve() in out.resolve().parents and not args.rev):
         raise UsageError(f"{out} is inside the repository it is built from; choose a folder outside it")
     try:
-        snapshot: Snapshot = GitSnapshot(repo, args.rev) if args.rev else DirSnapshot(repo, label=repo.resolve().name)
+        snapshot: Snapshot = (_inputs.revision(_inputs.git_repository(args.repo), args.rev, "--rev") if args.rev
+                              else DirSnapshot(repo, label=repo.resolve().name))
         if args.draft_presentation:
             return _draft(snapshot, Path(args.draft_presentation), out)
         site = build_site(snapshot, load_config(snapshot)[0])

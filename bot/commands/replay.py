@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     from bot.app.events import decide
     from bot.app.local_github import LocalGitHub
     from bot.app.worker import Worker, load_checks
+    from bot.commands import _inputs
 
+    reviewers = sorted(_inputs.logins(args.approved_by, "--approved-by"))
     name, delivery, payload = _load(args.delivery)
     event = args.event or name or "pull_request"
     decision = decide(event, delivery, {**payload, "installation": payload.get("installation") or {"id": 0}})
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                         permissions={job.requester: "write"} if job.requester else None,
                         team_members=_teams(args.team_member))
     try:
-        for login in filter(None, (x.strip() for x in args.approved_by.split(","))):
+        for login in reviewers:
             local.add_review(login, "APPROVE")
         job = replace(job, number=job.number or 1, head_sha="")
         checks = load_checks(args.checks) if args.checks else None

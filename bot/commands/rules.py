@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from bot.cli import UsageError
+
 HELP = "list every rule id with its description (--format markdown prints the README section)"
 COMMAND_LIMIT = 100  # characters of a usage line per table row before it wraps
 
@@ -71,6 +73,9 @@ def update_readme() -> None:
     """Rewrite README.md's generated blocks."""
     from bot.readme import README, replace_block
 
+    if not README.is_file():  # an installed package has no README beside it
+        raise UsageError("--update-readme rewrites README.md of a checkout of the project; there is none beside "
+                         f"this installation ({README.parent})")
     text = README.read_text(encoding="utf-8")
     text = replace_block(text, "rules", rules_markdown())
     text = replace_block(text, "commands", commands_markdown())

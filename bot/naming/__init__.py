@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import bot
+from bot import bundled
 from bot.config import Config
 from bot.naming.loader import BASE_FILE, Problem, read_folder
 from bot.naming.model import FormatError, Identifier, ParseResult
@@ -26,7 +26,7 @@ __all__ = ["FormatError", "Identifier", "NamingRules", "ParseResult", "Problem",
 
 def bundled_folder() -> Path:
     """The project's own ``naming/`` folder."""
-    return Path(bot.__file__).resolve().parent.parent / "naming"
+    return bundled.path("naming")
 
 
 def load_rules(snapshot: Snapshot | None = None, folder: str = "naming") -> NamingRules:

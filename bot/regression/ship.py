@@ -80,7 +80,9 @@ def build(cache: Path) -> Path:
     of them changes)."""
     dists = distributions()
     package = Path(bot.__file__).parent
-    sources = sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    # os.walk follows bot/bundled's links into registry/ and naming/ (in a checkout), which rglob does not
+    sources = sorted(Path(folder, name) for folder, _, names in os.walk(package, followlinks=True)
+                     if "__pycache__" not in Path(folder).parts for name in names)
     digest = hashlib.sha256(f"{sys.version}|{sysconfig.get_platform()}".encode())
     for dist in dists:
         digest.update(f"|{dist.metadata['Name']}=={dist.version}".encode())

@@ -62,14 +62,15 @@ def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
             "level": _LEVEL[f.severity],
             "message": {"text": message_text(f.message) + (f"\n{message_text(f.hint)}" if f.hint else "")},
         }
-        if f.path:
-            physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(f.path)}}
-            if f.line:
-                physical["region"] = {"startLine": f.line, "startColumn": f.column or 1}
-            location: dict[str, Any] = {"physicalLocation": physical}
-            if f.pointer:
-                location["logicalLocations"] = [{"fullyQualifiedName": f.pointer, "kind": "member"}]
-            result["locations"] = [location]
+        # Code scanning rejects a file with a result without a location: a finding about no one file (the
+        # review as a whole) sits on the repository's root.
+        physical: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(f.path) if f.path else "."}}
+        if f.path and f.line:
+            physical["region"] = {"startLine": f.line, "startColumn": f.column or 1}
+        location: dict[str, Any] = {"physicalLocation": physical}
+        if f.pointer:
+            location["logicalLocations"] = [{"fullyQualifiedName": f.pointer, "kind": "member"}]
+        result["locations"] = [location]
         if f.state is not None:
             result["baselineState"] = f.state.value  # new, unchanged or absent: the same words as SARIF
         if f.fix is not None and f.state is not State.ABSENT:

@@ -1,0 +1,95 @@
+"""The command line's last edges: every usage problem of fix, publish, check, replay and action (unknown path or
+rule, bad revision, malformed logins) is one line on stderr and exit 2, never a silent exit 0; Ctrl-C ends every
+command with 130 within a second. (regress without Java and Ctrl-C during Spark's start-up: tests/test_regress*.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.sample import build_sample_repo
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's repository: main, and the pull request branch add-dagster checked out."""
+    repo = build_sample_repo(tmp_path_factory.mktemp("edges") / "sample").path
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "add-dagster"], check=True)
+    return repo
+
+
+def cases(repo: str, tmp: str) -> list[tuple[list[str], str]]:
+    return [
+        (["fix", repo, "spec/nope.json"], "spec/nope.json: no such file or folder"),
+        (["fix", repo, "--rule", "no/such-rule"], "--rule no/such-rule: no such rule"),
+        (["fix", repo, "--base", "no-such-rev"], "--base no-such-rev: no such branch, tag or commit"),
+        (["fix", repo, "--author", "not a login"], "--author 'not a login': not a GitHub login"),
+        (["fix", f"{tmp}/missing"], "no such folder"),
+        (["publish", repo, f"{tmp}/site", "--rev", "no-such-rev"], "--rev no-such-rev: no such branch, tag or commit"),
+        (["check", repo, "--all", "--approved-by", "alice,,bob"], "'' is neither a GitHub login"),
+        (["check", repo, "--all", "--approved-by", "alice bob"], "'alice bob' is neither a GitHub login"),
+        (["check", repo, "--all", "--approved-by", "org/team/extra"], "neither a GitHub login nor an org/team"),
+        (["check", repo, "--base", "main", "--author=-dash-"], "--author '-dash-': not a GitHub login"),
+        (["check", repo, "--base", "main", "--author", "x" * 40], "not a GitHub login"),
+        (["replay", "--repo", repo, "--approved-by", "a;b", f"{tmp}/missing.json"], "'a;b' is neither"),
+        (["action", repo, "--base", "no-such-rev", "--sarif", f"{tmp}/r.sarif"], "--base no-such-rev: no such"),
+        (["action", repo, "--base", "main", "--author", "@@", "--sarif", f"{tmp}/r.sarif"], "not a GitHub login"),
+        (["action", repo, "--base", "main", "--sarif", f"{tmp}/missing/r.sarif"], "does not exist"),
+    ]
+
+
+def test_every_usage_problem_is_one_line_and_exit_2(sample: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    for args, says in cases(str(sample), str(tmp_path)):
+        code = main(args)
+        captured = capsys.readouterr()
+        assert code == 2, (args, captured.err, captured.out[-500:])
+        assert len(captured.err.strip().splitlines()) == 1 and says in captured.err, (args, captured.err)
+        assert "Traceback" not in captured.err and "fatal:" not in captured.err  # no raw git text either
+    assert not (tmp_path / "site").exists() and not (tmp_path / "r.sarif").exists()
+
+
+def test_well_formed_logins_and_teams_are_taken(sample: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The other side of the table: the forms the README documents (``@`` optional) are accepted."""
+    assert main(["check", str(sample), "--base", "main", "--author", "@dagster-dev",
+                 "--approved-by", "alice, @OpenLineage/committers,MarquezProject/committers"]) == 1
+    out = capsys.readouterr().out
+    assert "approval needed" not in out  # both owners approved; what is left are the planted mistakes
+    assert main(["fix", str(sample), "--rule", "owners/missing-codeowners", "--base", "main",
+                 "--author", "dagster-dev"]) == 0
+    assert "+* @dagster-dev" in capsys.readouterr().out
+
+
+def interrupt(args: list[str], after: float) -> tuple[int, float, str]:
+    """Run the command in its own process group and press Ctrl-C (SIGINT to the group, as a terminal does)."""
+    proc = subprocess.Popen([sys.executable, "-m", "bot", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    time.sleep(after)
+    if proc.poll() is not None:
+        pytest.fail(f"{args} ended before the interrupt ({after} s): make the input larger")
+    sent = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, time.monotonic() - sent, err
+
+
+@pytest.mark.parametrize("command", ["check", "fix", "publish", "naming", "demo"])
+def test_ctrl_c_ends_every_command_with_130_within_a_second(command: str, corpus: Path, tmp_path: Path) -> None:
+    args = {"check": ["check", str(corpus), "--all"], "fix": ["fix", str(corpus)],
+            "publish": ["publish", str(corpus), str(tmp_path / "site")],
+            "naming": ["naming", "check", str(corpus / "spec")],
+            "demo": ["demo", "--no-regression", "--keep", str(tmp_path / "demo")]}[command]
+    code, took, err = interrupt(args, after=0.4)
+    assert code == 130 and took < 1.0, (code, took, err)
+    assert err.strip().splitlines()[-1] == f"registry-bot {args[0]}: interrupted" and "Traceback" not in err, err
