@@ -60,3 +60,16 @@ def with_events(history: Path, commit: str, events: Path, target: Path) -> Path:
         git(target, "add", "-A")
         git(target, "commit", "-q", "-m", f"{rev} with the integrations' events")
     return target
+
+
+def newest_passing_registry_change(repo: Path, author: str, approvers: frozenset[str]) -> str:
+    """The newest commit changing the registry that passes review, as its pull request approved by
+    ``approvers``: real changes whose verdict the engine decides (history defects, tests/test_history.py,
+    are found and skipped by the same engine rather than named)."""
+    from bot.findings import Verdict
+    from tests.planting import review_pr
+
+    log = subprocess.run(["git", "-C", str(repo), "log", "--format=%H", "--", "spec/registry"], capture_output=True,
+                         text=True, check=True, env=GIT_ENV).stdout.split()
+    context = ReviewContext(author=author, approvers=approvers)
+    return next(c for c in log if review_pr(repo, c, context).verdict is Verdict.SUCCESS)

@@ -27,6 +27,7 @@ from bot.app.local_github import LocalGitHub
 from bot.render.sarif import SARIF_SCHEMA
 from tests.conftest import PAYLOADS, ROOT, SHARED
 from tests.gitrepo import GIT_ENV, Repo, git
+from tests.history import newest_passing_registry_change
 from tests.installed import clean_env, project_repo
 from tests.standin import StandIn
 
@@ -324,12 +325,13 @@ def test_a_finding_about_no_one_file_still_has_a_location_in_sarif() -> None:
 
 
 def test_the_action_passes_an_approved_real_pull_request_of_the_history(tmp_path: Path, action_bin: Path) -> None:
-    """The newest real pull request of OpenLineage's history that changed the registry, as the Action sees it:
+    """The newest real pull request of OpenLineage's history that changed the registry and passes the engine in
+    this checkout when approved, as the installed Action sees it:
     blocked until a member of the owning team approves, then green."""
     repo = Repo(tmp_path / "openlineage")
     bundle = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
     subprocess.run(["git", "clone", "-q", str(bundle), str(repo.path)], check=True, env=GIT_ENV)
-    commit = git(repo.path, "log", "-1", "--format=%H", "--", "spec/registry")
+    commit = newest_passing_registry_change(repo.path, "contributor", frozenset({"OpenLineage/committers"}))
     git(repo.path, "checkout", "-q", "-B", "pr", commit)
     git(repo.path, "branch", "-f", "main", f"{commit}^")
     local = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=2, author="contributor",

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import ROOT, SHARED
+from tests.history import newest_passing_registry_change
 from tests.installed import Installed, clean_env
 
 
@@ -67,13 +68,12 @@ def test_rewriting_the_readme_needs_a_checkout_one_line_exit_2(installed_bot: In
 
 def test_check_a_real_change_of_the_history_and_fix_the_real_registry(installed_bot: Installed, corpus: Path,
                                                                       tmp_path: Path) -> None:
-    """check --base/--head on a bare clone of OpenLineage's real history (its newest registry change, approved
+    """check --base/--head on a bare clone of OpenLineage's real history (its newest passing registry change, approved
     by the owning team), and fix's diff of the real registry."""
     bare = tmp_path / "ol.git"
     bundle = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
     subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(bare)], check=True)
-    commit = subprocess.run(["git", "-C", str(bare), "log", "-1", "--format=%H", "--", "spec/registry"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    commit = newest_passing_registry_change(bare, "contributor", frozenset({"OpenLineage/committers"}))
     ok(installed_bot.run("check", str(bare), "--base", f"{commit}^", "--head", commit, "--author", "contributor",
                          "--approved-by", "OpenLineage/committers"), 0)
     fixes = ok(installed_bot.run("fix", str(corpus)), 0)
