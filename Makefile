@@ -48,10 +48,12 @@ wheelhouse: $(WHEELHOUSE)/.filled
 
 # Node tools the tests drive (tests/node/package.json, locked; npm ci installs exactly the lock file):
 # prettier, the layout format/json must reproduce byte for byte (tests/test_prettier.py), and the MDX
-# compiler Docusaurus uses, for the published Markdown (tests/test_site_mdx.py).
+# compiler Docusaurus uses, for the published Markdown (tests/test_site_mdx.py). npm trusts the system's CA
+# store too (a proxy's certificate installed there, as on this project's machines).
 NODE_DEPS := tests/node/node_modules/.installed
 $(NODE_DEPS): tests/node/package.json tests/node/package-lock.json
-	npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
+	NODE_EXTRA_CA_CERTS="$${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}" \
+		npm ci --prefix tests/node --no-audit --no-fund --loglevel=error
 	touch $@
 
 node-deps: $(NODE_DEPS)
