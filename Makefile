@@ -33,6 +33,7 @@ system-deps:
 	@command -v redis-server >/dev/null 2>&1 || { $(APT_INSTALL) redis-server >/dev/null; }
 	@[ -x /usr/bin/chromium ] || { $(APT_INSTALL) chromium >/dev/null; }
 	@command -v ip >/dev/null 2>&1 || { $(APT_INSTALL) iproute2 >/dev/null; }
+	@command -v npm >/dev/null 2>&1 || { $(APT_INSTALL) nodejs npm >/dev/null; }
 	@{ command -v podman && command -v runc && [ -x /usr/sbin/debootstrap ]; } >/dev/null 2>&1 || \
 		{ $(APT_INSTALL) podman runc debootstrap >/dev/null; }
 
