@@ -93,17 +93,21 @@ class DirSnapshot:
     no further ``stat``; only symlinks are resolved, and refused when they leave the folder.
     """
 
-    def __init__(self, root: str | os.PathLike[str], label: str | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str], label: str | None = None, only: str | None = None) -> None:
+        """``only``: the one folder of ``root`` the snapshot holds (the rest is never walked)."""
         self.root = Path(root).resolve()
         self._root_str = str(self.root)
         self.label = label or str(root)
+        self._only = check_relative(only) if only else ""
         self._walked: tuple[list[str], dict[str, int], set[str]] | None = None
 
     def _walk(self) -> tuple[list[str], dict[str, int], set[str]]:
         if self._walked is None:
             sizes: dict[str, int] = {}
             links: set[str] = set()
-            stack = [("", self._root_str)]
+            start = os.path.join(self._root_str, self._only)
+            stack = [(self._only + "/", start)] if self._only and os.path.isdir(start) else \
+                [] if self._only else [("", self._root_str)]
             while stack:
                 rel, folder = stack.pop()
                 with os.scandir(folder) as it:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import shutil
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from bot.naming.events import judge_event, read_events
 from bot.naming.patterns import PatternProblem, check_pattern, compile_ascii
 from bot.naming.rules import NamingRules
 from bot.snapshot import DirSnapshot, MemorySnapshot
+from tests.conftest import ROOT
 
 TABLE_SOURCES = 37
 
@@ -241,3 +243,21 @@ def test_hot_patterns_read_posix_classes_as_the_regex_engine_does() -> None:
     for pattern, text in (("[[:alpha:]]+", "abc"), ("[[:alpha:]]+", "a:["), ("x[:digit:]", "x:")):
         expected = regex.compile(pattern, regex.V0).fullmatch(text) is not None
         assert (compile_hot(pattern).fullmatch(text) is not None) == expected, (pattern, text)
+
+
+def test_a_naming_folder_is_read_without_walking_its_siblings(tmp_path: Path) -> None:
+    """The rules of one folder come from that folder alone: a sibling the process may not read (a container
+    build's storage beside the checkout's naming/) or a large one is never walked."""
+    from bot.naming.cli import _rules
+
+
+    shutil.copytree(ROOT / "naming", tmp_path / "naming")
+    (tmp_path / "sibling").mkdir()
+    (tmp_path / "sibling" / "x.json").write_text("{}", encoding="utf-8")
+    snapshot = DirSnapshot(tmp_path, only="naming")
+    assert snapshot.files() and all(p.startswith("naming/") for p in snapshot.files())
+    assert snapshot.read("sibling/x.json") is None and DirSnapshot(tmp_path).read("sibling/x.json") == b"{}"
+    assert DirSnapshot(tmp_path, only="missing").files() == []
+    rules = _rules(str(tmp_path / "naming"))
+    assert not rules.problems and (len(rules.datasets), len(rules.jobs)) == (len(load_rules().datasets),
+                                                                           len(load_rules().jobs))

@@ -42,7 +42,7 @@ def load_rules(snapshot: Snapshot | None = None, folder: str = "naming") -> Nami
 @functools.lru_cache(maxsize=1)
 def _bundled() -> NamingRules:
     root = bundled_folder()
-    return _load(DirSnapshot(root.parent, label="bundled"), root.name, bounded=False)
+    return _load(DirSnapshot(root.parent, label="bundled", only=root.name), root.name, bounded=False)
 
 
 def _load(snapshot: Snapshot, folder: str, bounded: bool = True) -> NamingRules:

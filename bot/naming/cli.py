@@ -30,7 +30,7 @@ def _rules(folder: str | None) -> NamingRules:
     path = Path(folder)
     if not path.is_dir():
         raise UsageError(f"{folder} is not a folder")
-    return load_rules(DirSnapshot(path.resolve().parent), path.resolve().name)
+    return load_rules(DirSnapshot(path.resolve().parent, only=path.resolve().name), path.resolve().name)
 
 
 def _docs(args: argparse.Namespace) -> int:
