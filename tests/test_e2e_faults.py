@@ -174,7 +174,7 @@ def test_a_disk_that_fills_mid_review(tmp_path: Path, repo: Path, small_disk: Pa
         filler.unlink()  # space comes back
         wait_for(lambda: http("GET", f"{service.web}/readyz")[0] == 200, 10, "/readyz to recover")
         journal = wait_for(lambda: (j := _journal(queue_file)) and not any(k.startswith("lease:") for k in j)
-                           and j, 15, "the lease to be released")
+                           and j, 40, "the lease to be released")
         assert [v for k, v in journal.items() if k.startswith("job:")] == [b"done"]  # written late, not redone
 
         sent = time.monotonic()
