@@ -19,9 +19,10 @@ import pytest
 
 from bot.config import Config, parse_config
 from bot.regression.discover import discover, glob_pattern
-from bot.regression.events import MAX_WHOLE_FILE_BYTES, file_records, split_events
+from bot.regression.events import file_records, split_events
 from bot.regression.faults import one_line
 from bot.regression.runner import find_events, gather, run_local
+from bot.regression.stream import MAX_ELEMENT_CHARS
 from bot.snapshot import DirSnapshot, GitSnapshot
 from tests.history import commit_of, with_events
 
@@ -47,7 +48,7 @@ def faults_folder(target: Path) -> Path:
     (target / "latin1.jsonl").write_bytes(b'{"eventType": "START", "x": "caf\xe9"}\n')
     (target / "commented.json").write_text('// a schema with a comment\n{\n  "a": 1\n}\n' + "\n" * 175)
     with (target / "big.json").open("wb") as big:
-        big.truncate(MAX_WHOLE_FILE_BYTES + 1)  # sparse: nothing is written, and nothing may read it
+        big.truncate(MAX_ELEMENT_CHARS + 1)  # sparse: one value (of NUL bytes) over the limit for one element
     locked = target / "locked.json"
     shutil.copy(target / "good.jsonl", locked)
     locked.chmod(0)
