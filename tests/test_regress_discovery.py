@@ -196,6 +196,26 @@ def test_a_bad_setting_is_exit_2_with_one_line_and_ctrl_c_ends_start_up_at_once(
         assert "interrupted" in started.stderr.read()
 
 
+@pytest.mark.spark
+def test_a_lost_python_worker_is_exit_2_with_one_line(real: Path, tmp_path: Path) -> None:
+    """The executor's Python worker dies in its task (killed, as the kernel's OOM killer would: here its
+    daemon's task function is replaced by a SIGKILL): the job fails, and that is the environment's fault,
+    not a verdict on the change."""
+    dying = tmp_path / "python"
+    kill = ("import os, runpy, signal, pyspark.worker as w; w.main = lambda *a: os.kill(os.getpid(), signal.SIGKILL); "
+            "runpy.run_module('pyspark.daemon', run_name='__main__')")
+    dying.write_text(f"#!/bin/sh\nexec {sys.executable} -c \"{kill}\"\n")
+    dying.chmod(0o755)
+    events = tmp_path / "events"
+    faults_folder(events)
+    proc = cli(str(real), "--base", "main", "--head", "pr", "--events", str(events / "good.jsonl"),
+               "--master", "local[2]", env={"PYSPARK_PYTHON": str(dying)})
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("registry-bot regress:")]
+    assert len(errors) == 1 and "Spark failed" in errors[0] and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "Python worker exited unexpectedly" in errors[0], errors[0]
+
+
 def test_the_app_s_stage_finds_the_repository_s_events_too(real: Path) -> None:
     """Without samples or configured locations the stage still has events, so it goes on to start Spark
     (here a factory that fails, as without Java: the review goes on, and the section says why)."""
