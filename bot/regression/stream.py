@@ -61,7 +61,7 @@ class _Text:
         and more is wanted, so where the pieces were cut never decides which events come before it."""
         added = 0
         while added < at_least and not self.eof and self._fault is None:
-            piece = next(self._pieces, None)
+            piece = self._gather(at_least - added)
             if piece is None:
                 self.eof = not self._pending
                 if self._pending:
@@ -83,6 +83,19 @@ class _Text:
         if added == 0 and self._fault is not None:
             raise self._fault
         return added > 0
+
+    def _gather(self, wanted: int) -> bytes | None:
+        """The next pieces, joined, up to ``wanted`` bytes or a little more (Spark's records are tens of
+        bytes: decoding and appending them one by one would cost more than reading them)."""
+        parts: list[bytes] = []
+        size = 0
+        while size < wanted:
+            piece = next(self._pieces, None)
+            if piece is None:
+                break
+            parts.append(piece)
+            size += len(piece)
+        return b"".join(parts) if parts else None
 
     def _decode(self, data: bytes, start: int) -> tuple[str, bytes]:
         try:
