@@ -6,6 +6,7 @@ what one process gives."""
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -65,16 +66,26 @@ def test_events_before_a_fault_are_read_and_nothing_after_it() -> None:
 
 
 def test_one_process_streams_a_large_array_file(tmp_path: Path) -> None:
-    """The one big file of the suite: about 70 MB, over the limit for one element, read in 1 MiB pieces."""
-    event = {"eventType": "START", "eventTime": "2024-01-01T00:00:00Z", "run": {"runId": "r"},
-             "job": {"namespace": "ns", "name": "j"}, "producer": "p", "x": "y" * 2000}
+    """The one big file of the suite: about 70 MB (once refused as too large), read in 1 MiB pieces with
+    a few MB of memory at most, whatever the file's size."""
+    event = json.dumps({"eventType": "START", "eventTime": "2024-01-01T00:00:00Z", "run": {"runId": "r"},
+                        "job": {"namespace": "ns", "name": "j"}, "producer": "p", "x": "y" * 2000})
     count = 35_000
     path = tmp_path / "big.json"
     with path.open("w") as out:
-        out.write("[" + ",".join([json.dumps(event)] * count) + "]")
+        out.write("[" + event)
+        for _ in range(count - 1):
+            out.write("," + event)
+        out.write("]")
     assert path.stat().st_size > 64 * 1024 * 1024
-    records = file_records([str(path)])
-    assert sum(1 for r in records if r.error is None and parse_event(r.text)["run"]["runId"] == "r") == count
+    tracemalloc.start()
+    try:
+        read = sum(1 for r in file_records([str(path)])
+                   if r.error is None and parse_event(r.text)["run"]["runId"] == "r")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == count and peak < 16 * 2**20, peak  # measured: about 3 MB
 
 
 @pytest.mark.spark
