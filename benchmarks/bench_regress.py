@@ -2,6 +2,7 @@
 
     python benchmarks/bench_regress.py                       # 20,000 events, Spark local[2]
     python benchmarks/bench_regress.py --events 100000 1000000 --files 8 --work /work/tmp-bench --cluster --skip-naive
+    python benchmarks/bench_regress.py --events 58000 --files 1 --array --skip-naive  # one 300 MB JSON array
 
 Prints events per second for: naive ``jsonschema.validate`` per event (one side), and ``registry-bot
 regress`` as a user runs it: in one process (``--engine python``), on Spark ``local[2]`` and
@@ -81,21 +82,26 @@ def event(rng: random.Random, n: int) -> dict[str, object]:
     }
 
 
-def write_events(folder: Path, count: int, files: int) -> float:
-    """``count`` events as JSON lines in ``files`` files; returns the average event size in bytes."""
+def write_events(folder: Path, count: int, files: int, array: bool = False) -> float:
+    """``count`` events in ``files`` files, as JSON lines, or (``array``) as one compact JSON array per
+    ``.json`` file, on one line (what ``json.dump`` of a list writes); returns the average event size."""
     import orjson
 
     rng = random.Random(42)
     folder.mkdir(parents=True)
     size = 0
-    outputs = [(folder / f"events-{k}.jsonl").open("wb") for k in range(files)]
+    suffix = "json" if array else "jsonl"
+    outputs = [(folder / f"events-{k}.{suffix}").open("wb") for k in range(files)]
     try:
         for n in range(count):
-            line = orjson.dumps(event(rng, n)) + b"\n"
+            line = orjson.dumps(event(rng, n))
+            line = (b"[" if n < files else b",") + line if array else line + b"\n"
             size += len(line)
             outputs[n % files].write(line)
     finally:
         for out in outputs:
+            if array:
+                out.write(b"]")
             out.close()
     return size / count
 
@@ -250,6 +256,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--cluster", action="store_true", help="also on a two-worker standalone cluster")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="passed to regress")
+    parser.add_argument("--array", action="store_true", help="each file one JSON array (.json) on one line")
     args = parser.parse_args()
     if args.work:
         args.work.mkdir(parents=True, exist_ok=True)
@@ -268,7 +275,7 @@ def main() -> None:
         for count in args.events:
             events = work / f"events-{count}"
             started = time.perf_counter()
-            size = write_events(events, count, args.files)
+            size = write_events(events, count, args.files, args.array)
             print(f"{count:,} synthetic events in {args.files} files, {size / 1024:.1f} KB each on average "
                   f"({size * count / 2**30:.2f} GiB, written in {time.perf_counter() - started:.0f} s), "
                   f"cores: {os.cpu_count()}, load average: {os.getloadavg()[0]:.1f}")

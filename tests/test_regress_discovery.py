@@ -19,9 +19,10 @@ import pytest
 
 from bot.config import Config, parse_config
 from bot.regression.discover import discover, glob_pattern
-from bot.regression.events import MAX_WHOLE_FILE_BYTES, file_records, split_events
+from bot.regression.events import file_records, split_events
 from bot.regression.faults import one_line
 from bot.regression.runner import find_events, gather, run_local
+from bot.regression.stream import MAX_ELEMENT_CHARS
 from bot.snapshot import DirSnapshot, GitSnapshot
 from tests.history import commit_of, with_events
 
@@ -47,7 +48,7 @@ def faults_folder(target: Path) -> Path:
     (target / "latin1.jsonl").write_bytes(b'{"eventType": "START", "x": "caf\xe9"}\n')
     (target / "commented.json").write_text('// a schema with a comment\n{\n  "a": 1\n}\n' + "\n" * 175)
     with (target / "big.json").open("wb") as big:
-        big.truncate(MAX_WHOLE_FILE_BYTES + 1)  # sparse: nothing is written, and nothing may read it
+        big.truncate(MAX_ELEMENT_CHARS + 1)  # sparse: one value (of NUL bytes) over the limit for one element
     locked = target / "locked.json"
     shutil.copy(target / "good.jsonl", locked)
     locked.chmod(0)
@@ -193,6 +194,26 @@ def test_a_bad_setting_is_exit_2_with_one_line_and_ctrl_c_ends_start_up_at_once(
         started.send_signal(signal.SIGINT)
         assert started.wait(timeout=10) == 130 and time.monotonic() - sent < 1.0
         assert "interrupted" in started.stderr.read()
+
+
+@pytest.mark.spark
+def test_a_lost_python_worker_is_exit_2_with_one_line(real: Path, tmp_path: Path) -> None:
+    """The executor's Python worker dies in its task (killed, as the kernel's OOM killer would: here its
+    daemon's task function is replaced by a SIGKILL): the job fails, and that is the environment's fault,
+    not a verdict on the change."""
+    dying = tmp_path / "python"
+    kill = ("import os, runpy, signal, pyspark.worker as w; w.main = lambda *a: os.kill(os.getpid(), signal.SIGKILL); "
+            "runpy.run_module('pyspark.daemon', run_name='__main__')")
+    dying.write_text(f"#!/bin/sh\nexec {sys.executable} -c \"{kill}\"\n")
+    dying.chmod(0o755)
+    events = tmp_path / "events"
+    faults_folder(events)
+    proc = cli(str(real), "--base", "main", "--head", "pr", "--events", str(events / "good.jsonl"),
+               "--master", "local[2]", env={"PYSPARK_PYTHON": str(dying)})
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("registry-bot regress:")]
+    assert len(errors) == 1 and "Spark failed" in errors[0] and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "Python worker exited unexpectedly" in errors[0], errors[0]
 
 
 def test_the_app_s_stage_finds_the_repository_s_events_too(real: Path) -> None:

@@ -8,6 +8,7 @@ never taken for a real value.
 
 from __future__ import annotations
 
+import functools
 import glob
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -19,15 +20,17 @@ import orjson
 from bot.config import Config
 from bot.naming.placeholders import has_placeholders, is_placeholder, might_hold_placeholders
 from bot.registry import Registry
+from bot.regression.stream import READ_BYTES, FileFault, stream_events
 from bot.snapshot import Snapshot, SnapshotError
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
-WHOLE_SUFFIX = ".json"  # one event or an array per file, read whole; every other event file is JSON lines
-# A whole ``.json`` file is held in memory at once (several copies on a Spark executor): past this size it
-# is one per-file finding on every engine, never loaded. JSON lines have no limit: they are streamed/split.
+WHOLE_SUFFIX = ".json"  # one event, an array or JSON lines per file, read element by element (``stream``)
+# A file of the repository (a sample, a discovered event file) is read from git whole: past this size it is
+# one per-file finding. Event locations have no such limit: every file there is streamed.
 MAX_WHOLE_FILE_BYTES = 64 * 1024 * 1024
 SAMPLES_FOLDER = "samples"
-__all__ = ["has_placeholders", "is_placeholder", "might_hold_placeholders"]  # re-exported for the regression
+# re-exported for the regression
+__all__ = ["FileFault", "has_placeholders", "is_placeholder", "might_hold_placeholders"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,41 +63,9 @@ def parse_event(text: str | bytes) -> Any:
     return value
 
 
-class FileFault(ValueError):
-    """A whole event file that cannot be read as events: one per-file finding, never one per line."""
-
-
 def split_events(text: str) -> Iterator[tuple[int, str]]:
-    """(index, event text) for a file holding one event, an array of events, or JSON lines.
-
-    A file that is not valid JSON as a whole is read as JSON lines when its first line is JSON (a bad
-    later line is still yielded, so it is reported with its index instead of silently lost); otherwise
-    (a schema with a ``//`` comment, a YAML file) it raises ``FileFault`` once for the whole file.
-    """
-    stripped = text.strip()
-    if not stripped:
-        return
-    try:
-        whole = orjson.loads(stripped)
-    except orjson.JSONDecodeError as exc:
-        lines = [line for line in stripped.splitlines() if line.strip()]
-        if len(lines) < 2 or not _json(lines[0]):
-            raise FileFault(f"not JSON (nor JSON lines): {exc}") from None
-        yield from enumerate(lines)
-        return
-    if isinstance(whole, list):
-        for index, item in enumerate(whole):
-            yield index, orjson.dumps(item).decode()
-        return
-    yield 0, stripped
-
-
-def _json(text: str) -> bool:
-    try:
-        orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return False
-    return True
+    """(index, event text) of a ``.json`` file's text (``bot.regression.stream`` says how it is read)."""
+    return stream_events([text.encode()])
 
 
 def decode(data: bytes) -> str:
@@ -106,19 +77,20 @@ def decode(data: bytes) -> str:
 
 
 def too_large(size: int) -> str:
-    return (f"too large: a whole .json file of {size:,} bytes (over {MAX_WHOLE_FILE_BYTES:,}) is not loaded; "
-            "write it as JSON lines (.jsonl), which is streamed")
+    return (f"too large: a repository file of {size:,} bytes (over {MAX_WHOLE_FILE_BYTES:,}) is not read from "
+            "git; keep large event files in an event location (--events), which is streamed")
 
 
-def whole_records(file: str, data: bytes, entry: str | None = None) -> Iterator[EventRecord]:
-    """The events of a whole file's bytes, or one record carrying the file's fault."""
+def whole_records(file: str, data: bytes | Iterable[bytes], entry: str | None = None) -> Iterator[EventRecord]:
+    """The events of a ``.json`` file (its bytes, or its bytes in pieces, in order), then the record of the
+    file's fault if it has one (the events before the fault are still checked: ``bot.regression.stream``)."""
+    events = 0
     try:
-        events = list(split_events(decode(data)))
+        for index, event_text in stream_events([data] if isinstance(data, bytes) else data):
+            yield EventRecord(file, index, event_text, entry)
+            events = index + 1
     except FileFault as exc:
-        yield EventRecord(file, 0, "", entry, str(exc))
-        return
-    for index, event_text in events:
-        yield EventRecord(file, index, event_text, entry)
+        yield EventRecord(file, events, "", entry, str(exc))  # numbered after the events before it
 
 
 def line_record(file: str, index: int, data: bytes, entry: str | None = None) -> EventRecord:
@@ -185,23 +157,17 @@ def is_remote(path: str) -> bool:
 
 
 def file_records(paths: Iterable[str]) -> Iterator[EventRecord]:
-    """Events of local files, read by this process: a whole ``.json`` file at once (up to
-    ``MAX_WHOLE_FILE_BYTES``), JSON lines streamed line by line; the faults are the ones Spark reports."""
+    """Events of local files, read by this process one piece at a time: JSON lines line by line, a ``.json``
+    file (one event, an array, JSON lines) element by element; the faults are the ones Spark reports."""
     for path in paths:
         try:
-            if not path.endswith(WHOLE_SUFFIX):
-                with Path(path).open("rb") as stream:
+            with Path(path).open("rb") as stream:
+                if path.endswith(WHOLE_SUFFIX):
+                    yield from whole_records(path, iter(functools.partial(stream.read, READ_BYTES), b""))
+                else:
                     yield from _lines(path, stream)
-                continue
-            size = Path(path).stat().st_size
-            if size > MAX_WHOLE_FILE_BYTES:
-                yield EventRecord(path, 0, "", None, too_large(size))
-                continue
-            data = Path(path).read_bytes()
         except OSError as exc:
             yield EventRecord(path, 0, "", None, unreadable(exc))
-            continue
-        yield from whole_records(path, data)
 
 
 def unreadable(exc: OSError) -> str:

@@ -8,6 +8,7 @@ is not ``ok`` plus per-partition counts, so little crosses back from Python to t
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sys
 import time
@@ -17,15 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from bot.regression.compare import OK, Comparator, Row, Tally
-from bot.regression.events import (
-    MAX_WHOLE_FILE_BYTES,
-    WHOLE_SUFFIX,
-    EventRecord,
-    line_record,
-    too_large,
-    unreadable,
-    whole_records,
-)
+from bot.regression.events import WHOLE_SUFFIX, EventRecord, line_record, unreadable, whole_records
 from bot.regression.locations import LocationError, spark_listing
 from bot.regression.result import EXAMPLES_PER_GROUP, RegressionResult
 from bot.regression.side import SideSpec
@@ -35,7 +28,13 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 LISTED_FILES_CHECKED_BY_DRIVER = 1000
-INPUT_COLUMNS = "file string, idx long, data binary, entry string, error string, whole boolean, expected boolean"
+INPUT_COLUMNS = ("file string, idx long, data binary, entry string, error string, whole boolean, expected boolean, "
+                 "size long")
+# A .json file up to this size is read whole by one task (one row); a larger one is read as its comma-separated
+# records, brought together in file order in one task and streamed (``bot.regression.stream``), so neither
+# the executor's JVM nor its Python worker ever holds the file (only one element of it at a time).
+WHOLE_READ_MAX_BYTES = 16 * 1024 * 1024
+SEPARATOR = ","
 OUTPUT_COLUMNS = ("kind string, producer string, rule string, facet string, schema string, subject string, "
                   "outcome string, base string, head string, message string, file string, idx long, n long")
 _WORKER_CACHE: dict[str, Comparator] = {}  # per Python worker process: reused across partitions and jobs
@@ -88,29 +87,53 @@ def _comparator(specs: tuple[SideSpec, SideSpec]) -> Comparator:
     return comparator
 
 
-def _records(batch: pa.RecordBatch, ordinals: Counter[tuple[str, int]], read: Counter[str]) -> Iterator[EventRecord]:
-    """The events of a batch of input rows; ``read`` counts the rows of each file Spark read (a listed
+def _rows(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[Any, ...]]:
+    for batch in batches:
+        columns = batch.to_pydict()
+        yield from zip(columns["file"], columns["idx"], columns["data"], columns["entry"], columns["error"],
+                       columns["whole"], columns["expected"], columns["size"], strict=True)
+
+
+def _records(rows: Iterable[tuple[Any, ...]], ordinals: Counter[tuple[str, int]],
+             read: Counter[str]) -> Iterator[EventRecord]:
+    """The events of a partition's input rows; ``read`` counts the rows of each file Spark read (a listed
     file with none could not be read by the executors). Bytes are decoded here, strictly: a file or a
-    line that is not UTF-8 is a fault of its own, never a crash of the job."""
-    columns = batch.to_pydict()
-    for file, idx, data, entry, error, whole, expected in zip(
-            columns["file"], columns["idx"], columns["data"], columns["entry"], columns["error"], columns["whole"],
-            columns["expected"], strict=True):
-        if error is not None:
-            yield EventRecord(file, idx, "", entry, error, expected)
-        elif whole:  # a whole file read by Spark (its metadata gives the path URL-encoded)
-            read[file] += 1
-            yield from whole_records(unquote(file), data or b"", entry)
-        elif idx < 0:  # a line read by Spark: number it within its split (exact for a file's first split)
-            read[file] += 1
-            if not (data or b"").strip():
-                continue  # blank lines are not events and take no number
-            block = -idx - 1
-            ordinals[(file, block)] += 1
-            number = ordinals[(file, block)] - 1
-            yield line_record(unquote(file) if block == 0 else f"{unquote(file)}@{block}", number, data, entry)
-        else:  # an event the driver read from the repository
-            yield EventRecord(file, idx, (data or b"").decode(), entry, expected=expected)
+    line that is not UTF-8 is a fault of its own, never a crash of the job. The records of a streamed
+    ``.json`` file are consecutive rows, in file order."""
+    for streamed, group in itertools.groupby(rows, key=lambda row: row[7] is not None and row[0]):
+        if streamed:
+            read[streamed] += 1
+            yield from whole_records(unquote(streamed), _rejoined(group))
+            continue
+        for file, idx, data, entry, error, whole, expected, _ in group:
+            if error is not None:
+                yield EventRecord(file, idx, "", entry, error, expected)
+            elif whole:  # a whole file read by Spark (its metadata gives the path URL-encoded)
+                read[file] += 1
+                yield from whole_records(unquote(file), data or b"", entry)
+            elif idx < 0:  # a line read by Spark: number it within its split (exact for a file's first split)
+                read[file] += 1
+                if not (data or b"").strip():
+                    continue  # blank lines are not events and take no number
+                block = -idx - 1
+                ordinals[(file, block)] += 1
+                number = ordinals[(file, block)] - 1
+                yield line_record(unquote(file) if block == 0 else f"{unquote(file)}@{block}", number, data, entry)
+            else:  # an event the driver read from the repository
+                yield EventRecord(file, idx, (data or b"").decode(), entry, expected=expected)
+
+
+def _rejoined(rows: Iterable[tuple[Any, ...]]) -> Iterator[bytes]:
+    """A streamed file's bytes from its comma-separated records: the separators put back, and the one a
+    file ending with a comma loses (Hadoop's reader yields no empty last record) restored from its size."""
+    total = size = 0
+    for n, row in enumerate(rows):
+        size = row[7]
+        data = row[2] or b""
+        total += len(data) + (n > 0)
+        yield SEPARATOR.encode() + data if n else data
+    if total < size:
+        yield SEPARATOR.encode()
 
 
 def _tally_batch(tally: Tally, read: Counter[str]) -> pa.RecordBatch:
@@ -156,9 +179,8 @@ def _partition(specs_broadcast: Any) -> Any:
         tally = Tally()
         ordinals: Counter[tuple[str, int]] = Counter()
         read: Counter[str] = Counter()
-        for batch in batches:
-            for record in _records(batch, ordinals, read):
-                comparator.check(record, tally)
+        for record in _records(_rows(batches), ordinals, read):
+            comparator.check(record, tally)
         yield _tally_batch(tally.settle(), read)
     return run
 
@@ -169,8 +191,8 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: 
     the executors through Spark's text source; with the files the executors read (name -> size).
 
     JSON-lines files are read line by line, split by Spark like any text file (``idx`` carries the
-    split's start so a worker numbers the lines within it); ``.json`` files are read whole (one event or
-    an array per file), up to ``MAX_WHOLE_FILE_BYTES`` (a larger one is a per-file fault, never loaded).
+    split's start so a worker numbers the lines within it); ``.json`` files up to ``WHOLE_READ_MAX_BYTES``
+    are read whole (one row each), larger ones streamed (``_streamed_frame``).
     The driver lists the files and never reads them. A file the executors cannot open (permissions, a
     folder only the driver sees) is skipped by Spark and reported by ``run_spark``, file by file.
     """
@@ -178,29 +200,47 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: 
     from pyspark.sql import functions as F
 
     records = list(records)
-    listed = spark_listing(spark, locations)
-    for name, size in listed.items():
-        if name.endswith(WHOLE_SUFFIX) and size > MAX_WHOLE_FILE_BYTES:
-            records.append(EventRecord(_local(name), 0, "", None, too_large(size)))
-    files = {n: s for n, s in listed.items() if not (n.endswith(WHOLE_SUFFIX) and s > MAX_WHOLE_FILE_BYTES)}
+    files = spark_listing(spark, locations)
     frames: list[DataFrame] = []
-    rows = [(r.file, r.index, r.text.encode(), r.entry, r.error, False, r.expected) for r in records]
+    rows = [(r.file, r.index, r.text.encode(), r.entry, r.error, False, r.expected, None) for r in records]
     if rows:
         count = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(rows)))
         frames.append(spark.createDataFrame(spark.sparkContext.parallelize(rows, count), INPUT_COLUMNS))
     reader = spark.read.option("ignoreMissingFiles", "true").option("ignoreCorruptFiles", "true")
+    streamed = [f for f, size in files.items() if f.endswith(WHOLE_SUFFIX) and size > WHOLE_READ_MAX_BYTES]
     for whole in (True, False):
-        chosen = [f for f in files if f.endswith(WHOLE_SUFFIX) == whole]
+        chosen = [f for f in files if f.endswith(WHOLE_SUFFIX) == whole and f not in streamed]
         if chosen:
             read = reader.text(chosen, wholetext=whole)
             idx = F.lit(0).cast("long") if whole else -F.col("_metadata.file_block_start") - 1
             frames.append(read.select(
                 F.col("_metadata.file_path").alias("file"), idx.alias("idx"),
                 F.col("value").cast("binary").alias("data"), F.lit(None).cast("string").alias("entry"),
-                F.lit(None).cast("string").alias("error"), F.lit(whole).alias("whole"), F.lit(False).alias("expected")))
+                F.lit(None).cast("string").alias("error"), F.lit(whole).alias("whole"), F.lit(False).alias("expected"),
+                F.lit(None).cast("long").alias("size")))
+    if streamed:
+        frames.append(_streamed_frame(spark, streamed, partitions))
     if not frames:
         return spark.createDataFrame([], INPUT_COLUMNS), files
     return functools.reduce(DataFrame.unionByName, frames), files
+
+
+def _streamed_frame(spark: SparkSession, files: list[str], partitions: int | None) -> DataFrame:
+    """Large ``.json`` files as their comma-separated records (small whatever the file's layout: a
+    compact array on one line too), each file's records brought to one partition and sorted back into
+    file order (split, then position within the split), so one Python worker streams the file."""
+    from pyspark.sql import functions as F
+
+    reader = (spark.read.option("ignoreMissingFiles", "true").option("ignoreCorruptFiles", "true")
+              .option("lineSep", SEPARATOR))
+    count = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(files)))
+    return (reader.text(files).select(
+        F.col("_metadata.file_path").alias("file"), F.lit(0).cast("long").alias("idx"),
+        F.col("value").cast("binary").alias("data"), F.lit(None).cast("string").alias("entry"),
+        F.lit(None).cast("string").alias("error"), F.lit(True).alias("whole"), F.lit(False).alias("expected"),
+        F.col("_metadata.file_size").alias("size"), F.col("_metadata.file_block_start").alias("block"),
+        F.monotonically_increasing_id().alias("order"))
+        .repartition(count, "file").sortWithinPartitions("file", "block", "order").drop("block", "order"))
 
 
 def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iterable[EventRecord] = (),
