@@ -259,3 +259,25 @@ def test_the_bots_required_checks_query_runs_on_the_stand_ins_graphql_schema(rep
                              REPO, str(repo), checks=gh)) == []  # nothing reported: a null rollup
     finally:
         gh.close()
+
+
+def test_without_graphql_the_merge_section_lists_the_newest_run_of_each_check_that_has_not_passed(
+        repo: Path) -> None:
+    class NoGraphQL(LocalGitHub):
+        def check_states(self, repo: str, number: int, head_sha: str) -> None:
+            """GraphQL refused: the bot lists check runs instead."""
+
+    gh = NoGraphQL(repo, "main", "pr", repo=REPO, number=7, author=AUTHOR,
+                   protection=BranchProtection(required_checks=(CHECK_NAME, "ci", "build")))
+    try:
+        head = gh.resolve("pr")
+        gh.create_check_run(REPO, head, "ci", "completed", conclusion="failure")
+        gh.create_check_run(REPO, head, "ci", "completed", conclusion="success")  # re-run: passed
+        gh.create_check_run(REPO, head, "build", "completed", conclusion="success")
+        gh.create_check_run(REPO, head, "build", "completed", conclusion="failure")  # re-run: failed
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "success" and gh.auto_merge == "SQUASH"
+        assert check_lists(summary(gh).split("Merge", 1)[1]) == {
+            "Check runs on this commit that have not passed:": ["`build`: `failure`"]}
+    finally:
+        gh.close()

@@ -316,7 +316,8 @@ def check_lines(gh: GitHubAPI, pr: PullRequest) -> list[str]:
     if states is not None:
         return merge_lines(states)
     try:
-        runs = [r for r in gh.list_check_runs(pr.repo, pr.head_sha, "")
+        newest = {r.name: r for r in reversed(gh.list_check_runs(pr.repo, pr.head_sha, ""))}  # listed newest first
+        runs = [r for r in newest.values()
                 if r.status != "completed" or r.conclusion not in ("success", "neutral", "skipped")]
     except GitHubError as exc:
         log.warning("check runs could not be listed: %s", exc)
