@@ -174,6 +174,10 @@ class FakeGitHub:
         return [CheckRunInfo(r.id, r.head_sha, r.name, r.status, r.conclusion, r.external_id, len(r.annotations))
                 for r in reversed(self.check_runs.values()) if r.head_sha == head_sha and (not name or r.name == name)]
 
+    def check_states(self, repo: str, number: int, head_sha: str) -> None:
+        """GraphQL is not modelled here: ``None``, the caller's fallback to ``list_check_runs``."""
+        self._call("check_states")
+
     # -- writing ----------------------------------------------------------------------------------
     @staticmethod
     def _check_output(output: CheckRunOutput | None) -> None:

@@ -200,3 +200,84 @@ def test_a_merge_is_refused_while_something_blocks_or_for_another_head(repo: Pat
         assert moved.value.status == 409 and gh.merged is None
     finally:
         gh.close()
+
+
+def check_lists(section: str) -> dict[str, list[str]]:
+    """Each list of a Markdown section under its title line (the line before the list)."""
+    lists: dict[str, list[str]] = {}
+    title = ""
+    for line in section.splitlines():
+        if line.startswith("- "):
+            lists.setdefault(title, []).append(line[2:])
+        elif line.strip():
+            title = line
+    return lists
+
+
+def test_the_merge_section_names_the_required_checks_that_hold_the_merge_back(repo: Path) -> None:
+    gh = pull(repo, "pr")
+    try:
+        gh.protection = BranchProtection(required_checks=(CHECK_NAME, "ci", "build", "never-started"))
+        head = gh.resolve("pr")
+        gh.create_check_run(REPO, head, "ci", "completed", conclusion="failure")
+        gh.create_check_run(REPO, head, "build", "in_progress")
+        gh.create_check_run(REPO, head, "lint", "completed", conclusion="timed_out")
+        gh.create_check_run(REPO, head, "spell", "completed", conclusion="success")
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"] and gh.auto_merge == "SQUASH"
+        merge = summary(gh).split("Merge", 1)[1]
+        assert check_lists(merge) == {
+            "Required checks failing (they block the merge):": ["`ci`: `failure`"],
+            "Required checks not finished yet:": ["`build`: `in_progress`"],
+            "Checks that have not passed but are not required:": ["`lint`: `timed_out`"]}
+        assert "never-started" not in merge  # not reported yet: only branch protection (admin) names it
+    finally:
+        gh.close()
+
+
+def test_the_bots_required_checks_query_runs_on_the_stand_ins_graphql_schema(repo: Path) -> None:
+    from bot.app.required_checks import QUERY, CheckState, parse
+    from tests.standin.graphql_api import execute
+
+    gh = pull(repo, "pr")
+    try:
+        gh.protection = BranchProtection(required_checks=("ci",))
+        head = gh.resolve("pr")
+        gh.create_check_run(REPO, head, "ci", "queued")
+        gh.create_check_run(REPO, head, "ci", "completed", conclusion="cancelled")  # the newest run counts
+        gh.create_check_run(REPO, head, "lint", "completed", conclusion="neutral")
+
+        def ask(number: int) -> list[CheckState]:
+            variables = {"owner": "OpenLineage", "name": "OpenLineage", "head": head, "number": number}
+            return parse(execute({"query": QUERY, "variables": variables}, REPO, str(repo), checks=gh))
+
+        assert ask(7) == gh.check_states(REPO, 7, head) == [
+            CheckState("ci", "cancelled", True, "failing"), CheckState("lint", "neutral", False, "passed")]
+        assert [s.required for s in ask(8)] == [False, False]  # required for pull request 7, not for another
+        assert parse(execute({"query": QUERY, "variables": {"owner": "OpenLineage", "name": "OpenLineage",
+                                                            "head": gh.resolve("main"), "number": 7}},
+                             REPO, str(repo), checks=gh)) == []  # nothing reported: a null rollup
+    finally:
+        gh.close()
+
+
+def test_without_graphql_the_merge_section_lists_the_newest_run_of_each_check_that_has_not_passed(
+        repo: Path) -> None:
+    class NoGraphQL(LocalGitHub):
+        def check_states(self, repo: str, number: int, head_sha: str) -> None:
+            """GraphQL refused: the bot lists check runs instead."""
+
+    gh = NoGraphQL(repo, "main", "pr", repo=REPO, number=7, author=AUTHOR,
+                   protection=BranchProtection(required_checks=(CHECK_NAME, "ci", "build")))
+    try:
+        head = gh.resolve("pr")
+        gh.create_check_run(REPO, head, "ci", "completed", conclusion="failure")
+        gh.create_check_run(REPO, head, "ci", "completed", conclusion="success")  # re-run: passed
+        gh.create_check_run(REPO, head, "build", "completed", conclusion="success")
+        gh.create_check_run(REPO, head, "build", "completed", conclusion="failure")  # re-run: failed
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "success" and gh.auto_merge == "SQUASH"
+        assert check_lists(summary(gh).split("Merge", 1)[1]) == {
+            "Check runs on this commit that have not passed:": ["`build`: `failure`"]}
+    finally:
+        gh.close()

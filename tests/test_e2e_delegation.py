@@ -116,6 +116,9 @@ def test_a_push_withdraws_the_approval_until_the_owner_approves_again_and_a_dism
         state = approved(svc, head)
         assert state["auto_merge"] == "SQUASH" and state["merged"] is None
         assert any("'ci'" in b for b in state["merge_blockers"])
+        merge = wait_for(lambda: next((c["body"] for c in svc.state()["issue_comments"]
+                                       if "Auto-merge is enabled" in c["body"]), None), 60, "the Merge section")
+        assert "a required check that has not reported yet is not visible to the bot" in merge  # GraphQL read
 
         new = svc.push("pr2")  # the author pushes: GitHub disables auto-merge (no write access)
         assert svc.deliver("synchronize", new) == 202

@@ -25,6 +25,7 @@ from bot.app.github_api import (
 )
 from bot.app.github_client import AppClientFactory, GitHubClient, RetryPolicy
 from bot.app.graphql_reads import MAX_BYTES, MAX_OBJECTS, nearest_first
+from bot.app.required_checks import CheckState
 from bot.app.tree_files import MAX_BLOB_BYTES
 from tests.standin import generate_private_key_pem
 
@@ -656,3 +657,37 @@ def test_graphql_batches_shrink_when_github_finds_a_query_too_big(mocked, app_ke
     assert all(files[f"spec/f{i:03d}.json"] == b"{}" for i in range(MAX_OBJECTS + 50))
     assert sizes[:3] == [MAX_OBJECTS, MAX_OBJECTS // 2, MAX_OBJECTS // 4]  # halved until GitHub takes it
     assert set(sizes[3:]) <= {MAX_OBJECTS // 4}  # and kept that small for the rest of the job
+
+
+def test_check_states_say_which_checks_are_required_for_the_pull_request(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    query = mocked.post(f"{API}/graphql", json={"data": {"repository": {"object": {"statusCheckRollup": {
+        "contexts": {"nodes": [
+            {"__typename": "CheckRun", "name": "ci", "status": "COMPLETED", "conclusion": "FAILURE",
+             "isRequired": True},
+            {"__typename": "CheckRun", "name": "lint", "status": "IN_PROGRESS", "conclusion": None,
+             "isRequired": True},
+            {"__typename": "StatusContext", "context": "docs/preview", "state": "ERROR", "isRequired": False},
+            {"__typename": "CheckRun", "name": "spell", "status": "COMPLETED", "conclusion": "SKIPPED",
+             "isRequired": False}]}}}}}})
+    _, gh = client(app_key, fake_time)
+
+    assert gh.check_states(REPO, 7, "a" * 40) == [
+        CheckState("ci", "failure", True, "failing"), CheckState("lint", "in_progress", True, "pending"),
+        CheckState("docs/preview", "error", False, "failing"), CheckState("spell", "skipped", False, "passed")]
+    sent = json.loads(query.calls[0].request.body)
+    assert sent["variables"] == {"owner": "owner", "name": "repo", "head": "a" * 40, "number": 7}
+    assert "isRequired(pullRequestNumber: $number)" in sent["query"]
+
+
+@pytest.mark.parametrize("answer", [
+    {"status": 200, "json": {"data": {"repository": None}, "errors": [{"message": "Resource not accessible"}]}},
+    {"status": 404, "json": {"message": "Not Found"}},
+    {"status": 200, "json": {"data": {"repository": {"object": {"statusCheckRollup": {"contexts": {}}}}}}},
+])
+def test_check_states_are_none_when_graphql_cannot_tell(mocked, app_key, fake_time, answer):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.post(f"{API}/graphql", **answer)
+    _, gh = client(app_key, fake_time)
+
+    assert gh.check_states(REPO, 7, "a" * 40) is None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.app.github_api import GitHubAPI, GitHubError, PullRequest, ReviewInfo
 from bot.app.pipeline import ReviewInputs
+from bot.app.required_checks import merge_lines
 from bot.app.teams import owning_teams, resolve
 from bot.checks.owners import Side, entry_relative, owner_list
 from bot.codeowners import ROOT_LOCATIONS, owner_key
@@ -303,14 +304,23 @@ def merge_section(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, outcom
     elif "refused" in outcome:
         text = "The bot approved, but GitHub refused auto-merge; a maintainer merges this pull request."
     else:
-        try:
-            runs = [r for r in gh.list_check_runs(pr.repo, pr.head_sha, "")
-                    if r.status != "completed" or r.conclusion not in ("success", "neutral", "skipped")]
-        except GitHubError as exc:
-            log.warning("check runs could not be listed: %s", exc)
-            runs = []
-        lines = [f"- {code(r.name, table=False)}: {code(r.conclusion or r.status, table=False)}" for r in runs]
         text = "\n".join(["Auto-merge is enabled: GitHub merges this pull request once every required check "
-                          "passes and its branch protection is satisfied.",
-                          *(["", "Check runs on this commit that have not passed:", "", *lines] if lines else [])])
+                          "passes and its branch protection is satisfied.", *check_lines(gh, pr)])
     return Section("Merge", text, data={"outcome": outcome})
+
+
+def check_lines(gh: GitHubAPI, pr: PullRequest) -> list[str]:
+    """The checks that hold the merge back: required ones failing and pending, then the others (GraphQL
+    ``isRequired``); when GraphQL cannot tell, the check runs that have not passed, required or not."""
+    states = gh.check_states(pr.repo, pr.number, pr.head_sha)
+    if states is not None:
+        return merge_lines(states)
+    try:
+        newest = {r.name: r for r in reversed(gh.list_check_runs(pr.repo, pr.head_sha, ""))}  # listed newest first
+        runs = [r for r in newest.values()
+                if r.status != "completed" or r.conclusion not in ("success", "neutral", "skipped")]
+    except GitHubError as exc:
+        log.warning("check runs could not be listed: %s", exc)
+        runs = []
+    lines = [f"- {code(r.name, table=False)}: {code(r.conclusion or r.status, table=False)}" for r in runs]
+    return ["", "Check runs on this commit that have not passed:", "", *lines] if lines else []

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from bot.app.required_checks import CheckState
 
 CheckStatus = Literal["queued", "in_progress", "completed"]
 CheckConclusion = Literal["success", "failure", "neutral", "cancelled", "skipped", "timed_out",
@@ -184,6 +187,12 @@ class GitHubAPI(Protocol):
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
         """The check runs called ``name`` on commit ``head_sha``, newest first
         (``GET /repos/{repo}/commits/{sha}/check-runs?check_name=...&filter=all``)."""
+        ...
+
+    def check_states(self, repo: str, number: int, head_sha: str) -> list[CheckState] | None:
+        """The checks reported on ``head_sha`` and whether each is required for pull request ``number``
+        (GraphQL ``statusCheckRollup``, ``isRequired``); None when that cannot be read (the caller falls
+        back to ``list_check_runs``)."""
         ...
 
     # -- writing -------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ import requests
 from github import Auth, Github, GithubException, GithubIntegration
 from github.Requester import Requester
 
-from bot.app import graphql_reads
+from bot.app import graphql_reads, required_checks
 from bot.app.github_api import (
     ChangedFile,
     CheckConclusion,
@@ -633,6 +633,19 @@ class GitHubClient:
                              str(r.get("status") or ""), r.get("conclusion"), str(r.get("external_id") or ""),
                              int((r.get("output") or {}).get("annotations_count") or 0))
                 for r in runs or ()]
+
+    def check_states(self, repo: str, number: int, head_sha: str) -> list[required_checks.CheckState] | None:
+        if not self._graphql:
+            return None
+        owner, _, name = repo.partition("/")
+        try:
+            _, data = self._request("POST", GRAPHQL, body={"query": required_checks.QUERY, "variables": {
+                "owner": owner, "name": name, "head": head_sha, "number": number}},
+                write=False, attempts=GRAPHQL_ATTEMPTS)
+            return required_checks.parse(data)
+        except (GitHubError, ValueError) as exc:
+            log.warning("required checks could not be read over GraphQL (%s); listing check runs", exc)
+            return None
 
     # -- writing -------------------------------------------------------------------------------
     def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,

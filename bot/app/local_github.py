@@ -38,7 +38,8 @@ from bot.app.github_api import (
     ReviewEvent,
     ReviewInfo,
 )
-from bot.app.local_merge import MERGE_METHODS, WRITERS, BranchProtection, merge_blockers
+from bot.app.local_merge import MERGE_METHODS, WRITERS, BranchProtection, merge_blockers, rollup_contexts
+from bot.app.required_checks import CheckState, state_of
 from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
 from bot.changes import ChangeSet, Status, diff_lines, in_one_hunk
 from bot.render.inert import markdown_line
@@ -461,6 +462,15 @@ class LocalGitHub:
         with self._lock:
             return merge_blockers(self.protection, self.reviews, self.check_runs, self.resolve(self.head),
                                   self._permission)
+
+    def rollup_contexts(self, head_sha: str) -> list[dict[str, Any]]:
+        """The head commit's check contexts in GraphQL's shape (what the stand-in's ``/graphql`` serves)."""
+        with self._lock:
+            return rollup_contexts(self.protection, self.check_runs, self.resolve(head_sha))
+
+    def check_states(self, repo: str, number: int, head_sha: str) -> list[CheckState] | None:
+        self._check_pr(repo, number)
+        return [state_of(node) for node in self.rollup_contexts(head_sha)]
 
     def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
         self._check_pr(repo, number)

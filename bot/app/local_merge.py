@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 WRITERS = frozenset({"admin", "maintain", "write"})
 PASSING = frozenset({"success", "neutral", "skipped"})
@@ -59,13 +59,28 @@ def merge_blockers(protection: BranchProtection | None, reviews: Iterable[_Revie
     if approvals < protection.required_approvals:
         out.append(f"{protection.required_approvals} approving review(s) by reviewers with write access required, "
                    f"{approvals} given")
-    newest: dict[str, _Run] = {}
-    for run in runs:
-        if run.head_sha == head_sha:
-            newest[run.name] = run  # runs are kept oldest first: the last one wins
+    newest = newest_runs(runs, head_sha)
     for name in protection.required_checks:
         found = newest.get(name)
         if found is None or found.status != "completed" or found.conclusion not in PASSING:
             state = "expected" if found is None else (found.conclusion or found.status)
             out.append(f"required check {name!r} is {state}")
     return out
+
+
+def newest_runs(runs: Iterable[_Run], head_sha: str) -> dict[str, _Run]:
+    """The latest check run of each name on ``head_sha`` (runs are kept oldest first: the last one wins)."""
+    newest: dict[str, _Run] = {}
+    for run in runs:
+        if run.head_sha == head_sha:
+            newest[run.name] = run
+    return newest
+
+
+def rollup_contexts(protection: BranchProtection | None, runs: Iterable[_Run], head_sha: str) -> list[dict[str, Any]]:
+    """The head commit's ``statusCheckRollup`` contexts as GitHub's GraphQL gives them (``CheckRun`` nodes),
+    ``isRequired`` for a pull request into the protected branch: its name is one of the required checks."""
+    required = set(protection.required_checks) if protection else set()
+    return [{"__typename": "CheckRun", "name": run.name, "status": run.status.upper(),
+             "conclusion": run.conclusion.upper() if run.conclusion else None, "isRequired": run.name in required}
+            for run in newest_runs(runs, head_sha).values()]

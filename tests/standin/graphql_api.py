@@ -5,7 +5,9 @@
 as on GitHub. Real parsing, validation and execution: a query the stand-in accepts is one GitHub's schema
 accepts too (for these fields), aliases and variables included. Like GitHub, ``text`` is null for a
 binary blob (git's test: a NUL byte in the first 8,000 bytes) and cut at ``text_limit`` bytes with
-``isTruncated`` set; bytes that are not UTF-8 come back replaced, so only ``byteSize`` tells.
+``isTruncated`` set; bytes that are not UTF-8 come back replaced, so only ``byteSize`` tells. A ``Commit``
+has its ``statusCheckRollup`` (the newest check run of each name, ``isRequired(pullRequestNumber)`` from
+the branch protection, for the one pull request served), and ``enablePullRequestAutoMerge`` is the mutation.
 """
 
 from __future__ import annotations
@@ -83,6 +85,35 @@ type TreeEntry {
 type Commit implements GitObject {
   oid: GitObjectID!
   abbreviatedOid: String!
+  statusCheckRollup: StatusCheckRollup
+}
+
+type StatusCheckRollup {
+  contexts(first: Int, after: String): StatusCheckRollupContextConnection!
+}
+
+type StatusCheckRollupContextConnection {
+  totalCount: Int!
+  nodes: [StatusCheckRollupContext]
+}
+
+union StatusCheckRollupContext = CheckRun | StatusContext
+
+enum CheckStatusState { REQUESTED QUEUED IN_PROGRESS COMPLETED WAITING PENDING }
+enum CheckConclusionState { ACTION_REQUIRED TIMED_OUT CANCELLED FAILURE SUCCESS NEUTRAL SKIPPED STALE STARTUP_FAILURE }
+enum StatusState { EXPECTED ERROR FAILURE PENDING SUCCESS }
+
+type CheckRun {
+  name: String!
+  status: CheckStatusState!
+  conclusion: CheckConclusionState
+  isRequired(pullRequestId: ID, pullRequestNumber: Int): Boolean!
+}
+
+type StatusContext {
+  context: String!
+  state: StatusState!
+  isRequired(pullRequestId: ID, pullRequestNumber: Int): Boolean!
 }
 """
 
@@ -166,9 +197,10 @@ def _tree_entries(data: bytes) -> list[dict[str, Any]]:
 
 
 def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT,
-            mutations: dict[str, Any] | None = None) -> dict[str, Any]:
+            mutations: dict[str, Any] | None = None, checks: Any = None) -> dict[str, Any]:
     """Run one GraphQL request (``{"query", "variables", "operationName"}``) against ``repo``; ``mutations``:
-    the resolvers of the ``Mutation`` fields (a resolver's ``GitHubError`` becomes a GraphQL error, as on GitHub)."""
+    the resolvers of the ``Mutation`` fields (a resolver's ``GitHubError`` becomes a GraphQL error, as on GitHub);
+    ``checks``: the pull request whose commits' ``statusCheckRollup`` is served (``LocalGitHub``), if any."""
     if not isinstance(body, dict) or not isinstance(body.get("query"), str):
         return {"errors": [{"message": "A query attribute must be specified and must be a string."}]}
     objects = GitObjects(repo_path, text_limit)
@@ -178,7 +210,7 @@ def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT,
             raise GraphQLError(f"Could not resolve to a Repository with the name '{owner}/{name}'.",
                                extensions={"type": "NOT_FOUND"})
         return {"nameWithOwner": repo, "object": lambda info, expression=None, oid=None:
-                objects.lookup(expression or oid or "")}
+                with_rollup(objects.lookup(expression or oid or ""), checks)}
 
     try:
         result = graphql_sync(SCHEMA, body["query"], root_value={"repository": repository, **(mutations or {})},
@@ -191,6 +223,20 @@ def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT,
     if result.errors:
         out["errors"] = [e.formatted for e in result.errors]
     return out
+
+
+def with_rollup(found: dict[str, Any] | None, checks: Any) -> dict[str, Any] | None:
+    """A commit with its ``statusCheckRollup`` (null when nothing reported, as on GitHub); ``isRequired``
+    is true only for the pull request the stand-in serves, into its protected base branch."""
+    if found is None or found["__typename"] != "Commit" or checks is None:
+        return found
+    nodes = checks.rollup_contexts(found["oid"])
+    for node in nodes:
+        required = node.pop("isRequired")
+        node["isRequired"] = lambda _info, pullRequestNumber=None, pullRequestId=None, required=required: (
+            required and (pullRequestNumber == checks.number or pullRequestId == checks.node_id))
+    return {**found, "statusCheckRollup": {"contexts": lambda _info, first=None, after=None: {
+        "totalCount": len(nodes), "nodes": nodes[:first] if first is not None else nodes}} if nodes else None}
 
 
 def automerge_mutations(local: Any) -> dict[str, Any]:

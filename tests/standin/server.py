@@ -510,7 +510,7 @@ def create_app(state: StandInState) -> Flask:
     def graphql() -> Response:
         require_token()
         return jsonify(execute(request.get_json(silent=True), local.repo, str(local.repo_path),
-                               mutations=automerge_mutations(local)))
+                               mutations=automerge_mutations(local), checks=local))
 
     @app.put("/repos/<owner>/<name>/pulls/<int:number>/merge")
     def merge(owner: str, name: str, number: int) -> Response:
