@@ -23,19 +23,21 @@ BASE_FIELDS = frozenset({"_producer", "_schemaURL", "_deleted"})
 MAX_WALK = 20_000  # nodes of one example walked for undeclared fields
 
 
-def _version(text: str) -> tuple[int, int, int]:
+def parse_version(text: str) -> tuple[int, int, int]:
+    """``M-R-A`` as a tuple."""
     m, r, a = text.split("-")
     return int(m), int(r), int(a)
 
 
-def _fmt(version: tuple[int, int, int] | None) -> str:
+def fmt_version(version: tuple[int, int, int] | None) -> str:
+    """A version as ``M-R-A`` (``?`` when unknown)."""
     return "-".join(map(str, version)) if version else "?"
 
 
 _MIRRORED: weakref.WeakKeyDictionary[SchemaStore, dict[str, list[str]]] = weakref.WeakKeyDictionary()
 
 
-def _mirrored(store: SchemaStore, mirror: str) -> dict[str, list[str]]:
+def mirrored(store: SchemaStore, mirror: str) -> dict[str, list[str]]:
     """File name -> the version folders of the mirror holding it, listed once per side of a review."""
     index = _MIRRORED.get(store)
     if index is None:
@@ -54,7 +56,7 @@ class Versions:
 
     def __init__(self, store: SchemaStore, mirror: str, schema: FacetSchema) -> None:
         self.store, self.filename = store, schema.filename
-        self.folders = {_version(v): v for v in _mirrored(store, mirror).get(schema.filename, ())}
+        self.folders = {parse_version(v): v for v in mirrored(store, mirror).get(schema.filename, ())}
         self.current, self.value = schema.version, schema.value
 
     def known(self) -> list[tuple[int, int, int]]:
@@ -71,10 +73,10 @@ class Versions:
 def published_versions(store: SchemaStore, mirror: str, filename: str) -> dict[tuple[int, int, int], Any]:
     """Every version of ``filename`` in the published mirror, with its schema."""
     out: dict[tuple[int, int, int], Any] = {}
-    for version in _mirrored(store, mirror).get(filename, ()):
+    for version in mirrored(store, mirror).get(filename, ()):
         stored = store.published(f"{PUBLISHED}facets/{version}/{filename}")
         if stored is not None:
-            out[_version(version)] = stored.schema
+            out[parse_version(version)] = stored.schema
     return out
 
 
@@ -110,7 +112,7 @@ def schema_url_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaStore, m
             if written is False:
                 continue
             yield replace(at("examples/stale-schema-url", Severity.ERROR if written else Severity.WARNING, doc, pointer,
-                     f"{problem}; this example is checked against {_fmt(schema.version)}: it should be {should}",
+                     f"{problem}; this example is checked against {fmt_version(schema.version)}: it should be {should}",
                      entry=schema.entry.name, fix=fix,
                      hint="An example shows the current version of its facet: name that version."), subject=subject)
             continue
@@ -136,19 +138,19 @@ def _url_problem(url: str, schema: FacetSchema, names: list[str], versions: Vers
         also = ""  # the $defs too, when no version of the file defines it: both are wrong, say both at once
         if fragment and not any(resolve_pointer(versions.get(v), fragment, None) is not None for v in known):
             also = f", and #{fragment}, which no version of it defines"
-        return (f"_schemaURL {url!r} names version {_fmt(version)} of {schema.filename}, which does not exist "
-                f"(versions: {', '.join(map(_fmt, known))}){also}"), False
+        return (f"_schemaURL {url!r} names version {fmt_version(version)} of {schema.filename}, which does not exist "
+                f"(versions: {', '.join(map(fmt_version, known))}){also}"), False
     if fragment:
         defs = target.get("$defs") if isinstance(target, dict) else None
         name = fragment[len("/$defs/"):] if fragment.startswith("/$defs/") else None
         if target is not None and (name is None or resolve_pointer(target, fragment, None) is None
                                    or not isinstance(defs, dict)):
-            return (f"_schemaURL {url!r} names #{fragment}, which {schema.filename} {_fmt(version)} does not "
+            return (f"_schemaURL {url!r} names #{fragment}, which {schema.filename} {fmt_version(version)} does not "
                     "define"), False
         if name not in names:
             return f"_schemaURL {url!r} names #{fragment}, which is not the facet under this key", False
     if version != schema.version:
-        return f"_schemaURL {url!r} names version {_fmt(version)} of {schema.filename}", True
+        return f"_schemaURL {url!r} names version {fmt_version(version)} of {schema.filename}", True
     return None, False
 
 
@@ -170,7 +172,7 @@ def undeclared_field_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaSt
     head = _undeclared(value, schema.value, schema.schema_id, store)
     if not head:
         return
-    others = [_undeclared(value, old, f"{PUBLISHED}facets/{_fmt(v)}/{schema.filename}", store)
+    others = [_undeclared(value, old, f"{PUBLISHED}facets/{fmt_version(v)}/{schema.filename}", store)
               for v, old in published_versions(store, mirror, schema.filename).items() if v != schema.version]
     old = _undeclared(value, before, schema.schema_id, store) if isinstance(before, dict) else None
     for pointer, (key, declared) in sorted(head.items()):
@@ -179,8 +181,9 @@ def undeclared_field_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaSt
             closest = folded or difflib.get_close_matches(key, sorted(declared), n=1, cutoff=0.3)
             near = f"; the schema now declares {closest[0]!r}" if closest else ""
             yield replace(at("examples/undeclared-field", Severity.ERROR, doc, pointer,
-                             f"field {key!r} is no longer declared by {schema.filename} {_fmt(schema.version)}: this "
-                             f"change removed or renamed it in the schema but not in this example{near}",
+                             f"field {key!r} is no longer declared by {schema.filename} "
+                             f"{fmt_version(schema.version)}: this change removed or renamed it in the schema but "
+                             f"not in this example{near}",
                              entry=schema.entry.name, key=True,
                              hint="Update the example with the schema: it validates only because the schema "
                                   "allows extra fields."), subject=key)
@@ -191,7 +194,7 @@ def undeclared_field_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaSt
         near = f"; the schema declares {closest[0]!r}" if closest else ""
         if folded:
             yield replace(at("examples/undeclared-field", Severity.ERROR, doc, pointer,
-                     f"field {key!r} is not declared by {schema.filename} {_fmt(schema.version)}{near}: the "
+                     f"field {key!r} is not declared by {schema.filename} {fmt_version(schema.version)}{near}: the "
                      "example and the schema spell the field differently", entry=schema.entry.name, key=True,
                      fix=token_fix(doc, pointer, folded[0], f"rename {key!r} to {folded[0]!r}", key=True),
                      hint="The schema allows extra fields, so the old name validates but means nothing: use "

@@ -10,6 +10,8 @@ from typing import Any
 
 from bot.changes import Status
 from bot.checks._common import at, token_fix
+from bot.checks._example_facets import fmt_version as _fmt
+from bot.checks._example_facets import mirrored, parse_version
 from bot.evolution.verdict import Direction, Evolution, compare, direction
 from bot.evolution.witness import Search
 from bot.findings import Finding, Severity
@@ -17,7 +19,7 @@ from bot.jsondoc import pointer_exists
 from bot.registry import FACET_ID, FacetSchema, declared_facets
 from bot.review_input import ReviewInput
 from bot.schema_diff import Bump, Change, actual_bump
-from bot.schemas import SchemaStore
+from bot.schemas import PUBLISHED, SchemaStore
 
 RULES = {
     "versions/not-bumped": "A facet schema whose content changes also changes its `$id` version "
@@ -46,10 +48,6 @@ RULES = {
 _BUMP_RULES = ("versions/not-bumped", "versions/not-increased", "versions/insufficient-bump")
 
 VERSION_FOLDER = re.compile(r"(^|/)\d+-\d+-\d+/")
-
-
-def _fmt(version: tuple[int, int, int] | None) -> str:
-    return "-".join(map(str, version)) if version else "?"
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
@@ -243,16 +241,10 @@ def _forward(review: ReviewInput, schema: FacetSchema, old: FacetSchema, evoluti
 
 
 def _published_versions(review: ReviewInput, schema: FacetSchema) -> list[tuple[tuple[int, int, int], str]]:
-    """Versions of ``schema`` in the head's mirror: (version, URL), oldest first."""
-    folder = f"{review.config.paths.mirror}/facets"
-    out = []
-    for path in review.head.files(folder):
-        parts = path[len(folder) + 1:].split("/")
-        if len(parts) == 2 and parts[1] == schema.filename and VERSION_FOLDER.match(parts[0] + "/"):
-            m, r, a = (int(p) for p in parts[0].split("-"))
-            version = (m, r, a)
-            out.append((version, f"https://openlineage.io/spec/facets/{parts[0]}/{parts[1]}"))
-    return sorted(out)
+    """Versions of ``schema`` in the head's mirror: (version, URL), oldest first (the mirror is indexed once
+    per side of a review, ``_example_facets.mirrored``)."""
+    folders = mirrored(review.head_schemas, review.config.paths.mirror).get(schema.filename, ())
+    return sorted((parse_version(v), f"{PUBLISHED}facets/{v}/{schema.filename}") for v in folders)
 
 
 def _breaks(evolution: Evolution, actual: Bump | None) -> dict[tuple[str, str], Change]:
