@@ -16,16 +16,23 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import make_server
 
 from bot.app.local_github import LocalGitHub
-from tests.standin.server import Pacing, QuietHandler, StandInState, create_app, generate_private_key_pem
+from tests.standin.server import (
+    Pacing,
+    QuietHandler,
+    ServedInThread,
+    StandInState,
+    create_app,
+    generate_private_key_pem,
+)
 
 Environ = dict[str, Any]
 WSGIApp = Callable[[Environ, Callable[..., Any]], Iterable[bytes]]
 
 
-class Fleet:
+class Fleet(ServedInThread):
     """``repos`` maps ``owner/name`` to its installation id; every repository's pull request is ``head``
     against ``base`` of the git repository at ``repo_path``, numbered from ``first_number``."""
 
@@ -41,8 +48,6 @@ class Fleet:
             self.states[name] = StandInState(local, self.private_key_pem, installation_id=installation,
                                              latency=latency, pacing=self.pacing[installation], **shared)
         self.apps: dict[str, WSGIApp] = {name: create_app(state) for name, state in self.states.items()}
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
 
     def number(self, repo: str) -> int:
         return self.states[repo].local.number
@@ -70,24 +75,10 @@ class Fleet:
         return app(environ, start_response)
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> Fleet:
-        self._server = make_server(host, port, self, threaded=True, request_handler=QuietHandler)
-        server = self._server
-        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05), name="fleet",
-                                        daemon=True)
-        self._thread.start()
+        self._serve(make_server(host, port, self, threaded=True, request_handler=QuietHandler), "fleet")
         return self
 
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "start() first"
-        return int(self._server.server_port)
-
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._stop_serving()
         for state in self.states.values():
             state.local.close()

@@ -672,26 +672,42 @@ def serve(state: StandInState, port: int = 0) -> BaseWSGIServer:
     return make_server("127.0.0.1", port, create_app(state), threaded=True, request_handler=QuietHandler)
 
 
-class StandIn:
-    """The stand-in served from a thread of this process on a free port of 127.0.0.1."""
+class ServedInThread:
+    """A WSGI server run by a daemon thread of this process (the stand-in, the fleet of stand-ins)."""
 
-    def __init__(self, local: LocalGitHub, private_key_pem: str | None = None, **options: Any) -> None:
-        self.state = StandInState(local, private_key_pem or generate_private_key_pem(), **options)
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
+    _server: BaseWSGIServer | None = None
+    _thread: threading.Thread | None = None
 
-    def start(self, port: int = 0) -> StandIn:
-        self._server = serve(self.state, port)
-        server = self._server
-        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05), name="standin",
+    def _serve(self, server: BaseWSGIServer, name: str) -> None:
+        self._server = server
+        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05), name=name,
                                         daemon=True)
         self._thread.start()
-        return self
 
     @property
     def port(self) -> int:
         assert self._server is not None, "start() first"
         return int(self._server.server_port)
+
+    def _stop_serving(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+
+class StandIn(ServedInThread):
+    """The stand-in served from a thread of this process on a free port of 127.0.0.1."""
+
+    def __init__(self, local: LocalGitHub, private_key_pem: str | None = None, **options: Any) -> None:
+        self.state = StandInState(local, private_key_pem or generate_private_key_pem(), **options)
+
+    def start(self, port: int = 0) -> StandIn:
+        self._serve(serve(self.state, port), "standin")
+        return self
 
     @property
     def url(self) -> str:
@@ -701,13 +717,7 @@ class StandIn:
         self.state.add_faults([fault])
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._stop_serving()
 
     def __enter__(self) -> StandIn:
         return self.start() if self._server is None else self
