@@ -100,6 +100,31 @@ class JournalSqliteStorage(SqliteStorage):
         conn.execute(f"pragma journal_size_limit={WAL_LIMIT}")
         return conn
 
+    @contextlib.contextmanager
+    def db(self, commit: bool = False, close: bool = False) -> Iterator[Any]:
+        """huey's ``db``, except that a commit that fails (a full disk) is rolled back too: huey rolls back
+        only what fails inside the block, so a failed ``COMMIT`` left the one connection every thread shares
+        inside its transaction, holding the write lock and hiding the failed write's rows from no one but
+        itself."""
+        with self.lock:
+            conn = self.conn
+            cursor = conn.cursor()
+            try:
+                if commit:
+                    cursor.execute(self.begin_sql)
+                yield cursor
+                if commit:
+                    conn.commit()
+            except BaseException:
+                if commit and conn.in_transaction:
+                    conn.rollback()
+                raise
+            finally:
+                cursor.close()
+                if close:
+                    conn.close()
+                    self._conn = None
+
     def reclaim(self) -> None:
         """After a failed write (a full disk): checkpoint and truncate the WAL to give its space back."""
         with self.db() as curs:
