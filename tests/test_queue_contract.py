@@ -97,6 +97,22 @@ def test_a_lease_its_holder_stopped_renewing_expires_whatever_its_host(queue: Jo
     assert queue.is_done("d1")
 
 
+def test_a_lease_released_after_it_expired_leaves_nothing_behind(queue: JobQueue) -> None:
+    """Finding: a release retried after its TTL (the disk was full when the job ended) was a no-op on
+    SQLite, whose expired rows stay: the lease row was never deleted. Released late, it is gone, as on Redis;
+    a lease another worker took over since is never touched."""
+    token = queue._leases.acquire("o/r#9", queue.owner, 0.2)
+    assert token is not None
+    time.sleep(0.3)
+    assert queue._leases.release("o/r#9", queue.owner, token) is False  # no longer live
+    assert queue._leases.holder("o/r#9") is None
+    assert not any(k.startswith("lease:o/r#9") for k in queue._kv.result_items())
+    other = other_worker(queue)
+    taken = other._leases.acquire("o/r#9", other.owner, 30)
+    assert taken is not None and queue._leases.release("o/r#9", queue.owner, token) is False
+    assert other._leases.holder("o/r#9") == (taken, other.owner)
+
+
 def test_a_worker_whose_lease_was_taken_over_writes_nothing(queue: JobQueue) -> None:
     """The fencing token: a stalled worker past its TTL finds a newer token and raises before any write."""
     stalled, other = JobQueue(same_backend(queue), lease_ttl=0.2), other_worker(queue)

@@ -116,15 +116,21 @@ class SqliteLeases:
     def _put(self, curs: Any, key: str, value: bytes) -> None:
         curs.execute("insert or replace into kv (queue, key, value) values (?, ?, ?)", (self._storage.name, key, value))
 
-    def _live(self, curs: Any, key: str) -> dict[str, Any] | None:
+    def _stored(self, curs: Any, key: str) -> dict[str, Any] | None:
+        """The lease row of ``key``, live or expired (Redis drops an expired one itself; SQLite keeps it)."""
         raw = self._get(curs, f"lease:{key}")
         if raw is None:
             return None
         try:
             lease: dict[str, Any] = json.loads(raw)
-            return lease if float(lease["expires"]) > self._clock() else None
+            float(lease["expires"])
+            return lease
         except (ValueError, KeyError, TypeError):
             return None
+
+    def _live(self, curs: Any, key: str) -> dict[str, Any] | None:
+        lease = self._stored(curs, key)
+        return lease if lease is not None and float(lease["expires"]) > self._clock() else None
 
     def acquire(self, key: str, owner: str, ttl: float) -> int | None:
         with self._storage.db(commit=True) as curs:
@@ -145,12 +151,14 @@ class SqliteLeases:
             return True
 
     def release(self, key: str, owner: str, token: int) -> bool:
+        """Delete our lease, also once it has expired (a release retried after a full disk came later than its
+        TTL: as on Redis, no row of it may stay behind). True when it was still live."""
         with self._storage.db(commit=True) as curs:
-            lease = self._live(curs, key)
+            lease = self._stored(curs, key)
             if lease is None or (lease["token"], lease["owner"]) != (token, owner):
                 return False
             curs.execute("delete from kv where queue = ? and key = ?", (self._storage.name, f"lease:{key}"))
-            return True
+            return float(lease["expires"]) > self._clock()
 
     def holder(self, key: str) -> tuple[int, str] | None:
         with self._storage.db() as curs:
