@@ -113,6 +113,45 @@ def test_a_lease_released_after_it_expired_leaves_nothing_behind(queue: JobQueue
     assert other._leases.holder("o/r#9") == (taken, other.owner)
 
 
+def test_a_lease_that_lapsed_unrenewed_is_renewed_not_taken_as_lost(queue: JobQueue) -> None:
+    """Finding: renewals that could not be written (a full disk) let the lease lapse; the next renewal found no
+    live lease and the job took that as a takeover and dropped the review, with no other worker in sight.
+    Only a newer token is a takeover: a lapsed lease nobody took is renewed, and the job writes on."""
+    lapsing = JobQueue(same_backend(queue), lease_ttl=0.2)
+    with lapsing.pr_lock("o/r#3") as fence:
+        lapsing._renewer.remove(fence)  # as if every renewal had failed to write
+        time.sleep(0.3)
+        assert lapsing._leases.holder("o/r#3") is None  # lapsed
+        assert fence.renew() and not fence.lost
+        fence.check()  # ours again: no LeaseLost
+        assert lapsing._leases.holder("o/r#3") == (fence.token, lapsing.owner)
+    assert lapsing._leases.holder("o/r#3") is None  # released at the end as usual
+
+
+def test_a_lapsed_lease_someone_else_took_and_released_stays_lost(queue: JobQueue) -> None:
+    """The other half of the rule: a newer token was written (and even released again): renewing ours is a
+    takeover, not a recovery, and nothing is written back."""
+    stalled, other = JobQueue(same_backend(queue), lease_ttl=0.2), other_worker(queue)
+    with stalled.pr_lock("o/r#4") as fence:
+        stalled._renewer.remove(fence)
+        time.sleep(0.3)
+        with other.pr_lock("o/r#4"):
+            pass
+        assert not fence.renew() and fence.lost
+        with pytest.raises(LeaseLost):
+            fence.check()
+        assert stalled._leases.holder("o/r#4") is None
+
+
+def test_a_renewal_after_the_release_writes_nothing_back(queue: JobQueue) -> None:
+    """A renewal racing the job's end must not write a released lease back (it would block the next review of
+    the pull request for a TTL)."""
+    with queue.pr_lock("o/r#5") as fence:
+        pass
+    assert not fence.renew()
+    assert queue._leases.holder("o/r#5") is None
+
+
 def test_a_worker_whose_lease_was_taken_over_writes_nothing(queue: JobQueue) -> None:
     """The fencing token: a stalled worker past its TTL finds a newer token and raises before any write."""
     stalled, other = JobQueue(same_backend(queue), lease_ttl=0.2), other_worker(queue)

@@ -42,7 +42,11 @@ class LeaseStore(Protocol):
         ...
 
     def renew(self, key: str, owner: str, token: int, ttl: float) -> bool:
-        """Extend the lease to ``ttl`` from now if ``(token, owner)`` still holds it."""
+        """Extend the lease to ``ttl`` from now unless another acquisition came after ``(token, owner)``.
+
+        A lease that lapsed while nobody took it (its renewals could not be written: a full disk, a stalled
+        store) is ours again: the fencing counter still stands at ``token``. Only a newer token is a
+        takeover, so False means exactly that."""
         ...
 
     def release(self, key: str, owner: str, token: int) -> bool:
@@ -60,7 +64,12 @@ redis.call('set', KEYS[1], token .. ' ' .. ARGV[1], 'PX', ARGV[2])
 return token
 """
 _RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+local held = redis.call('get', KEYS[1])
+if held == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+if held == false and redis.call('get', KEYS[2]) == ARGV[3] then
+  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
 return 0
 """
 _RELEASE = """
@@ -87,7 +96,7 @@ class RedisLeases:
         return token or None
 
     def renew(self, key: str, owner: str, token: int, ttl: float) -> bool:
-        return bool(self._renew(keys=self._keys(key)[:1], args=[f"{token} {owner}", int(ttl * 1000)]))
+        return bool(self._renew(keys=self._keys(key), args=[f"{token} {owner}", int(ttl * 1000), str(token)]))
 
     def release(self, key: str, owner: str, token: int) -> bool:
         return bool(self._release(keys=self._keys(key)[:1], args=[f"{token} {owner}"]))
@@ -144,10 +153,13 @@ class SqliteLeases:
 
     def renew(self, key: str, owner: str, token: int, ttl: float) -> bool:
         with self._storage.db(commit=True) as curs:
+            if int(self._get(curs, f"fence:{key}") or 0) != token:
+                return False  # acquired again since: a takeover
             lease = self._live(curs, key)
-            if lease is None or (lease["token"], lease["owner"]) != (token, owner):
+            if lease is not None and (lease["token"], lease["owner"]) != (token, owner):
                 return False
-            self._put(curs, f"lease:{key}", json.dumps({**lease, "expires": self._clock() + ttl}).encode())
+            self._put(curs, f"lease:{key}", json.dumps({"token": token, "owner": owner,
+                                                        "expires": self._clock() + ttl}).encode())
             return True
 
     def release(self, key: str, owner: str, token: int) -> bool:
@@ -176,7 +188,9 @@ class Fence:
     token: int
     ttl: float
     lost: bool = False
+    closed: bool = False
     renewed: float = field(default_factory=time.monotonic)
+    _guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def check(self) -> None:
         """Raise ``LeaseLost`` unless this lease still holds, renewing it first when a third of its TTL has
@@ -198,14 +212,23 @@ class Fence:
             raise LeaseLost(f"the lease on {self.key} (token {self.token}) is no longer ours")
 
     def renew(self) -> bool:
-        if self.lost:
-            return False
-        if self.store.renew(self.key, self.owner, self.token, self.ttl):
-            self.renewed = time.monotonic()
-            return True
-        self.lost = True
+        """Extend the lease; False (and ``lost``) only when a newer token was written: a renewal that could not
+        be written raises instead, and leaves the lease ours to renew again."""
+        with self._guard:
+            if self.lost or self.closed:
+                return False
+            if self.store.renew(self.key, self.owner, self.token, self.ttl):
+                self.renewed = time.monotonic()
+                return True
+            self.lost = True
         log.warning("lost the lease on %s (token %d): another worker took it over", self.key, self.token)
         return False
+
+    def close(self) -> None:
+        """No renewal from now on (the job is over and releases the lease): a renewal racing the release
+        would otherwise write the released lease back."""
+        with self._guard:
+            self.closed = True
 
 
 CURRENT: contextvars.ContextVar[Fence | None] = contextvars.ContextVar("registry_bot_fence", default=None)

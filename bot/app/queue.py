@@ -355,6 +355,7 @@ class JobQueue:
             yield fence
         finally:
             self._renewer.remove(fence)
+            fence.close()
             with self._mutex:
                 self._held.discard(token_key(pr_key, token))
             try:
