@@ -127,6 +127,8 @@ class DriverMemory:
         self.pid = pid
         self.driver = 0
         self.workers = 0
+        self.failed = 0
+        self.last_error = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -134,8 +136,12 @@ class DriverMemory:
     def _children(pid: int) -> list[int]:
         """Children of every thread (the JVM starts the Python workers from one of its threads)."""
         found: list[int] = []
-        for task in Path(f"/proc/{pid}/task").glob("*"):
-            with contextlib.suppress(OSError):
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())  # gone when the process exits between two reads
+        except OSError:
+            return found
+        for task in tasks:
+            with contextlib.suppress(OSError, ValueError):
                 found += [int(c) for c in (task / "children").read_text().split()]
         return found
 
@@ -161,8 +167,14 @@ class DriverMemory:
         self.driver, self.workers = max(self.driver, driver), max(self.workers, workers)
 
     def _run(self) -> None:
+        """Sample until stopped; a sample that fails (a process vanished mid-read) is skipped, never the end
+        of sampling: a dead sampler would report the peak of its first seconds as the whole run's."""
         while not self._stop.wait(0.2):
-            self.sample()
+            try:
+                self.sample()
+            except Exception as error:  # noqa: BLE001 - any /proc race; the next sample reads afresh
+                self.failed += 1
+                self.last_error = repr(error)
 
     def __enter__(self) -> DriverMemory:
         self._thread.start()
@@ -206,6 +218,7 @@ def regress(repo: Path, events: Path, master: str, conf: list[str], python: str 
         report = json.loads(out.read())
     return {"events": report["events"], "rate": report["events"] / report["seconds"], "job": report["seconds"],
             "wall": wall, "driver": memory.driver / 2**20, "workers": memory.workers / 2**20,
+            "sampler_misses": memory.failed,
             "broken": report["totals"]["broken"]}
 
 
