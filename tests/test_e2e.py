@@ -176,7 +176,8 @@ class Service:
     def completed_run(self, head_sha: str, timeout: float = 30.0) -> dict[str, Any]:
         def done() -> dict[str, Any] | None:
             runs = [r for r in self.state()["check_runs"] if r["head_sha"] == head_sha]
-            finished = [r for r in runs if r["status"] == "completed" and r["conclusion"] != "neutral"]
+            finished = [r for r in runs if r["status"] == "completed"
+                        and r["conclusion"] not in ("neutral", "cancelled")]  # not a verdict: nothing / superseded
             return finished[-1] if finished else None
         return wait_for(done, timeout, f"a completed check run on {head_sha[:12]}")  # type: ignore[no-any-return]
 
