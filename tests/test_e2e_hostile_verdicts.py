@@ -142,8 +142,12 @@ def test_a_bomb_python_cannot_parse_is_refused_in_every_regex_door(service: tupl
     print(f"\n{bomb!r}: concluded {run['conclusion']} in {took:.1f} s; worker peak resident {peak / 2**20:.0f} MB")
     assert run["conclusion"] == "failure"
     messages = {a["title"]: a["message"] for a in run["annotations"]}
-    assert "unroll to over" in messages["naming/unsafe-pattern"]
-    assert any("unroll to over" in a["message"] for a in run["annotations"] if a["path"] == rc.FACET)
+    naming_refusal = messages["naming/unsafe-pattern"]  # naming patterns must also parse as Python's `re`
+    assert "unroll to over" in naming_refusal or "not a valid regular expression" in naming_refusal
+    facet = [a["message"] for a in run["annotations"] if a["path"] in (rc.FACET, rc.EXAMPLE)]
+    for door in ("settings/patternProperties", "settings/propertyNames/pattern", "settings/properties/p/pattern"):
+        assert any("unroll to over" in m and door in m for m in facet), (door, facet)
+    assert any("is not a 'regex'" in m and "settings/properties/r/format" in m for m in facet), facet
     assert peak < WORKER_MEMORY_BOUND
     assert "lost the lease" not in (svc.tmp / "worker.log").read_text(encoding="utf-8", errors="replace")
 
