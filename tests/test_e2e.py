@@ -292,5 +292,5 @@ def test_two_quick_pushes_publish_only_the_newest_head(service: Service, git_rep
     assert all(r["commit_id"] == new for r in state["reviews"] if r["state"] != "DISMISSED")
     assert not [r for r in state["reviews"] if r["commit_id"] == old and r["state"] == "CHANGES_REQUESTED"]
     old_runs = [r for r in state["check_runs"] if r["head_sha"] == old]
-    assert all(r["status"] == "completed" and r["conclusion"] == "neutral" for r in old_runs)
+    assert all(r["status"] == "completed" and r["conclusion"] == "cancelled" for r in old_runs)
     assert all(old[:12] not in c["body"] for c in state["issue_comments"])
