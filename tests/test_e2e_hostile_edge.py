@@ -10,6 +10,8 @@ attack moves that branch and delivers the push:
   edit its owner approves: the App neither approves nor merges, naming the workflow, as without padding;
 - a symlink, a submodule and a blob over 10 MB inside another owner's entry, by someone who owns nothing,
   with and without padding: failure, ``bot/unread-path`` on each and ``owners/approval-required``;
+- the same padding where GitHub cannot list the head's whole tree either (its 100,000-entry limit, lowered
+  here): failure, ``bot/change-not-listed``, and no approval even with the owner's;
 - a commit superseded during its review concludes ``cancelled`` (GitHub does not count it as passing a
   required check), and is reviewed again when a force-push makes it the head again.
 """
@@ -26,7 +28,7 @@ from bot.app.local_merge import PASSING
 from bot.app.tree_files import MAX_BLOB_BYTES
 from tests.delegation_repo import AUTHOR, CONFIG, CONFIG_TEXT, DATAPROC, ICEBERG, build
 from tests.gitrepo import Repo, git
-from tests.test_e2e import Service, wait_for
+from tests.test_e2e import Service, http, wait_for
 from tests.test_e2e_delegation import bot_approvals, owner_approves
 
 pytestmark = pytest.mark.e2e
@@ -75,6 +77,12 @@ def reviewed(svc: Service, head: str, timeout: float = 240) -> dict[str, Any]:
     return svc.completed_run(head, timeout=timeout)
 
 
+def reviewed_twice(state: dict[str, Any], head: str) -> dict[str, Any] | None:
+    """``state`` once ``head`` has two completed runs (the push's and the owner's approval's), else None."""
+    done = [r for r in state["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
+    return state if len(done) > 1 else None
+
+
 def entry_edit(repo: Repo) -> dict[str, str | bytes]:
     text = (repo.path / f"{DATAPROC}/registry.json").read_text(encoding="utf-8")
     return {f"{DATAPROC}/registry.json": text.replace('"root_doc_URL": "', '"root_doc_URL": "https://x.test/#', 1)}
@@ -87,14 +95,8 @@ def test_padding_hides_no_workflow_from_the_owners_approval(service: tuple[Servi
     head = attack(repo, {**entry_edit(repo), WORKFLOW: workflow, "client/evil.py": "import os\n",
                          **(PAD if padded else {})})
     reviewed(svc, head)
-    runs_before = len([r for r in svc.state()["check_runs"] if r["head_sha"] == head])
     owner_approves(svc, head)  # the entry's owner approves: the review runs again with the approval
-
-    def second() -> dict[str, Any] | None:
-        state = svc.state()
-        done = [r for r in state["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
-        return state if len(done) > runs_before else None
-    state = wait_for(second, 240, "the review after the owner's approval")
+    state = wait_for(lambda: reviewed_twice(svc.state(), head), 240, "the review after the owner's approval")
     run = [r for r in state["check_runs"] if r["head_sha"] == head][-1]
     assert not [r for r in bot_approvals(state) if r["commit_id"] == head]
     assert state["merged"] is None and state["auto_merge"] is None
@@ -117,6 +119,26 @@ def test_unreadable_paths_in_another_owners_entry_block(service: tuple[Service, 
     assert "byte limit" in unread[f"{ICEBERG}/big.json"]
     assert any(a["title"] == "owners/approval-required" for a in run["annotations"])
     assert not [r for r in bot_approvals(svc.state()) if r["commit_id"] == head]
+
+
+def test_a_change_too_large_to_list_is_neither_passed_nor_approved(service: tuple[Service, Repo]) -> None:
+    svc, repo = service
+    head = attack(repo, {**entry_edit(repo), **PAD})
+    entries = len(git(repo.path, "ls-tree", "-r", "-t", "main").splitlines())
+    http("POST", f"{svc.github}/_standin/settings", f'{{"tree_limit": {entries + 100}}}'.encode(),
+         {"Content-Type": "application/json"})  # the base lists whole, the padded head does not
+    try:
+        run = reviewed(svc, head)
+        owner_approves(svc, head)
+        state = wait_for(lambda: reviewed_twice(svc.state(), head), 240, "the review after the owner's approval")
+    finally:
+        http("POST", f"{svc.github}/_standin/settings", b'{"tree_limit": 100000}', {"Content-Type": "application/json"})
+    assert run["conclusion"] == "failure"
+    assert "`bot/change-not-listed`" in run["summary"] and "stops at 100,000 entries" in run["summary"]
+    assert "published-modified" not in run["summary"]  # nothing past the cut is taken for deleted
+    last = [r for r in state["check_runs"] if r["head_sha"] == head][-1]
+    assert last["conclusion"] == "failure" and "could not see the whole change" in last["summary"]
+    assert not [r for r in bot_approvals(state) if r["commit_id"] == head] and state["merged"] is None
 
 
 def test_a_superseded_commit_never_satisfies_the_required_check(service: tuple[Service, Repo]) -> None:

@@ -6,7 +6,8 @@ the folders the bot reviews, so a workflow or a root file hidden behind the padd
 hold every changed path: a path on one side only is added or deleted, a path on both sides whose object
 differs is modified, and an added file with exactly the content of a deleted one is a rename. Symlinks,
 submodules and blobs over the size limit are compared by their object ids and stay in the change marked
-``unread``. A tree GitHub could not list whole makes the change ``truncated``: the review then neither passes
+``unread``. A tree GitHub could not list whole makes the change ``truncated`` (holding only the paths
+both listings show and differ on, never a phantom deletion past the cut): the review then neither passes
 nor approves. No diff hunks come with it, so every finding goes to the check run and the review body.
 """
 
@@ -19,6 +20,10 @@ from bot.changes import ChangeSet, FileChange, Status
 def tree_changes(base: TreeSnapshot, head: TreeSnapshot) -> ChangeSet:
     """Every path that differs between the whole trees ``base`` and ``head``, unreadable ones marked."""
     old, new = base.object_ids(), head.object_ids()
+    cut = "; ".join(c for c in (base.cut, head.cut) if c)
+    if cut:  # a path one cut listing lacks may lie past its cut: only a path both list and differ on is known
+        known = set(old) & set(new)
+        old, new = {p: old[p] for p in known}, {p: new[p] for p in known}
     readable = set(base.files()) | set(head.files())
     deleted = {old[p]: p for p in sorted(set(old) - set(new)) if p in readable}
     deleted_other = [p for p in sorted(set(old) - set(new)) if p not in readable]
@@ -31,6 +36,5 @@ def tree_changes(base: TreeSnapshot, head: TreeSnapshot) -> ChangeSet:
         elif old[path] != new[path]:
             files.append(FileChange(path, Status.MODIFIED, patch_missing=True))
     files += [FileChange(path, Status.DELETED) for path in sorted([*deleted.values(), *deleted_other])]
-    cut = "; ".join(c for c in (base.cut, head.cut) if c)
     changes = ChangeSet(files=tuple(files), truncated=bool(cut), cut=cut)
     return changes.with_unread(base.skipped, head.skipped)
