@@ -146,8 +146,10 @@ class ChangeSet:
                               merge_base, head)
         except GitError:
             status = run_git(repo, "diff", "--name-status", "--no-renames", "-z", "--no-ext-diff", merge_base, head)
-            return cls(files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {})))
-        return cls(files=tuple(_parse_name_status(status, split_patches(patches))))
+            changes = cls(files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {})))
+        else:
+            changes = cls(files=tuple(_parse_name_status(status, split_patches(patches))))
+        return changes.with_unread(*_not_files(repo, merge_base, head))
 
     @classmethod
     def from_paths(cls, paths: Iterable[str], status: Status = Status.MODIFIED) -> ChangeSet:
@@ -174,6 +176,23 @@ def split_patches(diff: bytes) -> dict[str, str]:
                     out[path] = "\n".join(lines[i:])
                 break
     return out
+
+
+_NOT_FILES = {"120000": "a symlink; the bot does not follow symlinks",
+              "160000": "a submodule (a commit of another repository, not a file)"}
+
+
+def _not_files(repo: str | os.PathLike[str], base: str, head: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The changed paths that are symlinks or submodules on the base side and on the head side: path -> why."""
+    raw = run_git(repo, "diff", "--raw", "--no-renames", "-z", "--no-ext-diff", base, head)
+    fields = raw.decode("utf-8", "surrogateescape").split("\x00")
+    sides: tuple[dict[str, str], dict[str, str]] = ({}, {})
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        modes = meta.lstrip(":").split()[:2]
+        for side, mode in zip(sides, modes, strict=False):
+            if mode in _NOT_FILES:
+                side[path] = _NOT_FILES[mode]
+    return sides
 
 
 def _parse_name_status(raw: bytes, patches: dict[str, str]) -> Iterator[FileChange]:
