@@ -197,4 +197,6 @@ def _trees_note(inputs: ReviewInputs) -> Section | None:
 
 
 def _watched(inputs: ReviewInputs) -> Iterable[FileChange]:
-    return (f for folder in inputs.config.watched() for f in inputs.changes.under(folder))
+    """The changed paths under the folders (or at the files) the bot reviews."""
+    watched = tuple(w.strip("/") for w in inputs.config.watched())
+    return (f for f in inputs.changes.files if any(f.path == w or f.path.startswith(w + "/") for w in watched))
