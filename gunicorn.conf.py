@@ -11,8 +11,10 @@ workers (``benchmarks/bench_slow_clients.py``).
 import os
 
 bind = [os.environ.get("BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")]
-if os.environ.get("WEB_ADMIN_PORT"):  # /metrics and /readyz answer only there (bot/app/web.py): keep it private
-    bind.append(f"0.0.0.0:{os.environ['WEB_ADMIN_PORT']}")
+if os.environ.get("WEB_ADMIN_PORT"):  # only /metrics and /readyz answer there (bot/app/web.py): keep it private
+    # on the address BIND names (127.0.0.1 when BIND is a unix socket), or WEB_ADMIN_BIND's own
+    _host = bind[0].rpartition(":")[0] if ":" in bind[0] and not bind[0].startswith("unix:") else "127.0.0.1"
+    bind.append(os.environ.get("WEB_ADMIN_BIND") or f"{_host}:{os.environ['WEB_ADMIN_PORT']}")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 worker_class = "bot.app.front.FrontDoorWorker"
 worker_connections = int(os.environ.get("WEB_CONNECTIONS", "1000"))  # open connections per worker

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from bot.snapshot import GitError, run_git
@@ -66,14 +66,40 @@ class FileChange:
     lines: frozenset[int] = field(default_factory=frozenset)
     patch_missing: bool = False  # GitHub omits the patch of very large diffs
     patch: str | None = None  # the unified diff of this file, from its first hunk, as GitHub gives it
+    unread: str = ""  # why the review could not read this path as a file (a symlink, a submodule, too large)
 
 
 @dataclass(frozen=True)
 class ChangeSet:
-    """All files a change touches."""
+    """All paths a change touches, and where the review's view of them ends.
+
+    ``truncated``: the change may hold paths not listed here (GitHub's listing stopped at 3,000 files and
+    the trees could not be listed whole either). ``FileChange.unread``: a listed path the review could not
+    read as a file. Either way the review did not see the whole change (``complete`` is false), and the App
+    neither passes nor approves it.
+    """
 
     files: tuple[FileChange, ...] = ()
-    truncated: bool = False  # GitHub lists at most 3000 files
+    truncated: bool = False
+    cut: str = ""  # why the change could not be listed whole, when ``truncated``
+
+    @property
+    def complete(self) -> bool:
+        """Whether every changed path of the change is listed here and was read as a file."""
+        return not self.truncated and not any(f.unread for f in self.files)
+
+    def unread(self) -> list[FileChange]:
+        """The listed paths the review could not read as files."""
+        return [f for f in self.files if f.unread]
+
+    def with_unread(self, base: Mapping[str, str], head: Mapping[str, str]) -> ChangeSet:
+        """This change set with ``unread`` set on each file that one side could not read as a file
+        (``base``/``head``: path -> why), the head side's reason first."""
+        if not base and not head:
+            return self
+        files = tuple(replace(f, unread=(f.status is not Status.DELETED and head.get(f.path))
+                              or base.get(f.old_path or f.path) or f.unread) for f in self.files)
+        return replace(self, files=files)
 
     def paths(self) -> set[str]:
         """Every path touched on either side (old paths of renames included)."""
@@ -120,8 +146,10 @@ class ChangeSet:
                               merge_base, head)
         except GitError:
             status = run_git(repo, "diff", "--name-status", "--no-renames", "-z", "--no-ext-diff", merge_base, head)
-            return cls(files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {})))
-        return cls(files=tuple(_parse_name_status(status, split_patches(patches))))
+            changes = cls(files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {})))
+        else:
+            changes = cls(files=tuple(_parse_name_status(status, split_patches(patches))))
+        return changes.with_unread(*_not_files(repo, merge_base, head))
 
     @classmethod
     def from_paths(cls, paths: Iterable[str], status: Status = Status.MODIFIED) -> ChangeSet:
@@ -148,6 +176,23 @@ def split_patches(diff: bytes) -> dict[str, str]:
                     out[path] = "\n".join(lines[i:])
                 break
     return out
+
+
+_NOT_FILES = {"120000": "a symlink; the bot does not follow symlinks",
+              "160000": "a submodule (a commit of another repository, not a file)"}
+
+
+def _not_files(repo: str | os.PathLike[str], base: str, head: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The changed paths that are symlinks or submodules on the base side and on the head side: path -> why."""
+    raw = run_git(repo, "diff", "--raw", "--no-renames", "-z", "--no-ext-diff", base, head)
+    fields = raw.decode("utf-8", "surrogateescape").split("\x00")
+    sides: tuple[dict[str, str], dict[str, str]] = ({}, {})
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        modes = meta.lstrip(":").split()[:2]
+        for side, mode in zip(sides, modes, strict=False):
+            if mode in _NOT_FILES:
+                side[path] = _NOT_FILES[mode]
+    return sides
 
 
 def _parse_name_status(raw: bytes, patches: dict[str, str]) -> Iterator[FileChange]:

@@ -6,15 +6,43 @@ The ``regex`` module unrolls counted repetitions when it compiles: the 25-charac
 unrolled unit (``a{100000}`` 26 MB, ``((a{64}){64}){64}`` 75 MB). ``check_size`` multiplies each
 repetition's count into the size of what it repeats and refuses a pattern over ``MAX_UNITS`` (30 MB of
 compiled program) before anything compiles it; every pattern taken from a pull request passes through it.
+
+A pattern Python's parser cannot read (``regex``-only syntax: ``\\X``, ``\\K``, ``\\G``, inline flags
+after the start) is not waved through: it is compiled once in a child process whose address space is
+capped (``CHILD_MEMORY_BYTES``), which reports how much the compile grew it; over the same bound, or a child
+that runs out of memory or time, and the pattern is refused. The child waits off the GIL, so a worker's
+other threads (the lease renewal) keep running meanwhile.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
+import subprocess
+import sys
 from typing import Any
 
 MAX_UNITS = 100_000
+BYTES_PER_UNIT = 290  # measured: memory of one unrolled unit of a compiled ``regex`` program
+CHILD_MEMORY_BYTES = 256 * 1024 * 1024  # the measuring child's address space (Python and ``regex``: ~18 MB)
+CHILD_SECONDS = 10.0
+_CHILD = """
+import resource, sys
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+import regex
+pattern = sys.stdin.read()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    regex.compile(pattern)
+except MemoryError:
+    sys.exit(3)
+except Exception:
+    print(0)  # not a valid pattern: the caller's own compile says why
+    sys.exit(0)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+"""
 
 _sre_parse: Any = importlib.import_module("re._parser")
 _MAXREPEAT: int = importlib.import_module("re._constants").MAXREPEAT
@@ -63,6 +91,23 @@ def _size(items: list[Any]) -> int:
 def check_size(pattern: str, limit: int = MAX_UNITS) -> None:
     """Raise ``PatternTooLarge`` when compiling ``pattern`` would build a program over ``limit`` units."""
     size = units(pattern)
-    if size is not None and size > limit:
+    if size is None:
+        size = measured_units(pattern)
+    if size > limit:
         raise PatternTooLarge(f"the pattern's counted repetitions unroll to over {limit:,} units when "
                               "compiled (nested counts such as (a{64}){64} multiply); not compiled")
+
+
+@functools.lru_cache(maxsize=256)
+def measured_units(pattern: str) -> int:
+    """The size of ``pattern``'s compiled program as a child process with capped memory measures it; a child
+    that runs out of memory or time counts as over any limit."""
+    over = sys.maxsize
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", _CHILD, str(CHILD_MEMORY_BYTES)], input=pattern,
+                              capture_output=True, text=True, timeout=CHILD_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return over
+    if done.returncode != 0 or not done.stdout.strip().isdigit():
+        return over
+    return int(done.stdout) // BYTES_PER_UNIT

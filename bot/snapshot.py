@@ -216,12 +216,15 @@ class GitSnapshot:
         self.commit = run_git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}").decode().strip()
         self.label = f"{rev} ({self.commit[:12]})"
         self._entries: dict[str, tuple[str, str]] = {}
+        self.submodules: dict[str, str] = {}  # path -> commit: not files of this tree, but part of its change
         listing = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", self.commit)
         for record in listing.split(b"\x00"):
             meta, _, name = record.partition(b"\t")
             parts = meta.split()
+            if len(parts) == 3 and parts[1] == b"commit":
+                self.submodules[name.decode("utf-8", "surrogateescape")] = parts[2].decode()
             if len(parts) != 3 or parts[1] != b"blob":
-                continue  # submodules (commits) are not files of this tree
+                continue
             self._entries[name.decode("utf-8", "surrogateescape")] = (parts[0].decode(), parts[2].decode())
         self._sorted = sorted(self._entries)
         self._sizes: dict[str, int] | None = None
@@ -231,6 +234,11 @@ class GitSnapshot:
 
     def files(self, prefix: str = "") -> list[str]:
         return paths_under(self._sorted, prefix)
+
+    def object_id(self, path: str) -> str | None:
+        """The object id of ``path`` (a blob, or a submodule's commit), without reading it."""
+        entry = self._entries.get(path)
+        return entry[1] if entry is not None else self.submodules.get(path)
 
     def size(self, path: str) -> int | None:
         path = check_relative(path)

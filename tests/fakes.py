@@ -126,9 +126,9 @@ class FakeGitHub:
         tree = self.trees.get(ref)
         if tree is None:
             raise NotFound(f"no commit {ref}", 404)
-        wanted = [p.strip("/") for p in prefixes]
+        wanted = [p.strip("/") for p in prefixes]  # "" is the whole tree, as for GitHub's
         return {path: data for path, data in tree.items()
-                if any(path == w or path.startswith(w + "/") for w in wanted)}
+                if any(not w or path == w or path.startswith(w + "/") for w in wanted)}
 
     def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
         self._call("read_file")

@@ -68,3 +68,39 @@ def test_register_exchanges_the_code_and_writes_the_credentials_0600(tmp_path: P
         code = re.search(r"code=(\w+)", done.url or "")
         replay = requests.post(f"{github.url}/app-manifests/{code.group(1) if code else 'x'}/conversions", timeout=10)
         assert replay.status_code == 404  # a code is exchanged once
+
+
+def test_the_page_answers_only_its_own_host_is_not_framed_and_quotes_the_code(tmp_path: Path) -> None:
+    """Issue 28: the code went into the conversion URL unquoted (``../../../../evil/path?x=`` posted to
+    ``/evil/path?x=/conversions`` and saved the answer as credentials), and the page (with the state) answered
+    any ``Host`` (DNS rebinding) with no framing headers."""
+    repo = Repo.from_folder(ROOT / "registry", tmp_path / "repo")
+    repo.change({"x.json": "{}\n"})
+    out = tmp_path / "secrets"
+    with StandIn(LocalGitHub(repo.path, "main", "pr")) as github:
+        command = subprocess.Popen(
+            [sys.executable, "-m", "bot", "app", "register", "--webhook-url", "https://bot.example.org/webhook",
+             "--github-url", github.url, "--api-url", github.url, "--port", "0", "--out", str(out), "--timeout", "20"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert command.stdout is not None
+            found = re.search(r"Open (http://\S+/) ", command.stdout.readline())
+            assert found
+            url = found.group(1)
+            page = requests.get(url, timeout=10)
+            assert page.status_code == 200 and page.headers["X-Frame-Options"] == "DENY"
+            assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+            assert page.headers["Cache-Control"] == "no-store" and page.headers["Referrer-Policy"] == "no-referrer"
+            rebound = requests.get(url, headers={"Host": "attacker.example"}, timeout=10)
+            assert rebound.status_code == 421 and "state=" not in rebound.text
+            state = re.search(r"state=([\w-]+)", html.unescape(page.text))
+            assert state
+            before = len(github.state.requests)
+            evil = requests.get(f"{url}callback", params={"state": state.group(1), "code": "../../../../evil/path?x="},
+                                timeout=10)
+            assert evil.status_code == 400 and "not a manifest code" in evil.text
+            assert not any("evil" in str(r) for r in github.state.requests[before:])  # nothing was posted
+            assert not out.exists()
+        finally:
+            command.kill()
+            command.communicate(timeout=10)

@@ -96,7 +96,12 @@ SCENARIOS: dict[str, tuple[Scenario, ReviewContext]] = {
 }
 # Change rules that need a history of two commits, tested where that history is built.
 ELSEWHERE = {"versions/transitive-break": "tests/test_versions.py::"
-             "test_a_field_removed_then_re_added_with_another_type_is_caught_against_the_first"}
+             "test_a_field_removed_then_re_added_with_another_type_is_caught_against_the_first",
+             # symlinks, submodules and cut tree listings cannot be planted as file contents
+             "bot/unread-path": "tests/test_review_edge.py::"
+             "test_the_git_door_reports_a_symlink_and_a_submodule_in_an_entry",
+             "bot/change-not-listed": "tests/test_e2e_hostile_edge.py::"
+             "test_a_change_too_large_to_list_is_neither_passed_nor_approved"}
 
 
 def test_every_change_rule_is_a_rule_and_has_a_scenario() -> None:

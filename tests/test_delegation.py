@@ -19,7 +19,7 @@ from bot.cli import main
 from bot.commands.replay import _Single
 from bot.config import ConfigError, parse_config
 from tests.conftest import PAYLOADS
-from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, ICEBERG_OWNER, build
+from tests.delegation_repo import AUTHOR, DATAPROC, DATAPROC_OWNER, ICEBERG_OWNER, build
 from tests.gitrepo import git
 
 BOT = "registry-bot[bot]"
@@ -279,5 +279,24 @@ def test_without_graphql_the_merge_section_lists_the_newest_run_of_each_check_th
         assert review(gh) == "success" and gh.auto_merge == "SQUASH"
         assert check_lists(summary(gh).split("Merge", 1)[1]) == {
             "Check runs on this commit that have not passed:": ["`build`: `failure`"]}
+    finally:
+        gh.close()
+
+
+def test_an_owner_adding_what_the_bot_cannot_read_to_their_own_entry_is_not_approved(repo: Path) -> None:
+    """Issue 28: a symlink or a submodule is a changed path no check read: it blocks, and nobody is approved for."""
+    git(repo, "checkout", "-q", "-B", "unread", "pr")
+    (repo / DATAPROC / "link.json").symlink_to("registry.json")
+    git(repo, "add", "-A")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{git(repo, 'rev-parse', 'main')},{DATAPROC}/sub")
+    git(repo, "commit", "-q", "-m", "not files")
+    git(repo, "checkout", "-q", "main")
+    gh = pull(repo, "unread", author=DATAPROC_OWNER)
+    try:
+        assert review(gh) == "failure"
+        assert bot_approvals(gh) == [] and gh.merged is None
+        text = summary(gh)
+        assert f"could not read `{DATAPROC}/link.json`" in text and f"could not read `{DATAPROC}/sub`" in text
+        assert "bot/unread-path" in text
     finally:
         gh.close()

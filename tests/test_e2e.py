@@ -176,7 +176,8 @@ class Service:
     def completed_run(self, head_sha: str, timeout: float = 30.0) -> dict[str, Any]:
         def done() -> dict[str, Any] | None:
             runs = [r for r in self.state()["check_runs"] if r["head_sha"] == head_sha]
-            finished = [r for r in runs if r["status"] == "completed" and r["conclusion"] != "neutral"]
+            finished = [r for r in runs if r["status"] == "completed"
+                        and r["conclusion"] not in ("neutral", "cancelled")]  # not a verdict: nothing / superseded
             return finished[-1] if finished else None
         return wait_for(done, timeout, f"a completed check run on {head_sha[:12]}")  # type: ignore[no-any-return]
 
@@ -291,5 +292,5 @@ def test_two_quick_pushes_publish_only_the_newest_head(service: Service, git_rep
     assert all(r["commit_id"] == new for r in state["reviews"] if r["state"] != "DISMISSED")
     assert not [r for r in state["reviews"] if r["commit_id"] == old and r["state"] == "CHANGES_REQUESTED"]
     old_runs = [r for r in state["check_runs"] if r["head_sha"] == old]
-    assert all(r["status"] == "completed" and r["conclusion"] == "neutral" for r in old_runs)
+    assert all(r["status"] == "completed" and r["conclusion"] == "cancelled" for r in old_runs)
     assert all(old[:12] not in c["body"] for c in state["issue_comments"])

@@ -8,7 +8,9 @@ reason is named:
 - (1b) a regression that runs past its budget: a blocking finding on the facet and the sample it validated;
 - (1c) a change to ``.github/CODEOWNERS`` only: the base owners must approve, the moves are named;
 - (2) ``((((a{64}){64}){64}){64})`` as a schema ``pattern`` and as a naming component: refused before
-  compiling, the worker's peak memory stays under ``WORKER_MEMORY_BOUND``;
+  compiling, the worker's peak memory stays under ``WORKER_MEMORY_BOUND``; so do its spellings in syntax
+  Python's parser cannot read (``BOMB_VARIANTS``) in ``pattern``, ``patternProperties``, ``propertyNames``,
+  a ``format: regex`` value and a naming component (issue 28);
 - (3) examples that each spend their whole time bound: the review stops at its budget, concludes failure
   with what it found, the reason first;
 - a job that kills its worker process (the OOM killer) is concluded failure after ``MAX_CRASHES`` attempts;
@@ -40,6 +42,8 @@ BOMB = "((((a{64}){64}){64}){64})"  # 25 characters; 2.5 GB compiled by `regex` 
 WORKER_MEMORY_BOUND = 300 * 1024 * 1024  # peak resident bytes of the worker (no Spark) over every attack
 REVIEW_BUDGET = 5.0  # review.time_budget_seconds on main for the budget attack
 EXAMPLES = 40
+BOMB_VARIANTS = ("a(?i)((((a{64}){64}){64}){64})", r"\X((((a{64}){64}){64}){64})", r"\K((((a{64}){64}){64}){64})",
+                 r"((((\G{64}){64}){64}){64})")  # 2.8 GB each when `regex` compiled them unmeasured
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +121,35 @@ def test_a_compile_bomb_is_refused_and_the_worker_stays_small(service: tuple[Ser
     peak = worker_peak(svc)
     print(f"\nworker peak resident memory after the compile bombs: {peak / 2**20:.0f} MB")
     assert peak < WORKER_MEMORY_BOUND
+
+
+@pytest.mark.parametrize("bomb", BOMB_VARIANTS)
+def test_a_bomb_python_cannot_parse_is_refused_in_every_regex_door(service: tuple[Service, Repo], bomb: str) -> None:
+    svc, repo = service
+    files: dict[str, str | bytes | None] = dict(rc.good_files())
+    schema = settings_schema({"type": "object", "properties": {"p": {"type": "string", "pattern": bomb},
+                                                                "r": {"type": "string", "format": "regex"}},
+                              "patternProperties": {bomb: {}}, "propertyNames": {"pattern": bomb}})
+    files.update({rc.FACET: rc.dump(schema), rc.MIRROR: rc.dump(schema),
+                  rc.EXAMPLE: rc.dump(example_with({"p": "a", "r": bomb}))})
+    naming = json.loads((bundled_folder() / "datasets/trino/trino.json").read_text(encoding="utf-8"))
+    naming["components"][next(iter(naming["components"]))]["pattern"] = bomb
+    files["spec/naming/datasets/trino/trino.json"] = json.dumps(naming, indent=2) + "\n"
+    started = time.monotonic()
+    run = push(svc, repo, files)
+    took = time.monotonic() - started
+    peak = worker_peak(svc)
+    print(f"\n{bomb!r}: concluded {run['conclusion']} in {took:.1f} s; worker peak resident {peak / 2**20:.0f} MB")
+    assert run["conclusion"] == "failure"
+    messages = {a["title"]: a["message"] for a in run["annotations"]}
+    naming_refusal = messages["naming/unsafe-pattern"]  # naming patterns must also parse as Python's `re`
+    assert "unroll to over" in naming_refusal or "not a valid regular expression" in naming_refusal
+    facet = [a["message"] for a in run["annotations"] if a["path"] in (rc.FACET, rc.EXAMPLE)]
+    for door in ("settings/patternProperties", "settings/propertyNames/pattern", "settings/properties/p/pattern"):
+        assert any("unroll to over" in m and door in m for m in facet), (door, facet)
+    assert any("is not a 'regex'" in m and "settings/properties/r/format" in m for m in facet), facet
+    assert peak < WORKER_MEMORY_BOUND
+    assert "lost the lease" not in (svc.tmp / "worker.log").read_text(encoding="utf-8", errors="replace")
 
 
 def test_a_regression_past_its_budget_blocks_on_what_it_validated(service: tuple[Service, Repo]) -> None:

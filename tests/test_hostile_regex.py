@@ -341,3 +341,46 @@ def test_the_work_bound_keeps_the_fast_path_for_real_schemas(corpus: Path) -> No
     assert store.work_bound(recursive, 5) <= WORK_LIMIT < store.work_bound(recursive, 40)
     loop = {"$defs": {"L": {"$ref": "#/$defs/L"}}, "$ref": "#/$defs/L"}
     assert store.work_bound(loop, 1) > WORK_LIMIT
+
+
+UNPARSEABLE_BOMBS = ("a(?i)((((a{64}){64}){64}){64})", r"\X((((a{64}){64}){64}){64})", r"\K((((a{64}){64}){64}){64})",
+                     r"((((\G{64}){64}){64}){64})", r"(?|((((a{64}){64}){64}){64}))")
+MEASURE = """
+import json, resource, sys, threading, time
+from bot.regex_size import PatternTooLarge, check_size
+
+gaps, done = [], threading.Event()
+
+def tick():  # the lease renewal's stand-in: another thread that must keep running meanwhile
+    last = time.monotonic()
+    while not done.is_set():
+        time.sleep(0.01)
+        now = time.monotonic()
+        gaps.append(now - last)
+        last = now
+
+ticker = threading.Thread(target=tick)
+ticker.start()
+refused = []
+for pattern in json.loads(sys.argv[1]):
+    try:
+        check_size(pattern)
+    except PatternTooLarge:
+        refused.append(pattern)
+done.set()
+ticker.join()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"refused": refused, "max_gap": max(gaps), "peak": peak}))
+"""
+
+
+def test_a_pattern_python_cannot_parse_is_measured_out_of_process_and_refused() -> None:
+    """Issue 28: ``units()`` gave up on ``regex``-only syntax and the bomb compiled anyway (2.8 GB)."""
+    shapes = [r"a(?i)b", r"\X+", r"(?|(a)|(b))"]  # regex-only syntax, small: measured and allowed
+    done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps([*UNPARSEABLE_BOMBS, *shapes])], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    result = json.loads(done.stdout.splitlines()[-1])
+    print(f"\npeak {result['peak'] / 1024:.0f} MB, longest pause of another thread {result['max_gap'] * 1000:.0f} ms")
+    assert result["refused"] == list(UNPARSEABLE_BOMBS)
+    assert result["peak"] < 100 * 1024  # KB: nothing was compiled in this process
+    assert result["max_gap"] < 0.5

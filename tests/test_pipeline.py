@@ -131,7 +131,7 @@ def test_stale_head_is_never_published(fake_github: FakeGitHub, pr_repo: Repo) -
     fake_github.get_pull_request = lambda repo, number: moved  # type: ignore[method-assign]
     assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "superseded"
     [run] = fake_github.runs_for(pr.head_sha)
-    assert run.conclusion == "neutral" and run.output is not None and "Superseded" in run.output.title
+    assert run.conclusion == "cancelled" and run.output is not None and "Superseded" in run.output.title
     assert "create_review" not in fake_github.methods_written()
     assert "create_issue_comment" not in fake_github.methods_written()
 

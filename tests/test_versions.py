@@ -439,3 +439,23 @@ def test_severity_overrides_change_the_verdict_and_are_named_in_the_report(corpu
     assert report.verdict.value == "success"
     assert [s.title for s in report.sections] == ["Severity overrides"]
     assert report.to_json()["sections"][0]["data"]["overrides"] == {"versions/not-bumped": "warning"}
+
+
+@pytest.mark.parametrize("where", ["facet", "root"])
+def test_a_schema_with_a_type_that_is_no_type_is_judged_not_crashed_on(where: str) -> None:
+    """Issue 28: the witness search sampled ``"type": 5`` to None and raised a TypeError (an internal error)."""
+    import copy
+
+    from bot.changes import FileChange, Status
+    from bot.snapshot import MemorySnapshot
+    from tests import registry_cases as rc
+
+    schema = copy.deepcopy(rc.FACET_SCHEMA)
+    (schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1] if where == "facet" else schema)["type"] = 5
+    base = {path: text.encode() for path, text in rc.good_files().items()}
+    head = {**base, rc.FACET: rc.dump(schema).encode()}
+    report = review(head=MemorySnapshot(head), base=MemorySnapshot(base), config=Config(),
+                    changes=ChangeSet(files=(FileChange(rc.FACET, Status.MODIFIED),)))
+    crashes = [f.message for f in report.findings if f.rule == "bot/internal-error" and "versions" in f.message]
+    assert not crashes
+    assert report.verdict is Verdict.FAILURE  # judged: the schema is invalid, and its $id was not bumped

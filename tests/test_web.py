@@ -328,6 +328,11 @@ def test_metrics_and_readyz_answer_only_on_the_admin_port(monkeypatch: pytest.Mo
     assert client.get("/healthz", base_url=public).status_code == 200
     assert client.get("/metrics", base_url=admin).status_code == 200
     assert client.get("/readyz", base_url=admin).status_code == 200
+    body = (PAYLOADS / "ping.json").read_bytes()
+    headers = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": "d1", "X-Hub-Signature-256": sign(body, "s")}
+    assert client.post("/webhook", data=body, headers=headers, base_url=admin).status_code == 404  # issue 28
+    assert client.get("/healthz", base_url=admin).status_code == 404
+    assert client.post("/webhook", data=body, headers=headers, base_url=public).status_code == 200
 
 
 def test_the_web_shows_no_worker_metrics_and_the_worker_serves_them() -> None:

@@ -206,3 +206,44 @@ def test_deploy_podman_tolerates_concurrent_calls(tmp_path: Path) -> None:
     assert [c.wait(timeout=60) for c in calls] == [0] * 20
     assert {p.name: p.stat().st_mtime_ns for p in state.glob("*.conf")} == before  # unchanged: not rewritten
     assert not [p for p in state.iterdir() if ".conf." in p.name]  # no temporary file left
+
+
+def test_gunicorn_binds_the_admin_port_where_bind_says_and_serves_only_admin_paths(tmp_path: Path) -> None:
+    """Issue 28: the admin port was bound on 0.0.0.0 whatever ``BIND`` said, and served ``/webhook`` too."""
+    import subprocess
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    from tests.test_e2e import free_port
+
+    public, admin = free_port(), free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BIND": f"127.0.0.1:{public}", "WEB_ADMIN_PORT": str(admin),
+           "GITHUB_WEBHOOK_SECRET": "s", "BOT_QUEUE_URL": str(tmp_path / "q.sqlite3"), "WEB_CONCURRENCY": "1"}
+    log = tmp_path / "web.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
+                                 "bot.web:create_app()"], cwd=ROOT, env=env, stdout=out, stderr=out)
+
+    def status(port: int, path: str, data: bytes | None = None) -> int:
+        try:
+            return int(urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data),
+                                              timeout=5).status)
+        except urllib.error.HTTPError as exc:
+            return exc.code
+    try:
+        for _ in range(200):
+            try:
+                if status(admin, "/readyz") == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        text = log.read_text(encoding="utf-8")
+        assert f"http://127.0.0.1:{public},http://127.0.0.1:{admin} " in text and "0.0.0.0" not in text
+        assert status(admin, "/metrics") == 200
+        assert status(admin, "/webhook", b"{}") == 404 and status(admin, "/healthz") == 404
+        assert status(public, "/webhook", b"{}") == 401 and status(public, "/metrics") == 404
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

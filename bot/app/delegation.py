@@ -27,7 +27,7 @@ from bot.codeowners import ROOT_LOCATIONS, owner_key
 from bot.config import CONFIG_PATHS
 from bot.findings import Report, Section, Verdict
 from bot.registry import Registry
-from bot.render.markdown import code, cut_lines
+from bot.render.markdown import code, cut_lines, escape
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ MARKER = "<!-- registry-bot:delegated-approval {sha} -->"
 _MARKER_START = "<!-- registry-bot:delegated-approval "
 DECIDING = ("APPROVED", "CHANGES_REQUESTED", "DISMISSED")
 BODY_LIMIT = 60_000  # GitHub takes 65,536 characters
+MAX_REASONS = 20  # reasons named one by one; a padded pull request has thousands
 
 
 @dataclass(frozen=True)
@@ -160,10 +161,15 @@ def decide(inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None =
     if not config.delegation.approve:
         return Delegation(head_sha, False, refused=("delegation is off in the bot's configuration",))
     if inputs.changes.truncated or not inputs.changes.files:
-        return Delegation(head_sha, False, refused=("the bot could not see the whole change",))
+        return Delegation(head_sha, False, refused=("the bot could not see the whole change"
+                                                    + (f" ({inputs.changes.cut})" if inputs.changes.cut else ""),))
     refused, groups = owner_groups(inputs)
+    refused = (*(f"it could not read {code(f.path, table=False)} ({escape(f.unread)})"
+                 for f in inputs.changes.unread()), *refused)
     if refused:
-        return Delegation(head_sha, False, refused=refused)
+        more = len(refused) - MAX_REASONS
+        cut = (*refused[:MAX_REASONS], *([f"and {more:,} more"] if more > 0 else []))
+        return Delegation(head_sha, False, refused=cut)
 
     current, stale = head_approvers(inputs.reviews, head_sha, me)
     teams = inputs.teams.approving
@@ -272,8 +278,9 @@ class OwnerStep:
 
 def review_for_owners(gh: GitHubAPI, inputs: ReviewInputs, report: Report) -> tuple[Report, OwnerStep | None]:
     """Decide, withdraw what no longer holds, and return the report with its "Delegated approval" section
-    (no step when the change is not reviewed: nothing watched, or too large to see)."""
-    if not inputs.touches_watched() or inputs.changes.truncated:
+    (no step when the change is not reviewed: nothing watched). A change the bot could not see whole or read
+in full is refused, and an approval given earlier is withdrawn."""
+    if not inputs.touches_watched() and not inputs.changes.truncated:
         return report, None
     delegation = decide(inputs, report, gh.bot_login(), gh)
     reviews = withdraw(gh, inputs.pr, delegation, inputs.reviews)

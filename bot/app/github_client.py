@@ -457,14 +457,17 @@ class GitHubClient:
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         """Files under ``prefixes`` at ``ref``: one recursive tree request now, then one request per blob
         when it is first read (``LazyTree``; cached by sha). Blobs over 10 MB, symlinks and submodules are
-        named in ``skipped`` (see tree_files)."""
+        named in ``skipped`` (see tree_files); a whole tree (prefix ``""``) too large for GitHub to list
+        comes back with what was listed and ``cut`` saying so."""
         wanted = normalise_prefixes(prefixes)
         entries: dict[str, tuple[str, int]] = {}
         skipped: dict[str, str] = {}
-        for entry in self._tree_entries(repo, ref, wanted):
+        skipped_ids: dict[str, str] = {}
+        listed, cut = self._tree_entries(repo, ref, wanted)
+        for entry in listed:
             path = entry["path"]
             if entry["type"] == "commit":
-                skipped[path] = "a submodule"
+                skipped[path] = "a submodule (a commit of another repository, not a file)"
             elif entry["type"] != "blob":
                 continue
             elif entry.get("mode") == "120000":
@@ -473,21 +476,27 @@ class GitHubClient:
                 skipped[path] = too_large(int(entry["size"]))
             else:
                 entries[path] = (entry["sha"], int(entry.get("size") or 0))
+                continue
+            skipped_ids[path] = str(entry.get("sha") or "")
         with self._blob_lock:
-            listed = self._listed.setdefault(repo, {})
+            known = self._listed.setdefault(repo, {})
             for path, (sha, size) in entries.items():
-                listed.setdefault(sha, (path, size))
-        return LazyTree(entries, lambda sha: self._blob(repo, sha), skipped)
+                known.setdefault(sha, (path, size))
+        return LazyTree(entries, lambda sha: self._blob(repo, sha), skipped, skipped_ids,
+                        cut=f"GitHub's listing of the tree at {ref[:12]} stops at 100,000 entries" if cut else "")
 
-    def _tree_entries(self, repo: str, ref: str, wanted: tuple[str, ...]) -> list[dict[str, Any]]:
+    def _tree_entries(self, repo: str, ref: str, wanted: tuple[str, ...]) -> tuple[list[dict[str, Any]], bool]:
+        """The entries under ``wanted`` and whether the listing was cut (only for the whole tree)."""
         _, data = self._request("GET", f"/repos/{repo}/git/trees/{quote(ref, safe='/')}", {"recursive": "1"})
         if not data.get("truncated"):
-            return [e for e in data["tree"] if under_prefixes(e["path"], wanted)]
+            return [e for e in data["tree"] if under_prefixes(e["path"], wanted)], False
+        if "" in wanted:  # the whole tree cannot be listed: say so, never pretend the listing is all of it
+            return list(data["tree"]), True
         # Too big for one listing (over 100,000 entries): walk down to each prefix, list only below it.
         found: list[dict[str, Any]] = []
         for prefix in wanted:
             found.extend(self._entries_below(repo, data["sha"], prefix))
-        return found
+        return found, False
 
     def _entries_below(self, repo: str, tree_sha: str, prefix: str) -> list[dict[str, Any]]:
         parts = [p for p in prefix.split("/") if p]

@@ -29,11 +29,14 @@ class LazyTree(Mapping[str, bytes]):
     """
 
     def __init__(self, entries: Mapping[str, tuple[str, int]], fetch: Callable[[str], bytes],
-                 skipped: Mapping[str, str] | None = None) -> None:
+                 skipped: Mapping[str, str] | None = None, skipped_ids: Mapping[str, str] | None = None,
+                 cut: str = "") -> None:
         self._entries = dict(entries)  # path -> (blob sha, size)
         self._fetch = fetch
         self._lock = threading.Lock()
         self.skipped: dict[str, str] = dict(skipped or {})
+        self.skipped_ids: dict[str, str] = dict(skipped_ids or {})
+        self.cut = cut
 
     def __getitem__(self, path: str) -> bytes:
         sha, _ = self._entries[path]
@@ -70,6 +73,23 @@ class TreeSnapshot:
 
     def files(self, prefix: str = "") -> list[str]:
         return paths_under(self._sorted, prefix)
+
+    @property
+    def skipped(self) -> Mapping[str, str]:
+        """The listed paths not read as files (symlinks, submodules, blobs over the limit): path -> why."""
+        return getattr(self._tree, "skipped", {})
+
+    def object_ids(self) -> dict[str, str]:
+        """Every listed path, files and skipped ones, with what identifies its content (nothing downloaded)."""
+        ids = {path: self.blob_id(path) for path in self._sorted}
+        skipped_ids: Mapping[str, str] = getattr(self._tree, "skipped_ids", {})
+        ids.update({path: f"{why} {skipped_ids.get(path, '')}" for path, why in self.skipped.items()})
+        return ids
+
+    @property
+    def cut(self) -> str:
+        """Why this listing is not the whole tree (empty when it is)."""
+        return str(getattr(self._tree, "cut", ""))
 
     def size(self, path: str) -> int | None:
         key = self._paths.get(check_relative(path))

@@ -217,17 +217,23 @@ class LocalGitHub:
         snap = self._snapshot(ref)
         wanted = normalise_prefixes(prefixes)
         out = TreeFiles()
+        for path, commit in snap.submodules.items():
+            if under_prefixes(path, wanted):
+                out.skipped[path] = "a submodule (a commit of another repository, not a file)"
+                out.skipped_ids[path] = commit
         for path in snap.files():
             if not under_prefixes(path, wanted):
                 continue
             size = snap.size(path) or 0
             if size > MAX_BLOB_BYTES:
                 out.skipped[path] = too_large(size)
+                out.skipped_ids[path] = snap.object_id(path) or ""
                 continue
             try:
                 data = snap.read(path)
             except SnapshotError as exc:
                 out.skipped[path] = str(exc)
+                out.skipped_ids[path] = snap.object_id(path) or ""
                 continue
             if data is not None:
                 out[path] = data

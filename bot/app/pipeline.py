@@ -88,8 +88,10 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     config, config_findings = load_default_config(gh, pr)
     files, truncated = gh.list_pull_request_files(pr.repo, pr.number)
     base, head = read_snapshots(gh, pr, (*config.watched(), *EXTRA_PATHS))
-    # Past GitHub's listing limit, the listing is not the change: the two trees are (``tree_diff``).
-    changes = tree_changes(base, head) if truncated else to_changeset(files)
+    if truncated:  # past GitHub's listing limit the listing is not the change: the two whole trees are
+        changes = tree_changes(*read_snapshots(gh, pr, ("",)))
+    else:  # every listed path the review cannot read as a file is marked (``ChangeSet.complete``)
+        changes = to_changeset(files).with_unread(base.skipped, head.skipped)
     reviews = tuple(gh.list_reviews(pr.repo, pr.number))
     me = gh.bot_login()
     logins = approvers(r for r in reviews if r.user != me)  # the App's own approval stands for no one
@@ -168,7 +170,7 @@ def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
 
 
 def _review_inputs(inputs: ReviewInputs, regression: Regression | None, checks: Iterable[Check] | None) -> Report:
-    if not inputs.touches_watched():
+    if not inputs.touches_watched() and not inputs.changes.truncated:
         return Report.build((), neutral_reason="This pull request changes none of the registry's files: "
                             "nothing to review.")
     report = review(head=inputs.head, base=inputs.base, changes=inputs.changes,
@@ -189,5 +191,12 @@ def _trees_note(inputs: ReviewInputs) -> Section | None:
     if not inputs.from_trees:
         return None
     return Section("Files", f"GitHub lists at most 3,000 files of a pull request and this one has more: the bot "
-                   f"reviewed the change from the base and head trees ({len(inputs.changes.files):,} files under "
-                   "the folders it reviews). No line of the diff is known, so findings are not commented inline.")
+                   f"reviewed the change from the base and head trees ({len(inputs.changes.files):,} changed paths, "
+                   f"{sum(1 for _ in _watched(inputs))} of them under the folders it reviews). No line of the diff is "
+                   "known, so findings are not commented inline.")
+
+
+def _watched(inputs: ReviewInputs) -> Iterable[FileChange]:
+    """The changed paths under the folders (or at the files) the bot reviews."""
+    watched = tuple(w.strip("/") for w in inputs.config.watched())
+    return (f for f in inputs.changes.files if any(f.path == w or f.path.startswith(w + "/") for w in watched))

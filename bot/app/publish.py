@@ -149,7 +149,10 @@ def fail_check(gh: GitHubAPI, repo: str, check_id: int, delivery: str, error: Ba
 
 
 def supersede_check(gh: GitHubAPI, repo: str, check_id: int, newer_sha: str) -> None:
-    gh.update_check_run(repo, check_id, status="completed", conclusion="neutral", output=CheckRunOutput(
+    """Conclude a run whose commit is no longer the head: ``cancelled``, never ``neutral``. GitHub counts a
+    required check as passing when it is successful, skipped or neutral (docs/hostile-input.md), and this
+    commit was not reviewed: a force-push back to it must not find a passing run waiting."""
+    gh.update_check_run(repo, check_id, status="completed", conclusion="cancelled", output=CheckRunOutput(
         title="Superseded by a newer push",
         summary=f"The pull request moved to {code(newer_sha[:12])} during the review; that commit is "
                 "reviewed instead."))

@@ -9,7 +9,9 @@ A file is left out of the mapping, and named in ``skipped`` with the reason, whe
 - a submodule (a commit, not a file).
 
 A missing file and a skipped file are therefore different: ``"path" in tree.skipped`` lets the
-pipeline report "too large to review" instead of "missing".
+pipeline report "too large to review" instead of "missing". ``skipped_ids`` keeps each skipped entry's
+object id (so a diff of two trees sees a changed symlink target), and ``cut`` says why a listing is not
+whole (GitHub stops a recursive tree listing at 100,000 entries).
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ MAX_BLOB_BYTES = 10 * 1024 * 1024
 
 
 class TreeFiles(dict[str, bytes]):
-    """path -> content, plus ``skipped``: path -> why it was not read."""
+    """path -> content, plus ``skipped``: path -> why it was not read (``skipped_ids``: its object id)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.skipped: dict[str, str] = {}
+        self.skipped_ids: dict[str, str] = {}
+        self.cut = ""
 
 
 def under_prefixes(path: str, prefixes: tuple[str, ...]) -> bool:

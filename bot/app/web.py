@@ -39,6 +39,9 @@ def _parse(body: bytes, content_type: str) -> Any:
     return orjson.loads(body)
 
 
+ADMIN_PATHS = frozenset({"/metrics", "/readyz"})
+
+
 def create_app(settings: Settings | None = None, queue: JobQueue | None = None) -> Flask:
     """The Flask application. Without arguments, settings come from the environment (refusing to
     start when one is missing) and the queue from ``BOT_QUEUE_URL``."""
@@ -53,6 +56,13 @@ def create_app(settings: Settings | None = None, queue: JobQueue | None = None) 
         """With ``WEB_ADMIN_PORT`` set, ``/metrics`` and ``/readyz`` answer only on that port (gunicorn binds it
         beside ``$PORT``; publish only ``$PORT`` to the internet), a 404 elsewhere."""
         if admin_port and request.environ.get("SERVER_PORT") != admin_port:
+            return _answer(404, "Not Found")
+        return None
+
+    @app.before_request
+    def admin_port_serves_only_admin() -> tuple[Response, int] | None:
+        """The admin port serves ``/metrics`` and ``/readyz`` and nothing else (no webhook, no health)."""
+        if admin_port and request.environ.get("SERVER_PORT") == admin_port and request.path not in ADMIN_PATHS:
             return _answer(404, "Not Found")
         return None
 

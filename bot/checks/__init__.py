@@ -9,12 +9,12 @@ from __future__ import annotations
 from types import ModuleType
 
 from bot import incomplete
-from bot.checks import entry, examples, facets, lint, naming, owners, ownership, spec, uris, versions
+from bot.checks import edge, entry, examples, facets, lint, naming, owners, ownership, spec, uris, versions
 from bot.checks import format as formatting  # the module is named by its rule family
 from bot.review_input import Check
 
-FAMILIES: tuple[ModuleType, ...] = (entry, owners, ownership, uris, facets, lint, examples, versions, spec, naming,
-                                    formatting)
+FAMILIES: tuple[ModuleType, ...] = (edge, entry, owners, ownership, uris, facets, lint, examples, versions, spec,
+                                    naming, formatting)
 CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)
 
 # Rules about the change itself, computed from the change set: never pre-existing, so the judge never
@@ -28,6 +28,7 @@ CHANGE_RULES: frozenset[str] = frozenset({
     "examples/stale-schema-url",  # a _schemaURL the change writes
     "versions/transitive-break",  # breaks against published versions that the base did not already have
     "ownership/steering-file-change",  # who must approve a change of ownership or steering files
+    "bot/unread-path", "bot/change-not-listed",  # where the review's view of the change ends
 })
 
 

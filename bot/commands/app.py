@@ -12,6 +12,11 @@ checks the ``state`` it put in the form, exchanges the code and writes the crede
 deployment reads them (``--out``, default ``secrets/``, each file mode 0600): ``github-app-id``,
 ``github-webhook-secret``, ``github-app-private-key.pem`` and ``registry-bot.env`` naming them (the
 variables of docs/app.md). It never prints a secret.
+
+Its local page is for the browser of the person registering, and nothing else: it answers only requests
+whose ``Host`` is the address it printed (a DNS-rebinding page elsewhere cannot read the state), it tells
+browsers not to frame it, cache it or send its address on (the state is in the form), and the code GitHub
+sends back is checked and quoted before it goes into the conversion URL.
 """
 
 from __future__ import annotations
@@ -20,18 +25,20 @@ import argparse
 import html
 import json
 import os
+import re
 import secrets
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, quote, urlparse
 
 from bot.cli import UsageError
 
 HELP = "register the GitHub App from app.yml (GitHub's manifest flow) and write its id, key and secret (0600)"
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[2] / "app.yml"
+CODE = re.compile(r"[A-Za-z0-9_-]{1,200}")  # GitHub's manifest codes are short tokens (hex in practice)
 FILES = {"id": "github-app-id", "secret": "github-webhook-secret", "key": "github-app-private-key.pem",
          "env": "registry-bot.env"}
 
@@ -77,7 +84,9 @@ def exchange(api_url: str, code: str, timeout: float = 30.0) -> dict[str, Any]:
     """``POST /app-manifests/{code}/conversions``: the new App's id, slug, webhook secret and key."""
     import requests
 
-    response = requests.post(f"{api_url.rstrip('/')}/app-manifests/{code}/conversions", timeout=timeout,
+    if not CODE.fullmatch(code):
+        raise ValueError("GitHub's redirect carries a code that is not a manifest code")
+    response = requests.post(f"{api_url.rstrip('/')}/app-manifests/{quote(code, safe='')}/conversions", timeout=timeout,
                              headers={"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"})
     if response.status_code != 201:
         raise RuntimeError(f"GitHub refused the code ({response.status_code}): {response.text[:300]}")
@@ -118,6 +127,16 @@ class Registration:
         self.url = f"http://{args.host}:{self.server.server_port}/"
         self.manifest = load_manifest(args.manifest, args.webhook_url, f"{self.url}callback", args.name)
 
+    def authority(self) -> str:
+        """The ``Host`` a browser sends for ``url``: the only one the page answers."""
+        return f"{self.args.host}:{self.server.server_port}".lower()
+
+    def headers(self) -> dict[str, str]:
+        """Not framed, not cached, no referrer (the state is in the page), nothing loaded."""
+        return {"X-Frame-Options": "DENY", "Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                "X-Content-Type-Options": "nosniff",
+                "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'"}
+
     def form_action(self) -> str:
         base = self.args.github_url.rstrip("/")
         where = f"/organizations/{self.args.org}/settings/apps/new" if self.args.org else "/settings/apps/new"
@@ -138,6 +157,8 @@ class Registration:
         code = query.get("code", [""])[0]
         if not code:
             return 400, "GitHub's redirect carries no code."
+        if not CODE.fullmatch(code):
+            return 400, "GitHub's redirect carries a code that is not a manifest code."
         try:
             app = exchange(self.args.api_url, code)
             paths = write_credentials(self.args.out, app)
@@ -158,7 +179,9 @@ class Registration:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 url = urlparse(self.path)
-                if url.path == "/":
+                if (self.headers.get("Host") or "").lower() != registration.authority():
+                    self._send(421, "This page answers only at the address registry-bot printed.")
+                elif url.path == "/":
                     self._send(200, registration.page())
                 elif url.path == "/callback":
                     status, text = registration.callback(parse_qs(url.query))
@@ -171,6 +194,8 @@ class Registration:
                 self.send_response(status)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in registration.headers().items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 

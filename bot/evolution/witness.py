@@ -360,8 +360,9 @@ def _leaves(gen: _Generator, accept: list[_Node], reject: list[_Node]) -> Iterat
         if isinstance(sample, dict):
             yield {**sample, "extra_field": 1}
             yield from ({k: v} for k, v in sample.items())
+            accepted = gen.sample(accept)  # a schema from a pull request may sample to anything
             for name in flat.props:
-                yield {**gen.sample(accept), name: gen.sample(flat.props[name])}
+                yield {**(accepted if isinstance(accepted, dict) else {}), name: gen.sample(flat.props[name])}
     yield from _GENERIC
 
 
