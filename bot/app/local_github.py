@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from bot.app.app_permissions import check as check_permissions
 from bot.app.github_api import (
     Annotation,
     ChangedFile,
@@ -38,7 +39,15 @@ from bot.app.github_api import (
     ReviewEvent,
     ReviewInfo,
 )
-from bot.app.local_merge import MERGE_METHODS, WRITERS, BranchProtection, merge_blockers, rollup_contexts
+from bot.app.local_merge import (
+    MERGE_METHODS,
+    MERGEABLE,
+    WRITERS,
+    BranchProtection,
+    merge_blockers,
+    mergeable_state,
+    rollup_contexts,
+)
 from bot.app.required_checks import CheckState, state_of
 from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
 from bot.changes import ChangeSet, Status, diff_lines, in_one_hunk
@@ -118,7 +127,8 @@ class LocalGitHub:
                  default_branch: str | None = None, permissions: Mapping[str, str] | None = None,
                  default_permission: str = "read", max_files: int = MAX_FILES,
                  team_members: Mapping[str, Sequence[str]] | None = None,
-                 protection: BranchProtection | None = None) -> None:
+                 protection: BranchProtection | None = None,
+                 app_permissions: Mapping[str, str] | None = None) -> None:
         self.repo_path = str(repo_path)
         self.repo = repo
         self.number = number
@@ -133,6 +143,8 @@ class LocalGitHub:
         self.team_members: dict[str, set[str]] = {}  # "org/team" (case-folded) -> logins (case-folded)
         self.state_open = True
         self.protection = protection  # the base branch's protection (``bot.app.local_merge``); None: none
+        # the App's granted permissions (``bot.app.app_permissions``: app.yml's); None: everything
+        self.app_permissions = dict(app_permissions) if app_permissions is not None else None
         self.auto_merge: str | None = None  # the merge method, while auto-merge is enabled
         self.merged: dict[str, str] | None = None  # {"sha", "method", "by"} once merged
         self.check_runs: list[CheckRunRecord] = []
@@ -144,6 +156,7 @@ class LocalGitHub:
             self.set_team(team, logins)
         self._snapshots: dict[str, GitSnapshot] = {}
         self._files: dict[tuple[str, str], list[ChangedFile]] = {}
+        self._merges: dict[tuple[str, str], bool] = {}  # (base, head) -> the merge conflicts
         self.resolve(base)
         self.resolve(head)
 
@@ -169,6 +182,10 @@ class LocalGitHub:
                 snap.close()
             self._snapshots.clear()
 
+    def _allow(self, method: str) -> None:
+        """GitHub's 403 for a call the App's permissions do not cover (``bot.app.app_permissions``)."""
+        check_permissions(self.app_permissions, method)
+
     def _check_pr(self, repo: str, number: int | None = None) -> None:
         if repo != self.repo or (number is not None and number != self.number):
             raise NotFound(f"Not Found: {repo}#{number}" if number is not None else f"Not Found: {repo}", status=404)
@@ -192,6 +209,7 @@ class LocalGitHub:
 
     # -- reading -----------------------------------------------------------------------------
     def get_pull_request(self, repo: str, number: int) -> PullRequest:
+        self._allow("get_pull_request")
         self._check_pr(repo, number)
         return PullRequest(repo=self.repo, number=self.number, head_sha=self.resolve(self.head),
                            base_sha=self.resolve(self.base), base_ref=self.base, head_ref=self.head,
@@ -204,15 +222,18 @@ class LocalGitHub:
         return f"PR_{self.repo}#{self.number}"
 
     def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
+        self._allow("list_pull_request_files")
         self._check_pr(repo, number)
         files = self._changed_files(self.resolve(self.head))
         return files[: self.max_files], len(files) > self.max_files
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
+        self._allow("list_open_pull_requests_for_sha")
         self._check_pr(repo)
         return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
+        self._allow("read_tree")
         self._check_pr(repo)
         snap = self._snapshot(ref)
         wanted = normalise_prefixes(prefixes)
@@ -234,6 +255,7 @@ class LocalGitHub:
         return out
 
     def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
+        self._allow("read_file")
         self._check_pr(repo)
         try:
             return self._snapshot(ref).read(path)
@@ -245,22 +267,26 @@ class LocalGitHub:
         return {path: data for path, data in found.items() if data is not None}
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
+        self._allow("list_reviews")
         self._check_pr(repo, number)
         with self._lock:
             return [ReviewInfo(r.id, r.user, r.state, r.commit_id, r.body) for r in self.reviews]
 
     def list_issue_comments(self, repo: str, number: int) -> list[CommentInfo]:
+        self._allow("list_issue_comments")
         self._check_pr(repo, number)
         with self._lock:
             return [CommentInfo(c.id, c.user, c.body) for c in self.issue_comments]
 
     def list_review_comments(self, repo: str, number: int) -> list[ReviewCommentInfo]:
+        self._allow("list_review_comments")
         self._check_pr(repo, number)
         with self._lock:
             return [ReviewCommentInfo(c.id, c.user, c.path, c.line, c.body, c.commit_id)
                     for r in self.reviews for c in r.comments]
 
     def get_permission(self, repo: str, login: str) -> str:
+        self._allow("get_permission")
         self._check_pr(repo)
         return self._permission(login)
 
@@ -268,6 +294,7 @@ class LocalGitHub:
         return "write" if login == self.bot else self.permissions.get(login, self.default_permission)
 
     def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
+        self._allow("get_team_membership")
         with self._lock:
             members = self.team_members.get(f"{org}/{team_slug}".casefold())
         if members is None:
@@ -286,6 +313,7 @@ class LocalGitHub:
         return None  # no HTTP, no rate limit
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
+        self._allow("list_check_runs")
         self._check_pr(repo)
         sha = self.resolve(head_sha)
         with self._lock:
@@ -297,6 +325,7 @@ class LocalGitHub:
                          output: CheckRunOutput | None = None, external_id: str = "",
                          conclusion: CheckConclusion | None = None,
                          actions: Sequence[Mapping[str, str]] = ()) -> int:
+        self._allow("create_check_run")
         self._check_pr(repo)
         try:
             sha = self.resolve(head_sha)
@@ -318,6 +347,7 @@ class LocalGitHub:
                          conclusion: CheckConclusion | None = None,
                          output: CheckRunOutput | None = None,
                          actions: Sequence[Mapping[str, str]] = ()) -> None:
+        self._allow("update_check_run")
         self._check_pr(repo)
         with self._lock:
             run = next((r for r in self.check_runs if r.id == check_run_id), None)
@@ -354,6 +384,7 @@ class LocalGitHub:
     # -- writing: reviews --------------------------------------------------------------------
     def create_review(self, repo: str, number: int, commit_sha: str, event: ReviewEvent, body: str,
                       comments: Sequence[InlineComment] = ()) -> int:
+        self._allow("create_review")
         self._check_pr(repo, number)
         return self._add_review(self.bot, event, body, commit_sha, comments)
 
@@ -399,11 +430,20 @@ class LocalGitHub:
             return review.id
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
+        self._allow("dismiss_review")
         self._check_pr(repo, number)
+        self.dismiss_as(self.bot, review_id, message)
+
+    def dismiss_as(self, user: str, review_id: int, message: str) -> None:
+        """``user`` dismisses a review; on a protected branch that restricts dismissals only admins and the
+        allowed actors may (GitHub: 403)."""
         with self._lock:
             review = next((r for r in self.reviews if r.id == review_id), None)
             if review is None:
                 raise NotFound(f"Not Found: review {review_id}", status=404)
+            if self.protection is not None and not self.protection.may_dismiss(user, self._permission(user)):
+                raise GitHubError("Forbidden: only repository administrators and the actors allowed to dismiss pull "
+                                  "request reviews may dismiss reviews on this protected branch", status=403)
             if review.state not in ("APPROVED", "CHANGES_REQUESTED"):
                 raise unprocessable(f"Can not dismiss a {review.state.lower()} pull request review")
             if not message:
@@ -414,6 +454,7 @@ class LocalGitHub:
 
     # -- writing: issue comments -------------------------------------------------------------
     def create_issue_comment(self, repo: str, number: int, body: str) -> int:
+        self._allow("create_issue_comment")
         self._check_pr(repo, number)
         return self.add_issue_comment(self.bot, body)
 
@@ -428,6 +469,7 @@ class LocalGitHub:
             return comment.id
 
     def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None:
+        self._allow("edit_issue_comment")
         self._check_pr(repo)
         _check_body(body)
         with self._lock:
@@ -463,16 +505,44 @@ class LocalGitHub:
             return merge_blockers(self.protection, self.reviews, self.check_runs, self.resolve(self.head),
                                   self._permission)
 
+    def mergeable_state(self) -> str:
+        """GitHub's ``mergeable_state``: dirty, blocked, behind, unstable or clean (``bot.app.local_merge``)."""
+        with self._lock:
+            head, base = self.resolve(self.head), self.resolve(self.base)
+            return mergeable_state(self.protection, self.merge_blockers(), self.check_runs, head,
+                                   self._conflicts(base, head), not self._contains(head, base))
+
+    def _conflicts(self, base: str, head: str) -> bool:
+        """Whether merging ``head`` into ``base`` conflicts (``git merge-tree --write-tree`` exits 1)."""
+        key = (base, head)
+        if key not in self._merges:
+            try:
+                run_git(self.repo_path, "merge-tree", "--write-tree", "--no-messages", base, head)
+                self._merges[key] = False
+            except GitError:
+                self._merges[key] = True
+        return self._merges[key]
+
+    def _contains(self, head: str, base: str) -> bool:
+        """Whether ``base`` is an ancestor of ``head`` (the head is up to date with the base)."""
+        try:
+            run_git(self.repo_path, "merge-base", "--is-ancestor", base, head)
+            return True
+        except GitError:
+            return False
+
     def rollup_contexts(self, head_sha: str) -> list[dict[str, Any]]:
         """The head commit's check contexts in GraphQL's shape (what the stand-in's ``/graphql`` serves)."""
         with self._lock:
             return rollup_contexts(self.protection, self.check_runs, self.resolve(head_sha))
 
     def check_states(self, repo: str, number: int, head_sha: str) -> list[CheckState] | None:
+        self._allow("check_states")
         self._check_pr(repo, number)
         return [state_of(node) for node in self.rollup_contexts(head_sha)]
 
     def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
+        self._allow("enable_auto_merge")
         self._check_pr(repo, number)
         with self._lock:
             if node_id != self.node_id:
@@ -483,20 +553,26 @@ class LocalGitHub:
                 raise unprocessable(f"Invalid merge method {merge_method!r}")
             if self.merged is not None or not self.state_open:
                 raise unprocessable("Pull request is closed")
-            if not self.merge_blockers():
-                raise unprocessable("Pull request is in clean status")
+            state = self.mergeable_state()
+            if state in MERGEABLE:
+                raise unprocessable(f"Pull request is in {state} status")
             self.auto_merge = merge_method
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
+        self._allow("merge_pull_request")
         self._check_pr(repo, number)
         with self._lock:
             if self.merged is not None or not self.state_open:
                 raise GitHubError("Pull Request is not mergeable", status=405)
             if head_sha and self.resolve(self.head) != head_sha:
                 raise GitHubError("Head branch was modified. Review and try the merge again.", status=409)
-            blockers = self.merge_blockers()
-            if blockers:
-                raise GitHubError(f"Pull Request is not mergeable: {'; '.join(blockers)}", status=405)
+            state = self.mergeable_state()
+            if state == "dirty":
+                raise GitHubError("Pull Request is not mergeable: the head conflicts with the base", status=405)
+            if state == "blocked":
+                raise GitHubError(f"Pull Request is not mergeable: {'; '.join(self.merge_blockers())}", status=405)
+            if state == "behind":
+                raise GitHubError("Head branch is out of date with the base branch", status=405)
             self._merge(merge_method.upper(), self.bot)
 
     def _merge(self, method: str, by: str) -> None:
@@ -506,7 +582,8 @@ class LocalGitHub:
 
     def _settle(self) -> None:
         """Auto-merge: merge as soon as nothing blocks (called, lock held, after every change of state)."""
-        if self.auto_merge is not None and self.merged is None and self.state_open and not self.merge_blockers():
+        if self.auto_merge is not None and self.merged is None and self.state_open and \
+                self.mergeable_state() in MERGEABLE:
             self._merge(self.auto_merge, "auto-merge")
 
     # -- inspection --------------------------------------------------------------------------
@@ -521,6 +598,7 @@ class LocalGitHub:
                 "auto_merge": self.auto_merge,
                 "merged": self.merged,
                 "merge_blockers": self.merge_blockers(),
+                "mergeable_state": self.mergeable_state() if self.merged is None else "merged",
             }
 
     def render(self) -> str:
