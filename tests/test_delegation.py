@@ -95,7 +95,7 @@ def test_an_owner_authoring_their_own_change_needs_no_other_approval(repo: Path)
 def test_a_new_blocking_finding_withdraws_the_approval(repo: Path, tmp_path: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))  # nothing merges meanwhile
+        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))  # no merge meanwhile
         gh.add_review(DATAPROC_OWNER)
         assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
         git(repo, "checkout", "-q", "-B", "broken", "pr")
@@ -177,7 +177,7 @@ def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_di
 def test_an_owner_who_changes_their_mind_withdraws_the_bots_approval(repo: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))  # nothing merges meanwhile
+        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))  # no merge meanwhile
         gh.add_review(DATAPROC_OWNER)
         assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
         assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]  # a redelivery: approved once
@@ -220,7 +220,8 @@ def check_lists(section: str) -> dict[str, list[str]]:
 def test_the_merge_section_names_the_required_checks_that_hold_the_merge_back(repo: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci", "build", "never-started"))
+        gh.protection = BranchProtection(required_approvals=0,
+                                         required_checks=(CHECK_NAME, "ci", "build", "never-started"))
         head = gh.resolve("pr")
         gh.create_check_run(REPO, head, "ci", "completed", conclusion="failure")
         gh.create_check_run(REPO, head, "build", "in_progress")

@@ -31,6 +31,7 @@ pytestmark = pytest.mark.e2e
 REPO = "OpenLineage/OpenLineage"
 NUMBER = 7
 SECRET = "e2e-secret"
+INSTALLATION = {"id": 1, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}  # as GitHub's payloads carry it
 
 
 def free_port() -> int:
@@ -166,7 +167,7 @@ class Service:
         payload["repository"]["full_name"] = REPO
         payload["number"] = payload["pull_request"]["number"] = NUMBER
         payload["pull_request"]["head"]["sha"] = head_sha
-        payload["installation"] = {"id": 1}
+        payload["installation"] = INSTALLATION
         body = json.dumps(payload).encode()
         status, _ = http("POST", f"{self.web}/webhook", body, {
             "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": str(uuid.uuid4()),

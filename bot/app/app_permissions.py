@@ -39,10 +39,10 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "update_check_run": ((("checks", "write"),),),
     "create_review": ((("pull_requests", "write"),),),
     "dismiss_review": ((("pull_requests", "write"),),),
-    # merging writes the base branch: "Merge a pull request" needs Contents write; so does enabling auto-merge,
-    # which merges later on the App's behalf (GraphQL ``enablePullRequestAutoMerge``).
+    # merging writes the base branch: "Merge a pull request" needs Contents write. GraphQL's
+    # ``enablePullRequestAutoMerge`` is in no table; it is modelled as a pull request write.
     "merge_pull_request": ((("contents", "write"),),),
-    "enable_auto_merge": ((("contents", "write"), ("pull_requests", "write")),),
+    "enable_auto_merge": ((("pull_requests", "write"),),),
     "create_issue_comment": ((("issues", "write"),), (("pull_requests", "write"),)),
     "edit_issue_comment": ((("issues", "write"),), (("pull_requests", "write"),)),
 }

@@ -343,6 +343,15 @@ class LocalGitHub:
             self._settle()
             return run.id
 
+    def add_check_run(self, name: str, status: str = "completed", conclusion: str | None = None) -> int:
+        """Another App's check run on the head (a CI), outside the bot's permissions."""
+        state, result = _check_status(status, conclusion)
+        with self._lock:
+            run = CheckRunRecord(next(self._ids), self.resolve(self.head), name, state, result, "")
+            self.check_runs.append(run)
+            self._settle()
+            return run.id
+
     def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
                          conclusion: CheckConclusion | None = None,
                          output: CheckRunOutput | None = None,

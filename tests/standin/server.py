@@ -32,9 +32,11 @@ from bot.app.local_github import LocalGitHub
 from bot.snapshot import GitError, run_git
 from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 
+ADMIN = "repository-admin"  # the stand-in's administrator: dismisses reviews through /_standin/dismissals
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
 CONTENTS_INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
 RATE_LIMIT = 5000
+LEGACY_PERMISSION = {"maintain": "write", "triage": "read"}  # "Get repository permissions for a user"
 
 
 def generate_private_key_pem() -> str:
@@ -106,6 +108,31 @@ class Pacing:
 
 
 @dataclass
+class ContentLimit:
+    """GitHub's secondary rate limit on content creation ("Rate limits for the REST API": no more than 80
+    content-generating requests per minute, 500 per hour): at most ``count`` creating requests (POSTs of
+    comments, reviews, check runs) per ``seconds``; the next is answered 403 with ``retry-after``."""
+
+    count: int
+    seconds: float
+    created: list[float] = field(default_factory=list)  # monotonic times of the creations in the window
+    refused: int = 0
+
+    CREATING = ("/repos/*/*/issues/*/comments", "/repos/*/*/pulls/*/reviews", "/repos/*/*/check-runs")
+
+    def take(self, method: str, path: str, now: float) -> float | None:
+        """Seconds to wait when this request is over the limit (counted as refused), else None (counted)."""
+        if method != "POST" or not any(fnmatch.fnmatchcase(path, p) for p in self.CREATING):
+            return None
+        self.created[:] = [t for t in self.created if now - t < self.seconds]
+        if len(self.created) >= self.count:
+            self.refused += 1
+            return max(self.created[0] + self.seconds - now, 0.0)
+        self.created.append(now)
+        return None
+
+
+@dataclass
 class StandInState:
     """Everything the server knows besides the pull request: App, tokens, faults, request log."""
 
@@ -124,6 +151,7 @@ class StandInState:
     remaining: int = RATE_LIMIT
     latency: float = 0.0  # seconds added to every API request (real GitHub: about 0.05-0.3)
     pacing: Pacing = field(default_factory=Pacing)
+    content_limit: ContentLimit | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     manifests: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)  # code -> (manifest, issued)
     registered: dict[str, Any] = field(default_factory=dict)  # the App the manifest flow created (its secret)
@@ -171,7 +199,8 @@ class StandInState:
         with self.lock:
             state.update(requests=list(self.requests), fault_hits=list(self.fault_hits),
                          faults=[asdict(f) for f in self.faults], rate_limit_remaining=self.remaining,
-                         latency=self.latency, pacing=self.pacing.as_dict())
+                         latency=self.latency, pacing=self.pacing.as_dict(),
+                         content_limit_refused=self.content_limit.refused if self.content_limit else 0)
         return state
 
 
@@ -198,6 +227,13 @@ def create_app(state: StandInState) -> Flask:
                 request.environ["standin.write"] = state.pacing.begin(request.method, request.path, time.monotonic())
         if state.latency > 0:
             time.sleep(state.latency)
+        if state.content_limit is not None:
+            with state.lock:
+                wait = state.content_limit.take(request.method, request.path, time.monotonic())
+            if wait is not None:
+                return _error(403, "You have exceeded a secondary rate limit and have been temporarily blocked from "
+                                   "content creation. Please retry your request again later.",
+                              {"retry-after": str(int(wait) + 1)})
         fault = state.take_fault(request.method, request.path)
         if fault is None:
             return None
@@ -222,7 +258,8 @@ def create_app(state: StandInState) -> Flask:
         if not request.path.startswith("/_standin/"):
             with state.lock:
                 state.requests.append({"method": request.method, "path": request.path,
-                                       "status": response.status_code})
+                                       "status": response.status_code,
+                                       "api_version": request.headers.get("X-GitHub-Api-Version")})
                 # The App's own (JWT) calls have their own limit; installation calls share this one.
                 if "x-ratelimit-remaining" not in response.headers and not request.path.startswith("/app"):
                     state.remaining = max(0, state.remaining - 1)
@@ -294,7 +331,8 @@ def create_app(state: StandInState) -> Flask:
         if installation_id != state.installation_id:
             raise ApiError(404, "Not Found")
         token, expires = state.issue_token()
-        return jsonify(token=token, expires_at=_iso(expires), permissions={}, repository_selection="all"), 201
+        return jsonify(token=token, expires_at=_iso(expires), permissions=local.app_permissions or {},
+                       repository_selection="all"), 201
 
     # -- the manifest flow (github.com's page, then the API's one-time exchange) ------------------
     @app.post("/settings/apps/new")
@@ -340,7 +378,8 @@ def create_app(state: StandInState) -> Flask:
         repo = {"full_name": pr.repo, "default_branch": pr.default_branch}
         auto_merge = {"merge_method": local.auto_merge.lower()} if local.auto_merge else None
         return jsonify(number=pr.number, state=pr.state, draft=pr.draft, title=f"PR {pr.number}", node_id=pr.node_id,
-                       merged=pr.merged, auto_merge=auto_merge,
+                       merged=pr.merged, auto_merge=auto_merge, mergeable_state=local.mergeable_state(),
+                       changed_files=len(local.list_pull_request_files(pr.repo, pr.number)[0]),
                        user={"login": pr.author},
                        head={"sha": pr.head_sha, "ref": pr.head_ref, "repo": repo},
                        base={"sha": pr.base_sha, "ref": pr.base_ref, "repo": repo})
@@ -407,8 +446,9 @@ def create_app(state: StandInState) -> Flask:
     # -- permissions -----------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/collaborators/<login>/permission")
     def permission(owner: str, name: str, login: str) -> Response:
-        level = local.get_permission(repo_of(owner, name), login)
-        return jsonify(permission=level, role_name=level, user={"login": login})
+        role = local.get_permission(repo_of(owner, name), login)
+        # GitHub's ``permission`` is the legacy level (maintain reads write, triage reads read); ``role_name`` the role
+        return jsonify(permission=LEGACY_PERMISSION.get(role, role), role_name=role, user={"login": login})
 
     # -- organisation teams ----------------------------------------------------------------
     @app.get("/orgs/<org>/teams/<team>")
@@ -565,9 +605,9 @@ def create_app(state: StandInState) -> Flask:
 
     @app.post("/_standin/dismissals")
     def dismiss_someones_review() -> Response:
-        """A maintainer dismisses a review (``{"review_id", "message"}``)."""
+        """Someone dismisses a review (``{"review_id", "message", "user"}``; default: the repository's admin)."""
         body = _json()
-        local.dismiss_review(local.repo, local.number, int(body["review_id"]), body.get("message", "dismissed"))
+        local.dismiss_as(str(body.get("user") or ADMIN), int(body["review_id"]), body.get("message", "dismissed"))
         return jsonify(id=body["review_id"], state="DISMISSED")
 
     @app.post("/_standin/comments")
@@ -590,8 +630,17 @@ def create_app(state: StandInState) -> Flask:
             state.latency = float(body["latency"])
         if "write_pause" in body:
             state.pacing.pause = float(body["write_pause"])
+        if "grant" in body:  # an administrator grants the App more (as accepting its new permissions on GitHub)
+            local.app_permissions = {**(local.app_permissions or {}), **body["grant"]}
         return jsonify(tree_limit=state.tree_limit, token_ttl=state.token_ttl, latency=state.latency,
-                       write_pause=state.pacing.pause)
+                       write_pause=state.pacing.pause, app_permissions=local.app_permissions)
+
+    @app.post("/_standin/check-runs")
+    def add_others_check_run() -> Response:
+        """Another App's check run on the head (``{"name", "status", "conclusion"}``), e.g. a CI that fails."""
+        body = _json()
+        run_id = local.add_check_run(str(body["name"]), str(body.get("status", "completed")), body.get("conclusion"))
+        return jsonify(id=run_id)
 
     return app
 
