@@ -27,7 +27,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 
 
 def post(svc: Service, path: str, body: dict[str, Any]) -> Any:
-    status, answer = http("POST", f"{svc.github}{path}", json.dumps(body).encode(), {"Content-Type": "application/json"})
+    status, answer = http("POST", f"{svc.github}{path}", json.dumps(body).encode(),
+                          {"Content-Type": "application/json"})
     assert status == 200, answer
     return answer
 

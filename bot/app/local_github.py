@@ -8,7 +8,11 @@ are kept as plain data. GitHub's rules that bite are enforced with the status Gi
 
 - at most 50 annotations per check run request; summary and text at most 65,535 characters;
 - a review inline comment on a line outside the diff fails the whole review;
-- only approving or change-requesting reviews can be dismissed; bodies at most 65,536 characters.
+- only approving or change-requesting reviews can be dismissed; bodies at most 65,536 characters;
+- the App's permissions (``app_permissions``, app.yml's: ``bot.app.app_permissions``): 403 "Resource not
+  accessible by integration" for a call they do not cover;
+- the base branch's protection (``bot.app.local_merge``): who counts toward required reviews (no App), who
+  may dismiss (403), required checks, ``mergeable_state`` (405 for a merge that is dirty, blocked, behind).
 
 The ``replay`` command prints ``render()``; the stand-in server serves ``state()`` as JSON.
 """
