@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bot.app import github_limits
 from bot.app.github_api import (
     ChangedFile,
     CheckRunInfo,
@@ -26,7 +27,7 @@ from bot.app.github_api import (
 )
 from bot.changes import diff_lines
 
-TEXT_LIMIT = 65_535
+TEXT_LIMIT = github_limits.OUTPUT_CHARS
 BOT = "registry-bot[bot]"
 
 

@@ -36,7 +36,7 @@ import requests
 from github import Auth, Github, GithubException, GithubIntegration
 from github.Requester import Requester
 
-from bot.app import graphql_reads, required_checks
+from bot.app import github_limits, graphql_reads, required_checks
 from bot.app.github_api import (
     ChangedFile,
     CheckConclusion,
@@ -65,8 +65,8 @@ ENABLE_AUTO_MERGE = ("mutation($id: ID!, $head: GitObjectID!, $method: PullReque
                      "enablePullRequestAutoMerge(input: {pullRequestId: $id, expectedHeadOid: $head, "
                      "mergeMethod: $method}) { pullRequest { number } } }")
 GRAPHQL = "graphql"  # the GraphQL endpoint, relative to the REST base as PyGithub derives it
-MAX_PR_FILES = 3000  # GitHub lists at most 3000 files of a pull request
-PER_PAGE = 100
+MAX_PR_FILES = github_limits.PR_FILES  # GitHub lists at most 3000 files of a pull request
+PER_PAGE = github_limits.PER_PAGE
 TOKEN_MARGIN = 300.0  # refresh an installation token 5 minutes before it expires
 TEAM_VISIBILITY_TTL = 3600.0  # a team GitHub showed the installation is taken as visible this long
 BLOB_CACHE_BYTES = 64 * 1024 * 1024  # blobs are immutable: base and head share most of them

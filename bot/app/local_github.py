@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from bot.app import github_limits
 from bot.app.app_permissions import check as check_permissions
 from bot.app.github_api import (
     Annotation,
@@ -58,11 +59,11 @@ from bot.changes import ChangeSet, Status, diff_lines, in_one_hunk
 from bot.render.inert import markdown_line
 from bot.snapshot import GitError, GitSnapshot, SnapshotError, run_git
 
-MAX_ANNOTATIONS_PER_REQUEST = 50
-MAX_OUTPUT_CHARS = 65_535
-MAX_BODY_CHARS = 65_536
-MAX_FILES = 3000
-MAX_ACTIONS = 3
+MAX_ANNOTATIONS_PER_REQUEST = github_limits.ANNOTATIONS_PER_REQUEST
+MAX_OUTPUT_CHARS = github_limits.OUTPUT_CHARS
+MAX_BODY_CHARS = github_limits.BODY_CHARS
+MAX_FILES = github_limits.PR_FILES
+MAX_ACTIONS = github_limits.ACTIONS_PER_RUN
 _STATUS = {Status.ADDED: "added", Status.MODIFIED: "modified", Status.RENAMED: "renamed", Status.DELETED: "removed"}
 _CONCLUSIONS = {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}
 _LEVELS = {"notice", "warning", "failure"}

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from functools import partial
 from itertools import pairwise
 
+from bot.app import github_limits
 from bot.app.github_api import (
     Annotation,
     AnnotationLevel,
@@ -45,7 +46,7 @@ from bot.render.markdown import (
 log = logging.getLogger(__name__)
 
 CHECK_NAME = "OpenLineage registry"
-ANNOTATIONS_PER_REQUEST = 50
+ANNOTATIONS_PER_REQUEST = github_limits.ANNOTATIONS_PER_REQUEST
 MAX_ANNOTATIONS = 1000
 ANNOTATION_MESSAGE_LIMIT = 3_400  # plus a 500-character hint and the notes of their lengths: under 4,000
 INLINE_MESSAGE_LIMIT = 4_000  # characters of a message in an inline comment (GitHub takes 65,536)

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, Response, jsonify, request
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
+from bot.app import github_limits
 from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
 from bot.app.local_github import LocalGitHub
 from bot.snapshot import GitError, run_git
@@ -34,7 +35,7 @@ from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 
 ADMIN = "repository-admin"  # the stand-in's administrator: dismisses reviews through /_standin/dismissals
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
-CONTENTS_INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
+CONTENTS_INLINE_LIMIT = github_limits.CONTENTS_INLINE_BYTES
 RATE_LIMIT = 5000
 LEGACY_PERMISSION = {"maintain": "write", "triage": "read"}  # "Get repository permissions for a user"
 
@@ -142,7 +143,7 @@ class StandInState:
     slug: str = "registry-bot"
     installation_id: int = 1
     token_ttl: float = 3600.0
-    tree_limit: int = 100_000  # GitHub truncates recursive trees past 100,000 entries
+    tree_limit: int = github_limits.TREE_ENTRIES
     clock: Callable[[], float] = time.time
     tokens: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
     faults: list[Fault] = field(default_factory=list)
