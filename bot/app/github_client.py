@@ -557,6 +557,8 @@ class GitHubClient:
             return None
         if not isinstance(data, dict) or data.get("type") != "file":
             return None  # a folder, a symlink or a submodule
+        if "path" in data and str(data["path"]).strip("/") != path.strip("/"):
+            return None  # GitHub followed a symlink to another file: the bot does not follow symlinks
         if data.get("encoding") == "base64":
             return _decode(data)
         size = int(data.get("size") or 0)  # over 1 MB the contents API leaves the content out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import fnmatch
 import json
+import posixpath
 import secrets
 import threading
 import time
@@ -529,23 +530,41 @@ def create_app(state: StandInState) -> Flask:
 
     @app.get("/repos/<owner>/<name>/contents/<path:path>")
     def contents(owner: str, name: str, path: str) -> Response:
+        """A file, as GitHub's contents API serves it: a symlink to a normal file of the repository is
+        followed (the answer is that file, under its own ``path``); any other symlink is described."""
         repo_of(owner, name)
         ref = request.args.get("ref") or local.default_branch
+        entry = tree_entry(ref, path)
+        if entry is None:
+            raise ApiError(404, "Not Found")
+        mode, kind, obj, found = entry
+        if kind == "tree":
+            return jsonify([])  # a folder: the bot only reads files
+        data = run_git(local.repo_path, "cat-file", "blob", obj)
+        if mode == "120000":
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(found), data.decode("utf-8", "replace")))
+            followed = None if target.startswith(("../", "/")) or target == ".." else tree_entry(ref, target)
+            if followed is None or followed[0] in ("120000", "160000") or followed[1] != "blob":
+                return jsonify(type="symlink", target=data.decode("utf-8", "replace"), path=found, sha=obj,
+                               size=len(data))
+            mode, kind, obj, found = followed
+            data = run_git(local.repo_path, "cat-file", "blob", obj)
+        inline = len(data) <= CONTENTS_INLINE_LIMIT
+        return jsonify(type="file", path=found, sha=obj, size=len(data),
+                       encoding="base64" if inline else "none", content=_b64(data) if inline else "")
+
+    def tree_entry(ref: str, path: str) -> tuple[str, str, str, str] | None:
+        """(mode, type, object, path) of ``path`` at ``ref``; None when it is not there."""
         try:
             listing = run_git(local.repo_path, "ls-tree", "-l", "-z", "--end-of-options", ref, "--", path)
         except GitError as exc:
             raise ApiError(404, f"No commit found for the ref {ref}") from exc
         record = listing.split(b"\x00")[0]
         if not record:
-            raise ApiError(404, "Not Found")
+            return None
         meta, _, found = record.partition(b"\t")
         mode, kind, obj, _ = meta.decode().split()
-        if kind == "tree":
-            return jsonify([])  # a folder: the bot only reads files
-        data = run_git(local.repo_path, "cat-file", "blob", obj)
-        inline = len(data) <= CONTENTS_INLINE_LIMIT
-        return jsonify(type="symlink" if mode == "120000" else "file", path=found.decode(), sha=obj, size=len(data),
-                       encoding="base64" if inline else "none", content=_b64(data) if inline else "")
+        return mode, kind, obj, found.decode()
 
     @app.post("/graphql")
     def graphql() -> Response:
