@@ -19,14 +19,17 @@ The ``replay`` command prints ``render()``; the stand-in server serves ``state()
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bot.app import github_limits
+from bot.app.app_permissions import NEEDS
 from bot.app.app_permissions import check as check_permissions
 from bot.app.github_api import (
     Annotation,
@@ -162,6 +165,9 @@ class LocalGitHub:
         self._snapshots: dict[str, GitSnapshot] = {}
         self._files: dict[tuple[str, str], list[ChangedFile]] = {}
         self._merges: dict[tuple[str, str], bool] = {}  # (base, head) -> the merge conflicts
+        self.calls: list[str] = []  # every GitHubAPI call, in order
+        self.writes: list[tuple[str, dict[str, Any]]] = []  # every write call with its arguments, in order
+        self._failures: dict[str, list[Exception]] = {}  # method -> errors its next calls raise (``fail``)
         self.resolve(base)
         self.resolve(head)
 
@@ -187,9 +193,34 @@ class LocalGitHub:
                 snap.close()
             self._snapshots.clear()
 
-    def _allow(self, method: str) -> None:
-        """GitHub's 403 for a call the App's permissions do not cover (``bot.app.app_permissions``)."""
+    def _enter(self, method: str, arguments: dict[str, Any]) -> None:
+        """Before every ``GitHubAPI`` call: log it (``calls``, ``writes``), raise an injected failure
+        (``fail``), then GitHub's 403 for a call the App's permissions do not cover (``bot.app.app_permissions``)."""
+        with self._lock:
+            self.calls.append(method)
+            if method in WRITE_CALLS:
+                self.writes.append((method, arguments))
+            queued = self._failures.get(method)
+            error = queued.pop(0) if queued else None
+        if error is not None:
+            raise error
         check_permissions(self.app_permissions, method)
+
+    def fail(self, method: str, error: Exception, times: int = 1) -> None:
+        """Make the next ``times`` calls of ``method`` raise ``error`` (a test's fault injection)."""
+        with self._lock:
+            self._failures.setdefault(method, []).extend([error] * times)
+
+    def methods_written(self) -> list[str]:
+        """The write calls made so far, in order."""
+        with self._lock:
+            return [method for method, _ in self.writes]
+
+    def runs_for(self, head_sha: str) -> list[CheckRunRecord]:
+        """The check runs on ``head_sha``, oldest first."""
+        sha = self.resolve(head_sha)
+        with self._lock:
+            return [r for r in self.check_runs if r.head_sha == sha]
 
     def _check_pr(self, repo: str, number: int | None = None) -> None:
         if repo != self.repo or (number is not None and number != self.number):
@@ -214,8 +245,10 @@ class LocalGitHub:
 
     # -- reading -----------------------------------------------------------------------------
     def get_pull_request(self, repo: str, number: int) -> PullRequest:
-        self._allow("get_pull_request")
         self._check_pr(repo, number)
+        return self._pull()
+
+    def _pull(self) -> PullRequest:
         return PullRequest(repo=self.repo, number=self.number, head_sha=self.resolve(self.head),
                            base_sha=self.resolve(self.base), base_ref=self.base, head_ref=self.head,
                            author=self.author, state="open" if self.state_open else "closed",
@@ -227,18 +260,15 @@ class LocalGitHub:
         return f"PR_{self.repo}#{self.number}"
 
     def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
-        self._allow("list_pull_request_files")
         self._check_pr(repo, number)
         files = self._changed_files(self.resolve(self.head))
         return files[: self.max_files], len(files) > self.max_files
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
-        self._allow("list_open_pull_requests_for_sha")
         self._check_pr(repo)
         return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
-        self._allow("read_tree")
         self._check_pr(repo)
         snap = self._snapshot(ref)
         wanted = normalise_prefixes(prefixes)
@@ -260,7 +290,6 @@ class LocalGitHub:
         return out
 
     def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
-        self._allow("read_file")
         self._check_pr(repo)
         try:
             return self._snapshot(ref).read(path)
@@ -272,26 +301,22 @@ class LocalGitHub:
         return {path: data for path, data in found.items() if data is not None}
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
-        self._allow("list_reviews")
         self._check_pr(repo, number)
         with self._lock:
             return [ReviewInfo(r.id, r.user, r.state, r.commit_id, r.body) for r in self.reviews]
 
     def list_issue_comments(self, repo: str, number: int) -> list[CommentInfo]:
-        self._allow("list_issue_comments")
         self._check_pr(repo, number)
         with self._lock:
             return [CommentInfo(c.id, c.user, c.body) for c in self.issue_comments]
 
     def list_review_comments(self, repo: str, number: int) -> list[ReviewCommentInfo]:
-        self._allow("list_review_comments")
         self._check_pr(repo, number)
         with self._lock:
             return [ReviewCommentInfo(c.id, c.user, c.path, c.line, c.body, c.commit_id)
                     for r in self.reviews for c in r.comments]
 
     def get_permission(self, repo: str, login: str) -> str:
-        self._allow("get_permission")
         self._check_pr(repo)
         return self._permission(login)
 
@@ -299,7 +324,6 @@ class LocalGitHub:
         return "write" if login == self.bot else self.permissions.get(login, self.default_permission)
 
     def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
-        self._allow("get_team_membership")
         with self._lock:
             members = self.team_members.get(f"{org}/{team_slug}".casefold())
         if members is None:
@@ -318,7 +342,6 @@ class LocalGitHub:
         return None  # no HTTP, no rate limit
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
-        self._allow("list_check_runs")
         self._check_pr(repo)
         sha = self.resolve(head_sha)
         with self._lock:
@@ -330,7 +353,6 @@ class LocalGitHub:
                          output: CheckRunOutput | None = None, external_id: str = "",
                          conclusion: CheckConclusion | None = None,
                          actions: Sequence[Mapping[str, str]] = ()) -> int:
-        self._allow("create_check_run")
         self._check_pr(repo)
         try:
             sha = self.resolve(head_sha)
@@ -361,7 +383,6 @@ class LocalGitHub:
                          conclusion: CheckConclusion | None = None,
                          output: CheckRunOutput | None = None,
                          actions: Sequence[Mapping[str, str]] = ()) -> None:
-        self._allow("update_check_run")
         self._check_pr(repo)
         with self._lock:
             run = next((r for r in self.check_runs if r.id == check_run_id), None)
@@ -398,7 +419,6 @@ class LocalGitHub:
     # -- writing: reviews --------------------------------------------------------------------
     def create_review(self, repo: str, number: int, commit_sha: str, event: ReviewEvent, body: str,
                       comments: Sequence[InlineComment] = ()) -> int:
-        self._allow("create_review")
         self._check_pr(repo, number)
         return self._add_review(self.bot, event, body, commit_sha, comments)
 
@@ -444,7 +464,6 @@ class LocalGitHub:
             return review.id
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
-        self._allow("dismiss_review")
         self._check_pr(repo, number)
         self.dismiss_as(self.bot, review_id, message)
 
@@ -468,7 +487,6 @@ class LocalGitHub:
 
     # -- writing: issue comments -------------------------------------------------------------
     def create_issue_comment(self, repo: str, number: int, body: str) -> int:
-        self._allow("create_issue_comment")
         self._check_pr(repo, number)
         return self.add_issue_comment(self.bot, body)
 
@@ -483,7 +501,6 @@ class LocalGitHub:
             return comment.id
 
     def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None:
-        self._allow("edit_issue_comment")
         self._check_pr(repo)
         _check_body(body)
         with self._lock:
@@ -551,12 +568,10 @@ class LocalGitHub:
             return rollup_contexts(self.protection, self.check_runs, self.resolve(head_sha))
 
     def check_states(self, repo: str, number: int, head_sha: str) -> list[CheckState] | None:
-        self._allow("check_states")
         self._check_pr(repo, number)
         return [state_of(node) for node in self.rollup_contexts(head_sha)]
 
     def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
-        self._allow("enable_auto_merge")
         self._check_pr(repo, number)
         with self._lock:
             if node_id != self.node_id:
@@ -573,7 +588,6 @@ class LocalGitHub:
             self.auto_merge = merge_method
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
-        self._allow("merge_pull_request")
         self._check_pr(repo, number)
         with self._lock:
             if self.merged is not None or not self.state_open:
@@ -605,7 +619,7 @@ class LocalGitHub:
         """Everything posted, as JSON-ready plain data."""
         with self._lock:
             return {
-                "pull_request": asdict(self.get_pull_request(self.repo, self.number)),
+                "pull_request": asdict(self._pull()),
                 "check_runs": [asdict(r) for r in self.check_runs],
                 "reviews": [asdict(r) for r in self.reviews],
                 "issue_comments": [asdict(c) for c in self.issue_comments],
@@ -624,6 +638,26 @@ class LocalGitHub:
             elif self.auto_merge is not None:
                 text += f"== Auto-merge enabled ({self.auto_merge}), waiting for: {'; '.join(self.merge_blockers())}\n"
             return text
+
+
+WRITE_CALLS = frozenset({"create_check_run", "update_check_run", "create_review", "dismiss_review",
+                         "enable_auto_merge", "merge_pull_request", "create_issue_comment", "edit_issue_comment"})
+
+
+def _entered(method: str, call: Callable[..., Any]) -> Callable[..., Any]:
+    signature = inspect.signature(call)
+
+    @functools.wraps(call)
+    def entered(self: LocalGitHub, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        self._enter(method, {k: v for k, v in bound.arguments.items() if k != "self"})
+        return call(self, *args, **kwargs)
+    return entered
+
+
+for _method in NEEDS:  # every GitHubAPI call goes through ``LocalGitHub._enter``
+    setattr(LocalGitHub, _method, _entered(_method, getattr(LocalGitHub, _method)))
 
 
 def render_posts(check_runs: Sequence[CheckRunRecord], reviews: Sequence[ReviewRecord],
