@@ -166,6 +166,7 @@ class LocalGitHub:
         self._files: dict[tuple[str, str], list[ChangedFile]] = {}
         self._merges: dict[tuple[str, str], bool] = {}  # (base, head) -> the merge conflicts
         self.calls: list[str] = []  # every GitHubAPI call, in order
+        self.log: list[tuple[str, dict[str, Any]]] = []  # the same calls with their arguments
         self.writes: list[tuple[str, dict[str, Any]]] = []  # every write call with its arguments, in order
         self._failures: dict[str, list[Exception]] = {}  # method -> errors its next calls raise (``fail``)
         self.resolve(base)
@@ -198,6 +199,7 @@ class LocalGitHub:
         (``fail``), then GitHub's 403 for a call the App's permissions do not cover (``bot.app.app_permissions``)."""
         with self._lock:
             self.calls.append(method)
+            self.log.append((method, arguments))
             if method in WRITE_CALLS:
                 self.writes.append((method, arguments))
             queued = self._failures.get(method)
