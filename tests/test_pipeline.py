@@ -188,7 +188,7 @@ def test_only_needed_paths_are_fetched(pr_repo: Repo) -> None:
 
 
 def test_config_comes_from_the_default_branch_not_the_head(pr_repo: Repo) -> None:
-    gh, pr = load(pr_repo)
+    gh, _ = load(pr_repo)
     elsewhere = "paths:\n  registry: elsewhere\n"
     gh.push(pr_repo.change({".github/registry-bot.yml": elsewhere}))
     assert fetch(gh, gh.get_pull_request(REPO, 7)).config.paths.registry == "spec/registry"
