@@ -11,17 +11,18 @@ from pathlib import Path
 import pytest
 
 from bot.app.events import Job
+from bot.app.local_github import LocalGitHub
 from bot.app.worker import Resources, Worker, regression_stage
-from tests.fakes import FAKE_CHECKS, FakeGitHub, FakeRegressionStage
+from tests.fakes import FAKE_CHECKS, FakeRegressionStage
 from tests.gitrepo import Repo
 from tests.test_pipeline import ENTRY, REPO, broken_entry, load, make_pr_repo
 
 
 class OneClient:
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: LocalGitHub) -> None:
         self.gh = gh
 
-    def for_installation(self, installation_id: int) -> FakeGitHub:
+    def for_installation(self, installation_id: int) -> LocalGitHub:
         return self.gh
 
 
@@ -51,9 +52,9 @@ def test_the_stage_is_built_once_and_its_section_and_findings_are_published(
     assert worker.handle(job("d-2")) == "success"
     assert FakeRegressionStage.instances == built + 1  # one warm stage for every review
     _, second = gh.runs_for(pr.head_sha)
-    assert second.output is not None and "### Regression" in second.output.summary
-    assert "| fake-stage | 3 valid | 2 valid |" in second.output.summary
-    assert [(a.path, a.start_line, a.level, a.title) for a in second.annotations] == [
+    assert "### Regression" in second.summary
+    assert "| fake-stage | 3 valid | 2 valid |" in second.summary
+    assert [(a["path"], a["start_line"], a["level"], a["title"]) for a in second.annotations] == [
         (ENTRY, 1, "warning", "regression/undeclared-facet")]
     summary = gh.issue_comments[0].body
     assert "### Regression" in summary and "fake regression" in summary
@@ -65,7 +66,7 @@ def test_a_stage_that_cannot_be_imported_fails_the_review_saying_why(
     worker = Worker(OneClient(gh), Resources(regression_stage("bot.no_such_regression")), checks=FAKE_CHECKS)
     assert worker.handle(job("d-1")) == "failure"  # an unfinished regression never passes
     [run] = gh.runs_for(pr.head_sha)
-    assert run.status == "completed" and run.conclusion == "failure" and run.output is not None
+    assert run.status == "completed" and run.conclusion == "failure"
     assert run.title.startswith("OpenLineage registry ❌ could not finish: the regression could not run")
     assert "### Regression" in run.summary
     assert "No module named 'bot.no_such_regression'" in run.summary
@@ -76,7 +77,7 @@ def test_errors_still_fail_when_the_regression_cannot_run(pr_repo: Repo) -> None
     worker = Worker(OneClient(gh), Resources(regression_stage("bot.no_such_regression")), checks=FAKE_CHECKS)
     assert worker.handle(job("d-1")) == "failure"
     [run] = gh.runs_for(pr.head_sha)
-    assert [a.start_line for a in run.annotations] == [6]
+    assert [a["start_line"] for a in run.annotations] == [6]
     assert "No module named" in run.summary
 
 

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -226,7 +225,7 @@ def test_demo_builds_the_samples_site_and_says_where_to_open_it(tmp_path: Path) 
     assert {e["name"] for e in document["entries"]} >= {"dagster"}  # the sample's head, with its new entry
 
 
-def test_the_check_run_summary_previews_the_published_site(gh: Any, tmp_path: Path, corpus: Path) -> None:
+def test_the_check_run_summary_previews_the_published_site(tmp_path: Path, corpus: Path) -> None:
     from bot.app.worker import review_pull_request
     from tests.fakes import FAKE_CHECKS
     from tests.gitrepo import Repo
