@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -19,6 +19,7 @@ from bot.snapshot import GitSnapshot
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo, git
 
+G = TypeVar("G", bound=LocalGitHub)
 REPO = "OpenLineage/OpenLineage"
 ENTRY = "spec/registry/gcp/dataproc/registry.json"
 TEAM = "OpenLineage/committers"  # owns everything in the corpus's root CODEOWNERS
@@ -58,9 +59,10 @@ def pr_repo(tmp_path: Path, corpus: Path) -> Repo:
     return make_pr_repo(tmp_path, corpus)
 
 
-def load(repo: Repo, number: int = 7, **options: Any) -> tuple[LocalGitHub, PullRequest]:
-    """The in-memory GitHub serving ``repo``'s pull request ``main`` <- ``pr``, and that pull request."""
-    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=number, author="contributor", **options)
+def load(repo: Repo, number: int = 7, github: type[G] = LocalGitHub, **options: Any) -> tuple[G, PullRequest]:
+    """The in-memory GitHub (``github``: LocalGitHub or a subclass) serving ``repo``'s pull request ``main`` <-
+    ``pr``, and that pull request."""
+    gh = github(repo.path, "main", "pr", repo=REPO, number=number, author="contributor", **options)
     gh.set_team(TEAM, [])  # the corpus's root owner: a team GitHub shows, no one in it yet
     return gh, gh.get_pull_request(REPO, number)
 
