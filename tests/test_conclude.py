@@ -1,6 +1,6 @@
 """Every review concludes: GitHub's hour-long rate limit, a check run that cannot be concluded, an orphan run.
 
-The worker and the real queue (SQLite) run in this process against the shared fake; time is simulated: the
+The worker and the real queue (SQLite) run in this process against LocalGitHub; time is simulated: the
 queue, the worker and huey's schedule are read at a clock the test moves. The same faults against the real
 processes: ``tests/test_e2e_faults.py``.
 """

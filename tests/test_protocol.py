@@ -17,7 +17,6 @@ from bot.app.github_api import GitHubAPI, GitHubClientFactory
 from bot.app.github_client import AppClientFactory, GitHubClient
 from bot.app.local_github import LocalGitHub
 from bot.commands.replay import _Single
-from tests.fakes import FakeGitHub
 
 
 def rest(gh: GitHubClient) -> GitHubAPI:
@@ -25,10 +24,6 @@ def rest(gh: GitHubClient) -> GitHubAPI:
 
 
 def in_memory(gh: LocalGitHub) -> GitHubAPI:
-    return gh
-
-
-def fake(gh: FakeGitHub) -> GitHubAPI:
     return gh
 
 
