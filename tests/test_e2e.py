@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from bot.app.signature import sign
+from tests import conformance
 from tests.conftest import PAYLOADS, ROOT
 from tests.gitrepo import Repo, git
 from tests.test_pipeline import ENTRY, broken_entry
@@ -79,9 +80,11 @@ class Service:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
         self.queue_file = tmp / "queue.sqlite3"
+        self.record = tmp / "standin-requests.jsonl"  # every request the stand-in got (tests/conformance.py)
 
     def start(self, repo: Path) -> None:
         self.repo = repo
+        self.env["STANDIN_RECORD"] = str(self.record)
         standin = self._spawn("standin", [sys.executable, "-m", "tests.standin", "--repo", str(repo), "--port", "0",
                                           "--pr-base", "main", "--pr-head", "pr", "--pr-number", str(NUMBER),
                                           "--repo-name", REPO, "--app-key", str(self.tmp / "app.pem"),
@@ -142,6 +145,9 @@ class Service:
                 proc.wait(timeout=5)
             if proc.stdout:
                 proc.stdout.close()
+        self.procs.clear()
+        drift = conformance.check(conformance.read(self.record))
+        assert not drift, "requests GitHub's description does not allow:\n" + "\n".join(drift)
 
     # -- GitHub side ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:

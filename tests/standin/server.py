@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import fnmatch
 import json
+import os
 import posixpath
 import secrets
 import threading
@@ -258,6 +259,7 @@ def create_app(state: StandInState) -> Flask:
         if hold:
             time.sleep(float(hold))  # the write is done; the client waits for its answer
         if not request.path.startswith("/_standin/"):
+            record(response)
             with state.lock:
                 state.requests.append({"method": request.method, "path": request.path,
                                        "status": response.status_code,
@@ -270,6 +272,18 @@ def create_app(state: StandInState) -> Flask:
                     response.headers["x-ratelimit-reset"] = str(int(state.clock()) + 3600)
                     response.headers["x-ratelimit-resource"] = "graphql" if request.path == "/graphql" else "core"
         return response
+
+    recording = os.environ.get("STANDIN_RECORD")
+
+    def record(response: Response) -> None:
+        """Append the request to ``$STANDIN_RECORD`` (JSON lines) for the conformance check (tests/conformance.py)."""
+        if not recording:
+            return
+        line = json.dumps({"method": request.method, "path": request.path, "query": dict(request.args),
+                           "json": request.get_json(silent=True) if request.content_length else None,
+                           "status": response.status_code})
+        with state.lock, open(recording, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
 
     @app.teardown_request
     def end_write(_: BaseException | None) -> None:
