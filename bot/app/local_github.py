@@ -165,6 +165,7 @@ class LocalGitHub:
         self._snapshots: dict[str, GitSnapshot] = {}
         self._files: dict[tuple[str, str], list[ChangedFile]] = {}
         self._merges: dict[tuple[str, str], bool] = {}  # (base, head) -> the merge conflicts
+        self._ancestry: dict[tuple[str, str], bool] = {}  # (head, base) -> the head contains the base
         self.calls: list[str] = []  # every GitHubAPI call, in order
         self.log: list[tuple[str, dict[str, Any]]] = []  # the same calls with their arguments
         self.writes: list[tuple[str, dict[str, Any]]] = []  # every write call with its arguments, in order
@@ -557,12 +558,15 @@ class LocalGitHub:
         return self._merges[key]
 
     def _contains(self, head: str, base: str) -> bool:
-        """Whether ``base`` is an ancestor of ``head`` (the head is up to date with the base)."""
-        try:
-            run_git(self.repo_path, "merge-base", "--is-ancestor", base, head)
-            return True
-        except GitError:
-            return False
+        """Whether ``base`` is an ancestor of ``head`` (the head is up to date with the base); kept per pair."""
+        key = (head, base)
+        if key not in self._ancestry:
+            try:
+                run_git(self.repo_path, "merge-base", "--is-ancestor", base, head)
+                self._ancestry[key] = True
+            except GitError:
+                self._ancestry[key] = False
+        return self._ancestry[key]
 
     def rollup_contexts(self, head_sha: str) -> list[dict[str, Any]]:
         """The head commit's check contexts in GraphQL's shape (what the stand-in's ``/graphql`` serves)."""
