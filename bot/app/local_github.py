@@ -267,6 +267,10 @@ class LocalGitHub:
         files = self._changed_files(self.resolve(self.head))
         return files[: self.max_files], len(files) > self.max_files
 
+    def changed_files_count(self) -> int:
+        """How many files the pull request changes (GitHub's ``changed_files``: not capped like the listing)."""
+        return len(self._changed_files(self.resolve(self.head)))
+
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
         self._check_pr(repo)
         return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []

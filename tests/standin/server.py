@@ -395,7 +395,7 @@ def create_app(state: StandInState) -> Flask:
         auto_merge = {"merge_method": local.auto_merge.lower()} if local.auto_merge else None
         return jsonify(number=pr.number, state=pr.state, draft=pr.draft, title=f"PR {pr.number}", node_id=pr.node_id,
                        merged=pr.merged, auto_merge=auto_merge, mergeable_state=local.mergeable_state(),
-                       changed_files=len(local.list_pull_request_files(pr.repo, pr.number)[0]),
+                       changed_files=local.changed_files_count(),  # all of them: the listing stops at 3000
                        user={"login": pr.author},
                        head={"sha": pr.head_sha, "ref": pr.head_ref, "repo": repo},
                        base={"sha": pr.base_sha, "ref": pr.base_ref, "repo": repo})
