@@ -50,14 +50,6 @@ def corpus_pr_repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Pa
     return made.path
 
 
-@pytest.fixture
-def fake_github():  # type: ignore[no-untyped-def]
-    """The one shared fake of ``GitHubAPI`` (see ``tests/fakes.py``)."""
-    from tests.fakes import FakeGitHub
-
-    return FakeGitHub()
-
-
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """A real ``redis-server`` on a free loopback port for the session (``.ci/run`` installs it)."""

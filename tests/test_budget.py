@@ -18,7 +18,6 @@ from bot.findings import Finding, Severity, State, Verdict
 from bot.incomplete import INCOMPLETE
 from bot.review_input import ReviewInput
 from bot.snapshot import MemorySnapshot
-from tests.fakes import FakeGitHub
 from tests.test_pipeline import load, make_pr_repo
 from tests.test_pipeline_regression import OneClient, job
 
@@ -62,11 +61,11 @@ def test_the_review_stops_at_its_budget_with_what_it_found() -> None:
 
 
 def test_the_job_budget_concludes_the_check_run_failure_reason_first(
-        fake_github: FakeGitHub, tmp_path: Path, corpus: Path) -> None:
-    pr = load(fake_github, make_pr_repo(tmp_path, corpus))
-    worker = Worker(OneClient(fake_github), checks=[slow, never], job_budget=0.2)  # type: ignore[arg-type]
+        tmp_path: Path, corpus: Path) -> None:
+    gh, pr = load(make_pr_repo(tmp_path, corpus))
+    worker = Worker(OneClient(gh), checks=[slow, never], job_budget=0.2)  # type: ignore[arg-type]
     assert worker.handle(job("d-1")) == "failure"
-    [run] = fake_github.runs_for(pr.head_sha)
-    assert run.status == "completed" and run.conclusion == "failure" and run.output is not None
-    assert run.output.title.startswith(
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.status == "completed" and run.conclusion == "failure"
+    assert run.title.startswith(
         "OpenLineage registry ❌ could not finish: the job's time budget of 0.2 s ran out")

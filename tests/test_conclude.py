@@ -1,6 +1,6 @@
 """Every review concludes: GitHub's hour-long rate limit, a check run that cannot be concluded, an orphan run.
 
-The worker and the real queue (SQLite) run in this process against the shared fake; time is simulated: the
+The worker and the real queue (SQLite) run in this process against LocalGitHub; time is simulated: the
 queue, the worker and huey's schedule are read at a clock the test moves. The same faults against the real
 processes: ``tests/test_e2e_faults.py``.
 """
@@ -15,10 +15,11 @@ import pytest
 
 from bot.app.events import Job
 from bot.app.github_api import GitHubError, PullRequest, RateLimited
+from bot.app.local_github import LocalGitHub
 from bot.app.publish import CHECK_NAME, start_check
 from bot.app.queue import JobQueue, make_huey
 from bot.app.worker import Worker
-from tests.fakes import FAKE_CHECKS, FakeGitHub
+from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
 from tests.test_pipeline import ENTRY, REPO, load
 
@@ -34,17 +35,17 @@ class Clock:
 
 
 class Factory:
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: LocalGitHub) -> None:
         self.gh = gh
 
-    def for_installation(self, installation_id: int) -> FakeGitHub:
+    def for_installation(self, installation_id: int) -> LocalGitHub:
         return self.gh
 
 
 class Bot:
     """The queue and the worker over one SQLite file, on a simulated clock."""
 
-    def __init__(self, tmp: Path, gh: FakeGitHub, clock: Clock, **worker: int) -> None:
+    def __init__(self, tmp: Path, gh: LocalGitHub, clock: Clock, **worker: int) -> None:
         self.clock = clock
         self.queue = JobQueue(make_huey(str(tmp / "queue.sqlite3")), clock=clock)
         self.worker = Worker(Factory(gh), checks=FAKE_CHECKS, note_check_run=self.queue.note_check_run,
@@ -80,10 +81,15 @@ def pr_repo(tmp_path: Path, corpus: Path) -> Repo:
 
 
 @pytest.fixture
-def bot(tmp_path: Path, fake_github: FakeGitHub) -> Iterator[Bot]:
+def loaded(pr_repo: Repo) -> tuple[LocalGitHub, PullRequest]:
+    return load(pr_repo)
+
+
+@pytest.fixture
+def bot(tmp_path: Path, loaded: tuple[LocalGitHub, PullRequest]) -> Iterator[Bot]:
     import time
 
-    made = Bot(tmp_path, fake_github, Clock(float(int(time.time()))))
+    made = Bot(tmp_path, loaded[0], Clock(float(int(time.time()))))
     yield made
     made.queue.close()
 
@@ -93,18 +99,18 @@ def job(pr: PullRequest, delivery: str = "d-1") -> Job:
 
 
 def test_an_hour_long_rate_limit_reschedules_at_the_reset_then_concludes(
-        bot: Bot, fake_github: FakeGitHub, pr_repo: Repo) -> None:
+        bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]) -> None:
     """Finding: 403 with the reset an hour away, after the check run started: the run stayed "Reviewing"
     for ever and the job was marked done. Now: rescheduled at the reset (+1 s), then concluded."""
-    pr = load(fake_github, pr_repo)
+    gh, pr = loaded
     start = bot.clock.now
     limit = RateLimited("GET files: 403 API rate limit exceeded", 403, reset_at=start + HOUR + 1)
-    fake_github.fail("list_pull_request_files", limit)  # after the check run was created
-    fake_github.fail("update_check_run", limit)  # a primary limit refuses every write too
+    gh.fail("list_pull_request_files", limit)  # after the check run was created
+    gh.fail("update_check_run", limit)  # a primary limit refuses every write too
     assert bot.queue.accept(job(pr))
 
     assert bot.run_queued() == 1
-    [run] = fake_github.runs_for(pr.head_sha)
+    [run] = gh.runs_for(pr.head_sha)
     assert run.status == "in_progress" and not bot.queue.is_done("d-1")
     assert bot.etas() == [start + HOUR + 1]  # at the reset, not in a second nor given up
     bot.clock.now = start + 60
@@ -112,84 +118,84 @@ def test_an_hour_long_rate_limit_reschedules_at_the_reset_then_concludes(
 
     assert bot.advance(start + HOUR) == 0  # not before the reset
     assert bot.advance(start + HOUR + 1) == 1
-    [run] = fake_github.runs_for(pr.head_sha)
+    [run] = gh.runs_for(pr.head_sha)
     assert (run.status, run.conclusion) == ("completed", "failure")
-    assert [(a.path, a.start_line) for a in run.annotations] == [(ENTRY, 6)]
+    assert [(a["path"], a["start_line"]) for a in run.annotations] == [(ENTRY, 6)]
     assert bot.queue.is_done("d-1") and bot.etas() == []
     concluded = bot.clock.now - start
     assert concluded == HOUR + 1  # the time to conclude under an hour-long limit: the reset, plus one second
 
 
 def test_a_rate_limit_that_keeps_coming_back_concludes_could_not_finish(
-        tmp_path: Path, fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
+        tmp_path: Path, pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
     clock = Clock(1_900_000_000.0)
-    bot = Bot(tmp_path, fake_github, clock, max_deferrals=2)
+    bot = Bot(tmp_path, gh, clock, max_deferrals=2)
     for n in (1, 2, 3):
-        fake_github.fail("list_pull_request_files", RateLimited("rate limited", 403, reset_at=clock.now + n * HOUR))
+        gh.fail("list_pull_request_files", RateLimited("rate limited", 403, reset_at=clock.now + n * HOUR))
     bot.queue.accept(job(pr))
     bot.run_queued()
-    [run] = fake_github.runs_for(pr.head_sha)  # this limit lets the bot write: it says why it waits
-    assert run.status == "in_progress" and run.output is not None
-    assert run.output.title.startswith("Waiting for GitHub's rate limit (until ")
+    [run] = gh.runs_for(pr.head_sha)  # this limit lets the bot write: it says why it waits
+    assert run.status == "in_progress"
+    assert run.title.startswith("Waiting for GitHub's rate limit (until ")
     assert bot.advance(clock.now + HOUR) == 1
     assert bot.advance(clock.now + HOUR) == 1  # the third limit: give up, and say so
-    [run] = fake_github.runs_for(pr.head_sha)
+    [run] = gh.runs_for(pr.head_sha)
     assert (run.status, run.conclusion) == ("completed", "failure")  # never neutral: GitHub counts it as passing
-    assert run.output is not None and run.output.title.startswith("Could not finish: GitHub's API rate limit")
+    assert run.title.startswith("Could not finish: GitHub's API rate limit")
     assert bot.queue.is_done("d-1") and bot.etas() == []
     bot.queue.close()
 
 
 def test_a_review_whose_check_run_cannot_be_concluded_runs_again(
-        bot: Bot, fake_github: FakeGitHub, pr_repo: Repo) -> None:
+        bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]) -> None:
     """The review fails and so does the write that would conclude it: the job is not done, it runs again."""
-    pr = load(fake_github, pr_repo)
-    fake_github.fail("read_tree", GitHubError("GET tree: 502 Bad Gateway", 502))
-    fake_github.fail("update_check_run", GitHubError("PATCH check run: 502 Bad Gateway", 502))
+    gh, pr = loaded
+    gh.fail("read_tree", GitHubError("GET tree: 502 Bad Gateway", 502))
+    gh.fail("update_check_run", GitHubError("PATCH check run: 502 Bad Gateway", 502))
     bot.queue.accept(job(pr))
     bot.run_queued()
-    [run] = fake_github.runs_for(pr.head_sha)
+    [run] = gh.runs_for(pr.head_sha)
     assert run.status == "in_progress" and not bot.queue.is_done("d-1")
     assert bot.etas() == [bot.clock.now + 60]
     assert bot.advance(bot.clock.now + 60) == 1
-    [run] = fake_github.runs_for(pr.head_sha)
+    [run] = gh.runs_for(pr.head_sha)
     assert (run.status, run.conclusion) == ("completed", "failure") and bot.queue.is_done("d-1")
 
 
 def test_a_check_run_created_before_a_crash_is_adopted_not_duplicated(
-        bot: Bot, fake_github: FakeGitHub, pr_repo: Repo) -> None:
+        bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]) -> None:
     """kill -9 between creating the check run and journalling its id: only the intent (the head) is journalled.
     The recovered job finds the run by its external_id (the delivery) and concludes it; no second run."""
-    pr = load(fake_github, pr_repo)
+    gh, pr = loaded
     bot.queue.accept(job(pr))
     bot.queue.huey.dequeue()  # the consumer took it, then the process died mid-job
     bot.queue.note_check_run(job(pr), pr.head_sha, 0)  # the intent, journalled before the POST
-    orphan = start_check(fake_github, pr, "d-1")  # GitHub created it; the id never reached the journal
-    start_check(fake_github, pr, "another-delivery")  # someone else's run on the same head is left alone
+    orphan = start_check(gh, pr, "d-1")  # GitHub created it; the id never reached the journal
+    start_check(gh, pr, "another-delivery")  # someone else's run on the same head is left alone
 
     assert bot.queue.recover() == 1
     bot.run_queued()
-    runs = {r.external_id: r for r in fake_github.runs_for(pr.head_sha)}
+    runs = {r.external_id: r for r in gh.runs_for(pr.head_sha)}
     assert set(runs) == {"d-1", "another-delivery"} and runs["d-1"].id == orphan
     assert (runs["d-1"].status, runs["d-1"].conclusion) == ("completed", "failure")
     assert runs["another-delivery"].status == "in_progress"
-    assert fake_github.methods_written().count("create_check_run") == 2  # the two made above, none by the bot
+    assert gh.methods_written().count("create_check_run") == 2  # the two made above, none by the bot
 
 
 def test_an_orphan_on_an_older_head_is_concluded_superseded(
-        bot: Bot, fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
+        bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    gh, pr = loaded
     bot.queue.accept(job(pr))
     bot.queue.huey.dequeue()
     bot.queue.note_check_run(job(pr), pr.head_sha, 0)
-    orphan = start_check(fake_github, pr, "d-1")
-    fake_github.push(REPO, pr.number, "f" * 40, fake_github.trees[pr.head_sha], fake_github.pulls[(REPO, 7)].files)
+    orphan = start_check(gh, pr, "d-1")
+    newer = gh.push(pr_repo.commit("a push"))
 
     bot.queue.recover()
     bot.run_queued()
-    old = fake_github.check_runs[orphan]
+    old = next(r for r in gh.check_runs if r.id == orphan)
     assert (old.status, old.conclusion) == ("completed", "cancelled")  # never passing: not reviewed
-    assert old.output is not None and old.output.title == "Superseded by a newer push"
-    [new] = fake_github.runs_for("f" * 40)
+    assert old.title == "Superseded by a newer push"
+    [new] = gh.runs_for(newer)
     assert new.name == CHECK_NAME and new.status == "completed"

@@ -33,7 +33,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 
 def pull(repo: Path, head: str, author: str = AUTHOR) -> LocalGitHub:
     return LocalGitHub(repo, "main", head, repo=REPO, number=7, author=author,
-                       protection=BranchProtection(required_checks=(CHECK_NAME,)))
+                       protection=BranchProtection(required_approvals=0, required_checks=(CHECK_NAME,)))
 
 
 @pytest.fixture
@@ -95,7 +95,7 @@ def test_an_owner_authoring_their_own_change_needs_no_other_approval(repo: Path)
 def test_a_new_blocking_finding_withdraws_the_approval(repo: Path, tmp_path: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_checks=(CHECK_NAME, "ci"))  # nothing merges meanwhile
+        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))  # no merge meanwhile
         gh.add_review(DATAPROC_OWNER)
         assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
         git(repo, "checkout", "-q", "-B", "broken", "pr")
@@ -149,18 +149,21 @@ def test_delegation_configuration() -> None:
 def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_disables_it(repo: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_checks=("ci",))
+        gh.protection = BranchProtection(required_checks=("ci",))  # one approving review required
+        gh.permissions["maintainer"] = "write"
         gh.add_review(DATAPROC_OWNER)  # no write access: does not count
+        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")  # an App's: does not count
         assert gh.merge_blockers() == ["1 approving review(s) by reviewers with write access required, 0 given",
                                        "required check 'ci' is expected"]
-        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")
+        gh.add_review("maintainer")
+        assert gh.merge_blockers() == ["required check 'ci' is expected"]
         gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr"), "SQUASH")
         run = gh.create_check_run(REPO, gh.resolve("pr"), "ci", "in_progress")
         assert gh.merged is None and gh.auto_merge == "SQUASH"
         gh.push("pr2")  # the author has no write access: GitHub disables auto-merge; stale approvals go
-        assert gh.auto_merge is None and [r.state for r in gh.reviews] == ["DISMISSED", "DISMISSED"]
+        assert gh.auto_merge is None and {r.state for r in gh.reviews} == {"DISMISSED"}
         gh.push("pr")
-        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")
+        gh.add_review("maintainer")
         gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr"), "MERGE")
         with pytest.raises(Exception, match="expected head"):
             gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr2"), "MERGE")
@@ -174,7 +177,7 @@ def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_di
 def test_an_owner_who_changes_their_mind_withdraws_the_bots_approval(repo: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_checks=(CHECK_NAME, "ci"))  # nothing merges meanwhile
+        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))  # no merge meanwhile
         gh.add_review(DATAPROC_OWNER)
         assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
         assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]  # a redelivery: approved once
@@ -192,7 +195,7 @@ def test_a_merge_is_refused_while_something_blocks_or_for_another_head(repo: Pat
 
     gh = pull(repo, "pr")
     try:
-        with pytest.raises(GitHubError, match="approving review") as blocked:
+        with pytest.raises(GitHubError, match="required check 'OpenLineage registry' is expected") as blocked:
             gh.merge_pull_request(REPO, 7, gh.resolve("pr"), "squash")
         assert blocked.value.status == 405
         with pytest.raises(GitHubError, match="Head branch was modified") as moved:
@@ -217,7 +220,8 @@ def check_lists(section: str) -> dict[str, list[str]]:
 def test_the_merge_section_names_the_required_checks_that_hold_the_merge_back(repo: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_checks=(CHECK_NAME, "ci", "build", "never-started"))
+        gh.protection = BranchProtection(required_approvals=0,
+                                         required_checks=(CHECK_NAME, "ci", "build", "never-started"))
         head = gh.resolve("pr")
         gh.create_check_run(REPO, head, "ci", "completed", conclusion="failure")
         gh.create_check_run(REPO, head, "build", "in_progress")
@@ -241,7 +245,7 @@ def test_the_bots_required_checks_query_runs_on_the_stand_ins_graphql_schema(rep
 
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_checks=("ci",))
+        gh.protection = BranchProtection(required_approvals=0, required_checks=("ci",))
         head = gh.resolve("pr")
         gh.create_check_run(REPO, head, "ci", "queued")
         gh.create_check_run(REPO, head, "ci", "completed", conclusion="cancelled")  # the newest run counts
@@ -268,7 +272,7 @@ def test_without_graphql_the_merge_section_lists_the_newest_run_of_each_check_th
             """GraphQL refused: the bot lists check runs instead."""
 
     gh = NoGraphQL(repo, "main", "pr", repo=REPO, number=7, author=AUTHOR,
-                   protection=BranchProtection(required_checks=(CHECK_NAME, "ci", "build")))
+                   protection=BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci", "build")))
     try:
         head = gh.resolve("pr")
         gh.create_check_run(REPO, head, "ci", "completed", conclusion="failure")

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from bot.app.signature import sign
+from tests import conformance
 from tests.conftest import PAYLOADS, ROOT
 from tests.gitrepo import Repo, git
 from tests.test_pipeline import ENTRY, broken_entry
@@ -31,6 +32,7 @@ pytestmark = pytest.mark.e2e
 REPO = "OpenLineage/OpenLineage"
 NUMBER = 7
 SECRET = "e2e-secret"
+INSTALLATION = {"id": 1, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}  # as GitHub's payloads carry it
 
 
 def free_port() -> int:
@@ -78,9 +80,11 @@ class Service:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
         self.queue_file = tmp / "queue.sqlite3"
+        self.record = tmp / "standin-requests.jsonl"  # every request the stand-in got (tests/conformance.py)
 
     def start(self, repo: Path) -> None:
         self.repo = repo
+        self.env["STANDIN_RECORD"] = str(self.record)
         standin = self._spawn("standin", [sys.executable, "-m", "tests.standin", "--repo", str(repo), "--port", "0",
                                           "--pr-base", "main", "--pr-head", "pr", "--pr-number", str(NUMBER),
                                           "--repo-name", REPO, "--app-key", str(self.tmp / "app.pem"),
@@ -141,6 +145,9 @@ class Service:
                 proc.wait(timeout=5)
             if proc.stdout:
                 proc.stdout.close()
+        self.procs.clear()
+        drift = conformance.check(conformance.read(self.record))
+        assert not drift, "requests GitHub's description does not allow:\n" + "\n".join(drift)
 
     # -- GitHub side ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -166,7 +173,7 @@ class Service:
         payload["repository"]["full_name"] = REPO
         payload["number"] = payload["pull_request"]["number"] = NUMBER
         payload["pull_request"]["head"]["sha"] = head_sha
-        payload["installation"] = {"id": 1}
+        payload["installation"] = INSTALLATION
         body = json.dumps(payload).encode()
         status, _ = http("POST", f"{self.web}/webhook", body, {
             "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": str(uuid.uuid4()),

@@ -1,8 +1,10 @@
 """Delegated ownership end to end: gunicorn, the worker (real checks) and the stand-in GitHub as processes.
 
-The stand-in protects ``main`` (one approval by someone with write access, the bot's check passing) and
-models auto-merge. The entry's owner has no write access, so their approval alone merges nothing: the
-bot approves for them, and auto-merge does the rest, with no maintainer action (``tests/delegation_repo.py``).
+The stand-in protects ``main`` as docs/owners.md sets it up: the bot's check is required and no approving
+review is (an App's approval does not count toward one, as on GitHub), so the owners' approval gates the merge
+through the check, which stays red until they approve; the App holds ``contents: write`` on top of app.yml for
+``delegation.auto_merge``. The entry's owner has no write access: the bot approves for them, and auto-merge or
+the App's merge does the rest, with no maintainer action (``tests/delegation_repo.py``).
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from bot.app.signature import sign
 from tests.conftest import PAYLOADS
 from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, build
 from tests.gitrepo import git
-from tests.test_e2e import NUMBER, REPO, SECRET, Service, http, wait_for
+from tests.test_e2e import INSTALLATION, NUMBER, REPO, SECRET, Service, http, wait_for
 
 pytestmark = pytest.mark.e2e
 WORKER = ("--no-regression",)
 BOT = "registry-bot[bot]"
+CHECK = "OpenLineage registry"
+DOCUMENTED = ("--protect", "--required-approvals", "0", "--required-check", CHECK)  # docs/owners.md
+AUTO_MERGE = ("--grant", "contents=write")  # docs/app.md: what delegation.auto_merge needs beyond app.yml
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +36,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
     return build(corpus, tmp_path_factory.mktemp("delegation") / "repo").path
 
 
-def start(repo: Path, tmp: Path, *standin: str) -> Service:
-    svc = Service(tmp, worker_args=WORKER, standin_args=("--author", AUTHOR, "--protect", *standin))
+def start(repo: Path, tmp: Path, *standin: str, grants: tuple[str, ...] = AUTO_MERGE) -> Service:
+    svc = Service(tmp, worker_args=WORKER, standin_args=("--author", AUTHOR, *DOCUMENTED, *grants, *standin))
     try:
         svc.start(repo)
     except BaseException:
@@ -43,7 +48,7 @@ def start(repo: Path, tmp: Path, *standin: str) -> Service:
 
 def deliver_review(svc: Service, action: str, head_sha: str, user: str, state: str) -> None:
     payload = json.loads((PAYLOADS / "pull_request_review.submitted.json").read_bytes())
-    payload.update(action=action, installation={"id": 1})
+    payload.update(action=action, installation=INSTALLATION)
     payload["repository"]["full_name"] = REPO
     payload["pull_request"]["number"] = NUMBER
     payload["pull_request"]["head"]["sha"] = head_sha

@@ -137,8 +137,8 @@ def test_reviews_and_comments_follow_pagination(mocked, app_key, fake_time):
                for i in range(130)]
     reviews[-1]["user"] = None  # a deleted account
     add_pages(mocked, f"{API}/repos/{REPO}/pulls/5/reviews", reviews)
-    add_pages(mocked, f"{API}/repos/{REPO}/pulls/5/comments",
-              [{"id": 1, "user": {"login": "bot"}, "path": "a.json", "line": None, "body": "outdated"}])
+    add_pages(mocked, f"{API}/repos/{REPO}/pulls/5/comments",  # outdated: no line (GitHub's is an integer or absent)
+              [{"id": 1, "user": {"login": "bot"}, "path": "a.json", "body": "outdated"}])
     _, gh = client(app_key, fake_time)
 
     found = gh.list_reviews(REPO, 5)

@@ -1,21 +1,25 @@
-"""The worker's review of one pull request against the shared fake: fetch, review, publish."""
+"""The worker's review of one pull request against the in-memory GitHub (``LocalGitHub``): fetch, review,
+publish."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
 from bot.app.github_api import ChangedFile, GitHubError, PullRequest
+from bot.app.local_github import LocalGitHub
 from bot.app.pipeline import approvers, fetch, review_inputs, to_changeset
 from bot.app.publish import CHECK_NAME, SUMMARY_MARKER
 from bot.app.worker import review_pull_request
 from bot.findings import Section, Verdict
 from bot.snapshot import GitSnapshot
-from tests.fakes import FAKE_CHECKS, FakeGitHub
+from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo, git
 
+G = TypeVar("G", bound=LocalGitHub)
 REPO = "OpenLineage/OpenLineage"
 ENTRY = "spec/registry/gcp/dataproc/registry.json"
 TEAM = "OpenLineage/committers"  # owns everything in the corpus's root CODEOWNERS
@@ -55,158 +59,159 @@ def pr_repo(tmp_path: Path, corpus: Path) -> Repo:
     return make_pr_repo(tmp_path, corpus)
 
 
-def load(fake: FakeGitHub, repo: Repo, number: int = 7) -> PullRequest:
-    base, head = git(repo.path, "rev-parse", "main"), git(repo.path, "rev-parse", "pr")
-    pr = PullRequest(REPO, number, head, base, "main", "pr", "contributor", "open")
-    fake.add_pull(pr, tree(repo.path, base), tree(repo.path, head), changed_files(repo.path, base, head))
-    fake.team_members.setdefault(TEAM, set())  # the corpus's root owner: a team GitHub shows, no one in it yet
-    return pr
+def load(repo: Repo, number: int = 7, github: type[G] = LocalGitHub, **options: Any) -> tuple[G, PullRequest]:
+    """The in-memory GitHub (``github``: LocalGitHub or a subclass) serving ``repo``'s pull request ``main`` <-
+    ``pr``, and that pull request."""
+    gh = github(repo.path, "main", "pr", repo=REPO, number=number, author="contributor", **options)
+    gh.set_team(TEAM, [])  # the corpus's root owner: a team GitHub shows, no one in it yet
+    return gh, gh.get_pull_request(REPO, number)
 
 
 def test_failing_pull_request_gets_check_annotations_review_and_summary(
-        fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "failure"
-    [run] = fake_github.runs_for(pr.head_sha)
+        pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "failure"
+    [run] = gh.runs_for(pr.head_sha)
     assert (run.name, run.status, run.conclusion) == (CHECK_NAME, "completed", "failure")
-    assert [(a.path, a.start_line, a.level) for a in run.annotations] == [(ENTRY, 6, "failure")]
-    assert run.output is not None and "Missing.json" in run.output.summary
-    [(_, review)] = [w for w in fake_github.writes if w[0] == "create_review"]
+    assert [(a["path"], a["start_line"], a["level"]) for a in run.annotations] == [(ENTRY, 6, "failure")]
+    assert "Missing.json" in run.summary
+    [(_, review)] = [w for w in gh.writes if w[0] == "create_review"]
     assert review["event"] == "REQUEST_CHANGES"
     assert [(c.path, c.line) for c in review["comments"]] == [(ENTRY, 6)]
     body = review["comments"][0].body
     assert "@someone" not in body and "<b>" not in body  # quoted text is inert
-    [comment] = fake_github.pulls[(REPO, 7)].comments
+    [comment] = gh.issue_comments
     assert SUMMARY_MARKER in comment.body and "@someone" not in comment.body
 
 
 def test_fix_turns_green_edits_the_summary_and_dismisses_the_old_review(
-        fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
-    [first_comment] = fake_github.pulls[(REPO, 7)].comments
+        pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS)
+    [first_comment] = gh.issue_comments
     fixed = pr_repo.change({ENTRY: broken_entry("GcpDataprocRunFacet.json")}, "fix")
-    base = git(pr_repo.path, "rev-parse", "main")
-    fake_github.push(REPO, 7, fixed, tree(pr_repo.path, fixed), changed_files(pr_repo.path, base, fixed))
-    pr2 = fake_github.get_pull_request(REPO, 7)
-    assert review_pull_request(fake_github, pr2, "d-2", checks=FAKE_CHECKS) == "success"
-    assert fake_github.runs_for(fixed)[0].conclusion == "success"
-    assert "dismiss_review" in fake_github.methods_written()
-    comments = fake_github.pulls[(REPO, 7)].comments
+    gh.push(fixed)
+    pr2 = gh.get_pull_request(REPO, 7)
+    assert review_pull_request(gh, pr2, "d-2", checks=FAKE_CHECKS) == "success"
+    assert gh.runs_for(fixed)[0].conclusion == "success"
+    assert "dismiss_review" in gh.methods_written()
+    comments = gh.issue_comments
     assert comments[0].id == first_comment.id and "passed" in comments[0].body
     assert len([c for c in comments if SUMMARY_MARKER in c.body]) == 1
     assert "changed from **failed** to **passed**" in comments[1].body  # the verdict flip notifies once
 
 
-def test_rerun_posts_nothing_twice(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
-    review_pull_request(fake_github, pr, "d-1-again", checks=FAKE_CHECKS)
-    written = fake_github.methods_written()
+def test_rerun_posts_nothing_twice(pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS)
+    review_pull_request(gh, pr, "d-1-again", checks=FAKE_CHECKS)
+    written = gh.methods_written()
     assert written.count("create_review") == 1
     assert written.count("create_issue_comment") == 1
-    assert len(fake_github.runs_for(pr.head_sha)) == 2  # a re-run gets its own check run, as GitHub wants
+    assert len(gh.runs_for(pr.head_sha)) == 2  # a re-run gets its own check run, as GitHub wants
 
 
 def test_a_review_lists_reviews_once_and_inline_comments_only_when_the_bot_has_reviewed(
-        fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
-    first = list(fake_github.calls)
+        pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS)
+    first = list(gh.calls)
     assert first.count("list_reviews") == 1  # read for the approvals, reused to publish
     assert "list_review_comments" not in first  # no review of the bot yet: none of its inline comments either
     pushed = pr_repo.commit("a push that changes nothing")
-    base = git(pr_repo.path, "rev-parse", "main")
-    fake_github.push(REPO, 7, pushed, tree(pr_repo.path, pushed), changed_files(pr_repo.path, base, pushed))
-    review_pull_request(fake_github, fake_github.get_pull_request(REPO, 7), "d-2", checks=FAKE_CHECKS)
-    second = fake_github.calls[len(first):]
+    gh.push(pushed)
+    review_pull_request(gh, gh.get_pull_request(REPO, 7), "d-2", checks=FAKE_CHECKS)
+    second = gh.calls[len(first):]
     assert second.count("list_reviews") == 1 and second.count("list_review_comments") == 1
-    [_, (_, again)] = [w for w in fake_github.writes if w[0] == "create_review"]
+    [_, (_, again)] = [w for w in gh.writes if w[0] == "create_review"]
     assert again["comments"] == []  # the same finding on the same line is not posted twice
 
 
-def test_stale_head_is_never_published(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
+def test_stale_head_is_never_published(pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
     moved = PullRequest(REPO, 7, "f" * 40, pr.base_sha, "main", "pr", "contributor", "open")
-    fake_github.get_pull_request = lambda repo, number: moved  # type: ignore[method-assign]
-    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "superseded"
-    [run] = fake_github.runs_for(pr.head_sha)
-    assert run.conclusion == "cancelled" and run.output is not None and "Superseded" in run.output.title
-    assert "create_review" not in fake_github.methods_written()
-    assert "create_issue_comment" not in fake_github.methods_written()
+    gh.get_pull_request = lambda repo, number: moved  # type: ignore[method-assign]
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "superseded"
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.conclusion == "cancelled" and "Superseded" in run.title
+    assert "create_review" not in gh.methods_written()
+    assert "create_issue_comment" not in gh.methods_written()
 
 
-def test_internal_error_concludes_the_check_run_with_the_delivery(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
+def test_internal_error_concludes_the_check_run_with_the_delivery(pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
 
     def crash(review: object) -> list[object]:
         raise KeyError("boom")
-    fake_github.fail("list_reviews", ValueError("a bug"))
-    assert review_pull_request(fake_github, pr, "delivery-42", checks=(crash,)) == "error"
-    [run] = fake_github.runs_for(pr.head_sha)
+    gh.fail("list_reviews", ValueError("a bug"))
+    assert review_pull_request(gh, pr, "delivery-42", checks=(crash,)) == "error"
+    [run] = gh.runs_for(pr.head_sha)
     assert run.status == "completed" and run.conclusion == "failure"
-    assert run.output is not None and "internal error" in run.output.title and "delivery-42" in run.output.summary
+    assert "internal error" in run.title and "delivery-42" in run.summary
 
 
-def test_github_outage_concludes_the_run_and_asks_for_a_retry(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    fake_github.fail("read_tree", GitHubError("502 Bad Gateway", 502))
+def test_github_outage_concludes_the_run_and_asks_for_a_retry(pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    gh.fail("read_tree", GitHubError("502 Bad Gateway", 502))
     with pytest.raises(GitHubError):
-        review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
-    assert fake_github.runs_for(pr.head_sha)[0].conclusion == "failure"
-    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "failure"  # the retry works
+        review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS)
+    assert gh.runs_for(pr.head_sha)[0].conclusion == "failure"
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "failure"  # the retry works
 
 
-def test_pull_request_outside_the_registry_gets_a_quick_neutral_check(fake_github: FakeGitHub, corpus: Path,
+def test_pull_request_outside_the_registry_gets_a_quick_neutral_check(corpus: Path,
                                                                       tmp_path: Path) -> None:
     repo = Repo.from_folder(corpus, tmp_path / "repo")
     repo.change({"client/README.md": "changed\n"})
-    pr = load(fake_github, repo)
-    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS) == "neutral"
-    run = fake_github.runs_for(pr.head_sha)[0]
-    assert run.output is not None and "nothing to review" in run.output.summary
-    assert fake_github.methods_written() == ["create_check_run", "update_check_run"]
+    gh, pr = load(repo)
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "neutral"
+    run = gh.runs_for(pr.head_sha)[0]
+    assert "nothing to review" in run.summary
+    assert gh.methods_written() == ["create_check_run", "update_check_run"]
 
 
-def test_a_truncated_file_list_is_reviewed_from_the_two_trees(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    listed = review_inputs(fetch(fake_github, pr), checks=FAKE_CHECKS)
-    fake_github.pulls[(REPO, 7)].files = []  # what the listing shows matters no more
-    fake_github.pulls[(REPO, 7)].truncated = True
-    inputs = fetch(fake_github, pr)
+def test_a_truncated_file_list_is_reviewed_from_the_two_trees(pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    listed = review_inputs(fetch(gh, pr), checks=FAKE_CHECKS)
+    gh.max_files = 0  # GitHub's listing cap reached: what the listing shows matters no more
+    inputs = fetch(gh, pr)
     report = review_inputs(inputs, checks=FAKE_CHECKS)
-    assert inputs.from_trees and inputs.changes.paths() >= {f.path for f in fetch(fake_github, pr).changes.files}
+    assert inputs.from_trees and inputs.changes.paths() >= {f.path for f in fetch(gh, pr).changes.files}
     assert report.verdict is listed.verdict is Verdict.FAILURE and report.neutral_reason is None
     assert {f.fingerprint() for f in report.current()} == {f.fingerprint() for f in listed.current()}
     assert any("3,000 files" in s.markdown for s in report.sections)
 
 
-def test_only_needed_paths_are_fetched(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    inputs = fetch(fake_github, pr)
+def test_only_needed_paths_are_fetched(pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    inputs = fetch(gh, pr)
     assert inputs.head.files("spec/registry") and inputs.head.read("CODEOWNERS") is not None
     assert not inputs.head.files("client") and not inputs.head.files("integration")
 
 
-def test_config_comes_from_the_default_branch_not_the_head(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    fake_github.trees[pr.head_sha][".github/registry-bot.yml"] = b"paths:\n  registry: elsewhere\n"
-    assert fetch(fake_github, pr).config.paths.registry == "spec/registry"
-    fake_github.trees["main"] = {".github/registry-bot.yml": b"paths:\n  registry: elsewhere\n"}
-    assert fetch(fake_github, pr).config.paths.registry == "elsewhere"
+def test_config_comes_from_the_default_branch_not_the_head(pr_repo: Repo) -> None:
+    gh, _ = load(pr_repo)
+    elsewhere = "paths:\n  registry: elsewhere\n"
+    gh.push(pr_repo.change({".github/registry-bot.yml": elsewhere}))
+    assert fetch(gh, gh.get_pull_request(REPO, 7)).config.paths.registry == "spec/registry"
+    git(pr_repo.path, "checkout", "-q", "-B", "default", "main")
+    pr_repo.write(".github/registry-bot.yml", elsewhere)
+    pr_repo.commit("configure", branch="default")
+    gh.default_branch = "default"
+    assert fetch(gh, gh.get_pull_request(REPO, 7)).config.paths.registry == "elsewhere"
 
 
 def test_many_findings_are_sent_50_annotations_per_request_and_cut_comments(
-        fake_github: FakeGitHub, corpus: Path, tmp_path: Path) -> None:
+        corpus: Path, tmp_path: Path) -> None:
     repo = Repo.from_folder(corpus, tmp_path / "repo")
     facets = [f"ol:gcp:dataproc:Missing{i}.json" for i in range(120)]
     repo.change({ENTRY: json.dumps({"producer": {"produced_facets": facets}}, indent=2)})
-    pr = load(fake_github, repo)
-    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS)
-    [run] = fake_github.runs_for(pr.head_sha)
+    gh, pr = load(repo)
+    review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS)
+    [run] = gh.runs_for(pr.head_sha)
     assert len(run.annotations) == 120
-    assert sorted(a.start_line for a in run.annotations) == list(range(4, 124))
-    [(_, review)] = [w for w in fake_github.writes if w[0] == "create_review"]
+    assert sorted(a["start_line"] for a in run.annotations) == list(range(4, 124))
+    [(_, review)] = [w for w in gh.writes if w[0] == "create_review"]
     assert len(review["comments"]) == 30 and review["body"].count("\n- error") == 90
 
 
@@ -227,9 +232,9 @@ def test_changeset_from_github_files() -> None:
     assert changes.paths() == {"a", "b", "c", "d"} and changes.get("b").patch_missing  # type: ignore[union-attr]
 
 
-def test_regression_hook_adds_its_section_and_survives_a_crash(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    inputs = fetch(fake_github, pr)
+def test_regression_hook_adds_its_section_and_survives_a_crash(pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    inputs = fetch(gh, pr)
 
     def table(base: object, head: object, changes: object, config: object) -> tuple[Section, list[object]]:
         return Section("Regression", "| event | base | head |\n| --- | --- | --- |"), []

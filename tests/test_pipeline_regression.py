@@ -11,17 +11,18 @@ from pathlib import Path
 import pytest
 
 from bot.app.events import Job
+from bot.app.local_github import LocalGitHub
 from bot.app.worker import Resources, Worker, regression_stage
-from tests.fakes import FAKE_CHECKS, FakeGitHub, FakeRegressionStage
+from tests.fakes import FAKE_CHECKS, FakeRegressionStage
 from tests.gitrepo import Repo
 from tests.test_pipeline import ENTRY, REPO, broken_entry, load, make_pr_repo
 
 
 class OneClient:
-    def __init__(self, gh: FakeGitHub) -> None:
+    def __init__(self, gh: LocalGitHub) -> None:
         self.gh = gh
 
-    def for_installation(self, installation_id: int) -> FakeGitHub:
+    def for_installation(self, installation_id: int) -> LocalGitHub:
         return self.gh
 
 
@@ -41,51 +42,51 @@ def fixed_repo(pr_repo: Repo) -> Repo:
 
 
 def test_the_stage_is_built_once_and_its_section_and_findings_are_published(
-        fake_github: FakeGitHub, fixed_repo: Repo) -> None:
-    pr = load(fake_github, fixed_repo)
+        fixed_repo: Repo) -> None:
+    gh, pr = load(fixed_repo)
     built = FakeRegressionStage.instances
-    worker = Worker(OneClient(fake_github), Resources(regression_stage("tests.fakes")), checks=FAKE_CHECKS)
+    worker = Worker(OneClient(gh), Resources(regression_stage("tests.fakes")), checks=FAKE_CHECKS)
     assert FakeRegressionStage.instances == built  # nothing imported or built before the first review
 
     assert worker.handle(job("d-1")) == "success"
     assert worker.handle(job("d-2")) == "success"
     assert FakeRegressionStage.instances == built + 1  # one warm stage for every review
-    _, second = fake_github.runs_for(pr.head_sha)
-    assert second.output is not None and "### Regression" in second.output.summary
-    assert "| fake-stage | 3 valid | 2 valid |" in second.output.summary
-    assert [(a.path, a.start_line, a.level, a.title) for a in second.annotations] == [
+    _, second = gh.runs_for(pr.head_sha)
+    assert "### Regression" in second.summary
+    assert "| fake-stage | 3 valid | 2 valid |" in second.summary
+    assert [(a["path"], a["start_line"], a["level"], a["title"]) for a in second.annotations] == [
         (ENTRY, 1, "warning", "regression/undeclared-facet")]
-    summary = fake_github.pulls[(REPO, 7)].comments[0].body
+    summary = gh.issue_comments[0].body
     assert "### Regression" in summary and "fake regression" in summary
 
 
 def test_a_stage_that_cannot_be_imported_fails_the_review_saying_why(
-        fake_github: FakeGitHub, fixed_repo: Repo) -> None:
-    pr = load(fake_github, fixed_repo)
-    worker = Worker(OneClient(fake_github), Resources(regression_stage("bot.no_such_regression")), checks=FAKE_CHECKS)
+        fixed_repo: Repo) -> None:
+    gh, pr = load(fixed_repo)
+    worker = Worker(OneClient(gh), Resources(regression_stage("bot.no_such_regression")), checks=FAKE_CHECKS)
     assert worker.handle(job("d-1")) == "failure"  # an unfinished regression never passes
-    [run] = fake_github.runs_for(pr.head_sha)
-    assert run.status == "completed" and run.conclusion == "failure" and run.output is not None
-    assert run.output.title.startswith("OpenLineage registry ❌ could not finish: the regression could not run")
-    assert "### Regression" in run.output.summary
-    assert "No module named 'bot.no_such_regression'" in run.output.summary
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.status == "completed" and run.conclusion == "failure"
+    assert run.title.startswith("OpenLineage registry ❌ could not finish: the regression could not run")
+    assert "### Regression" in run.summary
+    assert "No module named 'bot.no_such_regression'" in run.summary
 
 
-def test_errors_still_fail_when_the_regression_cannot_run(fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    worker = Worker(OneClient(fake_github), Resources(regression_stage("bot.no_such_regression")), checks=FAKE_CHECKS)
+def test_errors_still_fail_when_the_regression_cannot_run(pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    worker = Worker(OneClient(gh), Resources(regression_stage("bot.no_such_regression")), checks=FAKE_CHECKS)
     assert worker.handle(job("d-1")) == "failure"
-    [run] = fake_github.runs_for(pr.head_sha)
-    assert [a.start_line for a in run.annotations] == [6]
-    assert run.output is not None and "No module named" in run.output.summary
+    [run] = gh.runs_for(pr.head_sha)
+    assert [a["start_line"] for a in run.annotations] == [6]
+    assert "No module named" in run.summary
 
 
-def test_no_regression_runs_no_stage(fake_github: FakeGitHub, fixed_repo: Repo) -> None:
-    pr = load(fake_github, fixed_repo)
+def test_no_regression_runs_no_stage(fixed_repo: Repo) -> None:
+    gh, pr = load(fixed_repo)
     built = FakeRegressionStage.instances
-    assert Worker(OneClient(fake_github), Resources(None), checks=FAKE_CHECKS).handle(job("d-1")) == "success"
-    [run] = fake_github.runs_for(pr.head_sha)
-    assert run.output is not None and "Regression" not in run.output.summary
+    assert Worker(OneClient(gh), Resources(None), checks=FAKE_CHECKS).handle(job("d-1")) == "success"
+    [run] = gh.runs_for(pr.head_sha)
+    assert "Regression" not in run.summary
     assert FakeRegressionStage.instances == built
 
 

@@ -8,34 +8,26 @@ The pull request reformats the registry.json of ``gcp:composer`` and ``gcp:datap
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from bot.app.github_api import ChangedFile, GitHubError, PullRequest
+from bot.app.github_api import GitHubError, PullRequest
+from bot.app.local_github import LocalGitHub
 from bot.app.pipeline import fetch, review_inputs
 from bot.app.publish import SUMMARY_MARKER
 from bot.app.worker import review_pull_request
 from bot.findings import Finding
-from tests.fakes import FakeGitHub
 from tests.gitrepo import Repo, git
-from tests.test_pipeline import REPO, changed_files, tree
+from tests.test_pipeline import REPO
 
 COMPOSER = "spec/registry/gcp/composer/registry.json"
 DATAPROC = "spec/registry/gcp/dataproc/registry.json"
 COMMITTERS, GCP_TEAM, ICEBERG_TEAM = "OpenLineage/committers", "OpenLineage/gcp-team", "OpenLineage/iceberg-team"
 
 
-@dataclass(frozen=True)
-class Change:
-    base: dict[str, bytes]
-    head: dict[str, bytes]
-    files: list[ChangedFile]
-
-
 @pytest.fixture(scope="module")
-def change(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Change:
+def change(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
     repo = Repo.from_folder(corpus, tmp_path_factory.mktemp("teams") / "repo")
     repo.write("spec/registry/gcp/dataproc/CODEOWNERS", f"* @{GCP_TEAM}\n")
     root = (corpus / "CODEOWNERS").read_text(encoding="utf-8")
@@ -44,75 +36,76 @@ def change(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Change:
     for path in (COMPOSER, DATAPROC):
         repo.edit_json(path, lambda data: data)  # reformatted: a change without mistakes
     repo.commit("reformat", branch="pr")
-    base, head = git(repo.path, "rev-parse", "main"), git(repo.path, "rev-parse", "pr")
-    files = changed_files(repo.path, base, head)
-    assert sorted(f.path for f in files) == [COMPOSER, DATAPROC]
-    return Change(tree(repo.path, base), tree(repo.path, head), files)
+    assert sorted(git(repo.path, "diff", "--name-only", "main", "pr").splitlines()) == [COMPOSER, DATAPROC]
+    return repo.path
 
 
-def pull(fake: FakeGitHub, change: Change, author: str = "contributor",
-         teams: dict[str, set[str]] | None = None) -> PullRequest:
-    pr = PullRequest(REPO, 7, "h" * 40, "b" * 40, "main", "pr", author, "open")
-    fake.add_pull(pr, change.base, change.head, change.files)
-    fake.team_members.update(teams if teams is not None else {COMMITTERS: {"carol"}, GCP_TEAM: {"dan"},
-                                                              ICEBERG_TEAM: {"carol", "dan"}})
-    return pr
+def pull(change: Path, author: str = "contributor",
+         teams: dict[str, list[str]] | None = None) -> tuple[LocalGitHub, PullRequest]:
+    gh = LocalGitHub(change, "main", "pr", repo=REPO, number=7, author=author, team_members=teams if teams is not None
+                     else {COMMITTERS: ["carol"], GCP_TEAM: ["dan"], ICEBERG_TEAM: ["carol", "dan"]})
+    return gh, gh.get_pull_request(REPO, 7)
+
+
+def lookups(gh: LocalGitHub) -> list[tuple[str, str]]:
+    """The team memberships asked about, in order: (org/team, login)."""
+    return [(f"{a['org']}/{a['team_slug']}", a["login"]) for method, a in gh.log if method == "get_team_membership"]
 
 
 def approvals(findings: tuple[Finding, ...]) -> dict[str, tuple[str, ...]]:
     return {f.entry or "": f.owners for f in findings if f.rule == "owners/approval-required"}
 
 
-def test_without_approvals_each_entry_names_its_owning_team(fake_github: FakeGitHub, change: Change) -> None:
-    pr = pull(fake_github, change)
-    inputs = fetch(fake_github, pr)
+def test_without_approvals_each_entry_names_its_owning_team(change: Path) -> None:
+    gh, pr = pull(change)
+    inputs = fetch(gh, pr)
     report = review_inputs(inputs)
     assert approvals(report.findings) == {"gcp:composer": (f"@{COMMITTERS}",), "gcp:dataproc": (f"@{GCP_TEAM}",)}
     # only the teams owning the changed files are asked about, for the author; never the iceberg team
-    assert fake_github.team_lookups == [(COMMITTERS, "contributor"), (GCP_TEAM, "contributor")]
+    assert lookups(gh) == [(COMMITTERS, "contributor"), (GCP_TEAM, "contributor")]
     assert inputs.approvers == frozenset() and not [s for s in report.sections if s.title == "Team membership"]
 
 
-def test_an_approval_by_a_team_member_counts_for_the_team(fake_github: FakeGitHub, change: Change) -> None:
-    pr = pull(fake_github, change)
-    fake_github.approve(REPO, 7, "carol")  # in committers, not in gcp-team
-    inputs = fetch(fake_github, pr)
+def test_an_approval_by_a_team_member_counts_for_the_team(change: Path) -> None:
+    gh, pr = pull(change)
+    gh.add_review("carol")  # in committers, not in gcp-team
+    inputs = fetch(gh, pr)
     assert inputs.approvers == {"carol", COMMITTERS}
     assert approvals(review_inputs(inputs).findings) == {"gcp:dataproc": (f"@{GCP_TEAM}",)}
 
 
-def test_an_author_in_one_team_and_an_approver_in_the_other_pass(fake_github: FakeGitHub, change: Change) -> None:
-    pr = pull(fake_github, change, author="dan")
-    fake_github.approve(REPO, 7, "carol")
-    report = review_inputs(fetch(fake_github, pr))
+def test_an_author_in_one_team_and_an_approver_in_the_other_pass(change: Path) -> None:
+    gh, pr = pull(change, author="dan")
+    gh.add_review("carol")
+    report = review_inputs(fetch(gh, pr))
     assert approvals(report.findings) == {} and report.verdict.value == "success"
 
 
-def test_a_non_member_approval_does_not_count(fake_github: FakeGitHub, change: Change) -> None:
-    pr = pull(fake_github, change)
-    fake_github.approve(REPO, 7, "mallory")
-    report = review_inputs(fetch(fake_github, pr))
+def test_a_non_member_approval_does_not_count(change: Path) -> None:
+    gh, pr = pull(change)
+    gh.add_review("mallory")
+    report = review_inputs(fetch(gh, pr))
     assert set(approvals(report.findings)) == {"gcp:composer", "gcp:dataproc"}
-    assert ("OpenLineage/committers", "mallory") in fake_github.team_lookups
+    assert ("OpenLineage/committers", "mallory") in lookups(gh)
 
 
-def test_a_missing_members_permission_asks_for_approval_and_says_so(fake_github: FakeGitHub, change: Change) -> None:
-    pr = pull(fake_github, change)
-    fake_github.approve(REPO, 7, "carol")
-    fake_github.fail("get_team_membership", GitHubError("Resource not accessible by integration", 403), times=10)
-    assert review_pull_request(fake_github, pr, "d-1") == "failure"  # the review completes
-    [run] = fake_github.runs_for(pr.head_sha)
-    assert run.output is not None and "Team membership could not be verified" in run.output.summary
-    assert "lacks the Members: read permission" in run.output.summary
-    assert {a.title for a in run.annotations if a.level == "failure"} == {"owners/approval-required"}
-    [comment] = [c for c in fake_github.pulls[(REPO, 7)].comments if SUMMARY_MARKER in c.body]
+def test_a_missing_members_permission_asks_for_approval_and_says_so(change: Path) -> None:
+    gh, pr = pull(change)
+    gh.add_review("carol")
+    gh.fail("get_team_membership", GitHubError("Resource not accessible by integration", 403), times=10)
+    assert review_pull_request(gh, pr, "d-1") == "failure"  # the review completes
+    [run] = gh.runs_for(pr.head_sha)
+    assert "Team membership could not be verified" in run.summary
+    assert "lacks the Members: read permission" in run.summary
+    assert {a["title"] for a in run.annotations if a["level"] == "failure"} == {"owners/approval-required"}
+    [comment] = [c for c in gh.issue_comments if SUMMARY_MARKER in c.body]
     assert "Team membership could not be verified" in comment.body and "@OpenLineage/gcp-team" in comment.body
 
 
-def test_a_team_github_does_not_show_is_unverified(fake_github: FakeGitHub, change: Change) -> None:
-    pr = pull(fake_github, change, teams={COMMITTERS: {"carol"}})  # gcp-team: 404, as without the permission
-    fake_github.approve(REPO, 7, "carol")
-    inputs = fetch(fake_github, pr)
+def test_a_team_github_does_not_show_is_unverified(change: Path) -> None:
+    gh, pr = pull(change, teams={COMMITTERS: ["carol"]})  # gcp-team: 404, as without the permission
+    gh.add_review("carol")
+    inputs = fetch(gh, pr)
     assert inputs.approvers == {"carol", COMMITTERS}
     assert [team for team, _ in inputs.teams.unverified] == [GCP_TEAM]
     section = inputs.teams.section()

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.github_api import CheckRunOutput
+from bot.app.github_api import Annotation, CheckRunOutput
 from bot.app.leases import Fence, LeaseLost
 from bot.app.publish import CHECK_NAME
 from bot.app.queue import JobQueue, make_huey
 from bot.app.worker import FencedGitHub, review_pull_request
-from tests.fakes import FAKE_CHECKS, FakeGitHub
+from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
 from tests.test_pipeline import load, make_pr_repo
 
@@ -26,53 +26,53 @@ def pr_repo(tmp_path: Path, corpus: Path) -> Repo:
     return make_pr_repo(tmp_path, corpus)
 
 
-def annotations_of_a_full_review(tmp_path: Path, pr_repo: Repo) -> list[object]:
-    fresh = FakeGitHub()
-    review_pull_request(fresh, load(fresh, pr_repo), "d-0", checks=FAKE_CHECKS)
-    [run] = fresh.check_runs.values()
+def annotations_of_a_full_review(tmp_path: Path, pr_repo: Repo) -> list[dict[str, object]]:
+    fresh, pr = load(pr_repo)
+    review_pull_request(fresh, pr, "d-0", checks=FAKE_CHECKS)
+    [run] = fresh.check_runs
     return list(run.annotations)
 
 
 def test_a_run_the_dead_attempt_concluded_is_not_reopened_nor_concluded_again(
-        fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
-    run_id = fake_github.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id="d-1")
-    fake_github.update_check_run(pr.repo, run_id, conclusion="failure", output=CheckRunOutput("t", "s"))
-    fake_github.writes.clear()
+        pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
+    run_id = gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id="d-1")
+    gh.update_check_run(pr.repo, run_id, conclusion="failure", output=CheckRunOutput("t", "s"))
+    gh.writes.clear()
 
-    assert review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, run_id)) == "failure"
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, run_id)) == "failure"
 
-    assert "update_check_run" not in fake_github.methods_written() and "create_check_run" not in \
-        fake_github.methods_written()
-    assert {"create_review", "create_issue_comment"} <= set(fake_github.methods_written())  # the rest is published
+    assert "update_check_run" not in gh.methods_written() and "create_check_run" not in \
+        gh.methods_written()
+    assert {"create_review", "create_issue_comment"} <= set(gh.methods_written())  # the rest is published
 
 
 def test_a_resumed_run_gets_only_the_annotations_not_yet_sent(
-        tmp_path: Path, fake_github: FakeGitHub, pr_repo: Repo) -> None:
+        tmp_path: Path, pr_repo: Repo) -> None:
     expected = annotations_of_a_full_review(tmp_path, pr_repo)
     assert expected  # the fake check finds the missing facet file
-    pr = load(fake_github, pr_repo)
-    run_id = fake_github.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id="d-1")
-    fake_github.update_check_run(pr.repo, run_id, output=CheckRunOutput("t", "s", annotations=tuple(expected[:1])))
+    gh, pr = load(pr_repo)
+    run_id = gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id="d-1")
+    gh.update_check_run(pr.repo, run_id, output=CheckRunOutput("t", "s", annotations=(Annotation(**expected[0]),)))  # type: ignore[arg-type]
 
-    review_pull_request(fake_github, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, 0))  # adopted by external_id
+    review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, 0))  # adopted by external_id
 
-    [run] = fake_github.check_runs.values()
+    [run] = gh.check_runs
     assert run.annotations == expected  # the first one once, then the rest
-    concluding = [d for m, d in fake_github.writes if m == "update_check_run" and d.get("conclusion")]
+    concluding = [d for m, d in gh.writes if m == "update_check_run" and d.get("conclusion")]
     assert len(concluding) == 1
 
 
-def test_a_worker_that_lost_its_lease_writes_nothing(tmp_path: Path, fake_github: FakeGitHub, pr_repo: Repo) -> None:
-    pr = load(fake_github, pr_repo)
+def test_a_worker_that_lost_its_lease_writes_nothing(tmp_path: Path, pr_repo: Repo) -> None:
+    gh, pr = load(pr_repo)
     queue = JobQueue(make_huey(str(tmp_path / "q.sqlite3")), lease_ttl=30)
     try:
         with queue.pr_lock(pr.repo + "#7") as fence:
             stale = Fence(fence.store, fence.key, "another-host:dead", fence.token - 1, 30)  # an older holder
             with pytest.raises(LeaseLost):
-                review_pull_request(FencedGitHub(fake_github, stale), pr, "d-1", checks=FAKE_CHECKS)
-            assert fake_github.writes == []  # not even the check run
-            review_pull_request(FencedGitHub(fake_github, fence), pr, "d-1", checks=FAKE_CHECKS)
-            assert fake_github.methods_written()[0] == "create_check_run"
+                review_pull_request(FencedGitHub(gh, stale), pr, "d-1", checks=FAKE_CHECKS)
+            assert gh.writes == []  # not even the check run
+            review_pull_request(FencedGitHub(gh, fence), pr, "d-1", checks=FAKE_CHECKS)
+            assert gh.methods_written()[0] == "create_check_run"
     finally:
         queue.close()

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -226,7 +225,7 @@ def test_demo_builds_the_samples_site_and_says_where_to_open_it(tmp_path: Path) 
     assert {e["name"] for e in document["entries"]} >= {"dagster"}  # the sample's head, with its new entry
 
 
-def test_the_check_run_summary_previews_the_published_site(fake_github: Any, tmp_path: Path, corpus: Path) -> None:
+def test_the_check_run_summary_previews_the_published_site(tmp_path: Path, corpus: Path) -> None:
     from bot.app.worker import review_pull_request
     from tests.fakes import FAKE_CHECKS
     from tests.gitrepo import Repo
@@ -239,10 +238,10 @@ def test_the_check_run_summary_previews_the_published_site(fake_github: Any, tmp
     props = next(p["properties"] for p in definition["allOf"] if isinstance(p, dict) and "properties" in p)
     props["previewedField"] = {"type": "boolean", "description": "added by the pull request"}
     repo.change({facet_path.relative_to(corpus).as_posix(): json.dumps(facet, indent=2) + "\n"}, "a new field")
-    pr = load(fake_github, repo)
-    review_pull_request(fake_github, pr, "d-site", checks=FAKE_CHECKS)
-    [run] = fake_github.runs_for(pr.head_sha)
-    summary = run.output.summary
+    gh, pr = load(repo)
+    review_pull_request(gh, pr, "d-site", checks=FAKE_CHECKS)
+    [run] = gh.runs_for(pr.head_sha)
+    summary = run.summary
     assert "### Published site" in summary
     assert "previewedField` added (boolean, optional)" in summary
 

@@ -267,3 +267,30 @@ def test_latency_and_writes_that_break_githubs_pacing_are_flagged(standin: Stand
     [broken] = pacing["violations"]  # the unpaced second write came sooner than 0.5 s after the first
     assert broken["path"] == "/repos/owner/repo/issues/1/comments" and 0 <= broken["gap"] < 0.5
     assert pacing["writes"][3]["gap"] >= 0.5
+
+
+def test_the_contents_api_follows_a_symlink_to_a_file_as_github_does_and_the_client_does_not_read_it(tmp_path: Path):
+    source = tmp_path / "source"
+    (source / ".github").mkdir(parents=True)
+    (source / ".github" / "registry-bot.yml").write_bytes(b"review: {}\n")
+    repo = Repo.from_folder(source, tmp_path / "repo")
+    (repo.path / ".github" / "link.yml").symlink_to("registry-bot.yml")
+    (repo.path / ".github" / "out.yml").symlink_to("../../outside.yml")
+    repo.commit("symlinks")
+    local = LocalGitHub(repo.path, "main", "pr", repo=REPO)
+    with StandIn(local) as server:
+        token = server.state.issue_token()[0]
+        headers = {"Authorization": f"token {token}"}
+        followed = requests.get(f"{server.url}/repos/{REPO}/contents/.github/link.yml?ref=pr", headers=headers,
+                                timeout=10).json()
+        outside = requests.get(f"{server.url}/repos/{REPO}/contents/.github/out.yml?ref=pr", headers=headers,
+                               timeout=10).json()
+        gh = AppClientFactory(server.state.app_id, server.state.private_key_pem, server.url, seconds_between_requests=0,
+                              seconds_between_writes=0).for_installation(server.state.installation_id)
+        link, real = gh.read_file(REPO, "pr", ".github/link.yml"), gh.read_file(REPO, "pr", ".github/registry-bot.yml")
+        versions = {r["api_version"] for r in server.state.requests[2:]}  # the client's, after the two above
+    local.close()
+    assert (followed["type"], followed["path"]) == ("file", ".github/registry-bot.yml")
+    assert (outside["type"], outside["target"]) == ("symlink", "../../outside.yml")
+    assert link is None and real == b"review: {}\n"  # the bot never follows a symlink, on GitHub either
+    assert versions == {"2022-11-28"}

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bot.app.events import Job
+from bot.app.local_github import LocalGitHub
 from bot.app.worker import Resources, Worker
-from tests.fakes import FakeGitHub
+from tests.conftest import ROOT
+from tests.gitrepo import Repo
 
 
 def job(delivery: str, number: int = 1, sha: str = "a" * 40, requester: str = "") -> Job:
     return Job(delivery, "pull_request", "synchronize", 1, "o/r", number, sha, requester)
 
 
-def test_worker_checks_the_permission_of_who_asks_for_a_recheck(fake_github: FakeGitHub) -> None:
+def test_worker_checks_the_permission_of_who_asks_for_a_recheck(tmp_path: Path) -> None:
+    repo = Repo.from_folder(ROOT / "registry", tmp_path / "repo")
+    repo.change({"x.json": "{}\n"})
+    gh = LocalGitHub(repo.path, "main", "pr", repo="o/r", permissions={"stranger": "triage"})
+
     class Factory:
-        def for_installation(self, installation_id: int) -> FakeGitHub:
-            return fake_github
+        def for_installation(self, installation_id: int) -> LocalGitHub:
+            return gh
     assert Worker(Factory()).handle(job("d1", requester="stranger")) == "refused"
-    assert fake_github.writes == []
+    assert gh.calls == ["get_permission"] and gh.writes == []
 
 
 def test_resources_are_built_once_and_lazily() -> None:

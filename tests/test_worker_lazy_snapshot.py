@@ -4,31 +4,35 @@ not hidden."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 from responses import matchers
 
 from bot.app.github_api import GitHubError
 from bot.app.lazy_snapshot import LazyTree, TreeSnapshot, raise_read_failure
+from bot.app.local_github import LocalGitHub
 from bot.app.worker import review_pull_request
 from bot.config import Config
 from tests import test_github_client, test_pipeline
-from tests.fakes import FakeGitHub
 from tests.gitrepo import Repo
 from tests.test_github_client import API, REPO, blob, client, graphql_endpoint, token_endpoint
+from tests.test_pipeline import REPO as REPO_NAME
 from tests.test_pipeline import load
 
 app_key, fake_time, mocked = test_github_client.app_key, test_github_client.fake_time, test_github_client.mocked
 pr_repo = test_pipeline.pr_repo  # the corpus with a broken registry entry on branch ``pr``
 
 
-class LazyFakeGitHub(FakeGitHub):
-    """The shared fake, but ``read_tree`` answers like the real client: a ``LazyTree`` counting downloads."""
+class LazyLocalGitHub(LocalGitHub):
+    """The in-memory GitHub, but ``read_tree`` answers like the real client: a ``LazyTree`` counting downloads."""
 
-    def __init__(self, failing: str = "") -> None:
-        super().__init__()
+    failing = ""
+
+    def __init__(self, repo_path: Path, *args: Any, **kwargs: Any) -> None:
+        super().__init__(repo_path, *args, **kwargs)
         self.downloads: list[str] = []
-        self.failing = failing
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         eager = super().read_tree(repo, ref, prefixes)
@@ -83,24 +87,25 @@ def test_a_failed_download_is_raised_again_after_the_review() -> None:
 
 
 def test_a_review_of_the_corpus_downloads_only_what_the_checks_read(pr_repo: Repo) -> None:
-    eager, lazy = FakeGitHub(), LazyFakeGitHub()
-    pr, _ = load(eager, pr_repo), load(lazy, pr_repo)
+    (eager, pr), (lazy, _) = load(pr_repo), load(pr_repo, github=LazyLocalGitHub)
     assert review_pull_request(lazy, pr, "d-1") == review_pull_request(eager, pr, "d-1") == "failure"
     [lazy_run], [eager_run] = lazy.runs_for(pr.head_sha), eager.runs_for(pr.head_sha)
-    assert lazy_run.output == eager_run.output and lazy_run.annotations == eager_run.annotations
+    assert (lazy_run.title, lazy_run.summary) == (eager_run.title, eager_run.summary)
+    assert lazy_run.annotations == eager_run.annotations
 
     mirror = Config().paths.mirror
-    watched = [p for p in lazy.trees[pr.head_sha] if any(p.startswith(f + "/") for f in Config().watched())]
+    files = LocalGitHub.read_tree(eager, REPO_NAME, pr.head_sha, list(Config().watched()))
+    watched = [p for p in files if any(p.startswith(f + "/") for f in Config().watched())]
     assert len([p for p in watched if p.startswith(mirror + "/")]) > 50  # the corpus mirrors the spec
     assert len(set(lazy.downloads)) < len(watched) // 2
     assert not [p for p in lazy.downloads if p.startswith(mirror + "/")]  # every $ref resolved in the repository
 
 
 def test_a_file_github_fails_to_send_fails_the_run_and_retries_instead_of_a_verdict(pr_repo: Repo) -> None:
-    lazy = LazyFakeGitHub(failing="spec/registry/gcp/dataproc/registry.json")
-    pr = load(lazy, pr_repo)
+    lazy, pr = load(pr_repo, github=LazyLocalGitHub)
+    lazy.failing = "spec/registry/gcp/dataproc/registry.json"
     with pytest.raises(GitHubError):
         review_pull_request(lazy, pr, "d-1")
     [run] = lazy.runs_for(pr.head_sha)
-    assert run.conclusion == "failure" and run.output is not None and "internal error" in run.output.title
+    assert run.conclusion == "failure" and "internal error" in run.title
     assert not [w for w, _ in lazy.writes if w == "create_review"]  # no review from a partial read

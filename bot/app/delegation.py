@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.app.github_api import GitHubAPI, GitHubError, PullRequest, ReviewInfo
 from bot.app.pipeline import ReviewInputs
+from bot.app.refusals import Refusals
 from bot.app.required_checks import merge_lines
 from bot.app.teams import owning_teams, resolve
 from bot.checks.owners import Side, entry_relative, owner_list
@@ -213,11 +214,13 @@ def is_delegated_approval(review: ReviewInfo, me: str) -> bool:
     return review.user == me and review.state == "APPROVED" and _MARKER_START in review.body
 
 
-def withdraw(gh: GitHubAPI, pr: PullRequest, delegation: Delegation,
-             reviews: Sequence[ReviewInfo]) -> tuple[ReviewInfo, ...]:
+def withdraw(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Sequence[ReviewInfo],
+             refusals: Refusals | None = None) -> tuple[ReviewInfo, ...]:
     """Dismiss the App's approvals that no longer hold (another commit's; this one's when it no longer
     approves). Runs before the check run concludes, so that no passing check ever stands next to a stale
-    approval. Returns the reviews as they are now."""
+    approval. A dismissal GitHub refuses is recorded in ``refusals`` (the approval stays). Returns the reviews
+    as they are now."""
+    refusals = refusals if refusals is not None else Refusals()
     me = gh.bot_login()
     now: list[ReviewInfo] = []
     kept = False
@@ -229,16 +232,21 @@ def withdraw(gh: GitHubAPI, pr: PullRequest, delegation: Delegation,
                 why = f"New commits were pushed (now {pr.head_sha[:12]}): the owners approve the new head."
             else:
                 why = "Withdrawn: " + "; ".join(delegation.reasons or ("the approval no longer holds",))
-            gh.dismiss_review(pr.repo, pr.number, r.id, why[:1000])
-            r = replace(r, state="DISMISSED")
+            def dismiss(review_id: int = r.id, message: str = why[:1000]) -> None:
+                gh.dismiss_review(pr.repo, pr.number, review_id, message)
+            if refusals.done("dismiss", dismiss):
+                r = replace(r, state="DISMISSED")
         now.append(r)
     return tuple(now)
 
 
 def approve(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Sequence[ReviewInfo],
-            merge: bool = False, merge_method: str = "SQUASH") -> tuple[str, tuple[ReviewInfo, ...]]:
+            merge: bool = False, merge_method: str = "SQUASH",
+            refusals: Refusals | None = None) -> tuple[str, tuple[ReviewInfo, ...]]:
     """Approve ``delegation.head_sha`` when it should (once) and (``merge``) enable auto-merge. Returns what it
-    did and the reviews as they are now (for the publisher)."""
+    did and the reviews as they are now (for the publisher). What GitHub refuses is recorded in ``refusals``
+    and named in the outcome."""
+    refusals = refusals if refusals is not None else Refusals()
     me = gh.bot_login()
     if not delegation.approve:
         return "not approved", tuple(reviews)
@@ -246,24 +254,35 @@ def approve(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Seq
     now = list(reviews)
     if not any(is_delegated_approval(r, me) and r.commit_id == delegation.head_sha for r in reviews):
         body = cut_lines(delegation.body(), BODY_LIMIT, "(cut to fit GitHub's size limit)")
-        review_id = gh.create_review(pr.repo, pr.number, delegation.head_sha, "APPROVE", body)
+        review_id = refusals.attempt("approve", lambda: gh.create_review(
+            pr.repo, pr.number, delegation.head_sha, "APPROVE", body))
+        if review_id is None:
+            return "approval refused", tuple(now)
         now.append(ReviewInfo(review_id, me, "APPROVED", delegation.head_sha, body))
         outcome = "approved"
     if merge and not pr.auto_merge:
-        outcome += ", " + enable_merge(gh, pr, merge_method)
+        outcome += ", " + enable_merge(gh, pr, merge_method, refusals)
     return outcome, tuple(now)
 
 
-def enable_merge(gh: GitHubAPI, pr: PullRequest, method: str) -> str:
-    """Enable auto-merge; GitHub refuses it for a pull request that can merge now ("clean status"): merge it."""
+MERGEABLE_NOW = ("clean status", "unstable status")  # GitHub's refusals of auto-merge for a pull request that can merge
+
+
+def enable_merge(gh: GitHubAPI, pr: PullRequest, method: str, refusals: Refusals | None = None) -> str:
+    """Enable auto-merge; GitHub refuses it for a pull request that can merge now ("clean status", or
+    "unstable status" when only checks that are not required are red or pending): merge it."""
+    refusals = refusals if refusals is not None else Refusals()
     try:
         gh.enable_auto_merge(pr.repo, pr.number, pr.node_id, pr.head_sha, method)
         return "auto-merge enabled"
     except GitHubError as exc:
-        if "clean status" not in str(exc).lower():
+        if not any(word in str(exc).lower() for word in MERGEABLE_NOW):
             log.warning("auto-merge could not be enabled: %s", exc)
+            if exc.status in (403, 404):
+                refusals.add("auto-merge", exc)
             return f"auto-merge refused ({exc})"
-    gh.merge_pull_request(pr.repo, pr.number, pr.head_sha, method)
+    if not refusals.done("merge", lambda: gh.merge_pull_request(pr.repo, pr.number, pr.head_sha, method)):
+        return "merge refused"
     return "merged"
 
 
@@ -276,38 +295,51 @@ class OwnerStep:
     reviews: tuple[ReviewInfo, ...]
 
 
-def review_for_owners(gh: GitHubAPI, inputs: ReviewInputs, report: Report) -> tuple[Report, OwnerStep | None]:
+def review_for_owners(gh: GitHubAPI, inputs: ReviewInputs, report: Report,
+                      refusals: Refusals | None = None) -> tuple[Report, OwnerStep | None]:
     """Decide, withdraw what no longer holds, and return the report with its "Delegated approval" section
     (no step when the change is not reviewed: nothing watched). A change the bot could not see whole or read
-in full is refused, and an approval given earlier is withdrawn."""
+    in full is refused, and an approval given earlier is withdrawn; a withdrawal GitHub refuses is recorded in
+    ``refusals``."""
     if not inputs.touches_watched() and not inputs.changes.truncated:
         return report, None
     delegation = decide(inputs, report, gh.bot_login(), gh)
-    reviews = withdraw(gh, inputs.pr, delegation, inputs.reviews)
+    reviews = withdraw(gh, inputs.pr, delegation, inputs.reviews, refusals)
     return report.with_sections(delegation.section()), OwnerStep(delegation, reviews)
 
 
-def act_for_owners(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs,
-                   step: OwnerStep | None) -> tuple[tuple[ReviewInfo, ...], tuple[Section, ...]]:
+def act_for_owners(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs, step: OwnerStep | None,
+                   refusals: Refusals | None = None) -> tuple[tuple[ReviewInfo, ...], tuple[Section, ...]]:
     """Approve and enable auto-merge (after the check run concluded); returns the reviews as they now are and
-    the merge status section for the summary comment (none when auto-merge is not configured)."""
+    the merge status section for the summary comment (none when auto-merge is not configured). What GitHub
+    refuses is said in the Merge section, or, without one, recorded in ``refusals``."""
     if step is None:
         return inputs.reviews, ()
     policy = inputs.config.delegation
-    outcome, reviews = approve(gh, pr, step.delegation, step.reviews, policy.auto_merge, policy.merge_method)
+    mine = Refusals()
+    outcome, reviews = approve(gh, pr, step.delegation, step.reviews, policy.auto_merge, policy.merge_method, mine)
     log.info("delegated approval: %s", outcome)
     if not policy.auto_merge:
+        for refusal in mine.found:
+            if refusals is not None:
+                refusals.found.append(refusal)
         return reviews, ()
-    return reviews, (merge_section(gh, pr, step.delegation, outcome),)
+    return reviews, (merge_section(gh, pr, step.delegation, outcome, mine),)
 
 
-def merge_section(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, outcome: str) -> Section:
-    """Why the pull request is (not) merging: the owners still missing, the check runs that have not passed."""
+def merge_section(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, outcome: str,
+                  refusals: Refusals | None = None) -> Section:
+    """Why the pull request is (not) merging: the owners still missing, the check runs that have not passed,
+    what GitHub refused and what to grant for it."""
     if outcome.endswith("merged"):
         text = f"Merged at {code(pr.head_sha[:12], table=False)}."
     elif not delegation.approve:
         text = "\n".join(["Not merging yet: the bot has not approved on the owners' behalf.", "",
                           *(f"- {r}" for r in delegation.reasons)])
+    elif refusals:
+        text = "\n".join(["Not merging: GitHub refused what the bot does for the owners; a maintainer merges this "
+                          "pull request, or an administrator changes what is named below and re-runs the check.", "",
+                          *(r.line() for r in refusals.found)])
     elif "refused" in outcome:
         text = "The bot approved, but GitHub refused auto-merge; a maintainer merges this pull request."
     else:

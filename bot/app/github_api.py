@@ -1,7 +1,7 @@
 """The contract between the bot and GitHub: a Protocol and the plain data it exchanges.
 
 ``GitHubAPI`` is the only way the bot talks to GitHub. The real implementation wraps PyGithub
-(``bot.app.github_client``); tests use the one shared fake in ``tests/fakes.py``; end-to-end tests
+(``bot.app.github_client``); tests use the one in-memory GitHub, ``bot.app.local_github``; end-to-end tests
 point the real implementation at a local stand-in server. Nothing here does I/O.
 """
 

@@ -36,7 +36,7 @@ import requests
 from github import Auth, Github, GithubException, GithubIntegration
 from github.Requester import Requester
 
-from bot.app import graphql_reads, required_checks
+from bot.app import github_limits, graphql_reads, required_checks
 from bot.app.github_api import (
     ChangedFile,
     CheckConclusion,
@@ -60,12 +60,13 @@ from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, un
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.github.com"
+API_VERSION = "2022-11-28"  # sent as X-GitHub-Api-Version: GitHub answers in the shape of this REST version
 ENABLE_AUTO_MERGE = ("mutation($id: ID!, $head: GitObjectID!, $method: PullRequestMergeMethod!) { "
                      "enablePullRequestAutoMerge(input: {pullRequestId: $id, expectedHeadOid: $head, "
                      "mergeMethod: $method}) { pullRequest { number } } }")
 GRAPHQL = "graphql"  # the GraphQL endpoint, relative to the REST base as PyGithub derives it
-MAX_PR_FILES = 3000  # GitHub lists at most 3000 files of a pull request
-PER_PAGE = 100
+MAX_PR_FILES = github_limits.PR_FILES  # GitHub lists at most 3000 files of a pull request
+PER_PAGE = github_limits.PER_PAGE
 TOKEN_MARGIN = 300.0  # refresh an installation token 5 minutes before it expires
 TEAM_VISIBILITY_TTL = 3600.0  # a team GitHub showed the installation is taken as visible this long
 BLOB_CACHE_BYTES = 64 * 1024 * 1024  # blobs are immutable: base and head share most of them
@@ -291,7 +292,7 @@ class AppClientFactory:
         self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key_pem),
                                               base_url=self.base_url, retry=None, timeout=timeout,
                                               seconds_between_requests=seconds_between_requests,
-                                              seconds_between_writes=seconds_between_writes)
+                                              seconds_between_writes=seconds_between_writes, api_version=API_VERSION)
         self._tokens: dict[int, InstallationToken] = {}
         self._pacers: dict[int, Pacer] = {}
         self._new_pacer = pacers or (lambda _: WritePacer(self._write_pause, self._retrying.sleep,
@@ -313,7 +314,8 @@ class AppClientFactory:
         """A PyGithub requester authenticated with an installation token (writes are paced by ``WritePacer``,
         not by PyGithub, which would also pace GraphQL queries, being POSTs)."""
         gh = Github(auth=Auth.Token(token), base_url=self.base_url, retry=None, lazy=True, timeout=self._timeout,
-                    seconds_between_requests=self._seconds_between_requests, seconds_between_writes=0)
+                    seconds_between_requests=self._seconds_between_requests, seconds_between_writes=0,
+                    api_version=API_VERSION)
         return gh.requester
 
     def team_visible(self, installation_id: int, team: str, seen: bool = False) -> bool:
@@ -564,6 +566,8 @@ class GitHubClient:
             return None
         if not isinstance(data, dict) or data.get("type") != "file":
             return None  # a folder, a symlink or a submodule
+        if "path" in data and str(data["path"]).strip("/") != path.strip("/"):
+            return None  # GitHub followed a symlink to another file: the bot does not follow symlinks
         if data.get("encoding") == "base64":
             return _decode(data)
         size = int(data.get("size") or 0)  # over 1 MB the contents API leaves the content out
@@ -698,8 +702,10 @@ class GitHubClient:
             "id": node_id, "head": head_sha, "method": merge_method}})
         errors = data.get("errors") if isinstance(data, dict) else None
         if errors:
+            kinds = {str(e.get("type") or (e.get("extensions") or {}).get("type"))
+                     for e in errors if isinstance(e, dict)}
             raise GitHubError("; ".join(str(e.get("message", e)) for e in errors if isinstance(e, dict)) or str(errors),
-                              status=422)
+                              status=403 if "FORBIDDEN" in kinds else 422)  # GraphQL answers a refusal with 200
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
         self._request("PUT", f"/repos/{repo}/pulls/{number}/merge",

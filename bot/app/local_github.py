@@ -8,20 +8,29 @@ are kept as plain data. GitHub's rules that bite are enforced with the status Gi
 
 - at most 50 annotations per check run request; summary and text at most 65,535 characters;
 - a review inline comment on a line outside the diff fails the whole review;
-- only approving or change-requesting reviews can be dismissed; bodies at most 65,536 characters.
+- only approving or change-requesting reviews can be dismissed; bodies at most 65,536 characters;
+- the App's permissions (``app_permissions``, app.yml's: ``bot.app.app_permissions``): 403 "Resource not
+  accessible by integration" for a call they do not cover;
+- the base branch's protection (``bot.app.local_merge``): who counts toward required reviews (no App), who
+  may dismiss (403), required checks, ``mergeable_state`` (405 for a merge that is dirty, blocked, behind).
 
 The ``replay`` command prints ``render()``; the stand-in server serves ``state()`` as JSON.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import itertools
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from bot.app import github_limits
+from bot.app.app_permissions import NEEDS
+from bot.app.app_permissions import check as check_permissions
 from bot.app.github_api import (
     Annotation,
     ChangedFile,
@@ -38,18 +47,26 @@ from bot.app.github_api import (
     ReviewEvent,
     ReviewInfo,
 )
-from bot.app.local_merge import MERGE_METHODS, WRITERS, BranchProtection, merge_blockers, rollup_contexts
+from bot.app.local_merge import (
+    MERGE_METHODS,
+    MERGEABLE,
+    WRITERS,
+    BranchProtection,
+    merge_blockers,
+    mergeable_state,
+    rollup_contexts,
+)
 from bot.app.required_checks import CheckState, state_of
 from bot.app.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
 from bot.changes import ChangeSet, Status, diff_lines, in_one_hunk
 from bot.render.inert import markdown_line
 from bot.snapshot import GitError, GitSnapshot, SnapshotError, run_git
 
-MAX_ANNOTATIONS_PER_REQUEST = 50
-MAX_OUTPUT_CHARS = 65_535
-MAX_BODY_CHARS = 65_536
-MAX_FILES = 3000
-MAX_ACTIONS = 3
+MAX_ANNOTATIONS_PER_REQUEST = github_limits.ANNOTATIONS_PER_REQUEST
+MAX_OUTPUT_CHARS = github_limits.OUTPUT_CHARS
+MAX_BODY_CHARS = github_limits.BODY_CHARS
+MAX_FILES = github_limits.PR_FILES
+MAX_ACTIONS = github_limits.ACTIONS_PER_RUN
 _STATUS = {Status.ADDED: "added", Status.MODIFIED: "modified", Status.RENAMED: "renamed", Status.DELETED: "removed"}
 _CONCLUSIONS = {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}
 _LEVELS = {"notice", "warning", "failure"}
@@ -118,7 +135,8 @@ class LocalGitHub:
                  default_branch: str | None = None, permissions: Mapping[str, str] | None = None,
                  default_permission: str = "read", max_files: int = MAX_FILES,
                  team_members: Mapping[str, Sequence[str]] | None = None,
-                 protection: BranchProtection | None = None) -> None:
+                 protection: BranchProtection | None = None,
+                 app_permissions: Mapping[str, str] | None = None) -> None:
         self.repo_path = str(repo_path)
         self.repo = repo
         self.number = number
@@ -133,6 +151,8 @@ class LocalGitHub:
         self.team_members: dict[str, set[str]] = {}  # "org/team" (case-folded) -> logins (case-folded)
         self.state_open = True
         self.protection = protection  # the base branch's protection (``bot.app.local_merge``); None: none
+        # the App's granted permissions (``bot.app.app_permissions``: app.yml's); None: everything
+        self.app_permissions = dict(app_permissions) if app_permissions is not None else None
         self.auto_merge: str | None = None  # the merge method, while auto-merge is enabled
         self.merged: dict[str, str] | None = None  # {"sha", "method", "by"} once merged
         self.check_runs: list[CheckRunRecord] = []
@@ -144,6 +164,12 @@ class LocalGitHub:
             self.set_team(team, logins)
         self._snapshots: dict[str, GitSnapshot] = {}
         self._files: dict[tuple[str, str], list[ChangedFile]] = {}
+        self._merges: dict[tuple[str, str], bool] = {}  # (base, head) -> the merge conflicts
+        self._ancestry: dict[tuple[str, str], bool] = {}  # (head, base) -> the head contains the base
+        self.calls: list[str] = []  # every GitHubAPI call, in order
+        self.log: list[tuple[str, dict[str, Any]]] = []  # the same calls with their arguments
+        self.writes: list[tuple[str, dict[str, Any]]] = []  # every write call with its arguments, in order
+        self._failures: dict[str, list[Exception]] = {}  # method -> errors its next calls raise (``fail``)
         self.resolve(base)
         self.resolve(head)
 
@@ -169,6 +195,36 @@ class LocalGitHub:
                 snap.close()
             self._snapshots.clear()
 
+    def _enter(self, method: str, arguments: dict[str, Any]) -> None:
+        """Before every ``GitHubAPI`` call: log it (``calls``, ``writes``), raise an injected failure
+        (``fail``), then GitHub's 403 for a call the App's permissions do not cover (``bot.app.app_permissions``)."""
+        with self._lock:
+            self.calls.append(method)
+            self.log.append((method, arguments))
+            if method in WRITE_CALLS:
+                self.writes.append((method, arguments))
+            queued = self._failures.get(method)
+            error = queued.pop(0) if queued else None
+        if error is not None:
+            raise error
+        check_permissions(self.app_permissions, method)
+
+    def fail(self, method: str, error: Exception, times: int = 1) -> None:
+        """Make the next ``times`` calls of ``method`` raise ``error`` (a test's fault injection)."""
+        with self._lock:
+            self._failures.setdefault(method, []).extend([error] * times)
+
+    def methods_written(self) -> list[str]:
+        """The write calls made so far, in order."""
+        with self._lock:
+            return [method for method, _ in self.writes]
+
+    def runs_for(self, head_sha: str) -> list[CheckRunRecord]:
+        """The check runs on ``head_sha``, oldest first."""
+        sha = self.resolve(head_sha)
+        with self._lock:
+            return [r for r in self.check_runs if r.head_sha == sha]
+
     def _check_pr(self, repo: str, number: int | None = None) -> None:
         if repo != self.repo or (number is not None and number != self.number):
             raise NotFound(f"Not Found: {repo}#{number}" if number is not None else f"Not Found: {repo}", status=404)
@@ -193,6 +249,9 @@ class LocalGitHub:
     # -- reading -----------------------------------------------------------------------------
     def get_pull_request(self, repo: str, number: int) -> PullRequest:
         self._check_pr(repo, number)
+        return self._pull()
+
+    def _pull(self) -> PullRequest:
         return PullRequest(repo=self.repo, number=self.number, head_sha=self.resolve(self.head),
                            base_sha=self.resolve(self.base), base_ref=self.base, head_ref=self.head,
                            author=self.author, state="open" if self.state_open else "closed",
@@ -207,6 +266,10 @@ class LocalGitHub:
         self._check_pr(repo, number)
         files = self._changed_files(self.resolve(self.head))
         return files[: self.max_files], len(files) > self.max_files
+
+    def changed_files_count(self) -> int:
+        """How many files the pull request changes (GitHub's ``changed_files``: not capped like the listing)."""
+        return len(self._changed_files(self.resolve(self.head)))
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
         self._check_pr(repo)
@@ -320,6 +383,15 @@ class LocalGitHub:
             self._settle()
             return run.id
 
+    def add_check_run(self, name: str, status: str = "completed", conclusion: str | None = None) -> int:
+        """Another App's check run on the head (a CI), outside the bot's permissions."""
+        state, result = _check_status(status, conclusion)
+        with self._lock:
+            run = CheckRunRecord(next(self._ids), self.resolve(self.head), name, state, result, "")
+            self.check_runs.append(run)
+            self._settle()
+            return run.id
+
     def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
                          conclusion: CheckConclusion | None = None,
                          output: CheckRunOutput | None = None,
@@ -406,10 +478,18 @@ class LocalGitHub:
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
         self._check_pr(repo, number)
+        self.dismiss_as(self.bot, review_id, message)
+
+    def dismiss_as(self, user: str, review_id: int, message: str) -> None:
+        """``user`` dismisses a review; on a protected branch that restricts dismissals only admins and the
+        allowed actors may (GitHub: 403)."""
         with self._lock:
             review = next((r for r in self.reviews if r.id == review_id), None)
             if review is None:
                 raise NotFound(f"Not Found: review {review_id}", status=404)
+            if self.protection is not None and not self.protection.may_dismiss(user, self._permission(user)):
+                raise GitHubError("Forbidden: only repository administrators and the actors allowed to dismiss pull "
+                                  "request reviews may dismiss reviews on this protected branch", status=403)
             if review.state not in ("APPROVED", "CHANGES_REQUESTED"):
                 raise unprocessable(f"Can not dismiss a {review.state.lower()} pull request review")
             if not message:
@@ -469,6 +549,35 @@ class LocalGitHub:
             return merge_blockers(self.protection, self.reviews, self.check_runs, self.resolve(self.head),
                                   self._permission)
 
+    def mergeable_state(self) -> str:
+        """GitHub's ``mergeable_state``: dirty, blocked, behind, unstable or clean (``bot.app.local_merge``)."""
+        with self._lock:
+            head, base = self.resolve(self.head), self.resolve(self.base)
+            return mergeable_state(self.protection, self.merge_blockers(), self.check_runs, head,
+                                   self._conflicts(base, head), not self._contains(head, base))
+
+    def _conflicts(self, base: str, head: str) -> bool:
+        """Whether merging ``head`` into ``base`` conflicts (``git merge-tree --write-tree`` exits 1)."""
+        key = (base, head)
+        if key not in self._merges:
+            try:
+                run_git(self.repo_path, "merge-tree", "--write-tree", "--no-messages", base, head)
+                self._merges[key] = False
+            except GitError:
+                self._merges[key] = True
+        return self._merges[key]
+
+    def _contains(self, head: str, base: str) -> bool:
+        """Whether ``base`` is an ancestor of ``head`` (the head is up to date with the base); kept per pair."""
+        key = (head, base)
+        if key not in self._ancestry:
+            try:
+                run_git(self.repo_path, "merge-base", "--is-ancestor", base, head)
+                self._ancestry[key] = True
+            except GitError:
+                self._ancestry[key] = False
+        return self._ancestry[key]
+
     def rollup_contexts(self, head_sha: str) -> list[dict[str, Any]]:
         """The head commit's check contexts in GraphQL's shape (what the stand-in's ``/graphql`` serves)."""
         with self._lock:
@@ -489,8 +598,9 @@ class LocalGitHub:
                 raise unprocessable(f"Invalid merge method {merge_method!r}")
             if self.merged is not None or not self.state_open:
                 raise unprocessable("Pull request is closed")
-            if not self.merge_blockers():
-                raise unprocessable("Pull request is in clean status")
+            state = self.mergeable_state()
+            if state in MERGEABLE:
+                raise unprocessable(f"Pull request is in {state} status")
             self.auto_merge = merge_method
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
@@ -500,9 +610,13 @@ class LocalGitHub:
                 raise GitHubError("Pull Request is not mergeable", status=405)
             if head_sha and self.resolve(self.head) != head_sha:
                 raise GitHubError("Head branch was modified. Review and try the merge again.", status=409)
-            blockers = self.merge_blockers()
-            if blockers:
-                raise GitHubError(f"Pull Request is not mergeable: {'; '.join(blockers)}", status=405)
+            state = self.mergeable_state()
+            if state == "dirty":
+                raise GitHubError("Pull Request is not mergeable: the head conflicts with the base", status=405)
+            if state == "blocked":
+                raise GitHubError(f"Pull Request is not mergeable: {'; '.join(self.merge_blockers())}", status=405)
+            if state == "behind":
+                raise GitHubError("Head branch is out of date with the base branch", status=405)
             self._merge(merge_method.upper(), self.bot)
 
     def _merge(self, method: str, by: str) -> None:
@@ -512,7 +626,8 @@ class LocalGitHub:
 
     def _settle(self) -> None:
         """Auto-merge: merge as soon as nothing blocks (called, lock held, after every change of state)."""
-        if self.auto_merge is not None and self.merged is None and self.state_open and not self.merge_blockers():
+        if self.auto_merge is not None and self.merged is None and self.state_open and \
+                self.mergeable_state() in MERGEABLE:
             self._merge(self.auto_merge, "auto-merge")
 
     # -- inspection --------------------------------------------------------------------------
@@ -520,13 +635,14 @@ class LocalGitHub:
         """Everything posted, as JSON-ready plain data."""
         with self._lock:
             return {
-                "pull_request": asdict(self.get_pull_request(self.repo, self.number)),
+                "pull_request": asdict(self._pull()),
                 "check_runs": [asdict(r) for r in self.check_runs],
                 "reviews": [asdict(r) for r in self.reviews],
                 "issue_comments": [asdict(c) for c in self.issue_comments],
                 "auto_merge": self.auto_merge,
                 "merged": self.merged,
                 "merge_blockers": self.merge_blockers(),
+                "mergeable_state": self.mergeable_state() if self.merged is None else "merged",
             }
 
     def render(self) -> str:
@@ -538,6 +654,26 @@ class LocalGitHub:
             elif self.auto_merge is not None:
                 text += f"== Auto-merge enabled ({self.auto_merge}), waiting for: {'; '.join(self.merge_blockers())}\n"
             return text
+
+
+WRITE_CALLS = frozenset({"create_check_run", "update_check_run", "create_review", "dismiss_review",
+                         "enable_auto_merge", "merge_pull_request", "create_issue_comment", "edit_issue_comment"})
+
+
+def _entered(method: str, call: Callable[..., Any]) -> Callable[..., Any]:
+    signature = inspect.signature(call)
+
+    @functools.wraps(call)
+    def entered(self: LocalGitHub, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        self._enter(method, {k: v for k, v in bound.arguments.items() if k != "self"})
+        return call(self, *args, **kwargs)
+    return entered
+
+
+for _method in NEEDS:  # every GitHubAPI call goes through ``LocalGitHub._enter``
+    setattr(LocalGitHub, _method, _entered(_method, getattr(LocalGitHub, _method)))
 
 
 def render_posts(check_runs: Sequence[CheckRunRecord], reviews: Sequence[ReviewRecord],

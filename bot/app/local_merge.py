@@ -1,15 +1,21 @@
 """GitHub's merge rules for ``LocalGitHub``: branch protection's approval and check requirements, auto-merge.
 
-As GitHub does it (docs: "About protected branches", "Automatically merging a pull request"):
+As GitHub does it (docs: "About protected branches", "Automatically merging a pull request", "About
+pull request reviews"; docs/github.md cites each rule):
 
-- an approval counts only from someone with write access (the App, installed with write, counts; an
-  entry's owner without write access does not); a user's latest deciding review is the one that counts,
-  and a change request by a writer blocks;
+- an approval counts only from someone with write access (an entry's owner without write access does
+  not); a user's latest deciding review is the one that counts, and a change request by a writer blocks;
+  an App's approval does not count unless ``apps_count`` (GitHub documents reviews "by reviewers with write
+  access", and public reports say an App's APPROVE leaves the requirement unmet);
+- with a dismissal restriction, only admins and the listed actors may dismiss a review (403 otherwise);
+- ``mergeable_state``: ``dirty`` (the head conflicts with the base), ``blocked`` (a requirement is unmet),
+  ``behind`` (strict: the head is not up to date with the base), ``unstable`` (only checks that are not
+  required are red or pending), ``clean``; a pull request merges when it is ``clean`` or ``unstable``;
 - every required check must have concluded ``success``, ``neutral`` or ``skipped`` on the head commit;
 - with "dismiss stale approvals", a push dismisses every approval; a push by someone without write
   access disables auto-merge;
-- enabling auto-merge on a pull request that can merge at once is refused ("clean status"); once
-  enabled, the pull request merges as soon as nothing blocks it.
+- enabling auto-merge on a pull request that can merge at once is refused ("clean status", "unstable
+  status"); once enabled, the pull request merges as soon as nothing blocks it.
 """
 
 from __future__ import annotations
@@ -30,6 +36,19 @@ class BranchProtection:
     required_approvals: int = 1
     required_checks: tuple[str, ...] = ()
     dismiss_stale_reviews: bool = True
+    apps_count: bool = False  # an App's (``login[bot]``) approval counts toward ``required_approvals``
+    dismissal_actors: tuple[str, ...] | None = None  # None: any writer may dismiss; else admins and these only
+    strict: bool = False  # "require branches to be up to date before merging"
+
+    def may_dismiss(self, login: str, permission: str) -> bool:
+        """Whether ``login`` may dismiss a review on the protected branch."""
+        if self.dismissal_actors is None:
+            return permission in WRITERS
+        return permission == "admin" or login.casefold() in {a.casefold() for a in self.dismissal_actors}
+
+
+def is_app(login: str) -> bool:
+    return login.endswith("[bot]")
 
 
 class _Review(Protocol):
@@ -55,7 +74,8 @@ def merge_blockers(protection: BranchProtection | None, reviews: Iterable[_Revie
             latest[r.user] = r.state
     writers = {user: state for user, state in latest.items() if permission(user) in WRITERS}
     out = [f"changes requested by {user}" for user, state in writers.items() if state == "CHANGES_REQUESTED"]
-    approvals = sum(state == "APPROVED" for state in writers.values())
+    approvals = sum(state == "APPROVED" and (protection.apps_count or not is_app(user))
+                    for user, state in writers.items())
     if approvals < protection.required_approvals:
         out.append(f"{protection.required_approvals} approving review(s) by reviewers with write access required, "
                    f"{approvals} given")
@@ -66,6 +86,25 @@ def merge_blockers(protection: BranchProtection | None, reviews: Iterable[_Revie
             state = "expected" if found is None else (found.conclusion or found.status)
             out.append(f"required check {name!r} is {state}")
     return out
+
+
+def mergeable_state(protection: BranchProtection | None, blockers: list[str], runs: Iterable[_Run], head_sha: str,
+                    conflicts: bool, behind: bool) -> str:
+    """GitHub's ``mergeable_state`` of the pull request: dirty, blocked, behind, unstable or clean."""
+    if conflicts:
+        return "dirty"
+    if blockers:
+        return "blocked"
+    if protection is not None and protection.strict and behind:
+        return "behind"
+    required = set(protection.required_checks) if protection else set()
+    others = [r for name, r in newest_runs(runs, head_sha).items() if name not in required]
+    if any(r.status != "completed" or r.conclusion not in PASSING for r in others):
+        return "unstable"
+    return "clean"
+
+
+MERGEABLE = frozenset({"clean", "unstable"})
 
 
 def newest_runs(runs: Iterable[_Run], head_sha: str) -> dict[str, _Run]:

@@ -28,11 +28,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-from bot.app import metrics
+from bot.app import github_limits, metrics
 from bot.app.github_api import RateLimited
 
-CONTENT_PER_MINUTE = 80
-CONTENT_PER_HOUR = 500
+CONTENT_PER_MINUTE = github_limits.CONTENT_CREATION_PER_MINUTE
+CONTENT_PER_HOUR = github_limits.CONTENT_CREATION_PER_HOUR
 
 
 class ContentWindow:

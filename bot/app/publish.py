@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from functools import partial
 from itertools import pairwise
 
+from bot.app import github_limits
 from bot.app.github_api import (
     Annotation,
     AnnotationLevel,
@@ -24,6 +25,7 @@ from bot.app.github_api import (
     PullRequest,
     ReviewInfo,
 )
+from bot.app.refusals import Refusals
 from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Finding, Report, Severity, State, Verdict
@@ -44,7 +46,7 @@ from bot.render.markdown import (
 log = logging.getLogger(__name__)
 
 CHECK_NAME = "OpenLineage registry"
-ANNOTATIONS_PER_REQUEST = 50
+ANNOTATIONS_PER_REQUEST = github_limits.ANNOTATIONS_PER_REQUEST
 MAX_ANNOTATIONS = 1000
 ANNOTATION_MESSAGE_LIMIT = 3_400  # plus a 500-character hint and the notes of their lengths: under 4,000
 INLINE_MESSAGE_LIMIT = 4_000  # characters of a message in an inline comment (GitHub takes 65,536)
@@ -120,9 +122,10 @@ def could_not_finish(gh: GitHubAPI, repo: str, check_id: int, delivery: str, rea
                             "Nothing was decided about the change. Use **Re-run** to try again.")))
 
 
-def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report, sent: int = 0) -> None:
+def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report, sent: int = 0) -> CheckRunOutput:
     """Conclude the check run with the summary and every annotation, 50 per request, leaving out the first
-    ``sent`` (an interrupted attempt sent them: GitHub appends annotations, it would show them twice)."""
+    ``sent`` (an interrupted attempt sent them: GitHub appends annotations, it would show them twice).
+    Returns the concluded title and summary (without annotations)."""
     title = headline(report)
     summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT, title=False)
     notes = to_annotations(report.findings)
@@ -138,6 +141,14 @@ def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report, sent
     gh.update_check_run(repo, check_id, status="completed", conclusion=conclusion,
                         output=CheckRunOutput(title, summary, annotations=tuple(batches[-1])),
                         actions=[RERUN_ACTION])
+    return CheckRunOutput(title, summary)
+
+
+def note_on_check(gh: GitHubAPI, repo: str, check_id: int, concluded: CheckRunOutput, note: str) -> None:
+    """Add ``note`` to a concluded check run's text, leaving its status and conclusion as they are (what the
+    bot could not say in the summary comment, because GitHub refused the comment)."""
+    text = cut_lines(note, GITHUB_TEXT_LIMIT, "(cut to fit GitHub's size limit)")
+    gh.update_check_run(repo, check_id, output=CheckRunOutput(concluded.title, concluded.summary, text=text))
 
 
 def fail_check(gh: GitHubAPI, repo: str, check_id: int, delivery: str, error: BaseException) -> None:
@@ -237,18 +248,24 @@ def _review_line(f: Finding, cap: int) -> str:
 
 
 def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: ChangeSet, config: Config,
-                   reviews: Sequence[ReviewInfo] | None = None) -> int | None:
+                   reviews: Sequence[ReviewInfo] | None = None, refusals: Refusals | None = None) -> int | None:
     """Dismiss the bot's blocking reviews of older commits, then post this head's review once.
 
     ``reviews``: the pull request's reviews as read for this review (listed again when not given). Only the
-    bot's own matter here, and no other job reviews this pull request meanwhile (the queue's lock).
+    bot's own matter here, and no other job reviews this pull request meanwhile (the queue's lock). A
+    dismissal GitHub refuses is recorded in ``refusals`` (raised without one) and the review is still posted.
     """
     me = gh.bot_login()
     if reviews is None:
         reviews = gh.list_reviews(pr.repo, pr.number)
     for r in reviews:
         if r.user == me and r.commit_id != pr.head_sha and r.state in ("CHANGES_REQUESTED", "APPROVED"):
-            gh.dismiss_review(pr.repo, pr.number, r.id, f"Superseded by the review of {pr.head_sha[:12]}.")
+            def dismiss(r: ReviewInfo = r) -> None:
+                gh.dismiss_review(pr.repo, pr.number, r.id, f"Superseded by the review of {pr.head_sha[:12]}.")
+            if refusals is None:
+                dismiss()
+            else:
+                refusals.done("dismiss", dismiss)
     if not report.current():
         return None
     inline, rest = plan_review(report, changes, config.review.max_inline_comments)

@@ -21,17 +21,26 @@ from bot import budget
 from bot.app import health, leases, metrics
 from bot.app.delegation import act_for_owners, review_for_owners
 from bot.app.events import Job
-from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest, RateLimited
+from bot.app.github_api import (
+    CheckRunOutput,
+    GitHubAPI,
+    GitHubClientFactory,
+    GitHubError,
+    PullRequest,
+    RateLimited,
+    ReviewInfo,
+)
 from bot.app.leases import DEFAULT_TTL, Fence, LeaseLost
 from bot.app.logs import log_context
 from bot.app.pacing import Pacer, RedisPacer
-from bot.app.pipeline import Regression, fetch, review_inputs
+from bot.app.pipeline import Regression, ReviewInputs, fetch, review_inputs
 from bot.app.publish import (
     CHECK_NAME,
     REVIEWING,
     complete_check,
     could_not_finish,
     fail_check,
+    note_on_check,
     pause_check,
     publish_review,
     publish_summary,
@@ -39,7 +48,9 @@ from bot.app.publish import (
     supersede_check,
 )
 from bot.app.queue import JobDeferred, JobQueue
+from bot.app.refusals import Refusals
 from bot.engine import Check
+from bot.findings import Report, Section
 
 log = logging.getLogger("bot.worker")
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
@@ -191,6 +202,7 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
     started = time.perf_counter()
     opened = open_check(gh, pr, delivery, resume, on_check_run)
     check_id = opened.id
+    concluded = opened.concluded  # once True, nothing in this attempt touches the check run's verdict
     try:
         if opened.resumed and not opened.concluded:  # back to "Reviewing" (it may say it waits for a rate limit)
             gh.update_check_run(pr.repo, check_id, status="in_progress", output=REVIEWING)
@@ -202,19 +214,22 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
             if not opened.concluded:
                 supersede_check(gh, pr.repo, check_id, current.head_sha)
             return "superseded"
-        report, owners = review_for_owners(gh, inputs, report)
+        refusals = Refusals()
+        report, owners = review_for_owners(gh, inputs, report, refusals)
+        output = None
         if not opened.concluded:
-            complete_check(gh, pr.repo, check_id, report, sent=opened.annotations)
+            output = complete_check(gh, pr.repo, check_id, report.with_sections(*refusals.sections()),
+                                    sent=opened.annotations)
+            concluded = True
         if inputs.touches_watched() or inputs.changes.truncated:
-            reviews, merge = act_for_owners(gh, pr, inputs, owners)
-            publish_review(gh, pr, report, inputs.changes, inputs.config, reviews)
-            publish_summary(gh, pr, report.with_sections(*merge))
+            reviews, merge = act_for_owners(gh, pr, inputs, owners, refusals)
+            publish_beside(gh, pr, inputs, report, reviews, merge, refusals, check_id, output)
     except LeaseLost:
         raise
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
         log.warning("GitHub rate-limits the review until %s: %s", reset, exc)
-        if opened.concluded:
+        if concluded:
             raise
         if give_up_on_rate_limit:
             could_not_finish(gh, pr.repo, check_id, delivery, f"GitHub's API rate limit (resets at {reset})")
@@ -225,7 +240,7 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
     except Exception as exc:
         log.exception("review failed")
         metrics.FAILURES.labels(stage="review").inc()
-        if not opened.concluded:
+        if not concluded:
             try:
                 fail_check(gh, pr.repo, check_id, delivery, exc)
             except (RateLimited, LeaseLost):
@@ -234,7 +249,7 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
                 log.exception("could not conclude check run %s", check_id)
                 raise CheckRunOpen(f"check run {check_id} could not be concluded: {again}") from exc
         if is_transient(exc):
-            if on_check_run is not None and not opened.concluded:
+            if on_check_run is not None and not concluded:
                 with contextlib.suppress(Exception):  # the retry starts a new run; this one stays concluded
                     on_check_run("", 0)
             raise  # the queue retries the job
@@ -243,6 +258,22 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
         metrics.JOB_SECONDS.observe(time.perf_counter() - started)
     log.info("published %s", report.verdict.value)
     return report.verdict.value
+
+
+def publish_beside(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs, report: Report,
+                   reviews: tuple[ReviewInfo, ...], merge: tuple[Section, ...], refusals: Refusals, check_id: int,
+                   concluded: CheckRunOutput | None) -> None:
+    """The review and the summary comment, after the check run concluded. GitHub refusing any of it (or the
+    approval, dismissals and merge before it) is said once, in the summary, or when the summary comment is
+    refused, in the concluded check run's text (``concluded``: its title and summary); the verdict stays."""
+    refusals.attempt("review", lambda: publish_review(gh, pr, report, inputs.changes, inputs.config, reviews,
+                                                      refusals))
+    summary = report.with_sections(*merge, *refusals.sections())
+    if not refusals.done("comment", lambda: publish_summary(gh, pr, summary)):
+        if concluded is not None:
+            note_on_check(gh, pr.repo, check_id, concluded, refusals.markdown())
+        else:  # a resumed run concluded by an earlier attempt: its text is not known here
+            log.warning("GitHub refused the summary comment: %s", refusals.found[-1].message)
 
 
 class Worker:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlparse
 
+from bot.app.app_permissions import FEATURES, LEVELS, needed_for
 from bot.cli import UsageError
 
 HELP = "register the GitHub App from app.yml (GitHub's manifest flow) and write its id, key and secret (0600)"
@@ -49,6 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     register.add_argument("--webhook-url", required=True,
                           help="where GitHub will POST deliveries: your web process's /webhook, over https")
     register.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST, help="the App manifest (YAML or JSON)")
+    register.add_argument("--auto-merge", action="store_true",
+                          help="ask also for what delegation.auto_merge needs (contents: write, to merge)")
     register.add_argument("--name", help="the App's name (default: the manifest's; names are unique on GitHub)")
     register.add_argument("--org", help="register the App under this organization instead of your account")
     register.add_argument("--github-url", default="https://github.com",
@@ -62,8 +65,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="seconds to wait for GitHub's redirect (its code is valid for an hour)")
 
 
-def load_manifest(path: Path, webhook_url: str, redirect_url: str, name: str | None = None) -> dict[str, Any]:
-    """The manifest as GitHub's form wants it: JSON, with the webhook and redirect URLs filled in."""
+def load_manifest(path: Path, webhook_url: str, redirect_url: str, name: str | None = None,
+                  features: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The manifest as GitHub's form wants it: JSON, with the webhook and redirect URLs filled in and the
+    permissions the optional ``features`` need added (``bot.app.app_permissions.FEATURES``)."""
     import yaml
 
     try:
@@ -77,7 +82,20 @@ def load_manifest(path: Path, webhook_url: str, redirect_url: str, name: str | N
     manifest["redirect_url"] = redirect_url
     if name:
         manifest["name"] = name
+    if features:
+        granted = {str(k): str(v) for k, v in (manifest.get("default_permissions") or {}).items()}
+        manifest["default_permissions"] = {**granted, **{
+            k: v for k, v in needed_for(features).items() if LEVELS[v] > LEVELS.get(granted.get(k, "none"), 0)}}
     return manifest
+
+
+def permission_lines(permissions: dict[str, str]) -> list[str]:
+    """Each permission the manifest asks for and the features that need it (what GitHub's page will show)."""
+    out = []
+    for name, level in sorted(permissions.items()):
+        users = [f for f, needs in FEATURES.items() if name in needs and LEVELS[needs[name]] <= LEVELS.get(level, 0)]
+        out.append(f"  {name}: {level}" + (f" ({', '.join(users)})" if users else ""))
+    return out
 
 
 def exchange(api_url: str, code: str, timeout: float = 30.0) -> dict[str, Any]:
@@ -125,7 +143,8 @@ class Registration:
         self.done = threading.Event()
         self.server = ThreadingHTTPServer((args.host, args.port), self._handler())
         self.url = f"http://{args.host}:{self.server.server_port}/"
-        self.manifest = load_manifest(args.manifest, args.webhook_url, f"{self.url}callback", args.name)
+        self.manifest = load_manifest(args.manifest, args.webhook_url, f"{self.url}callback", args.name,
+                                      ("auto-merge",) if getattr(args, "auto_merge", False) else ())
 
     def authority(self) -> str:
         """The ``Host`` a browser sends for ``url``: the only one the page answers."""
@@ -219,7 +238,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.webhook_url.startswith(("https://", "http://")):
         raise UsageError(f"--webhook-url {args.webhook_url}: not an http(s) URL")
     registration = Registration(args).start()
-    print(f"Open {registration.url} in a browser signed in to GitHub and create the App.", flush=True)
+    print(f"Open {registration.url} in a browser signed in to GitHub and create the App.")
+    print("It asks for these permissions (the features that need each; docs/app.md):")
+    for line in permission_lines(dict(registration.manifest.get("default_permissions") or {})):
+        print(line)
+    if not args.auto_merge:
+        print("  (delegation.auto_merge also needs contents: write: register with --auto-merge, or grant it later)")
+    sys.stdout.flush()
     result = registration.wait(args.timeout)
     if result is None:
         print(f"registry-bot app register: {registration.error or 'no redirect from GitHub in time'}",

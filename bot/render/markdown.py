@@ -21,7 +21,7 @@ from bot.findings import Finding, Report, Severity, Verdict
 from bot.incomplete import unfinished_reason
 from bot.render.inert import ZWJ, plain, visible
 
-GITHUB_TEXT_LIMIT = 65_535
+GITHUB_TEXT_LIMIT = 65_535  # bot.app.github_limits.OUTPUT_CHARS (a test keeps them equal)
 NAME_LIMIT = 200  # characters of a quoted name (file, entry, rule, owner) before it is shortened
 MESSAGE_LIMIT = 1_000  # characters of a message or hint in a list, at most
 MIN_MESSAGE = 80  # messages are shortened down to this before findings are left out of a list

@@ -9,9 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from bot.app.app_permissions import manifest_permissions
 from bot.app.local_github import LocalGitHub
 from bot.app.local_merge import BranchProtection
-from tests.standin.server import Pacing, StandInState, generate_private_key_pem, serve
+from bot.commands.app import DEFAULT_MANIFEST
+from tests.standin.server import ADMIN, ContentLimit, Pacing, StandInState, generate_private_key_pem, serve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,11 +49,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --protect: a push dismisses the approvals (branch protection's option)")
     parser.add_argument("--required-check", action="append", default=[], metavar="NAME",
                         help="a check run the protected branch requires (repeatable)")
+    parser.add_argument("--required-approvals", type=int, default=1, metavar="N",
+                        help="with --protect: approving reviews by writers required (an App's do not count)")
+    parser.add_argument("--restrict-dismissals", action="store_true",
+                        help="with --protect: only admins and the --dismissal-actor logins may dismiss reviews")
+    parser.add_argument("--dismissal-actor", action="append", default=[], metavar="LOGIN",
+                        help="with --restrict-dismissals: a login (an App: slug[bot]) allowed to dismiss")
+    parser.add_argument("--app-manifest", type=Path, default=DEFAULT_MANIFEST,
+                        help="the App manifest whose default_permissions the installation is granted (default: the "
+                             "project's app.yml); a call it does not grant is answered 403 as on GitHub")
+    parser.add_argument("--grant", action="append", default=[], metavar="PERMISSION=LEVEL",
+                        help="grant the installation more than the manifest (contents=write for auto-merge)")
+    parser.add_argument("--content-limit", default="", metavar="N/SECONDS",
+                        help="GitHub's secondary rate limit on content creation: at most N content-creating "
+                             "requests per SECONDS (GitHub: 80/60 and 500/3600); default: none")
     args = parser.parse_args(argv)
 
-    protection = BranchProtection(required_checks=tuple(args.required_check),
-                                  dismiss_stale_reviews=args.dismiss_stale) if args.protect else None
-    permissions = dict(item.split("=", 1) for item in args.permission)
+    actors = tuple(args.dismissal_actor) if args.restrict_dismissals else None
+    actors = tuple(args.dismissal_actor) if args.restrict_dismissals else None
+    protection = BranchProtection(required_checks=tuple(args.required_check), dismiss_stale_reviews=args.dismiss_stale,
+                                  required_approvals=args.required_approvals,
+                                  dismissal_actors=actors) if args.protect else None
+    granted = {**manifest_permissions(args.app_manifest), **dict(item.split("=", 1) for item in args.grant)}
+    permissions = {ADMIN: "admin", **dict(item.split("=", 1) for item in args.permission)}
     teams: dict[str, list[str]] = {}
     for item in args.team_member:
         team, _, logins = item.partition("=")
@@ -64,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         key = args.app_key.read_text(encoding="utf-8")
     local = LocalGitHub(args.repo, args.pr_base, args.pr_head, repo=args.repo_name, number=args.pr_number,
                         author=args.author, bot=f"{args.app_slug}[bot]", permissions=permissions,
-                        team_members=teams, protection=protection)
+                        team_members=teams, protection=protection, app_permissions=granted)
     state = StandInState(local, key or generate_private_key_pem(), app_id=args.app_id, slug=args.app_slug,
                          installation_id=args.installation_id, token_ttl=args.token_ttl, latency=args.latency,
-                         pacing=Pacing(args.write_pause))
+                         pacing=Pacing(args.write_pause), content_limit=content_limit(args.content_limit))
     server = serve(state, args.port)
     print(server.server_port, flush=True)
     try:
@@ -78,6 +98,13 @@ def main(argv: list[str] | None = None) -> int:
         server.server_close()
         local.close()
     return 0
+
+
+def content_limit(spec: str) -> ContentLimit | None:
+    if not spec:
+        return None
+    count, _, seconds = spec.partition("/")
+    return ContentLimit(int(count), float(seconds or 60))
 
 
 if __name__ == "__main__":

@@ -249,7 +249,7 @@ def automerge_mutations(local: Any) -> dict[str, Any]:
                                     str(input.get("expectedHeadOid") or ""), str(input.get("mergeMethod") or "MERGE"))
         except GitHubError as exc:
             raise GraphQLError(str(exc).removeprefix("Unprocessable Entity: "),
-                               extensions={"type": "UNPROCESSABLE"}) from exc
+                               extensions={"type": "FORBIDDEN" if exc.status == 403 else "UNPROCESSABLE"}) from exc
         return {"clientMutationId": input.get("clientMutationId"),
                 "pullRequest": {"id": local.node_id, "number": local.number}}
     return {"enablePullRequestAutoMerge": enable}

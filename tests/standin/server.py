@@ -12,6 +12,8 @@ from __future__ import annotations
 import base64
 import fnmatch
 import json
+import os
+import posixpath
 import secrets
 import threading
 import time
@@ -27,14 +29,17 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, Response, jsonify, request
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
+from bot.app import github_limits
 from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
 from bot.app.local_github import LocalGitHub
 from bot.snapshot import GitError, run_git
 from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 
+ADMIN = "repository-admin"  # the stand-in's administrator: dismisses reviews through /_standin/dismissals
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
-CONTENTS_INLINE_LIMIT = 1024 * 1024  # the contents API inlines files up to 1 MB
+CONTENTS_INLINE_LIMIT = github_limits.CONTENTS_INLINE_BYTES
 RATE_LIMIT = 5000
+LEGACY_PERMISSION = {"maintain": "write", "triage": "read"}  # "Get repository permissions for a user"
 
 
 def generate_private_key_pem() -> str:
@@ -106,6 +111,31 @@ class Pacing:
 
 
 @dataclass
+class ContentLimit:
+    """GitHub's secondary rate limit on content creation ("Rate limits for the REST API": no more than 80
+    content-generating requests per minute, 500 per hour): at most ``count`` creating requests (POSTs of
+    comments, reviews, check runs) per ``seconds``; the next is answered 403 with ``retry-after``."""
+
+    count: int
+    seconds: float
+    created: list[float] = field(default_factory=list)  # monotonic times of the creations in the window
+    refused: int = 0
+
+    CREATING = ("/repos/*/*/issues/*/comments", "/repos/*/*/pulls/*/reviews", "/repos/*/*/check-runs")
+
+    def take(self, method: str, path: str, now: float) -> float | None:
+        """Seconds to wait when this request is over the limit (counted as refused), else None (counted)."""
+        if method != "POST" or not any(fnmatch.fnmatchcase(path, p) for p in self.CREATING):
+            return None
+        self.created[:] = [t for t in self.created if now - t < self.seconds]
+        if len(self.created) >= self.count:
+            self.refused += 1
+            return max(self.created[0] + self.seconds - now, 0.0)
+        self.created.append(now)
+        return None
+
+
+@dataclass
 class StandInState:
     """Everything the server knows besides the pull request: App, tokens, faults, request log."""
 
@@ -115,7 +145,7 @@ class StandInState:
     slug: str = "registry-bot"
     installation_id: int = 1
     token_ttl: float = 3600.0
-    tree_limit: int = 100_000  # GitHub truncates recursive trees past 100,000 entries
+    tree_limit: int = github_limits.TREE_ENTRIES
     clock: Callable[[], float] = time.time
     tokens: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
     faults: list[Fault] = field(default_factory=list)
@@ -124,6 +154,7 @@ class StandInState:
     remaining: int = RATE_LIMIT
     latency: float = 0.0  # seconds added to every API request (real GitHub: about 0.05-0.3)
     pacing: Pacing = field(default_factory=Pacing)
+    content_limit: ContentLimit | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     manifests: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)  # code -> (manifest, issued)
     registered: dict[str, Any] = field(default_factory=dict)  # the App the manifest flow created (its secret)
@@ -171,7 +202,8 @@ class StandInState:
         with self.lock:
             state.update(requests=list(self.requests), fault_hits=list(self.fault_hits),
                          faults=[asdict(f) for f in self.faults], rate_limit_remaining=self.remaining,
-                         latency=self.latency, pacing=self.pacing.as_dict())
+                         latency=self.latency, pacing=self.pacing.as_dict(),
+                         content_limit_refused=self.content_limit.refused if self.content_limit else 0)
         return state
 
 
@@ -198,6 +230,13 @@ def create_app(state: StandInState) -> Flask:
                 request.environ["standin.write"] = state.pacing.begin(request.method, request.path, time.monotonic())
         if state.latency > 0:
             time.sleep(state.latency)
+        if state.content_limit is not None:
+            with state.lock:
+                wait = state.content_limit.take(request.method, request.path, time.monotonic())
+            if wait is not None:
+                return _error(403, "You have exceeded a secondary rate limit and have been temporarily blocked from "
+                                   "content creation. Please retry your request again later.",
+                              {"retry-after": str(int(wait) + 1)})
         fault = state.take_fault(request.method, request.path)
         if fault is None:
             return None
@@ -220,9 +259,11 @@ def create_app(state: StandInState) -> Flask:
         if hold:
             time.sleep(float(hold))  # the write is done; the client waits for its answer
         if not request.path.startswith("/_standin/"):
+            record(response)
             with state.lock:
                 state.requests.append({"method": request.method, "path": request.path,
-                                       "status": response.status_code})
+                                       "status": response.status_code,
+                                       "api_version": request.headers.get("X-GitHub-Api-Version")})
                 # The App's own (JWT) calls have their own limit; installation calls share this one.
                 if "x-ratelimit-remaining" not in response.headers and not request.path.startswith("/app"):
                     state.remaining = max(0, state.remaining - 1)
@@ -231,6 +272,18 @@ def create_app(state: StandInState) -> Flask:
                     response.headers["x-ratelimit-reset"] = str(int(state.clock()) + 3600)
                     response.headers["x-ratelimit-resource"] = "graphql" if request.path == "/graphql" else "core"
         return response
+
+    recording = os.environ.get("STANDIN_RECORD")
+
+    def record(response: Response) -> None:
+        """Append the request to ``$STANDIN_RECORD`` (JSON lines) for the conformance check (tests/conformance.py)."""
+        if not recording:
+            return
+        line = json.dumps({"method": request.method, "path": request.path, "query": dict(request.args),
+                           "json": request.get_json(silent=True) if request.content_length else None,
+                           "status": response.status_code})
+        with state.lock, open(recording, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
 
     @app.teardown_request
     def end_write(_: BaseException | None) -> None:
@@ -294,7 +347,8 @@ def create_app(state: StandInState) -> Flask:
         if installation_id != state.installation_id:
             raise ApiError(404, "Not Found")
         token, expires = state.issue_token()
-        return jsonify(token=token, expires_at=_iso(expires), permissions={}, repository_selection="all"), 201
+        return jsonify(token=token, expires_at=_iso(expires), permissions=local.app_permissions or {},
+                       repository_selection="all"), 201
 
     # -- the manifest flow (github.com's page, then the API's one-time exchange) ------------------
     @app.post("/settings/apps/new")
@@ -340,7 +394,8 @@ def create_app(state: StandInState) -> Flask:
         repo = {"full_name": pr.repo, "default_branch": pr.default_branch}
         auto_merge = {"merge_method": local.auto_merge.lower()} if local.auto_merge else None
         return jsonify(number=pr.number, state=pr.state, draft=pr.draft, title=f"PR {pr.number}", node_id=pr.node_id,
-                       merged=pr.merged, auto_merge=auto_merge,
+                       merged=pr.merged, auto_merge=auto_merge, mergeable_state=local.mergeable_state(),
+                       changed_files=local.changed_files_count(),  # all of them: the listing stops at 3000
                        user={"login": pr.author},
                        head={"sha": pr.head_sha, "ref": pr.head_ref, "repo": repo},
                        base={"sha": pr.base_sha, "ref": pr.base_ref, "repo": repo})
@@ -407,8 +462,9 @@ def create_app(state: StandInState) -> Flask:
     # -- permissions -----------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/collaborators/<login>/permission")
     def permission(owner: str, name: str, login: str) -> Response:
-        level = local.get_permission(repo_of(owner, name), login)
-        return jsonify(permission=level, role_name=level, user={"login": login})
+        role = local.get_permission(repo_of(owner, name), login)
+        # GitHub's ``permission`` is the legacy level (maintain reads write, triage reads read); ``role_name`` the role
+        return jsonify(permission=LEGACY_PERMISSION.get(role, role), role_name=role, user={"login": login})
 
     # -- organisation teams ----------------------------------------------------------------
     @app.get("/orgs/<org>/teams/<team>")
@@ -488,23 +544,41 @@ def create_app(state: StandInState) -> Flask:
 
     @app.get("/repos/<owner>/<name>/contents/<path:path>")
     def contents(owner: str, name: str, path: str) -> Response:
+        """A file, as GitHub's contents API serves it: a symlink to a normal file of the repository is
+        followed (the answer is that file, under its own ``path``); any other symlink is described."""
         repo_of(owner, name)
         ref = request.args.get("ref") or local.default_branch
+        entry = tree_entry(ref, path)
+        if entry is None:
+            raise ApiError(404, "Not Found")
+        mode, kind, obj, found = entry
+        if kind == "tree":
+            return jsonify([])  # a folder: the bot only reads files
+        data = run_git(local.repo_path, "cat-file", "blob", obj)
+        if mode == "120000":
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(found), data.decode("utf-8", "replace")))
+            followed = None if target.startswith(("../", "/")) or target == ".." else tree_entry(ref, target)
+            if followed is None or followed[0] in ("120000", "160000") or followed[1] != "blob":
+                return jsonify(type="symlink", target=data.decode("utf-8", "replace"), path=found, sha=obj,
+                               size=len(data))
+            mode, kind, obj, found = followed
+            data = run_git(local.repo_path, "cat-file", "blob", obj)
+        inline = len(data) <= CONTENTS_INLINE_LIMIT
+        return jsonify(type="file", path=found, sha=obj, size=len(data),
+                       encoding="base64" if inline else "none", content=_b64(data) if inline else "")
+
+    def tree_entry(ref: str, path: str) -> tuple[str, str, str, str] | None:
+        """(mode, type, object, path) of ``path`` at ``ref``; None when it is not there."""
         try:
             listing = run_git(local.repo_path, "ls-tree", "-l", "-z", "--end-of-options", ref, "--", path)
         except GitError as exc:
             raise ApiError(404, f"No commit found for the ref {ref}") from exc
         record = listing.split(b"\x00")[0]
         if not record:
-            raise ApiError(404, "Not Found")
+            return None
         meta, _, found = record.partition(b"\t")
         mode, kind, obj, _ = meta.decode().split()
-        if kind == "tree":
-            return jsonify([])  # a folder: the bot only reads files
-        data = run_git(local.repo_path, "cat-file", "blob", obj)
-        inline = len(data) <= CONTENTS_INLINE_LIMIT
-        return jsonify(type="symlink" if mode == "120000" else "file", path=found.decode(), sha=obj, size=len(data),
-                       encoding="base64" if inline else "none", content=_b64(data) if inline else "")
+        return mode, kind, obj, found.decode()
 
     @app.post("/graphql")
     def graphql() -> Response:
@@ -565,9 +639,9 @@ def create_app(state: StandInState) -> Flask:
 
     @app.post("/_standin/dismissals")
     def dismiss_someones_review() -> Response:
-        """A maintainer dismisses a review (``{"review_id", "message"}``)."""
+        """Someone dismisses a review (``{"review_id", "message", "user"}``; default: the repository's admin)."""
         body = _json()
-        local.dismiss_review(local.repo, local.number, int(body["review_id"]), body.get("message", "dismissed"))
+        local.dismiss_as(str(body.get("user") or ADMIN), int(body["review_id"]), body.get("message", "dismissed"))
         return jsonify(id=body["review_id"], state="DISMISSED")
 
     @app.post("/_standin/comments")
@@ -590,8 +664,17 @@ def create_app(state: StandInState) -> Flask:
             state.latency = float(body["latency"])
         if "write_pause" in body:
             state.pacing.pause = float(body["write_pause"])
+        if "grant" in body:  # an administrator grants the App more (as accepting its new permissions on GitHub)
+            local.app_permissions = {**(local.app_permissions or {}), **body["grant"]}
         return jsonify(tree_limit=state.tree_limit, token_ttl=state.token_ttl, latency=state.latency,
-                       write_pause=state.pacing.pause)
+                       write_pause=state.pacing.pause, app_permissions=local.app_permissions)
+
+    @app.post("/_standin/check-runs")
+    def add_others_check_run() -> Response:
+        """Another App's check run on the head (``{"name", "status", "conclusion"}``), e.g. a CI that fails."""
+        body = _json()
+        run_id = local.add_check_run(str(body["name"]), str(body.get("status", "completed")), body.get("conclusion"))
+        return jsonify(id=run_id)
 
     return app
 
