@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot import budget
-from bot.app import health, leases, metrics
+from bot.app import health, leases, metrics, outage
 from bot.app.delegation import act_for_owners, review_for_owners
 from bot.app.events import Job
 from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest, RateLimited
@@ -210,6 +210,8 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
             publish_review(gh, pr, report, inputs.changes, inputs.config, reviews)
             publish_summary(gh, pr, report.with_sections(*merge))
     except LeaseLost:
+        raise
+    except outage.INFRASTRUCTURE:  # the queue's store failing (the pacer, the lease): the queue waits it out
         raise
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
@@ -413,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run, crashes=queue.crashes,
                     job_budget=args.job_budget)
     queue.set_handler(worker.handle)
-    queue.recover()
+    outage.REDIS.wait_for(queue.recover)  # a worker started while its Redis is down waits for it
     health.beat()
     threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
                      daemon=True).start()
@@ -439,9 +441,14 @@ def sweep_forever(queue: JobQueue, every: float, min_age: float) -> None:
         time.sleep(every)
         try:
             queue.recover(min_age=min_age)
+        except Exception as exc:
+            if outage.is_infrastructure(exc):
+                outage.REDIS.failed(exc)
+            else:
+                log.exception("the sweep failed; trying again in %.0f s", every)
+        else:
+            outage.REDIS.succeeded()
             health.beat()
-        except Exception:
-            log.exception("the sweep failed; trying again in %.0f s", every)
 
 
 if __name__ == "__main__":
