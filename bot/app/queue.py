@@ -3,8 +3,9 @@
 huey's consumer deletes a task from the queue *before* running it, so a worker killed mid-run would
 lose it. The journal closes that gap with huey's own key/value storage, the same on both backends:
 
-- ``job:<delivery>``  the job, written atomically with ``put_if_empty`` (this is also the dedupe on
-  ``X-GitHub-Delivery``); overwritten with ``done`` only after the job finished.
+- ``job:<delivery>``  the job, written only when the delivery is neither journalled nor done (this is also
+  the dedupe on ``X-GitHub-Delivery``); replaced by a done mark, kept a week, only after the job finished
+  (``bot.app.done_marks``): the journal holds the open jobs, so the sweep's cost does not grow with history.
 - ``latest:<pr>``     the newest delivery of a pull request; an older job finds it superseded.
 - ``lease:<pr>``      who is reviewing the pull request: a lease with a fencing token (``bot.app.leases``),
   ``lease_ttl`` seconds (30) renewed while the job runs, on Redis a key that expires by itself. No two
@@ -58,13 +59,15 @@ from redis import ConnectionPool
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-from bot.app import leases, metrics, outage
+from bot.app import done_marks, leases, metrics, outage
+from bot.app.done_marks import DoneMarks, RedisDoneMarks, SqliteDoneMarks
 from bot.app.events import Job
 from bot.app.leases import DEFAULT_TTL, Fence, LeaseLost, LeaseStore, RedisLeases, Renewer, SqliteLeases
 
 log = logging.getLogger(__name__)
 
-DONE = b"done"
+DONE = done_marks.LEGACY_DONE  # a finished job's entry before done marks (still read as done)
+PRUNE_EVERY = 3600.0  # seconds between two prunings of expired done marks (SQLite; Redis expires them)
 TASK_NAME = "registry_bot_process"
 WAL_PAGES = 1000
 WAL_LIMIT = 1024 * 1024
@@ -142,6 +145,9 @@ class JournalSqliteStorage(SqliteStorage):
     def accept(self, key: str, record: bytes, latest: tuple[str, bytes] | None, message: bytes) -> bool:
         """Journal ``record`` under ``key`` unless present, set ``latest``, enqueue ``message``: one commit."""
         with self.db(commit=True) as curs:
+            curs.execute("select 1 from kv where queue = ? and key = ?", (self.name, "done:" + key.split(":", 1)[1]))
+            if curs.fetchone() is not None:
+                return False
             curs.execute("insert or ignore into kv (queue, key, value) values (?, ?, ?)", (self.name, key, record))
             if curs.rowcount != 1:
                 return False
@@ -239,6 +245,10 @@ class JobQueue:
         redis = self.redis()
         self._leases: LeaseStore = (RedisLeases(redis, f"registry-bot:{self._kv.name}:lease") if redis is not None
                                     else SqliteLeases(self._kv, clock))
+        self._redis_done = (RedisDoneMarks(self._kv, f"registry-bot:{self._kv.name}:done", clock=clock)
+                            if redis is not None else None)
+        self._done: DoneMarks = self._redis_done or SqliteDoneMarks(self._kv, clock=clock)
+        self._pruned = 0.0
         self._renewer = Renewer()
         self._running: set[str] = set()  # deliveries running in this process
         self._unreleased: dict[str, int] = {}  # pr key -> token of a lease whose release failed
@@ -270,7 +280,7 @@ class JobQueue:
             message = self.huey.serialize_task(self._task.s(job.delivery))
             return self._kv.accept(key, record, latest, message)
         # Redis: each step is one round trip; a crash between them is what recover() repairs
-        if not self._kv.put_if_empty(key, record):
+        if self._redis_done is None or not self._redis_done.accept(job.delivery, record):
             return False
         if latest is not None:
             self._kv.put_data(*latest)
@@ -346,10 +356,13 @@ class JobQueue:
         self._update(job.delivery, {"check_run_id": check_run_id, "check_run_sha": head_sha})
 
     def is_done(self, delivery: str) -> bool:
-        return delivery in self._unsaved_done or bool(self._kv.peek_data(f"job:{delivery}") == DONE)
+        return delivery in self._unsaved_done or self._done.is_done(delivery)
 
     def mark_done(self, delivery: str) -> None:
-        self._kv.put_data(f"job:{delivery}", DONE)
+        """Replace the job's journal entry with a done mark (``bot.app.done_marks``)."""
+        record = self._record(delivery)
+        pr_key = Job(**record["job"]).pr_key if record is not None else ""
+        self._done.mark(delivery, pr_key)
 
     def _finish(self, delivery: str) -> None:
         """Mark done; when the backend refuses the write, remember it and write it later."""
@@ -588,10 +601,9 @@ class JobQueue:
         with self._mutex:
             live = self._running | self._unsaved_done
         now = self.clock()
+        self._prune(now)
         count = 0
-        for key, raw in self._kv.result_items().items():
-            if not key.startswith("job:") or raw == DONE:
-                continue
+        for key, raw in done_marks.migrate(self._done, self._done.open_jobs()).items():
             delivery = key[4:]
             if delivery in queued or delivery in scheduled or delivery in live:
                 continue
@@ -619,6 +631,21 @@ class JobQueue:
         if count:
             log.warning("re-enqueued %d interrupted job(s)", count)
         return count
+
+    def _prune(self, now: float) -> None:
+        """Forget expired done marks, every ``PRUNE_EVERY`` seconds (a full disk: next time)."""
+        if now - self._pruned < PRUNE_EVERY:
+            return
+        self._pruned = now
+        try:
+            pruned = self._done.prune()
+        except Exception as exc:
+            if outage.is_infrastructure(exc):
+                raise
+            log.warning("could not prune the done marks; trying again in %.0f s", PRUNE_EVERY, exc_info=True)
+        else:
+            if pruned:
+                log.info("forgot %d done mark(s) older than %.0f days", pruned, self._done.ttl / 86400)
 
     def _enqueue_first(self, delivery: str) -> None:
         """Put an interrupted job at the front of the queue: its pull request has waited a lease's TTL already
