@@ -37,6 +37,7 @@ from github import Auth, Github, GithubException, GithubIntegration
 from github.Requester import Requester
 
 from bot.app import graphql_reads, required_checks
+from bot.app.app_clock import ClockedAppAuth, GitHubClock
 from bot.app.github_api import (
     ChangedFile,
     CheckConclusion,
@@ -247,8 +248,10 @@ class WritePacer:
 class InstallationToken:
     """One installation's access token, fetched with the App JWT and cached until near its expiry."""
 
-    def __init__(self, integration: GithubIntegration, installation_id: int, retrying: _Retrying) -> None:
+    def __init__(self, integration: GithubIntegration, installation_id: int, retrying: _Retrying,
+                 github_clock: GitHubClock | None = None) -> None:
         self._integration = integration
+        self._github_clock = github_clock or GitHubClock()
         self.installation_id = installation_id
         self._retrying = retrying
         self._lock = threading.Lock()
@@ -257,11 +260,13 @@ class InstallationToken:
 
     def get(self) -> str:
         with self._lock:
-            if self._token is None or self._retrying.clock() >= self._expires - TOKEN_MARGIN:
-                auth = self._retrying.run(f"POST installation {self.installation_id} token",
-                                          lambda: self._integration.get_access_token(self.installation_id))
+            now = self._retrying.clock() + self._github_clock.offset  # GitHub states the expiry in its time
+            if self._token is None or now >= self._expires - TOKEN_MARGIN:
+                what = f"POST installation {self.installation_id} token"
+                auth = self._retrying.run(what, lambda: self._github_clock.call(
+                    what, lambda: self._integration.get_access_token(self.installation_id)))
                 self._token = auth.token
-                self._expires = auth.expires_at.timestamp() if auth.expires_at else self._retrying.clock() + 3600
+                self._expires = auth.expires_at.timestamp() if auth.expires_at else now + 3600
                 self._retrying.stats.add(token_refreshes=1)
             return self._token
 
@@ -288,7 +293,8 @@ class AppClientFactory:
         self._seconds_between_requests = seconds_between_requests
         self._write_pause = seconds_between_writes
         self._timeout = timeout
-        self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key_pem),
+        self.github_clock = GitHubClock()  # the JWT's time: the host's (not ``clock``), corrected to GitHub's
+        self._integration = GithubIntegration(auth=ClockedAppAuth(int(app_id), private_key_pem, self.github_clock),
                                               base_url=self.base_url, retry=None, timeout=timeout,
                                               seconds_between_requests=seconds_between_requests,
                                               seconds_between_writes=seconds_between_writes)
@@ -302,8 +308,10 @@ class AppClientFactory:
 
     def for_installation(self, installation_id: int) -> GitHubClient:
         with self._lock:
-            token = self._tokens.setdefault(installation_id,
-                                            InstallationToken(self._integration, installation_id, self._retrying))
+            token = self._tokens.get(installation_id)
+            if token is None:
+                token = self._tokens[installation_id] = InstallationToken(self._integration, installation_id,
+                                                                          self._retrying, self.github_clock)
             pacer = self._pacers.get(installation_id)
             if pacer is None:
                 pacer = self._pacers[installation_id] = self._new_pacer(installation_id)
@@ -328,7 +336,8 @@ class AppClientFactory:
         """``<slug>[bot]``; the slug comes from ``GET /app`` (App JWT) once, unless given."""
         with self._lock:
             if self._slug is None:
-                self._slug = self._retrying.run("GET /app", lambda: self._integration.get_app().slug)
+                self._slug = self._retrying.run("GET /app", lambda: self.github_clock.call(
+                    "GET /app", lambda: self._integration.get_app().slug))
             return f"{self._slug}[bot]"
 
 

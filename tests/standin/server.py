@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from email.utils import formatdate
 from typing import Any
 from urllib.parse import urlencode
 
@@ -216,6 +217,7 @@ def create_app(state: StandInState) -> Flask:
 
     @app.after_request
     def log_and_rate_limit(response: Response) -> Response:
+        response.headers["Date"] = formatdate(state.clock(), usegmt=True)  # GitHub's clock, as GitHub sends it
         hold = request.environ.get("standin.hold")
         if hold:
             time.sleep(float(hold))  # the write is done; the client waits for its answer
@@ -259,10 +261,17 @@ def create_app(state: StandInState) -> Flask:
     def require_jwt() -> None:
         token = _bearer()
         try:
-            claims = jwt.decode(token, state.public_key(), algorithms=["RS256"],
-                                options={"require": ["iat", "exp", "iss"]}, leeway=0)
+            claims = jwt.decode(token, state.public_key(), algorithms=["RS256"], leeway=0,
+                                options={"require": ["iat", "exp", "iss"], "verify_exp": False, "verify_iat": False})
         except jwt.PyJWTError as exc:
             raise ApiError(401, f"A JSON web token could not be decoded ({exc})") from exc
+        now = state.clock()  # GitHub's time, which a worker's host clock may be off from
+        if claims["iat"] > now:
+            raise ApiError(401, "'Issued at' claim ('iat') must be an Integer representing the time that the "
+                                "assertion was issued")
+        if claims["exp"] <= now:
+            raise ApiError(401, "'Expiration time' claim ('exp') must be a numeric value representing the future "
+                                "time at which the assertion expires")
         if str(claims["iss"]) != str(state.app_id):
             raise ApiError(401, f"'Issuer' claim ('iss') must be the App id {state.app_id}")
         if claims["exp"] - claims["iat"] > JWT_MAX_LIFETIME:
@@ -665,6 +674,11 @@ class QuietHandler(WSGIRequestHandler):
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        """The status line and ``Server``, without http.server's own ``Date``: the app sends its clock's."""
+        self.send_response_only(code, message)
+        self.send_header("Server", self.version_string())
 
 
 def serve(state: StandInState, port: int = 0) -> BaseWSGIServer:
