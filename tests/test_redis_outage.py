@@ -95,7 +95,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 def _env(fleet: Fleet, key: Path, url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", GITHUB_APP_ID="1", GITHUB_APP_PRIVATE_KEY_PATH=str(key),
-               GITHUB_API_URL=f"http://127.0.0.1:{fleet.port}", BOT_QUEUE_URL=url)
+               GITHUB_API_URL=f"http://127.0.0.1:{fleet.port}", BOT_QUEUE_URL=url, BOT_RECONCILE_EVERY="0")
     return env
 
 

@@ -332,6 +332,11 @@ class AppClientFactory:
                 self._visible_teams[(installation_id, team)] = now
             return now - self._visible_teams.get((installation_id, team), -TEAM_VISIBILITY_TTL) < TEAM_VISIBILITY_TTL
 
+    def list_installations(self) -> list[int]:
+        """The ids of the App's installations (``GET /app/installations``, App JWT)."""
+        return self._retrying.run("GET /app/installations", lambda: self.github_clock.call(
+            "GET /app/installations", lambda: [i.id for i in self._integration.get_installations()]))
+
     def bot_login(self) -> str:
         """``<slug>[bot]``; the slug comes from ``GET /app`` (App JWT) once, unless given."""
         with self._lock:
@@ -440,6 +445,21 @@ class GitHubClient:
             next_url, params = _next_link(_lower(headers).get("link", "")), None
 
     # -- reading -------------------------------------------------------------------------------
+    def list_installation_repositories(self) -> list[str]:
+        """``owner/name`` of every repository the installation can access."""
+        names: list[str] = []
+        next_url: str | None = "/installation/repositories"
+        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        while next_url:
+            headers, data = self._request("GET", next_url, params)
+            names += [r["full_name"] for r in (data or {}).get("repositories", [])]
+            next_url, params = _next_link(_lower(headers).get("link", "")), None
+        return names
+
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
+        """(number, head sha) of the repository's open pull requests."""
+        return [(int(p["number"]), str(p["head"]["sha"])) for p in self._pages(f"/repos/{repo}/pulls?state=open")]
+
     def get_pull_request(self, repo: str, number: int) -> PullRequest:
         _, data = self._request("GET", f"/repos/{repo}/pulls/{number}")
         if isinstance(data.get("changed_files"), int):

@@ -346,6 +346,16 @@ class JobQueue:
         record.update(fields)
         self._kv.put_data(f"job:{delivery}", json.dumps(record).encode())
 
+    def open_pull_requests(self) -> set[str]:
+        """The pull requests (``Job.pr_key``) with a journalled job not done yet."""
+        keys = set()
+        for raw in self._done.open_jobs().values():
+            if raw == DONE:
+                continue
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                keys.add(Job(**json.loads(raw)["job"]).pr_key)
+        return keys
+
     def note_check_run(self, job: Job, head_sha: str, check_run_id: int) -> None:
         """Remember the check run a job starts, so a retry after a crash concludes that one.
 

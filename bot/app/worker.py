@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot import budget
-from bot.app import health, leases, metrics, outage
+from bot.app import health, leases, metrics, outage, reconcile
 from bot.app.delegation import act_for_owners, review_for_owners
 from bot.app.events import Job
 from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest, RateLimited
@@ -392,6 +392,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease-ttl", type=float, default=DEFAULT_TTL, metavar="SECONDS",
                         help="a pull request's lease, renewed every third of it while its job runs: a dead worker's "
                              "pull request is taken over this long after it stopped (default 30)")
+    parser.add_argument("--reconcile-every", type=float, metavar="SECONDS",
+                        default=float(os.environ.get("BOT_RECONCILE_EVERY") or reconcile.DEFAULT_EVERY),
+                        help="how often GitHub's open pull requests are compared with the queue and the reviews the "
+                             "App owes enqueued, at start-up too (default $BOT_RECONCILE_EVERY or 300; 0: never)")
     parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("WORKER_METRICS_PORT", "0") or 0),
                         metavar="PORT", help="serve the worker's Prometheus metrics on this port (default "
                                              "$WORKER_METRICS_PORT; 0: none)")
@@ -419,6 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     health.beat()
     threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
                      daemon=True).start()
+    if args.reconcile_every > 0:
+        claim = lambda: reconcile.claim_round(queue.redis(), queue.huey.name, args.reconcile_every)  # noqa: E731
+        threading.Thread(target=reconcile.reconcile_forever, args=(factory, queue, claim, args.reconcile_every),
+                         name="reconcile", daemon=True).start()
     consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=False,
                                           initial_delay=0.02, backoff=1.5, max_delay=args.poll,
                                           scheduler_interval=1)

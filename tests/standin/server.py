@@ -297,6 +297,18 @@ def create_app(state: StandInState) -> Flask:
         require_jwt()
         return jsonify(id=state.app_id, slug=state.slug, name=state.slug, owner={"login": "standin"})
 
+    @app.get("/app/installations")
+    def installations() -> Response:
+        require_jwt()
+        return _paged([{"id": state.installation_id, "account": {"login": local.repo.split("/")[0]},
+                        "app_id": state.app_id, "repository_selection": "selected"}])
+
+    @app.get("/installation/repositories")
+    def installation_repositories() -> Response:
+        require_token()
+        return jsonify(total_count=1, repository_selection="selected",
+                       repositories=[{"full_name": local.repo, "name": local.repo.split("/")[1]}])
+
     @app.post("/app/installations/<int:installation_id>/access_tokens")
     def access_token(installation_id: int) -> tuple[Response, int]:
         require_jwt()
@@ -343,6 +355,14 @@ def create_app(state: StandInState) -> Flask:
         return "standin"
 
     # -- pull requests ---------------------------------------------------------------------
+    @app.get("/repos/<owner>/<name>/pulls")
+    def list_pulls(owner: str, name: str) -> Response:
+        pr = local.get_pull_request(repo_of(owner, name), local.number)
+        wanted = request.args.get("state", "open")
+        listed = [pr] if wanted == "all" or wanted == pr.state else []
+        return _paged([{"number": p.number, "state": p.state, "head": {"sha": p.head_sha, "ref": p.head_ref},
+                        "base": {"ref": p.base_ref}} for p in listed])
+
     @app.get("/repos/<owner>/<name>/pulls/<int:number>")
     def get_pull(owner: str, name: str, number: int) -> Response:
         pr = local.get_pull_request(repo_of(owner, name), number)
