@@ -55,7 +55,7 @@ from bot.app.github_api import (
     ReviewInfo,
 )
 from bot.app.lazy_snapshot import LazyTree
-from bot.app.pacing import ContentWindow, Pacer
+from bot.app.pacing import HOLD, ContentWindow, Pacer, paused
 from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, under_prefixes
 
 log = logging.getLogger(__name__)
@@ -86,6 +86,7 @@ class RetryPolicy:
     max_delay: float = 60.0
     max_wait: float = 180.0
     secondary_limit_wait: float = 60.0  # GitHub: wait at least a minute after a secondary limit
+    secondary_hold: float = 10.0  # a longer secondary-limit wait pauses the installation and frees the thread
 
 
 class ClientStats:
@@ -119,6 +120,12 @@ def is_rate_limit(status: int, headers: Mapping[str, str] | None, message: str) 
     h = _lower(headers)
     return status == 429 or (status == 403 and (
         "retry-after" in h or h.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()))
+
+
+def is_secondary(headers: Mapping[str, str] | None) -> bool:
+    """A rate limit that is not the exhausted hourly quota (GitHub's secondary limits: ``retry-after``, or
+    403/429 with requests left)."""
+    return _lower(headers).get("x-ratelimit-remaining") != "0"
 
 
 def retry_delay(status: int, headers: Mapping[str, str] | None, message: str, attempt: int, now: float,
@@ -194,8 +201,12 @@ class _Retrying:
                 text = f"{what}: {status or 'no response'} {message}{why}".strip()
                 if delay is not None and is_rate_limit(status, headers, message):
                     # longer than this request may wait: the job is rescheduled at the reset instead
-                    raise RateLimited(text, status, reset_at=now + delay)
+                    raise RateLimited(text, status, reset_at=now + delay, secondary=is_secondary(headers))
                 raise (NotFound if status == 404 else GitHubError)(text, status=status)
+            if delay > self.policy.secondary_hold and is_rate_limit(status, headers, message) and is_secondary(headers):
+                self.stats.add(failures=1)
+                raise RateLimited(f"{what}: {status} {message} (a secondary rate limit: {delay:.0f} s)", status,
+                                  reset_at=now + delay, secondary=True)
             log.warning("%s: %s %s; retry %d in %.1fs", what, status or "network", message, attempt, delay)
             self.stats.add(retries=1)
             self.sleep(delay)
@@ -217,9 +228,22 @@ class WritePacer:
         self._busy = threading.Lock()  # the one request of the installation in flight
         self._last_end: float | None = None
         self._created = ContentWindow()
+        self._paused_until = 0.0
+
+    def hold_until(self, until: float) -> None:
+        """Hold the installation's requests until ``until`` (a secondary rate limit; see ``pacing``)."""
+        self._paused_until = max(self._paused_until, until)
+
+    def _wait_out_pause(self) -> None:
+        wait = self._paused_until - self._clock()
+        if wait > HOLD:
+            raise paused(self._paused_until, self._clock())
+        if wait > 0:
+            self._sleep(wait)
 
     @contextmanager
     def write(self, creates: bool = False) -> Iterator[None]:
+        self._wait_out_pause()
         with self._lock:
             if self._last_end is not None:
                 wait = self._last_end + self.pause - self._clock()
@@ -242,6 +266,8 @@ class WritePacer:
     def request(self, write: bool, creates: bool = False) -> Any:
         """The ``Pacer`` interface (``bot.app.pacing``): writes paced, and every request of the installation
         one at a time (reads go on while a write waits for its pause)."""
+        if not write:
+            self._wait_out_pause()
         return self.write(creates) if write else self._busy
 
 
@@ -395,8 +421,14 @@ class GitHubClient:
             with self._pacer.request(mutative, creates=verb == "POST"):
                 return send()
 
-        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate,
-                                  attempts=attempts)
+        try:
+            return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate,
+                                      attempts=attempts)
+        except RateLimited as exc:
+            hold_until = getattr(self._pacer, "hold_until", None)
+            if exc.secondary and hold_until is not None:  # every worker holds the installation's requests till then
+                hold_until(exc.reset_at)
+            raise
 
     def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],
                          trees: bool = False) -> list[Mapping[str, Any] | None] | None:
