@@ -249,6 +249,7 @@ class JobQueue:
                             if redis is not None else None)
         self._done: DoneMarks = self._redis_done or SqliteDoneMarks(self._kv, clock=clock)
         self._pruned = 0.0
+        self.legacy_done = 0  # finished jobs found written the old way (an older release's worker writes here)
         self._renewer = Renewer()
         self._running: set[str] = set()  # deliveries running in this process
         self._unreleased: dict[str, int] = {}  # pr key -> token of a lease whose release failed
@@ -613,7 +614,10 @@ class JobQueue:
         now = self.clock()
         self._prune(now)
         count = 0
-        for key, raw in done_marks.migrate(self._done, self._done.open_jobs()).items():
+        entries = self._done.open_jobs()
+        left = done_marks.migrate(self._done, entries)
+        self.legacy_done += len(entries) - len(left)
+        for key, raw in left.items():
             delivery = key[4:]
             if delivery in queued or delivery in scheduled or delivery in live:
                 continue

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot import budget
-from bot.app import health, leases, metrics, outage, reconcile
+from bot.app import health, leases, metrics, outage, reconcile, schema
 from bot.app.delegation import act_for_owners, review_for_owners
 from bot.app.events import Job
 from bot.app.github_api import GitHubAPI, GitHubClientFactory, GitHubError, PullRequest, RateLimited
@@ -419,10 +419,19 @@ def main(argv: list[str] | None = None) -> int:
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run, crashes=queue.crashes,
                     job_budget=args.job_budget)
     queue.set_handler(worker.handle)
+    registry = schema.Registry(queue.redis(), queue.huey.storage.name, queue.owner) if queue.redis() else None
+    try:
+        if registry is not None:
+            outage.REDIS.wait_for(registry.join)  # refuses to run beside workers of another schema version
+    except schema.Incompatible as exc:
+        log.error("this worker (schema version %d) does not start: %s", schema.SCHEMA_VERSION, exc)
+        return 3
     outage.REDIS.wait_for(queue.recover)  # a worker started while its Redis is down waits for it
+    queue.legacy_done = 0  # the old layout is migrated: from now on, one is written only by an older worker
     health.beat()
-    threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
-                     daemon=True).start()
+    threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age,
+                                                 registry.beat if registry else None),
+                     name="sweep", daemon=True).start()
     if args.reconcile_every > 0:
         claim = lambda: reconcile.claim_round(queue.redis(), queue.huey.name, args.reconcile_every)  # noqa: E731
         threading.Thread(target=reconcile.reconcile_forever, args=(factory, queue, claim, args.reconcile_every),
@@ -431,6 +440,9 @@ def main(argv: list[str] | None = None) -> int:
                                           initial_delay=0.02, backoff=1.5, max_delay=args.poll,
                                           scheduler_interval=1)
     consumer.run()
+    if registry is not None:
+        with contextlib.suppress(Exception):
+            registry.leave()
     return 0
 
 
@@ -443,11 +455,14 @@ def shared_pacers(queue: JobQueue, pause: float, max_wait: float) -> Callable[[i
     return lambda installation: RedisPacer(redis, installation, pause, max_wait=max_wait)
 
 
-def sweep_forever(queue: JobQueue, every: float, min_age: float) -> None:
-    """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process lost."""
+def sweep_forever(queue: JobQueue, every: float, min_age: float, beat: Callable[[], None] | None = None) -> None:
+    """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process lost,
+    renew this worker's registration (``beat``)."""
     while True:
         time.sleep(every)
         try:
+            if beat is not None:
+                beat()
             queue.recover(min_age=min_age)
         except Exception as exc:
             if outage.is_infrastructure(exc):
@@ -456,6 +471,11 @@ def sweep_forever(queue: JobQueue, every: float, min_age: float) -> None:
                 log.exception("the sweep failed; trying again in %.0f s", every)
         else:
             outage.REDIS.succeeded()
+            if queue.legacy_done:
+                log.error("a worker of an older release writes to this queue (%d finished job(s) in the old "
+                          "layout): stop it (docs/app.md, Upgrades)", queue.legacy_done)
+                health.problem("a worker of an older release writes to this queue")
+                queue.legacy_done = 0
             health.beat()
 
 
