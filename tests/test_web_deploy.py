@@ -153,6 +153,7 @@ def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
     assert {".env", "*.pem", "secrets/"} <= set(ignored)
     redis = services["redis"]
     assert redis["read_only"] is True and "--appendonly" in redis["command"]
+    assert redis["command"][redis["command"].index("--maxmemory-policy") + 1] == "noeviction"  # docs/app.md
     assert redis["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
     volume = redis["volumes"][0].split(":")
     assert volume[1] == "/data" and volume[0] in compose["volumes"]
