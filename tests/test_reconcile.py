@@ -9,11 +9,13 @@ enqueues the heads with no concluded run of the App; a run left in progress is r
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
+from tests.conftest import PAYLOADS
 from tests.gitrepo import git
-from tests.test_e2e import FAKE_WORKER, wait_for
+from tests.test_e2e import FAKE_WORKER, NUMBER, REPO, SECRET, free_port, http, wait_for
 from tests.test_e2e_faults import repo, running, runs_on, worker_ready  # noqa: F401  (repo: the fixture)
 
 RECONCILE = ("--reconcile-every", "2")
@@ -51,3 +53,38 @@ def test_a_review_in_progress_that_the_queue_lost_is_resumed_and_concluded_once(
         service.summary_for(head)
         assert run["id"] == left["id"] and run["conclusion"] == "failure"
         assert [r["status"] for r in runs_on(service, head)] == ["completed"]  # resumed: one run
+
+
+def _rerun_request(head: str) -> dict[str, object]:
+    payload = json.loads((PAYLOADS / "check_run.rerequested.json").read_bytes())
+    payload["repository"]["full_name"] = REPO
+    payload["installation"] = {"id": 1}
+    payload["check_run"]["head_sha"] = head
+    payload["check_run"]["pull_requests"] = [{"number": NUMBER, "head": {"sha": head}}]
+    return payload
+
+
+def test_a_delivery_the_web_missed_while_restarting_is_redelivered_and_taken_once(
+        tmp_path: Path, repo: Path) -> None:  # noqa: F811
+    head = git(repo, "rev-parse", "pr")
+    with running(tmp_path, repo) as service:
+        def hook(url: str) -> None:
+            http("POST", f"{service.github}/_standin/hook", json.dumps({"url": url, "secret": SECRET}).encode(),
+                 {"Content-Type": "application/json"})
+        hook(f"{service.web}/webhook")
+        assert service.deliver("opened", head) == 202
+        service.completed_run(head)
+        hook(f"http://127.0.0.1:{free_port()}/webhook")  # the web is restarting: nobody listens
+        sent = http("POST", f"{service.github}/_standin/deliveries", json.dumps(
+            {"event": "check_run", "payload": _rerun_request(head)}).encode(), {"Content-Type": "application/json"})[1]
+        assert sent["status_code"] == 0
+        hook(f"{service.web}/webhook")  # it is back
+        service.kill("worker")
+        service.worker_args = (*FAKE_WORKER, *RECONCILE)
+        service.start_worker()
+        wait_for(lambda: len([r for r in runs_on(service, head) if r["status"] == "completed"]) == 2, 60,
+                 "the re-run the redelivery asked for")
+        time.sleep(5)  # more rounds: the redelivery was taken, nothing is asked or run again
+        attempts = [d for d in service.state()["deliveries"] if d["guid"] == sent["guid"]]
+        assert [(d["redelivery"], d["status_code"]) for d in attempts] == [(False, 0), (True, 202)]
+        assert len(runs_on(service, head)) == 2

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -320,7 +321,8 @@ class AppClientFactory:
         self._write_pause = seconds_between_writes
         self._timeout = timeout
         self.github_clock = GitHubClock()  # the JWT's time: the host's (not ``clock``), corrected to GitHub's
-        self._integration = GithubIntegration(auth=ClockedAppAuth(int(app_id), private_key_pem, self.github_clock),
+        self._app_auth = ClockedAppAuth(int(app_id), private_key_pem, self.github_clock)
+        self._integration = GithubIntegration(auth=self._app_auth,
                                               base_url=self.base_url, retry=None, timeout=timeout,
                                               seconds_between_requests=seconds_between_requests,
                                               seconds_between_writes=seconds_between_writes)
@@ -362,6 +364,35 @@ class AppClientFactory:
         """The ids of the App's installations (``GET /app/installations``, App JWT)."""
         return self._retrying.run("GET /app/installations", lambda: self.github_clock.call(
             "GET /app/installations", lambda: [i.id for i in self._integration.get_installations()]))
+
+    def _as_app(self, verb: str, url: str, params: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+        """One REST call authenticated as the App (its JWT), retried like the others."""
+        requester = Github(auth=self._app_auth, base_url=self.base_url, retry=None, lazy=True,
+                           timeout=self._timeout).requester
+        what = f"{verb} {url.split('?')[0]}"
+        return self._retrying.run(what, lambda: self.github_clock.call(what, lambda: requester.requestJsonAndCheck(
+            verb, url, parameters=dict(params) if params else None)))
+
+    def list_hook_deliveries(self, since: float, max_pages: int = 10) -> list[dict[str, Any]]:
+        """The App's webhook delivery attempts (``GET /app/hook/deliveries``, newest first) made at ``since``
+        (epoch seconds) or later, at most ``max_pages`` pages of 100."""
+        found: list[dict[str, Any]] = []
+        next_url: str | None = "/app/hook/deliveries"
+        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        for _ in range(max_pages):
+            if next_url is None:
+                break
+            headers, data = self._as_app("GET", next_url, params)
+            for attempt in data or ():
+                if _epoch(attempt.get("delivered_at")) < since:
+                    return found
+                found.append(attempt)
+            next_url, params = _next_link(_lower(headers).get("link", "")), None
+        return found
+
+    def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to deliver a webhook again (``POST /app/hook/deliveries/{id}/attempts``)."""
+        self._as_app("POST", f"/app/hook/deliveries/{delivery_id}/attempts")
 
     def bot_login(self) -> str:
         """``<slug>[bot]``; the slug comes from ``GET /app`` (App JWT) once, unless given."""
@@ -797,6 +828,14 @@ def _decode(data: Mapping[str, Any]) -> bytes:
 
 def _login(user: Mapping[str, Any] | None) -> str:
     return str((user or {}).get("login") or "ghost")  # a deleted account shows as "ghost" on GitHub
+
+
+def _epoch(iso: Any) -> float:
+    """Epoch seconds of GitHub's ``2024-01-02T03:04:05Z`` (0 when absent or unreadable)."""
+    try:
+        return datetime.fromisoformat(str(iso).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def _next_link(header: str) -> str | None:

@@ -7,6 +7,12 @@ head with no concluded check run of the App, unless the journal already holds an
 request. A run left ``queued``/``in_progress`` is handed to the job as its check run, so it is resumed and
 concluded, never duplicated. The job's delivery id names the head (``reconcile:<repo>#<n>@<sha>``): the
 journal's deduplication keeps one per head across workers and rounds.
+
+Deliveries the web did not take (it was restarting, or answered 503 while the queue refused writes) are
+asked again (``Redeliveries``): the round lists the App's webhook delivery attempts since the last round
+(``GET /app/hook/deliveries``) and asks GitHub to redeliver each delivery none of whose attempts got a 2xx
+(``POST /app/hook/deliveries/{id}/attempts``); the redelivery keeps its ``X-GitHub-Delivery``, so the
+journal takes it once. This covers the events no pull request scan sees (``/recheck`` comments, re-runs).
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ class InstallationReads(Protocol):
 
 class AppReads(Protocol):
     def list_installations(self) -> list[int]: ...
+
+    def list_hook_deliveries(self, since: float, max_pages: int = 10) -> list[dict[str, Any]]: ...
+
+    def redeliver(self, delivery_id: int) -> None: ...
 
     def for_installation(self, installation_id: int) -> Any: ...
 
@@ -80,6 +90,40 @@ def reconcile(app: AppReads, journal: Journal) -> int:
     return count
 
 
+LOOKBACK = 24 * 3600.0  # seconds of deliveries a worker's first round looks at (GitHub keeps 3 days)
+MARGIN = 120.0  # seconds each later round looks back before the previous one (deliveries still in flight)
+ASK_AGAIN = 600.0  # seconds before a delivery whose redelivery was not taken either is asked for again
+
+
+class Redeliveries:
+    """Asks GitHub again for the deliveries the web did not take (see the module docstring)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._since = clock() - LOOKBACK
+        self._asked: dict[str, float] = {}  # guid -> when this process asked GitHub to redeliver it
+
+    def round(self, app: AppReads) -> int:
+        started = self._clock()
+        attempts = app.list_hook_deliveries(self._since)
+        taken = {a["guid"] for a in attempts if 200 <= int(a.get("status_code") or 0) < 300}
+        latest: dict[str, dict[str, Any]] = {}
+        for attempt in attempts:  # newest first: the first one seen of a delivery is its latest attempt
+            latest.setdefault(attempt["guid"], attempt)
+        count = 0
+        for guid, attempt in latest.items():
+            if guid in taken or started - self._asked.get(guid, -ASK_AGAIN) < ASK_AGAIN:
+                continue
+            app.redeliver(int(attempt["id"]))
+            self._asked[guid] = started
+            count += 1
+            log.warning("reconcile: delivery %s (%s) was not taken (%s %s); GitHub asked to redeliver it", guid,
+                        attempt.get("event"), attempt.get("status_code"), attempt.get("status"))
+        self._since = min(started - MARGIN, min(self._asked.values(), default=started) - MARGIN)
+        self._asked = {g: t for g, t in self._asked.items() if g not in taken and started - t < LOOKBACK}
+        return count
+
+
 def claim_round(redis: Any, name: str, every: float) -> bool:
     """Whether this worker does this round: on Redis one worker of the fleet per ``every`` seconds."""
     if redis is None:
@@ -90,9 +134,11 @@ def claim_round(redis: Any, name: str, every: float) -> bool:
 def reconcile_forever(app: AppReads, journal: Journal, claim: Callable[[], bool], every: float,
                       sleep: Callable[[float], None] = time.sleep, stop: threading.Event | None = None) -> None:
     """A round at once (start-up), then every ``every`` seconds; failures are logged and retried next round."""
+    redeliveries = Redeliveries()
     while stop is None or not stop.is_set():
         try:
             if claim():
+                redeliveries.round(app)
                 reconcile(app, journal)
         except Exception as exc:
             if outage.is_infrastructure(exc):

@@ -128,6 +128,39 @@ class StandInState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     manifests: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)  # code -> (manifest, issued)
     registered: dict[str, Any] = field(default_factory=dict)  # the App the manifest flow created (its secret)
+    hook: dict[str, str] = field(default_factory=dict)  # where GitHub delivers webhooks: {"url", "secret"}
+    deliveries: list[dict[str, Any]] = field(default_factory=list)  # every attempt, as GET /app/hook/deliveries
+    payloads: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # guid -> (event, body)
+
+    def deliver(self, guid: str, event: str, body: bytes, redelivery: bool = False) -> dict[str, Any]:
+        """POST a webhook to ``hook`` as GitHub does and record the attempt (status code 0: no connection)."""
+        import hashlib
+        import hmac
+        import urllib.error
+        import urllib.request
+
+        self.payloads[guid] = (event, body)
+        signature = "sha256=" + hmac.new(self.hook["secret"].encode(), body, hashlib.sha256).hexdigest()
+        started = time.monotonic()
+        request = urllib.request.Request(self.hook["url"], data=body, method="POST", headers={
+            "X-GitHub-Event": event, "X-GitHub-Delivery": guid, "X-Hub-Signature-256": signature,
+            "Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/standin"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                code, status = response.status, "OK"
+        except urllib.error.HTTPError as exc:
+            code, status = exc.code, f"Invalid HTTP Response: {exc.code}"
+        except OSError:
+            code, status = 0, "failed to connect to host"
+        data = json.loads(body)
+        with self.lock:
+            attempt = {"id": len(self.deliveries) + 1, "guid": guid, "delivered_at": _iso(self.clock()),
+                       "redelivery": redelivery, "duration": round(time.monotonic() - started, 3), "status": status,
+                       "status_code": code, "event": event, "action": data.get("action"),
+                       "installation_id": (data.get("installation") or {}).get("id"),
+                       "repository_id": (data.get("repository") or {}).get("id"), "throttled_at": None}
+            self.deliveries.append(attempt)
+        return attempt
 
     def public_key(self) -> Any:
         return serialization.load_pem_private_key(self.private_key_pem.encode(), password=None).public_key()
@@ -172,7 +205,7 @@ class StandInState:
         with self.lock:
             state.update(requests=list(self.requests), fault_hits=list(self.fault_hits),
                          faults=[asdict(f) for f in self.faults], rate_limit_remaining=self.remaining,
-                         latency=self.latency, pacing=self.pacing.as_dict())
+                         latency=self.latency, pacing=self.pacing.as_dict(), deliveries=list(self.deliveries))
         return state
 
 
@@ -308,6 +341,24 @@ def create_app(state: StandInState) -> Flask:
         require_token()
         return jsonify(total_count=1, repository_selection="selected",
                        repositories=[{"full_name": local.repo, "name": local.repo.split("/")[1]}])
+
+    @app.get("/app/hook/deliveries")
+    def hook_deliveries() -> Response:
+        require_jwt()
+        with state.lock:
+            newest_first = [dict(d) for d in reversed(state.deliveries)]
+        return _paged(newest_first)
+
+    @app.post("/app/hook/deliveries/<int:delivery_id>/attempts")
+    def redeliver(delivery_id: int) -> tuple[Response, int]:
+        require_jwt()
+        with state.lock:
+            attempt = next((d for d in state.deliveries if d["id"] == delivery_id), None)
+        if attempt is None:
+            raise ApiError(404, "Not Found")
+        event, body = state.payloads[attempt["guid"]]
+        threading.Thread(target=state.deliver, args=(attempt["guid"], event, body, True), daemon=True).start()
+        return jsonify({}), 202
 
     @app.post("/app/installations/<int:installation_id>/access_tokens")
     def access_token(installation_id: int) -> tuple[Response, int]:
@@ -561,6 +612,18 @@ def create_app(state: StandInState) -> Flask:
     def app_info() -> Response:
         return jsonify(app_id=state.app_id, slug=state.slug, installation_id=state.installation_id,
                        private_key_pem=state.private_key_pem, repo=local.repo, number=local.number)
+
+    @app.post("/_standin/hook")
+    def set_hook() -> Response:
+        state.hook = {"url": str(request.json["url"]), "secret": str(request.json["secret"])}  # type: ignore[index]
+        return jsonify(state.hook)
+
+    @app.post("/_standin/deliveries")
+    def send_delivery() -> Response:
+        """GitHub sends a webhook now (``{"event", "payload"}``) to the configured hook; the attempt is listed."""
+        event = str(request.json["event"])  # type: ignore[index]
+        body = json.dumps(request.json["payload"]).encode()  # type: ignore[index]
+        return jsonify(state.deliver(secrets.token_hex(16), event, body))
 
     @app.post("/_standin/faults")
     def add_faults() -> Response:
