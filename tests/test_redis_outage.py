@@ -27,13 +27,11 @@ import redis
 from bot.app.events import Job
 from bot.app.queue import REDIS_RETRIES, REDIS_TIMEOUT, JobQueue, make_huey
 from tests.conftest import ROOT
-from tests.gitrepo import Repo
 from tests.standin.fleet import Fleet
 from tests.test_e2e import wait_for
-from tests.test_pipeline import ENTRY
+from tests.test_scale_out import MISSING, repo  # noqa: F401  (the fixture; its missing facets: 1 annotation each)
 
 pytestmark = pytest.mark.e2e
-MISSING = ("MissingOne.json", "MissingTwo.json")  # one annotation each: the review's own verdict is failure
 WRITE_PAUSE = 0.5
 INTERNAL_ERROR = "The bot hit an internal error"
 
@@ -83,15 +81,6 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
-    made = Repo.from_folder(corpus, tmp_path_factory.mktemp("outage") / "repo")
-    facets = ["ol:gcp:dataproc:GcpDataprocRunFacet.json", *(f"ol:gcp:dataproc:{m}" for m in MISSING)]
-    made.change({ENTRY: json.dumps({"producer": {"root_doc_URL": "https://cloud.google.com/dataproc/docs",
-                                                 "produced_facets": facets}}, indent=2) + "\n"}, "add facets")
-    return made.path
-
-
 def _env(fleet: Fleet, key: Path, url: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", GITHUB_APP_ID="1", GITHUB_APP_PRIVATE_KEY_PATH=str(key),
@@ -118,9 +107,9 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
             process.wait()
 
 
-def _concluded(fleet: Fleet, repo: str) -> bool:
-    runs = fleet.states[repo].local.check_runs
-    summarised = any("registry-bot:summary" in c.body for c in fleet.states[repo].local.issue_comments)
+def _concluded(fleet: Fleet, name: str) -> bool:
+    runs = fleet.states[name].local.check_runs
+    summarised = any("registry-bot:summary" in c.body for c in fleet.states[name].local.issue_comments)
     return bool(runs) and all(r.status == "completed" for r in runs) and summarised
 
 
@@ -162,17 +151,23 @@ def _accept(queue: JobQueue, fleet: Fleet, repos: dict[str, int]) -> None:
                                 fleet.head_sha(name)))
 
 
+def _fleet(tmp_path: Path, folder: Path, count: int, latency: float) -> tuple[Fleet, dict[str, int], Path]:
+    """The stand-in GitHub serving ``count`` pull requests over two installations, and the App's key file."""
+    repos = {f"org{n % 2}/repo-{n}": n % 2 + 1 for n in range(count)}
+    fleet = Fleet(str(folder), "main", "pr", repos, latency=latency, write_pause=WRITE_PAUSE).start()
+    key = tmp_path / "app.pem"
+    key.write_text(fleet.private_key_pem)
+    return fleet, repos, key
+
+
 def _tails(folder: Path) -> str:
     return "".join(f"\n--- {log.name}\n{log.read_text(errors='replace')[-4000:]}"
                    for log in sorted(folder.glob("worker-*.log")))
 
 
 def test_three_redis_stalls_mid_review_defer_the_jobs_and_every_pull_request_concludes_once(
-        tmp_path: Path, repo: Path, redis_server: RedisServer) -> None:
-    repos = {f"org{n % 2}/repo-{n}": n % 2 + 1 for n in range(8)}
-    fleet = Fleet(str(repo), "main", "pr", repos, latency=0.1, write_pause=WRITE_PAUSE).start()
-    key = tmp_path / "app.pem"
-    key.write_text(fleet.private_key_pem)
+        tmp_path: Path, repo: Path, redis_server: RedisServer) -> None:  # noqa: F811
+    fleet, repos, key = _fleet(tmp_path, repo, 8, latency=0.1)
     redis_server.start()
     queue = JobQueue(make_huey(redis_server.url))
     workers: list[subprocess.Popen[bytes]] = []
@@ -208,11 +203,8 @@ def test_three_redis_stalls_mid_review_defer_the_jobs_and_every_pull_request_con
 
 
 def test_a_worker_waits_for_a_redis_that_is_down_and_reviews_once_it_is_back_with_its_data(
-        tmp_path: Path, repo: Path, redis_server: RedisServer) -> None:
-    repos = {f"org{n % 2}/repo-{n}": n % 2 + 1 for n in range(4)}
-    fleet = Fleet(str(repo), "main", "pr", repos, latency=0.05, write_pause=WRITE_PAUSE).start()
-    key = tmp_path / "app.pem"
-    key.write_text(fleet.private_key_pem)
+        tmp_path: Path, repo: Path, redis_server: RedisServer) -> None:  # noqa: F811
+    fleet, repos, key = _fleet(tmp_path, repo, 4, latency=0.05)
     workers: list[subprocess.Popen[bytes]] = []
     queue: JobQueue | None = None
     try:
