@@ -93,7 +93,8 @@ class Service:
         self.github = f"http://127.0.0.1:{self._first_line(standin)}"
         self.env.update(GITHUB_APP_ID="1", GITHUB_APP_PRIVATE_KEY_PATH=str(self.tmp / "app.pem"),
                         GITHUB_WEBHOOK_SECRET=f"old,{SECRET}", GITHUB_API_URL=self.github,
-                        BOT_QUEUE_URL=str(self.queue_file))
+                        BOT_QUEUE_URL=str(self.queue_file),
+                        BOT_RECONCILE_EVERY="0")  # each test says which deliveries arrive (test_reconcile: none)
         self.web = f"http://127.0.0.1:{free_port()}"
         self.start_web()
         wait_for(lambda: self._get(f"{self.web}/readyz") == 200, self.start_timeout, "gunicorn")

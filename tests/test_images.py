@@ -94,7 +94,7 @@ class ContainerService(Service):
         container = f"{self.volume}-{name}"
         self.containers.append(container)
         env = {"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": self.env["GITHUB_WEBHOOK_SECRET"],
-               "GITHUB_API_URL": self.env["GITHUB_API_URL"],
+               "GITHUB_API_URL": self.env["GITHUB_API_URL"], "BOT_RECONCILE_EVERY": "0",
                "GITHUB_APP_PRIVATE_KEY": (self.tmp / "app.pem").read_text()}
         self._spawn(name, [str(PODMAN), "run", "--rm", "--name", container, "--read-only", "--tmpfs", "/tmp",
                            "--network", "host", "--volume", f"{self.volume}:/data", *options,

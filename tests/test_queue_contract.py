@@ -17,7 +17,7 @@ from huey.storage import SqliteStorage
 
 from bot.app.events import Job
 from bot.app.leases import LeaseLost
-from bot.app.queue import DONE, WAL_LIMIT, JobDeferred, JobQueue, PullRequestBusy, make_huey
+from bot.app.queue import WAL_LIMIT, JobDeferred, JobQueue, PullRequestBusy, make_huey
 
 
 def job(delivery: str, number: int = 1, sha: str = "a" * 40, requester: str = "") -> Job:
@@ -271,6 +271,7 @@ class Disk:
         for name in ("acquire", "renew", "release"):
             monkeypatch.setattr(queue._leases, name, self._guard(getattr(queue._leases, name)))
         monkeypatch.setattr(queue, "_enqueue_first", self._guard(queue._enqueue_first))  # Redis: RPUSH
+        monkeypatch.setattr(queue._done, "mark", self._guard(queue._done.mark))
 
     def _guard(self, method: Any) -> Any:
         def write(*args: Any, **kwargs: Any) -> Any:
@@ -305,7 +306,7 @@ def test_a_disk_that_fills_mid_review_leaves_no_lock_and_no_second_review(
     assert queue.recover() == 1  # the sweep: first writes what was left unwritten, then re-enqueues d2 only
     queue.process(queue.huey.dequeue().args[0])  # reviewed at once (no PullRequestBusy)
     assert reviews == ["d1", "d2"]
-    assert queue.huey.storage.peek_data("job:d1") == DONE
+    assert queue._done.is_done("d1") and "job:d1" not in queue._done.open_jobs()
     assert queue._leases.holder("o/r#1") is None
 
 

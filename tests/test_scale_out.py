@@ -108,7 +108,7 @@ def test_three_workers_one_killed_mid_review(lab: Lab, redis_on_lab: str, repo: 
     key.write_text(fleet.private_key_pem)
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", GITHUB_APP_ID="1", GITHUB_APP_PRIVATE_KEY_PATH=str(key),
-               GITHUB_API_URL=f"http://{lab.host}:{fleet.port}", BOT_QUEUE_URL=redis_on_lab)
+               GITHUB_API_URL=f"http://{lab.host}:{fleet.port}", BOT_QUEUE_URL=redis_on_lab, BOT_RECONCILE_EVERY="0")
     name = "registry-bot"  # the workers' queue (this Redis is the test's own)
     queue = JobQueue(make_huey(redis_on_lab, name=name))
     client = redis.Redis.from_url(redis_on_lab)

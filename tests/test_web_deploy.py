@@ -132,7 +132,7 @@ def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
     for name in ("web", "worker"):
         service = services[name]
         assert service["build"] == {"context": ".", "target": name} and name in stages()
-        assert service["read_only"] is True and service["tmpfs"] == ["/tmp"]
+        assert service["read_only"] is True and service["tmpfs"] == ["/tmp", "/data"]  # no anonymous volume
         env = service["environment"]
         assert set(env) <= environment_names()
         assert not any(key in env for key in ("GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID"))
@@ -153,6 +153,7 @@ def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
     assert {".env", "*.pem", "secrets/"} <= set(ignored)
     redis = services["redis"]
     assert redis["read_only"] is True and "--appendonly" in redis["command"]
+    assert redis["command"][redis["command"].index("--maxmemory-policy") + 1] == "noeviction"  # docs/app.md
     assert redis["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
     volume = redis["volumes"][0].split(":")
     assert volume[1] == "/data" and volume[0] in compose["volumes"]

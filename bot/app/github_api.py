@@ -39,9 +39,10 @@ class RateLimited(GitHubError):
     ``reset_at`` is epoch seconds, from ``retry-after`` or ``x-ratelimit-reset`` (plus a second).
     """
 
-    def __init__(self, message: str, status: int, reset_at: float) -> None:
+    def __init__(self, message: str, status: int, reset_at: float, secondary: bool = False) -> None:
         super().__init__(message, status)
         self.reset_at = reset_at
+        self.secondary = secondary  # a secondary limit: the installation's pacer pauses it until ``reset_at``
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -37,6 +38,7 @@ from github import Auth, Github, GithubException, GithubIntegration
 from github.Requester import Requester
 
 from bot.app import github_limits, graphql_reads, required_checks
+from bot.app.app_clock import ClockedAppAuth, GitHubClock
 from bot.app.github_api import (
     ChangedFile,
     CheckConclusion,
@@ -54,7 +56,7 @@ from bot.app.github_api import (
     ReviewInfo,
 )
 from bot.app.lazy_snapshot import LazyTree
-from bot.app.pacing import ContentWindow, Pacer
+from bot.app.pacing import HOLD, ContentWindow, Pacer, paused
 from bot.app.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, under_prefixes
 
 log = logging.getLogger(__name__)
@@ -86,6 +88,7 @@ class RetryPolicy:
     max_delay: float = 60.0
     max_wait: float = 180.0
     secondary_limit_wait: float = 60.0  # GitHub: wait at least a minute after a secondary limit
+    secondary_hold: float = 10.0  # a longer secondary-limit wait pauses the installation and frees the thread
 
 
 class ClientStats:
@@ -119,6 +122,12 @@ def is_rate_limit(status: int, headers: Mapping[str, str] | None, message: str) 
     h = _lower(headers)
     return status == 429 or (status == 403 and (
         "retry-after" in h or h.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()))
+
+
+def is_secondary(headers: Mapping[str, str] | None) -> bool:
+    """A rate limit that is not the exhausted hourly quota (GitHub's secondary limits: ``retry-after``, or
+    403/429 with requests left)."""
+    return _lower(headers).get("x-ratelimit-remaining") != "0"
 
 
 def retry_delay(status: int, headers: Mapping[str, str] | None, message: str, attempt: int, now: float,
@@ -194,8 +203,12 @@ class _Retrying:
                 text = f"{what}: {status or 'no response'} {message}{why}".strip()
                 if delay is not None and is_rate_limit(status, headers, message):
                     # longer than this request may wait: the job is rescheduled at the reset instead
-                    raise RateLimited(text, status, reset_at=now + delay)
+                    raise RateLimited(text, status, reset_at=now + delay, secondary=is_secondary(headers))
                 raise (NotFound if status == 404 else GitHubError)(text, status=status)
+            if delay > self.policy.secondary_hold and is_rate_limit(status, headers, message) and is_secondary(headers):
+                self.stats.add(failures=1)
+                raise RateLimited(f"{what}: {status} {message} (a secondary rate limit: {delay:.0f} s)", status,
+                                  reset_at=now + delay, secondary=True)
             log.warning("%s: %s %s; retry %d in %.1fs", what, status or "network", message, attempt, delay)
             self.stats.add(retries=1)
             self.sleep(delay)
@@ -217,9 +230,22 @@ class WritePacer:
         self._busy = threading.Lock()  # the one request of the installation in flight
         self._last_end: float | None = None
         self._created = ContentWindow()
+        self._paused_until = 0.0
+
+    def hold_until(self, until: float) -> None:
+        """Hold the installation's requests until ``until`` (a secondary rate limit; see ``pacing``)."""
+        self._paused_until = max(self._paused_until, until)
+
+    def _wait_out_pause(self) -> None:
+        wait = self._paused_until - self._clock()
+        if wait > HOLD:
+            raise paused(self._paused_until, self._clock())
+        if wait > 0:
+            self._sleep(wait)
 
     @contextmanager
     def write(self, creates: bool = False) -> Iterator[None]:
+        self._wait_out_pause()
         with self._lock:
             if self._last_end is not None:
                 wait = self._last_end + self.pause - self._clock()
@@ -242,14 +268,18 @@ class WritePacer:
     def request(self, write: bool, creates: bool = False) -> Any:
         """The ``Pacer`` interface (``bot.app.pacing``): writes paced, and every request of the installation
         one at a time (reads go on while a write waits for its pause)."""
+        if not write:
+            self._wait_out_pause()
         return self.write(creates) if write else self._busy
 
 
 class InstallationToken:
     """One installation's access token, fetched with the App JWT and cached until near its expiry."""
 
-    def __init__(self, integration: GithubIntegration, installation_id: int, retrying: _Retrying) -> None:
+    def __init__(self, integration: GithubIntegration, installation_id: int, retrying: _Retrying,
+                 github_clock: GitHubClock | None = None) -> None:
         self._integration = integration
+        self._github_clock = github_clock or GitHubClock()
         self.installation_id = installation_id
         self._retrying = retrying
         self._lock = threading.Lock()
@@ -258,11 +288,13 @@ class InstallationToken:
 
     def get(self) -> str:
         with self._lock:
-            if self._token is None or self._retrying.clock() >= self._expires - TOKEN_MARGIN:
-                auth = self._retrying.run(f"POST installation {self.installation_id} token",
-                                          lambda: self._integration.get_access_token(self.installation_id))
+            now = self._retrying.clock() + self._github_clock.offset  # GitHub states the expiry in its time
+            if self._token is None or now >= self._expires - TOKEN_MARGIN:
+                what = f"POST installation {self.installation_id} token"
+                auth = self._retrying.run(what, lambda: self._github_clock.call(
+                    what, lambda: self._integration.get_access_token(self.installation_id)))
                 self._token = auth.token
-                self._expires = auth.expires_at.timestamp() if auth.expires_at else self._retrying.clock() + 3600
+                self._expires = auth.expires_at.timestamp() if auth.expires_at else now + 3600
                 self._retrying.stats.add(token_refreshes=1)
             return self._token
 
@@ -289,7 +321,9 @@ class AppClientFactory:
         self._seconds_between_requests = seconds_between_requests
         self._write_pause = seconds_between_writes
         self._timeout = timeout
-        self._integration = GithubIntegration(auth=Auth.AppAuth(int(app_id), private_key_pem),
+        self.github_clock = GitHubClock()  # the JWT's time: the host's (not ``clock``), corrected to GitHub's
+        self._app_auth = ClockedAppAuth(int(app_id), private_key_pem, self.github_clock)
+        self._integration = GithubIntegration(auth=self._app_auth,
                                               base_url=self.base_url, retry=None, timeout=timeout,
                                               seconds_between_requests=seconds_between_requests,
                                               seconds_between_writes=seconds_between_writes, api_version=API_VERSION)
@@ -303,8 +337,10 @@ class AppClientFactory:
 
     def for_installation(self, installation_id: int) -> GitHubClient:
         with self._lock:
-            token = self._tokens.setdefault(installation_id,
-                                            InstallationToken(self._integration, installation_id, self._retrying))
+            token = self._tokens.get(installation_id)
+            if token is None:
+                token = self._tokens[installation_id] = InstallationToken(self._integration, installation_id,
+                                                                          self._retrying, self.github_clock)
             pacer = self._pacers.get(installation_id)
             if pacer is None:
                 pacer = self._pacers[installation_id] = self._new_pacer(installation_id)
@@ -326,11 +362,46 @@ class AppClientFactory:
                 self._visible_teams[(installation_id, team)] = now
             return now - self._visible_teams.get((installation_id, team), -TEAM_VISIBILITY_TTL) < TEAM_VISIBILITY_TTL
 
+    def list_installations(self) -> list[int]:
+        """The ids of the App's installations (``GET /app/installations``, App JWT)."""
+        return self._retrying.run("GET /app/installations", lambda: self.github_clock.call(
+            "GET /app/installations", lambda: [i.id for i in self._integration.get_installations()]))
+
+    def _as_app(self, verb: str, url: str, params: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+        """One REST call authenticated as the App (its JWT), retried like the others."""
+        requester = Github(auth=self._app_auth, base_url=self.base_url, retry=None, lazy=True,
+                           timeout=self._timeout).requester
+        what = f"{verb} {url.split('?')[0]}"
+        return self._retrying.run(what, lambda: self.github_clock.call(what, lambda: requester.requestJsonAndCheck(
+            verb, url, parameters=dict(params) if params else None)))
+
+    def list_hook_deliveries(self, since: float, max_pages: int = 10) -> list[dict[str, Any]]:
+        """The App's webhook delivery attempts (``GET /app/hook/deliveries``, newest first) made at ``since``
+        (epoch seconds) or later, at most ``max_pages`` pages of 100."""
+        found: list[dict[str, Any]] = []
+        next_url: str | None = "/app/hook/deliveries"
+        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        for _ in range(max_pages):
+            if next_url is None:
+                break
+            headers, data = self._as_app("GET", next_url, params)
+            for attempt in data or ():
+                if _epoch(attempt.get("delivered_at")) < since:
+                    return found
+                found.append(attempt)
+            next_url, params = _next_link(_lower(headers).get("link", "")), None
+        return found
+
+    def redeliver(self, delivery_id: int) -> None:
+        """Ask GitHub to deliver a webhook again (``POST /app/hook/deliveries/{id}/attempts``)."""
+        self._as_app("POST", f"/app/hook/deliveries/{delivery_id}/attempts")
+
     def bot_login(self) -> str:
         """``<slug>[bot]``; the slug comes from ``GET /app`` (App JWT) once, unless given."""
         with self._lock:
             if self._slug is None:
-                self._slug = self._retrying.run("GET /app", lambda: self._integration.get_app().slug)
+                self._slug = self._retrying.run("GET /app", lambda: self.github_clock.call(
+                    "GET /app", lambda: self._integration.get_app().slug))
             return f"{self._slug}[bot]"
 
 
@@ -383,8 +454,14 @@ class GitHubClient:
             with self._pacer.request(mutative, creates=verb == "POST"):
                 return send()
 
-        return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate,
-                                  attempts=attempts)
+        try:
+            return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate,
+                                      attempts=attempts)
+        except RateLimited as exc:
+            hold_until = getattr(self._pacer, "hold_until", None)
+            if exc.secondary and hold_until is not None:  # every worker holds the installation's requests till then
+                hold_until(exc.reset_at)
+            raise
 
     def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],
                          trees: bool = False) -> list[Mapping[str, Any] | None] | None:
@@ -433,6 +510,21 @@ class GitHubClient:
             next_url, params = _next_link(_lower(headers).get("link", "")), None
 
     # -- reading -------------------------------------------------------------------------------
+    def list_installation_repositories(self) -> list[str]:
+        """``owner/name`` of every repository the installation can access."""
+        names: list[str] = []
+        next_url: str | None = "/installation/repositories"
+        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        while next_url:
+            headers, data = self._request("GET", next_url, params)
+            names += [r["full_name"] for r in (data or {}).get("repositories", [])]
+            next_url, params = _next_link(_lower(headers).get("link", "")), None
+        return names
+
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
+        """(number, head sha) of the repository's open pull requests."""
+        return [(int(p["number"]), str(p["head"]["sha"])) for p in self._pages(f"/repos/{repo}/pulls?state=open")]
+
     def get_pull_request(self, repo: str, number: int) -> PullRequest:
         _, data = self._request("GET", f"/repos/{repo}/pulls/{number}")
         if isinstance(data.get("changed_files"), int):
@@ -751,6 +843,14 @@ def _decode(data: Mapping[str, Any]) -> bytes:
 
 def _login(user: Mapping[str, Any] | None) -> str:
     return str((user or {}).get("login") or "ghost")  # a deleted account shows as "ghost" on GitHub
+
+
+def _epoch(iso: Any) -> float:
+    """Epoch seconds of GitHub's ``2024-01-02T03:04:05Z`` (0 when absent or unreadable)."""
+    try:
+        return datetime.fromisoformat(str(iso).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def _next_link(header: str) -> str | None:

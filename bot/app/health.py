@@ -6,7 +6,9 @@ in the OCI format), so compose's ``healthcheck:`` runs the same command whatever
 - ``web``: ``GET /healthz`` on ``$PORT`` answers 200.
 - ``worker``: the worker's heartbeat file (``$WORKER_HEARTBEAT``) is younger than ``--max-age`` seconds.
   The worker writes it at start and after each sweep of the queue (every ``--sweep-every`` seconds), which
-  reads the whole journal: a worker whose queue is unreachable, or whose sweep thread died, goes stale.
+  reads the open jobs: a worker whose queue is unreachable, or whose sweep thread died, goes stale. A
+  problem the worker cannot cure by itself (its host clock so far off that GitHub refuses the App's
+  tokens) is written beside the heartbeat (``problem``) and fails the check with its reason.
 """
 
 from __future__ import annotations
@@ -33,6 +35,16 @@ def beat(path: Path | None = None) -> None:
         target.write_text(f"{time.time():.0f}\n", encoding="utf-8")
 
 
+def problem(reason: str | None, path: Path | None = None) -> None:
+    """Record (or, with None, clear) a problem that fails the worker's health check whatever its heartbeat."""
+    target = (path or heartbeat_path()).with_suffix(".problem")
+    with contextlib.suppress(OSError):
+        if reason is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.write_text(reason + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot.app.health", description=__doc__.split("\n\n")[0])
     parser.add_argument("process", choices=("web", "worker"))
@@ -46,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as exc:
             print(f"{url}: {exc}", file=sys.stderr)
             return 1
+    with contextlib.suppress(OSError):
+        print(heartbeat_path().with_suffix(".problem").read_text(encoding="utf-8").strip(), file=sys.stderr)
+        return 1
     try:
         age = time.time() - heartbeat_path().stat().st_mtime
     except OSError as exc:

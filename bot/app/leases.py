@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bot.app import outage
+
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL = 30.0  # seconds; renewed every TTL/3 while the job runs
@@ -202,9 +204,9 @@ class Fence:
         if not self.lost and time.monotonic() - self.renewed > self.ttl / 3:
             try:
                 self.renew()
-            except Exception:
+            except Exception as exc:
                 log.warning("could not renew the lease on %s; going on while no one else holds it", self.key,
-                            exc_info=True)
+                            exc_info=not outage.is_infrastructure(exc))
                 refused = True
         holder = self.store.holder(self.key)
         if self.lost or not (holder == (self.token, self.owner) or (holder is None and refused)):
@@ -273,5 +275,8 @@ class Renewer:
                 if held and time.monotonic() - fence.renewed >= fence.ttl / 3 - 0.05:
                     try:
                         fence.renew()
-                    except Exception:
-                        log.exception("could not renew the lease on %s; trying again", fence.key)
+                    except Exception as exc:
+                        if outage.is_infrastructure(exc):  # logged once for the whole outage
+                            outage.REDIS.failed(exc)
+                        else:
+                            log.exception("could not renew the lease on %s; trying again", fence.key)

@@ -3,8 +3,9 @@
 huey's consumer deletes a task from the queue *before* running it, so a worker killed mid-run would
 lose it. The journal closes that gap with huey's own key/value storage, the same on both backends:
 
-- ``job:<delivery>``  the job, written atomically with ``put_if_empty`` (this is also the dedupe on
-  ``X-GitHub-Delivery``); overwritten with ``done`` only after the job finished.
+- ``job:<delivery>``  the job, written only when the delivery is neither journalled nor done (this is also
+  the dedupe on ``X-GitHub-Delivery``); replaced by a done mark, kept a week, only after the job finished
+  (``bot.app.done_marks``): the journal holds the open jobs, so the sweep's cost does not grow with history.
 - ``latest:<pr>``     the newest delivery of a pull request; an older job finds it superseded.
 - ``lease:<pr>``      who is reviewing the pull request: a lease with a fencing token (``bot.app.leases``),
   ``lease_ttl`` seconds (30) renewed while the job runs, on Redis a key that expires by itself. No two
@@ -25,6 +26,9 @@ Failing infrastructure (the disk fills, the backend refuses writes):
   request takes it over at once (it is this process's, and none of its threads holds it); a ``done``
   that cannot be written is remembered and written later (at the next job and by the sweep), so a
   finished review is not redone;
+- the Redis of a Redis queue down or stalled (``bot.app.outage``): a job that meets it is deferred with
+  back-off, never concluded nor given up; huey's polls wait for it quietly (one log line when the outage
+  starts, one when it ends), and its client gives up on a stalled call after ``REDIS_TIMEOUT`` seconds;
 - ``ready()`` only reads: Redis answers ``PING`` and reports its last write to disk as ``ok``; the SQLite
   file is writable and its file system has room (``READY_FREE_BYTES``), so ``/readyz`` fails on a full
   disk without writing on every probe.
@@ -50,19 +54,27 @@ from huey import RedisHuey, SqliteHuey
 from huey.api import Huey, Task
 from huey.constants import EmptyData
 from huey.exceptions import RetryTask
-from huey.storage import SqliteStorage
+from huey.storage import RedisStorage, SqliteStorage
+from redis import ConnectionPool
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
 
-from bot.app import leases, metrics
+from bot.app import done_marks, leases, metrics, outage
+from bot.app.done_marks import DoneMarks, RedisDoneMarks, SqliteDoneMarks
 from bot.app.events import Job
 from bot.app.leases import DEFAULT_TTL, Fence, LeaseLost, LeaseStore, RedisLeases, Renewer, SqliteLeases
 
 log = logging.getLogger(__name__)
 
-DONE = b"done"
+DONE = done_marks.LEGACY_DONE  # a finished job's entry before done marks (still read as done)
+PRUNE_EVERY = 3600.0  # seconds between two prunings of expired done marks (SQLite; Redis expires them)
 TASK_NAME = "registry_bot_process"
 WAL_PAGES = 1000
 WAL_LIMIT = 1024 * 1024
 READY_FREE_BYTES = 256 * 1024  # /readyz: the SQLite queue's disk has at least this much room
+REDIS_TIMEOUT = 5.0  # seconds a Redis call may take (connect or answer) before it is tried again
+REDIS_RETRIES = 1  # a call that fails this many more times counts as an outage (about 2 x REDIS_TIMEOUT)
+OUTAGE_POLL = 1.0  # seconds a huey poll waits after finding Redis down
 Handler = Callable[[Job], object]
 
 
@@ -133,6 +145,9 @@ class JournalSqliteStorage(SqliteStorage):
     def accept(self, key: str, record: bytes, latest: tuple[str, bytes] | None, message: bytes) -> bool:
         """Journal ``record`` under ``key`` unless present, set ``latest``, enqueue ``message``: one commit."""
         with self.db(commit=True) as curs:
+            curs.execute("select 1 from kv where queue = ? and key = ?", (self.name, "done:" + key.split(":", 1)[1]))
+            if curs.fetchone() is not None:
+                return False
             curs.execute("insert or ignore into kv (queue, key, value) values (?, ?, ?)", (self.name, key, record))
             if curs.rowcount != 1:
                 return False
@@ -147,10 +162,58 @@ class JournalSqliteHuey(SqliteHuey):
     storage_class = JournalSqliteStorage
 
 
+class OutageAwareRedisStorage(RedisStorage):
+    """huey's Redis storage whose consumer-side calls (polling the queue and the schedule, scheduling a retry)
+    wait an outage out quietly: huey logs a traceback for every failed poll of every thread. A retry that
+    cannot be scheduled is not lost: its journal entry stays, and ``recover()`` re-enqueues it."""
+
+    def dequeue(self) -> Any:
+        try:
+            data = super().dequeue()
+        except outage.INFRASTRUCTURE as exc:
+            outage.REDIS.failed(exc)
+            time.sleep(OUTAGE_POLL)
+            return None
+        outage.REDIS.succeeded()
+        return data
+
+    def read_schedule(self, ts: Any) -> Any:
+        try:
+            return super().read_schedule(ts)
+        except outage.INFRASTRUCTURE as exc:
+            outage.REDIS.failed(exc)
+            return []
+
+    def add_to_schedule(self, data: Any, ts: Any) -> None:
+        try:
+            super().add_to_schedule(data, ts)
+        except outage.INFRASTRUCTURE as exc:
+            outage.REDIS.failed(exc)
+
+    def delete_data(self, key: str) -> bool:
+        """huey deletes a task's revocation key after running it (this queue revokes nothing)."""
+        try:
+            return bool(super().delete_data(key))
+        except outage.INFRASTRUCTURE as exc:
+            outage.REDIS.failed(exc)
+            return False
+
+
+class OutageAwareRedisHuey(RedisHuey):
+    storage_class = OutageAwareRedisStorage
+
+
 def make_huey(url: str, name: str = "registry-bot") -> Huey:
-    """``redis://...`` or ``rediss://...`` gives RedisHuey; anything else is a SQLite file path."""
+    """``redis://...`` or ``rediss://...`` gives RedisHuey; anything else is a SQLite file path.
+
+    A Redis call is tried ``1 + REDIS_RETRIES`` times, each for ``REDIS_TIMEOUT`` seconds (the URL's
+    ``socket_timeout`` overrides it), then raises: without a timeout a stalled Redis would hold every thread,
+    and its lease, for as long as it stalls; a blip shorter than a timeout goes unnoticed."""
     if url.startswith(("redis://", "rediss://", "unix://")):
-        return RedisHuey(name, url=url, results=False)
+        pool = ConnectionPool.from_url(url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT,
+                                       health_check_interval=30,
+                                       retry=Retry(ExponentialBackoff(cap=1.0, base=0.1), REDIS_RETRIES))
+        return OutageAwareRedisHuey(name, connection_pool=pool, results=False)
     path = url.removeprefix("sqlite:///").removeprefix("sqlite://")
     return JournalSqliteHuey(name, filename=path, results=False, timeout=10)
 
@@ -182,10 +245,17 @@ class JobQueue:
         redis = self.redis()
         self._leases: LeaseStore = (RedisLeases(redis, f"registry-bot:{self._kv.name}:lease") if redis is not None
                                     else SqliteLeases(self._kv, clock))
+        self._redis_done = (RedisDoneMarks(self._kv, f"registry-bot:{self._kv.name}:done", clock=clock)
+                            if redis is not None else None)
+        self._done: DoneMarks = self._redis_done or SqliteDoneMarks(self._kv, clock=clock)
+        self._pruned = 0.0
+        self.legacy_done = 0  # finished jobs found written the old way (an older release's worker writes here)
         self._renewer = Renewer()
         self._running: set[str] = set()  # deliveries running in this process
         self._unreleased: dict[str, int] = {}  # pr key -> token of a lease whose release failed
         self._unsaved_done: set[str] = set()  # finished deliveries whose ``done`` could not be written
+        self._unsaved_idle: set[str] = set()  # deliveries whose ``running`` mark could not be cleared
+        self._outages: dict[str, int] = {}  # delivery -> attempts that met a store outage (the back-off)
         self._task = huey.task(name=TASK_NAME, retries=3, retry_delay=retry_delay, context=True)(self._run_task)
 
     @classmethod
@@ -211,7 +281,7 @@ class JobQueue:
             message = self.huey.serialize_task(self._task.s(job.delivery))
             return self._kv.accept(key, record, latest, message)
         # Redis: each step is one round trip; a crash between them is what recover() repairs
-        if not self._kv.put_if_empty(key, record):
+        if self._redis_done is None or not self._redis_done.accept(job.delivery, record):
             return False
         if latest is not None:
             self._kv.put_data(*latest)
@@ -277,6 +347,16 @@ class JobQueue:
         record.update(fields)
         self._kv.put_data(f"job:{delivery}", json.dumps(record).encode())
 
+    def open_pull_requests(self) -> set[str]:
+        """The pull requests (``Job.pr_key``) with a journalled job not done yet."""
+        keys = set()
+        for raw in self._done.open_jobs().values():
+            if raw == DONE:
+                continue
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                keys.add(Job(**json.loads(raw)["job"]).pr_key)
+        return keys
+
     def note_check_run(self, job: Job, head_sha: str, check_run_id: int) -> None:
         """Remember the check run a job starts, so a retry after a crash concludes that one.
 
@@ -287,10 +367,13 @@ class JobQueue:
         self._update(job.delivery, {"check_run_id": check_run_id, "check_run_sha": head_sha})
 
     def is_done(self, delivery: str) -> bool:
-        return delivery in self._unsaved_done or bool(self._kv.peek_data(f"job:{delivery}") == DONE)
+        return delivery in self._unsaved_done or self._done.is_done(delivery)
 
     def mark_done(self, delivery: str) -> None:
-        self._kv.put_data(f"job:{delivery}", DONE)
+        """Replace the job's journal entry with a done mark (``bot.app.done_marks``)."""
+        record = self._record(delivery)
+        pr_key = Job(**record["job"]).pr_key if record is not None else ""
+        self._done.mark(delivery, pr_key)
 
     def _finish(self, delivery: str) -> None:
         """Mark done; when the backend refuses the write, remember it and write it later."""
@@ -313,9 +396,14 @@ class JobQueue:
     def flush(self) -> int:
         """Write what failed to be written earlier (``done`` marks, lock deletions). Returns what is left."""
         with self._mutex:
-            done, locks = sorted(self._unsaved_done), dict(self._unreleased)
+            done, locks, idle = sorted(self._unsaved_done), dict(self._unreleased), sorted(self._unsaved_idle)
         if done or locks:
             self._reclaim()
+        for delivery in idle:
+            with contextlib.suppress(Exception):
+                self._update(delivery, running=None)
+                with self._mutex:
+                    self._unsaved_idle.discard(delivery)
         for delivery in done:
             with contextlib.suppress(Exception):
                 self.mark_done(delivery)
@@ -360,8 +448,9 @@ class JobQueue:
                 self._held.discard(token_key(pr_key, token))
             try:
                 self._leases.release(pr_key, self.owner, token)
-            except Exception:
-                log.exception("could not release the lease on %s; will retry", pr_key)
+            except Exception as exc:
+                log.warning("could not release the lease on %s; will retry", pr_key,
+                            exc_info=not outage.is_infrastructure(exc))
                 with self._mutex:
                     self._unreleased[pr_key] = token
 
@@ -406,10 +495,20 @@ class JobQueue:
                 self._handler(job)
             finally:
                 leases.CURRENT.reset(reset)
-                with contextlib.suppress(Exception):  # a full disk: the job counts one crash too many at worst
-                    self._update(delivery, running=None)
+                self._clear_running(delivery)
             fence.check()  # a lost lease: the new holder finishes the job and marks it done
             self._finish(delivery)
+
+    def _clear_running(self, delivery: str) -> None:
+        """Journal that the job no longer runs; when the store refuses (a full disk, Redis down), remember it
+        and clear it at the next ``flush()``, so that the next attempt does not count a crash."""
+        try:
+            self._update(delivery, running=None)
+        except Exception:
+            log.warning("could not journal that delivery %s stopped; cleared later", delivery,
+                        exc_info=log.isEnabledFor(logging.DEBUG))
+            with self._mutex:
+                self._unsaved_idle.add(delivery)
 
     def _mark_running(self, delivery: str) -> None:
         """Journal that the job runs; a ``running`` mark left by an earlier attempt means that attempt's
@@ -417,7 +516,9 @@ class JobQueue:
         every process running it is concluded instead of retried forever (``Worker``)."""
         record = self._record(delivery) or {}
         crashes = int(record.get("crashes") or 0)
-        if record.get("running"):
+        with self._mutex:
+            unsaved = delivery in self._unsaved_idle
+        if record.get("running") and not unsaved and record["running"] != self.owner:  # this process lives
             crashes += 1
             log.warning("delivery %s: its last attempt (%s) died while running it; crash %d",
                         delivery, record["running"], crashes)
@@ -450,13 +551,17 @@ class JobQueue:
             return
         try:
             self.process(delivery)
+            with self._mutex:
+                self._outages.pop(delivery, None)
         except JobDeferred as exc:
             self._defer(delivery, exc)
         except LeaseLost as exc:
             log.warning("delivery %s: %s; the worker holding it now finishes it", delivery, exc)
         except RetryTask:
             raise
-        except Exception:
+        except Exception as exc:
+            if outage.is_infrastructure(exc):
+                self._wait_out(delivery, exc)
             if task is not None and task.retries > 0:
                 raise  # huey retries it
             log.exception("delivery %s failed after its retries; given up", delivery)
@@ -464,6 +569,17 @@ class JobQueue:
         finally:
             with self._mutex:
                 self._running.discard(delivery)
+
+    def _wait_out(self, delivery: str, exc: BaseException) -> None:
+        """The store failed the job (Redis down or stalled): run it again after a back-off, as often as needed.
+        Nothing is concluded or marked done; if even the retry cannot be scheduled, the journal keeps the job
+        and ``recover()`` re-enqueues it once the store is back."""
+        outage.REDIS.failed(exc)
+        with self._mutex:
+            attempt = self._outages[delivery] = self._outages.get(delivery, 0) + 1
+        delay = outage.backoff(attempt)
+        log.info("delivery %s waits %.0f s for the queue's store (%s)", delivery, delay, type(exc).__name__)
+        raise JobDeferred(self.clock() + delay, f"the queue's store is unreachable: {exc}")
 
     def _defer(self, delivery: str, exc: JobDeferred) -> None:
         """Reschedule at ``exc.until`` (raises it again for huey), or give up when the job is too old."""
@@ -496,10 +612,12 @@ class JobQueue:
         with self._mutex:
             live = self._running | self._unsaved_done
         now = self.clock()
+        self._prune(now)
         count = 0
-        for key, raw in self._kv.result_items().items():
-            if not key.startswith("job:") or raw == DONE:
-                continue
+        entries = self._done.open_jobs()
+        left = done_marks.migrate(self._done, entries)
+        self.legacy_done += len(entries) - len(left)
+        for key, raw in left.items():
             delivery = key[4:]
             if delivery in queued or delivery in scheduled or delivery in live:
                 continue
@@ -517,7 +635,9 @@ class JobQueue:
                 continue
             try:
                 self._enqueue_first(delivery)
-            except Exception:
+            except Exception as exc:
+                if outage.is_infrastructure(exc):
+                    raise
                 log.exception("the queue refuses writes; interrupted jobs are re-enqueued by a later sweep")
                 self._reclaim()
                 break
@@ -525,6 +645,21 @@ class JobQueue:
         if count:
             log.warning("re-enqueued %d interrupted job(s)", count)
         return count
+
+    def _prune(self, now: float) -> None:
+        """Forget expired done marks, every ``PRUNE_EVERY`` seconds (a full disk: next time)."""
+        if now - self._pruned < PRUNE_EVERY:
+            return
+        self._pruned = now
+        try:
+            pruned = self._done.prune()
+        except Exception as exc:
+            if outage.is_infrastructure(exc):
+                raise
+            log.warning("could not prune the done marks; trying again in %.0f s", PRUNE_EVERY, exc_info=True)
+        else:
+            if pruned:
+                log.info("forgot %d done mark(s) older than %.0f days", pruned, self._done.ttl / 86400)
 
     def _enqueue_first(self, delivery: str) -> None:
         """Put an interrupted job at the front of the queue: its pull request has waited a lease's TTL already

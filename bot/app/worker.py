@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot import budget
-from bot.app import health, leases, metrics
+from bot.app import health, leases, metrics, outage, reconcile, schema
 from bot.app.delegation import act_for_owners, review_for_owners
 from bot.app.events import Job
 from bot.app.github_api import (
@@ -226,6 +226,8 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
             publish_beside(gh, pr, inputs, report, reviews, merge, refusals, check_id, output)
     except LeaseLost:
         raise
+    except outage.INFRASTRUCTURE:  # the queue's store failing (the pacer, the lease): the queue waits it out
+        raise
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
         log.warning("GitHub rate-limits the review until %s: %s", reset, exc)
@@ -421,6 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease-ttl", type=float, default=DEFAULT_TTL, metavar="SECONDS",
                         help="a pull request's lease, renewed every third of it while its job runs: a dead worker's "
                              "pull request is taken over this long after it stopped (default 30)")
+    parser.add_argument("--reconcile-every", type=float, metavar="SECONDS",
+                        default=float(os.environ.get("BOT_RECONCILE_EVERY") or reconcile.DEFAULT_EVERY),
+                        help="how often GitHub's open pull requests are compared with the queue and the reviews the "
+                             "App owes enqueued, at start-up too (default $BOT_RECONCILE_EVERY or 300; 0: never)")
     parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("WORKER_METRICS_PORT", "0") or 0),
                         metavar="PORT", help="serve the worker's Prometheus metrics on this port (default "
                                              "$WORKER_METRICS_PORT; 0: none)")
@@ -444,14 +450,30 @@ def main(argv: list[str] | None = None) -> int:
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run, crashes=queue.crashes,
                     job_budget=args.job_budget)
     queue.set_handler(worker.handle)
-    queue.recover()
+    registry = schema.Registry(queue.redis(), queue.huey.storage.name, queue.owner) if queue.redis() else None
+    try:
+        if registry is not None:
+            outage.REDIS.wait_for(registry.join)  # refuses to run beside workers of another schema version
+    except schema.Incompatible as exc:
+        log.error("this worker (schema version %d) does not start: %s", schema.SCHEMA_VERSION, exc)
+        return 3
+    outage.REDIS.wait_for(queue.recover)  # a worker started while its Redis is down waits for it
+    queue.legacy_done = 0  # the old layout is migrated: from now on, one is written only by an older worker
     health.beat()
-    threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age), name="sweep",
-                     daemon=True).start()
+    threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age,
+                                                 registry.beat if registry else None),
+                     name="sweep", daemon=True).start()
+    if args.reconcile_every > 0:
+        claim = lambda: reconcile.claim_round(queue.redis(), queue.huey.name, args.reconcile_every)  # noqa: E731
+        threading.Thread(target=reconcile.reconcile_forever, args=(factory, queue, claim, args.reconcile_every),
+                         name="reconcile", daemon=True).start()
     consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=False,
                                           initial_delay=0.02, backoff=1.5, max_delay=args.poll,
                                           scheduler_interval=1)
     consumer.run()
+    if registry is not None:
+        with contextlib.suppress(Exception):
+            registry.leave()
     return 0
 
 
@@ -464,15 +486,28 @@ def shared_pacers(queue: JobQueue, pause: float, max_wait: float) -> Callable[[i
     return lambda installation: RedisPacer(redis, installation, pause, max_wait=max_wait)
 
 
-def sweep_forever(queue: JobQueue, every: float, min_age: float) -> None:
-    """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process lost."""
+def sweep_forever(queue: JobQueue, every: float, min_age: float, beat: Callable[[], None] | None = None) -> None:
+    """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process lost,
+    renew this worker's registration (``beat``)."""
     while True:
         time.sleep(every)
         try:
+            if beat is not None:
+                beat()
             queue.recover(min_age=min_age)
+        except Exception as exc:
+            if outage.is_infrastructure(exc):
+                outage.REDIS.failed(exc)
+            else:
+                log.exception("the sweep failed; trying again in %.0f s", every)
+        else:
+            outage.REDIS.succeeded()
+            if queue.legacy_done:
+                log.error("a worker of an older release writes to this queue (%d finished job(s) in the old "
+                          "layout): stop it (docs/app.md, Upgrades)", queue.legacy_done)
+                health.problem("a worker of an older release writes to this queue")
+                queue.legacy_done = 0
             health.beat()
-        except Exception:
-            log.exception("the sweep failed; trying again in %.0f s", every)
 
 
 if __name__ == "__main__":

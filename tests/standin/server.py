@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from email.utils import formatdate
 from typing import Any
 from urllib.parse import urlencode
 
@@ -158,6 +159,39 @@ class StandInState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     manifests: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)  # code -> (manifest, issued)
     registered: dict[str, Any] = field(default_factory=dict)  # the App the manifest flow created (its secret)
+    hook: dict[str, str] = field(default_factory=dict)  # where GitHub delivers webhooks: {"url", "secret"}
+    deliveries: list[dict[str, Any]] = field(default_factory=list)  # every attempt, as GET /app/hook/deliveries
+    payloads: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # guid -> (event, body)
+
+    def deliver(self, guid: str, event: str, body: bytes, redelivery: bool = False) -> dict[str, Any]:
+        """POST a webhook to ``hook`` as GitHub does and record the attempt (status code 0: no connection)."""
+        import hashlib
+        import hmac
+        import urllib.error
+        import urllib.request
+
+        self.payloads[guid] = (event, body)
+        signature = "sha256=" + hmac.new(self.hook["secret"].encode(), body, hashlib.sha256).hexdigest()
+        started = time.monotonic()
+        request = urllib.request.Request(self.hook["url"], data=body, method="POST", headers={
+            "X-GitHub-Event": event, "X-GitHub-Delivery": guid, "X-Hub-Signature-256": signature,
+            "Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/standin"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                code, status = response.status, "OK"
+        except urllib.error.HTTPError as exc:
+            code, status = exc.code, f"Invalid HTTP Response: {exc.code}"
+        except OSError:
+            code, status = 0, "failed to connect to host"
+        data = json.loads(body)
+        with self.lock:
+            attempt = {"id": len(self.deliveries) + 1, "guid": guid, "delivered_at": _iso(self.clock()),
+                       "redelivery": redelivery, "duration": round(time.monotonic() - started, 3), "status": status,
+                       "status_code": code, "event": event, "action": data.get("action"),
+                       "installation_id": (data.get("installation") or {}).get("id"),
+                       "repository_id": (data.get("repository") or {}).get("id"), "throttled_at": None}
+            self.deliveries.append(attempt)
+        return attempt
 
     def public_key(self) -> Any:
         return serialization.load_pem_private_key(self.private_key_pem.encode(), password=None).public_key()
@@ -202,7 +236,7 @@ class StandInState:
         with self.lock:
             state.update(requests=list(self.requests), fault_hits=list(self.fault_hits),
                          faults=[asdict(f) for f in self.faults], rate_limit_remaining=self.remaining,
-                         latency=self.latency, pacing=self.pacing.as_dict(),
+                         latency=self.latency, pacing=self.pacing.as_dict(), deliveries=list(self.deliveries),
                          content_limit_refused=self.content_limit.refused if self.content_limit else 0)
         return state
 
@@ -255,6 +289,7 @@ def create_app(state: StandInState) -> Flask:
 
     @app.after_request
     def log_and_rate_limit(response: Response) -> Response:
+        response.headers["Date"] = formatdate(state.clock(), usegmt=True)  # GitHub's clock, as GitHub sends it
         hold = request.environ.get("standin.hold")
         if hold:
             time.sleep(float(hold))  # the write is done; the client waits for its answer
@@ -312,10 +347,17 @@ def create_app(state: StandInState) -> Flask:
     def require_jwt() -> None:
         token = _bearer()
         try:
-            claims = jwt.decode(token, state.public_key(), algorithms=["RS256"],
-                                options={"require": ["iat", "exp", "iss"]}, leeway=0)
+            claims = jwt.decode(token, state.public_key(), algorithms=["RS256"], leeway=0,
+                                options={"require": ["iat", "exp", "iss"], "verify_exp": False, "verify_iat": False})
         except jwt.PyJWTError as exc:
             raise ApiError(401, f"A JSON web token could not be decoded ({exc})") from exc
+        now = state.clock()  # GitHub's time, which a worker's host clock may be off from
+        if claims["iat"] > now:
+            raise ApiError(401, "'Issued at' claim ('iat') must be an Integer representing the time that the "
+                                "assertion was issued")
+        if claims["exp"] <= now:
+            raise ApiError(401, "'Expiration time' claim ('exp') must be a numeric value representing the future "
+                                "time at which the assertion expires")
         if str(claims["iss"]) != str(state.app_id):
             raise ApiError(401, f"'Issuer' claim ('iss') must be the App id {state.app_id}")
         if claims["exp"] - claims["iat"] > JWT_MAX_LIFETIME:
@@ -340,6 +382,36 @@ def create_app(state: StandInState) -> Flask:
     def get_app() -> Response:
         require_jwt()
         return jsonify(id=state.app_id, slug=state.slug, name=state.slug, owner={"login": "standin"})
+
+    @app.get("/app/installations")
+    def installations() -> Response:
+        require_jwt()
+        return _paged([{"id": state.installation_id, "account": {"login": local.repo.split("/")[0]},
+                        "app_id": state.app_id, "repository_selection": "selected"}])
+
+    @app.get("/installation/repositories")
+    def installation_repositories() -> Response:
+        require_token()
+        return jsonify(total_count=1, repository_selection="selected",
+                       repositories=[{"full_name": local.repo, "name": local.repo.split("/")[1]}])
+
+    @app.get("/app/hook/deliveries")
+    def hook_deliveries() -> Response:
+        require_jwt()
+        with state.lock:
+            newest_first = [dict(d) for d in reversed(state.deliveries)]
+        return _paged(newest_first)
+
+    @app.post("/app/hook/deliveries/<int:delivery_id>/attempts")
+    def redeliver(delivery_id: int) -> tuple[Response, int]:
+        require_jwt()
+        with state.lock:
+            attempt = next((d for d in state.deliveries if d["id"] == delivery_id), None)
+        if attempt is None:
+            raise ApiError(404, "Not Found")
+        event, body = state.payloads[attempt["guid"]]
+        threading.Thread(target=state.deliver, args=(attempt["guid"], event, body, True), daemon=True).start()
+        return jsonify({}), 202
 
     @app.post("/app/installations/<int:installation_id>/access_tokens")
     def access_token(installation_id: int) -> tuple[Response, int]:
@@ -388,6 +460,14 @@ def create_app(state: StandInState) -> Flask:
         return "standin"
 
     # -- pull requests ---------------------------------------------------------------------
+    @app.get("/repos/<owner>/<name>/pulls")
+    def list_pulls(owner: str, name: str) -> Response:
+        pr = local.get_pull_request(repo_of(owner, name), local.number)
+        wanted = request.args.get("state", "open")
+        listed = [pr] if wanted == "all" or wanted == pr.state else []
+        return _paged([{"number": p.number, "state": p.state, "head": {"sha": p.head_sha, "ref": p.head_ref},
+                        "base": {"ref": p.base_ref}} for p in listed])
+
     @app.get("/repos/<owner>/<name>/pulls/<int:number>")
     def get_pull(owner: str, name: str, number: int) -> Response:
         pr = local.get_pull_request(repo_of(owner, name), number)
@@ -607,6 +687,18 @@ def create_app(state: StandInState) -> Flask:
         return jsonify(app_id=state.app_id, slug=state.slug, installation_id=state.installation_id,
                        private_key_pem=state.private_key_pem, repo=local.repo, number=local.number)
 
+    @app.post("/_standin/hook")
+    def set_hook() -> Response:
+        state.hook = {"url": str(request.json["url"]), "secret": str(request.json["secret"])}  # type: ignore[index]
+        return jsonify(state.hook)
+
+    @app.post("/_standin/deliveries")
+    def send_delivery() -> Response:
+        """GitHub sends a webhook now (``{"event", "payload"}``) to the configured hook; the attempt is listed."""
+        event = str(request.json["event"])  # type: ignore[index]
+        body = json.dumps(request.json["payload"]).encode()  # type: ignore[index]
+        return jsonify(state.deliver(secrets.token_hex(16), event, body))
+
     @app.post("/_standin/faults")
     def add_faults() -> Response:
         body = request.get_json(force=True)
@@ -748,6 +840,11 @@ class QuietHandler(WSGIRequestHandler):
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        """The status line and ``Server``, without http.server's own ``Date``: the app sends its clock's."""
+        self.send_response_only(code, message)
+        self.send_header("Server", self.version_string())
 
 
 def serve(state: StandInState, port: int = 0) -> BaseWSGIServer:

@@ -1,0 +1,104 @@
+"""The queue's Redis down or stalled: a transient condition that jobs wait out, reported once.
+
+A Redis timeout or lost connection (the pacer, the leases, the journal, huey's queue) is infrastructure,
+not a bug in the review: the job is deferred with back-off (``backoff``) and its check run is never
+concluded for it. ``Outage`` turns the stream of such errors into two log lines per outage, one when it
+starts (the first error) and one when it ends (the first success after it), instead of a traceback per
+poll of every thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis.exceptions
+
+log = logging.getLogger("bot.outage")
+
+# ConnectionError covers BusyLoadingError (a restarted Redis loading its data); ReadOnlyError is a replica
+# that a failover has not promoted yet
+INFRASTRUCTURE: tuple[type[BaseException], ...] = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+                                                   redis.exceptions.ReadOnlyError)
+MAX_BACKOFF = 60.0
+
+
+def is_infrastructure(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is the queue's store failing rather than the job."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, INFRASTRUCTURE):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before a job that met an outage runs again: 2, 4, 8 ... up to ``MAX_BACKOFF``."""
+    return float(min(MAX_BACKOFF, 2.0 ** max(1, attempt)))
+
+
+class Outage:
+    """Whether a store is down, logged once when that starts and once when it ends."""
+
+    def __init__(self, what: str, grace: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+        """``grace``: an outage ends at the first success this long after its last failure, so that the late
+        failures of calls made during it (their timeouts running out after the store is back) and a relapse
+        within ``grace`` belong to the same outage instead of flapping the log."""
+        self.what = what
+        self.grace = grace
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._since: float | None = None
+        self._last_failure = 0.0
+        self._errors = 0
+
+    @property
+    def down(self) -> bool:
+        return self._since is not None
+
+    def failed(self, exc: BaseException) -> None:
+        """Note a failure; the first one of an outage is logged (with its error, no traceback)."""
+        with self._lock:
+            self._last_failure = now = self._clock()
+            self._errors += 1
+            if self._since is not None:
+                return
+            self._since, self._errors = now, 1
+        log.warning("%s is unreachable (%s: %s); jobs wait for it", self.what, type(exc).__name__, exc)
+
+    def succeeded(self) -> None:
+        """Note a success; the first one ``grace`` seconds after the outage's last failure logs its end."""
+        if self._since is None:
+            return
+        with self._lock:
+            if self._since is None or self._clock() - self._last_failure < self.grace:
+                return
+            lasted, errors = self._last_failure - self._since, self._errors
+            self._since, self._errors = None, 0
+        log.warning("%s is back: it failed %d calls over %.1f s", self.what, errors, lasted)
+
+    def wait_for(self, probe: Callable[[], Any], pause: float = 1.0, max_pause: float = 10.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        """Call ``probe`` until it succeeds, sleeping between tries (doubling up to ``max_pause``): a worker
+        started while its Redis is down waits for it instead of exiting."""
+        while True:
+            try:
+                probe()
+            except Exception as exc:
+                if not is_infrastructure(exc):
+                    raise
+                self.failed(exc)
+                sleep(pause)
+                pause = min(max_pause, pause * 2)
+            else:
+                self.succeeded()
+                return
+
+
+REDIS = Outage("the queue's Redis", grace=15.0)  # over a call's longest try (2 x the queue's REDIS_TIMEOUT)

@@ -1,0 +1,78 @@
+"""Redis failures are told apart from bugs, and an outage is logged once when it starts and once when it ends."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import redis.exceptions
+
+from bot.app import outage
+from bot.app.github_api import GitHubError
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_redis_timeouts_and_lost_connections_are_infrastructure_a_bug_is_not() -> None:
+    assert outage.is_infrastructure(redis.exceptions.TimeoutError("Timeout reading from socket"))
+    assert outage.is_infrastructure(redis.exceptions.ConnectionError("Error 111 connecting"))
+    assert outage.is_infrastructure(redis.exceptions.BusyLoadingError("loading the dataset"))
+    try:
+        try:
+            raise redis.exceptions.TimeoutError("stalled")
+        except redis.exceptions.TimeoutError as exc:
+            raise RuntimeError("the pacer failed") from exc
+    except RuntimeError as wrapped:
+        assert outage.is_infrastructure(wrapped)
+    assert not outage.is_infrastructure(KeyError("job"))
+    assert not outage.is_infrastructure(redis.exceptions.ResponseError("WRONGTYPE"))
+    assert not outage.is_infrastructure(GitHubError("502", status=502))
+
+
+def test_back_off_doubles_up_to_a_minute() -> None:
+    assert [outage.backoff(n) for n in (1, 2, 3, 6, 7, 30)] == [2.0, 4.0, 8.0, 60.0, 60.0, 60.0]
+
+
+def test_an_outage_is_two_log_lines_however_many_calls_fail(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    tracker = outage.Outage("Redis", grace=10.0, clock=clock)
+    error = redis.exceptions.ConnectionError("Connection refused")
+    with caplog.at_level(logging.INFO, logger="bot.outage"):
+        for _ in range(500):  # every poll of every thread, for 30 s
+            tracker.failed(error)
+            clock.now += 0.06
+        assert tracker.down
+        tracker.succeeded()  # the last failure was just now: a straggler may still come
+        tracker.failed(error)
+        clock.now += 11
+        tracker.succeeded()
+        tracker.succeeded()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2, lines
+    assert lines[0] == "Redis is unreachable (ConnectionError: Connection refused); jobs wait for it"
+    assert lines[1].startswith("Redis is back: it failed 501 calls over 30.0 s")
+    assert not tracker.down
+
+
+def test_a_worker_waits_for_its_store_and_a_bug_still_raises() -> None:
+    tracker = outage.Outage("Redis", clock=Clock())
+    answers = [redis.exceptions.ConnectionError("down"), redis.exceptions.TimeoutError("slow"), None]
+    pauses: list[float] = []
+
+    def probe() -> None:
+        answer = answers.pop(0)
+        if answer is not None:
+            raise answer
+    tracker.wait_for(probe, pause=1.0, sleep=pauses.append)
+    assert pauses == [1.0, 2.0] and not tracker.down
+
+    def bug() -> None:
+        raise ValueError("a corrupt journal entry")
+    with pytest.raises(ValueError, match="corrupt"):
+        tracker.wait_for(bug, sleep=pauses.append)

@@ -1,0 +1,90 @@
+"""Reconciling with GitHub (issue 31, item 4): reviews the queue lost are found on GitHub and concluded once.
+
+A real worker and web over the stand-in GitHub. The queue loses what it had (its file is deleted, as a Redis
+restarted without persistence loses its data): a delivery that never reached the journal, and a review
+that was in progress when its worker was killed. The worker's reconciliation round (at start-up, then every
+``--reconcile-every`` seconds) lists the App's installations, repositories and open pull requests and
+enqueues the heads with no concluded run of the App; a run left in progress is resumed, never duplicated.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tests.conftest import PAYLOADS
+from tests.gitrepo import git
+from tests.test_e2e import FAKE_WORKER, NUMBER, REPO, SECRET, free_port, http, wait_for
+from tests.test_e2e_faults import repo, running, runs_on, worker_ready  # noqa: F401  (repo: the fixture)
+
+RECONCILE = ("--reconcile-every", "2")
+
+
+def _lose_the_queue(queue_file: Path) -> None:
+    for path in queue_file.parent.glob(queue_file.name + "*"):
+        path.unlink()
+
+
+def test_a_pull_request_the_queue_never_heard_of_is_reviewed(tmp_path: Path, repo: Path) -> None:  # noqa: F811
+    head = git(repo, "rev-parse", "pr")
+    with running(tmp_path, repo, *RECONCILE) as service:  # no delivery: the web was down when GitHub sent it
+        run = service.completed_run(head, timeout=60)
+        service.summary_for(head)
+        time.sleep(5)  # two more rounds: the concluded run is GitHub's answer, nothing more is enqueued
+        assert [r["status"] for r in runs_on(service, head)] == ["completed"] and run["conclusion"] == "failure"
+        assert (service.tmp / "worker.log").read_text().count("review enqueued") == 1
+
+
+def test_a_review_in_progress_that_the_queue_lost_is_resumed_and_concluded_once(
+        tmp_path: Path, repo: Path) -> None:  # noqa: F811
+    head = git(repo, "rev-parse", "pr")
+    with running(tmp_path, repo) as service:
+        service.faults([{"path": "/repos/*/git/trees/*", "method": "GET", "hold": 30, "count": 1}])
+        assert service.deliver("opened", head) == 202
+        [left] = wait_for(
+            lambda: [r for r in runs_on(service, head) if r["status"] == "in_progress"], 30, "a review in progress")
+        service.kill("worker")
+        _lose_the_queue(service.queue_file)
+        service.worker_args = (*FAKE_WORKER, *RECONCILE)
+        service.start_worker()
+        worker_ready(service)
+        run = service.completed_run(head, timeout=60)
+        service.summary_for(head)
+        assert run["id"] == left["id"] and run["conclusion"] == "failure"
+        assert [r["status"] for r in runs_on(service, head)] == ["completed"]  # resumed: one run
+
+
+def _rerun_request(head: str) -> dict[str, object]:
+    payload = json.loads((PAYLOADS / "check_run.rerequested.json").read_bytes())
+    payload["repository"]["full_name"] = REPO
+    payload["installation"] = {"id": 1}
+    payload["check_run"]["head_sha"] = head
+    payload["check_run"]["pull_requests"] = [{"number": NUMBER, "head": {"sha": head}}]
+    return payload
+
+
+def test_a_delivery_the_web_missed_while_restarting_is_redelivered_and_taken_once(
+        tmp_path: Path, repo: Path) -> None:  # noqa: F811
+    head = git(repo, "rev-parse", "pr")
+    with running(tmp_path, repo) as service:
+        def hook(url: str) -> None:
+            http("POST", f"{service.github}/_standin/hook", json.dumps({"url": url, "secret": SECRET}).encode(),
+                 {"Content-Type": "application/json"})
+        hook(f"{service.web}/webhook")
+        assert service.deliver("opened", head) == 202
+        service.completed_run(head)
+        hook(f"http://127.0.0.1:{free_port()}/webhook")  # the web is restarting: nobody listens
+        sent = http("POST", f"{service.github}/_standin/deliveries", json.dumps(
+            {"event": "check_run", "payload": _rerun_request(head)}).encode(), {"Content-Type": "application/json"})[1]
+        assert sent["status_code"] == 0
+        hook(f"{service.web}/webhook")  # it is back
+        service.kill("worker")
+        service.worker_args = (*FAKE_WORKER, *RECONCILE)
+        service.start_worker()
+        wait_for(lambda: len([r for r in runs_on(service, head) if r["status"] == "completed"]) == 2, 60,
+                 "the re-run the redelivery asked for")
+        time.sleep(5)  # more rounds: the redelivery was taken, nothing is asked or run again
+        attempts = [d for d in service.state()["deliveries"] if d["guid"] == sent["guid"]]
+        assert [(d["redelivery"], d["status_code"]) for d in attempts] == [(False, 0), (True, 202)]
+        assert len(runs_on(service, head)) == 2

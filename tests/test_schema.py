@@ -1,0 +1,65 @@
+"""Workers of incompatible queue layouts never run together (issue 31, item 5), on a real Redis."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import redis
+
+from bot.app.events import Job
+from bot.app.queue import JobQueue, make_huey
+from bot.app.schema import SCHEMA_VERSION, Incompatible, Registry
+
+
+@pytest.fixture
+def client(redis_url: str) -> redis.Redis:
+    return redis.Redis.from_url(redis_url)
+
+
+def name() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}"
+
+
+def test_workers_of_one_version_join_and_the_queue_records_it(client: redis.Redis) -> None:
+    queue = name()
+    Registry(client, queue, "host-a:1").join()
+    Registry(client, queue, "host-b:2").join()
+    assert client.get(f"registry-bot:{queue}:schema") == str(SCHEMA_VERSION).encode()
+    assert Registry(client, queue, "host-c:3").live_workers() == {"host-a:1": SCHEMA_VERSION,
+                                                                  "host-b:2": SCHEMA_VERSION}
+
+
+def test_a_worker_refuses_to_run_beside_a_live_worker_of_another_version(client: redis.Redis) -> None:
+    queue = name()
+    Registry(client, queue, "old-host:1", version=SCHEMA_VERSION + 1).beat()  # registered, alive
+    with pytest.raises(Incompatible, match="stop them first"):
+        Registry(client, queue, "new-host:2").join()
+    client.delete(f"registry-bot:{queue}:workers:old-host:1")  # it stopped (or its registration expired)
+    Registry(client, queue, "new-host:2").join()
+
+
+def test_a_downgrade_is_refused(client: redis.Redis) -> None:
+    queue = name()
+    client.set(f"registry-bot:{queue}:schema", str(SCHEMA_VERSION + 1))
+    with pytest.raises(Incompatible, match="newer"):
+        Registry(client, queue, "host:1").join()
+
+
+def test_a_worker_from_before_versions_holding_a_lease_is_refused_and_its_old_entries_are_seen(
+        redis_url: str, client: redis.Redis) -> None:
+    queue = JobQueue(make_huey(redis_url, name=name()))
+    try:
+        queue_name = queue.huey.storage.name
+        token = queue._leases.acquire("o/r#1", "old-release-host:9", 30)  # an unregistered worker reviews
+        with pytest.raises(Incompatible, match="before schema versions"):
+            Registry(client, queue_name, queue.owner).join()
+        queue._leases.release("o/r#1", "old-release-host:9", token or 0)
+        Registry(client, queue_name, queue.owner).join()
+
+        queue.accept(Job("d1", "pull_request", "opened", 1, "o/r", 1, "a" * 40))
+        queue.huey.storage.put_data("job:d1", b"done")  # how the old worker marks a finished job
+        queue.recover()
+        assert queue.legacy_done == 1 and queue.is_done("d1")
+    finally:
+        queue.close()
