@@ -356,12 +356,107 @@ def event_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None
     return None
 
 
+# --- issue 32: samples that contradict their entry, case twins ----------------------------------------
+
+PLACES = {"run": ("run", "facets"), "job": ("job", "facets"), "dataset": ("inputs", "facets"),
+          "inputDataset": ("inputs", "inputFacets"), "outputDataset": ("outputs", "outputFacets")}
+
+
+def _registry(repo: Path, commit: str) -> Any:
+    from bot.config import Config
+    from bot.registry import Registry
+
+    return Registry(_snapshot(str(repo), commit), Config())
+
+
+def _sample_event(container: str, key: str, facet: dict[str, Any], producer: str) -> dict[str, Any]:
+    """A complete RunEvent carrying ``facet`` under ``key`` at its place (a dataset facet on an input)."""
+    event: dict[str, Any] = {
+        "eventType": "COMPLETE", "eventTime": "2025-07-01T10:00:00.000Z", "producer": producer,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "0197c4a2-7f55-7a3e-9d6a-3c2f8a1b2c3d", "facets": {}},
+        "job": {"namespace": "planted", "name": "planted.job", "facets": {}},
+        "inputs": [{"namespace": "postgres://db.example.com:5432", "name": "shop.public.orders"}], "outputs": []}
+    first, second = PLACES[container]
+    holder = event[first][0] if first in ("inputs", "outputs") else event[first]
+    if first == "outputs":
+        event["outputs"] = [{"namespace": "postgres://db.example.com:5432", "name": "shop.public.totals"}]
+        holder = event["outputs"][0]
+    holder.setdefault(second, {})[key] = facet
+    return event
+
+
+def sample_undeclared(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """An entry's new sample event carries a facet key that its registry.json does not declare and no schema
+    defines (a misspelling of its own key); the control carries the declared key."""
+    from bot.registry import declared_facets
+    from bot.uris import UriError, resolve
+
+    registry = _registry(repo, commit)
+    for _, entry in sorted(registry.entries.items()):
+        if entry.is_core:
+            continue
+        doc = registry.registry_doc(entry)
+        producer = (doc or {}).get("producer") if isinstance(doc, dict) else None
+        url = next((producer.get(k) for k in ("root_doc_URL", "root_doc_url") if isinstance(producer, dict)
+                    and isinstance(producer.get(k), str)), None)
+        for declared in declared_facets(doc):
+            try:
+                schema = resolve(declared.uri, registry)
+            except UriError:
+                continue
+            facet = next((f for f in schema.facets if f.container in PLACES), None)
+            if facet is None or schema.schema_id is None or url is None:
+                continue
+            value = {"_producer": url, "_schemaURL": f"{schema.schema_id}#/$defs/{facet.name}"}
+            wrong = facet.key + "_planted"
+            path = f"{entry.folder}/samples/planted.json"
+            return ({path: dump(_sample_event(facet.container or "", wrong, value, url))},
+                    {path: dump(_sample_event(facet.container or "", facet.key, value, url))})
+    return None
+
+
+def _new_core_facet(repo: Path, commit: str, t: Target, key: str) -> Edits:
+    """A new core facet copied from ``t`` (file, ``$defs`` name and example renamed ``Planted...``) under
+    ``key``, published in the mirror and declared in core's registry.json: a correct addition but for its key."""
+    name = f"Planted{t.defs_name}"
+    schema = json.loads(t.schema_text)
+    schema["$id"] = t.schema_id.rsplit("/", 1)[0] + f"/{name}.json"
+    schema["properties"] = {key: {"$ref": f"#/$defs/{name}"}}
+    schema["$defs"][name] = schema["$defs"].pop(t.defs_name)
+    text = json.dumps(schema, indent=2) + "\n"
+    example = json.loads(t.example_text)
+    facet = example.pop(t.key)
+    facet["_schemaURL"] = f"{schema['$id']}#/$defs/{name}"
+    edits: Edits = {f"{FACETS}/{name}.json": text.encode(), f"{TESTS}/{name}/1.json": dump({key: facet}),
+                    f"{MIRROR}/facets/{fmt(t.version)}/{name}.json": text.encode()}
+    core = _text(repo, commit, CORE_ENTRY)
+    if core is not None:
+        registry = json.loads(core)
+        listed = registry.get("producer", {}).get("produced_facets")
+        if isinstance(listed, list):
+            listed.append(f"ol:core:{name}.json")
+            edits[CORE_ENTRY] = dump(registry)
+    return edits
+
+
+def case_twin(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """A new core facet keyed like an existing one but for case (``SCHEMA`` beside ``schema``); the control
+    keys it ``planted`` + the key."""
+    t = _first(repo, commit, lambda t: t.key.upper() != t.key and "$defs" in json.loads(t.schema_text))
+    if t is None:
+        return None
+    control = "planted" + t.key[:1].upper() + t.key[1:]
+    return _new_core_facet(repo, commit, t, t.key.upper()), _new_core_facet(repo, commit, t, control)
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str
     rule: str  # the rule that must block the defect
     plant: Plant
     new: bool  # a kind the checks missed before issue 18
+    issue: int = 18  # the issue that named it
 
 
 KINDS: tuple[Kind, ...] = (
@@ -379,6 +474,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("field renamed in the schema, not in its example", "examples/undeclared-field", drift, True),
     Kind("schema changed without a version bump", "versions/not-bumped", not_bumped, False),
     Kind("example that does not validate", "examples/invalid", example_invalid, False),
+    Kind("sample event with a facet its entry does not declare", "samples/undeclared-facet", sample_undeclared,
+         True, 32),
+    Kind("facet key differing only in case", "keys/case-twin", case_twin, True, 32),
 )
 
 Result = dict[str, Any]
