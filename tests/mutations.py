@@ -450,6 +450,85 @@ def case_twin(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     return _new_core_facet(repo, commit, t, t.key.upper()), _new_core_facet(repo, commit, t, control)
 
 
+def _described(t: Target) -> str | None:
+    """The schema text with the facet's first description changed (no change of what validates)."""
+    start = t.schema_text.find(f'"{t.defs_name}"')
+    at = t.schema_text.find('"description": "', start)
+    if start < 0 or at < 0:
+        return None
+    at += len('"description": "')
+    return f"{t.schema_text[:at]}Planted: {t.schema_text[at:]}"
+
+
+def over_bump(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """A description-only change published as a new MODEL; the control publishes it as an ADDITION."""
+    t = _first(repo, commit, lambda t: _described(t) is not None)
+    new = _described(t) if t is not None else None
+    if t is None or new is None:
+        return None
+    m, r, a = t.version
+    return new_version(t, new, (m + 1, 0, 0)), new_version(t, new, (m, r, a + 1))
+
+
+# --- issue 32: naming files that contradict themselves ----------------------------------------------
+
+NAMING = "spec/naming"
+BUNDLED_NAMING = Path(__file__).resolve().parent.parent / "naming"
+
+
+def _naming_folder() -> dict[str, bytes]:
+    """The project's naming files (Naming.md included) as they would sit in the registry; the base schema they
+    follow stays the bundled one (a change to it is a steering-file change that needs its own approval)."""
+    return {f"{NAMING}/{p.relative_to(BUNDLED_NAMING).as_posix()}": p.read_bytes()
+            for p in sorted(BUNDLED_NAMING.rglob("*")) if p.is_file() and p.name != "NamingBase.json"}
+
+
+def naming_kind(edit: Callable[[dict[str, Any]], bool]) -> Plant:
+    """The naming folder added to the commit with ``edit`` applied to its first dataset file (path order) that
+    ``edit`` can change; the control adds the folder as it is."""
+    def plant(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+        folder = _naming_folder()
+        for path, data in folder.items():
+            if not path.startswith(f"{NAMING}/datasets/") or not path.endswith(".json"):
+                continue
+            value = json.loads(data)
+            if edit(value):
+                return {**folder, path: dump(value)}, dict(folder)
+        return None
+    return plant
+
+
+def _scheme_differs(value: dict[str, Any]) -> bool:
+    """A scheme other than the one the namespace templates start with (``postgresql`` for ``postgres://``)."""
+    scheme = value.get("scheme")
+    forms = value.get("forms") or [{}]
+    if not isinstance(scheme, str) or not str(forms[0].get("namespace", "")).startswith(f"{scheme}:"):
+        return False
+    value["scheme"] = scheme + "ql"
+    return True
+
+
+def _datasource_names_a_name_component(value: dict[str, Any]) -> bool:
+    """datasourceHierarchy gains a component that only the name template uses (the first of them)."""
+    hierarchy, forms = value.get("datasourceHierarchy"), value.get("forms") or [{}]
+    slots = re.findall(r"\{(\w+)\}", str(forms[0].get("name", "")))
+    namespace = re.findall(r"\{(\w+)\}", str(forms[0].get("namespace", "")))
+    extra = next((s for s in slots if s not in namespace), None)
+    if not isinstance(hierarchy, list) or not hierarchy or extra is None:
+        return False
+    hierarchy.append(extra)
+    return True
+
+
+def _naming_reversed(value: dict[str, Any]) -> bool:
+    """namingHierarchy listed innermost first."""
+    hierarchy = value.get("namingHierarchy")
+    if not isinstance(hierarchy, list) or len(hierarchy) < 2 or " or " in " ".join(map(str, hierarchy)):
+        return False
+    value["namingHierarchy"] = hierarchy[::-1]
+    return True
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str
@@ -457,6 +536,7 @@ class Kind:
     plant: Plant
     new: bool  # a kind the checks missed before issue 18
     issue: int = 18  # the issue that named it
+    blocks: bool = True  # False: a notice the change gets, which does not fail it
 
 
 KINDS: tuple[Kind, ...] = (
@@ -477,6 +557,13 @@ KINDS: tuple[Kind, ...] = (
     Kind("sample event with a facet its entry does not declare", "samples/undeclared-facet", sample_undeclared,
          True, 32),
     Kind("facet key differing only in case", "keys/case-twin", case_twin, True, 32),
+    Kind("MODEL bump for a description-only change", "versions/over-bump", over_bump, True, 32, blocks=False),
+    Kind("naming scheme other than its namespace template's", "naming/scheme-mismatch", naming_kind(_scheme_differs),
+         True, 32),
+    Kind("datasourceHierarchy naming a component of the name", "naming/hierarchy-mismatch",
+         naming_kind(_datasource_names_a_name_component), True, 32),
+    Kind("namingHierarchy opposite to the templates", "naming/hierarchy-mismatch", naming_kind(_naming_reversed),
+         True, 32),
 )
 
 Result = dict[str, Any]
