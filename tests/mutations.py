@@ -386,9 +386,25 @@ def _sample_event(container: str, key: str, facet: dict[str, Any], producer: str
     return event
 
 
-def sample_undeclared(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    """An entry's new sample event carries a facet key that its registry.json does not declare and no schema
-    defines (a misspelling of its own key); the control carries the declared key."""
+@dataclass(frozen=True)
+class Declared:
+    """A facet an entry declares, as its sample event would carry it."""
+
+    path: str  # the new sample file
+    container: str
+    key: str
+    facet: dict[str, Any]
+    producer: str
+    schema_id: str
+    defs_name: str
+
+    def event(self, key: str | None = None, url: str | None = None) -> bytes:
+        facet = {**self.facet, "_schemaURL": url} if url is not None else self.facet
+        return dump(_sample_event(self.container, key or self.key, facet, self.producer))
+
+
+def declared_facet(repo: Path, commit: str) -> Declared | None:
+    """The first facet (entries in name order) that a non-core entry with a documented producer declares."""
     from bot.registry import declared_facets
     from bot.uris import UriError, resolve
 
@@ -409,11 +425,26 @@ def sample_undeclared(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
             if facet is None or schema.schema_id is None or url is None:
                 continue
             value = {"_producer": url, "_schemaURL": f"{schema.schema_id}#/$defs/{facet.name}"}
-            wrong = facet.key + "_planted"
-            path = f"{entry.folder}/samples/planted.json"
-            return ({path: dump(_sample_event(facet.container or "", wrong, value, url))},
-                    {path: dump(_sample_event(facet.container or "", facet.key, value, url))})
+            return Declared(f"{entry.folder}/samples/planted.json", facet.container or "", facet.key, value, url,
+                            schema.schema_id, facet.name)
     return None
+
+
+def sample_undeclared(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """An entry's new sample event carries a facet key that its registry.json does not declare and no schema
+    defines (a misspelling of its own key); the control carries the declared key."""
+    d = declared_facet(repo, commit)
+    return None if d is None else ({d.path: d.event(key=d.key + "_planted")}, {d.path: d.event()})
+
+
+def sample_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """An entry's new sample event names a version of its declared facet's schema that does not exist."""
+    d = declared_facet(repo, commit)
+    match = VERSION.search(d.schema_id) if d is not None else None
+    if d is None or match is None:
+        return None
+    absent = d.schema_id.replace(match[0], f"/facets/{int(match[1]) + 1}-0-0/")
+    return {d.path: d.event(url=f"{absent}#/$defs/{d.defs_name}")}, {d.path: d.event()}
 
 
 def _new_core_facet(repo: Path, commit: str, t: Target, key: str) -> Edits:
@@ -555,6 +586,8 @@ KINDS: tuple[Kind, ...] = (
     Kind("schema changed without a version bump", "versions/not-bumped", not_bumped, False),
     Kind("example that does not validate", "examples/invalid", example_invalid, False),
     Kind("sample event with a facet its entry does not declare", "samples/undeclared-facet", sample_undeclared,
+         True, 32),
+    Kind("sample event _schemaURL of a version its entry's facet lacks", "samples/schema-url", sample_missing_version,
          True, 32),
     Kind("facet key differing only in case", "keys/case-twin", case_twin, True, 32),
     Kind("MODEL bump for a description-only change", "versions/over-bump", over_bump, True, 32, blocks=False),
