@@ -12,12 +12,13 @@ import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from bot.checks._common import at
+from bot.checks._common import at, token_fix
 from bot.checks._example_facets import event_facets, event_url_findings
-from bot.findings import Finding, Severity
+from bot.findings import Finding, Fix, Severity
 from bot.jsondoc import JsonDoc, JsonProblem
 from bot.registry import CORE, Entry, Registry, declared_facets
 from bot.review_input import ReviewInput
+from bot.snapshot import Snapshot
 from bot.uris import UriError, resolve
 
 SAMPLES_FOLDER = "samples"  # bot.regression.events reads the same folder
@@ -45,7 +46,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             continue
         keys = _declared_keys(registry, entry)
         for path in paths:
-            for doc in _documents(review, path, entry):
+            for doc in _documents(review.head, path, entry):
                 if isinstance(doc, Finding):
                     yield doc
                     continue
@@ -57,10 +58,10 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                     yield replace(finding, rule="samples/schema-url", pointer=prefix + (finding.pointer or ""))
 
 
-def _documents(review: ReviewInput, path: str, entry: Entry) -> Iterator[JsonDoc | Finding]:
+def _documents(snapshot: Snapshot, path: str, entry: Entry) -> Iterator[JsonDoc | Finding]:
     """The events of one sample file, each a document that locates its nodes on the file's own lines."""
-    size = review.head.size(path) or 0
-    data = review.head.read(path) if size <= MAX_SAMPLE_BYTES else None
+    size = snapshot.size(path) or 0
+    data = snapshot.read(path) if size <= MAX_SAMPLE_BYTES else None
     if data is None:
         yield Finding(rule="samples/unreadable", severity=Severity.ERROR, path=path, entry=entry.name,
                       message=f"sample file is {size:,} bytes, over the {MAX_SAMPLE_BYTES:,}-byte limit",
@@ -111,6 +112,21 @@ class _Element(JsonDoc):
 
     def locate_key(self, pointer: str) -> tuple[int, int]:
         return super().locate_key(self.prefix + pointer)
+
+
+def renamed_in_samples(entry: Entry, key: str, new: str, description: str) -> list[Fix | None]:
+    """The edits renaming facet ``key`` to ``new`` in every sample event of ``entry`` (``None`` where a key is
+    not written on a line of its own); the facet key fix renames a new facet's key there too."""
+    snapshot = entry.registry.snapshot
+    edits: list[Fix | None] = []
+    for path in snapshot.files(f"{entry.folder}/{SAMPLES_FOLDER}"):
+        if not path.endswith(EVENT_SUFFIXES):
+            continue
+        for doc in _documents(snapshot, path, entry):
+            if isinstance(doc, JsonDoc):
+                edits += [token_fix(doc, pointer, new, description, key=True)
+                          for pointer, found, _ in event_facets(doc.value) if found == key]
+    return edits
 
 
 def _declared_keys(registry: Registry, entry: Entry) -> dict[str, str]:
