@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli import main
 from bot.findings import Finding, Report, Severity, State, Verdict
 from bot.naming import bundled_folder
 from bot.naming.consistency import problems
@@ -58,6 +59,14 @@ def test_json_lines_samples_are_read_line_by_line(history_clone: Path, newest: s
     report = review_pr(history_clone, plant(history_clone, newest, {path: f"{good}\n\n{bad}\n{{oops\n".encode()}))
     assert [(f.rule, f.line) for f in report.findings if f.path == path and f.state is State.NEW] == [
         ("samples/undeclared-facet", 3), ("samples/unreadable", 4)]
+
+
+def test_the_command_line_blocks_the_sample_as_the_app_does(history_clone: Path, newest: str, declared: m.Declared,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    head = plant(history_clone, newest, {declared.path: declared.event(key=declared.key + "_planted")})
+    code = main(["check", str(history_clone), "--base", f"{head}^", "--head", head, "--format", "json"])
+    [finding] = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "samples/undeclared-facet"]
+    assert code == 1 and finding["path"] == declared.path and finding["severity"] == "error"
 
 
 def test_core_keys_and_another_entrys_declared_key(history_clone: Path, newest: str, declared: m.Declared) -> None:
