@@ -83,18 +83,28 @@ def test_core_keys_and_another_entrys_declared_key(history_clone: Path, newest: 
     assert repr(other.key) in finding.message and "Declare it: add \"ol:" in finding.hint
 
 
-def test_an_unchanged_sample_is_not_reviewed_again(history_clone: Path, newest: str, declared: m.Declared) -> None:
+def _later(repo: Path, parent: str, edits: dict[str, bytes]) -> str:
+    """A pull request on top of ``parent`` (``plant`` builds on a commit's parent)."""
+    tree = _git(repo, "rev-parse", f"{plant(repo, parent, edits)}^{{tree}}")
+    return _git(repo, "commit-tree", tree, "-p", parent, "-m", "later")
+
+
+def test_a_wrong_sample_stays_pre_existing_and_a_withdrawn_declaration_is_new(
+        history_clone: Path, newest: str, declared: m.Declared) -> None:
     with_bad = plant(history_clone, newest, {declared.path: declared.event(key="plantedKey")})
-    report = review_pr(history_clone, with_bad)
-    assert new(report, "samples/undeclared-facet")
-    # a later pull request that edits the entry's registry.json (whitespace), on top of the one that added it
+    assert new(review_pr(history_clone, with_bad), "samples/undeclared-facet")
     entry_json = declared.path.split("/samples/")[0] + "/registry.json"
-    text = (read(history_clone, with_bad, entry_json) or b"").rstrip() + b"\n\n"
-    tree = _git(history_clone, "rev-parse", f"{plant(history_clone, with_bad, {entry_json: text})}^{{tree}}")
-    later = _git(history_clone, "commit-tree", tree, "-p", with_bad, "-m", "later")
-    report = review_pr(history_clone, later)
-    assert ":".join(entry_json.split("/")[2:-1]) in report.entries  # the entry is reviewed, its old sample not
-    assert not [f for f in report.findings if f.rule == "samples/undeclared-facet"]
+    text = (read(history_clone, with_bad, entry_json) or b"").decode()
+    # a later change to the same entry that leaves the sample alone: its finding is pre-existing, not blocking
+    report = review_pr(history_clone, _later(history_clone, with_bad, {entry_json: (text.rstrip() + "\n\n").encode()}))
+    [finding] = [f for f in report.findings if f.rule == "samples/undeclared-facet"]
+    assert finding.state is State.UNCHANGED and not report.is_blocking(finding)
+    # a change withdrawing the declaration a good sample relies on contradicts that sample: new, blocking
+    with_good = plant(history_clone, newest, {declared.path: declared.event()})
+    value = json.loads(text)
+    value["producer"]["produced_facets"] = []
+    report = review_pr(history_clone, _later(history_clone, with_good, {entry_json: dump(value)}))
+    assert [f.path for f in new(report, "samples/undeclared-facet")] == [declared.path]
 
 
 # --- keys ------------------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 A producer registers the facets it emits in `registry.json`; its sample events show them. A sample carrying a
 facet key the registration does not declare (and no core facet has), or a `_schemaURL` naming no schema of the
-registry, contradicts the entry: the review says so on the line, with the fix. Checked for the samples a change
-adds or edits (every sample with `--all`); the regression (`bot/regression/`) validates them against the schemas.
+registry, contradicts the entry: the review says so on the line, with the fix. Every sample of each entry under
+review is read, so a change to a sample, or to the registration a sample relies on, is judged (what was wrong
+before stays pre-existing); the regression (`bot/regression/`) validates the samples against the schemas.
 """
 
 from __future__ import annotations
@@ -40,8 +41,6 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     for entry in review.reviewed_entries():
         folder = f"{entry.folder}/{SAMPLES_FOLDER}"
         paths = [p for p in review.head.files(folder) if p.endswith(EVENT_SUFFIXES)]
-        if review.changes is not None:
-            paths = [p for p in paths if review.changes.get(p) is not None]
         if not paths:
             continue
         keys = _declared_keys(registry, entry)
