@@ -501,6 +501,23 @@ def over_bump(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     return new_version(t, new, (m + 1, 0, 0)), new_version(t, new, (m, r, a + 1))
 
 
+def codeowners_lone_backslash(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """A line that is a lone ``\\`` (and the trailing space it seems to escape) in the first non-core entry's
+    CODEOWNERS (written for it, naming the owners the root CODEOWNERS routes it to, when it has none); the control
+    is the file without that line."""
+    from bot.codeowners import RootOwners
+
+    registry = _registry(repo, commit)
+    root = RootOwners.of(_snapshot(str(repo), commit))
+    for _, entry in sorted(registry.entries.items()):
+        owners = root.owners_of(entry.registry_json)
+        if entry.is_core or not entry.has_folder or not owners:
+            continue
+        text = _text(repo, commit, entry.codeowners) or f"* {' '.join(owners)}\n"
+        return {entry.codeowners: f"{text}\\ \n".encode()}, {entry.codeowners: text.encode()}
+    return None
+
+
 # --- issue 32: naming files that contradict themselves ----------------------------------------------
 
 NAMING = "spec/naming"
@@ -590,6 +607,7 @@ KINDS: tuple[Kind, ...] = (
     Kind("sample event _schemaURL of a version its entry's facet lacks", "samples/schema-url", sample_missing_version,
          True, 32),
     Kind("facet key differing only in case", "keys/case-twin", case_twin, True, 32),
+    Kind("CODEOWNERS line that is a lone backslash", "owners/invalid-pattern", codeowners_lone_backslash, True, 32),
     Kind("MODEL bump for a description-only change", "versions/over-bump", over_bump, True, 32, blocks=False),
     Kind("naming scheme other than its namespace template's", "naming/scheme-mismatch", naming_kind(_scheme_differs),
          True, 32),
