@@ -162,6 +162,9 @@ def _literal_prefix(pattern: str) -> str:
 
 
 def _pattern_problem(pattern: str, column: int) -> Problem | None:
+    if not pattern.replace("\\", "").strip():  # `\` alone, or escaping only a space: no path
+        return Problem("pattern", 0, column, f"pattern `{pattern}` is a lone `\\`, which names no file (a "
+                       "backslash escapes the character after it); GitHub skips this line")
     if pattern.startswith("!"):
         return Problem("pattern", 0, column, f"pattern `{pattern}` uses `!` negation, which CODEOWNERS "
                        "does not support; GitHub skips this line")

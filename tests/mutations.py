@@ -356,12 +356,235 @@ def event_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None
     return None
 
 
+# --- issue 32: samples that contradict their entry, case twins ----------------------------------------
+
+PLACES = {"run": ("run", "facets"), "job": ("job", "facets"), "dataset": ("inputs", "facets"),
+          "inputDataset": ("inputs", "inputFacets"), "outputDataset": ("outputs", "outputFacets")}
+
+
+def _registry(repo: Path, commit: str) -> Any:
+    from bot.config import Config
+    from bot.registry import Registry
+
+    return Registry(_snapshot(str(repo), commit), Config())
+
+
+def _sample_event(container: str, key: str, facet: dict[str, Any], producer: str) -> dict[str, Any]:
+    """A complete RunEvent carrying ``facet`` under ``key`` at its place (a dataset facet on an input)."""
+    event: dict[str, Any] = {
+        "eventType": "COMPLETE", "eventTime": "2025-07-01T10:00:00.000Z", "producer": producer,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "0197c4a2-7f55-7a3e-9d6a-3c2f8a1b2c3d", "facets": {}},
+        "job": {"namespace": "planted", "name": "planted.job", "facets": {}},
+        "inputs": [{"namespace": "postgres://db.example.com:5432", "name": "shop.public.orders"}], "outputs": []}
+    first, second = PLACES[container]
+    holder = event[first][0] if first in ("inputs", "outputs") else event[first]
+    if first == "outputs":
+        event["outputs"] = [{"namespace": "postgres://db.example.com:5432", "name": "shop.public.totals"}]
+        holder = event["outputs"][0]
+    holder.setdefault(second, {})[key] = facet
+    return event
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A facet an entry declares, as its sample event would carry it."""
+
+    path: str  # the new sample file
+    container: str
+    key: str
+    facet: dict[str, Any]
+    producer: str
+    schema_id: str
+    defs_name: str
+
+    def event(self, key: str | None = None, url: str | None = None) -> bytes:
+        facet = {**self.facet, "_schemaURL": url} if url is not None else self.facet
+        return dump(_sample_event(self.container, key or self.key, facet, self.producer))
+
+
+def declared_facet(repo: Path, commit: str) -> Declared | None:
+    """The first facet (entries in name order) that a non-core entry with a documented producer declares."""
+    from bot.registry import declared_facets
+    from bot.uris import UriError, resolve
+
+    registry = _registry(repo, commit)
+    for _, entry in sorted(registry.entries.items()):
+        if entry.is_core:
+            continue
+        doc = registry.registry_doc(entry)
+        producer = (doc or {}).get("producer") if isinstance(doc, dict) else None
+        url = next((producer.get(k) for k in ("root_doc_URL", "root_doc_url") if isinstance(producer, dict)
+                    and isinstance(producer.get(k), str)), None)
+        for declared in declared_facets(doc):
+            try:
+                schema = resolve(declared.uri, registry)
+            except UriError:
+                continue
+            facet = next((f for f in schema.facets if f.container in PLACES), None)
+            if facet is None or schema.schema_id is None or url is None:
+                continue
+            value = {"_producer": url, "_schemaURL": f"{schema.schema_id}#/$defs/{facet.name}"}
+            return Declared(f"{entry.folder}/samples/planted.json", facet.container or "", facet.key, value, url,
+                            schema.schema_id, facet.name)
+    return None
+
+
+def sample_undeclared(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """An entry's new sample event carries a facet key that its registry.json does not declare and no schema
+    defines (a misspelling of its own key); the control carries the declared key."""
+    d = declared_facet(repo, commit)
+    return None if d is None else ({d.path: d.event(key=d.key + "_planted")}, {d.path: d.event()})
+
+
+def sample_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """An entry's new sample event names a version of its declared facet's schema that does not exist."""
+    d = declared_facet(repo, commit)
+    match = VERSION.search(d.schema_id) if d is not None else None
+    if d is None or match is None:
+        return None
+    absent = d.schema_id.replace(match[0], f"/facets/{int(match[1]) + 1}-0-0/")
+    return {d.path: d.event(url=f"{absent}#/$defs/{d.defs_name}")}, {d.path: d.event()}
+
+
+def _new_core_facet(repo: Path, commit: str, t: Target, key: str) -> Edits:
+    """A new core facet copied from ``t`` (file, ``$defs`` name and example renamed ``Planted...``) under
+    ``key``, published in the mirror and declared in core's registry.json: a correct addition but for its key."""
+    name = f"Planted{t.defs_name}"
+    schema = json.loads(t.schema_text)
+    schema["$id"] = t.schema_id.rsplit("/", 1)[0] + f"/{name}.json"
+    schema["properties"] = {key: {"$ref": f"#/$defs/{name}"}}
+    schema["$defs"][name] = schema["$defs"].pop(t.defs_name)
+    text = json.dumps(schema, indent=2) + "\n"
+    example = json.loads(t.example_text)
+    facet = example.pop(t.key)
+    facet["_schemaURL"] = f"{schema['$id']}#/$defs/{name}"
+    edits: Edits = {f"{FACETS}/{name}.json": text.encode(), f"{TESTS}/{name}/1.json": dump({key: facet}),
+                    f"{MIRROR}/facets/{fmt(t.version)}/{name}.json": text.encode()}
+    core = _text(repo, commit, CORE_ENTRY)
+    if core is not None:
+        registry = json.loads(core)
+        listed = registry.get("producer", {}).get("produced_facets")
+        if isinstance(listed, list):
+            listed.append(f"ol:core:{name}.json")
+            edits[CORE_ENTRY] = dump(registry)
+    return edits
+
+
+def case_twin(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """A new core facet keyed like an existing one but for case (``SCHEMA`` beside ``schema``); the control
+    keys it ``planted`` + the key."""
+    t = _first(repo, commit, lambda t: t.key.upper() != t.key and "$defs" in json.loads(t.schema_text))
+    if t is None:
+        return None
+    control = "planted" + t.key[:1].upper() + t.key[1:]
+    return _new_core_facet(repo, commit, t, t.key.upper()), _new_core_facet(repo, commit, t, control)
+
+
+def _described(t: Target) -> str | None:
+    """The schema text with the facet's first description changed (no change of what validates)."""
+    start = t.schema_text.find(f'"{t.defs_name}"')
+    at = t.schema_text.find('"description": "', start)
+    if start < 0 or at < 0:
+        return None
+    at += len('"description": "')
+    return f"{t.schema_text[:at]}Planted: {t.schema_text[at:]}"
+
+
+def over_bump(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """A description-only change published as a new MODEL; the control publishes it as an ADDITION."""
+    t = _first(repo, commit, lambda t: _described(t) is not None)
+    new = _described(t) if t is not None else None
+    if t is None or new is None:
+        return None
+    m, r, a = t.version
+    return new_version(t, new, (m + 1, 0, 0)), new_version(t, new, (m, r, a + 1))
+
+
+def codeowners_lone_backslash(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+    """A line that is a lone ``\\`` (and the trailing space it seems to escape) in the first non-core entry's
+    CODEOWNERS (written for it, naming the owners the root CODEOWNERS routes it to, when it has none); the control
+    is the file without that line."""
+    from bot.codeowners import RootOwners
+
+    registry = _registry(repo, commit)
+    root = RootOwners.of(_snapshot(str(repo), commit))
+    for _, entry in sorted(registry.entries.items()):
+        owners = root.owners_of(entry.registry_json)
+        if entry.is_core or not entry.has_folder or not owners:
+            continue
+        text = _text(repo, commit, entry.codeowners) or f"* {' '.join(owners)}\n"
+        return {entry.codeowners: f"{text}\\ \n".encode()}, {entry.codeowners: text.encode()}
+    return None
+
+
+# --- issue 32: naming files that contradict themselves ----------------------------------------------
+
+NAMING = "spec/naming"
+BUNDLED_NAMING = Path(__file__).resolve().parent.parent / "naming"
+
+
+def _naming_folder() -> dict[str, bytes]:
+    """The project's naming files (Naming.md included) as they would sit in the registry; the base schema they
+    follow stays the bundled one (a change to it is a steering-file change that needs its own approval)."""
+    return {f"{NAMING}/{p.relative_to(BUNDLED_NAMING).as_posix()}": p.read_bytes()
+            for p in sorted(BUNDLED_NAMING.rglob("*")) if p.is_file() and p.name != "NamingBase.json"}
+
+
+def naming_kind(edit: Callable[[dict[str, Any]], bool]) -> Plant:
+    """The naming folder added to the commit with ``edit`` applied to its first dataset file (path order) that
+    ``edit`` can change; the control adds the folder as it is."""
+    def plant(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
+        folder = _naming_folder()
+        for path, data in folder.items():
+            if not path.startswith(f"{NAMING}/datasets/") or not path.endswith(".json"):
+                continue
+            value = json.loads(data)
+            if edit(value):
+                return {**folder, path: dump(value)}, dict(folder)
+        return None
+    return plant
+
+
+def _scheme_differs(value: dict[str, Any]) -> bool:
+    """A scheme other than the one the namespace templates start with (``postgresql`` for ``postgres://``)."""
+    scheme = value.get("scheme")
+    forms = value.get("forms") or [{}]
+    if not isinstance(scheme, str) or not str(forms[0].get("namespace", "")).startswith(f"{scheme}:"):
+        return False
+    value["scheme"] = scheme + "ql"
+    return True
+
+
+def _datasource_names_a_name_component(value: dict[str, Any]) -> bool:
+    """datasourceHierarchy gains a component that only the name template uses (the first of them)."""
+    hierarchy, forms = value.get("datasourceHierarchy"), value.get("forms") or [{}]
+    slots = re.findall(r"\{(\w+)\}", str(forms[0].get("name", "")))
+    namespace = re.findall(r"\{(\w+)\}", str(forms[0].get("namespace", "")))
+    extra = next((s for s in slots if s not in namespace), None)
+    if not isinstance(hierarchy, list) or not hierarchy or extra is None:
+        return False
+    hierarchy.append(extra)
+    return True
+
+
+def _naming_reversed(value: dict[str, Any]) -> bool:
+    """namingHierarchy listed innermost first."""
+    hierarchy = value.get("namingHierarchy")
+    if not isinstance(hierarchy, list) or len(hierarchy) < 2 or " or " in " ".join(map(str, hierarchy)):
+        return False
+    value["namingHierarchy"] = hierarchy[::-1]
+    return True
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str
     rule: str  # the rule that must block the defect
     plant: Plant
     new: bool  # a kind the checks missed before issue 18
+    issue: int = 18  # the issue that named it
+    blocks: bool = True  # False: a notice the change gets, which does not fail it
 
 
 KINDS: tuple[Kind, ...] = (
@@ -379,6 +602,19 @@ KINDS: tuple[Kind, ...] = (
     Kind("field renamed in the schema, not in its example", "examples/undeclared-field", drift, True),
     Kind("schema changed without a version bump", "versions/not-bumped", not_bumped, False),
     Kind("example that does not validate", "examples/invalid", example_invalid, False),
+    Kind("sample event with a facet its entry does not declare", "samples/undeclared-facet", sample_undeclared,
+         True, 32),
+    Kind("sample event _schemaURL of a version its entry's facet lacks", "samples/schema-url", sample_missing_version,
+         True, 32),
+    Kind("facet key differing only in case", "keys/case-twin", case_twin, True, 32),
+    Kind("CODEOWNERS line that is a lone backslash", "owners/invalid-pattern", codeowners_lone_backslash, True, 32),
+    Kind("MODEL bump for a description-only change", "versions/over-bump", over_bump, True, 32, blocks=False),
+    Kind("naming scheme other than its namespace template's", "naming/scheme-mismatch", naming_kind(_scheme_differs),
+         True, 32),
+    Kind("datasourceHierarchy naming a component of the name", "naming/hierarchy-mismatch",
+         naming_kind(_datasource_names_a_name_component), True, 32),
+    Kind("namingHierarchy opposite to the templates", "naming/hierarchy-mismatch", naming_kind(_naming_reversed),
+         True, 32),
 )
 
 Result = dict[str, Any]

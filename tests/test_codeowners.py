@@ -103,6 +103,14 @@ def test_each_bad_line_is_reported_on_its_line_and_column_and_skipped() -> None:
     assert owners.owners_of("docs/my notes") == ("@a",)
 
 
+@pytest.mark.parametrize("line", ["\\", "\\ ", " \\", "\\\t"])
+def test_a_lone_backslash_is_a_syntax_problem_on_its_line(line: str) -> None:
+    owners = parse(f"* @org/all\n{line}\n")
+    [problem] = owners.problems
+    assert (problem.line, problem.kind) == (2, "pattern") and "lone" in problem.message
+    assert [r.line for r in owners.rules] == [1]
+
+
 def test_windows_line_endings_and_a_byte_order_mark() -> None:
     owners = parse("\ufeff* @a\r\n/x/ @b\r\n")
     assert owners.problems == ()

@@ -14,6 +14,7 @@ from bot.sample import build_sample_repo
 
 FACET = "spec/registry/dagster/facets/DagsterRunFacet.json"
 EXAMPLE = "spec/registry/dagster/facets/examples/DagsterRunFacet/1.json"
+SAMPLE = "spec/registry/dagster/samples/orders_pipeline.json"
 
 
 def git(repo: Path, *args: str) -> None:
@@ -35,11 +36,12 @@ def test_fix_write_renames_a_new_facets_key_in_schema_and_examples(tmp_path: Pat
     git(repo, "checkout", "-q", "add-dagster")
     before = findings(repo, "main", capsys)
     [prefix] = [f for f in before if f["rule"] == "facets/prefix-key"]
-    assert prefix["fix"] is not None and {e["path"] for e in prefix["fix"]["edits"]} == {FACET, EXAMPLE}  # type: ignore[index]
+    assert prefix["fix"] is not None and {e["path"] for e in prefix["fix"]["edits"]} == {FACET, EXAMPLE, SAMPLE}  # type: ignore[index]
     assert main(["fix", str(repo), "--base", "main", "--rule", "facets/prefix-key", "--write"]) == 0
     capsys.readouterr()
     assert list(json.loads((repo / FACET).read_text())["properties"]) == ["dagster_runInfo"]
     assert list(json.loads((repo / EXAMPLE).read_text())) == ["dagster_runInfo"]
+    assert list(json.loads((repo / SAMPLE).read_text())[0]["run"]["facets"]) == ["dagster_runInfo"]
     commit(repo, "the fix")
     after = findings(repo, "main", capsys)
     rules = [f["rule"] for f in after]

@@ -26,6 +26,25 @@ def test_the_command_table_is_generated_from_the_parser() -> None:
     assert block(readme(), "commands") == commands_markdown(), "run: registry-bot rules --update-readme"
 
 
+def test_the_rules_all_downgrades_are_generated_from_the_configuration() -> None:
+    from bot.commands.rules import adoption_gaps_markdown
+    from bot.config import ADOPTION_GAPS
+
+    listed = block(readme(), "adoption-gaps")
+    assert listed == adoption_gaps_markdown(), "run: registry-bot rules --update-readme"
+    assert re.findall(r"`([^`]+)`", listed) == list(ADOPTION_GAPS)
+
+
+def test_the_configuration_example_lists_the_default_adoption_gaps() -> None:
+    import yaml
+
+    from bot.config import ADOPTION_GAPS
+
+    example = re.search(r"```yaml\n(paths:.*?)```", readme(), re.S)
+    assert example is not None
+    assert tuple(yaml.safe_load(example.group(1))["verdict"]["adoption_gaps"]) == ADOPTION_GAPS
+
+
 def test_every_option_of_every_command_is_in_the_table() -> None:
     from bot.cli import build_parser
 

@@ -70,6 +70,7 @@ def test_spark_and_one_process_give_the_same_outcomes(spark, corpus: Path, trees
     assert result.skipped == notes.skipped and {Path(f).name: n for f, n in result.skipped.items()} == {
         "hive_dataproc_config.json": 1, "dbt_maintainers.json": 2}
     assert result.unregistered == notes.unregistered and result.unregistered  # one notice per producer
+    assert result.incomplete == notes.incomplete and result.incomplete  # event templates, counted per file once
     actual = spark.read.parquet(str(parquet)).select(
         "producer", "rule", "facet", "schema", "subject", "outcome", "base", "head", "file", "idx")
     actual = actual.withColumn("file", F.regexp_replace("file", "^file:", ""))  # Spark names the files it reads

@@ -293,9 +293,10 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "versions/codegen": ((iceberg(lambda s: iceberg_props(s)["properties"].update(
         schemaIdentifier=iceberg_props(s)["properties"].pop("schemaId")), "2-0-0"),),
                          (iceberg(add_optional, "1-0-2"),)),
+    "versions/over-bump": ((iceberg(add_optional, "2-0-0"),), (iceberg(add_optional, "1-1-0"),)),
 }
 WARNING_RULES = {"facets/key-form", "examples/orphan", "facets/unverified-ref", "examples/unverified"}
-NOTICE_RULES = {"versions/ref-not-compared", "versions/forward-break", "versions/codegen"}
+NOTICE_RULES = {"versions/ref-not-compared", "versions/forward-break", "versions/codegen", "versions/over-bump"}
 
 
 def test_every_rule_of_these_families_has_cases() -> None:

@@ -9,12 +9,26 @@ from __future__ import annotations
 from types import ModuleType
 
 from bot import incomplete
-from bot.checks import edge, entry, examples, facets, lint, naming, owners, ownership, spec, uris, versions
+from bot.checks import (
+    edge,
+    entry,
+    examples,
+    facets,
+    keys,
+    lint,
+    naming,
+    owners,
+    ownership,
+    samples,
+    spec,
+    uris,
+    versions,
+)
 from bot.checks import format as formatting  # the module is named by its rule family
 from bot.review_input import Check
 
-FAMILIES: tuple[ModuleType, ...] = (edge, entry, owners, ownership, uris, facets, lint, examples, versions, spec,
-                                    naming, formatting)
+FAMILIES: tuple[ModuleType, ...] = (edge, entry, owners, ownership, uris, facets, keys, lint, examples, samples,
+                                    versions, spec, naming, formatting)
 CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)
 
 # Rules about the change itself, computed from the change set: never pre-existing, so the judge never

@@ -9,6 +9,7 @@ from urllib.parse import urljoin
 
 from bot.changes import Status
 from bot.checks._common import at, json_pointer, token_fix, unreadable
+from bot.checks.samples import renamed_in_samples
 from bot.findings import Finding, Fix, Severity
 from bot.jsondoc import pointer_exists, pointer_from
 from bot.registry import BASE_FACETS, FACET_ID, FacetSchema, camel
@@ -83,11 +84,12 @@ def _unpublished(review: ReviewInput, schema: FacetSchema) -> bool:
 
 
 def _prefix_key_fix(schema: FacetSchema, pointer: str) -> Fix | None:
-    """Rename the facet key in the schema and in every example of the facets the file defines."""
+    """Rename the facet key in the schema, in every example of the facets the file defines and in the entry's
+    sample events (which would otherwise carry a key the entry no longer declares)."""
     key = pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
     entry = schema.entry
     new = f"{entry.prefix}_{camel(key)}"
-    description = f"rename the facet key {key!r} to {new!r} in the schema and its examples"
+    description = f"rename the facet key {key!r} to {new!r} in the schema, its examples and its entry's samples"
     edits = [token_fix(schema.doc, pointer, new, description, key=True)]
     member = "/" + key.replace("~", "~0").replace("/", "~1")
     files = entry.registry.files
@@ -96,6 +98,7 @@ def _prefix_key_fix(schema: FacetSchema, pointer: str) -> Fix | None:
             doc = files.json(path).doc
             if doc is not None and isinstance(doc.value, dict) and key in doc.value:
                 edits.append(token_fix(doc, member, new, description, key=True))
+    edits += renamed_in_samples(entry, key, new, description)
     if any(e is None for e in edits):
         return None  # a key not written on a line of its own: no safe edit
     return Fix(description, tuple(edit for fix in edits if fix is not None for edit in fix.edits))

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from bot import budget
 from bot.findings import Finding, Severity
 from bot.jsondoc import JsonDoc, JsonProblem
+from bot.naming import consistency
 from bot.naming.loader import BASE_FILE, KINDS, NamingFiles, Problem, read_folder
 from bot.naming.model import Example, ParseResult, Source
 from bot.naming.patterns import MATCH_TIMEOUT
@@ -49,6 +50,7 @@ RULES: dict[str, str] = {
     "naming/ambiguous": "An identifier is accepted by two sources and neither file's precedence says which wins.",
     "naming/docs-out-of-sync": "The committed Naming.md differs from what `registry-bot naming docs` "
     "generates from the files.",
+    **consistency.RULES,
 }
 
 
@@ -69,6 +71,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     yield from _shared_schemes(context)
     for source in (*rules.datasets.values(), *rules.jobs.values()):
         yield from _examples(context, source)
+        yield from (context.finding(problem) for problem in consistency.problems(source))
     yield from _scheme_decisions(context)
     yield from _ambiguity(context)
     yield from _slow_patterns(context)

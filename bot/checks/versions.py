@@ -42,6 +42,9 @@ RULES = {
     "(a field removed in 1-1-0 and re-added with another type in 1-2-0 breaks 1-0-0 data).",
     "versions/forward-break": "A notice: readers of the previous version meet data they do not expect (new enum "
     "values, extended types, removed or renamed fields); it names the registered consumers of the facet.",
+    "versions/over-bump": "A notice: the `$id` bumps a higher part than the change needs (a MODEL bump for a "
+    "changed description tells consumers to expect a break that is not there); it names the part the change "
+    "needs, read as strict SchemaVer (an optional field added to an open object needs REVISION).",
     "versions/codegen": "A notice: a facet key, `$defs` name, field name or file/`$id` name changed, which "
     "changes the types OpenLineage's Java and Python clients generate, even when data stays compatible.",
 }
@@ -144,6 +147,7 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
                       category="wire")
     yield from _codegen(schema, evolution)
     yield from _forward(review, schema, old, evolution)
+    yield from _over_bump(review, schema, old, evolution)
     needed = evolution.backward.bump
     if needed is Bump.NONE or _is_published_copy(review, schema):
         return
@@ -170,6 +174,30 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
                      f"{_fmt(old.version)} -> {_fmt(schema.version)} is an {actual.name} bump but the change needs "
                      f"{needed.name}: {reasons}.", entry=schema.entry.name, hint=f"Use {right}.", fix=fix)
     yield _evidence(finding, backward)
+
+
+def _over_bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema, evolution: Evolution) -> Iterator[Finding]:
+    """A notice when the version bumps a higher part than anything the change does needs: backward or forward,
+    under strict SchemaVer; a renamed key or type (``versions/codegen``) may justify any bump, so it is left alone."""
+    if old.version is None or schema.version is None:
+        return
+    actual = actual_bump(old.version, schema.version)
+    justified = max(evolution.backward.bump, evolution.forward.bump, Bump.ADDITION)
+    if actual is None or actual <= justified or evolution.codegen:
+        return
+    if _policy(review) is not Bump.REVISION:  # strict SchemaVer: an optional field added to an open object
+        strict = compare(old.value, schema.value, _resolver(review.base_schemas), _resolver(review.head_schemas),
+                         Bump.REVISION, (_label(old, "base"), _label(schema, "head")))
+        justified = max(justified, strict.backward.bump)
+        if actual <= justified:
+            return
+    what = evolution.backward.describe() or evolution.forward.describe() or "no change of what validates"
+    right = _next(old.version, justified)
+    yield replace(at("versions/over-bump", Severity.NOTICE, schema.doc, "/$id",
+                     f"{_fmt(old.version)} -> {_fmt(schema.version)} is a {actual.name} bump but the change needs "
+                     f"only {justified.name} ({what}): consumers are told to expect a break that is not there.",
+                     entry=schema.entry.name, hint=f"Use {right}, unless the change means more than its schema shows."),
+                  category="wire")
 
 
 def _evidence(finding: Finding, direction: Direction) -> Finding:

@@ -14,7 +14,7 @@ COMMAND_LIMIT = 100  # characters of a usage line per table row before it wraps
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown"), default="text")
     parser.add_argument("--update-readme", action="store_true",
-                        help="rewrite the generated blocks of README.md (rules and the command table)")
+                        help="rewrite the generated blocks of README.md (rules, the command table, the adoption gaps)")
 
 
 def rules_markdown() -> str:
@@ -69,6 +69,22 @@ def commands_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def adoption_gaps_markdown(width: int = 110) -> str:
+    """The README's list of the rules ``--all`` downgrades to warnings: ``bot.config.ADOPTION_GAPS``, wrapped."""
+    from bot.config import ADOPTION_GAPS
+
+    names = [f"`{rule}`" for rule in ADOPTION_GAPS]
+    lines, line = [], ""
+    for i, name in enumerate(names):
+        item = name + ("." if i == len(names) - 1 else ",")
+        if line and len(line) + 1 + len(item) > width:
+            lines.append(line)
+            line = item
+        else:
+            line = f"{line} {item}" if line else item
+    return "\n".join([*lines, line]) + "\n"
+
+
 def update_readme() -> None:
     """Rewrite README.md's generated blocks."""
     from bot.readme import README, replace_block
@@ -79,6 +95,7 @@ def update_readme() -> None:
     text = README.read_text(encoding="utf-8")
     text = replace_block(text, "rules", rules_markdown())
     text = replace_block(text, "commands", commands_markdown())
+    text = replace_block(text, "adoption-gaps", adoption_gaps_markdown())
     README.write_text(text, encoding="utf-8")
 
 

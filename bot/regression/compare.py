@@ -41,6 +41,7 @@ from bot.regression.events import (
     has_placeholders,
     is_placeholder,
     might_hold_placeholders,
+    missing_event_fields,
     parse_event,
 )
 from bot.regression.side import Compiled, SideSpec, Validators
@@ -96,6 +97,7 @@ class Tally:
     # facets that passed every rule on both sides, counted in one step: (producer, key, producer rule ran)
     passed_facets: Counter[tuple[str, str, bool]] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)  # file -> JSON documents that are not events
+    incomplete: Counter[str] = field(default_factory=Counter)  # file -> event templates (``template`` below)
     # _producer URLs no registered producer covers (on both sides) -> facets naming them, first (file, index)
     unregistered: Counter[str] = field(default_factory=Counter)
     unregistered_first: dict[str, tuple[str, int]] = field(default_factory=dict)
@@ -124,8 +126,17 @@ class Tally:
         self.seen |= other.seen
         self.events += other.events
         self.skipped.update(other.skipped)
+        self.incomplete.update(other.incomplete)
         for producer, n in other.unregistered.items():
             self.note_unregistered(producer, *other.unregistered_first[producer], n=n)
+
+
+def template(event: dict[str, Any], record: EventRecord) -> bool:
+    """An event template from an event location: an event by shape that lacks required event fields. It is
+    reported once per file and its event schema is not judged (a template is not an event that failed); its
+    facets are judged as a partial expected event's, its identifiers as any. Discovered test fixtures are judged
+    as partial events already, and an entry's ``samples/`` hold complete events (a template there fails)."""
+    return record.entry is None and not record.expected and bool(missing_event_fields(event))
 
 
 def _dataset_containers(event: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -199,10 +210,13 @@ class Comparator:
             self._emit(tally, record, record.entry, "event-readable", "", "", "event", why, why)
             return
         tally.events += 1
-        partial = record.expected or (might_hold_placeholders(record.text) and has_placeholders(event))
+        incomplete = template(event, record)
+        if incomplete:
+            tally.incomplete[record.file] += 1
+        partial = incomplete or record.expected or (might_hold_placeholders(record.text) and has_placeholders(event))
         memo: dict[tuple[Any, ...], Status] = {}
         producer = self._event_producer(event, record)
-        if not (self.fast and not partial and self._event_passes(event, producer, tally)):
+        if not incomplete and not (self.fast and not partial and self._event_passes(event, producer, tally)):
             self._event_schema(event, partial, memo, record, producer, tally)
         fast = self.fast and not partial
         for where, facets in _facet_maps(event):

@@ -29,6 +29,9 @@ WHOLE_SUFFIX = ".json"  # one event, an array or JSON lines per file, read eleme
 # one per-file finding. Event locations have no such limit: every file there is streamed.
 MAX_WHOLE_FILE_BYTES = 64 * 1024 * 1024
 SAMPLES_FOLDER = "samples"
+# The fields OpenLineage.json's BaseEvent requires of every event: a file whose events miss them is an event
+# template (a test suite's expected event), not an event a producer emitted.
+EVENT_FIELDS = ("eventTime", "producer", "schemaURL")
 # re-exported for the regression
 __all__ = ["FileFault", "has_placeholders", "is_placeholder", "might_hold_placeholders"]
 
@@ -47,6 +50,11 @@ class EventRecord:
 
 class EventError(ValueError):
     """One event (or a whole file) that cannot be read as JSON."""
+
+
+def missing_event_fields(event: dict[str, Any]) -> tuple[str, ...]:
+    """The required event fields ``event`` lacks (``()`` for a complete event)."""
+    return tuple(name for name in EVENT_FIELDS if name not in event)
 
 
 def parse_event(text: str | bytes) -> Any:

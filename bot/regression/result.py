@@ -14,6 +14,7 @@ from typing import Any
 from bot.config import RegressionPolicy
 from bot.findings import Finding, Section, Severity
 from bot.regression.compare import BROKEN, FIXED, OK, OUTCOMES, STILL_FAILING, UNKNOWN_SCHEMA, Row, Tally
+from bot.regression.events import EVENT_FIELDS
 from bot.regression.side import SideSpec, unversioned
 from bot.render.inert import ZWJ
 from bot.render.markdown import NAME_LIMIT, code
@@ -48,6 +49,7 @@ class RegressionResult:
     registered: frozenset[str] = frozenset()  # producers that are registry entries (findings group by them)
     skipped: dict[str, int] = field(default_factory=dict)  # file -> JSON documents that are not events
     unregistered: dict[str, tuple[int, str, int]] = field(default_factory=dict)  # _producer -> (facets, file, idx)
+    incomplete: dict[str, int] = field(default_factory=dict)  # file -> event templates in it (not complete events)
 
     @classmethod
     def from_parts(cls, base: SideSpec, head: SideSpec, engine: str, events: int, counts: Mapping[Group, int],
@@ -62,8 +64,9 @@ class RegressionResult:
         skipped = dict(sorted(notes.skipped.items())) if notes else {}
         unregistered = {p: (n, *notes.unregistered_first[p]) for p, n in sorted(notes.unregistered.items())
                         } if notes else {}
+        incomplete = dict(sorted(notes.incomplete.items())) if notes else {}
         return cls(base.label, head.label, engine, events, dict(counts), dict(examples),
-                   coverage(head, seen), seconds, frozenset(head.producers), skipped, unregistered)
+                   coverage(head, seen), seconds, frozenset(head.producers), skipped, unregistered, incomplete)
 
     @classmethod
     def from_tally(cls, base: SideSpec, head: SideSpec, tally: Tally, engine: str, seconds: float
@@ -85,6 +88,7 @@ class RegressionResult:
             ],
             "coverage": {p: asdict(c) for p, c in sorted(self.coverage.items())},
             "skipped": self.skipped,
+            "incomplete": self.incomplete,
             "unregistered_producers": [{"producer": p, "facets": n, "file": f, "index": i}
                                        for p, (n, f, i) in self.unregistered.items()],
         }
@@ -124,12 +128,13 @@ class RegressionResult:
         """One line for the JSON documents that are not events, one per unregistered producer (Markdown)."""
         out = []
         if self.skipped:
-            files = list(self.skipped)
-            shown = ", ".join(code(f, table=False) + (f" ({n})" if n > 1 else "")
-                              for f, n in list(self.skipped.items())[:5])
             out.append(f"Skipped {sum(self.skipped.values())} JSON document(s) that are not OpenLineage events "
-                       f"(no eventType, run, job or dataset of an event) in {len(files)} file(s): {shown}"
-                       + (" ..." if len(files) > 5 else "") + ".")
+                       f"(no eventType, run, job or dataset of an event) in {len(self.skipped)} file(s): "
+                       f"{_files(self.skipped)}.")
+        if self.incomplete:
+            out.append(f"Not complete events: {sum(self.incomplete.values())} event template(s) without "
+                       f"{', '.join(EVENT_FIELDS)} in {len(self.incomplete)} file(s): {_files(self.incomplete)}; "
+                       "their event schema was not judged, their facets were as partial expected events.")
         for producer, (n, file, index) in self.unregistered.items():
             out.append(f"Producer {code(producer[:200], table=False)} is not registered: the facet-producer rule "
                        f"was not applied to its {n} facet(s) (first: {code(file, table=False)} event {index}).")
@@ -165,6 +170,13 @@ class RegressionResult:
                 message=f"{sum(self.skipped.values())} JSON document(s) in {len(self.skipped)} file(s) are not "
                         f"OpenLineage events and were skipped: {', '.join(list(self.skipped)[:5])}",
                 hint="Keep only events in event locations, or ignore this notice for config files."))
+        if self.incomplete:
+            out.append(Finding(
+                rule="regression/incomplete-event", severity=Severity.NOTICE, path=next(iter(self.incomplete)),
+                message=f"not a complete event: {sum(self.incomplete.values())} event template(s) in "
+                        f"{len(self.incomplete)} file(s) lack required event fields ({', '.join(EVENT_FIELDS)}); "
+                        f"their event schema was not judged: {', '.join(list(self.incomplete)[:5])}",
+                hint="Test suites keep templates of expected events; give complete events to judge them whole."))
         for producer, (n, file, index) in self.unregistered.items():
             out.append(Finding(
                 rule="regression/unregistered-producer", severity=Severity.NOTICE, path=file,
@@ -189,6 +201,12 @@ class RegressionResult:
 
     def section(self) -> Section:
         return Section(title="Regression over sample events", markdown=self.markdown(), data=self.to_json())
+
+
+def _files(counts: Mapping[str, int], most: int = 5) -> str:
+    """Files with their counts (Markdown), the first ``most`` of them."""
+    shown = ", ".join(code(f, table=False) + (f" ({n})" if n > 1 else "") for f, n in list(counts.items())[:most])
+    return shown + (" ..." if len(counts) > most else "")
 
 
 def _level(value: str, default: Severity) -> Severity | None:

@@ -160,6 +160,8 @@ def _tally_batch(tally: Tally, read: Counter[str]) -> pa.RecordBatch:
         add("seen", 1, producer, schema=schema)
     for file, n in tally.skipped.items():
         add("skipped", n, row=Row("", "", "", "", "", "", "", "", "", file, 0))
+    for file, n in tally.incomplete.items():
+        add("incomplete", n, row=Row("", "", "", "", "", "", "", "", "", file, 0))
     for producer, n in tally.unregistered.items():
         file, index = tally.unregistered_first[producer]
         add("unregistered", n, schema=producer, row=Row("", "", "", "", "", "", "", "", "", file, index))
@@ -283,6 +285,8 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
                 seen.add((r.producer, r.schema))
             elif r.kind == "skipped":
                 notes.skipped[_local(r.file)] += int(r.n)
+            elif r.kind == "incomplete":
+                notes.incomplete[_local(r.file)] += int(r.n)
             elif r.kind == "unregistered":
                 notes.note_unregistered(r.schema, _local(r.file), int(r.idx), int(r.n))
             elif r.kind == "read":
