@@ -188,7 +188,8 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
                 message=f"the CODEOWNERS of `{entry.name}` names no owner for its registry.json ({where})",
                 hint="Start the file with a line such as `* @your-org/your-team`.")
             continue
-        yield from _root_mismatch(entry, own, rule, judge)
+        # a new entry's routing is added in the same change: GitHub applies it once merged
+        yield from _root_mismatch(entry, own, rule, head if review.is_new_entry(entry.name) else judge)
 
 
 def _delegated(entry: Entry, side: Side) -> bool:
