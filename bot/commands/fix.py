@@ -20,7 +20,8 @@ HELP = "print the diff of every available fix of a working tree (--write applies
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo", help="the repository's working tree")
     parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="fix only these files or folders (relative to REPO or to the current folder)")
+                        help="optional: fix only these files or folders (relative to REPO or to the current folder; "
+                             "default: the whole registry)")
     parser.add_argument("--write", action="store_true", help="write the fixes instead of printing the diff")
     parser.add_argument("--allow-dirty", action="store_true",
                         help="write into files with uncommitted changes (refused by default)")
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--rule {unknown[0]}: no such rule (registry-bot rules lists them)")
     author = _inputs.login(args.author, "--author")
     root = DirSnapshot(repo)
+    _inputs.registry_folder([root], str(repo))
     config, _ = load_config(root)
     scope = [_relative(repo, p) for p in args.paths]
     watched = config.watched()
