@@ -132,6 +132,29 @@ def test_renderers_carry_the_state(repo: Repo) -> None:
     assert "### Pre-existing" in markdown
 
 
+def test_pre_existing_findings_are_folded_or_counted_in_every_format(repo: Repo) -> None:
+    """What the change did not cause never reads as its own: counted in text, folded in Markdown, a SARIF note."""
+    repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
+    repo.commit()
+    report = review_pr(repo)
+    old = report.pre_existing()
+    assert old and any(f.severity is Severity.ERROR for f in old)
+    text = render(report, "text")
+    assert f"-- pre-existing: {len(old)} finding(s) already at the base, not failing this change" in text
+    assert not any(line.startswith(f"{f.path}:") and f.message in line for f in old for line in text.splitlines())
+    markdown = render(report, "markdown")
+    assert f"<details><summary>{len(old)} pre-existing finding(s)</summary>" in markdown
+    assert markdown.count("<details>") == markdown.count("</details>")
+    results = json.loads(render(report, "sarif"))["runs"][0]["results"]
+    unchanged = [r for r in results if r["baselineState"] == "unchanged"]
+    assert unchanged and {r["level"] for r in unchanged} == {"note"}
+    assert "error" in {r["properties"]["severity"] for r in unchanged}
+    strict = review_pr(repo, strict=True)  # failing with --strict: listed, and errors again
+    assert any(f.message in render(strict, "text") for f in old)
+    assert "error" in {r["level"] for r in json.loads(render(strict, "sarif"))["runs"][0]["results"]
+                       if r["baselineState"] == "unchanged"}
+
+
 def test_pre_existing_findings_are_notice_annotations_and_not_inline(repo: Repo) -> None:
     from bot.app.publish import plan_review, to_annotations
 
