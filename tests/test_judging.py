@@ -21,7 +21,7 @@ from bot.engine import ReviewContext, judge, review
 from bot.findings import Finding, Report, Severity, State
 from bot.render import render
 from bot.snapshot import GitSnapshot
-from tests.gitrepo import Repo
+from tests.gitrepo import Repo, git
 
 CORE_FACET = "spec/facets/DataQualityAssertionsDatasetFacet.json"  # legacy name: facets/suffix at base
 ICEBERG = "spec/registry/iceberg"
@@ -130,6 +130,35 @@ def test_renderers_carry_the_state(repo: Repo) -> None:
     assert "pre-existing" in text and text.rstrip().splitlines()[-1].startswith("SUCCESS")
     markdown = render(report, "markdown")
     assert "### Pre-existing" in markdown
+
+
+DATASOURCE = "spec/tests/DatasourceDatasetFacet/1.json"  # _schemaURL 1-0-0, schema 1-0-1 in the corpus
+DOCUMENTATION = "spec/tests/DocumentationDatasetFacet/1.json"  # _schemaURL 1-0-0, schema 1-1-0 (adds contentType)
+
+
+def stale(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.rule == "examples/stale-schema-url"]
+
+
+def test_a_stale_schema_url_blocks_only_when_the_change_made_it_stale(repo: Repo) -> None:
+    # an unrelated line of a real example whose URL was already stale: shown as pre-existing, not blocking
+    repo.edit_json(DATASOURCE, lambda doc: {"dataSource": {**doc["dataSource"], "name": "datasource_two"}})
+    repo.commit()
+    report = review_pr(repo)
+    assert stale(report) and all(f.state is State.UNCHANGED and not report.is_blocking(f) for f in stale(report))
+    assert not report.has_errors, [f.message for f in report.current()]
+    # the example as changed uses a field the version it names lacks (contentType, added in 1-1-0): blocks
+    git(repo.path, "checkout", "-q", "main")
+    repo.edit_json(DOCUMENTATION, lambda doc: {"documentation": {
+        k: v for k, v in doc["documentation"].items() if k != "contentType"}})
+    repo.commit("an example without contentType", branch="main")
+    git(repo.path, "checkout", "-q", "-B", "pr")  # a new pull request from the new main
+    repo.edit_json(DOCUMENTATION, lambda doc: {"documentation": {**doc["documentation"], "contentType": "text/plain"}})
+    repo.commit()
+    report = review_pr(repo)
+    [found] = stale(report)
+    assert found.state is State.NEW and report.is_blocking(found) and "lacks /documentation/contentType" in \
+        found.message
 
 
 def test_pre_existing_findings_are_folded_or_counted_in_every_format(repo: Repo) -> None:
