@@ -110,6 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupted(command: str) -> int:
+    """Ctrl-C: end what the command started (Spark's JVM ignores SIGINT), say so in one line, exit 130."""
+    from bot.commands._children import end_descendants
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the clean-up
+    end_descendants()
+    print(f"registry-bot {command}: interrupted", file=sys.stderr)
+    return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
@@ -129,13 +139,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
-        print(f"registry-bot {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(args.command)
     except subprocess.CalledProcessError as exc:
         if exc.returncode != -signal.SIGINT:  # a child (git) that Ctrl-C ended before Python saw the signal
             raise
-        print(f"registry-bot {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(args.command)
     except OSError as exc:  # the last line of defence: unreadable input is a message, never a traceback
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"registry-bot {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
