@@ -95,3 +95,21 @@ def test_naming_docs_on_a_folder_without_naming_files_is_a_usage_error(tmp_path:
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["naming", "docs", "--check", "--dir", str(tmp_path)]) == 2
     assert "no naming files" in capsys.readouterr().err
+
+
+def test_fix_outside_git_writes_nothing_and_names_the_schema_url_fixes(tmp_path: Path, corpus: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/fixes.md: fix refuses to write files git does not track (a folder without git: all of them), and the
+    examples' _schemaURL rules have a fix (the real registry's stale example URLs)."""
+    shutil.copytree(corpus / "spec", tmp_path / "repo" / "spec")
+    before = {p: p.read_bytes() for p in (tmp_path / "repo").rglob("*") if p.is_file()}
+    assert main(["fix", str(tmp_path / "repo"), "--write"]) == 2
+    err = capsys.readouterr().err
+    assert "not in a git repository" in err and len(err.strip().splitlines()) == 1
+    assert {p: p.read_bytes() for p in (tmp_path / "repo").rglob("*") if p.is_file()} == before
+    assert main(["fix", str(tmp_path / "repo"), "--rule", "examples/stale-schema-url"]) == 0
+    diff = capsys.readouterr().out
+    assert '-    "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/DatasourceDatasetFacet.json"' in diff
+    assert '+    "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DatasourceDatasetFacet.json"' in diff
+    assert main(["fix", str(tmp_path / "repo"), "--only-layout"]) == 0  # the real tree is laid out as prettier does
+    assert capsys.readouterr().out == ""
