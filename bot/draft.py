@@ -20,6 +20,7 @@ from typing import Any
 
 from bot.jsonformat import format_json
 from bot.naming.events import document_kind
+from bot.naming.placeholders import count_placeholders as placeholders
 from bot.naming.placeholders import is_placeholder
 from bot.registry import pascal
 
@@ -149,20 +150,6 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 def _types(schema: dict[str, Any]) -> set[str]:
     kind = schema.get("type")
     return set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else set()
-
-
-def placeholders(value: Any) -> int:
-    """How many values of ``value`` are test-suite placeholders."""
-    count, stack = 0, [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-        elif is_placeholder(node):
-            count += 1
-    return count
 
 
 def without_placeholders(value: Any, depth: int = 0) -> Any:
