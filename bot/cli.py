@@ -127,7 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
     except KeyboardInterrupt:  # Ctrl-C while the commands load
-        print("registry-bot: interrupted", file=sys.stderr)
+        command = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+        print(f"registry-bot{' ' + command if command else ''}: interrupted", file=sys.stderr)
         return 130
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
