@@ -207,3 +207,16 @@ def test_the_next_step_names_the_branch_the_draft_goes_to(tmp_path: Path, corpus
     assert main(["init", "acme", str(event), "--owner", "@a", "--repo", str(repo.path)]) == 0
     out = capsys.readouterr().out
     assert "switch -c" not in out and f"registry-bot check {repo.path} --base main" in out
+
+
+def test_on_a_clone_the_hint_never_suggests_committing_on_the_branch_it_checks_against(
+        tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    origin = Repo.from_folder(corpus, tmp_path / "origin")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin.path), str(clone))
+    event = tmp_path / "e.json"
+    event.write_text(json.dumps(EVENT))
+    assert main(["init", "acme", str(event), "--owner", "@a", "--repo", str(clone)]) == 0
+    out = capsys.readouterr().out
+    # on main, checking against origin/main after a commit on main would compare main with itself: a false green
+    assert "switch -c registry-acme" in out and "--base origin/main" in out, out

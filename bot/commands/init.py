@@ -183,7 +183,8 @@ def next_step(repo: Path, paths: list[str]) -> str:
         current = ""
     target = _default_branch(repo) or current or "main"
     branch = f"registry-{name}"
-    if not current or current == target:
+    on_target = current in (target, target.removeprefix("origin/"))  # main, or the clone's origin/main
+    if not current or on_target:
         return (f"commit it on a branch of its own (`git -C {repo} switch -c {branch} && git -C {repo} add {entry} "
                 f"&& git -C {repo} commit`) and run `registry-bot check {repo} --base {target}`")
     return f"commit it (`git -C {repo} add {entry} && git -C {repo} commit`) and run `registry-bot check {repo} " \
