@@ -74,7 +74,8 @@ def test_a_writing_command_refuses_before_writing(command: str, case: str, tmp_p
 @pytest.mark.parametrize("argv", [["replay", "{EMPTY}", "--repo", "{REPO}"],
                                   ["replay", "{DELIVERY}", "--repo", "{REPO}", "--checks", "no.such:CHECKS"],
                                   ["replay", "{DELIVERY}", "--repo", "{REPO}/missing"],
-                                  ["fix"], ["action", "{REPO}"]])
+                                  ["fix"], ["action", "{REPO}"],
+                                  ["action", "{REPO}", "--sarif", "{REPO}/no/such/out.sarif"]])
 def test_usage_errors_are_one_line_naming_what_is_wrong(argv: list[str], tmp_path: Path, corpus: Path,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty.json").write_text("{}")
