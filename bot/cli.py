@@ -58,24 +58,40 @@ def use_color(choice: str, stream: TextIO) -> bool:
     return bool(isatty and isatty())
 
 
-def writable_output(path: str | None) -> None:
-    """Refuse an ``-o FILE`` that cannot be written before any work starts."""
+def writable_output(path: str | None, option: str = "-o") -> None:
+    """Refuse an output file (``option FILE``) that cannot be written before any work starts."""
     if path is None:
         return
     target = Path(path).absolute()
     if target.is_dir():
-        raise UsageError(f"-o {path}: is a folder, expected a file name")
+        raise UsageError(f"{option} {path}: is a folder, expected a file name")
     if not target.parent.is_dir():
-        raise UsageError(f"-o {path}: the folder {target.parent} does not exist")
+        raise UsageError(f"{option} {path}: the folder {target.parent} does not exist")
     if not os.access(target.parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise UsageError(f"-o {path}: not writable")
+        raise UsageError(f"{option} {path}: not writable")
 
 
 class Parser(argparse.ArgumentParser):
     """argparse with usage errors on one line (the usage itself is one ``--help`` away)."""
 
     def error(self, message: str) -> NoReturn:
+        required = "the following arguments are required: "
+        if message.startswith(required):  # argparse also lists positionals that may be left out (nargs '*', '?')
+            optional = {a.metavar or a.dest for a in self._actions if not a.option_strings and a.nargs in ("*", "?")}
+            message = required + ", ".join(n for n in message[len(required):].split(", ") if n not in optional)
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _version() -> str:
+    """The installed distribution's version (the package's own when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("openlineage-registry-bot")
+    except PackageNotFoundError:
+        from bot import __version__
+
+        return __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Review changes to an OpenLineage registry.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
@@ -93,6 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupted(command: str) -> int:
+    """Ctrl-C: end what the command started (Spark's JVM ignores SIGINT), say so in one line, exit 130."""
+    from bot.commands._children import end_descendants
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the clean-up
+    end_descendants()
+    print(f"registry-bot {command}: interrupted", file=sys.stderr)
+    return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
@@ -100,7 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
     except KeyboardInterrupt:  # Ctrl-C while the commands load
-        print("registry-bot: interrupted", file=sys.stderr)
+        command = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+        print(f"registry-bot{' ' + command if command else ''}: interrupted", file=sys.stderr)
         return 130
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
@@ -112,13 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
-        print(f"registry-bot {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(args.command)
     except subprocess.CalledProcessError as exc:
         if exc.returncode != -signal.SIGINT:  # a child (git) that Ctrl-C ended before Python saw the signal
             raise
-        print(f"registry-bot {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted(args.command)
     except OSError as exc:  # the last line of defence: unreadable input is a message, never a traceback
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"registry-bot {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)

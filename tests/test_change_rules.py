@@ -90,7 +90,6 @@ SCENARIOS: dict[str, tuple[Scenario, ReviewContext]] = {
     "entry/name-collision": (_entry_copy, ReviewContext()),
     "owners/approval-required": (_entry_edit, MALLORY),
     "owners/codeowners-change-needs-approval": (_entry_codeowners, MALLORY),
-    "examples/stale-schema-url": (_planted(m.url_kind(m.older_version)), ReviewContext()),
     "spec/not-bumped": (_spec_edit, ReviewContext()),
     "ownership/steering-file-change": (_root_codeowners, MALLORY),
 }
@@ -119,6 +118,19 @@ def test_each_rule_about_the_change_blocks_it(history_clone: Path, rule: str) ->
     found = [f for f in report.findings if f.rule == rule]
     assert found, f"{rule} did not fire: {sorted({f.rule for f in report.findings})}"
     assert all(f.state is State.NEW and f.severity is Severity.ERROR and report.is_blocking(f) for f in found)
+    assert report.verdict is Verdict.FAILURE
+
+
+def test_a_stale_schema_url_the_change_writes_blocks_it(history_clone: Path) -> None:
+    """Judged against the base like any finding (tests/test_judging.py: one the change did not make stale
+    passes); a URL the change itself sets to an older version is new, an error, and blocks."""
+    from tests.history import commit_of
+
+    commit = commit_of(history_clone, "#3834")
+    report = review_pr(history_clone, plant(history_clone, commit, _planted(m.url_kind(m.older_version))(
+        history_clone, commit)), ReviewContext())
+    found = [f for f in report.findings if f.rule == "examples/stale-schema-url"]
+    assert found and all(f.state is State.NEW and report.is_blocking(f) for f in found)
     assert report.verdict is Verdict.FAILURE
 
 

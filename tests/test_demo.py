@@ -62,3 +62,50 @@ def test_demo_regression_on_the_warm_session(spark, tmp_path: Path) -> None:  # 
     rules = {(f.rule, f.path) for f in findings}
     assert ("regression/still-failing", "spec/registry/dagster/samples/orders_pipeline.json") in rules
     assert ("regression/unseen-facet", "spec/registry/dagster/registry.json") in rules
+
+
+def session_processes(session: int) -> list[str]:
+    """``pid (name) state`` of every process left in the session ``session`` (its leader's pid)."""
+    import os
+
+    left = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text[text.rfind(")") + 2:].split()
+        if int(fields[3]) == session and int(stat.parent.name) != os.getpid():
+            left.append(text[:text.rfind(")") + 3])
+    return left
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0, 5.0, 20.0, 40.0])
+def test_ctrl_c_at_any_moment_of_the_demo_leaves_nothing_behind(delay: float) -> None:
+    """SIGINT to the whole process group (what a terminal's Ctrl-C sends), while the command line loads,
+    before, during and after Spark's start (whose JVM ignores SIGINT): exit 130, one line saying so, no
+    traceback, no process left running and no java at all. (Earlier than about 0.3 s on this busy machine
+    the signal can land in the interpreter's own start, before any code of the bot runs.)"""
+    import os
+    import signal
+    import time
+
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "registry-bot"), "demo"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    left = session_processes(proc.pid)
+    for line in left:
+        os.kill(int(line.split()[0]), signal.SIGKILL)
+    if proc.returncode == 0:  # the demo finished before the signal: nothing to interrupt (a fast machine)
+        assert not left
+        return
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].endswith(": interrupted"), err
+    assert sum("interrupted" in line for line in err.splitlines()) == 1, err
+    assert [line for line in left if not line.endswith(" Z") or "(java)" in line] == [], left

@@ -136,6 +136,49 @@ def test_the_fix_hook_lays_out_a_staged_file_and_the_check_hook_stops_a_broken_o
     assert "Traceback" not in fourth.stdout + fourth.stderr
 
 
+def hook_output(run: subprocess.CompletedProcess[str], hook: str) -> list[str]:
+    """The lines one hook printed, as pre-commit shows them under its status line."""
+    section = re.split(r"^registry-bot ", run.stdout, flags=re.M)
+    [mine] = [s for s in section if s.startswith(hook)]
+    lines = mine.splitlines()[1:]
+    while lines and (lines[0].startswith("- ") or not lines[0].strip()):
+        lines.pop(0)  # pre-commit's "- hook id", "- exit code" and the blank line after them
+    return [line for line in lines if line.strip()]
+
+
+def test_the_hooks_change_nothing_on_the_clean_tree(repo: Repo, hook_source: HookSource) -> None:
+    run = pre_commit(repo.path, hook_source, "run", "--all-files")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert git(repo.path, "status", "--porcelain") == ""  # 0 files changed by either hook
+
+
+def test_the_check_hook_speaks_about_the_commit(repo: Repo, hook_source: HookSource) -> None:
+    """A commit that breaks one example: the hook names that error, counts what was already there in one
+    line, and stays short (the tree's pre-existing findings are not listed)."""
+    example = "spec/tests/DatasourceDatasetFacet/1.json"
+    value = json.loads((repo.path / example).read_text(encoding="utf-8"))
+    value["dataSource"]["name"] = 5
+    (repo.path / example).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    git(repo.path, "add", example)
+    run = pre_commit(repo.path, hook_source, "run")
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = hook_output(run, "check")
+    assert len(lines) <= 10, "\n".join(lines)
+    assert any(line.startswith(f"{example}:") and "examples/invalid" in line for line in lines), lines
+    assert any(line.startswith("-- pre-existing:") for line in lines), lines
+    assert re.search(r"registry-bot fix.*Passed", run.stdout)  # the layout is right: nothing to format
+
+
+def test_the_fix_hook_formats_only(repo: Repo, hook_source: HookSource) -> None:
+    """A legacy key (entry/legacy-key has a semantic fix) in a well laid out file: the hook leaves it as is."""
+    text = (repo.path / ENTRY).read_text(encoding="utf-8").replace("root_doc_URL", "root_doc_url")
+    (repo.path / ENTRY).write_text(text, encoding="utf-8")
+    git(repo.path, "add", ENTRY)
+    run = pre_commit(repo.path, hook_source, "run", "registry-bot-fix")
+    assert run.returncode == 0, run.stdout
+    assert (repo.path / ENTRY).read_text(encoding="utf-8") == text
+
+
 # -- the GitHub Action --------------------------------------------------------------------------
 def action() -> dict[str, Any]:
     return yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))  # type: ignore[no-any-return]

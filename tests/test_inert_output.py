@@ -63,7 +63,7 @@ finding = st.builds(
 
 # -- reading Markdown as GitHub does -------------------------------------------------------------
 TAGS = {"h2", "h3", "h4", "p", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "code", "br", "sub",
-        "strong", "blockquote"}
+        "strong", "blockquote", "details", "summary"}  # details: the folded pre-existing and fixed findings
 MENTION = re.compile(r"(?<!\w)@[a-z0-9]", re.IGNORECASE)  # GitHub links @login and @org/team after a non-word
 ISSUE = re.compile(r"(?<!\w)#\d|[\w.-]/[\w.-]+#\d")  # #1 and owner/repo#1 cross-reference an issue
 

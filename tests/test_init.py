@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from bot import draft
 from bot.cli import main
+from bot.naming.events import document_kind, read_events
+from bot.naming.placeholders import has_placeholders
 from tests.gitrepo import Repo, git
 
 EVENT = {
@@ -57,3 +60,163 @@ def test_init_refuses_a_bad_name_or_owner(tmp_path: Path) -> None:
     event.write_text(json.dumps(EVENT))
     assert main(["init", "Acme Tools", str(event), "--owner", "@a", "--repo", str(tmp_path)]) == 2
     assert main(["init", "acme", str(event), "--owner", "nobody", "--repo", str(tmp_path)]) == 2
+
+
+def dbt_event_files(corpus: Path) -> list[str]:
+    """The files of dbt's test suite that hold events (its manifests, profiles and catalogs do not)."""
+    found = []
+    for path in sorted((corpus / "integration/common/tests/dbt").rglob("*.json")):
+        try:
+            documents = read_events(path)
+        except Exception:  # noqa: BLE001 - a file that is not JSON holds no event
+            continue
+        if any(document_kind(d) in draft.EVENT_KINDS for d in documents):
+            found.append(str(path))
+    return found
+
+
+def test_the_draft_of_the_real_dbt_events_passes_check_with_no_warning(
+        corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    files = dbt_event_files(corpus)
+    assert len(files) >= 20
+    assert main(["init", "dbt", *files, "--owner", "@dbt-labs", "--repo", str(repo.path)]) == 0
+    out = capsys.readouterr().out
+    folder = repo.path / "spec/registry/dbt"
+    examples = sorted((folder / "facets/examples").rglob("*.json"))
+    assert len(examples) == 4  # dbt_version, dbt_run, dbt_node (job), dbt_model (output dataset)
+    for example in examples:
+        value = json.loads(example.read_text())
+        assert not has_placeholders(value), example  # no `{{ any(result) }}` copied from the test suite
+        assert "example.com" not in example.read_text()
+        [(_, facet)] = value.items()
+        assert facet["_producer"] == "https://github.com/OpenLineage/OpenLineage/tree/0.0.1/integration/dbt"
+    registry = json.loads((folder / "registry.json").read_text())
+    assert registry["producer"]["root_doc_URL"].startswith("https://github.com/OpenLineage/")
+    # the dbt schemas already in the repository are reused; a sample value they refused widens the type
+    run = json.loads((folder / "facets/DbtRunRunFacet.json").read_text())
+    own = run["$defs"]["DbtRunRunFacet"]["allOf"][1]
+    assert own["properties"]["invocation_id"]["format"] == "uuid" and own["required"] == ["invocation_id"]
+    assert own["properties"]["account_id"]["type"] == ["null", "string"]
+    assert "dbt-run-run-facet.json reused" in out
+    assert "processing_engine" in out and "parent" in out  # skipped facets are named, with why
+    assert "/spec/registry/dbt/ @dbt-labs" in (repo.path / "CODEOWNERS").read_text()
+    # the hint: the draft is on main, so it names a branch of its own first, then the check against main
+    assert "switch -c registry-dbt" in out and "--base main" in out
+    git(repo.path, "switch", "-q", "-c", "registry-dbt")
+    repo.commit("dbt: a new entry", branch="registry-dbt")
+    capsys.readouterr()
+    code = main(["check", str(repo.path), "--base", "main", "--head", "registry-dbt", "--author", "dbt-labs",
+                 "--approved-by", "OpenLineage/committers"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "SUCCESS: 0 error(s), 0 warning(s), 0 notice(s)" in out, out
+
+
+def test_types_are_merged_over_every_sample() -> None:
+    samples = [{"n": 1, "tags": ["a"], "x": None, "o": {"a": 1}}, {"n": 1.5, "tags": [1], "x": "s", "o": {"b": True}}]
+    merged: dict[str, object] = {}
+    for sample in samples:
+        merged = draft.merge(merged, draft.infer(sample))
+    props = merged["properties"]
+    assert isinstance(props, dict)
+    assert props["n"]["type"] == "number" and props["x"]["type"] == ["null", "string"]
+    assert props["tags"]["items"]["type"] == ["integer", "string"]
+    assert set(props["o"]["properties"]) == {"a", "b"}
+    assert draft.infer("{{ any(result) }}") == {}  # a matcher says nothing about the type
+
+
+@pytest.mark.parametrize("key", ["acme_..%2F..%2Fx", "acme_\u202egnp", "acme_a|b", "acme_a@b", "acme_../x"])
+def test_facet_keys_that_are_not_file_names_are_skipped_and_named(tmp_path: Path, corpus: Path, key: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    repo = corpus_registry(tmp_path, corpus)
+    key = key.encode().decode("unicode_escape")
+    event = json.loads(json.dumps(EVENT))
+    event["run"]["facets"][key] = {"rows": 1}
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(event))
+    assert main(["init", "acme", str(path), "--owner", "@a", "--repo", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "not a facet key" in out
+    written = [p.name for p in (repo / "spec/registry/acme").rglob("*")]
+    assert written and all(n.isascii() and ".." not in n and "|" not in n and "@" not in n for n in written)
+
+
+def test_init_bounds_its_input(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    repo = corpus_registry(tmp_path, corpus)
+    many = json.loads(json.dumps(EVENT))
+    many["run"]["facets"] = {f"acme_f{i}": {"v": i} for i in range(draft.MAX_FACETS + 1)}
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(many))
+    assert main(["init", "acme", str(path), "--owner", "@a", "--repo", str(repo)]) == 2
+    assert f"more than {draft.MAX_FACETS} facets" in capsys.readouterr().err
+    monkeypatch.setattr("bot.commands.init.MAX_INPUT_BYTES", 100)
+    assert main(["init", "acme", str(path), "--owner", "@a", "--repo", str(repo)]) == 2
+    assert "MiB together" in capsys.readouterr().err
+    assert not (repo / "spec/registry/acme").exists()
+
+
+def corpus_registry(tmp_path: Path, corpus: Path) -> Path:
+    """A folder holding the corpus's spec/ (a registry) and a root CODEOWNERS, not a git repository."""
+    import shutil
+
+    shutil.copytree(corpus / "spec", tmp_path / "repo" / "spec")
+    shutil.copy(corpus / "CODEOWNERS", tmp_path / "repo" / "CODEOWNERS")
+    return tmp_path / "repo"
+
+
+def test_init_refuses_before_writing_anything(tmp_path: Path, corpus: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    repo = corpus_registry(tmp_path, corpus)
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    event, not_event, foreign = tmp_path / "e.json", tmp_path / "manifest.json", tmp_path / "foreign.json"
+    event.write_text(json.dumps(EVENT))
+    not_event.write_text(json.dumps({"nodes": {}, "metadata": {"dbt_version": "1"}}))
+    foreign.write_text(json.dumps({**EVENT, "run": {"runId": "x", "facets": {"other_x": {"a": 1}}}, "inputs": []}))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cases = {
+        "missing repository": ["init", "acme", str(event), "--owner", "@a", "--repo", str(tmp_path / "no/such")],
+        "no registry": ["init", "acme", str(event), "--owner", "@a", "--repo", str(empty)],
+        "not an event": ["init", "acme", str(not_event), "--owner", "@a", "--repo", str(repo)],
+        "nothing to draft": ["init", "acme", str(foreign), "--owner", "@a", "--repo", str(repo)],
+        "a producer that is no URL": ["init", "acme", str(event), "--owner", "@a", "--repo", str(repo),
+                                      "--producer", "x"],
+    }
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    for case, argv in cases.items():
+        assert main(argv) == 2, case
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1, (case, err)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+    assert "nothing to draft" in main_err(["init", "acme", str(foreign), "--owner", "@a", "--repo", str(repo)], capsys)
+
+
+def main_err(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 2
+    return capsys.readouterr().err
+
+
+def test_the_next_step_names_the_branch_the_draft_goes_to(tmp_path: Path, corpus: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    git(repo.path, "switch", "-q", "-c", "add-acme")
+    event = tmp_path / "e.json"
+    event.write_text(json.dumps(EVENT))
+    assert main(["init", "acme", str(event), "--owner", "@a", "--repo", str(repo.path)]) == 0
+    out = capsys.readouterr().out
+    assert "switch -c" not in out and f"registry-bot check {repo.path} --base main" in out
+
+
+def test_on_a_clone_the_hint_never_suggests_committing_on_the_branch_it_checks_against(
+        tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    origin = Repo.from_folder(corpus, tmp_path / "origin")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin.path), str(clone))
+    event = tmp_path / "e.json"
+    event.write_text(json.dumps(EVENT))
+    assert main(["init", "acme", str(event), "--owner", "@a", "--repo", str(clone)]) == 0
+    out = capsys.readouterr().out
+    # on main, checking against origin/main after a commit on main would compare main with itself: a false green
+    assert "switch -c registry-acme" in out and "--base origin/main" in out, out

@@ -21,7 +21,7 @@ from bot.engine import ReviewContext, judge, review
 from bot.findings import Finding, Report, Severity, State
 from bot.render import render
 from bot.snapshot import GitSnapshot
-from tests.gitrepo import Repo
+from tests.gitrepo import Repo, git
 
 CORE_FACET = "spec/facets/DataQualityAssertionsDatasetFacet.json"  # legacy name: facets/suffix at base
 ICEBERG = "spec/registry/iceberg"
@@ -130,6 +130,58 @@ def test_renderers_carry_the_state(repo: Repo) -> None:
     assert "pre-existing" in text and text.rstrip().splitlines()[-1].startswith("SUCCESS")
     markdown = render(report, "markdown")
     assert "### Pre-existing" in markdown
+
+
+DATASOURCE = "spec/tests/DatasourceDatasetFacet/1.json"  # _schemaURL 1-0-0, schema 1-0-1 in the corpus
+DOCUMENTATION = "spec/tests/DocumentationDatasetFacet/1.json"  # _schemaURL 1-0-0, schema 1-1-0 (adds contentType)
+
+
+def stale(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.rule == "examples/stale-schema-url"]
+
+
+def test_a_stale_schema_url_blocks_only_when_the_change_made_it_stale(repo: Repo) -> None:
+    # an unrelated line of a real example whose URL was already stale: shown as pre-existing, not blocking
+    repo.edit_json(DATASOURCE, lambda doc: {"dataSource": {**doc["dataSource"], "name": "datasource_two"}})
+    repo.commit()
+    report = review_pr(repo)
+    assert stale(report) and all(f.state is State.UNCHANGED and not report.is_blocking(f) for f in stale(report))
+    assert not report.has_errors, [f.message for f in report.current()]
+    # the example as changed uses a field the version it names lacks (contentType, added in 1-1-0): blocks
+    git(repo.path, "checkout", "-q", "main")
+    repo.edit_json(DOCUMENTATION, lambda doc: {"documentation": {
+        k: v for k, v in doc["documentation"].items() if k != "contentType"}})
+    repo.commit("an example without contentType", branch="main")
+    git(repo.path, "checkout", "-q", "-B", "pr")  # a new pull request from the new main
+    repo.edit_json(DOCUMENTATION, lambda doc: {"documentation": {**doc["documentation"], "contentType": "text/plain"}})
+    repo.commit()
+    report = review_pr(repo)
+    [found] = stale(report)
+    assert found.state is State.NEW and report.is_blocking(found) and "lacks /documentation/contentType" in \
+        found.message
+
+
+def test_pre_existing_findings_are_folded_or_counted_in_every_format(repo: Repo) -> None:
+    """What the change did not cause never reads as its own: counted in text, folded in Markdown, a SARIF note."""
+    repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
+    repo.commit()
+    report = review_pr(repo)
+    old = report.pre_existing()
+    assert old and any(f.severity is Severity.ERROR for f in old)
+    text = render(report, "text")
+    assert f"-- pre-existing: {len(old)} finding(s) already at the base, not failing this change" in text
+    assert not any(line.startswith(f"{f.path}:") and f.message in line for f in old for line in text.splitlines())
+    markdown = render(report, "markdown")
+    assert f"<details><summary>{len(old)} pre-existing finding(s)</summary>" in markdown
+    assert markdown.count("<details>") == markdown.count("</details>")
+    results = json.loads(render(report, "sarif"))["runs"][0]["results"]
+    unchanged = [r for r in results if r["baselineState"] == "unchanged"]
+    assert unchanged and {r["level"] for r in unchanged} == {"note"}
+    assert "error" in {r["properties"]["severity"] for r in unchanged}
+    strict = review_pr(repo, strict=True)  # failing with --strict: listed, and errors again
+    assert any(f.message in render(strict, "text") for f in old)
+    assert "error" in {r["level"] for r in json.loads(render(strict, "sarif"))["runs"][0]["results"]
+                       if r["baselineState"] == "unchanged"}
 
 
 def test_pre_existing_findings_are_notice_annotations_and_not_inline(repo: Repo) -> None:

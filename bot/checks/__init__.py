@@ -39,7 +39,6 @@ CHANGE_RULES: frozenset[str] = frozenset({
     "entry/name-collision",  # a name the change claims
     "owners/approval-required", "owners/codeowners-change-needs-approval",  # who must approve this change
     "spec/not-bumped",  # the specification changed without a new version
-    "examples/stale-schema-url",  # a _schemaURL the change writes
     "versions/transitive-break",  # breaks against published versions that the base did not already have
     "ownership/steering-file-change",  # who must approve a change of ownership or steering files
     "bot/unread-path", "bot/change-not-listed",  # where the review's view of the change ends

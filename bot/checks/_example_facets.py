@@ -87,7 +87,9 @@ def schema_url_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaStore, m
 
     ``written`` says whether the change adds or edits the example (``None`` for a whole-tree review): a
     URL naming an older, existing version is an error in content the change writes, a warning with
-    ``--all``, and not reported on examples the change leaves alone.
+    ``--all``, and not reported on examples the change leaves alone. It is judged against the base like
+    any finding, so it blocks only when the change made it stale: it bumped the schema, wrote the URL, or
+    made the example use fields the named version lacks (they are part of the finding's subject).
     """
     value = doc.value
     if not isinstance(value, dict) or schema.version is None or schema.schema_id is None:
@@ -111,6 +113,10 @@ def schema_url_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaStore, m
         if stale:
             if written is False:
                 continue
+            lacks = _lacking(value, key, url, schema, store) if written else []
+            if lacks:
+                problem += f", which lacks {', '.join(lacks)} that this example uses"
+                subject += " lacks " + " ".join(lacks)
             yield replace(at("examples/stale-schema-url", Severity.ERROR if written else Severity.WARNING, doc, pointer,
                      f"{problem}; this example is checked against {fmt_version(schema.version)}: it should be {should}",
                      entry=schema.entry.name, fix=fix,
@@ -120,6 +126,19 @@ def schema_url_findings(doc: JsonDoc, schema: FacetSchema, store: SchemaStore, m
                          entry=schema.entry.name, fix=fix,
                          hint="A facet's _schemaURL is the $id of its schema, with #/$defs/<facet> where the file "
                               "defines it there; consumers resolve it to validate the facet."), subject=subject)
+
+
+def _lacking(value: dict[str, Any], key: str, url: str, schema: FacetSchema, store: SchemaStore) -> list[str]:
+    """Fields of the facet under ``key`` that the version ``url`` names leaves undeclared and the current
+    version declares: what the example uses that the named version lacks."""
+    address = url.partition("#")[0]
+    named = store.published(address)
+    if named is None or schema.schema_id is None:
+        return []
+    instance = {key: value[key]}
+    old = _undeclared(instance, named.schema, address, store)
+    current = _undeclared(instance, schema.value, schema.schema_id, store)
+    return sorted(pointer for pointer in old if pointer not in current)
 
 
 def _url_problem(url: str, schema: FacetSchema, names: list[str], versions: Versions,

@@ -54,7 +54,10 @@ RULES = {
     "core examples (`spec/tests/*.json`) are checked too: each openlineage.io facet URL names a facet file, a "
     "version and a `$defs` entry that exist (an older version is fine in an event).",
     "examples/stale-schema-url": "An example the change adds or edits names the current version of its facet "
-    "in `_schemaURL` (it is checked against that version), not an older published one. A warning with `--all`.",
+    "in `_schemaURL` (it is checked against that version), not an older published one. Judged against the base: "
+    "it blocks only when the change made it stale (it bumped the schema, wrote the URL, or made the example use "
+    "fields the named version lacks); an edit elsewhere in an example that was already stale leaves it "
+    "pre-existing. A warning with `--all`.",
     "examples/undeclared-field": "A field of an example that no version of its (open) schema declares where it "
     "stands is a warning naming the closest declared field; an error when it is a respelling of a declared "
     "field (`ordinal_position` for `ordinalPosition`): the example and the schema have drifted apart.",

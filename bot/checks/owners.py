@@ -35,7 +35,8 @@ RULES: dict[str, str] = {
     "owners/root-mismatch": "The root CODEOWNERS that GitHub enforces (`.github/CODEOWNERS`, else `CODEOWNERS`, "
     "else `docs/CODEOWNERS`, base branch, last matching line wins) routes the entry's files to the same owners "
     "as the entry's own CODEOWNERS. A warning: otherwise GitHub requests review from other people than the "
-    "entry's owners.",
+    "entry's owners. For a new entry the line is added in the same pull request (the head's root CODEOWNERS: "
+    "GitHub applies it once merged); `registry-bot init` writes it.",
     "owners/ignored-root-codeowners": "The change edits a root-level CODEOWNERS file that GitHub does not read, "
     "because one earlier in GitHub's lookup order (`.github/`, root, `docs/`) exists.",
     "owners/approval-required": "For each entry the change touches, the author or an approving reviewer is "
@@ -188,7 +189,8 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
                 message=f"the CODEOWNERS of `{entry.name}` names no owner for its registry.json ({where})",
                 hint="Start the file with a line such as `* @your-org/your-team`.")
             continue
-        yield from _root_mismatch(entry, own, rule, judge)
+        # a new entry's routing is added in the same change: GitHub applies it once merged
+        yield from _root_mismatch(entry, own, rule, head if review.is_new_entry(entry.name) else judge)
 
 
 def _delegated(entry: Entry, side: Side) -> bool:

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.render import render
     from bot.snapshot import GitError
 
-    writable_output(args.sarif)
+    writable_output(args.sarif, "--sarif")
     event = _event()
     number = pull_request_number(event)
     pr_user = (event.get("pull_request") or {}).get("user") or {}

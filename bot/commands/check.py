@@ -12,6 +12,7 @@ from bot.commands import _inputs
 
 if TYPE_CHECKING:
     from bot.changes import ChangeSet
+    from bot.engine import ReviewContext
     from bot.findings import Report
     from bot.snapshot import Snapshot
 
@@ -26,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--base", help="the revision the change starts from (a branch, tag or sha)")
     scope.add_argument("--all", action="store_true", help="review every entry of the tree")
     parser.add_argument("--head", default="HEAD", help="the revision to review (default: HEAD)")
+    parser.add_argument("--worktree", action="store_true",
+                        help="with --base: review the working tree as it is (what a commit would hold, as the "
+                             "pre-commit hook sees it) instead of --head")
     parser.add_argument("--strict", action="store_true",
                         help="fail on pre-existing errors too; with --all, the adoption gaps are errors")
     parser.add_argument("--author", help="GitHub login of the change's author (owner checks)")
@@ -58,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
                 head = DirSnapshot(repo)
             _inputs.registry_folder([head], str(repo))
             report = review(head=head, base=None, changes=None, context=context)
+        elif args.worktree:
+            report = _worktree_review(_inputs.git_repository(args.repo), args.base, context)
         else:
             repo = _inputs.git_repository(args.repo)
             with _inputs.revision(repo, args.base, "--base") as base, \
@@ -79,6 +85,18 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_ERRORS if report.has_errors else EXIT_OK
+
+
+def _worktree_review(repo: Path, rev: str, context: ReviewContext) -> Report:
+    """The working tree of ``repo`` reviewed as a change from ``rev``: what a commit introduces."""
+    from bot.engine import review
+    from bot.snapshot import DirSnapshot
+    from bot.worktree import worktree_changes
+
+    head = DirSnapshot(repo)
+    with _inputs.revision(repo, rev, "--base") as base:
+        _inputs.registry_folder([base, head], f"{repo} at {rev} and its working tree")
+        return review(head=head, base=base, changes=worktree_changes(repo, rev, base, head), context=context)
 
 
 def _with_site_preview(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet) -> Report:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -107,7 +108,11 @@ def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: Ch
     with jvm_output(verbose) as stderr, elapsed("Spark regression", stderr):
         try:
             section, findings = stage(base, head, changes, load_config(base)[0])
-        finally:
-            if session_factory is None:  # a session passed in belongs to the caller
-                stage.close()
+        except BaseException:  # Ctrl-C above all: a failing stop of a half-started Spark must not hide it
+            if session_factory is None:
+                with contextlib.suppress(Exception):
+                    stage.close()
+            raise
+        if session_factory is None:  # a session passed in belongs to the caller
+            stage.close()
     return report.with_sections(*([section] if section else []), findings=findings)

@@ -14,13 +14,15 @@ if TYPE_CHECKING:
     from bot.changes import ChangeSet
     from bot.snapshot import Snapshot
 
+LAYOUT_RULES = ("format/json",)  # fixes that change a file's layout, never its content
 HELP = "print the diff of every available fix of a working tree (--write applies it)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo", help="the repository's working tree")
     parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="fix only these files or folders (relative to REPO or to the current folder)")
+                        help="optional: fix only these files or folders (relative to REPO or to the current folder; "
+                             "default: the whole registry)")
     parser.add_argument("--write", action="store_true", help="write the fixes instead of printing the diff")
     parser.add_argument("--allow-dirty", action="store_true",
                         help="write into files with uncommitted changes (refused by default)")
@@ -32,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fix only findings of this rule (repeatable; default: every rule)")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 when there is anything to fix (with or without --write)")
+    parser.add_argument("--only-layout", action="store_true",
+                        help=f"only the layout fixes ({', '.join(LAYOUT_RULES)}), which never change what a file "
+                             "means (the pre-commit hook's default)")
+    parser.add_argument("--semantic", action="store_true",
+                        help="every fix, also with --only-layout (for the pre-commit hook's args)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,12 +56,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--rule {unknown[0]}: no such rule (registry-bot rules lists them)")
     author = _inputs.login(args.author, "--author")
     root = DirSnapshot(repo)
+    _inputs.registry_folder([root], str(repo))
     config, _ = load_config(root)
     scope = [_relative(repo, p) for p in args.paths]
     watched = config.watched()
 
+    layout_only = args.only_layout and not args.semantic
+
     def allowed(f: Finding) -> bool:
-        if f.fix is None or (args.rule and f.rule not in args.rule):
+        if f.fix is None or (args.rule and f.rule not in args.rule) or (layout_only and f.rule not in LAYOUT_RULES):
             return False
         return all(_inside(e.path, watched) and (not scope or _inside(e.path, scope)) for e in f.fix.edits)
 
@@ -117,8 +127,17 @@ def _inside(path: str, folders: list[str] | tuple[str, ...]) -> bool:
 
 
 def _dirty(repo: Path, paths: list[str]) -> list[str]:
-    """Files whose working copy differs from git's index, or that git does not track (nothing if not git)."""
+    """Files whose working copy differs from git's index, or that git does not track (all of them when
+    ``repo`` is not in a git repository)."""
     if not paths:
+        return []
+    try:
+        subprocess.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], capture_output=True, check=True,
+                       timeout=60)
+    except subprocess.CalledProcessError:
+        raise UsageError(f"{repo} is not in a git repository: fix --write changes only files git tracks, so that "
+                         "every change can be seen and undone (pass --allow-dirty to write anyway)") from None
+    except (OSError, subprocess.SubprocessError):
         return []
     try:
         out = subprocess.run(["git", "-C", str(repo), "status", "--porcelain=v1", "-z", "--untracked-files=all",
@@ -139,21 +158,8 @@ def _base(repo: Path, rev: str) -> Snapshot:
 
 
 def _changes(repo: Path, rev: str, base: Snapshot, tree: Snapshot) -> ChangeSet:
-    """The working tree (with the fixes so far) against ``rev``: tracked files git sees changed, untracked
-    files, and the files the fixes add or change."""
-    from bot.changes import ChangeSet, FileChange, Status
+    """The working tree (with the fixes so far) against ``rev``."""
     from bot.fixes import Overlay
-    from bot.snapshot import run_git
+    from bot.worktree import worktree_changes
 
-    listed = run_git(repo, "diff", "--name-only", "-z", "--no-renames", rev, "--").decode("utf-8", "surrogateescape")
-    listed += run_git(repo, "ls-files", "--others", "--exclude-standard", "-z").decode("utf-8", "surrogateescape")
-    paths = {p for p in listed.split("\0") if p}
-    if isinstance(tree, Overlay):
-        paths |= set(tree.changed)
-    files = []
-    for path in sorted(paths):
-        at_base, at_head = base.size(path) is not None, tree.size(path) is not None
-        if at_base or at_head:
-            status = Status.MODIFIED if at_base and at_head else Status.ADDED if at_head else Status.DELETED
-            files.append(FileChange(path, status))
-    return ChangeSet(files=tuple(files))
+    return worktree_changes(repo, rev, base, tree, set(tree.changed) if isinstance(tree, Overlay) else None)

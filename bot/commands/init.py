@@ -1,18 +1,19 @@
-"""``registry-bot init NAME``: draft a new registry entry from sample events.
+"""``registry-bot init NAME EVENT...``: draft a new registry entry from sample events (``bot.draft``).
 
 Writes ``spec/registry/<name>/`` (``gcp:composer`` -> ``gcp/composer``): a CODEOWNERS naming the ``--owner``s,
-a ``registry.json`` declaring the entry's facets, and for each facet of the sample events whose key carries
-the entry's prefix (``gcp_composer...``) a schema skeleton (``$id``, ``$defs`` name and file name agreeing,
-extending the base facet of the place the facet sits in the event, properties typed from the sample) with
-the sample as its first example. The draft passes ``registry-bot check``; descriptions are for the owner
-to write.
+a ``registry.json`` declaring the entry's facets, and for each facet of the events keyed with the entry's
+prefix a schema and an example. It writes nothing unless everything is valid: a missing repository, a folder
+without a registry, an existing entry, a file without events or events without a facet to draft are refused
+(one line, exit 2) before the first file is written.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,122 +21,188 @@ from bot.cli import EXIT_OK, UsageError
 
 HELP = "draft a new registry entry (CODEOWNERS, registry.json, facet schemas and examples) from sample events"
 DEFAULT_SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
-FACET_ID = "https://openlineage.io/spec/facets/1-0-0/{file}"
-# where a facet sits in an event -> the base facet it extends
-PLACES = (("run", "facets", "RunFacet"), ("job", "facets", "JobFacet"), ("inputs", "facets", "DatasetFacet"),
-          ("outputs", "facets", "DatasetFacet"), ("inputs", "inputFacets", "InputDatasetFacet"),
-          ("outputs", "outputFacets", "OutputDatasetFacet"))
-BASE_FIELDS = ("_producer", "_schemaURL", "_deleted")
-_NAME = re.compile(r"[a-z0-9][a-z0-9-]*(:[a-z0-9][a-z0-9-]*)*")
-_OWNER = re.compile(r"@[A-Za-z0-9][A-Za-z0-9-]*(/[A-Za-z0-9._-]+)?|[^@\s]+@[^@\s]+")
+_OWNER = re.compile(r"@[A-Za-z0-9][A-Za-z0-9-]{0,38}(/[A-Za-z0-9._-]{1,100})?|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+")
+MAX_INPUT_BYTES = 8 * 1024 * 1024  # all event files together (dbt's whole test suite: 1 MiB)
+MAX_SCHEMA_FILES = 5000  # repository files read looking for existing facet schemas
+MAX_SCHEMA_BYTES = 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", help="the name to register (lower case; ':' nests, as in gcp:composer)")
-    parser.add_argument("events", nargs="+", metavar="EVENT", help="sample OpenLineage events (JSON files)")
+    parser.add_argument("events", nargs="+", metavar="EVENT",
+                        help="sample OpenLineage events (JSON, JSON arrays or JSON lines files)")
     parser.add_argument("--owner", action="append", required=True, metavar="@LOGIN|@ORG/TEAM",
                         help="an owner of the entry (repeatable): the entry's CODEOWNERS names them")
     parser.add_argument("--repo", default=".", help="the registry repository to write into (default: .)")
-    parser.add_argument("--doc-url", default="", help="the entry's documentation URL (registry.json root_doc_URL)")
-
-
-def infer(value: Any) -> dict[str, Any]:
-    """A JSON Schema skeleton typed from one sample value."""
-    if isinstance(value, dict):
-        return {"type": "object", "properties": {k: infer(v) for k, v in value.items() if k not in BASE_FIELDS},
-                "additionalProperties": True}
-    if isinstance(value, list):
-        return {"type": "array", **({"items": infer(value[0])} if value else {})}
-    if isinstance(value, bool):
-        return {"type": "boolean"}
-    if isinstance(value, int):
-        return {"type": "integer"}
-    if isinstance(value, float):
-        return {"type": "number"}
-    if isinstance(value, str):
-        return {"type": "string"}
-    return {}
-
-
-def sample_facets(events: list[Any], prefix: str) -> dict[tuple[str, str], Any]:
-    """(key, base) -> the first sample value of each facet whose key carries ``prefix``."""
-    found: dict[tuple[str, str], Any] = {}
-    for event in events:
-        for place, field, base in PLACES:
-            holders = event.get(place) if isinstance(event, dict) else None
-            for holder in holders if isinstance(holders, list) else [holders]:
-                facets = holder.get(field) if isinstance(holder, dict) else None
-                for key, value in (facets or {}).items() if isinstance(facets, dict) else ():
-                    if (key == prefix or key.startswith(prefix + "_")) and isinstance(value, dict):
-                        found.setdefault((key, base), value)
-    return found
-
-
-def draft(name: str, owners: list[str], events: list[Any], spec_url: str, doc_url: str,
-          registry: str = "spec/registry") -> dict[str, str]:
-    """The files of the entry: path -> text."""
-    from bot.registry import pascal
-
-    prefix = re.sub(r"[:-]", "_", name)
-    folder = f"{registry}/{name.replace(':', '/')}"
-    files = {f"{folder}/CODEOWNERS": f"# Owners of the {name} registry entry: they approve changes to it.\n"
-                                     f"* {' '.join(owners)}\n"}
-    uris = []
-    for (key, base), value in sorted(sample_facets(events, prefix).items()):
-        stem = pascal(name) + pascal(key[len(prefix):]) + base
-        file = f"{stem}.json"
-        schema_id = FACET_ID.format(file=file)
-        schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": schema_id,
-                  "$defs": {stem: {"allOf": [{"$ref": f"{spec_url}#/$defs/{base}"}, infer(value)], "type": "object"}},
-                  "type": "object", "properties": {key: {"$ref": f"#/$defs/{stem}"}}}
-        example = {key: {**value, "_producer": value.get("_producer") or "https://example.com/producer",
-                         "_schemaURL": f"{schema_id}#/$defs/{stem}"}}
-        files[f"{folder}/facets/{file}"] = _json(schema)
-        files[f"{folder}/facets/examples/{stem}/1.json"] = _json(example)
-        uris.append(f"ol:{name}:{file}")
-    producer: dict[str, Any] = {"root_doc_URL": doc_url or f"https://example.com/{prefix}/openlineage",
-                                "produced_facets": uris}
-    files[f"{folder}/registry.json"] = _json({"producer": producer})
-    return files
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    parser.add_argument("--producer", metavar="URL",
+                        help="the _producer of the examples (default: the events' own producer URL)")
+    parser.add_argument("--doc-url", metavar="URL",
+                        help="the entry's documentation (registry.json root_doc_URL; default: the producer URL)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from bot import draft
+    from bot.commands import _inputs
     from bot.config import load_config
     from bot.snapshot import DirSnapshot
 
-    if not _NAME.fullmatch(args.name):
-        raise UsageError(f"{args.name!r} is not a registry name: lower case letters, digits and '-', ':' nesting")
+    if not draft.NAME.fullmatch(args.name):
+        raise UsageError(f"{args.name!r} is not a registry name: lower-case ASCII letters and digits, '-' between "
+                         "them, ':' nesting (as in gcp:composer)")
     bad = [o for o in args.owner if not _OWNER.fullmatch(o)]
     if bad:
-        raise UsageError(f"owners are @login, @org/team or an e-mail address, not {', '.join(bad)}")
-    events = []
-    for path in args.events:
-        try:
-            events.append(json.loads(Path(path).read_bytes()))
-        except (OSError, ValueError, RecursionError) as exc:
-            raise UsageError(f"cannot read {path}: {exc}") from None
-    repo = Path(args.repo)
-    config, _ = load_config(DirSnapshot(repo)) if repo.is_dir() else (None, [])
-    registry = config.paths.registry if config else "spec/registry"
-    spec_path = repo / (config.paths.spec if config else "spec/OpenLineage.json")
-    try:
-        spec_url = str(json.loads(spec_path.read_bytes()).get("$id") or DEFAULT_SPEC)
-    except (OSError, ValueError, AttributeError):
-        spec_url = DEFAULT_SPEC
-    files = draft(args.name, args.owner, events, spec_url, args.doc_url, registry)
+        raise UsageError(f"owners are @login, @org/team or an e-mail address, not {', '.join(map(repr, bad))}")
+    for option, url in (("--producer", args.producer), ("--doc-url", args.doc_url)):
+        if url is not None and not draft.HTTP_URL.fullmatch(url):
+            raise UsageError(f"{option} {url!r}: not an http(s) URL")
+    repo = _inputs.folder(args.repo)
+    snapshot = DirSnapshot(repo)
+    _inputs.registry_folder([snapshot], str(repo))
+    config, _ = load_config(snapshot)
+    registry = config.paths.registry.strip("/")
     folder = repo / registry / args.name.replace(":", "/")
     if folder.exists():
         raise UsageError(f"{folder} exists: init drafts a new entry only")
+    prefix = draft.prefix_of(args.name)
+    try:
+        sampled = draft.collect(_documents(args.events), prefix)
+    except draft.DraftError as exc:
+        raise UsageError(str(exc)) from None
+    if not sampled.samples:
+        skipped = "; ".join(f"{len(keys)} {why}" for why, keys in sampled.skipped.items()) or "no facets at all"
+        raise UsageError(f"nothing to draft: no facet keyed {prefix}_... in {sampled.events} event(s) ({skipped})")
+    producer = args.producer or _most_common(sampled.producers)
+    if producer is None:
+        raise UsageError("the events name no producer URL: give --producer URL (and --doc-url URL)")
+    keys = {key for key, _ in sampled.samples}
+    existing = draft.existing_schemas(_facet_schemas(repo, (registry, config.paths.mirror.strip("/"))), keys)
+    result = draft.draft(args.name, args.owner, sampled, _spec_url(repo / config.paths.spec), producer,
+                         args.doc_url or producer, existing, registry)
+    files = {**result.files, **_root_routing(repo, registry, args.name, args.owner)}
     for path, text in files.items():
         target = repo / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-        print(f"wrote {path}")
-    facets = sum(1 for p in files if p.endswith(".json") and "/facets/" in p and "/examples/" not in p)
-    print(f"{args.name}: {facets} facet(s) drafted; write their descriptions, commit, then run "
-          f"`registry-bot check {args.repo} --base main` (a new name is approved by the registry's maintainers)")
+        print(f"{'updated' if path not in result.files else 'wrote'} {path}")
+    for note in result.notes:
+        print(f"note: {note}")
+    if not args.doc_url:
+        print(f"note: root_doc_URL is the producer URL {producer}; give --doc-url for the integration's documentation")
+    written = [folder.relative_to(repo).as_posix(), *sorted(set(files) - set(result.files))]
+    print(f"{args.name}: {result.facets} facet(s) drafted from {sampled.events} event(s); write their descriptions, "
+          f"then {next_step(repo, written)}")
     return EXIT_OK
+
+
+def _root_routing(repo: Path, registry: str, name: str, owners: list[str]) -> dict[str, str]:
+    """The root CODEOWNERS GitHub reads, with a last line routing the entry to its owners (as the
+    ``owners/root-mismatch`` rule asks); nothing when the repository has none."""
+    from bot.codeowners import ROOT_LOCATIONS
+
+    for location in ROOT_LOCATIONS:
+        path = repo / location
+        if path.is_file() and not path.is_symlink():
+            text = path.read_text(encoding="utf-8")
+            line = f"/{registry}/{name.replace(':', '/')}/ {' '.join(owners)}\n"
+            return {location: text + ("" if not text or text.endswith("\n") else "\n") + line}
+    return {}
+
+
+def _documents(paths: list[str]) -> Iterator[Any]:
+    """The JSON documents of every event file, each file required to hold at least one event."""
+    from bot.naming.events import EventsProblem, document_kind, read_events
+
+    total = 0
+    for path in paths:
+        file = Path(path)
+        try:
+            total += file.stat().st_size
+            if total > MAX_INPUT_BYTES:
+                raise UsageError(f"the event files are over {MAX_INPUT_BYTES // (1024 * 1024)} MiB together: "
+                                 "a few samples per facet are enough")
+            documents = read_events(file)
+        except EventsProblem as exc:
+            raise UsageError(str(exc)) from None
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if not any(document_kind(d) in ("RunEvent", "JobEvent", "DatasetEvent") for d in documents):
+            raise UsageError(f"{path} holds no OpenLineage event")
+        yield from documents
+
+
+def _most_common(counts: Any) -> str | None:
+    top = counts.most_common(1)
+    return str(top[0][0]) if top else None
+
+
+def _spec_url(path: Path) -> str:
+    try:
+        value = json.loads(path.read_bytes()).get("$id")
+    except (OSError, ValueError, AttributeError):
+        return DEFAULT_SPEC
+    return value if isinstance(value, str) and value.startswith("https://") else DEFAULT_SPEC
+
+
+def _facet_schemas(repo: Path, skip: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+    """Facet schema files of the repository outside the registry and the published mirror (an integration's
+    own ``*facet*.json``), bounded in number and size."""
+    seen = 0
+    for root, dirs, names in os.walk(repo):
+        rel_root = Path(root).relative_to(repo).as_posix()
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules"
+                         and (f"{rel_root}/{d}".lstrip("./") not in skip))
+        for name in sorted(names):
+            if not (name.endswith(".json") and "facet" in name.lower()):
+                continue
+            seen += 1
+            if seen > MAX_SCHEMA_FILES:
+                return
+            path = Path(root) / name
+            try:
+                if path.is_symlink() or path.stat().st_size > MAX_SCHEMA_BYTES:
+                    continue
+                yield (path.relative_to(repo).as_posix(), json.loads(path.read_bytes()))
+            except (OSError, ValueError, RecursionError):
+                continue
+
+
+def next_step(repo: Path, paths: list[str]) -> str:
+    """What to run next: a review of the draft as a pull request would get it, from the branch it will be
+    merged into (a draft on that branch itself is first moved to a branch of its own)."""
+    from bot.snapshot import GitError, run_git
+
+    entry = " ".join(paths)
+    name = paths[0].rsplit("/", 1)[-1]
+    try:
+        run_git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    except (GitError, OSError):
+        return f"run `registry-bot check {repo} --all` (not a git repository with a commit: the whole tree)"
+    try:
+        current = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").decode().strip()
+    except GitError:
+        current = ""
+    target = _default_branch(repo) or current or "main"
+    branch = f"registry-{name}"
+    on_target = current in (target, target.removeprefix("origin/"))  # main, or the clone's origin/main
+    if not current or on_target:
+        return (f"commit it on a branch of its own (`git -C {repo} switch -c {branch} && git -C {repo} add {entry} "
+                f"&& git -C {repo} commit`) and run `registry-bot check {repo} --base {target}`")
+    return f"commit it (`git -C {repo} add {entry} && git -C {repo} commit`) and run `registry-bot check {repo} " \
+           f"--base {target}`"
+
+
+def _default_branch(repo: Path) -> str | None:
+    """The branch pull requests go to: origin's HEAD, else main, else master (None when none exists)."""
+    from bot.snapshot import GitError, run_git
+
+    try:
+        return run_git(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD").decode().strip()
+    except GitError:
+        pass
+    for branch in ("main", "master"):
+        try:
+            run_git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+        except GitError:
+            continue
+        return branch
+    return None

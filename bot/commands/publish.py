@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         snapshot: Snapshot = (_inputs.revision(_inputs.git_repository(args.repo), args.rev, "--rev") if args.rev
                               else DirSnapshot(repo, label=repo.resolve().name))
+        _inputs.registry_folder([snapshot], str(repo))
         if args.draft_presentation:
             return _draft(snapshot, Path(args.draft_presentation), out)
         site = build_site(snapshot, load_config(snapshot)[0])

@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
 
+WEBHOOK_KEYS = ("action", "zen", "pull_request", "check_suite", "check_run")  # every delivery has one
 HELP = "run the GitHub App pipeline for a recorded webhook delivery against a local git repository"
 
 
@@ -38,9 +39,33 @@ def _load(path: str) -> tuple[str | None, str, dict[str, Any]]:
         raise UsageError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path} does not hold a JSON object")
-    if isinstance(data.get("payload"), dict):
-        return data.get("name"), str(data.get("id") or "replay"), data["payload"]
-    return None, "replay", data
+    name, delivery, payload = (data.get("name"), str(data.get("id") or "replay"), data["payload"]) \
+        if isinstance(data.get("payload"), dict) else (None, "replay", data)
+    if not any(key in payload for key in WEBHOOK_KEYS):
+        raise UsageError(f"{path} is not a webhook delivery (none of {', '.join(WEBHOOK_KEYS)} in its payload)")
+    return name, delivery, payload
+
+
+def _event_of(payload: dict[str, Any]) -> str:
+    """The event a recording without its name most likely is, by its payload's own fields."""
+    for key, event in (("zen", "ping"), ("check_suite", "check_suite"), ("check_run", "check_run"),
+                       ("comment", "issue_comment")):
+        if key in payload:
+            return event
+    return "pull_request"
+
+
+def _checks(spec: str) -> Any:
+    """``--checks MODULE:NAME`` loaded, or a usage error naming what is missing."""
+    from bot.app.worker import load_checks
+
+    try:
+        checks = load_checks(spec)
+    except (ImportError, AttributeError, ValueError, TypeError) as exc:
+        raise UsageError(f"--checks {spec}: cannot load it ({exc})") from None
+    if not checks or not all(callable(c) for c in checks):
+        raise UsageError(f"--checks {spec}: not a tuple of checks")
+    return checks
 
 
 def _ref(local_repo: Path, wanted: str | None, fallback: str) -> str:
@@ -62,23 +87,24 @@ def run(args: argparse.Namespace) -> int:
 
     from bot.app.events import decide
     from bot.app.local_github import LocalGitHub
-    from bot.app.worker import Worker, load_checks
+    from bot.app.worker import Worker
     from bot.commands import _inputs
 
     reviewers = sorted(_inputs.logins(args.approved_by, "--approved-by"))
+    repo_path = _inputs.git_repository(args.repo)
+    checks = _checks(args.checks) if args.checks else None
     name, delivery, payload = _load(args.delivery)
-    event = args.event or name or "pull_request"
-    decision = decide(event, delivery, {**payload, "installation": payload.get("installation") or {"id": 0}})
+    pr = payload.get("pull_request") or {}
+    base = _ref(repo_path, args.base or (pr.get("base") or {}).get("ref"), "main")
+    head = _ref(repo_path, args.head or (pr.get("head") or {}).get("ref"), "HEAD")
+    with _inputs.revision(repo_path, head, "--head") as at_head:
+        _inputs.registry_folder([at_head], f"{repo_path} at {head}")
+    event = args.event or name or _event_of(payload)
+    decision = decide(event, delivery, {**payload, "installation": payload.get("installation") or {"id": 1}})
     if decision.job is None:
         print(f"{event}: {decision.reason} (nothing would be posted)")
         return EXIT_OK
     job = decision.job
-    pr = payload.get("pull_request") or {}
-    repo_path = Path(args.repo)
-    if not repo_path.exists():
-        raise UsageError(f"{repo_path} does not exist")
-    base = _ref(repo_path, args.base or (pr.get("base") or {}).get("ref"), "main")
-    head = _ref(repo_path, args.head or (pr.get("head") or {}).get("ref"), "HEAD")
     local = LocalGitHub(repo_path, base, head, repo=job.repo, number=job.number or 1,
                         author=str((pr.get("user") or {}).get("login") or "contributor"),
                         permissions={job.requester: "write"} if job.requester else None,
@@ -87,7 +113,6 @@ def run(args: argparse.Namespace) -> int:
         for login in reviewers:
             local.add_review(login, "APPROVE")
         job = replace(job, number=job.number or 1, head_sha="")
-        checks = load_checks(args.checks) if args.checks else None
         outcome = Worker(_Single(local), checks=checks).handle(job)
         sys.stdout.write(local.render())
     finally:

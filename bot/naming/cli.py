@@ -39,6 +39,8 @@ def _docs(args: argparse.Namespace) -> int:
 
     folder = Path(args.dir) if args.dir else bundled_folder()
     rules = _rules(args.dir)
+    if args.dir and not any(Path(args.dir).glob("*.json")):
+        raise UsageError(f"{args.dir} holds no naming files (*.json): nothing to document")
     for problem in rules.problems:
         print(f"{problem.path}{'#' + problem.pointer if problem.pointer else ''}: {problem.message}", file=sys.stderr)
     text = render(rules)

@@ -20,6 +20,7 @@ facet) is a real value, not a placeholder: it is not one ``{{ ... }}`` expressio
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 JSON_UNIT = "${json-unit."
@@ -48,6 +49,15 @@ def might_hold_placeholders(text: str) -> bool:
 
 def has_placeholders(value: Any) -> bool:
     """Whether any value in a parsed event is a placeholder (iterative: no recursion limit)."""
+    return next(_placeholders(value), None) is not None
+
+
+def count_placeholders(value: Any) -> int:
+    """How many values of a parsed event are placeholders."""
+    return sum(1 for _ in _placeholders(value))
+
+
+def _placeholders(value: Any) -> Iterator[str]:
     stack = [value]
     while stack:
         node = stack.pop()
@@ -56,5 +66,4 @@ def has_placeholders(value: Any) -> bool:
         elif isinstance(node, list):
             stack.extend(node)
         elif is_placeholder(node):
-            return True
-    return False
+            yield node

@@ -179,6 +179,13 @@ def _tables(title: str, findings: tuple[Finding, ...]) -> list[str | Row]:
     return body
 
 
+def _folded(body: list[str | Row], summary: str, folded: bool = True) -> list[str | Row]:
+    """``body`` inside a ``<details>`` block that GitHub shows closed, its summary line saying what it holds."""
+    if not body or not folded:
+        return body
+    return [f"<details><summary>{summary}</summary>", "", *body, "</details>", ""]
+
+
 def _witnesses(findings: tuple[Finding, ...]) -> list[str | Row]:
     """Each data-level verdict's witness in a code block (ASCII JSON under a fence it cannot close)."""
     out: list[str | Row] = []
@@ -214,10 +221,11 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
     body: list[str | Row] = []
     body += _tables("Findings", report.current())
     body += _witnesses(report.current())
-    body += _tables("Pre-existing (already at the base, not failing this change" +
-                    (" except with --strict)" if not report.strict else "; failing with --strict)"),
-                    report.pre_existing())
-    body += _tables("Fixed by this change", report.fixed)
+    body += _folded(_tables("Pre-existing (already at the base, not failing this change" +
+                            (" except with --strict)" if not report.strict else "; failing with --strict)"),
+                            report.pre_existing()), f"{len(report.pre_existing())} pre-existing finding(s)",
+                    folded=not report.strict)
+    body += _folded(_tables("Fixed by this change", report.fixed), f"{len(report.fixed)} finding(s) fixed")
     sections: list[str] = []
     for section in report.sections:
         sections += [f"### {escape(section.title, NAME_LIMIT)}", "", section.markdown.rstrip(), ""]
@@ -233,5 +241,7 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
         kept += ["", f"> {left_out:,} more findings not shown: the list was cut to fit GitHub's {limit:,}-character "
                      f"limit ({shown:,} of {total:,} shown). Findings on files are also annotations, "
                      "and `registry-bot check` prints the full list.", ""]
+    if sum(line.startswith("<details>") for line in kept) > sum(line == "</details>" for line in kept):
+        kept.append("</details>")  # a fold whose end was cut
     out = fixed + "\n".join(kept) + ("\n" if kept else "") + tail
     return cut_lines(out, limit, "\n> (cut to fit GitHub's size limit)\n")

@@ -12,7 +12,7 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-from bot.findings import Fix, Report, Severity, State
+from bot.findings import Finding, Fix, Report, Severity, State
 from bot.render.inert import visible
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -48,6 +48,16 @@ def sarif_fix(fix: Fix) -> dict[str, Any]:
                                 for path, replacements in changes.items()]}
 
 
+def _level(f: Finding, strict: bool) -> str:
+    """The finding's level; one the change did not cause is a ``note`` (``none`` once fixed), so code
+    scanning shows what the change introduces as its errors (``baselineState`` says which is which)."""
+    if f.state is State.ABSENT:
+        return "none"
+    if f.state is State.UNCHANGED and not strict:
+        return "note"
+    return _LEVEL[f.severity]
+
+
 def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
     from bot.checks import all_rules
 
@@ -59,7 +69,7 @@ def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
         result: dict[str, Any] = {
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
-            "level": _LEVEL[f.severity],
+            "level": _level(f, report.strict),
             "message": {"text": message_text(f.message) + (f"\n{message_text(f.hint)}" if f.hint else "")},
         }
         # Code scanning rejects a file with a result without a location: a finding about no one file (the
@@ -73,6 +83,8 @@ def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
         result["locations"] = [location]
         if f.state is not None:
             result["baselineState"] = f.state.value  # new, unchanged or absent: the same words as SARIF
+        if result["level"] != _LEVEL[f.severity]:
+            result["properties"] = {"severity": f.severity.value}  # the rule's own severity, kept
         if f.fix is not None and f.state is not State.ABSENT:
             result["fixes"] = [sarif_fix(f.fix)]
         results.append(result)

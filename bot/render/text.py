@@ -9,6 +9,7 @@ emphasis, no backslash escapes, tables as aligned columns.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from itertools import groupby
 
 from bot.findings import Finding, Report, Severity
@@ -77,13 +78,22 @@ def _lines(findings: tuple[Finding, ...], color: bool, hints: bool = True) -> li
     return lines
 
 
+def rule_counts(findings: tuple[Finding, ...], most: int = 5) -> str:
+    """``3 facets/x, 2 entry/y and 4 more``: how many findings of each rule, most frequent first."""
+    counts = Counter(f.rule for f in findings)
+    shown = ", ".join(f"{n} {visible(rule)}" for rule, n in counts.most_common(most))
+    return shown + (f" and {len(counts) - most} more rule(s)" if len(counts) > most else "")
+
+
 def render_text(report: Report, color: bool = False) -> str:
     lines = _lines(report.current(), color)
     pre_existing = report.pre_existing()
-    if pre_existing:
-        fails = "failing with --strict" if report.strict else "not failing this change"
-        lines.append(f"-- pre-existing: {len(pre_existing)} finding(s) already at the base ({fails})")
-        lines += _lines(pre_existing, color and report.strict, hints=False)
+    if pre_existing and report.strict:  # they fail the review: each one is shown
+        lines.append(f"-- pre-existing: {len(pre_existing)} finding(s) already at the base (failing with --strict)")
+        lines += _lines(pre_existing, color, hints=False)
+    elif pre_existing:  # not this change's doing: counted, not listed
+        lines.append(f"-- pre-existing: {len(pre_existing)} finding(s) already at the base, not failing this change "
+                     f"({rule_counts(pre_existing)}; --strict lists them)")
     if report.fixed:
         lines.append(f"-- fixed by this change: {len(report.fixed)} finding(s) of the base are gone")
         lines += _lines(report.fixed, False, hints=False)

@@ -1,0 +1,79 @@
+"""Ending the processes a command started (Spark's JVM, git) when the command is interrupted.
+
+Spark's launcher starts the JVM ignoring SIGINT (so that Ctrl-C in a notebook does not kill it), and a
+JVM still starting has no gateway that ``SparkSession.stop()`` could reach: after Ctrl-C it would outlive
+the command. Every descendant of this process is ended instead (SIGTERM, then SIGKILL after a grace
+period). Linux's ``/proc`` lists them; elsewhere nothing is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+GRACE_SECONDS = 3.0
+
+
+def descendants(pid: int) -> list[list[int]]:
+    """The living descendants of ``pid``, one list per generation (children first)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # ended meanwhile
+        # the command name may hold spaces and parentheses: the fields after the last ')' are fixed
+        fields = text[text.rfind(")") + 2:].split()
+        if len(fields) > 1 and fields[0] != "Z":
+            parents[int(stat.parent.name)] = int(fields[1])
+    generations: list[list[int]] = []
+    wanted = [pid]
+    while wanted:
+        wanted = [child for child, ppid in parents.items() if ppid in wanted]
+        if wanted:
+            generations.append(wanted)
+    return generations
+
+
+def end_descendants(grace: float = GRACE_SECONDS) -> None:
+    """End every descendant of this process, the youngest generation first, so that each one's parent is
+    still there to collect it (an orphan would wait for init as a zombie): SIGTERM, then SIGKILL for those
+    still there after ``grace`` seconds."""
+    for generation in reversed(descendants(os.getpid())):
+        for pid in generation:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while generation and time.monotonic() < deadline:
+            time.sleep(0.05)
+            _reap()
+            generation = [pid for pid in generation if _exists(pid)]
+        for pid in generation:
+            _signal(pid, signal.SIGKILL)
+        while generation and time.monotonic() < deadline + grace:
+            time.sleep(0.05)
+            _reap()
+            generation = [pid for pid in generation if _exists(pid)]
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def _exists(pid: int) -> bool:
+    """Running, or ended but not yet collected by its parent (a zombie)."""
+    return Path(f"/proc/{pid}").exists()
+
+
+def _reap() -> None:
+    """Collect our own ended children, so that they do not linger as zombies."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
