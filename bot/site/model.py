@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -151,6 +152,7 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
                 target = f"spec/facets/{version}/{slug(file[:-5])}.json"
                 if target not in schema_files and (data := _read(snapshot, path)) is not None:
                     schema_files[target] = data
+        schema_files.update(_spec_files(snapshot, config))
     logos: dict[str, bytes] = {}
     cards = [c for c in (_card(entry, registry, snapshot, logos) for entry in registry.entries.values()
                          if only is None or entry.registry_json in only)
@@ -187,6 +189,40 @@ def _mirror_versions(snapshot: Snapshot, config: Config) -> dict[str, dict[str, 
         if len(parts) == 2 and VERSION.match(parts[0]) and parts[1].endswith(".json"):
             out.setdefault(parts[1], {})[parts[0]] = path
     return out
+
+
+SPEC_FILE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(json|ya?ml)")  # what the mirror serves beside facets/
+SPEC_URL = "https://openlineage.io/spec/"
+
+
+def _spec_files(snapshot: Snapshot, config: Config) -> dict[str, bytes]:
+    """The rest of the published mirror, byte for byte: every ``<version>/OpenLineage.json`` and
+    ``OpenLineage.yml`` that facet schemas ``$ref``, so the output resolves its own references; plus the
+    repository's ``OpenLineage.json`` under its ``$id`` while the mirror has no copy of that version yet.
+
+    Only JSON and YAML files with plain names are served (never an HTML page a mirror might hold)."""
+    root = config.paths.mirror.strip("/")
+    out: dict[str, bytes] = {}
+    for path in snapshot.files(root):
+        rel = path[len(root) + 1:]
+        if _spec_path(rel) and (data := _read(snapshot, path)) is not None:
+            out[f"spec/{rel}"] = data
+    spec = _read(snapshot, config.paths.spec)
+    try:
+        spec_id = json.loads(spec)["$id"] if spec is not None else None
+    except (ValueError, TypeError, KeyError):
+        spec_id = None
+    if spec is not None and isinstance(spec_id, str) and spec_id.startswith(SPEC_URL):
+        rel = spec_id[len(SPEC_URL):]
+        if _spec_path(rel) and "/" in rel:
+            out.setdefault(f"spec/{rel}", spec)
+    return out
+
+
+def _spec_path(rel: str) -> bool:
+    """``OpenLineage.yml`` or ``<M-R-A>/OpenLineage.json``: a spec file of the mirror, outside ``facets/``."""
+    *folder, name = rel.split("/")
+    return bool(SPEC_FILE.fullmatch(name)) and (not folder or (len(folder) == 1 and bool(VERSION.match(folder[0]))))
 
 
 def _key(version: str) -> tuple[int, ...]:
