@@ -256,3 +256,76 @@ def test_the_explorer_says_which_versions_match_per_pair(browser: Any, showcase:
         mirrored = page.locator('#out-producer tr[data-name="shiny"]')
         assert mirrored.get_attribute("data-mismatch") == "1"
         assert not visit.errors, visit.errors
+
+
+HOSTILE_LOGOS = {  # each fetched {evil} when opened directly, before logos were re-serialised
+    "stylesheet-pi": '<?xml-stylesheet type="text/css" href="{evil}/pi.css"?>{svg}<rect class="a"/></svg>',
+    "xsl-pi": '<?xml-stylesheet type="text/xsl" href="{evil}/pi.xsl"?>{svg}<rect class="a"/></svg>',
+    "css-escape": '{svg}<style>rect{{fill:u\\72l({evil}/escape.png)}}</style><rect width="8" height="8"/></svg>',
+    "image-set": '{svg}<style>rect{{mask-image:image-set("{evil}/set.png" 1x)}}</style><rect width="8"/></svg>',
+    "import": "{svg}<style>@import '{evil}/import.css';</style><rect/></svg>",
+    "font-face": '{svg}<style>@font-face{{font-family:f;src:url({evil}/f.woff)}}text{{font-family:f}}</style>'
+                 '<text>x</text></svg>',
+    "url-attribute": '{svg}<rect width="8" height="8" fill="URL({evil}/attr.svg#p)"/></svg>',
+    "image": '{svg}<image href="{evil}/image.png" width="8" height="8"/></svg>',
+    "use": '{svg}<use href="{evil}/use.svg#a"/></svg>',
+    "fe-image": '{svg}<filter id="f"><feImage href="{evil}/fe.png"/></filter><rect filter="url(#f)" width="8"/></svg>',
+}
+
+
+@pytest.fixture()
+def evil_server() -> Iterator[tuple[str, list[str]]]:
+    """A loopback server standing for any outside host: it records every request it gets."""
+    hits: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_published_logos_fetch_nothing_opened_directly_or_in_the_page(
+        browser: Any, tmp_path: Path, evil_server: tuple[str, list[str]]) -> None:
+    import json
+    import shutil
+
+    evil, hits = evil_server
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8">'
+    repo = tmp_path / "repo"
+    shutil.copytree(REFERENCE, repo)
+    for name, template in HOSTILE_LOGOS.items():
+        entry = repo / "spec/registry" / name
+        entry.mkdir()
+        (entry / "CODEOWNERS").write_text("* @someone\n")
+        (entry / "logo.svg").write_text(template.format(evil=evil, svg=svg))
+        (entry / "registry.json").write_text(json.dumps({"logo": "logo.svg", "consumer": {
+            "root_doc_URL": "https://example.org/docs", "consumed_facets": []}}))
+    out = publish(repo, tmp_path / "site")
+
+    def open_all(paths: list[Path]) -> list[str]:
+        requested: list[str] = []
+        for path in paths:
+            page = browser.new_page()
+            page.on("request", lambda r: requested.append(r.url))
+            page.goto(path.as_uri(), wait_until="load")
+            page.wait_for_timeout(300)
+            page.close()
+        return [url for url in requested if not url.startswith("file://")]
+
+    raw = open_all([repo / "spec/registry" / name / "logo.svg" for name in HOSTILE_LOGOS])
+    assert len({urldefrag(u)[0] for u in raw}) == len(HOSTILE_LOGOS), raw  # each fetched before publishing
+    hits.clear()
+    published = sorted((out / "logos").glob("*.svg"))
+    assert len(published) == len(HOSTILE_LOGOS)
+    assert open_all([*published, out / "index.html"]) == [] and hits == []

@@ -174,21 +174,27 @@ def add_entry(repo: Path, name: str, registry: dict[str, Any], files: dict[str, 
 BAD_LOGOS = {
     "big.png": PNG + b"\0" * 110_000,
     "fake.png": b"GIF89a" + b"\0" * 20,
+    "doctype.svg": b'<!DOCTYPE svg [<!ENTITY x "y">]>' + SVG,
+    "broken.svg": SVG[:-6],
+    "big.svg": SVG.replace(b"<circle", b'<path d="' + b"M0 0" * 30_000 + b'"/><circle'),
+}
+CLEANED_LOGOS = {  # published re-serialised, without what could run or fetch
     "script.svg": SVG.replace(b"<circle", b"<script>alert(1)</script><circle"),
     "handler.svg": SVG.replace(b"<circle", b'<circle onload="alert(1)"'),
     "remote.svg": SVG.replace(b"<circle", b'<use href="https://example.com/x.svg#a"/><circle'),
-    "doctype.svg": b'<!DOCTYPE svg [<!ENTITY x "y">]>' + SVG,
-    "styled.svg": SVG.replace(b"<circle", b"<style>*{}</style><circle"),
+    "styled.svg": SVG.replace(b"<circle", b"<style>@import 'https://example.com/a.css';*{fill:red}</style><circle"),
+    "metadata.svg": b'<?xml-stylesheet href="https://example.com/a.css"?>' + SVG.replace(
+        b"<circle", b'<namedview xmlns="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd"/><circle'),
 }
 
 
-@pytest.mark.parametrize("logo", [*BAD_LOGOS, "good.png", "good.svg", "missing.svg"])
+@pytest.mark.parametrize("logo", [*BAD_LOGOS, *CLEANED_LOGOS, "good.png", "good.svg", "missing.svg"])
 def test_logos_are_judged_by_the_check_and_only_good_ones_are_published(tmp_path: Path, logo: str) -> None:
     from bot.checks import entry as entry_check
     from bot.engine import ReviewContext, review
 
     repo = copy(REFERENCE, tmp_path / "repo")
-    files = {**BAD_LOGOS, "good.png": PNG, "good.svg": SVG}
+    files = {**BAD_LOGOS, **CLEANED_LOGOS, "good.png": PNG, "good.svg": SVG}
     add_entry(repo, "shiny", {"display_name": "Shiny Tool", "description": "Emits lineage <fast>.",
                               "homepage": "https://shiny.example", "logo": logo, "categories": ["orchestrator"],
                               "producer": {"root_doc_URL": "https://shiny.example/docs", "produced_facets": []}},
@@ -196,11 +202,16 @@ def test_logos_are_judged_by_the_check_and_only_good_ones_are_published(tmp_path
     report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
                     checks=(entry_check.check,))
     refused = [f for f in report.findings if f.rule == "entry/logo"]
-    assert bool(refused) == (not logo.startswith("good")), (logo, refused)
+    published = logo.startswith("good") or logo in CLEANED_LOGOS
+    assert bool(refused) != published, (logo, refused)
     assert not [f for f in report.findings if f.rule == "entry/schema" and "shiny" in f.path]
-    card = next(c for c in site_of(repo).entries if c.name == "shiny")
+    site = site_of(repo)
+    card = next(c for c in site.entries if c.name == "shiny")
     assert card.title == "Shiny Tool" and card.categories == ("orchestrator",)
-    assert bool(card.logo) == logo.startswith("good")
+    assert bool(card.logo) == published
+    if logo in CLEANED_LOGOS:
+        text = site.logo_files[card.logo].decode("utf-8")
+        assert "example.com" not in text and "script" not in text and "onload" not in text and "<circle" in text
 
 
 def test_check_text_and_markdown_show_the_published_site_preview(tmp_path: Path) -> None:
@@ -221,7 +232,7 @@ def test_a_partner_list_drafts_presentation_fields_without_touching_the_reposito
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     (tmp_path / "logos").mkdir()
     (tmp_path / "logos/airflow.svg").write_bytes(SVG)
-    (tmp_path / "logos/bad.svg").write_bytes(BAD_LOGOS["script.svg"])
+    (tmp_path / "logos/bad.svg").write_bytes(BAD_LOGOS["doctype.svg"])
     partners = [{"name": "Apache Airflow", "entry": "airflow", "description": "Orchestrates.",
                  "homepage": "https://airflow.apache.org", "logo": "logos/airflow.svg", "categories": ["Orchestrator"]},
                 {"name": "Egeria", "logo": "logos/bad.svg"}, {"name": "Nobody Registered"}]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config
-from bot.logo import LOGO_LIMIT, logo_problem
+from bot.logo import logo_problem, source_limit
 from bot.registry import Registry, fold_name
 from bot.snapshot import Snapshot
 
@@ -59,8 +59,8 @@ def draft_presentation(snapshot: Snapshot, config: Config, partners: Any, folder
         if isinstance(partner.get("logo"), str):
             source = folder / partner["logo"]
             name = "logo." + source.suffix.lower().lstrip(".")
-            data = source.read_bytes() if source.is_file() and source.stat().st_size <= LOGO_LIMIT else None
-            problem = "missing or over 100 KB" if data is None else logo_problem(name, data)
+            data = source.read_bytes() if source.is_file() and source.stat().st_size <= source_limit(name) else None
+            problem = "missing or too big" if data is None else logo_problem(name, data)
             if problem:
                 out.notes.append(f"{partner['name']}: logo {partner['logo']} left out: {problem}")
             else:

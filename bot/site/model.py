@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import Config
-from bot.logo import LOGO_LIMIT, LOGO_NAME, logo_problem
+from bot.logo import LOGO_NAME, published_logo, source_limit
 from bot.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.schema_diff import required_bump
 from bot.schemas import SchemaStore
@@ -413,20 +413,21 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
 
 
 def _logo(entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes]) -> str:
-    """The site path of the entry's logo, copied into ``logos``; "" when it has none or the checks would
-    refuse it (``bot.logo``)."""
+    """The site path of the entry's logo, its published bytes (an SVG re-serialised) put into ``logos``;
+    "" when it has none or the checks would refuse it (``bot.logo``)."""
     if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
         return ""
     path = f"{entry.folder}/{name}"
     try:
         size = snapshot.size(path)
-        data = snapshot.read(path) if size is not None and size <= LOGO_LIMIT else None
+        data = snapshot.read(path) if size is not None and size <= source_limit(name) else None
     except SnapshotError:
         return ""
-    if data is None or logo_problem(name, data):
+    published = published_logo(name, data) if data is not None else ""
+    if not isinstance(published, bytes):
         return ""
     target = f"logos/{slug(entry.name.replace(':', '-'))}.{name.rsplit('.', 1)[-1].lower()}"
-    logos[target] = data
+    logos[target] = published
     return target
 
 
