@@ -85,7 +85,7 @@ def test_the_proposals_facets_map_fills_use_case_pages_versions_and_passes_check
     site = site_of(repo)
     by_case = site.use_cases()
     for case, uris in expected.items():
-        assert by_case[case_id(case)] == set(uris), case
+        assert by_case[case_id(case)] >= set(uris), case  # with the core facets mapped by default
     out = tmp_path / "out"
     write_site(site, out)
     index = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))
@@ -115,6 +115,36 @@ def test_a_use_cases_file_in_the_registry_replaces_the_proposals_list(tmp_path: 
     write_site(site, out)
     page = (out / "use-cases/catalog.html").read_text(encoding="utf-8")
     assert "Finding data" in page and "What a catalog shows." in page and "ol:egeria:" in page
+
+
+def test_use_case_pages_list_core_facets_and_who_emits_them_on_the_real_registry(corpus: Path, tmp_path: Path) -> None:
+    site = site_of(corpus)
+    out = tmp_path / "out"
+    write_site(site, out)
+    by_case = site.use_cases()
+    for case in PROPOSAL:
+        listed = by_case[case]
+        assert listed and listed <= set(site.facets), case  # only facets the registry has
+        html = (out / f"use-cases/{case}.html").read_text(encoding="utf-8")
+        assert all(uri in html for uri in listed) and 'index.html#entry-core">core</a>' in html, case
+        assert "No registered name declares" not in html
+    index = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))
+    lineage = next(f for f in index["facets"] if f["uri"] == "ol:core:ColumnLineageDatasetFacet.json")
+    assert "lineage" in lineage["use_cases"]
+
+
+def test_cards_that_show_the_same_display_name_are_told_apart(tmp_path: Path) -> None:
+    repo = copy(REFERENCE, tmp_path / "repo")
+    for name in ("alpha", "beta"):
+        add_entry(repo, name, {"display_name": "Google Cloud", "consumer": {
+            "root_doc_URL": f"https://{name}.example/docs", "consumed_facets": []}}, {})
+    site = site_of(repo)
+    titles = {c.name: c.title for c in site.entries}
+    assert titles["alpha"] == "Google Cloud (alpha)" and titles["beta"] == "Google Cloud (beta)"
+    assert len(set(titles.values())) == len(titles)
+    out = tmp_path / "out"
+    write_site(site, out)
+    assert "Google Cloud (alpha)" in (out / "compat.html").read_text(encoding="utf-8")
 
 
 def test_the_lineage_facet_page_lists_the_fields_of_every_variant(corpus: Path) -> None:
@@ -273,4 +303,4 @@ def test_the_preview_names_presentation_and_version_changes_of_a_card(tmp_path: 
     section = preview(DirSnapshot(base), DirSnapshot(head), load_config(DirSnapshot(base))[0])
     assert section is not None
     row = next(line for line in section.markdown.splitlines() if f"`{path.parent.name}`" in line)
-    assert "card display name changed" in row and "declared versions changed" in row
+    assert "display name: `A New Name` (was " in row and "declared versions changed" in row

@@ -95,8 +95,13 @@ class EntryCard:
     def all_use_cases(self) -> list[str]:
         return sorted({u for cases in self.use_cases.values() for u in cases})
 
+    collides: bool = False  # another card shows the same display name
+
     @property
     def title(self) -> str:
+        """The name shown: the display name, with the registered name when another card shows the same."""
+        if self.display_name and self.collides:
+            return f"{self.display_name} ({self.name})"
         return self.display_name or self.name
 
     def declared_versions(self, role: str, uri: str) -> tuple[str, ...]:
@@ -116,7 +121,8 @@ class Site:
 
     def use_cases(self) -> dict[str, set[str]]:
         """Use case -> facet URIs declared for it; the described use cases are always listed."""
-        out: dict[str, set[str]] = {case: set() for case in self.use_case_texts}
+        out: dict[str, set[str]] = {case: {u for u in text.facets if u in self.facets}
+                                    for case, text in self.use_case_texts.items()}
         for card in self.entries:
             for uri, cases in card.use_cases.items():
                 for case in cases:
@@ -167,9 +173,28 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
         for uri, cases in card.use_cases.items():
             if uri in facets:
                 facets[uri].use_cases |= cases
+    use_case_texts = {} if light else load_use_cases(snapshot, config)
+    for case, text in use_case_texts.items():
+        for uri in text.facets:
+            if uri in facets:
+                facets[uri].use_cases.add(case)
+                for card in cards:  # an entry that emits or reads the facet serves the use case
+                    if uri in card.produced or uri in card.consumed:
+                        card.use_cases.setdefault(uri, set()).add(case)
+    _disambiguate(cards)
     return Site(snapshot.label, sorted(cards, key=lambda c: c.name), dict(sorted(facets.items())), schema_files,
                 None if light else _naming(snapshot, config),
-                {} if light else load_use_cases(snapshot, config), logos)
+                use_case_texts, logos)
+
+
+def _disambiguate(cards: list[EntryCard]) -> None:
+    """Cards whose display names collide (case folded) show their registered name beside it."""
+    seen: dict[str, list[EntryCard]] = {}
+    for card in cards:
+        seen.setdefault(card.title.casefold(), []).append(card)
+    for group in seen.values():
+        for card in group if len(group) > 1 else ():
+            card.collides = True
 
 
 def _schemas(entry: Entry, only: Collection[str] | None) -> Iterable[FacetSchema]:
