@@ -257,6 +257,71 @@ def test_check_text_and_markdown_show_the_published_site_preview(tmp_path: Path)
         assert heading in done.stdout and "previewedField" in done.stdout, (fmt, done.stdout[-2000:], done.stderr)
 
 
+PRODUCERS_TSX = """import { Partner } from "@site/static/ecosystem/consumers";
+
+export const Producers: Array<Partner> = [
+    {
+        image: "google_logo.svg",
+        org: "Google",
+        description: "Dataproc captures lineage events from Spark jobs.",
+        docs_url: "https://cloud.google.com/dataproc/docs/guides/lineage",
+        org_url: "https://cloud.google.com"
+    },
+    {
+        image: "nowhere_logo.svg",
+        org: "Unregistered Tool",
+        description: "Not in the registry yet.",
+        docs_url: "",
+        org_url: "https://unregistered.example"
+    },
+]
+"""
+STYLED_LOGO = (b'<?xml version="1.0" encoding="utf-8"?><!-- Generator: Adobe Illustrator -->'
+               b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><style type="text/css">.st0{fill:#4285F4;}'
+               b'</style><rect class="st0" width="8" height="8"/></svg>')
+
+
+def test_partners_in_the_hand_written_shape_place_their_entries_and_publish_their_logos(
+        corpus: Path, tmp_path: Path) -> None:
+    repo = copy(corpus, tmp_path / "repo")
+    static = tmp_path / "website/static"
+    (static / "ecosystem").mkdir(parents=True)
+    (static / "img").mkdir()
+    (static / "ecosystem/producers.tsx").write_text(PRODUCERS_TSX, encoding="utf-8")
+    (static / "img/google_logo.svg").write_bytes(STYLED_LOGO)
+    entries = sorted(p.parent.relative_to(repo / "spec/registry").as_posix().replace("/", ":")
+                     for p in (repo / "spec/registry/gcp").rglob("registry.json"))
+    (tmp_path / "entries.json").write_text(json.dumps({"Google": entries}), encoding="utf-8")
+    out = tmp_path / "drafts"
+    done = subprocess.run([sys.executable, "-m", "bot", "publish", str(repo), str(out), "--draft-presentation",
+                           str(static / "ecosystem/producers.tsx"), "--entries", str(tmp_path / "entries.json")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "1 of 2 partners placed" in done.stderr and "Unregistered Tool" in done.stderr
+    consumers_only = [e for e in entries if "producer" not in json.loads(
+        (repo / "spec/registry" / e.replace(":", "/") / "registry.json").read_text(encoding="utf-8"))]
+    assert all(f"{e} has no producer block" in done.stderr for e in consumers_only)
+    for name in entries:
+        folder = name.replace(":", "/")
+        drafted = json.loads((out / "spec/registry" / folder / "registry.json").read_text(encoding="utf-8"))
+        assert drafted["organization"] == {"name": "Google", "homepage": "https://cloud.google.com"}
+        assert "display_name" not in drafted  # one partner, several products: each keeps its own name
+        shutil.copytree(out / "spec/registry" / folder, repo / "spec/registry" / folder, dirs_exist_ok=True)
+    site = site_of(repo)
+    assert [c.name for c in site.organizations()["Google"]] == entries
+    logos = [site.logo_files[c.logo] for c in site.entries if c.name in entries]
+    assert len(logos) == len(entries) and all(b".st0{fill:#4285F4}" in logo for logo in logos)
+    from bot.checks import entry as entry_check
+    from bot.engine import ReviewContext, review
+
+    report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
+                    checks=(entry_check.check,))
+    assert not [f for f in report.findings if f.severity.name == "ERROR" and "gcp" in f.path], report.findings
+    write_site(site, tmp_path / "site")
+    html = (tmp_path / "site/index.html").read_text(encoding="utf-8")
+    assert 'id="partners-title"' in html and "by Google" in html
+
+
 def test_a_partner_list_drafts_presentation_fields_without_touching_the_repository(tmp_path: Path) -> None:
     repo = copy(REFERENCE, tmp_path / "repo")
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}

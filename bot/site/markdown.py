@@ -89,6 +89,11 @@ def _ecosystem(site: Site, pages: dict[str, str]) -> str:
         name = logo + text(c.title) + (f" ({literal(c.name)})" if c.display_name else "")
         lines.append(f"| {name} | {about} | {', '.join(c.roles)} | {' '.join(links)} | "
                      f"{_chips(c, 'producer', c.produced, pages)} | {_chips(c, 'consumer', c.consumed, pages)} |")
+    if organizations := site.organizations():
+        lines.append("\n## Partners\n")
+        for org, members in organizations.items():
+            who = link(org, members[0].organization_url) if safe_url(members[0].organization_url) else text(org)
+            lines.append(f"- {who}: {', '.join(text(c.title) for c in members)}")
     if any(c.logo for c in site.entries):
         lines.append("\nLogos are under `logos/` of the published output: copy it to `static/registry/logos/`.")
     return "\n".join(lines) + "\n"

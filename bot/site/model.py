@@ -90,6 +90,8 @@ class EntryCard:
     homepage: str = ""
     logo: str = ""  # the logo's path in the site, when it has one that passed the checks' judgement
     categories: tuple[str, ...] = ()
+    organization: str = ""  # the partner it belongs to (several entries may share one)
+    organization_url: str = ""
 
     @property
     def all_use_cases(self) -> list[str]:
@@ -118,6 +120,14 @@ class Site:
     naming: Any = None  # NamingRules, or None when it cannot be loaded
     use_case_texts: dict[str, UseCase] = field(default_factory=dict)  # id -> title and text
     logo_files: dict[str, bytes] = field(default_factory=dict)  # logos/<name>.<ext> -> bytes
+
+    def organizations(self) -> dict[str, list[EntryCard]]:
+        """Partner name -> its entries, for the partners that say which entries are theirs."""
+        out: dict[str, list[EntryCard]] = {}
+        for card in self.entries:
+            if card.organization:
+                out.setdefault(card.organization, []).append(card)
+        return dict(sorted(out.items(), key=lambda item: item[0].casefold()))
 
     def use_cases(self) -> dict[str, set[str]]:
         """Use case -> facet URIs declared for it; the described use cases are always listed."""
@@ -405,6 +415,10 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
     for key in ("display_name", "description", "homepage"):
         if isinstance(doc.get(key), str):
             setattr(card, key, doc[key].strip()[:500])
+    org = doc.get("organization")
+    if isinstance(org, dict) and isinstance(org.get("name"), str) and org["name"].strip():
+        card.organization = org["name"].strip()[:80]
+        card.organization_url = org["homepage"] if isinstance(org.get("homepage"), str) else ""
     if isinstance(doc.get("categories"), list):
         card.categories = tuple(sorted({c for c in doc["categories"] if isinstance(c, str) and c}))[:10]
     card.logo = _logo(entry, doc.get("logo"), snapshot, logos)

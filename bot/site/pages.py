@@ -77,6 +77,7 @@ def render_pages(site: Site) -> dict[str, bytes]:
 
     facet_uris = sorted({u for c in site.entries for u in (*c.produced, *c.consumed)})
     page("index.html", "ecosystem", "Ecosystem", cards_list=site.entries, facet_uris=facet_uris,
+         organizations=site.organizations(),
          use_cases=[(uc, uc_label(uc)) for uc in sorted({u for c in site.entries for u in c.all_use_cases})])
     producers = {c.name: c.produced for c in site.entries if "producer" in c.roles}
     consumers = {c.name: c.consumed for c in site.entries if "consumer" in c.roles}
