@@ -329,3 +329,47 @@ def test_published_logos_fetch_nothing_opened_directly_or_in_the_page(
     published = sorted((out / "logos").glob("*.svg"))
     assert len(published) == len(HOSTILE_LOGOS)
     assert open_all([*published, out / "index.html"]) == [] and hits == []
+
+
+AXE = Path(__file__).resolve().parent / "node/node_modules/axe-core/axe.min.js"
+PAGE_TYPES = ("index.html", "compat.html", "facets.html", "use-cases.html", "use-cases/lineage.html",
+              "naming.html", "promotion.html")
+NARROW = {"width": 400, "height": 800}
+
+
+def _page_types(folder: Path) -> list[str]:
+    """One page of each kind: the fixed pages, a use case page, the facet pages with the most fields and with
+    the longest name."""
+    facets = list(folder.glob("facets/*/*.html"))
+    chosen = {max(facets, key=lambda p: len(p.read_bytes())), max(facets, key=lambda p: len(p.name))}
+    return [*PAGE_TYPES, *sorted(p.relative_to(folder).as_posix() for p in chosen)]
+
+
+def test_every_page_type_has_no_serious_axe_violation_and_fits_400_px(browser: Any, server: str,
+                                                                      sites: dict[str, Path]) -> None:
+    """axe-core (npm, tests/node) in the page: no serious or critical violation; at 400 px nothing scrolls
+    sideways; a skip link leads to the content; result counts are announced (aria-live)."""
+    if not AXE.is_file():
+        raise RuntimeError("axe-core is missing: `make node-deps` installs it")
+    source = AXE.read_text(encoding="utf-8")
+    found: dict[str, list[str]] = {}
+    for rel in _page_types(sites["corpus"]):
+        for viewport in (DESKTOP, NARROW):
+            with Visit(browser, f"{server}/corpus/{rel}", viewport) as visit:
+                page = visit.page
+                page.evaluate(source)  # through the debugger: the page's CSP allows no inline script
+                result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+                bad = [f"{v['id']} ({v['impact']}): {len(v['nodes'])} node(s), "
+                       f"{v['nodes'][0]['target']}" for v in result["violations"]
+                       if v["impact"] in ("serious", "critical")]
+                width = page.evaluate("document.documentElement.scrollWidth")
+                if width > viewport["width"]:
+                    bad.append(f"{width} px wide at {viewport['width']} px")
+                if not page.locator("a.skip[href='#main']").count() or not page.locator("main#main").count():
+                    bad.append("no skip link to #main")
+                if bad:
+                    found[f"{rel} @ {viewport['width']}"] = bad
+    assert not found, "\n".join(f"{where}: {'; '.join(what)}" for where, what in found.items())
+    with Visit(browser, f"{server}/corpus/index.html") as visit:
+        assert visit.page.locator("#shown").get_attribute("aria-live") == "polite" or \
+            visit.page.locator(".count[aria-live]").count()
