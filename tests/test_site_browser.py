@@ -87,6 +87,11 @@ class Visit:
         return list(self.page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)"))
 
     def visible_cards(self) -> list[str]:
+        """The cards shown, once a search that loads the index has run."""
+        for _ in range(400):  # polled from here: wait_for_function evaluates strings, which the CSP forbids
+            if self.page.evaluate("!document.querySelector('#filters[data-pending]')"):
+                break
+            self.page.wait_for_timeout(25)
         return list(self.page.eval_on_selector_all(".card:not([hidden])", "els => els.map(e => e.dataset.name)"))
 
     def __enter__(self) -> Visit:
@@ -136,12 +141,12 @@ def test_filters_and_search_narrow_the_ecosystem(browser: Any, server: str) -> N
         page.select_option("#usecase", use_cases[0])
         assert 0 < len(visit.visible_cards()) < len(everyone)
         page.select_option("#usecase", "")
-        facet = page.eval_on_selector_all("#facet option", "els => els.map(o => o.value).filter(Boolean)")[0]
-        page.select_option("#facet", facet)
+        facet = page.eval_on_selector_all(".card ul.chips a[title^='ol:']", "els => els.map(a => a.title)")[0]
+        page.fill("#facet", facet)
         with_facet = visit.visible_cards()
         assert with_facet and all(facet in page.get_attribute(f'[data-name="{n}"]', "data-facets").split("\n")
                                   for n in with_facet)
-        page.select_option("#facet", "")
+        page.fill("#facet", "")
         page.fill("#q", everyone[-1])
         assert visit.visible_cards() == [everyone[-1]]
         assert page.text_content("#shown") == "1"
@@ -373,3 +378,39 @@ def test_every_page_type_has_no_serious_axe_violation_and_fits_400_px(browser: A
     with Visit(browser, f"{server}/corpus/index.html") as visit:
         assert visit.page.locator("#shown").get_attribute("aria-live") == "polite" or \
             visit.page.locator(".count[aria-live]").count()
+
+
+def test_a_paged_ecosystem_finds_entries_of_every_page_from_the_first(browser: Any, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from bot.site.pages import PAGE_SIZE
+
+    repo = tmp_path / "repo"
+    shutil.copytree(REFERENCE, repo)
+    extra = PAGE_SIZE + 20
+    for i in range(extra):
+        entry = repo / f"spec/registry/tool{i:04d}"
+        entry.mkdir()
+        (entry / "CODEOWNERS").write_text("* @someone\n")
+        (entry / "registry.json").write_text(json.dumps({"display_name": f"Tool number {i}", "consumer": {
+            "root_doc_URL": "https://example.org/docs", "consumed_facets": ["ol:core:SchemaDatasetFacet.json"]}}))
+    out = publish(repo, tmp_path / "site")
+    assert (out / "ecosystem/2.html").is_file() and not (out / "ecosystem/3.html").exists()
+    with Visit(browser, (out / "index.html").as_uri()) as visit:
+        page = visit.page
+        assert len(visit.visible_cards()) == PAGE_SIZE
+        assert page.text_content("#shown") == str(len(list((repo / "spec/registry").glob("*/registry.json"))))
+        last = f"Tool number {extra - 1}"
+        page.fill("#q", last.lower())
+        assert visit.visible_cards() == [] and page.text_content("#shown") == "1"
+        link = page.locator("#elsewhere a")
+        assert link.text_content() == last
+        target = link.evaluate("a => a.href")
+        assert target.endswith(f"/ecosystem/2.html#entry-tool{extra - 1:04d}"), target
+        page.goto(target)
+        assert page.locator(f'.card[data-name="tool{extra - 1:04d}"] h2').text_content() == last
+        page.fill("#facet", "schemadataset")
+        shown = visit.visible_cards()  # the second page's tools, all reading SchemaDatasetFacet
+        assert shown and len(shown) == page.locator('.card[data-name^="tool"]').count()
+        assert not visit.errors, visit.errors
