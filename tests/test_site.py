@@ -210,6 +210,25 @@ def hostile_repo(tmp_path: Path) -> Path:
     return repo
 
 
+def test_docusaurus_sidebar_labels_links_and_line_breaks(corpus: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(corpus, repo, ignore=shutil.ignore_patterns(".git"))
+    path = repo / "spec/facets/ColumnLineageDatasetFacet.json"
+    facet = json.loads(path.read_text(encoding="utf-8"))
+    facet["$defs"]["ColumnLineageDatasetFacet"]["description"] = "First paragraph.\n\nSecond one,\nwith a break."
+    path.write_text(json.dumps(facet), encoding="utf-8")
+    docs = publish(repo, tmp_path / "out") / "docusaurus/registry"
+    labels = {p.parent.relative_to(docs).as_posix(): json.loads(p.read_text(encoding="utf-8"))["label"]
+              for p in docs.rglob("_category_.json")}
+    owners = {f.parent.name for f in (docs / "facets").glob("*/*.md")}
+    assert labels["."] == "Registry" and labels["facets"] == "Facet pages" and labels["use-cases"] == "Use case pages"
+    assert {labels[f"facets/{o}"] for o in owners} == {f["owner"] for f in index(docs.parent.parent)["facets"]}  # type: ignore[index, union-attr]
+    page = (docs / "facets/core/ColumnLineageDatasetFacet.md").read_text(encoding="utf-8")
+    assert "First paragraph.<br/><br/>Second one,<br/>with a break." in page and "\\n" not in page
+    url = json.loads(path.read_text(encoding="utf-8"))["$id"]
+    assert f"- Schema URL: [`{url}`](<{url}>)" in page
+
+
 def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError(f"publish opened a connection: {args}")
