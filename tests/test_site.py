@@ -227,6 +227,8 @@ def test_docusaurus_sidebar_labels_links_and_line_breaks(corpus: Path, tmp_path:
     assert "First paragraph.<br/><br/>Second one,<br/>with a break." in page and "\\n" not in page
     url = json.loads(path.read_text(encoding="utf-8"))["$id"]
     assert f"- Schema URL: [`{url}`](<{url}>)" in page
+    ecosystem = (docs / "index.md").read_text(encoding="utf-8")
+    assert "| Name | About | Facets |" in ecosystem and 'title: "Producers and consumers"' in ecosystem
 
 
 def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,16 +108,18 @@ def _chips(card: EntryCard, role: str, uris: list[str], pages: dict[str, str]) -
 
 
 def _ecosystem(site: Site, pages: dict[str, str]) -> str:
-    lines = [_front("Ecosystem", 1), "Every name registered in the OpenLineage registry.\n",
-             "| Name | About | Role | Links | Produces | Consumes |", "| --- | --- | --- | --- | --- | --- |"]
-    for c in site.entries:
+    lines = [_front("Producers and consumers", 1), "Every name registered in the OpenLineage registry.\n",
+             "| Name | About | Facets |", "| --- | --- | --- |"]
+    for c in site.entries:  # three columns: a docs page's width holds them without cutting one off
         links = [link("homepage", c.homepage)] if safe_url(c.homepage) else []
         links += [link(f"{r} documentation", u) for r, u in c.documentation.items() if safe_url(u)]
-        about = text(c.description) + (f" ({text(', '.join(c.categories))})" if c.categories else "")
-        logo = f"![{text(c.title)} logo](/registry/{c.logo}) " if c.logo else ""
-        name = logo + text(c.title) + (f" ({literal(c.name)})" if c.display_name else "")
-        lines.append(f"| {name} | {about} | {', '.join(c.roles)} | {' '.join(links)} | "
-                     f"{_chips(c, 'producer', c.produced, pages)} | {_chips(c, 'consumer', c.consumed, pages)} |")
+        about = [part for part in (text(c.description), text(", ".join(c.categories)), " ".join(links)) if part]
+        logo = f"![{text(c.title)} logo](/registry/{c.logo})<br/>" if c.logo else ""
+        name = (logo + text(c.title) + (f" ({literal(c.name)})" if c.display_name else "")
+                + f"<br/>{text(', '.join(c.roles))}")
+        facets = [f"{label}: {_chips(c, role, uris, pages)}" for label, role, uris in (
+            ("Produces", "producer", c.produced), ("Consumes", "consumer", c.consumed)) if uris]
+        lines.append(f"| {name} | {'<br/>'.join(about)} | {'<br/>'.join(facets)} |")
     if organizations := site.organizations():
         lines.append("\n## Partners\n")
         for org, members in organizations.items():
