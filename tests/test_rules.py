@@ -196,7 +196,7 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
                           delete(f"{rc.ENTRY}/facets/examples")), (good,)),
     "entry/name-collision": ((good, move(rc.ENTRY, "spec/registry/ice-berg")), (good,)),
     "entry/logo": ((good, registry(lambda d: d.update(logo="logo.svg")),
-                    write(f"{rc.ENTRY}/logo.svg", f'<svg xmlns="{SVG_NS}"><script>alert(1)</script></svg>')),
+                    write(f"{rc.ENTRY}/logo.svg", f'<!DOCTYPE svg><svg xmlns="{SVG_NS}"></svg>')),
                    (good, registry(lambda d: d.update(logo="logo.svg")),
                     write(f"{rc.ENTRY}/logo.svg", f'<svg xmlns="{SVG_NS}"><rect width="1" height="1"/></svg>'))),
     "uris/malformed": ((good, registry(lambda d: d["producer"]["produced_facets"].append("acme:Nope.json"))),

@@ -10,9 +10,12 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 from bot.changes import ChangeSet, FileChange, Status
 from bot.config import load_config
@@ -25,6 +28,7 @@ from bot.snapshot import DirSnapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = "website/static/spec"
+SITE_URL = "https://openlineage.io/"
 
 
 def publish(repo: Path, out: Path) -> Path:
@@ -69,6 +73,90 @@ def test_schemas_under_their_id_paths_are_the_published_mirror_byte_for_byte(cor
     for schema in (corpus / "spec/facets").glob("*.json"):  # each current core version has its URL
         url = json.loads(schema.read_bytes())["$id"]
         assert (corpus_site / url.removeprefix("https://openlineage.io/")).is_file(), url
+
+
+def test_the_core_spec_files_are_published_byte_for_byte(corpus: Path, corpus_site: Path) -> None:
+    mirrored = [p for p in (corpus / MIRROR).rglob("*") if p.is_file() and "facets" not in p.parts]
+    assert {p.name for p in mirrored} == {"OpenLineage.json", "OpenLineage.yml"}
+    for path in mirrored:
+        assert (corpus_site / "spec" / path.relative_to(corpus / MIRROR)).read_bytes() == path.read_bytes(), path
+
+
+def _served(site: Path, url: str) -> Path | None:
+    """The output's file for an openlineage.io URL (as a static host would serve it), or None."""
+    path = site / url.removeprefix(SITE_URL)
+    return path if url.startswith(SITE_URL) and path.is_file() else None
+
+
+def _refs(node: Any) -> Any:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def test_every_ref_of_every_published_schema_resolves_inside_the_output(corpus: Path, corpus_site: Path) -> None:
+    """Every ``$ref`` of every published schema resolves to a file of the output and a node inside it; the
+    only exceptions are refs the published mirror itself leaves dangling (``OpenLineage.json`` 1-0-4 to 2-0-1
+    refer to ``facets/X.json`` beside themselves, a path openlineage.io never served)."""
+    resolved, upstream = 0, 0
+    for path in sorted((corpus_site / "spec").rglob("*.json")):
+        doc = json.loads(path.read_bytes())
+        base = doc.get("$id") or SITE_URL + path.relative_to(corpus_site).as_posix()
+        for ref in _refs(doc):
+            url, _, pointer = urljoin(base, ref).partition("#")
+            target = _served(corpus_site, url)
+            if target is None and not (corpus / MIRROR / url.removeprefix(SITE_URL + "spec/")).exists():
+                assert "facets" not in path.relative_to(corpus_site / "spec").parts, (path, ref)
+                upstream += 1
+                continue
+            assert target is not None, (path, ref)
+            node = json.loads(target.read_bytes())
+            for token in filter(None, pointer.split("/")):
+                node = node[token.replace("~1", "/").replace("~0", "~")]  # KeyError: a dangling pointer
+            resolved += 1
+    assert resolved >= 100 and upstream < resolved, (resolved, upstream)  # 100 point into OpenLineage.json
+
+
+def test_real_events_validate_offline_from_the_output_alone(corpus: Path, corpus_site: Path) -> None:
+    """A consumer with only the published output validates the facets of real integration events by their
+    ``_schemaURL`` (and whole events by their ``schemaURL``): every reference resolves from the output."""
+    def retrieve(uri: str) -> Resource[Any]:
+        path = _served(corpus_site, uri)
+        if path is None:
+            raise LookupError(f"{uri} is not in the output")
+        return Resource.from_contents(json.loads(path.read_bytes()))
+
+    registry: Registry[Any] = Registry(retrieve=retrieve)  # type: ignore[call-arg]
+    outcome: dict[str, int] = {"valid": 0, "invalid": 0, "events": 0}
+    for path in sorted((corpus / "integration").rglob("*.json")):
+        try:
+            doc = json.loads(path.read_bytes())
+        except ValueError:
+            continue
+        for node, key in _schema_urls(doc):
+            if not node[key].startswith(SITE_URL + "spec/"):
+                continue  # a facet of the integration's own, published elsewhere
+            errors = list(Draft202012Validator({"$ref": node[key]}, registry=registry).iter_errors(node))
+            outcome["events" if key == "schemaURL" else "valid" if not errors else "invalid"] += 1
+    assert outcome["valid"] > 200 and outcome["events"] > 10, outcome  # invalid ones are the events' own data
+
+
+def _schema_urls(node: Any) -> Any:
+    """(object, key) for every facet (``_schemaURL``) and event (``schemaURL``) inside ``node``."""
+    if isinstance(node, dict):
+        for key in ("_schemaURL", "schemaURL"):
+            if isinstance(node.get(key), str):
+                yield node, key
+        for value in node.values():
+            yield from _schema_urls(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _schema_urls(value)
 
 
 def test_the_discovery_index_validates_and_gives_a_custom_facets_schema_url_back(corpus_site: Path) -> None:
@@ -120,6 +208,27 @@ def hostile_repo(tmp_path: Path) -> Path:
         "consumer": {"root_doc_URL": "https://example.com/\"onmouseover=alert(5)", "consumed_facets": [HOSTILE]}}
     (entry / "registry.json").write_text(json.dumps(registry), encoding="utf-8")
     return repo
+
+
+def test_docusaurus_sidebar_labels_links_and_line_breaks(corpus: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(corpus, repo, ignore=shutil.ignore_patterns(".git"))
+    path = repo / "spec/facets/ColumnLineageDatasetFacet.json"
+    facet = json.loads(path.read_text(encoding="utf-8"))
+    facet["$defs"]["ColumnLineageDatasetFacet"]["description"] = "First paragraph.\n\nSecond one,\nwith a break."
+    path.write_text(json.dumps(facet), encoding="utf-8")
+    docs = publish(repo, tmp_path / "out") / "docusaurus/registry"
+    labels = {p.parent.relative_to(docs).as_posix(): json.loads(p.read_text(encoding="utf-8"))["label"]
+              for p in docs.rglob("_category_.json")}
+    owners = {f.parent.name for f in (docs / "facets").glob("*/*.md")}
+    assert labels["."] == "Registry" and labels["facets"] == "Facet pages" and labels["use-cases"] == "Use case pages"
+    assert {labels[f"facets/{o}"] for o in owners} == {f["owner"] for f in index(docs.parent.parent)["facets"]}  # type: ignore[index, union-attr]
+    page = (docs / "facets/core/ColumnLineageDatasetFacet.md").read_text(encoding="utf-8")
+    assert "First paragraph.<br/><br/>Second one,<br/>with a break." in page and "\\n" not in page
+    url = json.loads(path.read_text(encoding="utf-8"))["$id"]
+    assert f"- Schema URL: [`{url}`](<{url}>)" in page
+    ecosystem = (docs / "index.md").read_text(encoding="utf-8")
+    assert "| Name | About | Facets |" in ecosystem and 'title: "Producers and consumers"' in ecosystem
 
 
 def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

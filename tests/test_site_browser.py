@@ -87,6 +87,11 @@ class Visit:
         return list(self.page.eval_on_selector_all("a[href]", "els => els.map(a => a.href)"))
 
     def visible_cards(self) -> list[str]:
+        """The cards shown, once a search that loads the index has run."""
+        for _ in range(400):  # polled from here: wait_for_function evaluates strings, which the CSP forbids
+            if self.page.evaluate("!document.querySelector('#filters[data-pending]')"):
+                break
+            self.page.wait_for_timeout(25)
         return list(self.page.eval_on_selector_all(".card:not([hidden])", "els => els.map(e => e.dataset.name)"))
 
     def __enter__(self) -> Visit:
@@ -136,12 +141,12 @@ def test_filters_and_search_narrow_the_ecosystem(browser: Any, server: str) -> N
         page.select_option("#usecase", use_cases[0])
         assert 0 < len(visit.visible_cards()) < len(everyone)
         page.select_option("#usecase", "")
-        facet = page.eval_on_selector_all("#facet option", "els => els.map(o => o.value).filter(Boolean)")[0]
-        page.select_option("#facet", facet)
+        facet = page.eval_on_selector_all(".card ul.chips a[title^='ol:']", "els => els.map(a => a.title)")[0]
+        page.fill("#facet", facet)
         with_facet = visit.visible_cards()
         assert with_facet and all(facet in page.get_attribute(f'[data-name="{n}"]', "data-facets").split("\n")
                                   for n in with_facet)
-        page.select_option("#facet", "")
+        page.fill("#facet", "")
         page.fill("#q", everyone[-1])
         assert visit.visible_cards() == [everyone[-1]]
         assert page.text_content("#shown") == "1"
@@ -255,4 +260,157 @@ def test_the_explorer_says_which_versions_match_per_pair(browser: Any, showcase:
         page.select_option("#pick-producer", expected["producer"])
         mirrored = page.locator('#out-producer tr[data-name="shiny"]')
         assert mirrored.get_attribute("data-mismatch") == "1"
+        assert not visit.errors, visit.errors
+
+
+HOSTILE_LOGOS = {  # each fetched {evil} when opened directly, before logos were re-serialised
+    "stylesheet-pi": '<?xml-stylesheet type="text/css" href="{evil}/pi.css"?>{svg}<rect class="a"/></svg>',
+    "xsl-pi": '<?xml-stylesheet type="text/xsl" href="{evil}/pi.xsl"?>{svg}<rect class="a"/></svg>',
+    "css-escape": '{svg}<style>rect{{fill:u\\72l({evil}/escape.png)}}</style><rect width="8" height="8"/></svg>',
+    "image-set": '{svg}<style>rect{{mask-image:image-set("{evil}/set.png" 1x)}}</style><rect width="8"/></svg>',
+    "import": "{svg}<style>@import '{evil}/import.css';</style><rect/></svg>",
+    "font-face": '{svg}<style>@font-face{{font-family:f;src:url({evil}/f.woff)}}text{{font-family:f}}</style>'
+                 '<text>x</text></svg>',
+    "url-attribute": '{svg}<rect width="8" height="8" fill="URL({evil}/attr.svg#p)"/></svg>',
+    "image": '{svg}<image href="{evil}/image.png" width="8" height="8"/></svg>',
+    "use": '{svg}<use href="{evil}/use.svg#a"/></svg>',
+    "fe-image": '{svg}<filter id="f"><feImage href="{evil}/fe.png"/></filter><rect filter="url(#f)" width="8"/></svg>',
+}
+
+
+@pytest.fixture()
+def evil_server() -> Iterator[tuple[str, list[str]]]:
+    """A loopback server standing for any outside host: it records every request it gets."""
+    hits: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_published_logos_fetch_nothing_opened_directly_or_in_the_page(
+        browser: Any, tmp_path: Path, evil_server: tuple[str, list[str]]) -> None:
+    import json
+    import shutil
+
+    evil, hits = evil_server
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8">'
+    repo = tmp_path / "repo"
+    shutil.copytree(REFERENCE, repo)
+    for name, template in HOSTILE_LOGOS.items():
+        entry = repo / "spec/registry" / name
+        entry.mkdir()
+        (entry / "CODEOWNERS").write_text("* @someone\n")
+        (entry / "logo.svg").write_text(template.format(evil=evil, svg=svg))
+        (entry / "registry.json").write_text(json.dumps({"logo": "logo.svg", "consumer": {
+            "root_doc_URL": "https://example.org/docs", "consumed_facets": []}}))
+    out = publish(repo, tmp_path / "site")
+
+    def open_all(paths: list[Path]) -> list[str]:
+        requested: list[str] = []
+        for path in paths:
+            page = browser.new_page()
+            page.on("request", lambda r: requested.append(r.url))
+            page.goto(path.as_uri(), wait_until="load")
+            page.wait_for_timeout(300)
+            page.close()
+        return [url for url in requested if not url.startswith("file://")]
+
+    raw = open_all([repo / "spec/registry" / name / "logo.svg" for name in HOSTILE_LOGOS])
+    assert len({urldefrag(u)[0] for u in raw}) == len(HOSTILE_LOGOS), raw  # each fetched before publishing
+    hits.clear()
+    published = sorted((out / "logos").glob("*.svg"))
+    assert len(published) == len(HOSTILE_LOGOS)
+    assert open_all([*published, out / "index.html"]) == [] and hits == []
+
+
+AXE = Path(__file__).resolve().parent / "node/node_modules/axe-core/axe.min.js"
+PAGE_TYPES = ("index.html", "compat.html", "facets.html", "use-cases.html", "use-cases/lineage.html",
+              "naming.html", "promotion.html")
+NARROW = {"width": 400, "height": 800}
+
+
+def _page_types(folder: Path) -> list[str]:
+    """One page of each kind: the fixed pages, a use case page, the facet pages with the most fields and with
+    the longest name."""
+    facets = list(folder.glob("facets/*/*.html"))
+    chosen = {max(facets, key=lambda p: len(p.read_bytes())), max(facets, key=lambda p: len(p.name))}
+    return [*PAGE_TYPES, *sorted(p.relative_to(folder).as_posix() for p in chosen)]
+
+
+def test_every_page_type_has_no_serious_axe_violation_and_fits_400_px(browser: Any, server: str,
+                                                                      sites: dict[str, Path]) -> None:
+    """axe-core (npm, tests/node) in the page: no serious or critical violation; at 400 px nothing scrolls
+    sideways; a skip link leads to the content; result counts are announced (aria-live)."""
+    if not AXE.is_file():
+        raise RuntimeError("axe-core is missing: `make node-deps` installs it")
+    source = AXE.read_text(encoding="utf-8")
+    found: dict[str, list[str]] = {}
+    for rel in _page_types(sites["corpus"]):
+        for viewport in (DESKTOP, NARROW):
+            with Visit(browser, f"{server}/corpus/{rel}", viewport) as visit:
+                page = visit.page
+                page.evaluate(source)  # through the debugger: the page's CSP allows no inline script
+                result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+                bad = [f"{v['id']} ({v['impact']}): {len(v['nodes'])} node(s), "
+                       f"{v['nodes'][0]['target']}" for v in result["violations"]
+                       if v["impact"] in ("serious", "critical")]
+                width = page.evaluate("document.documentElement.scrollWidth")
+                if width > viewport["width"]:
+                    bad.append(f"{width} px wide at {viewport['width']} px")
+                if not page.locator("a.skip[href='#main']").count() or not page.locator("main#main").count():
+                    bad.append("no skip link to #main")
+                if bad:
+                    found[f"{rel} @ {viewport['width']}"] = bad
+    assert not found, "\n".join(f"{where}: {'; '.join(what)}" for where, what in found.items())
+    with Visit(browser, f"{server}/corpus/index.html") as visit:
+        assert visit.page.locator("#shown").get_attribute("aria-live") == "polite" or \
+            visit.page.locator(".count[aria-live]").count()
+
+
+def test_a_paged_ecosystem_finds_entries_of_every_page_from_the_first(browser: Any, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    from bot.site.pages import PAGE_SIZE
+
+    repo = tmp_path / "repo"
+    shutil.copytree(REFERENCE, repo)
+    extra = PAGE_SIZE + 20
+    for i in range(extra):
+        entry = repo / f"spec/registry/tool{i:04d}"
+        entry.mkdir()
+        (entry / "CODEOWNERS").write_text("* @someone\n")
+        (entry / "registry.json").write_text(json.dumps({"display_name": f"Tool number {i}", "consumer": {
+            "root_doc_URL": "https://example.org/docs", "consumed_facets": ["ol:core:SchemaDatasetFacet.json"]}}))
+    out = publish(repo, tmp_path / "site")
+    assert (out / "ecosystem/2.html").is_file() and not (out / "ecosystem/3.html").exists()
+    with Visit(browser, (out / "index.html").as_uri()) as visit:
+        page = visit.page
+        assert len(visit.visible_cards()) == PAGE_SIZE
+        assert page.text_content("#shown") == str(len(list((repo / "spec/registry").glob("*/registry.json"))))
+        last = f"Tool number {extra - 1}"
+        page.fill("#q", last.lower())
+        assert visit.visible_cards() == [] and page.text_content("#shown") == "1"
+        link = page.locator("#elsewhere a")
+        assert link.text_content() == last
+        target = link.evaluate("a => a.href")
+        assert target.endswith(f"/ecosystem/2.html#entry-tool{extra - 1:04d}"), target
+        page.goto(target)
+        assert page.locator(f'.card[data-name="tool{extra - 1:04d}"] h2').text_content() == last
+        page.fill("#facet", "schemadataset")
+        shown = visit.visible_cards()  # the second page's tools, all reading SchemaDatasetFacet
+        assert shown and len(shown) == page.locator('.card[data-name^="tool"]').count()
         assert not visit.errors, visit.errors

@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 from bot import bundled
 from bot.checks._common import at, json_pointer, token_fix, unreadable
 from bot.findings import Finding, Severity
-from bot.logo import LOGO_LIMIT, LOGO_NAME, logo_problem
+from bot.logo import LOGO_NAME, logo_problem, source_limit
 from bot.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_name
 from bot.review_input import ReviewInput
 from bot.schemas import FORMAT_CHECKER
@@ -36,8 +36,8 @@ RULES = {
     "entry/acceptance": "The proposal's acceptance rule: to claim a name an entity has documentation or a "
     "sample (a `root_doc_URL`, a `sample_URL`, sample events in `samples/` or facet examples).",
     "entry/logo": "The `logo` of registry.json is a file of the entry's folder, at most 100 KB, whose content is "
-    "the type its name says (PNG, JPEG, WebP or SVG); an SVG with a script, event handler, external reference, "
-    "DOCTYPE or `<style>` is refused.",
+    "the type its name says (PNG, JPEG, WebP or SVG); an SVG is published re-serialised without what could run or "
+    "fetch, and refused when it is not well-formed, has a DOCTYPE or is over 100 KB without its metadata.",
     "entry/name-collision": "A new name must not collide with an existing one when compared case-insensitively "
     "with `-`, `_` and `:` folded (`my-tool` and `My_Tool` are the same name).",
 }
@@ -149,12 +149,12 @@ def _logo(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iterator[F
     if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
         return  # absent, or already an entry/schema error
     size = review.head.size(f"{entry.folder}/{name}")
-    data = review.head.read(f"{entry.folder}/{name}") if size is not None and size <= LOGO_LIMIT else None
+    data = review.head.read(f"{entry.folder}/{name}") if size is not None and size <= source_limit(name) else None
     problem = (f"{name} is not a file of the entry's folder" if size is None
                else logo_problem(name, data if data is not None else b"\0" * size))
     if problem:
         yield at("entry/logo", Severity.ERROR, doc, "/logo", problem, entry=entry.name,
-                 hint="Add a PNG, JPEG, WebP or plain SVG of at most 100 KB next to registry.json.")
+                 hint="Add a PNG, JPEG, WebP or SVG of at most 100 KB next to registry.json.")
 
 
 def _collisions(review: ReviewInput) -> Iterator[Finding]:

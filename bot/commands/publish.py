@@ -21,9 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("out", help="the output folder (created; an earlier output is replaced)")
     parser.add_argument("--rev", help="build from this git revision instead of the working tree")
     parser.add_argument("--no-markdown", action="store_true", help="skip the Docusaurus Markdown (docusaurus/)")
-    parser.add_argument("--draft-presentation", metavar="PARTNERS.json",
-                        help="instead of the site, draft the presentation fields (display name, description, "
-                             "homepage, logo, categories) of the entries a partner list names, into OUT")
+    parser.add_argument("--draft-presentation", metavar="PARTNERS", nargs="+",
+                        help="instead of the site, draft the presentation fields (organisation, display name, "
+                             "description, homepage, logo, categories) of the entries partner lists place, into "
+                             "OUT: JSON, or the hand-written page's producers.tsx and consumers.tsx")
+    parser.add_argument("--entries", metavar="MAP.json",
+                        help="with --draft-presentation: which entries each partner owns, "
+                             '{"Google": ["gcp:dataproc", "gcp:lineage"]}')
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
                               else DirSnapshot(repo, label=repo.resolve().name))
         _inputs.registry_folder([snapshot], str(repo))
         if args.draft_presentation:
-            return _draft(snapshot, Path(args.draft_presentation), out)
+            return _draft(snapshot, [Path(p) for p in args.draft_presentation],
+                          Path(args.entries) if args.entries else None, out)
         site = build_site(snapshot, load_config(snapshot)[0])
         count = write_site(site, out, markdown=not args.no_markdown)
     except (GitError, FileExistsError) as exc:
@@ -54,23 +59,33 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _draft(snapshot: Snapshot, partners: Path, out: Path) -> int:
+def _draft(snapshot: Snapshot, lists: list[Path], entries: Path | None, out: Path) -> int:
     """``--draft-presentation``: drafted registry.json files and logos under ``out`` (bot.site.migrate)."""
     import json
 
     from bot.config import load_config
     from bot.site.build import write_files
-    from bot.site.migrate import draft_presentation
+    from bot.site.migrate import draft_presentation, read_partner_list
 
+    partners: list[object] = []
+    for path in lists:
+        try:
+            partners += read_partner_list(path)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read the partner list {path}: {exc}") from None
     try:
-        listed = json.loads(partners.read_text(encoding="utf-8"))
-        drafts = draft_presentation(snapshot, load_config(snapshot)[0], listed, partners.parent)
+        mapping = json.loads(entries.read_text(encoding="utf-8")) if entries is not None else None
+        if mapping is not None and not (isinstance(mapping, dict) and all(
+                isinstance(v, list) and all(isinstance(n, str) for n in v) for v in mapping.values())):
+            raise ValueError('expected {"partner": ["entry", ...]}')
     except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read the partner list {partners}: {exc}") from None
+        raise UsageError(f"cannot read the entries map {entries}: {exc}") from None
+    drafts = draft_presentation(snapshot, load_config(snapshot)[0], partners, lists[0].parent, mapping)
     count = write_files(drafts.files, out)
     for note in drafts.notes:
         print(f"note: {note}", file=sys.stderr)
-    print(f"{count} files drafted under {out}: review them, then copy them into the repository", file=sys.stderr)
+    print(f"{len(drafts.placed)} of {len(partners)} partners placed, {count} files drafted under {out}: review "
+          "them, then copy them into the repository", file=sys.stderr)
     return EXIT_OK
 
 

@@ -35,6 +35,8 @@ INDEX_SCHEMA: dict[str, Any] = {
                 "homepage": _URL,
                 "logo": _STR,
                 "categories": {"type": "array", "items": _STR},
+                "organization": {"type": "object", "required": ["name"], "additionalProperties": False,
+                                 "properties": {"name": _STR, "homepage": _URL}},
                 "roles": {"type": "array", "items": {"enum": ["producer", "consumer"]}, "uniqueItems": True},
                 "producer": {"$ref": "#/$defs/role"},
                 "consumer": {"$ref": "#/$defs/role"},
@@ -82,6 +84,10 @@ def discovery_index(site: Site) -> dict[str, Any]:
             item["homepage"] = card.homepage
         if card.categories:
             item["categories"] = list(card.categories)
+        if card.organization:
+            item["organization"] = {"name": card.organization}
+            if card.organization_url.startswith(("https://", "http://")):
+                item["organization"]["homepage"] = card.organization_url
         item["roles"] = list(card.roles)
         for role in card.roles:
             body: dict[str, Any] = {"facets": card.produced if role == "producer" else card.consumed}

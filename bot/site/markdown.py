@@ -18,13 +18,22 @@ from bot.site.model import EntryCard, FacetPage, Site, slug
 from bot.site.pages import naming_rows, safe_url, short, use_case_pages
 from bot.site.usecases import title_of
 
+_PARAGRAPH = re.compile(r"\r?\n[ \t]*\r?\n\s*")
+_BREAK = re.compile(r"\r\n|\r|\n")
 _ESM = re.compile(r"^(\s*)([ie])(?=mport|xport)")  # MDX reads a paragraph starting with import/export as ESM
 
 
 @functools.lru_cache(maxsize=8192)  # the base facets' fields repeat on every facet page
 def text(value: str) -> str:
-    """Untrusted text as inert MDX prose or table cell: Markdown escapes, then ``{``/``}`` and ESM."""
-    escaped = escape(value).replace("{", "\\{").replace("}", "\\}")
+    """Untrusted text as inert MDX prose or table cell: Markdown escapes, then ``{``/``}`` and ESM, line by
+    line; its line breaks become ``<br/>`` (a paragraph break two), which a table cell can hold too."""
+    paragraphs = [p for p in _PARAGRAPH.split(value.strip()) if p.strip()]
+    return "<br/><br/>".join("<br/>".join(_line(line) for line in _BREAK.split(p) if line.strip())
+                             for p in paragraphs)
+
+
+def _line(value: str) -> str:
+    escaped = escape(value.strip()).replace("{", "\\{").replace("}", "\\}")
     return _ESM.sub(lambda m: f"{m[1]}&#{ord(m[2])};", escaped)
 
 
@@ -66,7 +75,27 @@ def render_markdown(site: Site) -> dict[str, bytes]:
         out[f"registry/{_md(f.page)}"] = _facet(f, site)
     for case, path in ucs.items():
         out[f"registry/{_md(path)}"] = _use_case(site, case, sorted(by_case[case]), pages)
+    out.update(_categories(site, ucs))
     return {path: page.encode("utf-8") for path, page in out.items()}
+
+
+def _categories(site: Site, ucs: dict[str, str]) -> dict[str, str]:
+    """``_category_.json`` of each folder: Docusaurus's sidebar shows these labels, in this order, instead of
+    the folder names."""
+    def category(label: str, position: int | None = None) -> str:
+        value: dict[str, object] = {"label": label, "collapsed": True}
+        if position is not None:
+            value["position"] = position
+        return json.dumps(value, ensure_ascii=False) + "\n"
+
+    out = {"registry/_category_.json": category("Registry"),
+           "registry/facets/_category_.json": category("Facet pages", 7)}
+    if ucs:
+        out["registry/use-cases/_category_.json"] = category("Use case pages", 8)
+    owners = sorted({(f.page.split("/")[1], f.owner) for f in site.facets.values() if f.page.count("/") == 2})
+    for position, (folder, owner) in enumerate(owners, start=1):
+        out[f"registry/facets/{folder}/_category_.json"] = category(owner, position)
+    return out
 
 
 def _chips(card: EntryCard, role: str, uris: list[str], pages: dict[str, str]) -> str:
@@ -79,16 +108,23 @@ def _chips(card: EntryCard, role: str, uris: list[str], pages: dict[str, str]) -
 
 
 def _ecosystem(site: Site, pages: dict[str, str]) -> str:
-    lines = [_front("Ecosystem", 1), "Every name registered in the OpenLineage registry.\n",
-             "| Name | About | Role | Links | Produces | Consumes |", "| --- | --- | --- | --- | --- | --- |"]
-    for c in site.entries:
+    lines = [_front("Producers and consumers", 1), "Every name registered in the OpenLineage registry.\n",
+             "| Name | About | Facets |", "| --- | --- | --- |"]
+    for c in site.entries:  # three columns: a docs page's width holds them without cutting one off
         links = [link("homepage", c.homepage)] if safe_url(c.homepage) else []
         links += [link(f"{r} documentation", u) for r, u in c.documentation.items() if safe_url(u)]
-        about = text(c.description) + (f" ({text(', '.join(c.categories))})" if c.categories else "")
-        logo = f"![{text(c.title)} logo](/registry/{c.logo}) " if c.logo else ""
-        name = logo + text(c.title) + (f" ({literal(c.name)})" if c.display_name else "")
-        lines.append(f"| {name} | {about} | {', '.join(c.roles)} | {' '.join(links)} | "
-                     f"{_chips(c, 'producer', c.produced, pages)} | {_chips(c, 'consumer', c.consumed, pages)} |")
+        about = [part for part in (text(c.description), text(", ".join(c.categories)), " ".join(links)) if part]
+        logo = f"![{text(c.title)} logo](/registry/{c.logo})<br/>" if c.logo else ""
+        name = (logo + text(c.title) + (f" ({literal(c.name)})" if c.display_name else "")
+                + f"<br/>{text(', '.join(c.roles))}")
+        facets = [f"{label}: {_chips(c, role, uris, pages)}" for label, role, uris in (
+            ("Produces", "producer", c.produced), ("Consumes", "consumer", c.consumed)) if uris]
+        lines.append(f"| {name} | {'<br/>'.join(about)} | {'<br/>'.join(facets)} |")
+    if organizations := site.organizations():
+        lines.append("\n## Partners\n")
+        for org, members in organizations.items():
+            who = link(org, members[0].organization_url) if safe_url(members[0].organization_url) else text(org)
+            lines.append(f"- {who}: {', '.join(text(c.title) for c in members)}")
     if any(c.logo for c in site.entries):
         lines.append("\nLogos are under `logos/` of the published output: copy it to `static/registry/logos/`.")
     return "\n".join(lines) + "\n"
@@ -206,13 +242,21 @@ def _about(x: Field) -> str:
     return "<br/>".join(parts)
 
 
+def _url(url: str) -> str:
+    """A schema URL as a link (its code span the label), or ``none``."""
+    target = safe_url(url)
+    if target is None or any(ch in target for ch in "<>\\ \n\t"):
+        return literal(url, table=False) if url else "none"
+    return f"[{literal(url, table=False)}](<{target}>)"
+
+
 def _facet(f: FacetPage, site: Site) -> str:
     def who(role: str, names: list[str]) -> str:
         return ", ".join(text(n) + (f" ({text(', '.join(f.declared[role, n]))})" if (role, n) in f.declared else "")
                          for n in names)
 
     lines = [_front(f.stem), f"- Short URI: {literal(f.uri, table=False)}",
-             f"- Schema URL: {literal(f.url, table=False) if f.url else 'none'}",
+             f"- Schema URL: {_url(f.url)}",
              "- Facet key: " + (", ".join(literal(d.key, table=False) + (f" ({text(d.base)})" if d.base else "")
                                          for d in f.definitions) or "none: this file defines shared types"),
              f"- Produced by: {who('producer', f.producers) or 'no registered producer'}",

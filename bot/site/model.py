@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import Config
-from bot.logo import LOGO_LIMIT, LOGO_NAME, logo_problem
+from bot.logo import LOGO_NAME, published_logo, source_limit
 from bot.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.schema_diff import required_bump
 from bot.schemas import SchemaStore
@@ -89,13 +90,20 @@ class EntryCard:
     homepage: str = ""
     logo: str = ""  # the logo's path in the site, when it has one that passed the checks' judgement
     categories: tuple[str, ...] = ()
+    organization: str = ""  # the partner it belongs to (several entries may share one)
+    organization_url: str = ""
 
     @property
     def all_use_cases(self) -> list[str]:
         return sorted({u for cases in self.use_cases.values() for u in cases})
 
+    collides: bool = False  # another card shows the same display name
+
     @property
     def title(self) -> str:
+        """The name shown: the display name, with the registered name when another card shows the same."""
+        if self.display_name and self.collides:
+            return f"{self.display_name} ({self.name})"
         return self.display_name or self.name
 
     def declared_versions(self, role: str, uri: str) -> tuple[str, ...]:
@@ -113,9 +121,18 @@ class Site:
     use_case_texts: dict[str, UseCase] = field(default_factory=dict)  # id -> title and text
     logo_files: dict[str, bytes] = field(default_factory=dict)  # logos/<name>.<ext> -> bytes
 
+    def organizations(self) -> dict[str, list[EntryCard]]:
+        """Partner name -> its entries, for the partners that say which entries are theirs."""
+        out: dict[str, list[EntryCard]] = {}
+        for card in self.entries:
+            if card.organization:
+                out.setdefault(card.organization, []).append(card)
+        return dict(sorted(out.items(), key=lambda item: item[0].casefold()))
+
     def use_cases(self) -> dict[str, set[str]]:
         """Use case -> facet URIs declared for it; the described use cases are always listed."""
-        out: dict[str, set[str]] = {case: set() for case in self.use_case_texts}
+        out: dict[str, set[str]] = {case: {u for u in text.facets if u in self.facets}
+                                    for case, text in self.use_case_texts.items()}
         for card in self.entries:
             for uri, cases in card.use_cases.items():
                 for case in cases:
@@ -151,6 +168,7 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
                 target = f"spec/facets/{version}/{slug(file[:-5])}.json"
                 if target not in schema_files and (data := _read(snapshot, path)) is not None:
                     schema_files[target] = data
+        schema_files.update(_spec_files(snapshot, config))
     logos: dict[str, bytes] = {}
     cards = [c for c in (_card(entry, registry, snapshot, logos) for entry in registry.entries.values()
                          if only is None or entry.registry_json in only)
@@ -165,9 +183,28 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
         for uri, cases in card.use_cases.items():
             if uri in facets:
                 facets[uri].use_cases |= cases
+    use_case_texts = {} if light else load_use_cases(snapshot, config)
+    for case, text in use_case_texts.items():
+        for uri in text.facets:
+            if uri in facets:
+                facets[uri].use_cases.add(case)
+                for card in cards:  # an entry that emits or reads the facet serves the use case
+                    if uri in card.produced or uri in card.consumed:
+                        card.use_cases.setdefault(uri, set()).add(case)
+    _disambiguate(cards)
     return Site(snapshot.label, sorted(cards, key=lambda c: c.name), dict(sorted(facets.items())), schema_files,
                 None if light else _naming(snapshot, config),
-                {} if light else load_use_cases(snapshot, config), logos)
+                use_case_texts, logos)
+
+
+def _disambiguate(cards: list[EntryCard]) -> None:
+    """Cards whose display names collide (case folded) show their registered name beside it."""
+    seen: dict[str, list[EntryCard]] = {}
+    for card in cards:
+        seen.setdefault(card.title.casefold(), []).append(card)
+    for group in seen.values():
+        for card in group if len(group) > 1 else ():
+            card.collides = True
 
 
 def _schemas(entry: Entry, only: Collection[str] | None) -> Iterable[FacetSchema]:
@@ -187,6 +224,40 @@ def _mirror_versions(snapshot: Snapshot, config: Config) -> dict[str, dict[str, 
         if len(parts) == 2 and VERSION.match(parts[0]) and parts[1].endswith(".json"):
             out.setdefault(parts[1], {})[parts[0]] = path
     return out
+
+
+SPEC_FILE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(json|ya?ml)")  # what the mirror serves beside facets/
+SPEC_URL = "https://openlineage.io/spec/"
+
+
+def _spec_files(snapshot: Snapshot, config: Config) -> dict[str, bytes]:
+    """The rest of the published mirror, byte for byte: every ``<version>/OpenLineage.json`` and
+    ``OpenLineage.yml`` that facet schemas ``$ref``, so the output resolves its own references; plus the
+    repository's ``OpenLineage.json`` under its ``$id`` while the mirror has no copy of that version yet.
+
+    Only JSON and YAML files with plain names are served (never an HTML page a mirror might hold)."""
+    root = config.paths.mirror.strip("/")
+    out: dict[str, bytes] = {}
+    for path in snapshot.files(root):
+        rel = path[len(root) + 1:]
+        if _spec_path(rel) and (data := _read(snapshot, path)) is not None:
+            out[f"spec/{rel}"] = data
+    spec = _read(snapshot, config.paths.spec)
+    try:
+        spec_id = json.loads(spec)["$id"] if spec is not None else None
+    except (ValueError, TypeError, KeyError):
+        spec_id = None
+    if spec is not None and isinstance(spec_id, str) and spec_id.startswith(SPEC_URL):
+        rel = spec_id[len(SPEC_URL):]
+        if _spec_path(rel) and "/" in rel:
+            out.setdefault(f"spec/{rel}", spec)
+    return out
+
+
+def _spec_path(rel: str) -> bool:
+    """``OpenLineage.yml`` or ``<M-R-A>/OpenLineage.json``: a spec file of the mirror, outside ``facets/``."""
+    *folder, name = rel.split("/")
+    return bool(SPEC_FILE.fullmatch(name)) and (not folder or (len(folder) == 1 and bool(VERSION.match(folder[0]))))
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -344,6 +415,10 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
     for key in ("display_name", "description", "homepage"):
         if isinstance(doc.get(key), str):
             setattr(card, key, doc[key].strip()[:500])
+    org = doc.get("organization")
+    if isinstance(org, dict) and isinstance(org.get("name"), str) and org["name"].strip():
+        card.organization = org["name"].strip()[:80]
+        card.organization_url = org["homepage"] if isinstance(org.get("homepage"), str) else ""
     if isinstance(doc.get("categories"), list):
         card.categories = tuple(sorted({c for c in doc["categories"] if isinstance(c, str) and c}))[:10]
     card.logo = _logo(entry, doc.get("logo"), snapshot, logos)
@@ -377,20 +452,21 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
 
 
 def _logo(entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes]) -> str:
-    """The site path of the entry's logo, copied into ``logos``; "" when it has none or the checks would
-    refuse it (``bot.logo``)."""
+    """The site path of the entry's logo, its published bytes (an SVG re-serialised) put into ``logos``;
+    "" when it has none or the checks would refuse it (``bot.logo``)."""
     if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
         return ""
     path = f"{entry.folder}/{name}"
     try:
         size = snapshot.size(path)
-        data = snapshot.read(path) if size is not None and size <= LOGO_LIMIT else None
+        data = snapshot.read(path) if size is not None and size <= source_limit(name) else None
     except SnapshotError:
         return ""
-    if data is None or logo_problem(name, data):
+    published = published_logo(name, data) if data is not None else ""
+    if not isinstance(published, bytes):
         return ""
     target = f"logos/{slug(entry.name.replace(':', '-'))}.{name.rsplit('.', 1)[-1].lower()}"
-    logos[target] = data
+    logos[target] = published
     return target
 
 

@@ -14,6 +14,8 @@ from markupsafe import Markup
 from bot.site.model import FacetPage, Site, slug
 from bot.site.usecases import title_of
 
+PAGE_SIZE = 100  # cards per ecosystem page: the rest is a page away, or found by the search
+SEARCH_INDEX = "assets/ecosystem-index.js"
 NAV = (("index.html", "Ecosystem"), ("compat.html", "Compatibility"), ("facets.html", "Facets"),
        ("use-cases.html", "Use cases"), ("naming.html", "Naming"), ("promotion.html", "Custom to core"))
 
@@ -65,7 +67,9 @@ def render_pages(site: Site) -> dict[str, bytes]:
     uc_label = functools.partial(title_of, site.use_case_texts)
     env = environment(uc_label)
     pages = {uri: f.page for uri, f in site.facets.items()}
-    cards = {c.name: c.page for c in site.entries}
+    chunks = [site.entries[i:i + PAGE_SIZE] for i in range(0, len(site.entries), PAGE_SIZE)] or [[]]
+    paths = ["index.html", *(f"ecosystem/{n}.html" for n in range(2, len(chunks) + 1))]
+    cards = {c.name: f"{path}#{c.page}" for path, chunk in zip(paths, chunks, strict=True) for c in chunk}
     ucs = use_case_pages(site)
     common: dict[str, Any] = {"source": site.label, "pages": pages, "cards": cards, "uc_pages": ucs}
     out: dict[str, bytes] = {}
@@ -75,9 +79,13 @@ def render_pages(site: Site) -> dict[str, bytes]:
         html = env.get_template(f"{template}.html").render(title=title, root=root, current=path, **common, **values)
         out[path] = html.encode("utf-8")
 
-    facet_uris = sorted({u for c in site.entries for u in (*c.produced, *c.consumed)})
-    page("index.html", "ecosystem", "Ecosystem", cards_list=site.entries, facet_uris=facet_uris,
-         use_cases=[(uc, uc_label(uc)) for uc in sorted({u for c in site.entries for u in c.all_use_cases})])
+    use_cases = [(uc, uc_label(uc)) for uc in sorted({u for c in site.entries for u in c.all_use_cases})]
+    for number, (path, chunk) in enumerate(zip(paths, chunks, strict=True), start=1):
+        pager = [(n, paths[n - 1]) for n in range(1, len(paths) + 1)] if len(paths) > 1 else []
+        page(path, "ecosystem", "Ecosystem" if number == 1 else f"Ecosystem, page {number}", cards_list=chunk,
+             total=len(site.entries), pager=pager, number=number,
+             organizations=site.organizations() if number == 1 else {}, use_cases=use_cases)
+    out[SEARCH_INDEX] = search_index(site, cards)
     producers = {c.name: c.produced for c in site.entries if "producer" in c.roles}
     consumers = {c.name: c.consumed for c in site.entries if "consumer" in c.roles}
     versions = {role: {c.name: c.versions.get(role, {}) for c in site.entries if role in c.roles}
@@ -105,6 +113,19 @@ def render_pages(site: Site) -> dict[str, bytes]:
     out.update(site.schema_files)
     out.update(site.logo_files)
     return out
+
+
+def search_index(site: Site, cards: dict[str, str]) -> bytes:
+    """The ecosystem's search data, one script the page loads on the first search (``<script src>``: allowed by
+    the CSP, and read from ``file://`` too, where ``fetch`` is not): per entry its name, title, card link,
+    roles, use cases, facets (as numbers into one list of URIs) and the text a search reads."""
+    facets = sorted({u for c in site.entries for u in (*c.produced, *c.consumed)})
+    number = {uri: i for i, uri in enumerate(facets)}
+    entries = [[c.name, c.title, cards[c.name], list(c.roles), c.all_use_cases,
+                sorted({number[u] for u in (*c.produced, *c.consumed)}),
+                " ".join((c.name, c.title, c.description, c.organization, *c.categories)).lower()]
+               for c in site.entries]
+    return b"window.registryIndex = " + _json_script({"entries": entries, "facets": facets}).encode() + b";\n"
 
 
 def _unknown(uri: str) -> FacetPage:

@@ -15,7 +15,7 @@ from bot.site.model import EntryCard, FacetPage, Site, build_site
 from bot.snapshot import Snapshot
 
 TITLE = "Published site"
-MOST_ROWS, MOST_FIELD_CHANGES = 25, 8
+MOST_ROWS, MOST_FIELD_CHANGES, MOST_VALUE = 25, 8, 80
 
 
 @dataclass
@@ -65,15 +65,23 @@ def _card_changes(old: EntryCard, new: EntryCard) -> list[str]:
     if old.documentation != new.documentation or old.samples != new.samples:
         out.append("documentation or sample links changed")
     out += _listed("produces", old.produced, new.produced) + _listed("consumes", old.consumed, new.consumed)
-    shown = ("display_name", "description", "homepage", "logo", "categories")
-    changed = [key for key in shown if getattr(old, key) != getattr(new, key)]
-    if changed:
-        out.append(f"card {', '.join(changed).replace('_', ' ')} changed")
+    for key in ("display_name", "description", "homepage", "logo", "categories"):
+        before, after = getattr(old, key), getattr(new, key)
+        if before != after:
+            out.append(f"{key.replace('_', ' ')}: {_value(after)} (was {_value(before)})")
     if old.versions != new.versions:
         out.append("declared versions changed")
     if old.all_use_cases != new.all_use_cases:
         out.append(f"use cases: {', '.join(code(u) for u in new.all_use_cases) or 'none'}")
     return out
+
+
+def _value(value: str | tuple[str, ...]) -> str:
+    """A card field's value as the preview quotes it: inert, and short enough for a table cell."""
+    text = ", ".join(value) if isinstance(value, tuple) else value
+    if not text:
+        return "none"
+    return code(text if len(text) <= MOST_VALUE else text[:MOST_VALUE - 1] + "…")
 
 
 def _rows(page: FacetPage) -> dict[str, Field]:

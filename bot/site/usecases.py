@@ -1,11 +1,15 @@
 """The use cases of the published site: what each one is, read from ``<registry>/use-cases.json``.
 
-The file maps a use case id (what ``use_cases`` in a ``registry.json`` names) to a title and a short text::
+The file maps a use case id (what ``use_cases`` in a ``registry.json`` names) to a title, a short text and,
+optionally, the facets that serve it whatever the entries declare::
 
-    {"lineage": {"title": "Data lineage", "description": "Which jobs read and write which datasets ..."}}
+    {"lineage": {"title": "Data lineage", "description": "Which jobs read and write ...",
+                 "facets": ["ol:core:ColumnLineageDatasetFacet.json"]}}
 
-Without the file, the proposal's list is used (``PROPOSAL``). Ids are compared as ``case_id`` writes them, so
-the proposal's ``"data quality"`` and ``"data-quality"`` are the same use case.
+Without the file, the proposal's list is used (``PROPOSAL``), with a default mapping of core facets to it
+(``CORE_FACETS``), so the use case pages list facets and their producers before any entry declares one.
+Ids are compared as ``case_id`` writes them, so the proposal's ``"data quality"`` and ``"data-quality"`` are
+the same use case.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ MAX_BYTES, MAX_CASES, MAX_TEXT = 64 * 1024, 100, 1000
 class UseCase:
     title: str
     description: str
+    facets: tuple[str, ...] = ()  # short URIs that serve it, besides what entries declare
 
 
 PROPOSAL = {
@@ -53,6 +58,29 @@ PROPOSAL = {
         "Which jobs read and write which datasets, down to the column, so that the impact of a change and the "
         "origin of a value can be traced across tools."),
 }
+CORE_FACETS = {  # the proposal's use cases -> core facets that serve them (by what each facet records)
+    "privacy": ("ColumnLineageDatasetFacet", "OwnershipDatasetFacet", "TagsDatasetFacet", "TagsJobFacet",
+                "SchemaDatasetFacet", "LifecycleStateChangeDatasetFacet", "StorageDatasetFacet"),
+    "bcbs-239": ("ColumnLineageDatasetFacet", "DataQualityAssertionsDatasetFacet",
+                 "DataQualityMetricsInputDatasetFacet", "OwnershipDatasetFacet", "OwnershipJobFacet",
+                 "DatasetVersionDatasetFacet", "ParentRunFacet", "SQLJobFacet"),
+    "data-quality": ("DataQualityAssertionsDatasetFacet", "DataQualityMetricsInputDatasetFacet",
+                     "DataQualityMetricsDatasetFacet", "InputStatisticsInputDatasetFacet",
+                     "OutputStatisticsOutputDatasetFacet", "ErrorMessageRunFacet", "ExtractionErrorRunFacet",
+                     "TestRunFacet", "NominalTimeRunFacet"),
+    "catalog": ("SchemaDatasetFacet", "DocumentationDatasetFacet", "DocumentationJobFacet", "DatasourceDatasetFacet",
+                "CatalogDatasetFacet", "DatasetTypeDatasetFacet", "HierarchyDatasetFacet", "StorageDatasetFacet",
+                "SymlinksDatasetFacet", "JobTypeJobFacet", "SourceCodeLocationJobFacet", "TagsDatasetFacet",
+                "OwnershipDatasetFacet"),
+    "governance": ("OwnershipDatasetFacet", "OwnershipJobFacet", "TagsDatasetFacet", "TagsJobFacet", "TagsRunFacet",
+                   "LifecycleStateChangeDatasetFacet", "DatasetVersionDatasetFacet", "SourceCodeJobFacet",
+                   "SourceCodeLocationJobFacet"),
+    "lineage": ("ColumnLineageDatasetFacet", "LineageFacet", "ParentRunFacet", "SQLJobFacet", "SymlinksDatasetFacet",
+                "DatasetVersionDatasetFacet", "JobDependenciesRunFacet", "ExternalQueryRunFacet",
+                "ProcessingEngineRunFacet", "BaseSubsetDatasetFacet"),
+}
+PROPOSAL = {case: UseCase(text.title, text.description, tuple(f"ol:core:{f}.json" for f in CORE_FACETS[case]))
+            for case, text in PROPOSAL.items()}
 _ALIASES = {"discovery": "catalog", "data-catalog": "catalog", "data-discovery": "catalog",
             "data-lineage": "lineage", "data-governance": "governance", "quality": "data-quality",
             "data-reliability": "data-quality", "bcbs239": "bcbs-239", "gdpr": "privacy", "ccpa": "privacy"}
@@ -78,7 +106,10 @@ def load_use_cases(snapshot: Snapshot, config: Config) -> dict[str, UseCase]:
         for key, item in list(value.items())[:MAX_CASES]:
             if isinstance(item, dict) and isinstance(item.get("title"), str):
                 text = item.get("description")
-                out[case_id(key)] = UseCase(item["title"][:200], text[:MAX_TEXT] if isinstance(text, str) else "")
+                facets = item.get("facets")
+                listed = tuple(f for f in facets[:MAX_CASES] if isinstance(f, str)) if isinstance(facets, list) else ()
+                out[case_id(key)] = UseCase(item["title"][:200], text[:MAX_TEXT] if isinstance(text, str) else "",
+                                            listed)
     return out or dict(PROPOSAL)
 
 

@@ -2,24 +2,78 @@
 (function () {
   "use strict";
   function $(sel) { return document.querySelector(sel); }
-  function lines(el, name) { var v = el.getAttribute(name); return v ? v.split("\n") : []; }
 
-  var cards = document.querySelectorAll(".card[data-name]");
-  if (cards.length && $("#q")) {
-    var apply = function () {
-      var q = $("#q").value.trim().toLowerCase(), role = $("#role").value,
-          uc = $("#usecase").value, facet = $("#facet").value, shown = 0;
-      cards.forEach(function (card) {
-        var ok = (!q || card.textContent.toLowerCase().indexOf(q) >= 0) &&
-          (!role || lines(card, "data-roles").indexOf(role) >= 0) &&
-          (!uc || lines(card, "data-usecases").indexOf(uc) >= 0) &&
-          (!facet || lines(card, "data-facets").indexOf(facet) >= 0);
-        card.hidden = !ok;
-        if (ok) { shown += 1; }
+  // The ecosystem's filters read the search index (one script, loaded on the first search), so they find
+  // every entry, on this page or another: cards of this page are shown or hidden, the others listed as links.
+  var form = $("#filters");
+  if (form && $("#q")) {
+    var cards = document.querySelectorAll(".card[data-name]"), index = null, asked = false;
+    var total = $("#shown").textContent;
+    var run = function () {
+      var started = performance.now();
+      var q = $("#q").value.trim().toLowerCase(), role = $("#role").value, uc = $("#usecase").value,
+          facet = $("#facet").value.trim().toLowerCase(), list = $("#elsewhere");
+      var hits = {}, elsewhere = [], count = 0, facetHit = null;
+      if (facet) {
+        facetHit = {};
+        index.facetsLower.forEach(function (uri, i) { if (uri.indexOf(facet) >= 0) { facetHit[i] = true; } });
+      }
+      index.entries.forEach(function (e) {
+        var ok = (!q || e.text.indexOf(q) >= 0) && (!role || e.roles.indexOf(role) >= 0) &&
+          (!uc || e.useCases.indexOf(uc) >= 0) &&
+          (!facetHit || e.facets.some(function (f) { return facetHit[f]; }));
+        if (ok) { count += 1; hits[e.name] = true; if (!e.here) { elsewhere.push(e); } }
       });
-      $("#shown").textContent = String(shown);
+      cards.forEach(function (card) { card.hidden = !hits[card.getAttribute("data-name")]; });
+      list.replaceChildren();
+      elsewhere.slice(0, 50).forEach(function (e) {
+        var item = document.createElement("li"), link = document.createElement("a");
+        link.href = form.getAttribute("data-root") + e.href;
+        link.textContent = e.title;
+        item.appendChild(link);
+        item.appendChild(document.createTextNode(" (" + e.roles.join(", ") + ")"));
+        list.appendChild(item);
+      });
+      if (elsewhere.length > 50) {
+        var more = document.createElement("li");
+        more.textContent = "and " + (elsewhere.length - 50) + " more: narrow the search";
+        list.appendChild(more);
+      }
+      list.hidden = !elsewhere.length;
+      $("#shown").textContent = String(count);
+      form.setAttribute("data-search-ms", (performance.now() - started).toFixed(1));
+      form.removeAttribute("data-pending");
     };
-    $("#filters").addEventListener("submit", function (e) { e.preventDefault(); });
+    var prepare = function (raw) {
+      var here = {};
+      cards.forEach(function (card) { here[card.getAttribute("data-name")] = true; });
+      var words = raw.facets.map(function (uri) { return uri.toLowerCase(); });
+      return {
+        facetsLower: words,
+        entries: raw.entries.map(function (e) {
+          return { name: e[0], title: e[1], href: e[2], roles: e[3], useCases: e[4], facets: e[5],
+                   text: e[6] + " " + e[5].map(function (f) { return words[f]; }).join(" "), here: !!here[e[0]] };
+        })
+      };
+    };
+    var apply = function () {
+      var active = $("#q").value.trim() || $("#role").value || $("#usecase").value || $("#facet").value.trim();
+      if (!active) {
+        cards.forEach(function (card) { card.hidden = false; });
+        $("#elsewhere").hidden = true;
+        $("#shown").textContent = total;
+        return;
+      }
+      if (index) { run(); return; }
+      form.setAttribute("data-pending", "1");
+      if (asked) { return; }
+      asked = true;
+      var script = document.createElement("script");
+      script.src = form.getAttribute("data-index");
+      script.onload = function () { index = prepare(window.registryIndex); run(); };
+      document.head.appendChild(script);
+    };
+    form.addEventListener("submit", function (e) { e.preventDefault(); });
     ["#q", "#role", "#usecase", "#facet"].forEach(function (id) {
       $(id).addEventListener("input", apply);
       $(id).addEventListener("change", apply);

@@ -1,0 +1,8 @@
+// A minimal Docusaurus site (the version OpenLineage's website locks) that fails on any broken link, anchor
+// or Markdown link: `make docusaurus-check` copies the published registry's Markdown into docs/ and builds it.
+module.exports = {
+  title: 'registry-bot docs check', url: 'https://example.org', baseUrl: '/',
+  onBrokenLinks: 'throw', onBrokenAnchors: 'throw',
+  markdown: {hooks: {onBrokenMarkdownLinks: 'throw'}},
+  presets: [['classic', {docs: {}, blog: false, theme: {}}]],
+};
