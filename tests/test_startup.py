@@ -47,3 +47,12 @@ def test_no_file_of_the_project_is_a_copy_of_a_corpus_file(corpus: Path) -> None
     copies = sorted(str(p.relative_to(ROOT)) for digest, p in _digests(ours).items() if digest in theirs)
     assert copies == []
     assert (ROOT / "registry/reference/spec/OpenLineage.json").is_file()
+
+
+def test_a_clean_registry_is_checked_without_the_pure_python_jsonschema_stack(corpus: Path) -> None:
+    """jsonschema-rs decides what passes; the pure-Python stack and its format checkers only explain failures."""
+    probe = ("import sys; from bot.cli import main; code = main(['check', sys.argv[1], '--all']); "
+             "print(code, 'jsonschema' in sys.modules, 'bot.schemas_python' in sys.modules, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe, str(corpus)], capture_output=True, text=True, check=False,
+                          cwd=ROOT, timeout=120)
+    assert done.stderr.split()[-3:] == ["0", "False", "False"], done.stderr[-2000:]
