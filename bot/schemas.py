@@ -26,16 +26,11 @@ import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 import jsonschema_rs
 import regex
-from jsonschema import Draft202012Validator, FormatChecker, ValidationError, validators
-from jsonschema.protocols import Validator
-from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource
-from referencing.jsonschema import DRAFT202012
 
 from bot import budget
 from bot.config import Config
@@ -43,11 +38,22 @@ from bot.regex_size import PatternTooLarge, check_size
 from bot.registry import Files
 from bot.snapshot import Snapshot
 
+if TYPE_CHECKING:  # the pure-Python stack, imported on first use (``__getattr__`` below)
+    from jsonschema.protocols import Validator
+    from referencing import Registry, Resource
+
+    from bot.schemas_python import FORMAT_CHECKER as FORMAT_CHECKER
+    from bot.schemas_python import HardenedValidator as HardenedValidator
+    from bot.schemas_python import check_schema_errors as check_schema_errors
+    from bot.schemas_python import offline_registry as offline_registry
+
 PUBLISHED = "https://openlineage.io/spec/"
 WORK_LIMIT = 100_000  # subschema evaluations jsonschema-rs may do for one instance (it cannot be stopped)
 PATTERN_TIMEOUT_SECONDS = 0.25  # one match; a whole validation is bounded by ``deadline``
 MAX_PATTERN_CHARS = 4096  # compiling is not covered by the timeout: ``regex`` compiles 4 KB in milliseconds
 # jsonschema-rs: the linear-time ``regex`` crate, never the backtracking fancy-regex engine
+# fancy-regex, only for the bot's own schemas and patterns the linear-time engine refuses: ~4 ms per match at worst
+BACKTRACK_LIMIT = 100_000
 RS_PATTERN_OPTIONS = jsonschema_rs.RegexOptions(size_limit=10 * 1024 * 1024, dfa_size_limit=2 * 1024 * 1024)
 
 
@@ -64,6 +70,20 @@ def refuse(uri: str) -> Any:
     raise RemoteReference(uri)
 
 
+def _rfc3986(rule: str) -> Callable[[str], bool]:
+    def check(value: str) -> bool:
+        from rfc3986_validator import validate_rfc3986
+
+        return bool(validate_rfc3986(value, rule=rule))
+
+    return check
+
+
+# Formats jsonschema-rs decides as the pure-Python ``FORMAT_CHECKER`` does (the same library), so a pass
+# decided by jsonschema-rs is the pass the explaining validator would give.
+RS_FORMATS: dict[str, Callable[[str], bool]] = {"uri": _rfc3986("URI"), "uri-reference": _rfc3986("URI_reference")}
+
+
 def rs_validator(schema: Any, resources: Iterable[tuple[str, Any]] = (),
                  retrieve: Callable[[str], Any] = refuse, **options: Any) -> Any:
     """A ``jsonschema-rs`` validator that cannot open a socket and never backtracks on a pattern.
@@ -77,16 +97,6 @@ def rs_validator(schema: Any, resources: Iterable[tuple[str, Any]] = (),
     return jsonschema_rs.validator_for(schema, registry=registry, retriever=retrieve,
                                        pattern_options=options.pop("pattern_options", RS_PATTERN_OPTIONS),
                                        **options)
-
-
-def _refused(uri: str) -> Resource[Any]:
-    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
-
-
-def offline_registry() -> Registry[Any]:
-    """A pure-Python ``jsonschema`` registry resolving nothing beyond the schema itself (never fetching:
-    without a registry, jsonschema falls back to ``urlopen`` for remote references)."""
-    return Registry(retrieve=_refused)  # type: ignore[call-arg]
 
 
 def meta_is_valid(schema: Any) -> bool:
@@ -228,6 +238,9 @@ class SchemaStore:
             return None
 
     def _retrieve(self, uri: str) -> Resource[Any]:
+        from referencing.exceptions import NoSuchResource
+        from referencing.jsonschema import DRAFT202012
+
         stored = self.lookup(uri)
         if stored is None:
             raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # outside the repository and its mirror: never fetched
@@ -235,6 +248,8 @@ class SchemaStore:
 
     @functools.cached_property
     def registry(self) -> Registry[Any]:
+        from referencing import Registry
+
         return Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
 
     def work_bound(self, schema: Mapping[str, Any], depth: int) -> int:
@@ -246,6 +261,8 @@ class SchemaStore:
         (``anyOf`` of two ``$ref``s to the next level, 40 levels) makes it work 2^40 times without any
         regex. Callers give such a schema (over ``WORK_LIMIT``) to the bounded pure-Python validator instead.
         """
+        from referencing.jsonschema import DRAFT202012
+
         limit = WORK_LIMIT
         memo = self._work  # (id(node), depth) -> (node, bound): the node is kept, so its id stays its own
         active: set[tuple[int, int]] = set()
@@ -300,6 +317,8 @@ class SchemaStore:
 
     def validator(self, schema: Mapping[str, Any]) -> Validator:
         """A validator for ``schema`` resolving ``$ref`` offline, with bounded regex matching."""
+        from bot.schemas_python import FORMAT_CHECKER, HardenedValidator
+
         return HardenedValidator(schema, registry=self.registry, format_checker=FORMAT_CHECKER)
 
     def validator_for_url(self, url: str) -> Validator | None:
@@ -428,173 +447,6 @@ def _unusable(pattern: str) -> str:
     return f"pattern {pattern[:120]!r} is not a valid regular expression"
 
 
-def _matches_any(patterns: Iterable[str], key: str) -> bool:
-    return any(bounded_search(pattern, key) for pattern in patterns)
-
-
-def _pattern(validator: Validator, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
-    if not validator.is_type(instance, "string"):
-        return
-    matched = bounded_search(pattern, instance)
-    if matched is None:
-        yield ValidationError(_unusable(pattern))
-    elif not matched:
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-def _pattern_properties(validator: Validator, patterns: Mapping[str, Any], instance: Any,
-                        schema: Any) -> Iterator[ValidationError]:
-    if not validator.is_type(instance, "object"):
-        return
-    for pattern, subschema in patterns.items():
-        for key, value in instance.items():
-            matched = bounded_search(pattern, key)
-            if matched is None:
-                yield ValidationError(_unusable(pattern))
-                break
-            if matched:
-                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
-
-
-def _additional_properties(validator: Validator, additional: Any, instance: Any,
-                           schema: Any) -> Iterator[ValidationError]:
-    """jsonschema's ``additionalProperties``, with ``patternProperties`` matched by ``bounded_search``
-    (jsonschema's own runs ``re.search`` on the joined patterns, unbounded and holding the GIL)."""
-    if not validator.is_type(instance, "object"):
-        return
-    properties = schema.get("properties", {})
-    patterns = list(schema.get("patternProperties", {}))
-    extras = {k for k in instance if k not in properties and not _matches_any(patterns, k)}
-    if validator.is_type(additional, "object"):
-        for extra in extras:
-            yield from validator.descend(instance[extra], additional, path=extra)
-    elif not additional and extras:
-        if patterns:
-            verb = "does" if len(extras) == 1 else "do"
-            joined = ", ".join(repr(each) for each in sorted(extras))
-            listed = ", ".join(repr(each) for each in sorted(patterns))
-            yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
-        else:
-            listed, verb = _extras_msg(sorted(extras, key=str))
-            yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
-
-
-def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
-    """jsonschema's ``find_evaluated_property_keys_by_schema`` (4.26), matching ``patternProperties``
-    with ``bounded_search`` instead of ``re.search``."""
-    if validator.is_type(schema, "boolean"):
-        return set()
-    keys: set[str] = set()
-    for keyword in ("$ref", "$dynamicRef"):
-        ref = schema.get(keyword)
-        if ref is not None:
-            resolved = validator._resolver.lookup(ref)
-            keys |= _evaluated_keys(validator.evolve(schema=resolved.contents, _resolver=resolved.resolver),
-                                    instance, resolved.contents)
-    properties = schema.get("properties")
-    if validator.is_type(properties, "object"):
-        keys |= properties.keys() & instance.keys()
-    for keyword in ("additionalProperties", "unevaluatedProperties"):
-        if (subschema := schema.get(keyword)) is not None:
-            keys |= {k for k, v in instance.items() if _valid(validator.descend(v, subschema))}
-    if "patternProperties" in schema:
-        keys |= {k for k in instance if _matches_any(schema["patternProperties"], k)}
-    for name, subschema in schema.get("dependentSchemas", {}).items():
-        if name in instance:
-            keys |= _evaluated_keys(validator, instance, subschema)
-    for keyword in ("allOf", "oneOf", "anyOf"):
-        for subschema in schema.get(keyword, []):
-            if _valid(validator.descend(instance, subschema)):
-                keys |= _evaluated_keys(validator, instance, subschema)
-    if "if" in schema:
-        if validator.evolve(schema=schema["if"]).is_valid(instance):
-            keys |= _evaluated_keys(validator, instance, schema["if"])
-            if "then" in schema:
-                keys |= _evaluated_keys(validator, instance, schema["then"])
-        elif "else" in schema:
-            keys |= _evaluated_keys(validator, instance, schema["else"])
-    return keys
-
-
-def _extras_msg(extras: list[str]) -> tuple[str, str]:
-    """jsonschema's wording for extra keys (``'a', 'b'`` and ``were``)."""
-    return ", ".join(repr(extra) for extra in extras), "was" if len(extras) == 1 else "were"
-
-
-def _valid(errors: Iterator[ValidationError]) -> bool:
-    return next(errors, None) is None
-
-
-def _unevaluated_properties(validator: Validator, unevaluated: Any, instance: Any,
-                            schema: Any) -> Iterator[ValidationError]:
-    """jsonschema's ``unevaluatedProperties`` over ``_evaluated_keys``."""
-    if not validator.is_type(instance, "object"):
-        return
-    evaluated = _evaluated_keys(validator, instance, schema)
-    failing = [k for k in instance if k not in evaluated
-               and not _valid(validator.descend(instance[k], unevaluated, path=k, schema_path=k))]
-    if failing:
-        if unevaluated is False:
-            listed, verb = _extras_msg(sorted(failing, key=str))
-            yield ValidationError(f"Unevaluated properties are not allowed ({listed} {verb} unexpected)")
-        else:
-            listed, verb = _extras_msg(failing)
-            yield ValidationError(f"Unevaluated properties are not valid under the given schema ({listed} {verb} "
-                                  "unevaluated and invalid)")
-
-
-def _budgeted(keyword: Callable[..., Any]) -> Callable[..., Any]:
-    """``keyword``, first checking the ``deadline`` of the validation (a few hundred ns per call)."""
-    def checked(validator: Validator, value: Any, instance: Any, schema: Any) -> Any:
-        _remaining()
-        return keyword(validator, value, instance, schema)
-
-    checked.__name__ = checked.__qualname__ = getattr(keyword, "__name__", "keyword")
-    return checked
-
-
-BOUNDED_KEYWORDS: dict[str, Callable[..., Any]] = {
-    "pattern": _pattern,
-    "patternProperties": _pattern_properties,
-    "additionalProperties": _additional_properties,
-    "unevaluatedProperties": _unevaluated_properties,
-}
-
-
-def _checker() -> FormatChecker:
-    """Draft 2020-12's format checker with ``regex`` compiled by ``regex`` under ``MAX_PATTERN_CHARS``
-    (``re.compile`` takes seconds on a few kilobytes of character ranges, holding the GIL)."""
-    checker = FormatChecker(formats=(f for f in Draft202012Validator.FORMAT_CHECKER.checkers if f != "regex"))
-
-    @checker.checks("regex", raises=(regex.error, ValueError, RecursionError, OverflowError))
-    def is_regex(instance: object) -> bool:
-        if not isinstance(instance, str):
-            return True
-        if len(instance) > MAX_PATTERN_CHARS:
-            raise ValueError(f"over the {MAX_PATTERN_CHARS}-character limit for patterns")
-        check_size(instance)
-        regex.compile(instance)
-        return True
-
-    return checker
-
-
-FORMAT_CHECKER = _checker()
-
-
-HardenedValidator = validators.extend(
-    Draft202012Validator,
-    {name: _budgeted(BOUNDED_KEYWORDS.get(name, keyword)) for name, keyword in Draft202012Validator.VALIDATORS.items()},
-    format_checker=FORMAT_CHECKER,
-)
-
-
-def check_schema_errors(schema: Any) -> list[ValidationError]:
-    """Errors of ``schema`` against the draft 2020-12 meta-schema (all of them, best first)."""
-    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=None)
-    return sorted(meta.iter_errors(schema), key=lambda e: (len(e.absolute_path), str(e.message)))
-
-
 def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, tuple[str | int, ...]]]:
     """Every ``$ref`` string in a schema with its location, without recursion limits."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, path)]
@@ -607,3 +459,15 @@ def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str
             stack.extend((v, (*where, k)) for k, v in current.items() if k not in ("enum", "const", "examples"))
         elif isinstance(current, list):
             stack.extend((v, (*where, i)) for i, v in enumerate(current))
+
+
+_PYTHON_SIDE = frozenset({"FORMAT_CHECKER", "HardenedValidator", "check_schema_errors", "offline_registry"})
+
+
+def __getattr__(name: str) -> Any:
+    """The pure-Python validators (``bot.schemas_python``), imported when first asked for."""
+    if name in _PYTHON_SIDE:
+        import bot.schemas_python
+
+        return getattr(bot.schemas_python, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,6 +4,7 @@ and the project ships only files it wrote (none identical to a file of the OpenL
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,28 @@ def test_no_file_of_the_project_is_a_copy_of_a_corpus_file(corpus: Path) -> None
     copies = sorted(str(p.relative_to(ROOT)) for digest, p in _digests(ours).items() if digest in theirs)
     assert copies == []
     assert (ROOT / "registry/reference/spec/OpenLineage.json").is_file()
+
+
+def test_a_clean_registry_is_checked_without_the_pure_python_jsonschema_stack(corpus: Path) -> None:
+    """jsonschema-rs decides what passes; the pure-Python stack and its format checkers only explain failures."""
+    probe = ("import sys; from bot.cli import main; code = main(['check', sys.argv[1], '--all']); "
+             "print(code, 'jsonschema' in sys.modules, 'bot.schemas_python' in sys.modules, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe, str(corpus)], capture_output=True, text=True, check=False,
+                          cwd=ROOT, timeout=120)
+    assert done.stderr.split()[-3:] == ["0", "False", "False"], done.stderr[-2000:]
+
+
+def test_the_shipped_naming_rules_load_on_jsonschema_rs_and_a_broken_file_is_still_explained(tmp_path: Path) -> None:
+    """The bundled naming files pass their shipped base schema on jsonschema-rs (no pure-Python import); a file
+    that breaks it still gets the pure-Python errors with their pointers."""
+    probe = ("import sys; from bot.naming import load_rules; rules = load_rules(); "
+             "print(len(rules.problems), 'jsonschema' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT,
+                          timeout=120)
+    assert done.stdout.split() == ["0", "False"], done.stderr[-2000:]
+    from bot import bundled
+    from bot.naming.loader import BASE_FILE, schema_problems
+
+    base = json.loads(bundled.path("naming", BASE_FILE).read_text(encoding="utf-8"))
+    problems = schema_problems(base, "naming/datasets/x.json", {"kind": "dataset", "unexpected": 1})
+    assert problems and all(p.rule == "naming/schema" for p in problems)

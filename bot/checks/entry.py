@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
+import jsonschema_rs
 
 from bot import bundled
 from bot.checks._common import at, json_pointer, token_fix, unreadable
@@ -15,7 +15,10 @@ from bot.findings import Finding, Severity
 from bot.logo import LOGO_NAME, logo_problem, source_limit
 from bot.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_name
 from bot.review_input import ReviewInput
-from bot.schemas import FORMAT_CHECKER
+from bot.schemas import BACKTRACK_LIMIT, RS_FORMATS, rs_validator
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 SCHEMA_PATH = bundled.path("registry", "registry.schema.json")
 DOCS_HINT = "See registry/registry.schema.json and the README section 'entry'."
@@ -44,9 +47,30 @@ RULES = {
 
 
 @functools.cache
+def _registry_schema() -> Any:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def registry_validator() -> Draft202012Validator:
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    return Draft202012Validator(schema, format_checker=FORMAT_CHECKER)
+    """The explaining (pure-Python) validator: every error with its path, for an entry that fails."""
+    from jsonschema import Draft202012Validator
+
+    from bot.schemas import FORMAT_CHECKER
+
+    return Draft202012Validator(_registry_schema(), format_checker=FORMAT_CHECKER)
+
+
+@functools.cache
+def registry_is_valid() -> Any:
+    """jsonschema-rs' ``is_valid`` for the registry schema (its formats checked as the explaining validator
+    checks them), or None when it cannot compile the schema. The schema is the bot's own, with a lookahead:
+    fancy-regex, with a backtrack limit (a match that hits it fails, and the explaining validator decides)."""
+    try:
+        return rs_validator(_registry_schema(), validate_formats=True, formats=RS_FORMATS,
+                            pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT)).is_valid
+    except Exception:  # noqa: BLE001 - the explaining validator decides alone
+        return None
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
@@ -110,7 +134,9 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
                                  hint="Remove the duplicate.")
                     elif isinstance(uri, str):
                         seen[uri] = i
-    for error in registry_validator().iter_errors(normalized):
+    is_valid = registry_is_valid()
+    errors = () if is_valid is not None and is_valid(normalized) else registry_validator().iter_errors(normalized)
+    for error in errors:
         pointer = json_pointer(error.absolute_path)
         if any(pointer.startswith(s) for s in skip):
             continue

@@ -6,11 +6,7 @@ import functools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import ValidationError
-from jsonschema.protocols import Validator
-from referencing.exceptions import Unresolvable
+from typing import TYPE_CHECKING, Any
 
 from bot.checks._common import at, json_pointer, unreadable
 from bot.checks._example_facets import event_url_findings, schema_url_findings, undeclared_field_findings
@@ -19,6 +15,10 @@ from bot.jsondoc import JsonDoc
 from bot.registry import Entry, FacetSchema
 from bot.review_input import ReviewInput
 from bot.schemas import PATTERN_TIMEOUT_SECONDS, PUBLISHED, WORK_LIMIT, PatternTimeout, ValidationTimeout, deadline
+
+if TYPE_CHECKING:  # the pure-Python stack explains failures and is imported only then
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
 
 EXAMPLE_BUDGET_SECONDS = 2.0
 REVIEW_BUDGET_SECONDS = 60.0  # pure-Python validation of all the examples of one review
@@ -70,8 +70,9 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     for entry in review.reviewed_entries():
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
-            validator = Validators(store.fast_validator(schema.value), store.validator(schema.value), budget,
-                                   functools.partial(store.work_bound, schema.value), store.has_mirror)
+            validator = Validators(store.fast_validator(schema.value), None, budget,
+                                   functools.partial(store.work_bound, schema.value), store.has_mirror,
+                                   functools.partial(store.validator, schema.value))
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
         if entry.is_core:
@@ -128,10 +129,19 @@ class Validators:
     """A compiled validator deciding pass/fail, and the pure-Python one explaining failures."""
 
     fast: Any | None
-    explain: Validator
+    explain: Validator | None  # None: ``make_explain`` builds it when an example first fails
     budget: Budget
     work_bound: Callable[[int], int] = lambda depth: 0  # the schema's work for an instance this deep
     mirror: bool = True  # whether the repository keeps a published mirror to resolve openlineage.io refs
+    make_explain: Callable[[], Validator] | None = None
+
+    def explainer(self) -> Validator:
+        """The explaining validator, built on first use (passing examples never import pure-Python jsonschema)."""
+        if self.explain is None:
+            if self.make_explain is None:
+                raise ValueError("Validators needs an explaining validator or a way to build one")
+            object.__setattr__(self, "explain", self.make_explain())  # a cache on a frozen dataclass
+        return self.explain
 
     def fast_for(self, instance: Any) -> Any | None:
         """The compiled validator, unless this schema could make it work exponentially on ``instance``
@@ -178,11 +188,13 @@ def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[V
         return Stopped("examples/timeout", f"not validated against {schema.filename}: this review already spent "
                        f"its {REVIEW_BUDGET_SECONDS:g} s on validating examples",
                        "Other examples took long to validate: see the first examples/timeout findings.")
+    from referencing.exceptions import Unresolvable
+
     start = time.monotonic()
     try:
         with deadline(min(EXAMPLE_BUDGET_SECONDS, budget.left)):
             out = []
-            for error in validator.explain.iter_errors(instance):
+            for error in validator.explainer().iter_errors(instance):
                 out.append(error)
                 if len(out) >= MAX_ERRORS_PER_EXAMPLE:
                     break

@@ -14,7 +14,7 @@ from bot.findings import Finding, Fix, Severity
 from bot.jsondoc import pointer_exists, pointer_from
 from bot.registry import BASE_FACETS, FACET_ID, FacetSchema, camel
 from bot.review_input import ReviewInput
-from bot.schemas import SchemaStore, check_schema_errors, iter_refs, meta_is_valid
+from bot.schemas import SchemaStore, iter_refs, meta_is_valid
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 MAX_META_ERRORS = 20
@@ -139,6 +139,8 @@ def _meta(schema: FacetSchema, sev: Severity) -> Iterator[Finding]:
                  f"$schema must be {DRAFT_2020_12!r}", entry=schema.entry.name)
     if meta_is_valid(value):  # never resolves a remote $schema
         return
+    from bot.schemas_python import check_schema_errors  # explaining a failure: the pure-Python stack
+
     for error in check_schema_errors(value)[:MAX_META_ERRORS]:
         yield at("facets/meta-schema", sev, doc, json_pointer(error.absolute_path),
                  f"not a valid draft 2020-12 schema: {error.message}", entry=schema.entry.name)

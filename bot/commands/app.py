@@ -26,16 +26,17 @@ import html
 import json
 import os
 import re
-import secrets
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlparse
 
 from bot.app.app_permissions import FEATURES, LEVELS, needed_for
 from bot.cli import UsageError
+
+if TYPE_CHECKING:  # the local page's server is imported when it starts, not for --help
+    from http.server import BaseHTTPRequestHandler
 
 HELP = "register the GitHub App from app.yml (GitHub's manifest flow) and write its id, key and secret (0600)"
 DEFAULT_MANIFEST = Path(__file__).resolve().parents[2] / "app.yml"
@@ -136,6 +137,9 @@ class Registration:
     """The local page and the callback: ``start()``, open ``url``, then ``wait()`` for the credentials."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        import secrets
+        from http.server import ThreadingHTTPServer
+
         self.args = args
         self.state = secrets.token_urlsafe(24)
         self.result: dict[str, Any] | None = None
@@ -193,6 +197,8 @@ class Registration:
                      f"{self.args.out}. Now install it on the registry repository: {install}")
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
+        from http.server import BaseHTTPRequestHandler
+
         registration = self
 
         class Handler(BaseHTTPRequestHandler):

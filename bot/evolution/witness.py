@@ -21,14 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from referencing import Registry
-from referencing.exceptions import NoSuchResource
-from referencing.jsonschema import DRAFT202012
-
 from bot.findings import Witness
 from bot.jsondoc import resolve_pointer
 from bot.schema_diff import Change
-from bot.schemas import FORMAT_CHECKER, HardenedValidator, deadline, rs_validator
+from bot.schemas import deadline, rs_validator
 
 Resolver = Callable[[str], Any]
 BUDGET_SECONDS = 0.5  # one witness search (all the changes of one comparison)
@@ -72,6 +68,12 @@ class SideValidators:
     """Both validators of one whole schema file; ``accepts`` answers only when they agree."""
 
     def __init__(self, schema: Any, resolve: Resolver, label: str) -> None:
+        from referencing import Registry  # the pure-Python stack: imported when a witness is built
+        from referencing.exceptions import NoSuchResource
+        from referencing.jsonschema import DRAFT202012
+
+        from bot.schemas_python import FORMAT_CHECKER, HardenedValidator
+
         self.schema = schema
         self.label = label
         url = str(schema.get("$id") or "urn:registry-bot:witness") if isinstance(schema, dict) else ""

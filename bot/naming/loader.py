@@ -11,15 +11,17 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
+from bot import bundled
 from bot.jsondoc import JsonDoc, JsonProblem, pointer_from
 from bot.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
 from bot.naming.patterns import PatternProblem, check_pattern, compile_ascii, compile_full, compile_hot
 from bot.naming.template import Template, TemplateError
 from bot.snapshot import Snapshot, SnapshotError
+
+if TYPE_CHECKING:  # the pure-Python stack explains a naming file that fails its base schema
+    import jsonschema
 
 BASE_FILE = "NamingBase.json"
 DECISIONS_FILE = "decisions.json"
@@ -95,8 +97,30 @@ def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     return HardenedValidator(schema, registry=offline_registry(), format_checker=FORMAT_CHECKER)
 
 
+@functools.lru_cache(maxsize=1)
+def _shipped_base() -> Any:
+    import json
+
+    return json.loads(bundled.path("naming", BASE_FILE).read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=8)
+def _fast_is_valid(schema_json: str) -> Any:
+    """jsonschema-rs' ``is_valid`` for a base schema the bot ships (None if it cannot compile): it cannot be
+    stopped, so a base schema from a pull request always takes the bounded pure-Python validator."""
+    import json
+
+    from bot.schemas import RS_FORMATS, rs_validator
+
+    try:
+        return rs_validator(json.loads(schema_json), validate_formats=True, formats=RS_FORMATS).is_valid
+    except Exception:  # noqa: BLE001 - the explaining validator decides alone
+        return None
+
+
 def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> list[Problem]:
-    """Every way ``value`` breaks the base schema, each with its JSON pointer."""
+    """Every way ``value`` breaks the base schema, each with its JSON pointer (a file that passes the shipped
+    base schema is decided by jsonschema-rs; the pure-Python validator explains the others)."""
     import json
 
     schema = dict(base_schema)
@@ -106,11 +130,16 @@ def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> li
     if branch is not None and isinstance(defs, dict) and branch in defs:  # errors point into the right branch
         schema.pop("oneOf", None)
         schema["$ref"] = f"#/$defs/{branch}"
+    schema_json = json.dumps(schema, sort_keys=True)
+    if base_schema == _shipped_base():
+        is_valid = _fast_is_valid(schema_json)
+        if is_valid is not None and is_valid(value):
+            return []
     from referencing.exceptions import Unresolvable
 
     from bot.schemas import ValidationTimeout, deadline
 
-    validator = _validator(json.dumps(schema, sort_keys=True))
+    validator = _validator(schema_json)
     try:
         with deadline(SCHEMA_BUDGET_SECONDS):
             errors = list(validator.iter_errors(value))

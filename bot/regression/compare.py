@@ -21,7 +21,7 @@ Both sides share compiled validators and verdicts wherever their schemas are ide
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,18 +214,52 @@ class Comparator:
         if incomplete:
             tally.incomplete[record.file] += 1
         partial = incomplete or record.expected or (might_hold_placeholders(record.text) and has_placeholders(event))
-        memo: dict[tuple[Any, ...], Status] = {}
         producer = self._event_producer(event, record)
-        if not incomplete and not (self.fast and not partial and self._event_passes(event, producer, tally)):
-            self._event_schema(event, partial, memo, record, producer, tally)
-        fast = self.fast and not partial
+        if not self.fast or partial:
+            memo: dict[tuple[Any, ...], Status] = {}
+            if not incomplete:  # a template's event schema is not judged: it is reported once as incomplete
+                self._event_schema(event, partial, memo, record, producer, tally)
+            for where, facets in _facet_maps(event):
+                for key, facet in facets.items():
+                    if isinstance(facet, dict):
+                        self._facet(where, key, facet, partial, memo, record, producer, tally)
+        else:
+            self._fast(event, record, producer, tally)
+        self._naming(event, record, producer, tally)
+
+    def _fast(self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally) -> None:
+        """The event schema and every facet of a complete event: one memo lookup and one or two ``is_valid``
+        calls per passing facet (the common case), the general path for the rest."""
+        memo: dict[tuple[Any, ...], Status] = {}
+        if not self._event_passes(event, producer, tally):
+            self._event_schema(event, False, memo, record, producer, tally)
+        checks = self._fast_facets
+        seen, passed = tally.seen, tally.passed_facets
         for where, facets in _facet_maps(event):
             for key, facet in facets.items():
-                if isinstance(facet, dict):
-                    if fast and self._facet_passes(key, facet, producer, record, tally):
-                        continue
-                    self._facet(where, key, facet, partial, memo, record, producer, tally)
-        self._naming(event, record, producer, tally)
+                if type(facet) is not dict:
+                    continue
+                get = facet.get
+                memo_key = (key, get("_schemaURL"), get("_producer"), producer)
+                try:
+                    check = checks[memo_key]
+                except KeyError:
+                    check = self._new_facet_check(memo_key)
+                except TypeError:  # an unhashable _schemaURL or _producer: the general path explains it
+                    check = None
+                if check is not None and check.first(facet) and (check.second is None or check.second(facet)):
+                    seen.add(check.seen)
+                    passed[check.count] += 1
+                    if check.unregistered is not None:
+                        tally.note_unregistered(check.unregistered, record.file, record.index)
+                    continue
+                self._facet(where, key, facet, False, memo, record, producer, tally)
+
+    def _new_facet_check(self, memo_key: tuple[str, Any, Any, str]) -> FastCheck | None:
+        if len(self._fast_facets) > 50_000:
+            self._fast_facets.clear()
+        check = self._fast_facets[memo_key] = self._facet_check(*memo_key)
+        return check
 
     def _event_passes(self, event: dict[str, Any], producer: str, tally: Tally) -> bool:
         """Count the event schema as ok when the event validates on both sides (the common case)."""
@@ -235,7 +269,7 @@ class Comparator:
         check = self._fast_events.get(raw, _MISSING)
         if check is _MISSING:
             check = self._fast_events[raw] = self._event_check(raw)
-        if check is None or not _valid(check.validators, event):
+        if check is None or not (check.first(event) and (check.second is None or check.second(event))):
             return False
         tally.counts[(producer, "event-schema", "", OK)] += 1
         return True
@@ -248,27 +282,7 @@ class Comparator:
             if compiled is None:
                 return None
             validators.append(compiled.rs)
-        return FastCheck(_distinct(validators))
-
-    def _facet_passes(self, key: str, facet: dict[str, Any], event_producer: str, record: EventRecord,
-                      tally: Tally) -> bool:
-        """Count a facet as ok on every rule when its plan's static rules pass and it validates on both sides."""
-        try:
-            memo_key = (key, facet.get("_schemaURL"), facet.get("_producer"), event_producer)
-            check = self._fast_facets.get(memo_key, _MISSING)
-        except TypeError:  # an unhashable _schemaURL or _producer: the general path explains it
-            return False
-        if check is _MISSING:
-            if len(self._fast_facets) > 50_000:
-                self._fast_facets.clear()
-            check = self._fast_facets[memo_key] = self._facet_check(key, *memo_key[1:])
-        if check is None or not _valid(check.validators, facet):
-            return False
-        tally.seen.add(check.seen)
-        tally.passed_facets[check.count] += 1
-        if check.unregistered is not None:
-            tally.note_unregistered(check.unregistered, record.file, record.index)
-        return True
+        return FastCheck(*_distinct(validators))
 
     def _facet_check(self, key: str, schema_url: Any, raw_producer: Any, event_producer: str) -> FastCheck | None:
         plan = self._plan(key, schema_url, raw_producer)
@@ -282,7 +296,7 @@ class Comparator:
                 return None
             validators.append(compiled.rs)
         producer = plan.producer or event_producer
-        return FastCheck(_distinct(validators), (producer, key, plan.producer_status is not None),
+        return FastCheck(*_distinct(validators), (producer, key, plan.producer_status is not None),
                          (producer, plan.shown), plan.unregistered)
 
     def _event_producer(self, event: dict[str, Any], record: EventRecord) -> str:
@@ -420,31 +434,36 @@ class Comparator:
     # --- naming ----------------------------------------------------------------------------------
 
     def _naming(self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally) -> None:
-        """Every identifier of the event, found and judged as ``registry-bot naming check`` does."""
+        """Every identifier of the event, found and judged as ``registry-bot naming check`` does; the (base,
+        head) statuses are memoised per identifier and job type."""
         text = record.text  # at most this many objects have a namespace key (an escape could hide one: then walk all)
         candidates = None if "\\u" in text else text.count('"namespace"')
+        pairs = self._name_pairs
+        counts = tally.counts
         for found in identifiers(event, candidates, ordered=False):
-            self._name(tally, record, producer, found)
+            rule = "job-name" if found.role == "job" else "dataset-name"
+            memo_key = (rule, found.namespace, found.name, found.integration, found.job_type)
+            pair = pairs.get(memo_key, _MISSING)
+            if pair is _MISSING:
+                pair = self._name_pair(memo_key, found)
+            if pair is None:
+                continue
+            if pair[0] is PASSED and pair[1] is PASSED:
+                counts[(producer, rule, "", OK)] += 1
+            else:
+                self._emit(tally, record, producer, rule, "", f"{found.namespace} {found.name}"[:200],
+                           found.subject, pair[0], pair[1])
 
-    def _name(self, tally: Tally, record: EventRecord, producer: str, found: Found) -> None:
-        """One identifier on both sides; the (base, head) statuses are memoised per identifier and job type."""
-        rule = "job-name" if found.role == "job" else "dataset-name"
-        memo_key = (rule, found.namespace, found.name, found.integration, found.job_type)
-        pair = self._name_pairs.get(memo_key, _MISSING)
-        if pair is _MISSING:
-            base = self._naming_status(self.base.spec, found)
-            head = base if self._same_naming else self._naming_status(self.head.spec, found)
-            pair = (base, head) if base is not None and head is not None else None  # placeholders, no rules
-            if len(self._name_pairs) > 100_000:
-                self._name_pairs.clear()
-            self._name_pairs[memo_key] = pair
-        if pair is None:
-            return
-        if pair[0] is PASSED and pair[1] is PASSED:
-            tally.counts[(producer, rule, "", OK)] += 1
-            return
-        self._emit(tally, record, producer, rule, "", f"{found.namespace} {found.name}"[:200], found.subject,
-                   pair[0], pair[1])
+    def _name_pair(self, memo_key: tuple[str, str, str, str | None, str | None], found: Found
+                   ) -> tuple[Status, Status] | None:
+        """One identifier's (base, head) statuses, memoised; None for a placeholder or a side without rules."""
+        base = self._naming_status(self.base.spec, found)
+        head = base if self._same_naming else self._naming_status(self.head.spec, found)
+        pair = (base, head) if base is not None and head is not None else None
+        if len(self._name_pairs) > 100_000:
+            self._name_pairs.clear()
+        self._name_pairs[memo_key] = pair
+        return pair
 
     def _naming_status(self, spec: SideSpec, found: Found) -> Status | None:
         """``bot.naming.events.judge`` as a status: valid passes, invalid fails, unknown is unknown; None for a
@@ -473,24 +492,20 @@ class Comparator:
 
 @dataclass(frozen=True, slots=True)
 class FastCheck:
-    """The ``is_valid`` calls that decide a passing event or facet (one when both sides share the schema),
-    and what a pass adds to the tally (facets only)."""
+    """The ``is_valid`` calls that decide a passing event or facet (``second`` is None when both sides share
+    the schema), and what a pass adds to the tally (facets only)."""
 
-    validators: tuple[Any, ...]
+    first: Callable[[Any], bool]
+    second: Callable[[Any], bool] | None
     count: tuple[str, str, bool] = ("", "", False)  # the key of ``Tally.passed_facets``
     seen: tuple[str, str] = ("", "")  # (producer, schema) for ``Tally.seen``
     unregistered: str | None = None  # the facet's _producer, when no registered producer covers it
 
 
-def _valid(validators: tuple[Any, ...], instance: Any) -> bool:
-    """Whether ``instance`` passes one or two bound ``is_valid`` methods (a loop costs more than this)."""
-    return validators[0](instance) and (len(validators) == 1 or validators[1](instance))
-
-
-def _distinct(validators: list[Any]) -> tuple[Any, ...]:
-    """Bound ``is_valid`` methods, once per distinct compiled validator."""
-    unique = list({id(v): v for v in validators}.values())
-    return tuple(v.is_valid for v in unique)
+def _distinct(validators: list[Any]) -> tuple[Callable[[Any], bool], Callable[[Any], bool] | None]:
+    """Bound ``is_valid`` methods of the base and head validators (the second None when they are one)."""
+    first, second = validators
+    return first.is_valid, (None if second is first else second.is_valid)
 
 
 @dataclass(frozen=True, slots=True)

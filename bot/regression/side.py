@@ -15,34 +15,24 @@ import functools
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urljoin
 
 import jsonschema_rs
 import orjson
-from jsonschema import ValidationError
-from referencing import Registry as RefRegistry
-from referencing import Resource
-from referencing.jsonschema import DRAFT202012
 
 from bot.config import Config
 from bot.jsondoc import JsonDoc
 from bot.registry import CORE, Entry, FacetSchema, Registry, declared_facets
 from bot.regression.events import is_placeholder
-from bot.schemas import (
-    FORMAT_CHECKER,
-    PUBLISHED,
-    HardenedValidator,
-    RemoteReference,
-    SchemaStore,
-    deadline,
-    iter_refs,
-    rs_validator,
-)
+from bot.schemas import BACKTRACK_LIMIT, PUBLISHED, RemoteReference, SchemaStore, deadline, iter_refs, rs_validator
 from bot.snapshot import Snapshot
 from bot.uris import producer_name
 
-BACKTRACK_LIMIT = 100_000  # fancy-regex, only for patterns the linear-time engine refuses: ~4 ms per match at worst
+if TYPE_CHECKING:  # the pure-Python stack explains failures only, and is imported then
+    from jsonschema import ValidationError
+    from referencing import Registry as RefRegistry
+
 EXPLAIN_BUDGET_SECONDS = 1.0  # pure-Python explanation of one failing instance (a few per group)
 META = "https://json-schema.org/draft/2020-12/schema"
 
@@ -272,6 +262,10 @@ class Validators:
 
     @functools.cached_property
     def _py_registry(self) -> RefRegistry[Any]:
+        from referencing import Registry as RefRegistry
+        from referencing import Resource
+        from referencing.jsonschema import DRAFT202012
+
         resources: Iterable[tuple[str, Resource[Any]]] = (
             (url, Resource.from_contents(schema, default_specification=DRAFT202012))
             for url, schema in self.spec.schemas.items())
@@ -279,6 +273,8 @@ class Validators:
 
     def explain(self, compiled: Compiled, instance: Any, partial: bool) -> list[ValidationError]:
         """The pure-Python ``jsonschema`` errors for a failing instance (placeholders filtered)."""
+        from bot.schemas_python import FORMAT_CHECKER, HardenedValidator
+
         validator = HardenedValidator({"$schema": META, "$ref": compiled.url}, registry=self._py_registry,
                                       format_checker=FORMAT_CHECKER)
         with deadline(EXPLAIN_BUDGET_SECONDS):  # raises ValidationTimeout past it

@@ -1,0 +1,209 @@
+"""The regression beside its floor: events per CPU-second of the whole process tree, in interleaved pairs.
+
+    python benchmarks/floor_regress.py                          # 20,000 events, one process and the floor
+    python benchmarks/floor_regress.py --spark --pairs 3        # local[2] Spark too
+    python benchmarks/floor_regress.py --baseline /work/wt/main # beside another checkout (today's code)
+
+The *floor* is one Python process that reads the same files and does the least a regression can do: each
+event parsed with orjson, the event and every facet validated against its ``schemaURL`` / ``_schemaURL``
+with ``jsonschema-rs`` validators compiled once, on base and on head. ``registry-bot regress`` does that
+and more (naming, keys, producers, counts, the report). Every figure is events divided by the user + system
+CPU of the command and all its descendants (``TreeCpu``), start-up included; runs alternate so load
+drifts hit each alike. Events and trees come from ``bench_regress``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_regress import DriverMemory, registry_repo, trees, write_events  # noqa: E402  # path set up
+
+
+def floor(base_root: str, head_root: str, events: str) -> int:
+    """The floor, run as its own process: orjson + precompiled jsonschema-rs on both sides; events read."""
+    import jsonschema_rs
+    import orjson
+
+    def side(root: str) -> Callable[[str], Callable[[object], bool]]:
+        schemas = {}
+        for folder in ("spec", "website/static/spec"):
+            for path in sorted(Path(root, folder).rglob("*.json")):
+                try:
+                    doc = orjson.loads(path.read_bytes())
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(doc, dict) and isinstance(doc.get("$id"), str):
+                    schemas.setdefault(doc["$id"], doc)
+        def retrieve(uri: str) -> object:
+            return schemas.get(uri, {})  # an old schema's reference outside the trees: the floor does not judge it
+
+        registry = jsonschema_rs.Registry(list(schemas.items()), retriever=retrieve)
+        compiled: dict[str, Callable[[object], bool]] = {}
+
+        def validator(url: str) -> Callable[[object], bool]:
+            found = compiled.get(url)
+            if found is None:
+                found = compiled[url] = jsonschema_rs.validator_for(
+                    {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": url}, registry=registry,
+                    retriever=retrieve, validate_formats=True).is_valid
+            return found
+
+        return validator
+
+    sides = [side(base_root), side(head_root)]
+    count = 0
+    for path in sorted(Path(events).iterdir()):
+        with path.open("rb") as lines:
+            for line in lines:
+                event = orjson.loads(line)
+                count += 1
+                instances = [(event, event["schemaURL"])]
+                for holder in (event["run"], event["job"], *event["inputs"], *event["outputs"]):
+                    instances += [(f, f["_schemaURL"]) for f in holder["facets"].values()]
+                for validator in sides:
+                    for instance, url in instances:
+                        validator(url)(instance)
+    return count
+
+
+class TreeCpu(threading.Thread):
+    """CPU seconds of a process and every descendant (Spark's JVM, its Python daemon and workers), sampled
+    from ``/proc/<pid>/stat`` every 0.1 s: descendants are not always reaped by their parents, so
+    ``RUSAGE_CHILDREN`` misses them. A process's CPU after its last sample is not counted."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.seen: dict[int, float] = {}
+        self.stopped = threading.Event()
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def sample(self) -> None:
+        frontier = [self.pid]
+        while frontier:
+            pid = frontier.pop()
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            self.seen[pid] = max(self.seen.get(pid, 0.0), (int(fields[11]) + int(fields[12])) / self.tick)
+            frontier += DriverMemory._children(pid)
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.1):
+            self.sample()
+
+    @property
+    def total(self) -> float:
+        return sum(self.seen.values())
+
+
+def cpu_of(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """(CPU seconds of the command and its descendants, wall seconds, stdout); ``python -m bot`` in ``cwd``
+    imports that checkout's ``bot``. The larger of ``RUSAGE_CHILDREN`` (exact for what was reaped) and the
+    sampled process tree."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, env={**os.environ, **env}, cwd=cwd)
+        tree = TreeCpu(process.pid)
+        tree.start()
+        code = process.wait()
+        tree.stopped.set()
+        tree.join()
+        wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out.seek(0)
+        err.seek(0)
+        stdout = out.read().decode()
+        if code not in (0, 1) or not stdout.strip():
+            raise RuntimeError(f"{command[:4]} failed ({code}): {err.read().decode()[-3000:]}")
+    reaped = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return max(reaped, tree.total), wall, stdout
+
+
+def regress_command(checkout: Path, repo: Path, events: Path, engine: list[str]) -> tuple[list[str], Path]:
+    return [sys.executable, "-m", "bot", "regress", str(repo), "--base", "main", "--head", "pr", "--events",
+            str(events), *engine, "--format", "json"], checkout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--files", type=int, default=4)
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--spark", action="store_true", help="also regress on local[2] Spark")
+    parser.add_argument("--baseline", type=Path, help="another checkout of the project, run in pairs with this one")
+    parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--floor-child", nargs=3, metavar=("BASE", "HEAD", "EVENTS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.floor_child:
+        print(json.dumps({"events": floor(*args.floor_child)}))
+        return
+    env = {"PYTHONDONTWRITEBYTECODE": ""}  # users have bytecode; an editable install recompiles bot/ without it
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    work = Path(tempfile.mkdtemp(prefix="floor-regress-", dir=args.work))
+    try:
+        base_root, head_root = trees(work)
+        repo = registry_repo(base_root, head_root, work / "repo")
+        events = work / "events"
+        write_events(events, args.events, args.files)
+        runs: dict[str, tuple[list[str], Path]] = {
+            "floor (orjson + jsonschema-rs)": ([sys.executable, __file__, "--floor-child", str(base_root),
+                                                str(head_root), str(events)], ROOT),
+            "regress --engine python": regress_command(ROOT, repo, events, ["--engine", "python"]),
+        }
+        if args.baseline:
+            runs["baseline --engine python"] = regress_command(args.baseline, repo, events, ["--engine", "python"])
+        if args.spark:
+            runs["regress --master local[2]"] = regress_command(ROOT, repo, events, ["--master", "local[2]"])
+            if args.baseline:
+                runs["baseline --master local[2]"] = regress_command(args.baseline, repo, events,
+                                                                     ["--master", "local[2]"])
+        rates: dict[str, list[float]] = {label: [] for label in runs}
+        loads: list[float] = []
+        for command, cwd in runs.values():  # a warm-up round, not counted: bytecode written, files cached
+            cpu_of(command, cwd, env)
+        for _ in range(args.pairs):
+            for label, (command, cwd) in runs.items():  # one of each per round: load drifts hit every run alike
+                cpu, wall, out = cpu_of(command, cwd, env)
+                count = json.loads(out)["events"]
+                if count != args.events:
+                    raise RuntimeError(f"{label} read {count} events, not {args.events}")
+                rates[label].append(count / cpu)
+                loads.append(os.getloadavg()[0])
+                print(f"  {label}: {count / cpu:,.0f} events per CPU-second ({cpu:.2f} s CPU, {wall:.2f} s wall)",
+                      flush=True)
+        print(f"{args.events:,} events, {args.pairs} rounds, {os.cpu_count()} cores, load average "
+              f"{min(loads):.1f}-{max(loads):.1f}")
+        floor_rate = statistics.median(rates["floor (orjson + jsonschema-rs)"])
+        for label, values in rates.items():
+            print(f"{label}: median {statistics.median(values):,.0f} events per CPU-second, "
+                  f"floor / this {floor_rate / statistics.median(values):.2f}x")
+        for engine in ("--engine python", "--master local[2]"):
+            if f"baseline {engine}" in rates and f"regress {engine}" in rates:
+                pairs = [new / old for new, old in zip(rates[f"regress {engine}"], rates[f"baseline {engine}"],
+                                                       strict=True)]
+                print(f"{engine}: this / baseline per pair {', '.join(f'{p:.2f}' for p in pairs)}; "
+                      f"median {statistics.median(pairs):.2f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
