@@ -22,11 +22,12 @@ from bot.app.github_api import GitHubAPI, GitHubError, PullRequest, ReviewInfo
 from bot.app.pipeline import ReviewInputs
 from bot.app.required_checks import merge_lines
 from bot.app.teams import owning_teams, resolve
-from bot.checks.owners import Side, entry_relative, owner_list
+from bot.checks.owners import owner_list
 from bot.codeowners import ROOT_LOCATIONS, owner_key
+from bot.compose import ReviewRequest
 from bot.config import CONFIG_PATHS
 from bot.findings import Report, Section, Verdict
-from bot.registry import Registry
+from bot.model import entry_relative, side_model
 from bot.render.markdown import code, cut_lines
 
 log = logging.getLogger(__name__)
@@ -116,8 +117,8 @@ def _protected(path: str, config_registry: str) -> str | None:
 def owner_groups(inputs: ReviewInputs) -> tuple[tuple[str, ...], dict[str, dict[tuple[str, ...], list[str]]]]:
     """(why the change is outside delegation, entry -> owners of its changed files -> CODEOWNERS lines)."""
     config = inputs.config
-    base_registry, head_registry = Registry(inputs.base, config), Registry(inputs.head, config)
-    side = Side(base_registry)
+    side = side_model(inputs.base, config).owners
+    base_registry, head_registry = side.registry, side_model(inputs.head, config).registry
     refused: list[str] = []
     groups: dict[str, dict[tuple[str, ...], list[str]]] = {}  # entry -> owners -> sources
     for path in sorted(inputs.changes.paths()):
@@ -270,14 +271,24 @@ class OwnerStep:
     reviews: tuple[ReviewInfo, ...]
 
 
-def review_for_owners(gh: GitHubAPI, inputs: ReviewInputs, report: Report) -> tuple[Report, OwnerStep | None]:
-    """Decide, withdraw what no longer holds, and return the report with its "Delegated approval" section
-    (no step when the change is not reviewed: nothing watched, or too large to see)."""
-    if not inputs.touches_watched() or inputs.changes.truncated:
-        return report, None
-    delegation = decide(inputs, report, gh.bot_login(), gh)
-    reviews = withdraw(gh, inputs.pr, delegation, inputs.reviews)
-    return report.with_sections(delegation.section()), OwnerStep(delegation, reviews)
+class OwnersStage:
+    """Delegation as the last stage of the App's review: decides for the owners (reads only) and adds the
+    "Delegated approval" section; ``withdraw`` (after the head is known current) retracts what no longer holds."""
+
+    def __init__(self, gh: GitHubAPI, inputs: ReviewInputs) -> None:
+        self.gh, self.inputs = gh, inputs
+        self.delegation: Delegation | None = None
+
+    def __call__(self, request: ReviewRequest, report: Report) -> Report:
+        if not self.inputs.touches_watched() or self.inputs.changes.truncated:
+            return report  # not reviewed: nothing watched, or too large to see
+        self.delegation = decide(self.inputs, report, self.gh.bot_login(), self.gh)
+        return report.with_sections(self.delegation.section())
+
+    def withdraw(self) -> OwnerStep | None:
+        if self.delegation is None:
+            return None
+        return OwnerStep(self.delegation, withdraw(self.gh, self.inputs.pr, self.delegation, self.inputs.reviews))
 
 
 def act_for_owners(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs,

@@ -20,7 +20,8 @@ from typing import Any
 
 from bot.config import Config
 from bot.logo import LOGO_LIMIT, logo_problem
-from bot.registry import Registry, fold_name
+from bot.model import side_model
+from bot.registry import fold_name
 from bot.snapshot import Snapshot
 
 FIELDS = ("display_name", "description", "homepage", "logo", "categories")
@@ -36,7 +37,7 @@ def draft_presentation(snapshot: Snapshot, config: Config, partners: Any, folder
     """Drafted ``registry.json`` files (and logos) for the entries ``partners`` names."""
     if not isinstance(partners, list):
         raise ValueError("the partner list is a JSON array of objects")
-    registry = Registry(snapshot, config)
+    registry = side_model(snapshot, config).registry
     by_fold = {fold_name(name): entry for name, entry in registry.entries.items()}
     out = Drafts()
     for i, partner in enumerate(partners):

@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.config import Config
 from bot.logo import LOGO_LIMIT, LOGO_NAME, logo_problem
+from bot.model import side_model
 from bot.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.schema_diff import required_bump
 from bot.schemas import SchemaStore
@@ -132,8 +133,8 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
     ``only`` (the paths a change touches) limits the facet pages to those files and the cards to the
     entries whose ``registry.json`` it touches.
     """
-    registry = Registry(snapshot, config)
-    store = SchemaStore(snapshot, config, registry.files)
+    model = side_model(snapshot, config)
+    registry, store = model.registry, model.schemas
     mirror = _mirror_versions(snapshot, config)
     facets: dict[str, FacetPage] = {}
     schema_files: dict[str, bytes] = {}
