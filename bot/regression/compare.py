@@ -35,6 +35,7 @@ from bot.naming.events import (
     identifiers,
     judge,
 )
+from bot.registry import carries_prefix
 from bot.regression.events import (
     EventError,
     EventRecord,
@@ -552,7 +553,7 @@ def _key_status(spec: SideSpec, url: str, fragment: str, key: str) -> Status:
     keys = file.keys_for(fragment)
     if key not in keys:
         return FAIL, f"facet key {key!r} is not the key its schema defines ({', '.join(sorted(keys)) or 'none'})"
-    if file.prefix and not key.startswith(file.prefix) and not key.startswith(file.prefix.replace("_", "")):
+    if file.prefix and file.owner and not carries_prefix(key, file.owner):
         return FAIL, f"facet key {key!r} does not carry its owner's prefix {file.prefix!r}"
     return PASS, ""
 
