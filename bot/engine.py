@@ -21,7 +21,8 @@ from bot.config import Config, known_rules_only, load_config
 from bot.findings import Finding, Report, Severity, State
 from bot.incomplete import RULES as INCOMPLETE_RULES
 from bot.incomplete import incomplete
-from bot.review_input import Check, ReviewContext, ReviewInput
+from bot.review_input import Check as Check  # re-exported: the worker and the pipeline name it
+from bot.review_input import ReviewContext, ReviewInput
 from bot.severity import overridden
 from bot.severity import section as severity_section
 from bot.snapshot import Snapshot, SnapshotError

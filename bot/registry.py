@@ -180,7 +180,7 @@ class FacetSchema:
 
 def _local_ref(node: Any) -> str | None:
     if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
-        return node["$ref"][len("#/$defs/"):]
+        return str(node["$ref"])[len("#/$defs/"):]
     return None
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from bot.naming.events import (
     EVENT_KINDS,
@@ -441,7 +441,7 @@ class Comparator:
         memo_key = (spec.naming_digest, found.role, found.namespace, found.name, found.integration, found.job_type)
         cached = self._naming_memo.get(memo_key, _MISSING)
         if cached is not _MISSING:
-            return cached
+            return cast("Status | None", cached)
         verdict, result = judge(spec.naming, found)
         status: Status | None
         if verdict == VALID:
