@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
 from bot.snapshot import GitError, run_git
@@ -122,10 +122,6 @@ class ChangeSet:
             status = run_git(repo, "diff", "--name-status", "--no-renames", "-z", "--no-ext-diff", merge_base, head)
             return cls(files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {})))
         return cls(files=tuple(_parse_name_status(status, split_patches(patches))))
-
-    @classmethod
-    def from_paths(cls, paths: Iterable[str], status: Status = Status.MODIFIED) -> ChangeSet:
-        return cls(files=tuple(FileChange(p, status) for p in paths))
 
 
 def split_patches(diff: bytes) -> dict[str, str]:

@@ -20,7 +20,6 @@ from bot.config import Config, load_config
 from bot.engine import review
 from bot.findings import Finding, Report, Section, Severity, Verdict
 from bot.incomplete import REGRESSION_UNFINISHED, incomplete
-from bot.model import SideModel, side_model
 from bot.render.markdown import escape
 from bot.review_input import Check, ReviewContext
 from bot.snapshot import Snapshot
@@ -60,13 +59,6 @@ class ReviewRequest:
             return self
         config, findings = load_config(self.base if self.base is not None else self.head)
         return dataclasses.replace(self, config=config, config_findings=(*self.config_findings, *findings))
-
-    def model(self, snapshot: Snapshot) -> SideModel:
-        return side_model(snapshot, self.settings)
-
-    @property
-    def is_change(self) -> bool:
-        return self.base is not None and self.changes is not None
 
 
 Stage = Callable[[ReviewRequest, Report], Report]
