@@ -20,7 +20,7 @@ from bot.config import Config, load_config
 from bot.engine import review
 from bot.findings import Finding, Report, Section, Severity, Verdict
 from bot.incomplete import REGRESSION_UNFINISHED, incomplete
-from bot.render.markdown import escape
+from bot.render.quoting import escape
 from bot.review_input import Check, ReviewContext
 from bot.snapshot import Snapshot
 

@@ -28,7 +28,7 @@ from bot.compose import ReviewRequest
 from bot.config import CONFIG_PATHS
 from bot.findings import Report, Section, Verdict
 from bot.model import entry_relative, side_model
-from bot.render.markdown import code, cut_lines
+from bot.render.quoting import code, cut_lines
 
 log = logging.getLogger(__name__)
 

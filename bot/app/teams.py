@@ -20,7 +20,7 @@ from bot.codeowners import owner_kind
 from bot.config import Config
 from bot.findings import Section
 from bot.model import ownership, side_model
-from bot.render.markdown import code, escape
+from bot.render.quoting import code, escape
 from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)

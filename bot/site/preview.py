@@ -9,7 +9,7 @@ from typing import Any
 from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Section
-from bot.render.markdown import code
+from bot.render.quoting import code
 from bot.site.fields import Field
 from bot.site.model import EntryCard, FacetPage, Site, build_site
 from bot.snapshot import Snapshot
