@@ -78,21 +78,6 @@ def run_review(request: ReviewRequest, stages: Sequence[Stage] = ()) -> Report:
 
 # -- stages -------------------------------------------------------------------------------------------------
 
-def site_preview(request: ReviewRequest, report: Report) -> Report:
-    """What the change does to the published site (``bot.site.preview``), as the last section; a preview that
-    cannot be built is left out and never changes the verdict."""
-    from bot.site.preview import preview
-
-    if request.base is None or request.changes is None:
-        return report
-    try:
-        section = preview(request.base, request.head, request.settings, request.changes)
-    except Exception:
-        log.exception("site preview failed")
-        return report
-    return report.with_sections(section) if section else report
-
-
 def sections(*notes: Section) -> Stage:
     """A stage adding fixed sections (notes a door knows about its inputs)."""
     def add(request: ReviewRequest, report: Report) -> Report:

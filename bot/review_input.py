@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from bot.changes import ChangeSet
 from bot.config import Config
 from bot.findings import Finding
-from bot.model import SideModel, side_model
 from bot.registry import Entry, Registry
 from bot.schemas import SchemaStore
+from bot.sides import SideModel, side_model
 from bot.snapshot import Snapshot
 
 

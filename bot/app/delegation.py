@@ -27,8 +27,8 @@ from bot.codeowners import ROOT_LOCATIONS, owner_key
 from bot.compose import ReviewRequest
 from bot.config import CONFIG_PATHS
 from bot.findings import Report, Section, Verdict
-from bot.model import entry_relative, side_model
 from bot.render.quoting import code, cut_lines
+from bot.sides import entry_relative, side_model
 
 log = logging.getLogger(__name__)
 

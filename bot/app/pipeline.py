@@ -19,10 +19,11 @@ from bot.app.teams import TeamMembership, owning_teams, resolve
 from bot.app.tree_diff import tree_changes
 from bot.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.compose import Regression as Regression
-from bot.compose import ReviewRequest, Stage, run_review, sections, site_preview
+from bot.compose import ReviewRequest, Stage, run_review, sections
 from bot.config import CONFIG_PATHS, Config, load_config
 from bot.engine import Check
 from bot.findings import Finding, Report, Section
+from bot.site.preview import site_preview
 from bot.snapshot import MemorySnapshot, Snapshot
 
 log = logging.getLogger(__name__)

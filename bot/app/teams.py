@@ -19,8 +19,8 @@ from bot.changes import ChangeSet
 from bot.codeowners import owner_kind
 from bot.config import Config
 from bot.findings import Section
-from bot.model import ownership, side_model
 from bot.render.quoting import code, escape
+from bot.sides import ownership, side_model
 from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)

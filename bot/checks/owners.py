@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator
 
 from bot.codeowners import ROOT_LOCATIONS, CodeOwners, Rule, owner_key, same_owners
 from bot.findings import Edit, Finding, Fix, Severity
-from bot.model import Ownership, Side, entry_relative, ownership, root_ownership
 from bot.registry import Entry
 from bot.review_input import ReviewInput
+from bot.sides import Ownership, Side, entry_relative, ownership, root_ownership
 
 DOC = "docs/owners.md"
 

@@ -38,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bot.changes import ChangeSet
-    from bot.compose import ReviewRequest, run_review, site_preview
+    from bot.compose import ReviewRequest, run_review
     from bot.render import render
+    from bot.site.preview import site_preview
     from bot.snapshot import DirSnapshot, GitError
 
     writable_output(args.output)

@@ -70,8 +70,9 @@ def _review(target: Path, regression: bool, verbose: bool = False,
     """Build the sample repository in ``target`` and review its pull request as the App does (with the
     regression, Spark in local mode); with ``site``, also publish the head's registry and say where."""
     from bot.changes import ChangeSet
-    from bot.compose import ReviewRequest, run_review, site_preview
+    from bot.compose import ReviewRequest, run_review
     from bot.sample import build_sample_repo
+    from bot.site.preview import site_preview
     from bot.snapshot import GitSnapshot
 
     sample = build_sample_repo(target)

@@ -8,13 +8,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.config import Config
-from bot.model import side_model
 from bot.regression.compare import run_records
 from bot.regression.discover import Discovered, discover
 from bot.regression.events import EventRecord, event_locations, file_records, sample_records
 from bot.regression.locations import local_files
 from bot.regression.result import RegressionResult
 from bot.regression.side import SideSpec
+from bot.sides import side_model
 from bot.snapshot import Snapshot
 
 

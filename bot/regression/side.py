@@ -27,7 +27,6 @@ from referencing.jsonschema import DRAFT202012
 
 from bot.config import Config
 from bot.jsondoc import JsonDoc
-from bot.model import side_model
 from bot.registry import CORE, Entry, FacetSchema, declared_facets
 from bot.regression.events import is_placeholder
 from bot.schemas import (
@@ -39,6 +38,7 @@ from bot.schemas import (
     iter_refs,
     rs_validator,
 )
+from bot.sides import side_model
 from bot.snapshot import Snapshot
 from bot.uris import producer_name
 

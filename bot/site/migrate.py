@@ -20,8 +20,8 @@ from typing import Any
 
 from bot.config import Config
 from bot.logo import LOGO_LIMIT, logo_problem
-from bot.model import side_model
 from bot.registry import fold_name
+from bot.sides import side_model
 from bot.snapshot import Snapshot
 
 FIELDS = ("display_name", "description", "homepage", "logo", "categories")

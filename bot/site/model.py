@@ -9,10 +9,10 @@ from typing import Any
 
 from bot.config import Config
 from bot.logo import LOGO_LIMIT, LOGO_NAME, logo_problem
-from bot.model import side_model
 from bot.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.schema_diff import required_bump
 from bot.schemas import SchemaStore
+from bot.sides import side_model
 from bot.site.fields import Field, FieldWalker
 from bot.site.usecases import UseCase, case_id, load_use_cases
 from bot.snapshot import Snapshot, SnapshotError
