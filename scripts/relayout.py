@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: dict[str, str] = {
     "cli": "the command line: argument parsing and one module per command",
     "service": "the GitHub App as a service: webhook front door, queue, leases, pacing, worker",
-    "github": "GitHub: the API seam and its clients, fetching a review's inputs, delegation, publishing",
+    "github": "GitHub: the API seam, its clients and pacing, webhook events, a review's inputs, delegation, publishing",
     "outputs": "what a review is shown as: text, JSON, SARIF and Markdown renderers, the published site",
     "review": "one review: the engine, the composition and its stages, the checks, the regression",
     "model": "the registry as data: entries, schemas, ownership, naming rules, schema evolution",
@@ -90,13 +90,15 @@ MOVES: dict[str, str] = {
     "bot.app.front": "bot.service.front",
     "bot.app.queue": "bot.service.queue",
     "bot.app.leases": "bot.service.leases",
-    "bot.app.pacing": "bot.service.pacing",
+    # GitHub's write pacing (shared by the clients of every worker), the webhook events and the jobs they
+    # make, and the metrics of GitHub calls and jobs: the service builds on them
+    "bot.app.pacing": "bot.github.pacing",
+    "bot.app.events": "bot.github.events",
+    "bot.app.metrics": "bot.github.metrics",
     "bot.app.worker": "bot.service.worker",
     "bot.app.health": "bot.service.health",
     "bot.app.logs": "bot.service.logs",
-    "bot.app.metrics": "bot.service.metrics",
     "bot.app.settings": "bot.service.settings",
-    "bot.app.events": "bot.service.events",
     "bot.app.signature": "bot.service.signature",
     "bot.web": "bot.service.wsgi",
     # cli (bot/cli.py becomes the package bot/cli/__init__.py: ``bot.cli:main`` keeps its name)
@@ -111,7 +113,7 @@ NEW = tuple(f"bot.{layer}" for layer in LAYERS)
 TEXT_GLOBS = ("Procfile", "Dockerfile", "compose.yaml", "Makefile", "pyproject.toml", "gunicorn.conf.py",
               "README.md", "docs/**/*.md", "deploy/*", "action.yml", ".pre-commit-hooks.yaml", ".ci/*",
               "benchmarks/**/*.md", "naming/**/*.md", "registry/**/*.md")
-LINE_LENGTH = 100
+LINE_LENGTH = 100  # the target; ``--line-length 100`` sets it once the long strings are rewrapped
 DOCSTRING_LINES = 14  # a module docstring longer than this keeps its first paragraph; the rest goes to docs
 NOTES = "docs/module-notes.md"
 
@@ -287,13 +289,14 @@ layers = [{layers}]
 """
 
 
-def configure(dry: bool) -> None:
+def configure(dry: bool, line_length: int | None) -> None:
     pyproject = ROOT / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
-    if "[tool.importlinter]" not in text:
+    if not re.search(r"(?m)^\[tool\.importlinter\]", text):
         layers = ", ".join(f'"bot.{layer}"' for layer in LAYERS)
         text = text.rstrip("\n") + "\n\n" + CONTRACT.format(layers=layers)
-    text = re.sub(r"(?m)^line-length = \d+$", f"line-length = {LINE_LENGTH}", text)
+    if line_length is not None:
+        text = re.sub(r"(?m)^line-length = \d+$", f"line-length = {line_length}", text)
     makefile = ROOT / "Makefile"
     make = makefile.read_text(encoding="utf-8")
     if "lint-imports" not in make:
@@ -390,6 +393,9 @@ def regenerate_readme(dry: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="print the moves, change nothing")
+    parser.add_argument("--line-length", type=int, metavar="N",
+                        help=f"set ruff's line length (the target is {LINE_LENGTH}; today's code has string "
+                             "literals and comments past it, which ruff format does not rewrap)")
     args = parser.parse_args(argv)
     moves = plan_moves()
     for src, dst in moves:
@@ -397,10 +403,16 @@ def main(argv: list[str] | None = None) -> int:
     layer_packages(args.dry_run)
     remove_emptied(args.dry_run)
     changed = rewrite_references(args.dry_run)
-    configure(args.dry_run)
+    configure(args.dry_run, args.line_length)
     trimmed = trim_docstrings(args.dry_run)
     if not args.dry_run:
         regenerate_readme(args.dry_run)
+        # imports sorted again under their new names (ruff's isort rules, as `make lint` checks them)
+        subprocess.run([sys.executable, "-m", "ruff", "check", "--fix", "--select", "I", "--quiet",
+                        "bot", "tests", "benchmarks"], cwd=ROOT, check=False)
+        # longer module names can push a line past the limit: named here, to be rewrapped by hand
+        subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "E501", "--output-format", "concise",
+                        "bot", "tests", "benchmarks"], cwd=ROOT, check=False)
     print(f"{len(moves)} moves, {changed} files rewritten, {trimmed} module docstrings trimmed", file=sys.stderr)
     return 0
 
