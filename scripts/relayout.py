@@ -168,12 +168,25 @@ def plan_moves() -> list[tuple[Path, Path]]:
     return moves
 
 
+UP_CHAIN = re.compile(r"(Path\(__file__\)(?:\.resolve\(\))?)((?:\.parent)+)(?!s)")
+UP_INDEX = re.compile(r"(Path\(__file__\)(?:\.resolve\(\))?)\.parents\[(\d+)\]")
+
+
 def move(src: Path, dst: Path, dry: bool) -> None:
+    """``git mv``; paths a moved module computes from its own file (``Path(__file__).parent.parent``,
+    ``.parents[2]``) climb as many more folders as it went down."""
     print(f"git mv {src.relative_to(ROOT)} {dst.relative_to(ROOT)}")
     if dry:
         return
     dst.parent.mkdir(parents=True, exist_ok=True)
     git("mv", str(src.relative_to(ROOT)), str(dst.relative_to(ROOT)))
+    deeper = len(dst.parts) - len(src.parts)
+    for path in ([dst] if dst.is_file() else sorted(dst.rglob("*.py"))):
+        text = path.read_text(encoding="utf-8")
+        new = UP_CHAIN.sub(lambda m: m.group(1) + m.group(2) + ".parent" * deeper, text)
+        new = UP_INDEX.sub(lambda m: f"{m.group(1)}.parents[{int(m.group(2)) + deeper}]", new)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
 
 
 def layer_packages(dry: bool) -> None:
