@@ -13,6 +13,7 @@ import bot.compose
 import bot.config
 import bot.history
 import bot.registry
+import bot.schemas
 from bot.app.github_api import PullRequest
 from bot.app.worker import review_pull_request
 from bot.cli import main
@@ -30,6 +31,7 @@ REPO = "example/registry"
 class Counts:
     def __init__(self) -> None:
         self.registries = 0
+        self.schema_stores = 0
         self.config_loads = 0
 
 
@@ -38,17 +40,23 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
     """Counts ``Registry`` constructions and configuration loads (parses of the configuration file)."""
     found = Counts()
     registry_init = bot.registry.Registry.__init__
+    store_init = bot.schemas.SchemaStore.__init__
     parse = bot.config.parse_config
 
     def counted_init(self: bot.registry.Registry, *args: object, **kwargs: object) -> None:
         found.registries += 1
         registry_init(self, *args, **kwargs)  # type: ignore[arg-type]
 
+    def counted_store(self: bot.schemas.SchemaStore, *args: object, **kwargs: object) -> None:
+        found.schema_stores += 1
+        store_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
     def counted_parse(text: str, source: str) -> bot.config.Config:
         found.config_loads += 1
         return parse(text, source)
 
     monkeypatch.setattr(bot.registry.Registry, "__init__", counted_init)
+    monkeypatch.setattr(bot.schemas.SchemaStore, "__init__", counted_store)
     monkeypatch.setattr(bot.config, "parse_config", counted_parse)
     yield found
 
@@ -65,13 +73,13 @@ def test_an_app_review_models_each_side_once(demo_repo: Path, counts: Counts, fa
     fake_github.trees["main"] = fake_github.trees[base]  # the default branch, where the configuration is read
     counts.registries = counts.config_loads = 0
     assert review_pull_request(fake_github, pr, "d-1") == "failure"
-    assert (counts.registries, counts.config_loads) == (2, 1)
+    assert (counts.registries, counts.schema_stores, counts.config_loads) == (2, 2, 1)
 
 
 def test_check_models_each_side_once(demo_repo: Path, counts: Counts, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", "dagster-dev"]) == 1
     assert "facets/prefix-key" in capsys.readouterr().out
-    assert (counts.registries, counts.config_loads) == (2, 1)
+    assert (counts.registries, counts.schema_stores, counts.config_loads) == (2, 2, 1)
 
 
 # -- every door composes the same review -------------------------------------------------------------------
