@@ -68,7 +68,8 @@ docusaurus-check: setup
 	tests/docusaurus/check.sh
 
 test: lint system-deps wheelhouse node-deps
-	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/python -m pytest
+	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/coverage run -m pytest
+	$(BIN)/coverage report  # branch coverage, failing under [tool.coverage.report] fail_under
 
 # The lock files (requirements/*.txt) from pyproject.toml, for Python 3.11 on Linux x86_64 (the images' and
 # CI's): dev (the venv), worker (+ spark), web (no Spark). Each is resolved within the one before it, so a

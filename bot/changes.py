@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from bot.snapshot import GitError, run_git
@@ -150,10 +150,6 @@ class ChangeSet:
         else:
             changes = cls(files=tuple(_parse_name_status(status, split_patches(patches))))
         return changes.with_unread(*_not_files(repo, merge_base, head))
-
-    @classmethod
-    def from_paths(cls, paths: Iterable[str], status: Status = Status.MODIFIED) -> ChangeSet:
-        return cls(files=tuple(FileChange(p, status) for p in paths))
 
 
 def split_patches(diff: bytes) -> dict[str, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -204,13 +204,8 @@ def parse_config(text: str, source: str) -> Config:
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
-    from bot.checks import all_rules  # the checks import this module: look them up only when parsing
-
     if verdict.adoption_gaps_in_changes not in ("error", "warning"):
         raise ConfigError("'verdict.adoption_gaps_in_changes' must be error or warning")
-    unknown_rules = sorted(set(verdict.adoption_gaps) - set(all_rules()))
-    if unknown_rules:
-        raise ConfigError(f"unknown rule id(s) in 'verdict.adoption_gaps': {', '.join(unknown_rules)}")
     versions = _section(VersionsPolicy, raw.get("versions"), "versions")
     if versions.open_model_optional_add not in ("addition", "revision"):
         raise ConfigError("'versions.open_model_optional_add' must be addition or revision")
@@ -236,18 +231,16 @@ def parse_config(text: str, source: str) -> Config:
 
 
 def _severities(raw: Any) -> tuple[tuple[str, str], ...]:
-    """The ``severity`` section: a mapping of rule ids (every rule of ``registry-bot rules``) to levels."""
-    from bot.checks import all_rules
-
+    """The ``severity`` section: a mapping of rule ids to levels (the ids are checked against the checks that
+    run, by ``known_rules_only``)."""
     if raw is None:
         return ()
     if not isinstance(raw, Mapping):
         raise ConfigError("'severity' must be a mapping of rule ids to error, warning or notice")
-    known = set(all_rules())
     out = []
     for rule, level in raw.items():
-        if rule not in known:
-            raise ConfigError(f"unknown rule id in 'severity': {rule}")
+        if not isinstance(rule, str):
+            raise ConfigError(f"'severity' keys must be rule ids, not {rule!r}")
         if level not in ("error", "warning", "notice"):
             raise ConfigError(f"'severity.{rule}' must be error, warning or notice")
         out.append((str(rule), str(level)))
@@ -277,6 +270,26 @@ def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:
                 hint="See the README section 'Configuration' for the keys the bot reads.",
             )]
     return Config(), []
+
+
+def known_rules_only(config: Config, known: Collection[str]) -> tuple[Config, list[Finding]]:
+    """``config`` without the rule ids no running check reports (``severity``, ``verdict.adoption_gaps``),
+    and a finding for each: an unknown id is ignored, the rest of the configuration stays in force."""
+    defaults = VerdictPolicy().adoption_gaps  # the built-in list names built-in rules: kept, never reported
+    severity = tuple((rule, level) for rule, level in config.severity if rule in known)
+    gaps = tuple(rule for rule in config.verdict.adoption_gaps if rule in known or rule in defaults)
+    unknown = [("severity", rule) for rule, _ in config.severity if rule not in known]
+    unknown += [("verdict.adoption_gaps", rule) for rule in config.verdict.adoption_gaps
+                if rule not in known and rule not in defaults]
+    if not unknown:
+        return config, []
+    path = config.source or CONFIG_PATHS[0]
+    findings = [Finding(rule="config/invalid", severity=Severity.ERROR, path=path, line=1, column=1,
+                        message=f"unknown rule id in '{key}': {rule}; it is ignored, the rest of the "
+                                "configuration applies",
+                        hint="`registry-bot rules` lists the rule ids; a custom check's rules are those of "
+                             "its module's RULES.") for key, rule in unknown]
+    return replace(config, severity=severity, verdict=replace(config.verdict, adoption_gaps=gaps)), findings
 
 
 def with_paths(config: Config, **paths: str) -> Config:

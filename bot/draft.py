@@ -202,7 +202,7 @@ def adapt(existing: Existing, stem: str, base_ref: str, inferred: dict[str, Any]
     defs = copy.deepcopy(existing.schema["$defs"])
     definition = defs.pop(existing.definition)
     defs = {stem: definition, **defs}
-    renamed = _renamed(defs, f"#/$defs/{existing.definition}", f"#/$defs/{stem}")
+    renamed: dict[str, Any] = _renamed(defs, f"#/$defs/{existing.definition}", f"#/$defs/{stem}")
     facet = renamed[stem]
     parts = facet.get("allOf") if isinstance(facet.get("allOf"), list) else None
     if parts is None:

@@ -1,6 +1,6 @@
 """The review engine: one loop over one tuple of pure checks.
 
-``review()`` is what the command line, the GitHub worker and the replay command all call.
+``review()`` runs the checks on both sides and judges the change; ``bot.compose.run_review`` calls it.
 A check is a function ``(ReviewInput) -> Iterable[Finding]``; it reads files only through the
 snapshots and never touches the network.
 """
@@ -8,6 +8,7 @@ snapshots and never touches the network.
 from __future__ import annotations
 
 import logging
+import sys
 import traceback
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
@@ -16,16 +17,27 @@ from dataclasses import replace
 from bot import budget
 from bot.budget import BudgetSpent
 from bot.changes import ChangeSet
-from bot.config import Config, load_config
+from bot.config import Config, known_rules_only, load_config
 from bot.findings import Finding, Report, Severity, State
 from bot.incomplete import RULES as INCOMPLETE_RULES
 from bot.incomplete import incomplete
-from bot.review_input import Check, ReviewContext, ReviewInput
+from bot.review_input import Check as Check  # re-exported: the worker and the pipeline name it
+from bot.review_input import ReviewContext, ReviewInput
 from bot.severity import overridden
 from bot.severity import section as severity_section
 from bot.snapshot import Snapshot, SnapshotError
 
 log = logging.getLogger(__name__)
+
+RULES: dict[str, str] = {  # the engine's own rules (the checks' are in their modules)
+    "config/invalid": "The bot's configuration file (`.github/registry-bot.yml`, base side) cannot be "
+    "used, or names a rule id no running check reports; what cannot be used is ignored, the rest applies, "
+    "and the problem is an error so it gets fixed.",
+    "bot/unreadable-file": "A file a check needed cannot be read safely (a symlink leaving the repository, "
+    "an unreadable file): an error naming it, and the checks that needed it stop there.",
+    "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
+    "reported as an error so that a bug in the bot can never pass a change silently.",
+}
 
 
 def default_checks() -> tuple[Check, ...]:
@@ -38,6 +50,18 @@ def change_rules() -> frozenset[str]:
     from bot.checks import CHANGE_RULES
 
     return CHANGE_RULES
+
+
+def rule_ids(checks: Iterable[Check]) -> frozenset[str] | None:
+    """Every rule id the engine and ``checks`` can report (each check's module declares ``RULES``), or None
+    when a check declares none (its rules cannot be known, so no rule id can be refused)."""
+    known = set(RULES) | set(INCOMPLETE_RULES)
+    for check in checks:
+        declared = getattr(sys.modules.get(getattr(check, "__module__", "") or ""), "RULES", None)
+        if not isinstance(declared, Mapping | list | tuple | frozenset | set):
+            return None
+        known.update(str(rule) for rule in declared)
+    return frozenset(known)
 
 
 def _run_check(check: Check, review: ReviewInput) -> Iterator[Finding]:
@@ -160,23 +184,30 @@ def review(
     context: ReviewContext | None = None,
     config: Config | None = None,
     checks: Iterable[Check] | None = None,
+    config_findings: Iterable[Finding] = (),
 ) -> Report:
     """Review ``changes`` from ``base`` to ``head`` (or the whole of ``head`` when ``changes`` is None).
 
     A change is judged: the same checks run on the base side too, and only findings the change
     introduces fail it. The configuration is read from the base side when not given, so a pull
-    request cannot change the rules it is judged by.
+    request cannot change the rules it is judged by. Doors call ``bot.compose.run_review``, which adds the
+    stages (regression, site preview, approvals, delegation) a door chooses.
     """
-    config_findings: list[Finding] = []
+    found = list(config_findings)
     if config is None:
-        config, config_findings = load_config(base if base is not None else head)
+        config, loaded = load_config(base if base is not None else head)
+        found += loaded
     with budget.within(config.review.time_budget_seconds):
-        return _review(head, base, changes, context or ReviewContext(), config, config_findings, checks)
+        return _review(head, base, changes, context or ReviewContext(), config, found, checks)
 
 
 def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, context: ReviewContext,
             config: Config, config_findings: list[Finding], checks: Iterable[Check] | None) -> Report:
     checks = tuple(checks if checks is not None else default_checks())
+    known = rule_ids(checks)
+    if known is not None:
+        config, refused = known_rules_only(config, known)
+        config_findings = [*config_findings, *refused]
     data = ReviewInput(head=head, base=base, changes=changes, config=config, context=context)
     findings = overridden(run_checks(data, checks), config)
     entries = [e.name for e in data.reviewed_entries()]

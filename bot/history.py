@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from bot.changes import ChangeSet
+from bot.compose import ReviewRequest, run_review
 from bot.config import Config
-from bot.engine import review
 from bot.findings import Finding, Severity, State
 from bot.snapshot import GitSnapshot, run_git
 
@@ -57,8 +57,10 @@ def commits(repo: str | os.PathLike[str], rev: str = "HEAD") -> list[tuple[str, 
     return rows
 
 
-def replay(repo: str | os.PathLike[str], rev: str = "HEAD", config: Config | None = None) -> Iterator[CommitReview]:
-    """Review every commit with a parent as a pull request from its first parent."""
+def replay(repo: str | os.PathLike[str], rev: str = "HEAD", config: Config | None = None,
+           author: str | None = None) -> Iterator[CommitReview]:
+    """Review every commit with a parent as a pull request from its first parent (by ``author``, when
+    known: the owners' approval is then judged)."""
     for sha, subject, parent in commits(repo, rev):
         if parent is None:
             continue
@@ -66,7 +68,8 @@ def replay(repo: str | os.PathLike[str], rev: str = "HEAD", config: Config | Non
         try:
             with GitSnapshot(repo, parent) as base, GitSnapshot(repo, sha) as head:
                 changes = ChangeSet.from_git(repo, base.commit, head.commit)
-                report = review(head=head, base=base, changes=changes, config=config)
+                report = run_review(ReviewRequest(head=head, base=base, changes=changes, config=config,
+                                                  author=author))
         except Exception as exc:  # noqa: BLE001 - the replay reports a crash instead of stopping
             yield CommitReview(sha, subject, crash=f"{type(exc).__name__}: {exc}",
                                seconds=time.perf_counter() - started)

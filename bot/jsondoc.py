@@ -259,8 +259,3 @@ def strict_loads(text: str) -> Any:
     if duplicated:
         raise JsonDoc(path="<memory>", text=text, value=value)._duplicate_problem(duplicated[0])
     return value
-
-
-def load_json(data: bytes | str, path: str = "<memory>") -> JsonDoc:
-    """Parse ``data`` as a ``JsonDoc``; raises ``JsonProblem``."""
-    return JsonDoc.parse(data, path)

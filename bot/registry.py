@@ -39,6 +39,18 @@ def camel(name: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+def key_prefixes(name: str) -> tuple[str, str, str]:
+    """The spellings of an entry's facet key prefix: ``gcp:dataproc`` -> ``gcp_dataproc``, ``gcpDataproc``,
+    ``gcpdataproc``. The one definition of the prefix rule: the checks and the regression both apply it."""
+    snake = re.sub(r"[:/-]", "_", name)
+    return snake, camel(name), snake.replace("_", "")
+
+
+def carries_prefix(key: str, name: str) -> bool:
+    """Whether facet key ``key`` starts with a spelling of entry ``name``'s prefix (``key_prefixes``)."""
+    return key.startswith(key_prefixes(name))
+
+
 def fold_name(name: str) -> str:
     """The form two names are compared in for collisions: case-insensitive, ``-``, ``_``, ``:`` folded."""
     return re.sub(r"[-_:/]", "", name.lower())
@@ -168,7 +180,7 @@ class FacetSchema:
 
 def _local_ref(node: Any) -> str | None:
     if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
-        return node["$ref"][len("#/$defs/"):]
+        return str(node["$ref"])[len("#/$defs/"):]
     return None
 
 

@@ -14,6 +14,7 @@ from bot.config import Config
 from bot.findings import Finding
 from bot.registry import Entry, Registry
 from bot.schemas import SchemaStore
+from bot.sides import SideModel, side_model
 from bot.snapshot import Snapshot
 
 
@@ -36,23 +37,29 @@ class ReviewInput:
     config: Config
     context: ReviewContext = field(default_factory=ReviewContext)
 
-    @functools.cached_property
+    @property
+    def head_model(self) -> SideModel:
+        return side_model(self.head, self.config)
+
+    @property
+    def base_model(self) -> SideModel | None:
+        return None if self.base is None else side_model(self.base, self.config)
+
+    @property
     def head_registry(self) -> Registry:
-        return Registry(self.head, self.config)
+        return self.head_model.registry
 
-    @functools.cached_property
+    @property
     def base_registry(self) -> Registry | None:
-        return None if self.base is None else Registry(self.base, self.config)
+        return None if self.base_model is None else self.base_model.registry
 
-    @functools.cached_property
+    @property
     def head_schemas(self) -> SchemaStore:
-        return SchemaStore(self.head, self.config, self.head_registry.files)
+        return self.head_model.schemas
 
-    @functools.cached_property
+    @property
     def base_schemas(self) -> SchemaStore | None:
-        if self.base is None or self.base_registry is None:
-            return None
-        return SchemaStore(self.base, self.config, self.base_registry.files)
+        return None if self.base_model is None else self.base_model.schemas
 
     @functools.cached_property
     def touched_entries(self) -> frozenset[str]:

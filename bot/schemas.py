@@ -321,17 +321,6 @@ class SchemaStore:
 
         return HardenedValidator(schema, registry=self.registry, format_checker=FORMAT_CHECKER)
 
-    def validator_for_url(self, url: str) -> Validator | None:
-        """A validator for the schema (or ``#/$defs/...`` fragment) at ``url``."""
-        stored = self.lookup(url)
-        if stored is None:
-            return None
-        base = _split(url)
-        if "#" in url:
-            return self.validator({"$ref": url, "$schema": "https://json-schema.org/draft/2020-12/schema",
-                                   "$id": f"urn:registry-bot:wrapper:{base}"})
-        return self.validator(stored.schema)
-
 
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("not", "if", "then", "else")

@@ -168,7 +168,6 @@ def _checker() -> FormatChecker:
     (``re.compile`` takes seconds on a few kilobytes of character ranges, holding the GIL)."""
     checker = FormatChecker(formats=(f for f in Draft202012Validator.FORMAT_CHECKER.checkers if f != "regex"))
 
-    @checker.checks("regex", raises=(regex.error, ValueError, RecursionError, OverflowError))
     def is_regex(instance: object) -> bool:
         if not isinstance(instance, str):
             return True
@@ -178,6 +177,7 @@ def _checker() -> FormatChecker:
         regex.compile(instance)
         return True
 
+    checker.checks("regex", raises=(regex.error, ValueError, RecursionError, OverflowError))(is_regex)
     return checker
 
 

@@ -110,9 +110,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path.name == IMAGE_TESTS)
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the image build (tests/images.py) when the image tests are collected, before any test runs."""
-    if any(item.path.name == IMAGE_TESTS for item in session.items):
+@pytest.fixture(scope="session", autouse=True)
+def image_build(request: pytest.FixtureRequest) -> None:
+    """Start the image build (tests/images.py) with the first test of a session that runs the image tests,
+    so that it runs beside the rest of the suite; collecting the tests (``--collect-only``) starts nothing."""
+    if any(item.path.name == IMAGE_TESTS for item in request.session.items):
         from tests.images import start_build
 
         start_build()

@@ -1,9 +1,9 @@
 """The container images of the Dockerfile, built in the background while the rest of the suite runs.
 
-A cold build takes minutes (Debian packages, Java, PySpark): ``pytest_collection_finish`` (conftest.py)
-starts ``deploy/build-images`` when the image tests are collected, at a low CPU and I/O priority, and those
-tests (``tests/test_images.py``) run last and wait for it. Layers are cached in ``.podman/``, so a second
-run rebuilds only what changed.
+A cold build takes minutes (Debian packages, Java, PySpark): the ``image_build`` fixture (conftest.py)
+starts ``deploy/build-images`` with the first test of a run that has the image tests, at low CPU and I/O
+priority, and those tests (``tests/test_images.py``) run last and wait for it. Layers are cached in
+``.podman/``, so a second run rebuilds only what changed.
 """
 
 from __future__ import annotations

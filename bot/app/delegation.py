@@ -23,12 +23,13 @@ from bot.app.pipeline import ReviewInputs
 from bot.app.refusals import Refusals
 from bot.app.required_checks import merge_lines
 from bot.app.teams import owning_teams, resolve
-from bot.checks.owners import Side, entry_relative, owner_list
+from bot.checks.owners import owner_list
 from bot.codeowners import ROOT_LOCATIONS, owner_key
+from bot.compose import ReviewRequest
 from bot.config import CONFIG_PATHS
 from bot.findings import Report, Section, Verdict
-from bot.registry import Registry
-from bot.render.markdown import code, cut_lines, escape
+from bot.render.quoting import code, cut_lines, escape
+from bot.sides import entry_relative, side_model
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +119,8 @@ def _protected(path: str, config_registry: str) -> str | None:
 def owner_groups(inputs: ReviewInputs) -> tuple[tuple[str, ...], dict[str, dict[tuple[str, ...], list[str]]]]:
     """(why the change is outside delegation, entry -> owners of its changed files -> CODEOWNERS lines)."""
     config = inputs.config
-    base_registry, head_registry = Registry(inputs.base, config), Registry(inputs.head, config)
-    side = Side(base_registry)
+    side = side_model(inputs.base, config).owners
+    base_registry, head_registry = side.registry, side_model(inputs.head, config).registry
     refused: list[str] = []
     groups: dict[str, dict[tuple[str, ...], list[str]]] = {}  # entry -> owners -> sources
     for path in sorted(inputs.changes.paths()):
@@ -295,17 +296,27 @@ class OwnerStep:
     reviews: tuple[ReviewInfo, ...]
 
 
-def review_for_owners(gh: GitHubAPI, inputs: ReviewInputs, report: Report,
-                      refusals: Refusals | None = None) -> tuple[Report, OwnerStep | None]:
-    """Decide, withdraw what no longer holds, and return the report with its "Delegated approval" section
-    (no step when the change is not reviewed: nothing watched). A change the bot could not see whole or read
-    in full is refused, and an approval given earlier is withdrawn; a withdrawal GitHub refuses is recorded in
-    ``refusals``."""
-    if not inputs.touches_watched() and not inputs.changes.truncated:
-        return report, None
-    delegation = decide(inputs, report, gh.bot_login(), gh)
-    reviews = withdraw(gh, inputs.pr, delegation, inputs.reviews, refusals)
-    return report.with_sections(delegation.section()), OwnerStep(delegation, reviews)
+class OwnersStage:
+    """Delegation as the last stage of the App's review: decides for the owners (reads only) and adds the
+    "Delegated approval" section; ``withdraw`` (after the head is known current) retracts what no longer holds.
+    A change the bot could not see whole or read in full is refused, and an approval given earlier withdrawn."""
+
+    def __init__(self, gh: GitHubAPI, inputs: ReviewInputs) -> None:
+        self.gh, self.inputs = gh, inputs
+        self.delegation: Delegation | None = None
+
+    def __call__(self, request: ReviewRequest, report: Report) -> Report:
+        if not self.inputs.touches_watched() and not self.inputs.changes.truncated:
+            return report  # not reviewed: nothing watched
+        self.delegation = decide(self.inputs, report, self.gh.bot_login(), self.gh)
+        return report.with_sections(self.delegation.section())
+
+    def withdraw(self, refusals: Refusals | None = None) -> OwnerStep | None:
+        """Retract what no longer holds; a withdrawal GitHub refuses is recorded in ``refusals``."""
+        if self.delegation is None:
+            return None
+        reviews = withdraw(self.gh, self.inputs.pr, self.delegation, self.inputs.reviews, refusals)
+        return OwnerStep(self.delegation, reviews)
 
 
 def act_for_owners(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs, step: OwnerStep | None,

@@ -44,10 +44,6 @@ class Job:
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
 
-    @classmethod
-    def from_json(cls, raw: str | bytes) -> Job:
-        return cls(**json.loads(raw))
-
 
 @dataclass(frozen=True)
 class Decision:

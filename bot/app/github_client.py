@@ -134,7 +134,7 @@ def retry_delay(status: int, headers: Mapping[str, str] | None, message: str, at
                 policy: RetryPolicy) -> float | None:
     """Seconds to wait before retrying a failed request, or None when it must not be retried."""
     h = _lower(headers)
-    backoff = min(policy.base_delay * 2 ** (attempt - 1), policy.max_delay)
+    backoff = min(policy.base_delay * 2.0 ** (attempt - 1), policy.max_delay)
     rate_limited = is_rate_limit(status, headers, message)
     if status not in _SERVER_ERRORS and status != 0 and not rate_limited:
         return None

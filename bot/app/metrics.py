@@ -60,6 +60,6 @@ def render() -> tuple[bytes, str]:
         from prometheus_client import multiprocess
 
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
+        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # untyped upstream
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(DEFAULT_REGISTRY), CONTENT_TYPE_LATEST

@@ -1,4 +1,4 @@
-"""Fetch what a review needs through ``GitHubAPI``, run the engine, and (optionally) the regression.
+"""Fetch what a review needs through ``GitHubAPI`` and review it with ``run_review`` and the App's stages.
 
 Only the paths the checks read are fetched: the configured folders plus the CODEOWNERS files and
 the bot's config. The config comes from the default branch, never from the pull request's head.
@@ -8,29 +8,27 @@ change that the author or an approver is an active member of (``bot.app.teams``)
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
-import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from bot import budget
+from bot import compose
 from bot.app.github_api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
 from bot.app.lazy_snapshot import TreeSnapshot, raise_read_failure
 from bot.app.teams import TeamMembership, owning_teams, resolve
 from bot.app.tree_diff import tree_changes
 from bot.changes import ChangeSet, FileChange, Status, diff_lines
+from bot.compose import Regression as Regression
+from bot.compose import ReviewRequest, Stage, run_review, sections
 from bot.config import CONFIG_PATHS, Config, load_config
-from bot.engine import Check, ReviewContext, review
-from bot.findings import Finding, Report, Section, Verdict
-from bot.incomplete import REGRESSION_UNFINISHED, incomplete
-from bot.render.markdown import escape
+from bot.engine import Check
+from bot.findings import Finding, Report, Section
+from bot.site.preview import site_preview
 from bot.snapshot import MemorySnapshot, Snapshot
 
 log = logging.getLogger(__name__)
 
 EXTRA_PATHS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS", *CONFIG_PATHS)
-Regression = Callable[[Snapshot, Snapshot, ChangeSet, Config], tuple[Section | None, list[Finding]]]
 _STATUS = {"added": Status.ADDED, "removed": Status.DELETED, "renamed": Status.RENAMED, "copied": Status.ADDED}
 
 
@@ -100,91 +98,30 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
                         reviews, from_trees=truncated)
 
 
-def run_regression(regression: Regression, inputs: ReviewInputs) -> tuple[Section, list[Finding]]:
-    """Run the regression within its time budget (and what is left of the review's); one that does not
-    finish, fails or cannot start is a blocking finding on the files it was validating (``unfinished``)."""
-    seconds = inputs.config.regression.time_budget_seconds
-    left = budget.left()
-    if left is not None and left < seconds:
-        seconds = max(left, 0.0)
-    if seconds <= 0:
-        return _unfinished(inputs, "the review's time budget was spent before the regression could start")
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="regression")
-    future = pool.submit(regression, inputs.base, inputs.head, inputs.changes, inputs.config)
-    try:
-        section, findings = future.result(timeout=seconds)
-    except concurrent.futures.TimeoutError:
-        log.warning("regression exceeded its %ss budget", seconds)
-        return _unfinished(inputs, f"the regression did not finish within its {seconds:g} s budget")
-    except Exception as exc:
-        log.exception("regression failed")
-        return _unfinished(inputs, f"the regression could not run: {traceback.format_exception_only(exc)[-1].strip()}")
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-    if section is None:
-        return Section("Regression", "", verdict=None), list(findings)
-    if section.verdict is Verdict.NEUTRAL:  # the stage's own "did not run" (Spark down, its budget, a bad input)
-        reason = str(section.data.get("skipped") or "the regression did not run")
-        return _unfinished(inputs, f"the regression did not finish: {reason}", section)
-    return section, list(findings)
-
-
-MAX_UNFINISHED = 20  # files named one finding each; the rest in one finding on the repository
-
-
-def _unfinished(inputs: ReviewInputs, reason: str, section: Section | None = None) -> tuple[Section, list[Finding]]:
-    """The regression's "did not finish": an error on each changed facet schema and sample event it was
-    validating (what can have caused it), or on the repository when the change holds none."""
-    suspects = [f.path for f in inputs.changes.files if f.status is not Status.DELETED
-                and f.path.endswith((".json", ".jsonl", ".ndjson"))
-                and any(f.path.startswith(folder.strip("/") + "/") for folder in inputs.config.watched())
-                and f.path.rsplit("/", 1)[-1] not in ("registry.json",)]
-    findings = [incomplete(f"{reason}; this file changed and the regression could not show it breaks nothing",
-                           path, rule=REGRESSION_UNFINISHED) for path in suspects[:MAX_UNFINISHED]]
-    if not findings or len(suspects) > MAX_UNFINISHED:
-        findings.append(incomplete(reason, rule=REGRESSION_UNFINISHED))
-    shown = section or Section("Regression", "")
-    text = f"The regression did not finish: {escape(reason)}. The review fails until it does.\n"
-    return Section(shown.title, text + ("\n" + shown.markdown if shown.markdown else ""), shown.data), findings
-
-
-def with_site_preview(report: Report, inputs: ReviewInputs) -> Report:
-    """The report plus what the change does to the published site (``bot.site.preview``), as its last
-    section; a failure only leaves the section out."""
-    from bot.site.preview import preview
-
-    try:
-        section = preview(inputs.base, inputs.head, inputs.config, inputs.changes)
-    except Exception:
-        log.exception("site preview failed")
-        return report
-    return report.with_sections(section) if section else report
-
-
 def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
-                  checks: Iterable[Check] | None = None) -> Report:
-    """The report for fetched inputs (a neutral one when nothing the bot reviews changed), within the
-    review's time budget: all checks, the regression and the site preview."""
-    with budget.within(inputs.config.review.time_budget_seconds):
-        return _review_inputs(inputs, regression, checks)
-
-
-def _review_inputs(inputs: ReviewInputs, regression: Regression | None, checks: Iterable[Check] | None) -> Report:
+                  checks: Iterable[Check] | None = None, stages: Sequence[Stage] = ()) -> Report:
+    """The report for fetched inputs (a neutral one when nothing the bot reviews changed): ``run_review``
+    with the App's stages (every file read, the notes, the regression, the site preview, then ``stages``)."""
     if not inputs.touches_watched() and not inputs.changes.truncated:
         return Report.build((), neutral_reason="This pull request changes none of the registry's files: "
                             "nothing to review.")
-    report = review(head=inputs.head, base=inputs.base, changes=inputs.changes,
-                    context=ReviewContext(author=inputs.pr.author, approvers=inputs.approvers),
-                    config=inputs.config, checks=checks)
-    raise_read_failure(inputs.base, inputs.head)  # a file GitHub failed to send: no verdict without it
     notes = [note for note in (inputs.teams.section(), _trees_note(inputs)) if note is not None]
-    report = report.with_sections(*notes, findings=inputs.config_findings)
-    if regression is None or not inputs.config.regression.enabled:
-        return with_site_preview(report, inputs)
-    section, findings = run_regression(regression, inputs)
-    sections = (section,) if section.markdown else ()
-    return with_site_preview(Report.build((*report.findings, *findings), report.entries,
-                                          (*report.sections, *sections), report.neutral_reason), inputs)
+    return run_review(request(inputs, checks), [
+        read_in_full, sections(*notes), *([compose.regression(regression)] if regression is not None else []),
+        site_preview, *stages])
+
+
+def request(inputs: ReviewInputs, checks: Iterable[Check] | None = None) -> ReviewRequest:
+    """The review of fetched inputs as a ``ReviewRequest`` (configuration from the default branch)."""
+    return ReviewRequest(head=inputs.head, base=inputs.base, changes=inputs.changes, author=inputs.pr.author,
+                         approvers=inputs.approvers, config=inputs.config, config_findings=inputs.config_findings,
+                         checks=tuple(checks) if checks is not None else None)
+
+
+def read_in_full(request: ReviewRequest, report: Report) -> Report:
+    """A file GitHub failed to send: no verdict without it (``raise_read_failure``)."""
+    raise_read_failure(request.base, request.head)
+    return report
 
 
 def _trees_note(inputs: ReviewInputs) -> Section | None:

@@ -18,7 +18,6 @@ from bot.app.github_api import (
     Annotation,
     AnnotationLevel,
     CheckConclusion,
-    CheckRunInfo,
     CheckRunOutput,
     GitHubAPI,
     InlineComment,
@@ -97,11 +96,6 @@ def start_check(gh: GitHubAPI, pr: PullRequest, delivery: str) -> int:
     after a crash finds (and adopts) the run it created even when it died before learning its id."""
     return gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id=delivery,
                                output=REVIEWING)
-
-
-def find_check(gh: GitHubAPI, repo: str, head_sha: str, delivery: str) -> CheckRunInfo | None:
-    """The newest check run this delivery created on ``head_sha`` (matched by ``external_id``), if any."""
-    return next((r for r in gh.list_check_runs(repo, head_sha, CHECK_NAME) if r.external_id == delivery), None)
 
 
 def pause_check(gh: GitHubAPI, repo: str, check_id: int, until: float) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.render.markdown import code
+from bot.render.quoting import code
 
 MAX_CONTEXTS = 100  # one page of the rollup: more checks than that on one commit are not looked at
 QUERY = ("query($owner: String!, $name: String!, $head: GitObjectID!, $number: Int!) { "

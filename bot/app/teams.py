@@ -16,12 +16,11 @@ from dataclasses import dataclass
 
 from bot.app.github_api import GitHubAPI, GitHubError
 from bot.changes import ChangeSet
-from bot.checks.owners import Side, ownership
 from bot.codeowners import owner_kind
 from bot.config import Config
 from bot.findings import Section
-from bot.registry import Registry
-from bot.render.markdown import code, escape
+from bot.render.quoting import code, escape
+from bot.sides import ownership, side_model
 from bot.snapshot import Snapshot
 
 log = logging.getLogger(__name__)
@@ -53,8 +52,8 @@ class TeamMembership:
 
 def owning_teams(base: Snapshot, head: Snapshot, changes: ChangeSet, config: Config) -> list[str]:
     """The ``org/team`` owners (base side) of the changed files of registry entries, in first-seen order."""
-    base_registry, head_registry = Registry(base, config), Registry(head, config)
-    side = Side(base_registry)
+    side = side_model(base, config).owners
+    base_registry, head_registry = side.registry, side_model(head, config).registry
     teams: dict[str, None] = {}
     for path in sorted(changes.paths()):
         entry = base_registry.entry_for(path) or head_registry.entry_for(path)

@@ -19,7 +19,7 @@ from typing import Any
 
 from bot import budget
 from bot.app import health, leases, metrics, outage, reconcile, schema
-from bot.app.delegation import act_for_owners, review_for_owners
+from bot.app.delegation import OwnersStage, act_for_owners
 from bot.app.events import Job
 from bot.app.github_api import (
     CheckRunOutput,
@@ -207,7 +207,8 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
         if opened.resumed and not opened.concluded:  # back to "Reviewing" (it may say it waits for a rate limit)
             gh.update_check_run(pr.repo, check_id, status="in_progress", output=REVIEWING)
         inputs = fetch(gh, pr)
-        report = review_inputs(inputs, regression, checks)
+        delegation = OwnersStage(gh, inputs)
+        report = review_inputs(inputs, regression, checks, [delegation])
         current = gh.get_pull_request(pr.repo, pr.number)
         if current.head_sha != pr.head_sha:
             log.info("head moved to %s during the review; not publishing", current.head_sha)
@@ -215,7 +216,7 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
                 supersede_check(gh, pr.repo, check_id, current.head_sha)
             return "superseded"
         refusals = Refusals()
-        report, owners = review_for_owners(gh, inputs, report, refusals)
+        owners = delegation.withdraw(refusals)
         output = None
         if not opened.concluded:
             output = complete_check(gh, pr.repo, check_id, report.with_sections(*refusals.sections()),

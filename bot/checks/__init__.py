@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from bot import incomplete
+from bot import engine, incomplete
 from bot.checks import (
     edge,
     entry,
@@ -47,15 +47,7 @@ CHANGE_RULES: frozenset[str] = frozenset({
 
 def all_rules() -> dict[str, str]:
     """Every rule id the checks can report, with its description."""
-    rules: dict[str, str] = {
-        "config/invalid": "The bot's configuration file (`.github/registry-bot.yml`, base side) cannot be "
-        "used; the defaults apply and the problem is an error so it gets fixed.",
-        "bot/unreadable-file": "A file a check needed cannot be read safely (a symlink leaving the repository, "
-        "an unreadable file): an error naming it, and the checks that needed it stop there.",
-        "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
-        "reported as an error so that a bug in the bot can never pass a change silently.",
-    }
-    rules.update(incomplete.RULES)
+    rules: dict[str, str] = {**engine.RULES, **incomplete.RULES}
     for module in FAMILIES:
         rules.update(module.RULES)
     return rules

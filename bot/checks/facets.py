@@ -12,7 +12,7 @@ from bot.checks._common import at, json_pointer, token_fix, unreadable
 from bot.checks.samples import renamed_in_samples
 from bot.findings import Finding, Fix, Severity
 from bot.jsondoc import pointer_exists, pointer_from
-from bot.registry import BASE_FACETS, FACET_ID, FacetSchema, camel
+from bot.registry import BASE_FACETS, FACET_ID, FacetSchema, camel, carries_prefix, key_prefixes
 from bot.review_input import ReviewInput
 from bot.schemas import SchemaStore, iter_refs, meta_is_valid
 
@@ -193,9 +193,9 @@ def _prefixes(schema: FacetSchema, key: str, facet_name: str, pointer: str, sev:
         yield at("facets/prefix-name", sev, schema.doc, pointer,
                  f"{facet_name} does not start with {entry.pascal}, the PascalCase of {entry.name!r}",
                  entry=entry.name, hint=f"Rename it {entry.pascal}{facet_name}.", key=True)
-    spellings = (entry.prefix, camel(entry.name))
+    spellings = key_prefixes(entry.name)
     key_pointer = "/properties/" + key.replace("~", "~0").replace("/", "~1")
-    if not key.startswith(spellings):
+    if not carries_prefix(key, entry.name):
         yield at("facets/prefix-key", sev, schema.doc, key_pointer,
                  f"facet key {key!r} does not start with the registered prefix {entry.prefix!r}",
                  entry=entry.name, hint=f"Use a key such as {entry.prefix}_{camel(key)}.", key=True)

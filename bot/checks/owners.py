@@ -7,15 +7,14 @@ so a pull request cannot make its author an owner and approve itself.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
-from bot.codeowners import ROOT_LOCATIONS, CodeOwners, RootOwners, Rule, load, owner_key, same_owners
+from bot.codeowners import ROOT_LOCATIONS, CodeOwners, Rule, owner_key, same_owners
 from bot.findings import Edit, Finding, Fix, Severity
-from bot.registry import Entry, Registry
+from bot.registry import Entry
 from bot.review_input import ReviewInput
+from bot.sides import Ownership, Side, entry_relative, ownership, root_ownership
 
 DOC = "docs/owners.md"
 
@@ -48,65 +47,6 @@ RULES: dict[str, str] = {
     "owners/approval-not-checked": "A notice: the change was reviewed without an author or approvers "
     "(`--author`, `--approved-by`), so whether its owners approved it was not checked.",
 }
-
-
-class Side:
-    """The CODEOWNERS files of one snapshot, each read and parsed once per review."""
-
-    def __init__(self, registry: Registry) -> None:
-        self.registry = registry
-        self._own: dict[str, CodeOwners | None] = {}
-
-    @functools.cached_property
-    def root(self) -> RootOwners:
-        return RootOwners.of(self.registry.snapshot)
-
-    def own(self, entry: Entry) -> CodeOwners | None:
-        """The entry's own CODEOWNERS, or ``None`` when it has none."""
-        if entry.codeowners not in self._own:
-            self._own[entry.codeowners] = load(self.registry.snapshot, entry.codeowners)
-        return self._own[entry.codeowners]
-
-    def parsed(self) -> Iterator[CodeOwners]:
-        yield from (f for f in self._own.values() if f is not None)
-        if self.root.file is not None:
-            yield self.root.file
-
-
-def entry_relative(entry: Entry, path: str) -> str:
-    """``path`` as the entry's CODEOWNERS sees it: relative to the entry folder, with the core entry's
-    facets (``spec/facets``) and examples (``spec/tests``) seen as ``facets/`` and ``facets/examples/``."""
-    for folder, shown in ((entry.folder, ""), (entry.examples_dir, "facets/examples/"), (entry.facets_dir, "facets/")):
-        if path.startswith(folder + "/"):
-            return shown + path[len(folder) + 1:]
-    return path
-
-
-@dataclass(frozen=True)
-class Ownership:
-    """Who owns one path of an entry, and which CODEOWNERS line says so."""
-
-    owners: tuple[str, ...]
-    file: str | None
-    line: int | None
-
-    def source(self) -> str:
-        return f"{self.file} line {self.line}" if self.file else "no CODEOWNERS line"
-
-
-def ownership(side: Side, entry: Entry | None, path: str) -> Ownership:
-    """The entry's own CODEOWNERS decides; without one (or when no line matches), the root one does."""
-    own = side.own(entry) if entry is not None else None
-    if entry is not None and own is not None:
-        rule = own.rule_for(entry_relative(entry, path))
-        if rule is not None:
-            return Ownership(rule.owners, own.path, rule.line)
-    return _root_ownership(side, path)
-
-
-def _root_ownership(side: Side, path: str) -> Ownership:
-    rule = side.root.rule_for(path)
-    return Ownership(rule.owners if rule else (), side.root.path, rule.line if rule else None)
 
 
 def owner_list(owners: Iterable[str]) -> str:
@@ -203,7 +143,7 @@ def _missing(review: ReviewInput, entry: Entry, judge: Side, base: Side | None) 
     base_entry = base.registry.entries.get(entry.name) if base is not None else None
     deleted = base is not None and base_entry is not None and base.own(base_entry) is not None
     new = review.is_new_entry(entry.name)
-    route = _root_ownership(judge, entry.registry_json)
+    route = root_ownership(judge, entry.registry_json)
     if new:
         why = "a new entry must name its owners"
     elif deleted:
@@ -235,7 +175,7 @@ def _root_mismatch(entry: Entry, own: CodeOwners, first: Rule, judge: Side) -> I
     for path in (entry.registry_json, entry.codeowners):
         rule = own.rule_for(entry_relative(entry, path)) if path != entry.registry_json else first
         mine = rule.owners if rule else ()
-        route = _root_ownership(judge, path)
+        route = root_ownership(judge, path)
         if not same_owners(mine, route.owners):
             folder = "/" + entry.folder + "/"
             yield Finding(
@@ -338,8 +278,8 @@ def _who(review: ReviewInput) -> str:
 # --- the check ----------------------------------------------------------------------------------
 
 def check(review: ReviewInput) -> Iterator[Finding]:
-    head = Side(review.head_registry)
-    base = Side(review.base_registry) if review.base_registry is not None else None
+    head = review.head_model.owners
+    base = review.base_model.owners if review.base_model is not None else None
     yield from entry_findings(review, head, base)
     yield from root_file_findings(review, head)
     yield from approval_findings(review, head, base)

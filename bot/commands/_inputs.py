@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from bot.cli import UsageError
 
 if TYPE_CHECKING:
+    from bot.config import Config
     from bot.snapshot import GitSnapshot, Snapshot
 
 
@@ -53,7 +54,7 @@ def revision(repo: Path, rev: str, option: str) -> GitSnapshot:
     return GitSnapshot(repo, rev)
 
 
-def registry_folder(snapshots: list[Snapshot], where: str) -> None:
+def registry_folder(snapshots: list[Snapshot], where: str, config: Config | None = None) -> None:
     """At least one side holds the registry folder the configuration names (``spec/registry`` by default);
     otherwise the input is not a registry and the review would pass over nothing."""
     from bot.config import CONFIG_PATHS, Paths, load_config
@@ -65,7 +66,8 @@ def registry_folder(snapshots: list[Snapshot], where: str) -> None:
         if any((first.root / d).is_dir() and any((first.root / d).iterdir()) for d in (wanted, core)):
             return
     else:
-        config, _ = load_config(first)
+        if config is None:
+            config, _ = load_config(first)
         wanted, core = config.paths.registry.strip("/"), config.paths.facets.strip("/")
         # core facets alone are a registry: the layouts before spec/registry existed are reviewed too
         if any(snapshot.files(wanted) or snapshot.files(core) for snapshot in snapshots):

@@ -15,17 +15,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, writable_output
 from bot.commands import _inputs
 
-if TYPE_CHECKING:
-    from bot.findings import Report
-
 HELP = ("review a pull request as the GitHub Action does: approvals and teams read with GITHUB_TOKEN, SARIF, "
         "the job summary")
-APPROVAL_RULE = "owners/approval-required"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,8 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.action import Approvals, TokenReader, pull_request_number, read_approvals
     from bot.app.teams import owning_teams
     from bot.changes import ChangeSet
-    from bot.config import load_config
-    from bot.engine import ReviewContext, review
+    from bot.compose import ReviewRequest, approval_not_checked, run_review
     from bot.render import render
     from bot.snapshot import GitError
 
@@ -66,29 +61,28 @@ def run(args: argparse.Namespace) -> int:
     try:
         if not args.base:
             head = _inputs.revision(_inputs.git_repository(args.repo), args.head, "--head")
-            _inputs.registry_folder([head], str(args.repo))
+            request = ReviewRequest(head=head, author=author or None).configured()
+            _inputs.registry_folder([head], str(args.repo), request.settings)
             approvals = Approvals()  # a whole tree has no change to approve
-            report = review(head=head, context=ReviewContext(author=author or None))
+            report = run_review(request)
         else:
             repo = _inputs.git_repository(args.repo)
             with _inputs.revision(repo, args.base, "--base") as base, _inputs.revision(repo, args.head, "--head") as hd:
-                _inputs.registry_folder([base, hd], f"{repo} at {args.base} and at {args.head}")
+                request = ReviewRequest(head=hd, base=base, author=author or None).configured()
+                _inputs.registry_folder([base, hd], f"{repo} at {args.base} and at {args.head}", request.settings)
                 changes = ChangeSet.from_git(repo, base.commit, hd.commit)
                 if number is None or not repo_name:
                     approvals = Approvals(unchecked=("no pull request in the event (GITHUB_EVENT_PATH, "
                                                      "GITHUB_REPOSITORY): approvals were not read",))
                 else:
-                    config, _ = load_config(base)
                     reader = TokenReader(os.environ.get("GITHUB_TOKEN", ""),
                                          os.environ.get("GITHUB_API_URL") or "https://api.github.com")
                     approvals = read_approvals(reader, repo_name, number, author or "",
-                                               owning_teams(base, hd, changes, config))
-                report = review(head=hd, base=base, changes=changes,
-                                context=ReviewContext(author=author or None, approvers=approvals.approvers))
+                                               owning_teams(base, hd, changes, request.settings))
+                request = dataclasses.replace(request, changes=changes, approvers=approvals.approvers)
+                report = run_review(request, [approval_not_checked(approvals.unchecked)])
     except GitError as exc:
         raise UsageError(exc.reason) from None
-    if approvals.unchecked:
-        report = _approval_not_checked(report, approvals.unchecked)
     Path(args.sarif).write_text(render(report, "sarif"), encoding="utf-8")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
@@ -96,16 +90,3 @@ def run(args: argparse.Namespace) -> int:
             out.write(render(report, "markdown"))
     sys.stdout.write(render(report, "text"))
     return EXIT_ERRORS if report.has_errors else EXIT_OK
-
-
-def _approval_not_checked(report: Report, reasons: tuple[str, ...]) -> Report:
-    """The owners' approvals as notices (GitHub's CODEOWNERS review still applies), and a section saying why."""
-    from bot.findings import Report, Section, Severity
-
-    findings = [dataclasses.replace(f, severity=Severity.NOTICE) if f.rule == APPROVAL_RULE else f
-                for f in report.findings]
-    text = "\n".join(["Approval was not checked: the owners' approval of each entry is not part of this verdict "
-                      "(GitHub's own CODEOWNERS review still applies).", "", *[f"- {r}" for r in reasons]])
-    built = Report.build(findings, report.entries, report.sections, report.neutral_reason, report.fixed,
-                              report.strict)
-    return built.with_sections(Section("Approval not checked", text, data={"unchecked": list(reasons)}))

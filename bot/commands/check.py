@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,9 +12,6 @@ from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, add_color_argument, use_co
 from bot.commands import _inputs
 
 if TYPE_CHECKING:
-    from bot.changes import ChangeSet
-    from bot.engine import ReviewContext
-    from bot.findings import Report
     from bot.snapshot import Snapshot
 
 FORMATS = ("text", "json", "sarif", "markdown")  # bot.render.FORMATS, without importing the renderers for --help
@@ -43,36 +41,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from bot.changes import ChangeSet
-    from bot.engine import ReviewContext, review
+    from bot.compose import ReviewRequest, run_review
     from bot.render import render
+    from bot.site.preview import site_preview
     from bot.snapshot import DirSnapshot, GitError
 
     writable_output(args.output)
     repo = _inputs.folder(args.repo)
-    context = ReviewContext(
-        author=_inputs.login(args.author, "--author"),
-        approvers=_inputs.logins(args.approved_by, "--approved-by"),
-        strict=args.strict,
-    )
+    who = {"author": _inputs.login(args.author, "--author"),
+           "approvers": _inputs.logins(args.approved_by, "--approved-by"), "strict": args.strict}
     try:
         if args.all:
             if args.head != "HEAD" or _is_bare(repo):
                 head: Snapshot = _inputs.revision(_inputs.git_repository(args.repo), args.head, "--head")
             else:
                 head = DirSnapshot(repo)
-            _inputs.registry_folder([head], str(repo))
-            report = review(head=head, base=None, changes=None, context=context)
+            request = ReviewRequest(head=head, **who).configured()
+            _inputs.registry_folder([head], str(repo), request.settings)
+            report = run_review(request)
         elif args.worktree:
-            report = _worktree_review(_inputs.git_repository(args.repo), args.base, context)
+            from bot.worktree import worktree_changes
+
+            repo = _inputs.git_repository(args.repo)
+            tree = DirSnapshot(repo)
+            with _inputs.revision(repo, args.base, "--base") as base:
+                request = ReviewRequest(head=tree, base=base, **who).configured()
+                _inputs.registry_folder([base, tree], f"{repo} at {args.base} and its working tree",
+                                        request.settings)
+                request = dataclasses.replace(request, changes=worktree_changes(repo, args.base, base, tree))
+                report = run_review(request)
         else:
             repo = _inputs.git_repository(args.repo)
             with _inputs.revision(repo, args.base, "--base") as base, \
                     _inputs.revision(repo, args.head, "--head") as head_git:
-                _inputs.registry_folder([base, head_git], f"{repo} at {args.base} and at {args.head}")
-                changes = ChangeSet.from_git(repo, base.commit, head_git.commit)
-                report = review(head=head_git, base=base, changes=changes, context=context)
-                if args.format in ("text", "markdown"):  # as the App's check run shows it
-                    report = _with_site_preview(report, base, head_git, changes)
+                request = ReviewRequest(head=head_git, base=base, **who).configured()
+                _inputs.registry_folder([base, head_git], f"{repo} at {args.base} and at {args.head}",
+                                        request.settings)
+                request = dataclasses.replace(request, changes=ChangeSet.from_git(repo, base.commit,
+                                                                                  head_git.commit))
+                # the "Published site" section as the App's check run shows it
+                report = run_review(request, [site_preview] if args.format in ("text", "markdown") else [])
     except GitError as exc:
         raise UsageError(exc.reason) from None
     except OSError as exc:  # a folder of the tree that cannot be listed
@@ -85,31 +93,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_ERRORS if report.has_errors else EXIT_OK
-
-
-def _worktree_review(repo: Path, rev: str, context: ReviewContext) -> Report:
-    """The working tree of ``repo`` reviewed as a change from ``rev``: what a commit introduces."""
-    from bot.engine import review
-    from bot.snapshot import DirSnapshot
-    from bot.worktree import worktree_changes
-
-    head = DirSnapshot(repo)
-    with _inputs.revision(repo, rev, "--base") as base:
-        _inputs.registry_folder([base, head], f"{repo} at {rev} and its working tree")
-        return review(head=head, base=base, changes=worktree_changes(repo, rev, base, head), context=context)
-
-
-def _with_site_preview(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet) -> Report:
-    """The report plus the "Published site" section (``bot.site.preview``); a preview that cannot be built
-    is left out, as on the App, and never changes the verdict."""
-    from bot.config import load_config
-    from bot.site.preview import preview
-
-    try:
-        section = preview(base, head, load_config(base)[0], changes)
-    except Exception:  # noqa: BLE001 - the preview is an aside of the review, never its failure
-        return report
-    return report.with_sections(section) if section else report
 
 
 def _is_bare(repo: Path) -> bool:

@@ -14,13 +14,12 @@ from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, add_color_argument, use_co
 from bot.commands.check import FORMATS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from pyspark.sql import SparkSession
 
-    from bot.changes import ChangeSet
+    from bot.compose import Stage
     from bot.findings import Report
-    from bot.snapshot import Snapshot
 
 HELP = "review a bundled sample pull request against the bundled reference registry and print the verdict"
 
@@ -68,19 +67,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _review(target: Path, regression: bool, verbose: bool = False,
             session_factory: Callable[[str], SparkSession] | None = None, site: bool = False) -> Report:
-    """Build the sample repository in ``target`` and review its pull request, with the regression;
-    with ``site``, also publish the head's registry and say where to open it."""
+    """Build the sample repository in ``target`` and review its pull request as the App does (with the
+    regression, Spark in local mode); with ``site``, also publish the head's registry and say where."""
     from bot.changes import ChangeSet
-    from bot.engine import ReviewContext, review
+    from bot.compose import ReviewRequest, run_review
     from bot.sample import build_sample_repo
+    from bot.site.preview import site_preview
     from bot.snapshot import GitSnapshot
 
     sample = build_sample_repo(target)
     with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
         changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
-        report = review(head=head, base=base, changes=changes, context=ReviewContext(author=sample.author))
-        if regression:
-            report = _with_regression(report, base, head, changes, verbose, session_factory)
+        request = ReviewRequest(head=head, base=base, changes=changes, author=sample.author)
+        with _regression(regression, verbose, session_factory) as stages:
+            report = run_review(request, [*stages, site_preview])
         if site:
             from bot.commands.publish import demo_site
 
@@ -95,11 +95,15 @@ def review_sample(target: Path, session_factory: Callable[[str], SparkSession] |
     return render(_review(target, regression=True, session_factory=session_factory), "text")
 
 
-def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: ChangeSet, verbose: bool,
-                     session_factory: Callable[[str], SparkSession] | None) -> Report:
-    """Add the regression over the sample events, as the App's worker does (Spark in local mode)."""
+@contextlib.contextmanager
+def _regression(wanted: bool, verbose: bool,
+                session_factory: Callable[[str], SparkSession] | None) -> Iterator[list[Stage]]:
+    """The regression stage over the sample events, as the App's worker runs it (Spark in local mode)."""
+    if not wanted:
+        yield []
+        return
     from bot.commands._progress import elapsed, jvm_output
-    from bot.config import load_config
+    from bot.compose import regression
     from bot.regression import review_stage
 
     print("Running the PySpark regression over the sample events: Spark starts in local mode (20-30 s)...",
@@ -107,7 +111,7 @@ def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: Ch
     stage = review_stage(session_factory=session_factory)
     with jvm_output(verbose) as stderr, elapsed("Spark regression", stderr):
         try:
-            section, findings = stage(base, head, changes, load_config(base)[0])
+            yield [regression(stage)]
         except BaseException:  # Ctrl-C above all: a failing stop of a half-started Spark must not hide it
             if session_factory is None:
                 with contextlib.suppress(Exception):
@@ -115,4 +119,3 @@ def _with_regression(report: Report, base: Snapshot, head: Snapshot, changes: Ch
             raise
         if session_factory is None:  # a session passed in belongs to the caller
             stage.close()
-    return report.with_sections(*([section] if section else []), findings=findings)

@@ -44,8 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from bot.checks import all_rules
     from bot.commands import _inputs
+    from bot.compose import ReviewRequest, run_review
     from bot.config import load_config
-    from bot.engine import ReviewContext, review
     from bot.findings import Finding
     from bot.fixes import fix_until_done, unified_diff
     from bot.snapshot import DirSnapshot, SnapshotError
@@ -68,16 +68,16 @@ def run(args: argparse.Namespace) -> int:
             return False
         return all(_inside(e.path, watched) and (not scope or _inside(e.path, scope)) for e in f.fix.edits)
 
-    context = ReviewContext(author=author)
     base = _base(repo, args.base) if args.base else None
     if base is not None:
         config, _ = load_config(base)
 
     def findings_of(tree: Snapshot) -> list[Finding]:
         if base is None:
-            return [f for f in review(head=tree, context=context, config=config).findings if allowed(f)]
+            return [f for f in run_review(ReviewRequest(head=tree, author=author, config=config)).findings
+                    if allowed(f)]
         changes = _changes(repo, args.base, base, tree)
-        report = review(head=tree, base=base, changes=changes, context=context, config=config)
+        report = run_review(ReviewRequest(head=tree, base=base, changes=changes, author=author, config=config))
         return [f for f in report.current() if allowed(f)]
 
     try:

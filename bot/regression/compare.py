@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from bot.naming.events import (
     EVENT_KINDS,
@@ -35,6 +35,7 @@ from bot.naming.events import (
     identifiers,
     judge,
 )
+from bot.registry import carries_prefix
 from bot.regression.events import (
     EventError,
     EventRecord,
@@ -473,7 +474,7 @@ class Comparator:
         memo_key = (spec.naming_digest, found.role, found.namespace, found.name, found.integration, found.job_type)
         cached = self._naming_memo.get(memo_key, _MISSING)
         if cached is not _MISSING:
-            return cached
+            return cast("Status | None", cached)
         verdict, result = judge(spec.naming, found)
         status: Status | None
         if verdict == VALID:
@@ -581,7 +582,7 @@ def _key_status(spec: SideSpec, url: str, fragment: str, key: str) -> Status:
     keys = file.keys_for(fragment)
     if key not in keys:
         return FAIL, f"facet key {key!r} is not the key its schema defines ({', '.join(sorted(keys)) or 'none'})"
-    if file.prefix and not key.startswith(file.prefix) and not key.startswith(file.prefix.replace("_", "")):
+    if file.prefix and file.owner and not carries_prefix(key, file.owner):
         return FAIL, f"facet key {key!r} does not carry its owner's prefix {file.prefix!r}"
     return PASS, ""
 

@@ -17,8 +17,8 @@ from bot.regression.compare import BROKEN, FIXED, OK, OUTCOMES, STILL_FAILING, U
 from bot.regression.events import EVENT_FIELDS
 from bot.regression.side import SideSpec, unversioned
 from bot.render.inert import ZWJ
-from bot.render.markdown import NAME_LIMIT, code
-from bot.render.markdown import escape as md_escape
+from bot.render.quoting import NAME_LIMIT, code
+from bot.render.quoting import escape as md_escape
 
 EXAMPLES_PER_GROUP = 3
 MAX_TABLE_ROWS = 40  # with three examples each, well inside GitHub's 65,535-character summary

@@ -8,13 +8,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.config import Config
-from bot.registry import Registry
 from bot.regression.compare import run_records
 from bot.regression.discover import Discovered, discover
 from bot.regression.events import EventRecord, event_locations, file_records, sample_records
 from bot.regression.locations import local_files
 from bot.regression.result import RegressionResult
 from bot.regression.side import SideSpec
+from bot.sides import side_model
 from bot.snapshot import Snapshot
 
 
@@ -45,7 +45,7 @@ class Inputs:
 def find_events(head: Snapshot, config: Config, extra_events: Iterable[str] = ()) -> Events:
     """The head side's ``samples/`` events and its own event files (``regression.discover``), and the
     configured and given locations (not read here)."""
-    samples = list(sample_records(head, Registry(head, config)))
+    samples = list(sample_records(head, side_model(head, config).registry))
     found = discover(head, config.regression.discover, exclude={r.file for r in samples})
     return Events(samples + found.records, event_locations(config, extra_events), found)
 

@@ -23,9 +23,10 @@ import orjson
 
 from bot.config import Config
 from bot.jsondoc import JsonDoc
-from bot.registry import CORE, Entry, FacetSchema, Registry, declared_facets
+from bot.registry import CORE, Entry, FacetSchema, declared_facets
 from bot.regression.events import is_placeholder
-from bot.schemas import BACKTRACK_LIMIT, PUBLISHED, RemoteReference, SchemaStore, deadline, iter_refs, rs_validator
+from bot.schemas import BACKTRACK_LIMIT, PUBLISHED, RemoteReference, deadline, iter_refs, rs_validator
+from bot.sides import side_model
 from bot.snapshot import Snapshot
 from bot.uris import producer_name
 
@@ -120,8 +121,8 @@ class SideSpec:
     def build(cls, snapshot: Snapshot, config: Config, label: str,
               naming: Callable[[Snapshot, Config], Any] | None = None) -> SideSpec:
         """``naming`` loads the side's naming rules (default: ``bot.naming.rules_for``)."""
-        store = SchemaStore(snapshot, config)
-        registry = Registry(snapshot, config)
+        model = side_model(snapshot, config)
+        store, registry = model.schemas, model.registry
         schemas = {url: stored.schema for url, stored in store.by_url.items()}
         files: dict[str, FacetFile] = {}
         by_filename: dict[str, str] = {}

@@ -39,7 +39,7 @@ def _escape_char(match: regex.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """``text`` on one line with every control, bidi, invisible and surrogate character escaped visibly."""
-    return _UNSAFE.sub(_escape_char, text)
+    return str(_UNSAFE.sub(_escape_char, text))
 
 
 def shorten(text: str, limit: int) -> str:
@@ -67,7 +67,7 @@ def json_safe(dumped: str) -> str:
     Lossless: a JSON reader gets the very same strings back. Only characters inside strings can be
     unsafe (JSON's own syntax is ASCII), and ``json.dumps`` already escapes C0 controls.
     """
-    return _UNSAFE_IN_JSON.sub(_json_escape, dumped)
+    return str(_UNSAFE_IN_JSON.sub(_json_escape, dumped))
 
 
 def _json_escape(match: regex.Match[str]) -> str:

@@ -234,7 +234,7 @@ def _label(variant: Any, index: int) -> str:
         if isinstance(variant.get("$ref"), str):
             return variant["$ref"].rsplit("/", 1)[-1][:60] or f"variant {index + 1}"
         if isinstance(variant.get("title"), str) and variant["title"].strip():
-            return variant["title"].strip()[:60]
+            return str(variant["title"]).strip()[:60]
         if "const" in variant:
             return _json(variant["const"], 40)
     return f"variant {index + 1}"

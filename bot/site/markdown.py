@@ -12,7 +12,7 @@ import functools
 import json
 import re
 
-from bot.render.markdown import code, escape
+from bot.render.quoting import code, escape
 from bot.site.fields import Field
 from bot.site.model import EntryCard, FacetPage, Site, slug
 from bot.site.pages import naming_rows, safe_url, short, use_case_pages

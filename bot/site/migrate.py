@@ -27,7 +27,8 @@ from typing import Any
 
 from bot.config import Config
 from bot.logo import logo_problem, source_limit
-from bot.registry import Entry, Registry, fold_name
+from bot.registry import Entry, fold_name
+from bot.sides import side_model
 from bot.snapshot import Snapshot
 
 FIELDS = ("display_name", "description", "homepage", "logo", "categories", "organization")
@@ -63,7 +64,7 @@ def draft_presentation(snapshot: Snapshot, config: Config, partners: Any, folder
     """Drafted ``registry.json`` files (and logos) for the entries ``partners`` place."""
     if not isinstance(partners, list):
         raise ValueError("the partner list is a JSON array of objects")
-    registry = Registry(snapshot, config)
+    registry = side_model(snapshot, config).registry
     by_fold = {fold_name(name): entry for name, entry in registry.entries.items()}
     by_org = {fold_name(org.replace(" ", "")): names for org, names in (mapping or {}).items()}
     out = Drafts()

@@ -13,6 +13,7 @@ from bot.logo import LOGO_NAME, published_logo, source_limit
 from bot.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.schema_diff import required_bump
 from bot.schemas import SchemaStore
+from bot.sides import side_model
 from bot.site.fields import Field, FieldWalker
 from bot.site.usecases import UseCase, case_id, load_use_cases
 from bot.snapshot import Snapshot, SnapshotError
@@ -149,8 +150,8 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
     ``only`` (the paths a change touches) limits the facet pages to those files and the cards to the
     entries whose ``registry.json`` it touches.
     """
-    registry = Registry(snapshot, config)
-    store = SchemaStore(snapshot, config, registry.files)
+    model = side_model(snapshot, config)
+    registry, store = model.registry, model.schemas
     mirror = _mirror_versions(snapshot, config)
     facets: dict[str, FacetPage] = {}
     schema_files: dict[str, bytes] = {}

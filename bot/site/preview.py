@@ -3,16 +3,20 @@ field-level diff of changed ones, as a short section of the check run's summary.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.changes import ChangeSet
+from bot.compose import ReviewRequest
 from bot.config import Config
-from bot.findings import Section
-from bot.render.markdown import code
+from bot.findings import Report, Section
+from bot.render.quoting import code
 from bot.site.fields import Field
 from bot.site.model import EntryCard, FacetPage, Site, build_site
 from bot.snapshot import Snapshot
+
+log = logging.getLogger(__name__)
 
 TITLE = "Published site"
 MOST_ROWS, MOST_FIELD_CHANGES, MOST_VALUE = 25, 8, 80
@@ -166,3 +170,16 @@ def preview(base: Snapshot | None, head: Snapshot, config: Config, changes: Chan
     diff = compare(build_site(base, config, light=True, only=only) if base is not None else None,
                    build_site(head, config, light=True, only=only))
     return Section(TITLE, render(diff), data=data(diff)) if diff else None
+
+
+def site_preview(request: ReviewRequest, report: Report) -> Report:
+    """The review stage of the preview: what the change does to the published site, as the last section; a preview that
+    cannot be built is left out and never changes the verdict."""
+    if request.base is None or request.changes is None:
+        return report
+    try:
+        section = preview(request.base, request.head, request.settings, request.changes)
+    except Exception:
+        log.exception("site preview failed")
+        return report
+    return report.with_sections(section) if section else report

@@ -1,0 +1,140 @@
+"""One review, one model per side: every door composes the same review (``run_review``), each side's
+``Registry`` is built once and the configuration loaded once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+import bot.app.pipeline
+import bot.compose
+import bot.config
+import bot.history
+import bot.registry
+import bot.schemas
+from bot.app.github_api import PullRequest
+from bot.app.worker import review_pull_request
+from bot.cli import main
+from bot.compose import ReviewRequest, Stage
+from bot.findings import Report
+from bot.history import replay
+from bot.sample import build_sample_repo
+from tests.fakes import FakeGitHub
+from tests.gitrepo import git
+from tests.test_pipeline import changed_files, tree
+
+REPO = "example/registry"
+
+
+class Counts:
+    def __init__(self) -> None:
+        self.registries = 0
+        self.schema_stores = 0
+        self.config_loads = 0
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
+    """Counts ``Registry`` constructions and configuration loads (parses of the configuration file)."""
+    found = Counts()
+    registry_init = bot.registry.Registry.__init__
+    store_init = bot.schemas.SchemaStore.__init__
+    parse = bot.config.parse_config
+
+    def counted_init(self: bot.registry.Registry, *args: object, **kwargs: object) -> None:
+        found.registries += 1
+        registry_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def counted_store(self: bot.schemas.SchemaStore, *args: object, **kwargs: object) -> None:
+        found.schema_stores += 1
+        store_init(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    def counted_parse(text: str, source: str) -> bot.config.Config:
+        found.config_loads += 1
+        return parse(text, source)
+
+    monkeypatch.setattr(bot.registry.Registry, "__init__", counted_init)
+    monkeypatch.setattr(bot.schemas.SchemaStore, "__init__", counted_store)
+    monkeypatch.setattr(bot.config, "parse_config", counted_parse)
+    yield found
+
+
+@pytest.fixture(scope="module")
+def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_sample_repo(tmp_path_factory.mktemp("demo") / "registry").path  # it has .github/registry-bot.yml
+
+
+def test_an_app_review_models_each_side_once(demo_repo: Path, counts: Counts, fake_github: FakeGitHub) -> None:
+    base, head = git(demo_repo, "rev-parse", "main"), git(demo_repo, "rev-parse", "add-dagster")
+    pr = PullRequest(REPO, 3, head, base, "main", "add-dagster", "dagster-dev", "open")
+    fake_github.add_pull(pr, tree(demo_repo, base), tree(demo_repo, head), changed_files(demo_repo, base, head))
+    fake_github.trees["main"] = fake_github.trees[base]  # the default branch, where the configuration is read
+    counts.registries = counts.config_loads = 0
+    assert review_pull_request(fake_github, pr, "d-1") == "failure"
+    assert (counts.registries, counts.schema_stores, counts.config_loads) == (2, 2, 1)
+
+
+def test_check_models_each_side_once(demo_repo: Path, counts: Counts, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", "dagster-dev"]) == 1
+    assert "facets/prefix-key" in capsys.readouterr().out
+    assert (counts.registries, counts.schema_stores, counts.config_loads) == (2, 2, 1)
+
+
+# -- every door composes the same review -------------------------------------------------------------------
+
+@pytest.fixture
+def reports(monkeypatch: pytest.MonkeyPatch) -> list[Report]:
+    """Every report ``run_review`` returns, whichever door called it."""
+    seen: list[Report] = []
+    real = bot.compose.run_review
+
+    def recorded(request: ReviewRequest, stages: Sequence[Stage] = ()) -> Report:
+        report = real(request, stages)
+        seen.append(report)
+        return report
+
+    monkeypatch.setattr(bot.compose, "run_review", recorded)
+    monkeypatch.setattr(bot.app.pipeline, "run_review", recorded)
+    monkeypatch.setattr(bot.history, "run_review", recorded)
+    return seen
+
+
+def found(report: Report) -> set[tuple[str, str, str, str]]:
+    return {f.fingerprint() for f in report.findings}
+
+
+def test_every_door_gives_the_same_findings_on_the_demo_pull_request(
+        demo_repo: Path, tmp_path: Path, reports: list[Report], fake_github: FakeGitHub,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    author = "dagster-dev"
+    base, head = git(demo_repo, "rev-parse", "main"), git(demo_repo, "rev-parse", "add-dagster")
+    # the App
+    pr = PullRequest(REPO, 3, head, base, "main", "add-dagster", author, "open")
+    fake_github.add_pull(pr, tree(demo_repo, base), tree(demo_repo, head), changed_files(demo_repo, base, head))
+    fake_github.trees["main"] = fake_github.trees[base]
+    assert review_pull_request(fake_github, pr, "d-1") == "failure"
+    # check, action (no pull request event: approvals not read), history
+    assert main(["check", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", author]) == 1
+    monkeypatch.delenv("GITHUB_EVENT_PATH", raising=False)
+    assert main(["action", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", author,
+                 "--sarif", str(tmp_path / "out.sarif")]) == 1
+    *_, replayed = replay(demo_repo, "add-dagster", author=author)
+    # demo (its own copy of the same sample; no Spark here) and fix (a working tree of the pull request)
+    from bot.commands.demo import _review as demo_review
+
+    demo_review(tmp_path / "demo", regression=False)
+    work = tmp_path / "work"
+    git(demo_repo, "worktree", "add", "-q", str(work), "add-dagster")
+    try:
+        assert main(["fix", str(work), "--base", "main", "--author", author]) == 0
+    finally:
+        git(demo_repo, "worktree", "remove", "--force", str(work))
+    capsys.readouterr()
+    assert len(reports) == 5 + 2  # App, check, action, history, demo; fix: the tree, then the fixed tree
+    app = found(reports[0])
+    assert app and any(f.rule == "facets/prefix-key" for f in reports[0].findings)
+    assert [found(r) for r in reports[:6]] == [app] * 6
+    assert "facets/prefix-key" not in {f.rule for f in reports[6].findings}  # fixed in the second round
+    assert {f.fingerprint() for f in replayed.findings} == app  # what the replay keeps of its report
