@@ -14,16 +14,14 @@ import bot.config
 import bot.history
 import bot.registry
 import bot.schemas
-from bot.app.github_api import PullRequest
+from bot.app.local_github import LocalGitHub
 from bot.app.worker import review_pull_request
 from bot.cli import main
 from bot.compose import ReviewRequest, Stage
 from bot.findings import Report
 from bot.history import replay
 from bot.sample import build_sample_repo
-from tests.fakes import FakeGitHub
 from tests.gitrepo import git
-from tests.test_pipeline import changed_files, tree
 
 REPO = "example/registry"
 
@@ -66,13 +64,16 @@ def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_sample_repo(tmp_path_factory.mktemp("demo") / "registry").path  # it has .github/registry-bot.yml
 
 
-def test_an_app_review_models_each_side_once(demo_repo: Path, counts: Counts, fake_github: FakeGitHub) -> None:
-    base, head = git(demo_repo, "rev-parse", "main"), git(demo_repo, "rev-parse", "add-dagster")
-    pr = PullRequest(REPO, 3, head, base, "main", "add-dagster", "dagster-dev", "open")
-    fake_github.add_pull(pr, tree(demo_repo, base), tree(demo_repo, head), changed_files(demo_repo, base, head))
-    fake_github.trees["main"] = fake_github.trees[base]  # the default branch, where the configuration is read
+def demo_pull(demo_repo: Path, author: str = "dagster-dev") -> LocalGitHub:
+    """The in-memory GitHub serving the demo's pull request ``main`` <- ``add-dagster``."""
+    return LocalGitHub(demo_repo, "main", "add-dagster", repo=REPO, number=3, author=author)
+
+
+def test_an_app_review_models_each_side_once(demo_repo: Path, counts: Counts) -> None:
+    gh = demo_pull(demo_repo)
+    pr = gh.get_pull_request(REPO, 3)
     counts.registries = counts.config_loads = 0
-    assert review_pull_request(fake_github, pr, "d-1") == "failure"
+    assert review_pull_request(gh, pr, "d-1") == "failure"
     assert (counts.registries, counts.schema_stores, counts.config_loads) == (2, 2, 1)
 
 
@@ -106,15 +107,12 @@ def found(report: Report) -> set[tuple[str, str, str, str]]:
 
 
 def test_every_door_gives_the_same_findings_on_the_demo_pull_request(
-        demo_repo: Path, tmp_path: Path, reports: list[Report], fake_github: FakeGitHub,
+        demo_repo: Path, tmp_path: Path, reports: list[Report],
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     author = "dagster-dev"
-    base, head = git(demo_repo, "rev-parse", "main"), git(demo_repo, "rev-parse", "add-dagster")
     # the App
-    pr = PullRequest(REPO, 3, head, base, "main", "add-dagster", author, "open")
-    fake_github.add_pull(pr, tree(demo_repo, base), tree(demo_repo, head), changed_files(demo_repo, base, head))
-    fake_github.trees["main"] = fake_github.trees[base]
-    assert review_pull_request(fake_github, pr, "d-1") == "failure"
+    gh = demo_pull(demo_repo, author)
+    assert review_pull_request(gh, gh.get_pull_request(REPO, 3), "d-1") == "failure"
     # check, action (no pull request event: approvals not read), history
     assert main(["check", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", author]) == 1
     monkeypatch.delenv("GITHUB_EVENT_PATH", raising=False)
