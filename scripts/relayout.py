@@ -45,6 +45,7 @@ MOVES: dict[str, str] = {
     "bot.regex_size": "bot.core.regex_size",
     "bot.severity": "bot.core.severity",
     "bot.snapshot": "bot.core.snapshot",
+    "bot.waivers": "bot.core.waivers",
     "bot.render.inert": "bot.core.inert",
     "bot.render.quoting": "bot.core.quoting",
     # model
@@ -65,6 +66,7 @@ MOVES: dict[str, str] = {
     "bot.regression": "bot.review.regression",
     "bot.fixes": "bot.review.fixes",
     "bot.history": "bot.review.history",
+    "bot.waiving": "bot.review.waiving",
     # outputs
     "bot.render": "bot.outputs.render",
     "bot.site": "bot.outputs.site",

@@ -85,6 +85,10 @@ def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
         level, title = _LEVEL[f.severity], plain(f.rule, 200)
         if f.state is State.UNCHANGED:
             level, title = "notice", f"pre-existing {f.severity.value}: {title}"
+        if f.waived is not None:
+            level, title = "notice", f"{f.waived.label()}: {title}"
+            message += f"\n\n{plain(f.waived.label(), 100)} by {plain(f.waived.granted_by, 100)}: " \
+                       f"{plain(f.waived.reason, 500)}"
         out.append(Annotation(path=f.path, start_line=line, end_line=line, level=level,
                               message=message, title=title))
     return out
@@ -166,6 +170,8 @@ def supersede_check(gh: GitHubAPI, repo: str, check_id: int, newer_sha: str) -> 
 # -- pull request review -------------------------------------------------------------------------
 def inline_comment_body(f: Finding, suggestion: Suggestion | None = None) -> str:
     body = f"**{f.severity.value}** {code(f.rule, table=False)}: {escape(f.message, INLINE_MESSAGE_LIMIT)}"
+    if f.waived is not None:
+        body += f" (**{f.waived.label()}** by {escape(f.waived.granted_by, 100)}: {escape(f.waived.reason, 500)})"
     body += f"\n\n{escape(f.hint, MESSAGE_LIMIT)}" if f.hint else ""
     if suggestion is not None and f.fix is not None:
         fence = backtick_fence(suggestion.text, 3)
@@ -238,7 +244,8 @@ def review_body(report: Report, rest: Sequence[Finding], sha: str) -> str:
 
 def _review_line(f: Finding, cap: int) -> str:
     return (f"- {f.severity.value} {code(f.rule, table=False)} {code(f.path or '(repository)', table=False)}"
-            + (f" line {f.line}" if f.line else "") + f": {escape(f.message, cap)}")
+            + (f" line {f.line}" if f.line else "") + f": {escape(f.message, cap)}"
+            + (f" ({f.waived.label()})" if f.waived is not None else ""))
 
 
 def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: ChangeSet, config: Config,
