@@ -71,6 +71,7 @@ MOVES: dict[str, str] = {
     "bot.render": "bot.outputs.render",
     "bot.site": "bot.outputs.site",
     "bot.readme": "bot.outputs.readme",
+    "bot.dashboard": "bot.outputs.dashboard",
     # github
     "bot.app.github_api": "bot.github.api",
     "bot.app.github_client": "bot.github.client",
