@@ -86,6 +86,7 @@ MOVES: dict[str, str] = {
     "bot.app.teams": "bot.github.teams",
     "bot.app.delegation": "bot.github.delegation",
     "bot.app.publish": "bot.github.publish",
+    "bot.app.waiver_proposal": "bot.github.waiver_proposal",
     "bot.app.pipeline": "bot.github.pipeline",
     "bot.action": "bot.github.action",
     # service

@@ -13,6 +13,7 @@ from typing import Any
 from bot.app.payloads import problem
 
 RECHECK_COMMAND = "/registry-bot recheck"
+WAIVE_COMMAND = "/registry-bot waive"  # proposes a waiver (a reply), never changes anything
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
@@ -36,6 +37,7 @@ class Job:
     check_run_id: int = 0  # the check run an interrupted attempt started (resumed, never left in progress)
     check_run_sha: str = ""  # the head that check run is for
     deferrals: int = 0  # times the job was put off until GitHub's rate limit reset
+    command: str = ""  # a comment command that only answers (``/registry-bot waive ...``): no review
 
     @property
     def pr_key(self) -> str:
@@ -105,6 +107,11 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
     body = str(comment.get("body") or "")
     if action != "created" or "pull_request" not in issue:
         return Decision(202, f"issue_comment.{action} not on a pull request; ignored")
+    commenter = str((comment.get("user") or {}).get("login") or "")
+    waive = next((line.strip() for line in body.splitlines() if line.strip().startswith(WAIVE_COMMAND + " ")), None)
+    if waive is not None:  # from anyone: the answer is a proposal, never a change
+        return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0), requester=commenter,
+                                               command=waive[:2_000]))
     if not any(line.strip().startswith(RECHECK_COMMAND) for line in body.splitlines()):
         return Decision(202, "comment without the recheck command; ignored")
     return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0),
