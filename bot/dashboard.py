@@ -56,6 +56,7 @@ class Dashboard:
     today: datetime.date
     future: tuple[tuple[str, datetime.date], ...] = ()
     totals: Mapping[str, int] = field(default_factory=dict)
+    revision: str = ""  # the commit it describes, when known
 
     def findings(self) -> tuple[Finding, ...]:
         return tuple(f for e in self.entries for f in (*e.defects, *e.gaps, *e.waived))
@@ -67,7 +68,7 @@ def _key_of(f: Finding) -> str:
 
 
 def build(report: Report, snapshot: Snapshot, config: Config, today: datetime.date,
-          pending: Mapping[str, Sequence[str]] | None = None) -> Dashboard:
+          pending: Mapping[str, Sequence[str]] | None = None, revision: str = "") -> Dashboard:
     """The dashboard of ``report`` (a whole-tree review of ``snapshot`` under ``config``)."""
     model = side_model(snapshot, config)
     registry, side = model.registry, model.owners
@@ -100,7 +101,7 @@ def build(report: Report, snapshot: Snapshot, config: Config, today: datetime.da
     totals = {"entries": len(boards), "findings": len(report.findings),
               "defects": sum(len(b.defects) for b in boards), "adoption_gaps": sum(len(b.gaps) for b in boards),
               "waived": sum(len(b.waived) for b in boards)}
-    return Dashboard(tuple(boards), today, tuple(sorted(due.items())), totals)
+    return Dashboard(tuple(boards), today, tuple(sorted(due.items())), totals, revision)
 
 
 def _entry_name(registry: Registry, path: str) -> str | None:

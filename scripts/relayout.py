@@ -87,6 +87,7 @@ MOVES: dict[str, str] = {
     "bot.app.delegation": "bot.github.delegation",
     "bot.app.publish": "bot.github.publish",
     "bot.app.waiver_proposal": "bot.github.waiver_proposal",
+    "bot.app.dashboard_issue": "bot.github.dashboard_issue",
     "bot.app.pipeline": "bot.github.pipeline",
     "bot.action": "bot.github.action",
     # service

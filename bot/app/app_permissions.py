@@ -45,6 +45,9 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "enable_auto_merge": ((("pull_requests", "write"),),),
     "create_issue_comment": ((("issues", "write"),), (("pull_requests", "write"),)),
     "edit_issue_comment": ((("issues", "write"),), (("pull_requests", "write"),)),
+    "list_issues": ((("issues", "read"),),),
+    "create_issue": ((("issues", "write"),),),
+    "edit_issue": ((("issues", "write"),),),
 }
 # The features of the bot and the grants they add to the manifest's (docs/app.md).
 FEATURES: dict[str, dict[str, str]] = {

@@ -18,7 +18,7 @@ PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"}
 REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
 KNOWN_EVENTS = frozenset({"ping", "pull_request", "pull_request_review", "check_suite", "check_run",
-                          "issue_comment", *LOGGED_EVENTS})
+                          "issue_comment", "push", *LOGGED_EVENTS})
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class Job:
 
     @property
     def pr_key(self) -> str:
+        if self.event == "push":  # one dashboard per repository: the newest push wins, one at a time
+            return f"{self.repo}#dashboard"
         return f"{self.repo}#{self.number}" if self.number else f"{self.repo}@{self.head_sha}"
 
     def to_json(self) -> str:
@@ -80,6 +82,12 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
         return Decision(202, f"{event}.{action} without an installation or repository; ignored")
     base = Job(delivery=delivery, event=event, action=action, installation=installation, repo=repo)
 
+    if event == "push":  # the default branch moved (a merge): refresh the dashboard issue
+        branch = (payload.get("repository") or {}).get("default_branch")
+        after = str(payload.get("after") or "")
+        if payload.get("ref") != f"refs/heads/{branch}" or payload.get("deleted") or not after.strip("0"):
+            return Decision(202, "push to another branch than the default one; ignored")
+        return Decision(202, "queued", replace(base, head_sha=after))
     if event == "pull_request":
         pr = payload.get("pull_request") or {}
         changes = payload.get("changes") or {}

@@ -34,8 +34,9 @@ def _where(f: Finding) -> str:
 
 def _headline(board: Dashboard) -> str:
     t = board.totals
+    at = f"commit {board.revision[:12]}, " if board.revision else ""
     return (f"{t['entries']} entries, {t['findings']} findings: {t['defects']} defects, {t['adoption_gaps']} "
-            f"adoption gaps, {t['waived']} waived (as of {board.today.isoformat()})")
+            f"adoption gaps, {t['waived']} waived ({at}as of {board.today.isoformat()})")
 
 
 # -- text ---------------------------------------------------------------------------------------------------
