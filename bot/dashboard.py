@@ -104,6 +104,14 @@ def build(report: Report, snapshot: Snapshot, config: Config, today: datetime.da
     return Dashboard(tuple(boards), today, tuple(sorted(due.items())), totals, revision)
 
 
+def for_tree(snapshot: Snapshot, config: Config | None, today: datetime.date) -> Dashboard:
+    """The dashboard of a whole tree: its ``check --all`` review, by entry (``config`` None: the tree's own)."""
+    from bot.compose import ReviewRequest, run_review
+
+    request = ReviewRequest(head=snapshot, config=config, today=today).configured()
+    return build(run_review(request), snapshot, request.settings, today)
+
+
 def _entry_name(registry: Registry, path: str) -> str | None:
     entry = registry.entry_for(path)
     return None if entry is None else entry.name

@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import datetime
 
-    from bot.compose import ReviewRequest, run_review
-    from bot.dashboard import build
+    from bot.config import load_config
+    from bot.dashboard import for_tree
     from bot.render import dashboard as show
     from bot.snapshot import DirSnapshot, GitError
 
@@ -35,9 +35,9 @@ def run(args: argparse.Namespace) -> int:
         head: Snapshot = _inputs.revision(_inputs.git_repository(args.repo), args.rev, "--rev") if args.rev \
             else DirSnapshot(repo)
         today = datetime.datetime.now(datetime.UTC).date()
-        request = ReviewRequest(head=head, today=today).configured()
-        _inputs.registry_folder([head], str(repo), request.settings)
-        board = build(run_review(request), head, request.settings, today)
+        config, _ = load_config(head)
+        _inputs.registry_folder([head], str(repo), config)
+        board = for_tree(head, None, today)
     except GitError as exc:
         raise UsageError(exc.reason) from None
     render = {"text": show.render_text, "markdown": show.render_markdown, "json": show.render_json}[args.format]
