@@ -45,5 +45,5 @@ def test_the_dashboard_page_lists_every_finding_by_entry_with_owners(
 
 
 def test_every_page_links_to_the_dashboard(published: Path) -> None:
-    pages = [p for p in published.rglob("*.html")]
+    pages = list(published.rglob("*.html"))
     assert pages and all(f'{PAGE}"' in p.read_text(encoding="utf-8") for p in pages)
