@@ -86,3 +86,10 @@ def test_a_clean_entry_says_nothing_is_open(tmp_path: Path) -> None:
     clean = [e for e in board.entries if not e.open]
     assert clean and "nothing open" in render_text(board)
     assert len(board.findings()) == len(report.findings)
+
+
+def test_a_folder_without_a_registry_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "README.md").write_text("not a registry\n")
+    assert main(["dashboard", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
