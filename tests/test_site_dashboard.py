@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.cli import main
-from tests.test_site_browser import Visit, browser  # noqa: F401 - the Chromium fixture
+from tests.test_site_browser import AXE, DESKTOP, NARROW, Visit, browser  # noqa: F401 - the Chromium fixture
 
 PAGE = "dashboard.html"
 
@@ -47,3 +47,13 @@ def test_the_dashboard_page_lists_every_finding_by_entry_with_owners(
 def test_every_page_links_to_the_dashboard(published: Path) -> None:
     pages = list(published.rglob("*.html"))
     assert pages and all(f'{PAGE}"' in p.read_text(encoding="utf-8") for p in pages)
+
+
+def test_the_dashboard_page_has_no_serious_axe_violation_and_fits_400_px(browser: Any, published: Path) -> None:  # noqa: F811
+    source = AXE.read_text(encoding="utf-8")
+    for viewport in (DESKTOP, NARROW):
+        with Visit(browser, (published / PAGE).as_uri(), viewport) as visit:
+            visit.page.evaluate(source)
+            result = visit.page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+            bad = [v["id"] for v in result["violations"] if v["impact"] in ("serious", "critical")]
+            assert bad == [] and visit.page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
