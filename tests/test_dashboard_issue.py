@@ -90,3 +90,32 @@ def test_pushes_to_other_branches_or_deletions_are_ignored() -> None:
     deleted = {**push_payload("refs/heads/main", "0" * 40), "deleted": True}
     assert decide("push", "p3", deleted).job is None
     assert decide("push", "p4", {**push_payload("refs/heads/main", "a" * 40), "after": 12}).status == 400
+
+
+def test_the_issue_names_the_pull_requests_waiting_on_each_entrys_owners(tmp_path: Path, corpus: Path) -> None:
+    from bot.app.events import Job
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    entry = next(p.parent for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
+                 if p.parent.name != "core")
+    name = entry.relative_to(repo.path / "spec/registry").as_posix().replace("/", ":")
+    registry_json = (entry / "registry.json").relative_to(repo.path).as_posix()
+    repo.edit_json(registry_json, lambda doc: doc)  # the same content, laid out again: a change of the entry
+    repo.write(f"{entry.relative_to(repo.path).as_posix()}/README.md", "a note\n")
+    repo.commit("touch the entry")
+    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=5, author="stranger")
+    worker = Worker(One(gh), clock=lambda: NOW)
+    head = git(repo.path, "rev-parse", "pr")
+    worker.handle(Job("pr-5", "pull_request", "opened", 1, REPO, 5, head))
+    [summary] = [c for c in gh.issue_comments if "registry-bot:summary" in c.body]
+    assert f"<!-- registry-bot:waiting {name} -->" in summary.body
+
+    sha = merge(repo, 0)
+    decision = decide("push", "push-0", push_payload("refs/heads/main", sha))
+    assert decision.job is not None
+    worker.handle(decision.job)
+    [issue] = gh.issues
+    section = next(s for s in issue.body.split("\n### ")[1:] if s.startswith(f"`{name}`"))
+    assert "Pull requests waiting on its owners: #5\n" in section
+    others = [s for s in issue.body.split("\n### ")[1:] if not s.startswith(f"`{name}`")]
+    assert not any("waiting on its owners" in s for s in others)

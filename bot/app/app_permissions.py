@@ -25,6 +25,7 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "get_pull_request": ((("pull_requests", "read"),),),
     "list_pull_request_files": ((("pull_requests", "read"),),),
     "list_open_pull_requests_for_sha": ((("pull_requests", "read"),),),
+    "list_open_pull_requests": ((("pull_requests", "read"),),),
     "list_reviews": ((("pull_requests", "read"),),),
     "list_review_comments": ((("pull_requests", "read"),),),
     "list_issue_comments": ((("issues", "read"),), (("pull_requests", "read"),)),

@@ -161,6 +161,10 @@ class GitHubAPI(Protocol):
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]: ...
 
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
+        """(number, head sha) of the repository's open pull requests (``GET /repos/{repo}/pulls?state=open``)."""
+        ...
+
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         """Every file under the given folders (or exact paths) at ``ref``: path -> content."""
         ...

@@ -524,7 +524,8 @@ class GitHubClient:
 
     def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
         """(number, head sha) of the repository's open pull requests."""
-        return [(int(p["number"]), str(p["head"]["sha"])) for p in self._pages(f"/repos/{repo}/pulls?state=open")]
+        return [(int(p["number"]), str(p["head"]["sha"]))
+                for p in self._pages(f"/repos/{repo}/pulls", query={"state": "open"})]
 
     def get_pull_request(self, repo: str, number: int) -> PullRequest:
         _, data = self._request("GET", f"/repos/{repo}/pulls/{number}")

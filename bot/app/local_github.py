@@ -287,6 +287,10 @@ class LocalGitHub:
         self._check_pr(repo)
         return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []
 
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
+        self._check_pr(repo)
+        return [(self.number, self.resolve(self.head))] if self.state_open and self.merged is None else []
+
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         self._check_pr(repo)
         snap = self._snapshot(ref)

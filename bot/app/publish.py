@@ -7,6 +7,7 @@ review twice, and every check run it starts ends in a terminal state.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,6 +52,8 @@ ANNOTATION_MESSAGE_LIMIT = 3_400  # plus a 500-character hint and the notes of t
 INLINE_MESSAGE_LIMIT = 4_000  # characters of a message in an inline comment (GitHub takes 65,536)
 REVIEW_BODY_LIMIT = 60_000
 SUMMARY_MARKER = "<!-- registry-bot:summary -->"
+WAITING_MARKER = "<!-- registry-bot:waiting "  # the entries whose owners must still approve (the dashboard reads it)
+_ENTRY_NAME = re.compile(r"[a-z0-9][a-z0-9:_-]{0,199}")
 FLIP_MARKER = "<!-- registry-bot:verdict-changed {sha} -->"
 RERUN_ACTION = {"label": "Re-run", "description": "Review this pull request again", "identifier": "rerun"}
 _LEVEL: dict[Severity, AnnotationLevel] = {
@@ -283,6 +286,21 @@ def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: Chan
 
 
 # -- summary comment -----------------------------------------------------------------------------
+def waiting_line(report: Report) -> str:
+    """A hidden line naming the entries waiting on their owners' approval (names the folder rule allows only)."""
+    names = [e for e in report.required_approvals() if _ENTRY_NAME.fullmatch(e)]
+    return f"{WAITING_MARKER}{' '.join(names)} -->\n" if names else ""
+
+
+def waiting_of(body: str) -> list[str]:
+    """The entries a summary comment says wait on their owners (``waiting_line``)."""
+    start = body.find(WAITING_MARKER)
+    if start < 0:
+        return []
+    names = body[start + len(WAITING_MARKER):].split("-->", 1)[0].split()
+    return [n for n in names if _ENTRY_NAME.fullmatch(n)]
+
+
 def _verdict_of(body: str) -> str | None:
     start = body.find("<!-- registry-bot:verdict=")
     if start < 0:
@@ -294,7 +312,7 @@ def publish_summary(gh: GitHubAPI, pr: PullRequest, report: Report) -> int:
     """Edit the one summary comment (found by its marker); on a verdict flip also post a short notice."""
     me = gh.bot_login()
     verdict = report.verdict.value
-    header = f"{SUMMARY_MARKER}\n<!-- registry-bot:verdict={verdict} -->\n"
+    header = f"{SUMMARY_MARKER}\n<!-- registry-bot:verdict={verdict} -->\n" + waiting_line(report)
     footer = f"\n\n<sub>Reviewed commit {code(pr.head_sha[:12])}. Comment `/registry-bot recheck` to run again.</sub>\n"
     body = header + render_markdown(report, limit=GITHUB_TEXT_LIMIT - len(header) - len(footer)) + footer
     comments = gh.list_issue_comments(pr.repo, pr.number)

@@ -7,6 +7,7 @@ so an owner named on the dashboard is shown, never mentioned.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ from bot.render.quoting import GITHUB_TEXT_LIMIT, MESSAGE_LIMIT, code, cut_lines
 
 MARKER = "<!-- registry-bot:dashboard -->"  # the App finds its dashboard issue by this line
 TITLE = "Registry dashboard"
+_PR = re.compile(r"#[0-9]{1,10}")
 
 Link = Callable[[str, int | None], str | None]  # (path, line) -> URL of the file on the default branch
 
@@ -99,7 +101,8 @@ def _md_entry(e: EntryBoard, link: Link | None) -> list[str]:
     owners = ", ".join(code(o, table=False) for o in e.owners) or "no one"
     lines = [f"### {code(e.name, table=False)}", "", f"Owners: {owners} ({escape(e.owners_source, 200)})", ""]
     if e.pending:
-        lines += [f"Pull requests waiting on its owners: {', '.join(escape(p, 20) for p in e.pending)}", ""]
+        linked = [p if _PR.fullmatch(p) else escape(p, 20) for p in e.pending]  # the App's own #N: a link
+        lines += [f"Pull requests waiting on its owners: {', '.join(linked)}", ""]
     for title, items in (("Defects", e.defects), ("Adoption gaps", e.gaps), ("Waived", e.waived)):
         if items:
             lines += [f"**{title} ({len(items)})**", "", *[_md_finding(f, link) for f in items], ""]
