@@ -138,6 +138,8 @@ def waive(findings: Sequence[Finding], fixed: Sequence[Finding], entries: Iterab
             problems.append(replace(problem, state=State.NEW if was_there else None))
     if base is None or changes is None:
         return out + problems
+    # a change review shows the entries it touches: another entry's stale waiver is not this change's news
+    problems = [f for f in problems if f.entry is None or f.entry in reviewed]
     return out + _judged(problems, head, base, changes, config, today)
 
 

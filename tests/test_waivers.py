@@ -264,3 +264,20 @@ def test_a_malformed_file_waives_nothing_at_all(corpus_copy: Path) -> None:
     assert not report.waived() and of(report, "waivers/invalid")
     (folder / "waivers.json").write_text(json.dumps({"waivers": [good]}))
     assert len(whole_tree(corpus_copy).waived()) >= 1
+
+
+def test_a_change_review_shows_only_the_waiver_problems_of_the_entries_it_touches(repo: Repo) -> None:
+    folder = entry_folder(repo)
+    others = [p.parent for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
+              if p.parent not in (folder, repo.path / "spec/registry/core")]
+    other = others[0]
+    facet = next(iter(sorted((other / "facets").glob("*.json"))))
+    stale = waiver(rel(repo, facet), root_owner(repo), expires="2020-01-01")
+    repo.write(rel(repo, other / "waivers.json"), json.dumps({"waivers": [stale]}) + "\n")
+    repo.commit("an old waiver elsewhere", branch="main")
+    new_facet_change(repo)
+    assert not of(review_pr(repo), "waivers/expired")
+    repo.write(rel(repo, other / "README.md"), "touched\n")
+    repo.commit("touch the other entry too")
+    expired = of(review_pr(repo), "waivers/expired")
+    assert expired and all(f.state is not None and f.state.value == "unchanged" for f in expired)
