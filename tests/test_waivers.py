@@ -281,3 +281,23 @@ def test_a_change_review_shows_only_the_waiver_problems_of_the_entries_it_touche
     repo.commit("touch the other entry too")
     expired = of(review_pr(repo), "waivers/expired")
     assert expired and all(f.state is not None and f.state.value == "unchanged" for f in expired)
+
+
+def test_a_real_finding_waived_by_its_owners_shows_as_waived_in_every_cli_output(
+        corpus_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import main
+
+    assert main(["check", "--all", "--format", "json", str(corpus_copy)]) == 0
+    real = next(f for f in json.loads(capsys.readouterr().out)["findings"]
+                if f.get("entry") not in (None, "core") and f["pointer"])
+    folder = corpus_copy / "spec/registry" / real["entry"].replace(":", "/")
+    granted = {"rule": real["rule"], "path": real["path"], "pointer": real["pointer"], "reason": "keys in use",
+               "granted_by": root_owner(Repo(corpus_copy)), "expires": "2999-12-31"}
+    (folder / "waivers.json").write_text(json.dumps({"waivers": [granted]}))
+    label = "waived until 2999-12-31"
+    for fmt in ("text", "json", "sarif", "markdown"):
+        assert main(["check", "--all", "--format", fmt, str(corpus_copy)]) == 0
+        out = capsys.readouterr().out
+        assert label in out or (fmt == "json" and '"expires": "2999-12-31"' in out), fmt
+    assert main(["dashboard", str(corpus_copy)]) == 0
+    assert label in capsys.readouterr().out
