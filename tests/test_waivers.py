@@ -21,7 +21,7 @@ from bot.findings import Finding, Report, Verdict
 from bot.render import render
 from bot.snapshot import DirSnapshot, GitSnapshot
 from bot.waivers import parse_file
-from tests.gitrepo import Repo
+from tests.gitrepo import Repo, git
 
 TODAY = datetime.date(2026, 6, 1)
 EXPIRES = "2026-12-31"
@@ -301,3 +301,33 @@ def test_a_real_finding_waived_by_its_owners_shows_as_waived_in_every_cli_output
         assert label in out or (fmt == "json" and '"expires": "2999-12-31"' in out), fmt
     assert main(["dashboard", str(corpus_copy)]) == 0
     assert label in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("granted_by", ["owner", "@mallory"])
+def test_the_app_passes_the_pull_request_only_under_an_owners_waiver(repo: Repo, granted_by: str) -> None:
+    """The App's whole pipeline on the in-memory GitHub: check run, annotations, review and summary comment."""
+    from bot.app.events import Job
+    from bot.app.local_github import LocalGitHub
+    from bot.app.worker import Worker
+
+    target = new_path(repo)
+    owner = root_owner(repo)
+    review_pr_after(repo, entry_folder(repo), [waiver(target, owner if granted_by == "owner" else granted_by)])
+    gh = LocalGitHub(repo.path, "main", "pr", number=3, author="member",
+                     team_members={owner.removeprefix("@"): ["member"]})  # an owner opens it
+
+    class One:
+        def for_installation(self, installation_id: int) -> LocalGitHub:
+            return gh
+
+    head = git(repo.path, "rev-parse", "pr")
+    Worker(One()).handle(Job("d-waive", "pull_request", "opened", 1, gh.repo, 3, head))
+    [run] = gh.runs_for(head)
+    label = f"waived until {EXPIRES}"
+    notes = [a for a in run.annotations if a["path"] == target and a["title"].startswith(label)]
+    summary = next(c.body for c in gh.issue_comments if "registry-bot:summary" in c.body)
+    if granted_by == "owner":
+        assert run.conclusion == "success" and notes and notes[0]["level"] == "notice"
+        assert label in summary and label in run.summary
+    else:
+        assert run.conclusion == "failure" and not notes and label not in summary
