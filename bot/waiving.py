@@ -64,11 +64,12 @@ def refusal(waiver: Waiver, owners_side: Snapshot, config: Config) -> str | None
     registry, side = model.registry, model.owners
     if waiver.entry is not None:
         entry = registry.entries.get(waiver.entry)
+        if entry is None:
+            return f"entry `{waiver.entry}` is not on the base branch yet, so it has no owners to grant it"
         target = registry.entry_for(waiver.path)
         if target is None or target.name != waiver.entry:
             return f"it waives {waiver.path}, which is not a file of entry `{waiver.entry}`"
-        owners = ownership(side, entry, waiver.source).owners if entry is not None else \
-            root_ownership(side, waiver.source).owners
+        owners = ownership(side, entry, waiver.source).owners
         whose = f"the owners of `{waiver.entry}` on the base branch"
     else:
         owners = root_ownership(side, config.source or CONFIG_PATHS[0]).owners

@@ -59,6 +59,9 @@ def test_a_waive_command_from_anyone_only_answers(tmp_path: Path, corpus: Path, 
 
 def test_a_comment_without_the_command_or_with_a_bad_one() -> None:
     assert decide("issue_comment", "d-2", comment_payload("/registry-bot waiver x", "a")).job is None
+    by_a_bot = comment_payload(f"{WAIVE_COMMAND} a/b c.json# d", "registry-bot[bot]")
+    by_a_bot["comment"]["user"]["type"] = "Bot"
+    assert decide("issue_comment", "d-3", by_a_bot).job is None
     assert isinstance(parse(f"{WAIVE_COMMAND} examples/missing"), str)
     assert isinstance(parse(f"{WAIVE_COMMAND} examples/missing /etc/passwd# because"), str)
     wanted = parse(f"{WAIVE_COMMAND} facets/key-form spec/registry/x/facets/A.json#/properties/a_b  key in use")

@@ -331,3 +331,14 @@ def test_the_app_passes_the_pull_request_only_under_an_owners_waiver(repo: Repo,
         assert label in summary and label in run.summary
     else:
         assert run.conclusion == "failure" and not notes and label not in summary
+
+
+def test_a_new_entry_cannot_bring_its_own_waivers(repo: Repo) -> None:
+    """Nobody owns an entry on the base branch before it exists there: its first waivers are refused."""
+    repo.change({"spec/registry/newcomer/registry.json": '{"producer": {"root_doc_URL": "https://example.com"}}\n',
+                 "spec/registry/newcomer/waivers.json": json.dumps({"waivers": [
+                     waiver("spec/registry/newcomer/registry.json", root_owner(repo),
+                            rule="owners/missing-codeowners")]}) + "\n"})
+    report = review_pr(repo)
+    refused = of(report, "waivers/not-owner")
+    assert refused and "not on the base branch" in refused[0].message and not report.waived()

@@ -117,6 +117,8 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
         return Decision(202, f"issue_comment.{action} not on a pull request; ignored")
     commenter = str((comment.get("user") or {}).get("login") or "")
     waive = next((line.strip() for line in body.splitlines() if line.strip().startswith(WAIVE_COMMAND + " ")), None)
+    if waive is not None and str((comment.get("user") or {}).get("type") or "") == "Bot":
+        return Decision(202, "waive command from a bot (the App's own replies included) ignored")
     if waive is not None:  # from anyone: the answer is a proposal, never a change
         return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0), requester=commenter,
                                                command=waive[:2_000]))
