@@ -77,7 +77,7 @@ def build(report: Report, snapshot: Snapshot, config: Config, today: datetime.da
     waivers, _ = read_waivers(snapshot, config)
     usable = set(validity(waivers, snapshot, config, today)[0])
     groups: dict[str, list[Finding]] = {}
-    for f in report.findings:
+    for f in sorted(report.findings, key=lambda f: f.severity.rank):  # errors first, then the report's order
         groups.setdefault(f.entry or REPOSITORY, []).append(f)
     names = sorted(set(registry.entries) | set(groups) | set(pending or {}), key=lambda n: (n == REPOSITORY, n))
     boards = []
