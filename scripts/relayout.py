@@ -46,6 +46,7 @@ MOVES: dict[str, str] = {
     "bot.severity": "bot.core.severity",
     "bot.snapshot": "bot.core.snapshot",
     "bot.waivers": "bot.core.waivers",
+    "bot.worktree": "bot.core.worktree",
     "bot.render.inert": "bot.core.inert",
     "bot.render.quoting": "bot.core.quoting",
     # model
@@ -54,6 +55,9 @@ MOVES: dict[str, str] = {
     "bot.codeowners": "bot.model.codeowners",
     "bot.uris": "bot.model.uris",
     "bot.logo": "bot.model.logo",
+    "bot.svg_clean": "bot.model.svg_clean",
+    "bot.schemas_python": "bot.model.schemas_python",
+    "bot.draft": "bot.model.draft",
     "bot.sides": "bot.model.sides",
     "bot.naming": "bot.model.naming",
     "bot.evolution": "bot.model.evolution",
@@ -84,6 +88,10 @@ MOVES: dict[str, str] = {
     "bot.app.payloads": "bot.github.payloads",
     "bot.app.required_checks": "bot.github.required_checks",
     "bot.app.teams": "bot.github.teams",
+    "bot.app.app_clock": "bot.github.app_clock",
+    "bot.app.app_permissions": "bot.github.app_permissions",
+    "bot.app.github_limits": "bot.github.limits",
+    "bot.app.refusals": "bot.github.refusals",
     "bot.app.delegation": "bot.github.delegation",
     "bot.app.publish": "bot.github.publish",
     "bot.app.waiver_proposal": "bot.github.waiver_proposal",
@@ -95,6 +103,10 @@ MOVES: dict[str, str] = {
     "bot.app.front": "bot.service.front",
     "bot.app.queue": "bot.service.queue",
     "bot.app.leases": "bot.service.leases",
+    "bot.app.done_marks": "bot.service.done_marks",
+    "bot.app.outage": "bot.service.outage",
+    "bot.app.reconcile": "bot.service.reconcile",
+    "bot.app.schema": "bot.service.queue_schema",
     # GitHub's write pacing (shared by the clients of every worker), the webhook events and the jobs they
     # make, and the metrics of GitHub calls and jobs: the service builds on them
     "bot.app.pacing": "bot.github.pacing",
@@ -110,6 +122,7 @@ MOVES: dict[str, str] = {
     "bot.commands": "bot.cli.commands",
     "bot.naming.cli": "bot.cli.naming",
     "bot.sample": "bot.cli.sample",
+    "bot.entry": "bot.cli.entry",
 }
 PACKAGE_FILES = {"bot.cli": "bot/cli/__init__.py"}  # modules that become a package's __init__
 GONE = ("bot/app/__init__.py",)  # emptied packages: their __init__ is removed once every module left

@@ -153,7 +153,8 @@ def test_the_summary_quotes_every_text_exactly_and_nothing_else(
     assert len(rows) == len(report.findings)
     for row, f in zip(rows, report.findings, strict=True):
         where = shown(f.path or "(repository)") + (f" line {f.line}" if f.line else "")
-        message = shown(f.message, MESSAGE_LIMIT) + shown(f.hint, MESSAGE_LIMIT)
+        # each quoted prose text loses its leading blanks (four would start an indented code block)
+        message = "".join(shown(text, MESSAGE_LIMIT).lstrip(" \t") for text in (f.message, f.hint))
         assert [cell(c) for c in row[1:]] == [cell(shown(f.rule)), cell(where), cell(message)]
     for name in (*report.entries, *(o for owners in report.required_approvals().values() for o in owners)):
         assert shown(name) in page.codes

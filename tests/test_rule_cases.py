@@ -20,9 +20,10 @@ TESTS = Path(__file__).resolve().parent
 
 
 def test_every_rule_has_a_case() -> None:
-    """Each rule id appears, quoted, in some test (this file included): a rule nobody tests is a rule that
-    can stop firing unnoticed."""
+    """Each rule id appears, quoted, in some test (this file included, and the planted-defect kinds that
+    ``test_mutations`` asserts fire): a rule nobody tests is a rule that can stop firing unnoticed."""
     text = "".join(p.read_text(encoding="utf-8") for p in TESTS.rglob("test_*.py") if p.name != Path(__file__).name)
+    text += (TESTS / "mutations.py").read_text(encoding="utf-8")  # the planted kinds test_mutations runs
     text += Path(__file__).read_text(encoding="utf-8").split("# -- the cases", 1)[1]
     assert [rule for rule in all_rules() if f'"{rule}"' not in text] == []
 

@@ -33,7 +33,9 @@ import bot
 ALIAS = "registry-bot-deps"  # the folder the archive is extracted to, relative to each executor's working folder
 PROJECT = "openlineage-registry-bot"  # shipped from its sources (an editable install has no files to list)
 PROVIDED = {"pyspark", "py4j"}  # the workers' own: they must match the cluster's Spark
-WORKER_MODULES = ("bot.regression.spark_job", "pyarrow", "pyspark.worker")
+# what the Python workers import, lazily ones too (the pure-Python jsonschema that explains a failure is
+# imported only when an event fails: the probe must import it itself)
+WORKER_MODULES = ("bot.regression.spark_job", "bot.schemas_python", "pyarrow", "pyspark.worker")
 REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 EXTRA = re.compile(r"extra\s*==")
 _PROBE = """
