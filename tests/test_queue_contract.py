@@ -349,11 +349,16 @@ def test_readiness_reads_and_sees_a_full_disk_or_a_failing_redis(queue: JobQueue
 def test_the_sqlite_wal_does_not_keep_its_largest_size(tmp_path: Path) -> None:
     """Finding: on a small disk the WAL refilled it by itself (SQLite keeps the file at its high-water mark)."""
     made = JobQueue(make_huey(str(tmp_path / "q.sqlite3")))
+    wal = tmp_path / "q.sqlite3-wal"
+    sizes = []
     for n in range(3000):  # a burst: about 12,000 WAL pages, three checkpoints
         made.accept(job(f"d{n}", number=n + 1))
-    wal = tmp_path / "q.sqlite3-wal"
-    assert wal.stat().st_size <= WAL_LIMIT  # was 4.1 MB (1000 pages) for ever after
+        sizes.append(wal.stat().st_size)
     made.close()
+    # Between checkpoints the WAL grows to about 4 MB; each checkpoint cuts it back under the limit (it was
+    # 4.1 MB, 1000 pages, for ever after the first). Where the burst ends in that cycle is chance.
+    grown = next(i for i, size in enumerate(sizes) if size > 2 * WAL_LIMIT)  # well into the first cycle
+    assert min(sizes[grown:]) <= WAL_LIMIT, (max(sizes), min(sizes[grown:]))
 
 
 def test_an_interrupted_job_is_recovered_to_the_front_of_the_queue(queue: JobQueue) -> None:
