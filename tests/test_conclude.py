@@ -199,3 +199,25 @@ def test_an_orphan_on_an_older_head_is_concluded_superseded(
     assert old.title == "Superseded by a newer push"
     [new] = gh.runs_for(newer)
     assert new.name == CHECK_NAME and new.status == "completed"
+
+
+def test_a_secondary_limit_mid_review_shows_the_run_queued_with_the_reason_then_concludes_once(
+        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    """A secondary limit (here on a read, after the run was created) that lets the bot update the run: the
+    pull request shows the run ``queued`` again, saying why and until when, while the installation is paused;
+    the job runs again at the pause's end and the same run concludes once."""
+    gh, pr = loaded
+    start = bot.clock.now
+    gh.fail("list_pull_request_files", RateLimited("GET files: 403 You have exceeded a secondary rate limit", 403,
+                                                   reset_at=start + 60, secondary=True))
+    assert bot.queue.accept(job(pr))
+    assert bot.run_queued() == 1
+    [run] = gh.runs_for(pr.head_sha)
+    at = datetime.fromtimestamp(start + 60, UTC).strftime("%H:%M:%S UTC")
+    assert (run.status, run.conclusion) == ("queued", None)
+    assert run.title == f"Queued: GitHub's secondary rate limit pauses the bot until {at}"
+    assert bot.etas() == [start + 60]
+    assert bot.advance(start + 60) == 1
+    [again] = gh.runs_for(pr.head_sha)
+    assert again.id == run.id and (again.status, again.conclusion) == ("completed", "failure")
+    assert len([r for r in again.requests if r["conclusion"] is not None]) == 1

@@ -238,7 +238,7 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
             could_not_finish(gh, pr.repo, check_id, delivery, f"GitHub's API rate limit (resets at {reset})")
             return "could-not-finish"
         with contextlib.suppress(GitHubError):  # a primary limit refuses this write too; a secondary may not
-            pause_check(gh, pr.repo, check_id, exc.reset_at)
+            pause_check(gh, pr.repo, check_id, exc.reset_at, secondary=exc.secondary)
         raise
     except Exception as exc:
         log.exception("review failed")

@@ -298,7 +298,8 @@ def create_app(state: StandInState) -> Flask:
             with state.lock:
                 state.requests.append({"method": request.method, "path": request.path,
                                        "status": response.status_code,
-                                       "api_version": request.headers.get("X-GitHub-Api-Version")})
+                                       "api_version": request.headers.get("X-GitHub-Api-Version"),
+                                       "at": time.time()})  # when it was answered (epoch seconds)
                 # The App's own (JWT) calls have their own limit; installation calls share this one.
                 if "x-ratelimit-remaining" not in response.headers and not request.path.startswith("/app"):
                     state.remaining = max(0, state.remaining - 1)
