@@ -149,6 +149,7 @@ class StandInState:
     tree_limit: int = github_limits.TREE_ENTRIES
     clock: Callable[[], float] = time.time
     tokens: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
+    token_installations: dict[str, int] = field(default_factory=dict)  # token -> the installation it is for
     faults: list[Fault] = field(default_factory=list)
     fault_hits: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -201,6 +202,7 @@ class StandInState:
         expires = self.clock() + self.token_ttl
         with self.lock:
             self.tokens[token] = expires
+            self.token_installations[token] = self.installation_id
         return token, expires
 
     def expire_tokens(self) -> int:
