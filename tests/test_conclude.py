@@ -221,3 +221,26 @@ def test_a_secondary_limit_mid_review_shows_the_run_queued_with_the_reason_then_
     [again] = gh.runs_for(pr.head_sha)
     assert again.id == run.id and (again.status, again.conclusion) == ("completed", "failure")
     assert len([r for r in again.requests if r["conclusion"] is not None]) == 1
+
+
+def test_a_reconciled_head_concluded_meanwhile_by_a_delivery_is_not_reviewed_again(
+        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    """Finding (compose, from a fresh clone): a worker's start-up round enqueued the pull request (no verdict
+    yet); the delivery for it arrived a moment later and was reviewed first; the round's job then ran once
+    the delivery's was finished and reviewed the same head again: two concluded runs. A reconciliation job
+    now looks again: the head has a verdict, nothing more is written."""
+    from bot.app import reconcile
+
+    gh, pr = loaded
+    assert gh.runs_for(pr.head_sha) == []  # what the round found: no run of the App on the head
+    owed = Job(f"reconcile:{REPO}#{pr.number}@{pr.head_sha}", "pull_request", reconcile.ACTION, 1, REPO, pr.number,
+               pr.head_sha)
+    assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-delivery"))
+    round_job, delivery = bot.queue.huey.dequeue(), bot.queue.huey.dequeue()
+    assert round_job is not None and delivery is not None
+    bot.queue.huey.execute(delivery)  # the delivery's job concludes the head (and its latest: entry goes)
+    assert bot.queue.is_done("d-delivery")
+    bot.queue.huey.execute(round_job)  # then the round's job runs
+    assert bot.queue.is_done(owed.delivery)
+    runs = gh.runs_for(pr.head_sha)
+    assert [(r.status, r.conclusion) for r in runs] == [("completed", "failure")], runs

@@ -30,6 +30,7 @@ from bot.app.publish import CHECK_NAME
 
 log = logging.getLogger(__name__)
 DEFAULT_EVERY = 300.0
+ACTION = "reconcile"  # the action of the jobs a round enqueues (``Job.action``)
 
 
 class InstallationReads(Protocol):
@@ -63,7 +64,7 @@ def unreviewed(gh: InstallationReads, installation: int, repo: str) -> Iterator[
         if any(r.status == "completed" for r in runs):
             continue
         left = next((r.id for r in runs if r.status != "completed"), 0)
-        yield Job(f"reconcile:{repo}#{number}@{head_sha}", "pull_request", "reconcile", installation, repo, number,
+        yield Job(f"reconcile:{repo}#{number}@{head_sha}", "pull_request", ACTION, installation, repo, number,
                   head_sha, check_run_id=left, check_run_sha=head_sha if left else "")
 
 

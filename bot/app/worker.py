@@ -335,6 +335,11 @@ class Worker:
         pr = gh.get_pull_request(job.repo, number)
         if pr.state != "open":
             return "closed"
+        if job.action == reconcile.ACTION and not job.check_run_id and any(
+                r.status == "completed" for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME)):
+            # the round saw no verdict, but a delivery for the same head was taken meanwhile and concluded
+            log.info("reconciled head %s has a verdict by now; not reviewed again", pr.head_sha[:12])
+            return "already-concluded"
         with log_context(pr=pr.number, head_sha=pr.head_sha):
             resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
             note = self.note_check_run
