@@ -49,7 +49,7 @@ class Bot:
         self.clock = clock
         self.queue = JobQueue(make_huey(str(tmp / "queue.sqlite3")), clock=clock)
         self.worker = Worker(Factory(gh), checks=FAKE_CHECKS, note_check_run=self.queue.note_check_run,
-                             clock=clock, **worker)
+                             clock=clock, done=self.queue.is_done, **worker)
         self.queue.set_handler(self.worker.handle)
 
     def run_queued(self) -> int:
@@ -233,8 +233,8 @@ def test_a_reconciled_head_concluded_meanwhile_by_a_delivery_is_not_reviewed_aga
 
     gh, pr = loaded
     assert gh.runs_for(pr.head_sha) == []  # what the round found: no run of the App on the head
-    owed = Job(f"reconcile:{REPO}#{pr.number}@{pr.head_sha}", "pull_request", reconcile.ACTION, 1, REPO, pr.number,
-               pr.head_sha)
+    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
+               pr.number, pr.head_sha)
     assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-delivery"))
     round_job, delivery = bot.queue.huey.dequeue(), bot.queue.huey.dequeue()
     assert round_job is not None and delivery is not None
@@ -244,3 +244,37 @@ def test_a_reconciled_head_concluded_meanwhile_by_a_delivery_is_not_reviewed_aga
     assert bot.queue.is_done(owed.delivery)
     runs = gh.runs_for(pr.head_sha)
     assert [(r.status, r.conclusion) for r in runs] == [("completed", "failure")], runs
+
+
+def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_reviewed_again(
+        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    """The other order: the round's job runs and concludes the head first, then the delivery it stood in for
+    arrives (the web was restarting): one run. A later re-run request still gets its own run."""
+    from bot.app import reconcile
+
+    gh, pr = loaded
+    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
+               pr.number, pr.head_sha)
+    assert bot.queue.accept(owed) and bot.run_queued() == 1
+    assert bot.queue.accept(job(pr, "d-late")) and bot.run_queued() == 1
+    assert bot.queue.is_done("d-late")
+    runs = gh.runs_for(pr.head_sha)
+    assert [(r.status, r.conclusion, r.external_id) for r in runs] == [("completed", "failure", owed.delivery)]
+    rerun = Job("d-rerun", "check_run", "rerequested", 1, REPO, pr.number, pr.head_sha, rerun=True)
+    assert bot.queue.accept(rerun) and bot.run_queued() == 1
+    assert len(gh.runs_for(pr.head_sha)) == 2
+
+
+def test_a_delivery_newer_than_the_rounds_job_supersedes_it_and_is_reviewed(
+        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    """The round's job dropped as superseded (marked done) never stops the delivery that superseded it."""
+    from bot.app import reconcile
+
+    gh, pr = loaded
+    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
+               pr.number, pr.head_sha)
+    assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-newer"))
+    assert bot.run_queued() == 2
+    assert bot.queue.is_done(owed.delivery) and bot.queue.is_done("d-newer")
+    runs = gh.runs_for(pr.head_sha)
+    assert [(r.status, r.conclusion, r.external_id) for r in runs] == [("completed", "failure", "d-newer")]
