@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.events import Job
-from bot.app.github_api import GitHubError, PullRequest, RateLimited
-from bot.app.local_github import LocalGitHub
-from bot.app.publish import CHECK_NAME, start_check
-from bot.app.queue import JobQueue, make_huey
-from bot.app.worker import Worker
+from bot.github.api import GitHubError, PullRequest, RateLimited
+from bot.github.events import Job
+from bot.github.local import LocalGitHub
+from bot.github.publish import CHECK_NAME, start_check
+from bot.service.queue import JobQueue, make_huey
+from bot.service.worker import Worker
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
 from tests.test_pipeline import ENTRY, REPO, load
@@ -229,7 +229,7 @@ def test_a_reconciled_head_concluded_meanwhile_by_a_delivery_is_not_reviewed_aga
     yet); the delivery for it arrived a moment later and was reviewed first; the round's job then ran once
     the delivery's was finished and reviewed the same head again: two concluded runs. A reconciliation job
     now looks again: the head has a verdict, nothing more is written."""
-    from bot.app import reconcile
+    from bot.service import reconcile
 
     gh, pr = loaded
     assert gh.runs_for(pr.head_sha) == []  # what the round found: no run of the App on the head
@@ -250,7 +250,7 @@ def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_rev
         bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
     """The other order: the round's job runs and concludes the head first, then the delivery it stood in for
     arrives (the web was restarting): one run. A later re-run request still gets its own run."""
-    from bot.app import reconcile
+    from bot.service import reconcile
 
     gh, pr = loaded
     owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
@@ -268,7 +268,7 @@ def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_rev
 def test_a_delivery_newer_than_the_rounds_job_supersedes_it_and_is_reviewed(
         bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
     """The round's job dropped as superseded (marked done) never stops the delivery that superseded it."""
-    from bot.app import reconcile
+    from bot.service import reconcile
 
     gh, pr = loaded
     owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,

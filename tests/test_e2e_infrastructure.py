@@ -1,5 +1,5 @@
 """The App's own infrastructure fails under real processes (issue 31, "Done when"): a real ``redis-server``,
-real workers (``python -m bot.app.worker``), gunicorn where deliveries matter, the stand-in fleet serving
+real workers (``python -m bot.service.worker``), gunicorn where deliveries matter, the stand-in fleet serving
 several pull requests over two installations. Each scenario ends with every pull request concluded exactly
 once with the review's verdict, counted from the stand-in's log, and 0 pacing violations:
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.queue import REDIS_RETRIES, REDIS_TIMEOUT, JobQueue, make_huey
+from bot.service.queue import REDIS_RETRIES, REDIS_TIMEOUT, JobQueue, make_huey
 from tests.conftest import PAYLOADS, ROOT
 from tests.standin.fleet import Fleet
 from tests.test_e2e import free_port, wait_for
@@ -132,8 +132,8 @@ def _payload(fleet: Fleet, name: str, installation: int) -> bytes:
 def _start_web(env: dict[str, str], bind: str, log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
         return subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"), "--bind",
-                                 bind, "--workers", "1", "bot.web:create_app()"], cwd=ROOT, env=env, stdout=out,
-                                stderr=out)
+                                 bind, "--workers", "1", "bot.service.wsgi:create_app()"], cwd=ROOT, env=env,
+                                stdout=out, stderr=out)
 
 
 def _ready(url: str) -> bool:

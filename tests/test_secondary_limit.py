@@ -18,10 +18,10 @@ import pytest
 import redis
 import responses
 
-from bot.app.github_api import RateLimited
-from bot.app.github_client import AppClientFactory
-from bot.app.pacing import RedisPacer
-from bot.app.queue import JobQueue, make_huey
+from bot.github.api import RateLimited
+from bot.github.client import AppClientFactory
+from bot.github.pacing import RedisPacer
+from bot.service.queue import JobQueue, make_huey
 from tests.standin.fleet import Fleet
 from tests.standin.server import Fault
 from tests.test_e2e import wait_for
@@ -87,7 +87,7 @@ CONTENT_BLOCKED = ("You have exceeded a secondary rate limit and have been tempo
 def test_a_secondary_limit_on_content_creation_holds_creations_only(app_key: str, fake_time: FakeTime) -> None:
     """GitHub's refusal says content creation is blocked: the installation's creating requests wait for the
     pause's end, its reads and updates (a check run's conclusion) go on."""
-    from bot.app.github_client import WritePacer
+    from bot.github.client import WritePacer
 
     pacer = WritePacer(0, sleep=fake_time.sleep, clock=fake_time.clock)
     pacer.hold_until(NOW + 60, creation_only=True)
@@ -164,7 +164,7 @@ def test_a_content_creation_limit_on_a_check_run_post_pauses_creations_and_frees
     assert not [r for r in creating if refused["at"] < r["at"] < ends - 1], creating  # nothing created meanwhile
     text = log.read_text(errors="replace")
     records = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
-    deferred = [r["message"] for r in records if r["logger"] == "bot.app.queue" and " deferred " in r["message"]]
+    deferred = [r["message"] for r in records if r["logger"] == "bot.service.queue" and " deferred " in r["message"]]
     assert {m.split()[1] for m in deferred} >= {"d-org/repo-1", "d-org/repo-2"}, deferred  # threads freed
     assert all("content creation" in m for m in deferred), deferred
     assert "retry 1 in 30" not in text  # no thread slept the pause

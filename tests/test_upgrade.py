@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.events import Job
-from bot.app.queue import JobQueue, make_huey
+from bot.github.events import Job
+from bot.service.queue import JobQueue, make_huey
 from tests.conftest import ROOT
 from tests.standin.fleet import Fleet
 from tests.standin.server import Fault
@@ -64,7 +64,7 @@ def previous_release(folder: Path) -> Path:
 
 def _spawn_previous(tree: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "bot.app.worker", "--checks", "tests.fakes:FAKE_CHECKS",
+        return subprocess.Popen([sys.executable, "-m", "bot.service.worker", "--checks", "tests.fakes:FAKE_CHECKS",
                                  "--no-regression", "--threads", "2", "--write-pause", str(WRITE_PAUSE),
                                  "--poll", "0.05", "--lease-ttl", "8", "--sweep-every", "2", "--sweep-age", "3"],
                                 cwd=tree, env={**env, "PYTHONPATH": str(tree)}, stdout=out, stderr=subprocess.STDOUT)
