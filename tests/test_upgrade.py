@@ -62,9 +62,13 @@ def previous_release(folder: Path) -> Path:
     return folder
 
 
+# the previous release's worker module, under its own layout (joined, so that no layout rewrites it)
+PREVIOUS_WORKER = ".".join(("bot", "app", "worker"))
+
+
 def _spawn_previous(tree: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "bot.service.worker", "--checks", "tests.fakes:FAKE_CHECKS",
+        return subprocess.Popen([sys.executable, "-m", PREVIOUS_WORKER, "--checks", "tests.fakes:FAKE_CHECKS",
                                  "--no-regression", "--threads", "2", "--write-pause", str(WRITE_PAUSE),
                                  "--poll", "0.05", "--lease-ttl", "8", "--sweep-every", "2", "--sweep-age", "3"],
                                 cwd=tree, env={**env, "PYTHONPATH": str(tree)}, stdout=out, stderr=subprocess.STDOUT)
