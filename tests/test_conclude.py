@@ -49,7 +49,7 @@ class Bot:
         self.clock = clock
         self.queue = JobQueue(make_huey(str(tmp / "queue.sqlite3")), clock=clock)
         self.worker = Worker(Factory(gh), checks=FAKE_CHECKS, note_check_run=self.queue.note_check_run,
-                             clock=clock, **worker)
+                             clock=clock, done=self.queue.is_done, **worker)
         self.queue.set_handler(self.worker.handle)
 
     def run_queued(self) -> int:
@@ -199,3 +199,82 @@ def test_an_orphan_on_an_older_head_is_concluded_superseded(
     assert old.title == "Superseded by a newer push"
     [new] = gh.runs_for(newer)
     assert new.name == CHECK_NAME and new.status == "completed"
+
+
+def test_a_secondary_limit_mid_review_shows_the_run_queued_with_the_reason_then_concludes_once(
+        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    """A secondary limit (here on a read, after the run was created) that lets the bot update the run: the
+    pull request shows the run ``queued`` again, saying why and until when, while the installation is paused;
+    the job runs again at the pause's end and the same run concludes once."""
+    gh, pr = loaded
+    start = bot.clock.now
+    gh.fail("list_pull_request_files", RateLimited("GET files: 403 You have exceeded a secondary rate limit", 403,
+                                                   reset_at=start + 60, secondary=True))
+    assert bot.queue.accept(job(pr))
+    assert bot.run_queued() == 1
+    [run] = gh.runs_for(pr.head_sha)
+    at = datetime.fromtimestamp(start + 60, UTC).strftime("%H:%M:%S UTC")
+    assert (run.status, run.conclusion) == ("queued", None)
+    assert run.title == f"Queued: GitHub's secondary rate limit pauses the bot until {at}"
+    assert bot.etas() == [start + 60]
+    assert bot.advance(start + 60) == 1
+    [again] = gh.runs_for(pr.head_sha)
+    assert again.id == run.id and (again.status, again.conclusion) == ("completed", "failure")
+    assert len([r for r in again.requests if r["conclusion"] is not None]) == 1
+
+
+def test_a_reconciled_head_concluded_meanwhile_by_a_delivery_is_not_reviewed_again(
+        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    """Finding (compose, from a fresh clone): a worker's start-up round enqueued the pull request (no verdict
+    yet); the delivery for it arrived a moment later and was reviewed first; the round's job then ran once
+    the delivery's was finished and reviewed the same head again: two concluded runs. A reconciliation job
+    now looks again: the head has a verdict, nothing more is written."""
+    from bot.service import reconcile
+
+    gh, pr = loaded
+    assert gh.runs_for(pr.head_sha) == []  # what the round found: no run of the App on the head
+    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
+               pr.number, pr.head_sha)
+    assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-delivery"))
+    round_job, delivery = bot.queue.huey.dequeue(), bot.queue.huey.dequeue()
+    assert round_job is not None and delivery is not None
+    bot.queue.huey.execute(delivery)  # the delivery's job concludes the head (and its latest: entry goes)
+    assert bot.queue.is_done("d-delivery")
+    bot.queue.huey.execute(round_job)  # then the round's job runs
+    assert bot.queue.is_done(owed.delivery)
+    runs = gh.runs_for(pr.head_sha)
+    assert [(r.status, r.conclusion) for r in runs] == [("completed", "failure")], runs
+
+
+def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_reviewed_again(
+        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    """The other order: the round's job runs and concludes the head first, then the delivery it stood in for
+    arrives (the web was restarting): one run. A later re-run request still gets its own run."""
+    from bot.service import reconcile
+
+    gh, pr = loaded
+    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
+               pr.number, pr.head_sha)
+    assert bot.queue.accept(owed) and bot.run_queued() == 1
+    assert bot.queue.accept(job(pr, "d-late")) and bot.run_queued() == 1
+    assert bot.queue.is_done("d-late")
+    runs = gh.runs_for(pr.head_sha)
+    assert [(r.status, r.conclusion, r.external_id) for r in runs] == [("completed", "failure", owed.delivery)]
+    rerun = Job("d-rerun", "check_run", "rerequested", 1, REPO, pr.number, pr.head_sha, rerun=True)
+    assert bot.queue.accept(rerun) and bot.run_queued() == 1
+    assert len(gh.runs_for(pr.head_sha)) == 2
+
+
+def test_a_delivery_newer_than_the_rounds_job_supersedes_it_and_is_reviewed(
+        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    """The round's job dropped as superseded (marked done) never stops the delivery that superseded it."""
+    from bot.service import reconcile
+
+    gh, pr = loaded
+    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
+               pr.number, pr.head_sha)
+    assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-newer"))
+    assert bot.run_queued() == 2
+    assert bot.queue.is_done(owed.delivery) and bot.queue.is_done("d-newer")
+    runs = gh.runs_for(pr.head_sha)
+    assert [(r.status, r.conclusion, r.external_id) for r in runs] == [("completed", "failure", "d-newer")]

@@ -39,7 +39,8 @@ INTERNAL_ERROR = "The bot hit an internal error"
 class RedisServer:
     """A redis-server on a fixed loopback port with its append-only file, that a test stops and starts."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, persistence: bool = True) -> None:
+        self.persistence = persistence  # its append-only file; without it a restart starts empty
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.fail("redis-server is not installed (`make system-deps`)")
@@ -53,7 +54,8 @@ class RedisServer:
 
     def start(self) -> RedisServer:
         self.process = subprocess.Popen([self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir",
-                                         str(self.folder), "--save", "", "--appendonly", "yes",
+                                         str(self.folder), "--save", "",
+                                         "--appendonly", "yes" if self.persistence else "no",
                                          "--appendfsync", "always", "--enable-debug-command", "yes"],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(self._answers, 10, "redis-server")

@@ -8,7 +8,11 @@ back without reaching GitHub until the limit ends.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 import redis
@@ -17,9 +21,26 @@ import responses
 from bot.github.api import RateLimited
 from bot.github.client import AppClientFactory
 from bot.github.pacing import RedisPacer
+from bot.service.queue import JobQueue, make_huey
+from tests.standin.fleet import Fleet
+from tests.standin.server import Fault
+from tests.test_e2e import wait_for
 from tests.test_github_client import API, NOW, REPO, FakeTime, app_key, fake_time, mocked, pr_json, token_endpoint
+from tests.test_redis_outage import (
+    WRITE_PAUSE,
+    RedisServer,
+    _accept,
+    _assert_concluded_once_with_the_verdict,
+    _concluded,
+    _env,
+    _spawn,
+    _stop,
+    _tails,
+    redis_server,
+)
+from tests.test_scale_out import repo
 
-__all__ = ["app_key", "fake_time", "mocked"]  # the fixtures this module uses
+__all__ = ["app_key", "fake_time", "mocked", "redis_server", "repo"]  # the fixtures this module uses
 SECONDARY = {"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}
 
 
@@ -57,3 +78,93 @@ def test_a_secondary_limit_raises_at_once_and_holds_the_installation(
     if shared:
         redis.Redis.from_url(request.getfixturevalue("redis_url")).delete(f"{prefix}:42:paused")  # Redis's clock
     assert gh.get_pull_request(REPO, 5).number == 5
+
+
+CONTENT_BLOCKED = ("You have exceeded a secondary rate limit and have been temporarily blocked from content "
+                   "creation. Please retry your request again later.")
+
+
+def test_a_secondary_limit_on_content_creation_holds_creations_only(app_key: str, fake_time: FakeTime) -> None:
+    """GitHub's refusal says content creation is blocked: the installation's creating requests wait for the
+    pause's end, its reads and updates (a check run's conclusion) go on."""
+    from bot.github.client import WritePacer
+
+    pacer = WritePacer(0, sleep=fake_time.sleep, clock=fake_time.clock)
+    pacer.hold_until(NOW + 60, creation_only=True)
+    with pacer.request(False):  # a read
+        pass
+    with pacer.request(True):  # an update (PATCH)
+        pass
+    with pytest.raises(RateLimited) as caught, pacer.request(True, creates=True):
+        pass
+    assert caught.value.secondary and caught.value.creation_only and caught.value.reset_at == NOW + 60
+
+
+def test_a_redis_pause_of_content_creation_holds_creations_only_in_every_worker(redis_url: str,
+                                                                               fake_time: FakeTime) -> None:
+    client = redis.Redis.from_url(redis_url)
+    prefix = f"test-{uuid.uuid4().hex[:8]}"
+    first, second = (RedisPacer(client, 42, 0, prefix=prefix, sleep=fake_time.sleep, clock=fake_time.clock)
+                     for _ in range(2))
+    first.hold_until(NOW + 60, creation_only=True)
+    with second.request(False):  # a read
+        pass
+    with second.request(True):
+        pass
+    with pytest.raises(RateLimited) as caught, second.request(True, creates=True):
+        pass
+    assert caught.value.creation_only and 59 <= caught.value.reset_at - NOW <= 60
+    client.delete(f"{prefix}:42:paused-creates")
+    with second.request(True, creates=True):
+        pass
+
+
+@pytest.mark.e2e
+def test_a_content_creation_limit_on_a_check_run_post_pauses_creations_and_frees_the_threads(
+        tmp_path: Path, repo: Path, redis_server: RedisServer) -> None:
+    """Real worker (2 threads), real Redis, the stand-in fleet: three pull requests of one installation. GitHub
+    refuses the second check-run POST with its content-creation limit (``retry-after: 30``). The pause holds
+    every creation of the installation in the shared pacer: none reaches GitHub until it ends; no thread waits
+    it out (the third pull request's job is tried and deferred meanwhile); a review already under way concludes
+    its check run during the pause (an update, which the limit allows); when the pause ends every pull request
+    is concluded exactly once with the review's verdict, with 0 pacing violations."""
+    pause = 30.0
+    repos = {f"org/repo-{n}": 1 for n in range(3)}
+    fleet = Fleet(str(repo), "main", "pr", repos, latency=0.1, write_pause=WRITE_PAUSE).start()
+    key = tmp_path / "app.pem"
+    key.write_text(fleet.private_key_pem)
+    first = next(iter(fleet.states.values()))
+    first.add_faults([Fault("/repos/*/*/check-runs", status=403, method="POST", retry_after=pause, skip=1,
+                            message=CONTENT_BLOCKED)])
+    redis_server.start()
+    queue = JobQueue(make_huey(redis_server.url))
+    workers: list[subprocess.Popen[bytes]] = []
+    log = tmp_path / "worker-0.log"
+    try:
+        workers = [_spawn(_env(fleet, key, redis_server.url), log)]
+        wait_for(lambda: b"consumer started" in log.read_bytes(), 60, "the worker")
+        _accept(queue, fleet, repos)
+        [refused] = wait_for(lambda: [r for r in first.requests if r["status"] == 403], 60, "the refusal")
+        ends = refused["at"] + pause
+        during = wait_for(lambda: [r for r in fleet.states.values() if any(
+            run.status == "completed" for run in r.local.check_runs)], 60, "a review to conclude")
+        assert time.time() < ends - 1, "a review under way concluded only after the pause"
+        assert len(during) == 1
+        wait_for(lambda: all(_concluded(fleet, r) for r in repos), 180, "every pull request to conclude")
+        time.sleep(3)  # a duplicate would show now
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}{_tails(tmp_path)}") from exc
+    finally:
+        _stop(workers)
+        fleet.stop()
+        queue.close()
+    _assert_concluded_once_with_the_verdict(fleet, repos)
+    creating = [r for r in first.requests if r["method"] == "POST" and r["status"] < 400
+                and r["path"].endswith(("/check-runs", "/comments", "/reviews"))]
+    assert not [r for r in creating if refused["at"] < r["at"] < ends - 1], creating  # nothing created meanwhile
+    text = log.read_text(errors="replace")
+    records = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    deferred = [r["message"] for r in records if r["logger"] == "bot.service.queue" and " deferred " in r["message"]]
+    assert {m.split()[1] for m in deferred} >= {"d-org/repo-1", "d-org/repo-2"}, deferred  # threads freed
+    assert all("content creation" in m for m in deferred), deferred
+    assert "retry 1 in 30" not in text  # no thread slept the pause

@@ -39,10 +39,14 @@ class RateLimited(GitHubError):
     ``reset_at`` is epoch seconds, from ``retry-after`` or ``x-ratelimit-reset`` (plus a second).
     """
 
-    def __init__(self, message: str, status: int, reset_at: float, secondary: bool = False) -> None:
+    def __init__(self, message: str, status: int, reset_at: float, secondary: bool = False,
+                 creation_only: bool = False) -> None:
         super().__init__(message, status)
         self.reset_at = reset_at
         self.secondary = secondary  # a secondary limit: the installation's pacer pauses it until ``reset_at``
+        # GitHub said only content creation is blocked ("temporarily blocked from content creation"): reads
+        # and updates (a check run's conclusion) go on; only the installation's creating requests are held
+        self.creation_only = creation_only
 
 
 @dataclass(frozen=True)

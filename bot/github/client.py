@@ -115,6 +115,12 @@ def is_secondary(headers: Mapping[str, str] | None) -> bool:
     return _lower(headers).get("x-ratelimit-remaining") != "0"
 
 
+def blocks_creation_only(message: str) -> bool:
+    """GitHub's secondary limit on content creation says so ("... temporarily blocked from content creation"):
+    it refuses creating requests only, not reads nor updates."""
+    return "content creation" in message.lower()
+
+
 def retry_delay(status: int, headers: Mapping[str, str] | None, message: str, attempt: int, now: float,
                 policy: RetryPolicy) -> float | None:
     """Seconds to wait before retrying a failed request, or None when it must not be retried."""
@@ -188,12 +194,13 @@ class _Retrying:
                 text = f"{what}: {status or 'no response'} {message}{why}".strip()
                 if delay is not None and is_rate_limit(status, headers, message):
                     # longer than this request may wait: the job is rescheduled at the reset instead
-                    raise RateLimited(text, status, reset_at=now + delay, secondary=is_secondary(headers))
+                    raise RateLimited(text, status, reset_at=now + delay, secondary=is_secondary(headers),
+                                      creation_only=blocks_creation_only(message))
                 raise (NotFound if status == 404 else GitHubError)(text, status=status)
             if delay > self.policy.secondary_hold and is_rate_limit(status, headers, message) and is_secondary(headers):
                 self.stats.add(failures=1)
                 raise RateLimited(f"{what}: {status} {message} (a secondary rate limit: {delay:.0f} s)", status,
-                                  reset_at=now + delay, secondary=True)
+                                  reset_at=now + delay, secondary=True, creation_only=blocks_creation_only(message))
             log.warning("%s: %s %s; retry %d in %.1fs", what, status or "network", message, attempt, delay)
             self.stats.add(retries=1)
             self.sleep(delay)
@@ -216,21 +223,27 @@ class WritePacer:
         self._last_end: float | None = None
         self._created = ContentWindow()
         self._paused_until = 0.0
+        self._creation_paused_until = 0.0
 
-    def hold_until(self, until: float) -> None:
-        """Hold the installation's requests until ``until`` (a secondary rate limit; see ``pacing``)."""
-        self._paused_until = max(self._paused_until, until)
+    def hold_until(self, until: float, creation_only: bool = False) -> None:
+        """Hold the installation's requests (``creation_only``: its creating ones) until ``until`` (a secondary
+        rate limit; see ``pacing``)."""
+        if creation_only:
+            self._creation_paused_until = max(self._creation_paused_until, until)
+        else:
+            self._paused_until = max(self._paused_until, until)
 
-    def _wait_out_pause(self) -> None:
-        wait = self._paused_until - self._clock()
+    def _wait_out_pause(self, creates: bool = False) -> None:
+        until = max(self._paused_until, self._creation_paused_until if creates else 0.0)
+        wait = until - self._clock()
         if wait > HOLD:
-            raise paused(self._paused_until, self._clock())
+            raise paused(until, self._clock(), creation_only=until != self._paused_until)
         if wait > 0:
             self._sleep(wait)
 
     @contextmanager
     def write(self, creates: bool = False) -> Iterator[None]:
-        self._wait_out_pause()
+        self._wait_out_pause(creates)
         with self._lock:
             if self._last_end is not None:
                 wait = self._last_end + self.pause - self._clock()
@@ -445,7 +458,7 @@ class GitHubClient:
         except RateLimited as exc:
             hold_until = getattr(self._pacer, "hold_until", None)
             if exc.secondary and hold_until is not None:  # every worker holds the installation's requests till then
-                hold_until(exc.reset_at)
+                hold_until(exc.reset_at, creation_only=exc.creation_only)
             raise
 
     def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],

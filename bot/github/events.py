@@ -45,8 +45,17 @@ class Job:
             return f"{self.repo}#dashboard"
         return f"{self.repo}#{self.number}" if self.number else f"{self.repo}@{self.head_sha}"
 
+    def record(self) -> dict[str, object]:
+        """The job as the queue stores it. A field added since the release before (``command``) is written
+        only when set, so that release's workers, which reject keys they do not know, still read every
+        review job during a rolling upgrade (docs/app.md, "Upgrades")."""
+        fields = asdict(self)
+        if not self.command:
+            del fields["command"]
+        return fields
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps(self.record(), sort_keys=True)
 
 
 @dataclass(frozen=True)

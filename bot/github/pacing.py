@@ -49,24 +49,31 @@ class Pacer(Protocol):
         """A context manager around one HTTP request of the installation."""
         ...
 
-    def hold_until(self, until: float) -> None:
-        """Hold every request of the installation until ``until`` (epoch seconds): a secondary rate limit."""
+    def hold_until(self, until: float, creation_only: bool = False) -> None:
+        """Hold every request of the installation (``creation_only``: every creating one) until ``until``
+        (epoch seconds): a secondary rate limit."""
         ...
 
 
-def paused(until: float, now: float) -> RateLimited:
-    return RateLimited(f"the installation is paused for GitHub's secondary rate limit ({until - now:.0f} s more)",
-                       403, reset_at=until, secondary=True)
+def paused(until: float, now: float, creation_only: bool = False) -> RateLimited:
+    what = "content creation of the installation is paused" if creation_only else "the installation is paused"
+    return RateLimited(f"{what} for GitHub's secondary rate limit ({until - now:.0f} s more)",
+                       403, reset_at=until, secondary=True, creation_only=creation_only)
 
 
 # ARGV: token, hold ms, pause ms, write (0/1), creates (0/1), per minute, per hour
 # returns {1, 0} (go), {0, ms} (another request is in flight: poll), {3, ms} (the pause or the minute's
-# content window: wait that long), {2, ms} (the hour's content limit), {4, ms} (a secondary limit's pause)
+# content window: wait that long), {2, ms} (the hour's content limit), {4, ms} (a secondary limit's pause),
+# {5, ms} (a secondary limit's pause of content creation, for a creating request)
 _ACQUIRE = """
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local paused = redis.call('pttl', KEYS[4])
 if paused > 0 then return {4, paused} end
+if ARGV[5] == '1' then
+  local creation = redis.call('pttl', KEYS[5])
+  if creation > 0 then return {5, creation} end
+end
 local busy = redis.call('pttl', KEYS[1])
 if busy > 0 or busy == -1 then return {0, busy > 0 and busy or 1000} end
 if ARGV[4] == '1' then
@@ -113,7 +120,8 @@ class RedisPacer:
         self.poll = poll
         self.per_minute = per_minute
         self.per_hour = per_hour
-        self._keys = [f"{prefix}:{installation_id}:{k}" for k in ("busy", "last", "created", "paused")]
+        self._keys = [f"{prefix}:{installation_id}:{k}" for k in ("busy", "last", "created", "paused",
+                                                                         "paused-creates")]
         self._redis = redis
         self._acquire = redis.register_script(_ACQUIRE)
         self._release = redis.register_script(_RELEASE)
@@ -131,8 +139,8 @@ class RedisPacer:
             if state == 1:
                 break
             wait = max(wait_ms, 1) / 1000
-            if state == 4 and wait > HOLD:
-                raise paused(self._clock() + wait, self._clock())
+            if state in (4, 5) and wait > HOLD:
+                raise paused(self._clock() + wait, self._clock(), creation_only=state == 5)
             if state == 2 or time.monotonic() - started + wait > self.max_wait:
                 raise RateLimited(f"GitHub's content-creation limit for the installation ({self.per_minute} a "
                                   f"minute, {self.per_hour} an hour) is reached", 403,
@@ -144,8 +152,10 @@ class RedisPacer:
         finally:
             self._release(keys=self._keys[:2], args=[token, int(write)])
 
-    def hold_until(self, until: float) -> None:
-        """Hold the installation's requests, in every worker, until ``until`` (a later pause wins)."""
+    def hold_until(self, until: float, creation_only: bool = False) -> None:
+        """Hold the installation's requests (``creation_only``: its creating ones), in every worker, until
+        ``until`` (a later pause wins)."""
+        key = self._keys[4 if creation_only else 3]
         ms = int((until - self._clock()) * 1000)
-        if ms > 0 and int(self._redis.pttl(self._keys[3])) < ms:
-            self._redis.set(self._keys[3], "1", px=ms)
+        if ms > 0 and int(self._redis.pttl(key)) < ms:
+            self._redis.set(key, "1", px=ms)

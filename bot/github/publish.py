@@ -105,9 +105,17 @@ def start_check(gh: GitHubAPI, pr: PullRequest, delivery: str) -> int:
                                output=REVIEWING)
 
 
-def pause_check(gh: GitHubAPI, repo: str, check_id: int, until: float) -> None:
-    """Say on the check run that the review waits for GitHub's rate limit (still in progress)."""
+def pause_check(gh: GitHubAPI, repo: str, check_id: int, until: float, secondary: bool = False) -> None:
+    """Say on the check run that the review waits for GitHub's rate limit: still in progress for the hourly
+    quota; ``queued`` again, with the reason, for a secondary limit (the installation is paused, the review
+    starts over when the pause ends)."""
     at = datetime.fromtimestamp(until, UTC).strftime("%H:%M:%S UTC")
+    if secondary:
+        gh.update_check_run(repo, check_id, status="queued", output=CheckRunOutput(
+            title=f"Queued: GitHub's secondary rate limit pauses the bot until {at}",
+            summary=f"GitHub asked the bot to slow down (a secondary rate limit) for this installation. The "
+                    f"review is queued and resumes at {at}, then concludes."))
+        return
     gh.update_check_run(repo, check_id, status="in_progress", output=CheckRunOutput(
         title=f"Waiting for GitHub's rate limit (until {at})",
         summary=f"GitHub's API rate limit for this installation is exhausted. The review resumes at {at} "

@@ -244,7 +244,7 @@ class JobQueue:
 
     def _accept(self, job: Job) -> bool:
         key = f"job:{job.delivery}"
-        record = orjson.dumps({"job": job, "at": self.clock()})  # orjson writes dataclasses
+        record = orjson.dumps({"job": job.record(), "at": self.clock()})
         # a recheck may be refused: it must not supersede a real push
         latest = None if job.requester else (f"latest:{job.pr_key}", job.delivery.encode())
         if isinstance(self._kv, JournalSqliteStorage):  # one transaction, one commit

@@ -18,6 +18,7 @@ from bot.service import outage
 
 log = logging.getLogger(__name__)
 DEFAULT_EVERY = 300.0
+ACTION = "reconcile"  # the action of the jobs a round enqueues (``Job.action``)
 
 
 class InstallationReads(Protocol):
@@ -44,6 +45,11 @@ class Journal(Protocol):
     def accept(self, job: Job) -> bool: ...
 
 
+def delivery_of(repo: str, number: int, head_sha: str) -> str:
+    """The delivery id of the reconciliation job for one head (also the ``external_id`` of the run it creates)."""
+    return f"reconcile:{repo}#{number}@{head_sha}"
+
+
 def unreviewed(gh: InstallationReads, installation: int, repo: str) -> Iterator[Job]:
     """A job for each open pull request of ``repo`` whose head has no concluded check run of the App."""
     for number, head_sha in gh.list_open_pull_requests(repo):
@@ -51,7 +57,7 @@ def unreviewed(gh: InstallationReads, installation: int, repo: str) -> Iterator[
         if any(r.status == "completed" for r in runs):
             continue
         left = next((r.id for r in runs if r.status != "completed"), 0)
-        yield Job(f"reconcile:{repo}#{number}@{head_sha}", "pull_request", "reconcile", installation, repo, number,
+        yield Job(delivery_of(repo, number, head_sha), "pull_request", ACTION, installation, repo, number,
                   head_sha, check_run_id=left, check_run_sha=head_sha if left else "")
 
 

@@ -240,7 +240,7 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
             could_not_finish(gh, pr.repo, check_id, delivery, f"GitHub's API rate limit (resets at {reset})")
             return "could-not-finish"
         with contextlib.suppress(GitHubError):  # a primary limit refuses this write too; a secondary may not
-            pause_check(gh, pr.repo, check_id, exc.reset_at)
+            pause_check(gh, pr.repo, check_id, exc.reset_at, secondary=exc.secondary)
         raise
     except Exception as exc:
         log.exception("review failed")
@@ -288,10 +288,13 @@ class Worker:
                  checks: Iterable[Check] | None = None,
                  note_check_run: Callable[[Job, str, int], None] | None = None,
                  max_deferrals: int = MAX_DEFERRALS, clock: Callable[[], float] = time.time,
-                 crashes: Callable[[Job], int] | None = None, job_budget: float = JOB_BUDGET) -> None:
+                 crashes: Callable[[Job], int] | None = None, job_budget: float = JOB_BUDGET,
+                 done: Callable[[str], bool] | None = None) -> None:
         """``crashes(job)``: how many attempts at the job died with their process (``JobQueue.crashes``);
-        ``job_budget``: seconds for one job, after which its review concludes failure with what it found."""
+        ``job_budget``: seconds for one job, after which its review concludes failure with what it found;
+        ``done(delivery)``: whether the queue finished that delivery (``JobQueue.is_done``)."""
         self.crashes = crashes
+        self.done = done
         self.job_budget = job_budget
         self.factory = factory
         self.note_check_run = note_check_run
@@ -345,6 +348,8 @@ class Worker:
         pr = gh.get_pull_request(job.repo, number)
         if pr.state != "open":
             return "closed"
+        if self._reviewed_by_the_other_path(gh, job, pr):
+            return "already-concluded"
         with log_context(pr=pr.number, head_sha=pr.head_sha):
             resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
             note = self.note_check_run
@@ -361,6 +366,29 @@ class Worker:
                 return "could-not-finish"
             return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks, resume, on_check_run,
                                        give_up_on_rate_limit=job.deferrals >= self.max_deferrals)
+
+    def _reviewed_by_the_other_path(self, gh: GitHubAPI, job: Job, pr: PullRequest) -> bool:
+        """Whether a reconciliation and a delivery both owe this head a review and the other one concluded it.
+
+        A reconciliation round enqueues a head with no verdict; the delivery it stands in for may still arrive
+        (the web was restarting, GitHub was slow), before or after the round's job runs. The later of the two
+        is not reviewed again: a round's job skips a head with a concluded run of the App; a delivery (not a
+        re-run nor a recheck) skips a head whose run the round's job concluded (its ``external_id``), looked
+        up on GitHub only when the queue has that job done."""
+        if job.check_run_id or job.rerun or job.requester:
+            return False
+        if job.action == reconcile.ACTION:
+            done = [r for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME) if r.status == "completed"]
+        else:
+            owed = reconcile.delivery_of(pr.repo, pr.number, pr.head_sha)
+            if self.done is None or not self.done(owed):
+                return False
+            done = [r for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME)
+                    if r.status == "completed" and r.external_id == owed]
+        if done:
+            log.info("head %s has the App's verdict by now (check run %d); not reviewed again", pr.head_sha[:12],
+                     done[0].id)
+        return bool(done)
 
     def _regression(self) -> Regression | None:
         """The warm regression, built on first use inside the review (so a start-up failure is reported)."""
@@ -459,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     checks = load_checks(args.checks) if args.checks else None
     resources = Resources(regression_stage(args.regression_module, args.spark_master) if args.regression else None)
     worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run, crashes=queue.crashes,
-                    job_budget=args.job_budget)
+                    job_budget=args.job_budget, done=queue.is_done)
     queue.set_handler(worker.handle)
     registry = schema.Registry(queue.redis(), queue.huey.storage.name, queue.owner) if queue.redis() else None
     try:

@@ -40,8 +40,9 @@ class Fleet(ServedInThread):
                  write_pause: float = 0.0, first_number: int = 1, private_key_pem: str | None = None) -> None:
         self.private_key_pem = private_key_pem or generate_private_key_pem()
         self.pacing = {installation: Pacing(write_pause) for installation in sorted(set(repos.values()))}
-        shared: dict[str, Any] = {"tokens": {}, "faults": [], "fault_hits": [], "requests": [],
-                                  "lock": threading.Lock()}
+        shared: dict[str, Any] = {"tokens": {}, "token_installations": {}, "faults": [], "fault_hits": [],
+                                  "requests": [], "lock": threading.Lock(), "hook": {}, "deliveries": [],
+                                  "payloads": {}}
         self.states: dict[str, StandInState] = {}
         for number, (name, installation) in enumerate(sorted(repos.items()), start=first_number):
             local = LocalGitHub(repo_path, base, head, repo=name, number=number)
@@ -71,8 +72,39 @@ class Fleet(ServedInThread):
                 name = ""
         elif path.startswith("/app/installations/") and len(parts) > 3 and parts[3].isdigit():
             name = next((n for n, s in self.states.items() if s.installation_id == int(parts[3])), "")
+        elif path == "/app/installations" and environ.get("REQUEST_METHOD") == "GET":
+            return self._answer(environ, start_response, [
+                {"id": i, "account": {"login": next(n for n, s in self.states.items() if s.installation_id == i
+                                                    ).split("/")[0]}, "app_id": 1, "repository_selection": "selected"}
+                for i in sorted(self.pacing)])
+        elif path == "/installation/repositories":
+            token = str(environ.get("HTTP_AUTHORIZATION", "")).split(" ")[-1]
+            installation = next(iter(self.states.values())).token_installations.get(token)
+            mine = [n for n, s in self.states.items() if s.installation_id == installation]
+            return self._answer(environ, start_response, {
+                "total_count": len(mine), "repository_selection": "selected",
+                "repositories": [{"full_name": n, "name": n.split("/")[1]} for n in mine]}, mine[0] if mine else "")
         app = self.apps.get(name) or next(iter(self.apps.values()))  # unknown repositories: its 404
         return app(environ, start_response)
+
+    def _answer(self, environ: Environ, start_response: Callable[..., Any], body: Any,
+                name: str = "") -> Iterable[bytes]:
+        """What GitHub answers for the App or an installation as a whole (all repositories, not one): one
+        repository's stand-in checks the credentials and logs the request, the fleet writes the body."""
+        answered: dict[str, Any] = {}
+
+        def keep(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+            answered.update(status=status, headers=headers)
+            return lambda _: None
+        app = self.apps.get(name) or next(iter(self.apps.values()))
+        own = b"".join(app(environ, keep))
+        if not str(answered["status"]).startswith("200"):
+            start_response(answered["status"], answered["headers"])
+            return [own]
+        data = json.dumps(body).encode()
+        headers = [(k, v) for k, v in answered["headers"] if k.lower() != "content-length"]
+        start_response(answered["status"], [*headers, ("Content-Length", str(len(data)))])
+        return [data]
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> Fleet:
         self._serve(make_server(host, port, self, threaded=True, request_handler=QuietHandler), "fleet")

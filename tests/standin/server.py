@@ -150,6 +150,7 @@ class StandInState:
     tree_limit: int = github_limits.TREE_ENTRIES
     clock: Callable[[], float] = time.time
     tokens: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
+    token_installations: dict[str, int] = field(default_factory=dict)  # token -> the installation it is for
     faults: list[Fault] = field(default_factory=list)
     fault_hits: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -202,6 +203,7 @@ class StandInState:
         expires = self.clock() + self.token_ttl
         with self.lock:
             self.tokens[token] = expires
+            self.token_installations[token] = self.installation_id
         return token, expires
 
     def expire_tokens(self) -> int:
@@ -299,7 +301,8 @@ def create_app(state: StandInState) -> Flask:
             with state.lock:
                 state.requests.append({"method": request.method, "path": request.path,
                                        "status": response.status_code,
-                                       "api_version": request.headers.get("X-GitHub-Api-Version")})
+                                       "api_version": request.headers.get("X-GitHub-Api-Version"),
+                                       "at": time.time()})  # when it was answered (epoch seconds)
                 # The App's own (JWT) calls have their own limit; installation calls share this one.
                 if "x-ratelimit-remaining" not in response.headers and not request.path.startswith("/app"):
                     state.remaining = max(0, state.remaining - 1)
