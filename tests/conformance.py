@@ -1,11 +1,14 @@
-"""The bot's requests held to GitHub's published descriptions: ``@octokit/openapi`` (REST) and
-``@octokit/graphql-schema`` (GraphQL), pinned in tests/node/package.json and installed by ``make node-deps``.
+"""The bot's traffic held to GitHub's published descriptions: ``@octokit/openapi`` (REST),
+``@octokit/graphql-schema`` (GraphQL) and ``@octokit/webhooks-schemas`` (webhook payloads), pinned in
+tests/node/package.json and installed by ``make node-deps``.
 
-The stand-in records every request it is sent (``STANDIN_RECORD``: a JSON-lines file); ``problems`` checks
-each against the description: a REST request must be an operation of api.github.com (method and path), its
-query parameters ones the operation declares, its JSON body valid against the operation's request schema; a
-GraphQL document must validate against GitHub's schema. The stand-in's answers are not checked here (its
-answers leave out fields GitHub's schema requires; docs/github.md says which part is checked).
+The stand-in records every request it is sent and its answer (``STANDIN_RECORD``: a JSON-lines file);
+``problems`` checks each against the description: a REST request must be an operation of api.github.com
+(method and path), its query parameters ones the operation declares, its JSON body valid against the
+operation's request schema; the stand-in's answer must be valid against the operation's response schema for
+its status (a 4xx/5xx the operation does not list against GitHub's ``basic-error``, the body every REST error
+of GitHub has; a 2xx or 3xx it does not list is a drift). A GraphQL document must validate against GitHub's
+schema. ``payload_problems`` checks a webhook payload against its event's schema.
 """
 
 from __future__ import annotations
@@ -18,18 +21,21 @@ from pathlib import Path
 from typing import Any
 
 import graphql
-from jsonschema import Draft4Validator
+from jsonschema import Draft4Validator, Draft7Validator, ValidationError
+from jsonschema.exceptions import best_match
 
 ROOT = Path(__file__).resolve().parents[1]
 OCTOKIT = ROOT / "tests" / "node" / "node_modules" / "@octokit"
 REST = OCTOKIT / "openapi" / "generated" / "api.github.com.json"
 GRAPHQL = OCTOKIT / "graphql-schema" / "schema.graphql"
+WEBHOOKS = OCTOKIT / "webhooks-schemas" / "schema.json"
+BASIC_ERROR = {"$ref": "#/components/schemas/basic-error"}  # every REST error's body ("message", ...)
 NOT_GITHUB = ("/_standin/", "/settings/apps/new", "/organizations/")  # the stand-in's own, github.com's pages
 
 
 def installed() -> None:
     """Fail (never skip) when the descriptions are not installed."""
-    missing = [str(p) for p in (REST, GRAPHQL) if not p.is_file()]
+    missing = [str(p) for p in (REST, GRAPHQL, WEBHOOKS) if not p.is_file()]
     assert not missing, f"GitHub's descriptions are not installed ({', '.join(missing)}): run `make node-deps`"
 
 
@@ -66,6 +72,31 @@ def _validator(schema: Mapping[str, Any]) -> Draft4Validator:
     return Draft4Validator(description()).evolve(schema=schema)  # refs resolve in the whole description
 
 
+@cache
+def _answer_validator(template: str, method: str, status: int) -> Draft4Validator | str | None:
+    """The validator of the answer ``status`` of an operation; None: no body; a string: not documented."""
+    responses = description()["paths"][template][method.lower()].get("responses", {})
+    documented = _resolve(responses.get(str(status)) or {})
+    if not documented and status < 400:
+        return f"answers {status}, which the operation does not document"
+    schema = ((documented.get("content") or {}).get("application/json") or {}).get("schema")
+    if schema is None and status >= 400:  # an error GitHub's description lists without a body, or not at all
+        schema = BASIC_ERROR
+    return None if schema is None else _validator(schema)
+
+
+def answer_problems(where: str, template: str, method: str, status: int, answer: Any) -> list[str]:
+    """What in the stand-in's answer (status, JSON body) the operation's response schema does not allow."""
+    found = _answer_validator(template, method, status)
+    if isinstance(found, str):
+        return [f"{where}: {found}"]
+    if found is None:
+        return [] if answer is None else [f"{where}: answers {status} with a body the operation does not document"]
+    if answer is None:
+        return [f"{where}: answers {status} without the JSON body the operation documents"]
+    return [f"{where}: answer {status}: {said}" for said in _said(found.iter_errors(answer))]
+
+
 def _resolve(node: Any) -> Any:
     while isinstance(node, dict) and "$ref" in node:
         target: Any = description()
@@ -75,15 +106,26 @@ def _resolve(node: Any) -> Any:
     return node
 
 
+def graphql_problems(query: str, variables: Mapping[str, Any] | None = None) -> list[str]:
+    """What GitHub's schema does not allow in a GraphQL document and, when sent, the values of its variables."""
+    document = graphql.parse(query)
+    errors = graphql.validate(graphql_schema(), document)
+    if not errors and variables is not None:
+        for operation in document.definitions:
+            if isinstance(operation, graphql.OperationDefinitionNode):
+                coerced = graphql.get_variable_values(graphql_schema(), operation.variable_definitions or (),
+                                                      dict(variables))
+                errors = coerced if isinstance(coerced, list) else []
+    return [f"GraphQL: {e.message}" for e in errors]
+
+
 def problems(record: Mapping[str, Any]) -> list[str]:
     """What in one recorded request GitHub's description does not allow (empty: it conforms)."""
     method, path = str(record["method"]), str(record["path"])
     if path.startswith(NOT_GITHUB):
         return []
     if path == "/graphql":
-        query = (record.get("json") or {}).get("query", "")
-        errors = graphql.validate(graphql_schema(), graphql.parse(query))
-        return [f"GraphQL: {e.message}" for e in errors]
+        return graphql_problems((record.get("json") or {}).get("query", ""), (record.get("json") or {}).get("variables"))
     found = next(((t, o) for m, p, t, o in operations() if m == method and p.match(path)), None)
     if found is None:
         return [f"{method} {path}: no such operation"]
@@ -100,19 +142,94 @@ def problems(record: Mapping[str, Any]) -> list[str]:
         out.append(f"{where}: sends a body the operation does not take")
     elif schema is not None:
         out += [f"{where}: body: {e.message} at {list(e.absolute_path)}" for e in _validator(schema).iter_errors(body)]
+    if "status" in record and "answer" in record:
+        out += answer_problems(where, template, method, int(record["status"]), record["answer"])
     return out
 
 
-CHECKED = {"rest": 0, "graphql": 0, "other": 0}  # requests checked in this process, by kind
+@cache
+def webhook_schemas() -> Draft7Validator:
+    """``@octokit/webhooks-schemas``: one Draft 7 document, an event's payload at ``definitions/<event>$<action>``
+    (``<event>$event`` for an event without actions, as ``ping``)."""
+    return Draft7Validator(json.loads(WEBHOOKS.read_text(encoding="utf-8")))
+
+
+@cache
+def _payload_validator(event: str, action: str) -> Draft7Validator | None:
+    definitions = webhook_schemas().schema["definitions"]
+    name = next((n for n in (f"{event}${action}", f"{event}$event") if n in definitions), None)
+    return None if name is None else webhook_schemas().evolve(schema={"$ref": f"#/definitions/{name}"})
+
+
+def payload_problems(event: str, payload: Any) -> list[str]:
+    """What in a webhook ``payload`` of ``event`` (the X-GitHub-Event header) its schema does not allow."""
+    action = str(payload.get("action") or "") if isinstance(payload, dict) else ""
+    where = f"webhook {event}" + (f".{action}" if action else "")
+    validator = _payload_validator(event, action)
+    if validator is None:
+        return [f"{where}: no such event in GitHub's webhook schemas"]
+    return [f"{where}: {said}" for said in _said(validator.iter_errors(payload))]
+
+
+def _said(errors: Iterable[ValidationError]) -> list[str]:
+    """Each error as "what at [path]", sorted by path; for a value no branch of a oneOf/anyOf takes, the
+    branch's error that goes deepest (the whole value would be printed otherwise)."""
+    out = []
+    for error in errors:
+        while error.validator in ("oneOf", "anyOf") and error.context:  # not "is not of type 'null'"
+            error = best_match([e for e in error.context if e.validator != "type"] or error.context)
+        message = error.message
+        if len(repr(error.instance)) > 80:  # a whole object: named, not printed
+            message = message.replace(repr(error.instance), f"the {type(error.instance).__name__}")
+        out.append((list(map(str, error.absolute_path)), f"{message[:200]} at {list(error.absolute_path)}"))
+    return [said for _, said in sorted(out)]
+
+
+def note_payload(record: Path, event: str, payload: Any) -> None:
+    """Add a webhook payload a test delivers to ``record`` (the stand-in's request log), for ``check``."""
+    with record.open("a", encoding="utf-8") as out:
+        out.write(json.dumps({"event": event, "payload": payload}) + "\n")
+
+
+CHECKED = {"rest": 0, "answers": 0, "graphql": 0, "other": 0, "payloads": 0}  # checked in this process, by kind
+END_TO_END = {**CHECKED, "drifts": 0}  # those of the end-to-end suite (``Service.close``): the session's notes
+
+
+def check_end_to_end(records: list[dict[str, Any]]) -> list[str]:
+    """``check`` for the end-to-end suite's record, counted in ``END_TO_END`` (conftest prints it)."""
+    before = dict(CHECKED)
+    drift = check(records)
+    for kind, count in CHECKED.items():
+        END_TO_END[kind] += count - before[kind]
+    END_TO_END["drifts"] += len(drift)
+    return drift
+
+
+def notes() -> str:
+    """The end-to-end conformance counts, one line (empty when no end-to-end test ran)."""
+    n = END_TO_END
+    if not any(n.values()):
+        return ""
+    return (f"conformance: {n['rest']} REST requests and {n['answers']} stand-in answers checked against "
+            f"@octokit/openapi, {n['graphql']} GraphQL documents against @octokit/graphql-schema, {n['payloads']} "
+            f"webhook payloads against @octokit/webhooks-schemas ({n['other']} stand-in control calls not GitHub's); "
+            f"{n['drifts']} drifts")
 
 
 def check(records: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Every problem of ``records``, each once (``CHECKED`` counts them)."""
+    """Every problem of ``records`` (requests, the stand-in's answers, webhook payloads), each once
+    (``CHECKED`` counts them)."""
     installed()
     found = dict[str, None]()
     for record in records:
+        if "event" in record:  # a webhook payload (note_payload)
+            CHECKED["payloads"] += 1
+            found.update(dict.fromkeys(payload_problems(str(record["event"]), record["payload"])))
+            continue
         path = str(record["path"])
-        CHECKED["graphql" if path == "/graphql" else "other" if path.startswith(NOT_GITHUB) else "rest"] += 1
+        kind = "graphql" if path == "/graphql" else "other" if path.startswith(NOT_GITHUB) else "rest"
+        CHECKED[kind] += 1
+        CHECKED["answers"] += kind == "rest" and "answer" in record
         found.update(dict.fromkeys(problems(record)))
     return list(found)
 
