@@ -119,19 +119,29 @@ def graphql_problems(query: str, variables: Mapping[str, Any] | None = None) -> 
     return [f"GraphQL: {e.message}" for e in errors]
 
 
-def problems(record: Mapping[str, Any]) -> list[str]:
-    """What in one recorded request GitHub's description does not allow (empty: it conforms)."""
+def problems(record: Mapping[str, Any], probes: bool = False) -> list[str]:
+    """What in one recorded request, and the stand-in's answer to it, GitHub's description does not allow
+    (empty: it conforms). ``probes``: a request the stand-in refused (4xx; for GraphQL, an answer with
+    ``errors``) was a test of its refusals, sent on purpose: only the answer is checked."""
     method, path = str(record["method"]), str(record["path"])
+    status = int(record.get("status") or 0)
     if path.startswith(NOT_GITHUB):
         return []
     if path == "/graphql":
-        return graphql_problems((record.get("json") or {}).get("query", ""), (record.get("json") or {}).get("variables"))
+        if probes and isinstance(record.get("answer"), dict) and record["answer"].get("errors"):
+            return []
+        sent = record.get("json") or {}
+        return graphql_problems(sent.get("query", ""), sent.get("variables"))
     found = next(((t, o) for m, p, t, o in operations() if m == method and p.match(path)), None)
     if found is None:
         return [f"{method} {path}: no such operation"]
     template, operation = found
     where = f"{method} {template}"
-    out = []
+    out: list[str] = []
+    if "status" in record and "answer" in record:
+        out += answer_problems(where, template, method, status, record["answer"])
+    if probes and 400 <= status < 500:
+        return out
     declared = {p["name"]: p for p in map(_resolve, operation.get("parameters", [])) if p.get("in") == "query"}
     for name in record.get("query") or {}:
         if name not in declared:
@@ -141,9 +151,7 @@ def problems(record: Mapping[str, Any]) -> list[str]:
     if body is not None and schema is None:
         out.append(f"{where}: sends a body the operation does not take")
     elif schema is not None:
-        out += [f"{where}: body: {e.message} at {list(e.absolute_path)}" for e in _validator(schema).iter_errors(body)]
-    if "status" in record and "answer" in record:
-        out += answer_problems(where, template, method, int(record["status"]), record["answer"])
+        out += [f"{where}: body: {said}" for said in _said(_validator(schema).iter_errors(body))]
     return out
 
 
@@ -195,10 +203,11 @@ CHECKED = {"rest": 0, "answers": 0, "graphql": 0, "other": 0, "payloads": 0}  # 
 END_TO_END = {**CHECKED, "drifts": 0}  # those of the end-to-end suite (``Service.close``): the session's notes
 
 
-def check_end_to_end(records: list[dict[str, Any]]) -> list[str]:
-    """``check`` for the end-to-end suite's record, counted in ``END_TO_END`` (conftest prints it)."""
+def check_end_to_end(records: list[dict[str, Any]], probes: bool = False) -> list[str]:
+    """``check`` for a stand-in's record (the end-to-end suite's, an in-thread ``StandIn``'s), counted in
+    ``END_TO_END`` (conftest prints it)."""
     before = dict(CHECKED)
-    drift = check(records)
+    drift = check(records, probes)
     for kind, count in CHECKED.items():
         END_TO_END[kind] += count - before[kind]
     END_TO_END["drifts"] += len(drift)
@@ -216,7 +225,7 @@ def notes() -> str:
             f"{n['drifts']} drifts")
 
 
-def check(records: Iterable[Mapping[str, Any]]) -> list[str]:
+def check(records: Iterable[Mapping[str, Any]], probes: bool = False) -> list[str]:
     """Every problem of ``records`` (requests, the stand-in's answers, webhook payloads), each once
     (``CHECKED`` counts them)."""
     installed()
@@ -230,7 +239,7 @@ def check(records: Iterable[Mapping[str, Any]]) -> list[str]:
         kind = "graphql" if path == "/graphql" else "other" if path.startswith(NOT_GITHUB) else "rest"
         CHECKED[kind] += 1
         CHECKED["answers"] += kind == "rest" and "answer" in record
-        found.update(dict.fromkeys(problems(record)))
+        found.update(dict.fromkeys(problems(record, probes)))
     return list(found)
 
 

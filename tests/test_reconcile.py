@@ -60,10 +60,10 @@ def _rerun_request(head: str) -> dict[str, object]:
     payload["repository"]["full_name"] = REPO
     payload["installation"] = INSTALLATION
     payload["check_run"]["head_sha"] = head
-    repo = {"id": 1, "url": f"https://api.github.com/repos/{REPO}", "name": REPO.split("/")[1]}
+    ref = {"id": 1, "url": f"https://api.github.com/repos/{REPO}", "name": REPO.split("/")[1]}
     payload["check_run"]["pull_requests"] = [{  # as GitHub lists a pull request of the same repository
         "url": f"https://api.github.com/repos/{REPO}/pulls/{NUMBER}", "id": 1, "number": NUMBER,
-        "head": {"ref": "pr", "sha": head, "repo": repo}, "base": {"ref": "main", "sha": "0" * 40, "repo": repo}}]
+        "head": {"ref": "pr", "sha": head, "repo": ref}, "base": {"ref": "main", "sha": "0" * 40, "repo": ref}}]
     return payload
 
 

@@ -163,6 +163,9 @@ class StandInState:
     hook: dict[str, str] = field(default_factory=dict)  # where GitHub delivers webhooks: {"url", "secret"}
     deliveries: list[dict[str, Any]] = field(default_factory=list)  # every attempt, as GET /app/hook/deliveries
     payloads: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # guid -> (event, body)
+    # every request with its answer, and every payload sent to /_standin/deliveries, for the conformance check
+    # (tests/conformance.py): kept here by the in-thread stand-in (``StandIn``), else in $STANDIN_RECORD
+    recorded: list[dict[str, Any]] | None = None
 
     def deliver(self, guid: str, event: str, body: bytes, redelivery: bool = False) -> dict[str, Any]:
         """POST a webhook to ``hook`` as GitHub does and record the attempt (status code 0: no connection)."""
@@ -314,14 +317,21 @@ def create_app(state: StandInState) -> Flask:
     def record(response: Response) -> None:
         """Append the request and the answer (status, JSON body) to ``$STANDIN_RECORD`` (JSON lines) for the
         conformance check (tests/conformance.py)."""
-        if not recording:
+        if not recording and state.recorded is None:
             return
         answer = response.get_json(silent=True) if response.is_json and not response.direct_passthrough else None
         line = json.dumps({"method": request.method, "path": request.path, "query": dict(request.args),
                            "json": request.get_json(silent=True) if request.content_length else None,
                            "status": response.status_code, "answer": answer})
-        with state.lock, open(recording, "a", encoding="utf-8") as out:
-            out.write(line + "\n")
+        keep(line)
+
+    def keep(line: str) -> None:
+        with state.lock:
+            if state.recorded is not None:
+                state.recorded.append(json.loads(line))
+            elif recording:
+                with open(recording, "a", encoding="utf-8") as out:
+                    out.write(line + "\n")
 
     @app.teardown_request
     def end_write(_: BaseException | None) -> None:
@@ -727,9 +737,7 @@ def create_app(state: StandInState) -> Flask:
         """GitHub sends a webhook now (``{"event", "payload"}``) to the configured hook; the attempt is listed."""
         event = str(request.json["event"])  # type: ignore[index]
         body = json.dumps(request.json["payload"]).encode()  # type: ignore[index]
-        if recording:  # the payload, for the conformance check against GitHub's webhook schemas
-            with state.lock, open(recording, "a", encoding="utf-8") as out:
-                out.write(json.dumps({"event": event, "payload": request.json["payload"]}) + "\n")  # type: ignore[index]
+        keep(json.dumps({"event": event, "payload": request.json["payload"]}))  # type: ignore[index]
         return jsonify(state.deliver(secrets.token_hex(16), event, body))
 
     @app.post("/_standin/faults")
@@ -917,6 +925,7 @@ class StandIn(ServedInThread):
 
     def __init__(self, local: LocalGitHub, private_key_pem: str | None = None, **options: Any) -> None:
         self.state = StandInState(local, private_key_pem or generate_private_key_pem(), **options)
+        self.state.recorded = []  # checked against GitHub's descriptions when it stops
 
     def start(self, port: int = 0) -> StandIn:
         self._serve(serve(self.state, port), "standin")
@@ -930,7 +939,14 @@ class StandIn(ServedInThread):
         self.state.add_faults([fault])
 
     def stop(self) -> None:
+        """Stop serving; what it was sent and answered must be what GitHub's descriptions allow."""
+        from tests import conformance
+
         self._stop_serving()
+        with self.state.lock:
+            recorded, self.state.recorded = list(self.state.recorded or ()), []
+        drift = conformance.check_end_to_end(recorded, probes=True)  # tests of its refusals send refused requests
+        assert not drift, "requests, answers or payloads GitHub's descriptions do not allow:\n" + "\n".join(drift)
 
     def __enter__(self) -> StandIn:
         return self.start() if self._server is None else self
