@@ -86,15 +86,23 @@ def _answer_validator(template: str, method: str, status: int) -> Draft4Validato
 
 
 def answer_problems(where: str, template: str, method: str, status: int, answer: Any) -> list[str]:
-    """What in the stand-in's answer (status, JSON body) the operation's response schema does not allow."""
+    """What in the stand-in's answer (status, JSON body) the operation's response schema does not allow.
+    The stand-in answers the same object many times (the pull request, its check runs): each distinct
+    answer is validated once."""
+    return list(_answer_problems(where, template, method, status, json.dumps(answer, sort_keys=True)))
+
+
+@cache
+def _answer_problems(where: str, template: str, method: str, status: int, text: str) -> tuple[str, ...]:
+    answer = json.loads(text)
     found = _answer_validator(template, method, status)
     if isinstance(found, str):
-        return [f"{where}: {found}"]
+        return (f"{where}: {found}",)
     if found is None:
-        return [] if answer is None else [f"{where}: answers {status} with a body the operation does not document"]
+        return () if answer is None else (f"{where}: answers {status} with a body the operation does not document",)
     if answer is None:
-        return [f"{where}: answers {status} without the JSON body the operation documents"]
-    return [f"{where}: answer {status}: {said}" for said in _said(found.iter_errors(answer))]
+        return (f"{where}: answers {status} without the JSON body the operation documents",)
+    return tuple(f"{where}: answer {status}: {said}" for said in _said(found.iter_errors(answer)))
 
 
 def _resolve(node: Any) -> Any:
@@ -106,10 +114,16 @@ def _resolve(node: Any) -> Any:
     return node
 
 
+@cache
+def _graphql_document(query: str) -> tuple[graphql.DocumentNode, list[graphql.GraphQLError]]:
+    """A document parsed and validated once (the bot sends the same queries again and again)."""
+    document = graphql.parse(query)
+    return document, graphql.validate(graphql_schema(), document)
+
+
 def graphql_problems(query: str, variables: Mapping[str, Any] | None = None) -> list[str]:
     """What GitHub's schema does not allow in a GraphQL document and, when sent, the values of its variables."""
-    document = graphql.parse(query)
-    errors = graphql.validate(graphql_schema(), document)
+    document, errors = _graphql_document(query)
     if not errors and variables is not None:
         for operation in document.definitions:
             if isinstance(operation, graphql.OperationDefinitionNode):
