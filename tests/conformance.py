@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -133,6 +133,59 @@ def graphql_problems(query: str, variables: Mapping[str, Any] | None = None) -> 
     return [f"GraphQL: {e.message}" for e in errors]
 
 
+def graphql_answer_problems(query: str, variables: Mapping[str, Any] | None, answer: Any) -> list[str]:
+    """What GitHub's schema does not allow in the stand-in's answer to a valid document: the answer's ``data``
+    is executed as the document's result (each field read from the answer under its response key), so a
+    value of the wrong type, a null where the schema says non-null, a field left out or one the document did
+    not ask for is a drift. Answers with ``errors`` (a refusal) and non-GraphQL bodies (a 502) are not."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("data"), dict) or answer.get("errors"):
+        return []
+    document, _ = _graphql_document(query)
+    result = graphql.execute(graphql_schema(), document, root_value=answer["data"], field_resolver=_answered,
+                             type_resolver=_answered_type, variable_values=dict(variables or {}))
+    assert not isinstance(result, Awaitable)
+    out = [f"GraphQL answer: {e.message} at {list(e.path or ())}" for e in result.errors or ()]
+    if not out:
+        out = [f"GraphQL answer: {what} at {path}" for path, what in _differences(answer["data"], result.data, [])]
+    return out
+
+
+def _answered(source: Any, info: graphql.GraphQLResolveInfo, **_: Any) -> Any:
+    return source.get(info.path.key) if isinstance(source, dict) else None
+
+
+def _answered_type(value: Any, info: graphql.GraphQLResolveInfo, abstract: graphql.GraphQLAbstractType) -> str | None:
+    """The object type of an interface or union value: its ``__typename``, else the one type among the
+    document's fragments on this field whose fields the value carries."""
+    if isinstance(value, dict) and "__typename" in value:
+        return str(value["__typename"])
+    found = []
+    for node in info.field_nodes:
+        for selection in node.selection_set.selections if node.selection_set else ():
+            if isinstance(selection, graphql.InlineFragmentNode) and selection.type_condition:
+                kind = info.schema.get_type(selection.type_condition.name.value)
+                keys = {(f.alias or f.name).value for f in selection.selection_set.selections
+                        if isinstance(f, graphql.FieldNode)}
+                if (isinstance(kind, graphql.GraphQLObjectType) and info.schema.is_sub_type(abstract, kind)
+                        and isinstance(value, dict) and keys <= value.keys()):
+                    found.append(kind.name)
+    return found[0] if len(found) == 1 else None
+
+
+def _differences(answered: Any, result: Any, path: list[str | int]) -> list[tuple[list[str | int], str]]:
+    """Where the answer and its execution part: a field left out, one not asked for, a value changed."""
+    if isinstance(answered, dict) and isinstance(result, dict):
+        out = [(path, f"{key!r} was not asked for") for key in answered if key not in result]
+        out += [(path, f"{key!r} is left out") for key in result if key not in answered]
+        for key in answered.keys() & result.keys():
+            out += _differences(answered[key], result[key], [*path, key])
+        return out
+    if isinstance(answered, list) and isinstance(result, list) and len(answered) == len(result):
+        pairs = enumerate(zip(answered, result, strict=True))
+        return [d for i, (a, r) in pairs for d in _differences(a, r, [*path, i])]
+    return [] if answered == result else [(path, f"{answered!r} is not what the schema's type gives ({result!r})")]
+
+
 def problems(record: Mapping[str, Any], probes: bool = False) -> list[str]:
     """What in one recorded request, and the stand-in's answer to it, GitHub's description does not allow
     (empty: it conforms). ``probes``: a request the stand-in refused (4xx; for GraphQL, an answer with
@@ -145,7 +198,10 @@ def problems(record: Mapping[str, Any], probes: bool = False) -> list[str]:
         if probes and isinstance(record.get("answer"), dict) and record["answer"].get("errors"):
             return []
         sent = record.get("json") or {}
-        return graphql_problems(sent.get("query", ""), sent.get("variables"))
+        out = graphql_problems(sent.get("query", ""), sent.get("variables"))
+        if not out and "answer" in record:
+            out = graphql_answer_problems(sent.get("query", ""), sent.get("variables"), record["answer"])
+        return out
     found = next(((t, o) for m, p, t, o in operations() if m == method and p.match(path)), None)
     if found is None:
         return [f"{method} {path}: no such operation"]
@@ -213,7 +269,8 @@ def note_payload(record: Path, event: str, payload: Any) -> None:
         out.write(json.dumps({"event": event, "payload": payload}) + "\n")
 
 
-CHECKED = {"rest": 0, "answers": 0, "graphql": 0, "other": 0, "payloads": 0}  # checked in this process, by kind
+# what was checked in this process, by kind
+CHECKED = {"rest": 0, "answers": 0, "graphql": 0, "graphql_answers": 0, "other": 0, "payloads": 0}
 END_TO_END = {**CHECKED, "drifts": 0}  # those of the end-to-end suite (``Service.close``): the session's notes
 
 
@@ -234,9 +291,9 @@ def notes() -> str:
     if not any(n.values()):
         return ""
     return (f"conformance: {n['rest']} REST requests and {n['answers']} stand-in answers checked against "
-            f"@octokit/openapi, {n['graphql']} GraphQL documents against @octokit/graphql-schema, {n['payloads']} "
-            f"webhook payloads against @octokit/webhooks-schemas ({n['other']} stand-in control calls not GitHub's); "
-            f"{n['drifts']} drifts")
+            f"@octokit/openapi, {n['graphql']} GraphQL documents and {n['graphql_answers']} answers against "
+            f"@octokit/graphql-schema, {n['payloads']} webhook payloads against @octokit/webhooks-schemas "
+            f"({n['other']} stand-in control calls not GitHub's); {n['drifts']} drifts")
 
 
 def check(records: Iterable[Mapping[str, Any]], probes: bool = False) -> list[str]:
@@ -253,6 +310,9 @@ def check(records: Iterable[Mapping[str, Any]], probes: bool = False) -> list[st
         kind = "graphql" if path == "/graphql" else "other" if path.startswith(NOT_GITHUB) else "rest"
         CHECKED[kind] += 1
         CHECKED["answers"] += kind == "rest" and "answer" in record
+        answer = record.get("answer")
+        CHECKED["graphql_answers"] += (kind == "graphql" and isinstance(answer, dict)
+                                       and isinstance(answer.get("data"), dict) and not answer.get("errors"))
         found.update(dict.fromkeys(problems(record, probes)))
     return list(found)
 

@@ -164,3 +164,26 @@ def test_a_graphql_documents_variables_are_held_to_their_declared_types() -> Non
         "query": github_client.ENABLE_AUTO_MERGE, "variables": {**sent, "method": "squash"}}}]) == [
         "GraphQL: Variable '$method' has invalid value: Value 'squash' does not exist in 'PullRequestMergeMethod' "
         "enum. Did you mean the enum value 'SQUASH'?"]
+
+
+def test_the_stand_ins_graphql_answers_are_held_to_githubs_schema() -> None:
+    """The answer's data, executed as the document's result: a wrong enum or type, a field left out or one
+    not asked for is a drift; a refusal (``errors``) is not judged."""
+    variables = {"owner": "o", "name": "r", "head": "a" * 40, "number": 7}
+
+    def answer(**node: object) -> dict[str, object]:
+        run = {"__typename": "CheckRun", "name": "lint", "status": "COMPLETED", "conclusion": "SUCCESS",
+               "isRequired": True, **node}
+        return {"data": {"repository": {"object": {"statusCheckRollup": {"contexts": {"nodes": [
+            {k: v for k, v in run.items() if v is not None}]}}}}}}
+    at = "['repository', 'object', 'statusCheckRollup', 'contexts', 'nodes', 0"
+    sent = [{"method": "POST", "path": "/graphql", "json": {"query": required_checks.QUERY, "variables": variables},
+             "status": 200, "answer": a} for a in (
+        answer(), answer(status="DONE"), answer(isRequired="yes"), answer(conclusion=None), answer(url="x"),
+        {"data": {"enablePullRequestAutoMerge": None}, "errors": [{"message": "Pull request is in clean status"}]})]
+    assert conformance.check(sent) == [
+        f"GraphQL answer: Enum 'CheckStatusState' cannot represent value: 'DONE' at {at}, 'status']",
+        f"GraphQL answer: Boolean cannot represent a non boolean value: 'yes' at {at}, 'isRequired']",
+        f"GraphQL answer: 'conclusion' is left out at {at}]",
+        f"GraphQL answer: 'url' was not asked for at {at}]",
+    ]
