@@ -8,7 +8,9 @@ The stand-in records every request it is sent and its answer (``STANDIN_RECORD``
 operation's request schema; the stand-in's answer must be valid against the operation's response schema for
 its status (a 4xx/5xx the operation does not list against GitHub's ``basic-error``, the body every REST error
 of GitHub has; a 2xx or 3xx it does not list is a drift). A GraphQL document must validate against GitHub's
-schema. ``payload_problems`` checks a webhook payload against its event's schema.
+schema, its variables' values coerce to their types, and the stand-in's answer be what executing the document
+against that schema gives. ``payload_problems`` checks a webhook payload against its event's schema. The
+in-thread ``StandIn`` and ``Fleet`` keep the record in memory and check it when they stop (docs/github.md).
 """
 
 from __future__ import annotations
