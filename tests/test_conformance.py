@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from bot.app import github_client, graphql_reads, required_checks
+from bot.github import client as github_client
+from bot.github import graphql_reads, required_checks
 from tests import conformance
 from tests.conftest import PAYLOADS
 from tests.standin.shapes import Shapes

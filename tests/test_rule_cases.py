@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.checks import all_rules, naming
-from bot.compose import ReviewRequest, run_review
-from bot.config import Config, ReviewPolicy
-from bot.findings import Finding
-from bot.review_input import ReviewInput
-from bot.snapshot import DirSnapshot
+from bot.core.config import Config, ReviewPolicy
+from bot.core.findings import Finding
+from bot.core.snapshot import DirSnapshot
+from bot.review.checks import all_rules, naming
+from bot.review.compose import ReviewRequest, run_review
+from bot.review.input import ReviewInput
 from tests.test_naming_checks import _commit, _edit, _repo, _review
 
 TESTS = Path(__file__).resolve().parent
