@@ -120,6 +120,14 @@ def image_build(request: pytest.FixtureRequest) -> None:
         start_build()
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The end-to-end suite's conformance counts (tests/conformance.py), in the session's notes."""
+    from tests.conformance import notes
+
+    if notes():
+        terminalreporter.write_line(notes())
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """A build still running when the session ends (it stopped early) is stopped with it."""
     from tests.images import stop_build

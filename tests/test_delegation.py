@@ -18,6 +18,7 @@ from bot.github.local import LocalGitHub
 from bot.github.local_merge import BranchProtection
 from bot.github.publish import CHECK_NAME
 from bot.service.worker import Worker
+from tests import conformance
 from tests.conftest import PAYLOADS
 from tests.delegation_repo import AUTHOR, DATAPROC, DATAPROC_OWNER, ICEBERG_OWNER, build
 from tests.gitrepo import git
@@ -119,6 +120,7 @@ def test_replay_shows_the_bots_approval(repo: Path, tmp_path: Path, capsys: pyte
     payload["repository"]["full_name"] = REPO
     payload["pull_request"]["base"]["ref"], payload["pull_request"]["head"]["ref"] = "main", "pr"
     payload["pull_request"]["user"]["login"] = AUTHOR
+    assert conformance.payload_problems("pull_request", payload) == []  # still one GitHub could send
     delivery = tmp_path / "delivery.json"
     delivery.write_text(json.dumps(payload))
     assert main(["replay", str(delivery), "--repo", str(repo), "--approved-by", DATAPROC_OWNER]) == 0
@@ -133,6 +135,11 @@ def test_replay_shows_the_bots_approval(repo: Path, tmp_path: Path, capsys: pyte
 def test_every_review_event_that_can_change_the_verdict_queues_a_review(action: str) -> None:
     payload = json.loads((PAYLOADS / "pull_request_review.submitted.json").read_bytes())
     payload["action"] = action
+    if action == "edited":
+        payload["changes"] = {"body": {"from": ""}}
+    if action == "dismissed":
+        payload["review"]["state"] = "dismissed"
+    assert conformance.payload_problems("pull_request_review", payload) == []  # as GitHub sends that action
     assert decide("pull_request_review", "d", payload).job is not None
     payload["sender"]["type"] = "Bot"  # the App's own reviews and dismissals
     assert decide("pull_request_review", "d", payload).job is None

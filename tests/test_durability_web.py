@@ -26,6 +26,7 @@ import pytest
 from bot.github.events import Job
 from bot.service.queue import JobQueue
 from bot.service.signature import sign
+from tests import conformance
 from tests.conftest import PAYLOADS, ROOT
 
 pytestmark = pytest.mark.e2e
@@ -95,6 +96,7 @@ class Web:
     def deliver(self, number: int, delivery: str) -> int:
         payload = json.loads((PAYLOADS / "pull_request.synchronize.json").read_bytes())
         payload["number"] = payload["pull_request"]["number"] = number
+        assert conformance.payload_problems("pull_request", payload) == []
         body = json.dumps(payload).encode()
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}/webhook", data=body, method="POST", headers={
             "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": delivery,

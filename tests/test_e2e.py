@@ -148,8 +148,8 @@ class Service:
             if proc.stdout:
                 proc.stdout.close()
         self.procs.clear()
-        drift = conformance.check(conformance.read(self.record))
-        assert not drift, "requests GitHub's description does not allow:\n" + "\n".join(drift)
+        drift = conformance.check_end_to_end(conformance.read(self.record))
+        assert not drift, "requests, answers or payloads GitHub's descriptions do not allow:\n" + "\n".join(drift)
 
     # -- GitHub side ------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -176,6 +176,7 @@ class Service:
         payload["number"] = payload["pull_request"]["number"] = NUMBER
         payload["pull_request"]["head"]["sha"] = head_sha
         payload["installation"] = INSTALLATION
+        conformance.note_payload(self.record, "pull_request", payload)
         body = json.dumps(payload).encode()
         status, _ = http("POST", f"{self.web}/webhook", body, {
             "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": str(uuid.uuid4()),

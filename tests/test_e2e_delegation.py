@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from bot.service.signature import sign
+from tests import conformance
 from tests.conftest import PAYLOADS
 from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, build
 from tests.gitrepo import git
@@ -54,6 +55,7 @@ def deliver_review(svc: Service, action: str, head_sha: str, user: str, state: s
     payload["pull_request"]["head"]["sha"] = head_sha
     payload["review"].update(state=state, commit_id=head_sha)
     payload["review"]["user"]["login"] = payload["sender"]["login"] = user
+    conformance.note_payload(svc.record, "pull_request_review", payload)
     body = json.dumps(payload).encode()
     status, _ = http("POST", f"{svc.web}/webhook", body, {
         "X-GitHub-Event": "pull_request_review", "X-GitHub-Delivery": str(uuid.uuid4()),

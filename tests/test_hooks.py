@@ -25,6 +25,7 @@ from jsonschema import Draft7Validator
 
 from bot.github.local import LocalGitHub
 from bot.outputs.render.sarif import SARIF_SCHEMA
+from tests import conformance
 from tests.conftest import PAYLOADS, ROOT, SHARED
 from tests.gitrepo import GIT_ENV, Repo, git
 from tests.history import newest_passing_registry_change
@@ -278,6 +279,7 @@ def pull_request_event(repo: Repo, author: str = "contributor") -> dict[str, Any
     pr["base"]["sha"], pr["head"]["sha"] = git(repo.path, "rev-parse", "main"), git(repo.path, "rev-parse", "pr")
     event["after"] = pr["head"]["sha"]
     event["repository"]["full_name"] = REPO
+    assert conformance.payload_problems("pull_request", event) == []  # still one GitHub could send
     return event
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.conftest import PAYLOADS
 from tests.gitrepo import git
-from tests.test_e2e import FAKE_WORKER, NUMBER, REPO, SECRET, free_port, http, wait_for
+from tests.test_e2e import FAKE_WORKER, INSTALLATION, NUMBER, REPO, SECRET, free_port, http, wait_for
 from tests.test_e2e_faults import repo, running, runs_on, worker_ready  # noqa: F401  (repo: the fixture)
 
 RECONCILE = ("--reconcile-every", "2")
@@ -58,9 +58,12 @@ def test_a_review_in_progress_that_the_queue_lost_is_resumed_and_concluded_once(
 def _rerun_request(head: str) -> dict[str, object]:
     payload = json.loads((PAYLOADS / "check_run.rerequested.json").read_bytes())
     payload["repository"]["full_name"] = REPO
-    payload["installation"] = {"id": 1}
+    payload["installation"] = INSTALLATION
     payload["check_run"]["head_sha"] = head
-    payload["check_run"]["pull_requests"] = [{"number": NUMBER, "head": {"sha": head}}]
+    ref = {"id": 1, "url": f"https://api.github.com/repos/{REPO}", "name": REPO.split("/")[1]}
+    payload["check_run"]["pull_requests"] = [{  # as GitHub lists a pull request of the same repository
+        "url": f"https://api.github.com/repos/{REPO}/pulls/{NUMBER}", "id": 1, "number": NUMBER,
+        "head": {"ref": "pr", "sha": head, "repo": ref}, "base": {"ref": "main", "sha": "0" * 40, "repo": ref}}]
     return payload
 
 

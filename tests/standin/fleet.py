@@ -42,7 +42,7 @@ class Fleet(ServedInThread):
         self.pacing = {installation: Pacing(write_pause) for installation in sorted(set(repos.values()))}
         shared: dict[str, Any] = {"tokens": {}, "token_installations": {}, "faults": [], "fault_hits": [],
                                   "requests": [], "lock": threading.Lock(), "hook": {}, "deliveries": [],
-                                  "payloads": {}}
+                                  "payloads": {}, "recorded": []}  # recorded: for the conformance check
         self.states: dict[str, StandInState] = {}
         for number, (name, installation) in enumerate(sorted(repos.items()), start=first_number):
             local = LocalGitHub(repo_path, base, head, repo=name, number=number)
@@ -111,6 +111,14 @@ class Fleet(ServedInThread):
         return self
 
     def stop(self) -> None:
+        """Stop serving; what the fleet was sent and answered must be what GitHub's descriptions allow."""
+        from tests import conformance
+
         self._stop_serving()
         for state in self.states.values():
             state.local.close()
+        recorded = next(iter(self.states.values())).recorded if self.states else None
+        drift = conformance.check_end_to_end(list(recorded or ()), probes=True)
+        if recorded is not None:
+            recorded.clear()
+        assert not drift, "requests, answers or payloads GitHub's descriptions do not allow:\n" + "\n".join(drift)

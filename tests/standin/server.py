@@ -35,6 +35,7 @@ from bot.github import limits as github_limits
 from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
 from bot.github.local import LocalGitHub
 from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
+from tests.standin.shapes import Shapes
 
 ADMIN = "repository-admin"  # the stand-in's administrator: dismisses reviews through /_standin/dismissals
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
@@ -164,6 +165,9 @@ class StandInState:
     hook: dict[str, str] = field(default_factory=dict)  # where GitHub delivers webhooks: {"url", "secret"}
     deliveries: list[dict[str, Any]] = field(default_factory=list)  # every attempt, as GET /app/hook/deliveries
     payloads: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # guid -> (event, body)
+    # every request with its answer, and every payload sent to /_standin/deliveries, for the conformance check
+    # (tests/conformance.py): kept here by the in-thread stand-in (``StandIn``), else in $STANDIN_RECORD
+    recorded: list[dict[str, Any]] | None = None
 
     def deliver(self, guid: str, event: str, body: bytes, redelivery: bool = False) -> dict[str, Any]:
         """POST a webhook to ``hook`` as GitHub does and record the attempt (status code 0: no connection)."""
@@ -315,14 +319,23 @@ def create_app(state: StandInState) -> Flask:
     recording = os.environ.get("STANDIN_RECORD")
 
     def record(response: Response) -> None:
-        """Append the request to ``$STANDIN_RECORD`` (JSON lines) for the conformance check (tests/conformance.py)."""
-        if not recording:
+        """Append the request and the answer (status, JSON body) to ``$STANDIN_RECORD`` (JSON lines) for the
+        conformance check (tests/conformance.py)."""
+        if not recording and state.recorded is None:
             return
+        answer = response.get_json(silent=True) if response.is_json and not response.direct_passthrough else None
         line = json.dumps({"method": request.method, "path": request.path, "query": dict(request.args),
                            "json": request.get_json(silent=True) if request.content_length else None,
-                           "status": response.status_code})
-        with state.lock, open(recording, "a", encoding="utf-8") as out:
-            out.write(line + "\n")
+                           "status": response.status_code, "answer": answer})
+        keep(line)
+
+    def keep(line: str) -> None:
+        with state.lock:
+            if state.recorded is not None:
+                state.recorded.append(json.loads(line))
+            elif recording:
+                with open(recording, "a", encoding="utf-8") as out:
+                    out.write(line + "\n")
 
     @app.teardown_request
     def end_write(_: BaseException | None) -> None:
@@ -385,19 +398,19 @@ def create_app(state: StandInState) -> Flask:
     @app.get("/app")
     def get_app() -> Response:
         require_jwt()
-        return jsonify(id=state.app_id, slug=state.slug, name=state.slug, owner={"login": "standin"})
+        return jsonify(the_app())
 
     @app.get("/app/installations")
     def installations() -> Response:
         require_jwt()
-        return _paged([{"id": state.installation_id, "account": {"login": local.repo.split("/")[0]},
-                        "app_id": state.app_id, "repository_selection": "selected"}])
+        return _paged([shapes().installation(state.installation_id, state.app_id, state.slug,
+                                             local.repo.split("/")[0], local.app_permissions or {})])
 
     @app.get("/installation/repositories")
     def installation_repositories() -> Response:
         require_token()
         return jsonify(total_count=1, repository_selection="selected",
-                       repositories=[{"full_name": local.repo, "name": local.repo.split("/")[1]}])
+                       repositories=[shapes().repository(local.repo, local.default_branch)])
 
     @app.get("/app/hook/deliveries")
     def hook_deliveries() -> Response:
@@ -454,14 +467,37 @@ def create_app(state: StandInState) -> Flask:
         secret = secrets.token_hex(20)
         state.slug = str(manifest.get("name") or state.slug).lower().replace(" ", "-")
         state.registered = {"manifest": manifest, "webhook_secret": secret}
-        return jsonify(id=state.app_id, slug=state.slug, node_id="A_standin", owner={"login": org_or_user()},
-                       name=manifest.get("name"), html_url=f"{request.host_url}apps/{state.slug}",
-                       client_id="Iv1.standin", client_secret=secrets.token_hex(20), webhook_secret=secret,
-                       pem=state.private_key_pem, permissions=manifest.get("default_permissions", {}),
-                       events=manifest.get("default_events", [])), 201
+        app = shapes().app(state.app_id, state.slug, org_or_user(), manifest.get("default_permissions", {}),
+                           manifest.get("default_events", []))
+        return jsonify({**app, "name": manifest.get("name") or state.slug, "client_id": "Iv1.standin",
+                        "client_secret": secrets.token_hex(20), "webhook_secret": secret,
+                        "pem": state.private_key_pem}), 201
 
     def org_or_user() -> str:
         return "standin"
+
+    # -- GitHub's objects, as its answers carry them (tests/standin/shapes.py) ----------------------
+    def shapes() -> Shapes:
+        return Shapes(request.url_root)
+
+    def the_app() -> dict[str, Any]:
+        return shapes().app(state.app_id, state.slug, "standin", local.app_permissions or {})
+
+    def pull_simple(pr: Any) -> dict[str, Any]:
+        auto_merge = None
+        if local.auto_merge:
+            auto_merge = {"enabled_by": shapes().user(local.bot), "merge_method": local.auto_merge.lower(),
+                          "commit_title": f"PR {pr.number}", "commit_message": ""}
+        return shapes().pull_request_simple(pr.repo, pr.default_branch, pr.number, pr.state, pr.author, pr.head_ref,
+                                            pr.head_sha, pr.base_ref, pr.base_sha, draft=pr.draft,
+                                            node_id=pr.node_id, auto_merge=auto_merge)
+
+    def check_run_shape(run_id: int) -> dict[str, Any]:
+        """A check run as GitHub answers it, from the stand-in's record of it."""
+        record = next(r for r in list(local.check_runs) if r.id == run_id)
+        return shapes().check_run(local.repo, record.id, record.head_sha, record.name, record.status,
+                                  record.conclusion, record.external_id, the_app(), record.title, record.summary,
+                                  record.text, len(record.annotations))
 
     # -- pull requests ---------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/pulls")
@@ -469,38 +505,39 @@ def create_app(state: StandInState) -> Flask:
         pr = local.get_pull_request(repo_of(owner, name), local.number)
         wanted = request.args.get("state", "open")
         listed = [pr] if wanted == "all" or wanted == pr.state else []
-        return _paged([{"number": p.number, "state": p.state, "head": {"sha": p.head_sha, "ref": p.head_ref},
-                        "base": {"ref": p.base_ref}} for p in listed])
+        return _paged([pull_simple(p) for p in listed])
 
     @app.get("/repos/<owner>/<name>/pulls/<int:number>")
     def get_pull(owner: str, name: str, number: int) -> Response:
         pr = local.get_pull_request(repo_of(owner, name), number)
-        repo = {"full_name": pr.repo, "default_branch": pr.default_branch}
-        auto_merge = {"merge_method": local.auto_merge.lower()} if local.auto_merge else None
-        return jsonify(number=pr.number, state=pr.state, draft=pr.draft, title=f"PR {pr.number}", node_id=pr.node_id,
-                       merged=pr.merged, auto_merge=auto_merge, mergeable_state=local.mergeable_state(),
-                       changed_files=local.changed_files_count(),  # all of them: the listing stops at 3000
-                       user={"login": pr.author},
-                       head={"sha": pr.head_sha, "ref": pr.head_ref, "repo": repo},
-                       base={"sha": pr.base_sha, "ref": pr.base_ref, "repo": repo})
+        merged = local.merged or {}
+        return jsonify(shapes().pull_request(
+            pull_simple(pr), merged=pr.merged, mergeable_state=local.mergeable_state(),
+            changed_files=local.changed_files_count(),  # all of them: the listing stops at 3000
+            merged_sha=merged.get("sha"), merged_by=shapes().user(merged["by"]) if merged.get("by") else None))
 
     @app.get("/repos/<owner>/<name>/pulls/<int:number>/files")
     def pull_files(owner: str, name: str, number: int) -> Response:
         files, _ = local.list_pull_request_files(repo_of(owner, name), number)
-        return _paged([{"filename": f.path, "status": f.status,
-                        **({"previous_filename": f.previous_path} if f.previous_path else {}),
-                        **({"patch": f.patch} if f.patch is not None else {})} for f in files])
+        head = local.get_pull_request(local.repo, number).head_sha
+        blobs = {}  # path -> blob at the head (a removed file: the zero id)
+        for line in run_git(local.repo_path, "ls-tree", "-r", "-z", head).split(b"\x00"):
+            meta, _, path = line.partition(b"\t")
+            if meta:
+                blobs[path.decode("utf-8", "replace")] = meta.decode().split()[2]
+        return _paged([shapes().diff_entry(local.repo, head, f.path, f.status, f.patch, f.previous_path,
+                                           blobs.get(f.path, "0" * 40)) for f in files])
 
     @app.get("/repos/<owner>/<name>/commits/<sha>/pulls")
     def pulls_for_commit(owner: str, name: str, sha: str) -> Response:
         numbers = local.list_open_pull_requests_for_sha(repo_of(owner, name), sha)
-        return _paged([{"number": n, "state": "open"} for n in numbers])
+        return _paged([pull_simple(local.get_pull_request(local.repo, n)) for n in numbers])
 
     @app.get("/repos/<owner>/<name>/pulls/<int:number>/reviews")
     def reviews(owner: str, name: str, number: int) -> Response:
         found = local.list_reviews(repo_of(owner, name), number)
-        return _paged([{"id": r.id, "user": {"login": r.user}, "state": r.state, "commit_id": r.commit_id,
-                        "body": r.body} for r in found])
+        return _paged([shapes().review(local.repo, number, r.id, r.user, r.state, r.commit_id, r.body)
+                       for r in found])
 
     @app.post("/repos/<owner>/<name>/pulls/<int:number>/reviews")
     def create_review(owner: str, name: str, number: int) -> Response:
@@ -511,37 +548,40 @@ def create_app(state: StandInState) -> Flask:
         review_id = local.create_review(repo_of(owner, name), number, body.get("commit_id") or "",
                                         body.get("event", "COMMENT"), body.get("body", ""), comments)
         review = next(r for r in local.list_reviews(local.repo, number) if r.id == review_id)
-        return jsonify(id=review.id, user={"login": review.user}, state=review.state,
-                       commit_id=review.commit_id, body=review.body)
+        return jsonify(shapes().review(local.repo, number, review.id, review.user, review.state, review.commit_id,
+                                       review.body))
 
     @app.put("/repos/<owner>/<name>/pulls/<int:number>/reviews/<int:review_id>/dismissals")
     def dismiss(owner: str, name: str, number: int, review_id: int) -> Response:
         local.dismiss_review(repo_of(owner, name), number, review_id, _json().get("message", ""))
-        return jsonify(id=review_id, state="DISMISSED")
+        review = next(r for r in local.list_reviews(local.repo, number) if r.id == review_id)
+        return jsonify(shapes().review(local.repo, number, review.id, review.user, review.state, review.commit_id,
+                                       review.body))
 
     @app.get("/repos/<owner>/<name>/pulls/<int:number>/comments")
     def review_comments(owner: str, name: str, number: int) -> Response:
         found = local.list_review_comments(repo_of(owner, name), number)
-        return _paged([{"id": c.id, "user": {"login": c.user}, "path": c.path, "line": c.line, "body": c.body,
-                        "commit_id": c.commit_id} for c in found])
+        review_of = {c.id: r.id for r in list(local.reviews) for c in r.comments}
+        return _paged([shapes().review_comment(local.repo, number, c.id, review_of.get(c.id, 0), c.user, c.path,
+                                               c.line, c.body, c.commit_id) for c in found])
 
     # -- issue comments --------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/issues/<int:number>/comments")
     def issue_comments(owner: str, name: str, number: int) -> Response:
         found = local.list_issue_comments(repo_of(owner, name), number)
-        return _paged([{"id": c.id, "user": {"login": c.user}, "body": c.body} for c in found])
+        return _paged([shapes().issue_comment(local.repo, number, c.id, c.user, c.body) for c in found])
 
     @app.post("/repos/<owner>/<name>/issues/<int:number>/comments")
     def create_comment(owner: str, name: str, number: int) -> tuple[Response, int]:
         body = _json().get("body", "")
         comment_id = local.create_issue_comment(repo_of(owner, name), number, body)
-        return jsonify(id=comment_id, user={"login": local.bot}, body=body), 201
+        return jsonify(shapes().issue_comment(local.repo, number, comment_id, local.bot, body)), 201
 
     @app.patch("/repos/<owner>/<name>/issues/comments/<int:comment_id>")
     def edit_comment(owner: str, name: str, comment_id: int) -> Response:
         body = _json().get("body", "")
         local.edit_issue_comment(repo_of(owner, name), comment_id, body)
-        return jsonify(id=comment_id, user={"login": local.bot}, body=body)
+        return jsonify(shapes().issue_comment(local.repo, local.number, comment_id, local.bot, body))
 
     # -- issues (the dashboard issue) -------------------------------------------------------
     @app.get("/repos/<owner>/<name>/issues")
@@ -570,7 +610,8 @@ def create_app(state: StandInState) -> Flask:
     def permission(owner: str, name: str, login: str) -> Response:
         role = local.get_permission(repo_of(owner, name), login)
         # GitHub's ``permission`` is the legacy level (maintain reads write, triage reads read); ``role_name`` the role
-        return jsonify(permission=LEGACY_PERMISSION.get(role, role), role_name=role, user={"login": login})
+        return jsonify(permission=LEGACY_PERMISSION.get(role, role), role_name=role,
+                       user=shapes().collaborator(login, role))
 
     # -- organisation teams ----------------------------------------------------------------
     @app.get("/orgs/<org>/teams/<team>")
@@ -578,7 +619,7 @@ def create_app(state: StandInState) -> Flask:
         require_token()
         if f"{org}/{team}".casefold() not in local.team_members:
             raise ApiError(404, "Not Found")
-        return jsonify(slug=team, name=team, organization={"login": org})
+        return jsonify(shapes().team(org, team))
 
     @app.get("/orgs/<org>/teams/<team>/memberships/<login>")
     def team_membership(org: str, team: str, login: str) -> Response:
@@ -596,21 +637,19 @@ def create_app(state: StandInState) -> Flask:
                                         body.get("status", "queued"), _output(body.get("output")),
                                         body.get("external_id", ""), body.get("conclusion"),
                                         body.get("actions", ()))
-        return jsonify(id=run_id, head_sha=body.get("head_sha"), name=body.get("name")), 201
+        return jsonify(check_run_shape(run_id)), 201
 
     @app.get("/repos/<owner>/<name>/commits/<ref>/check-runs")
     def list_check_runs(owner: str, name: str, ref: str) -> Response:
         runs = local.list_check_runs(repo_of(owner, name), ref, request.args.get("check_name", ""))
-        return jsonify(total_count=len(runs), check_runs=[
-            {"id": r.id, "head_sha": r.head_sha, "name": r.name, "status": r.status, "conclusion": r.conclusion,
-             "external_id": r.external_id, "output": {"annotations_count": r.annotations}} for r in runs])
+        return jsonify(total_count=len(runs), check_runs=[check_run_shape(r.id) for r in runs])
 
     @app.patch("/repos/<owner>/<name>/check-runs/<int:run_id>")
     def update_check_run(owner: str, name: str, run_id: int) -> Response:
         body = _json()
         local.update_check_run(repo_of(owner, name), run_id, body.get("status"), body.get("conclusion"),
                                _output(body.get("output")), body.get("actions", ()))
-        return jsonify(id=run_id)
+        return jsonify(check_run_shape(run_id))
 
     # -- git data --------------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/git/trees/<path:ref>")
@@ -646,7 +685,7 @@ def create_app(state: StandInState) -> Flask:
             data = run_git(local.repo_path, "cat-file", "blob", sha)
         except GitError as exc:
             raise ApiError(404, "Not Found") from exc
-        return jsonify(sha=sha, size=len(data), encoding="base64", content=_b64(data))
+        return jsonify(shapes().blob(local.repo, sha, len(data), _b64(data)))
 
     @app.get("/repos/<owner>/<name>/contents/<path:path>")
     def contents(owner: str, name: str, path: str) -> Response:
@@ -659,19 +698,20 @@ def create_app(state: StandInState) -> Flask:
             raise ApiError(404, "Not Found")
         mode, kind, obj, found = entry
         if kind == "tree":
-            return jsonify([])  # a folder: the bot only reads files
+            return jsonify([])  # a folder (its listing: the bot only reads files)
         data = run_git(local.repo_path, "cat-file", "blob", obj)
         if mode == "120000":
             target = posixpath.normpath(posixpath.join(posixpath.dirname(found), data.decode("utf-8", "replace")))
             followed = None if target.startswith(("../", "/")) or target == ".." else tree_entry(ref, target)
             if followed is None or followed[0] in ("120000", "160000") or followed[1] != "blob":
-                return jsonify(type="symlink", target=data.decode("utf-8", "replace"), path=found, sha=obj,
-                               size=len(data))
+                return jsonify(shapes().content(local.repo, ref, found, obj, len(data), "symlink",
+                                                target=data.decode("utf-8", "replace")))
             mode, kind, obj, found = followed
             data = run_git(local.repo_path, "cat-file", "blob", obj)
         inline = len(data) <= CONTENTS_INLINE_LIMIT
-        return jsonify(type="file", path=found, sha=obj, size=len(data),
-                       encoding="base64" if inline else "none", content=_b64(data) if inline else "")
+        return jsonify(shapes().content(local.repo, ref, found, obj, len(data), "file",
+                                        encoding="base64" if inline else "none",
+                                        content=_b64(data) if inline else ""))
 
     def tree_entry(ref: str, path: str) -> tuple[str, str, str, str] | None:
         """(mode, type, object, path) of ``path`` at ``ref``; None when it is not there."""
@@ -723,6 +763,7 @@ def create_app(state: StandInState) -> Flask:
         """GitHub sends a webhook now (``{"event", "payload"}``) to the configured hook; the attempt is listed."""
         event = str(request.json["event"])  # type: ignore[index]
         body = json.dumps(request.json["payload"]).encode()  # type: ignore[index]
+        keep(json.dumps({"event": event, "payload": request.json["payload"]}))  # type: ignore[index]
         return jsonify(state.deliver(secrets.token_hex(16), event, body))
 
     @app.post("/_standin/faults")
@@ -910,6 +951,7 @@ class StandIn(ServedInThread):
 
     def __init__(self, local: LocalGitHub, private_key_pem: str | None = None, **options: Any) -> None:
         self.state = StandInState(local, private_key_pem or generate_private_key_pem(), **options)
+        self.state.recorded = []  # checked against GitHub's descriptions when it stops
 
     def start(self, port: int = 0) -> StandIn:
         self._serve(serve(self.state, port), "standin")
@@ -923,7 +965,14 @@ class StandIn(ServedInThread):
         self.state.add_faults([fault])
 
     def stop(self) -> None:
+        """Stop serving; what it was sent and answered must be what GitHub's descriptions allow."""
+        from tests import conformance
+
         self._stop_serving()
+        with self.state.lock:
+            recorded, self.state.recorded = list(self.state.recorded or ()), []
+        drift = conformance.check_end_to_end(recorded, probes=True)  # tests of its refusals send refused requests
+        assert not drift, "requests, answers or payloads GitHub's descriptions do not allow:\n" + "\n".join(drift)
 
     def __enter__(self) -> StandIn:
         return self.start() if self._server is None else self
