@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from bot import budget
 from bot.checks.owners import owner_list
 from bot.codeowners import ROOT_LOCATIONS, RootOwners, owner_key
-from bot.config import CONFIG_PATHS
+from bot.config import CONFIG_PATHS, NAMING_BASE_FILE
 from bot.findings import Finding, Severity
-from bot.naming.loader import BASE_FILE
 from bot.review_input import ReviewInput
 from bot.snapshot import Snapshot
 
@@ -35,7 +34,7 @@ RULES: dict[str, str] = {
 
 def steering_paths(review: ReviewInput) -> tuple[str, ...]:
     """The files that steer the review or say who owns what (an entry's own CODEOWNERS aside)."""
-    return (*ROOT_LOCATIONS, *CONFIG_PATHS, f"{review.config.paths.naming.strip('/')}/{BASE_FILE}")
+    return (*ROOT_LOCATIONS, *CONFIG_PATHS, f"{review.config.paths.naming.strip('/')}/{NAMING_BASE_FILE}")
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:

@@ -43,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
     from bot.changes import ChangeSet
     from bot.compose import ReviewRequest, run_review
     from bot.render import render
-    from bot.site.preview import site_preview
     from bot.snapshot import DirSnapshot, GitError
 
     writable_output(args.output)
@@ -80,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
                 request = dataclasses.replace(request, changes=ChangeSet.from_git(repo, base.commit,
                                                                                   head_git.commit))
                 # the "Published site" section as the App's check run shows it
+                from bot.site.preview import site_preview
+
                 report = run_review(request, [site_preview] if args.format in ("text", "markdown") else [])
     except GitError as exc:
         raise UsageError(exc.reason) from None

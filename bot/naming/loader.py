@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from bot import bundled
+from bot.config import NAMING_BASE_FILE
 from bot.jsondoc import JsonDoc, JsonProblem, pointer_from
 from bot.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
 from bot.naming.patterns import PatternProblem, check_pattern, compile_ascii, compile_full, compile_hot
@@ -23,7 +24,7 @@ from bot.snapshot import Snapshot, SnapshotError
 if TYPE_CHECKING:  # the pure-Python stack explains a naming file that fails its base schema
     import jsonschema
 
-BASE_FILE = "NamingBase.json"
+BASE_FILE = NAMING_BASE_FILE
 DECISIONS_FILE = "decisions.json"
 KINDS = {"datasets": "dataset", "jobs": "job"}
 MAX_FILES = 2000
