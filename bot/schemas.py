@@ -142,6 +142,8 @@ class SchemaStore:
         self._registries: dict[frozenset[str], Any] = {}
         self._work: dict[tuple[int, int], tuple[Any, int]] = {}
         self._work_refs: dict[str, tuple[Any, Any]] = {}
+        self._work_resources: dict[str, Any] = {}  # the store's schemas and what they embed, by base URL
+        self._direct: dict[str, tuple[str, ...]] = {}  # a stored schema's URL -> the URLs its $refs name
 
     @functools.cached_property
     def repository(self) -> dict[str, StoredSchema]:
@@ -204,20 +206,19 @@ class SchemaStore:
 
     def _referenced(self, url: str, schema: Any) -> frozenset[str]:
         """Every schema URL ``schema`` refers to, transitively (resolvable ones only)."""
-        found: dict[str, Any] = {}
-        pending = [(url, schema)]
+        found: set[str] = set()
+        pending = [_direct_refs(url, schema)]
         while pending:
-            here, node = pending.pop()
-            for ref, _ in iter_refs(node):
-                if ref.startswith("#"):
-                    continue
-                target = _split(urljoin(here, ref))
+            for target in pending.pop():
                 if target in found or target == url:
                     continue
                 stored = self.lookup(target)
                 if stored is not None:
-                    found[target] = stored.schema
-                    pending.append((target, stored.schema))
+                    found.add(target)
+                    direct = self._direct.get(target)
+                    if direct is None:  # a schema of the store refers to the same schemas in every review of it
+                        direct = self._direct[target] = _direct_refs(target, stored.schema)
+                    pending.append(direct)
         return frozenset(found)
 
     def _compiled_registry(self, urls: frozenset[str]) -> Any:
@@ -286,14 +287,18 @@ class SchemaStore:
         resources: dict[str, Any] = {}  # base URL -> the resource's root (this schema and what it embeds)
         _embedded(schema, root_base, resources, root=True)
 
+        shared = self._work_resources
+
         def resource(url: str) -> Any:
             found = resources.get(url)
+            if found is None:
+                found = shared.get(url)
             if found is None:
                 stored = self.lookup(url)
                 if stored is None:
                     raise LookupError(url)
                 found = stored.schema
-                _embedded(found, url, resources, root=True)
+                _embedded(found, url, shared, root=True)
             return found
 
         def lookup(base: str, ref: str) -> tuple[Any, str]:
@@ -509,6 +514,23 @@ def _unusable(pattern: str) -> str:
     if oversized:
         return f"{oversized} ({pattern[:80]!r})"
     return f"pattern {pattern[:120]!r} is not a valid regular expression"
+
+
+def _direct_refs(url: str, schema: Any) -> tuple[str, ...]:
+    """The schema URLs (no fragment) the ``$ref``s of ``schema``, read at ``url``, name outside itself."""
+    found: dict[str, None] = {}
+    stack = [schema]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            ref = current.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                found[_split(urljoin(url, ref))] = None
+            stack.extend(v for k, v in current.items() if k not in ("enum", "const", "examples")
+                         and isinstance(v, dict | list))
+        elif isinstance(current, list):
+            stack.extend(v for v in current if isinstance(v, dict | list))
+    return tuple(found)
 
 
 def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, tuple[str | int, ...]]]:
