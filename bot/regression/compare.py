@@ -162,6 +162,39 @@ def _facet_maps(event: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"{where}.{slot}", ds[slot]
 
 
+def _facet_holders(event: dict[str, Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """``_facet_maps`` without writing out where each map is: (a way to write it, the map), in the same order."""
+    for name in ("run", "job"):
+        holder = event.get(name)
+        if type(holder) is dict:
+            facets = holder.get("facets")
+            if type(facets) is dict:
+                yield name, facets
+    for side in ("inputs", "outputs"):
+        items = event.get(side)
+        if type(items) is list:
+            for i, ds in enumerate(items):
+                if type(ds) is dict:
+                    for slot in ("facets", "inputFacets", "outputFacets"):
+                        facets = ds.get(slot)
+                        if type(facets) is dict:
+                            yield (side, i, slot), facets
+    ds = event.get("dataset")
+    if type(ds) is dict:
+        for slot in ("facets", "inputFacets", "outputFacets"):
+            facets = ds.get(slot)
+            if type(facets) is dict:
+                yield ("dataset", None, slot), facets
+
+
+def _holder_where(holder: Any) -> str:
+    """How ``_facet_maps`` writes where a map of ``_facet_holders`` is."""
+    if isinstance(holder, str):
+        return f"{holder}.facets"
+    side, i, slot = holder
+    return f"{side}.{slot}" if i is None else f"{side}[{i}].{slot}"
+
+
 def _event_fragment(event: dict[str, Any]) -> str:
     kind = document_kind(event)
     return f"/$defs/{kind if kind in EVENT_KINDS else 'RunEvent'}"
@@ -236,7 +269,7 @@ class Comparator:
             self._event_schema(event, False, memo, record, producer, tally)
         checks = self._fast_facets
         seen, passed = tally.seen, tally.passed_facets
-        for where, facets in _facet_maps(event):
+        for holder, facets in _facet_holders(event):
             for key, facet in facets.items():
                 if type(facet) is not dict:
                     continue
@@ -254,7 +287,7 @@ class Comparator:
                     if check.unregistered is not None:
                         tally.note_unregistered(check.unregistered, record.file, record.index)
                     continue
-                self._facet(where, key, facet, False, memo, record, producer, tally)
+                self._facet(_holder_where(holder), key, facet, False, memo, record, producer, tally)
 
     def _new_facet_check(self, memo_key: tuple[str, Any, Any, str]) -> FastCheck | None:
         if len(self._fast_facets) > 50_000:

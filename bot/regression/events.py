@@ -78,6 +78,11 @@ def split_events(text: str) -> Iterator[tuple[int, str]]:
 
 def decode(data: bytes) -> str:
     """Event bytes as text: UTF-8 (a BOM dropped), or ``FileFault`` naming the first bad byte."""
+    if not data.startswith(b"\xef\xbb\xbf"):  # the C UTF-8 decoder; "utf-8-sig" is a Python-level codec
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # the message below
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
