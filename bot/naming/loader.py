@@ -292,8 +292,8 @@ def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict
     hot_re = compile_hot(joined)
     return Form(
         source=sid, label=raw.get("label", "default"), namespace=ns, name=nm,
-        namespace_re=compile_full(ns.regex_source(pattern_of)), name_re=compile_full(nm.regex_source(pattern_of)),
-        both_re=compile_full(joined), hot_re=hot_re,
+        namespace_source=ns.regex_source(pattern_of), name_source=nm.regex_source(pattern_of),
+        both_source=joined, hot_re=hot_re,
         hot_ascii=compile_ascii(joined) if not isinstance(hot_re, re.Pattern) else None,
         has_optional=ns.required() != list(ns.slots()) or nm.required() != list(nm.slots()),
         checked=tuple(components[n] for n in names if components[n].quoted or components[n].case != "preserve"),
