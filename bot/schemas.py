@@ -285,7 +285,11 @@ class SchemaStore:
         resolved_in_store = self._work_refs  # absolute URL -> (contents, its base): context-free, shared
         root_base = "urn:registry-bot:work-bound"
         resources: dict[str, Any] = {}  # base URL -> the resource's root (this schema and what it embeds)
-        _embedded(schema, root_base, resources, root=True)
+        if _nested_id(schema):
+            _embedded(schema, root_base, resources, root=True)
+        else:  # nothing embedded with its own $id (most schemas): the crawl would find the root alone
+            own_id = schema.get("$id") if isinstance(schema, dict) else None
+            resources[_split(urljoin(root_base, own_id)) if isinstance(own_id, str) else root_base] = schema
 
         shared = self._work_resources
 
@@ -377,6 +381,21 @@ def _subschemas(node: dict[str, Any]) -> Iterator[tuple[Any, bool]]:
     prefix = node.get("prefixItems")
     if isinstance(prefix, list):
         yield from ((child, True) for child in prefix)
+
+
+def _nested_id(schema: Any) -> bool:
+    """Whether any object below ``schema``'s root holds an ``$id`` key (anywhere: a superset of what
+    ``_embedded`` registers), found without walking the schema keyword by keyword."""
+    stack = [v for v in schema.values() if isinstance(v, dict | list)] if isinstance(schema, dict) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "$id" in node:
+                return True
+            stack.extend(v for v in node.values() if isinstance(v, dict | list))
+        else:
+            stack.extend(v for v in node if isinstance(v, dict | list))
+    return False
 
 
 def _embedded(node: Any, base: str, resources: dict[str, Any], root: bool = False) -> None:
