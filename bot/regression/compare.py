@@ -195,6 +195,17 @@ def _holder_where(holder: Any) -> str:
     return f"{side}.{slot}" if i is None else f"{side}[{i}].{slot}"
 
 
+def _has_unicode_escape(text: str) -> bool:
+    """``"\\u" in text``, found from the backslashes (rare in events; ``u`` is in every other word, and the
+    substring search stops at each)."""
+    at = text.find("\\")
+    while at != -1:
+        if text.startswith("u", at + 1):
+            return True
+        at = text.find("\\", at + 1)
+    return False
+
+
 def _event_fragment(event: dict[str, Any]) -> str:
     kind = document_kind(event)
     return f"/$defs/{kind if kind in EVENT_KINDS else 'RunEvent'}"
@@ -471,7 +482,7 @@ class Comparator:
         """Every identifier of the event, found and judged as ``registry-bot naming check`` does; the (base,
         head) statuses are memoised per identifier and job type."""
         text = record.text  # at most this many objects have a namespace key (an escape could hide one: then walk all)
-        candidates = None if "\\u" in text else text.count('"namespace"')
+        candidates = None if _has_unicode_escape(text) else text.count('"namespace"')
         pairs = self._name_pairs
         counts = tally.counts
         for found in identifiers(event, candidates, ordered=False):
