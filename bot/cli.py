@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "init": "bot.commands.init",
     "app": "bot.commands.app",
     "action": "bot.commands.action",
+    "dashboard": "bot.commands.dashboard",
 }
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import datetime
 import logging
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -43,10 +44,11 @@ class ReviewRequest:
     config: Config | None = None
     config_findings: tuple[Finding, ...] = ()
     checks: tuple[Check, ...] | None = None
+    today: datetime.date | None = None  # the review's clock (future lints, waiver expiry); None: today, UTC
 
     @property
     def context(self) -> ReviewContext:
-        return ReviewContext(author=self.author, approvers=self.approvers, strict=self.strict)
+        return ReviewContext(author=self.author, approvers=self.approvers, strict=self.strict, today=self.today)
 
     @property
     def settings(self) -> Config:

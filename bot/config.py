@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from bot.findings import Finding, Severity
 from bot.snapshot import Snapshot, SnapshotError
+from bot.waivers import Waiver, parse_config_section
 
 CONFIG_PATHS = (".github/registry-bot.yml", ".github/registry-bot.yaml")
 NAMING_BASE_FILE = "NamingBase.json"  # the naming folder's base schema (``bot.naming.loader.BASE_FILE``)
@@ -142,6 +144,8 @@ class Config:
     delegation: DelegationPolicy = field(default_factory=DelegationPolicy)
     source: str | None = None  # the file it came from, or None for defaults
     severity: tuple[tuple[str, str], ...] = ()  # (rule, error|warning|notice): bot/severity.py
+    becomes_error: tuple[tuple[str, datetime.date], ...] = ()  # future lints: (rule, the day it turns an error)
+    waivers: tuple[Waiver, ...] = ()  # registry-wide waivers (bot/waiving.py)
 
     def watched(self) -> tuple[str, ...]:
         """Folders whose change triggers a full review."""
@@ -201,7 +205,7 @@ def parse_config(text: str, source: str) -> Config:
     if not isinstance(raw, Mapping):
         raise ConfigError("the file must hold a mapping")
     unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions", "formatting",
-                                 "delegation", "severity"})
+                                 "delegation", "severity", "waivers"})
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
@@ -228,7 +232,33 @@ def parse_config(text: str, source: str) -> Config:
         versions=versions,
         source=source,
         severity=_severities(raw.get("severity")),
+        becomes_error=_future_lints(raw.get("severity")),
+        waivers=_waivers(raw.get("waivers"), source),
     )
+
+
+def _waivers(raw: Any, source: str) -> tuple[Waiver, ...]:
+    try:
+        return parse_config_section(raw, source)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _future_lints(raw: Any) -> tuple[tuple[str, datetime.date], ...]:
+    """The rules of ``severity`` given as ``{becomes_error: DATE}``: warnings until that day, errors from it."""
+    out = []
+    for rule, level in (raw.items() if isinstance(raw, Mapping) else ()):
+        if not isinstance(level, Mapping):
+            continue
+        if set(level) != {"becomes_error"}:
+            raise ConfigError(f"'severity.{rule}' must be error, warning, notice or {{becomes_error: YYYY-MM-DD}}")
+        day = level["becomes_error"]
+        try:
+            day = day if isinstance(day, datetime.date) else datetime.date.fromisoformat(str(day))
+        except ValueError:
+            raise ConfigError(f"'severity.{rule}.becomes_error' must be a date (YYYY-MM-DD)") from None
+        out.append((str(rule), day))
+    return tuple(sorted(out))
 
 
 def _severities(raw: Any) -> tuple[tuple[str, str], ...]:
@@ -242,6 +272,8 @@ def _severities(raw: Any) -> tuple[tuple[str, str], ...]:
     for rule, level in raw.items():
         if not isinstance(rule, str):
             raise ConfigError(f"'severity' keys must be rule ids, not {rule!r}")
+        if isinstance(level, Mapping):  # a future lint (``_future_lints``)
+            continue
         if level not in ("error", "warning", "notice"):
             raise ConfigError(f"'severity.{rule}' must be error, warning or notice")
         out.append((str(rule), str(level)))
@@ -278,8 +310,9 @@ def known_rules_only(config: Config, known: Collection[str]) -> tuple[Config, li
     and a finding for each: an unknown id is ignored, the rest of the configuration stays in force."""
     defaults = VerdictPolicy().adoption_gaps  # the built-in list names built-in rules: kept, never reported
     severity = tuple((rule, level) for rule, level in config.severity if rule in known)
+    future = tuple((rule, day) for rule, day in config.becomes_error if rule in known)
     gaps = tuple(rule for rule in config.verdict.adoption_gaps if rule in known or rule in defaults)
-    unknown = [("severity", rule) for rule, _ in config.severity if rule not in known]
+    unknown = [("severity", rule) for rule, _ in (*config.severity, *config.becomes_error) if rule not in known]
     unknown += [("verdict.adoption_gaps", rule) for rule in config.verdict.adoption_gaps
                 if rule not in known and rule not in defaults]
     if not unknown:
@@ -290,7 +323,8 @@ def known_rules_only(config: Config, known: Collection[str]) -> tuple[Config, li
                                 "configuration applies",
                         hint="`registry-bot rules` lists the rule ids; a custom check's rules are those of "
                              "its module's RULES.") for key, rule in unknown]
-    return replace(config, severity=severity, verdict=replace(config.verdict, adoption_gaps=gaps)), findings
+    return replace(config, severity=severity, becomes_error=future,
+                   verdict=replace(config.verdict, adoption_gaps=gaps)), findings
 
 
 def with_paths(config: Config, **paths: str) -> Config:

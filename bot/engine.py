@@ -23,9 +23,11 @@ from bot.incomplete import RULES as INCOMPLETE_RULES
 from bot.incomplete import incomplete
 from bot.review_input import Check as Check  # re-exported: the worker and the pipeline name it
 from bot.review_input import ReviewContext, ReviewInput
-from bot.severity import overridden
+from bot.severity import future_rules, overridden
 from bot.severity import section as severity_section
 from bot.snapshot import Snapshot, SnapshotError
+from bot.waiving import RULES as WAIVER_RULES
+from bot.waiving import waive
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,7 @@ RULES: dict[str, str] = {  # the engine's own rules (the checks' are in their mo
     "an unreadable file): an error naming it, and the checks that needed it stop there.",
     "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
     "reported as an error so that a bug in the bot can never pass a change silently.",
+    **WAIVER_RULES,
 }
 
 
@@ -172,7 +175,7 @@ def _stem(path: str) -> str:
 
 def adoption_gaps_as_warnings(findings: Iterable[Finding], config: Config, strict: bool) -> list[Finding]:
     """The configured adoption gaps as warnings (never with ``strict``)."""
-    gaps = frozenset(() if strict else config.verdict.adoption_gaps)
+    gaps = frozenset(() if strict else config.verdict.adoption_gaps) - future_rules(config)
     return [replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.rule in gaps else f
             for f in findings]
 
@@ -209,16 +212,18 @@ def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, co
         config, refused = known_rules_only(config, known)
         config_findings = [*config_findings, *refused]
     data = ReviewInput(head=head, base=base, changes=changes, config=config, context=context)
-    findings = overridden(run_checks(data, checks), config)
+    findings = overridden(run_checks(data, checks), config, context.day())
     entries = [e.name for e in data.reviewed_entries()]
     audit = [s for s in (severity_section(config, findings),) if s is not None]
     if changes is None or base is None:
-        return Report.build([*config_findings, *adoption_gaps_as_warnings(findings, config, context.strict)],
-                            entries=entries, strict=context.strict, sections=audit)
+        shown = waive(adoption_gaps_as_warnings(findings, config, context.strict), (), entries, head, None, None,
+                      config, context.day())
+        return Report.build([*config_findings, *shown], entries=entries, strict=context.strict, sections=audit)
     # The base side as if it were the head: same change set (so the same entries), no base of its
     # own and nobody to approve, so rules about the change itself (versions, approvals) stay new.
     before = overridden(run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
-                                               context=ReviewContext(strict=context.strict)), checks), config)
+                                               context=ReviewContext(strict=context.strict, today=context.today)),
+                                   checks), config, context.day())
     # A review that could not finish on the base side could not finish: never a pre-existing problem.
     if not any(f.rule in INCOMPLETE_RULES for f in findings):
         findings += [f for f in before if f.rule in INCOMPLETE_RULES]
@@ -228,6 +233,7 @@ def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, co
         findings = adoption_gaps_as_warnings(findings, config, context.strict)
         before = adoption_gaps_as_warnings(before, config, context.strict)
     judged, fixed = judge(findings, before, renamed, change_rules())
+    judged = waive(judged, fixed, entries, head, base, changes, config, context.day())
     # The configuration comes from the base: its problems are never the change's.
     judged += [replace(f, state=State.UNCHANGED) for f in config_findings]
     return Report.build(judged, entries=entries, fixed=fixed, strict=context.strict, sections=audit)

@@ -85,6 +85,23 @@ class Witness:
         return f"valid against {self.valid}, invalid against {self.invalid}"
 
 
+@dataclass(frozen=True, slots=True)
+class Waived:
+    """Why a finding is accepted for now: a base-side waiver's reason, expiry (ISO date), grantor and file."""
+
+    reason: str
+    expires: str
+    granted_by: str
+    source: str
+
+    def label(self) -> str:
+        return f"waived until {self.expires}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"reason": self.reason, "expires": self.expires, "granted_by": self.granted_by,
+                "source": self.source}
+
+
 class Verdict(enum.Enum):
     """The conclusion of a review, in GitHub check run terms."""
 
@@ -118,6 +135,7 @@ class Finding:
     fix: Fix | None = None
     category: str | None = None  # versions/*: "data" | "wire" | "codegen", the level at which a change breaks
     witness: Witness | None = None  # versions/* at the data level: the instance that shows it
+    waived: Waived | None = None  # shown, never blocking (bot/waiving.py)
 
     def fingerprint(self, path: str | None = None) -> tuple[str, str, str, str]:
         """What identifies this problem on both sides of a change: never its line.
@@ -151,6 +169,8 @@ class Finding:
             data["category"] = self.category
         if self.witness is not None:
             data["witness"] = self.witness.to_json()
+        if self.waived is not None:
+            data["waived"] = self.waived.to_json()
         if self.fix is not None:
             data["fix"] = {"description": self.fix.description,
                            "edits": [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
@@ -213,8 +233,9 @@ class Report:
                             self.neutral_reason, self.fixed, self.strict)
 
     def is_blocking(self, finding: Finding) -> bool:
-        """An error that fails the review: new (or not judged), or pre-existing under ``strict``."""
-        if finding.severity is not Severity.ERROR:
+        """An error that fails the review: new (or not judged), or pre-existing under ``strict``; never a
+        waived one."""
+        if finding.severity is not Severity.ERROR or finding.waived is not None:
             return False
         return finding.state is not State.UNCHANGED or self.strict
 
@@ -226,8 +247,11 @@ class Report:
         return tuple(f for f in self.findings if f.state is State.UNCHANGED)
 
     def counts(self) -> Counter[Severity]:
-        """Severities of the findings this change is responsible for (pre-existing ones apart)."""
-        return Counter(f.severity for f in self.current())
+        """Severities of the findings this change is responsible for (pre-existing and waived ones apart)."""
+        return Counter(f.severity for f in self.current() if f.waived is None)
+
+    def waived(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.waived is not None)
 
     @property
     def has_errors(self) -> bool:
@@ -263,6 +287,7 @@ class Report:
             "notices": counts[Severity.NOTICE],
             "pre_existing": len(self.pre_existing()),
             "fixed": len(self.fixed),
+            "waived": len(self.waived()),
             "fixable": len(self.fixable()),
             "strict": self.strict,
             "entries": list(self.entries),

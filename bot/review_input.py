@@ -5,6 +5,7 @@ Checks import this module and nothing of the engine; the engine builds one ``Rev
 
 from __future__ import annotations
 
+import datetime
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -20,11 +21,16 @@ from bot.snapshot import Snapshot
 
 @dataclass(frozen=True)
 class ReviewContext:
-    """Who changes what: feeds the owner checks. ``strict`` makes untouched entries count fully."""
+    """Who changes what: feeds the owner checks. ``strict`` makes untouched entries count fully. ``today``:
+    the review's clock (future lints, waiver expiry); None is the current UTC date."""
 
     author: str | None = None
     approvers: frozenset[str] = frozenset()
     strict: bool = False
+    today: datetime.date | None = None
+
+    def day(self) -> datetime.date:
+        return self.today or datetime.datetime.now(datetime.UTC).date()
 
 
 @dataclass

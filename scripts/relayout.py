@@ -45,6 +45,7 @@ MOVES: dict[str, str] = {
     "bot.regex_size": "bot.core.regex_size",
     "bot.severity": "bot.core.severity",
     "bot.snapshot": "bot.core.snapshot",
+    "bot.waivers": "bot.core.waivers",
     "bot.worktree": "bot.core.worktree",
     "bot.render.inert": "bot.core.inert",
     "bot.render.quoting": "bot.core.quoting",
@@ -69,10 +70,12 @@ MOVES: dict[str, str] = {
     "bot.regression": "bot.review.regression",
     "bot.fixes": "bot.review.fixes",
     "bot.history": "bot.review.history",
+    "bot.waiving": "bot.review.waiving",
     # outputs
     "bot.render": "bot.outputs.render",
     "bot.site": "bot.outputs.site",
     "bot.readme": "bot.outputs.readme",
+    "bot.dashboard": "bot.outputs.dashboard",
     # github
     "bot.app.github_api": "bot.github.api",
     "bot.app.github_client": "bot.github.client",
@@ -91,6 +94,8 @@ MOVES: dict[str, str] = {
     "bot.app.refusals": "bot.github.refusals",
     "bot.app.delegation": "bot.github.delegation",
     "bot.app.publish": "bot.github.publish",
+    "bot.app.waiver_proposal": "bot.github.waiver_proposal",
+    "bot.app.dashboard_issue": "bot.github.dashboard_issue",
     "bot.app.pipeline": "bot.github.pipeline",
     "bot.action": "bot.github.action",
     # service
@@ -225,7 +230,7 @@ def remove_emptied(dry: bool) -> None:
 # -- rewriting references ----------------------------------------------------------------------------------
 
 DOTTED = re.compile(r"(?<![\w.])bot(?:\.[A-Za-z_]\w*)+")
-SLASHED = re.compile(r"(?<![\w/.-])bot(?:/[A-Za-z_]\w*)+(?:\.py)?(?!\w)")
+SLASHED = re.compile(r"(?<![\w/.-])bot(?:/[A-Za-z_]\w*)+(?:\.py)?(?![\w-])")  # not a rule id: bot/incomplete-review
 
 
 def rewrite_dotted(text: str) -> str:

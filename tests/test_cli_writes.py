@@ -25,7 +25,7 @@ WRITING = {
     "naming": ["naming", "docs", "--dir", "{REPO}"],
     "replay": ["replay", "{DELIVERY}", "--repo", "{REPO}"],  # writes nothing itself, but runs the whole App
 }
-NOT_WRITING = {"demo", "regress", "rules", "app"}  # demo writes its own temporary folder only; app: credentials
+NOT_WRITING = {"demo", "regress", "rules", "app", "dashboard"}  # demo: its own temporary folder only; app: credentials
 
 EVENT = {"eventType": "COMPLETE", "eventTime": "2024-01-01T00:00:00Z", "producer": "https://github.com/acme/acme",
          "run": {"runId": "0190c6d8-0b5c-7cc2-a8d0-5e3f1d4a2b6c", "facets": {"acme_stats": {"rows": 1}}},

@@ -43,3 +43,12 @@ def test_the_plan_moves_only_what_exists_and_collides_nowhere() -> None:
     targets = [dst for _, dst in moves]
     assert len(targets) == len(set(targets))
     assert all(src.exists() and not dst.exists() for src, dst in moves)
+
+
+def test_paths_of_moved_modules_are_rewritten_and_rule_ids_are_not() -> None:
+    """``bot/incomplete-review`` is a rule id that starts like the path of ``bot/incomplete.py``: a user's
+    configuration names it, so the layout must not rename it."""
+    script = relayout()
+    text = "see bot/incomplete.py and bot/regression/; rules bot/incomplete-review, bot/regression-did-not-finish"
+    assert script.rewrite_slashed(text) == ("see bot/core/incomplete.py and bot/review/regression/; rules "
+                                            "bot/incomplete-review, bot/regression-did-not-finish")

@@ -25,6 +25,7 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "get_pull_request": ((("pull_requests", "read"),),),
     "list_pull_request_files": ((("pull_requests", "read"),),),
     "list_open_pull_requests_for_sha": ((("pull_requests", "read"),),),
+    "list_open_pull_requests": ((("pull_requests", "read"),),),
     "list_reviews": ((("pull_requests", "read"),),),
     "list_review_comments": ((("pull_requests", "read"),),),
     "list_issue_comments": ((("issues", "read"),), (("pull_requests", "read"),)),
@@ -45,6 +46,9 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "enable_auto_merge": ((("pull_requests", "write"),),),
     "create_issue_comment": ((("issues", "write"),), (("pull_requests", "write"),)),
     "edit_issue_comment": ((("issues", "write"),), (("pull_requests", "write"),)),
+    "list_issues": ((("issues", "read"),),),
+    "create_issue": ((("issues", "write"),),),
+    "edit_issue": ((("issues", "write"),),),
 }
 # The features of the bot and the grants they add to the manifest's (docs/app.md).
 FEATURES: dict[str, dict[str, str]] = {

@@ -13,11 +13,12 @@ from typing import Any
 from bot.app.payloads import problem
 
 RECHECK_COMMAND = "/registry-bot recheck"
+WAIVE_COMMAND = "/registry-bot waive"  # proposes a waiver (a reply), never changes anything
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
 KNOWN_EVENTS = frozenset({"ping", "pull_request", "pull_request_review", "check_suite", "check_run",
-                          "issue_comment", *LOGGED_EVENTS})
+                          "issue_comment", "push", *LOGGED_EVENTS})
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,12 @@ class Job:
     check_run_id: int = 0  # the check run an interrupted attempt started (resumed, never left in progress)
     check_run_sha: str = ""  # the head that check run is for
     deferrals: int = 0  # times the job was put off until GitHub's rate limit reset
+    command: str = ""  # a comment command that only answers (``/registry-bot waive ...``): no review
 
     @property
     def pr_key(self) -> str:
+        if self.event == "push":  # one dashboard per repository: the newest push wins, one at a time
+            return f"{self.repo}#dashboard"
         return f"{self.repo}#{self.number}" if self.number else f"{self.repo}@{self.head_sha}"
 
     def to_json(self) -> str:
@@ -78,6 +82,12 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
         return Decision(202, f"{event}.{action} without an installation or repository; ignored")
     base = Job(delivery=delivery, event=event, action=action, installation=installation, repo=repo)
 
+    if event == "push":  # the default branch moved (a merge): refresh the dashboard issue
+        branch = (payload.get("repository") or {}).get("default_branch")
+        after = str(payload.get("after") or "")
+        if payload.get("ref") != f"refs/heads/{branch}" or payload.get("deleted") or not after.strip("0"):
+            return Decision(202, "push to another branch than the default one; ignored")
+        return Decision(202, "queued", replace(base, head_sha=after))
     if event == "pull_request":
         pr = payload.get("pull_request") or {}
         changes = payload.get("changes") or {}
@@ -105,6 +115,13 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
     body = str(comment.get("body") or "")
     if action != "created" or "pull_request" not in issue:
         return Decision(202, f"issue_comment.{action} not on a pull request; ignored")
+    commenter = str((comment.get("user") or {}).get("login") or "")
+    waive = next((line.strip() for line in body.splitlines() if line.strip().startswith(WAIVE_COMMAND + " ")), None)
+    if waive is not None and str((comment.get("user") or {}).get("type") or "") == "Bot":
+        return Decision(202, "waive command from a bot (the App's own replies included) ignored")
+    if waive is not None:  # from anyone: the answer is a proposal, never a change
+        return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0), requester=commenter,
+                                               command=waive[:2_000]))
     if not any(line.strip().startswith(RECHECK_COMMAND) for line in body.splitlines()):
         return Decision(202, "comment without the recheck command; ignored")
     return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0),

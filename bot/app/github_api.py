@@ -88,6 +88,17 @@ class CommentInfo:
 
 
 @dataclass(frozen=True)
+class IssueInfo:
+    """An issue (never a pull request) as listed: the App finds its dashboard issue by a marker in ``body``."""
+
+    number: int
+    user: str
+    title: str
+    body: str
+    state: str  # open | closed
+
+
+@dataclass(frozen=True)
 class ReviewCommentInfo:
     id: int
     user: str
@@ -149,6 +160,10 @@ class GitHubAPI(Protocol):
         ...
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]: ...
+
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
+        """(number, head sha) of the repository's open pull requests (``GET /repos/{repo}/pulls?state=open``)."""
+        ...
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         """Every file under the given folders (or exact paths) at ``ref``: path -> content."""
@@ -227,6 +242,19 @@ class GitHubAPI(Protocol):
     def create_issue_comment(self, repo: str, number: int, body: str) -> int: ...
 
     def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None: ...
+
+    def list_issues(self, repo: str, creator: str) -> list[IssueInfo]:
+        """Issues opened by ``creator``, open and closed, pull requests left out
+        (``GET /repos/{repo}/issues?creator=...&state=all``)."""
+        ...
+
+    def create_issue(self, repo: str, title: str, body: str) -> int:
+        """``POST /repos/{repo}/issues``; returns the issue's number."""
+        ...
+
+    def edit_issue(self, repo: str, number: int, body: str) -> None:
+        """``PATCH /repos/{repo}/issues/{number}`` with a new body."""
+        ...
 
     def rate_limit_remaining(self) -> int | None:
         """The last ``x-ratelimit-remaining`` seen, for metrics (None before any request)."""

@@ -48,6 +48,7 @@ from bot.app.github_api import (
     CommentInfo,
     GitHubError,
     InlineComment,
+    IssueInfo,
     NotFound,
     PullRequest,
     RateLimited,
@@ -495,10 +496,10 @@ class GitHubClient:
             self._remaining = int(value)
             self._factory.stats.rate_limit_remaining = int(value)
 
-    def _pages(self, url: str, limit: int | None = None) -> Iterator[Any]:
+    def _pages(self, url: str, limit: int | None = None, query: Mapping[str, str] | None = None) -> Iterator[Any]:
         """Every item of a paginated list, following ``Link: rel="next"`` (at most ``limit`` items)."""
         next_url: str | None = url
-        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        params: dict[str, Any] | None = {"per_page": PER_PAGE, **(query or {})}
         count = 0
         while next_url:
             headers, data = self._request("GET", next_url, params)
@@ -523,7 +524,8 @@ class GitHubClient:
 
     def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
         """(number, head sha) of the repository's open pull requests."""
-        return [(int(p["number"]), str(p["head"]["sha"])) for p in self._pages(f"/repos/{repo}/pulls?state=open")]
+        return [(int(p["number"]), str(p["head"]["sha"]))
+                for p in self._pages(f"/repos/{repo}/pulls", query={"state": "open"})]
 
     def get_pull_request(self, repo: str, number: int) -> PullRequest:
         _, data = self._request("GET", f"/repos/{repo}/pulls/{number}")
@@ -809,6 +811,19 @@ class GitHubClient:
 
     def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None:
         self._request("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", body={"body": body})
+
+    def list_issues(self, repo: str, creator: str) -> list[IssueInfo]:
+        return [IssueInfo(int(i["number"]), _login(i.get("user")), i.get("title") or "", i.get("body") or "",
+                          i.get("state") or "open")
+                for i in self._pages(f"/repos/{repo}/issues", query={"state": "all", "creator": creator})
+                if "pull_request" not in i and _login(i.get("user")) == creator]
+
+    def create_issue(self, repo: str, title: str, body: str) -> int:
+        _, data = self._request("POST", f"/repos/{repo}/issues", body={"title": title, "body": body})
+        return int(data["number"])
+
+    def edit_issue(self, repo: str, number: int, body: str) -> None:
+        self._request("PATCH", f"/repos/{repo}/issues/{number}", body={"body": body})
 
 
 def _check_fields(conclusion: str | None, output: CheckRunOutput | None,

@@ -41,6 +41,7 @@ from bot.app.github_api import (
     CommentInfo,
     GitHubError,
     InlineComment,
+    IssueInfo,
     NotFound,
     PullRequest,
     ReviewCommentInfo,
@@ -127,6 +128,16 @@ class IssueCommentRecord:
     history: list[str] = field(default_factory=list)  # earlier bodies, oldest first
 
 
+@dataclass
+class IssueRecord:
+    number: int
+    user: str
+    title: str
+    body: str
+    state: str = "open"
+    history: list[str] = field(default_factory=list)  # earlier bodies, oldest first
+
+
 class LocalGitHub:
     """One repository with one pull request, backed by git; every write kept in memory."""
 
@@ -158,6 +169,7 @@ class LocalGitHub:
         self.check_runs: list[CheckRunRecord] = []
         self.reviews: list[ReviewRecord] = []
         self.issue_comments: list[IssueCommentRecord] = []
+        self.issues: list[IssueRecord] = []  # issues (not pull requests); numbers after the pull request's
         self._ids = itertools.count(1001)
         self._lock = threading.RLock()
         for team, logins in (team_members or {}).items():
@@ -274,6 +286,10 @@ class LocalGitHub:
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
         self._check_pr(repo)
         return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []
+
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
+        self._check_pr(repo)
+        return [(self.number, self.resolve(self.head))] if self.state_open and self.merged is None else []
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         self._check_pr(repo)
@@ -523,6 +539,32 @@ class LocalGitHub:
             comment.history.append(comment.body)
             comment.body = body
 
+    # -- writing: issues ---------------------------------------------------------------------
+    def list_issues(self, repo: str, creator: str) -> list[IssueInfo]:
+        self._check_pr(repo)
+        with self._lock:
+            return [IssueInfo(i.number, i.user, i.title, i.body, i.state) for i in self.issues if i.user == creator]
+
+    def create_issue(self, repo: str, title: str, body: str) -> int:
+        self._check_pr(repo)
+        _check_body(body)
+        if not title:
+            raise unprocessable("Title cannot be blank")
+        with self._lock:
+            number = max([self.number, *(i.number for i in self.issues)]) + 1
+            self.issues.append(IssueRecord(number, self.bot, title, body))
+            return number
+
+    def edit_issue(self, repo: str, number: int, body: str) -> None:
+        self._check_pr(repo)
+        _check_body(body)
+        with self._lock:
+            issue = next((i for i in self.issues if i.number == number), None)
+            if issue is None:
+                raise NotFound(f"Not Found: issue {number}", status=404)
+            issue.history.append(issue.body)
+            issue.body = body
+
     # -- the pull request moves --------------------------------------------------------------
     def push(self, head: str, pusher: str | None = None) -> str:
         """Move the PR head to another branch or commit (a push by ``pusher``, default the author); returns the
@@ -639,6 +681,7 @@ class LocalGitHub:
                 "check_runs": [asdict(r) for r in self.check_runs],
                 "reviews": [asdict(r) for r in self.reviews],
                 "issue_comments": [asdict(c) for c in self.issue_comments],
+                "issues": [asdict(i) for i in self.issues],
                 "auto_merge": self.auto_merge,
                 "merged": self.merged,
                 "merge_blockers": self.merge_blockers(),
@@ -657,7 +700,8 @@ class LocalGitHub:
 
 
 WRITE_CALLS = frozenset({"create_check_run", "update_check_run", "create_review", "dismiss_review",
-                         "enable_auto_merge", "merge_pull_request", "create_issue_comment", "edit_issue_comment"})
+                         "enable_auto_merge", "merge_pull_request", "create_issue_comment", "edit_issue_comment",
+                         "create_issue", "edit_issue"})
 
 
 def _entered(method: str, call: Callable[..., Any]) -> Callable[..., Any]:

@@ -7,6 +7,7 @@ review twice, and every check run it starts ends in a terminal state.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,6 +52,8 @@ ANNOTATION_MESSAGE_LIMIT = 3_400  # plus a 500-character hint and the notes of t
 INLINE_MESSAGE_LIMIT = 4_000  # characters of a message in an inline comment (GitHub takes 65,536)
 REVIEW_BODY_LIMIT = 60_000
 SUMMARY_MARKER = "<!-- registry-bot:summary -->"
+WAITING_MARKER = "<!-- registry-bot:waiting "  # the entries whose owners must still approve (the dashboard reads it)
+_ENTRY_NAME = re.compile(r"[a-z0-9][a-z0-9:_-]{0,199}")
 FLIP_MARKER = "<!-- registry-bot:verdict-changed {sha} -->"
 RERUN_ACTION = {"label": "Re-run", "description": "Review this pull request again", "identifier": "rerun"}
 _LEVEL: dict[Severity, AnnotationLevel] = {
@@ -85,6 +88,10 @@ def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
         level, title = _LEVEL[f.severity], plain(f.rule, 200)
         if f.state is State.UNCHANGED:
             level, title = "notice", f"pre-existing {f.severity.value}: {title}"
+        if f.waived is not None:
+            level, title = "notice", f"{f.waived.label()}: {title}"
+            message += f"\n\n{plain(f.waived.label(), 100)} by {plain(f.waived.granted_by, 100)}: " \
+                       f"{plain(f.waived.reason, 500)}"
         out.append(Annotation(path=f.path, start_line=line, end_line=line, level=level,
                               message=message, title=title))
     return out
@@ -166,6 +173,8 @@ def supersede_check(gh: GitHubAPI, repo: str, check_id: int, newer_sha: str) -> 
 # -- pull request review -------------------------------------------------------------------------
 def inline_comment_body(f: Finding, suggestion: Suggestion | None = None) -> str:
     body = f"**{f.severity.value}** {code(f.rule, table=False)}: {escape(f.message, INLINE_MESSAGE_LIMIT)}"
+    if f.waived is not None:
+        body += f" (**{f.waived.label()}** by {escape(f.waived.granted_by, 100)}: {escape(f.waived.reason, 500)})"
     body += f"\n\n{escape(f.hint, MESSAGE_LIMIT)}" if f.hint else ""
     if suggestion is not None and f.fix is not None:
         fence = backtick_fence(suggestion.text, 3)
@@ -238,7 +247,8 @@ def review_body(report: Report, rest: Sequence[Finding], sha: str) -> str:
 
 def _review_line(f: Finding, cap: int) -> str:
     return (f"- {f.severity.value} {code(f.rule, table=False)} {code(f.path or '(repository)', table=False)}"
-            + (f" line {f.line}" if f.line else "") + f": {escape(f.message, cap)}")
+            + (f" line {f.line}" if f.line else "") + f": {escape(f.message, cap)}"
+            + (f" ({f.waived.label()})" if f.waived is not None else ""))
 
 
 def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: ChangeSet, config: Config,
@@ -276,6 +286,21 @@ def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: Chan
 
 
 # -- summary comment -----------------------------------------------------------------------------
+def waiting_line(report: Report) -> str:
+    """A hidden line naming the entries waiting on their owners' approval (names the folder rule allows only)."""
+    names = [e for e in report.required_approvals() if _ENTRY_NAME.fullmatch(e)]
+    return f"{WAITING_MARKER}{' '.join(names)} -->\n" if names else ""
+
+
+def waiting_of(body: str) -> list[str]:
+    """The entries a summary comment says wait on their owners (``waiting_line``)."""
+    start = body.find(WAITING_MARKER)
+    if start < 0:
+        return []
+    names = body[start + len(WAITING_MARKER):].split("-->", 1)[0].split()
+    return [n for n in names if _ENTRY_NAME.fullmatch(n)]
+
+
 def _verdict_of(body: str) -> str | None:
     start = body.find("<!-- registry-bot:verdict=")
     if start < 0:
@@ -287,7 +312,7 @@ def publish_summary(gh: GitHubAPI, pr: PullRequest, report: Report) -> int:
     """Edit the one summary comment (found by its marker); on a verdict flip also post a short notice."""
     me = gh.bot_login()
     verdict = report.verdict.value
-    header = f"{SUMMARY_MARKER}\n<!-- registry-bot:verdict={verdict} -->\n"
+    header = f"{SUMMARY_MARKER}\n<!-- registry-bot:verdict={verdict} -->\n" + waiting_line(report)
     footer = f"\n\n<sub>Reviewed commit {code(pr.head_sha[:12])}. Comment `/registry-bot recheck` to run again.</sub>\n"
     body = header + render_markdown(report, limit=GITHUB_TEXT_LIMIT - len(header) - len(footer)) + footer
     comments = gh.list_issue_comments(pr.repo, pr.number)

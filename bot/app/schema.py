@@ -10,7 +10,8 @@ worker registers itself under ``registry-bot:<queue>:workers:<owner>`` with its 
   release's keys, such as the pacer's pause, and writes finished jobs the old way).
 
 Version history: 1 (implicit, no key): finished jobs as ``job:<delivery> = done``; 2: done marks
-(``bot.app.done_marks``) and the pacer's ``paused`` key. A version-2 worker reads version-1 state (it moves
+(``bot.app.done_marks``) and the pacer's ``paused`` key; 3: a job may carry a comment ``command`` (the waiver
+proposal), which a version-2 worker cannot load. A newer worker reads version-1 state (it moves
 old done entries to marks), so an upgrade is: stop every old worker, then start the new ones
 (docs/app.md, "Upgrades").
 """
@@ -22,7 +23,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 READS_FROM = 1  # the oldest stored version this release can take over
 WORKER_TTL = 60.0  # seconds a worker's registration lives unless its sweep renews it
 

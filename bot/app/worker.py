@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot import budget
-from bot.app import health, leases, metrics, outage, reconcile, schema
+from bot.app import dashboard_issue, health, leases, metrics, outage, reconcile, schema, waiver_proposal
 from bot.app.delegation import OwnersStage, act_for_owners
 from bot.app.events import Job
 from bot.app.github_api import (
@@ -321,12 +321,20 @@ class Worker:
         fence = leases.current()
         if fence is not None:
             gh = FencedGitHub(gh, fence)
+        if job.event == "push":  # the default branch moved: the dashboard issue, no review
+            return dashboard_issue.refresh(gh, job.repo, job.head_sha, datetime.fromtimestamp(self.clock(), UTC).date(),
+                                           self.checks)
         number = job.number
         if not number:
             numbers = gh.list_open_pull_requests_for_sha(job.repo, job.head_sha)
             if not numbers:
                 return "no-pull-request"
             number = numbers[0]
+        if job.command:  # a proposal from anyone: one reply, no review, no state changed
+            pr = gh.get_pull_request(job.repo, number)
+            day = datetime.fromtimestamp(self.clock(), UTC).date()
+            gh.create_issue_comment(job.repo, number, waiver_proposal.reply(gh, pr, job.command, job.requester, day))
+            return "proposed"
         if job.requester:
             permission = gh.get_permission(job.repo, job.requester)
             if permission not in WRITE_PERMISSIONS:

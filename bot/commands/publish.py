@@ -31,7 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import dataclasses
+    import datetime
+
     from bot.config import load_config
+    from bot.dashboard import for_tree
     from bot.site import build_site
     from bot.site.build import write_site
     from bot.snapshot import DirSnapshot, GitError
@@ -48,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
         if args.draft_presentation:
             return _draft(snapshot, [Path(p) for p in args.draft_presentation],
                           Path(args.entries) if args.entries else None, out)
-        site = build_site(snapshot, load_config(snapshot)[0])
+        config = load_config(snapshot)[0]
+        today = datetime.datetime.now(datetime.UTC).date()
+        site = dataclasses.replace(build_site(snapshot, config), dashboard=for_tree(snapshot, config, today))
         count = write_site(site, out, markdown=not args.no_markdown)
     except (GitError, FileExistsError) as exc:
         raise UsageError(str(exc)) from None

@@ -19,11 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def rules_markdown() -> str:
     """The README's rule reference: one heading per family, one paragraph per rule."""
+    from bot import waiving
     from bot.checks import FAMILIES, all_rules
 
     lines: list[str] = []
     families = [("bot", "Rules about the bot's own configuration and its own failures.")]
     families += [(m.__name__.rsplit(".", 1)[-1], _summary(m.__doc__ or "")) for m in FAMILIES]
+    families.append(("waivers", _summary(waiving.__doc__ or "")))
     rules = all_rules()
     for family, summary in families:
         ids = sorted(r for r in rules if r.split("/", 1)[0] == family

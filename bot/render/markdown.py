@@ -39,7 +39,7 @@ def headline(report: Report) -> str:
     reason = unfinished_reason(report)
     if reason is not None:
         return f"OpenLineage registry ❌ could not finish: {plain(reason, 200)}"
-    judged = "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed") if s[k])
+    judged = "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed", "waived") if s[k])
     return (f"OpenLineage registry {_VERDICT[report.verdict]}: {s['errors']} error(s), "
             f"{s['warnings']} warning(s), {s['notices']} notice(s){judged}")
 
@@ -51,7 +51,12 @@ def _finding_row(f: Finding, cap: int) -> str:
     message = escape(f.message, cap)
     if f.hint:
         message += f"<br><sub>{escape(f.hint, cap)}</sub>"
-    return f"| {_ICON[f.severity]} | {code(f.rule)} | {where} | {message} |"
+    icon = _ICON[f.severity]
+    if f.waived is not None:
+        icon = f"{icon}, {f.waived.label()}"
+        message += (f"<br><sub>waived by {escape(f.waived.granted_by, NAME_LIMIT)}: "
+                    f"{escape(f.waived.reason, cap)}</sub>")
+    return f"| {icon} | {code(f.rule)} | {where} | {message} |"
 
 
 def _names(names: Sequence[str], most: int) -> str:

@@ -85,6 +85,11 @@ def render_sarif(report: Report, tool_version: str = "0.1.0") -> dict[str, Any]:
             result["baselineState"] = f.state.value  # new, unchanged or absent: the same words as SARIF
         if result["level"] != _LEVEL[f.severity]:
             result["properties"] = {"severity": f.severity.value}  # the rule's own severity, kept
+        if f.waived is not None:  # SARIF's suppression (3.35): shown as such, never dropped
+            result["suppressions"] = [{
+                "kind": "external", "status": "accepted",
+                "justification": message_text(f"{f.waived.label()} by {f.waived.granted_by}: {f.waived.reason}"),
+                "location": {"physicalLocation": {"artifactLocation": {"uri": artifact_uri(f.waived.source)}}}}]
         if f.fix is not None and f.state is not State.ABSENT:
             result["fixes"] = [sarif_fix(f.fix)]
         results.append(result)

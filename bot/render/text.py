@@ -69,13 +69,19 @@ def _lines(findings: tuple[Finding, ...], color: bool, hints: bool = True) -> li
             sev = f.severity.value
             if color:
                 sev = f"{_COLORS[f.severity]}{sev}\x1b[0m"
-            lines.append(f"{location(f)}: {sev} {visible(f.rule)} {visible(f.message)}")
+            lines.append(f"{location(f)}: {sev} {visible(f.rule)} {visible(f.message)}" + waived_note(f))
             if f.hint and hints:
                 lines.append(f"    hint: {visible(f.hint)}")
             if f.witness is not None and hints:
                 lines.append(f"    witness ({visible(f.witness.caption())}):")
                 lines += [f"      {line}" for line in f.witness.pretty().splitlines()]
     return lines
+
+
+def waived_note(f: Finding) -> str:
+    """`` (waived until DATE by @x: reason)`` for a waived finding, else nothing."""
+    w = f.waived
+    return "" if w is None else f" ({w.label()} by {visible(w.granted_by)}: {visible(w.reason)})"
 
 
 def rule_counts(findings: tuple[Finding, ...], most: int = 5) -> str:
@@ -107,7 +113,7 @@ def render_text(report: Report, color: bool = False) -> str:
     lines.append(
         f"{s['verdict'].upper()}: {s['errors']} error(s), {s['warnings']} warning(s), "
         f"{s['notices']} notice(s)"
-        + "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed") if s[k])
+        + "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed", "waived") if s[k])
         + f" in {len(report.entries)} entr{'y' if len(report.entries) == 1 else 'ies'}"
         + (f" ({visible(report.neutral_reason)})" if report.neutral_reason else "")
         + (f"; {s['fixable']} fixable (registry-bot fix)" if s["fixable"] else "")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.config import Config
+from bot.dashboard import Dashboard
 from bot.logo import LOGO_NAME, published_logo, source_limit
 from bot.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.schema_diff import required_bump
@@ -121,6 +122,7 @@ class Site:
     naming: Any = None  # NamingRules, or None when it cannot be loaded
     use_case_texts: dict[str, UseCase] = field(default_factory=dict)  # id -> title and text
     logo_files: dict[str, bytes] = field(default_factory=dict)  # logos/<name>.<ext> -> bytes
+    dashboard: Dashboard | None = None  # the registry dashboard page (``registry-bot publish``), when built
 
     def organizations(self) -> dict[str, list[EntryCard]]:
         """Partner name -> its entries, for the partners that say which entries are theirs."""

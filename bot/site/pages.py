@@ -11,6 +11,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from bot.render.dashboard import fix_command
 from bot.site.model import FacetPage, Site, slug
 from bot.site.usecases import title_of
 
@@ -35,11 +36,13 @@ def owner_of(uri: str) -> str:
     return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
 
 
-def environment(uc_label: Callable[[str], str]) -> jinja2.Environment:
+def environment(uc_label: Callable[[str], str], dashboard: bool = False) -> jinja2.Environment:
     folder = str(resources.files("bot.site").joinpath("templates"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
                              undefined=jinja2.StrictUndefined, auto_reload=False)  # no stat per page
-    env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=NAV)
+    nav = (*NAV, ("dashboard.html", "Dashboard")) if dashboard else NAV
+    env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=nav,
+                       fix_command=fix_command)
     return env
 
 
@@ -65,7 +68,7 @@ def _json_script(value: Any) -> Markup:
 def render_pages(site: Site) -> dict[str, bytes]:
     """Every file of the site but the discovery index: path -> bytes."""
     uc_label = functools.partial(title_of, site.use_case_texts)
-    env = environment(uc_label)
+    env = environment(uc_label, site.dashboard is not None)
     pages = {uri: f.page for uri, f in site.facets.items()}
     chunks = [site.entries[i:i + PAGE_SIZE] for i in range(0, len(site.entries), PAGE_SIZE)] or [[]]
     paths = ["index.html", *(f"ecosystem/{n}.html" for n in range(2, len(chunks) + 1))]
@@ -106,6 +109,8 @@ def render_pages(site: Site) -> dict[str, bytes]:
         page(path, "use_case", uc_label(case), label=uc_label(case), facets=rows,
              description=text.description if text else "")
     page("promotion.html", "promotion", "From custom facet to core facet")
+    if site.dashboard is not None:
+        page("dashboard.html", "dashboard", "Registry dashboard", board=site.dashboard)
     datasets, jobs = naming_rows(site.naming)
     page("naming.html", "naming", "Naming conventions", datasets=datasets, jobs=jobs)
     for name in ("site.css", "site.js", "favicon.svg"):

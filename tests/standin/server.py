@@ -122,7 +122,8 @@ class ContentLimit:
     created: list[float] = field(default_factory=list)  # monotonic times of the creations in the window
     refused: int = 0
 
-    CREATING = ("/repos/*/*/issues/*/comments", "/repos/*/*/pulls/*/reviews", "/repos/*/*/check-runs")
+    CREATING = ("/repos/*/*/issues/*/comments", "/repos/*/*/pulls/*/reviews", "/repos/*/*/check-runs",
+                "/repos/*/*/issues")
 
     def take(self, method: str, path: str, now: float) -> float | None:
         """Seconds to wait when this request is over the limit (counted as refused), else None (counted)."""
@@ -538,6 +539,28 @@ def create_app(state: StandInState) -> Flask:
         body = _json().get("body", "")
         local.edit_issue_comment(repo_of(owner, name), comment_id, body)
         return jsonify(id=comment_id, user={"login": local.bot}, body=body)
+
+    # -- issues (the dashboard issue) -------------------------------------------------------
+    @app.get("/repos/<owner>/<name>/issues")
+    def issues(owner: str, name: str) -> Response:
+        creator = request.args.get("creator", "")
+        found = [i for i in local.list_issues(repo_of(owner, name), creator)
+                 if request.args.get("state", "open") in ("all", i.state)]
+        return _paged([{"number": i.number, "user": {"login": i.user}, "title": i.title, "body": i.body,
+                        "state": i.state} for i in found])
+
+    @app.post("/repos/<owner>/<name>/issues")
+    def create_issue(owner: str, name: str) -> tuple[Response, int]:
+        data = _json()
+        number = local.create_issue(repo_of(owner, name), data.get("title", ""), data.get("body", ""))
+        return jsonify(number=number, user={"login": local.bot}, title=data.get("title", ""),
+                       body=data.get("body", ""), state="open"), 201
+
+    @app.patch("/repos/<owner>/<name>/issues/<int:number>")
+    def edit_issue(owner: str, name: str, number: int) -> Response:
+        body = _json().get("body", "")
+        local.edit_issue(repo_of(owner, name), number, body)
+        return jsonify(number=number, user={"login": local.bot}, body=body)
 
     # -- permissions -----------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/collaborators/<login>/permission")
