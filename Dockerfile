@@ -1,6 +1,6 @@
 # Two images from one Dockerfile (build both with `make images`, or with docker/podman build --target):
 #   web:    the webhook service, gunicorn on $PORT (default 8000). No Spark, no Java.
-#   worker: python -m bot.app.worker, with Java and PySpark for the regression; also runs the command line
+#   worker: python -m bot.service.worker, with Java and PySpark for the regression; also runs the command line
 #           (`docker run IMAGE registry-bot demo`).
 # Both run as the non-root user `bot` and need nothing writable but /data (the queue) and /tmp, so they run
 # with a read-only root filesystem (docs/app.md, compose.yaml). Python packages come from the lock files
@@ -46,7 +46,7 @@ USER bot
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
     CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('PORT', '8000'), timeout=4)" || exit 1
-CMD ["gunicorn", "-c", "gunicorn.conf.py", "bot.web:create_app()"]
+CMD ["gunicorn", "-c", "gunicorn.conf.py", "bot.service.wsgi:create_app()"]
 
 # git: the command line's repositories (the demo builds its sample as one); Java for PySpark.
 FROM base AS worker
@@ -63,7 +63,7 @@ COPY --from=source /app /app
 RUN pip install --no-cache-dir --no-deps --no-build-isolation -e . \
     && rm -rf /root/.cache /app/build
 USER bot
-# the worker writes its heartbeat (tmpfs /tmp) at start and after each sweep of the queue (bot/app/health.py)
+# the worker writes its heartbeat (tmpfs /tmp) at start and after each sweep of the queue (bot/service/health.py)
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
-    CMD ["python", "-m", "bot.app.health", "worker"]
-CMD ["python", "-m", "bot.app.worker"]
+    CMD ["python", "-m", "bot.service.health", "worker"]
+CMD ["python", "-m", "bot.service.worker"]

@@ -23,6 +23,7 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check bot tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports  # the layers contract ([tool.importlinter])
 
 # The queue's Redis backend is tested against a real server, the published site in Debian's headless
 # Chromium, the images built with podman (runc, and debootstrap for their base), worker "hosts" in network

@@ -1,9 +1,9 @@
-"""gunicorn settings for the webhook service: ``gunicorn -c gunicorn.conf.py 'bot.web:create_app()'``.
+"""gunicorn settings for the webhook service: ``gunicorn -c gunicorn.conf.py 'bot.service.wsgi:create_app()'``.
 
 The web process only verifies, dedupes and enqueues, so a few workers answer hundreds of deliveries a
 second. Command-line flags (``--bind``, ``--workers``) override these values.
 
-The worker class is the front door of ``bot/app/front.py``: gevent (a connection costs a greenlet, not a
+The worker class is the front door of ``bot/service/front.py``: gevent (a connection costs a greenlet, not a
 thread), headers within ``keepalive`` seconds, the body within 10 s, so slow clients cannot hold the
 workers (``benchmarks/bench_slow_clients.py``).
 """
@@ -11,12 +11,12 @@ workers (``benchmarks/bench_slow_clients.py``).
 import os
 
 bind = [os.environ.get("BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")]
-if os.environ.get("WEB_ADMIN_PORT"):  # only /metrics and /readyz answer there (bot/app/web.py): keep it private
+if os.environ.get("WEB_ADMIN_PORT"):  # only /metrics and /readyz answer there (bot/service/web.py): keep it private
     # on the address BIND names (127.0.0.1 when BIND is a unix socket), or WEB_ADMIN_BIND's own
     _host = bind[0].rpartition(":")[0] if ":" in bind[0] and not bind[0].startswith("unix:") else "127.0.0.1"
     bind.append(os.environ.get("WEB_ADMIN_BIND") or f"{_host}:{os.environ['WEB_ADMIN_PORT']}")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-worker_class = "bot.app.front.FrontDoorWorker"
+worker_class = "bot.service.front.FrontDoorWorker"
 worker_connections = int(os.environ.get("WEB_CONNECTIONS", "1000"))  # open connections per worker
 timeout = 30
 graceful_timeout = 10
@@ -32,6 +32,6 @@ control_socket_disable = True
 
 
 def post_worker_init(worker):  # type: ignore[no-untyped-def]
-    from bot.app.logs import setup_json_logging
+    from bot.service.logs import setup_json_logging
 
     setup_json_logging()

@@ -50,7 +50,7 @@ class BenchService(Service):
 
     def start_worker(self) -> None:
         checks = ("--checks", "tests.fakes:FAKE_CHECKS", "--no-regression") if CHECKS != "real" else ()
-        self._spawn("worker", [sys.executable, "-m", "bot.app.worker", *checks, "--write-pause", str(WRITE_PAUSE),
+        self._spawn("worker", [sys.executable, "-m", "bot.service.worker", *checks, "--write-pause", str(WRITE_PAUSE),
                                "--poll", "0.05"])
 
 

@@ -19,10 +19,10 @@ sys.path.insert(0, str(ROOT))
 def measure(tree: str, repeat: int) -> dict[str, float]:
     """Run inside the child: import, then review ``tree`` ``repeat`` times."""
     t0 = time.perf_counter()
-    import bot.checks  # noqa: F401 - import cost is reported separately
-    from bot.engine import review
-    from bot.schemas import SchemaStore
-    from bot.snapshot import DirSnapshot
+    import bot.review.checks  # noqa: F401 - import cost is reported separately
+    from bot.core.snapshot import DirSnapshot
+    from bot.model.schemas import SchemaStore
+    from bot.review.engine import review
 
     imported = time.perf_counter() - t0
     compiled = 0

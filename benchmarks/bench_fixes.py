@@ -30,12 +30,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    from bot.checks import format as format_check
-    from bot.commands.fix import _changes  # noqa: F401 - import cost outside the timing
-    from bot.engine import default_checks, review
-    from bot.fixes import fix_until_done
-    from bot.jsonformat import format_json
-    from bot.snapshot import DirSnapshot
+    from bot.cli.commands.fix import _changes  # noqa: F401 - import cost outside the timing
+    from bot.core.jsonformat import format_json
+    from bot.core.snapshot import DirSnapshot
+    from bot.review.checks import format as format_check
+    from bot.review.engine import default_checks, review
+    from bot.review.fixes import fix_until_done
 
     assert CORPUS is not None and CORPUS.is_dir(), "the shared corpus is missing"
     texts = [p.read_text(encoding="utf-8") for p in sorted((CORPUS / "spec").rglob("*.json"))]

@@ -2,7 +2,7 @@
 
 Every worker runs ``recover()`` every ``--sweep-every`` seconds (10). It used to read the whole journal, a
 ``done`` entry per delivery ever received (0.33-0.47 s at 10,000 entries, 7-12 s at 300,000 on Redis):
-now a finished job leaves a done mark outside the journal (``bot.app.done_marks``) and the sweep reads the
+now a finished job leaves a done mark outside the journal (``bot.service.done_marks``) and the sweep reads the
 open jobs only. The history is written with the queue's own scripts and statements (the accept and the
 done mark of each delivery, pipelined on Redis, one transaction on SQLite), then 100 open jobs are
 accepted, and ``recover()`` is timed (median of ``BENCH_RUNS``, default 5), on Redis (a ``redis-server``
@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 import orjson  # noqa: E402
 import redis  # noqa: E402
 
-from bot.app.done_marks import RedisDoneMarks  # noqa: E402
-from bot.app.events import Job  # noqa: E402
-from bot.app.queue import JobQueue, make_huey  # noqa: E402
+from bot.github.events import Job  # noqa: E402
+from bot.service.done_marks import RedisDoneMarks  # noqa: E402
+from bot.service.queue import JobQueue, make_huey  # noqa: E402
 
 SIZES = [int(n) for n in os.environ.get("BENCH_SIZES", "10000,100000,300000").split(",")]
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))

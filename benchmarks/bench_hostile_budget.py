@@ -1,6 +1,6 @@
 """Issue 19's resource attacks, measured: a compile bomb and a review of slow naming matches.
 
-- compile: how long ``bot.regex_size`` takes to refuse ``((((a{64}){64}){64}){64})`` and what ``regex``
+- compile: how long ``bot.core.regex_size`` takes to refuse ``((((a{64}){64}){64}){64})`` and what ``regex``
   would have allocated for a smaller bomb (``((a{64}){64}){64}``, compiled in a child process);
 - budget: ``registry-bot check`` (a real process) on the corpus's ``spec/`` and the bundled naming files,
   with FILES files of EXAMPLES examples each whose component pattern is ``/(a|aa)+`` (a slow match every time), with
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bot.naming import bundled_folder  # noqa: E402
-from bot.regex_size import check_size, units  # noqa: E402
+from bot.core.regex_size import check_size, units  # noqa: E402
+from bot.model.naming import bundled_folder  # noqa: E402
 
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
 BOMB = "((((a{64}){64}){64}){64})"

@@ -1,5 +1,5 @@
 """How many logos of a folder publish, and whether they look the same: every SVG, PNG, JPEG and WebP is judged
-as ``entry/logo`` and the site judge it (``bot.logo.published_logo``); each SVG that publishes is drawn in
+as ``entry/logo`` and the site judge it (``bot.model.logo.published_logo``); each SVG that publishes is drawn in
 Debian's headless Chromium as it was and as published (400 x 300, opened directly), and the screenshots are
 compared pixel for pixel; requests the published file makes are counted (there must be none).
 Usage: python benchmarks/bench_logos.py FOLDER (for example OpenLineage's ``website/static/img``)
@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.logo import published_logo  # noqa: E402 - after the path above
+from bot.model.logo import published_logo  # noqa: E402 - after the path above
 
 CHROMIUM = "/usr/bin/chromium"
 KINDS = (".svg", ".png", ".jpg", ".jpeg", ".webp")

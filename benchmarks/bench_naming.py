@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.naming import load_rules  # noqa: E402
-from bot.naming.events import identifiers_in_file  # noqa: E402
+from bot.model.naming import load_rules  # noqa: E402
+from bot.model.naming.events import identifiers_in_file  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "openlineage"
 

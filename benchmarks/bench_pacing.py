@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from bot.app.github_client import AppClientFactory  # noqa: E402
-from bot.app.pacing import RedisPacer  # noqa: E402
+from bot.github.client import AppClientFactory  # noqa: E402
+from bot.github.pacing import RedisPacer  # noqa: E402
 from tests.gitrepo import Repo  # noqa: E402
 from tests.standin.fleet import Fleet  # noqa: E402
 

@@ -22,10 +22,10 @@ TARGET_S = 10.0  # at 1,000 entries
 
 def measure(tree: str, repeat: int) -> dict[str, float]:
     """Run inside the child: import, then build the site of ``tree`` ``repeat`` times."""
-    from bot.config import load_config
-    from bot.site import build_site
-    from bot.site.build import write_site
-    from bot.snapshot import DirSnapshot
+    from bot.core.config import load_config
+    from bot.core.snapshot import DirSnapshot
+    from bot.outputs.site import build_site
+    from bot.outputs.site.build import write_site
 
     best_model = best_write = best_cpu = float("inf")
     files = pages = 0

@@ -33,10 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.config import Config  # noqa: E402  # after the path setup above
-from bot.regression.events import EventRecord  # noqa: E402
-from bot.regression.side import SideSpec  # noqa: E402
-from bot.snapshot import DirSnapshot  # noqa: E402
+from bot.core.config import Config  # noqa: E402  # after the path setup above
+from bot.core.snapshot import DirSnapshot  # noqa: E402
+from bot.review.regression.events import EventRecord  # noqa: E402
+from bot.review.regression.side import SideSpec  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "openlineage"
 if not CORPUS.is_dir():

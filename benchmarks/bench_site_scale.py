@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.registry_gen import generate  # noqa: E402 - after the path above
-from bot.config import load_config  # noqa: E402
-from bot.site import build_site  # noqa: E402
-from bot.site.build import write_site  # noqa: E402
-from bot.site.pages import SEARCH_INDEX  # noqa: E402
-from bot.snapshot import DirSnapshot  # noqa: E402
+from bot.core.config import load_config  # noqa: E402
+from bot.core.snapshot import DirSnapshot  # noqa: E402
+from bot.outputs.site import build_site  # noqa: E402
+from bot.outputs.site.build import write_site  # noqa: E402
+from bot.outputs.site.pages import SEARCH_INDEX  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 

@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_webhook import KEY, SECRET, free_port  # noqa: E402  (the same service settings)
-from bot.app.signature import sign  # noqa: E402
+from bot.service.signature import sign  # noqa: E402
 
 SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
 PAYLOAD = SHARED / "github-payloads" / "pull_request.synchronize.json"
@@ -64,7 +64,8 @@ class Gunicorn:
                "GITHUB_WEBHOOK_SECRET": SECRET, "BOT_QUEUE_URL": str(self.tmp / "queue.sqlite3"), **self.env}
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
-                                          "--bind", f"127.0.0.1:{self.port}", *self.args, "bot.web:create_app()"],
+                                          "--bind", f"127.0.0.1:{self.port}", *self.args,
+                                          "bot.service.wsgi:create_app()"],
                                          cwd=ROOT, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + 30
         while self.get("/healthz")[0] != 200:

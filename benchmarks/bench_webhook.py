@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.app.signature import sign  # noqa: E402
+from bot.service.signature import sign  # noqa: E402
 
 PAYLOAD = ROOT.parent / "shared" / "github-payloads" / "pull_request.synchronize.json"
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "200"))
@@ -137,7 +137,7 @@ def main() -> int:
         log_path = Path(tmp) / "web.log"
         with log_path.open("ab") as log:
             web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
-                                    "--bind", f"127.0.0.1:{port}", *shape, "bot.web:create_app()"],
+                                    "--bind", f"127.0.0.1:{port}", *shape, "bot.service.wsgi:create_app()"],
                                    cwd=ROOT, env=env, stdout=log, stderr=log)
         ok = True
         try:

@@ -1,7 +1,7 @@
 """Schema evolution on the real history: how maintainers bumped each class of change, and what it costs.
 
 For every merged commit that changes a versioned facet schema (same facet ``$id`` on both sides), the change is
-classified (bot/evolution/classes.py) and its actual bump read from the two ``$id``s. Prints, per class that
+classified (bot/model/evolution/classes.py) and its actual bump read from the two ``$id``s. Prints, per class that
 set the digit, the bumps maintainers used; for an optional field added to an open object, the count behind
 the default of ``versions.open_model_optional_add``; how many merged commits each policy would block; and the
 time of one comparison with its witness search.
@@ -25,16 +25,16 @@ BUNDLE = next(p / "shared" for p in ROOT.parents if (p / "shared").is_dir()) / \
 
 
 def main() -> int:
-    from bot.changes import ChangeSet, Status
-    from bot.config import Config
-    from bot.engine import review
-    from bot.evolution.classes import Bump
-    from bot.evolution.verdict import compare
-    from bot.history import commits
-    from bot.registry import Registry
-    from bot.schema_diff import actual_bump
-    from bot.schemas import SchemaStore
-    from bot.snapshot import GitSnapshot
+    from bot.core.changes import ChangeSet, Status
+    from bot.core.config import Config
+    from bot.core.snapshot import GitSnapshot
+    from bot.model.evolution.classes import Bump
+    from bot.model.evolution.schema_diff import actual_bump
+    from bot.model.evolution.verdict import compare
+    from bot.model.registry import Registry
+    from bot.model.schemas import SchemaStore
+    from bot.review.engine import review
+    from bot.review.history import commits
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, default=BUNDLE)
@@ -111,9 +111,9 @@ def _held_out_review() -> float:
     """#4092 rebuilt from the published copies in a git copy of today's corpus; the best of three reviews."""
     import shutil
 
-    from bot.changes import ChangeSet
-    from bot.engine import review
-    from bot.snapshot import GitSnapshot
+    from bot.core.changes import ChangeSet
+    from bot.core.snapshot import GitSnapshot
+    from bot.review.engine import review
 
     corpus = BUNDLE.parent.parent / "openlineage"
     mirror = "website/static/spec/facets"

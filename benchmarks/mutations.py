@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
-    from bot.findings import State, Verdict
-    from bot.history import commits
+    from bot.core.findings import State, Verdict
+    from bot.review.history import commits
     from tests.history import BUNDLE
     from tests.mutations import KINDS, targets
     from tests.planting import blocking_rules, plant, review_pr

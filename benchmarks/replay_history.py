@@ -19,7 +19,7 @@ BUNDLE = ROOT.parent / "shared/corpus/openlineage-history/openlineage-spec-histo
 
 
 def main() -> int:
-    from bot.history import replay, table
+    from bot.review.history import replay, table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundle", type=Path, default=BUNDLE, help="a git bundle of the history")

@@ -1,5 +1,5 @@
 """``python -m bot`` is ``registry-bot``."""
 
-from bot.entry import main
+from bot.cli.entry import main
 
 raise SystemExit(main())

@@ -87,7 +87,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unty
 @pytest.fixture(scope="session")
 def spark():  # type: ignore[no-untyped-def]
     """One real local SparkSession for the whole test run (two cores, no UI), stopped at the end."""
-    from bot.regression.spark_job import start_session
+    from bot.review.regression.spark_job import start_session
 
     session = start_session("local[2]", app="registry-bot-tests", extra={"spark.driver.memory": "1g"})
     yield session

@@ -1,6 +1,6 @@
 """Stand-ins for the bot's own parts in tests: a check that reports exact lines (``FAKE_CHECKS``) and a
 regression stage without pyspark (``review_stage``). GitHub itself is modelled once, by
-``bot.app.local_github.LocalGitHub`` (served over HTTP by ``tests/standin``).
+``bot.github.local.LocalGitHub`` (served over HTTP by ``tests/standin``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ def missing_facet_check(review: Any) -> Any:
     Stands in for the real rule families in service tests, so that they assert exact lines whatever
     the real checks report. The worker runs it with ``--checks tests.fakes:FAKE_CHECKS``.
     """
-    from bot.findings import Finding, Severity
+    from bot.core.findings import Finding, Severity
 
     registry = review.config.paths.registry
     for change in review.changes.under(registry) if review.changes else ():
@@ -34,9 +34,9 @@ def missing_facet_check(review: Any) -> Any:
 FAKE_CHECKS = (missing_facet_check,)
 
 
-# -- a regression stage with a known outcome (the real one, bot.regression, runs Spark) ----------------
+# -- a regression stage with a known outcome (the real one, bot.review.regression, runs Spark) ----------------
 class FakeRegressionStage:
-    """Stands in for ``bot.regression.review_stage``: a table section and a warning on line 1 of each changed
+    """Stands in for ``bot.review.regression.review_stage``: a table section and a warning on line 1 of each changed
     ``registry.json``. Counts its instances, so a test sees that the worker builds it once."""
 
     instances = 0
@@ -46,7 +46,7 @@ class FakeRegressionStage:
         self.calls = 0
 
     def __call__(self, base: Any, head: Any, changes: Any, config: Any) -> Any:
-        from bot.findings import Finding, Section, Severity
+        from bot.core.findings import Finding, Section, Severity
 
         self.calls += 1
         changed = sorted(c.path for c in changes.files if c.path.endswith("/registry.json"))

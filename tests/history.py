@@ -6,11 +6,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from bot.changes import ChangeSet
-from bot.config import Config
-from bot.engine import ReviewContext, review
-from bot.findings import Report
-from bot.snapshot import GitSnapshot
+from bot.core.changes import ChangeSet
+from bot.core.config import Config
+from bot.core.findings import Report
+from bot.core.snapshot import GitSnapshot
+from bot.review.engine import ReviewContext, review
 from tests.conftest import SHARED
 from tests.gitrepo import GIT_ENV
 
@@ -66,7 +66,7 @@ def newest_passing_registry_change(repo: Path, author: str, approvers: frozenset
     """The newest commit changing the registry that passes review, as its pull request approved by
     ``approvers``: real changes whose verdict the engine decides (history defects, tests/test_history.py,
     are found and skipped by the same engine rather than named)."""
-    from bot.findings import Verdict
+    from bot.core.findings import Verdict
     from tests.planting import review_pr
 
     log = subprocess.run(["git", "-C", str(repo), "log", "--format=%H", "--", "spec/registry"], capture_output=True,

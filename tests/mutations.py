@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.snapshot import GitSnapshot
+from bot.core.snapshot import GitSnapshot
 from tests.planting import changed_paths, dump
 
 Edits = dict[str, bytes | None]
@@ -363,8 +363,8 @@ PLACES = {"run": ("run", "facets"), "job": ("job", "facets"), "dataset": ("input
 
 
 def _registry(repo: Path, commit: str) -> Any:
-    from bot.config import Config
-    from bot.registry import Registry
+    from bot.core.config import Config
+    from bot.model.registry import Registry
 
     return Registry(_snapshot(str(repo), commit), Config())
 
@@ -405,8 +405,8 @@ class Declared:
 
 def declared_facet(repo: Path, commit: str) -> Declared | None:
     """The first facet (entries in name order) that a non-core entry with a documented producer declares."""
-    from bot.registry import declared_facets
-    from bot.uris import UriError, resolve
+    from bot.model.registry import declared_facets
+    from bot.model.uris import UriError, resolve
 
     registry = _registry(repo, commit)
     for _, entry in sorted(registry.entries.items()):
@@ -505,7 +505,7 @@ def codeowners_lone_backslash(repo: Path, commit: str) -> tuple[Edits, Edits] | 
     """A line that is a lone ``\\`` (and the trailing space it seems to escape) in the first non-core entry's
     CODEOWNERS (written for it, naming the owners the root CODEOWNERS routes it to, when it has none); the control
     is the file without that line."""
-    from bot.codeowners import RootOwners
+    from bot.model.codeowners import RootOwners
 
     registry = _registry(repo, commit)
     root = RootOwners.of(_snapshot(str(repo), commit))

@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.changes import ChangeSet
-from bot.engine import ReviewContext, review
-from bot.findings import Report
-from bot.snapshot import GitSnapshot
+from bot.core.changes import ChangeSet
+from bot.core.findings import Report
+from bot.core.snapshot import GitSnapshot
+from bot.review.engine import ReviewContext, review
 from tests.gitrepo import GIT_ENV
 
 

@@ -77,7 +77,7 @@ NEGATIVE_JSON: dict[str, Any] = {
 
 def dump(value: Any) -> str:
     """JSON as a contributor who runs prettier commits it (format/json reports any other layout)."""
-    from bot.jsonformat import format_json
+    from bot.core.jsonformat import format_json
 
     return format_json(json.dumps(value))
 

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bot.config import Config
-from bot.naming import bundled_folder
-from bot.registry import Registry
-from bot.regression.compare import Tally, run_records
-from bot.regression.events import sample_records
-from bot.regression.side import SideSpec
-from bot.snapshot import DirSnapshot
+from bot.core.config import Config
+from bot.core.snapshot import DirSnapshot
+from bot.model.naming import bundled_folder
+from bot.model.registry import Registry
+from bot.review.regression.compare import Tally, run_records
+from bot.review.regression.events import sample_records
+from bot.review.regression.side import SideSpec
 
 DATA = Path(__file__).resolve().parent / "data" / "regress"
 COMPOSER = "spec/registry/gcp/composer"

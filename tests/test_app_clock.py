@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import health
-from bot.app.github_api import GitHubError
-from bot.app.github_client import AppClientFactory
-from bot.app.local_github import LocalGitHub
+from bot.github.api import GitHubError
+from bot.github.client import AppClientFactory
+from bot.github.local import LocalGitHub
+from bot.service import health
 from tests.standin.server import StandIn
 
 REPO = "OpenLineage/OpenLineage"
@@ -50,7 +50,7 @@ def test_a_host_clock_300_s_off_is_corrected_after_one_refusal(standin: StandIn,
                                                                 caplog: pytest.LogCaptureFixture) -> None:
     standin.state.clock = lambda: time.time() + skew  # GitHub's time; the host's is ``skew`` behind it
     factory = factory_of(standin)
-    with caplog.at_level(logging.WARNING, logger="bot.app.app_clock"):
+    with caplog.at_level(logging.WARNING, logger="bot.github.app_clock"):
         pr = factory.for_installation(standin.state.installation_id).get_pull_request(REPO, 1)
         assert pr.number == 1
     assert token_requests(standin) == [401, 201]
@@ -67,7 +67,7 @@ def test_a_skew_the_correction_cannot_cure_fails_the_health_check_and_is_logged_
     drift = iter(range(600, 100_000, 600))
     standin.state.clock = lambda: time.time() + next(drift)  # GitHub's clock runs away from the host's
     factory = factory_of(standin)
-    with caplog.at_level(logging.ERROR, logger="bot.app.app_clock"):
+    with caplog.at_level(logging.ERROR, logger="bot.github.app_clock"):
         for installation in (1, 1, 1):
             with pytest.raises(GitHubError) as refused:
                 factory.for_installation(installation).get_pull_request(REPO, 1)
@@ -85,7 +85,7 @@ def test_a_refusal_with_the_clocks_in_agreement_is_not_blamed_on_time(standin: S
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     factory = factory_of(standin)
     standin.state.app_id = 99  # the worker signs for App 1: GitHub refuses it, whatever the time
-    with caplog.at_level(logging.WARNING, logger="bot.app.app_clock"), pytest.raises(GitHubError):
+    with caplog.at_level(logging.WARNING, logger="bot.github.app_clock"), pytest.raises(GitHubError):
         factory.for_installation(1).get_pull_request(REPO, 1)
     assert caplog.records == [] and token_requests(standin) == [401]
     assert health.main(["worker"]) == 0

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.app_permissions import NEEDS, REFUSED, check, manifest_permissions, needed_for
-from bot.app.github_api import GitHubAPI, GitHubError
-from bot.commands.app import DEFAULT_MANIFEST, load_manifest, permission_lines
+from bot.cli.commands.app import DEFAULT_MANIFEST, load_manifest, permission_lines
+from bot.github.api import GitHubAPI, GitHubError
+from bot.github.app_permissions import NEEDS, REFUSED, check, manifest_permissions, needed_for
 
 
 def test_app_yml_asks_for_exactly_what_the_review_and_team_owners_need() -> None:

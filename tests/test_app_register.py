@@ -19,9 +19,9 @@ from pathlib import Path
 import requests
 import yaml
 
-from bot.app.github_client import AppClientFactory
-from bot.app.local_github import LocalGitHub
-from bot.app.settings import Settings
+from bot.github.client import AppClientFactory
+from bot.github.local import LocalGitHub
+from bot.service.settings import Settings
 from tests.conftest import ROOT
 from tests.gitrepo import Repo
 from tests.standin.server import StandIn

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from bot import budget
-from bot.app.worker import Worker
-from bot.changes import ChangeSet, FileChange, Status
-from bot.config import Config, ReviewPolicy
-from bot.engine import review
-from bot.findings import Finding, Severity, State, Verdict
-from bot.incomplete import INCOMPLETE
-from bot.review_input import ReviewInput
-from bot.snapshot import MemorySnapshot
+from bot.core import budget
+from bot.core.changes import ChangeSet, FileChange, Status
+from bot.core.config import Config, ReviewPolicy
+from bot.core.findings import Finding, Severity, State, Verdict
+from bot.core.incomplete import INCOMPLETE
+from bot.core.snapshot import MemorySnapshot
+from bot.review.engine import review
+from bot.review.input import ReviewInput
+from bot.service.worker import Worker
 from tests.test_pipeline import load, make_pr_repo
 from tests.test_pipeline_regression import OneClient, job
 

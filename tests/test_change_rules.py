@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.checks import CHANGE_RULES, all_rules
-from bot.engine import ReviewContext, judge
-from bot.findings import Finding, Severity, State, Verdict
+from bot.core.findings import Finding, Severity, State, Verdict
+from bot.review.checks import CHANGE_RULES, all_rules
+from bot.review.engine import ReviewContext, judge
 from tests import mutations as m
 from tests.mutations import Edits
 from tests.planting import plant, read, review_pr

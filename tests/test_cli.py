@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.checks import all_rules
 from bot.cli import main
+from bot.review.checks import all_rules
 from tests import registry_cases as rc
 from tests.gitrepo import Repo
 
@@ -105,8 +105,8 @@ def test_usage_errors_exit_2(args: tuple[str, ...]) -> None:
 
 
 def test_every_rule_is_documented_in_the_readme() -> None:
-    from bot.commands.rules import rules_markdown
-    from bot.readme import block
+    from bot.cli.commands.rules import rules_markdown
+    from bot.outputs.readme import block
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert block(readme, "rules") == rules_markdown(), "run: python -m bot rules --update-readme"

@@ -141,7 +141,7 @@ def test_elapsed_time_shows_on_a_terminal_only() -> None:
     import io
     import time
 
-    from bot.commands._progress import elapsed
+    from bot.cli.commands._progress import elapsed
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -157,7 +157,7 @@ def test_elapsed_time_shows_on_a_terminal_only() -> None:
 
 def test_a_child_process_s_stderr_is_hidden_unless_verbose() -> None:
     """What the JVM writes (it inherits file descriptor 2 when Spark starts it) stays out of the terminal."""
-    probe = ("import subprocess, sys; from bot.commands._progress import jvm_output\n"
+    probe = ("import subprocess, sys; from bot.cli.commands._progress import jvm_output\n"
              "with jvm_output(verbose=sys.argv[1] == 'v') as err:\n"
              "    subprocess.run(['sh', '-c', 'echo NativeCodeLoader noise >&2'], check=True)\n"
              "    print('progress', file=err)\n"
@@ -171,8 +171,8 @@ def test_a_child_process_s_stderr_is_hidden_unless_verbose() -> None:
 
 
 def test_sections_are_plain_text_in_the_terminal() -> None:
-    from bot.findings import Report, Section
-    from bot.render.text import render_text
+    from bot.core.findings import Report, Section
+    from bot.outputs.render.text import render_text
 
     markdown = "totals: **1** · `a\\[0\\]` https\\://x\n\n| a | bb |\n| --- | ---: |\n| 1 | 2\\|3<br>4 |\n"
     report = Report(findings=(), entries=()).with_sections(Section(title="T", markdown=markdown), findings=[])

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.sample import build_sample_repo
+from bot.cli.sample import build_sample_repo
 
 
 @pytest.fixture(scope="module")

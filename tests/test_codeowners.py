@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.codeowners import MAX_BYTES, RootOwners, load, owner_key, owner_kind, parse, same_owners
-from bot.snapshot import DirSnapshot, MemorySnapshot
+from bot.core.snapshot import DirSnapshot, MemorySnapshot
+from bot.model.codeowners import MAX_BYTES, RootOwners, load, owner_key, owner_kind, parse, same_owners
 
 GITHUB_DOCS_EXAMPLE = """\
 # This is a comment.

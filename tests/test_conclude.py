@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.events import Job
-from bot.app.github_api import GitHubError, PullRequest, RateLimited
-from bot.app.local_github import LocalGitHub
-from bot.app.publish import CHECK_NAME, start_check
-from bot.app.queue import JobQueue, make_huey
-from bot.app.worker import Worker
+from bot.github.api import GitHubError, PullRequest, RateLimited
+from bot.github.events import Job
+from bot.github.local import LocalGitHub
+from bot.github.publish import CHECK_NAME, start_check
+from bot.service.queue import JobQueue, make_huey
+from bot.service.worker import Worker
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
 from tests.test_pipeline import ENTRY, REPO, load

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from collections.abc import Iterator
 
-from bot.compose import ReviewRequest, run_review
-from bot.findings import Finding, Severity
-from bot.review_input import ReviewInput
-from bot.snapshot import MemorySnapshot
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import MemorySnapshot
+from bot.review.compose import ReviewRequest, run_review
+from bot.review.input import ReviewInput
 
 RULES = {"custom/always": "A custom check's rule: one finding on every review."}
 CONFIG = ".github/registry-bot.yml"
@@ -48,8 +48,8 @@ def test_the_built_in_checks_rules_are_known() -> None:
 
 
 def test_the_configuration_does_not_import_the_checks() -> None:
-    code = ("import sys; from bot.config import parse_config; "
+    code = ("import sys; from bot.core.config import parse_config; "
             "parse_config('severity:\\n  custom/always: notice\\n', 'x'); "
-            "print(sorted(m for m in sys.modules if m.startswith('bot.checks')))")
+            "print(sorted(m for m in sys.modules if m.startswith('bot.review.checks')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

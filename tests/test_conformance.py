@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.app import github_client, graphql_reads, required_checks
+from bot.github import client as github_client
+from bot.github import graphql_reads, required_checks
 from tests import conformance
 
 

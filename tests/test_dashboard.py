@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.compose import ReviewRequest, run_review
-from bot.dashboard import build
-from bot.render.dashboard import MARKER, render_markdown, render_text
-from bot.snapshot import DirSnapshot
+from bot.core.snapshot import DirSnapshot
+from bot.outputs.dashboard import build
+from bot.outputs.render.dashboard import MARKER, render_markdown, render_text
+from bot.review.compose import ReviewRequest, run_review
 
 TODAY = datetime.date(2026, 6, 1)
 

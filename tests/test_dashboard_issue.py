@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bot.app.events import decide
-from bot.app.local_github import LocalGitHub
-from bot.app.worker import Worker
-from bot.render.dashboard import MARKER
+from bot.github.events import decide
+from bot.github.local import LocalGitHub
+from bot.outputs.render.dashboard import MARKER
+from bot.service.worker import Worker
 from tests.gitrepo import Repo, git
 
 REPO = "owner/registry"
@@ -93,7 +93,7 @@ def test_pushes_to_other_branches_or_deletions_are_ignored() -> None:
 
 
 def test_the_issue_names_the_pull_requests_waiting_on_each_entrys_owners(tmp_path: Path, corpus: Path) -> None:
-    from bot.app.events import Job
+    from bot.github.events import Job
 
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
     entry = next(p.parent for p in sorted((repo.path / "spec/registry").rglob("registry.json"))

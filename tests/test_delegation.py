@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.events import Job, decide
-from bot.app.local_github import LocalGitHub
-from bot.app.local_merge import BranchProtection
-from bot.app.publish import CHECK_NAME
-from bot.app.worker import Worker
 from bot.cli import main
-from bot.commands.replay import _Single
-from bot.config import ConfigError, parse_config
+from bot.cli.commands.replay import _Single
+from bot.core.config import ConfigError, parse_config
+from bot.github.events import Job, decide
+from bot.github.local import LocalGitHub
+from bot.github.local_merge import BranchProtection
+from bot.github.publish import CHECK_NAME
+from bot.service.worker import Worker
 from tests.conftest import PAYLOADS
 from tests.delegation_repo import AUTHOR, DATAPROC, DATAPROC_OWNER, ICEBERG_OWNER, build
 from tests.gitrepo import git
@@ -191,7 +191,7 @@ def test_an_owner_who_changes_their_mind_withdraws_the_bots_approval(repo: Path)
 
 
 def test_a_merge_is_refused_while_something_blocks_or_for_another_head(repo: Path) -> None:
-    from bot.app.github_api import GitHubError
+    from bot.github.api import GitHubError
 
     gh = pull(repo, "pr")
     try:
@@ -240,7 +240,7 @@ def test_the_merge_section_names_the_required_checks_that_hold_the_merge_back(re
 
 
 def test_the_bots_required_checks_query_runs_on_the_stand_ins_graphql_schema(repo: Path) -> None:
-    from bot.app.required_checks import QUERY, CheckState, parse
+    from bot.github.required_checks import QUERY, CheckState, parse
     from tests.standin.graphql_api import execute
 
     gh = pull(repo, "pr")

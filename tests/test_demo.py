@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.changes import ChangeSet
-from bot.config import load_config
-from bot.engine import ReviewContext, review
-from bot.regression import review_stage
-from bot.sample import REFERENCE, build_sample_repo
-from bot.snapshot import DirSnapshot, GitSnapshot
+from bot.cli.sample import REFERENCE, build_sample_repo
+from bot.core.changes import ChangeSet
+from bot.core.config import load_config
+from bot.core.snapshot import DirSnapshot, GitSnapshot
+from bot.review.engine import ReviewContext, review
+from bot.review.regression import review_stage
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.app.done_marks import DONE_TTL, LEGACY_DONE, RedisDoneMarks
-from bot.app.queue import JobQueue, make_huey
+from bot.service.done_marks import DONE_TTL, LEGACY_DONE, RedisDoneMarks
+from bot.service.queue import JobQueue, make_huey
 from tests.test_queue_contract import job
 
 

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.events import Job
-from bot.app.queue import JobQueue
-from bot.app.signature import sign
+from bot.github.events import Job
+from bot.service.queue import JobQueue
+from bot.service.signature import sign
 from tests.conftest import PAYLOADS, ROOT
 
 pytestmark = pytest.mark.e2e
@@ -55,7 +55,7 @@ class Web:
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
                                           "--bind", f"127.0.0.1:{self.port}", "--workers", "2",
-                                          "bot.web:create_app()"], cwd=ROOT, env=env, stdout=log, stderr=log)
+                                          "bot.service.wsgi:create_app()"], cwd=ROOT, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + 20
         while self.get("/readyz")[0] != 200:
             if time.monotonic() > deadline or self.proc.poll() is not None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from bot.app.signature import sign
+from bot.service.signature import sign
 from tests import conformance
 from tests.conftest import PAYLOADS, ROOT
 from tests.gitrepo import Repo, git
@@ -102,7 +102,8 @@ class Service:
 
     def start_web(self) -> None:
         self._spawn("web", [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
-                            "--bind", self.web.removeprefix("http://"), "--workers", "1", "bot.web:create_app()"])
+                            "--bind", self.web.removeprefix("http://"), "--workers", "1",
+                            "bot.service.wsgi:create_app()"])
 
     def _spawn(self, name: str, args: list[str], stdout: int | None = None) -> subprocess.Popen[bytes]:
         with (self.tmp / f"{name}.log").open("ab") as log:
@@ -127,7 +128,7 @@ class Service:
             return 0
 
     def start_worker(self) -> None:
-        self._spawn("worker", [sys.executable, "-m", "bot.app.worker", *self.worker_args,
+        self._spawn("worker", [sys.executable, "-m", "bot.service.worker", *self.worker_args,
                                "--write-pause", str(self.write_pause), "--poll", "0.05"])
 
     def kill(self, name: str) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.signature import sign
-from bot.render.dashboard import MARKER
+from bot.outputs.render.dashboard import MARKER
+from bot.service.signature import sign
 from tests.gitrepo import Repo, git
 from tests.test_e2e import INSTALLATION, REPO, SECRET, Service, http, wait_for
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from bot.app.signature import sign
+from bot.service.signature import sign
 from tests.conftest import PAYLOADS
 from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, build
 from tests.gitrepo import git

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from bot.app.queue import WAL_LIMIT
+from bot.service.queue import WAL_LIMIT
 from tests.gitrepo import Repo, git
 from tests.test_e2e import FAKE_WORKER, Service, http, wait_for
 from tests.test_pipeline import ENTRY, broken_entry
@@ -149,7 +149,7 @@ def _journal(queue_file: Path) -> dict[str, bytes]:
 
 
 def _marked_done(journal: dict[str, bytes]) -> bool:
-    """The one job is done: its journal entry replaced by a done mark (``bot.app.done_marks``)."""
+    """The one job is done: its journal entry replaced by a done mark (``bot.service.done_marks``)."""
     return not any(k.startswith("job:") for k in journal) and len([k for k in journal if k.startswith("done:")]) == 1
 
 

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from bot.app.local_merge import PASSING
-from bot.app.tree_files import MAX_BLOB_BYTES
+from bot.github.local_merge import PASSING
+from bot.github.tree_files import MAX_BLOB_BYTES
 from tests.delegation_repo import AUTHOR, CONFIG, CONFIG_TEXT, DATAPROC, ICEBERG, build
 from tests.gitrepo import Repo, git
 from tests.test_e2e import Service, http, wait_for

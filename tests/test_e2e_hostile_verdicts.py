@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from bot.app.worker import MAX_CRASHES
-from bot.naming import bundled_folder
+from bot.model.naming import bundled_folder
+from bot.service.worker import MAX_CRASHES
 from tests import registry_cases as rc
 from tests.gitrepo import Repo, git
 from tests.test_e2e import Service, http, wait_for

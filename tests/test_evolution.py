@@ -16,9 +16,9 @@ import pytest
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
-from bot.evolution.classes import CLASSES, Bump, table
-from bot.evolution.verdict import compare
-from bot.schema_diff import required_bump
+from bot.model.evolution.classes import CLASSES, Bump, table
+from bot.model.evolution.schema_diff import required_bump
+from bot.model.evolution.verdict import compare
 from tests.conftest import ROOT
 
 A, R, M, N = Bump.ADDITION, Bump.REVISION, Bump.MODEL, Bump.NONE
@@ -305,9 +305,9 @@ def test_docs_table_is_generated_from_the_classes() -> None:
 def test_a_witness_from_a_hostile_schema_is_shown_inert() -> None:
     """Witness values come from the pull request's schema (enum values, consts): in Markdown they sit in a
     code block they cannot close, ASCII only, so no mention, HTML or bidi character survives."""
-    from bot.findings import Finding, Report, Severity, Witness
-    from bot.render.markdown import render_markdown
-    from bot.render.text import render_text
+    from bot.core.findings import Finding, Report, Severity, Witness
+    from bot.outputs.render.markdown import render_markdown
+    from bot.outputs.render.text import render_text
 
     value = {"x": {"v": "```\n</details>@org/team \u202egnp.exe"}}
     witness = Witness(json.dumps(value, sort_keys=True), "base <b>", "head")

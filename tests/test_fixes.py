@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.checks.format import format_finding, line_edits
 from bot.cli import main
-from bot.engine import review
-from bot.findings import Severity
-from bot.fixes import apply_edits
-from bot.jsonformat import format_json
-from bot.snapshot import DirSnapshot
+from bot.core.findings import Severity
+from bot.core.jsonformat import format_json
+from bot.core.snapshot import DirSnapshot
+from bot.review.checks.format import format_finding, line_edits
+from bot.review.engine import review
+from bot.review.fixes import apply_edits
 from tests.conftest import CORPUS, ROOT
 from tests.gitrepo import Repo
 

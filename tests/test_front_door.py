@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from benchmarks.bench_slow_clients import SECRET, Gunicorn, flood, gunicorn, slow_scenario
-from bot.app.signature import sign
+from bot.service.signature import sign
 from tests.conftest import PAYLOADS
 from tests.test_e2e import http
 from tests.test_web import EXPECTED

@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from bot.compose import ReviewRequest, run_review
-from bot.config import ADOPTION_GAPS, parse_config
-from bot.findings import Report, Severity, Verdict
-from bot.snapshot import DirSnapshot
+from bot.core.config import ADOPTION_GAPS, parse_config
+from bot.core.findings import Report, Severity, Verdict
+from bot.core.snapshot import DirSnapshot
+from bot.review.compose import ReviewRequest, run_review
 
 DUE = datetime.date(2027, 3, 1)
 

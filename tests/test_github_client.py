@@ -14,7 +14,7 @@ import responses
 from cryptography.hazmat.primitives import serialization
 from responses import matchers
 
-from bot.app.github_api import (
+from bot.github.api import (
     Annotation,
     CheckRunInfo,
     CheckRunOutput,
@@ -23,10 +23,10 @@ from bot.app.github_api import (
     NotFound,
     RateLimited,
 )
-from bot.app.github_client import AppClientFactory, GitHubClient, RetryPolicy
-from bot.app.graphql_reads import MAX_BYTES, MAX_OBJECTS, nearest_first
-from bot.app.required_checks import CheckState
-from bot.app.tree_files import MAX_BLOB_BYTES
+from bot.github.client import AppClientFactory, GitHubClient, RetryPolicy
+from bot.github.graphql_reads import MAX_BYTES, MAX_OBJECTS, nearest_first
+from bot.github.required_checks import CheckState
+from bot.github.tree_files import MAX_BLOB_BYTES
 from tests.standin import generate_private_key_pem
 
 API = "https://api.github.com:443"  # PyGithub names the port, so responses sees it

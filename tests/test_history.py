@@ -2,7 +2,7 @@
 
 Maintainers merged every one of these commits, so an error the bot raises on one is either a defect
 that commit introduced, a rule of the registry proposal the history predates (the adoption gaps:
-listed in ``bot.config.ADOPTION_GAPS`` and explained in docs/fairness.md), or a false alarm. The
+listed in ``bot.core.config.ADOPTION_GAPS`` and explained in docs/fairness.md), or a false alarm. The
 defects the commits introduced were found by reading their diffs; they are listed below with the rule
 that must catch each. Everything else must pass.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ADOPTION_GAPS, Config, VerdictPolicy
-from bot.history import CommitReview, replay
+from bot.core.config import ADOPTION_GAPS, Config, VerdictPolicy
+from bot.review.history import CommitReview, replay
 from tests.conftest import SHARED
 
 BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"

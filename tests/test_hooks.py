@@ -23,8 +23,8 @@ import pytest
 import yaml
 from jsonschema import Draft7Validator
 
-from bot.app.local_github import LocalGitHub
-from bot.render.sarif import SARIF_SCHEMA
+from bot.github.local import LocalGitHub
+from bot.outputs.render.sarif import SARIF_SCHEMA
 from tests.conftest import PAYLOADS, ROOT, SHARED
 from tests.gitrepo import GIT_ENV, Repo, git
 from tests.history import newest_passing_registry_change
@@ -358,8 +358,8 @@ def test_the_action_reads_approvals_and_teams_through_the_token(
 def test_a_finding_about_no_one_file_still_has_a_location_in_sarif() -> None:
     """Code scanning rejects a SARIF file with a result without a location: a review-wide finding sits on the
     repository's root."""
-    from bot.findings import Finding, Report, Severity
-    from bot.render import render
+    from bot.core.findings import Finding, Report, Severity
+    from bot.outputs.render import render
 
     report = Report.build([Finding("bot/internal-error", Severity.ERROR, "", "the review could not finish"),
                            Finding("entry/schema", Severity.ERROR, ENTRY, "a problem", line=3, column=5)])

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.changes import ChangeSet
-from bot.config import Config, load_config
-from bot.engine import ReviewContext, review
-from bot.findings import Report
-from bot.jsondoc import MAX_DEPTH, JsonDoc, JsonProblem
-from bot.snapshot import DirSnapshot, GitSnapshot, MemorySnapshot, UnsafePath
+from bot.core.changes import ChangeSet
+from bot.core.config import Config, load_config
+from bot.core.findings import Report
+from bot.core.jsondoc import MAX_DEPTH, JsonDoc, JsonProblem
+from bot.core.snapshot import DirSnapshot, GitSnapshot, MemorySnapshot, UnsafePath
+from bot.review.engine import ReviewContext, review
 from tests import registry_cases as rc
 from tests.gitrepo import Repo
 
@@ -139,7 +139,7 @@ def test_a_crashing_check_becomes_a_finding_and_the_others_still_run(corpus: Pat
     def broken(_: object) -> list[object]:
         raise ZeroDivisionError("boom")
 
-    from bot.checks import entry
+    from bot.review.checks import entry
 
     report = review(head=DirSnapshot(corpus), checks=(broken, entry.check))  # type: ignore[arg-type]
     assert "bot/internal-error" in rules(report)

@@ -21,11 +21,9 @@ import jsonschema
 import pytest
 from jsonschema import Draft202012Validator
 
-from bot.checks.examples import EXAMPLE_BUDGET_SECONDS, Budget, Stopped, Validators, _errors
-from bot.config import Config
-from bot.regression.side import SideSpec
-from bot.regression.side import Validators as SideValidators
-from bot.schemas import (
+from bot.core.config import Config
+from bot.core.snapshot import DirSnapshot
+from bot.model.schemas import (
     FORMAT_CHECKER,
     MAX_PATTERN_CHARS,
     HardenedValidator,
@@ -34,7 +32,9 @@ from bot.schemas import (
     ValidationTimeout,
     deadline,
 )
-from bot.snapshot import DirSnapshot
+from bot.review.checks.examples import EXAMPLE_BUDGET_SECONDS, Budget, Stopped, Validators, _errors
+from bot.review.regression.side import SideSpec
+from bot.review.regression.side import Validators as SideValidators
 from tests import registry_cases as rc
 from tests.conftest import ROOT
 
@@ -68,8 +68,8 @@ def write_case(tree: Path, schema: dict[str, Any], example: dict[str, Any]) -> P
 
 CHILD = """
 import json, sys, threading, time
-from bot.engine import ReviewContext, review
-from bot.snapshot import DirSnapshot
+from bot.review.engine import ReviewContext, review
+from bot.core.snapshot import DirSnapshot
 
 gaps, done = [], threading.Event()
 
@@ -267,8 +267,8 @@ def test_the_regression_compiles_lookaround_with_a_backtrack_limit(corpus_copy: 
 
 NAMING_CHILD = """
 import json, sys, time
-from bot.naming import load_rules
-from bot.snapshot import DirSnapshot
+from bot.model.naming import load_rules
+from bot.core.snapshot import DirSnapshot
 
 rules = load_rules(DirSnapshot(sys.argv[1]), "spec/naming")  # a repository's rules, as the regression loads them
 start = time.monotonic()
@@ -281,7 +281,7 @@ def naming_tree(tree: Path) -> tuple[Path, str, str]:
     """The bundled naming files with one component pattern that passes ``check_pattern`` yet backtracks."""
     import shutil
 
-    from bot.naming import bundled_folder
+    from bot.model.naming import bundled_folder
 
     shutil.copytree(bundled_folder(), tree / "spec/naming")
     path = tree / "spec/naming/datasets/abfss/abfss.json"
@@ -329,8 +329,8 @@ def test_a_schema_exponential_for_jsonschema_rs_goes_to_the_bounded_validator(co
 
 
 def test_the_work_bound_keeps_the_fast_path_for_real_schemas(corpus: Path) -> None:
-    from bot.registry import Registry
-    from bot.schemas import WORK_LIMIT
+    from bot.model.registry import Registry
+    from bot.model.schemas import WORK_LIMIT
 
     store = SchemaStore(DirSnapshot(corpus), Config())
     for entry in Registry(DirSnapshot(corpus), Config()).entries.values():
@@ -347,7 +347,7 @@ UNPARSEABLE_BOMBS = ("a(?i)((((a{64}){64}){64}){64})", r"\X((((a{64}){64}){64}){
                      r"((((\G{64}){64}){64}){64})", r"(?|((((a{64}){64}){64}){64}))")
 MEASURE = """
 import json, sys, threading, time
-from bot.regex_size import PatternTooLarge, check_size
+from bot.core.regex_size import PatternTooLarge, check_size
 
 gaps, done = [], threading.Event()
 

@@ -87,7 +87,7 @@ class ContainerService(Service):
         self._container("web", WEB, "--env", f"PORT={self.web.rsplit(':', 1)[1]}")
 
     def start_worker(self) -> None:
-        self._container("worker", WORKER, command=("python", "-m", "bot.app.worker",
+        self._container("worker", WORKER, command=("python", "-m", "bot.service.worker",
                                                                       "--write-pause", "0", "--poll", "0.05"))
 
     def _container(self, name: str, image: str, *options: str, command: tuple[str, ...] = ()) -> None:

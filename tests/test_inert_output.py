@@ -20,21 +20,21 @@ from cmarkgfm.cmark import Options
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.app.publish import (
+from bot.core.findings import Finding, Report, Section, Severity
+from bot.core.inert import ZWJ, json_safe, shorten, visible
+from bot.github.publish import (
     GITHUB_TEXT_LIMIT,
     REVIEW_BODY_LIMIT,
     inline_comment_body,
     review_body,
     to_annotations,
 )
-from bot.app.teams import TeamMembership
-from bot.findings import Finding, Report, Section, Severity
-from bot.regression.compare import BROKEN, Row
-from bot.regression.result import Coverage, RegressionResult
-from bot.render import render
-from bot.render.inert import ZWJ, json_safe, shorten, visible
-from bot.render.markdown import MESSAGE_LIMIT, NAME_LIMIT, code, escape, render_markdown
-from bot.render.text import render_text
+from bot.github.teams import TeamMembership
+from bot.outputs.render import render
+from bot.outputs.render.markdown import MESSAGE_LIMIT, NAME_LIMIT, code, escape, render_markdown
+from bot.outputs.render.text import render_text
+from bot.review.regression.compare import BROKEN, Row
+from bot.review.regression.result import Coverage, RegressionResult
 
 # Fragments that attack one construct each; hypothesis strings them together with arbitrary text.
 HOSTILE = [
@@ -311,7 +311,7 @@ def test_every_row_or_a_count_of_the_rest_within_any_limit(sizes: list[int], lim
 
 
 def test_replay_shows_posted_markdown_without_joiners_and_with_hostile_characters_visible() -> None:
-    from bot.render.inert import markdown_line
+    from bot.core.inert import markdown_line
 
     line = escape("@team") + " " + code("a\u202eb", table=False)
     assert markdown_line(line) == "\\@team `a\\u202eb`"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot import draft
 from bot.cli import main
-from bot.naming.events import document_kind, read_events
-from bot.naming.placeholders import has_placeholders
+from bot.model import draft
+from bot.model.naming.events import document_kind, read_events
+from bot.model.naming.placeholders import has_placeholders
 from tests.gitrepo import Repo, git
 
 EVENT = {
@@ -151,7 +151,7 @@ def test_init_bounds_its_input(tmp_path: Path, corpus: Path, monkeypatch: pytest
     path.write_text(json.dumps(many))
     assert main(["init", "acme", str(path), "--owner", "@a", "--repo", str(repo)]) == 2
     assert f"more than {draft.MAX_FACETS} facets" in capsys.readouterr().err
-    monkeypatch.setattr("bot.commands.init.MAX_INPUT_BYTES", 100)
+    monkeypatch.setattr("bot.cli.commands.init.MAX_INPUT_BYTES", 100)
     assert main(["init", "acme", str(path), "--owner", "@a", "--repo", str(repo)]) == 2
     assert "MiB together" in capsys.readouterr().err
     assert not (repo / "spec/registry/acme").exists()

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from bot.changes import ChangeSet
 from bot.cli import main
-from bot.config import ADOPTION_GAPS
-from bot.engine import ReviewContext, judge, review
-from bot.findings import Finding, Report, Severity, State
-from bot.render import render
-from bot.snapshot import GitSnapshot
+from bot.core.changes import ChangeSet
+from bot.core.config import ADOPTION_GAPS
+from bot.core.findings import Finding, Report, Severity, State
+from bot.core.snapshot import GitSnapshot
+from bot.outputs.render import render
+from bot.review.engine import ReviewContext, judge, review
 from tests.gitrepo import Repo, git
 
 CORE_FACET = "spec/facets/DataQualityAssertionsDatasetFacet.json"  # legacy name: facets/suffix at base
@@ -185,7 +185,7 @@ def test_pre_existing_findings_are_folded_or_counted_in_every_format(repo: Repo)
 
 
 def test_pre_existing_findings_are_notice_annotations_and_not_inline(repo: Repo) -> None:
-    from bot.app.publish import plan_review, to_annotations
+    from bot.github.publish import plan_review, to_annotations
 
     repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
     repo.commit()

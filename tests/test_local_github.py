@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
-from bot.app.local_github import LocalGitHub
-from bot.changes import diff_lines
+from bot.core.changes import diff_lines
+from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
+from bot.github.local import LocalGitHub
 from tests.gitrepo import Repo, git
 
 REPO = "owner/repo"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.findings import State, Verdict
-from bot.history import commits
+from bot.core.findings import State, Verdict
+from bot.review.history import commits
 from tests.history import commit_of
 from tests.mutations import KINDS, Edits, Kind, targets
 from tests.planting import blocking_rules, plant, review_pr

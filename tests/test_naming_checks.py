@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.changes import ChangeSet
 from bot.cli import main
-from bot.engine import review
-from bot.naming import bundled_folder
-from bot.snapshot import DirSnapshot, GitSnapshot
+from bot.core.changes import ChangeSet
+from bot.core.snapshot import DirSnapshot, GitSnapshot
+from bot.model.naming import bundled_folder
+from bot.review.engine import review
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +35,7 @@ def _commit(repo: Path, message: str) -> None:
 
 
 def _review(repo: Path) -> list:  # type: ignore[type-arg]
-    from bot.checks import naming
+    from bot.review.checks import naming
 
     with GitSnapshot(repo, "main") as base, GitSnapshot(repo, "pr") as head:
         changes = ChangeSet.from_git(repo, base.commit, head.commit)
@@ -54,7 +54,7 @@ def test_the_bundled_folder_passes_and_an_untouched_folder_is_skipped(tmp_path: 
     (repo / "README.md").write_text("x")
     _commit(repo, "unrelated")
     assert _review(repo) == []
-    report = review(head=DirSnapshot(repo), checks=[__import__("bot.checks.naming").checks.naming.check])
+    report = review(head=DirSnapshot(repo), checks=[__import__("bot.review.checks.naming").checks.naming.check])
     assert report.findings == ()
 
 

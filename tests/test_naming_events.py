@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from bot.cli import main
-from bot.naming import load_rules
-from bot.naming.events import (
+from bot.model.naming import load_rules
+from bot.model.naming.events import (
     FACETS,
     INVALID,
     PLACEHOLDER,
@@ -28,8 +28,8 @@ from bot.naming.events import (
     judge_event,
     read_events,
 )
-from bot.naming.placeholders import has_placeholders, is_placeholder
-from bot.naming.rules import NamingRules
+from bot.model.naming.placeholders import has_placeholders, is_placeholder
+from bot.model.naming.rules import NamingRules
 
 EXPECTED = Path(__file__).resolve().parent / "data" / "expected"
 FULL_EVENT = "proxy/fluentd/events/event_full.json"  # a complete RunEvent of a scheduler task (myjob.mytask)
@@ -190,8 +190,8 @@ def test_naming_check_skips_other_json_with_one_notice(corpus: Path, tmp_path: P
 
 def test_the_regression_s_short_walk_finds_what_the_full_walk_finds(corpus: Path) -> None:
     """``identifiers(event, candidates)`` stops once the raw text's count of ``"namespace"`` is reached."""
-    from bot.naming.events import identifiers
-    from bot.regression.events import expand_local, file_records, parse_event
+    from bot.model.naming.events import identifiers
+    from bot.review.regression.events import expand_local, file_records, parse_event
 
     checked = 0
     for record in file_records(expand_local([str(corpus / d) for d in ("integration", "proxy", "client")])):

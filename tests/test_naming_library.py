@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import regex
 
-from bot.config import Config, with_paths
-from bot.naming import FormatError, load_rules, rules_for
-from bot.naming.events import judge_event, read_events
-from bot.naming.patterns import PatternProblem, check_pattern, compile_ascii
-from bot.naming.rules import NamingRules
-from bot.snapshot import DirSnapshot, MemorySnapshot
+from bot.core.config import Config, with_paths
+from bot.core.snapshot import DirSnapshot, MemorySnapshot
+from bot.model.naming import FormatError, load_rules, rules_for
+from bot.model.naming.events import judge_event, read_events
+from bot.model.naming.patterns import PatternProblem, check_pattern, compile_ascii
+from bot.model.naming.rules import NamingRules
 from tests.conftest import ROOT
 
 TABLE_SOURCES = 37
@@ -238,7 +238,7 @@ def test_every_identifier_in_the_real_events_is_classified(rules: NamingRules, c
 def test_hot_patterns_read_posix_classes_as_the_regex_engine_does() -> None:
     import regex
 
-    from bot.naming.patterns import compile_hot
+    from bot.model.naming.patterns import compile_hot
 
     for pattern, text in (("[[:alpha:]]+", "abc"), ("[[:alpha:]]+", "a:["), ("x[:digit:]", "x:")):
         expected = regex.compile(pattern, regex.V0).fullmatch(text) is not None
@@ -248,7 +248,7 @@ def test_hot_patterns_read_posix_classes_as_the_regex_engine_does() -> None:
 def test_a_naming_folder_is_read_without_walking_its_siblings(tmp_path: Path) -> None:
     """The rules of one folder come from that folder alone: a sibling the process may not read (a container
     build's storage beside the checkout's naming/) or a large one is never walked."""
-    from bot.naming.cli import _rules
+    from bot.cli.naming import _rules
 
 
     shutil.copytree(ROOT / "naming", tmp_path / "naming")

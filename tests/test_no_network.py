@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from bot.config import Config
-from bot.engine import ReviewContext, review
-from bot.findings import Report
-from bot.naming import bundled_folder
-from bot.regression.side import SideSpec, Validators
-from bot.schemas import SchemaStore
-from bot.snapshot import DirSnapshot
+from bot.core.config import Config
+from bot.core.findings import Report
+from bot.core.snapshot import DirSnapshot
+from bot.model.naming import bundled_folder
+from bot.model.schemas import SchemaStore
+from bot.review.engine import ReviewContext, review
+from bot.review.regression.side import SideSpec, Validators
 from tests import registry_cases as rc
 
 META_FACET = f"{rc.ENTRY}/facets/AcmeMetaRunFacet.json"

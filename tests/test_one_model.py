@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-import bot.app.pipeline
-import bot.compose
-import bot.config
-import bot.history
-import bot.registry
-import bot.schemas
-from bot.app.local_github import LocalGitHub
-from bot.app.worker import review_pull_request
+import bot.core.config
+import bot.github.pipeline
+import bot.model.registry
+import bot.model.schemas
+import bot.review.compose
+import bot.review.history
 from bot.cli import main
-from bot.compose import ReviewRequest, Stage
-from bot.findings import Report
-from bot.history import replay
-from bot.sample import build_sample_repo
+from bot.cli.sample import build_sample_repo
+from bot.core.findings import Report
+from bot.github.local import LocalGitHub
+from bot.review.compose import ReviewRequest, Stage
+from bot.review.history import replay
+from bot.service.worker import review_pull_request
 from tests.gitrepo import git
 
 REPO = "example/registry"
@@ -37,25 +37,25 @@ class Counts:
 def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
     """Counts ``Registry`` constructions and configuration loads (parses of the configuration file)."""
     found = Counts()
-    registry_init = bot.registry.Registry.__init__
-    store_init = bot.schemas.SchemaStore.__init__
-    parse = bot.config.parse_config
+    registry_init = bot.model.registry.Registry.__init__
+    store_init = bot.model.schemas.SchemaStore.__init__
+    parse = bot.core.config.parse_config
 
-    def counted_init(self: bot.registry.Registry, *args: object, **kwargs: object) -> None:
+    def counted_init(self: bot.model.registry.Registry, *args: object, **kwargs: object) -> None:
         found.registries += 1
         registry_init(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    def counted_store(self: bot.schemas.SchemaStore, *args: object, **kwargs: object) -> None:
+    def counted_store(self: bot.model.schemas.SchemaStore, *args: object, **kwargs: object) -> None:
         found.schema_stores += 1
         store_init(self, *args, **kwargs)  # type: ignore[arg-type]
 
-    def counted_parse(text: str, source: str) -> bot.config.Config:
+    def counted_parse(text: str, source: str) -> bot.core.config.Config:
         found.config_loads += 1
         return parse(text, source)
 
-    monkeypatch.setattr(bot.registry.Registry, "__init__", counted_init)
-    monkeypatch.setattr(bot.schemas.SchemaStore, "__init__", counted_store)
-    monkeypatch.setattr(bot.config, "parse_config", counted_parse)
+    monkeypatch.setattr(bot.model.registry.Registry, "__init__", counted_init)
+    monkeypatch.setattr(bot.model.schemas.SchemaStore, "__init__", counted_store)
+    monkeypatch.setattr(bot.core.config, "parse_config", counted_parse)
     yield found
 
 
@@ -89,16 +89,16 @@ def test_check_models_each_side_once(demo_repo: Path, counts: Counts, capsys: py
 def reports(monkeypatch: pytest.MonkeyPatch) -> list[Report]:
     """Every report ``run_review`` returns, whichever door called it."""
     seen: list[Report] = []
-    real = bot.compose.run_review
+    real = bot.review.compose.run_review
 
     def recorded(request: ReviewRequest, stages: Sequence[Stage] = ()) -> Report:
         report = real(request, stages)
         seen.append(report)
         return report
 
-    monkeypatch.setattr(bot.compose, "run_review", recorded)
-    monkeypatch.setattr(bot.app.pipeline, "run_review", recorded)
-    monkeypatch.setattr(bot.history, "run_review", recorded)
+    monkeypatch.setattr(bot.review.compose, "run_review", recorded)
+    monkeypatch.setattr(bot.github.pipeline, "run_review", recorded)
+    monkeypatch.setattr(bot.review.history, "run_review", recorded)
     return seen
 
 
@@ -120,7 +120,7 @@ def test_every_door_gives_the_same_findings_on_the_demo_pull_request(
                  "--sarif", str(tmp_path / "out.sarif")]) == 1
     *_, replayed = replay(demo_repo, "add-dagster", author=author)
     # demo (its own copy of the same sample; no Spark here) and fix (a working tree of the pull request)
-    from bot.commands.demo import _review as demo_review
+    from bot.cli.commands.demo import _review as demo_review
 
     demo_review(tmp_path / "demo", regression=False)
     work = tmp_path / "work"

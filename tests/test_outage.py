@@ -7,8 +7,8 @@ import logging
 import pytest
 import redis.exceptions
 
-from bot.app import outage
-from bot.app.github_api import GitHubError
+from bot.github.api import GitHubError
+from bot.service import outage
 
 
 class Clock:

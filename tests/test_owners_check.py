@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from bot.changes import ChangeSet
-from bot.checks import owners
 from bot.cli import main
-from bot.engine import ReviewContext, review
-from bot.findings import Finding, Report, Severity, State
-from bot.snapshot import GitSnapshot, MemorySnapshot
+from bot.core.changes import ChangeSet
+from bot.core.findings import Finding, Report, Severity, State
+from bot.core.snapshot import GitSnapshot, MemorySnapshot
+from bot.review.checks import owners
+from bot.review.engine import ReviewContext, review
 from tests.gitrepo import Repo, git
 
 ICEBERG = "spec/registry/iceberg"

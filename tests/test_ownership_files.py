@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.naming import bundled_folder
+from bot.model.naming import bundled_folder
 from tests.gitrepo import Repo, git
 
 COMMITTERS = "@OpenLineage/committers"  # the real root CODEOWNERS's owner of everything

@@ -1,4 +1,4 @@
-"""GitHub's pacing shared by every worker process through Redis (``bot.app.pacing.RedisPacer``), on a real
+"""GitHub's pacing shared by every worker process through Redis (``bot.github.pacing.RedisPacer``), on a real
 Redis: each pacer object here stands for another worker process (its own client, no shared memory)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from bot.app.github_api import RateLimited
-from bot.app.pacing import RedisPacer
+from bot.github.api import RateLimited
+from bot.github.pacing import RedisPacer
 
 
 @pytest.fixture
@@ -110,7 +110,7 @@ def test_a_worker_dying_mid_request_frees_the_installation_after_hold(redis_url:
 def test_one_process_keeps_the_content_creation_limits_too() -> None:
     """The per-process pacer (SQLite queue, one worker) counts creations as well (GitHub: 80 a minute, 500 an
     hour). Here without the 1 s pause, so that the minute's limit is reached."""
-    from bot.app.github_client import WritePacer
+    from bot.github.client import WritePacer
 
     now = [1_000_000.0]
     slept: list[float] = []
@@ -138,7 +138,7 @@ def test_one_process_keeps_the_content_creation_limits_too() -> None:
 
 
 def test_one_process_keeps_the_requests_of_an_installation_serial() -> None:
-    from bot.app.github_client import WritePacer
+    from bot.github.client import WritePacer
 
     pacer = WritePacer(0.0)
     inside: list[int] = []

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.findings import Report
+from bot.core.findings import Report
 from tests.gitrepo import GIT_ENV, git
 from tests.history import commit_of, replay
 

@@ -9,13 +9,13 @@ from typing import Any, TypeVar
 
 import pytest
 
-from bot.app.github_api import ChangedFile, GitHubError, PullRequest
-from bot.app.local_github import LocalGitHub
-from bot.app.pipeline import approvers, fetch, review_inputs, to_changeset
-from bot.app.publish import CHECK_NAME, SUMMARY_MARKER
-from bot.app.worker import review_pull_request
-from bot.findings import Section, Verdict
-from bot.snapshot import GitSnapshot
+from bot.core.findings import Section, Verdict
+from bot.core.snapshot import GitSnapshot
+from bot.github.api import ChangedFile, GitHubError, PullRequest
+from bot.github.local import LocalGitHub
+from bot.github.pipeline import approvers, fetch, review_inputs, to_changeset
+from bot.github.publish import CHECK_NAME, SUMMARY_MARKER
+from bot.service.worker import review_pull_request
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo, git
 
@@ -216,7 +216,7 @@ def test_many_findings_are_sent_50_annotations_per_request_and_cut_comments(
 
 
 def test_approvers_take_each_users_latest_deciding_review() -> None:
-    from bot.app.github_api import ReviewInfo
+    from bot.github.api import ReviewInfo
 
     reviews = [ReviewInfo(1, "a", "APPROVED", "x"), ReviewInfo(2, "a", "COMMENTED", "x"),
                ReviewInfo(3, "b", "APPROVED", "x"), ReviewInfo(4, "b", "CHANGES_REQUESTED", "y"),

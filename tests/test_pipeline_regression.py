@@ -1,7 +1,7 @@
 """The worker's regression hook: the stage is imported and built lazily, once; its section and findings are
 published; a stage that cannot be imported leaves the review complete and failing (never neutral), saying why.
 
-The stage here is ``tests.fakes:review_stage`` (no pyspark): the real one is ``bot.regression``.
+The stage here is ``tests.fakes:review_stage`` (no pyspark): the real one is ``bot.review.regression``.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.events import Job
-from bot.app.local_github import LocalGitHub
-from bot.app.worker import Resources, Worker, regression_stage
+from bot.github.events import Job
+from bot.github.local import LocalGitHub
+from bot.service.worker import Resources, Worker, regression_stage
 from tests.fakes import FAKE_CHECKS, FakeRegressionStage
 from tests.gitrepo import Repo
 from tests.test_pipeline import ENTRY, REPO, broken_entry, load, make_pr_repo
@@ -91,8 +91,8 @@ def test_no_regression_runs_no_stage(fixed_repo: Repo) -> None:
 
 
 def test_the_worker_gives_the_regression_stage_its_spark_master() -> None:
-    from bot.regression import RegressionStage
+    from bot.review.regression import RegressionStage
 
-    on_cluster, local = regression_stage("bot.regression", "spark://127.0.0.1:7077")(), regression_stage()()
+    on_cluster, local = regression_stage("bot.review.regression", "spark://127.0.0.1:7077")(), regression_stage()()
     assert isinstance(on_cluster, RegressionStage) and isinstance(local, RegressionStage)
     assert (on_cluster.master, local.master) == ("spark://127.0.0.1:7077", "local[*]")  # no session started yet

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.github_api import GitHubError, PullRequest
-from bot.app.local_github import LocalGitHub
-from bot.app.pipeline import fetch, review_inputs
-from bot.app.publish import SUMMARY_MARKER
-from bot.app.worker import review_pull_request
-from bot.findings import Finding
+from bot.core.findings import Finding
+from bot.github.api import GitHubError, PullRequest
+from bot.github.local import LocalGitHub
+from bot.github.pipeline import fetch, review_inputs
+from bot.github.publish import SUMMARY_MARKER
+from bot.service.worker import review_pull_request
 from tests.gitrepo import Repo, git
 from tests.test_pipeline import REPO
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.sample import build_sample_repo
+from bot.cli.sample import build_sample_repo
 
 FACET = "spec/registry/dagster/facets/DagsterRunFacet.json"
 EXAMPLE = "spec/registry/dagster/facets/examples/DagsterRunFacet/1.json"

@@ -1,5 +1,5 @@
 """The facet key prefix is one rule: the checks (``facets/prefix-key``) and the regression (``facet-key``)
-apply the same function (``bot.registry.carries_prefix``) and agree on every spelling, on the real corpus."""
+apply the same function (``bot.model.registry.carries_prefix``) and agree on every spelling, on the real corpus."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.checks import facets
-from bot.compose import ReviewRequest, run_review
-from bot.config import load_config
-from bot.fixes import Overlay
-from bot.registry import camel, key_prefixes
-from bot.regression.compare import FAIL, PASS, _key_status
-from bot.regression.side import SideSpec
-from bot.snapshot import DirSnapshot
+from bot.core.config import load_config
+from bot.core.snapshot import DirSnapshot
+from bot.model.registry import camel, key_prefixes
+from bot.review.checks import facets
+from bot.review.compose import ReviewRequest, run_review
+from bot.review.fixes import Overlay
+from bot.review.regression.compare import FAIL, PASS, _key_status
+from bot.review.regression.side import SideSpec
 
 # (entry, its facet file, the key that file defines in the corpus)
 FILES = [("gcp:dataproc", "spec/registry/gcp/dataproc/facets/GcpDataprocRunFacet.json", "gcp_dataproc"),

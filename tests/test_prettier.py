@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.checks.format import format_finding
-from bot.findings import Severity
-from bot.fixes import apply_edits
-from bot.jsonformat import PRINT_WIDTH, format_json
+from bot.core.findings import Severity
+from bot.core.jsonformat import PRINT_WIDTH, format_json
+from bot.review.checks.format import format_finding
+from bot.review.fixes import apply_edits
 from tests.conftest import ROOT
 
 PRETTIER = ROOT / "tests" / "node" / "node_modules" / ".bin" / "prettier"

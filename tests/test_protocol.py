@@ -8,15 +8,15 @@ from pathlib import Path
 
 from mypy import api
 
-from bot.app import github_limits
-from bot.render.markdown import GITHUB_TEXT_LIMIT
+from bot.github import limits as github_limits
+from bot.outputs.render.markdown import GITHUB_TEXT_LIMIT
 
 ROOT = Path(__file__).resolve().parents[1]
 IMPLEMENTATIONS = '''
-from bot.app.github_api import GitHubAPI, GitHubClientFactory
-from bot.app.github_client import AppClientFactory, GitHubClient
-from bot.app.local_github import LocalGitHub
-from bot.commands.replay import _Single
+from bot.github.api import GitHubAPI, GitHubClientFactory
+from bot.github.client import AppClientFactory, GitHubClient
+from bot.github.local import LocalGitHub
+from bot.cli.commands.replay import _Single
 
 
 def rest(gh: GitHubClient) -> GitHubAPI:
@@ -31,8 +31,8 @@ def factories(app: AppClientFactory, single: _Single) -> list[GitHubClientFactor
     return [app, single]
 '''
 BROKEN = '''
-from bot.app.github_api import GitHubAPI
-from bot.app.local_github import LocalGitHub
+from bot.github.api import GitHubAPI
+from bot.github.local import LocalGitHub
 
 
 class Partial(LocalGitHub):

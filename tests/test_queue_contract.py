@@ -15,9 +15,9 @@ from huey import RedisHuey
 from huey.api import Huey
 from huey.storage import SqliteStorage
 
-from bot.app.events import Job
-from bot.app.leases import LeaseLost
-from bot.app.queue import WAL_LIMIT, JobDeferred, JobQueue, PullRequestBusy, make_huey
+from bot.github.events import Job
+from bot.service.leases import LeaseLost
+from bot.service.queue import WAL_LIMIT, JobDeferred, JobQueue, PullRequestBusy, make_huey
 
 
 def job(delivery: str, number: int = 1, sha: str = "a" * 40, requester: str = "") -> Job:

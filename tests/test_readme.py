@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.readme import README, block
+from bot.outputs.readme import README, block
 
 ROOT = README.parent
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -21,14 +21,14 @@ def readme() -> str:
 
 
 def test_the_command_table_is_generated_from_the_parser() -> None:
-    from bot.commands.rules import commands_markdown
+    from bot.cli.commands.rules import commands_markdown
 
     assert block(readme(), "commands") == commands_markdown(), "run: registry-bot rules --update-readme"
 
 
 def test_the_rules_all_downgrades_are_generated_from_the_configuration() -> None:
-    from bot.commands.rules import adoption_gaps_markdown
-    from bot.config import ADOPTION_GAPS
+    from bot.cli.commands.rules import adoption_gaps_markdown
+    from bot.core.config import ADOPTION_GAPS
 
     listed = block(readme(), "adoption-gaps")
     assert listed == adoption_gaps_markdown(), "run: registry-bot rules --update-readme"
@@ -38,7 +38,7 @@ def test_the_rules_all_downgrades_are_generated_from_the_configuration() -> None
 def test_the_configuration_example_lists_the_default_adoption_gaps() -> None:
     import yaml
 
-    from bot.config import ADOPTION_GAPS
+    from bot.core.config import ADOPTION_GAPS
 
     example = re.search(r"```yaml\n(paths:.*?)```", readme(), re.S)
     assert example is not None
@@ -56,7 +56,7 @@ def test_every_option_of_every_command_is_in_the_table() -> None:
 
 
 def test_the_rule_families_are_described_in_full() -> None:
-    from bot.commands.rules import rules_markdown
+    from bot.cli.commands.rules import rules_markdown
 
     assert "and published copies in the mirror are added, never edited" in rules_markdown()
 
@@ -74,7 +74,7 @@ def test_every_link_resolves_inside_the_repository() -> None:
 @pytest.mark.spark
 def test_the_sample_output_is_a_real_run_of_the_demo(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The README's sample is the demo's own text output (the regression on the warm session)."""
-    from bot.commands.demo import review_sample
+    from bot.cli.commands.demo import review_sample
 
     text = review_sample(tmp_path / "registry", session_factory=lambda master: spark)
     assert "**" not in text and "\\[" not in text and "| ---" not in text  # plain text, not Markdown

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.findings import Finding, Report, Severity, State
-from bot.jsondoc import JsonDoc, JsonProblem
-from bot.naming.loader import read_folder
-from bot.snapshot import MemorySnapshot
+from bot.core.findings import Finding, Report, Severity, State
+from bot.core.jsondoc import JsonDoc, JsonProblem
+from bot.core.snapshot import MemorySnapshot
+from bot.model.naming.loader import read_folder
 from tests import mutations as m
 from tests.history import commit_of
 from tests.planting import dump, plant, read, review_pr
@@ -148,9 +148,9 @@ def test_the_real_examples_naming_a_version_and_defs_that_do_not_exist_block_the
         corpus: Path, tmp_path: Path) -> None:
     """Today's core examples of BaseSubsetDatasetFacet name 1-1-0 (never published) and
     ``$defs/InputSubsetDatasetFacet`` (the file defines InputSubsetInputDatasetFacet): the change that adds them."""
-    from bot.changes import ChangeSet
-    from bot.engine import ReviewContext, review
-    from bot.snapshot import GitSnapshot
+    from bot.core.changes import ChangeSet
+    from bot.core.snapshot import GitSnapshot
+    from bot.review.engine import ReviewContext, review
     from tests.gitrepo import Repo, git
 
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
@@ -170,7 +170,7 @@ def test_the_real_examples_naming_a_version_and_defs_that_do_not_exist_block_the
 
 
 def test_a_sample_event_with_a_duplicate_key_is_refused_by_the_naming_check(tmp_path: Path) -> None:
-    from bot.naming.events import EventsProblem, read_events
+    from bot.model.naming.events import EventsProblem, read_events
 
     whole = tmp_path / "event.json"
     whole.write_text('{"eventType": "START",\n "run": {"runId": "a"},\n "run": {"runId": "b"}}\n')

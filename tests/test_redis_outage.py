@@ -1,6 +1,6 @@
 """The queue's Redis stalls, stops and restarts under real worker processes (issue 31, item 1).
 
-A real ``redis-server`` with its append-only file, two real workers (``python -m bot.app.worker``) and the
+A real ``redis-server`` with its append-only file, two real workers (``python -m bot.service.worker``) and the
 stand-in GitHub serving several pull requests over two installations. Redis is stalled with ``DEBUG
 SLEEP`` (longer than the workers' ``REDIS_TIMEOUT``: their calls time out mid-review) or stopped and
 started again. Then every pull request has one check run, concluded once with the review's verdict (never
@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.app.events import Job
-from bot.app.queue import REDIS_RETRIES, REDIS_TIMEOUT, JobQueue, make_huey
+from bot.github.events import Job
+from bot.service.queue import REDIS_RETRIES, REDIS_TIMEOUT, JobQueue, make_huey
 from tests.conftest import ROOT
 from tests.standin.fleet import Fleet
 from tests.test_e2e import wait_for
@@ -90,7 +90,7 @@ def _env(fleet: Fleet, key: Path, url: str) -> dict[str, str]:
 
 def _spawn(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "bot.app.worker", "--checks", "tests.fakes:FAKE_CHECKS",
+        return subprocess.Popen([sys.executable, "-m", "bot.service.worker", "--checks", "tests.fakes:FAKE_CHECKS",
                                  "--no-regression", "--threads", "2", "--write-pause", str(WRITE_PAUSE),
                                  "--poll", "0.05", "--lease-ttl", "8", "--sweep-every", "2", "--sweep-age", "3"],
                                 env=env, stdout=out, stderr=subprocess.STDOUT)

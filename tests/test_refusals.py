@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.app_permissions import manifest_permissions
-from bot.app.events import Job
-from bot.app.local_github import LocalGitHub
-from bot.app.local_merge import BranchProtection
-from bot.app.publish import CHECK_NAME
-from bot.app.worker import Worker
-from bot.commands.app import DEFAULT_MANIFEST
-from bot.commands.replay import _Single
+from bot.cli.commands.app import DEFAULT_MANIFEST
+from bot.cli.commands.replay import _Single
+from bot.github.app_permissions import manifest_permissions
+from bot.github.events import Job
+from bot.github.local import LocalGitHub
+from bot.github.local_merge import BranchProtection
+from bot.github.publish import CHECK_NAME
+from bot.service.worker import Worker
 from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, build
 
 BOT = "registry-bot[bot]"

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from bot.config import Config, RegressionPolicy
-from bot.findings import Severity, Verdict
-from bot.regression import review_stage
-from bot.regression.compare import (
+from bot.core.config import Config, RegressionPolicy
+from bot.core.findings import Severity, Verdict
+from bot.core.snapshot import DirSnapshot
+from bot.review.regression import review_stage
+from bot.review.regression.compare import (
     BROKEN,
     FIXED,
     OK,
@@ -24,10 +25,9 @@ from bot.regression.compare import (
     _resolve_facet,
     run_records,
 )
-from bot.regression.events import expand_local, file_records, has_placeholders, parse_event, split_events
-from bot.regression.result import RegressionResult
-from bot.regression.side import SideSpec, Validators
-from bot.snapshot import DirSnapshot
+from bot.review.regression.events import expand_local, file_records, has_placeholders, parse_event, split_events
+from bot.review.regression.result import RegressionResult
+from bot.review.regression.side import SideSpec, Validators
 from tests.regress_helpers import BIGQUERY_NAMING, JOB_FACET, RUN_FACET, edit_json, make_tree, outcomes, run, spec
 
 EVENTS = "events.jsonl"
@@ -256,7 +256,7 @@ def test_the_command_line_reports_a_broken_sample_from_git(corpus: Path, tmp_pat
 
 
 def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
-    from bot.regression.events import EventRecord
+    from bot.review.regression.events import EventRecord
 
     event = json.loads((tree / "spec/registry/gcp/composer/samples/events.jsonl").read_text().splitlines()[0])
     facet = event["job"]["facets"]["gcp_composer_job"]
@@ -273,7 +273,7 @@ def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
 
 def test_the_reference_registry_samples_pass_and_object_form_declarations_count() -> None:
     """The bundled samples break nothing; egeria declares in the proposal's object form, which counts."""
-    from bot.sample import REFERENCE
+    from bot.cli.sample import REFERENCE
 
     side = spec(REFERENCE, "head")
     tally = run(REFERENCE, REFERENCE)

@@ -1,4 +1,4 @@
-"""Large ``.json`` event files are streamed element by element (``bot.regression.stream``): the outcome
+"""Large ``.json`` event files are streamed element by element (``bot.review.regression.stream``): the outcome
 never depends on how the bytes were cut, a file's fault comes after the events before it (which are
 checked), and Spark (comma-separated records sorted back into file order, across several splits) gives
 what one process gives."""
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.regression.compare import run_records
-from bot.regression.events import file_records, parse_event
-from bot.regression.result import RegressionResult
-from bot.regression.stream import FileFault, stream_events
+from bot.review.regression.compare import run_records
+from bot.review.regression.events import file_records, parse_event
+from bot.review.regression.result import RegressionResult
+from bot.review.regression.stream import FileFault, stream_events
 from tests.regress_helpers import make_tree, spec
 from tests.test_regress import corpus_event_files
 
@@ -91,7 +91,7 @@ def test_one_process_streams_a_large_array_file(tmp_path: Path) -> None:
 @pytest.mark.spark
 def test_spark_streams_large_arrays_across_splits_as_one_process_does(  # type: ignore[no-untyped-def]
         spark, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.regression import spark_job
+    from bot.review.regression import spark_job
 
     tree = make_tree(corpus, tmp_path / "tree")
     side = spec(tree, "head")

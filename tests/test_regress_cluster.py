@@ -68,10 +68,10 @@ def regress(setup: dict[str, Any], master: str, *args: str, python: str | None =
 
 def local_report(spark: Any, setup: dict[str, Any], parquet: Path) -> dict[str, Any]:
     """The same regression on the tests' ``local[2]`` session: what ``regress --master local[2]`` reports."""
-    from bot.config import load_config
-    from bot.regression.runner import find_events, gather
-    from bot.regression.spark_job import run_spark
-    from bot.snapshot import GitSnapshot
+    from bot.core.config import load_config
+    from bot.core.snapshot import GitSnapshot
+    from bot.review.regression.runner import find_events, gather
+    from bot.review.regression.spark_job import run_spark
 
     base, head = GitSnapshot(setup["repo"], "main"), GitSnapshot(setup["repo"], "pr")
     config, _ = load_config(base)

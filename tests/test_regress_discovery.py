@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from bot.config import Config, parse_config
-from bot.regression.discover import discover, glob_pattern
-from bot.regression.events import file_records, split_events
-from bot.regression.faults import one_line
-from bot.regression.runner import find_events, gather, run_local
-from bot.regression.stream import MAX_ELEMENT_CHARS
-from bot.snapshot import DirSnapshot, GitSnapshot
+from bot.core.config import Config, parse_config
+from bot.core.snapshot import DirSnapshot, GitSnapshot
+from bot.review.regression.discover import discover, glob_pattern
+from bot.review.regression.events import file_records, split_events
+from bot.review.regression.faults import one_line
+from bot.review.regression.runner import find_events, gather, run_local
+from bot.review.regression.stream import MAX_ELEMENT_CHARS
 from tests.history import commit_of, with_events
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,7 +138,7 @@ def test_without_events_spark_is_not_started_and_without_java_regress_is_one_lin
 
 @pytest.mark.spark
 def test_local_spark_gives_the_one_process_outcomes_on_the_real_repository(spark, real: Path) -> None:  # type: ignore[no-untyped-def]
-    from bot.regression.spark_job import run_spark
+    from bot.review.regression.spark_job import run_spark
 
     with GitSnapshot(real, "main") as base, GitSnapshot(real, "pr") as head:
         inputs = gather(base, head, Config(), find_events(head, Config()))
@@ -165,7 +165,7 @@ def test_every_input_fault_is_a_per_file_finding_identical_on_both_engines(real:
 
 @pytest.mark.spark
 def test_unreachable_file_systems_and_missing_connectors_are_one_line(spark) -> None:  # type: ignore[no-untyped-def]
-    from bot.regression.locations import spark_listing
+    from bot.review.regression.locations import spark_listing
 
     reasons = []
     for location in ("hdfs://127.0.0.1:1/events", "s3a://no-bucket/events"):
@@ -219,7 +219,7 @@ def test_a_lost_python_worker_is_exit_2_with_one_line(real: Path, tmp_path: Path
 def test_the_app_s_stage_finds_the_repository_s_events_too(real: Path) -> None:
     """Without samples or configured locations the stage still has events, so it goes on to start Spark
     (here a factory that fails, as without Java: the review goes on, and the section says why)."""
-    from bot.regression import review_stage
+    from bot.review.regression import review_stage
 
     def no_java(master: str) -> Any:
         raise RuntimeError("Java gateway process exited before sending its port number")

@@ -12,15 +12,15 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from bot.config import Config
-from bot.findings import Verdict
-from bot.regression import review_stage
-from bot.regression.compare import run_records
-from bot.regression.events import file_records
-from bot.regression.locations import LocationError, local_files, spark_files
-from bot.regression.side import SideSpec
-from bot.regression.spark_job import input_frame, run_spark
-from bot.snapshot import DirSnapshot
+from bot.core.config import Config
+from bot.core.findings import Verdict
+from bot.core.snapshot import DirSnapshot
+from bot.review.regression import review_stage
+from bot.review.regression.compare import run_records
+from bot.review.regression.events import file_records
+from bot.review.regression.locations import LocationError, local_files, spark_files
+from bot.review.regression.side import SideSpec
+from bot.review.regression.spark_job import input_frame, run_spark
 from tests.regress_helpers import DATA, make_tree, spec
 
 pytestmark = pytest.mark.spark

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import RegressionPolicy
-from bot.findings import Severity
-from bot.naming import load_rules
-from bot.naming.events import INVALID, UNKNOWN, VALID, document_kind, judge_event
-from bot.regression.compare import OK, STILL_FAILING, UNKNOWN_SCHEMA, run_records
-from bot.regression.events import EventRecord, expand_local, file_records, parse_event
-from bot.regression.result import RegressionResult
+from bot.core.config import RegressionPolicy
+from bot.core.findings import Severity
+from bot.model.naming import load_rules
+from bot.model.naming.events import INVALID, UNKNOWN, VALID, document_kind, judge_event
+from bot.review.regression.compare import OK, STILL_FAILING, UNKNOWN_SCHEMA, run_records
+from bot.review.regression.events import EventRecord, expand_local, file_records, parse_event
+from bot.review.regression.result import RegressionResult
 from tests.regress_helpers import make_tree, spec
 from tests.test_naming_events import FULL_EVENT, airflow_events, mixed_folder
 from tests.test_regress import corpus_event_files

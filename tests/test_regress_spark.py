@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from bot.config import Config
-from bot.findings import Severity, Verdict
-from bot.registry import Registry
-from bot.regression import review_stage
-from bot.regression.compare import BROKEN, run_records
-from bot.regression.events import file_records, sample_records
-from bot.regression.result import RegressionResult
-from bot.regression.spark_job import run_spark
-from bot.snapshot import DirSnapshot
+from bot.core.config import Config
+from bot.core.findings import Severity, Verdict
+from bot.core.snapshot import DirSnapshot
+from bot.model.registry import Registry
+from bot.review.regression import review_stage
+from bot.review.regression.compare import BROKEN, run_records
+from bot.review.regression.events import file_records, sample_records
+from bot.review.regression.result import RegressionResult
+from bot.review.regression.spark_job import run_spark
 from tests.regress_helpers import JOB_FACET, edit_json, make_tree, spec
 from tests.test_naming_events import EXPECTED
 from tests.test_regress import corpus_event_files

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import RegressionPolicy
-from bot.regression import compare
-from bot.regression.compare import STILL_FAILING, run_records
-from bot.regression.events import (
+from bot.core.config import RegressionPolicy
+from bot.review.regression import compare
+from bot.review.regression.compare import STILL_FAILING, run_records
+from bot.review.regression.events import (
     EVENT_FIELDS,
     EventError,
     file_records,
@@ -19,8 +19,8 @@ from bot.regression.events import (
     missing_event_fields,
     parse_event,
 )
-from bot.regression.result import RegressionResult
-from bot.regression.side import SideSpec
+from bot.review.regression.result import RegressionResult
+from bot.review.regression.side import SideSpec
 from tests.regress_helpers import make_tree, spec
 from tests.test_regress import corpus_event_files
 

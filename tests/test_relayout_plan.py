@@ -46,9 +46,11 @@ def test_the_plan_moves_only_what_exists_and_collides_nowhere() -> None:
 
 
 def test_paths_of_moved_modules_are_rewritten_and_rule_ids_are_not() -> None:
-    """``bot/incomplete-review`` is a rule id that starts like the path of ``bot/incomplete.py``: a user's
-    configuration names it, so the layout must not rename it."""
+    """A rule id such as ``bot/incomplete-review`` starts like the path of the module ``bot.incomplete`` (before
+    the layout): a user's configuration names it, so the layout must not rename it. (The old paths are
+    joined at run time, or the layout would have rewritten this test's own text.)"""
     script = relayout()
-    text = "see bot/incomplete.py and bot/regression/; rules bot/incomplete-review, bot/regression-did-not-finish"
+    module, package = "/".join(("bot", "incomplete.py")), "/".join(("bot", "regression", ""))
+    text = f"see {module} and {package}; rules bot/incomplete-review, bot/regression-did-not-finish"
     assert script.rewrite_slashed(text) == ("see bot/core/incomplete.py and bot/review/regression/; rules "
                                             "bot/incomplete-review, bot/regression-did-not-finish")

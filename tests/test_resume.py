@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.github_api import Annotation, CheckRunOutput
-from bot.app.leases import Fence, LeaseLost
-from bot.app.publish import CHECK_NAME
-from bot.app.queue import JobQueue, make_huey
-from bot.app.worker import FencedGitHub, review_pull_request
+from bot.github.api import Annotation, CheckRunOutput
+from bot.github.publish import CHECK_NAME
+from bot.service.leases import Fence, LeaseLost
+from bot.service.queue import JobQueue, make_huey
+from bot.service.worker import FencedGitHub, review_pull_request
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
 from tests.test_pipeline import load, make_pr_repo

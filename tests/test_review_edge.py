@@ -1,16 +1,16 @@
 """Where a review's view of a change ends (issue 28): the whole-tree diff past GitHub's listing
-(``bot/app/tree_diff.py``), and the git door marking what it cannot read (``bot/checks/edge.py``)."""
+(``bot/github/tree_diff.py``), and the git door marking what it cannot read (``bot/review/checks/edge.py``)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from bot.app.lazy_snapshot import TreeSnapshot
-from bot.app.tree_diff import tree_changes
-from bot.app.tree_files import TreeFiles
-from bot.changes import Status
 from bot.cli import main
+from bot.core.changes import Status
+from bot.github.lazy_snapshot import TreeSnapshot
+from bot.github.tree_diff import tree_changes
+from bot.github.tree_files import TreeFiles
 from tests.conftest import ROOT
 from tests.gitrepo import Repo, git
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.findings import Finding, Report, Severity, State, Verdict
-from bot.naming import bundled_folder
-from bot.naming.consistency import problems
-from bot.naming.loader import read_folder
-from bot.naming.rules import NamingRules
-from bot.snapshot import DirSnapshot
+from bot.core.findings import Finding, Report, Severity, State, Verdict
+from bot.core.snapshot import DirSnapshot
+from bot.model.naming import bundled_folder
+from bot.model.naming.consistency import problems
+from bot.model.naming.loader import read_folder
+from bot.model.naming.rules import NamingRules
 from tests import mutations as m
 from tests.history import commit_of
 from tests.planting import _git, dump, plant, read, review_pr

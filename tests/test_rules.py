@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from bot.changes import ChangeSet
-from bot.checks import all_rules
-from bot.engine import ReviewContext, review
-from bot.findings import Finding, Report, Severity
-from bot.snapshot import GitSnapshot
+from bot.core.changes import ChangeSet
+from bot.core.findings import Finding, Report, Severity
+from bot.core.snapshot import GitSnapshot
+from bot.review.checks import all_rules
+from bot.review.engine import ReviewContext, review
 from tests import registry_cases as rc
 from tests.conftest import CORPUS
 from tests.gitrepo import Repo, git

@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from bot.app.events import Job
-from bot.app.queue import JobQueue, make_huey
+from bot.github.events import Job
+from bot.service.queue import JobQueue, make_huey
 from tests.conftest import ROOT
 from tests.gitrepo import Repo
 from tests.netns import Lab
@@ -114,7 +114,7 @@ def test_three_workers_one_killed_mid_review(lab: Lab, redis_on_lab: str, repo: 
     client = redis.Redis.from_url(redis_on_lab)
     try:
         for n in range(WORKERS):
-            lab.spawn(f"worker-{n}", [sys.executable, "-m", "bot.app.worker", "--checks",
+            lab.spawn(f"worker-{n}", [sys.executable, "-m", "bot.service.worker", "--checks",
                                       "tests.fakes:FAKE_CHECKS", "--no-regression", "--threads", "2",
                                       "--write-pause", str(WRITE_PAUSE), "--poll", "0.05",
                                       "--lease-ttl", str(LEASE_TTL), "--sweep-every", "2", "--sweep-age", "3"],

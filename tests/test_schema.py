@@ -7,9 +7,9 @@ import uuid
 import pytest
 import redis
 
-from bot.app.events import Job
-from bot.app.queue import JobQueue, make_huey
-from bot.app.schema import SCHEMA_VERSION, Incompatible, Registry
+from bot.github.events import Job
+from bot.service.queue import JobQueue, make_huey
+from bot.service.queue_schema import SCHEMA_VERSION, Incompatible, Registry
 
 
 @pytest.fixture

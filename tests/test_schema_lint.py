@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.checks.lint import problems
-from bot.findings import Finding, Report, Severity, State
+from bot.core.findings import Finding, Report, Severity, State
+from bot.review.checks.lint import problems
 from tests.history import commit_of, replay
 
 

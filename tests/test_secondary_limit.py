@@ -14,9 +14,9 @@ import pytest
 import redis
 import responses
 
-from bot.app.github_api import RateLimited
-from bot.app.github_client import AppClientFactory
-from bot.app.pacing import RedisPacer
+from bot.github.api import RateLimited
+from bot.github.client import AppClientFactory
+from bot.github.pacing import RedisPacer
 from tests.test_github_client import API, NOW, REPO, FakeTime, app_key, fake_time, mocked, pr_json, token_endpoint
 
 __all__ = ["app_key", "fake_time", "mocked"]  # the fixtures this module uses

@@ -17,14 +17,14 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from bot.changes import ChangeSet, FileChange, Status
-from bot.config import load_config
-from bot.sample import REFERENCE
-from bot.site import build_site
-from bot.site.build import write_site
-from bot.site.index import INDEX_FILE, SCHEMA_FILE
-from bot.site.preview import preview
-from bot.snapshot import DirSnapshot
+from bot.cli.sample import REFERENCE
+from bot.core.changes import ChangeSet, FileChange, Status
+from bot.core.config import load_config
+from bot.core.snapshot import DirSnapshot
+from bot.outputs.site import build_site
+from bot.outputs.site.build import write_site
+from bot.outputs.site.index import INDEX_FILE, SCHEMA_FILE
+from bot.outputs.site.preview import preview
 
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = "website/static/spec"
@@ -335,7 +335,7 @@ def test_demo_builds_the_samples_site_and_says_where_to_open_it(tmp_path: Path) 
 
 
 def test_the_check_run_summary_previews_the_published_site(tmp_path: Path, corpus: Path) -> None:
-    from bot.app.worker import review_pull_request
+    from bot.service.worker import review_pull_request
     from tests.fakes import FAKE_CHECKS
     from tests.gitrepo import Repo
     from tests.test_pipeline import load
@@ -356,7 +356,7 @@ def test_the_check_run_summary_previews_the_published_site(tmp_path: Path, corpu
 
 
 def test_field_tables_follow_refs_merge_allof_and_stop_on_cycles() -> None:
-    from bot.site.fields import FieldWalker
+    from bot.outputs.site.fields import FieldWalker
 
     base = {"$defs": {"RunFacet": {"type": "object", "required": ["_producer"],
                                    "properties": {"_producer": {"type": "string", "format": "uri"}}}}}

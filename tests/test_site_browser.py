@@ -15,11 +15,11 @@ from urllib.parse import urldefrag, urljoin
 import pytest
 from playwright import sync_api
 
-from bot.config import load_config
-from bot.sample import REFERENCE
-from bot.site import build_site
-from bot.site.build import write_site
-from bot.snapshot import DirSnapshot
+from bot.cli.sample import REFERENCE
+from bot.core.config import load_config
+from bot.core.snapshot import DirSnapshot
+from bot.outputs.site import build_site
+from bot.outputs.site.build import write_site
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -384,7 +384,7 @@ def test_a_paged_ecosystem_finds_entries_of_every_page_from_the_first(browser: A
     import json
     import shutil
 
-    from bot.site.pages import PAGE_SIZE
+    from bot.outputs.site.pages import PAGE_SIZE
 
     repo = tmp_path / "repo"
     shutil.copytree(REFERENCE, repo)

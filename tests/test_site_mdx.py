@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.config import load_config
-from bot.site import build_site
-from bot.site.markdown import literal, render_markdown, text
-from bot.snapshot import DirSnapshot
+from bot.core.config import load_config
+from bot.core.snapshot import DirSnapshot
+from bot.outputs.site import build_site
+from bot.outputs.site.markdown import literal, render_markdown, text
 
 NODE = Path(__file__).resolve().parent / "node"
 

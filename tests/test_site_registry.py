@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from bot.config import load_config
-from bot.sample import REFERENCE
-from bot.site import build_site
-from bot.site.build import write_site
-from bot.site.fields import FieldWalker
-from bot.site.index import INDEX_FILE
-from bot.site.usecases import PROPOSAL, case_id
-from bot.snapshot import DirSnapshot
+from bot.cli.sample import REFERENCE
+from bot.core.config import load_config
+from bot.core.snapshot import DirSnapshot
+from bot.outputs.site import build_site
+from bot.outputs.site.build import write_site
+from bot.outputs.site.fields import FieldWalker
+from bot.outputs.site.index import INDEX_FILE
+from bot.outputs.site.usecases import PROPOSAL, case_id
 from tests.gitrepo import Repo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -220,8 +220,8 @@ CLEANED_LOGOS = {  # published re-serialised, without what could run or fetch
 
 @pytest.mark.parametrize("logo", [*BAD_LOGOS, *CLEANED_LOGOS, "good.png", "good.svg", "missing.svg"])
 def test_logos_are_judged_by_the_check_and_only_good_ones_are_published(tmp_path: Path, logo: str) -> None:
-    from bot.checks import entry as entry_check
-    from bot.engine import ReviewContext, review
+    from bot.review.checks import entry as entry_check
+    from bot.review.engine import ReviewContext, review
 
     repo = copy(REFERENCE, tmp_path / "repo")
     files = {**BAD_LOGOS, **CLEANED_LOGOS, "good.png": PNG, "good.svg": SVG}
@@ -311,8 +311,8 @@ def test_partners_in_the_hand_written_shape_place_their_entries_and_publish_thei
     assert [c.name for c in site.organizations()["Google"]] == entries
     logos = [site.logo_files[c.logo] for c in site.entries if c.name in entries]
     assert len(logos) == len(entries) and all(b".st0{fill:#4285F4}" in logo for logo in logos)
-    from bot.checks import entry as entry_check
-    from bot.engine import ReviewContext, review
+    from bot.review.checks import entry as entry_check
+    from bot.review.engine import ReviewContext, review
 
     report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
                     checks=(entry_check.check,))
@@ -346,8 +346,8 @@ def test_a_partner_list_drafts_presentation_fields_without_touching_the_reposito
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
     for rel in ("airflow", "egeria"):  # the drafts pass the checks once copied in
         shutil.copytree(out / "spec/registry" / rel, repo / "spec/registry" / rel, dirs_exist_ok=True)
-    from bot.checks import entry as entry_check
-    from bot.engine import ReviewContext, review
+    from bot.review.checks import entry as entry_check
+    from bot.review.engine import ReviewContext, review
 
     report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
                     checks=(entry_check.check,))
@@ -355,7 +355,7 @@ def test_a_partner_list_drafts_presentation_fields_without_touching_the_reposito
 
 
 def test_the_preview_names_presentation_and_version_changes_of_a_card(tmp_path: Path) -> None:
-    from bot.site.preview import preview
+    from bot.outputs.site.preview import preview
 
     base, head = copy(REFERENCE, tmp_path / "base"), copy(REFERENCE, tmp_path / "head")
     path = next(p for p in sorted((head / "spec/registry").glob("*/registry.json"))

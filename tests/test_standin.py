@@ -13,11 +13,11 @@ import jwt
 import pytest
 import requests
 
-from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment
-from bot.app.github_client import AppClientFactory, GitHubClient
-from bot.app.local_github import LocalGitHub
-from bot.changes import diff_lines
-from bot.snapshot import GitSnapshot
+from bot.core.changes import diff_lines
+from bot.core.snapshot import GitSnapshot
+from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment
+from bot.github.client import AppClientFactory, GitHubClient
+from bot.github.local import LocalGitHub
 from tests.gitrepo import Repo
 from tests.standin import StandIn, generate_private_key_pem
 

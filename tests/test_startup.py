@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.schemas import FORMAT_CHECKER
+from bot.model.schemas import FORMAT_CHECKER
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,7 +30,7 @@ def test_the_formats_real_schemas_use_are_checked(fmt: str, good: str, bad: str)
 def test_no_command_imports_rfc3987_syntax_and_help_imports_no_jsonschema() -> None:
     probe = ("import sys; import bot.cli as c; c.build_parser().format_help(); "
              "print('jsonschema' in sys.modules, 'pyspark' in sys.modules); "
-             "import bot.schemas; print(type(sys.modules.get('rfc3987_syntax')).__name__)")
+             "import bot.model.schemas; print(type(sys.modules.get('rfc3987_syntax')).__name__)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT,
                          timeout=60).stdout.split()
     assert out == ["False", "False", "NoneType"]
@@ -53,7 +53,7 @@ def test_no_file_of_the_project_is_a_copy_of_a_corpus_file(corpus: Path) -> None
 def test_a_clean_registry_is_checked_without_the_pure_python_jsonschema_stack(corpus: Path) -> None:
     """jsonschema-rs decides what passes; the pure-Python stack and its format checkers only explain failures."""
     probe = ("import sys; from bot.cli import main; code = main(['check', sys.argv[1], '--all']); "
-             "print(code, 'jsonschema' in sys.modules, 'bot.schemas_python' in sys.modules, file=sys.stderr)")
+             "print(code, 'jsonschema' in sys.modules, 'bot.model.schemas_python' in sys.modules, file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", probe, str(corpus)], capture_output=True, text=True, check=False,
                           cwd=ROOT, timeout=120)
     assert done.stderr.split()[-3:] == ["0", "False", "False"], done.stderr[-2000:]
@@ -62,13 +62,13 @@ def test_a_clean_registry_is_checked_without_the_pure_python_jsonschema_stack(co
 def test_the_shipped_naming_rules_load_on_jsonschema_rs_and_a_broken_file_is_still_explained(tmp_path: Path) -> None:
     """The bundled naming files pass their shipped base schema on jsonschema-rs (no pure-Python import); a file
     that breaks it still gets the pure-Python errors with their pointers."""
-    probe = ("import sys; from bot.naming import load_rules; rules = load_rules(); "
+    probe = ("import sys; from bot.model.naming import load_rules; rules = load_rules(); "
              "print(len(rules.problems), 'jsonschema' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT,
                           timeout=120)
     assert done.stdout.split() == ["0", "False"], done.stderr[-2000:]
     from bot import bundled
-    from bot.naming.loader import BASE_FILE, schema_problems
+    from bot.model.naming.loader import BASE_FILE, schema_problems
 
     base = json.loads(bundled.path("naming", BASE_FILE).read_text(encoding="utf-8"))
     problems = schema_problems(base, "naming/datasets/x.json", {"kind": "dataset", "unexpected": 1})

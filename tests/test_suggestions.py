@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.app.publish import inline_comment_body, plan_review, suggestion_for
-from bot.changes import ChangeSet, FileChange, Status, diff_lines
-from bot.findings import Edit, Finding, Fix, Report, Severity, State
-from bot.render.sarif import render_sarif
+from bot.core.changes import ChangeSet, FileChange, Status, diff_lines
+from bot.core.findings import Edit, Finding, Fix, Report, Severity, State
+from bot.github.publish import inline_comment_body, plan_review, suggestion_for
+from bot.outputs.render.sarif import render_sarif
 
 PATH = "spec/registry/acme/registry.json"
 # head lines 1-6 and 20-22 are in the diff, in two hunks
@@ -81,7 +81,7 @@ def test_sarif_carries_the_fix_as_whole_line_replacements() -> None:
 
 
 def test_the_fixable_count_is_in_the_summary_and_the_text_verdict_line() -> None:
-    from bot.render.text import render_text
+    from bot.outputs.render.text import render_text
 
     report = Report.build([finding(Edit(PATH, 2, 3, "x\n")), Finding("a/b", Severity.WARNING, PATH, "m")])
     assert report.summary()["fixable"] == 1

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from bot.svg_clean import SvgError, clean_stylesheet, clean_svg
+from bot.model.svg_clean import SvgError, clean_stylesheet, clean_svg
 
 OPEN = b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" viewBox="0 0 8 8">'
 DRAWING = b'<rect class="a" width="8" height="8" fill="#136"/>'

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config
-from bot.registry import Registry
-from bot.snapshot import DirSnapshot
-from bot.uris import UriError, expand, parse_short_uri, producer_name, resolve, shorten
+from bot.core.config import Config
+from bot.core.snapshot import DirSnapshot
+from bot.model.registry import Registry
+from bot.model.uris import UriError, expand, parse_short_uri, producer_name, resolve, shorten
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def test_nested_names_take_the_longest_registered_prefix(registry: Registry) -> 
 
 
 def test_every_declared_uri_of_the_real_registry_round_trips(registry: Registry) -> None:
-    from bot.registry import declared_facets
+    from bot.model.registry import declared_facets
 
     uris = [d.uri for e in registry.entries.values() for d in declared_facets(registry.registry_doc(e))]
     assert len(uris) > 30

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from bot.changes import ChangeSet
-from bot.config import Config, ConfigError, VersionsPolicy, parse_config
-from bot.engine import ReviewContext, review
-from bot.findings import Finding, Report, Severity, State, Verdict
-from bot.schema_diff import Bump, required_bump
-from bot.schemas import SchemaStore
-from bot.snapshot import GitSnapshot
+from bot.core.changes import ChangeSet
+from bot.core.config import Config, ConfigError, VersionsPolicy, parse_config
+from bot.core.findings import Finding, Report, Severity, State, Verdict
+from bot.core.snapshot import GitSnapshot
+from bot.model.evolution.schema_diff import Bump, required_bump
+from bot.model.schemas import SchemaStore
+from bot.review.engine import ReviewContext, review
 from tests.gitrepo import GIT_ENV, Repo, git
 from tests.history import commit_of, replay
 
@@ -383,8 +383,8 @@ def test_a_data_level_verdict_shows_its_witness_and_names_the_consumers(corpus_r
     old = json.loads(git(corpus_repo.path, "show", f"main:{DATASET_TYPE}"))
     _revalidated(found, old, json.loads((corpus_repo.path / DATASET_TYPE).read_text()),
                  corpus_repo.path / "website/static/spec")
-    from bot.render.markdown import render_markdown
-    from bot.render.text import render_text
+    from bot.outputs.render.markdown import render_markdown
+    from bot.outputs.render.text import render_text
     assert "```json" in render_markdown(report) and "witness (valid against" in render_text(report)
     # Extending a type breaks no historical data (an ADDITION), but readers of 1-0-1 meet the new values.
     corpus_repo.change({DATASET_TYPE: git(corpus_repo.path, "show", f"main:{DATASET_TYPE}")})
@@ -405,9 +405,9 @@ def test_a_data_level_verdict_shows_its_witness_and_names_the_consumers(corpus_r
 
 
 def test_the_open_model_policy_and_severity_overrides_are_configured() -> None:
-    from bot.checks import all_rules
-    from bot.config import known_rules_only
-    from bot.severity import overridden, section
+    from bot.core.config import known_rules_only
+    from bot.core.severity import overridden, section
+    from bot.review.checks import all_rules
     config = parse_config("versions:\n  open_model_optional_add: revision\nseverity:\n  versions/codegen: warning\n",
                           ".github/registry-bot.yml")
     assert config.versions.open_model_optional_add == "revision" and Config().versions.open_model_optional_add == \
@@ -449,8 +449,8 @@ def test_a_schema_with_a_type_that_is_no_type_is_judged_not_crashed_on(where: st
     """Issue 28: the witness search sampled ``"type": 5`` to None and raised a TypeError (an internal error)."""
     import copy
 
-    from bot.changes import FileChange, Status
-    from bot.snapshot import MemorySnapshot
+    from bot.core.changes import FileChange, Status
+    from bot.core.snapshot import MemorySnapshot
     from tests import registry_cases as rc
 
     schema = copy.deepcopy(rc.FACET_SCHEMA)

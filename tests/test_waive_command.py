@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from bot.app.events import WAIVE_COMMAND, decide
-from bot.app.local_github import LocalGitHub
-from bot.app.waiver_proposal import parse
-from bot.app.worker import Worker
+from bot.github.events import WAIVE_COMMAND, decide
+from bot.github.local import LocalGitHub
+from bot.github.waiver_proposal import parse
+from bot.service.worker import Worker
 from tests.conftest import PAYLOADS
 from tests.gitrepo import Repo, git
 

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from bot.app.publish import to_annotations
-from bot.changes import ChangeSet
-from bot.compose import ReviewRequest, run_review
-from bot.findings import Finding, Report, Verdict
-from bot.render import render
-from bot.snapshot import DirSnapshot, GitSnapshot
-from bot.waivers import parse_file
+from bot.core.changes import ChangeSet
+from bot.core.findings import Finding, Report, Verdict
+from bot.core.snapshot import DirSnapshot, GitSnapshot
+from bot.core.waivers import parse_file
+from bot.github.publish import to_annotations
+from bot.outputs.render import render
+from bot.review.compose import ReviewRequest, run_review
 from tests.gitrepo import Repo, git
 
 TODAY = datetime.date(2026, 6, 1)
@@ -306,9 +306,9 @@ def test_a_real_finding_waived_by_its_owners_shows_as_waived_in_every_cli_output
 @pytest.mark.parametrize("granted_by", ["owner", "@mallory"])
 def test_the_app_passes_the_pull_request_only_under_an_owners_waiver(repo: Repo, granted_by: str) -> None:
     """The App's whole pipeline on the in-memory GitHub: check run, annotations, review and summary comment."""
-    from bot.app.events import Job
-    from bot.app.local_github import LocalGitHub
-    from bot.app.worker import Worker
+    from bot.github.events import Job
+    from bot.github.local import LocalGitHub
+    from bot.service.worker import Worker
 
     target = new_path(repo)
     owner = root_owner(repo)

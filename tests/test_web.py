@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
-from bot.app.queue import JobQueue
-from bot.app.settings import Settings, SettingsError
-from bot.app.signature import sign
-from bot.app.web import MAX_BODY, create_app
+from bot.service.queue import JobQueue
+from bot.service.settings import Settings, SettingsError
+from bot.service.signature import sign
+from bot.service.web import MAX_BODY, create_app
 from tests.conftest import PAYLOADS
 
 SECRETS = ("old-secret", "new-secret")
@@ -247,7 +247,7 @@ def test_bad_settings_are_named(env: dict[str, str], problem: str) -> None:
 
 # -- payload shapes and metric labels ---------------------------------------------------------------
 def test_every_recorded_payload_has_the_shape_the_bot_reads() -> None:
-    from bot.app.payloads import problem
+    from bot.github.payloads import problem
 
     for path in sorted(PAYLOADS.glob("*.json")):
         assert problem(path.name.split(".")[0], json.loads(path.read_bytes())) is None, path.name
@@ -303,7 +303,7 @@ def test_wrong_types_are_400_naming_the_field(client: FlaskClient, queue: JobQue
 
 
 def test_metric_labels_come_from_a_fixed_set_after_the_signature(client: FlaskClient) -> None:
-    from bot.app import metrics
+    from bot.github import metrics
 
     def count(event: str, outcome: str) -> float:
         return float(metrics.DELIVERIES.labels(event=event, outcome=outcome)._value.get())
@@ -341,7 +341,7 @@ def test_the_web_shows_no_worker_metrics_and_the_worker_serves_them() -> None:
     import socket
     import urllib.request
 
-    from bot.app import metrics
+    from bot.github import metrics
 
     body = create_app(Settings(0, "", ("s",), queue_url=":memory:")).test_client().get("/metrics").get_data(True)
     assert "registry_bot_deliveries_total" in body and "rate_limit_remaining" not in body

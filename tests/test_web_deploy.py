@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from bot.app.events import KNOWN_EVENTS, LOGGED_EVENTS
+from bot.github.events import KNOWN_EVENTS, LOGGED_EVENTS
 from tests.conftest import ROOT
 from tests.test_locks import SPARK_ONLY as SPARK_MODULES
 
@@ -50,7 +50,7 @@ def test_dockerfile_has_a_web_target_without_java_and_a_worker_target_with_it() 
     known = {"FROM", "ENV", "RUN", "WORKDIR", "COPY", "USER", "VOLUME", "EXPOSE", "HEALTHCHECK", "ENTRYPOINT", "CMD"}
     assert {word for word, _ in instructions()} <= known
     assert instructions()[0] == ("FROM", "python:3.11-slim-bookworm AS base")
-    for target, command in (("web", "bot.web:create_app()"), ("worker", '"bot.app.worker"')):
+    for target, command in (("web", "bot.service.wsgi:create_app()"), ("worker", '"bot.service.worker"')):
         steps = image(target)
         runs = " ".join(rest for word, rest in steps if word == "RUN")
         assert ("openjdk-17-jre-headless" in runs) == (target == "worker") and "pip install" in runs
@@ -64,8 +64,8 @@ def test_dockerfile_has_a_web_target_without_java_and_a_worker_target_with_it() 
 def test_image_carries_the_data_the_checks_read_beside_the_package() -> None:
     """registry/registry.schema.json and naming/ are read relative to the bot package: the image must
     hold them next to an editable install, or every review would end in an internal error."""
-    from bot.checks.entry import SCHEMA_PATH
-    from bot.naming import bundled_folder
+    from bot.model.naming import bundled_folder
+    from bot.review.checks.entry import SCHEMA_PATH
 
     copied = {rest.split()[0] for word, rest in stages()["source"] if word == "COPY"}
     for data in (SCHEMA_PATH.parent, bundled_folder()):
@@ -82,16 +82,16 @@ def test_procfile_runs_web_and_worker_modules_that_exist() -> None:
     entries = dict(line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip())
     assert set(entries) == {"web", "worker"}
     web, worker = shlex.split(entries["web"]), shlex.split(entries["worker"])
-    assert web[0] == "gunicorn" and "bot.web:create_app()" in web
-    assert worker[:3] == ["python", "-m", "bot.app.worker"]
-    assert importlib.util.find_spec("bot.app.worker") is not None
+    assert web[0] == "gunicorn" and "bot.service.wsgi:create_app()" in web
+    assert worker[:3] == ["python", "-m", "bot.service.worker"]
+    assert importlib.util.find_spec("bot.service.worker") is not None
 
 
 def test_gunicorn_config_uses_the_front_door_worker() -> None:
-    """The slow-client-proof worker (bot/app/front.py), and a header deadline (gevent's keepalive)."""
+    """The slow-client-proof worker (bot/service/front.py), and a header deadline (gevent's keepalive)."""
     from gunicorn.util import load_class
 
-    from bot.app.front import FrontDoorWorker
+    from bot.service.front import FrontDoorWorker
 
     namespace: dict[str, object] = {}
     exec(compile((ROOT / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"), namespace)
@@ -142,7 +142,7 @@ def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
                 assert secret in service["secrets"] and secret in secrets, key
         assert env["BOT_QUEUE_URL"] == "redis://redis:6379/0"
         assert service["depends_on"] == {"redis": {"condition": "service_healthy"}}
-        assert service["healthcheck"]["test"] == ["CMD", "python", "-m", "bot.app.health", name]
+        assert service["healthcheck"]["test"] == ["CMD", "python", "-m", "bot.service.health", name]
     assert set(services["web"]["secrets"]) == {"github_webhook_secret"}  # never the App's key
     assert set(services["worker"]["secrets"]) == {"github_app_id", "github_app_private_key"}
     assert services["web"]["ports"] == ["8000:8000"] and "ports" not in services["worker"]
@@ -165,10 +165,10 @@ def test_the_health_checks_say_healthy_and_unhealthy(tmp_path: Path) -> None:
     env = {**os.environ, "WORKER_HEARTBEAT": str(heartbeat), "PORT": "9"}  # nothing listens on port 9
 
     def check(*args: str) -> int:
-        return subprocess.run([sys.executable, "-m", "bot.app.health", *args], env=env, capture_output=True,
+        return subprocess.run([sys.executable, "-m", "bot.service.health", *args], env=env, capture_output=True,
                               timeout=30).returncode
     assert check("worker") == 1  # no heartbeat yet
-    from bot.app.health import beat
+    from bot.service.health import beat
 
     beat(heartbeat)
     assert check("worker") == 0
@@ -180,7 +180,7 @@ def test_the_health_checks_say_healthy_and_unhealthy(tmp_path: Path) -> None:
 def test_the_web_process_imports_neither_spark_nor_its_libraries(tmp_path: Path) -> None:
     """The web image has no PySpark, pyarrow or pandas (requirements/web.txt): creating the app and answering
     /healthz must not import them, nor anything that pulls them in."""
-    probe = ("import sys; from bot.web import create_app; client = create_app().test_client(); "
+    probe = ("import sys; from bot.service.wsgi import create_app; client = create_app().test_client(); "
              "assert client.get('/healthz').status_code == 200; "
              f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(SPARK_MODULES)!r}))")
     env = {**os.environ, "GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "BOT_QUEUE_URL": str(tmp_path / "q"),
@@ -225,7 +225,7 @@ def test_gunicorn_binds_the_admin_port_where_bind_says_and_serves_only_admin_pat
     log = tmp_path / "web.log"
     with log.open("wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
-                                 "bot.web:create_app()"], cwd=ROOT, env=env, stdout=out, stderr=out)
+                                 "bot.service.wsgi:create_app()"], cwd=ROOT, env=env, stdout=out, stderr=out)
 
     def status(port: int, path: str, data: bytes | None = None) -> int:
         try:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app.events import Job
-from bot.app.local_github import LocalGitHub
-from bot.app.worker import Resources, Worker
+from bot.github.events import Job
+from bot.github.local import LocalGitHub
+from bot.service.worker import Resources, Worker
 from tests.conftest import ROOT
 from tests.gitrepo import Repo
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from responses import matchers
 
-from bot.app.github_api import GitHubError
-from bot.app.lazy_snapshot import LazyTree, TreeSnapshot, raise_read_failure
-from bot.app.local_github import LocalGitHub
-from bot.app.worker import review_pull_request
-from bot.config import Config
+from bot.core.config import Config
+from bot.github.api import GitHubError
+from bot.github.lazy_snapshot import LazyTree, TreeSnapshot, raise_read_failure
+from bot.github.local import LocalGitHub
+from bot.service.worker import review_pull_request
 from tests import test_github_client, test_pipeline
 from tests.gitrepo import Repo
 from tests.test_github_client import API, REPO, blob, client, graphql_endpoint, token_endpoint

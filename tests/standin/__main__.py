@@ -9,10 +9,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from bot.app.app_permissions import manifest_permissions
-from bot.app.local_github import LocalGitHub
-from bot.app.local_merge import BranchProtection
-from bot.commands.app import DEFAULT_MANIFEST
+from bot.cli.commands.app import DEFAULT_MANIFEST
+from bot.github.app_permissions import manifest_permissions
+from bot.github.local import LocalGitHub
+from bot.github.local_merge import BranchProtection
 from tests.standin.server import ADMIN, ContentLimit, Pacing, StandInState, generate_private_key_pem, serve
 
 

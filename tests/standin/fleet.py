@@ -18,7 +18,7 @@ from typing import Any
 
 from werkzeug.serving import make_server
 
-from bot.app.local_github import LocalGitHub
+from bot.github.local import LocalGitHub
 from tests.standin.server import (
     Pacing,
     QuietHandler,

@@ -241,7 +241,7 @@ def with_rollup(found: dict[str, Any] | None, checks: Any) -> dict[str, Any] | N
 
 def automerge_mutations(local: Any) -> dict[str, Any]:
     """``enablePullRequestAutoMerge`` over ``LocalGitHub`` (its rules: clean status refused, closed refused)."""
-    from bot.app.github_api import GitHubError
+    from bot.github.api import GitHubError
 
     def enable(_info: Any, input: dict[str, Any]) -> dict[str, Any]:
         try:

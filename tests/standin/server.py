@@ -30,10 +30,10 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from flask import Flask, Response, jsonify, request
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from bot.app import github_limits
-from bot.app.github_api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
-from bot.app.local_github import LocalGitHub
-from bot.snapshot import GitError, run_git
+from bot.core.snapshot import GitError, run_git
+from bot.github import limits as github_limits
+from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
+from bot.github.local import LocalGitHub
 from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 
 ADMIN = "repository-admin"  # the stand-in's administrator: dismisses reviews through /_standin/dismissals

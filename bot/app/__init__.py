@@ -1,1 +1,0 @@
-"""The GitHub App: webhook service, durable queue and worker, GitHub client and publishers."""

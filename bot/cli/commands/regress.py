@@ -1,0 +1,165 @@
+"""``registry-bot regress``: validate sample events at two revisions and report what the change breaks."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+from bot.cli.commands import _inputs
+
+if TYPE_CHECKING:
+    from bot.core.findings import Finding
+    from bot.review.regression.result import RegressionResult
+    from bot.review.regression.runner import Events, Inputs
+
+HELP = "run the sample-event regression of a change (--base/--head) with PySpark or in one process"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("repo", help="a git repository (bare is fine)")
+    parser.add_argument("--base", required=True, help="the revision the change starts from")
+    parser.add_argument("--head", default="HEAD", help="the revision to check (default: HEAD)")
+    parser.add_argument("--events", nargs="+", default=[], metavar="PATH",
+                        help="more event files, folders or globs (with Spark: any URI the cluster reads, e.g. s3a://)")
+    parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting, e.g. spark.executor.memory=2g (repeatable)")
+    parser.add_argument("--engine", choices=("spark", "python"), default="spark",
+                        help="run on Spark (default) or in this Python process")
+    parser.add_argument("--parquet", metavar="DIR",
+                        help="with Spark: write every non-ok outcome as Parquet (on a cluster: a location it shares)")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from bot.core.config import load_config
+    from bot.core.findings import Severity
+    from bot.core.snapshot import GitError
+    from bot.review.regression.faults import is_spark_failure, one_line
+    from bot.review.regression.locations import LocationError
+    from bot.review.regression.runner import find_events, gather
+
+    conf = _spark_conf(args.conf)
+    _check_events(args.events)
+    if args.engine == "spark" and importlib.util.find_spec("pyspark") is None:
+        raise UsageError("--engine spark needs PySpark, which is not installed: install the spark extra "
+                         "(pip install 'openlineage-registry-bot[spark]', and a Java runtime), or use --engine python")
+    _check_parquet(args.parquet)
+    repo = _inputs.git_repository(args.repo)
+    try:
+        with _inputs.revision(repo, args.base, "--base") as base, _inputs.revision(repo, args.head, "--head") as head:
+            _inputs.registry_folder([base, head], f"{repo} at {args.base} and at {args.head}")
+            print(f"Reading the sample events of {repo} at {args.base} and {args.head}...", file=sys.stderr)
+            config, _ = load_config(base)
+            events = find_events(head, config, args.events)
+            _say_found(events)
+            inputs = gather(base, head, config, events)
+    except GitError as exc:
+        raise UsageError(exc.reason) from None
+    try:
+        if args.engine == "python" or events.empty:  # nothing for Spark to read: it is not started
+            result = _run_local(inputs)
+        else:
+            result = _run_spark(inputs, args.master, conf, args)
+    except LocationError as exc:
+        raise UsageError(str(exc)) from None
+    except Exception as exc:
+        if not is_spark_failure(exc):
+            raise
+        raise UsageError(f"Spark failed, the regression did not run: {one_line(exc)}") from None
+    findings = result.findings(config.regression, config.paths.registry)
+    if args.format == "json":
+        sys.stdout.write(json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(result.markdown())
+    else:
+        sys.stdout.write(_text(result, findings))
+    return EXIT_ERRORS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+
+
+def _run_local(inputs: Inputs) -> RegressionResult:
+    from bot.review.regression.runner import run_local
+
+    return run_local(inputs)
+
+
+def _say_found(events: Events) -> None:
+    found = events.discovered
+    if found is not None and (found.files or found.ignored):
+        print(f"Found {found.files} event file(s) in the repository ({found.ignored} other JSON file(s) there "
+              f"hold no event)", file=sys.stderr)
+    if events.empty:
+        print("No events to check (no samples/, no event file in the repository, no --events): Spark is not "
+              "started", file=sys.stderr)
+
+
+def _run_spark(inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace) -> RegressionResult:
+    from bot.cli.commands._progress import elapsed, jvm_output
+    from bot.review.regression.faults import end_children, java_missing
+    from bot.review.regression.spark_job import run_spark, start_session
+
+    missing = java_missing()
+    if missing:
+        raise UsageError(f"{missing}; or use --engine python")
+
+    where = f" and {len(inputs.locations)} event location(s)" if inputs.locations else ""
+    print(f"Checking {len(inputs.records)} sample event(s){where} on Spark ({master}); Spark takes 20-30 s to "
+          f"start (--engine python skips it)...", file=sys.stderr)
+    with jvm_output(args.verbose) as stderr, elapsed("Spark regression", stderr):
+        try:
+            spark = start_session(master, extra=conf)
+        except KeyboardInterrupt:  # the JVM ignores SIGINT while it starts: end it with this process
+            end_children()
+            raise
+        try:
+            return run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.locations,
+                             parquet=args.parquet)
+        finally:
+            spark.stop()
+
+
+def _spark_conf(pairs: list[str]) -> dict[str, str]:
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {pair}: expected KEY=VALUE")
+        conf[key.strip()] = value
+    return conf
+
+
+def _check_events(paths: list[str]) -> None:
+    """Every local ``--events`` location names an event file (before Spark takes its time to start);
+    Spark's driver checks the other URIs the same way."""
+    from bot.review.regression.events import is_remote
+    from bot.review.regression.locations import LocationError, local_files
+
+    for path in paths:
+        if not is_remote(path):
+            try:
+                local_files([path])
+            except LocationError as exc:
+                raise UsageError(f"--events {exc}") from None
+
+
+def _check_parquet(parquet: str | None) -> None:
+    from bot.review.regression.events import is_remote
+
+    if parquet and not is_remote(parquet):
+        parent = Path(parquet.removeprefix("file://")).absolute().parent
+        if not parent.is_dir():
+            raise UsageError(f"--parquet {parquet}: the folder {parent} does not exist")
+
+
+def _text(result: RegressionResult, findings: list[Finding]) -> str:
+    from bot.core.inert import visible
+
+    lines = [f"{result.events} events, base {visible(result.base)}, head {visible(result.head)}, {result.engine}, "
+             f"{result.seconds:.1f} s"]
+    lines += [f"{f.severity.value}: {visible(f.path) if f.path else '-'}: {visible(f.message)}" for f in findings]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""The vocabulary: snapshots, change sets, findings, configuration, budgets, quoting."""

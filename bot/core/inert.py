@@ -1,0 +1,78 @@
+"""Plain-text safety for everything quoted from a pull request: no character may act on a terminal or a page.
+
+A name, key, value or message from the reviewed repository can hold newlines (fake lines), terminal
+escapes (``ESC [``), bidi controls (U+202E turns ``gpj.exe`` around), zero-width and other invisible
+characters, or lone surrogates (non-UTF-8 file names) that would crash a write. ``visible`` turns each
+of them into a visible escape (``\\n``, ``\\x1b``, ``\\u202e``); every other character is kept. The
+Markdown escaping in ``bot.outputs.render.markdown`` starts from this text; the terminal, annotations and SARIF
+use it as is. ``json_safe`` does the same for JSON output, losslessly (``\\u202e`` is valid JSON).
+"""
+
+from __future__ import annotations
+
+import regex
+
+# Control (Cc), format (Cf: bidi, zero-width, soft hyphen, tags), surrogates (Cs), line and paragraph
+# separators (Zl, Zp), and the few characters of other categories that render as nothing: the
+# combining grapheme joiner, the Hangul fillers and the invisible Khmer vowels.
+_UNSAFE = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]")
+# Raw tab, newline and carriage return in JSON text are indentation: json.dumps escapes them inside strings.
+_UNSAFE_IN_JSON = regex.compile(r"(?![\t\n\r])" + _UNSAFE.pattern)
+UNSAFE_IN_TEXT = _UNSAFE_IN_JSON  # what may not appear in text shown as is (a suggested change)
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+ELLIPSIS = "…"
+ZWJ = "\u200d"  # Markdown puts one after "@" and "#" so that GitHub links nothing (bot.outputs.render.markdown)
+
+
+def _escape_char(match: regex.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    point = ord(char)
+    if point < 0x100:
+        return f"\\x{point:02x}"
+    if point < 0x10000:
+        return f"\\u{point:04x}"
+    return f"\\U{point:08x}"
+
+
+def visible(text: str) -> str:
+    """``text`` on one line with every control, bidi, invisible and surrogate character escaped visibly."""
+    return str(_UNSAFE.sub(_escape_char, text))
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters plus a note of its full length when it is longer."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:max(limit, 0)]}{ELLIPSIS} ({len(text):,} characters)"
+
+
+def plain(text: str, limit: int | None = None) -> str:
+    """Untrusted text for plain-text output (terminal, annotation): visible, then shortened."""
+    text = visible(text)
+    return text if limit is None else shorten(text, limit)
+
+
+def markdown_line(line: str) -> str:
+    """A line of the bot's own Markdown, for a terminal: its joiners after "@" and "#" dropped (no
+    terminal links a mention), then ``visible``, so a Markdown a renderer forgot to escape is shown safely too."""
+    return visible(line.replace("@" + ZWJ, "@").replace("#" + ZWJ, "#"))
+
+
+def json_safe(dumped: str) -> str:
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with unsafe characters as ``\\uXXXX``.
+
+    Lossless: a JSON reader gets the very same strings back. Only characters inside strings can be
+    unsafe (JSON's own syntax is ASCII), and ``json.dumps`` already escapes C0 controls.
+    """
+    return str(_UNSAFE_IN_JSON.sub(_json_escape, dumped))
+
+
+def _json_escape(match: regex.Match[str]) -> str:
+    point = ord(match.group())
+    if point < 0x10000:
+        return f"\\u{point:04x}"
+    point -= 0x10000  # beyond the BMP: a UTF-16 surrogate pair, as JSON requires
+    return f"\\u{0xD800 + (point >> 10):04x}\\u{0xDC00 + (point & 0x3FF):04x}"

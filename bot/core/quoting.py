@@ -1,0 +1,125 @@
+"""Markdown text that quotes strangers safely: escaped prose, code spans, lines fitted to a limit.
+
+Everything quoted from the reviewed repository is inert (docs/output-safety.md): prose goes through
+``escape`` (backslash escapes for every character that can start Markdown, HTML, an entity or an
+autolink, a zero-width joiner after ``@`` and ``#``), names through ``code`` (a code span with a fence
+longer than any backtick run inside, ``|`` escaped for table cells), both first through
+``bot.core.inert.visible``. Every part of the bot that writes Markdown uses these.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from bot.core.inert import ZWJ, plain, visible
+
+GITHUB_TEXT_LIMIT = 65_535
+MESSAGE_LIMIT = 1_000  # characters of a message or hint in a list, at most
+MIN_MESSAGE = 80  # messages are shortened down to this before findings are left out of a list
+NAME_LIMIT = 200  # characters of a quoted name (file, entry, rule, owner) before it is shortened
+# Escaped everywhere: what opens or closes inline Markdown, HTML, entities, tables and GitHub's math.
+_INLINE = {ord(c): "\\" + c for c in "\\`*[]<>&|~$"} | {ord("@"): "\\@" + ZWJ, ord("#"): "\\#" + ZWJ}
+# The "." of www. and the ":" of scheme:// start autolinks; "_" emphasises except between letters or digits.
+_AUTOLINK = re.compile(r"(?i)(?<=www)\.|:(?=//)|(?<![^\W_])_|_(?![^\W_])")
+_LINE_START = re.compile(r"^( *)(?:([-+=])|(\d+)([.)]))")  # a list item, thematic break or setext underline
+_BACKTICKS = re.compile("`+")
+
+
+def escape(text: str, limit: int | None = None) -> str:
+    """Untrusted text as inert Markdown prose, also inside a table cell; shortened past ``limit``.
+
+    Backslash escapes stop emphasis, links, images, HTML, entities, math, autolinks and a list or
+    heading when the text starts a line (``\\&#64;`` stays literal, where ``&#64;`` would be decoded
+    to ``@`` and ping); ``\\|`` is the table cell escape GFM defines. The zero-width joiner after ``@``
+    and ``#`` stops what GitHub links after parsing: mentions, team mentions, emails, issue references.
+    """
+    text = plain(text, limit).lstrip(" \t")  # four leading spaces would make an indented code block
+    text = _AUTOLINK.sub(r"\\\g<0>", text.translate(_INLINE))
+    return _LINE_START.sub(_escape_line_start, text) if text[:1] in " -+=0123456789" else text
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    spaces, mark, digits, close = match.groups()
+    return spaces + ("\\" + mark if mark else f"{digits}\\{close}")
+
+
+def code(text: str, *, table: bool = True, limit: int | None = NAME_LIMIT) -> str:
+    """Untrusted text as an inline code span: GitHub links nothing inside one and decodes no entity.
+
+    ``table`` escapes ``|`` as GFM requires inside a table cell (the default, as a forgotten flag must
+    not break a table); outside a table the escape would show, so prose passes ``table=False``.
+    """
+    text = plain(text, limit)
+    if not text:
+        return "``"
+    if table:
+        text = text.replace("|", "\\|")
+    fence = backtick_fence(text)
+    if text.strip(" ") and (text[0] in "` " or text[-1] in "` "):
+        text = f" {text} "  # a parser strips one space each side, so an edge backtick or space survives
+    return f"{fence}{text}{fence}"
+
+
+def backtick_fence(text: str, shortest: int = 1) -> str:
+    """A run of backticks longer than any inside ``text`` (and at least ``shortest``): a code span's or
+    code block's fence that ``text`` cannot close."""
+    return "`" * max(shortest, 1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
+
+
+class Row:
+    """A list line whose quoted texts can be shortened: ``render(cap)`` builds it with each cut at ``cap``."""
+
+    __slots__ = ("_full", "_need", "_render")
+
+    def __init__(self, render: Callable[[int], str], *texts: str) -> None:
+        self._render = render
+        self._need = max((len(visible(t)) for t in texts), default=0)
+        self._full = render(MESSAGE_LIMIT)
+
+    def at(self, cap: int) -> str:
+        return self._full if self._need <= cap else self._render(cap)
+
+
+def fit(lines: Sequence[str | Row], budget: int) -> tuple[list[str], int]:
+    """The lines within ``budget`` characters (newlines counted) and how many rows were left out.
+
+    Every row is kept with its texts cut at the largest cap from ``MESSAGE_LIMIT`` down to
+    ``MIN_MESSAGE`` that fits; when even that does not, rows are kept in order while they fit, and
+    the lines that only led to rows left out (headings, table headers) are dropped.
+    """
+    def size(cap: int) -> int:
+        return sum(len(x if isinstance(x, str) else x.at(cap)) + 1 for x in lines)
+
+    low, high = MIN_MESSAGE, MESSAGE_LIMIT
+    if size(high) <= budget:
+        cap = high
+    elif size(low) > budget:
+        cap = low
+    else:  # size(low) fits, size(high) does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if size(middle) <= budget else (low, middle)
+        cap = low
+    kept: list[str] = []
+    used = 0
+    for i, x in enumerate(lines):
+        line = x if isinstance(x, str) else x.at(cap)
+        if used + len(line) + 1 > budget:
+            left_out = sum(1 for y in lines[i:] if isinstance(y, Row))
+            if left_out:
+                while kept and isinstance(lines[len(kept) - 1], str):
+                    kept.pop()  # a heading or table header of rows left out
+                return kept, left_out
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return kept, 0
+
+
+def cut_lines(text: str, limit: int, note: str) -> str:
+    """``text`` cut at a line end so that it and ``note`` fit ``limit``: never inside a code span or escape."""
+    if len(text) <= limit:
+        return text
+    end = text.rfind("\n", 0, max(limit - len(note) - 1, 0))
+    return text[:max(end, 0)] + "\n" + note

@@ -1,0 +1,128 @@
+"""Which webhook deliveries become review jobs: a pure function of the event name and payload.
+
+Nothing here calls GitHub. Whatever needs GitHub (a commenter's permission, the pull request a
+check suite belongs to, the files a pull request touches) is decided later by the worker.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from bot.github.payloads import problem
+
+RECHECK_COMMAND = "/registry-bot recheck"
+WAIVE_COMMAND = "/registry-bot waive"  # proposes a waiver (a reply), never changes anything
+PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
+LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
+KNOWN_EVENTS = frozenset({"ping", "pull_request", "pull_request_review", "check_suite", "check_run",
+                          "issue_comment", "push", *LOGGED_EVENTS})
+
+
+@dataclass(frozen=True)
+class Job:
+    """One review to do. ``number`` is 0 when only ``head_sha`` is known (a check suite of a fork)."""
+
+    delivery: str
+    event: str
+    action: str
+    installation: int
+    repo: str
+    number: int = 0
+    head_sha: str = ""
+    requester: str = ""  # who asked for a recheck: their permission is checked before reviewing
+    rerun: bool = False  # a re-run request: always create a new check run
+    check_run_id: int = 0  # the check run an interrupted attempt started (resumed, never left in progress)
+    check_run_sha: str = ""  # the head that check run is for
+    deferrals: int = 0  # times the job was put off until GitHub's rate limit reset
+    command: str = ""  # a comment command that only answers (``/registry-bot waive ...``): no review
+
+    @property
+    def pr_key(self) -> str:
+        if self.event == "push":  # one dashboard per repository: the newest push wins, one at a time
+            return f"{self.repo}#dashboard"
+        return f"{self.repo}#{self.number}" if self.number else f"{self.repo}@{self.head_sha}"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the web endpoint does with a delivery: enqueue ``job``, or answer ``status`` with ``reason``."""
+
+    status: int
+    reason: str
+    job: Job | None = None
+
+
+def _pr_from_list(items: Any) -> int:
+    if isinstance(items, list) and items and isinstance(items[0], dict):
+        return int(items[0].get("number") or 0)
+    return 0
+
+
+def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
+    """Turn a verified delivery into a job, or say why it is ignored (400: why its payload is malformed)."""
+    if event == "ping":
+        return Decision(200, "pong")
+    if event not in KNOWN_EVENTS:
+        return Decision(202, f"event {event!r} is not handled; ignored")
+    wrong = problem(event, payload)  # every field read below has its type from here on
+    if wrong is not None:
+        return Decision(400, wrong)
+    action = str(payload.get("action") or "")
+    if event in LOGGED_EVENTS:
+        return Decision(200, f"{event}.{action} logged")
+    installation = (payload.get("installation") or {}).get("id")
+    repo = (payload.get("repository") or {}).get("full_name")
+    if not isinstance(installation, int) or not isinstance(repo, str):
+        return Decision(202, f"{event}.{action} without an installation or repository; ignored")
+    base = Job(delivery=delivery, event=event, action=action, installation=installation, repo=repo)
+
+    if event == "push":  # the default branch moved (a merge): refresh the dashboard issue
+        branch = (payload.get("repository") or {}).get("default_branch")
+        after = str(payload.get("after") or "")
+        if payload.get("ref") != f"refs/heads/{branch}" or payload.get("deleted") or not after.strip("0"):
+            return Decision(202, "push to another branch than the default one; ignored")
+        return Decision(202, "queued", replace(base, head_sha=after))
+    if event == "pull_request":
+        pr = payload.get("pull_request") or {}
+        changes = payload.get("changes") or {}
+        if action in PR_ACTIONS or (action == "edited" and "base" in changes):
+            return Decision(202, "queued", replace(base, number=int(pr.get("number") or payload.get("number") or 0),
+                                               head_sha=str((pr.get("head") or {}).get("sha") or "")))
+        return Decision(202, f"pull_request.{action} needs no review; ignored")
+    if event == "pull_request_review":
+        pr = payload.get("pull_request") or {}
+        if str((payload.get("sender") or {}).get("type") or "") == "Bot":
+            return Decision(202, f"pull_request_review.{action} by a bot (the App's own reviews) ignored")
+        if action in REVIEW_ACTIONS:  # a review submitted, edited or dismissed can change the verdict
+            return Decision(202, "queued", replace(base, number=int(pr.get("number") or 0),
+                                               head_sha=str((pr.get("head") or {}).get("sha") or "")))
+        return Decision(202, f"pull_request_review.{action} ignored")
+    if event in ("check_suite", "check_run"):
+        obj = payload.get(event) or {}
+        if action == "rerequested" or (event == "check_run" and action == "requested_action"):
+            return Decision(202, "queued", replace(base, number=_pr_from_list(obj.get("pull_requests")),
+                                               head_sha=str(obj.get("head_sha") or ""), rerun=True))
+        return Decision(202, f"{event}.{action} ignored")
+    # issue_comment
+    issue = payload.get("issue") or {}
+    comment = payload.get("comment") or {}
+    body = str(comment.get("body") or "")
+    if action != "created" or "pull_request" not in issue:
+        return Decision(202, f"issue_comment.{action} not on a pull request; ignored")
+    commenter = str((comment.get("user") or {}).get("login") or "")
+    waive = next((line.strip() for line in body.splitlines() if line.strip().startswith(WAIVE_COMMAND + " ")), None)
+    if waive is not None and str((comment.get("user") or {}).get("type") or "") == "Bot":
+        return Decision(202, "waive command from a bot (the App's own replies included) ignored")
+    if waive is not None:  # from anyone: the answer is a proposal, never a change
+        return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0), requester=commenter,
+                                               command=waive[:2_000]))
+    if not any(line.strip().startswith(RECHECK_COMMAND) for line in body.splitlines()):
+        return Decision(202, "comment without the recheck command; ignored")
+    return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0),
+                                       requester=str((comment.get("user") or {}).get("login") or ""), rerun=True))

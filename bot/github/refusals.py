@@ -1,0 +1,108 @@
+"""GitHub's "no" to a write: told apart from a failure, reported once, never allowed to change a verdict.
+
+GitHub refuses a write for reasons the bot cannot fix by retrying: the App lacks a permission (403
+"Resource not accessible by integration"), branch protection restricts who may dismiss reviews (403), the
+pull request cannot merge (405), the request is not acceptable (422). Such a refusal of an action taken
+beside the verdict (dismissing, approving, merging, reviewing, commenting) is collected here and shown in
+the summary (or, when the summary comment itself is refused, in the concluded check run's text) with what
+the repository's administrators grant or change; the verdict the check run concluded stays as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from bot.core.findings import Section
+from bot.github.api import GitHubError, RateLimited
+from bot.outputs.render.markdown import escape
+
+T = TypeVar("T")
+
+# What each action needs, in the words of GitHub's settings (docs/github.md cites the permission tables).
+FIXES: dict[str, str] = {
+    "dismiss": ("grant the App **Pull requests: write**; on a protected branch that restricts who can dismiss "
+                "reviews, add the App to \"Allow specified actors to dismiss pull request reviews\""),
+    "approve": "grant the App **Pull requests: write**",
+    "review": "grant the App **Pull requests: write**",
+    "comment": "grant the App **Issues: write** (pull request comments are issue comments)",
+    "merge": ("grant the App **Contents: write** (merging writes the base branch), or turn "
+              "`delegation.auto_merge` off and merge by hand"),
+    "auto-merge": ("grant the App **Contents: write** and **Pull requests: write**, and turn on \"Allow "
+                   "auto-merge\" in the repository's settings"),
+}
+WHAT = {"dismiss": "dismiss a review", "approve": "approve on the owners' behalf", "review": "post its review",
+        "comment": "post the summary comment", "merge": "merge the pull request",
+        "auto-merge": "enable auto-merge"}
+
+
+def is_refusal(exc: BaseException) -> bool:
+    """GitHub answered "no" (403 without a rate limit, 404, 405, 409, 422): retrying the job changes nothing."""
+    return (isinstance(exc, GitHubError) and not isinstance(exc, RateLimited)
+            and exc.status in (403, 404, 405, 409, 422))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One refused write: the action (a key of ``FIXES``), GitHub's status and message."""
+
+    action: str
+    status: int
+    message: str
+
+    def line(self) -> str:
+        fix = FIXES.get(self.action, "check the App's permissions and the branch protection") \
+            if self.status in (403, 404) else "see GitHub's answer"
+        return (f"- GitHub refused to let the bot {WHAT.get(self.action, self.action)} "
+                f"({self.status}: {escape(self.message, 300)}): {fix}.")
+
+
+@dataclass
+class Refusals:
+    """The refusals of one review, in the order they happened (each action and status once)."""
+
+    found: list[Refusal] = field(default_factory=list)
+
+    def attempt(self, action: str, write: Callable[[], T]) -> T | None:
+        """``write()``, or None when GitHub refuses it (recorded); other failures pass through."""
+        try:
+            return write()
+        except GitHubError as exc:
+            if not is_refusal(exc):
+                raise
+            self.add(action, exc)
+            return None
+
+    def done(self, action: str, write: Callable[[], object]) -> bool:
+        """Whether ``write()`` went through; False when GitHub refused it (recorded)."""
+        try:
+            write()
+        except GitHubError as exc:
+            if not is_refusal(exc):
+                raise
+            self.add(action, exc)
+            return False
+        return True
+
+    def add(self, action: str, exc: GitHubError) -> None:
+        refusal = Refusal(action, exc.status, str(exc))
+        if all((r.action, r.status) != (refusal.action, refusal.status) for r in self.found):
+            self.found.append(refusal)
+
+    def refused(self, action: str) -> bool:
+        return any(r.action == action for r in self.found)
+
+    def __bool__(self) -> bool:
+        return bool(self.found)
+
+    def markdown(self) -> str:
+        return "\n".join(["GitHub refused some of what the bot does beside its verdict; the verdict stands.", "",
+                          *(r.line() for r in self.found)])
+
+    def sections(self) -> tuple[Section, ...]:
+        """The summary's "GitHub refused" section (none when nothing was refused)."""
+        if not self.found:
+            return ()
+        return (Section("GitHub refused", self.markdown(),
+                        data={"refused": [{"action": r.action, "status": r.status} for r in self.found]}),)

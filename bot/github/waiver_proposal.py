@@ -1,0 +1,84 @@
+"""``/registry-bot waive RULE PATH#POINTER REASON``: answered with the waiver to add, never applied.
+
+Anyone may ask; the answer is one reply comment naming the file an owner would change (the entry's
+``waivers.json`` or the configuration's ``waivers:`` list) and the waiver itself. Only a waiver merged to the
+default branch and granted by the owners ever waives (``bot.review.waiving``), so this command changes no state.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass
+
+from bot.core.config import CONFIG_PATHS, Config, ConfigError, parse_config
+from bot.core.quoting import backtick_fence, code, escape
+from bot.core.waivers import FILE_NAME
+from bot.github.api import GitHubAPI, PullRequest
+
+USAGE = "`/registry-bot waive RULE PATH#POINTER REASON...` (for example `/registry-bot waive examples/missing " \
+        "spec/registry/NAME/facets/XRunFacet.json# examples come with the next release`)"
+DAYS = 90  # the expiry proposed: an owner may choose another
+
+
+@dataclass(frozen=True)
+class Request:
+    rule: str
+    path: str
+    pointer: str
+    reason: str
+
+
+def parse(command: str) -> Request | str:
+    """The waiver a command asks for, or why it cannot be read."""
+    parts = command.split(None, 4)
+    if len(parts) < 5:
+        return f"a waiver needs a rule, a place and a reason: {USAGE}"
+    _, _, rule, place, reason = parts
+    path, _, pointer = place.partition("#")
+    if "/" not in rule or path.startswith("/") or ".." in path.split("/") or (pointer and not pointer.startswith("/")):
+        return f"{command.split(None, 2)[-1][:80]!r} is not RULE PATH#POINTER: {USAGE}"
+    return Request(rule, path, pointer, reason.strip())
+
+
+def _config(gh: GitHubAPI, pr: PullRequest) -> Config:
+    for path in CONFIG_PATHS:
+        data = gh.read_file(pr.repo, pr.base_sha, path)
+        if data is not None:
+            try:
+                return parse_config(data.decode("utf-8", "replace"), path)
+            except ConfigError:
+                return Config(source=path)
+    return Config()
+
+
+def target_file(gh: GitHubAPI, pr: PullRequest, path: str) -> str:
+    """Where the waiver would live on the base branch: the entry's ``waivers.json``, else the configuration."""
+    config = _config(gh, pr)
+    registry = config.paths.registry
+    if path.startswith((config.paths.facets + "/", config.paths.tests + "/")):
+        return f"{registry}/core/{FILE_NAME}"
+    if path.startswith(registry + "/"):
+        parts = path[len(registry) + 1:].split("/")[:-1]
+        for depth in range(len(parts), 0, -1):
+            folder = "/".join([registry, *parts[:depth]])
+            if gh.read_file(pr.repo, pr.base_sha, f"{folder}/registry.json") is not None:
+                return f"{folder}/{FILE_NAME}"
+    return f"{config.source or CONFIG_PATHS[0]} (waivers:)"
+
+
+def reply(gh: GitHubAPI, pr: PullRequest, command: str, asked_by: str, today: datetime.date) -> str:
+    """The reply to a waive command: the proposed waiver, or how to write the command."""
+    wanted = parse(command)
+    if isinstance(wanted, str):
+        return f"Cannot propose a waiver: {escape(wanted, 500)}"
+    waiver = {"rule": wanted.rule, "path": wanted.path, "pointer": wanted.pointer, "reason": wanted.reason,
+              "granted_by": "@OWNER", "expires": (today + datetime.timedelta(days=DAYS)).isoformat()}
+    block = json.dumps(waiver, indent=2, ensure_ascii=True)
+    fence = backtick_fence(block, 3)
+    where = target_file(gh, pr, wanted.path)
+    return "\n".join([
+        f"Proposed waiver, asked for by {escape('@' + asked_by, 100)}. **This comment changes nothing**: a waiver "
+        f"applies only once an owner adds it to {code(where, table=False)} on the default branch, in a pull request "
+        "their ownership rules review, granted in their own name (`granted_by`), and never to the pull request "
+        "that adds it.", "", f"{fence}json", block, fence])

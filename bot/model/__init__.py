@@ -1,0 +1,1 @@
+"""The registry as data: entries, schemas, ownership, naming rules, schema evolution."""

@@ -1,0 +1,318 @@
+"""Read naming files (from a snapshot folder) and build sources from them, reporting every problem.
+
+A file that cannot be used is skipped and described by a ``Problem``; the others still load, so one
+broken file never hides the rest. The checks turn problems into findings located on their line.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from bot import bundled
+from bot.core.config import NAMING_BASE_FILE
+from bot.core.jsondoc import JsonDoc, JsonProblem, pointer_from
+from bot.core.snapshot import Snapshot, SnapshotError
+from bot.model.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
+from bot.model.naming.patterns import PatternProblem, check_pattern, compile_ascii, compile_full, compile_hot
+from bot.model.naming.template import Template, TemplateError
+
+if TYPE_CHECKING:  # the pure-Python stack explains a naming file that fails its base schema
+    import jsonschema
+
+BASE_FILE = NAMING_BASE_FILE
+DECISIONS_FILE = "decisions.json"
+KINDS = {"datasets": "dataset", "jobs": "job"}
+MAX_FILES = 2000
+SCHEMA_BUDGET_SECONDS = 2.0  # one naming file against the base schema
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why (part of) a naming file cannot be used."""
+
+    rule: str
+    path: str
+    pointer: str
+    message: str
+
+
+@dataclass
+class NamingFiles:
+    """The parsed JSON files of one naming folder (paths are repository paths)."""
+
+    folder: str
+    docs: dict[str, JsonDoc]
+    problems: list[Problem]
+
+    def source_paths(self) -> list[str]:
+        return [p for p in self.docs if _kind_of(self.folder, p) is not None]
+
+
+def _kind_of(folder: str, path: str) -> str | None:
+    rel = PurePosixPath(path).relative_to(folder) if folder else PurePosixPath(path)
+    if len(rel.parts) >= 2 and rel.parts[0] in KINDS and rel.suffix == ".json":
+        return KINDS[rel.parts[0]]
+    return None
+
+
+def read_folder(snapshot: Snapshot, folder: str) -> NamingFiles:
+    """Parse every JSON file of a naming folder; unreadable files become problems."""
+    folder = folder.strip("/")
+    docs: dict[str, JsonDoc] = {}
+    problems: list[Problem] = []
+    paths = [p for p in snapshot.files(folder) if p.endswith(".json")]
+    if len(paths) > MAX_FILES:
+        problems.append(Problem("naming/invalid-file", folder, "",
+                                f"{len(paths)} JSON files, over the {MAX_FILES}-file limit; only the first are read"))
+        paths = paths[:MAX_FILES]
+    for path in paths:
+        try:
+            data = snapshot.read(path)
+            if data is None:
+                continue
+            docs[path] = JsonDoc.parse(data, path)
+        except JsonProblem as exc:
+            problems.append(Problem("naming/invalid-file", path, "", _located(exc)))
+        except SnapshotError as exc:
+            problems.append(Problem("naming/invalid-file", path, "", str(exc)))
+    return NamingFiles(folder, docs, problems)
+
+
+def _located(exc: JsonProblem) -> str:
+    where = f" (line {exc.line}, column {exc.column})" if exc.line else ""
+    return exc.message + where
+
+
+@functools.lru_cache(maxsize=8)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    import json
+
+    from bot.model.schemas import FORMAT_CHECKER, HardenedValidator, offline_registry
+
+    schema = json.loads(schema_json)  # from the pull request: offline, bounded regexes (bot/model/schemas.py)
+    return HardenedValidator(schema, registry=offline_registry(), format_checker=FORMAT_CHECKER)
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_base() -> Any:
+    import json
+
+    return json.loads(bundled.path("naming", BASE_FILE).read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=8)
+def _fast_is_valid(schema_json: str) -> Any:
+    """jsonschema-rs' ``is_valid`` for a base schema the bot ships (None if it cannot compile): it cannot be
+    stopped, so a base schema from a pull request always takes the bounded pure-Python validator."""
+    import json
+
+    from bot.model.schemas import RS_FORMATS, rs_validator
+
+    try:
+        return rs_validator(json.loads(schema_json), validate_formats=True, formats=RS_FORMATS).is_valid
+    except Exception:  # noqa: BLE001 - the explaining validator decides alone
+        return None
+
+
+def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> list[Problem]:
+    """Every way ``value`` breaks the base schema, each with its JSON pointer (a file that passes the shipped
+    base schema is decided by jsonschema-rs; the pure-Python validator explains the others)."""
+    import json
+
+    schema = dict(base_schema)
+    kind = value.get("kind") if isinstance(value, dict) else None
+    branch = {"dataset": "DatasetNaming", "job": "JobNaming", "decisions": "Decisions"}.get(str(kind))
+    defs = schema.get("$defs")
+    if branch is not None and isinstance(defs, dict) and branch in defs:  # errors point into the right branch
+        schema.pop("oneOf", None)
+        schema["$ref"] = f"#/$defs/{branch}"
+    schema_json = json.dumps(schema, sort_keys=True)
+    if base_schema == _shipped_base():
+        is_valid = _fast_is_valid(schema_json)
+        if is_valid is not None and is_valid(value):
+            return []
+    from referencing.exceptions import Unresolvable
+
+    from bot.model.schemas import ValidationTimeout, deadline
+
+    validator = _validator(schema_json)
+    try:
+        with deadline(SCHEMA_BUDGET_SECONDS):
+            errors = list(validator.iter_errors(value))
+    except (ValidationTimeout, Unresolvable, RecursionError) as exc:
+        return [Problem("naming/schema", path, "", f"the file could not be checked against the base schema: {exc}")]
+    out = []
+    for err in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
+        out.append(Problem("naming/schema", path, pointer_from(list(err.absolute_path)),
+                           f"{err.message} (base schema: {'/'.join(map(str, err.absolute_schema_path))})"))
+    return out
+
+
+def build_sources(
+    documents: Iterable[tuple[str, Any]], folder: str, base_schema: Mapping[str, Any] | None,
+) -> tuple[list[Source], list[SchemeDecision], list[Problem]]:
+    """Build sources and scheme decisions from (path, JSON value) pairs of one naming folder."""
+    sources: list[Source] = []
+    decisions: list[SchemeDecision] = []
+    problems: list[Problem] = []
+    for path, value in documents:
+        kind = _kind_of(folder, path)
+        is_decisions = PurePosixPath(path) == PurePosixPath(folder, DECISIONS_FILE)
+        if kind is None and not is_decisions:
+            continue
+        if base_schema is not None:
+            found = schema_problems(base_schema, path, value)
+            if found:
+                problems.extend(found)
+                continue
+        try:
+            if is_decisions:
+                decisions.extend(_decisions(path, value, problems))
+            else:
+                source = _source(path, kind or "dataset", value, problems)
+                if source is not None:
+                    sources.append(source)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            problems.append(Problem("naming/schema", path, "", f"file does not have the expected shape: {exc!r}"))
+    return sources, decisions, problems
+
+
+def _examples(items: Any, pointer: str) -> tuple[Example, ...]:
+    out = []
+    for i, item in enumerate(items or ()):
+        job_type = item.get("jobType")
+        out.append(Example(str(item["namespace"]), str(item["name"]), f"{pointer}/{i}", str(item.get("reason", "")),
+                           str(job_type) if job_type is not None else None))
+    return tuple(out)
+
+
+def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) -> Source | None:
+    sid = raw["id"]
+    components: dict[str, Component] = {}
+    broken = False
+    quoting_raw = raw.get("quoting")
+    quoted_names = set(quoting_raw.get("components", ())) if quoting_raw else set()
+    quoting: Quoting | None = None
+    if quoting_raw:
+        try:
+            check_pattern(quoting_raw["unquoted"])
+            quoting = Quoting(quoting_raw.get("quote", '"'), compile_hot(quoting_raw["unquoted"]),
+                              quoting_raw.get("resolves", "preserve"))
+        except PatternProblem as exc:
+            problems.append(Problem("naming/unsafe-pattern", path, "/quoting/unquoted", str(exc)))
+            return None
+    for name, spec in raw.get("components", {}).items():
+        pointer = f"/components/{name}/pattern"
+        try:
+            check_pattern(spec["pattern"])
+        except PatternProblem as exc:
+            problems.append(Problem("naming/unsafe-pattern", path, pointer, f"component {name}: {exc}"))
+            broken = True
+            continue
+        pattern = spec["pattern"]
+        if name in quoted_names and quoting is not None:
+            q = regex_escape(quoting.quote)
+            pattern = f"(?:{quoting_raw['unquoted']}|{q}(?:[^{q}]|{q}{q})+{q})"  # type: ignore[index]
+        components[name] = Component(
+            name=name, pattern=pattern, description=spec.get("description", ""), expect=spec.get("expect", ""),
+            case=spec.get("case", "preserve"), quoting=quoting if name in quoted_names else None,
+            compiled=compile_full(pattern),
+        )
+    if broken:
+        return None
+    forms: list[Form] = []
+    for i, form in enumerate(raw["forms"]):
+        made = _form(path, sid, i, form, components, problems)
+        if made is None:
+            return None
+        forms.append(made)
+    for name in quoted_names - set(components):
+        problems.append(Problem("naming/undeclared-component", path, "/quoting/components",
+                                f"quoting names component {name!r}, which is not declared"))
+    used = {c for f in forms for c in f.components()}
+    for name in sorted(set(components) - used):
+        problems.append(Problem("naming/unused-component", path, f"/components/{name}",
+                                f"component {name!r} is declared but no template uses it"))
+    examples = raw.get("examples", {})
+    decisions = raw.get("decisions", [])
+    decided = [(i, d) for i, d in enumerate(decisions)]
+    return Source(
+        id=sid, kind=kind, title=raw.get("title", sid), path=path, scheme=raw.get("scheme"),
+        forms=tuple(forms), components=components, quoting=quoting, uri=raw.get("uri", "{namespace}/{name}"),
+        raw=raw,
+        valid=_examples(examples.get("valid"), "/examples/valid"),
+        invalid=_examples(examples.get("invalid"), "/examples/invalid"),
+        decided_valid=tuple(Example(d["namespace"], d["name"], f"/decisions/{i}")
+                            for i, d in decided if d["verdict"] == "valid"),
+        decided_invalid=tuple(Example(d["namespace"], d["name"], f"/decisions/{i}", d.get("expect", ""))
+                              for i, d in decided if d["verdict"] == "invalid"),
+        wins_over=frozenset(raw.get("precedence", {}).get("over", ())),
+    )
+
+
+def regex_escape(text: str) -> str:
+    import regex
+
+    return str(regex.escape(text))
+
+
+def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict[str, Component],
+          problems: list[Problem]) -> Form | None:
+    templates: dict[str, Template] = {}
+    for part in ("namespace", "name"):
+        try:
+            templates[part] = Template.parse(raw[part])
+        except TemplateError as exc:
+            problems.append(Problem("naming/template-syntax", path, f"/forms/{index}/{part}",
+                                    f"{part} template: {exc}"))
+            return None
+    ns, nm = templates["namespace"], templates["name"]
+    names = [*ns.slots(), *nm.slots()]
+    missing = [n for n in names if n not in components]
+    if missing:
+        for n in missing:
+            problems.append(Problem("naming/undeclared-component", path, f"/forms/{index}",
+                                    f"template uses {{{n}}}, which is not declared under components"))
+        return None
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        problems.append(Problem("naming/template-syntax", path, f"/forms/{index}",
+                                f"component {{{twice[0]}}} appears in both the namespace and the name"))
+        return None
+
+    def pattern_of(name: str) -> str:
+        return components[name].pattern
+
+    joined = ns.regex_source(pattern_of) + "\\x00" + nm.regex_source(pattern_of)
+    hot_re = compile_hot(joined)
+    return Form(
+        source=sid, label=raw.get("label", "default"), namespace=ns, name=nm,
+        namespace_source=ns.regex_source(pattern_of), name_source=nm.regex_source(pattern_of),
+        both_source=joined, hot_re=hot_re,
+        hot_ascii=compile_ascii(joined) if not isinstance(hot_re, re.Pattern) else None,
+        has_optional=ns.required() != list(ns.slots()) or nm.required() != list(nm.slots()),
+        checked=tuple(components[n] for n in names if components[n].quoted or components[n].case != "preserve"),
+        job_types=tuple(str(t) for t in raw.get("jobTypes", ())),
+    )
+
+
+def _decisions(path: str, raw: dict[str, Any], problems: list[Problem]) -> list[SchemeDecision]:
+    out = []
+    for i, item in enumerate(raw.get("namespaces", [])):
+        pointer = f"/namespaces/{i}"
+        pattern = None
+        if "namespacePattern" in item:
+            try:
+                check_pattern(item["namespacePattern"])
+            except PatternProblem as exc:
+                problems.append(Problem("naming/unsafe-pattern", path, pointer + "/namespacePattern", str(exc)))
+                continue
+            pattern = compile_full(item["namespacePattern"])
+        out.append(SchemeDecision(pointer=pointer, reason=item["reason"], scheme=item.get("scheme"), pattern=pattern,
+                                  examples=_examples(item.get("examples"), pointer + "/examples")))
+    return out

@@ -1,0 +1,119 @@
+"""One model per review side: its snapshot, registry, schema store and ownership, each built once.
+
+Every part of a review (the checks of both sides, the regression, the site preview, teams and delegation)
+asks ``side_model(snapshot, config)`` and gets the same model, so each side is parsed once per review.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from bot.core.config import Config
+from bot.core.snapshot import Snapshot
+from bot.model.codeowners import CodeOwners, RootOwners, load
+from bot.model.registry import Entry, Registry
+from bot.model.schemas import SchemaStore
+
+
+class SideModel:
+    """What one side of a review is made of, built lazily and once."""
+
+    def __init__(self, snapshot: Snapshot, config: Config) -> None:
+        self.snapshot = snapshot
+        self.config = config
+
+    @functools.cached_property
+    def registry(self) -> Registry:
+        return Registry(self.snapshot, self.config)
+
+    @functools.cached_property
+    def schemas(self) -> SchemaStore:
+        return SchemaStore(self.snapshot, self.config, self.registry.files)
+
+    @functools.cached_property
+    def owners(self) -> Side:
+        return Side(self.registry)
+
+
+_models: dict[int, dict[Config, SideModel]] = {}
+_lock = threading.Lock()
+
+
+def side_model(snapshot: Snapshot, config: Config) -> SideModel:
+    """The model of ``snapshot`` under ``config``: one per snapshot object and configuration, dropped with
+    the snapshot."""
+    key = id(snapshot)
+    with _lock:
+        models = _models.get(key)
+        if models is None:
+            models = _models[key] = {}
+            weakref.finalize(snapshot, _models.pop, key, None)
+        model = models.get(config)
+        if model is None:
+            model = models[config] = SideModel(snapshot, config)
+        return model
+
+
+class Side:
+    """The CODEOWNERS files of one snapshot, each read and parsed once per review."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._own: dict[str, CodeOwners | None] = {}
+
+    @functools.cached_property
+    def root(self) -> RootOwners:
+        return RootOwners.of(self.registry.snapshot)
+
+    def own(self, entry: Entry) -> CodeOwners | None:
+        """The entry's own CODEOWNERS, or ``None`` when it has none."""
+        if entry.codeowners not in self._own:
+            self._own[entry.codeowners] = load(self.registry.snapshot, entry.codeowners)
+        return self._own[entry.codeowners]
+
+    def parsed(self) -> Iterator[CodeOwners]:
+        yield from (f for f in self._own.values() if f is not None)
+        if self.root.file is not None:
+            yield self.root.file
+
+
+def entry_relative(entry: Entry, path: str) -> str:
+    """``path`` as the entry's CODEOWNERS sees it: relative to the entry folder, with the core entry's
+    facets (``spec/facets``) and examples (``spec/tests``) seen as ``facets/`` and ``facets/examples/``."""
+    for folder, shown in ((entry.folder, ""), (entry.examples_dir, "facets/examples/"), (entry.facets_dir, "facets/")):
+        if path.startswith(folder + "/"):
+            return shown + path[len(folder) + 1:]
+    return path
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """Who owns one path of an entry, and which CODEOWNERS line says so."""
+
+    owners: tuple[str, ...]
+    file: str | None
+    line: int | None
+
+    def source(self) -> str:
+        return f"{self.file} line {self.line}" if self.file else "no CODEOWNERS line"
+
+
+def ownership(side: Side, entry: Entry | None, path: str) -> Ownership:
+    """The entry's own CODEOWNERS decides; without one (or when no line matches), the root one does."""
+    own = side.own(entry) if entry is not None else None
+    if entry is not None and own is not None:
+        rule = own.rule_for(entry_relative(entry, path))
+        if rule is not None:
+            return Ownership(rule.owners, own.path, rule.line)
+    return root_ownership(side, path)
+
+
+def root_ownership(side: Side, path: str) -> Ownership:
+    rule = side.root.rule_for(path)
+    return Ownership(rule.owners if rule else (), side.root.path, rule.line if rule else None)
+
+

@@ -1,0 +1,1 @@
+"""What a review is shown as: text, JSON, SARIF and Markdown renderers, the published site."""

@@ -1,0 +1,288 @@
+"""The same pages as Markdown with front matter, for OpenLineage's Docusaurus website (its ``docs/`` folder).
+
+Docusaurus compiles ``.md`` as MDX, where ``<`` opens JSX, ``{`` an expression and a line starting with
+``import``/``export`` is code. Every quoted value passes through exactly one of ``text`` (prose and table
+cells) or ``literal`` (a code span): nothing is escaped twice, and nothing quoted reaches the page another
+way. ``tests/test_site_mdx.py`` compiles random descriptions through the real ``@mdx-js/mdx``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+from bot.core.quoting import code, escape
+from bot.outputs.site.fields import Field
+from bot.outputs.site.model import EntryCard, FacetPage, Site, slug
+from bot.outputs.site.pages import naming_rows, safe_url, short, use_case_pages
+from bot.outputs.site.usecases import title_of
+
+_PARAGRAPH = re.compile(r"\r?\n[ \t]*\r?\n\s*")
+_BREAK = re.compile(r"\r\n|\r|\n")
+_ESM = re.compile(r"^(\s*)([ie])(?=mport|xport)")  # MDX reads a paragraph starting with import/export as ESM
+
+
+@functools.lru_cache(maxsize=8192)  # the base facets' fields repeat on every facet page
+def text(value: str) -> str:
+    """Untrusted text as inert MDX prose or table cell: Markdown escapes, then ``{``/``}`` and ESM, line by
+    line; its line breaks become ``<br/>`` (a paragraph break two), which a table cell can hold too."""
+    paragraphs = [p for p in _PARAGRAPH.split(value.strip()) if p.strip()]
+    return "<br/><br/>".join("<br/>".join(_line(line) for line in _BREAK.split(p) if line.strip())
+                             for p in paragraphs)
+
+
+def _line(value: str) -> str:
+    escaped = escape(value.strip()).replace("{", "\\{").replace("}", "\\}")
+    return _ESM.sub(lambda m: f"{m[1]}&#{ord(m[2])};", escaped)
+
+
+@functools.lru_cache(maxsize=8192)
+def literal(value: str, table: bool = True) -> str:
+    """Untrusted text as a code span (MDX keeps code literal); ``|`` escaped inside a table."""
+    return code(value, table=table, limit=None)
+
+
+def link(label: str, url: str) -> str:
+    """A link to a web URL (``safe_url``); just the label when the URL is not one a page may link to."""
+    target = safe_url(url)
+    if target is None or any(ch in target for ch in "<>\\ \n\t"):
+        return text(label)
+    return f"[{text(label)}](<{target}>)"
+
+
+def _front(title: str, position: int | None = None) -> str:
+    lines = ["---", f"title: {json.dumps(title)}", f"sidebar_label: {json.dumps(title)}"]
+    if position is not None:
+        lines.append(f"sidebar_position: {position}")
+    return "\n".join([*lines, "---", ""])
+
+
+def _md(path: str) -> str:
+    return path[:-5] + ".md" if path.endswith(".html") else path
+
+
+def render_markdown(site: Site) -> dict[str, bytes]:
+    """``registry/...`` Markdown files: path -> bytes, one per page of the HTML site."""
+    pages = {uri: f"/docs/registry/{_md(f.page)[:-3]}" for uri, f in site.facets.items()}
+    ucs = use_case_pages(site)
+    by_case = site.use_cases()
+    out: dict[str, str] = {"registry/index.md": _ecosystem(site, pages), "registry/facets.md": _facets(site, pages),
+                           "registry/compat.md": _compat(site, pages),
+                           "registry/use-cases.md": _use_cases(site, ucs, by_case),
+                           "registry/promotion.md": PROMOTION, "registry/naming.md": _naming(site)}
+    for f in site.facets.values():
+        out[f"registry/{_md(f.page)}"] = _facet(f, site)
+    for case, path in ucs.items():
+        out[f"registry/{_md(path)}"] = _use_case(site, case, sorted(by_case[case]), pages)
+    out.update(_categories(site, ucs))
+    return {path: page.encode("utf-8") for path, page in out.items()}
+
+
+def _categories(site: Site, ucs: dict[str, str]) -> dict[str, str]:
+    """``_category_.json`` of each folder: Docusaurus's sidebar shows these labels, in this order, instead of
+    the folder names."""
+    def category(label: str, position: int | None = None) -> str:
+        value: dict[str, object] = {"label": label, "collapsed": True}
+        if position is not None:
+            value["position"] = position
+        return json.dumps(value, ensure_ascii=False) + "\n"
+
+    out = {"registry/_category_.json": category("Registry"),
+           "registry/facets/_category_.json": category("Facet pages", 7)}
+    if ucs:
+        out["registry/use-cases/_category_.json"] = category("Use case pages", 8)
+    owners = sorted({(f.page.split("/")[1], f.owner) for f in site.facets.values() if f.page.count("/") == 2})
+    for position, (folder, owner) in enumerate(owners, start=1):
+        out[f"registry/facets/{folder}/_category_.json"] = category(owner, position)
+    return out
+
+
+def _chips(card: EntryCard, role: str, uris: list[str], pages: dict[str, str]) -> str:
+    out = []
+    for uri in uris:
+        name = f"[{text(short(uri))}]({pages[uri]})" if uri in pages else literal(uri)
+        versions = card.declared_versions(role, uri)
+        out.append(name + (f" ({text(', '.join(versions))})" if versions else ""))
+    return ", ".join(out)
+
+
+def _ecosystem(site: Site, pages: dict[str, str]) -> str:
+    lines = [_front("Producers and consumers", 1), "Every name registered in the OpenLineage registry.\n",
+             "| Name | About | Facets |", "| --- | --- | --- |"]
+    for c in site.entries:  # three columns: a docs page's width holds them without cutting one off
+        links = [link("homepage", c.homepage)] if safe_url(c.homepage) else []
+        links += [link(f"{r} documentation", u) for r, u in c.documentation.items() if safe_url(u)]
+        about = [part for part in (text(c.description), text(", ".join(c.categories)), " ".join(links)) if part]
+        logo = f"![{text(c.title)} logo](/registry/{c.logo})<br/>" if c.logo else ""
+        name = (logo + text(c.title) + (f" ({literal(c.name)})" if c.display_name else "")
+                + f"<br/>{text(', '.join(c.roles))}")
+        facets = [f"{label}: {_chips(c, role, uris, pages)}" for label, role, uris in (
+            ("Produces", "producer", c.produced), ("Consumes", "consumer", c.consumed)) if uris]
+        lines.append(f"| {name} | {'<br/>'.join(about)} | {'<br/>'.join(facets)} |")
+    if organizations := site.organizations():
+        lines.append("\n## Partners\n")
+        for org, members in organizations.items():
+            who = link(org, members[0].organization_url) if safe_url(members[0].organization_url) else text(org)
+            lines.append(f"- {who}: {', '.join(text(c.title) for c in members)}")
+    if any(c.logo for c in site.entries):
+        lines.append("\nLogos are under `logos/` of the published output: copy it to `static/registry/logos/`.")
+    return "\n".join(lines) + "\n"
+
+
+def _facets(site: Site, pages: dict[str, str]) -> str:
+    lines = [_front("Facets", 2), "| Facet | Extends | Version | Produced by | Consumed by |",
+             "| --- | --- | --- | --- | --- |"]
+    for f in site.facets.values():
+        lines.append(f"| [{text(f.uri)}]({pages[f.uri]}) | {text(', '.join(f.bases))} | {text(f.version)} | "
+                     f"{text(', '.join(f.producers))} | {text(', '.join(f.consumers))} |")
+    return "\n".join(lines) + "\n"
+
+
+def _compat(site: Site, pages: dict[str, str]) -> str:
+    """The explorer's answer for every producer and consumer pair that shares a facet, as a table."""
+    lines = [_front("Compatibility", 3), "Which facets each consumer reads of each producer, and whether the "
+             "versions they declare match.\n", "| Producer | Consumer | Facet | Versions |",
+             "| --- | --- | --- | --- |"]
+    for p in (c for c in site.entries if "producer" in c.roles):
+        for c in (c for c in site.entries if "consumer" in c.roles):
+            for uri in (u for u in p.produced if u in c.consumed):
+                verdict = version_match(p.declared_versions("producer", uri), c.declared_versions("consumer", uri))
+                facet = f"[{text(short(uri))}]({pages[uri]})" if uri in pages else literal(uri)
+                lines.append(f"| {text(p.title)} | {text(c.title)} | {facet} | {text(verdict)} |")
+    return "\n".join(lines) + "\n"
+
+
+def version_match(emitted: tuple[str, ...], read: tuple[str, ...]) -> str:
+    """What a pair's declared versions of one facet say (the explorer says the same, in ``site.js``)."""
+    if not emitted or not read:
+        return "versions not declared by both"
+    both = [v for v in emitted if v in read]
+    if both:
+        return "match: " + ", ".join(both)
+    return f"no common version: emits {', '.join(emitted)}, reads {', '.join(read)}"
+
+
+def _use_cases(site: Site, ucs: dict[str, str], by_case: dict[str, set[str]]) -> str:
+    lines = [_front("Use cases", 4)]
+    for case in sorted(ucs):
+        lines += [f"## [{text(title_of(site.use_case_texts, case))}](/docs/registry/{_md(ucs[case])[:-3]})", ""]
+        known = site.use_case_texts.get(case)
+        if known and known.description:
+            lines += [text(known.description), ""]
+        lines += [f"{len(by_case[case])} facet(s) declared for it.", ""]
+    return "\n".join(lines)
+
+
+def _use_case(site: Site, case: str, uris: list[str], pages: dict[str, str]) -> str:
+    label = title_of(site.use_case_texts, case)
+    known = site.use_case_texts.get(case)
+    rows = [_front(label), *([text(known.description), ""] if known and known.description else []),
+            "| Facet | Emitted by | Read by |", "| --- | --- | --- |"]
+    for uri in uris:
+        facet = site.facets.get(uri)
+        name = f"[{text(uri)}]({pages[uri]})" if uri in pages else literal(uri)
+        rows.append(f"| {name} | {text(', '.join(facet.producers) if facet else '')} | "
+                    f"{text(', '.join(facet.consumers) if facet else '')} |")
+    if not uris:
+        rows.append("| no facet is declared for this use case yet | | |")
+    return "\n".join(rows) + "\n"
+
+
+def _naming(site: Site) -> str:
+    datasets, jobs = naming_rows(site.naming)
+    lines = [_front("Naming conventions", 5)]
+    for title, rows, kind in (("Datasets", datasets, True), ("Jobs", jobs, False)):
+        if not rows:
+            continue
+        lines += [f"## {title}", "", "| Name | Type | Namespace | Name |" if kind else "| Name | Namespace | Name |",
+                  "| --- | --- | --- | --- |" if kind else "| --- | --- | --- |"]
+        for r in rows:
+            cells = [text(r["title"]), *([text(r["type"])] if kind else []),
+                     " or ".join(literal(n) for n in r["namespaces"]), " or ".join(literal(n) for n in r["names"])]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if len(lines) == 1:
+        lines.append("The naming files could not be read.")
+    return "\n".join(lines) + "\n"
+
+
+PROMOTION = _front("From custom facet to core facet", 6) + """
+A custom facet lives in its owner's registry folder, under the owner's prefix. When several producers and
+consumers rely on it, it can become part of the OpenLineage specification.
+
+1. **Register and use it.** The facet is a schema in `spec/registry/<name>/facets/`, with examples, declared in
+   the owner's `registry.json` and published at its schema URL like a core facet.
+2. **Show adoption.** Other entries declare it in their `produced_facets` or `consumed_facets`; the
+   compatibility page and the facet's page list them.
+3. **Open a proposal.** Follow the OpenLineage proposal process (`proposals/` in the OpenLineage repository):
+   describe the facet, its users and the name it takes as a core facet.
+4. **Vote and move.** Once the committers accept the proposal, the schema moves to `spec/facets/` under the
+   core name with a new version, core's `registry.json` declares it, and the custom facet is kept,
+   deprecated, so existing events stay valid.
+"""
+
+
+def _kind(x: Field) -> str:
+    kind = x.type + (f" ({x.format})" if x.format else "")
+    if x.enum:
+        kind += ": " + ", ".join(x.enum)
+    return kind
+
+
+def _about(x: Field) -> str:
+    parts = [text(x.description)] if x.description else []
+    parts += [text(n) for n in x.notes]
+    if x.default:
+        parts.append("default " + literal(x.default))
+    if x.deprecated:
+        parts.append("**deprecated**")
+    if x.inherited:
+        parts.append(text(f"(from {x.inherited})"))
+    return "<br/>".join(parts)
+
+
+def _url(url: str) -> str:
+    """A schema URL as a link (its code span the label), or ``none``."""
+    target = safe_url(url)
+    if target is None or any(ch in target for ch in "<>\\ \n\t"):
+        return literal(url, table=False) if url else "none"
+    return f"[{literal(url, table=False)}](<{target}>)"
+
+
+def _facet(f: FacetPage, site: Site) -> str:
+    def who(role: str, names: list[str]) -> str:
+        return ", ".join(text(n) + (f" ({text(', '.join(f.declared[role, n]))})" if (role, n) in f.declared else "")
+                         for n in names)
+
+    lines = [_front(f.stem), f"- Short URI: {literal(f.uri, table=False)}",
+             f"- Schema URL: {_url(f.url)}",
+             "- Facet key: " + (", ".join(literal(d.key, table=False) + (f" ({text(d.base)})" if d.base else "")
+                                         for d in f.definitions) or "none: this file defines shared types"),
+             f"- Produced by: {who('producer', f.producers) or 'no registered producer'}",
+             f"- Consumed by: {who('consumer', f.consumers) or 'no registered consumer'}"]
+    if f.use_cases:
+        lines.append("- Use cases: " + ", ".join(text(title_of(site.use_case_texts, u)) for u in sorted(f.use_cases)))
+    lines.append("")
+    for d in f.definitions:
+        if d.description:
+            lines += [text(d.description), ""]
+        lines += [f"## Fields of {literal(d.key, table=False)}", "", "| Field | Type | Required | Description |",
+                  "| --- | --- | --- | --- |"]
+        for x in d.fields:
+            lines.append(f"| {literal(x.path)} | {text(_kind(x))} | {'required' if x.required else 'optional'} | "
+                         f"{_about(x)} |")
+        lines.append("")
+    lines += ["## Versions", "", "| Version | Schema | What changed |", "| --- | --- | --- |"]
+    for i, v in enumerate(reversed(f.versions)):
+        what = "first published version" if i == len(f.versions) - 1 else (
+            "<br/>".join(literal(c) for c in v.changes) or "no change in what the schema accepts")
+        lines.append(f"| {text(v.version)} {text(v.bump)} | {literal(v.url)} | {what} |")
+    lines.append("")
+    for name, example in f.examples:
+        fence = "~~~~" if "```" in example else "```"
+        lines += [f"### Example {text(name)}", "", f"{fence}json", example.rstrip("\n").replace(fence, ""), fence, ""]
+    return "\n".join(lines)
+
+
+__all__ = ["literal", "render_markdown", "slug", "text", "version_match"]

@@ -1,0 +1,484 @@
+"""The site as data: entry cards, facet pages, use cases and schema files, from the checks' registry model."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.core.config import Config
+from bot.core.snapshot import Snapshot, SnapshotError
+from bot.model.evolution.schema_diff import required_bump
+from bot.model.logo import LOGO_NAME, published_logo, source_limit
+from bot.model.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
+from bot.model.schemas import SchemaStore
+from bot.model.sides import side_model
+from bot.model.uris import FACETS_URL, UriError, parse_short_uri
+from bot.outputs.dashboard import Dashboard
+from bot.outputs.site.fields import Field, FieldWalker
+from bot.outputs.site.usecases import UseCase, case_id, load_use_cases
+
+VERSION = re.compile(r"^(\d+)-(\d+)-(\d+)$")
+MAX_EXAMPLES, MAX_EXAMPLE_BYTES, MAX_CHANGES = 5, 64 * 1024, 30
+def slug(text: str) -> str:
+    """A file-name-safe form of untrusted text (never empty, never ``..``)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")
+    return cleaned[:100] or "x"
+
+
+@dataclass(frozen=True)
+class Definition:
+    key: str  # the facet key in an event
+    name: str  # the $defs name
+    base: str  # RunFacet, JobFacet, ... or ""
+    description: str
+    fields: tuple[Field, ...]
+
+
+@dataclass(frozen=True)
+class Version:
+    version: str
+    url: str
+    changes: tuple[str, ...]  # what changed since the previous version
+    bump: str  # MODEL / REVISION / ADDITION / NONE, or "" for the first
+
+
+@dataclass
+class FacetPage:
+    uri: str  # ol:<name>:<File>.json
+    owner: str
+    file: str
+    path: str  # in the repository
+    page: str  # the page's path in the site
+    version: str
+    url: str
+    definitions: tuple[Definition, ...]
+    versions: tuple[Version, ...]
+    examples: tuple[tuple[str, str], ...]
+    producers: list[str] = field(default_factory=list)
+    consumers: list[str] = field(default_factory=list)
+    use_cases: set[str] = field(default_factory=set)
+    declared: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # (role, name) -> versions
+
+    @property
+    def stem(self) -> str:
+        return self.file.rsplit(".", 1)[0]
+
+    @property
+    def schema_name(self) -> str:
+        """The file name its schemas are written under in the site."""
+        return f"{slug(self.stem)}.json"
+
+    @property
+    def bases(self) -> tuple[str, ...]:
+        return tuple(sorted({d.base for d in self.definitions if d.base}))
+
+
+@dataclass
+class EntryCard:
+    name: str
+    page: str  # anchor id on the ecosystem page
+    roles: tuple[str, ...]
+    documentation: dict[str, str]  # role -> root_doc_URL
+    samples: dict[str, str]  # role -> sample_URL
+    produced: list[str]
+    consumed: list[str]
+    use_cases: dict[str, set[str]]  # facet URI -> use cases declared for it
+    versions: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)  # role -> URI -> spec versions
+    display_name: str = ""
+    description: str = ""
+    homepage: str = ""
+    logo: str = ""  # the logo's path in the site, when it has one that passed the checks' judgement
+    categories: tuple[str, ...] = ()
+    organization: str = ""  # the partner it belongs to (several entries may share one)
+    organization_url: str = ""
+
+    @property
+    def all_use_cases(self) -> list[str]:
+        return sorted({u for cases in self.use_cases.values() for u in cases})
+
+    collides: bool = False  # another card shows the same display name
+
+    @property
+    def title(self) -> str:
+        """The name shown: the display name, with the registered name when another card shows the same."""
+        if self.display_name and self.collides:
+            return f"{self.display_name} ({self.name})"
+        return self.display_name or self.name
+
+    def declared_versions(self, role: str, uri: str) -> tuple[str, ...]:
+        """The spec versions the entry declares for ``uri`` in ``role`` (empty: not said)."""
+        return self.versions.get(role, {}).get(uri, ())
+
+
+@dataclass
+class Site:
+    label: str
+    entries: list[EntryCard]
+    facets: dict[str, FacetPage]  # by short URI
+    schema_files: dict[str, bytes]  # spec/facets/<version>/<File>.json -> bytes
+    naming: Any = None  # NamingRules, or None when it cannot be loaded
+    use_case_texts: dict[str, UseCase] = field(default_factory=dict)  # id -> title and text
+    logo_files: dict[str, bytes] = field(default_factory=dict)  # logos/<name>.<ext> -> bytes
+    dashboard: Dashboard | None = None  # the registry dashboard page (``registry-bot publish``), when built
+
+    def organizations(self) -> dict[str, list[EntryCard]]:
+        """Partner name -> its entries, for the partners that say which entries are theirs."""
+        out: dict[str, list[EntryCard]] = {}
+        for card in self.entries:
+            if card.organization:
+                out.setdefault(card.organization, []).append(card)
+        return dict(sorted(out.items(), key=lambda item: item[0].casefold()))
+
+    def use_cases(self) -> dict[str, set[str]]:
+        """Use case -> facet URIs declared for it; the described use cases are always listed."""
+        out: dict[str, set[str]] = {case: {u for u in text.facets if u in self.facets}
+                                    for case, text in self.use_case_texts.items()}
+        for card in self.entries:
+            for uri, cases in card.use_cases.items():
+                for case in cases:
+                    out.setdefault(case, set()).add(uri)
+        return out
+
+
+def build_site(snapshot: Snapshot, config: Config, light: bool = False,
+               only: Collection[str] | None = None) -> Site:
+    """Everything the site shows, read from ``snapshot`` only.
+
+    ``light`` (the pull request preview, where every read may be a download) skips what the preview does
+    not compare: the naming page, examples, the published copies and the changes between versions.
+    ``only`` (the paths a change touches) limits the facet pages to those files and the cards to the
+    entries whose ``registry.json`` it touches.
+    """
+    model = side_model(snapshot, config)
+    registry, store = model.registry, model.schemas
+    mirror = _mirror_versions(snapshot, config)
+    facets: dict[str, FacetPage] = {}
+    schema_files: dict[str, bytes] = {}
+    pages: set[str] = set()
+    for entry in registry.entries.values():
+        for schema in _schemas(entry, only):
+            published = mirror.get(schema.filename, {})
+            page = _facet_page(entry, schema, store, published, pages, light)
+            facets[page.uri] = page
+            if not light:
+                schema_files.update(_schema_files(snapshot, schema, published))
+    if not light:  # a published URL stays served even when its facet left the repository
+        for file, versions in mirror.items():
+            for version, path in versions.items():
+                target = f"spec/facets/{version}/{slug(file[:-5])}.json"
+                if target not in schema_files and (data := _read(snapshot, path)) is not None:
+                    schema_files[target] = data
+        schema_files.update(_spec_files(snapshot, config))
+    logos: dict[str, bytes] = {}
+    cards = [c for c in (_card(entry, registry, snapshot, logos) for entry in registry.entries.values()
+                         if only is None or entry.registry_json in only)
+             if c is not None]
+    for card in cards:
+        for role, uris in (("producer", card.produced), ("consumer", card.consumed)):
+            for uri in uris:
+                if uri in facets:
+                    (facets[uri].producers if role == "producer" else facets[uri].consumers).append(card.name)
+                    if pinned := card.declared_versions(role, uri):
+                        facets[uri].declared[role, card.name] = pinned
+        for uri, cases in card.use_cases.items():
+            if uri in facets:
+                facets[uri].use_cases |= cases
+    use_case_texts = {} if light else load_use_cases(snapshot, config)
+    for case, text in use_case_texts.items():
+        for uri in text.facets:
+            if uri in facets:
+                facets[uri].use_cases.add(case)
+                for card in cards:  # an entry that emits or reads the facet serves the use case
+                    if uri in card.produced or uri in card.consumed:
+                        card.use_cases.setdefault(uri, set()).add(case)
+    _disambiguate(cards)
+    return Site(snapshot.label, sorted(cards, key=lambda c: c.name), dict(sorted(facets.items())), schema_files,
+                None if light else _naming(snapshot, config),
+                use_case_texts, logos)
+
+
+def _disambiguate(cards: list[EntryCard]) -> None:
+    """Cards whose display names collide (case folded) show their registered name beside it."""
+    seen: dict[str, list[EntryCard]] = {}
+    for card in cards:
+        seen.setdefault(card.title.casefold(), []).append(card)
+    for group in seen.values():
+        for card in group if len(group) > 1 else ():
+            card.collides = True
+
+
+def _schemas(entry: Entry, only: Collection[str] | None) -> Iterable[FacetSchema]:
+    """The entry's facet schemas; with ``only``, just those files (the others are never read)."""
+    if only is None:
+        return entry.schemas
+    loaded = ((path, entry.registry.files.json(path)) for path in entry.facet_paths() if path in only)
+    return [FacetSchema(path=path, entry=entry, doc=file.doc) for path, file in loaded if file.doc is not None]
+
+
+def _mirror_versions(snapshot: Snapshot, config: Config) -> dict[str, dict[str, str]]:
+    """File name -> {version -> mirror path} of the published mirror."""
+    root = f"{config.paths.mirror.strip('/')}/facets/"
+    out: dict[str, dict[str, str]] = {}
+    for path in snapshot.files(root.rstrip("/")):
+        parts = path[len(root):].split("/")
+        if len(parts) == 2 and VERSION.match(parts[0]) and parts[1].endswith(".json"):
+            out.setdefault(parts[1], {})[parts[0]] = path
+    return out
+
+
+SPEC_FILE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(json|ya?ml)")  # what the mirror serves beside facets/
+SPEC_URL = "https://openlineage.io/spec/"
+
+
+def _spec_files(snapshot: Snapshot, config: Config) -> dict[str, bytes]:
+    """The rest of the published mirror, byte for byte: every ``<version>/OpenLineage.json`` and
+    ``OpenLineage.yml`` that facet schemas ``$ref``, so the output resolves its own references; plus the
+    repository's ``OpenLineage.json`` under its ``$id`` while the mirror has no copy of that version yet.
+
+    Only JSON and YAML files with plain names are served (never an HTML page a mirror might hold)."""
+    root = config.paths.mirror.strip("/")
+    out: dict[str, bytes] = {}
+    for path in snapshot.files(root):
+        rel = path[len(root) + 1:]
+        if _spec_path(rel) and (data := _read(snapshot, path)) is not None:
+            out[f"spec/{rel}"] = data
+    spec = _read(snapshot, config.paths.spec)
+    try:
+        spec_id = json.loads(spec)["$id"] if spec is not None else None
+    except (ValueError, TypeError, KeyError):
+        spec_id = None
+    if spec is not None and isinstance(spec_id, str) and spec_id.startswith(SPEC_URL):
+        rel = spec_id[len(SPEC_URL):]
+        if _spec_path(rel) and "/" in rel:
+            out.setdefault(f"spec/{rel}", spec)
+    return out
+
+
+def _spec_path(rel: str) -> bool:
+    """``OpenLineage.yml`` or ``<M-R-A>/OpenLineage.json``: a spec file of the mirror, outside ``facets/``."""
+    *folder, name = rel.split("/")
+    return bool(SPEC_FILE.fullmatch(name)) and (not folder or (len(folder) == 1 and bool(VERSION.match(folder[0]))))
+
+
+def _key(version: str) -> tuple[int, ...]:
+    match = VERSION.match(version)
+    return tuple(int(x) for x in match.groups()) if match else (-1,)
+
+
+def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published: dict[str, str],
+                pages: set[str], light: bool) -> FacetPage:
+    value = schema.value if isinstance(schema.value, dict) else {}
+    version = "-".join(map(str, schema.version)) if schema.version else ""
+    url = schema.schema_id if schema.version else ""
+    page = f"facets/{slug(entry.name.replace(':', '-'))}/{slug(schema.stem)}.html"
+    while page in pages:
+        page = page[:-5] + "-.html"
+    pages.add(page)
+
+    def lookup(target: str) -> Any:  # the published copy first: no need to read every repository schema
+        stored = store.published(target) or store.lookup(target)
+        return stored.schema if stored is not None else None
+
+    walker = FieldWalker(value, (schema.schema_id or "").split("#")[0], lookup)
+    defs: dict[str, Any] = value["$defs"] if isinstance(value.get("$defs"), dict) else {}
+    definitions = []
+    for facet in schema.facets:
+        node = defs.get(facet.name)
+        description = _description(node)
+        definitions.append(Definition(facet.key, facet.name, facet.base or "",
+                                      description if isinstance(description, str) else "",
+                                      tuple(walker.fields(node))))
+    return FacetPage(
+        uri=f"ol:{entry.name}:{schema.filename}", owner=entry.name, file=schema.filename, path=schema.path,
+        page=page, version=version, url=url or "", definitions=tuple(definitions),
+        versions=_versions(schema, store, {} if light else published, version),
+        examples=() if light else _examples(entry, schema))
+
+
+def _description(node: Any) -> str:
+    """A definition's description, or that of the part of its ``allOf`` that adds its own fields."""
+    if not isinstance(node, dict):
+        return ""
+    parts = [node, *(p for p in node.get("allOf") or [] if isinstance(p, dict))]
+    return next((p["description"] for p in parts if isinstance(p.get("description"), str)), "")
+
+
+def _versions(schema: FacetSchema, store: SchemaStore, published: dict[str, str], current: str) -> tuple[Version, ...]:
+    if set(published) <= {current}:  # one version: nothing to compare, no published copy to parse
+        return tuple(Version(v, f"{FACETS_URL}{v}/{schema.filename}", (), "") for v in (current or None,) if v)
+    docs: dict[str, Any] = {}
+    for version, path in published.items():
+        loaded = store.files.json(path)
+        if loaded.doc is not None:
+            docs[version] = loaded.doc.value
+    if current and current not in docs:
+        docs[current] = schema.value
+
+    def resolve(url: str) -> Any:
+        stored = store.lookup(url)
+        return stored.schema if stored is not None else None
+
+    out: list[Version] = []
+    previous: Any = None
+    for version in sorted(docs, key=_key):
+        doc = docs[version]
+        changes: tuple[str, ...] = ()
+        bump = ""
+        if previous is not None:
+            try:
+                level, found = required_bump(previous, doc, resolve, resolve)
+                bump = level.name
+                changes = tuple(_change(c.where, c.what) for c in found[:MAX_CHANGES])
+            except RecursionError:
+                changes, bump = ("not compared (the schema nests too deeply)",), "?"
+        out.append(Version(version, f"{FACETS_URL}{version}/{schema.filename}", changes, bump))
+        previous = doc
+    return tuple(out)
+
+
+def _change(where: str, what: str) -> str:
+    """A change as a reader sees it: ``fields.<key>.type: new optional field 'type'``."""
+    out: list[str] = []
+    tokens = [t for t in where.split("/") if t]
+    skip = False
+    for i, token in enumerate(tokens):
+        if skip:
+            skip = False
+            continue
+        if token == "$defs" and i == 0:
+            skip = True  # the definition's name
+        elif token in ("allOf", "anyOf", "oneOf"):
+            skip = True
+        elif token == "properties":
+            continue
+        elif token == "items":
+            out.append("[]")
+        elif token == "additionalProperties":
+            out.append("<key>")
+        else:
+            out.append(token)
+    path = ".".join(out).replace(".[]", "[]")
+    return f"{path}: {what}" if path else what
+
+
+def _examples(entry: Entry, schema: FacetSchema) -> tuple[tuple[str, str], ...]:
+    out: list[tuple[str, str]] = []
+    for path in sorted(entry.example_paths(schema.stem)):
+        if "/invalid/" in path or len(out) >= MAX_EXAMPLES:
+            continue
+        text = entry.registry.files.text(path, limit=MAX_EXAMPLE_BYTES)
+        if text is not None:
+            out.append((path.rsplit("/", 1)[-1], text))
+    return tuple(out)
+
+
+def _schema_files(snapshot: Snapshot, schema: FacetSchema, published: dict[str, str]) -> dict[str, bytes]:
+    """The bytes served under each ``$id`` path: the mirror's copy, else the repository's file."""
+    out: dict[str, bytes] = {}
+    for version, path in published.items():
+        data = _read(snapshot, path)
+        if data is not None:
+            out[f"spec/facets/{version}/{slug(schema.stem)}.json"] = data
+    match = FACET_ID.match(schema.schema_id or "")
+    if match and match[4] == schema.filename:
+        target = f"spec/facets/{match[1]}-{match[2]}-{match[3]}/{slug(schema.stem)}.json"
+        if target not in out:
+            data = _read(snapshot, schema.path)
+            if data is not None:
+                out[target] = data
+    return out
+
+
+def _read(snapshot: Snapshot, path: str) -> bytes | None:
+    try:
+        return snapshot.read(path)
+    except SnapshotError:
+        return None
+
+
+def _normal(uri: str, names: Collection[str]) -> tuple[str, str | None]:
+    """A declared URI without its pinned version (the facet page it links to; as written when unresolvable),
+    and the version it pins, if any."""
+    try:
+        short = parse_short_uri(uri, names)
+    except UriError:
+        return uri, None
+    return ":".join(["ol", short.name, *short.sub, short.file]), short.version
+
+
+def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str, bytes]) -> EntryCard | None:
+    doc = registry.registry_doc(entry)
+    if doc is None:
+        return None
+    roles = tuple(r for r in ("producer", "consumer") if isinstance(doc.get(r), dict))
+    card = EntryCard(entry.name, f"entry-{slug(entry.name.replace(':', '-'))}", roles, {}, {}, [], [], {})
+    for key in ("display_name", "description", "homepage"):
+        if isinstance(doc.get(key), str):
+            setattr(card, key, doc[key].strip()[:500])
+    org = doc.get("organization")
+    if isinstance(org, dict) and isinstance(org.get("name"), str) and org["name"].strip():
+        card.organization = org["name"].strip()[:80]
+        card.organization_url = org["homepage"] if isinstance(org.get("homepage"), str) else ""
+    if isinstance(doc.get("categories"), list):
+        card.categories = tuple(sorted({c for c in doc["categories"] if isinstance(c, str) and c}))[:10]
+    card.logo = _logo(entry, doc.get("logo"), snapshot, logos)
+    for role in roles:
+        body = doc[role]
+        for key, target in (("root_doc_URL", card.documentation), ("root_doc_url", card.documentation),
+                            ("sample_URL", card.samples), ("sample_url", card.samples)):
+            if isinstance(body.get(key), str):
+                target.setdefault(role, body[key])
+    names = registry.entries  # a mapping: membership in O(1)
+    for declared in declared_facets(doc):
+        uri, pinned = _normal(declared.uri, names)
+        target_list = card.produced if declared.block == "producer" else card.consumed
+        if uri not in target_list:
+            target_list.append(uri)
+        written = declared.pointer.split("/")[2]  # produced_facets, consumed_facets or the proposal's facets
+        token = declared.pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        details = (doc[declared.block].get(written) or {})
+        versions = {pinned} if pinned else set()
+        if isinstance(details, dict) and isinstance(details.get(token), dict):
+            cases = details[token].get("use_cases")
+            if isinstance(cases, list):
+                card.use_cases.setdefault(uri, set()).update(case_id(c) for c in cases if isinstance(c, str) and c)
+            spec = details[token].get("spec_versions")
+            if isinstance(spec, list):
+                versions |= {v for v in spec if isinstance(v, str) and VERSION.match(v)}
+        if versions:
+            mine = card.versions.setdefault(declared.block, {})
+            mine[uri] = tuple(sorted(set(mine.get(uri, ())) | versions, key=_key, reverse=True))
+    return card
+
+
+def _logo(entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes]) -> str:
+    """The site path of the entry's logo, its published bytes (an SVG re-serialised) put into ``logos``;
+    "" when it has none or the checks would refuse it (``bot.model.logo``)."""
+    if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
+        return ""
+    path = f"{entry.folder}/{name}"
+    try:
+        size = snapshot.size(path)
+        data = snapshot.read(path) if size is not None and size <= source_limit(name) else None
+    except SnapshotError:
+        return ""
+    published = published_logo(name, data) if data is not None else ""
+    if not isinstance(published, bytes):
+        return ""
+    target = f"logos/{slug(entry.name.replace(':', '-'))}.{name.rsplit('.', 1)[-1].lower()}"
+    logos[target] = published
+    return target
+
+
+def _naming(snapshot: Snapshot, config: Config) -> Any:
+    from bot.model.naming import load_rules
+
+    try:
+        if snapshot.files(config.paths.naming.strip("/")):
+            return load_rules(snapshot, config.paths.naming)
+        return load_rules()
+    except Exception:  # noqa: BLE001 - a naming folder the checks report on; the site goes without the page
+        return None

@@ -1,0 +1,154 @@
+"""The static site: HTML pages (Jinja2, autoescaped), assets and the schemas under their ``$id`` paths."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from bot.outputs.render.dashboard import fix_command
+from bot.outputs.site.model import FacetPage, Site, slug
+from bot.outputs.site.usecases import title_of
+
+PAGE_SIZE = 100  # cards per ecosystem page: the rest is a page away, or found by the search
+SEARCH_INDEX = "assets/ecosystem-index.js"
+NAV = (("index.html", "Ecosystem"), ("compat.html", "Compatibility"), ("facets.html", "Facets"),
+       ("use-cases.html", "Use cases"), ("naming.html", "Naming"), ("promotion.html", "Custom to core"))
+
+
+def safe_url(url: Any) -> str | None:
+    """Only web links become ``href``s (never ``javascript:`` or ``data:``)."""
+    return url if isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) < 2048 else None
+
+
+def short(uri: str) -> str:
+    """The facet part of a short URI, for chips (the full URI stays in the title and the facet page)."""
+    return uri.rsplit(":", 1)[-1].removesuffix(".json") if uri.startswith("ol:") else uri
+
+
+def owner_of(uri: str) -> str:
+    """The name part of a short URI (``gcp:composer`` in ``ol:gcp:composer:X.json``)."""
+    return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
+
+
+def environment(uc_label: Callable[[str], str], dashboard: bool = False) -> jinja2.Environment:
+    folder = str(resources.files("bot.outputs.site").joinpath("templates"))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
+                             undefined=jinja2.StrictUndefined, auto_reload=False)  # no stat per page
+    nav = (*NAV, ("dashboard.html", "Dashboard")) if dashboard else NAV
+    env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=nav,
+                       fix_command=fix_command)
+    return env
+
+
+def use_case_pages(site: Site) -> dict[str, str]:
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for case in sorted(site.use_cases()):
+        name = slug(case.lower())
+        while name in taken:
+            name += "-"
+        taken.add(name)
+        out[case] = f"use-cases/{name}.html"
+    return out
+
+
+def _json_script(value: Any) -> Markup:
+    """JSON safe inside a ``<script type="application/json">``: no ``<``, ``>`` or ``&`` survives, so no
+    ``</script>`` or ``<!--`` can end it, and the script element decodes no entity (hence ``Markup``)."""
+    text = json.dumps(value, ensure_ascii=True, sort_keys=True)
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def render_pages(site: Site) -> dict[str, bytes]:
+    """Every file of the site but the discovery index: path -> bytes."""
+    uc_label = functools.partial(title_of, site.use_case_texts)
+    env = environment(uc_label, site.dashboard is not None)
+    pages = {uri: f.page for uri, f in site.facets.items()}
+    chunks = [site.entries[i:i + PAGE_SIZE] for i in range(0, len(site.entries), PAGE_SIZE)] or [[]]
+    paths = ["index.html", *(f"ecosystem/{n}.html" for n in range(2, len(chunks) + 1))]
+    cards = {c.name: f"{path}#{c.page}" for path, chunk in zip(paths, chunks, strict=True) for c in chunk}
+    ucs = use_case_pages(site)
+    common: dict[str, Any] = {"source": site.label, "pages": pages, "cards": cards, "uc_pages": ucs}
+    out: dict[str, bytes] = {}
+
+    def page(path: str, template: str, title: str, **values: Any) -> None:
+        root = "../" * path.count("/")
+        html = env.get_template(f"{template}.html").render(title=title, root=root, current=path, **common, **values)
+        out[path] = html.encode("utf-8")
+
+    use_cases = [(uc, uc_label(uc)) for uc in sorted({u for c in site.entries for u in c.all_use_cases})]
+    for number, (path, chunk) in enumerate(zip(paths, chunks, strict=True), start=1):
+        pager = [(n, paths[n - 1]) for n in range(1, len(paths) + 1)] if len(paths) > 1 else []
+        page(path, "ecosystem", "Ecosystem" if number == 1 else f"Ecosystem, page {number}", cards_list=chunk,
+             total=len(site.entries), pager=pager, number=number,
+             organizations=site.organizations() if number == 1 else {}, use_cases=use_cases)
+    out[SEARCH_INDEX] = search_index(site, cards)
+    producers = {c.name: c.produced for c in site.entries if "producer" in c.roles}
+    consumers = {c.name: c.consumed for c in site.entries if "consumer" in c.roles}
+    versions = {role: {c.name: c.versions.get(role, {}) for c in site.entries if role in c.roles}
+                for role in ("producer", "consumer")}
+    page("compat.html", "compat", "Compatibility explorer", producers=sorted(producers), consumers=sorted(consumers),
+         data=_json_script({"produced": producers, "consumed": consumers, "pages": pages, "versions": versions,
+                            "titles": {c.name: c.title for c in site.entries}}))
+    page("facets.html", "facets", "Facets", facets=list(site.facets.values()))
+    for facet in site.facets.values():
+        page(facet.page, "facet", facet.stem, f=facet)
+    by_case = site.use_cases()
+    page("use-cases.html", "use_cases", "Use cases",
+         items=[(uc, uc_label(uc), ucs[uc], len(by_case[uc]),
+                 site.use_case_texts[uc].description if uc in site.use_case_texts else "") for uc in sorted(ucs)])
+    for case, path in ucs.items():
+        rows = [site.facets.get(uri) or _unknown(uri) for uri in sorted(by_case[case])]
+        text = site.use_case_texts.get(case)
+        page(path, "use_case", uc_label(case), label=uc_label(case), facets=rows,
+             description=text.description if text else "")
+    page("promotion.html", "promotion", "From custom facet to core facet")
+    if site.dashboard is not None:
+        page("dashboard.html", "dashboard", "Registry dashboard", board=site.dashboard)
+    datasets, jobs = naming_rows(site.naming)
+    page("naming.html", "naming", "Naming conventions", datasets=datasets, jobs=jobs)
+    for name in ("site.css", "site.js", "favicon.svg"):
+        out[f"assets/{name}"] = resources.files("bot.outputs.site").joinpath("static", name).read_bytes()
+    out.update(site.schema_files)
+    out.update(site.logo_files)
+    return out
+
+
+def search_index(site: Site, cards: dict[str, str]) -> bytes:
+    """The ecosystem's search data, one script the page loads on the first search (``<script src>``: allowed by
+    the CSP, and read from ``file://`` too, where ``fetch`` is not): per entry its name, title, card link,
+    roles, use cases, facets (as numbers into one list of URIs) and the text a search reads."""
+    facets = sorted({u for c in site.entries for u in (*c.produced, *c.consumed)})
+    number = {uri: i for i, uri in enumerate(facets)}
+    entries = [[c.name, c.title, cards[c.name], list(c.roles), c.all_use_cases,
+                sorted({number[u] for u in (*c.produced, *c.consumed)}),
+                " ".join((c.name, c.title, c.description, c.organization, *c.categories)).lower()]
+               for c in site.entries]
+    return b"window.registryIndex = " + _json_script({"entries": entries, "facets": facets}).encode() + b";\n"
+
+
+def _unknown(uri: str) -> FacetPage:
+    return FacetPage(uri=uri, owner="", file=uri, path="", page="", version="", url="", definitions=(),
+                     versions=(), examples=())
+
+
+def naming_rows(rules: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows of the naming page: title, type and the namespace and name templates of each source."""
+    if rules is None:
+        return [], []
+
+    def rows(sources: Any) -> list[dict[str, Any]]:
+        out = []
+        for s in sorted(sources.values(), key=lambda s: s.title.lower()):
+            out.append({"anchor": f"naming-{slug(s.id)}", "title": s.title, "type": str(s.raw.get("type", "")),
+                        "namespaces": list(dict.fromkeys(f.namespace.text for f in s.forms)),
+                        "names": list(dict.fromkeys(f.name.text for f in s.forms))})
+        return out
+
+    return rows(rules.datasets), rows(rules.jobs)

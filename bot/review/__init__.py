@@ -1,0 +1,1 @@
+"""One review: the engine, the composition and its stages, the checks, the regression."""

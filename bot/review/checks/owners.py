@@ -1,0 +1,286 @@
+"""Owners: every entry names its owners in its own CODEOWNERS, and they approve changes to it.
+
+GitHub itself enforces only the root CODEOWNERS of the base branch; the per-entry files of the
+registry proposal are enforced here. Ownership of a change is always judged from the base side,
+so a pull request cannot make its author an owner and approve itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from bot.core.findings import Edit, Finding, Fix, Severity
+from bot.model.codeowners import ROOT_LOCATIONS, CodeOwners, Rule, owner_key, same_owners
+from bot.model.registry import Entry
+from bot.model.sides import Ownership, Side, entry_relative, ownership, root_ownership
+from bot.review.input import ReviewInput
+
+DOC = "docs/owners.md"
+
+RULES: dict[str, str] = {
+    "owners/missing-codeowners": "Every entry has its own `CODEOWNERS` file (`spec/registry/<name>/CODEOWNERS`) "
+    "naming who may approve changes to it. A new entry without one, or a change that deletes one, fails the "
+    "review; for an existing entry without one the finding is pre-existing and names who GitHub routes its "
+    "review to today through the root CODEOWNERS. An adoption gap: a warning with `--all`.",
+    "owners/invalid-owner": "Each owner on a CODEOWNERS line is `@user`, `@org/team` or an e-mail address. GitHub "
+    "skips a line with any other owner, so the line is reported where the bad owner sits.",
+    "owners/invalid-pattern": "CODEOWNERS patterns follow gitignore, except that GitHub rejects `!` negation, "
+    "`[ ]` character ranges and `\\#` escapes; such a line, or one that is not a valid pattern at all, is skipped "
+    "by GitHub and reported on its line. A pattern that takes too long to match is ignored and reported too.",
+    "owners/unreadable-codeowners": "A CODEOWNERS file GitHub would not load: over 3 MB, or a symlink.",
+    "owners/no-owners": "An entry's CODEOWNERS gives its `registry.json` at least one owner (a line with a "
+    "pattern and no owner is legal, but it leaves the files it matches without owner).",
+    "owners/root-mismatch": "The root CODEOWNERS that GitHub enforces (`.github/CODEOWNERS`, else `CODEOWNERS`, "
+    "else `docs/CODEOWNERS`, base branch, last matching line wins) routes the entry's files to the same owners "
+    "as the entry's own CODEOWNERS. A warning: otherwise GitHub requests review from other people than the "
+    "entry's owners. For a new entry the line is added in the same pull request (the head's root CODEOWNERS: "
+    "GitHub applies it once merged); `registry-bot init` writes it.",
+    "owners/ignored-root-codeowners": "The change edits a root-level CODEOWNERS file that GitHub does not read, "
+    "because one earlier in GitHub's lookup order (`.github/`, root, `docs/`) exists.",
+    "owners/approval-required": "For each entry the change touches, the author or an approving reviewer is "
+    "one of the entry's owners (its CODEOWNERS on the base branch; the root CODEOWNERS when it has none). "
+    "Otherwise an error names the owners who must approve. Teams count through the `org/team` slugs passed "
+    "with the approvers; logins, teams and e-mails compare case-insensitively.",
+    "owners/codeowners-change-needs-approval": "A change to an entry's CODEOWNERS is a change of who owns the "
+    "entry: it is approved by the owners on the base branch, never by owners the change itself adds.",
+    "owners/approval-not-checked": "A notice: the change was reviewed without an author or approvers "
+    "(`--author`, `--approved-by`), so whether its owners approved it was not checked.",
+}
+
+
+def owner_list(owners: Iterable[str]) -> str:
+    """``@a``, ``@a or @b``, ``@a, @b or @c``."""
+    items = list(owners)
+    return f"{', '.join(items[:-1])} or {items[-1]}" if len(items) > 1 else "".join(items)
+
+
+def _routed(route: Ownership) -> str:
+    """Who GitHub requests, as a phrase: ``@a, @b (CODEOWNERS line 3)`` or ``no one (...)``."""
+    if route.owners:
+        return f"{', '.join(route.owners)} ({route.source()})"
+    if route.file:
+        return f"no one ({route.file} has no owner for it)"
+    return "no one (the repository has no CODEOWNERS GitHub reads)"
+
+
+def _location(review: ReviewInput, paths: Iterable[str]) -> tuple[str, int | None, int | None]:
+    """A file of the head side to attach a finding to, preferring the given order."""
+    candidates = list(paths)
+    for path in candidates:
+        if review.head.size(path) is not None:
+            return path, 1, 1
+    return (candidates[0], None, None) if candidates else ("", None, None)
+
+
+# --- CODEOWNERS syntax --------------------------------------------------------------------------
+
+_PROBLEM_RULES = {"owner": "owners/invalid-owner", "pattern": "owners/invalid-pattern",
+                  "file": "owners/unreadable-codeowners"}
+_HINTS = {
+    "owner": "Write owners as `@login`, `@org/team-slug` or an e-mail address of a GitHub account.",
+    "pattern": "Use gitignore-style patterns without `!`, `[ ]` or `\\#`; list each alternative on its own line.",
+    "file": "Keep CODEOWNERS a regular file under 3 MB.",
+}
+
+
+def syntax_findings(file: CodeOwners, entry: str | None) -> Iterator[Finding]:
+    for problem in file.problems:
+        yield Finding(rule=_PROBLEM_RULES[problem.kind], severity=Severity.ERROR, path=file.path, line=problem.line,
+                      column=problem.column, message=problem.message, hint=_HINTS[problem.kind], entry=entry)
+
+
+def failed_pattern_findings(sides: Iterable[Side]) -> Iterator[Finding]:
+    for side in sides:
+        for file in side.parsed():
+            for line in sorted(file.failed_lines):
+                rule = next(r for r in file.rules if r.line == line)
+                yield Finding(rule="owners/invalid-pattern", severity=Severity.ERROR,
+                              path=file.path, line=line, column=1,
+                              message=f"pattern `{rule.pattern}` could not be matched within the bot's time "
+                                      "limit; the bot ignored this line (GitHub may not)",
+                              hint=_HINTS["pattern"])
+
+
+# --- per-entry files ----------------------------------------------------------------------------
+
+def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterator[Finding]:
+    """Missing, unusable and root-disagreeing CODEOWNERS of the entries under review."""
+    judge = base or head  # GitHub reads the root CODEOWNERS of the base branch
+    for entry in review.reviewed_entries():
+        own = head.own(entry)
+        if own is None:
+            # an entry with no folder in the registry has nothing to own yet; core may be delegated by a
+            # root CODEOWNERS line of its own (`spec/registry/core @org/team`, the proposal's layout)
+            if entry.has_folder and not (entry.is_core and any(_delegated(entry, side) for side in (head, judge))):
+                yield _missing(review, entry, judge, base)
+            continue
+        yield from syntax_findings(own, entry.name)
+        if any(p.kind == "file" for p in own.problems):
+            continue
+        rule = own.rule_for("registry.json")
+        if rule is None and any(p.kind in ("owner", "pattern") for p in own.problems):
+            continue  # the line GitHub skips is the cause, reported on its line: one message per cause
+        if rule is None or not rule.owners:
+            where = f"line {rule.line} un-owns it" if rule else "no line matches it"
+            yield Finding(
+                rule="owners/no-owners", severity=Severity.ERROR, path=own.path,
+                line=rule.line if rule else 1, column=1, entry=entry.name,
+                message=f"the CODEOWNERS of `{entry.name}` names no owner for its registry.json ({where})",
+                hint="Start the file with a line such as `* @your-org/your-team`.")
+            continue
+        # a new entry's routing is added in the same change: GitHub applies it once merged
+        yield from _root_mismatch(entry, own, rule, head if review.is_new_entry(entry.name) else judge)
+
+
+def _delegated(entry: Entry, side: Side) -> bool:
+    """Whether the root CODEOWNERS gives the entry's folder owners on a line of its own (not a catch-all)."""
+    rule = side.root.rule_for(entry.registry_json)
+    return rule is not None and bool(rule.owners) and rule.pattern.strip("/").rstrip("*").rstrip("/") == entry.folder
+
+
+def _missing(review: ReviewInput, entry: Entry, judge: Side, base: Side | None) -> Finding:
+    base_entry = base.registry.entries.get(entry.name) if base is not None else None
+    deleted = base is not None and base_entry is not None and base.own(base_entry) is not None
+    new = review.is_new_entry(entry.name)
+    route = root_ownership(judge, entry.registry_json)
+    if new:
+        why = "a new entry must name its owners"
+    elif deleted:
+        why = "this change deletes it"
+    else:
+        why = f"GitHub routes its review to {_routed(route)} today"
+    path, line, column = _location(review, [entry.registry_json, *entry.registry.snapshot.files(entry.folder)])
+    return Finding(
+        rule="owners/missing-codeowners",
+        severity=Severity.ERROR, path=path, line=line, column=column, entry=entry.name, subject=entry.name,
+        message=f"entry `{entry.name}` has no CODEOWNERS of its own ({entry.codeowners}); {why}",
+        hint=f"Add {entry.codeowners} with a line such as `* @your-org/your-team`. See {DOC}.",
+        fix=_codeowners_fix(review, entry) if new else None)
+
+
+_LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}")
+
+
+def _codeowners_fix(review: ReviewInput, entry: Entry) -> Fix | None:
+    """A new entry's CODEOWNERS naming the author of the change (who claims the name), when known."""
+    author = (review.context.author or "").lstrip("@")
+    if not _LOGIN.fullmatch(author) or review.head.size(entry.codeowners) is not None:
+        return None
+    text = f"# Owners of the {entry.name} registry entry.\n* @{author}\n"
+    return Fix(f"create {entry.codeowners} naming @{author}", (Edit(entry.codeowners, 1, 0, text),))
+
+
+def _root_mismatch(entry: Entry, own: CodeOwners, first: Rule, judge: Side) -> Iterator[Finding]:
+    for path in (entry.registry_json, entry.codeowners):
+        rule = own.rule_for(entry_relative(entry, path)) if path != entry.registry_json else first
+        mine = rule.owners if rule else ()
+        route = root_ownership(judge, path)
+        if not same_owners(mine, route.owners):
+            folder = "/" + entry.folder + "/"
+            yield Finding(
+                rule="owners/root-mismatch", severity=Severity.WARNING, path=own.path,
+                line=rule.line if rule else 1, column=1, entry=entry.name,
+                message=f"GitHub routes {path} to {_routed(route)}, but the entry's CODEOWNERS names "
+                        f"{', '.join(mine) or 'no one'}; GitHub will not request review from the entry's owners",
+                hint=f"Add `{folder} {' '.join(own.all_owners())}` at the end of the root CODEOWNERS "
+                     f"({judge.root.path or ROOT_LOCATIONS[0]}).")
+            return
+
+
+def root_file_findings(review: ReviewInput, head: Side) -> Iterator[Finding]:
+    """Syntax of the root CODEOWNERS (when the change edits it, or on ``--all``) and edits GitHub ignores."""
+    if review.changes is None:
+        if head.root.file is not None:
+            yield from syntax_findings(head.root.file, None)
+        return
+    changed = review.changes.paths()
+    enforced = head.root.path
+    for location in ROOT_LOCATIONS:
+        if location not in changed or review.head.size(location) is None:
+            continue
+        if location == enforced and head.root.file is not None:
+            yield from syntax_findings(head.root.file, None)
+        elif enforced is not None and ROOT_LOCATIONS.index(enforced) < ROOT_LOCATIONS.index(location):
+            yield Finding(
+                rule="owners/ignored-root-codeowners", severity=Severity.WARNING, path=location, line=1,
+                column=1, message=f"GitHub does not read {location}: it reads {enforced}, which comes first",
+                hint=f"Make the change in {enforced}, or move the file there.")
+
+
+# --- approvals ----------------------------------------------------------------------------------
+
+def approval_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterator[Finding]:
+    """Whether the owners (base side) of every entry the change touches authored or approved it."""
+    changes = review.changes
+    if changes is None or base is None:
+        return  # a whole-tree review has no author: the approval rules do not apply
+    context = review.context
+    if context.author is None and not context.approvers:
+        yield Finding(
+            rule="owners/approval-not-checked", severity=Severity.NOTICE, path="",
+            message="owner approval was not checked: no author or approvers were given",
+            hint="Pass --author LOGIN and --approved-by LOGIN,ORG/TEAM to check it.")
+        return
+    consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
+    per_entry: dict[str, list[str]] = {}
+    for path in sorted(changes.paths()):
+        entry = base.registry.entry_for(path) or head.registry.entry_for(path)
+        if entry is not None:
+            per_entry.setdefault(entry.name, []).append(path)
+    for name, paths in sorted(per_entry.items()):
+        finding = _approval(review, base, name, paths, consent)
+        if finding is not None:
+            yield finding
+
+
+def _approval(review: ReviewInput, base: Side, name: str, paths: list[str], consent: set[str]) -> Finding | None:
+    base_entry = base.registry.entries.get(name)
+    missing: dict[tuple[str, ...], list[Ownership]] = {}
+    for path in paths:
+        owned = ownership(base, base_entry, path)
+        if owned.owners and not any(owner_key(o) in consent for o in owned.owners):
+            missing.setdefault(owned.owners, []).append(owned)
+    if not missing:
+        return None
+    owners = tuple(dict.fromkeys(o for group in missing for o in group))
+    needs = "; and from ".join(f"{owner_list(group)} ({_sources(found)})" for group, found in missing.items())
+    who = _who(review)
+    rule = "owners/approval-required"
+    where = _location(review, paths)
+    if base_entry is None:
+        message = (f"`{name}` is a new entry: claiming a name is approved by the registry's owners on the base "
+                   f"branch, and {who}: approval needed from {needs}")
+    elif base_entry.codeowners in paths:
+        rule = "owners/codeowners-change-needs-approval"
+        message = (f"this change edits {base_entry.codeowners}, which decides who owns `{name}`; ownership is "
+                   f"judged by the owners on the base branch, and {who}: approval needed from {needs}")
+        where = _location(review, [base_entry.codeowners])
+    else:
+        message = f"`{name}` is changed but {who}: approval needed from {needs}"
+    return Finding(rule=rule, severity=Severity.ERROR, path=where[0], line=where[1], column=where[2],
+                   entry=name, owners=owners, message=message,
+                   hint="An owner listed here approves the pull request (a member of a listed team counts). "
+                        f"See {DOC}.")
+
+
+def _sources(found: list[Ownership]) -> str:
+    return ", ".join(dict.fromkeys(f"base-branch {o.source()}" for o in found))
+
+
+def _who(review: ReviewInput) -> str:
+    context = review.context
+    author = f"the author @{context.author.removeprefix('@')}" if context.author else "the author (unknown)"
+    approvers = ", ".join(sorted("@" + a.removeprefix("@") for a in context.approvers)) or "none"
+    return f"neither {author} nor the approvers ({approvers}) own it"
+
+
+# --- the check ----------------------------------------------------------------------------------
+
+def check(review: ReviewInput) -> Iterator[Finding]:
+    head = review.head_model.owners
+    base = review.base_model.owners if review.base_model is not None else None
+    yield from entry_findings(review, head, base)
+    yield from root_file_findings(review, head)
+    yield from approval_findings(review, head, base)
+    yield from failed_pattern_findings([s for s in (head, base) if s is not None])

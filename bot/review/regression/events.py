@@ -1,0 +1,192 @@
+"""Sample events: where they come from, how a file splits into events, and placeholders.
+
+An event file holds one JSON event, a JSON array of events, or JSON lines (one event per line), as
+producers emit them. Test suites keep *partial* expected events whose values are placeholders
+(``${json-unit.any-string}``, ``{{ any(result) }}``; see ``bot.model.naming.placeholders``): a placeholder is
+never taken for a real value.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from bot.core.config import Config
+from bot.core.snapshot import Snapshot, SnapshotError
+from bot.model.naming.placeholders import has_placeholders, is_placeholder, might_hold_placeholders
+from bot.model.registry import Registry
+from bot.review.regression.stream import READ_BYTES, FileFault, stream_events
+
+EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
+WHOLE_SUFFIX = ".json"  # one event, an array or JSON lines per file, read element by element (``stream``)
+# A file of the repository (a sample, a discovered event file) is read from git whole: past this size it is
+# one per-file finding. Event locations have no such limit: every file there is streamed.
+MAX_WHOLE_FILE_BYTES = 64 * 1024 * 1024
+SAMPLES_FOLDER = "samples"
+# The fields OpenLineage.json's BaseEvent requires of every event: a file whose events miss them is an event
+# template (a test suite's expected event), not an event a producer emitted.
+EVENT_FIELDS = ("eventTime", "producer", "schemaURL")
+# re-exported for the regression
+__all__ = ["FileFault", "has_placeholders", "is_placeholder", "might_hold_placeholders"]
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """The text of one event, where it came from, and the entry whose samples hold it (if any)."""
+
+    file: str
+    index: int
+    text: str
+    entry: str | None = None
+    error: str | None = None  # why the file could not be read (then ``text`` is empty)
+    expected: bool = False  # a test suite's expected event: a subset of what is emitted (missing keys are no error)
+
+
+class EventError(ValueError):
+    """One event (or a whole file) that cannot be read as JSON."""
+
+
+def missing_event_fields(event: dict[str, Any]) -> tuple[str, ...]:
+    """The required event fields ``event`` lacks (``()`` for a complete event)."""
+    return tuple(name for name in EVENT_FIELDS if name not in event)
+
+
+def parse_event(text: str | bytes) -> Any:
+    """Parse one event; raises ``EventError`` with a one-line reason.
+
+    orjson refuses nesting deeper than 1,024 levels, which bounds every later walk of the event.
+    """
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise EventError(f"invalid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise EventError(f"an event must be a JSON object, not {type(value).__name__}")
+    return value
+
+
+def split_events(text: str) -> Iterator[tuple[int, str]]:
+    """(index, event text) of a ``.json`` file's text (``bot.review.regression.stream`` says how it is read)."""
+    return stream_events([text.encode()])
+
+
+def decode(data: bytes) -> str:
+    """Event bytes as text: UTF-8 (a BOM dropped), or ``FileFault`` naming the first bad byte."""
+    if not data.startswith(b"\xef\xbb\xbf"):  # the C UTF-8 decoder; "utf-8-sig" is a Python-level codec
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # the message below
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FileFault(f"undecodable: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start:,})") from None
+
+
+def too_large(size: int) -> str:
+    return (f"too large: a repository file of {size:,} bytes (over {MAX_WHOLE_FILE_BYTES:,}) is not read from "
+            "git; keep large event files in an event location (--events), which is streamed")
+
+
+def whole_records(file: str, data: bytes | Iterable[bytes], entry: str | None = None) -> Iterator[EventRecord]:
+    """The events of a ``.json`` file (its bytes, or its bytes in pieces, in order), then the record of the
+    file's fault if it has one (the events before the fault are still checked: ``bot.review.regression.stream``)."""
+    events = 0
+    try:
+        for index, event_text in stream_events([data] if isinstance(data, bytes) else data):
+            yield EventRecord(file, index, event_text, entry)
+            events = index + 1
+    except FileFault as exc:
+        yield EventRecord(file, events, "", entry, str(exc))  # numbered after the events before it
+
+
+def line_record(file: str, index: int, data: bytes, entry: str | None = None) -> EventRecord:
+    """One line of a JSON-lines file (undecodable bytes are that line's fault)."""
+    try:
+        return EventRecord(file, index, decode(data), entry)
+    except FileFault as exc:
+        return EventRecord(file, index, "", entry, str(exc))
+
+
+def sample_records(snapshot: Snapshot, registry: Registry) -> Iterator[EventRecord]:
+    """The events in each entry's ``samples/`` folder."""
+    for name, entry in sorted(registry.entries.items()):
+        for path in snapshot.files(f"{entry.folder}/{SAMPLES_FOLDER}"):
+            if not path.endswith(EVENT_SUFFIXES):
+                continue
+            yield from snapshot_records(snapshot, path, name)
+
+
+def snapshot_records(snapshot: Snapshot, path: str, entry: str | None = None) -> Iterator[EventRecord]:
+    """The events of one file of a snapshot (JSON lines are read whole too: a repository's files are small)."""
+    try:
+        size = snapshot.size(path) or 0
+        data = snapshot.read(path) if size <= MAX_WHOLE_FILE_BYTES else None
+    except SnapshotError as exc:
+        yield EventRecord(path, 0, "", entry, f"unreadable: {exc}")
+        return
+    if data is None:
+        yield EventRecord(path, 0, "", entry, too_large(size))
+    elif path.endswith(WHOLE_SUFFIX):
+        yield from whole_records(path, data, entry)
+    else:
+        yield from _lines(path, data.splitlines(), entry)
+
+
+def _lines(file: str, chunks: Iterable[bytes], entry: str | None = None) -> Iterator[EventRecord]:
+    """Numbered non-blank lines, split at ``\\n``, ``\\r\\n`` or ``\\r`` as Hadoop's line reader does."""
+    index = 0
+    for chunk in chunks:
+        for line in chunk.splitlines():
+            if line.strip():
+                yield line_record(file, index, line, entry)
+                index += 1
+
+
+def expand_local(patterns: Iterable[str]) -> list[str]:
+    """Event files named by local paths: a file, a folder (searched recursively) or a glob."""
+    found: list[str] = []
+    for pattern in patterns:
+        path = Path(pattern)
+        if path.is_dir():
+            found.extend(str(p) for p in sorted(path.rglob("*")) if p.is_file() and p.name.endswith(EVENT_SUFFIXES))
+        elif path.is_file():
+            found.append(str(path))
+        else:
+            found.extend(p for p in sorted(glob.glob(pattern, recursive=True))  # noqa: PTH207  # absolute globs
+                         if Path(p).is_file() and p.endswith(EVENT_SUFFIXES))
+    return list(dict.fromkeys(found))
+
+
+def is_remote(path: str) -> bool:
+    """A location only Spark can read (HDFS, S3, ...)."""
+    return "://" in path and not path.startswith("file://")
+
+
+def file_records(paths: Iterable[str]) -> Iterator[EventRecord]:
+    """Events of local files, read by this process one piece at a time: JSON lines line by line, a ``.json``
+    file (one event, an array, JSON lines) element by element; the faults are the ones Spark reports."""
+    for path in paths:
+        try:
+            with Path(path).open("rb", buffering=READ_BYTES) as stream:  # JSON lines: one read per MiB, not per line
+                if path.endswith(WHOLE_SUFFIX):
+                    yield from whole_records(path, iter(functools.partial(stream.read, READ_BYTES), b""))
+                else:
+                    yield from _lines(path, stream)
+        except OSError as exc:
+            yield EventRecord(path, 0, "", None, unreadable(exc))
+
+
+def unreadable(exc: OSError) -> str:
+    return f"unreadable: {exc.strerror or exc}"
+
+
+def event_locations(config: Config, extra: Iterable[str] = ()) -> list[str]:
+    """Event locations from the configuration plus the command line."""
+    return [*config.regression.events, *extra]

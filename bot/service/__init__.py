@@ -1,0 +1,1 @@
+"""The GitHub App as a service: webhook front door, queue, leases, pacing, worker."""
