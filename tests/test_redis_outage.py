@@ -161,8 +161,11 @@ def _fleet(tmp_path: Path, folder: Path, count: int, latency: float) -> tuple[Fl
 
 
 def _tails(folder: Path) -> str:
-    return "".join(f"\n--- {log.name}\n{log.read_text(errors='replace')[-4000:]}"
-                   for log in sorted(folder.glob("worker-*.log")))
+    """Each worker log's tail, after its tracebacks and logged exceptions (which the tail may not reach)."""
+    def errors(text: str) -> str:
+        return "".join(line + "\n" for line in text.splitlines() if '"exception"' in line or "Traceback" in line)
+    return "".join(f"\n--- {log.name}\n{errors(text)[-6000:]}...\n{text[-4000:]}"
+                   for log in sorted(folder.glob("worker-*.log")) for text in [log.read_text(errors="replace")])
 
 
 def test_three_redis_stalls_mid_review_defer_the_jobs_and_every_pull_request_concludes_once(
