@@ -62,7 +62,8 @@ def main() -> None:
                 raise SystemExit(f"{label} exited {code}")
             results[label].append((wall, cpu))
         loads.append(os.getloadavg()[0])
-    print(f"{args.pairs} rounds, {os.cpu_count()} cores, load average {min(loads):.1f}-{max(loads):.1f}")
+    print(f"{args.pairs} rounds, {os.cpu_count()} cores, load average {min(loads):.1f}-{max(loads):.1f} "
+          f"(per round: {', '.join(f'{load:.1f}' for load in loads)})")
     for label, values in results.items():
         print(f"{label}: median wall {statistics.median(w for w, _ in values) * 1000:.0f} ms, "
               f"CPU {statistics.median(c for _, c in values) * 1000:.0f} ms")
@@ -73,7 +74,11 @@ def main() -> None:
               f"median {statistics.median(pairs):.2f}x")
         if args.baseline:
             old = [b[i] / c[i] for b, c in zip(results["baseline check --all"], cjs, strict=True)]
-            print(f"  baseline check --all / check-jsonschema ({what}): median {statistics.median(old):.2f}x")
+            print(f"  baseline check --all / check-jsonschema ({what}) per pair: "
+                  f"{', '.join(f'{p:.2f}' for p in old)}; median {statistics.median(old):.2f}x")
+            new_old = [b[i] / o[i] for b, o in zip(bot, results["baseline check --all"], strict=True)]
+            print(f"  check --all / baseline check --all ({what}) per pair: "
+                  f"{', '.join(f'{p:.2f}' for p in new_old)}; median {statistics.median(new_old):.2f}x")
 
 
 if __name__ == "__main__":

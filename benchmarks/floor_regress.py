@@ -191,10 +191,11 @@ def main() -> None:
                       flush=True)
         print(f"{args.events:,} events, {args.pairs} rounds, {os.cpu_count()} cores, load average "
               f"{min(loads):.1f}-{max(loads):.1f}")
-        floor_rate = statistics.median(rates["floor (orjson + jsonschema-rs)"])
+        floors = rates["floor (orjson + jsonschema-rs)"]
         for label, values in rates.items():
-            print(f"{label}: median {statistics.median(values):,.0f} events per CPU-second, "
-                  f"floor / this {floor_rate / statistics.median(values):.2f}x")
+            pairs = [f / v for f, v in zip(floors, values, strict=True)]
+            print(f"{label}: median {statistics.median(values):,.0f} events per CPU-second; floor / this per pair "
+                  f"{', '.join(f'{p:.2f}' for p in pairs)}, median {statistics.median(pairs):.2f}x")
         for engine in ("--engine python", "--master local[2]"):
             if f"baseline {engine}" in rates and f"regress {engine}" in rates:
                 pairs = [new / old for new, old in zip(rates[f"regress {engine}"], rates[f"baseline {engine}"],

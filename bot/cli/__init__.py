@@ -95,15 +95,43 @@ def _version() -> str:
         return __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """``--version``: the installed version, read (``importlib.metadata``) only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show program's version number and exit") -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        formatter = parser._get_formatter()
+        formatter.add_text(f"%(prog)s {_version()}")
+        parser._print_message(formatter.format_help(), sys.stdout)
+        parser.exit()
+
+
+def _named_command(argv: Sequence[str] | None) -> str | None:
+    """The command ``argv`` names when it is plain to see (its first argument, no option before it), so
+    that only its module is imported; None: every command module (``--help``, a usage error)."""
+    args = sys.argv[1:] if argv is None else argv
+    first = args[0] if args else None
+    return first if first in COMMANDS else None
+
+
+def build_parser(argv: Sequence[str] | None = None, every: bool = True) -> argparse.ArgumentParser:
+    """The parser; ``every`` False: only the command ``argv`` names gets its subparser (and its module
+    imported) when it names one plainly."""
     parser = Parser(
         prog="registry-bot",
         description="Review changes to an OpenLineage registry.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    named = None if every else _named_command(argv)
     for name, module_name in COMMANDS.items():
+        if named is not None and name != named:
+            continue
         module = importlib.import_module(module_name)
         cmd = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(cmd)
@@ -123,7 +151,7 @@ def _interrupted(command: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = build_parser()
+        parser = build_parser(argv, every=False)
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)

@@ -7,13 +7,12 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-import yaml
-
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.core.waivers import Waiver, parse_config_section
 
 CONFIG_PATHS = (".github/registry-bot.yml", ".github/registry-bot.yaml")
+NAMING_BASE_FILE = "NamingBase.json"  # the naming folder's base schema (``bot.model.naming.loader.BASE_FILE``)
 MAX_CONFIG_BYTES = 256 * 1024
 
 
@@ -195,6 +194,8 @@ def _section(cls: type[Any], raw: Any, name: str) -> Any:
 
 
 def parse_config(text: str, source: str) -> Config:
+    import yaml  # only a repository with a configuration file needs a YAML parser
+
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -9,8 +9,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-_TOKEN = re.compile(r"""(?P<ws>\s*)(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<punct>[{}\[\]:,])|(?P<atom>[^\s{}\[\]:,"]+))""",
-                    re.DOTALL)
+_TOKEN = re.compile(r"""(?P<ws>\s*)(?:(?P<string>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<punct>[{}\[\]:,])"""
+                    r"""|(?P<atom>[^\s{}\[\]:,"]+))""", re.DOTALL)
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 PRINT_WIDTH = 120  # OpenLineage's prettier setting (--print-width=120)
 
@@ -24,6 +24,8 @@ class FormatError(ValueError):
 class _Group:
     contents: object
     breaks: bool = False
+    width: int = -1  # printed flat (known once asked for: ``_flat_width``)
+    flat: str | None = None  # its text printed flat (``_flat_text``)
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,16 @@ def string_width(text: str) -> int:
 # -- source to document ---------------------------------------------------------------------------------------
 def _tokens(text: str) -> list[tuple[str, str, int]]:
     """Each token with its kind and the number of line breaks in the whitespace before it."""
+    found = _TOKEN.findall(text)
+    if sum(len(ws) + len(s) + len(p) + len(a) for ws, s, p, a in found) == len(text.rstrip()):
+        # every character is in a token or the whitespace before one (no gap ``findall`` skipped)
+        return [(s, "string", ws.count("\n")) if s else (p, "punct", ws.count("\n")) if p
+                else (a, "atom", ws.count("\n")) for ws, s, p, a in found]
+    return _tokens_stepwise(text)
+
+
+def _tokens_stepwise(text: str) -> list[tuple[str, str, int]]:
+    """``_tokens`` one match at a time: where it stops is the error's offset."""
     out: list[tuple[str, str, int]] = []
     pos = 0
     while True:
@@ -172,17 +184,19 @@ def _document(tokens: list[tuple[str, str, int]]) -> object:
 # -- document to text: prettier's printDocToString ------------------------------------------------------------
 def _propagate_breaks(doc: object) -> bool:
     """Mark every group holding a hard line, or a group that must break, as breaking; True if ``doc`` holds one."""
-    if isinstance(doc, str):
+    kind = type(doc)
+    if kind is str:
         return False
-    if isinstance(doc, list):
+    if kind is list:
         found = False
-        for part in doc:
-            found = _propagate_breaks(part) or found
+        for part in doc:  # type: ignore[attr-defined]
+            if type(part) is not str and _propagate_breaks(part):
+                found = True
         return found
-    if isinstance(doc, _Group):
-        inner = _propagate_breaks(doc.contents)
-        doc.breaks = doc.breaks or inner
-        return doc.breaks
+    if kind is _Group:
+        inner = _propagate_breaks(doc.contents)  # type: ignore[attr-defined]
+        doc.breaks = doc.breaks or inner  # type: ignore[attr-defined]
+        return doc.breaks  # type: ignore[attr-defined,no-any-return]
     if isinstance(doc, _Indent):
         return _propagate_breaks(doc.contents)
     if isinstance(doc, _Fill):
@@ -190,35 +204,86 @@ def _propagate_breaks(doc: object) -> bool:
     return isinstance(doc, _Line) and doc.hard
 
 
-def _fits(next_cmd: tuple[int, bool, object], rest: list[tuple[int, bool, object]], width: int,
+def _flat_text(doc: object) -> str:
+    """``doc`` printed flat: every line a space (a soft line nothing); only for a document without a hard line
+    or a group that must break (each group's text is kept). A fill inside it is flat too: its contents fit,
+    since the whole fits."""
+    kind = type(doc)
+    if kind is str:
+        return doc  # type: ignore[return-value]
+    if kind is list:
+        return "".join([_flat_text(part) for part in doc])  # type: ignore[attr-defined]
+    if kind is _Group:
+        if doc.flat is None:  # type: ignore[attr-defined]
+            doc.flat = _flat_text(doc.contents)  # type: ignore[attr-defined]
+        return doc.flat  # type: ignore[attr-defined,no-any-return]
+    if kind is _Indent:
+        return _flat_text(doc.contents)  # type: ignore[attr-defined]
+    if kind is _Fill:
+        return _flat_text(doc.parts)  # type: ignore[attr-defined]
+    return "" if doc.soft else " "  # type: ignore[attr-defined]
+
+
+def _flat_width(doc: object) -> int:
+    """The width of ``doc`` printed flat; only for a document without a hard line or a group that must
+    break (each group's width is kept)."""
+    kind = type(doc)
+    if kind is str:
+        return len(doc) if doc.isascii() else string_width(doc)  # type: ignore[attr-defined,arg-type]
+    if kind is list:
+        total = 0
+        for part in doc:  # type: ignore[attr-defined]
+            total += _flat_width(part)
+        return total
+    if kind is _Group:
+        if doc.width < 0:  # type: ignore[attr-defined]
+            doc.width = _flat_width(doc.contents)  # type: ignore[attr-defined]
+        return doc.width  # type: ignore[attr-defined,no-any-return]
+    if kind is _Indent:
+        return _flat_width(doc.contents)  # type: ignore[attr-defined]
+    if kind is _Fill:
+        return _flat_width(doc.parts)  # type: ignore[attr-defined]
+    return 0 if doc.soft else 1  # type: ignore[attr-defined]
+
+
+def _fits(next_cmd: tuple[int, bool, object] | None, rest: list[tuple[int, bool, object]], width: int,
           must_be_flat: bool) -> bool:
+    """Whether ``next_cmd`` and then the commands of ``rest`` up to the next line break fit in ``width``
+    (prettier's ``fits``); a group that need not break, met flat, counts its flat width at once."""
     rest_index = len(rest)
-    cmds = [next_cmd]
+    cmds = [] if next_cmd is None else [next_cmd]
+    pop, push = cmds.pop, cmds.append
     while width >= 0:
         if not cmds:
             if rest_index == 0:
                 return True
             rest_index -= 1
-            cmds.append(rest[rest_index])
+            push(rest[rest_index])
             continue
-        indent, mode, doc = cmds.pop()
-        if isinstance(doc, str):
-            width -= string_width(doc)
-        elif isinstance(doc, list):
-            cmds.extend((indent, mode, part) for part in reversed(doc))
-        elif isinstance(doc, _Fill):
-            cmds.extend((indent, mode, part) for part in reversed(doc.parts))
-        elif isinstance(doc, _Indent):
-            cmds.append((indent, mode, doc.contents))
-        elif isinstance(doc, _Group):
-            if must_be_flat and doc.breaks:
-                return False
-            cmds.append((indent, BREAK if doc.breaks else mode, doc.contents))
-        elif isinstance(doc, _Line):
-            if mode is BREAK or doc.hard:
+        indent, mode, doc = pop()
+        kind = type(doc)
+        if kind is str:
+            width -= len(doc) if doc.isascii() else string_width(doc)  # type: ignore[attr-defined,arg-type]
+        elif kind is list:
+            cmds.extend([(indent, mode, part) for part in reversed(doc)])  # type: ignore[call-overload]
+        elif kind is _Group:
+            if doc.breaks:  # type: ignore[attr-defined]
+                if must_be_flat:
+                    return False
+                push((indent, BREAK, doc.contents))  # type: ignore[attr-defined]
+            elif mode is FLAT:
+                width -= doc.width if doc.width >= 0 else _flat_width(doc)  # type: ignore[attr-defined]
+            else:
+                push((indent, mode, doc.contents))  # type: ignore[attr-defined]
+        elif kind is _Line:
+            if mode is BREAK or doc.hard:  # type: ignore[attr-defined]
                 return True
-            if not doc.soft:
+            if not doc.soft:  # type: ignore[attr-defined]
                 width -= 1
+        elif kind is _Indent:
+            push((indent, mode, doc.contents))  # type: ignore[attr-defined]
+        elif kind is _Fill:
+            cmds.extend([(indent, mode, part) for part in reversed(doc.parts)])  # type: ignore[attr-defined]
     return False
 
 
@@ -227,25 +292,30 @@ def _print(doc: object, width: int, indent_unit: str) -> str:
     out: list[str] = []
     pos = 0
     cmds: list[tuple[int, bool, object]] = [(0, BREAK, doc)]
+    pop, push = cmds.pop, cmds.append
     while cmds:
-        indent, mode, item = cmds.pop()
-        if isinstance(item, str):
-            out.append(item)
-            pos += string_width(item)
-        elif isinstance(item, list):
-            cmds.extend((indent, mode, part) for part in reversed(item))
-        elif isinstance(item, _Indent):
-            cmds.append((indent + 1, mode, item.contents))
-        elif isinstance(item, _Group):
-            if mode is FLAT and not item.breaks:
-                cmds.append((indent, FLAT, item.contents))
-            elif item.breaks:
-                cmds.append((indent, BREAK, item.contents))
+        indent, mode, item = pop()
+        kind = type(item)
+        if kind is str:
+            out.append(item)  # type: ignore[arg-type]
+            pos += len(item) if item.isascii() else string_width(item)  # type: ignore[attr-defined,arg-type]
+        elif kind is list:
+            cmds.extend([(indent, mode, part) for part in reversed(item)])  # type: ignore[call-overload]
+        elif kind is _Group:
+            if item.breaks:  # type: ignore[attr-defined]
+                push((indent, BREAK, item.contents))  # type: ignore[attr-defined]
+                continue
+            # flat when it fits (its flat width, then what follows it up to the next line break)
+            flat_width = item.width if item.width >= 0 else _flat_width(item)  # type: ignore[attr-defined]
+            if mode is FLAT or (flat_width <= width - pos and _fits(None, cmds, width - pos - flat_width, False)):
+                out.append(item.flat if item.flat is not None else _flat_text(item))  # type: ignore[attr-defined]
+                pos += flat_width
             else:
-                flat = (indent, FLAT, item.contents)
-                cmds.append(flat if _fits(flat, cmds, width - pos, False) else (indent, BREAK, item.contents))
-        elif isinstance(item, _Fill):
-            _fill(item.parts, indent, mode, cmds, width - pos)
+                push((indent, BREAK, item.contents))  # type: ignore[attr-defined]
+        elif kind is _Indent:
+            push((indent + 1, mode, item.contents))  # type: ignore[attr-defined]
+        elif kind is _Fill:
+            _fill(item.parts, indent, mode, cmds, width - pos)  # type: ignore[attr-defined]
         elif isinstance(item, _Line):
             if mode is FLAT and not item.hard:
                 if not item.soft:

@@ -11,8 +11,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import regex
-from pathspec.patterns.gitignore import GitIgnorePatternError
-from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
 
 from bot.core.snapshot import Snapshot, SnapshotError
 
@@ -170,7 +168,11 @@ def _pattern_problem(pattern: str, column: int) -> Problem | None:
 
 
 def _translate(pattern: str) -> tuple[str | None, str | None]:
-    """pathspec's gitignore translation of ``pattern`` into a regular expression, or an error message."""
+    """pathspec's gitignore translation of ``pattern`` into a regular expression, or an error message
+    (pathspec is imported here: a review that reads no CODEOWNERS file never needs it)."""
+    from pathspec.patterns.gitignore import GitIgnorePatternError
+    from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
+
     try:
         raw, include = GitIgnoreBasicPattern.pattern_to_regex(pattern)
     except (GitIgnorePatternError, ValueError) as exc:

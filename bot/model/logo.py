@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 
-from bot.model.svg_clean import SvgError, clean_svg
-
 LOGO_LIMIT = 100 * 1024  # bytes, of the published file
 SVG_SOURCE_LIMIT = 512 * 1024  # bytes read of an SVG: editors' metadata is dropped before the limit applies
 LOGO_NAME = re.compile(r"(?!.*\.\.)[A-Za-z0-9_][A-Za-z0-9_./-]*\.(png|jpg|jpeg|webp|svg)")  # as the schema says
@@ -32,6 +30,8 @@ def published_logo(name: str, data: bytes) -> bytes | str:
         return f"the logo is {len(data):,} bytes; at most {LOGO_LIMIT:,} are published"
     kind = name.rsplit(".", 1)[-1].lower()
     if kind == "svg":
+        from bot.model.svg_clean import SvgError, clean_svg  # XML parsing, only for an SVG logo
+
         try:
             data = clean_svg(data)
         except SvgError as exc:

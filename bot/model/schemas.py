@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -55,8 +56,21 @@ def refuse(uri: str) -> Any:
     raise RemoteReference(uri)
 
 
+# A strict subset of RFC 3986 URIs (scheme, ``//``, a reg-name host, an optional port, path, query and
+# fragment: the rfc3986_validator grammar without user info and IP literals): such a value is a URI, and a
+# URI reference, whatever the full grammar says; any other value goes to rfc3986_validator, whose import
+# compiles a large expression (most registries' URIs never need it).
+_PLAIN_URI = re.compile(
+    r"[a-zA-Z][a-zA-Z0-9+.-]*://(?:[a-zA-Z0-9_.~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?"
+    r"(?:/(?:[a-zA-Z0-9_.~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"
+    r"(?:\?(?:[a-zA-Z0-9_.~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?"
+    r"(?:#(?:[a-zA-Z0-9_.~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?")
+
+
 def _rfc3986(rule: str) -> Callable[[str], bool]:
     def check(value: str) -> bool:
+        if _PLAIN_URI.fullmatch(value):
+            return True
         from rfc3986_validator import validate_rfc3986
 
         return bool(validate_rfc3986(value, rule=rule))
@@ -113,6 +127,8 @@ class SchemaStore:
         self._registries: dict[frozenset[str], Any] = {}
         self._work: dict[tuple[int, int], tuple[Any, int]] = {}
         self._work_refs: dict[str, tuple[Any, Any]] = {}
+        self._work_resources: dict[str, Any] = {}  # the store's schemas and what they embed, by base URL
+        self._direct: dict[str, tuple[str, ...]] = {}  # a stored schema's URL -> the URLs its $refs name
 
     @functools.cached_property
     def repository(self) -> dict[str, StoredSchema]:
@@ -175,20 +191,19 @@ class SchemaStore:
 
     def _referenced(self, url: str, schema: Any) -> frozenset[str]:
         """Every schema URL ``schema`` refers to, transitively (resolvable ones only)."""
-        found: dict[str, Any] = {}
-        pending = [(url, schema)]
+        found: set[str] = set()
+        pending = [_direct_refs(url, schema)]
         while pending:
-            here, node = pending.pop()
-            for ref, _ in iter_refs(node):
-                if ref.startswith("#"):
-                    continue
-                target = _split(urljoin(here, ref))
+            for target in pending.pop():
                 if target in found or target == url:
                     continue
                 stored = self.lookup(target)
                 if stored is not None:
-                    found[target] = stored.schema
-                    pending.append((target, stored.schema))
+                    found.add(target)
+                    direct = self._direct.get(target)
+                    if direct is None:  # a schema of the store refers to the same schemas in every review of it
+                        direct = self._direct[target] = _direct_refs(target, stored.schema)
+                    pending.append(direct)
         return frozenset(found)
 
     def _compiled_registry(self, urls: frozenset[str]) -> Any:
@@ -245,29 +260,46 @@ class SchemaStore:
         jsonschema-rs holds the GIL and cannot be stopped: a schema whose references share subschemas
         (``anyOf`` of two ``$ref``s to the next level, 40 levels) makes it work 2^40 times without any
         regex. Callers give such a schema (over ``WORK_LIMIT``) to the bounded pure-Python validator instead.
-        """
-        from referencing.jsonschema import DRAFT202012
 
+        References resolve as draft 2020-12 resolves them (``$id`` bases, JSON pointers, ``$anchor`` and
+        ``$dynamicAnchor`` fragments, the store's schemas), without importing the pure-Python stack.
+        """
         limit = WORK_LIMIT
         memo = self._work  # (id(node), depth) -> (node, bound): the node is kept, so its id stays its own
         active: set[tuple[int, int]] = set()
-        resource = DRAFT202012.create_resource(schema)
-        root = self.registry.resolver_with_root(resource)
-        resolved_in_store = self._work_refs  # absolute URL -> (contents, resolver): context-free, shared
+        resolved_in_store = self._work_refs  # absolute URL -> (contents, its base): context-free, shared
+        root_base = "urn:registry-bot:work-bound"
+        resources: dict[str, Any] = {}  # base URL -> the resource's root (this schema and what it embeds)
+        if _nested_id(schema):
+            _embedded(schema, root_base, resources, root=True)
+        else:  # nothing embedded with its own $id (most schemas): the crawl would find the root alone
+            own_id = schema.get("$id") if isinstance(schema, dict) else None
+            resources[_split(urljoin(root_base, own_id)) if isinstance(own_id, str) else root_base] = schema
 
-        def lookup(resolver: Any, base: str, ref: str) -> tuple[Any, Any, str]:
-            target = urljoin(base, ref)
+        shared = self._work_resources
+
+        def resource(url: str) -> Any:
+            found = resources.get(url)
+            if found is None:
+                found = shared.get(url)
+            if found is None:
+                stored = self.lookup(url)
+                if stored is None:
+                    raise LookupError(url)
+                found = stored.schema
+                _embedded(found, url, shared, root=True)
+            return found
+
+        def lookup(base: str, ref: str) -> tuple[Any, str]:
+            target = _split(base) + ref if ref.startswith("#") else urljoin(base, ref)
             url = _split(target)
             if url != _split(base) and self.lookup(url) is not None:
                 if target not in resolved_in_store:
-                    found = resolver.lookup(target)
-                    resolved_in_store[target] = (found.contents, found.resolver)
-                contents, inner = resolved_in_store[target]
-                return contents, inner, url
-            found = resolver.lookup(ref)
-            return found.contents, found.resolver, url
+                    resolved_in_store[target] = _resolve_fragment(resource(url), url, target[len(url) + 1:])
+                return resolved_in_store[target]
+            return _resolve_fragment(resource(url), url, target[len(url) + 1:])
 
-        def bound(node: Any, resolver: Any, base: str, d: int) -> int:
+        def bound(node: Any, base: str, d: int) -> int:
             if not isinstance(node, dict) or d < 0:
                 return 1
             key = (id(node), d)
@@ -278,19 +310,17 @@ class SchemaStore:
             active.add(key)
             if isinstance(node.get("$id"), str):
                 base = urljoin(base, node["$id"])
-                if node is not schema:
-                    resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
             total = 1
             for keyword in ("$ref", "$dynamicRef"):
                 ref = node.get(keyword)
                 if isinstance(ref, str):
                     try:
-                        contents, inner, target_base = lookup(resolver, base, ref)
+                        contents, target_base = lookup(base, ref)
                     except Exception:  # noqa: BLE001 - unresolvable: jsonschema-rs will not compile it anyway
                         continue
-                    total += bound(contents, inner, target_base, d)
+                    total += bound(contents, target_base, d)
             for child, deeper in _subschemas(node):
-                total += bound(child, resolver, base, d - 1 if deeper else d)
+                total += bound(child, base, d - 1 if deeper else d)
                 if total > limit:
                     break
             active.discard(key)
@@ -298,7 +328,7 @@ class SchemaStore:
             memo[key] = (node, total)
             return total
 
-        return bound(schema, root, "urn:registry-bot:work-bound", depth)
+        return bound(schema, root_base, depth)
 
     def validator(self, schema: Mapping[str, Any]) -> Validator:
         """A validator for ``schema`` resolving ``$ref`` offline, with bounded regex matching."""
@@ -336,6 +366,75 @@ def _subschemas(node: dict[str, Any]) -> Iterator[tuple[Any, bool]]:
     prefix = node.get("prefixItems")
     if isinstance(prefix, list):
         yield from ((child, True) for child in prefix)
+
+
+def _nested_id(schema: Any) -> bool:
+    """Whether any object below ``schema``'s root holds an ``$id`` key (anywhere: a superset of what
+    ``_embedded`` registers), found without walking the schema keyword by keyword."""
+    stack = [v for v in schema.values() if isinstance(v, dict | list)] if isinstance(schema, dict) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "$id" in node:
+                return True
+            stack.extend(v for v in node.values() if isinstance(v, dict | list))
+        else:
+            stack.extend(v for v in node if isinstance(v, dict | list))
+    return False
+
+
+def _embedded(node: Any, base: str, resources: dict[str, Any], root: bool = False) -> None:
+    """Register ``node`` (a resource's root, at ``base``) and every subresource it embeds with its own ``$id``."""
+    pending = [(node, base, root)]
+    while pending:
+        here, url, is_root = pending.pop()
+        if not isinstance(here, dict):
+            continue
+        if isinstance(here.get("$id"), str):
+            url = _split(urljoin(url, here["$id"]))
+            resources.setdefault(url, here)
+        elif is_root:
+            resources.setdefault(_split(url), here)
+        children = [child for child, _ in _subschemas(here)]
+        for keyword in ("$defs", "definitions"):
+            defs = here.get(keyword)
+            if isinstance(defs, dict):
+                children.extend(defs.values())
+        pending.extend((child, url, False) for child in children)
+
+
+def _resolve_fragment(document: Any, base: str, fragment: str) -> tuple[Any, str]:
+    """The subschema of ``document`` (a resource at ``base``) that ``#fragment`` names, and the base URL it
+    sits under: a JSON pointer (``$id`` on the way changes the base) or an ``$anchor``/``$dynamicAnchor``."""
+    from urllib.parse import unquote
+
+    fragment = unquote(fragment)
+    if not fragment:
+        return document, base
+    if not fragment.startswith("/"):
+        pending = [(document, True)]
+        while pending:
+            here, is_root = pending.pop()
+            if not isinstance(here, dict):
+                continue
+            if not is_root and isinstance(here.get("$id"), str):
+                continue  # another resource's anchors are its own
+            if fragment in (here.get("$anchor"), here.get("$dynamicAnchor")):
+                return here, base
+            children = [child for child, _ in _subschemas(here)]
+            for keyword in ("$defs", "definitions"):
+                defs = here.get(keyword)
+                if isinstance(defs, dict):
+                    children.extend(defs.values())
+            pending.extend((child, False) for child in reversed(children))
+        raise LookupError(f"no anchor {fragment!r} in {base}")
+    node = document
+    for part in fragment[1:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        node = node[int(part)] if isinstance(node, list) else node[part]
+        if isinstance(node, dict) and isinstance(node.get("$id"), str):
+            base = _split(urljoin(base, node["$id"]))
+    return node, base
 
 
 class ValidationTimeout(Exception):
@@ -419,6 +518,23 @@ def _unusable(pattern: str) -> str:
     if oversized:
         return f"{oversized} ({pattern[:80]!r})"
     return f"pattern {pattern[:120]!r} is not a valid regular expression"
+
+
+def _direct_refs(url: str, schema: Any) -> tuple[str, ...]:
+    """The schema URLs (no fragment) the ``$ref``s of ``schema``, read at ``url``, name outside itself."""
+    found: dict[str, None] = {}
+    stack = [schema]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, dict):
+            ref = current.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                found[_split(urljoin(url, ref))] = None
+            stack.extend(v for k, v in current.items() if k not in ("enum", "const", "examples")
+                         and isinstance(v, dict | list))
+        elif isinstance(current, list):
+            stack.extend(v for v in current if isinstance(v, dict | list))
+    return tuple(found)
 
 
 def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, tuple[str | int, ...]]]:

@@ -44,7 +44,6 @@ def run(args: argparse.Namespace) -> int:
     from bot.core.changes import ChangeSet
     from bot.core.snapshot import DirSnapshot, GitError
     from bot.outputs.render import render
-    from bot.outputs.site.preview import site_preview
     from bot.review.compose import ReviewRequest, run_review
 
     writable_output(args.output)
@@ -81,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
                 request = dataclasses.replace(request, changes=ChangeSet.from_git(repo, base.commit,
                                                                                   head_git.commit))
                 # the "Published site" section as the App's check run shows it
+                from bot.outputs.site.preview import site_preview
+
                 report = run_review(request, [site_preview] if args.format in ("text", "markdown") else [])
     except GitError as exc:
         raise UsageError(exc.reason) from None

@@ -21,13 +21,6 @@ from bot.model.naming.loader import Problem
 from bot.model.naming.model import Form, Source
 from bot.model.naming.template import Literal, Node, Optional, Slot, Template
 
-RULES = {
-    "naming/scheme-mismatch": "A naming file's `scheme` is the scheme its namespace templates start with "
-    "(`postgres` for `postgres://{host}:{port}`).",
-    "naming/hierarchy-mismatch": "Each `datasourceHierarchy` item names a component of the namespace templates, "
-    "each `namingHierarchy` item a component (or literal word) of the templates, and `namingHierarchy` runs in the "
-    "order the templates write its components, outermost first.",
-}
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 
 

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from bot import bundled
+from bot.core.config import NAMING_BASE_FILE
 from bot.core.jsondoc import JsonDoc, JsonProblem, pointer_from
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
@@ -23,7 +24,7 @@ from bot.model.naming.template import Template, TemplateError
 if TYPE_CHECKING:  # the pure-Python stack explains a naming file that fails its base schema
     import jsonschema
 
-BASE_FILE = "NamingBase.json"
+BASE_FILE = NAMING_BASE_FILE
 DECISIONS_FILE = "decisions.json"
 KINDS = {"datasets": "dataset", "jobs": "job"}
 MAX_FILES = 2000
@@ -291,8 +292,8 @@ def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict
     hot_re = compile_hot(joined)
     return Form(
         source=sid, label=raw.get("label", "default"), namespace=ns, name=nm,
-        namespace_re=compile_full(ns.regex_source(pattern_of)), name_re=compile_full(nm.regex_source(pattern_of)),
-        both_re=compile_full(joined), hot_re=hot_re,
+        namespace_source=ns.regex_source(pattern_of), name_source=nm.regex_source(pattern_of),
+        both_source=joined, hot_re=hot_re,
         hot_ascii=compile_ascii(joined) if not isinstance(hot_re, re.Pattern) else None,
         has_optional=ns.required() != list(ns.slots()) or nm.required() != list(nm.slots()),
         checked=tuple(components[n] for n in names if components[n].quoted or components[n].case != "preserve"),

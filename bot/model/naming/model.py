@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -136,10 +137,12 @@ class Form:
     label: str
     namespace: Template
     name: Template
-    namespace_re: regex.Pattern[str]
-    name_re: regex.Pattern[str]
-    both_re: regex.Pattern[str]  # namespace, NUL, name: matched with a timeout by the checks
-    hot_re: re.Pattern[str] | regex.Pattern[str]  # the same, for parse_* (see patterns.compile_hot)
+    # the sources of ``namespace_re``, ``name_re`` and ``both_re``: compiled on first use (the ``regex``
+    # compiler is slow, and a run of the regression parses identifiers of a few sources only)
+    namespace_source: str
+    name_source: str
+    both_source: str
+    hot_re: re.Pattern[str] | regex.Pattern[str]  # ``both_re``, for parse_* (see patterns.compile_hot)
     has_optional: bool
     checked: tuple[Component, ...]  # components with case or quoting rules to verify after a match
     hot_ascii: re.Pattern[str] | None  # when hot_re needs ``regex``: a stdlib twin for ASCII identifiers
@@ -151,6 +154,19 @@ class Form:
 
     def components(self) -> list[str]:
         return [*self.namespace.slots(), *self.name.slots()]
+
+    @functools.cached_property
+    def namespace_re(self) -> regex.Pattern[str]:
+        return regex.compile(self.namespace_source, regex.V0)
+
+    @functools.cached_property
+    def name_re(self) -> regex.Pattern[str]:
+        return regex.compile(self.name_source, regex.V0)
+
+    @functools.cached_property
+    def both_re(self) -> regex.Pattern[str]:
+        """namespace, NUL, name: matched with a timeout by the checks."""
+        return regex.compile(self.both_source, regex.V0)
 
 
 @dataclass(frozen=True)

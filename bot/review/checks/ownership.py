@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.core import budget
-from bot.core.config import CONFIG_PATHS
+from bot.core.config import CONFIG_PATHS, NAMING_BASE_FILE
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import Snapshot
 from bot.model.codeowners import ROOT_LOCATIONS, RootOwners, owner_key
-from bot.model.naming.loader import BASE_FILE
 from bot.review.checks.owners import owner_list
 from bot.review.input import ReviewInput
 
@@ -35,7 +34,7 @@ RULES: dict[str, str] = {
 
 def steering_paths(review: ReviewInput) -> tuple[str, ...]:
     """The files that steer the review or say who owns what (an entry's own CODEOWNERS aside)."""
-    return (*ROOT_LOCATIONS, *CONFIG_PATHS, f"{review.config.paths.naming.strip('/')}/{BASE_FILE}")
+    return (*ROOT_LOCATIONS, *CONFIG_PATHS, f"{review.config.paths.naming.strip('/')}/{NAMING_BASE_FILE}")
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:

@@ -6,20 +6,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.core.changes import Status
 from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import pointer_exists
-from bot.model.evolution.schema_diff import Bump, Change, actual_bump
-from bot.model.evolution.verdict import Direction, Evolution, compare, direction
-from bot.model.evolution.witness import Search
 from bot.model.registry import FACET_ID, FacetSchema, declared_facets
 from bot.model.schemas import PUBLISHED, SchemaStore
 from bot.review.checks._common import at, token_fix
 from bot.review.checks._example_facets import fmt_version as _fmt
 from bot.review.checks._example_facets import mirrored, parse_version
 from bot.review.input import ReviewInput
+
+if TYPE_CHECKING:  # schema evolution is judged only where a change edits a schema (never with --all)
+    from bot.model.evolution.schema_diff import Bump, Change
+    from bot.model.evolution.verdict import Direction, Evolution
 
 RULES = {
     "versions/not-bumped": "A facet schema whose content changes also changes its `$id` version "
@@ -124,17 +125,20 @@ def _label(schema: FacetSchema, side: str) -> str:
 
 
 def _policy(review: ReviewInput) -> Bump:
+    from bot.model.evolution.schema_diff import Bump
     return Bump[review.config.versions.open_model_optional_add.upper()]
 
 
 def _compare(review: ReviewInput, old: Any, new: FacetSchema, old_label: str, old_store: SchemaStore | None,
              witnesses: tuple[bool, bool] = (False, False)) -> Evolution:
     """``old`` (a schema value) against the head's ``new``, ``old``'s refs resolved in ``old_store``."""
+    from bot.model.evolution.verdict import compare
     return compare(old, new.value, _resolver(old_store), _resolver(review.head_schemas), _policy(review),
                    (old_label, _label(new, "head")), witnesses)
 
 
 def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterator[Finding]:
+    from bot.model.evolution.schema_diff import Bump, actual_bump
     if old.version is None or schema.version is None:
         return  # the facets check reports a malformed $id
     evolution = _compare(review, old.value, schema, _label(old, "base"), review.base_schemas)
@@ -179,6 +183,8 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
 def _over_bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema, evolution: Evolution) -> Iterator[Finding]:
     """A notice when the version bumps a higher part than anything the change does needs: backward or forward,
     under strict SchemaVer; a renamed key or type (``versions/codegen``) may justify any bump, so it is left alone."""
+    from bot.model.evolution.schema_diff import Bump, actual_bump
+    from bot.model.evolution.verdict import compare
     if old.version is None or schema.version is None:
         return
     actual = actual_bump(old.version, schema.version)
@@ -254,6 +260,7 @@ def consumers(review: ReviewInput, schema: FacetSchema) -> list[str]:
 
 
 def _forward(review: ReviewInput, schema: FacetSchema, old: FacetSchema, evolution: Evolution) -> Iterator[Finding]:
+    from bot.model.evolution.schema_diff import Bump
     forward = evolution.forward
     if forward.bump < Bump.REVISION:
         return
@@ -277,6 +284,7 @@ def _published_versions(review: ReviewInput, schema: FacetSchema) -> list[tuple[
 
 def _breaks(evolution: Evolution, actual: Bump | None) -> dict[tuple[str, str], Change]:
     """The differences that need more than ``actual``, by (class, place)."""
+    from bot.model.evolution.schema_diff import Bump
     limit = Bump.NONE if actual is None else actual
     return {(c.kind, c.where): c for c in evolution.changes if not c.unverified and c.bump > limit}
 
@@ -285,6 +293,9 @@ def _transitive(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> I
     """The head against every other published version of its MODEL, older than it. Only breaks the base did
     not already have against that version are the change's doing (a field the base removed is a break the
     base had; the same field re-added with another type is a new one)."""
+    from bot.model.evolution.schema_diff import actual_bump
+    from bot.model.evolution.verdict import compare, direction
+    from bot.model.evolution.witness import Search
     if schema.version is None or old.version is None:
         return
     store = review.head_schemas
@@ -331,6 +342,7 @@ def _is_published_copy(review: ReviewInput, schema: FacetSchema) -> bool:
 
 
 def _next(version: tuple[int, int, int], bump: Bump) -> str:
+    from bot.model.evolution.schema_diff import Bump
     m, r, a = version
     if bump is Bump.MODEL:
         return f"{m + 1}-0-0"

@@ -147,6 +147,50 @@ def _facet_maps(event: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield f"{where}.{slot}", ds[slot]
 
 
+def _facet_holders(event: dict[str, Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """``_facet_maps`` without writing out where each map is: (a way to write it, the map), in the same order."""
+    for name in ("run", "job"):
+        holder = event.get(name)
+        if type(holder) is dict:
+            facets = holder.get("facets")
+            if type(facets) is dict:
+                yield name, facets
+    for side in ("inputs", "outputs"):
+        items = event.get(side)
+        if type(items) is list:
+            for i, ds in enumerate(items):
+                if type(ds) is dict:
+                    for slot in ("facets", "inputFacets", "outputFacets"):
+                        facets = ds.get(slot)
+                        if type(facets) is dict:
+                            yield (side, i, slot), facets
+    ds = event.get("dataset")
+    if type(ds) is dict:
+        for slot in ("facets", "inputFacets", "outputFacets"):
+            facets = ds.get(slot)
+            if type(facets) is dict:
+                yield ("dataset", None, slot), facets
+
+
+def _holder_where(holder: Any) -> str:
+    """How ``_facet_maps`` writes where a map of ``_facet_holders`` is."""
+    if isinstance(holder, str):
+        return f"{holder}.facets"
+    side, i, slot = holder
+    return f"{side}.{slot}" if i is None else f"{side}[{i}].{slot}"
+
+
+def _has_unicode_escape(text: str) -> bool:
+    """``"\\u" in text``, found from the backslashes (rare in events; ``u`` is in every other word, and the
+    substring search stops at each)."""
+    at = text.find("\\")
+    while at != -1:
+        if text.startswith("u", at + 1):
+            return True
+        at = text.find("\\", at + 1)
+    return False
+
+
 def _event_fragment(event: dict[str, Any]) -> str:
     kind = document_kind(event)
     return f"/$defs/{kind if kind in EVENT_KINDS else 'RunEvent'}"
@@ -221,7 +265,7 @@ class Comparator:
             self._event_schema(event, False, memo, record, producer, tally)
         checks = self._fast_facets
         seen, passed = tally.seen, tally.passed_facets
-        for where, facets in _facet_maps(event):
+        for holder, facets in _facet_holders(event):
             for key, facet in facets.items():
                 if type(facet) is not dict:
                     continue
@@ -239,7 +283,7 @@ class Comparator:
                     if check.unregistered is not None:
                         tally.note_unregistered(check.unregistered, record.file, record.index)
                     continue
-                self._facet(where, key, facet, False, memo, record, producer, tally)
+                self._facet(_holder_where(holder), key, facet, False, memo, record, producer, tally)
 
     def _new_facet_check(self, memo_key: tuple[str, Any, Any, str]) -> FastCheck | None:
         if len(self._fast_facets) > 50_000:
@@ -423,7 +467,7 @@ class Comparator:
         """Every identifier of the event, found and judged as ``registry-bot naming check`` does; the (base,
         head) statuses are memoised per identifier and job type."""
         text = record.text  # at most this many objects have a namespace key (an escape could hide one: then walk all)
-        candidates = None if "\\u" in text else text.count('"namespace"')
+        candidates = None if _has_unicode_escape(text) else text.count('"namespace"')
         pairs = self._name_pairs
         counts = tally.counts
         for found in identifiers(event, candidates, ordered=False):

@@ -78,6 +78,11 @@ def split_events(text: str) -> Iterator[tuple[int, str]]:
 
 def decode(data: bytes) -> str:
     """Event bytes as text: UTF-8 (a BOM dropped), or ``FileFault`` naming the first bad byte."""
+    if not data.startswith(b"\xef\xbb\xbf"):  # the C UTF-8 decoder; "utf-8-sig" is a Python-level codec
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # the message below
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -169,7 +174,7 @@ def file_records(paths: Iterable[str]) -> Iterator[EventRecord]:
     file (one event, an array, JSON lines) element by element; the faults are the ones Spark reports."""
     for path in paths:
         try:
-            with Path(path).open("rb") as stream:
+            with Path(path).open("rb", buffering=READ_BYTES) as stream:  # JSON lines: one read per MiB, not per line
                 if path.endswith(WHOLE_SUFFIX):
                     yield from whole_records(path, iter(functools.partial(stream.read, READ_BYTES), b""))
                 else:
