@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import subprocess
@@ -54,7 +55,7 @@ def test_the_bundled_folder_passes_and_an_untouched_folder_is_skipped(tmp_path: 
     (repo / "README.md").write_text("x")
     _commit(repo, "unrelated")
     assert _review(repo) == []
-    report = review(head=DirSnapshot(repo), checks=[__import__("bot.review.checks.naming").checks.naming.check])
+    report = review(head=DirSnapshot(repo), checks=[importlib.import_module("bot.review.checks.naming").check])
     assert report.findings == ()
 
 
