@@ -589,21 +589,21 @@ def create_app(state: StandInState) -> Flask:
         creator = request.args.get("creator", "")
         found = [i for i in local.list_issues(repo_of(owner, name), creator)
                  if request.args.get("state", "open") in ("all", i.state)]
-        return _paged([{"number": i.number, "user": {"login": i.user}, "title": i.title, "body": i.body,
-                        "state": i.state} for i in found])
+        return _paged([shapes().issue(local.repo, i.number, i.user, i.title, i.body, i.state) for i in found])
 
     @app.post("/repos/<owner>/<name>/issues")
     def create_issue(owner: str, name: str) -> tuple[Response, int]:
         data = _json()
         number = local.create_issue(repo_of(owner, name), data.get("title", ""), data.get("body", ""))
-        return jsonify(number=number, user={"login": local.bot}, title=data.get("title", ""),
-                       body=data.get("body", ""), state="open"), 201
+        return jsonify(shapes().issue(local.repo, number, local.bot, data.get("title", ""), data.get("body", ""),
+                                      "open")), 201
 
     @app.patch("/repos/<owner>/<name>/issues/<int:number>")
     def edit_issue(owner: str, name: str, number: int) -> Response:
         body = _json().get("body", "")
         local.edit_issue(repo_of(owner, name), number, body)
-        return jsonify(number=number, user={"login": local.bot}, body=body)
+        found = next(i for i in local.issues if i.number == number)
+        return jsonify(shapes().issue(local.repo, number, found.user, found.title, found.body, found.state))
 
     # -- permissions -----------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/collaborators/<login>/permission")

@@ -209,6 +209,16 @@ class Shapes:
                 "user": self.user(user), "created_at": CREATED, "updated_at": CREATED,
                 "issue_url": f"{self.api}/repos/{repo}/issues/{number}", "author_association": _association(user)}
 
+    def issue(self, repo: str, number: int, user: str, title: str, body: str, state: str) -> dict[str, Any]:
+        url = f"{self.api}/repos/{repo}/issues/{number}"
+        return {"id": ident("issue", f"{repo}#{number}"), "node_id": node("I", f"{repo}#{number}"), "url": url,
+                "repository_url": f"{self.api}/repos/{repo}", "labels_url": url + "/labels{/name}",
+                "comments_url": url + "/comments", "events_url": url + "/events",
+                "html_url": f"{WEB}/{repo}/issues/{number}", "number": number, "state": state, "title": title,
+                "body": body, "user": self.user(user), "labels": [], "assignee": None, "milestone": None,
+                "locked": False, "comments": 0, "created_at": CREATED, "updated_at": CREATED,
+                "closed_at": None if state == "open" else CREATED, "author_association": _association(user)}
+
     # -- checks -----------------------------------------------------------------------------------
     def check_run(self, repo: str, run_id: int, head_sha: str, name: str, status: str, conclusion: str | None,
                   external_id: str, app: dict[str, Any], title: str | None = None, summary: str | None = None,
