@@ -451,14 +451,17 @@ class PatternTimeout(ValidationTimeout):
         self.subject = subject
 
 
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("validation_deadline", default=None)
+# (end, the clock it is read on)
+_DEADLINE: contextvars.ContextVar[tuple[float, Callable[[], float]] | None] = contextvars.ContextVar(
+    "validation_deadline", default=None)
 
 
 @contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
+def deadline(seconds: float, clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
     """Bound the validations inside the block: past ``seconds``, the next keyword or regex raises
-    ``ValidationTimeout``, and no single regex runs longer than what remains."""
-    token = _DEADLINE.set(time.monotonic() + seconds)
+    ``ValidationTimeout``, and no single regex runs longer than what remains. ``time.thread_time`` as the
+    clock bounds the work rather than the wait, where the result must not depend on the machine's load."""
+    token = _DEADLINE.set((clock() + seconds, clock))
     try:
         yield
     finally:
@@ -471,10 +474,11 @@ def _remaining() -> float | None:
     review_left = budget.left()
     if review_left is not None and review_left <= 0:
         budget.check()
-    end = _DEADLINE.get()
-    if end is None:
+    bound = _DEADLINE.get()
+    if bound is None:
         return review_left
-    remaining = end - time.monotonic()
+    end, clock = bound
+    remaining = end - clock()
     if remaining <= 0:
         raise ValidationTimeout("validation ran out of time")
     return remaining if review_left is None else min(remaining, review_left)
