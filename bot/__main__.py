@@ -1,5 +1,5 @@
 """``python -m bot`` is ``registry-bot``."""
 
-from bot.cli.entry import main
+from bot.entry import main
 
 raise SystemExit(main())

@@ -122,7 +122,6 @@ MOVES: dict[str, str] = {
     "bot.commands": "bot.cli.commands",
     "bot.naming.cli": "bot.cli.naming",
     "bot.sample": "bot.cli.sample",
-    "bot.entry": "bot.cli.entry",
 }
 PACKAGE_FILES = {"bot.cli": "bot/cli/__init__.py"}  # modules that become a package's __init__
 GONE = ("bot/app/__init__.py",)  # emptied packages: their __init__ is removed once every module left

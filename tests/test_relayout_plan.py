@@ -8,7 +8,8 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-OUTSIDE_LAYERS = ("bot", "bot.__main__")  # the package itself and ``python -m bot``
+# the package, ``python -m bot``, and the console script (it imports nothing before it handles Ctrl-C)
+OUTSIDE_LAYERS = ("bot", "bot.__main__", "bot.entry")
 
 
 def relayout() -> ModuleType:
