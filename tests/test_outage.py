@@ -76,3 +76,24 @@ def test_a_worker_waits_for_its_store_and_a_bug_still_raises() -> None:
         raise ValueError("a corrupt journal entry")
     with pytest.raises(ValueError, match="corrupt"):
         tracker.wait_for(bug, sleep=pauses.append)
+
+
+def test_a_failed_write_during_an_outage_logs_no_traceback_and_any_other_failure_does(
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write the job survives (journal, done mark) that meets the store down: a warning, no traceback
+    (the outage has its own line); a failure of any other kind keeps its traceback."""
+    monkeypatch.setattr(outage, "REDIS", outage.Outage("the queue's Redis"))
+    log = logging.getLogger("test.writes")
+    with caplog.at_level(logging.WARNING):
+        try:
+            raise redis.exceptions.TimeoutError("Timeout reading from socket")
+        except redis.exceptions.TimeoutError as exc:
+            outage.log_failure(log, exc, "could not journal %s", "d-1")
+        try:
+            raise ValueError("disk full")
+        except ValueError as exc:
+            outage.log_failure(log, exc, "could not journal %s", "d-2")
+    mine = [r for r in caplog.records if r.name == "test.writes"]
+    assert [(r.getMessage(), r.exc_info is not None) for r in mine] == [
+        ("could not journal d-1 (the queue's Redis is unreachable)", False), ("could not journal d-2", True)]
+    assert outage.REDIS.down

@@ -102,3 +102,14 @@ class Outage:
 
 
 REDIS = Outage("the queue's Redis", grace=15.0)  # over a call's longest try (2 x the queue's REDIS_TIMEOUT)
+
+
+def log_failure(logger: logging.Logger, exc: BaseException, message: str, *args: object) -> None:
+    """A failed write that the job survives: during an outage of the queue's store, the outage's one line
+    and a warning without a traceback; otherwise the error with its traceback."""
+    if is_infrastructure(exc):
+        REDIS.failed(exc)
+        logger.warning(message + " (the queue's Redis is unreachable)", *args)
+    else:
+        logger.exception(message, *args)
+

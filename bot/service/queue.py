@@ -349,8 +349,8 @@ class JobQueue:
         """Mark done; when the backend refuses the write, remember it and write it later."""
         try:
             self.mark_done(delivery)
-        except Exception:
-            log.exception("could not mark delivery %s done; will retry the write", delivery)
+        except Exception as exc:  # noqa: BLE001 (logged by outage.log_failure)
+            outage.log_failure(log, exc, "could not mark delivery %s done; will retry the write", delivery)
             with self._mutex:
                 self._unsaved_done.add(delivery)
         else:
@@ -494,8 +494,8 @@ class JobQueue:
                         delivery, record["running"], crashes)
         try:
             self._update(delivery, crashes=crashes, running=self.owner)
-        except Exception:  # a full disk: run it anyway, unmarked
-            log.exception("could not journal that delivery %s runs", delivery)
+        except Exception as exc:  # noqa: BLE001 (logged below) a full disk or the store down: run it anyway
+            outage.log_failure(log, exc, "could not journal that delivery %s runs", delivery)
 
     def crashes(self, job: Job) -> int:
         """How many attempts at ``job`` died with their process (see ``_mark_running``)."""

@@ -180,8 +180,9 @@ def open_check(gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str,
     if on_check_run is not None:
         try:
             on_check_run(pr.head_sha, check_id)
-        except Exception:  # the intent is journalled: a recovered job finds this run by its external_id
-            log.exception("could not journal check run %s; a retry finds it by its external_id", check_id)
+        except Exception as exc:  # noqa: BLE001 (logged below) the intent is journalled: a retry finds the run
+            outage.log_failure(log, exc, "could not journal check run %s; a retry finds it by its external_id",
+                               check_id)
     return Opened(check_id)
 
 
