@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +90,33 @@ def test_a_refusal_with_the_clocks_in_agreement_is_not_blamed_on_time(standin: S
         factory.for_installation(1).get_pull_request(REPO, 1)
     assert caplog.records == [] and token_requests(standin) == [401]
     assert health.main(["worker"]) == 0
+
+
+def test_a_request_signed_before_another_corrected_the_clock_is_signed_again(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Two token requests signed with the host's time, both refused: the first refusal corrects the offset;
+    the second, whose ``Date`` now agrees with the corrected time, is signed again (it was: "correcting did
+    not help", and its review failed)."""
+    from email.utils import formatdate
+
+    from github import GithubException
+
+    from bot.github.app_clock import GitHubClock
+
+    clock = GitHubClock(clock=lambda: 1_000_000.0)
+    refusal = {"Date": formatdate(1_000_300.0, usegmt=True)}  # GitHub is 300 s ahead
+
+    def signed(name: str, inner: tuple[str, Any] | None = None) -> Any:
+        def send() -> str:
+            offset = clock.offset  # the JWT's time, taken when it is signed
+            if inner is not None and offset == 0:
+                clock.call(*inner)  # meanwhile another request is refused and corrects the offset
+            if abs(offset - 300) > 1:
+                raise GithubException(401, {"message": "'exp' must be in the future"}, refusal)
+            return name
+        return send
+
+    with caplog.at_level(logging.WARNING, logger="bot.github.app_clock"):
+        assert clock.call("installation 2", signed("second", ("installation 1", signed("first")))) == "second"
+    assert clock.offset == pytest.approx(300.0)
+    assert [r.levelname for r in caplog.records] == ["WARNING"]  # one correction, no "did not help"

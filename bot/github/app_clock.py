@@ -51,19 +51,23 @@ class GitHubClock:
     def call(self, what: str, send: Callable[[], T]) -> T:
         """``send()`` (a request signed with an App JWT); a 401 whose ``Date`` shows the clocks apart corrects
         the offset and sends once more. Raises what GitHub answered when that does not help."""
+        signed_with = self.offset
         try:
             result = send()
         except GithubException as exc:
             if exc.status != 401:
                 raise
             skew = self.skew(exc.headers)
-            if skew is None or abs(skew) < SKEW_NOTICED:
+            if self.offset != signed_with and (skew is None or abs(skew) < SKEW_NOTICED):
+                skew = 0.0  # another request corrected the offset after this one was signed: sign again
+            elif skew is None or abs(skew) < SKEW_NOTICED:
                 self._refused(what, skew)
                 raise
-            with self._lock:
-                self.offset += skew
-            log.warning("%s: GitHub refused the App's token; this host's clock is %+.0f s off GitHub's (its Date "
-                        "header): tokens are signed with GitHub's time from now on", what, -skew)
+            else:
+                with self._lock:
+                    self.offset += skew
+                log.warning("%s: GitHub refused the App's token; this host's clock is %+.0f s off GitHub's (its "
+                            "Date header): tokens are signed with GitHub's time from now on", what, -skew)
             try:
                 result = send()
             except GithubException as again:
