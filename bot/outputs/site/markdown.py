@@ -39,7 +39,11 @@ def _line(value: str) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def literal(value: str, table: bool = True) -> str:
-    """Untrusted text as a code span (MDX keeps code literal); ``|`` escaped inside a table."""
+    """Untrusted text as a code span (MDX keeps code literal); ``|`` escaped inside a table. A backslash
+    before a ``|`` cannot be in a table's code span: the table reads the backslash and the pipe's escape as
+    an escaped backslash, then the pipe as the cell's end; such a value is quoted as prose instead."""
+    if table and "\\|" in value:
+        return text(value)
     return code(value, table=table, limit=None)
 
 
