@@ -38,11 +38,21 @@ def descendants(pid: int) -> list[list[int]]:
     return generations
 
 
-def end_descendants(grace: float = GRACE_SECONDS) -> None:
+def end_descendants(grace: float = GRACE_SECONDS, rounds: int = 5) -> None:
     """End every descendant of this process, the youngest generation first, so that each one's parent is
     still there to collect it (an orphan would wait for init as a zombie): SIGTERM, then SIGKILL for those
-    still there after ``grace`` seconds."""
-    for generation in reversed(descendants(os.getpid())):
+    still there after ``grace`` seconds. The tree is listed again after each round: a launcher that was
+    still starting (Spark's ``spark-class`` runs one ``java`` to build the command of the next) may have
+    started another process meanwhile."""
+    for _ in range(rounds):
+        tree = descendants(os.getpid())
+        if not tree:
+            return
+        _end(tree, grace)
+
+
+def _end(tree: list[list[int]], grace: float) -> None:
+    for generation in reversed(tree):
         for pid in generation:
             _signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + grace
