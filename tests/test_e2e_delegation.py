@@ -67,7 +67,8 @@ def owner_approves(svc: Service, head: str) -> int:
     """The entry's owner approves ``head`` on GitHub, which delivers ``pull_request_review.submitted``."""
     before = {r["id"] for r in svc.state()["reviews"]}
     svc.approve(DATAPROC_OWNER)
-    [review] = [r for r in svc.state()["reviews"] if r["id"] not in before]
+    # the bot's own review of the push may land meanwhile: it is posted after its check run concludes
+    [review] = [r for r in svc.state()["reviews"] if r["id"] not in before and r["user"] == DATAPROC_OWNER]
     deliver_review(svc, "submitted", head, DATAPROC_OWNER, "approved")
     return int(review["id"])
 
