@@ -139,6 +139,8 @@ def test_a_mixed_fleet_with_the_previous_release_refuses_or_coexists_and_conclud
         wait_for(lambda: all(_concluded(fleet, r) for r in names), 180, "every pull request to conclude")
         time.sleep(5)  # a duplicate would show now
         assert not [m for m in _messages(second_log) if "does not start" in m]
+        for log in (old_log, new_log, second_log):  # every job is one that every release can run
+            assert "not found in TaskRegistry" not in log.read_text(errors="replace"), log.name
     except AssertionError as exc:
         raise AssertionError(f"{exc}{_tails(tmp_path)}") from exc
     finally:

@@ -39,6 +39,10 @@ log = logging.getLogger(__name__)
 DONE = done_marks.LEGACY_DONE  # a finished job's entry before done marks (still read as done)
 PRUNE_EVERY = 3600.0  # seconds between two prunings of expired done marks (SQLite; Redis expires them)
 TASK_NAME = "registry_bot_process"
+# A queued job names its task "<module>.<name>": the module is pinned to where the first release defined it, so
+# that moving the code never renames the jobs that workers of another release read (huey rejects a name it
+# does not know, and a mixed fleet would pass jobs between releases that cannot run them).
+TASK_MODULE = "bot.app.queue"
 WAL_PAGES = 1000
 WAL_LIMIT = 1024 * 1024
 READY_FREE_BYTES = 256 * 1024  # /readyz: the SQLite queue's disk has at least this much room
@@ -226,7 +230,8 @@ class JobQueue:
         self._unsaved_done: set[str] = set()  # finished deliveries whose ``done`` could not be written
         self._unsaved_idle: set[str] = set()  # deliveries whose ``running`` mark could not be cleared
         self._outages: dict[str, int] = {}  # delivery -> attempts that met a store outage (the back-off)
-        self._task = huey.task(name=TASK_NAME, retries=3, retry_delay=retry_delay, context=True)(self._run_task)
+        self._task = huey.task(name=TASK_NAME, retries=3, retry_delay=retry_delay, context=True,
+                               __module__=TASK_MODULE)(self._run_task)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> JobQueue:
