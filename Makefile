@@ -73,13 +73,24 @@ docusaurus-check: setup $(DOCUSAURUS_DEPS)
 	tests/docusaurus/check.sh
 
 DOCUSAURUS_LOG := build/docusaurus-check.log
+# The suite as three pytest processes at once (tests/conftest.py `--shard`: spark, fleet, rest), each with
+# its log in build/; the suite mostly waits on the processes it starts, so this halves its time on 2 cores.
+SHARDS := spark fleet rest
 test: lint system-deps wheelhouse node-deps
 	@mkdir -p $(dir $(DOCUSAURUS_LOG))
+	@rm -f .coverage .coverage.*
 	@# the Docusaurus build overlaps pytest; its log is shown when it fails
 	$(MAKE) --no-print-directory docusaurus-check > $(DOCUSAURUS_LOG) 2>&1 & docs=$$!; \
-	PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/coverage run -m pytest; tests=$$?; \
+	pids=; for shard in $(SHARDS); do \
+		PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/coverage run -p -m pytest --shard $$shard \
+			> build/pytest-$$shard.log 2>&1 & pids="$$pids $$!"; \
+	done; \
+	tests=0; for pid in $$pids; do wait $$pid || tests=1; done; \
+	for shard in $(SHARDS); do echo "=== pytest --shard $$shard (build/pytest-$$shard.log)"; \
+		cat build/pytest-$$shard.log; done; \
 	if ! wait $$docs; then tail -n 60 $(DOCUSAURUS_LOG); echo "make docusaurus-check failed" >&2; exit 1; fi; \
 	exit $$tests
+	$(BIN)/coverage combine -q
 	$(BIN)/coverage report  # branch coverage, failing under [tool.coverage.report] fail_under
 
 # The lock files (requirements/*.txt) from pyproject.toml, for Python 3.11 on Linux x86_64 (the images' and

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -103,10 +104,36 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 IMAGE_TESTS = "test_images.py"
+# `make test` runs the suite as three pytest processes at once (``--shard``): the suite mostly waits (on
+# processes, JVMs, the stand-in's latency), so on 2 cores three shards finish in about half the time of one.
+SHARDS = ("spark", "fleet", "rest")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The image tests run last: they wait for the image build that runs beside the rest of the suite."""
+def shard_of(item: pytest.Item) -> str:
+    """Spark (the regression's files) and the image build; the App's real process fleets; everything else."""
+    if item.path.name.startswith("test_regress") or item.path.name == IMAGE_TESTS:
+        return "spark"
+    return "fleet" if item.get_closest_marker("e2e") is not None else "rest"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite tests commands as a terminal runs them: a run started ignoring SIGINT (a shell's background
+    job, as `make test`'s shards are) restores Python's handler, so that the processes it starts hear Ctrl-C."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--shard", choices=SHARDS, help="run only this shard of the suite (see `make test`)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep the requested shard; the image tests run last: they wait for the image build that runs beside
+    the rest of the suite."""
+    shard = config.getoption("--shard")
+    if shard is not None:
+        config.hook.pytest_deselected(items=[item for item in items if shard_of(item) != shard])
+        items[:] = [item for item in items if shard_of(item) == shard]
     items.sort(key=lambda item: item.path.name == IMAGE_TESTS)
 
 
