@@ -185,8 +185,10 @@ def report(first: dict[str, Any], runs: list[dict[str, Any]], load: list[float])
           f"{LATENCY * 1000:.0f} ms per GitHub request, writes {WRITE_PAUSE:g} s apart, {os.cpu_count()} CPUs, "
           f"load average {load[0]:.2f} -> {load[1]:.2f}")
     for label, run in (("opened (the worker's first job: imports, App token)", first),):
+        once = [p for p in run["paths"] if p.startswith("/app")]  # the App's token and GET /app, once per process
         print(f"  {label}: check run completed {run['completed']:.2f} s, everything published "
-              f"{run['published']:.2f} s, {len(run['paths'])} requests ({run['writes']} writes)")
+              f"{run['published']:.2f} s, {len(run['paths']) - len(once)} requests ({run['writes']} writes) and "
+              f"{len(once)} once per worker process (the App's token, GET /app)")
     print(f"  {len(runs)} pushes (synchronize): check run completed median {median('completed'):.2f} s, max "
           f"{max(r['completed'] for r in runs):.2f} s; everything published median {median('published'):.2f} s")
     last = runs[-1]

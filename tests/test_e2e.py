@@ -244,7 +244,9 @@ def test_opened_then_fixed_pull_request(service: Service, git_repo: Path) -> Non
 
 def test_a_typical_review_makes_at_most_15_requests_and_one_write_a_second(git_repo: Path, tmp_path: Path) -> None:
     """The pull request of these tests reviewed by the bot's own checks, as ``benchmarks/bench_e2e.py`` times
-    it: its GitHub requests counted at the stand-in, so that they cannot creep back up (not timed)."""
+    it, opened and then pushed to: the GitHub requests of each review counted at the stand-in, so that they
+    cannot creep back up (not timed). The push's review asks nothing the first one learnt for good: the
+    base's tree, the owner team that GitHub would not show (asked again only after ``TEAM_REFUSAL_TTL``)."""
     svc = Service(tmp_path, worker_args=(), standin_args=("--write-pause", "1"), write_pause=1.0)
     try:
         svc.start(git_repo)
@@ -252,14 +254,27 @@ def test_a_typical_review_makes_at_most_15_requests_and_one_write_a_second(git_r
         assert svc.deliver("opened", head) == 202
         svc.summary_for(head, timeout=60)
         time.sleep(0.5)  # the summary's answer, and anything after it
+        first = svc.state()
+        fixed = svc.push("fix")
+        assert svc.deliver("synchronize", fixed) == 202
+        svc.summary_for(fixed, timeout=60)
+        time.sleep(0.5)
         state = svc.state()
     finally:
         svc.close()
-    made = [f"{r['method']} {r['path']}" for r in state["requests"] if not r["path"].startswith("/app")]
+    made = [f"{r['method']} {r['path']}" for r in first["requests"] if not r["path"].startswith("/app")]
     assert len(made) <= 15, made  # the App's token and GET /app come once per process, not per review
     assert not [r for r in made if "/git/blobs/" in r or "/contents/" in r]  # files come by GraphQL
-    writes = [f"{w['method']} {w['path'].split('/')[-1]}" for w in state["pacing"]["writes"]]
-    assert writes == ["POST check-runs", f"PATCH {state['check_runs'][0]['id']}", "POST reviews", "POST comments"]
+    writes = [f"{w['method']} {w['path'].split('/')[-1]}" for w in first["pacing"]["writes"]]
+    assert writes == ["POST check-runs", f"PATCH {first['check_runs'][0]['id']}", "POST reviews", "POST comments"]
+    pushed = [f"{r['method']} {r['path']}" for r in state["requests"][len(first["requests"]):]]
+    assert len(pushed) <= 15, pushed
+    assert [r for r in made if "/orgs/" in r] and not [r for r in pushed if "/orgs/" in r]
+    assert len([r for r in pushed if "/git/trees/" in r]) == 1  # the head's; the base's is known
+    writes = [f"{w['method']} {w['path'].split('/')[-1]}" for w in state["pacing"]["writes"][len(writes):]]
+    summary = next(c["id"] for c in state["issue_comments"] if "registry-bot:summary" in c["body"])
+    assert writes == ["POST check-runs", f"PATCH {state['check_runs'][-1]['id']}", "PUT dismissals", "POST reviews",
+                      f"PATCH {summary}"]  # the verdict first, then the review and the summary
     assert state["pacing"]["violations"] == []  # one at a time, a second apart
 
 

@@ -444,6 +444,35 @@ def test_read_tree_reads_the_listed_blobs_in_one_graphql_query_and_skips_what_it
     assert gh.rate_limit_remaining() is None  # GraphQL's points are not the REST limit
 
 
+def test_a_later_job_of_the_installation_lists_no_commit_and_reads_no_blob_it_read_before(mocked, app_key, fake_time):
+    """The review that an owner's approval starts listed the head's trees and read its files again, a moment after
+    the review of the same head: what a sha names is kept per installation, across jobs; a branch is listed again."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    expires = datetime.fromtimestamp(fake_time.now + 3600, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    mocked.post(f"{API}/app/installations/43/access_tokens", status=201,
+                json={"token": "ghs_43", "expires_at": expires})
+    commit = "b" * 40
+    listings = {ref: mocked.get(f"{API}/repos/{REPO}/git/trees/{ref}", json={"sha": "root", "tree": TREE,
+                                                                           "truncated": False},
+                                match=[matchers.query_param_matcher({"recursive": "1"})]) for ref in (commit, "main")}
+    asked = graphql_endpoint(mocked, {"a1": blob("{}"), "a6": blob("* @")})
+    factory, gh = client(app_key, fake_time)
+    first = gh.read_tree(REPO, commit, ["spec/registry/", "CODEOWNERS"])
+    assert dict(first) == {"spec/registry/gcp/registry.json": b"{}", "CODEOWNERS": b"* @"}
+
+    later = factory.for_installation(42).read_tree(REPO, commit, ["spec/registry/", "CODEOWNERS"])  # the next job
+    assert dict(later) == dict(first) and later.skipped == first.skipped
+    assert listings[commit].call_count == 1 and len(asked) == 1  # nothing asked again
+    assert dict(factory.for_installation(42).read_tree(REPO, commit, ["CODEOWNERS"])) == {"CODEOWNERS": b"* @"}
+    assert listings[commit].call_count == 2 and len(asked) == 1  # other folders: listed; the blob is known
+    for _ in range(2):  # a branch can move: listed every time
+        assert dict(factory.for_installation(42).read_tree(REPO, "main", ["CODEOWNERS"])) == {"CODEOWNERS": b"* @"}
+    assert listings["main"].call_count == 2
+    other = factory.for_installation(43).read_tree(REPO, commit, ["spec/registry/", "CODEOWNERS"])
+    assert dict(other) == dict(first)  # another installation reads for itself
+    assert listings[commit].call_count == 3 and len(asked) == 2
+
+
 def test_what_graphql_cannot_give_exactly_is_read_over_rest(mocked, app_key, fake_time):
     token_endpoint(mocked, app_key, fake_time, "ghs_1")
     tree = [{"path": f"spec/{name}.json", "type": "blob", "mode": "100644", "sha": name, "size": 4}
@@ -606,6 +635,37 @@ def test_team_membership_active_pending_absent_and_forbidden(mocked, app_key, fa
     with pytest.raises(NotFound):  # a hidden team: the 404 says nothing about carol
         gh.get_team_membership("Hidden", "devs", "carol")
     assert fake_time.sleeps == [] and factory.stats.retries == 0  # a missing permission is not retried
+
+
+def test_a_team_github_would_not_show_is_asked_about_again_only_after_ten_minutes(mocked, app_key, fake_time):
+    """The hidden team's 404s (membership, then the team) and the 403 of an App without Members: read were asked
+    in every review; the refusal is now kept per installation for ``TEAM_REFUSAL_TTL``, across jobs."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1", "ghs_2")
+    hidden = mocked.get(f"{API}/orgs/Hidden/teams/devs/memberships/carol", status=404, json={"message": "Not Found"})
+    hidden_team = mocked.get(f"{API}/orgs/Hidden/teams/devs", status=404, json={"message": "Not Found"})
+    forbidden = mocked.get(f"{API}/orgs/Other/teams/devs/memberships/carol", status=403,
+                           json={"message": "Resource not accessible by integration"})
+    expires = datetime.fromtimestamp(fake_time.now + 3600, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    mocked.post(f"{API}/app/installations/43/access_tokens", status=201,
+                json={"token": "ghs_43", "expires_at": expires})
+    factory, _ = client(app_key, fake_time)
+
+    def outcome(org: str) -> tuple[type[GitHubError], int, str]:
+        with pytest.raises(GitHubError) as refused:
+            factory.for_installation(42).get_team_membership(org, "devs", "carol")  # a new client: another job
+        return type(refused.value), refused.value.status, str(refused.value)
+
+    first = outcome("Hidden"), outcome("Other")
+    assert first[0][:2] == (NotFound, 404) and first[1][:2] == (GitHubError, 403)
+    fake_time.now += 599
+    assert (outcome("Hidden"), outcome("Other")) == first  # the same answer, not asked again
+    assert (hidden.call_count, hidden_team.call_count, forbidden.call_count) == (1, 1, 1)
+    with pytest.raises(NotFound):  # kept per installation: another one asks GitHub itself
+        factory.for_installation(43).get_team_membership("Hidden", "devs", "carol")
+    assert (hidden.call_count, hidden_team.call_count) == (2, 2)
+    fake_time.now += 1
+    assert (outcome("Hidden"), outcome("Other")) == first  # ten minutes on: asked again
+    assert (hidden.call_count, hidden_team.call_count, forbidden.call_count) == (3, 3, 2)
 
 
 def test_a_batch_takes_the_nearest_blobs_first_within_githubs_limits():

@@ -41,6 +41,7 @@ from bot.github.api import (
 )
 from bot.github.app_clock import ClockedAppAuth, GitHubClock
 from bot.github.lazy_snapshot import LazyTree
+from bot.github.object_cache import ObjectCache
 from bot.github.pacing import HOLD, ContentWindow, Pacer, paused
 from bot.github.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, under_prefixes
 
@@ -56,7 +57,7 @@ MAX_PR_FILES = github_limits.PR_FILES  # GitHub lists at most 3000 files of a pu
 PER_PAGE = github_limits.PER_PAGE
 TOKEN_MARGIN = 300.0  # refresh an installation token 5 minutes before it expires
 TEAM_VISIBILITY_TTL = 3600.0  # a team GitHub showed the installation is taken as visible this long
-BLOB_CACHE_BYTES = 64 * 1024 * 1024  # blobs are immutable: base and head share most of them
+TEAM_REFUSAL_TTL = 600.0  # a team GitHub would not show the installation (403, 404) is not asked about this long
 _SERVER_ERRORS = frozenset({500, 502, 503, 504})
 GRAPHQL_ATTEMPTS = 2  # a GraphQL query is retried once, then the job's reads fall back to REST
 
@@ -330,6 +331,8 @@ class AppClientFactory:
         self._new_pacer = pacers or (lambda _: WritePacer(self._write_pause, self._retrying.sleep,
                                                           self._retrying.clock, self._retrying.policy.max_wait))
         self._visible_teams: dict[tuple[int, str], float] = {}  # (installation, team URL) -> when GitHub showed it
+        self._refused_teams: dict[tuple[int, str], tuple[float, GitHubError]] = {}  # -> when, what GitHub said
+        self.objects = ObjectCache()  # blobs and tree listings by sha, kept across jobs
         self._lock = threading.Lock()
         self._slug = slug
 
@@ -359,6 +362,18 @@ class AppClientFactory:
             if seen:
                 self._visible_teams[(installation_id, team)] = now
             return now - self._visible_teams.get((installation_id, team), -TEAM_VISIBILITY_TTL) < TEAM_VISIBILITY_TTL
+
+    def team_refusal(self, installation_id: int, team: str, refused: GitHubError | None = None) -> GitHubError | None:
+        """GitHub's refusal to show ``team`` to the installation within ``TEAM_REFUSAL_TTL`` (``refused``: it just
+        said so), as a new error of the same class, status and message; None when there is none to repeat."""
+        with self._lock:
+            now = self._retrying.clock()
+            if refused is not None:
+                self._refused_teams[(installation_id, team)] = (now, refused)
+            when, said = self._refused_teams.get((installation_id, team), (-TEAM_REFUSAL_TTL, None))
+            if said is None or now - when >= TEAM_REFUSAL_TTL:
+                return None
+            return type(said)(str(said), said.status)
 
     def list_installations(self) -> list[int]:
         """The ids of the App's installations (``GET /app/installations``, App JWT)."""
@@ -415,8 +430,7 @@ class GitHubClient:
         self._requester_token: str | None = None
         self._remaining: int | None = None
         self._changed_files: dict[tuple[str, int], int] = {}
-        self._blobs: dict[str, bytes] = {}
-        self._blob_bytes = 0
+        self._objects = factory.objects
         self._blob_lock = threading.RLock()
         self._listed: dict[str, dict[str, tuple[str, int]]] = {}  # repo -> blob sha -> (a path, size) from trees
         self._rest_only: set[str] = set()  # blobs GraphQL could not give exactly
@@ -556,7 +570,13 @@ class GitHubClient:
         entries: dict[str, tuple[str, int]] = {}
         skipped: dict[str, str] = {}
         skipped_ids: dict[str, str] = {}
-        listed, cut = self._tree_entries(repo, ref, wanted)
+        installation = self._token.installation_id
+        known_listing = self._objects.listing(installation, repo, ref, wanted)
+        if known_listing is None:
+            listed, cut = self._tree_entries(repo, ref, wanted)
+            self._objects.add_listing(installation, repo, ref, wanted, listed, cut)
+        else:
+            listed, cut = list(known_listing[0]), known_listing[1]
         for entry in listed:
             path = entry["path"]
             if entry["type"] == "commit":
@@ -612,13 +632,14 @@ class GitHubClient:
     def _blob(self, repo: str, sha: str) -> bytes:
         """A blob by sha: from the cache, else in a GraphQL batch with the listed blobs nearest to it (one
         request for many), else over REST."""
+        installation = self._token.installation_id
         with self._blob_lock:
-            cached = self._blobs.get(sha)
+            cached = self._objects.blob(installation, sha)
             if cached is not None:
                 return cached
             listed = self._listed.get(repo, {})
             if sha in listed and sha not in self._rest_only:
-                wanted = [s for s in listed if s not in self._blobs and s not in self._rest_only]
+                wanted = [s for s in listed if not self._objects.has_blob(installation, s) and s not in self._rest_only]
                 paths = {s: p for s, (p, _) in listed.items()}
                 sizes = {s: n for s, (_, n) in listed.items()}
                 while True:
@@ -634,21 +655,14 @@ class GitHubClient:
                     if content is None:
                         self._rest_only.add(blob_sha)
                     else:
-                        self._cache_blob(blob_sha, content)
-                cached = self._blobs.get(sha)
+                        self._objects.add_blob(installation, blob_sha, content)
+                cached = self._objects.blob(installation, sha)
                 if cached is not None:
                     return cached
             _, data = self._request("GET", f"/repos/{repo}/git/blobs/{sha}")
             content = _decode(data)
-            self._cache_blob(sha, content)
+            self._objects.add_blob(installation, sha, content)
             return content
-
-    def _cache_blob(self, sha: str, content: bytes) -> None:
-        if self._blob_bytes + len(content) > BLOB_CACHE_BYTES:
-            self._blobs.clear()
-            self._blob_bytes = 0
-        self._blobs[sha] = content
-        self._blob_bytes += len(content)
 
     def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
         try:
@@ -710,16 +724,29 @@ class GitHubClient:
 
     def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
         team = f"/orgs/{quote(org)}/teams/{quote(team_slug)}"
+        installation = self._token.installation_id
+        refused = self._factory.team_refusal(installation, team)
+        if refused is not None:  # GitHub would not show this team lately: the same answer, not asked again
+            raise refused
         try:
             _, data = self._request("GET", f"{team}/memberships/{quote(login)}")
         except NotFound:
             # 404 means "not a member", but also "this team is hidden from you" (no members: read, another
             # organisation): only a team the App can see makes the 404 an answer. Raises NotFound otherwise.
-            # The answer is kept an hour for the installation (``AppClientFactory.team_visible``).
-            if not self._factory.team_visible(self._token.installation_id, team):
-                self._request("GET", team)
-                self._factory.team_visible(self._token.installation_id, team, seen=True)
+            # The answer is kept an hour for the installation (``AppClientFactory.team_visible``), a hidden
+            # team ten minutes (``team_refusal``).
+            if not self._factory.team_visible(installation, team):
+                try:
+                    self._request("GET", team)
+                except NotFound as exc:
+                    self._factory.team_refusal(installation, team, exc)
+                    raise
+                self._factory.team_visible(installation, team, seen=True)
             return None
+        except GitHubError as exc:  # 403: the App lacks Members: read (a rate limit is not an answer)
+            if exc.status == 403 and not isinstance(exc, RateLimited):
+                self._factory.team_refusal(installation, team, exc)
+            raise
         state = data.get("state") if isinstance(data, dict) else None
         return str(state) if state else None
 
