@@ -1,8 +1,10 @@
 """Benchmark of the regression: synthetic realistic events, base and head, through the command line.
 
     python benchmarks/bench_regress.py                       # 20,000 events, Spark local[2]
-    python benchmarks/bench_regress.py --events 100000 1000000 --files 8 --work /work/tmp-bench --cluster --skip-naive
-    python benchmarks/bench_regress.py --events 58000 --files 1 --array --skip-naive  # one 300 MB JSON array
+    python benchmarks/bench_regress.py --events 100000 1000000 --files 8 --cluster --skip-naive \\
+        --work /work/tmp-bench
+    # one 300 MB JSON array:
+    python benchmarks/bench_regress.py --events 58000 --files 1 --array --skip-naive
 
 Prints events per second for: naive ``jsonschema.validate`` per event (one side), and ``registry-bot
 regress`` as a user runs it: in one process (``--engine python``), on Spark ``local[2]`` and
@@ -259,7 +261,7 @@ def report(label: str, run: dict[str, float], local: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, nargs="+", default=[20_000], help="one run per count, one cluster")
     parser.add_argument("--files", type=int, default=4, help="JSON-lines files the events are spread over")
     parser.add_argument("--work", type=Path, default=None, help="where to generate the events (deleted after)")

@@ -47,7 +47,7 @@ def timed(command: list[str], repeat: int, env: dict[str, str] | None = None) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--corpus", type=Path, default=SHARED / "corpus" / "openlineage")
     parser.add_argument("--baseline", type=Path, help="another checkout of the project to measure the same way")

@@ -1,6 +1,7 @@
 """``registry-bot check --all`` of the real registry beside ONE check-jsonschema run on one schema, in pairs.
 
-    python benchmarks/check_vs_cjs.py --cjs /tmp/venv/bin/check-jsonschema --pairs 7 [--baseline CHECKOUT]
+    python benchmarks/check_vs_cjs.py --cjs /tmp/venv/bin/check-jsonschema --pairs 7 \\
+        [--baseline CHECKOUT]
 
 Each round runs, one after the other: ``registry-bot check CORPUS --all`` (every check on every entry),
 check-jsonschema checking one facet schema of the corpus against its meta-schema, and
@@ -37,7 +38,7 @@ def run(command: list[str], cwd: Path) -> tuple[float, float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cjs", type=Path, default=ROOT / ".venv-bench" / "bin" / "check-jsonschema")
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--corpus", type=Path, default=SHARED / "corpus" / "openlineage")

@@ -36,7 +36,7 @@ def main() -> int:
     from bot.review.engine import review
     from bot.review.history import commits
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bundle", type=Path, default=BUNDLE)
     args = parser.parse_args()
     by_class: dict[str, Counter[str]] = {}

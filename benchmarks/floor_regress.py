@@ -1,8 +1,8 @@
 """The regression beside its floor: events per CPU-second of the whole process tree, in interleaved pairs.
 
-    python benchmarks/floor_regress.py                          # 20,000 events, one process and the floor
-    python benchmarks/floor_regress.py --spark --pairs 3        # local[2] Spark too
-    python benchmarks/floor_regress.py --baseline /work/wt/main # beside another checkout (today's code)
+    python benchmarks/floor_regress.py                   # 20,000 events, one process and the floor
+    python benchmarks/floor_regress.py --spark --pairs 3  # local[2] Spark too
+    python benchmarks/floor_regress.py --baseline /work/wt/main  # beside another checkout (today's)
 
 The *floor* is one Python process that reads the same files and does the least a regression can do: each
 event parsed with orjson, the event and every facet validated against its ``schemaURL`` / ``_schemaURL``
@@ -143,7 +143,7 @@ def regress_command(checkout: Path, repo: Path, events: Path, engine: list[str])
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--pairs", type=int, default=3)

@@ -27,7 +27,7 @@ def main() -> int:
     from tests.mutations import KINDS, targets
     from tests.planting import blocking_rules, plant, review_pr
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, help="a bare clone of the history (default: cloned from the bundle)")
     parser.add_argument("--commits", type=int, default=6)
     args = parser.parse_args()

@@ -21,7 +21,7 @@ BUNDLE = ROOT.parent / "shared/corpus/openlineage-history/openlineage-spec-histo
 def main() -> int:
     from bot.review.history import replay, table
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bundle", type=Path, default=BUNDLE, help="a git bundle of the history")
     parser.add_argument("--repo", type=Path, help="an existing (bare) clone instead of the bundle")
     args = parser.parse_args()

@@ -316,7 +316,7 @@ root_package = "bot"
 name = "Layers"
 type = "layers"
 layers = [{layers}]
-"""
+"""  # noqa: E501
 
 
 def configure(dry: bool, line_length: int | None) -> None:

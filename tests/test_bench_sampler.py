@@ -15,7 +15,7 @@ end = time.monotonic() + 2.5
 while time.monotonic() < end:  # children that come and go while the sampler walks the tree
     subprocess.Popen([sys.executable, "-c", "pass"]).wait()
 keep.wait()
-"""
+"""  # noqa: E501
 
 
 def test_a_vanished_process_reads_as_nothing() -> None:

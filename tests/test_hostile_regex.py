@@ -274,7 +274,7 @@ rules = load_rules(DirSnapshot(sys.argv[1]), "spec/naming")  # a repository's ru
 start = time.monotonic()
 result = rules.parse_dataset(sys.argv[2], sys.argv[3])
 print(json.dumps({"seconds": time.monotonic() - start, "ok": result.ok, "reason": result.reason}))
-"""
+"""  # noqa: E501
 
 
 def naming_tree(tree: Path) -> tuple[Path, str, str]:
@@ -372,7 +372,7 @@ ticker.join()
 # VmHWM: this program's own peak; ru_maxrss also counts the parent's memory that a fork copied before exec
 peak = int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM:")))
 print(json.dumps({"refused": refused, "max_gap": max(gaps), "peak": peak}))
-"""
+"""  # noqa: E501
 
 
 def test_a_pattern_python_cannot_parse_is_measured_out_of_process_and_refused() -> None:

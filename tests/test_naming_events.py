@@ -144,7 +144,8 @@ def test_document_kinds_of_real_json(corpus: Path) -> None:
         "client/python/tests/serde_example_run_event.json": "RunEvent",
         "client/python/tests/serde_example_dataset_event.json": "DatasetEvent",
         "client/python/tests/serde_example_job_event.json": "JobEvent",
-        "integration/spark/app/integrations/container/deltaMergeCommandVerificationStart.json": "RunEvent",  # partial
+        # partial
+        "integration/spark/app/integrations/container/deltaMergeCommandVerificationStart.json": "RunEvent",  # noqa: E501
         "integration/spark/cli/tests/test_iceberg/create_table.json": "RunEvent",  # eventType and outputs only
         AIRFLOW_PARENT: FACETS,
         "integration/spark/shared/facets/spark/v1/error-facet.json": None,  # a facet schema

@@ -26,7 +26,10 @@ def _lose_the_queue(queue_file: Path) -> None:
         path.unlink()
 
 
-def test_a_pull_request_the_queue_never_heard_of_is_reviewed(tmp_path: Path, repo: Path) -> None:  # noqa: F811
+def test_a_pull_request_the_queue_never_heard_of_is_reviewed(
+    tmp_path: Path,
+    repo: Path,  # noqa: F811
+) -> None:
     head = git(repo, "rev-parse", "pr")
     with running(tmp_path, repo, *RECONCILE) as service:  # no delivery: the web was down when GitHub sent it
         run = service.completed_run(head, timeout=60)
@@ -37,7 +40,9 @@ def test_a_pull_request_the_queue_never_heard_of_is_reviewed(tmp_path: Path, rep
 
 
 def test_a_review_in_progress_that_the_queue_lost_is_resumed_and_concluded_once(
-        tmp_path: Path, repo: Path) -> None:  # noqa: F811
+    tmp_path: Path,
+    repo: Path,  # noqa: F811
+) -> None:
     head = git(repo, "rev-parse", "pr")
     with running(tmp_path, repo) as service:
         service.faults([{"path": "/repos/*/git/trees/*", "method": "GET", "hold": 30, "count": 1}])
@@ -68,7 +73,9 @@ def _rerun_request(head: str) -> dict[str, object]:
 
 
 def test_a_delivery_the_web_missed_while_restarting_is_redelivered_and_taken_once(
-        tmp_path: Path, repo: Path) -> None:  # noqa: F811
+    tmp_path: Path,
+    repo: Path,  # noqa: F811
+) -> None:
     head = git(repo, "rev-parse", "pr")
     with running(tmp_path, repo) as service:
         def hook(url: str) -> None:

@@ -172,7 +172,10 @@ def _tails(folder: Path) -> str:
 
 
 def test_three_redis_stalls_mid_review_defer_the_jobs_and_every_pull_request_concludes_once(
-        tmp_path: Path, repo: Path, redis_server: RedisServer) -> None:  # noqa: F811
+    tmp_path: Path,
+    repo: Path,  # noqa: F811
+    redis_server: RedisServer,
+) -> None:
     fleet, repos, key = _fleet(tmp_path, repo, 8, latency=0.1)
     redis_server.start()
     queue = JobQueue(make_huey(redis_server.url))
@@ -214,7 +217,10 @@ def test_three_redis_stalls_mid_review_defer_the_jobs_and_every_pull_request_con
 
 
 def test_a_worker_waits_for_a_redis_that_is_down_and_reviews_once_it_is_back_with_its_data(
-        tmp_path: Path, repo: Path, redis_server: RedisServer) -> None:  # noqa: F811
+    tmp_path: Path,
+    repo: Path,  # noqa: F811
+    redis_server: RedisServer,
+) -> None:
     fleet, repos, key = _fleet(tmp_path, repo, 4, latency=0.05)
     workers: list[subprocess.Popen[bytes]] = []
     queue: JobQueue | None = None

@@ -60,8 +60,14 @@ def test_a_secondary_limit_raises_at_once_and_holds_the_installation(
     if shared:  # two worker processes: two factories, one Redis
         client = redis.Redis.from_url(request.getfixturevalue("redis_url"))
         prefix = f"test-{uuid.uuid4().hex[:8]}"
-        pacers = lambda installation: RedisPacer(client, installation, 0, prefix=prefix,  # noqa: E731
-                                                 sleep=fake_time.sleep, clock=fake_time.clock)
+        pacers = lambda installation: RedisPacer(  # noqa: E731
+            client,
+            installation,
+            0,
+            prefix=prefix,
+            sleep=fake_time.sleep,
+            clock=fake_time.clock,
+        )
     first, second = factory(app_key, fake_time, pacers), factory(app_key, fake_time, pacers)
 
     with pytest.raises(RateLimited) as caught:

@@ -269,8 +269,8 @@ HOSTILE_LOGOS = {  # each fetched {evil} when opened directly, before logos were
     "css-escape": '{svg}<style>rect{{fill:u\\72l({evil}/escape.png)}}</style><rect width="8" height="8"/></svg>',
     "image-set": '{svg}<style>rect{{mask-image:image-set("{evil}/set.png" 1x)}}</style><rect width="8"/></svg>',
     "import": "{svg}<style>@import '{evil}/import.css';</style><rect/></svg>",
-    "font-face": '{svg}<style>@font-face{{font-family:f;src:url({evil}/f.woff)}}text{{font-family:f}}</style>'
-                 '<text>x</text></svg>',
+    "font-face": '{svg}<style>@font-face{{font-family:f;src:url({evil}/f.woff)}}'
+                 'text{{font-family:f}}</style><text>x</text></svg>',
     "url-attribute": '{svg}<rect width="8" height="8" fill="URL({evil}/attr.svg#p)"/></svg>',
     "image": '{svg}<image href="{evil}/image.png" width="8" height="8"/></svg>',
     "use": '{svg}<use href="{evil}/use.svg#a"/></svg>',

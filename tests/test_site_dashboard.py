@@ -23,7 +23,11 @@ def published(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 
 
 def test_the_dashboard_page_lists_every_finding_by_entry_with_owners(
-        browser: Any, published: Path, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: F811
+    browser: Any,  # noqa: F811
+    published: Path,
+    corpus: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     capsys.readouterr()
     assert main(["check", "--all", "--format", "json", str(corpus)]) == 0
     findings = json.loads(capsys.readouterr().out)["findings"]
@@ -49,7 +53,10 @@ def test_every_page_links_to_the_dashboard(published: Path) -> None:
     assert pages and all(f'{PAGE}"' in p.read_text(encoding="utf-8") for p in pages)
 
 
-def test_the_dashboard_page_has_no_serious_axe_violation_and_fits_400_px(browser: Any, published: Path) -> None:  # noqa: F811
+def test_the_dashboard_page_has_no_serious_axe_violation_and_fits_400_px(
+    browser: Any,  # noqa: F811
+    published: Path,
+) -> None:
     source = AXE.read_text(encoding="utf-8")
     for viewport in (DESKTOP, NARROW):
         with Visit(browser, (published / PAGE).as_uri(), viewport) as visit:

@@ -269,7 +269,9 @@ def test_latency_and_writes_that_break_githubs_pacing_are_flagged(standin: Stand
     assert pacing["writes"][3]["gap"] >= 0.5
 
 
-def test_the_contents_api_follows_a_symlink_to_a_file_as_github_does_and_the_client_does_not_read_it(tmp_path: Path):
+def test_the_contents_api_follows_a_symlink_to_a_file_as_github_does_and_the_client_does_not_read_it(  # noqa: E501
+    tmp_path: Path,
+):
     source = tmp_path / "source"
     (source / ".github").mkdir(parents=True)
     (source / ".github" / "registry-bot.yml").write_bytes(b"review: {}\n")

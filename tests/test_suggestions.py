@@ -35,7 +35,9 @@ def test_a_one_line_fix_is_a_plain_line_comment_and_a_deletion_suggests_nothing_
     assert comment.body.endswith("```suggestion\n```")
 
 
-def test_no_suggestion_across_hunks_outside_the_diff_in_another_file_or_with_invisible_characters() -> None:
+def test_no_suggestion_across_hunks_outside_the_diff_in_another_file_or_with_invisible_characters() -> (  # noqa: E501
+    None
+):
     cases = [
         finding(Edit(PATH, 5, 20, "x\n")),  # spans two hunks
         finding(Edit(PATH, 2, 8, "x\n")),  # lines 7-8 are not in the diff

@@ -90,8 +90,11 @@ def _messages(log: Path) -> list[str]:
     return out
 
 
-def test_a_mixed_fleet_with_the_previous_release_refuses_or_coexists_and_concludes_every_pull_request_once(
-        tmp_path: Path, repo: Path, redis_server: RedisServer) -> None:
+def test_a_mixed_fleet_with_the_previous_release_refuses_or_coexists_and_concludes_every_pull_request_once(  # noqa: E501
+    tmp_path: Path,
+    repo: Path,
+    redis_server: RedisServer,
+) -> None:
     old_tree = previous_release(tmp_path / "previous")
     repos = {f"org/repo-{n}": 1 for n in range(8)}
     names = sorted(repos)

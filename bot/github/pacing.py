@@ -104,7 +104,7 @@ if ARGV[2] == '1' then
   redis.call('set', KEYS[2], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), 'PX', 3600000)
 end
 return redis.call('del', KEYS[1])
-"""
+"""  # noqa: E501
 
 
 class RedisPacer:

@@ -26,7 +26,7 @@ redis.call('set', KEYS[2], ARGV[4], 'EX', ARGV[5])
 redis.call('hdel', KEYS[1], ARGV[1])
 if ARGV[2] ~= '' and redis.call('hget', KEYS[1], ARGV[2]) == ARGV[3] then redis.call('hdel', KEYS[1], ARGV[2]) end
 return 1
-"""
+"""  # noqa: E501
 _ACCEPT = """
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
 return redis.call('hsetnx', KEYS[1], ARGV[1], ARGV[2])

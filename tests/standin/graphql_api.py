@@ -115,7 +115,7 @@ type StatusContext {
   state: StatusState!
   isRequired(pullRequestId: ID, pullRequestNumber: Int): Boolean!
 }
-"""
+"""  # noqa: E501
 
 SCHEMA = build_schema(SDL)
 TEXT_LIMIT = 512 * 1024  # the stand-in's cut for ``text``; the bot reads a truncated blob over REST

@@ -28,7 +28,7 @@ registry-bot demo: a small OpenLineage registry (core, airflow, egeria, marquez)
 pull request by @{author} that registers `dagster` with mistakes planted on purpose (no CODEOWNERS, a facet
 key without its prefix, an example of the wrong type, a remote $ref, an unpublished version) and edits
 `marquez`, which the author does not own. The review below should fail; that is the point.
-"""
+"""  # noqa: E501
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

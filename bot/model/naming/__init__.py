@@ -1,10 +1,12 @@
 """The naming library: dataset and job identifiers parsed, formatted and checked by the naming files.
 
-    rules = load_rules()                          # the project's own naming/ folder
+    rules = load_rules()  # the project's own naming/ folder
     rules = load_rules(snapshot, folder="spec/naming")
-    rules = rules_for(snapshot, config)           # the reviewed repo's folder if it has one, else bundled
-    rules.parse_dataset("postgres://db:5432", "shop.public.orders").components["table"]   # 'orders'
-    rules.format_dataset("postgres", host="db", port="5432", database="shop", schema="public", table="orders").uri
+    rules = rules_for(snapshot, config)  # the reviewed repo's folder if it has one, else bundled
+    rules.parse_dataset("postgres://db:5432", "shop.public.orders").components["table"]  # 'orders'
+    rules.format_dataset(
+        "postgres", host="db", port="5432", database="shop", schema="public", table="orders"
+    ).uri
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ namespace is set in the client configuration and the name follows the job's kind
 these terms, and how to add a source, are in [CONTRIBUTING.md](CONTRIBUTING.md).
 
 Templates write components in braces; brackets mark an optional part (`{host}[:{port}]`).
-"""
+"""  # noqa: E501
 
 
 def _cell(text: str) -> str:

@@ -211,7 +211,9 @@ def _naming(site: Site) -> str:
     return "\n".join(lines) + "\n"
 
 
-PROMOTION = _front("From custom facet to core facet", 6) + """
+PROMOTION = (
+    _front("From custom facet to core facet", 6)
+    + """
 A custom facet lives in its owner's registry folder, under the owner's prefix. When several producers and
 consumers rely on it, it can become part of the OpenLineage specification.
 
@@ -224,7 +226,8 @@ consumers rely on it, it can become part of the OpenLineage specification.
 4. **Vote and move.** Once the committers accept the proposal, the schema moves to `spec/facets/` under the
    core name with a new version, core's `registry.json` declares it, and the custom facet is kept,
    deprecated, so existing events stay valid.
-"""
+"""  # noqa: E501
+)
 
 
 def _kind(x: Field) -> str:

@@ -40,7 +40,13 @@ def local_files(locations: Iterable[str]) -> list[str]:
             raise LocationError(f"{location}: only Spark reads this location (use the Spark engine)")
         path = location.removeprefix("file://")
         pattern = glob.has_magic(path)
-        matches = sorted(glob.glob(path, recursive=True)) if pattern else [path] if Path(path).exists() else []  # noqa: PTH207
+        matches = (
+            sorted(glob.glob(path, recursive=True))  # noqa: PTH207
+            if pattern
+            else [path]
+            if Path(path).exists()
+            else []
+        )
         if not matches:
             raise _missing(location)
         files: list[str] = []
