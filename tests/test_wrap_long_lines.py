@@ -225,3 +225,13 @@ def test_string_prefixes_survive_a_split(prefix: str) -> None:
     result = wrapped(source)
     assert all(p.startswith(f'{prefix}"') for p in string_tokens(result))
     assert values(result) == values(source)
+
+
+def test_a_docstring_with_an_escaped_backslash_at_a_line_end_is_still_reflowed() -> None:
+    # a backslash escaped before a newline is a backslash, not a line continuation
+    first = '    """Run it as: cmd \\\\'
+    long = "    and then you read the rest of this line, which goes on past the end of the line."
+    long += " Yes, it really does."
+    source = f'def f() -> None:\n{first}\n{long}\n    """\n'
+    lines = wrapped(source).splitlines()
+    assert lines[1] == first and lines[2] != long and len(lines) == 5
