@@ -9,9 +9,10 @@ from importlib import resources
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from bot.outputs.render.dashboard import fix_command
+from bot.outputs.site.fields import Field
 from bot.outputs.site.model import FacetPage, Site, slug
 from bot.outputs.site.usecases import title_of
 
@@ -36,13 +37,35 @@ def owner_of(uri: str) -> str:
     return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
 
 
+@functools.lru_cache(maxsize=16384)  # the base facets' rows repeat on every facet page
+def field_row(x: Field) -> Markup:
+    """One row of a facet page's field table, escaped as the templates escape (rendered here: a facet page
+    is mostly these rows, and Jinja's per-expression overhead was most of the site's rendering time)."""
+    kind = [str(escape(x.type))]
+    if x.format:
+        kind.append(f" <small>({escape(x.format)})</small>")
+    if x.enum:
+        kind.append("<br><small>one of " + ", ".join(f"<code>{escape(v)}</code>" for v in x.enum) + "</small>")
+    about = ['<span class="req">deprecated</span> ' if x.deprecated else "", str(escape(x.description))]
+    about += [f"<br><small>{escape(n)}</small>" for n in x.notes]
+    if x.default:
+        about.append(f"<br><small>default <code>{escape(x.default)}</code></small>")
+    if x.inherited:
+        about.append(f" <small>(from {escape(x.inherited)})</small>")
+    css = ' class="inherited"' if x.inherited else ""
+    need = '<span class="req">required</span>' if x.required else '<span class="opt">optional</span>'
+    return Markup(f'<tr{css}><td class="indent-{min(x.depth, 4)}"><code><span class="parent">{escape(x.parent)}'
+                  f'</span><strong>{escape(x.leaf)}</strong></code></td><td>{"".join(kind)}</td><td>{need}</td>'
+                  f'<td>{"".join(about)}</td></tr>')
+
+
 def environment(uc_label: Callable[[str], str], dashboard: bool = False) -> jinja2.Environment:
     folder = str(resources.files("bot.outputs.site").joinpath("templates"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
                              undefined=jinja2.StrictUndefined, auto_reload=False)  # no stat per page
     nav = (*NAV, ("dashboard.html", "Dashboard")) if dashboard else NAV
     env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=nav,
-                       fix_command=fix_command)
+                       fix_command=fix_command, field_row=field_row)
     return env
 
 
