@@ -124,7 +124,7 @@ def finish(out: Path, earlier: frozenset[str], written: list[str]) -> int:
     keep = {*written, MARKER}
     stale = sorted(earlier - keep)
     for rel in stale:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):  # a folder now, or in one
             (out / rel).unlink()
     folders = {parent for rel in stale for parent in _parents(rel)}
     for folder in sorted(folders, key=lambda f: -f.count("/")):  # the deepest first
