@@ -9,11 +9,12 @@ Enums, ``const``, formats, defaults, ``deprecated``, patterns and bounds are on 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin
+from urllib import parse
 
 from bot.model.registry import BASE_REF
 
@@ -51,6 +52,11 @@ class Field:
     @property
     def leaf(self) -> str:
         return self.path.rsplit(".", 1)[-1]
+
+
+@functools.lru_cache(maxsize=4096)  # every facet page joins the same few $refs (the base facets') again
+def urljoin(base: str, ref: str) -> str:
+    return parse.urljoin(base, ref)
 
 
 def _pointer(doc: Any, fragment: str) -> Any:

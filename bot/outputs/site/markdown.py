@@ -15,7 +15,7 @@ import re
 from bot.core.quoting import code, escape
 from bot.outputs.site.fields import Field
 from bot.outputs.site.model import EntryCard, FacetPage, Site, slug
-from bot.outputs.site.pages import naming_rows, safe_url, short, use_case_pages
+from bot.outputs.site.pages import Shard, in_shard, naming_rows, safe_url, short, use_case_pages
 from bot.outputs.site.usecases import title_of
 
 _PARAGRAPH = re.compile(r"\r?\n[ \t]*\r?\n\s*")
@@ -66,17 +66,18 @@ def _md(path: str) -> str:
     return path[:-5] + ".md" if path.endswith(".html") else path
 
 
-def render_markdown(site: Site) -> dict[str, bytes]:
-    """``registry/...`` Markdown files: path -> bytes, one per page of the HTML site."""
+def render_markdown(site: Site, common: bool = True, shard: Shard = (0, 1)) -> dict[str, bytes]:
+    """``registry/...`` Markdown files: path -> bytes, one per page of the HTML site; in parts as
+    ``render_pages`` (``common`` the pages every site has once, ``shard`` that shard's facet pages)."""
+    out: dict[str, str] = {f"registry/{_md(f.page)}": _facet(f, site) for f in in_shard(site.facets.values(), shard)}
+    if not common:
+        return {path: page.encode("utf-8") for path, page in out.items()}
     pages = {uri: f"/docs/registry/{_md(f.page)[:-3]}" for uri, f in site.facets.items()}
     ucs = use_case_pages(site)
     by_case = site.use_cases()
-    out: dict[str, str] = {"registry/index.md": _ecosystem(site, pages), "registry/facets.md": _facets(site, pages),
-                           "registry/compat.md": _compat(site, pages),
-                           "registry/use-cases.md": _use_cases(site, ucs, by_case),
-                           "registry/promotion.md": PROMOTION, "registry/naming.md": _naming(site)}
-    for f in site.facets.values():
-        out[f"registry/{_md(f.page)}"] = _facet(f, site)
+    out.update({"registry/index.md": _ecosystem(site, pages), "registry/facets.md": _facets(site, pages),
+                "registry/compat.md": _compat(site, pages), "registry/use-cases.md": _use_cases(site, ucs, by_case),
+                "registry/promotion.md": PROMOTION, "registry/naming.md": _naming(site)})
     for case, path in ucs.items():
         out[f"registry/{_md(path)}"] = _use_case(site, case, sorted(by_case[case]), pages)
     out.update(_categories(site, ucs))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,13 @@ class Definition:
     name: str  # the $defs name
     base: str  # RunFacet, JobFacet, ... or ""
     description: str
-    fields: tuple[Field, ...]
+    walk: Callable[[], tuple[Field, ...]] = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def fields(self) -> tuple[Field, ...]:
+        """The rows of its field table, walked on first use: by the process that renders its page, so that
+        parallel writers walk their own share (``bot.outputs.site.build``)."""
+        return self.walk()
 
 
 @dataclass(frozen=True)
@@ -290,12 +297,16 @@ def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published
         description = _description(node)
         definitions.append(Definition(facet.key, facet.name, facet.base or "",
                                       description if isinstance(description, str) else "",
-                                      tuple(walker.fields(node))))
+                                      functools.partial(_walk, walker, node)))
     return FacetPage(
         uri=f"ol:{entry.name}:{schema.filename}", owner=entry.name, file=schema.filename, path=schema.path,
         page=page, version=version, url=url or "", definitions=tuple(definitions),
         versions=_versions(schema, store, {} if light else published, version),
         examples=() if light else _examples(entry, schema))
+
+
+def _walk(walker: FieldWalker, node: Any) -> tuple[Field, ...]:
+    return tuple(walker.fields(node))
 
 
 def _description(node: Any) -> str:

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from bot.outputs.render.dashboard import fix_command
+from bot.outputs.site.fields import Field
 from bot.outputs.site.model import FacetPage, Site, slug
 from bot.outputs.site.usecases import title_of
 
+T = TypeVar("T")
 PAGE_SIZE = 100  # cards per ecosystem page: the rest is a page away, or found by the search
 SEARCH_INDEX = "assets/ecosystem-index.js"
 NAV = (("index.html", "Ecosystem"), ("compat.html", "Compatibility"), ("facets.html", "Facets"),
@@ -36,13 +39,35 @@ def owner_of(uri: str) -> str:
     return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
 
 
+@functools.lru_cache(maxsize=16384)  # the base facets' rows repeat on every facet page
+def field_row(x: Field) -> Markup:
+    """One row of a facet page's field table, escaped as the templates escape (rendered here: a facet page
+    is mostly these rows, and Jinja's per-expression overhead was most of the site's rendering time)."""
+    kind = [str(escape(x.type))]
+    if x.format:
+        kind.append(f" <small>({escape(x.format)})</small>")
+    if x.enum:
+        kind.append("<br><small>one of " + ", ".join(f"<code>{escape(v)}</code>" for v in x.enum) + "</small>")
+    about = ['<span class="req">deprecated</span> ' if x.deprecated else "", str(escape(x.description))]
+    about += [f"<br><small>{escape(n)}</small>" for n in x.notes]
+    if x.default:
+        about.append(f"<br><small>default <code>{escape(x.default)}</code></small>")
+    if x.inherited:
+        about.append(f" <small>(from {escape(x.inherited)})</small>")
+    css = ' class="inherited"' if x.inherited else ""
+    need = '<span class="req">required</span>' if x.required else '<span class="opt">optional</span>'
+    return Markup(f'<tr{css}><td class="indent-{min(x.depth, 4)}"><code><span class="parent">{escape(x.parent)}'
+                  f'</span><strong>{escape(x.leaf)}</strong></code></td><td>{"".join(kind)}</td><td>{need}</td>'
+                  f'<td>{"".join(about)}</td></tr>')
+
+
 def environment(uc_label: Callable[[str], str], dashboard: bool = False) -> jinja2.Environment:
     folder = str(resources.files("bot.outputs.site").joinpath("templates"))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), autoescape=True,
                              undefined=jinja2.StrictUndefined, auto_reload=False)  # no stat per page
     nav = (*NAV, ("dashboard.html", "Dashboard")) if dashboard else NAV
     env.globals.update(safe_url=safe_url, uc_label=uc_label, short=short, owner_of=owner_of, nav=nav,
-                       fix_command=fix_command)
+                       fix_command=fix_command, field_row=field_row)
     return env
 
 
@@ -65,8 +90,18 @@ def _json_script(value: Any) -> Markup:
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-def render_pages(site: Site) -> dict[str, bytes]:
-    """Every file of the site but the discovery index: path -> bytes."""
+Shard = tuple[int, int] | None  # (i, n): the facet pages and schema files at positions i, i + n, ...; None: none
+
+
+def in_shard(items: Iterable[T], shard: Shard) -> list[T]:
+    """The items of ``shard`` (every n-th from the i-th), so that n processes split the per-facet files."""
+    return [] if shard is None else list(itertools.islice(items, shard[0], None, shard[1]))
+
+
+def render_pages(site: Site, common: bool = True, shard: Shard = (0, 1)) -> dict[str, bytes]:
+    """Every file of the site but the discovery index: path -> bytes. In parts, for parallel writers:
+    ``common`` the pages every site has once (ecosystem, lists, assets, logos), ``shard`` the facet pages
+    and schema files of that shard (the default: all of them)."""
     uc_label = functools.partial(title_of, site.use_case_texts)
     env = environment(uc_label, site.dashboard is not None)
     pages = {uri: f.page for uri, f in site.facets.items()}
@@ -74,14 +109,19 @@ def render_pages(site: Site) -> dict[str, bytes]:
     paths = ["index.html", *(f"ecosystem/{n}.html" for n in range(2, len(chunks) + 1))]
     cards = {c.name: f"{path}#{c.page}" for path, chunk in zip(paths, chunks, strict=True) for c in chunk}
     ucs = use_case_pages(site)
-    common: dict[str, Any] = {"source": site.label, "pages": pages, "cards": cards, "uc_pages": ucs}
+    context: dict[str, Any] = {"source": site.label, "pages": pages, "cards": cards, "uc_pages": ucs}
     out: dict[str, bytes] = {}
 
     def page(path: str, template: str, title: str, **values: Any) -> None:
         root = "../" * path.count("/")
-        html = env.get_template(f"{template}.html").render(title=title, root=root, current=path, **common, **values)
+        html = env.get_template(f"{template}.html").render(title=title, root=root, current=path, **context, **values)
         out[path] = html.encode("utf-8")
 
+    for facet in in_shard(site.facets.values(), shard):
+        page(facet.page, "facet", facet.stem, f=facet)
+    out.update(in_shard(site.schema_files.items(), shard))
+    if not common:
+        return out
     use_cases = [(uc, uc_label(uc)) for uc in sorted({u for c in site.entries for u in c.all_use_cases})]
     for number, (path, chunk) in enumerate(zip(paths, chunks, strict=True), start=1):
         pager = [(n, paths[n - 1]) for n in range(1, len(paths) + 1)] if len(paths) > 1 else []
@@ -97,8 +137,6 @@ def render_pages(site: Site) -> dict[str, bytes]:
          data=_json_script({"produced": producers, "consumed": consumers, "pages": pages, "versions": versions,
                             "titles": {c.name: c.title for c in site.entries}}))
     page("facets.html", "facets", "Facets", facets=list(site.facets.values()))
-    for facet in site.facets.values():
-        page(facet.page, "facet", facet.stem, f=facet)
     by_case = site.use_cases()
     page("use-cases.html", "use_cases", "Use cases",
          items=[(uc, uc_label(uc), ucs[uc], len(by_case[uc]),
@@ -115,7 +153,6 @@ def render_pages(site: Site) -> dict[str, bytes]:
     page("naming.html", "naming", "Naming conventions", datasets=datasets, jobs=jobs)
     for name in ("site.css", "site.js", "favicon.svg"):
         out[f"assets/{name}"] = resources.files("bot.outputs.site").joinpath("static", name).read_bytes()
-    out.update(site.schema_files)
     out.update(site.logo_files)
     return out
 
