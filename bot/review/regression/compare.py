@@ -44,6 +44,7 @@ EXPLAINED_PER_GROUP = 3  # failures per group explained with pure-Python jsonsch
 Status = tuple[str, str]  # (pass | fail | unknown, message)
 PASSED: Status = (PASS, "")
 _MISSING: Any = object()  # absent from a memo (``None`` is a memoised answer)
+_PLACEHOLDER: Any = object()  # a memoised producer that is a test-suite placeholder
 _EVENT_FIELDS = frozenset(EVENT_FIELDS)
 NAME_RULES = {"job": "job-name", "dataset": "dataset-name"}  # an identifier's role -> its rule
 MEMO_BOUND = 100_000  # entries per memo: past it the memo starts afresh (memory stays flat on any input)
@@ -227,7 +228,7 @@ class Comparator:
         # fast paths, memoised: what a passing event or facet costs once its plan is known
         self._fast_events: dict[Any, FastCheck | None] = {}
         self._fast_facets: dict[tuple[Any, ...], FastCheck | None] = {}
-        self._producer_names: dict[str, str | None] = {}
+        self._producer_names: dict[str, Any] = {}
         self._name_pairs: dict[Identity, tuple[Status, Status] | None] = {}
 
     # --- one event -------------------------------------------------------------------------------
@@ -350,14 +351,17 @@ class Comparator:
 
     def _event_producer(self, event: dict[str, Any], record: EventRecord) -> str:
         raw = event.get("producer")
-        if isinstance(raw, str) and not is_placeholder(raw):
-            name = self._producer_names.get(raw, _MISSING)
-            if name is _MISSING:
-                if len(self._producer_names) > 10_000:
-                    self._producer_names.clear()
-                name = self._producer_names[raw] = self.head.spec.producer_name(raw)
-            return name or record.entry or raw[:120]
-        return record.entry or "(unknown)"
+        if not isinstance(raw, str):
+            return record.entry or "(unknown)"
+        name = self._producer_names.get(raw, _MISSING)  # the registered name, None, or _PLACEHOLDER
+        if name is _MISSING:
+            if len(self._producer_names) > 10_000:
+                self._producer_names.clear()
+            name = self._producer_names[raw] = (_PLACEHOLDER if is_placeholder(raw)
+                                                else self.head.spec.producer_name(raw))
+        if name is _PLACEHOLDER:
+            return record.entry or "(unknown)"
+        return name or record.entry or raw[:120]
 
     def _emit(self, tally: Tally, record: EventRecord, producer: str, rule: str, facet: str, schema: str,
               subject: str | tuple[str, str], base: Status, head: Status,
