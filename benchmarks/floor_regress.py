@@ -2,7 +2,8 @@
 
     python benchmarks/floor_regress.py                   # 20,000 events, one process and the floor
     python benchmarks/floor_regress.py --spark --pairs 3  # local[2] Spark too
-    python benchmarks/floor_regress.py --baseline /work/wt/main  # beside another checkout (today's)
+    python benchmarks/floor_regress.py --baseline /work/wt/main  # beside another checkout
+    python benchmarks/floor_regress.py --spark --events 200000 --pairs 1 --no-warmup  # Spark, warm
 
 The *floor* is one Python process that reads the same files and does the least a regression can do: each
 event parsed with orjson, the event and every facet validated against its ``schemaURL`` / ``_schemaURL``
@@ -150,6 +151,7 @@ def main() -> None:
     parser.add_argument("--spark", action="store_true", help="also regress on local[2] Spark")
     parser.add_argument("--baseline", type=Path, help="another checkout of the project, run in pairs with this one")
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--no-warmup", action="store_true", help="no uncounted first round (large counts)")
     parser.add_argument("--floor-child", nargs=3, metavar=("BASE", "HEAD", "EVENTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.floor_child:
@@ -177,7 +179,7 @@ def main() -> None:
                                                                      ["--master", "local[2]"])
         rates: dict[str, list[float]] = {label: [] for label in runs}
         loads: list[float] = []
-        for command, cwd in runs.values():  # a warm-up round, not counted: bytecode written, files cached
+        for command, cwd in [] if args.no_warmup else runs.values():  # not counted: bytecode written, files cached
             cpu_of(command, cwd, env)
         for _ in range(args.pairs):
             for label, (command, cwd) in runs.items():  # one of each per round: load drifts hit every run alike

@@ -191,15 +191,22 @@ def test_naming_check_skips_other_json_with_one_notice(corpus: Path, tmp_path: P
 
 def test_the_regression_s_short_walk_finds_what_the_full_walk_finds(corpus: Path) -> None:
     """``identifiers(event, candidates)`` stops once the raw text's count of ``"namespace"`` is reached."""
-    from bot.model.naming.events import identifiers
+    from bot.model.naming.events import _shallow, identifiers, shallow_identities
     from bot.review.regression.events import expand_local, file_records, parse_event
 
-    checked = 0
+    checked = shallow = 0
     for record in file_records(expand_local([str(corpus / d) for d in ("integration", "proxy", "client")])):
         event = parse_event(record.text)
         full = identifiers(event)
-        assert identifiers(event, record.text.count('"namespace"')) == full, record.file
+        candidates = record.text.count('"namespace"')
+        assert identifiers(event, candidates) == full, record.file
         checked += len(full)
-    assert checked > 2000
+        if isinstance(event, dict):  # the regression's identities: the same identifiers, without locations
+            found, seen = shallow_identities(event)
+            walked, walked_seen = _shallow(event)
+            assert seen == walked_seen and found == [(f.role, f.namespace, f.name, f.integration, f.job_type)
+                                                     for f in walked], record.file
+            shallow += seen == candidates and bool(found)
+    assert checked > 2000 and shallow > 300
     hidden = '{"eventType": "START", "outputs": [{"n\\u0061mespace": "s3://b", "name": "k"}]}'
     assert identifiers(json.loads(hidden), None)[0].namespace == "s3://b"  # the caller passes None for escapes

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.review.regression.compare import run_records
-from bot.review.regression.events import file_records, parse_event
+from bot.review.regression.events import _lines, file_records, line_record, parse_event
 from bot.review.regression.result import RegressionResult
 from bot.review.regression.stream import FileFault, stream_events
 from tests.regress_helpers import make_tree, spec
@@ -124,3 +124,14 @@ def test_spark_streams_large_arrays_across_splits_as_one_process_does(  # type: 
               for e in g["examples"]}
     assert set(faults) == {"broken.json", "latin1.json", "trailing.json"}
     assert on_spark["events"] == len(events) * 5 + 3  # every event before each fault, and the three faults
+
+
+@given(st.lists(st.sampled_from([b"a", b"{}", b" ", b"\t", b"\n", b"\r", b"\r\n", b"\xc3\xa9", b"\xff"]), max_size=24))
+@settings(max_examples=300, deadline=None)
+def test_json_lines_split_as_hadoop_splits_them(pieces: list[bytes]) -> None:
+    """A chunk without "\\r" is split at "\\n" (a search, not a scan): the same lines, numbers and faults as
+    ``bytes.splitlines``, which splits at "\\n", "\\r\\n" and "\\r"."""
+    data = b"".join(pieces)
+    expected = [line_record("f", i, line) for i, line in enumerate(x for x in data.splitlines() if x.strip())]
+    assert list(_lines("f", [data])) == expected
+    assert list(_lines("f", data.splitlines(keepends=True))) == expected  # a file read line by line

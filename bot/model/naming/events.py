@@ -221,6 +221,50 @@ def _shallow(event: dict[str, Any]) -> tuple[list[Found], int]:
     return found, seen
 
 
+Identity = tuple[str, str, str, "str | None", "str | None"]  # (role, namespace, name, integration, job type)
+
+
+def shallow_identities(event: dict[str, Any]) -> tuple[list[Identity], int]:
+    """What ``_shallow`` finds, without locations: each identifier as (role, namespace, name, integration,
+    job type), which is all a verdict depends on (the regression needs a location only for one that fails),
+    and how many objects with a ``namespace`` key those places hold."""
+    found: list[Identity] = []
+    seen = 0
+    for key in ("job", "dataset"):
+        node = event.get(key)
+        if type(node) is dict and "namespace" in node:
+            seen += 1
+            _add_identity(node, key, found)
+    for key in ("inputs", "outputs"):
+        items = event.get(key)
+        if type(items) is list:
+            for item in items:
+                if type(item) is dict and "namespace" in item:
+                    seen += 1
+                    _add_identity(item, key, found)
+    for holder_key in ("run", "job"):
+        holder = event.get(holder_key)
+        facets = holder.get("facets") if type(holder) is dict else None
+        if type(facets) is dict:
+            for facet in facets.values():
+                if type(facet) is dict:
+                    for k, v in facet.items():
+                        if type(v) is dict and "namespace" in v:
+                            seen += 1
+                            _add_identity(v, k, found)
+    return found, seen
+
+
+def _add_identity(node: dict[str, Any], key: Any, found: list[Identity]) -> None:
+    """``_identifier``'s rules, appending an ``Identity`` when both parts are strings."""
+    ns, nm = node["namespace"], node.get("name")
+    if type(ns) is str and type(nm) is str:
+        if key == "job" or node.get("type") == "JOB":
+            found.append(("job", ns, nm, *_job_type(node)))
+        else:
+            found.append(("dataset", ns, nm, None, None))
+
+
 def _job_type(job: dict[str, Any]) -> tuple[str | None, str | None]:
     """The job's own ``facets.jobType`` (integration, jobType), placeholders dropped."""
     facets = job.get("facets")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from bot.model.naming.events import (
     EVENT_KINDS,
@@ -16,19 +16,21 @@ from bot.model.naming.events import (
     PLACEHOLDER,
     VALID,
     Found,
+    Identity,
     document_kind,
     identifiers,
     judge,
+    shallow_identities,
 )
 from bot.model.registry import carries_prefix
 from bot.model.schemas import ValidationTimeout
 from bot.review.regression.events import (
+    EVENT_FIELDS,
     EventError,
     EventRecord,
     has_placeholders,
     is_placeholder,
     might_hold_placeholders,
-    missing_event_fields,
     parse_event,
 )
 from bot.review.regression.side import Compiled, SideSpec, Validators
@@ -42,6 +44,10 @@ EXPLAINED_PER_GROUP = 3  # failures per group explained with pure-Python jsonsch
 Status = tuple[str, str]  # (pass | fail | unknown, message)
 PASSED: Status = (PASS, "")
 _MISSING: Any = object()  # absent from a memo (``None`` is a memoised answer)
+_PLACEHOLDER: Any = object()  # a memoised producer that is a test-suite placeholder
+_EVENT_FIELDS = frozenset(EVENT_FIELDS)
+NAME_RULES = {"job": "job-name", "dataset": "dataset-name"}  # an identifier's role -> its rule
+MEMO_BOUND = 100_000  # entries per memo: past it the memo starts afresh (memory stays flat on any input)
 
 
 def classify(base: str, head: str) -> str:
@@ -82,6 +88,8 @@ class Tally:
     events: int = 0
     # facets that passed every rule on both sides, counted in one step: (producer, key, producer rule ran)
     passed_facets: Counter[tuple[str, str, bool]] = field(default_factory=Counter)
+    # the fast path's passing facets, counted per ``FastCheck`` and folded into ``passed_facets`` and ``seen``
+    fast_hits: dict[FastCheck, int] = field(default_factory=dict)
     skipped: Counter[str] = field(default_factory=Counter)  # file -> JSON documents that are not events
     incomplete: Counter[str] = field(default_factory=Counter)  # file -> event templates (``template`` below)
     # _producer URLs no registered producer covers (on both sides) -> facets naming them, first (file, index)
@@ -95,7 +103,11 @@ class Tally:
             self.unregistered_first[producer] = (file, index)
 
     def settle(self) -> Tally:
-        """Fold the one-step counts of passing facets into ``counts`` (call before reading counts)."""
+        """Fold the one-step counts of passing facets into ``counts`` and ``seen`` (call before reading them)."""
+        for check, n in self.fast_hits.items():
+            self.passed_facets[check.count] += n
+            self.seen.add(check.seen)
+        self.fast_hits.clear()
         for (producer, key, with_producer), n in self.passed_facets.items():
             self.counts[(producer, "facet-schema", key, OK)] += n
             self.counts[(producer, "facet-key", key, OK)] += n
@@ -122,7 +134,7 @@ def template(event: dict[str, Any], record: EventRecord) -> bool:
     reported once per file and its event schema is not judged (a template is not an event that failed); its
     facets are judged as a partial expected event's, its identifiers as any. Discovered test fixtures are judged
     as partial events already, and an entry's ``samples/`` hold complete events (a template there fails)."""
-    return record.entry is None and not record.expected and bool(missing_event_fields(event))
+    return record.entry is None and not record.expected and not event.keys() >= _EVENT_FIELDS
 
 
 def _dataset_containers(event: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -191,6 +203,11 @@ def _has_unicode_escape(text: str) -> bool:
     return False
 
 
+def _placeholders(event: dict[str, Any], record: EventRecord) -> bool:
+    """Whether a parsed event holds a placeholder (then it is a partial expected event), tested on its text first."""
+    return might_hold_placeholders(record.text) and has_placeholders(event)
+
+
 def _event_fragment(event: dict[str, Any]) -> str:
     kind = document_kind(event)
     return f"/$defs/{kind if kind in EVENT_KINDS else 'RunEvent'}"
@@ -205,15 +222,14 @@ class Comparator:
         self.base = Validators(base, pool)
         self.head = Validators(head, pool)
         self._explained: Counter[tuple[str, str, str, str]] = Counter()
-        self._naming_memo: dict[tuple[str, str, str, str, str | None, str | None], Status | None] = {}
         self._plans: dict[tuple[str, str | None, str | None], FacetPlan] = {}
         self._same_naming = base.naming_digest == head.naming_digest and base.dataset_schemes == head.dataset_schemes
         self.fast = fast
         # fast paths, memoised: what a passing event or facet costs once its plan is known
         self._fast_events: dict[Any, FastCheck | None] = {}
         self._fast_facets: dict[tuple[Any, ...], FastCheck | None] = {}
-        self._producer_names: dict[str, str | None] = {}
-        self._name_pairs: dict[tuple[str, str, str, str | None, str | None], tuple[Status, Status] | None] = {}
+        self._producer_names: dict[str, Any] = {}
+        self._name_pairs: dict[Identity, tuple[Status, Status] | None] = {}
 
     # --- one event -------------------------------------------------------------------------------
 
@@ -230,7 +246,7 @@ class Comparator:
             self._emit(tally, record, record.entry or "(unknown)", "event-readable", "", "", "event",
                        (FAIL, str(exc)), (FAIL, str(exc)))
             return
-        if document_kind(event) not in EVENT_KINDS:  # a config.json, a maintainers.json, a schema: not an event
+        if "eventType" not in event and document_kind(event) not in EVENT_KINDS:  # a config.json, a schema
             if record.entry is None:
                 tally.skipped[record.file] += 1
                 return
@@ -243,9 +259,11 @@ class Comparator:
         incomplete = template(event, record)
         if incomplete:
             tally.incomplete[record.file] += 1
-        partial = incomplete or record.expected or (might_hold_placeholders(record.text) and has_placeholders(event))
         producer = self._event_producer(event, record)
-        if not self.fast or partial:
+        if self.fast and not incomplete and not record.expected:
+            self._fast(event, record, producer, tally)
+        else:
+            partial = incomplete or record.expected or _placeholders(event, record)
             memo: dict[tuple[Any, ...], Status] = {}
             if not incomplete:  # a template's event schema is not judged: it is reported once as incomplete
                 self._event_schema(event, partial, memo, record, producer, tally)
@@ -253,18 +271,19 @@ class Comparator:
                 for key, facet in facets.items():
                     if isinstance(facet, dict):
                         self._facet(where, key, facet, partial, memo, record, producer, tally)
-        else:
-            self._fast(event, record, producer, tally)
         self._naming(event, record, producer, tally)
 
     def _fast(self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally) -> None:
         """The event schema and every facet of a complete event: one memo lookup and one or two ``is_valid``
-        calls per passing facet (the common case), the general path for the rest."""
+        calls per passing facet (the common case), the general path for the rest. Whether the event holds
+        placeholders (a partial event) decides only how a failure is judged, so it is looked for at the first."""
         memo: dict[tuple[Any, ...], Status] = {}
+        partial: bool | None = None
         if not self._event_passes(event, producer, tally):
-            self._event_schema(event, False, memo, record, producer, tally)
+            partial = _placeholders(event, record)
+            self._event_schema(event, partial, memo, record, producer, tally)
         checks = self._fast_facets
-        seen, passed = tally.seen, tally.passed_facets
+        hits = tally.fast_hits
         for holder, facets in _facet_holders(event):
             for key, facet in facets.items():
                 if type(facet) is not dict:
@@ -278,12 +297,13 @@ class Comparator:
                 except TypeError:  # an unhashable _schemaURL or _producer: the general path explains it
                     check = None
                 if check is not None and check.first(facet) and (check.second is None or check.second(facet)):
-                    seen.add(check.seen)
-                    passed[check.count] += 1
+                    hits[check] = hits.get(check, 0) + 1
                     if check.unregistered is not None:
                         tally.note_unregistered(check.unregistered, record.file, record.index)
                     continue
-                self._facet(_holder_where(holder), key, facet, False, memo, record, producer, tally)
+                if partial is None:
+                    partial = _placeholders(event, record)
+                self._facet(_holder_where(holder), key, facet, partial, memo, record, producer, tally)
 
     def _new_facet_check(self, memo_key: tuple[str, Any, Any, str]) -> FastCheck | None:
         if len(self._fast_facets) > 50_000:
@@ -331,14 +351,17 @@ class Comparator:
 
     def _event_producer(self, event: dict[str, Any], record: EventRecord) -> str:
         raw = event.get("producer")
-        if isinstance(raw, str) and not is_placeholder(raw):
-            name = self._producer_names.get(raw, _MISSING)
-            if name is _MISSING:
-                if len(self._producer_names) > 10_000:
-                    self._producer_names.clear()
-                name = self._producer_names[raw] = self.head.spec.producer_name(raw)
-            return name or record.entry or raw[:120]
-        return record.entry or "(unknown)"
+        if not isinstance(raw, str):
+            return record.entry or "(unknown)"
+        name = self._producer_names.get(raw, _MISSING)  # the registered name, None, or _PLACEHOLDER
+        if name is _MISSING:
+            if len(self._producer_names) > 10_000:
+                self._producer_names.clear()
+            name = self._producer_names[raw] = (_PLACEHOLDER if is_placeholder(raw)
+                                                else self.head.spec.producer_name(raw))
+        if name is _PLACEHOLDER:
+            return record.entry or "(unknown)"
+        return name or record.entry or raw[:120]
 
     def _emit(self, tally: Tally, record: EventRecord, producer: str, rule: str, facet: str, schema: str,
               subject: str | tuple[str, str], base: Status, head: Status,
@@ -468,62 +491,84 @@ class Comparator:
         head) statuses are memoised per identifier and job type."""
         text = record.text  # at most this many objects have a namespace key (an escape could hide one: then walk all)
         candidates = None if _has_unicode_escape(text) else text.count('"namespace"')
+        if candidates == 0 or (self.fast and candidates is not None and self._names_pass(event, candidates,
+                                                                                          producer, tally)):
+            return
         pairs = self._name_pairs
         counts = tally.counts
         for found in identifiers(event, candidates, ordered=False):
-            rule = "job-name" if found.role == "job" else "dataset-name"
-            memo_key = (rule, found.namespace, found.name, found.integration, found.job_type)
-            pair = pairs.get(memo_key, _MISSING)
+            identity = (found.role, found.namespace, found.name, found.integration, found.job_type)
+            pair = pairs.get(identity, _MISSING)
             if pair is _MISSING:
-                pair = self._name_pair(memo_key, found)
+                pair = self._name_pair(identity)
             if pair is None:
                 continue
+            rule = NAME_RULES[found.role]
             if pair[0] is PASSED and pair[1] is PASSED:
                 counts[(producer, rule, "", OK)] += 1
             else:
                 self._emit(tally, record, producer, rule, "", f"{found.namespace} {found.name}"[:200],
                            found.subject, pair[0], pair[1])
 
-    def _name_pair(self, memo_key: tuple[str, str, str, str | None, str | None], found: Found
-                   ) -> tuple[Status, Status] | None:
+    def _names_pass(self, event: dict[str, Any], candidates: int, producer: str, tally: Tally) -> bool:
+        """Count the event's identifiers when they all lie where events keep them and all pass on both sides
+        (the common case): one memo lookup each, and no location written out. False, counting nothing,
+        otherwise (the full walk then finds and reports them)."""
+        found, seen = shallow_identities(event)
+        if seen != candidates:
+            return False
+        pairs = self._name_pairs
+        jobs = datasets = 0
+        for identity in found:
+            pair = pairs.get(identity, _MISSING)
+            if pair is _MISSING:
+                pair = self._name_pair(identity)
+            if pair is None:
+                continue
+            if pair[0] is not PASSED or pair[1] is not PASSED:
+                return False
+            if identity[0] == "job":
+                jobs += 1
+            else:
+                datasets += 1
+        if jobs:
+            tally.counts[(producer, "job-name", "", OK)] += jobs
+        if datasets:
+            tally.counts[(producer, "dataset-name", "", OK)] += datasets
+        return True
+
+    def _name_pair(self, identity: Identity) -> tuple[Status, Status] | None:
         """One identifier's (base, head) statuses, memoised; None for a placeholder or a side without rules."""
+        found = Found(identity[0], identity[1], identity[2], None, identity[3], identity[4])
         base = self._naming_status(self.base.spec, found)
         head = base if self._same_naming else self._naming_status(self.head.spec, found)
         pair = (base, head) if base is not None and head is not None else None
-        if len(self._name_pairs) > 100_000:
+        if len(self._name_pairs) >= MEMO_BOUND:
             self._name_pairs.clear()
-        self._name_pairs[memo_key] = pair
+        self._name_pairs[identity] = pair
         return pair
 
-    def _naming_status(self, spec: SideSpec, found: Found) -> Status | None:
+    @staticmethod
+    def _naming_status(spec: SideSpec, found: Found) -> Status | None:
         """``bot.model.naming.events.judge`` as a status: valid passes, invalid fails, unknown is unknown; None for a
         placeholder (never an identifier) or a side without naming rules."""
         if spec.naming is None:
             return None
-        memo_key = (spec.naming_digest, found.role, found.namespace, found.name, found.integration, found.job_type)
-        cached = self._naming_memo.get(memo_key, _MISSING)
-        if cached is not _MISSING:
-            return cast("Status | None", cached)
         verdict, result = judge(spec.naming, found)
-        status: Status | None
         if verdict == VALID:
-            status = PASSED
-        elif verdict == PLACEHOLDER:
-            status = None
-        elif verdict == INVALID:
-            status = (FAIL, result.reason or "does not follow the naming rule")
-        else:
-            status = (UNKNOWN, result.reason or "no naming rule covers it")
-        if len(self._naming_memo) > 100_000:
-            self._naming_memo.clear()
-        self._naming_memo[memo_key] = status
-        return status
+            return PASSED
+        if verdict == PLACEHOLDER:
+            return None
+        if verdict == INVALID:
+            return FAIL, result.reason or "does not follow the naming rule"
+        return UNKNOWN, result.reason or "no naming rule covers it"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class FastCheck:
     """The ``is_valid`` calls that decide a passing event or facet (``second`` is None when both sides share
-    the schema), and what a pass adds to the tally (facets only)."""
+    the schema), and what a pass adds to the tally (facets only). Hashed by identity: ``Tally.fast_hits``
+    counts passes per check."""
 
     first: Callable[[Any], bool]
     second: Callable[[Any], bool] | None

@@ -142,8 +142,8 @@ def snapshot_records(snapshot: Snapshot, path: str, entry: str | None = None) ->
 def _lines(file: str, chunks: Iterable[bytes], entry: str | None = None) -> Iterator[EventRecord]:
     """Numbered non-blank lines, split at ``\\n``, ``\\r\\n`` or ``\\r`` as Hadoop's line reader does."""
     index = 0
-    for chunk in chunks:
-        for line in chunk.splitlines():
+    for chunk in chunks:  # without "\r", splitting at "\n" is the same (and faster: it searches, not scans)
+        for line in chunk.splitlines() if b"\r" in chunk else chunk.split(b"\n"):
             if line.strip():
                 yield line_record(file, index, line, entry)
                 index += 1
