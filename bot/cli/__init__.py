@@ -144,6 +144,9 @@ def _interrupted(command: str) -> int:
     from bot.cli.commands._children import end_descendants
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the clean-up
+    # what the ended processes' clients log from here on (py4j's call to a JVM that is gone, with its
+    # traceback) is the interruption itself, which the one line below says
+    logging.disable(logging.CRITICAL)
     end_descendants()
     print(f"registry-bot {command}: interrupted", file=sys.stderr)
     return 130
