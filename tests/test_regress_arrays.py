@@ -10,7 +10,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bot.review.regression.compare import run_records
@@ -34,6 +34,7 @@ def outcome(pieces: list[bytes], limit: int) -> list[tuple[int | str, str]]:
 
 
 @settings(max_examples=400, deadline=None)
+@example(tokens=[b"[", b"[", b"[", b'"', b'"a,]}\\""'], cuts=[6], limit=4)  # a wrong bracket past the limit
 @given(st.lists(st.sampled_from(TOKENS), max_size=16), st.lists(st.integers(1, 9), min_size=1, max_size=30),
        st.integers(4, 40))
 def test_the_outcome_never_depends_on_where_the_bytes_were_cut(tokens: list[bytes], cuts: list[int],

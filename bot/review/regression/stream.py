@@ -229,6 +229,7 @@ def _container(text: _Text, start: int, limit: int, what: str) -> int:
             continue
         expected = closers.pop()
         if bracket != expected:
+            _within(pos, start, limit, what)  # past the limit it is too large, however the bytes were cut
             raise FileFault(f"not JSON: {what} has {bracket!r} where {expected!r} belongs")
         if not closers:
             return pos
