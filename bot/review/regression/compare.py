@@ -39,7 +39,7 @@ PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
 OK, BROKEN, FIXED, STILL_FAILING, UNKNOWN_SCHEMA = "ok", "broken", "fixed", "still_failing", "unknown_schema"
 OUTCOMES = (BROKEN, FIXED, STILL_FAILING, UNKNOWN_SCHEMA, OK)
 RULES = ("event-readable", "event-schema", "facet-schema", "facet-key", "facet-producer", "dataset-name", "job-name")
-EXPLAINED_PER_GROUP = 3  # failures per group explained with pure-Python jsonschema (the rest: jsonschema-rs)
+EXPLAINED_PER_GROUP = 3  # failures per group and file explained with pure-Python jsonschema (the rest: jsonschema-rs)
 
 Status = tuple[str, str]  # (pass | fail | unknown, message)
 PASSED: Status = (PASS, "")
@@ -221,7 +221,8 @@ class Comparator:
         pool: dict[tuple[str, str], Compiled | None] = {}
         self.base = Validators(base, pool)
         self.head = Validators(head, pool)
-        self._explained: Counter[tuple[str, str, str, str]] = Counter()
+        self._explained: Counter[tuple[str, str, str, str]] = Counter()  # in the file ``_explaining``
+        self._explaining: str | None = None
         self._plans: dict[tuple[str, str | None, str | None], FacetPlan] = {}
         self._same_naming = base.naming_digest == head.naming_digest and base.dataset_schemes == head.dataset_schemes
         self.fast = fast
@@ -375,6 +376,11 @@ class Comparator:
             subject = f"{subject[0]}.{subject[1]}"
         message = head[1] if head[0] != PASS else base[1]
         group = (producer, rule, facet, outcome)
+        if explain is not None and record.file != self._explaining:
+            # counted per file: a file's events are one run in every engine (Spark sorts a partition by
+            # file), whatever partition or reused worker reads it, so the same rows are explained everywhere
+            self._explaining = record.file
+            self._explained.clear()
         if explain is not None and self._explained[group] < EXPLAINED_PER_GROUP:
             self._explained[group] += 1
             message = self._explain(self.head if head[0] == FAIL else self.base, *explain) or message
