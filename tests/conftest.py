@@ -110,8 +110,9 @@ SHARDS = ("spark", "fleet", "rest")
 
 
 def shard_of(item: pytest.Item) -> str:
-    """Spark (the regression's files) and the image build; the App's real process fleets; everything else."""
-    if item.path.name.startswith("test_regress") or item.path.name == IMAGE_TESTS:
+    """Spark (the regression's files and the demo) and the image build; the App's real process fleets;
+    everything else (about a third of the suite's time each)."""
+    if item.path.name.startswith("test_regress") or item.path.name in (IMAGE_TESTS, "test_demo.py"):
         return "spark"
     return "fleet" if item.get_closest_marker("e2e") is not None else "rest"
 
