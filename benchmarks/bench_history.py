@@ -1,13 +1,15 @@
-"""The sweep's cost as the history grows: ``JobQueue.recover()`` with 10k, 100k and 300k finished jobs.
+"""The sweep's cost as the history grows: ``JobQueue.recover()`` with 10k, 100k and 300k finished
+jobs.
 
-Every worker runs ``recover()`` every ``--sweep-every`` seconds (10). It used to read the whole journal, a
-``done`` entry per delivery ever received (0.33-0.47 s at 10,000 entries, 7-12 s at 300,000 on Redis):
-now a finished job leaves a done mark outside the journal (``bot.service.done_marks``) and the sweep reads the
-open jobs only. The history is written with the queue's own scripts and statements (the accept and the
-done mark of each delivery, pipelined on Redis, one transaction on SQLite), then 100 open jobs are
-accepted, and ``recover()`` is timed (median of ``BENCH_RUNS``, default 5), on Redis (a ``redis-server``
-is started here) and on SQLite. Prints the load average beside each figure. Run:
-``python benchmarks/bench_history.py`` (``BENCH_SIZES=10000,100000`` to choose the sizes).
+Every worker runs ``recover()`` every ``--sweep-every`` seconds (10). It used to read the whole
+journal, a ``done`` entry per delivery ever received (0.33-0.47 s at 10,000 entries, 7-12 s at
+300,000 on Redis): now a finished job leaves a done mark outside the journal
+(``bot.service.done_marks``) and the sweep reads the open jobs only. The history is written with the
+queue's own scripts and statements (the accept and the done mark of each delivery, pipelined on
+Redis, one transaction on SQLite), then 100 open jobs are accepted, and ``recover()`` is timed
+(median of ``BENCH_RUNS``, default 5), on Redis (a ``redis-server`` is started here) and on SQLite.
+Prints the load average beside each figure. Run: ``python benchmarks/bench_history.py``
+(``BENCH_SIZES=10000,100000`` to choose the sizes).
 """
 
 from __future__ import annotations
@@ -55,12 +57,23 @@ def fill_redis(queue: JobQueue, start: int, stop: int) -> None:
         pipe = storage.conn.pipeline(transaction=False)
         for n in range(first, min(stop, first + BATCH)):
             j = job(n)
-            marks._accept(keys=[storage.result_key, marks.key(j.delivery)], args=[f"job:{j.delivery}",
-                                                                                  record(j, now)], client=pipe)
+            marks._accept(
+                keys=[storage.result_key, marks.key(j.delivery)],
+                args=[f"job:{j.delivery}", record(j, now)],
+                client=pipe,
+            )
             pipe.hset(storage.result_key, f"latest:{j.pr_key}", j.delivery)
-            marks._mark(keys=[storage.result_key, marks.key(j.delivery)],
-                        args=[f"job:{j.delivery}", f"latest:{j.pr_key}", j.delivery, f"{now:.0f}", int(marks.ttl)],
-                        client=pipe)
+            marks._mark(
+                keys=[storage.result_key, marks.key(j.delivery)],
+                args=[
+                    f"job:{j.delivery}",
+                    f"latest:{j.pr_key}",
+                    j.delivery,
+                    f"{now:.0f}",
+                    int(marks.ttl),
+                ],
+                client=pipe,
+            )
         pipe.execute()
 
 
@@ -68,8 +81,10 @@ def fill_sqlite(queue: JobQueue, start: int, stop: int) -> None:
     storage = queue.huey.storage
     now = f"{time.time():.0f}".encode()
     with storage.db(commit=True) as curs:  # the rows ``SqliteDoneMarks.mark`` leaves
-        curs.executemany("insert or replace into kv (queue, key, value) values (?, ?, ?)",
-                         ((storage.name, f"done:{job(n).delivery}", now) for n in range(start, stop)))
+        curs.executemany(
+            "insert or replace into kv (queue, key, value) values (?, ?, ?)",
+            ((storage.name, f"done:{job(n).delivery}", now) for n in range(start, stop)),
+        )
 
 
 def timed_recover(queue: JobQueue) -> float:
@@ -92,15 +107,21 @@ def measure(name: str, url: str, fill: object) -> None:
             fill(queue, done, size)  # type: ignore[operator]
             filled = time.perf_counter() - started
             done = size
-            if not (queue.is_done(job(0).delivery) and queue.is_done(job(size - 1).delivery)
-                    and len(queue._done.open_jobs()) == OPEN):
+            if not (
+                queue.is_done(job(0).delivery)
+                and queue.is_done(job(size - 1).delivery)
+                and len(queue._done.open_jobs()) == OPEN
+            ):
                 raise SystemExit(f"{name}: the history was not written as the queue writes it")
             seconds = timed_recover(queue)
             if queue.pending() != OPEN:
                 raise SystemExit(f"{name}: recover() re-enqueued a job it should have left")
             load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-            print(f"{name:6} {size:>7,} done + {OPEN} open: recover() {seconds * 1000:7.1f} ms "
-                  f"(history written in {filled:.0f} s; load average {load})", flush=True)
+            print(
+                f"{name:6} {size:>7,} done + {OPEN} open: recover() {seconds * 1000:7.1f} ms "
+                f"(history written in {filled:.0f} s; load average {load})",
+                flush=True,
+            )
     finally:
         queue.close()
 
@@ -113,9 +134,23 @@ def main() -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        server = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", folder,
-                                   "--save", "", "--appendonly", "no"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(
+            [
+                binary,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--dir",
+                folder,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         url = f"redis://127.0.0.1:{port}/0"
         try:
             deadline = time.monotonic() + 10

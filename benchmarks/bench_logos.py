@@ -1,8 +1,9 @@
-"""How many logos of a folder publish, and whether they look the same: every SVG, PNG, JPEG and WebP is judged
-as ``entry/logo`` and the site judge it (``bot.model.logo.published_logo``); each SVG that publishes is drawn in
-Debian's headless Chromium as it was and as published (400 x 300, opened directly), and the screenshots are
-compared pixel for pixel; requests the published file makes are counted (there must be none).
-Usage: python benchmarks/bench_logos.py FOLDER (for example OpenLineage's ``website/static/img``)
+"""How many logos of a folder publish, and whether they look the same: every SVG, PNG, JPEG and WebP
+is judged as ``entry/logo`` and the site judge it (``bot.model.logo.published_logo``); each SVG that
+publishes is drawn in Debian's headless Chromium as it was and as published (400 x 300, opened
+directly), and the screenshots are compared pixel for pixel; requests the published file makes are
+counted (there must be none). Usage: python benchmarks/bench_logos.py FOLDER (for example
+OpenLineage's ``website/static/img``)
 """
 
 from __future__ import annotations
@@ -52,8 +53,10 @@ def main(folder: Path) -> None:
             same = shots[0] == shots[1]
             outcome["svg same pixels" if same else "svg drawn differently"] += 1
             outcome["published requests"] += len(fetched)
-            print(f"{logo.name}: {logo.stat().st_size:,} -> {len(result):,} bytes, "
-                  f"{'same pixels' if same else 'DRAWN DIFFERENTLY'}, {len(fetched)} request(s)")
+            print(
+                f"{logo.name}: {logo.stat().st_size:,} -> {len(result):,} bytes, "
+                f"{'same pixels' if same else 'DRAWN DIFFERENTLY'}, {len(fetched)} request(s)"
+            )
         browser.close()
     print(f"{len(logos)} logos: " + ", ".join(f"{n} {what}" for what, n in sorted(outcome.items())))
 

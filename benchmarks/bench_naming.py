@@ -70,7 +70,9 @@ def main() -> None:
     stream = [real[i % len(real)] for i in range(200_000)] if real else []
     if stream:
         rate("repeated", stream, fresh=False)
-    invalid = [(f"postgres://db.example.com:{i}x", "analytics.public.orders") for i in range(20_000)]
+    invalid = [
+        (f"postgres://db.example.com:{i}x", "analytics.public.orders") for i in range(20_000)
+    ]
     rate("invalid", invalid, fresh=True)
 
 

@@ -1,12 +1,14 @@
-"""Benchmark the published ecosystem at scale: build, output size, page weight and search in headless Chromium.
+"""Benchmark the published ecosystem at scale: build, output size, page weight and search in
+headless Chromium.
 
-For each size a generated registry (``registry_gen``: N entries x 5 facets, no examples, so generating it
-stays short) is published (``build_site`` + ``write_site``, timed), then the first ecosystem page is opened
-in Debian's Chromium from ``file://``: time to the page's load event, time from the first keystroke to the
-first result (the search index script is loaded on that keystroke), and the search's own time per keystroke
-over a typed word (the page records it in ``data-search-ms``), with a broad query (every entry matches) and a
-narrow one, and the facet filter's time for a substring of facet URIs.
-Usage: python benchmarks/bench_site_scale.py [--sizes 1000,5000]
+For each size a generated registry (``registry_gen``: N entries x 5 facets, no examples, so
+generating it stays short) is published (``build_site`` + ``write_site``, timed), then the first
+ecosystem page is opened in Debian's Chromium from ``file://``: time to the page's load event, time
+from the first keystroke to the first result (the search index script is loaded on that keystroke),
+and the search's own time per keystroke over a typed word (the page records it in
+``data-search-ms``), with a broad query (every entry matches) and a narrow one, and the facet
+filter's time for a substring of facet URIs. Usage: python benchmarks/bench_site_scale.py [--sizes
+1000,5000]
 """
 
 from __future__ import annotations
@@ -66,16 +68,23 @@ def browse(site: Path) -> dict[str, float]:
         page.fill("#facet", "thing3")
         facet_ms = float(page.get_attribute("#filters", "data-search-ms") or "nan")
         browser.close()
-    return {"load_ms": load_ms, "first_result_ms": first_ms, "broad_key_ms": max(broad),
-            "narrow_key_ms": statistics.median(narrow), "facet_ms": facet_ms}
+    return {
+        "load_ms": load_ms,
+        "first_result_ms": first_ms,
+        "broad_key_ms": max(broad),
+        "narrow_key_ms": statistics.median(narrow),
+        "facet_ms": facet_ms,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,5000")
     args = parser.parse_args()
-    print("| entries | build s | files | output MB | index.html KB | search index KB | load ms | "
-          "first result ms | search ms/key, broad (max) | narrow (median) | facet filter ms |")
+    print(
+        "| entries | build s | files | output MB | index.html KB | search index KB | load ms | "
+        "first result ms | search ms/key, broad (max) | narrow (median) | facet filter ms |"
+    )
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory() as scratch:
@@ -88,10 +97,16 @@ def main() -> None:
             build_s = time.perf_counter() - start
             files, total = folder_bytes(out)
             seen = browse(out)
-            page_kb, index_kb = ((out / name).stat().st_size / 1024 for name in ("index.html", SEARCH_INDEX))
-            print(f"| {size:,} | {build_s:.1f} | {files:,} | {total / 1e6:.1f} | {page_kb:.0f} | {index_kb:.0f} | "
-                  f"{seen['load_ms']:.0f} | {seen['first_result_ms']:.0f} | {seen['broad_key_ms']:.1f} | "
-                  f"{seen['narrow_key_ms']:.1f} | {seen['facet_ms']:.1f} |", flush=True)
+            page_kb, index_kb = (
+                (out / name).stat().st_size / 1024 for name in ("index.html", SEARCH_INDEX)
+            )
+            print(
+                f"| {size:,} | {build_s:.1f} | {files:,} | {total / 1e6:.1f} | {page_kb:.0f} | "
+                f"{index_kb:.0f} | {seen['load_ms']:.0f} | {seen['first_result_ms']:.0f} | "
+                f"{seen['broad_key_ms']:.1f} | {seen['narrow_key_ms']:.1f} | "
+                f"{seen['facet_ms']:.1f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

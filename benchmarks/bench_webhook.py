@@ -1,7 +1,8 @@
-"""Webhook acknowledgement under load: gunicorn (real process, SQLite queue) and a client in another process.
+"""Webhook acknowledgement under load: gunicorn (real process, SQLite queue) and a client in another
+process.
 
-The client is a separate Python process (asyncio, one new TCP connection per delivery, as GitHub does)
-sending signed 28 KB ``pull_request.synchronize`` deliveries over loopback, each with its own
+The client is a separate Python process (asyncio, one new TCP connection per delivery, as GitHub
+does) sending signed 28 KB ``pull_request.synchronize`` deliveries over loopback, each with its own
 ``X-GitHub-Delivery``, in two shapes:
 
 - burst: ROUNDS x 200 deliveries, all 200 sent at once (each round waits for the previous one);
@@ -38,7 +39,8 @@ RATE = float(os.environ.get("BENCH_RATE", "200"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
 WORKERS = os.environ.get("BENCH_WORKERS", "")  # empty: what gunicorn.conf.py says
 THREADS = os.environ.get("BENCH_THREADS", "")  # gthread only
-WORKER_CLASS = os.environ.get("BENCH_WORKER_CLASS", "")  # e.g. gthread, to compare with the front door
+# e.g. gthread, to compare with the front door
+WORKER_CLASS = os.environ.get("BENCH_WORKER_CLASS", "")
 SECRET = "bench-secret"
 KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----"
 
@@ -49,11 +51,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-# -- the client (runs in its own process) ------------------------------------------------------------
+# -- the client (runs in its own process) ----------------------------------------------------------
 def request_bytes(body: bytes, signature: str) -> bytes:
-    head = (f"POST /webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"X-GitHub-Event: pull_request\r\nX-GitHub-Delivery: {uuid.uuid4()}\r\n"
-            f"X-Hub-Signature-256: {signature}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    head = (
+        f"POST /webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"X-GitHub-Event: pull_request\r\nX-GitHub-Delivery: {uuid.uuid4()}\r\n"
+        f"X-Hub-Signature-256: {signature}\r\nContent-Length: {len(body)}\r\nConnection: "
+        f"close\r\n\r\n"
+    )
     return head.encode() + body
 
 
@@ -88,6 +93,7 @@ async def steady(port: int, body: bytes, signature: str) -> list[tuple[float, in
         await asyncio.sleep(max(0.0, at - (loop.time() - start)))
         async with in_flight:
             return await deliver(port, request_bytes(body, signature))
+
     count = int(RATE * SECONDS)
     return list(await asyncio.gather(*(one(i / RATE) for i in range(count))))
 
@@ -98,31 +104,54 @@ def client(port: int, mode: str) -> None:
     t0 = time.perf_counter()
     results = asyncio.run((burst if mode == "burst" else steady)(port, body, signature))
     elapsed = time.perf_counter() - t0
-    print(json.dumps({"elapsed": elapsed, "latencies": [r[0] for r in results], "statuses": [r[1] for r in results]}))
+    print(
+        json.dumps(
+            {
+                "elapsed": elapsed,
+                "latencies": [r[0] for r in results],
+                "statuses": [r[1] for r in results],
+            }
+        )
+    )
 
 
-# -- the driver ------------------------------------------------------------------------------------------
+# -- the driver ------------------------------------------------------------------------------------
 def run_client(port: int, mode: str) -> dict[str, object]:
-    proc = subprocess.run([sys.executable, __file__, "--client", str(port), mode], capture_output=True, text=True,
-                          check=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--client", str(port), mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     return dict(json.loads(proc.stdout))
 
 
 def server_ms(log: Path, since: int) -> list[float]:
     lines = log.read_text().splitlines()[since:]
-    return sorted(float(json.loads(line)["ms"]) for line in lines if line.startswith("{") and '"ms"' in line)
+    return sorted(
+        float(json.loads(line)["ms"]) for line in lines if line.startswith("{") and '"ms"' in line
+    )
 
 
-def report(name: str, result: dict[str, object], inside: list[float], load: tuple[float, float]) -> bool:
+def report(
+    name: str, result: dict[str, object], inside: list[float], load: tuple[float, float]
+) -> bool:
     latencies = sorted(float(x) for x in result["latencies"])  # type: ignore[attr-defined]
     errors = [s for s in result["statuses"] if s != 202]  # type: ignore[attr-defined]
     q = statistics.quantiles(latencies, n=100)
     print(f"{name}: {len(latencies)} deliveries")
-    print(f"  client: p50 {q[49] * 1000:.1f} ms   p99 {q[98] * 1000:.1f} ms   max {latencies[-1] * 1000:.1f} ms   "
-          f"throughput {len(latencies) / float(result['elapsed']):.0f}/s   errors {len(errors)}")  # type: ignore[arg-type]
+    print(
+        f"  client: p50 {q[49] * 1000:.1f} ms   p99 {q[98] * 1000:.1f} ms   max "
+        f"{latencies[-1] * 1000:.1f} ms   throughput "
+        f"{len(latencies) / float(result['elapsed']):.0f}/s   errors {len(errors)}"
+    )  # type: ignore[arg-type]
     if len(inside) > 2:
         sq = statistics.quantiles(inside, n=100)
-        print(f"  inside the app (verify, parse, dedupe, journal, enqueue): p50 {sq[49]:.2f} ms   p99 {sq[98]:.2f} ms")
+        print(
+            f"  inside the app (verify, parse, dedupe, journal, enqueue): p50 {sq[49]:.2f} ms   "
+            f"p99 {sq[98]:.2f} ms"
+        )
     print(f"  load average before/after: {load[0]:.2f} / {load[1]:.2f}")
     return not errors
 
@@ -130,15 +159,38 @@ def report(name: str, result: dict[str, object], inside: list[float], load: tupl
 def main() -> int:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY,
-               "GITHUB_WEBHOOK_SECRET": SECRET, "BOT_QUEUE_URL": str(Path(tmp) / "q.sqlite3")}
-        shape = [*(["--workers", WORKERS] if WORKERS else []), *(["--threads", THREADS] if THREADS else []),
-                 *(["--worker-class", WORKER_CLASS] if WORKER_CLASS else [])]
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "GITHUB_APP_ID": "1",
+            "GITHUB_APP_PRIVATE_KEY": KEY,
+            "GITHUB_WEBHOOK_SECRET": SECRET,
+            "BOT_QUEUE_URL": str(Path(tmp) / "q.sqlite3"),
+        }
+        shape = [
+            *(["--workers", WORKERS] if WORKERS else []),
+            *(["--threads", THREADS] if THREADS else []),
+            *(["--worker-class", WORKER_CLASS] if WORKER_CLASS else []),
+        ]
         log_path = Path(tmp) / "web.log"
         with log_path.open("ab") as log:
-            web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
-                                    "--bind", f"127.0.0.1:{port}", *shape, "bot.service.wsgi:create_app()"],
-                                   cwd=ROOT, env=env, stdout=log, stderr=log)
+            web = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "-c",
+                    str(ROOT / "gunicorn.conf.py"),
+                    "--bind",
+                    f"127.0.0.1:{port}",
+                    *shape,
+                    "bot.service.wsgi:create_app()",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=log,
+            )
         ok = True
         try:
             deadline = time.monotonic() + 20
@@ -149,13 +201,28 @@ def main() -> int:
                 except OSError:
                     time.sleep(0.1)
             namespace: dict[str, object] = {}
-            exec(compile((ROOT / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"), namespace)
+            exec(
+                compile((ROOT / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"),
+                namespace,
+            )
             worker_class = WORKER_CLASS or namespace["worker_class"]
-            threads = f" x {THREADS or namespace.get('threads', 1)} threads" if worker_class == "gthread" else ""
-            print(f"gunicorn {WORKERS or namespace['workers']} {worker_class} worker(s){threads}, SQLite queue, "
-                  f"{os.cpu_count()} CPUs, client: a second process (asyncio) on loopback")
-            for mode, name in (("burst", f"burst: {ROUNDS} rounds of {CONCURRENCY} at once"),
-                               ("steady", f"steady: {RATE:g}/s for {SECONDS:g} s, at most {CONCURRENCY} in flight")):
+            threads = (
+                f" x {THREADS or namespace.get('threads', 1)} threads"
+                if worker_class == "gthread"
+                else ""
+            )
+            print(
+                f"gunicorn {WORKERS or namespace['workers']} {worker_class} worker(s){threads}, "
+                f"SQLite queue, {os.cpu_count()} CPUs, client: a second process (asyncio) on "
+                f"loopback"
+            )
+            for mode, name in (
+                ("burst", f"burst: {ROUNDS} rounds of {CONCURRENCY} at once"),
+                (
+                    "steady",
+                    f"steady: {RATE:g}/s for {SECONDS:g} s, at most {CONCURRENCY} in flight",
+                ),
+            ):
                 time.sleep(1.0)
                 since = len(log_path.read_text().splitlines())
                 before = os.getloadavg()[0]

@@ -1,10 +1,11 @@
-"""Schema evolution on the real history: how maintainers bumped each class of change, and what it costs.
+"""Schema evolution on the real history: how maintainers bumped each class of change, and what it
+costs.
 
-For every merged commit that changes a versioned facet schema (same facet ``$id`` on both sides), the change is
-classified (bot/model/evolution/classes.py) and its actual bump read from the two ``$id``s. Prints, per class that
-set the digit, the bumps maintainers used; for an optional field added to an open object, the count behind
-the default of ``versions.open_model_optional_add``; how many merged commits each policy would block; and the
-time of one comparison with its witness search.
+For every merged commit that changes a versioned facet schema (same facet ``$id`` on both sides),
+the change is classified (bot/model/evolution/classes.py) and its actual bump read from the two
+``$id``s. Prints, per class that set the digit, the bumps maintainers used; for an optional field
+added to an open object, the count behind the default of ``versions.open_model_optional_add``; how
+many merged commits each policy would block; and the time of one comparison with its witness search.
 Usage: python benchmarks/evolution_history.py [--bundle PATH]
 """
 
@@ -20,8 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-BUNDLE = next(p / "shared" for p in ROOT.parents if (p / "shared").is_dir()) / \
-    "corpus/openlineage-history/openlineage-spec-history.bundle"
+BUNDLE = (
+    next(p / "shared" for p in ROOT.parents if (p / "shared").is_dir())
+    / "corpus/openlineage-history/openlineage-spec-history.bundle"
+)
 
 
 def main() -> int:
@@ -60,26 +63,53 @@ def main() -> int:
                     if change is None or (change.status is Status.ADDED and not change.old_path):
                         continue
                     old = old_by_path.get(change.old_path or schema.path)
-                    if old is None or old.version is None or schema.version is None or old.value == schema.value:
+                    if (
+                        old is None
+                        or old.version is None
+                        or schema.version is None
+                        or old.value == schema.value
+                    ):
                         continue
-                    if old.schema_id and schema.schema_id and \
-                            old.schema_id.rsplit("/", 1)[-1] != schema.schema_id.rsplit("/", 1)[-1]:
+                    if (
+                        old.schema_id
+                        and schema.schema_id
+                        and old.schema_id.rsplit("/", 1)[-1] != schema.schema_id.rsplit("/", 1)[-1]
+                    ):
                         continue  # a new facet
-                    actual = actual_bump(old.version, schema.version) if old.version != schema.version else Bump.NONE
+                    actual = (
+                        actual_bump(old.version, schema.version)
+                        if old.version != schema.version
+                        else Bump.NONE
+                    )
 
                     def resolver(store: SchemaStore) -> object:
-                        return lambda url: (found.schema if (found := store.lookup(url)) is not None else None)
+                        return lambda url: (
+                            found.schema if (found := store.lookup(url)) is not None else None
+                        )
 
                     started = time.perf_counter()
-                    evolution = compare(old.value, schema.value, resolver(old_store), resolver(new_store),  # type: ignore[arg-type]
-                                        Bump.REVISION)
+                    evolution = compare(
+                        old.value,
+                        schema.value,
+                        resolver(old_store),
+                        resolver(new_store),  # type: ignore[arg-type]
+                        Bump.REVISION,
+                    )
                     seconds.append(time.perf_counter() - started)
                     needed = evolution.backward
                     top = sorted({c.kind for c in needed.reasons})
                     for kind in top:
-                        by_class.setdefault(kind, Counter())[actual.name if actual is not None else "DECREASED"] += 1
-                    lowered = compare(old.value, schema.value, resolver(old_store), resolver(new_store),  # type: ignore[arg-type]
-                                      Bump.ADDITION, witnesses=(False, False)).backward.bump
+                        by_class.setdefault(kind, Counter())[
+                            actual.name if actual is not None else "DECREASED"
+                        ] += 1
+                    lowered = compare(
+                        old.value,
+                        schema.value,
+                        resolver(old_store),
+                        resolver(new_store),  # type: ignore[arg-type]
+                        Bump.ADDITION,
+                        witnesses=(False, False),
+                    ).backward.bump
                     for policy, digit in (("revision", needed.bump), ("addition", lowered)):
                         if actual is not None and digit > actual:
                             blocked[policy].add(f"{sha[:7]} {subject[:50]}")
@@ -93,22 +123,29 @@ def main() -> int:
         print(f"| `{kind}` | {', '.join(f'{k} x{n}' for k, n in counts.most_common())} |")
     print()
     for policy, rows in blocked.items():
-        print(f"versions.open_model_optional_add: {policy} -> {len(rows)} merged commit(s) needing more than "
-              f"they bumped" + "".join(f"\n  {r}" for r in sorted(rows)))
+        print(
+            f"versions.open_model_optional_add: {policy} -> {len(rows)} merged commit(s) needing "
+            f"more than they bumped" + "".join(f"\n  {r}" for r in sorted(rows))
+        )
     seconds.sort()
     if seconds:
-        print(f"\n{len(seconds)} comparisons with witness search: median {seconds[len(seconds) // 2] * 1000:.1f} ms, "
-              f"max {seconds[-1] * 1000:.1f} ms")
+        print(
+            f"\n{len(seconds)} comparisons with witness search: median "
+            f"{seconds[len(seconds) // 2] * 1000:.1f} ms, max {seconds[-1] * 1000:.1f} ms"
+        )
     print(f"held-out #4092 rebuilt on today's corpus, whole review: {_held_out_review():.2f} s")
     if reviews:
         reviews.sort()
-        print(f"{len(reviews)} whole reviews of a commit changing a facet version: median "
-              f"{reviews[len(reviews) // 2][0]:.2f} s, max {reviews[-1][0]:.2f} s ({reviews[-1][1]})")
+        print(
+            f"{len(reviews)} whole reviews of a commit changing a facet version: median "
+            f"{reviews[len(reviews) // 2][0]:.2f} s, max {reviews[-1][0]:.2f} s ({reviews[-1][1]})"
+        )
     return 0
 
 
 def _held_out_review() -> float:
-    """#4092 rebuilt from the published copies in a git copy of today's corpus; the best of three reviews."""
+    """#4092 rebuilt from the published copies in a git copy of today's corpus; the best of three
+    reviews."""
     import shutil
 
     from bot.core.changes import ChangeSet
@@ -122,12 +159,18 @@ def _held_out_review() -> float:
         shutil.copytree(corpus, repo)
 
         def git(*args: str) -> None:
-            subprocess.run(["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b", *args], check=True,
-                           capture_output=True)
+            subprocess.run(
+                ["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b", *args],
+                check=True,
+                capture_output=True,
+            )
+
         git("init", "-q", "-b", "main")
         head = {}
-        for name, new in (("IcebergScanReportInputDatasetFacet.json", "1-0-1"),
-                          ("IcebergCommitReportOutputDatasetFacet.json", "1-0-2")):
+        for name, new in (
+            ("IcebergScanReportInputDatasetFacet.json", "1-0-1"),
+            ("IcebergCommitReportOutputDatasetFacet.json", "1-0-2"),
+        ):
             path = repo / "spec/registry/iceberg/facets" / name
             path.write_text((repo / mirror / "1-0-0" / name).read_text())
             head[path] = (repo / mirror / new / name).read_text()

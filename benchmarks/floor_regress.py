@@ -1,16 +1,18 @@
-"""The regression beside its floor: events per CPU-second of the whole process tree, in interleaved pairs.
+"""The regression beside its floor: events per CPU-second of the whole process tree, in interleaved
+pairs.
 
     python benchmarks/floor_regress.py                   # 20,000 events, one process and the floor
     python benchmarks/floor_regress.py --spark --pairs 3  # local[2] Spark too
     python benchmarks/floor_regress.py --baseline /work/wt/main  # beside another checkout
     python benchmarks/floor_regress.py --spark --events 200000 --pairs 1 --no-warmup  # Spark, warm
 
-The *floor* is one Python process that reads the same files and does the least a regression can do: each
-event parsed with orjson, the event and every facet validated against its ``schemaURL`` / ``_schemaURL``
-with ``jsonschema-rs`` validators compiled once, on base and on head. ``registry-bot regress`` does that
-and more (naming, keys, producers, counts, the report). Every figure is events divided by the user + system
-CPU of the command and all its descendants (``TreeCpu``), start-up included; runs alternate so load
-drifts hit each alike. Events and trees come from ``bench_regress``.
+The *floor* is one Python process that reads the same files and does the least a regression can do:
+each event parsed with orjson, the event and every facet validated against its ``schemaURL`` /
+``_schemaURL`` with ``jsonschema-rs`` validators compiled once, on base and on head. ``registry-bot
+regress`` does that and more (naming, keys, producers, counts, the report). Every figure is events
+divided by the user + system CPU of the command and all its descendants (``TreeCpu``), start-up
+included; runs alternate so load drifts hit each alike. Events and trees come from
+``bench_regress``.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.bench_regress import DriverMemory, registry_repo, trees, write_events  # noqa: E402  # path set up
+# path set up
+from benchmarks.bench_regress import DriverMemory, registry_repo, trees, write_events  # noqa: E402
 
 
 def floor(base_root: str, head_root: str, events: str) -> int:
-    """The floor, run as its own process: orjson + precompiled jsonschema-rs on both sides; events read."""
+    """The floor, run as its own process: orjson + precompiled jsonschema-rs on both sides; events
+    read."""
     import jsonschema_rs
     import orjson
 
@@ -50,8 +54,10 @@ def floor(base_root: str, head_root: str, events: str) -> int:
                     continue
                 if isinstance(doc, dict) and isinstance(doc.get("$id"), str):
                     schemas.setdefault(doc["$id"], doc)
+
         def retrieve(uri: str) -> object:
-            return schemas.get(uri, {})  # an old schema's reference outside the trees: the floor does not judge it
+            # an old schema's reference outside the trees: the floor does not judge it
+            return schemas.get(uri, {})
 
         registry = jsonschema_rs.Registry(list(schemas.items()), retriever=retrieve)
         compiled: dict[str, Callable[[object], bool]] = {}
@@ -60,8 +66,11 @@ def floor(base_root: str, head_root: str, events: str) -> int:
             found = compiled.get(url)
             if found is None:
                 found = compiled[url] = jsonschema_rs.validator_for(
-                    {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": url}, registry=registry,
-                    retriever=retrieve, validate_formats=True).is_valid
+                    {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": url},
+                    registry=registry,
+                    retriever=retrieve,
+                    validate_formats=True,
+                ).is_valid
             return found
 
         return validator
@@ -83,9 +92,10 @@ def floor(base_root: str, head_root: str, events: str) -> int:
 
 
 class TreeCpu(threading.Thread):
-    """CPU seconds of a process and every descendant (Spark's JVM, its Python daemon and workers), sampled
-    from ``/proc/<pid>/stat`` every 0.1 s: descendants are not always reaped by their parents, so
-    ``RUSAGE_CHILDREN`` misses them. A process's CPU after its last sample is not counted."""
+    """CPU seconds of a process and every descendant (Spark's JVM, its Python daemon and workers),
+    sampled from ``/proc/<pid>/stat`` every 0.1 s: descendants are not always reaped by their
+    parents, so ``RUSAGE_CHILDREN`` misses them. A process's CPU after its last sample is not
+    counted."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
@@ -102,7 +112,9 @@ class TreeCpu(threading.Thread):
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            self.seen[pid] = max(self.seen.get(pid, 0.0), (int(fields[11]) + int(fields[12])) / self.tick)
+            self.seen[pid] = max(
+                self.seen.get(pid, 0.0), (int(fields[11]) + int(fields[12])) / self.tick
+            )
             frontier += DriverMemory._children(pid)
 
     def run(self) -> None:
@@ -115,13 +127,15 @@ class TreeCpu(threading.Thread):
 
 
 def cpu_of(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
-    """(CPU seconds of the command and its descendants, wall seconds, stdout); ``python -m bot`` in ``cwd``
-    imports that checkout's ``bot``. The larger of ``RUSAGE_CHILDREN`` (exact for what was reaped) and the
-    sampled process tree."""
+    """(CPU seconds of the command and its descendants, wall seconds, stdout); ``python -m bot`` in
+    ``cwd`` imports that checkout's ``bot``. The larger of ``RUSAGE_CHILDREN`` (exact for what was
+    reaped) and the sampled process tree."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        process = subprocess.Popen(command, stdout=out, stderr=err, env={**os.environ, **env}, cwd=cwd)
+        process = subprocess.Popen(
+            command, stdout=out, stderr=err, env={**os.environ, **env}, cwd=cwd
+        )
         tree = TreeCpu(process.pid)
         tree.start()
         code = process.wait()
@@ -138,9 +152,25 @@ def cpu_of(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, f
     return max(reaped, tree.total), wall, stdout
 
 
-def regress_command(checkout: Path, repo: Path, events: Path, engine: list[str]) -> tuple[list[str], Path]:
-    return [sys.executable, "-m", "bot", "regress", str(repo), "--base", "main", "--head", "pr", "--events",
-            str(events), *engine, "--format", "json"], checkout
+def regress_command(
+    checkout: Path, repo: Path, events: Path, engine: list[str]
+) -> tuple[list[str], Path]:
+    return [
+        sys.executable,
+        "-m",
+        "bot",
+        "regress",
+        str(repo),
+        "--base",
+        "main",
+        "--head",
+        "pr",
+        "--events",
+        str(events),
+        *engine,
+        "--format",
+        "json",
+    ], checkout
 
 
 def main() -> None:
@@ -149,15 +179,22 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--spark", action="store_true", help="also regress on local[2] Spark")
-    parser.add_argument("--baseline", type=Path, help="another checkout of the project, run in pairs with this one")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout of the project, run in pairs with this one"
+    )
     parser.add_argument("--work", type=Path, default=None)
-    parser.add_argument("--no-warmup", action="store_true", help="no uncounted first round (large counts)")
-    parser.add_argument("--floor-child", nargs=3, metavar=("BASE", "HEAD", "EVENTS"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--no-warmup", action="store_true", help="no uncounted first round (large counts)"
+    )
+    parser.add_argument(
+        "--floor-child", nargs=3, metavar=("BASE", "HEAD", "EVENTS"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.floor_child:
         print(json.dumps({"events": floor(*args.floor_child)}))
         return
-    env = {"PYTHONDONTWRITEBYTECODE": ""}  # users have bytecode; an editable install recompiles bot/ without it
+    # users have bytecode; an editable install recompiles bot/ without it
+    env = {"PYTHONDONTWRITEBYTECODE": ""}
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     work = Path(tempfile.mkdtemp(prefix="floor-regress-", dir=args.work))
     try:
@@ -166,44 +203,74 @@ def main() -> None:
         events = work / "events"
         write_events(events, args.events, args.files)
         runs: dict[str, tuple[list[str], Path]] = {
-            "floor (orjson + jsonschema-rs)": ([sys.executable, __file__, "--floor-child", str(base_root),
-                                                str(head_root), str(events)], ROOT),
+            "floor (orjson + jsonschema-rs)": (
+                [
+                    sys.executable,
+                    __file__,
+                    "--floor-child",
+                    str(base_root),
+                    str(head_root),
+                    str(events),
+                ],
+                ROOT,
+            ),
             "regress --engine python": regress_command(ROOT, repo, events, ["--engine", "python"]),
         }
         if args.baseline:
-            runs["baseline --engine python"] = regress_command(args.baseline, repo, events, ["--engine", "python"])
+            runs["baseline --engine python"] = regress_command(
+                args.baseline, repo, events, ["--engine", "python"]
+            )
         if args.spark:
-            runs["regress --master local[2]"] = regress_command(ROOT, repo, events, ["--master", "local[2]"])
+            runs["regress --master local[2]"] = regress_command(
+                ROOT, repo, events, ["--master", "local[2]"]
+            )
             if args.baseline:
-                runs["baseline --master local[2]"] = regress_command(args.baseline, repo, events,
-                                                                     ["--master", "local[2]"])
+                runs["baseline --master local[2]"] = regress_command(
+                    args.baseline, repo, events, ["--master", "local[2]"]
+                )
         rates: dict[str, list[float]] = {label: [] for label in runs}
         loads: list[float] = []
-        for command, cwd in [] if args.no_warmup else runs.values():  # not counted: bytecode written, files cached
+        # not counted: bytecode written, files cached
+        for command, cwd in [] if args.no_warmup else runs.values():
             cpu_of(command, cwd, env)
         for _ in range(args.pairs):
-            for label, (command, cwd) in runs.items():  # one of each per round: load drifts hit every run alike
+            # one of each per round: load drifts hit every run alike
+            for label, (command, cwd) in runs.items():
                 cpu, wall, out = cpu_of(command, cwd, env)
                 count = json.loads(out)["events"]
                 if count != args.events:
                     raise RuntimeError(f"{label} read {count} events, not {args.events}")
                 rates[label].append(count / cpu)
                 loads.append(os.getloadavg()[0])
-                print(f"  {label}: {count / cpu:,.0f} events per CPU-second ({cpu:.2f} s CPU, {wall:.2f} s wall)",
-                      flush=True)
-        print(f"{args.events:,} events, {args.pairs} rounds, {os.cpu_count()} cores, load average "
-              f"{min(loads):.1f}-{max(loads):.1f}")
+                print(
+                    f"  {label}: {count / cpu:,.0f} events per CPU-second ({cpu:.2f} s CPU, "
+                    f"{wall:.2f} s wall)",
+                    flush=True,
+                )
+        print(
+            f"{args.events:,} events, {args.pairs} rounds, {os.cpu_count()} cores, load average "
+            f"{min(loads):.1f}-{max(loads):.1f}"
+        )
         floors = rates["floor (orjson + jsonschema-rs)"]
         for label, values in rates.items():
             pairs = [f / v for f, v in zip(floors, values, strict=True)]
-            print(f"{label}: median {statistics.median(values):,.0f} events per CPU-second; floor / this per pair "
-                  f"{', '.join(f'{p:.2f}' for p in pairs)}, median {statistics.median(pairs):.2f}x")
+            print(
+                f"{label}: median {statistics.median(values):,.0f} events per CPU-second; floor / "
+                f"this per pair {', '.join(f'{p:.2f}' for p in pairs)}, median "
+                f"{statistics.median(pairs):.2f}x"
+            )
         for engine in ("--engine python", "--master local[2]"):
             if f"baseline {engine}" in rates and f"regress {engine}" in rates:
-                pairs = [new / old for new, old in zip(rates[f"regress {engine}"], rates[f"baseline {engine}"],
-                                                       strict=True)]
-                print(f"{engine}: this / baseline per pair {', '.join(f'{p:.2f}' for p in pairs)}; "
-                      f"median {statistics.median(pairs):.2f}x")
+                pairs = [
+                    new / old
+                    for new, old in zip(
+                        rates[f"regress {engine}"], rates[f"baseline {engine}"], strict=True
+                    )
+                ]
+                print(
+                    f"{engine}: this / baseline per pair {', '.join(f'{p:.2f}' for p in pairs)}; "
+                    f"median {statistics.median(pairs):.2f}x"
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

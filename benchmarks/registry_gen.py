@@ -11,9 +11,13 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parent.parent  # shared/ beside the repository, or beside a worktree's parent
-CORPUS = next((p / "shared" for p in _ROOT.parents if (p / "shared").is_dir()), _ROOT.parent / "shared") \
-    / "corpus" / "openlineage"
+# shared/ beside the repository, or beside a worktree's parent
+_ROOT = Path(__file__).resolve().parent.parent
+CORPUS = (
+    next((p / "shared" for p in _ROOT.parents if (p / "shared").is_dir()), _ROOT.parent / "shared")
+    / "corpus"
+    / "openlineage"
+)
 REFERENCE = Path(__file__).resolve().parent.parent / "registry" / "reference"
 BASES = ("RunFacet", "JobFacet", "DatasetFacet", "InputDatasetFacet", "OutputDatasetFacet")
 
@@ -22,17 +26,31 @@ def _facet(name: str, key: str, base: str, i: int) -> dict[str, object]:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://openlineage.io/spec/facets/1-0-0/{name}.json",
-        "$defs": {name: {"allOf": [
-            {"$ref": f"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/{base}"},
-            {"type": "object", "properties": {
-                "identifier": {"type": "string", "pattern": "^[a-z][a-z0-9_-]*$"},
-                "count": {"type": "integer", "minimum": 0},
-                "ratio": {"type": "number"},
-                "labels": {"type": "array", "items": {"type": "string"}},
-                "details": {"type": "object", "properties": {
-                    "owner": {"type": "string"}, "level": {"enum": ["low", "mid", "high"]}}},
-            }, "required": ["identifier"]},
-        ], "type": "object"}},
+        "$defs": {
+            name: {
+                "allOf": [
+                    {"$ref": f"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/{base}"},
+                    {
+                        "type": "object",
+                        "properties": {
+                            "identifier": {"type": "string", "pattern": "^[a-z][a-z0-9_-]*$"},
+                            "count": {"type": "integer", "minimum": 0},
+                            "ratio": {"type": "number"},
+                            "labels": {"type": "array", "items": {"type": "string"}},
+                            "details": {
+                                "type": "object",
+                                "properties": {
+                                    "owner": {"type": "string"},
+                                    "level": {"enum": ["low", "mid", "high"]},
+                                },
+                            },
+                        },
+                        "required": ["identifier"],
+                    },
+                ],
+                "type": "object",
+            }
+        },
         "type": "object",
         "properties": {key: {"$ref": f"#/$defs/{name}"}},
     }
@@ -62,31 +80,58 @@ def generate(target: Path, entries: int, facets: int = 5, examples: int = 3) -> 
             folder = entry / "facets/examples" / facet_name
             folder.mkdir()
             for e in range(examples):
-                example = {key: {"_producer": f"https://{name}.example.com/ol", "_schemaURL":
-                                 f"https://openlineage.io/spec/facets/1-0-0/{facet_name}.json",
-                                 "identifier": f"id_{e}", "count": e, "ratio": e / 3, "labels": ["a", "b"],
-                                 "details": {"owner": "team", "level": "mid"}}}
-                (folder / f"{e + 1}.json").write_text(json.dumps(example, indent=2) + "\n", encoding="utf-8")
-        registry = {"producer": {"root_doc_URL": f"https://{name}.example.com/docs", "produced_facets": uris}}
-        (entry / "registry.json").write_text(json.dumps(registry, indent=2) + "\n", encoding="utf-8")
+                example = {
+                    key: {
+                        "_producer": f"https://{name}.example.com/ol",
+                        "_schemaURL": f"https://openlineage.io/spec/facets/1-0-0/{facet_name}.json",
+                        "identifier": f"id_{e}",
+                        "count": e,
+                        "ratio": e / 3,
+                        "labels": ["a", "b"],
+                        "details": {"owner": "team", "level": "mid"},
+                    }
+                }
+                (folder / f"{e + 1}.json").write_text(
+                    json.dumps(example, indent=2) + "\n", encoding="utf-8"
+                )
+        registry = {
+            "producer": {
+                "root_doc_URL": f"https://{name}.example.com/docs",
+                "produced_facets": uris,
+            }
+        }
+        (entry / "registry.json").write_text(
+            json.dumps(registry, indent=2) + "\n", encoding="utf-8"
+        )
     return target
 
 
 def run_in_child(script: str, tree: str, repeat: int) -> dict[str, float]:
-    """Run ``script --child TREE --repeat N`` in a fresh process (its own peak memory); its JSON result."""
-    out = subprocess.run([sys.executable, script, "--child", tree, "--repeat", str(repeat)],
-                         capture_output=True, text=True, check=True)
+    """Run ``script --child TREE --repeat N`` in a fresh process (its own peak memory); its JSON
+    result."""
+    out = subprocess.run(
+        [sys.executable, script, "--child", tree, "--repeat", str(repeat)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)  # type: ignore[no-any-return]
 
 
 Row = dict[str, float]
 
 
-def scaling(script: str, measure: Callable[[str, int], Row], corpus_line: Callable[[Row], str], header: str,
-            row_line: Callable[[int, Row], str]) -> list[tuple[int, Row]]:
-    """The driver of a scaling benchmark (``--sizes``, ``--repeat``): the real corpus, then a generated
-    registry per size, each measured by ``measure`` in a fresh process and printed as it comes; the rows.
-    In that child (``--child TREE``) it prints the measurement as JSON and returns no rows."""
+def scaling(
+    script: str,
+    measure: Callable[[str, int], Row],
+    corpus_line: Callable[[Row], str],
+    header: str,
+    row_line: Callable[[int, Row], str],
+) -> list[tuple[int, Row]]:
+    """The driver of a scaling benchmark (``--sizes``, ``--repeat``): the real corpus, then a
+    generated registry per size, each measured by ``measure`` in a fresh process and printed as it
+    comes; the rows. In that child (``--child TREE``) it prints the measurement as JSON and returns
+    no rows."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="100,300,1000")
     parser.add_argument("--repeat", type=int, default=3)
@@ -104,4 +149,3 @@ def scaling(script: str, measure: Callable[[str, int], Row], corpus_line: Callab
             rows.append((size, row))
             print(row_line(size, row))
     return rows
-

@@ -29,7 +29,9 @@ def main() -> int:
         repo = args.repo
         if repo is None:
             repo = Path(tmp) / "history.git"
-            subprocess.run(["git", "clone", "-q", "--bare", str(args.bundle), str(repo)], check=True)
+            subprocess.run(
+                ["git", "clone", "-q", "--bare", str(args.bundle), str(repo)], check=True
+            )
         rows = list(replay(repo))
     sys.stdout.write(table(rows))
     return 0

@@ -1,11 +1,12 @@
-"""OpenLineage registry review bot: the engine, its checks, the GitHub App and the Spark regression."""
+"""OpenLineage registry review bot: the engine, its checks, the GitHub App and the Spark
+regression."""
 
 import sys
 
 __version__ = "0.1.0"
 
-# jsonschema registers the ``iri``/``iri-reference`` formats when ``rfc3987_syntax`` imports, and that module
-# builds its Lark grammars at import: 1.5 s on every command. No OpenLineage schema uses those formats, so
-# the bot never imports it; ``uri``, ``uri-reference`` (rfc3986-validator), ``uuid`` and ``date-time`` are
-# still checked (tests/test_startup.py).
+# jsonschema registers the ``iri``/``iri-reference`` formats when ``rfc3987_syntax`` imports, and
+# that module builds its Lark grammars at import: 1.5 s on every command. No OpenLineage schema uses
+# those formats, so the bot never imports it; ``uri``, ``uri-reference`` (rfc3986-validator),
+# ``uuid`` and ``date-time`` are still checked (tests/test_startup.py).
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]

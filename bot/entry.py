@@ -1,7 +1,9 @@
-"""The ``registry-bot`` console script: Ctrl-C while the command line loads is one line, never a traceback.
+"""The ``registry-bot`` console script: Ctrl-C while the command line loads is one line, never a
+traceback.
 
-Importing ``bot.cli`` (argparse, typing, the command modules) takes a noticeable part of a second on a busy
-machine; a SIGINT then would print a traceback from the import. This module imports nothing until called.
+Importing ``bot.cli`` (argparse, typing, the command modules) takes a noticeable part of a second on
+a busy machine; a SIGINT then would print a traceback from the import. This module imports nothing
+until called.
 """
 
 
@@ -13,12 +15,15 @@ def main() -> int:
         from bot.cli import main as command_line
     except KeyboardInterrupt:
         command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
-        sys.stderr.write(f"registry-bot{' ' + command if command else ''}: interrupted\n")  # as cli.main says it
+        # as cli.main says it
+        sys.stderr.write(f"registry-bot{' ' + command if command else ''}: interrupted\n")
         sys.stderr.flush()
         os._exit(130)  # see below
     code = command_line()
-    if code == 130:  # interrupted and cleaned up: the interpreter, which saw the KeyboardInterrupt, could
-        sys.stdout.flush()  # still end itself by SIGINT at exit instead of returning the exit code 130
+    # interrupted and cleaned up: the interpreter, which saw the KeyboardInterrupt, could
+    if code == 130:
+        # still end itself by SIGINT at exit instead of returning the exit code 130
+        sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
     return code

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Lay ``bot/`` out by layer (core, model, review, outputs, github, service, cli), mechanically.
 
-Run from the repository root on a clean checkout: ``python scripts/relayout.py`` (``--dry-run`` prints the
-moves). It ``git mv``s every module to its layer, rewrites every reference to a moved module (imports,
-``python -m`` lines, monkeypatch targets, paths in docs) across the repository, writes the import-linter
-layers contract and the ruff line length into pyproject.toml, adds ``lint-imports`` to ``make lint``,
-moves the long tails of module docstrings to docs/module-notes.md and regenerates the README's module
-table. Deterministic and re-runnable: a second run finds nothing left to move and changes nothing.
+Run from the repository root on a clean checkout: ``python scripts/relayout.py`` (``--dry-run``
+prints the moves). It ``git mv``s every module to its layer, rewrites every reference to a moved
+module (imports, ``python -m`` lines, monkeypatch targets, paths in docs) across the repository,
+writes the import-linter layers contract and the ruff line length into pyproject.toml, adds
+``lint-imports`` to ``make lint``, moves the long tails of module docstrings to docs/module-notes.md
+and regenerates the README's module table. Deterministic and re-runnable: a second run finds nothing
+left to move and changes nothing.
 """
 
 from __future__ import annotations
@@ -24,15 +25,17 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS: dict[str, str] = {
     "cli": "the command line: argument parsing and one module per command",
     "service": "the GitHub App as a service: webhook front door, queue, leases, pacing, worker",
-    "github": "GitHub: the API seam, its clients and pacing, webhook events, a review's inputs, delegation, publishing",
-    "outputs": "what a review is shown as: text, JSON, SARIF and Markdown renderers, the published site",
+    "github": "GitHub: the API seam, its clients and pacing, webhook events, a review's inputs, "
+    "delegation, publishing",
+    "outputs": "what a review is shown as: text, JSON, SARIF and Markdown renderers, the "
+    "published site",
     "review": "one review: the engine, the composition and its stages, the checks, the regression",
     "model": "the registry as data: entries, schemas, ownership, naming rules, schema evolution",
     "core": "the vocabulary: snapshots, change sets, findings, configuration, budgets, quoting",
 }
 
-# Old module (dotted, under bot.) -> new module. A package maps with everything under it; the longest
-# matching old name wins (bot.render.inert before bot.render).
+# Old module (dotted, under bot.) -> new module. A package maps with everything under it; the
+# longest matching old name wins (bot.render.inert before bot.render).
 MOVES: dict[str, str] = {
     # core
     "bot.budget": "bot.core.budget",
@@ -107,8 +110,8 @@ MOVES: dict[str, str] = {
     "bot.app.outage": "bot.service.outage",
     "bot.app.reconcile": "bot.service.reconcile",
     "bot.app.schema": "bot.service.queue_schema",
-    # GitHub's write pacing (shared by the clients of every worker), the webhook events and the jobs they
-    # make, and the metrics of GitHub calls and jobs: the service builds on them
+    # GitHub's write pacing (shared by the clients of every worker), the webhook events and the jobs
+    # they make, and the metrics of GitHub calls and jobs: the service builds on them
     "bot.app.pacing": "bot.github.pacing",
     "bot.app.events": "bot.github.events",
     "bot.app.metrics": "bot.github.metrics",
@@ -124,19 +127,37 @@ MOVES: dict[str, str] = {
     "bot.sample": "bot.cli.sample",
 }
 PACKAGE_FILES = {"bot.cli": "bot/cli/__init__.py"}  # modules that become a package's __init__
-GONE = ("bot/app/__init__.py",)  # emptied packages: their __init__ is removed once every module left
+# emptied packages: their __init__ is removed once every module left
+GONE = ("bot/app/__init__.py",)
 NEW = tuple(f"bot.{layer}" for layer in LAYERS)
 # Files whose text may name modules (besides every *.py): deployment, docs, configuration.
-TEXT_GLOBS = ("Procfile", "Dockerfile", "compose.yaml", "Makefile", "pyproject.toml", "gunicorn.conf.py",
-              "README.md", "docs/**/*.md", "deploy/*", "action.yml", ".pre-commit-hooks.yaml", ".ci/*",
-              "benchmarks/**/*.md", "naming/**/*.md", "registry/**/*.md")
+TEXT_GLOBS = (
+    "Procfile",
+    "Dockerfile",
+    "compose.yaml",
+    "Makefile",
+    "pyproject.toml",
+    "gunicorn.conf.py",
+    "README.md",
+    "docs/**/*.md",
+    "deploy/*",
+    "action.yml",
+    ".pre-commit-hooks.yaml",
+    ".ci/*",
+    "benchmarks/**/*.md",
+    "naming/**/*.md",
+    "registry/**/*.md",
+)
 LINE_LENGTH = 100  # the target; ``--line-length 100`` sets it once the long strings are rewrapped
-DOCSTRING_LINES = 14  # a module docstring longer than this keeps its first paragraph; the rest goes to docs
+# a module docstring longer than this keeps its first paragraph; the rest goes to docs
+DOCSTRING_LINES = 14
 NOTES = "docs/module-notes.md"
 
 
 def git(*args: str) -> str:
-    return subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def module_file(name: str) -> Path | None:
@@ -152,7 +173,8 @@ def module_file(name: str) -> Path | None:
 
 
 def new_name(dotted: str) -> str:
-    """``dotted`` (a module, or an attribute under one) after the moves; unchanged when nothing moved it."""
+    """``dotted`` (a module, or an attribute under one) after the moves; unchanged when nothing
+    moved it."""
     if dotted in NEW or dotted.startswith(tuple(n + "." for n in NEW)):
         return dotted  # already laid out (a second run)
     parts = dotted.split(".")
@@ -163,7 +185,8 @@ def new_name(dotted: str) -> str:
     return dotted
 
 
-# -- moving files ------------------------------------------------------------------------------------------
+# -- moving files ----------------------------------------------------------------------------------
+
 
 def target_path(new: str, is_package: bool) -> Path:
     path = ROOT.joinpath(*new.split("."))
@@ -171,10 +194,13 @@ def target_path(new: str, is_package: bool) -> Path:
 
 
 def plan_moves() -> list[tuple[Path, Path]]:
-    """(source, destination) of every move still to do, sources that exist only, nested ones first."""
+    """(source, destination) of every move still to do, sources that exist only, nested ones
+    first."""
     moves = []
     # nested sources first; among equals, a package before a module moved into it
-    for old, new in sorted(MOVES.items(), key=lambda kv: (-kv[0].count("."), kv[1].count("."), kv[0])):
+    for old, new in sorted(
+        MOVES.items(), key=lambda kv: (-kv[0].count("."), kv[1].count("."), kv[0])
+    ):
         src = module_file(old)
         if src is None:
             continue
@@ -190,15 +216,16 @@ UP_INDEX = re.compile(r"(Path\(__file__\)(?:\.resolve\(\))?)\.parents\[(\d+)\]")
 
 
 def move(src: Path, dst: Path, dry: bool) -> None:
-    """``git mv``; paths a moved module computes from its own file (``Path(__file__).parent.parent``,
-    ``.parents[2]``) climb as many more folders as it went down."""
+    """``git mv``; paths a moved module computes from its own file
+    (``Path(__file__).parent.parent``, ``.parents[2]``) climb as many more folders as it went
+    down."""
     print(f"git mv {src.relative_to(ROOT)} {dst.relative_to(ROOT)}")
     if dry:
         return
     dst.parent.mkdir(parents=True, exist_ok=True)
     git("mv", str(src.relative_to(ROOT)), str(dst.relative_to(ROOT)))
     deeper = len(dst.parts) - len(src.parts)
-    for path in ([dst] if dst.is_file() else sorted(dst.rglob("*.py"))):
+    for path in [dst] if dst.is_file() else sorted(dst.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         new = UP_CHAIN.sub(lambda m: m.group(1) + m.group(2) + ".parent" * deeper, text)
         new = UP_INDEX.sub(lambda m: f"{m.group(1)}.parents[{int(m.group(2)) + deeper}]", new)
@@ -220,16 +247,19 @@ def layer_packages(dry: bool) -> None:
 def remove_emptied(dry: bool) -> None:
     for rel in GONE:
         path = ROOT / rel
-        if path.exists() and not [p for p in path.parent.iterdir() if p.name not in ("__init__.py", "__pycache__")]:
+        if path.exists() and not [
+            p for p in path.parent.iterdir() if p.name not in ("__init__.py", "__pycache__")
+        ]:
             print(f"git rm {rel}")
             if not dry:
                 git("rm", "-q", rel)
 
 
-# -- rewriting references ----------------------------------------------------------------------------------
+# -- rewriting references --------------------------------------------------------------------------
 
 DOTTED = re.compile(r"(?<![\w.])bot(?:\.[A-Za-z_]\w*)+")
-SLASHED = re.compile(r"(?<![\w/.-])bot(?:/[A-Za-z_]\w*)+(?:\.py)?(?![\w-])")  # not a rule id: bot/incomplete-review
+# not a rule id: bot/incomplete-review
+SLASHED = re.compile(r"(?<![\w/.-])bot(?:/[A-Za-z_]\w*)+(?:\.py)?(?![\w-])")
 
 
 def rewrite_dotted(text: str) -> str:
@@ -237,7 +267,9 @@ def rewrite_dotted(text: str) -> str:
 
 
 def rewrite_slashed(text: str) -> str:
-    """``bot/app/worker.py`` -> ``bot/service/worker.py`` (paths of modules and packages in prose)."""
+    """``bot/app/worker.py`` -> ``bot/service/worker.py`` (paths of modules and packages in
+    prose)."""
+
     def one(m: re.Match[str]) -> str:
         path = m.group(0)
         stem = path[:-3] if path.endswith(".py") else path
@@ -248,12 +280,14 @@ def rewrite_slashed(text: str) -> str:
         if moved == dotted:
             return path
         return moved.replace(".", "/") + (".py" if path.endswith(".py") else "")
+
     return SLASHED.sub(one, text)
 
 
 def split_from_imports(source: str) -> str:
-    """``from bot import engine, incomplete`` where the names are modules that moved to different places:
-    one ``from`` line per new parent (``from bot.review import engine`` / ``from bot.core import ...``)."""
+    """``from bot import engine, incomplete`` where the names are modules that moved to different
+    places: one ``from`` line per new parent (``from bot.review import engine`` / ``from bot.core
+    import ...``)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -272,13 +306,18 @@ def split_from_imports(source: str) -> str:
             parent, _, leaf = full.rpartition(".")
             if (parent, leaf) != (new_name(node.module), alias.name):
                 changed = True
-            text = leaf if alias.asname is None and leaf == alias.name else \
-                f"{leaf} as {alias.asname or alias.name}"
+            text = (
+                leaf
+                if alias.asname is None and leaf == alias.name
+                else f"{leaf} as {alias.asname or alias.name}"
+            )
             groups.setdefault(parent, []).append(text)
         if not changed:
             continue
         indent = " " * node.col_offset
-        new = "".join(f"{indent}from {parent} import {', '.join(names)}\n" for parent, names in groups.items())
+        new = "".join(
+            f"{indent}from {parent} import {', '.join(names)}\n" for parent, names in groups.items()
+        )
         edits.append((node.lineno - 1, node.end_lineno or node.lineno, new))
     for start, end, new in sorted(edits, reverse=True):
         lines[start:end] = [new]
@@ -289,7 +328,9 @@ def text_files() -> list[Path]:
     tracked = set(git("ls-files").splitlines())
     files = {ROOT / p for p in tracked if p.endswith(".py")}
     for pattern in TEXT_GLOBS:
-        files |= {p for p in ROOT.glob(pattern) if p.is_file() and str(p.relative_to(ROOT)) in tracked}
+        files |= {
+            p for p in ROOT.glob(pattern) if p.is_file() and str(p.relative_to(ROOT)) in tracked
+        }
     return sorted(p for p in files if p.exists() and "scripts/relayout.py" not in str(p))
 
 
@@ -306,7 +347,7 @@ def rewrite_references(dry: bool) -> int:
     return changed
 
 
-# -- configuration -----------------------------------------------------------------------------------------
+# -- configuration ---------------------------------------------------------------------------------
 
 CONTRACT = """[tool.importlinter]
 root_package = "bot"
@@ -337,11 +378,12 @@ def configure(dry: bool, line_length: int | None) -> None:
         makefile.write_text(make, encoding="utf-8")
 
 
-# -- module docstrings -------------------------------------------------------------------------------------
+# -- module docstrings -----------------------------------------------------------------------------
+
 
 def trim_docstrings(dry: bool) -> int:
-    """A module docstring over ``DOCSTRING_LINES`` lines keeps its first paragraph (what and why); the rest
-    is appended to docs/module-notes.md under the module's name."""
+    """A module docstring over ``DOCSTRING_LINES`` lines keeps its first paragraph (what and why);
+    the rest is appended to docs/module-notes.md under the module's name."""
     notes: list[str] = []
     for path in sorted((ROOT / "bot").rglob("*.py")):
         source = path.read_text(encoding="utf-8")
@@ -350,33 +392,43 @@ def trim_docstrings(dry: bool) -> int:
         except SyntaxError:
             continue
         first = tree.body[0] if tree.body else None
-        if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)):
+        if not (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
             continue
         literal = ast.get_source_segment(source, first) or ""
         if literal.count("\n") + 1 <= DOCSTRING_LINES or "\n\n" not in literal:
             continue
-        head, _, rest = literal.partition("\n\n")  # the literal as written: its prefix and escapes kept
+        # the literal as written: its prefix and escapes kept
+        head, _, rest = literal.partition("\n\n")
         quote = literal[-3:]
         rest = rest[:-3]
         lines = source.splitlines(keepends=True)
         kept = f"{head}\n\nMore in {NOTES} ({path.relative_to(ROOT)}).\n{quote}\n"
-        lines[first.lineno - 1:first.end_lineno] = [kept]
+        lines[first.lineno - 1 : first.end_lineno] = [kept]
         module = str(path.relative_to(ROOT))
         notes.append(f"## `{module}`\n\n{rest.strip()}\n")
         if not dry:
             path.write_text("".join(lines), encoding="utf-8")
     if notes and not dry:
         out = ROOT / NOTES
-        existing = out.read_text(encoding="utf-8") if out.exists() else \
-            "# Module notes\n\nWhat the modules' docstrings said beyond their first paragraph.\n\n"
-        out.write_text(existing + "\n".join(n for n in notes if n.split("\n")[0] not in existing),
-                       encoding="utf-8")
+        existing = (
+            out.read_text(encoding="utf-8")
+            if out.exists()
+            else "# Module notes\n\nWhat the modules' docstrings said beyond their first "
+            "paragraph.\n\n"
+        )
+        out.write_text(
+            existing + "\n".join(n for n in notes if n.split("\n")[0] not in existing),
+            encoding="utf-8",
+        )
         git("add", NOTES)
     return len(notes)
 
 
-# -- README ------------------------------------------------------------------------------------------------
+# -- README ----------------------------------------------------------------------------------------
 
 START, END = "<!-- layout:start -->", "<!-- layout:end -->"
 
@@ -397,7 +449,9 @@ def readme_table() -> str:
         folder = ROOT / "bot" / layer
         rows.append(f"| **`bot/{layer}/`** | | {summary(folder)} |")
         for item in sorted(folder.iterdir()):
-            if item.name in ("__init__.py", "__pycache__") or (item.is_file() and item.suffix != ".py"):
+            if item.name in ("__init__.py", "__pycache__") or (
+                item.is_file() and item.suffix != ".py"
+            ):
                 continue
             name = item.name + ("/" if item.is_dir() else "")
             rows.append(f"| | `{name}` | {summary(item)} |")
@@ -415,7 +469,7 @@ def regenerate_readme(dry: bool) -> None:
         match = re.search(r"(?m)^\| module \| role \|\n(?:\|.*\n)+", text)
         if match is None:
             raise SystemExit("README.md: no module table (| module | role |) and no layout markers")
-        text = text[:match.start()] + table + "\n" + text[match.end():]
+        text = text[: match.start()] + table + "\n" + text[match.end() :]
     if not dry:
         readme.write_text(text, encoding="utf-8")
 
@@ -423,9 +477,13 @@ def regenerate_readme(dry: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="print the moves, change nothing")
-    parser.add_argument("--line-length", type=int, metavar="N",
-                        help=f"set ruff's line length (the target is {LINE_LENGTH}; today's code has string "
-                             "literals and comments past it, which ruff format does not rewrap)")
+    parser.add_argument(
+        "--line-length",
+        type=int,
+        metavar="N",
+        help=f"set ruff's line length (the target is {LINE_LENGTH}; today's code has string "
+        "literals and comments past it, which ruff format does not rewrap)",
+    )
     args = parser.parse_args(argv)
     moves = plan_moves()
     for src, dst in moves:
@@ -437,13 +495,47 @@ def main(argv: list[str] | None = None) -> int:
     trimmed = trim_docstrings(args.dry_run)
     if not args.dry_run:
         regenerate_readme(args.dry_run)
-        # imports sorted again under their new names (ruff's isort rules, as `make lint` checks them)
-        subprocess.run([sys.executable, "-m", "ruff", "check", "--fix", "--select", "I", "--quiet",
-                        "bot", "tests", "benchmarks"], cwd=ROOT, check=False)
+        # imports sorted again under their new names (ruff's isort rules, as `make lint` checks
+        # them)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ruff",
+                "check",
+                "--fix",
+                "--select",
+                "I",
+                "--quiet",
+                "bot",
+                "tests",
+                "benchmarks",
+            ],
+            cwd=ROOT,
+            check=False,
+        )
         # longer module names can push a line past the limit: named here, to be rewrapped by hand
-        subprocess.run([sys.executable, "-m", "ruff", "check", "--select", "E501", "--output-format", "concise",
-                        "bot", "tests", "benchmarks"], cwd=ROOT, check=False)
-    print(f"{len(moves)} moves, {changed} files rewritten, {trimmed} module docstrings trimmed", file=sys.stderr)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ruff",
+                "check",
+                "--select",
+                "E501",
+                "--output-format",
+                "concise",
+                "bot",
+                "tests",
+                "benchmarks",
+            ],
+            cwd=ROOT,
+            check=False,
+        )
+    print(
+        f"{len(moves)} moves, {changed} files rewritten, {trimmed} module docstrings trimmed",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -10,7 +10,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # shared/ sits beside the repository (a git worktree may be one level deeper: take the nearest)
-SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared")
+SHARED = next(
+    (p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared"
+)
 CORPUS = SHARED / "corpus" / "openlineage"
 PAYLOADS = SHARED / "github-payloads"
 
@@ -39,14 +41,22 @@ REGISTRY_ENTRY = "spec/registry/gcp/lineage/registry.json"
 
 @pytest.fixture(scope="session")
 def corpus_pr_repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
-    """The corpus as a git repository (``main``) with a pull request branch ``pr`` that edits a registry
-    entry, adds an entry and deletes a facet file. Shared: clone it before committing to it."""
+    """The corpus as a git repository (``main``) with a pull request branch ``pr`` that edits a
+    registry entry, adds an entry and deletes a facet file. Shared: clone it before committing to
+    it."""
     from tests.gitrepo import Repo
 
     made = Repo.from_folder(corpus, tmp_path_factory.mktemp("corpus-pr") / "openlineage")
-    made.change({"spec/registry/acme/registry.json": '{"producer": {}}\n',
-                 "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json": None})
-    made.edit_json(REGISTRY_ENTRY, lambda data: data["consumer"].update(consumed_facets=["ol:gcp:lineage:X.json"]))
+    made.change(
+        {
+            "spec/registry/acme/registry.json": '{"producer": {}}\n',
+            "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json": None,
+        }
+    )
+    made.edit_json(
+        REGISTRY_ENTRY,
+        lambda data: data["consumer"].update(consumed_facets=["ol:gcp:lineage:X.json"]),
+    )
     made.commit("edit the entry")
     return made.path
 
@@ -60,15 +70,31 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unty
 
     binary = shutil.which("redis-server")
     if binary is None:
-        pytest.fail("redis-server is not installed: `apt-get install -y redis-server` (bash .ci/run does it); "
-                    "the queue's Redis backend is tested against a real server, never skipped")
+        pytest.fail(
+            "redis-server is not installed: `apt-get install -y redis-server` (bash .ci/run does "
+            "it); the queue's Redis backend is tested against a real server, never skipped"
+        )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     folder = tmp_path_factory.mktemp("redis")
-    server = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
-                               "--save", "", "--appendonly", "no"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            binary,
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--dir",
+            str(folder),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 10
         while True:
@@ -77,7 +103,9 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unty
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"redis-server did not start on port {port} (exit code {server.poll()})")
+                    pytest.fail(
+                        f"redis-server did not start on port {port} (exit code {server.poll()})"
+                    )
                 time.sleep(0.05)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
@@ -90,47 +118,54 @@ def spark():  # type: ignore[no-untyped-def]
     """One real local SparkSession for the whole test run (two cores, no UI), stopped at the end."""
     from bot.review.regression.spark_job import start_session
 
-    session = start_session("local[2]", app="registry-bot-tests", extra={"spark.driver.memory": "1g"})
+    session = start_session(
+        "local[2]", app="registry-bot-tests", extra={"spark.driver.memory": "1g"}
+    )
     yield session
     session.stop()
 
 
 @pytest.fixture(scope="session")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bare clone of the real OpenLineage spec history (``tests/history.py``). Shared: never commit to it."""
+    """A bare clone of the real OpenLineage spec history (``tests/history.py``). Shared: never
+    commit to it."""
     from tests.history import clone
 
     return clone(tmp_path_factory.mktemp("history") / "openlineage.git")
 
 
 IMAGE_TESTS = "test_images.py"
-# `make test` runs the suite as three pytest processes at once (``--shard``): the suite mostly waits (on
-# processes, JVMs, the stand-in's latency), so on 2 cores three shards finish in about half the time of one.
+# `make test` runs the suite as three pytest processes at once (``--shard``): the suite mostly waits
+# (on processes, JVMs, the stand-in's latency), so on 2 cores three shards finish in about half the
+# time of one.
 SHARDS = ("spark", "fleet", "rest")
 
 
 def shard_of(item: pytest.Item) -> str:
-    """Spark (the regression's files and the demo) and the image build; the App's real process fleets;
-    everything else (about a third of the suite's time each)."""
+    """Spark (the regression's files and the demo) and the image build; the App's real process
+    fleets; everything else (about a third of the suite's time each)."""
     if item.path.name.startswith("test_regress") or item.path.name in (IMAGE_TESTS, "test_demo.py"):
         return "spark"
     return "fleet" if item.get_closest_marker("e2e") is not None else "rest"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The suite tests commands as a terminal runs them: a run started ignoring SIGINT (a shell's background
-    job, as `make test`'s shards are) restores Python's handler, so that the processes it starts hear Ctrl-C."""
+    """The suite tests commands as a terminal runs them: a run started ignoring SIGINT (a shell's
+    background job, as `make test`'s shards are) restores Python's handler, so that the processes it
+    starts hear Ctrl-C."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--shard", choices=SHARDS, help="run only this shard of the suite (see `make test`)")
+    parser.addoption(
+        "--shard", choices=SHARDS, help="run only this shard of the suite (see `make test`)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep the requested shard; the image tests run last: they wait for the image build that runs beside
-    the rest of the suite."""
+    """Keep the requested shard; the image tests run last: they wait for the image build that runs
+    beside the rest of the suite."""
     shard = config.getoption("--shard")
     if shard is not None:
         config.hook.pytest_deselected(items=[item for item in items if shard_of(item) != shard])
@@ -140,8 +175,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session", autouse=True)
 def image_build(request: pytest.FixtureRequest) -> None:
-    """Start the image build (tests/images.py) with the first test of a session that runs the image tests,
-    so that it runs beside the rest of the suite; collecting the tests (``--collect-only``) starts nothing."""
+    """Start the image build (tests/images.py) with the first test of a session that runs the image
+    tests, so that it runs beside the rest of the suite; collecting the tests (``--collect-only``)
+    starts nothing."""
     if any(item.path.name == IMAGE_TESTS for item in request.session.items):
         from tests.images import start_build
 
@@ -165,8 +201,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.fixture(scope="session")
 def history_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A bare clone of the real OpenLineage history, shared by the session: plant commits into it with
-    ``tests.planting.plant`` (new objects only; its refs never move)."""
+    """A bare clone of the real OpenLineage history, shared by the session: plant commits into it
+    with ``tests.planting.plant`` (new objects only; its refs never move)."""
     from tests.history import clone
 
     return clone(tmp_path_factory.mktemp("history-clone") / "openlineage.git")
@@ -174,8 +210,8 @@ def history_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def installed_bot(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """The project's wheel pip-installed into a new virtual environment outside the checkout, offline from the
-    wheelhouse (``tests/installed.py``); built once per session."""
+    """The project's wheel pip-installed into a new virtual environment outside the checkout,
+    offline from the wheelhouse (``tests/installed.py``); built once per session."""
     from tests.installed import install_wheel
 
     return install_wheel(tmp_path_factory.mktemp("installed"))

@@ -1,13 +1,15 @@
-"""A copy of the real OpenLineage repository where two registry entries have owners without write access.
+"""A copy of the real OpenLineage repository where two registry entries have owners without write
+access.
 
 ``main``: the corpus plus ``spec/registry/gcp/dataproc/CODEOWNERS`` (``@dataproc-owner``) and
-``spec/registry/iceberg/CODEOWNERS`` (``@iceberg-owner``), and the bot's configuration with auto-merge on.
-Each other branch is one pull request's head, built on ``main``:
+``spec/registry/iceberg/CODEOWNERS`` (``@iceberg-owner``), and the bot's configuration with
+auto-merge on. Each other branch is one pull request's head, built on ``main``:
 
-- ``pr``: a contributor edits the dataproc entry (its documentation URL); ``pr2``: one more commit on ``pr``;
+- ``pr``: a contributor edits the dataproc entry (its documentation URL); ``pr2``: one more commit
+  on ``pr``;
 - ``two``: the dataproc and the iceberg entries both;
-- ``facets``, ``rootco``, ``config``, ``entryco``: the dataproc edit plus a core facet, the root CODEOWNERS,
-  the bot's configuration, or the entry's own CODEOWNERS.
+- ``facets``, ``rootco``, ``config``, ``entryco``: the dataproc edit plus a core facet, the root
+  CODEOWNERS, the bot's configuration, or the entry's own CODEOWNERS.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def _doc_url(repo: Repo, folder: str, suffix: str) -> None:
     def edit(data: object) -> None:
         assert isinstance(data, dict)
         data["producer"]["root_doc_URL"] += suffix
+
     repo.edit_json(f"{folder}/registry.json", edit)
 
 
@@ -54,7 +57,10 @@ def build(corpus: Path, target: Path) -> Repo:
         "facets": (CORE_FACET, lambda text: text + "\n"),
         "rootco": ("CODEOWNERS", lambda text: text + f"{DATAPROC} @{DATAPROC_OWNER}\n"),
         "config": (CONFIG, lambda text: text + "  entries: ['*']\n"),
-        "entryco": (f"{DATAPROC}/CODEOWNERS", lambda text: text + f"* @{DATAPROC_OWNER} @{AUTHOR}\n"),
+        "entryco": (
+            f"{DATAPROC}/CODEOWNERS",
+            lambda text: text + f"* @{DATAPROC_OWNER} @{AUTHOR}\n",
+        ),
     }
     for branch, (path, edit) in extra.items():
         _branch(repo, branch)

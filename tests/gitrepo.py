@@ -8,16 +8,22 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",
-    "GIT_COMMITTER_NAME": "Test Author", "GIT_COMMITTER_EMAIL": "author@example.com",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1", "PATH": "/usr/bin:/bin:/usr/local/bin",
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.com",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "HOME": "/nonexistent",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "PATH": "/usr/bin:/bin:/usr/local/bin",
 }
 
 
 def git(repo: Path, *args: str) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=GIT_ENV,
-                          check=False)
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, env=GIT_ENV, check=False
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr}")
     return proc.stdout.strip()
@@ -62,7 +68,10 @@ class Repo:
         full = self.path / path
         data = json.loads(full.read_text(encoding="utf-8"))
         result = edit(data)  # edits in place; a returned dict replaces the document
-        full.write_text(json.dumps(result if isinstance(result, dict) else data, indent=2) + "\n", encoding="utf-8")
+        full.write_text(
+            json.dumps(result if isinstance(result, dict) else data, indent=2) + "\n",
+            encoding="utf-8",
+        )
 
     def commit(self, message: str = "change", branch: str = "pr") -> str:
         current = git(self.path, "rev-parse", "--abbrev-ref", "HEAD")
@@ -83,5 +92,7 @@ class Repo:
         return self.commit(message)
 
     def bare_clone(self, target: Path) -> Path:
-        subprocess.run(["git", "clone", "-q", "--bare", str(self.path), str(target)], check=True, env=GIT_ENV)
+        subprocess.run(
+            ["git", "clone", "-q", "--bare", str(self.path), str(target)], check=True, env=GIT_ENV
+        )
         return target

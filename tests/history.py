@@ -1,4 +1,5 @@
-"""The real git history of OpenLineage's spec and registry (141 merged pull requests), for replaying them."""
+"""The real git history of OpenLineage's spec and registry (141 merged pull requests), for replaying
+them."""
 
 from __future__ import annotations
 
@@ -14,21 +15,28 @@ from bot.review.engine import ReviewContext, review
 from tests.conftest import SHARED
 from tests.gitrepo import GIT_ENV
 
-BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"  # beside the repository or a worktree
+# beside the repository or a worktree
+BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"
 
 
 def clone(target: Path) -> Path:
     """A bare clone of the history bundle at ``target``."""
     if not BUNDLE.is_file():
         raise RuntimeError(f"the history bundle is missing at {BUNDLE}")
-    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(target)], check=True, env=GIT_ENV)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(BUNDLE), str(target)], check=True, env=GIT_ENV
+    )
     return target
 
 
 def commit_of(repo: Path, pr: str) -> str:
     """The one commit whose subject names pull request ``pr`` (``"#2987"``)."""
-    out = subprocess.run(["git", "-C", str(repo), "log", "--format=%H %s", "--fixed-strings", f"--grep=({pr})"],
-                         capture_output=True, text=True, check=True).stdout.splitlines()
+    out = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%H %s", "--fixed-strings", f"--grep=({pr})"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     found = [line.split(" ", 1)[0] for line in out if line.endswith(f"({pr})")]
     if len(found) != 1:
         raise LookupError(f"{len(found)} commits for {pr}")
@@ -43,8 +51,9 @@ def replay(repo: Path, commit: str, config: Config | None = None) -> Report:
 
 
 def with_events(history: Path, commit: str, events: Path, target: Path) -> Path:
-    """A repository shaped like the real one at ``commit``: ``main`` holds the parent's tree and ``pr``
-    the commit's, each with the folder ``events`` (the integrations' test events) at its own path."""
+    """A repository shaped like the real one at ``commit``: ``main`` holds the parent's tree and
+    ``pr`` the commit's, each with the folder ``events`` (the integrations' test events) at its own
+    path."""
     from tests.gitrepo import git
 
     target.mkdir(parents=True)
@@ -54,7 +63,9 @@ def with_events(history: Path, commit: str, events: Path, target: Path) -> Path:
             git(target, "checkout", "-q", "-b", "pr")
             git(target, "rm", "-rq", "--cached", ".")
             subprocess.run(["git", "-C", str(target), "clean", "-qfdx"], check=True, env=GIT_ENV)
-        archive = subprocess.run(["git", "-C", str(history), "archive", rev], check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", str(history), "archive", rev], check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
         shutil.copytree(events, target / events.name, dirs_exist_ok=True)
         git(target, "add", "-A")
@@ -64,12 +75,17 @@ def with_events(history: Path, commit: str, events: Path, target: Path) -> Path:
 
 def newest_passing_registry_change(repo: Path, author: str, approvers: frozenset[str]) -> str:
     """The newest commit changing the registry that passes review, as its pull request approved by
-    ``approvers``: real changes whose verdict the engine decides (history defects, tests/test_history.py,
-    are found and skipped by the same engine rather than named)."""
+    ``approvers``: real changes whose verdict the engine decides (history defects,
+    tests/test_history.py, are found and skipped by the same engine rather than named)."""
     from bot.core.findings import Verdict
     from tests.planting import review_pr
 
-    log = subprocess.run(["git", "-C", str(repo), "log", "--format=%H", "--", "spec/registry"], capture_output=True,
-                         text=True, check=True, env=GIT_ENV).stdout.split()
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%H", "--", "spec/registry"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=GIT_ENV,
+    ).stdout.split()
     context = ReviewContext(author=author, approvers=approvers)
     return next(c for c in log if review_pr(repo, c, context).verdict is Verdict.SUCCESS)

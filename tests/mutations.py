@@ -21,8 +21,13 @@ from bot.core.snapshot import GitSnapshot
 from tests.planting import changed_paths, dump
 
 Edits = dict[str, bytes | None]
-FACETS, TESTS, MIRROR, SPEC, CORE_ENTRY = "spec/facets", "spec/tests", "website/static/spec", \
-    "spec/OpenLineage.json", "spec/registry/core/registry.json"
+FACETS, TESTS, MIRROR, SPEC, CORE_ENTRY = (
+    "spec/facets",
+    "spec/tests",
+    "website/static/spec",
+    "spec/OpenLineage.json",
+    "spec/registry/core/registry.json",
+)
 VERSION = re.compile(r"/facets/(\d+)-(\d+)-(\d+)/")
 
 
@@ -81,7 +86,8 @@ def targets(repo: Path, commit: str) -> list[Target]:
 
 @functools.lru_cache(maxsize=32)
 def _targets(repo_path: str, commit: str) -> tuple[Target, ...]:
-    """The facets a defect can be planted in: not touched by the commit itself, published before it."""
+    """The facets a defect can be planted in: not touched by the commit itself, published before
+    it."""
     repo = Path(repo_path)
     found = []
     mirror = set(files_of(repo, f"{commit}^", MIRROR)) & set(files_of(repo, commit, MIRROR))
@@ -100,17 +106,26 @@ def _targets(repo_path: str, commit: str) -> tuple[Target, ...]:
         ref = prop.get("$ref", "") if isinstance(prop, dict) else ""
         if not ref.startswith("#/$defs/") or not VERSION.search(schema["$id"]):
             continue
-        name = ref[len("#/$defs/"):]
+        name = ref[len("#/$defs/") :]
         filename = path.rsplit("/", 1)[-1]
-        published = tuple(sorted(p.split("/")[-2] for p in mirror if p.endswith(f"/{filename}") and "/facets/" in p))
+        published = tuple(
+            sorted(
+                p.split("/")[-2] for p in mirror if p.endswith(f"/{filename}") and "/facets/" in p
+            )
+        )
         for example in files_of(repo, commit, f"{TESTS}/{filename[:-5]}"):
             if example.count("/") != 3:
                 continue
             etext, value = _parsed(repo, commit, example)
             facet = value.get(key) if isinstance(value, dict) else None
             url = facet.get("_schemaURL") if isinstance(facet, dict) else None
-            if url in (schema["$id"], f"{schema['$id']}#/$defs/{name}") and json.dumps(url) in etext:
-                found.append(Target(path, text, schema["$id"], name, key, example, etext, url, published))
+            if (
+                url in (schema["$id"], f"{schema['$id']}#/$defs/{name}")
+                and json.dumps(url) in etext
+            ):
+                found.append(
+                    Target(path, text, schema["$id"], name, key, example, etext, url, published)
+                )
                 break
     return tuple(found)
 
@@ -127,7 +142,8 @@ def fmt(version: tuple[int, int, int]) -> str:
 
 
 def new_version(t: Target, text: str, version: tuple[int, int, int]) -> Edits:
-    """``text`` as the schema at ``version``, with its copy in the mirror (a correct new version)."""
+    """``text`` as the schema at ``version``, with its copy in the mirror (a correct new
+    version)."""
     new_id = t.schema_id.replace(f"/{fmt(t.version)}/", f"/{fmt(version)}/")
     body = _swap(text, t.schema_id, new_id).encode()
     return {t.schema_path: body, f"{MIRROR}/facets/{fmt(version)}/{t.filename}": body}
@@ -140,7 +156,7 @@ def add_field(text: str, defs_name: str) -> str | None:
     if start < 0 or at < 0:
         return None
     at += len('"properties": {')
-    line = text[text.rfind("\n", 0, at) + 1:at]
+    line = text[text.rfind("\n", 0, at) + 1 : at]
     indent = " " * (len(line) - len(line.lstrip()) + 2)
     return f'{text[:at]}\n{indent}"plantedNote": {{ "type": "string" }},{text[at:]}'
 
@@ -164,8 +180,14 @@ def fields(t: Target) -> list[str]:
     """The optional fields of the example's facet that the schema declares once."""
     facet = json.loads(t.example_text)[t.key]
     required = _required(json.loads(t.schema_text))
-    return [name for name in facet if name not in required and not name.startswith("_") and name != t.key
-            and t.schema_text.count(f'"{name}": {{') == 1]
+    return [
+        name
+        for name in facet
+        if name not in required
+        and not name.startswith("_")
+        and name != t.key
+        and t.schema_text.count(f'"{name}": {{') == 1
+    ]
 
 
 def first_field(t: Target) -> str | None:
@@ -188,7 +210,9 @@ def rename_key(text: str, old: str, new: str) -> str:
 Plant = Callable[[Path, str], "tuple[Edits, Edits] | None"]
 
 
-def _first(repo: Path, commit: str, fits: Callable[[Target], bool] = lambda t: True) -> Target | None:
+def _first(
+    repo: Path, commit: str, fits: Callable[[Target], bool] = lambda t: True
+) -> Target | None:
     return next((t for t in targets(repo, commit) if fits(t)), None)
 
 
@@ -214,7 +238,9 @@ def published_deleted(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     if new is None:
         return None
     m, r, a = t.version
-    return {f"{MIRROR}/facets/{t.published[0]}/{t.filename}": None}, new_version(t, new, (m, r, a + 1))
+    return {f"{MIRROR}/facets/{t.published[0]}/{t.filename}": None}, new_version(
+        t, new, (m, r, a + 1)
+    )
 
 
 def url_kind(wrong: Callable[[Target, list[Target]], str | None]) -> Plant:
@@ -223,10 +249,15 @@ def url_kind(wrong: Callable[[Target, list[Target]], str | None]) -> Plant:
         for t in found:
             url = wrong(t, found)
             if url is not None:
-                right = f"{t.schema_id}#/$defs/{t.defs_name}" if t.url == t.schema_id else t.schema_id
-                return ({t.example_path: _swap(t.example_text, t.url, url).encode()},
-                        {t.example_path: _swap(t.example_text, t.url, right).encode()})
+                right = (
+                    f"{t.schema_id}#/$defs/{t.defs_name}" if t.url == t.schema_id else t.schema_id
+                )
+                return (
+                    {t.example_path: _swap(t.example_text, t.url, url).encode()},
+                    {t.example_path: _swap(t.example_text, t.url, right).encode()},
+                )
         return None
+
     return plant
 
 
@@ -237,7 +268,9 @@ def other_facet(t: Target, found: list[Target]) -> str | None:
 def missing_version(t: Target, found: list[Target]) -> str | None:
     m, r, _ = t.version
     absent = fmt((m, r + 1, 0))
-    return None if absent in t.published else t.schema_id.replace(f"/{fmt(t.version)}/", f"/{absent}/")
+    return (
+        None if absent in t.published else t.schema_id.replace(f"/{fmt(t.version)}/", f"/{absent}/")
+    )
 
 
 def missing_def(t: Target, found: list[Target]) -> str | None:
@@ -253,12 +286,25 @@ def example_duplicate_key(repo: Path, commit: str) -> tuple[Edits, Edits] | None
     t = _first(repo, commit)
     if t is None:
         return None
-    line = next((x for x in t.example_text.splitlines(keepends=True) if x.strip().startswith('"_producer": "')), None)
+    line = next(
+        (
+            x
+            for x in t.example_text.splitlines(keepends=True)
+            if x.strip().startswith('"_producer": "')
+        ),
+        None,
+    )
     if line is None or not line.rstrip().endswith(","):
         return None
     producer = json.loads(t.example_text)[t.key]["_producer"]
-    return ({t.example_path: t.example_text.replace(line, line + line, 1).encode()},
-            {t.example_path: _swap(t.example_text, producer, producer.rstrip("/") + "/planted").encode()})
+    return (
+        {t.example_path: t.example_text.replace(line, line + line, 1).encode()},
+        {
+            t.example_path: _swap(
+                t.example_text, producer, producer.rstrip("/") + "/planted"
+            ).encode()
+        },
+    )
 
 
 def example_invalid(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
@@ -268,8 +314,14 @@ def example_invalid(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
     producer = json.loads(t.example_text)[t.key].get("_producer")
     if not isinstance(producer, str):
         return None
-    return ({t.example_path: t.example_text.replace(json.dumps(producer), "7", 1).encode()},
-            {t.example_path: _swap(t.example_text, producer, producer.rstrip("/") + "/planted").encode()})
+    return (
+        {t.example_path: t.example_text.replace(json.dumps(producer), "7", 1).encode()},
+        {
+            t.example_path: _swap(
+                t.example_text, producer, producer.rstrip("/") + "/planted"
+            ).encode()
+        },
+    )
 
 
 def spec_trailing_comma(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
@@ -278,12 +330,17 @@ def spec_trailing_comma(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
         return None
     body = text.rstrip()
     assert body.endswith("}")
-    return ({SPEC: (body[:-1].rstrip() + ",\n}\n").encode()}, {SPEC: (text.rstrip() + "\n\n").encode()})
+    return (
+        {SPEC: (body[:-1].rstrip() + ",\n}\n").encode()},
+        {SPEC: (text.rstrip() + "\n\n").encode()},
+    )
 
 
 def _duplicate_first_member(text: str) -> str | None:
     lines = text.splitlines(keepends=True)
-    member = next((x for x in lines[1:] if re.match(r'\s*"[^"]+": ("[^"]*"|\d+|true|false),\s*$', x)), None)
+    member = next(
+        (x for x in lines[1:] if re.match(r'\s*"[^"]+": ("[^"]*"|\d+|true|false),\s*$', x)), None
+    )
     return None if member is None else text.replace(member, member + member, 1)
 
 
@@ -316,7 +373,8 @@ def not_bumped(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
 
 
 def drift(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    """The schema renames a field its example uses (a MODEL bump, published); the example keeps the old name."""
+    """The schema renames a field its example uses (a MODEL bump, published); the example keeps the
+    old name."""
     for t in targets(repo, commit):
         field = first_field(t)
         if field is None:
@@ -328,23 +386,32 @@ def drift(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
         examples: Edits = {}
         for path in files_of(repo, commit, f"{TESTS}/{t.filename[:-5]}"):
             text = _text(repo, commit, path) or ""
-            # each example follows the rename, and names the new version where it named the current one
-            examples[path] = rename_key(text, field, renamed).replace(
-                f"/{fmt(t.version)}/{t.filename}", f"/{fmt(version)}/{t.filename}").encode()
+            # each example follows the rename, and names the new version where it named the current
+            # one
+            examples[path] = (
+                rename_key(text, field, renamed)
+                .replace(f"/{fmt(t.version)}/{t.filename}", f"/{fmt(version)}/{t.filename}")
+                .encode()
+            )
         return schema, {**schema, **examples}
     return None
 
 
 def event_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    """A sample event (a top-level file of the core examples) carrying a facet whose _schemaURL names a
-    version of its schema that was never published."""
+    """A sample event (a top-level file of the core examples) carrying a facet whose _schemaURL
+    names a version of its schema that was never published."""
     events = [p for p in files_of(repo, commit, TESTS) if p.count("/") == 2 and p.endswith(".json")]
     _, event = _parsed(repo, commit, events[0]) if events else ("", None)
     if not isinstance(event, dict):
         return None
     for t in targets(repo, commit):
-        container = "run" if t.filename.endswith("RunFacet.json") else "job" if t.filename.endswith("JobFacet.json") \
+        container = (
+            "run"
+            if t.filename.endswith("RunFacet.json")
+            else "job"
+            if t.filename.endswith("JobFacet.json")
             else None
+        )
         wrong = missing_version(t, [])
         if container is None or wrong is None or not isinstance(event.get(container), dict):
             continue
@@ -356,10 +423,15 @@ def event_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None
     return None
 
 
-# --- issue 32: samples that contradict their entry, case twins ----------------------------------------
+# --- issue 32: samples that contradict their entry, case twins ------------------------------------
 
-PLACES = {"run": ("run", "facets"), "job": ("job", "facets"), "dataset": ("inputs", "facets"),
-          "inputDataset": ("inputs", "inputFacets"), "outputDataset": ("outputs", "outputFacets")}
+PLACES = {
+    "run": ("run", "facets"),
+    "job": ("job", "facets"),
+    "dataset": ("inputs", "facets"),
+    "inputDataset": ("inputs", "inputFacets"),
+    "outputDataset": ("outputs", "outputFacets"),
+}
 
 
 def _registry(repo: Path, commit: str) -> Any:
@@ -370,17 +442,24 @@ def _registry(repo: Path, commit: str) -> Any:
 
 
 def _sample_event(container: str, key: str, facet: dict[str, Any], producer: str) -> dict[str, Any]:
-    """A complete RunEvent carrying ``facet`` under ``key`` at its place (a dataset facet on an input)."""
+    """A complete RunEvent carrying ``facet`` under ``key`` at its place (a dataset facet on an
+    input)."""
     event: dict[str, Any] = {
-        "eventType": "COMPLETE", "eventTime": "2025-07-01T10:00:00.000Z", "producer": producer,
+        "eventType": "COMPLETE",
+        "eventTime": "2025-07-01T10:00:00.000Z",
+        "producer": producer,
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
         "run": {"runId": "0197c4a2-7f55-7a3e-9d6a-3c2f8a1b2c3d", "facets": {}},
         "job": {"namespace": "planted", "name": "planted.job", "facets": {}},
-        "inputs": [{"namespace": "postgres://db.example.com:5432", "name": "shop.public.orders"}], "outputs": []}
+        "inputs": [{"namespace": "postgres://db.example.com:5432", "name": "shop.public.orders"}],
+        "outputs": [],
+    }
     first, second = PLACES[container]
     holder = event[first][0] if first in ("inputs", "outputs") else event[first]
     if first == "outputs":
-        event["outputs"] = [{"namespace": "postgres://db.example.com:5432", "name": "shop.public.totals"}]
+        event["outputs"] = [
+            {"namespace": "postgres://db.example.com:5432", "name": "shop.public.totals"}
+        ]
         holder = event["outputs"][0]
     holder.setdefault(second, {})[key] = facet
     return event
@@ -404,7 +483,8 @@ class Declared:
 
 
 def declared_facet(repo: Path, commit: str) -> Declared | None:
-    """The first facet (entries in name order) that a non-core entry with a documented producer declares."""
+    """The first facet (entries in name order) that a non-core entry with a documented producer
+    declares."""
     from bot.model.registry import declared_facets
     from bot.model.uris import UriError, resolve
 
@@ -414,8 +494,14 @@ def declared_facet(repo: Path, commit: str) -> Declared | None:
             continue
         doc = registry.registry_doc(entry)
         producer = (doc or {}).get("producer") if isinstance(doc, dict) else None
-        url = next((producer.get(k) for k in ("root_doc_URL", "root_doc_url") if isinstance(producer, dict)
-                    and isinstance(producer.get(k), str)), None)
+        url = next(
+            (
+                producer.get(k)
+                for k in ("root_doc_URL", "root_doc_url")
+                if isinstance(producer, dict) and isinstance(producer.get(k), str)
+            ),
+            None,
+        )
         for declared in declared_facets(doc):
             try:
                 schema = resolve(declared.uri, registry)
@@ -425,20 +511,28 @@ def declared_facet(repo: Path, commit: str) -> Declared | None:
             if facet is None or schema.schema_id is None or url is None:
                 continue
             value = {"_producer": url, "_schemaURL": f"{schema.schema_id}#/$defs/{facet.name}"}
-            return Declared(f"{entry.folder}/samples/planted.json", facet.container or "", facet.key, value, url,
-                            schema.schema_id, facet.name)
+            return Declared(
+                f"{entry.folder}/samples/planted.json",
+                facet.container or "",
+                facet.key,
+                value,
+                url,
+                schema.schema_id,
+                facet.name,
+            )
     return None
 
 
 def sample_undeclared(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    """An entry's new sample event carries a facet key that its registry.json does not declare and no schema
-    defines (a misspelling of its own key); the control carries the declared key."""
+    """An entry's new sample event carries a facet key that its registry.json does not declare and
+    no schema defines (a misspelling of its own key); the control carries the declared key."""
     d = declared_facet(repo, commit)
     return None if d is None else ({d.path: d.event(key=d.key + "_planted")}, {d.path: d.event()})
 
 
 def sample_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    """An entry's new sample event names a version of its declared facet's schema that does not exist."""
+    """An entry's new sample event names a version of its declared facet's schema that does not
+    exist."""
     d = declared_facet(repo, commit)
     match = VERSION.search(d.schema_id) if d is not None else None
     if d is None or match is None:
@@ -448,8 +542,9 @@ def sample_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | Non
 
 
 def _new_core_facet(repo: Path, commit: str, t: Target, key: str) -> Edits:
-    """A new core facet copied from ``t`` (file, ``$defs`` name and example renamed ``Planted...``) under
-    ``key``, published in the mirror and declared in core's registry.json: a correct addition but for its key."""
+    """A new core facet copied from ``t`` (file, ``$defs`` name and example renamed ``Planted...``)
+    under ``key``, published in the mirror and declared in core's registry.json: a correct addition
+    but for its key."""
     name = f"Planted{t.defs_name}"
     schema = json.loads(t.schema_text)
     schema["$id"] = t.schema_id.rsplit("/", 1)[0] + f"/{name}.json"
@@ -459,8 +554,11 @@ def _new_core_facet(repo: Path, commit: str, t: Target, key: str) -> Edits:
     example = json.loads(t.example_text)
     facet = example.pop(t.key)
     facet["_schemaURL"] = f"{schema['$id']}#/$defs/{name}"
-    edits: Edits = {f"{FACETS}/{name}.json": text.encode(), f"{TESTS}/{name}/1.json": dump({key: facet}),
-                    f"{MIRROR}/facets/{fmt(t.version)}/{name}.json": text.encode()}
+    edits: Edits = {
+        f"{FACETS}/{name}.json": text.encode(),
+        f"{TESTS}/{name}/1.json": dump({key: facet}),
+        f"{MIRROR}/facets/{fmt(t.version)}/{name}.json": text.encode(),
+    }
     core = _text(repo, commit, CORE_ENTRY)
     if core is not None:
         registry = json.loads(core)
@@ -472,13 +570,17 @@ def _new_core_facet(repo: Path, commit: str, t: Target, key: str) -> Edits:
 
 
 def case_twin(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    """A new core facet keyed like an existing one but for case (``SCHEMA`` beside ``schema``); the control
-    keys it ``planted`` + the key."""
-    t = _first(repo, commit, lambda t: t.key.upper() != t.key and "$defs" in json.loads(t.schema_text))
+    """A new core facet keyed like an existing one but for case (``SCHEMA`` beside ``schema``); the
+    control keys it ``planted`` + the key."""
+    t = _first(
+        repo, commit, lambda t: t.key.upper() != t.key and "$defs" in json.loads(t.schema_text)
+    )
     if t is None:
         return None
     control = "planted" + t.key[:1].upper() + t.key[1:]
-    return _new_core_facet(repo, commit, t, t.key.upper()), _new_core_facet(repo, commit, t, control)
+    return _new_core_facet(repo, commit, t, t.key.upper()), _new_core_facet(
+        repo, commit, t, control
+    )
 
 
 def _described(t: Target) -> str | None:
@@ -492,7 +594,8 @@ def _described(t: Target) -> str | None:
 
 
 def over_bump(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    """A description-only change published as a new MODEL; the control publishes it as an ADDITION."""
+    """A description-only change published as a new MODEL; the control publishes it as an
+    ADDITION."""
     t = _first(repo, commit, lambda t: _described(t) is not None)
     new = _described(t) if t is not None else None
     if t is None or new is None:
@@ -502,9 +605,9 @@ def over_bump(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
 
 
 def codeowners_lone_backslash(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
-    """A line that is a lone ``\\`` (and the trailing space it seems to escape) in the first non-core entry's
-    CODEOWNERS (written for it, naming the owners the root CODEOWNERS routes it to, when it has none); the control
-    is the file without that line."""
+    """A line that is a lone ``\\`` (and the trailing space it seems to escape) in the first
+    non-core entry's CODEOWNERS (written for it, naming the owners the root CODEOWNERS routes it to,
+    when it has none); the control is the file without that line."""
     from bot.model.codeowners import RootOwners
 
     registry = _registry(repo, commit)
@@ -518,22 +621,27 @@ def codeowners_lone_backslash(repo: Path, commit: str) -> tuple[Edits, Edits] | 
     return None
 
 
-# --- issue 32: naming files that contradict themselves ----------------------------------------------
+# --- issue 32: naming files that contradict themselves --------------------------------------------
 
 NAMING = "spec/naming"
 BUNDLED_NAMING = Path(__file__).resolve().parent.parent / "naming"
 
 
 def _naming_folder() -> dict[str, bytes]:
-    """The project's naming files (Naming.md included) as they would sit in the registry; the base schema they
-    follow stays the bundled one (a change to it is a steering-file change that needs its own approval)."""
-    return {f"{NAMING}/{p.relative_to(BUNDLED_NAMING).as_posix()}": p.read_bytes()
-            for p in sorted(BUNDLED_NAMING.rglob("*")) if p.is_file() and p.name != "NamingBase.json"}
+    """The project's naming files (Naming.md included) as they would sit in the registry; the base
+    schema they follow stays the bundled one (a change to it is a steering-file change that needs
+    its own approval)."""
+    return {
+        f"{NAMING}/{p.relative_to(BUNDLED_NAMING).as_posix()}": p.read_bytes()
+        for p in sorted(BUNDLED_NAMING.rglob("*"))
+        if p.is_file() and p.name != "NamingBase.json"
+    }
 
 
 def naming_kind(edit: Callable[[dict[str, Any]], bool]) -> Plant:
-    """The naming folder added to the commit with ``edit`` applied to its first dataset file (path order) that
-    ``edit`` can change; the control adds the folder as it is."""
+    """The naming folder added to the commit with ``edit`` applied to its first dataset file (path
+    order) that ``edit`` can change; the control adds the folder as it is."""
+
     def plant(repo: Path, commit: str) -> tuple[Edits, Edits] | None:
         folder = _naming_folder()
         for path, data in folder.items():
@@ -543,21 +651,26 @@ def naming_kind(edit: Callable[[dict[str, Any]], bool]) -> Plant:
             if edit(value):
                 return {**folder, path: dump(value)}, dict(folder)
         return None
+
     return plant
 
 
 def _scheme_differs(value: dict[str, Any]) -> bool:
-    """A scheme other than the one the namespace templates start with (``postgresql`` for ``postgres://``)."""
+    """A scheme other than the one the namespace templates start with (``postgresql`` for
+    ``postgres://``)."""
     scheme = value.get("scheme")
     forms = value.get("forms") or [{}]
-    if not isinstance(scheme, str) or not str(forms[0].get("namespace", "")).startswith(f"{scheme}:"):
+    if not isinstance(scheme, str) or not str(forms[0].get("namespace", "")).startswith(
+        f"{scheme}:"
+    ):
         return False
     value["scheme"] = scheme + "ql"
     return True
 
 
 def _datasource_names_a_name_component(value: dict[str, Any]) -> bool:
-    """datasourceHierarchy gains a component that only the name template uses (the first of them)."""
+    """datasourceHierarchy gains a component that only the name template uses (the first of
+    them)."""
     hierarchy, forms = value.get("datasourceHierarchy"), value.get("forms") or [{}]
     slots = re.findall(r"\{(\w+)\}", str(forms[0].get("name", "")))
     namespace = re.findall(r"\{(\w+)\}", str(forms[0].get("namespace", "")))
@@ -571,7 +684,11 @@ def _datasource_names_a_name_component(value: dict[str, Any]) -> bool:
 def _naming_reversed(value: dict[str, Any]) -> bool:
     """namingHierarchy listed innermost first."""
     hierarchy = value.get("namingHierarchy")
-    if not isinstance(hierarchy, list) or len(hierarchy) < 2 or " or " in " ".join(map(str, hierarchy)):
+    if (
+        not isinstance(hierarchy, list)
+        or len(hierarchy) < 2
+        or " or " in " ".join(map(str, hierarchy))
+    ):
         return False
     value["namingHierarchy"] = hierarchy[::-1]
     return True
@@ -593,28 +710,75 @@ KINDS: tuple[Kind, ...] = (
     Kind("_schemaURL of another facet", "examples/schema-url", url_kind(other_facet), True),
     Kind("_schemaURL of a missing version", "examples/schema-url", url_kind(missing_version), True),
     Kind("_schemaURL of a missing $defs", "examples/schema-url", url_kind(missing_def), True),
-    Kind("_schemaURL of an older version", "examples/stale-schema-url", url_kind(older_version), True),
-    Kind("sample event _schemaURL of a missing version", "examples/schema-url", event_missing_version, True),
+    Kind(
+        "_schemaURL of an older version", "examples/stale-schema-url", url_kind(older_version), True
+    ),
+    Kind(
+        "sample event _schemaURL of a missing version",
+        "examples/schema-url",
+        event_missing_version,
+        True,
+    ),
     Kind("example with a duplicate key", "examples/unreadable", example_duplicate_key, True),
     Kind("OpenLineage.json with a trailing comma", "spec/unreadable", spec_trailing_comma, True),
     Kind("schema with a duplicate key", "facets/unreadable", schema_duplicate_key, True),
     Kind("registry.json with a duplicate key", "entry/unreadable", registry_duplicate_key, True),
-    Kind("field renamed in the schema, not in its example", "examples/undeclared-field", drift, True),
+    Kind(
+        "field renamed in the schema, not in its example", "examples/undeclared-field", drift, True
+    ),
     Kind("schema changed without a version bump", "versions/not-bumped", not_bumped, False),
     Kind("example that does not validate", "examples/invalid", example_invalid, False),
-    Kind("sample event with a facet its entry does not declare", "samples/undeclared-facet", sample_undeclared,
-         True, 32),
-    Kind("sample event _schemaURL of a version its entry's facet lacks", "samples/schema-url", sample_missing_version,
-         True, 32),
+    Kind(
+        "sample event with a facet its entry does not declare",
+        "samples/undeclared-facet",
+        sample_undeclared,
+        True,
+        32,
+    ),
+    Kind(
+        "sample event _schemaURL of a version its entry's facet lacks",
+        "samples/schema-url",
+        sample_missing_version,
+        True,
+        32,
+    ),
     Kind("facet key differing only in case", "keys/case-twin", case_twin, True, 32),
-    Kind("CODEOWNERS line that is a lone backslash", "owners/invalid-pattern", codeowners_lone_backslash, True, 32),
-    Kind("MODEL bump for a description-only change", "versions/over-bump", over_bump, True, 32, blocks=False),
-    Kind("naming scheme other than its namespace template's", "naming/scheme-mismatch", naming_kind(_scheme_differs),
-         True, 32),
-    Kind("datasourceHierarchy naming a component of the name", "naming/hierarchy-mismatch",
-         naming_kind(_datasource_names_a_name_component), True, 32),
-    Kind("namingHierarchy opposite to the templates", "naming/hierarchy-mismatch", naming_kind(_naming_reversed),
-         True, 32),
+    Kind(
+        "CODEOWNERS line that is a lone backslash",
+        "owners/invalid-pattern",
+        codeowners_lone_backslash,
+        True,
+        32,
+    ),
+    Kind(
+        "MODEL bump for a description-only change",
+        "versions/over-bump",
+        over_bump,
+        True,
+        32,
+        blocks=False,
+    ),
+    Kind(
+        "naming scheme other than its namespace template's",
+        "naming/scheme-mismatch",
+        naming_kind(_scheme_differs),
+        True,
+        32,
+    ),
+    Kind(
+        "datasourceHierarchy naming a component of the name",
+        "naming/hierarchy-mismatch",
+        naming_kind(_datasource_names_a_name_component),
+        True,
+        32,
+    ),
+    Kind(
+        "namingHierarchy opposite to the templates",
+        "naming/hierarchy-mismatch",
+        naming_kind(_naming_reversed),
+        True,
+        32,
+    ),
 )
 
 Result = dict[str, Any]

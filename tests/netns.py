@@ -1,11 +1,11 @@
-"""Processes on "hosts" of their own: each in its own network and UTS namespace (``unshare --net --uts``,
-as root), with its own host name and address, on a bridge of this machine.
+"""Processes on "hosts" of their own: each in its own network and UTS namespace (``unshare --net
+--uts``, as root), with its own host name and address, on a bridge of this machine.
 
-The bridge carries an address of a private /24 chosen at random (``host``): servers the processes must
-reach (Redis, the stand-in GitHub) listen there. Each process gets a veth pair, one end on the bridge,
-the other moved into its namespace as ``eth0``. Nothing leaves the machine: there is no route beyond
-the /24. ``close()`` ends the processes it started and removes the bridge (a namespace, and its end of
-the veth, disappears with its last process).
+The bridge carries an address of a private /24 chosen at random (``host``): servers the processes
+must reach (Redis, the stand-in GitHub) listen there. Each process gets a veth pair, one end on the
+bridge, the other moved into its namespace as ``eth0``. Nothing leaves the machine: there is no
+route beyond the /24. ``close()`` ends the processes it started and removes the bridge (a namespace,
+and its end of the veth, disappears with its last process).
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ import signal
 import subprocess
 from pathlib import Path
 
-SETUP = ('echo ready; read _; ip addr add "$ADDRESS" dev eth0 && ip link set eth0 up && ip link set lo up '
-         '&& hostname "$HOSTNAME_" && exec "$@"')
+SETUP = (
+    'echo ready; read _; ip addr add "$ADDRESS" dev eth0 && ip link set eth0 up && ip link set lo '
+    'up && hostname "$HOSTNAME_" && exec "$@"'
+)
 
 
 def _ip(*args: str) -> None:
@@ -41,18 +43,37 @@ class Lab:
         _ip("link", "set", self.bridge, "up")
         return self
 
-    def spawn(self, hostname: str, argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    def spawn(
+        self, hostname: str, argv: list[str], env: dict[str, str], log: Path
+    ) -> subprocess.Popen[bytes]:
         """Start ``argv`` as host ``hostname`` (its own namespaces, the next address of the /24)."""
         n = len(self.processes) + 2
         env = {**env, "ADDRESS": f"10.213.{self.subnet}.{n}/24", "HOSTNAME_": hostname}
         with log.open("ab") as out:
-            proc = subprocess.Popen(["unshare", "--net", "--uts", "sh", "-c", f"{SETUP} >>{shlex.quote(str(log))} 2>&1",
-                                     "sh", *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=out, env=env,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                [
+                    "unshare",
+                    "--net",
+                    "--uts",
+                    "sh",
+                    "-c",
+                    f"{SETUP} >>{shlex.quote(str(log))} 2>&1",
+                    "sh",
+                    *argv,
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=out,
+                env=env,
+                start_new_session=True,
+            )
         self.processes[hostname] = proc
         assert proc.stdout is not None and proc.stdin is not None
-        if proc.stdout.readline().strip() != b"ready":  # unshare has made the namespaces: sh runs inside
-            raise RuntimeError(f"{hostname} did not start: {log.read_text(errors='replace')[-2000:]}")
+        # unshare has made the namespaces: sh runs inside
+        if proc.stdout.readline().strip() != b"ready":
+            raise RuntimeError(
+                f"{hostname} did not start: {log.read_text(errors='replace')[-2000:]}"
+            )
         link = f"vo{self.tag}{n}"
         _ip("link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", str(proc.pid))
         self._links.append(link)
@@ -81,4 +102,6 @@ class Lab:
                 proc.wait(timeout=5)
         for link in [*self._links, self.bridge]:
             with contextlib.suppress(subprocess.CalledProcessError):
-                subprocess.run(["ip", "link", "del", link], check=True, capture_output=True, timeout=10)
+                subprocess.run(
+                    ["ip", "link", "del", link], check=True, capture_output=True, timeout=10
+                )

@@ -22,9 +22,16 @@ from bot.review.engine import ReviewContext, review
 from tests.gitrepo import GIT_ENV
 
 
-def _git(repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], input=stdin, capture_output=True,
-                          env={**GIT_ENV, **(env or {})}, check=False)
+def _git(
+    repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, str] | None = None
+) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        input=stdin,
+        capture_output=True,
+        env={**GIT_ENV, **(env or {})},
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout.decode().strip()
@@ -32,8 +39,12 @@ def _git(repo: Path, *args: str, stdin: bytes | None = None, env: Mapping[str, s
 
 def read(repo: Path, commit: str, path: str) -> bytes | None:
     """The bytes of ``path`` at ``commit``, or ``None`` when the commit has no such file."""
-    proc = subprocess.run(["git", "-C", str(repo), "cat-file", "blob", f"{commit}:{path}"], capture_output=True,
-                          env=GIT_ENV, check=False)
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "blob", f"{commit}:{path}"],
+        capture_output=True,
+        env=GIT_ENV,
+        check=False,
+    )
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -49,7 +60,9 @@ def dump(value: Any) -> bytes:
 
 
 def files(repo: Path, commit: str, prefix: str = "") -> list[str]:
-    listing = _git(repo, "ls-tree", "-r", "--name-only", "--full-tree", commit, *([prefix] if prefix else []))
+    listing = _git(
+        repo, "ls-tree", "-r", "--name-only", "--full-tree", commit, *([prefix] if prefix else [])
+    )
     return [p for p in listing.splitlines() if p]
 
 
@@ -58,7 +71,9 @@ def changed_paths(repo: Path, commit: str) -> set[str]:
     return set(_git(repo, "diff", "--name-only", f"{commit}^", commit).splitlines())
 
 
-def plant(repo: Path, commit: str, edits: Mapping[str, bytes | None], message: str = "planted") -> str:
+def plant(
+    repo: Path, commit: str, edits: Mapping[str, bytes | None], message: str = "planted"
+) -> str:
     """A commit with ``commit``'s tree plus ``edits``, on ``commit``'s parent; returns its sha."""
     with tempfile.TemporaryDirectory() as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
@@ -80,7 +95,9 @@ def review_pr(repo: Path, head: str, context: ReviewContext | None = None) -> Re
     """Review ``head`` against its first parent, as the pull request it would be."""
     with GitSnapshot(repo, f"{head}^") as base_side, GitSnapshot(repo, head) as head_side:
         changes = ChangeSet.from_git(repo, base_side.commit, head_side.commit)
-        return review(head=head_side, base=base_side, changes=changes, context=context or ReviewContext())
+        return review(
+            head=head_side, base=base_side, changes=changes, context=context or ReviewContext()
+        )
 
 
 def blocking_rules(report: Report) -> set[str]:

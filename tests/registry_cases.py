@@ -1,4 +1,5 @@
-"""A complete, valid new registry participant ("acme") and helpers to break it one rule at a time."""
+"""A complete, valid new registry participant ("acme") and helpers to break it one rule at a
+time."""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def add_good(repo: Repo) -> None:
 
 
 def edit(repo: Repo, path: str, change: Any) -> None:
-    """Apply ``change(value)`` to a JSON file of the work tree (in place, or by returning a new value)."""
+    """Apply ``change(value)`` to a JSON file of the work tree (in place, or by returning a new
+    value)."""
     repo.edit_json(path, change)
 
 

@@ -1,4 +1,5 @@
-"""Shared pieces of the regression tests: a registry tree with sample events and naming files, mutations."""
+"""Shared pieces of the regression tests: a registry tree with sample events and naming files,
+mutations."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ BIGQUERY_NAMING = f"{NAMING}/datasets/bigquery/bigquery.json"
 
 def make_tree(corpus: Path, target: Path, wrong_key: bool = False) -> Path:
     """A writable copy of the real corpus whose gcp/composer entry ships sample events."""
-    for folder in ("spec", "website/static/spec"):  # the registry and the mirror; the events stay in the corpus
+    # the registry and the mirror; the events stay in the corpus
+    for folder in ("spec", "website/static/spec"):
         shutil.copytree(corpus / folder, target / folder)
     for path in target.rglob("*"):
         path.chmod(0o755 if path.is_dir() else 0o644)
@@ -35,7 +37,8 @@ def make_tree(corpus: Path, target: Path, wrong_key: bool = False) -> Path:
     shutil.copy(DATA / "composer_events.jsonl", target / SAMPLES / "events.jsonl")
     if wrong_key:
         shutil.copy(DATA / "composer_wrong_key.json", target / SAMPLES / "wrong_key.json")
-    shutil.copytree(bundled_folder(), target / NAMING)  # the project's naming files, as the reviewed repo's
+    # the project's naming files, as the reviewed repo's
+    shutil.copytree(bundled_folder(), target / NAMING)
     return target
 
 
@@ -58,4 +61,6 @@ def run(base_root: Path, head_root: Path) -> Tally:
 
 def outcomes(tally: Tally, outcome: str) -> set[tuple[str, int, str, str]]:
     """(file name, event index, subject, rule) of every row with ``outcome``."""
-    return {(Path(r.file).name, r.index, r.subject, r.rule) for r in tally.rows if r.outcome == outcome}
+    return {
+        (Path(r.file).name, r.index, r.subject, r.rule) for r in tally.rows if r.outcome == outcome
+    }

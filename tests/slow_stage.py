@@ -1,8 +1,9 @@
-"""A regression stage for the end-to-end tests that never finishes on a change with sample events, and
-kills its process (as the OOM killer would) on a change with ``samples/oom.json``.
+"""A regression stage for the end-to-end tests that never finishes on a change with sample events,
+and kills its process (as the OOM killer would) on a change with ``samples/oom.json``.
 
-``python -m bot.service.worker --regression-module tests.slow_stage``: stands in for a Spark regression run
-past its budget (an exponential schema branch that only a sample event reaches), without a JVM.
+``python -m bot.service.worker --regression-module tests.slow_stage``: stands in for a Spark
+regression run past its budget (an exponential schema branch that only a sample event reaches),
+without a JVM.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """A real Spark standalone cluster on loopback: a master and workers from the installed PySpark.
 
-Each worker runs in its own mount namespace (``unshare -m``, as root) where tmpfs hides the driver-only
-folders (the checkout, the virtual environment, the registry, the archive cache): it sees only what
-the cluster shares. Its Python is a bare virtual environment of the base interpreter whose
-site-packages holds only ``pyspark`` and ``py4j`` (bind-mounted from the driver's environment before
-the driver's folders are hidden, so nothing is copied or downloaded). Used by the cluster test and
-``benchmarks/bench_cluster.py``.
+Each worker runs in its own mount namespace (``unshare -m``, as root) where tmpfs hides the
+driver-only folders (the checkout, the virtual environment, the registry, the archive cache): it
+sees only what the cluster shares. Its Python is a bare virtual environment of the base interpreter
+whose site-packages holds only ``pyspark`` and ``py4j`` (bind-mounted from the driver's environment
+before the driver's folders are hidden, so nothing is copied or downloaded). Used by the cluster
+test and ``benchmarks/bench_cluster.py``.
 """
 
 from __future__ import annotations
@@ -37,18 +37,29 @@ def _hidden(folders: Iterable[Path]) -> list[Path]:
 
 
 def worker_python(target: Path) -> Path:
-    """A virtual environment of the base interpreter with only ``pyspark`` and ``py4j`` (mount points
-    that each worker binds to the driver's copies); returns its site-packages."""
+    """A virtual environment of the base interpreter with only ``pyspark`` and ``py4j`` (mount
+    points that each worker binds to the driver's copies); returns its site-packages."""
     subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(target)], check=True)  # type: ignore[attr-defined]
-    site = Path(subprocess.run([str(target / "bin/python"), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                               "['purelib'])"], check=True, capture_output=True, text=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [
+                str(target / "bin/python"),
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     for name in ("pyspark", "py4j"):
         (site / name).mkdir()
     return site
 
 
 class Cluster:
-    """Start with ``Cluster(root, hide).start(workers)``; ``stop()`` ends every process it started."""
+    """Start with ``Cluster(root, hide).start(workers)``; ``stop()`` ends every process it
+    started."""
 
     def __init__(self, root: Path, hide: Iterable[Path]) -> None:
         self.root = root
@@ -61,11 +72,16 @@ class Cluster:
             raise ValueError(f"{root} is inside a hidden folder: the workers could not see it")
 
     def _spawn(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
-        env = {**os.environ, "SPARK_HOME": str(Path(pyspark.__file__).parent), "SPARK_NO_DAEMONIZE": "1"}
+        env = {
+            **os.environ,
+            "SPARK_HOME": str(Path(pyspark.__file__).parent),
+            "SPARK_NO_DAEMONIZE": "1",
+        }
         env.pop("PYSPARK_PYTHON", None)
         with log.open("wb") as out:
-            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
         self.processes.append(process)
         return process
 
@@ -73,23 +89,44 @@ class Cluster:
         spark_class = str(Path(pyspark.__file__).parent / "bin/spark-class")
         site = worker_python(self.root / "worker-python")
         master_log = self.root / "master.log"
-        self._spawn([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", "0",
-                     "--webui-port", "0"], master_log)
-        self.url = self._wait(master_log, re.compile(r"Starting Spark master at (spark://\S+)")).group(1)
+        self._spawn(
+            [
+                spark_class,
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--webui-port",
+                "0",
+            ],
+            master_log,
+        )
+        self.url = self._wait(
+            master_log, re.compile(r"Starting Spark master at (spark://\S+)")
+        ).group(1)
         for n in range(workers):
             work = self.root / f"worker-{n}"
             work.mkdir()
             self.work_dirs.append(work)
             script = "set -e\n" + "".join(
                 f"mount --bind {shlex.quote(str(source))} {shlex.quote(str(site / source.name))}\n"
-                for source in (Path(pyspark.__file__).parent, Path(py4j.__file__).parent))
-            script += "".join(f"mount -t tmpfs -o size=1m tmpfs {shlex.quote(str(h))}\n" for h in self.hide)
-            script += (f"export SPARK_HOME={shlex.quote(str(site / 'pyspark'))}\n"
-                       f"exec \"$SPARK_HOME/bin/spark-class\" org.apache.spark.deploy.worker.Worker --host 127.0.0.1 "
-                       f"--port 0 --webui-port 0 --cores {cores} --memory {memory} "
-                       f"--work-dir {shlex.quote(str(work))} {self.url}\n")
-            self._spawn(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
-                        self.root / f"worker-{n}.log")
+                for source in (Path(pyspark.__file__).parent, Path(py4j.__file__).parent)
+            )
+            script += "".join(
+                f"mount -t tmpfs -o size=1m tmpfs {shlex.quote(str(h))}\n" for h in self.hide
+            )
+            script += (
+                f"export SPARK_HOME={shlex.quote(str(site / 'pyspark'))}\n"
+                f'exec "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker --host '
+                f"127.0.0.1 "
+                f"--port 0 --webui-port 0 --cores {cores} --memory {memory} "
+                f"--work-dir {shlex.quote(str(work))} {self.url}\n"
+            )
+            self._spawn(
+                ["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                self.root / f"worker-{n}.log",
+            )
         self._wait(master_log, re.compile(r"Registering worker"), count=workers)
         return self
 
@@ -103,10 +140,14 @@ class Cluster:
             if dead:
                 break
             time.sleep(0.2)
-        logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}"
-                         for p in sorted(self.root.glob("*.log")))
+        logs = "\n".join(
+            f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}"
+            for p in sorted(self.root.glob("*.log"))
+        )
         self.stop()
-        raise RuntimeError(f"the Spark cluster did not start ({pattern.pattern!r} x{count} not seen)\n{logs}")
+        raise RuntimeError(
+            f"the Spark cluster did not start ({pattern.pattern!r} x{count} not seen)\n{logs}"
+        )
 
     def executor_folders(self) -> list[list[Path]]:
         """Per worker: the executor folders its executors ran in (``app-*/<executor id>``)."""

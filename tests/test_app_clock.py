@@ -1,5 +1,6 @@
-"""The App's JWT follows GitHub's clock: a host clock ±300 s off is corrected from GitHub's ``Date`` header
-after one 401; a skew the correction cannot cure is one log line naming it and a failing health check."""
+"""The App's JWT follows GitHub's clock: a host clock ±300 s off is corrected from GitHub's ``Date``
+header after one 401; a skew the correction cannot cure is one log line naming it and a failing
+health check."""
 
 from __future__ import annotations
 
@@ -38,8 +39,13 @@ def heartbeat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def factory_of(standin: StandIn) -> AppClientFactory:
-    return AppClientFactory(standin.state.app_id, standin.state.private_key_pem, standin.url,
-                            sleep=lambda s: None, seconds_between_writes=0)
+    return AppClientFactory(
+        standin.state.app_id,
+        standin.state.private_key_pem,
+        standin.url,
+        sleep=lambda s: None,
+        seconds_between_writes=0,
+    )
 
 
 def token_requests(standin: StandIn) -> list[int]:
@@ -47,9 +53,11 @@ def token_requests(standin: StandIn) -> list[int]:
 
 
 @pytest.mark.parametrize("skew", [300, -300])
-def test_a_host_clock_300_s_off_is_corrected_after_one_refusal(standin: StandIn, skew: int,
-                                                                caplog: pytest.LogCaptureFixture) -> None:
-    standin.state.clock = lambda: time.time() + skew  # GitHub's time; the host's is ``skew`` behind it
+def test_a_host_clock_300_s_off_is_corrected_after_one_refusal(
+    standin: StandIn, skew: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    # GitHub's time; the host's is ``skew`` behind it
+    standin.state.clock = lambda: time.time() + skew
     factory = factory_of(standin)
     with caplog.at_level(logging.WARNING, logger="bot.github.app_clock"):
         pr = factory.for_installation(standin.state.installation_id).get_pull_request(REPO, 1)
@@ -64,9 +72,11 @@ def test_a_host_clock_300_s_off_is_corrected_after_one_refusal(standin: StandIn,
 
 
 def test_a_skew_the_correction_cannot_cure_fails_the_health_check_and_is_logged_once(
-        standin: StandIn, caplog: pytest.LogCaptureFixture) -> None:
+    standin: StandIn, caplog: pytest.LogCaptureFixture
+) -> None:
     drift = iter(range(600, 100_000, 600))
-    standin.state.clock = lambda: time.time() + next(drift)  # GitHub's clock runs away from the host's
+    # GitHub's clock runs away from the host's
+    standin.state.clock = lambda: time.time() + next(drift)
     factory = factory_of(standin)
     with caplog.at_level(logging.ERROR, logger="bot.github.app_clock"):
         for installation in (1, 1, 1):
@@ -82,21 +92,26 @@ def test_a_skew_the_correction_cannot_cure_fails_the_health_check_and_is_logged_
     assert health.main(["worker"]) == 0
 
 
-def test_a_refusal_with_the_clocks_in_agreement_is_not_blamed_on_time(standin: StandIn,
-                                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_a_refusal_with_the_clocks_in_agreement_is_not_blamed_on_time(
+    standin: StandIn, caplog: pytest.LogCaptureFixture
+) -> None:
     factory = factory_of(standin)
     standin.state.app_id = 99  # the worker signs for App 1: GitHub refuses it, whatever the time
-    with caplog.at_level(logging.WARNING, logger="bot.github.app_clock"), pytest.raises(GitHubError):
+    with (
+        caplog.at_level(logging.WARNING, logger="bot.github.app_clock"),
+        pytest.raises(GitHubError),
+    ):
         factory.for_installation(1).get_pull_request(REPO, 1)
     assert caplog.records == [] and token_requests(standin) == [401]
     assert health.main(["worker"]) == 0
 
 
 def test_a_request_signed_before_another_corrected_the_clock_is_signed_again(
-        caplog: pytest.LogCaptureFixture) -> None:
-    """Two token requests signed with the host's time, both refused: the first refusal corrects the offset;
-    the second, whose ``Date`` now agrees with the corrected time, is signed again (it was: "correcting did
-    not help", and its review failed)."""
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two token requests signed with the host's time, both refused: the first refusal corrects the
+    offset; the second, whose ``Date`` now agrees with the corrected time, is signed again (it was:
+    "correcting did not help", and its review failed)."""
     from email.utils import formatdate
 
     from github import GithubException
@@ -114,9 +129,13 @@ def test_a_request_signed_before_another_corrected_the_clock_is_signed_again(
             if abs(offset - 300) > 1:
                 raise GithubException(401, {"message": "'exp' must be in the future"}, refusal)
             return name
+
         return send
 
     with caplog.at_level(logging.WARNING, logger="bot.github.app_clock"):
-        assert clock.call("installation 2", signed("second", ("installation 1", signed("first")))) == "second"
+        assert (
+            clock.call("installation 2", signed("second", ("installation 1", signed("first"))))
+            == "second"
+        )
     assert clock.offset == pytest.approx(300.0)
     assert [r.levelname for r in caplog.records] == ["WARNING"]  # one correction, no "did not help"

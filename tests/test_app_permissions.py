@@ -1,6 +1,6 @@
-"""The App's permissions: app.yml asks for exactly what the default features need, every ``GitHubAPI`` call has
-GitHub's permission in the table, ``app register --auto-merge`` adds what merging needs, and ``LocalGitHub``
-answers an ungranted call 403 as GitHub does."""
+"""The App's permissions: app.yml asks for exactly what the default features need, every
+``GitHubAPI`` call has GitHub's permission in the table, ``app register --auto-merge`` adds what
+merging needs, and ``LocalGitHub`` answers an ungranted call 403 as GitHub does."""
 
 from __future__ import annotations
 
@@ -16,11 +16,16 @@ from bot.github.app_permissions import NEEDS, REFUSED, check, manifest_permissio
 
 def test_app_yml_asks_for_exactly_what_the_review_and_team_owners_need() -> None:
     assert manifest_permissions(DEFAULT_MANIFEST) == needed_for(("review", "teams"))
-    assert manifest_permissions(DEFAULT_MANIFEST)["contents"] == "read"  # merging is opt-in (--auto-merge)
+    # merging is opt-in (--auto-merge)
+    assert manifest_permissions(DEFAULT_MANIFEST)["contents"] == "read"
 
 
 def test_every_call_of_the_protocol_has_its_permission() -> None:
-    calls = {name for name, _ in inspect.getmembers(GitHubAPI, inspect.isfunction) if not name.startswith("_")}
+    calls = {
+        name
+        for name, _ in inspect.getmembers(GitHubAPI, inspect.isfunction)
+        if not name.startswith("_")
+    }
     assert calls - {"bot_login", "rate_limit_remaining"} == set(NEEDS)
 
 
@@ -37,10 +42,13 @@ def test_the_default_features_cover_every_call_but_merging() -> None:
     check({**granted, **needed_for(("auto-merge",))}, "merge_pull_request")
 
 
-def test_register_with_auto_merge_asks_for_contents_write_and_names_the_feature(tmp_path: Path) -> None:
+def test_register_with_auto_merge_asks_for_contents_write_and_names_the_feature(
+    tmp_path: Path,
+) -> None:
     plain = load_manifest(DEFAULT_MANIFEST, "https://x/webhook", "http://127.0.0.1/callback")
-    merging = load_manifest(DEFAULT_MANIFEST, "https://x/webhook", "http://127.0.0.1/callback",
-                            features=("auto-merge",))
+    merging = load_manifest(
+        DEFAULT_MANIFEST, "https://x/webhook", "http://127.0.0.1/callback", features=("auto-merge",)
+    )
     assert plain["default_permissions"]["contents"] == "read"
     assert merging["default_permissions"] == {**plain["default_permissions"], "contents": "write"}
     lines = permission_lines(merging["default_permissions"])

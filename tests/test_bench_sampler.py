@@ -27,7 +27,8 @@ def test_a_vanished_process_reads_as_nothing() -> None:
 
 
 def test_the_sampler_outlives_a_failed_sample_and_sees_the_peak() -> None:
-    """A sample that raises is counted and skipped; sampling goes on and still finds a child's 64 MB."""
+    """A sample that raises is counted and skipped; sampling goes on and still finds a child's 64
+    MB."""
     process = subprocess.Popen([sys.executable, "-c", CHURN])
     sampler = DriverMemory(process.pid)
     real, calls = sampler.sample, []

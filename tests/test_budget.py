@@ -1,5 +1,6 @@
-"""One time budget for the whole review and one for the job (issue 19, attack 3): past it, the review stops
-running checks and concludes failure with what it found, the reason first; never a pre-existing finding."""
+"""One time budget for the whole review and one for the job (issue 19, attack 3): past it, the
+review stops running checks and concludes failure with what it found, the reason first; never a
+pre-existing finding."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ from tests.test_pipeline_regression import OneClient, job
 
 def slow(review_input: ReviewInput) -> Iterator[Finding]:
     """A check that finds one problem, then spends 0.4 s (as slow matches would)."""
-    yield Finding(rule="slow/found", severity=Severity.ERROR, path="a.json", message="found before the budget")
+    yield Finding(
+        rule="slow/found", severity=Severity.ERROR, path="a.json", message="found before the budget"
+    )
     time.sleep(0.4)
     budget.check()
 
@@ -54,18 +57,22 @@ def test_the_review_stops_at_its_budget_with_what_it_found() -> None:
     assert report.verdict is Verdict.FAILURE
     [stopped] = [f for f in report.findings if f.rule == INCOMPLETE]
     assert stopped.state is State.NEW  # the base side ran out too: still never "pre-existing"
-    assert stopped.message == ("the review's time budget of 0.2 s ran out: checks not finished: "
-                               "test_budget (stopped), test_budget")
+    assert stopped.message == (
+        "the review's time budget of 0.2 s ran out: checks not finished: "
+        "test_budget (stopped), test_budget"
+    )
     # what it found is shown; the base side never ran, so nothing is known to be pre-existing
     assert [f.state for f in report.findings if f.rule == "slow/found"] == [State.NEW]
 
 
 def test_the_job_budget_concludes_the_check_run_failure_reason_first(
-        tmp_path: Path, corpus: Path) -> None:
+    tmp_path: Path, corpus: Path
+) -> None:
     gh, pr = load(make_pr_repo(tmp_path, corpus))
     worker = Worker(OneClient(gh), checks=[slow, never], job_budget=0.2)  # type: ignore[arg-type]
     assert worker.handle(job("d-1")) == "failure"
     [run] = gh.runs_for(pr.head_sha)
     assert run.status == "completed" and run.conclusion == "failure"
     assert run.title.startswith(
-        "OpenLineage registry ❌ could not finish: the job's time budget of 0.2 s ran out")
+        "OpenLineage registry ❌ could not finish: the job's time budget of 0.2 s ran out"
+    )

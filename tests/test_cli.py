@@ -1,4 +1,5 @@
-"""The command line on the real corpus: scopes, formats, exit codes, and git plumbing on a bare clone."""
+"""The command line on the real corpus: scopes, formats, exit codes, and git plumbing on a bare
+clone."""
 
 from __future__ import annotations
 
@@ -18,8 +19,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:
-    proc = subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True, cwd=ROOT,
-                          check=False, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=120,
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -41,29 +48,63 @@ def test_all_on_the_real_corpus_has_no_errors_and_shows_legacy_as_warnings(corpu
     assert severities == {"warning"}
     legacy = {(f["rule"], f["path"]) for f in report["findings"]}
     assert ("entry/legacy-key", "spec/registry/core/registry.json") in legacy
-    assert ("facets/key-form", "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json") in legacy
+    assert (
+        "facets/key-form",
+        "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json",
+    ) in legacy
     assert report["summary"]["verdict"] == "success"
-    assert set(report["summary"]["entries"]) == {"core", "gcp:composer", "gcp:dataproc", "gcp:lineage", "iceberg"}
+    assert set(report["summary"]["entries"]) == {
+        "core",
+        "gcp:composer",
+        "gcp:dataproc",
+        "gcp:lineage",
+        "iceberg",
+    }
     for finding in report["findings"]:
-        assert set(finding) >= {"rule", "severity", "path", "line", "column", "pointer", "message", "hint"}
+        assert set(finding) >= {
+            "rule",
+            "severity",
+            "path",
+            "line",
+            "column",
+            "pointer",
+            "message",
+            "hint",
+        }
 
 
 def test_strict_makes_the_unmet_rules_errors(corpus: Path) -> None:
-    assert main(["check", str(corpus), "--all", "--strict", "--format", "json", "-o", "/dev/null"]) == 1
+    assert (
+        main(["check", str(corpus), "--all", "--strict", "--format", "json", "-o", "/dev/null"])
+        == 1
+    )
 
 
 def test_pr_review_from_a_bare_clone(pr_repo: Repo, tmp_path: Path) -> None:
     bare = pr_repo.bare_clone(tmp_path / "bare.git")
-    code, out, _ = run_cli("check", str(bare), "--base", "main", "--head", "pr", "--author", "alice",
-                           "--format", "json")
+    code, out, _ = run_cli(
+        "check",
+        str(bare),
+        "--base",
+        "main",
+        "--head",
+        "pr",
+        "--author",
+        "alice",
+        "--format",
+        "json",
+    )
     assert code == 1
     errors = [f for f in json.loads(out)["findings"] if f["severity"] == "error"]
-    assert [(f["rule"], f["path"], f["pointer"]) for f in errors if f["rule"].startswith("examples/")] == [
-        ("examples/invalid", rc.EXAMPLE, "/acme_widget/widgetId")]
+    assert [
+        (f["rule"], f["path"], f["pointer"]) for f in errors if f["rule"].startswith("examples/")
+    ] == [("examples/invalid", rc.EXAMPLE, "/acme_widget/widgetId")]
 
 
 def test_text_output_groups_by_entry_with_locations(pr_repo: Repo) -> None:
-    code, out, _ = run_cli("check", str(pr_repo.path), "--base", "main", "--head", "pr", "--author", "alice")
+    code, out, _ = run_cli(
+        "check", str(pr_repo.path), "--base", "main", "--head", "pr", "--author", "alice"
+    )
     assert code == 1
     assert "== acme" in out
     line = rc.line_of(pr_repo.path / rc.EXAMPLE, '"widgetId"')
@@ -72,7 +113,9 @@ def test_text_output_groups_by_entry_with_locations(pr_repo: Repo) -> None:
 
 
 def test_sarif_output(pr_repo: Repo) -> None:
-    code, out, _ = run_cli("check", str(pr_repo.path), "--base", "main", "--author", "alice", "--format", "sarif")
+    code, out, _ = run_cli(
+        "check", str(pr_repo.path), "--base", "main", "--author", "alice", "--format", "sarif"
+    )
     assert code == 1
     sarif = json.loads(out)
     assert sarif["version"] == "2.1.0"
@@ -85,19 +128,24 @@ def test_sarif_output(pr_repo: Repo) -> None:
 
 
 def test_markdown_output_is_what_the_bot_posts(pr_repo: Repo) -> None:
-    code, out, _ = run_cli("check", str(pr_repo.path), "--base", "main", "--author", "alice", "--format", "markdown")
+    code, out, _ = run_cli(
+        "check", str(pr_repo.path), "--base", "main", "--author", "alice", "--format", "markdown"
+    )
     assert code == 1
     assert out.startswith("## OpenLineage registry ❌ failed")
     assert "`examples/invalid`" in out
 
 
-@pytest.mark.parametrize("args", [
-    ("check", "/nonexistent/repo", "--all"),
-    ("check", ".", "--base", "no-such-revision"),
-    ("check", ".", "--all", "--format", "yaml"),
-    ("check", "."),
-    ("nosuchcommand",),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("check", "/nonexistent/repo", "--all"),
+        ("check", ".", "--base", "no-such-revision"),
+        ("check", ".", "--all", "--format", "yaml"),
+        ("check", "."),
+        ("nosuchcommand",),
+    ],
+)
 def test_usage_errors_exit_2(args: tuple[str, ...]) -> None:
     code, _, err = run_cli(*args)
     assert code == 2

@@ -1,6 +1,7 @@
-"""The command line's last edges: every usage problem of fix, publish, check, replay and action (unknown path or
-rule, bad revision, malformed logins) is one line on stderr and exit 2, never a silent exit 0; Ctrl-C ends every
-command with 130 within a second. (regress without Java and Ctrl-C during Spark's start-up: tests/test_regress*.)"""
+"""The command line's last edges: every usage problem of fix, publish, check, replay and action
+(unknown path or rule, bad revision, malformed logins) is one line on stderr and exit 2, never a
+silent exit 0; Ctrl-C ends every command with 130 within a second. (regress without Java and Ctrl-C
+during Spark's start-up: tests/test_regress*.)"""
 
 from __future__ import annotations
 
@@ -30,49 +31,107 @@ def cases(repo: str, tmp: str) -> list[tuple[list[str], str]]:
     return [
         (["fix", repo, "spec/nope.json"], "spec/nope.json: no such file or folder"),
         (["fix", repo, "--rule", "no/such-rule"], "--rule no/such-rule: no such rule"),
-        (["fix", repo, "--base", "no-such-rev"], "--base no-such-rev: no such branch, tag or commit"),
+        (
+            ["fix", repo, "--base", "no-such-rev"],
+            "--base no-such-rev: no such branch, tag or commit",
+        ),
         (["fix", repo, "--author", "not a login"], "--author 'not a login': not a GitHub login"),
         (["fix", f"{tmp}/missing"], "no such folder"),
-        (["publish", repo, f"{tmp}/site", "--rev", "no-such-rev"], "--rev no-such-rev: no such branch, tag or commit"),
+        (
+            ["publish", repo, f"{tmp}/site", "--rev", "no-such-rev"],
+            "--rev no-such-rev: no such branch, tag or commit",
+        ),
         (["check", repo, "--all", "--approved-by", "alice,,bob"], "'' is neither a GitHub login"),
-        (["check", repo, "--all", "--approved-by", "alice bob"], "'alice bob' is neither a GitHub login"),
-        (["check", repo, "--all", "--approved-by", "org/team/extra"], "neither a GitHub login nor an org/team"),
-        (["check", repo, "--base", "main", "--author=-dash-"], "--author '-dash-': not a GitHub login"),
+        (
+            ["check", repo, "--all", "--approved-by", "alice bob"],
+            "'alice bob' is neither a GitHub login",
+        ),
+        (
+            ["check", repo, "--all", "--approved-by", "org/team/extra"],
+            "neither a GitHub login nor an org/team",
+        ),
+        (
+            ["check", repo, "--base", "main", "--author=-dash-"],
+            "--author '-dash-': not a GitHub login",
+        ),
         (["check", repo, "--base", "main", "--author", "x" * 40], "not a GitHub login"),
-        (["replay", "--repo", repo, "--approved-by", "a;b", f"{tmp}/missing.json"], "'a;b' is neither"),
-        (["action", repo, "--base", "no-such-rev", "--sarif", f"{tmp}/r.sarif"], "--base no-such-rev: no such"),
-        (["action", repo, "--base", "main", "--author", "@@", "--sarif", f"{tmp}/r.sarif"], "not a GitHub login"),
+        (
+            ["replay", "--repo", repo, "--approved-by", "a;b", f"{tmp}/missing.json"],
+            "'a;b' is neither",
+        ),
+        (
+            ["action", repo, "--base", "no-such-rev", "--sarif", f"{tmp}/r.sarif"],
+            "--base no-such-rev: no such",
+        ),
+        (
+            ["action", repo, "--base", "main", "--author", "@@", "--sarif", f"{tmp}/r.sarif"],
+            "not a GitHub login",
+        ),
         (["action", repo, "--base", "main", "--sarif", f"{tmp}/missing/r.sarif"], "does not exist"),
     ]
 
 
-def test_every_usage_problem_is_one_line_and_exit_2(sample: Path, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_usage_problem_is_one_line_and_exit_2(
+    sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     for args, says in cases(str(sample), str(tmp_path)):
         code = main(args)
         captured = capsys.readouterr()
         assert code == 2, (args, captured.err, captured.out[-500:])
-        assert len(captured.err.strip().splitlines()) == 1 and says in captured.err, (args, captured.err)
-        assert "Traceback" not in captured.err and "fatal:" not in captured.err  # no raw git text either
+        assert len(captured.err.strip().splitlines()) == 1 and says in captured.err, (
+            args,
+            captured.err,
+        )
+        # no raw git text either
+        assert "Traceback" not in captured.err and "fatal:" not in captured.err
     assert not (tmp_path / "site").exists() and not (tmp_path / "r.sarif").exists()
 
 
-def test_well_formed_logins_and_teams_are_taken(sample: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_well_formed_logins_and_teams_are_taken(
+    sample: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The other side of the table: the forms the README documents (``@`` optional) are accepted."""
-    assert main(["check", str(sample), "--base", "main", "--author", "@dagster-dev",
-                 "--approved-by", "alice, @OpenLineage/committers,MarquezProject/committers"]) == 1
+    assert (
+        main(
+            [
+                "check",
+                str(sample),
+                "--base",
+                "main",
+                "--author",
+                "@dagster-dev",
+                "--approved-by",
+                "alice, @OpenLineage/committers,MarquezProject/committers",
+            ]
+        )
+        == 1
+    )
     out = capsys.readouterr().out
-    assert "approval needed" not in out  # both owners approved; what is left are the planted mistakes
-    assert main(["fix", str(sample), "--rule", "owners/missing-codeowners", "--base", "main",
-                 "--author", "dagster-dev"]) == 0
+    # both owners approved; what is left are the planted mistakes
+    assert "approval needed" not in out
+    assert (
+        main(
+            [
+                "fix",
+                str(sample),
+                "--rule",
+                "owners/missing-codeowners",
+                "--base",
+                "main",
+                "--author",
+                "dagster-dev",
+            ]
+        )
+        == 0
+    )
     assert "+* @dagster-dev" in capsys.readouterr().out
 
 
 @pytest.fixture(scope="module")
 def large(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
-    """Inputs that keep each command busy for seconds on a quiet machine (a real registry takes 0.3 s, which an
-    interrupt at a fixed moment would race): a generated registry of 150 entries, and 10,000 copies of a real
-    event of the corpus for ``naming check``."""
+    """Inputs that keep each command busy for seconds on a quiet machine (a real registry takes 0.3
+    s, which an interrupt at a fixed moment would race): a generated registry of 150 entries, and
+    10,000 copies of a real event of the corpus for ``naming check``."""
     from benchmarks.registry_gen import generate
 
     root = tmp_path_factory.mktemp("large")
@@ -85,13 +144,19 @@ def large(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 
 
 def interrupt(args: list[str], started: Callable[[], bool]) -> tuple[int, float, str]:
-    """Run the command in its own process group and, once ``started()`` says it is at work, press Ctrl-C
-    (SIGINT to the group, as a terminal does)."""
-    # Ctrl-C at a terminal reaches a command that handles it: a test run launched in the background (where the
-    # shell starts it ignoring SIGINT, which its children inherit) must not make the command deaf to it
-    proc = subprocess.Popen([sys.executable, "-m", "bot", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    """Run the command in its own process group and, once ``started()`` says it is at work, press
+    Ctrl-C (SIGINT to the group, as a terminal does)."""
+    # Ctrl-C at a terminal reaches a command that handles it: a test run launched in the background
+    # (where the shell starts it ignoring SIGINT, which its children inherit) must not make the
+    # command deaf to it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 30
     while not started() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -114,14 +179,22 @@ def after(seconds: float) -> Callable[[], bool]:
 
 
 @pytest.mark.parametrize("command", ["check", "fix", "publish", "naming", "demo"])
-def test_ctrl_c_ends_every_command_with_130_within_a_second(command: str, large: Path, tmp_path: Path) -> None:
+def test_ctrl_c_ends_every_command_with_130_within_a_second(
+    command: str, large: Path, tmp_path: Path
+) -> None:
     registry, demo = str(large / "registry"), tmp_path / "demo"
-    args = {"check": ["check", registry, "--all"], "fix": ["fix", registry],
-            "publish": ["publish", registry, str(tmp_path / "site")],
-            "naming": ["naming", "check", str(large / "events")],
-            "demo": ["demo", "--no-regression", "--keep", str(demo)]}[command]
-    # past the imports (a Ctrl-C before Python has loaded the command is Python's own); the demo, too short
-    # for a fixed moment, is interrupted once it has begun writing its sample repository
+    args = {
+        "check": ["check", registry, "--all"],
+        "fix": ["fix", registry],
+        "publish": ["publish", registry, str(tmp_path / "site")],
+        "naming": ["naming", "check", str(large / "events")],
+        "demo": ["demo", "--no-regression", "--keep", str(demo)],
+    }[command]
+    # past the imports (a Ctrl-C before Python has loaded the command is Python's own); the demo,
+    # too short for a fixed moment, is interrupted once it has begun writing its sample repository
     code, took, err = interrupt(args, demo.exists if command == "demo" else after(0.5))
     assert code == 130 and took < 1.0, (code, took, err)
-    assert err.strip().splitlines()[-1] == f"registry-bot {args[0]}: interrupted" and "Traceback" not in err, err
+    assert (
+        err.strip().splitlines()[-1] == f"registry-bot {args[0]}: interrupted"
+        and "Traceback" not in err
+    ), err

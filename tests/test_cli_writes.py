@@ -1,5 +1,6 @@
-"""Nothing written unless asked and valid: every command that writes refuses a missing repository, a folder
-without a registry and input with nothing in it (one line, exit 2) before it creates any file."""
+"""Nothing written unless asked and valid: every command that writes refuses a missing repository, a
+folder without a registry and input with nothing in it (one line, exit 2) before it creates any
+file."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from bot.cli import COMMANDS, main
 from tests.conftest import PAYLOADS
 from tests.gitrepo import git
 
-# every command that writes a file, with the arguments that would make it write into OUT (a folder that does
-# not exist yet) from REPO; init also needs an EVENT
+# every command that writes a file, with the arguments that would make it write into OUT (a folder
+# that does not exist yet) from REPO; init also needs an EVENT
 WRITING = {
     "init": ["init", "acme", "{EVENT}", "--owner", "@a", "--repo", "{REPO}"],
     "fix": ["fix", "{REPO}", "--write", "--allow-dirty"],
@@ -23,13 +24,19 @@ WRITING = {
     "check": ["check", "{REPO}", "--all", "-o", "{OUT}.txt"],
     "action": ["action", "{REPO}", "--sarif", "{OUT}.sarif"],
     "naming": ["naming", "docs", "--dir", "{REPO}"],
-    "replay": ["replay", "{DELIVERY}", "--repo", "{REPO}"],  # writes nothing itself, but runs the whole App
+    # writes nothing itself, but runs the whole App
+    "replay": ["replay", "{DELIVERY}", "--repo", "{REPO}"],
 }
-NOT_WRITING = {"demo", "regress", "rules", "app", "dashboard"}  # demo: its own temporary folder only; app: credentials
+# demo: its own temporary folder only; app: credentials
+NOT_WRITING = {"demo", "regress", "rules", "app", "dashboard"}
 
-EVENT = {"eventType": "COMPLETE", "eventTime": "2024-01-01T00:00:00Z", "producer": "https://github.com/acme/acme",
-         "run": {"runId": "0190c6d8-0b5c-7cc2-a8d0-5e3f1d4a2b6c", "facets": {"acme_stats": {"rows": 1}}},
-         "job": {"namespace": "ns", "name": "j"}}
+EVENT = {
+    "eventType": "COMPLETE",
+    "eventTime": "2024-01-01T00:00:00Z",
+    "producer": "https://github.com/acme/acme",
+    "run": {"runId": "0190c6d8-0b5c-7cc2-a8d0-5e3f1d4a2b6c", "facets": {"acme_stats": {"rows": 1}}},
+    "job": {"namespace": "ns", "name": "j"},
+}
 
 
 def test_every_command_is_classified() -> None:
@@ -42,14 +49,16 @@ def files_under(folder: Path) -> list[str]:
 
 @pytest.mark.parametrize("command", sorted(WRITING))
 @pytest.mark.parametrize("case", ["missing repository", "folder without a registry"])
-def test_a_writing_command_refuses_before_writing(command: str, case: str, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_writing_command_refuses_before_writing(
+    command: str, case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     inputs = tmp_path / "inputs"
     inputs.mkdir()
     (inputs / "event.json").write_text(json.dumps(EVENT))
     shutil.copy(PAYLOADS / "pull_request.opened.json", inputs / "delivery.json")
     repo = tmp_path / "work" / "repo"
-    if case == "folder without a registry":  # a git repository with a commit, and files, but no registry
+    # a git repository with a commit, and files, but no registry
+    if case == "folder without a registry":
         repo.mkdir(parents=True)
         (repo / "README.md").write_text("not a registry\n")
         git(repo, "init", "-q", "-b", "main")
@@ -57,8 +66,13 @@ def test_a_writing_command_refuses_before_writing(command: str, case: str, tmp_p
         git(repo, "commit", "-q", "-m", "readme")
     before = files_under(tmp_path)
     out = tmp_path / "work" / "out"
-    argv = [a.replace("{REPO}", str(repo)).replace("{OUT}", str(out)).replace("{EVENT}", str(inputs / "event.json"))
-            .replace("{DELIVERY}", str(inputs / "delivery.json")) for a in WRITING[command]]
+    argv = [
+        a.replace("{REPO}", str(repo))
+        .replace("{OUT}", str(out))
+        .replace("{EVENT}", str(inputs / "event.json"))
+        .replace("{DELIVERY}", str(inputs / "delivery.json"))
+        for a in WRITING[command]
+    ]
     env = os.environ.pop("GITHUB_STEP_SUMMARY", None)
     try:
         code = main(argv)
@@ -67,24 +81,39 @@ def test_a_writing_command_refuses_before_writing(command: str, case: str, tmp_p
             os.environ["GITHUB_STEP_SUMMARY"] = env
     captured = capsys.readouterr()
     assert code == 2, (argv, captured.out, captured.err)
-    assert len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err, captured.err
-    assert files_under(tmp_path) == before  # nothing created: no repository, no entry, no output file
+    assert len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err, (
+        captured.err
+    )
+    # nothing created: no repository, no entry, no output file
+    assert files_under(tmp_path) == before
 
 
-@pytest.mark.parametrize("argv", [["replay", "{EMPTY}", "--repo", "{REPO}"],
-                                  ["replay", "{DELIVERY}", "--repo", "{REPO}", "--checks", "no.such:CHECKS"],
-                                  ["replay", "{DELIVERY}", "--repo", "{REPO}/missing"],
-                                  ["fix"], ["action", "{REPO}"],
-                                  ["action", "{REPO}", "--sarif", "{REPO}/no/such/out.sarif"]])
-def test_usage_errors_are_one_line_naming_what_is_wrong(argv: list[str], tmp_path: Path, corpus: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", "{EMPTY}", "--repo", "{REPO}"],
+        ["replay", "{DELIVERY}", "--repo", "{REPO}", "--checks", "no.such:CHECKS"],
+        ["replay", "{DELIVERY}", "--repo", "{REPO}/missing"],
+        ["fix"],
+        ["action", "{REPO}"],
+        ["action", "{REPO}", "--sarif", "{REPO}/no/such/out.sarif"],
+    ],
+)
+def test_usage_errors_are_one_line_naming_what_is_wrong(
+    argv: list[str], tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "empty.json").write_text("{}")
-    args = [a.replace("{REPO}", str(corpus)).replace("{EMPTY}", str(tmp_path / "empty.json"))
-            .replace("{DELIVERY}", str(PAYLOADS / "pull_request.opened.json")) for a in argv]
+    args = [
+        a.replace("{REPO}", str(corpus))
+        .replace("{EMPTY}", str(tmp_path / "empty.json"))
+        .replace("{DELIVERY}", str(PAYLOADS / "pull_request.opened.json"))
+        for a in argv
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1, err
-    assert "PATH" not in err and "-o " not in err  # fix's PATH is optional; action's output is --sarif
+    # fix's PATH is optional; action's output is --sarif
+    assert "PATH" not in err and "-o " not in err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -92,16 +121,19 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == "registry-bot 0.1.0"
 
 
-def test_naming_docs_on_a_folder_without_naming_files_is_a_usage_error(tmp_path: Path,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_naming_docs_on_a_folder_without_naming_files_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["naming", "docs", "--check", "--dir", str(tmp_path)]) == 2
     assert "no naming files" in capsys.readouterr().err
 
 
-def test_fix_outside_git_writes_nothing_and_names_the_schema_url_fixes(tmp_path: Path, corpus: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """docs/fixes.md: fix refuses to write files git does not track (a folder without git: all of them), and the
-    examples' _schemaURL rules have a fix (the real registry's stale example URLs)."""
+def test_fix_outside_git_writes_nothing_and_names_the_schema_url_fixes(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/fixes.md: fix refuses to write files git does not track (a folder without git: all of
+    them), and the examples' _schemaURL rules have a fix (the real registry's stale example
+    URLs)."""
     shutil.copytree(corpus / "spec", tmp_path / "repo" / "spec")
     before = {p: p.read_bytes() for p in (tmp_path / "repo").rglob("*") if p.is_file()}
     assert main(["fix", str(tmp_path / "repo"), "--write"]) == 2
@@ -110,7 +142,14 @@ def test_fix_outside_git_writes_nothing_and_names_the_schema_url_fixes(tmp_path:
     assert {p: p.read_bytes() for p in (tmp_path / "repo").rglob("*") if p.is_file()} == before
     assert main(["fix", str(tmp_path / "repo"), "--rule", "examples/stale-schema-url"]) == 0
     diff = capsys.readouterr().out
-    assert '-    "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/DatasourceDatasetFacet.json"' in diff
-    assert '+    "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DatasourceDatasetFacet.json"' in diff
-    assert main(["fix", str(tmp_path / "repo"), "--only-layout"]) == 0  # the real tree is laid out as prettier does
+    assert (
+        '-    "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/DatasourceDatasetFacet.json"'
+        in diff
+    )
+    assert (
+        '+    "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/DatasourceDatasetFacet.json"'
+        in diff
+    )
+    # the real tree is laid out as prettier does
+    assert main(["fix", str(tmp_path / "repo"), "--only-layout"]) == 0
     assert capsys.readouterr().out == ""

@@ -1,4 +1,5 @@
-"""The CODEOWNERS parser and matcher: GitHub's syntax, its exceptions to gitignore, and its lookup order."""
+"""The CODEOWNERS parser and matcher: GitHub's syntax, its exceptions to gitignore, and its lookup
+order."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from bot.core.snapshot import DirSnapshot, MemorySnapshot
-from bot.model.codeowners import MAX_BYTES, RootOwners, load, owner_key, owner_kind, parse, same_owners
+from bot.model.codeowners import (
+    MAX_BYTES,
+    RootOwners,
+    load,
+    owner_key,
+    owner_kind,
+    parse,
+    same_owners,
+)
 
 GITHUB_DOCS_EXAMPLE = """\
 # This is a comment.
@@ -34,17 +43,20 @@ def test_the_github_documentation_example_parses_without_problems() -> None:
     assert owners.rules[1].owners == ("@js-owner",)  # the inline comment is not an owner
 
 
-@pytest.mark.parametrize(("path", "expected"), [
-    ("README.md", ("@global-owner1", "@global-owner2")),
-    ("src/app.js", ("@js-owner",)),
-    ("main.go", ("docs@example.com",)),
-    ("notes/a.txt", ("@octo-org/octocats",)),
-    ("build/logs/today/x.log", ("@octocat",)),  # **/logs comes later and wins
-    ("scripts/run.sh", ("@doctocat", "@octocat")),
-    ("deeply/nested/logs/x", ("@octocat",)),
-    ("apps/main/index.js", ("@octocat",)),
-    ("apps/github/index.js", ()),  # matched by a line without owners: owned by no one
-])
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("README.md", ("@global-owner1", "@global-owner2")),
+        ("src/app.js", ("@js-owner",)),
+        ("main.go", ("docs@example.com",)),
+        ("notes/a.txt", ("@octo-org/octocats",)),
+        ("build/logs/today/x.log", ("@octocat",)),  # **/logs comes later and wins
+        ("scripts/run.sh", ("@doctocat", "@octocat")),
+        ("deeply/nested/logs/x", ("@octocat",)),
+        ("apps/main/index.js", ("@octocat",)),
+        ("apps/github/index.js", ()),  # matched by a line without owners: owned by no one
+    ],
+)
 def test_last_matching_line_wins(path: str, expected: tuple[str, ...]) -> None:
     assert parse(GITHUB_DOCS_EXAMPLE).owners_of(path) == expected
 
@@ -70,34 +82,54 @@ def test_paths_are_case_sensitive_and_owners_are_not() -> None:
     assert not same_owners(["@a"], ["@a", "@b"])
 
 
-@pytest.mark.parametrize(("owner", "kind"), [
-    ("@octocat", "user"), ("@octo-cat42", "user"), ("@octo-org/octocats", "team"), ("@org/team_slug.x", "team"),
-    ("docs@example.com", "email"), ("octocat", None), ("@", None), ("@-octocat", None), ("@org/", None),
-    ("@org/team/sub", None), ("docs@example", None), ("@" + "a" * 40, None),
-])
+@pytest.mark.parametrize(
+    ("owner", "kind"),
+    [
+        ("@octocat", "user"),
+        ("@octo-cat42", "user"),
+        ("@octo-org/octocats", "team"),
+        ("@org/team_slug.x", "team"),
+        ("docs@example.com", "email"),
+        ("octocat", None),
+        ("@", None),
+        ("@-octocat", None),
+        ("@org/", None),
+        ("@org/team/sub", None),
+        ("docs@example", None),
+        ("@" + "a" * 40, None),
+    ],
+)
 def test_owner_syntax(owner: str, kind: str | None) -> None:
     assert owner_kind(owner) == kind
 
 
 def test_each_bad_line_is_reported_on_its_line_and_column_and_skipped() -> None:
     text = (
-        "* @org/all\n"             # 1 fine
-        "# comment\n"              # 2
-        "/facets/ octocat\n"       # 3 owner without @
-        "!facets/x.json @a\n"      # 4 negation
-        "facets/[ab].json @a\n"    # 5 character range
-        "\\#notes @a\n"            # 6 escaped #
-        "facets/examples/\n"       # 7 no owner: legal
-        "  /build/  @a  @b!x\n"    # 8 second owner is bad
-        "my\\ notes @a\n"          # 9 fine: an escaped space belongs to the pattern
-        "bad\\\n"                  # 10 a trailing backslash is not a pattern
+        "* @org/all\n"  # 1 fine
+        "# comment\n"  # 2
+        "/facets/ octocat\n"  # 3 owner without @
+        "!facets/x.json @a\n"  # 4 negation
+        "facets/[ab].json @a\n"  # 5 character range
+        "\\#notes @a\n"  # 6 escaped #
+        "facets/examples/\n"  # 7 no owner: legal
+        "  /build/  @a  @b!x\n"  # 8 second owner is bad
+        "my\\ notes @a\n"  # 9 fine: an escaped space belongs to the pattern
+        "bad\\\n"  # 10 a trailing backslash is not a pattern
     )
     owners = parse(text, "spec/registry/x/CODEOWNERS")
     found = [(p.line, p.column, p.kind) for p in owners.problems]
-    assert found == [(3, 10, "owner"), (4, 1, "pattern"), (5, 8, "pattern"), (6, 1, "pattern"),
-                     (8, 16, "owner"), (10, 1, "pattern")]
+    assert found == [
+        (3, 10, "owner"),
+        (4, 1, "pattern"),
+        (5, 8, "pattern"),
+        (6, 1, "pattern"),
+        (8, 16, "owner"),
+        (10, 1, "pattern"),
+    ]
     assert [r.line for r in owners.rules] == [1, 7, 9]
-    assert "negation" in owners.problems[1].message and "character range" in owners.problems[2].message
+    assert (
+        "negation" in owners.problems[1].message and "character range" in owners.problems[2].message
+    )
     # A skipped line does not un-own anything: /facets/ stays with line 1.
     assert owners.owners_of("facets/x.json") == ("@org/all",)
     assert owners.owners_of("docs/my notes") == ("@a",)
@@ -126,8 +158,11 @@ def test_a_hostile_pattern_is_bounded_in_time_and_remembered() -> None:
 
 
 def test_root_lookup_order_is_github_then_root_then_docs() -> None:
-    files = {".github/CODEOWNERS": b"* @from-github\n", "CODEOWNERS": b"* @from-root\n",
-             "docs/CODEOWNERS": b"* @from-docs\n"}
+    files = {
+        ".github/CODEOWNERS": b"* @from-github\n",
+        "CODEOWNERS": b"* @from-root\n",
+        "docs/CODEOWNERS": b"* @from-docs\n",
+    }
     assert RootOwners.of(MemorySnapshot(files)).owners_of("a") == ("@from-github",)
     del files[".github/CODEOWNERS"]
     assert RootOwners.of(MemorySnapshot(files)).owners_of("a") == ("@from-root",)
@@ -151,5 +186,7 @@ def test_a_file_github_would_not_load() -> None:
     snapshot = MemorySnapshot({"CODEOWNERS": b"* @a\n" * (MAX_BYTES // 5 + 1)})
     loaded = load(snapshot, "CODEOWNERS")
     assert loaded is not None and loaded.rules == ()
-    assert [p.kind for p in loaded.problems] == ["file"] and "3,145,728" in loaded.problems[0].message
+    assert [p.kind for p in loaded.problems] == ["file"] and "3,145,728" in loaded.problems[
+        0
+    ].message
     assert load(snapshot, "missing/CODEOWNERS") is None

@@ -1,8 +1,9 @@
-"""Every review concludes: GitHub's hour-long rate limit, a check run that cannot be concluded, an orphan run.
+"""Every review concludes: GitHub's hour-long rate limit, a check run that cannot be concluded, an
+orphan run.
 
-The worker and the real queue (SQLite) run in this process against LocalGitHub; time is simulated: the
-queue, the worker and huey's schedule are read at a clock the test moves. The same faults against the real
-processes: ``tests/test_e2e_faults.py``.
+The worker and the real queue (SQLite) run in this process against LocalGitHub; time is simulated:
+the queue, the worker and huey's schedule are read at a clock the test moves. The same faults
+against the real processes: ``tests/test_e2e_faults.py``.
 """
 
 from __future__ import annotations
@@ -48,8 +49,14 @@ class Bot:
     def __init__(self, tmp: Path, gh: LocalGitHub, clock: Clock, **worker: int) -> None:
         self.clock = clock
         self.queue = JobQueue(make_huey(str(tmp / "queue.sqlite3")), clock=clock)
-        self.worker = Worker(Factory(gh), checks=FAKE_CHECKS, note_check_run=self.queue.note_check_run,
-                             clock=clock, done=self.queue.is_done, **worker)
+        self.worker = Worker(
+            Factory(gh),
+            checks=FAKE_CHECKS,
+            note_check_run=self.queue.note_check_run,
+            clock=clock,
+            done=self.queue.is_done,
+            **worker,
+        )
         self.queue.set_handler(self.worker.handle)
 
     def run_queued(self) -> int:
@@ -99,9 +106,11 @@ def job(pr: PullRequest, delivery: str = "d-1") -> Job:
 
 
 def test_an_hour_long_rate_limit_reschedules_at_the_reset_then_concludes(
-        bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]) -> None:
-    """Finding: 403 with the reset an hour away, after the check run started: the run stayed "Reviewing"
-    for ever and the job was marked done. Now: rescheduled at the reset (+1 s), then concluded."""
+    bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: 403 with the reset an hour away, after the check run started: the run stayed
+    "Reviewing" for ever and the job was marked done. Now: rescheduled at the reset (+1 s), then
+    concluded."""
     gh, pr = loaded
     start = bot.clock.now
     limit = RateLimited("GET files: 403 API rate limit exceeded", 403, reset_at=start + HOUR + 1)
@@ -123,16 +132,21 @@ def test_an_hour_long_rate_limit_reschedules_at_the_reset_then_concludes(
     assert [(a["path"], a["start_line"]) for a in run.annotations] == [(ENTRY, 6)]
     assert bot.queue.is_done("d-1") and bot.etas() == []
     concluded = bot.clock.now - start
-    assert concluded == HOUR + 1  # the time to conclude under an hour-long limit: the reset, plus one second
+    # the time to conclude under an hour-long limit: the reset, plus one second
+    assert concluded == HOUR + 1
 
 
 def test_a_rate_limit_that_keeps_coming_back_concludes_could_not_finish(
-        tmp_path: Path, pr_repo: Repo) -> None:
+    tmp_path: Path, pr_repo: Repo
+) -> None:
     gh, pr = load(pr_repo)
     clock = Clock(1_900_000_000.0)
     bot = Bot(tmp_path, gh, clock, max_deferrals=2)
     for n in (1, 2, 3):
-        gh.fail("list_pull_request_files", RateLimited("rate limited", 403, reset_at=clock.now + n * HOUR))
+        gh.fail(
+            "list_pull_request_files",
+            RateLimited("rate limited", 403, reset_at=clock.now + n * HOUR),
+        )
     bot.queue.accept(job(pr))
     bot.run_queued()
     [run] = gh.runs_for(pr.head_sha)  # this limit lets the bot write: it says why it waits
@@ -141,15 +155,18 @@ def test_a_rate_limit_that_keeps_coming_back_concludes_could_not_finish(
     assert bot.advance(clock.now + HOUR) == 1
     assert bot.advance(clock.now + HOUR) == 1  # the third limit: give up, and say so
     [run] = gh.runs_for(pr.head_sha)
-    assert (run.status, run.conclusion) == ("completed", "failure")  # never neutral: GitHub counts it as passing
+    # never neutral: GitHub counts it as passing
+    assert (run.status, run.conclusion) == ("completed", "failure")
     assert run.title.startswith("Could not finish: GitHub's API rate limit")
     assert bot.queue.is_done("d-1") and bot.etas() == []
     bot.queue.close()
 
 
 def test_a_review_whose_check_run_cannot_be_concluded_runs_again(
-        bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]) -> None:
-    """The review fails and so does the write that would conclude it: the job is not done, it runs again."""
+    bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """The review fails and so does the write that would conclude it: the job is not done, it runs
+    again."""
     gh, pr = loaded
     gh.fail("read_tree", GitHubError("GET tree: 502 Bad Gateway", 502))
     gh.fail("update_check_run", GitHubError("PATCH check run: 502 Bad Gateway", 502))
@@ -164,9 +181,11 @@ def test_a_review_whose_check_run_cannot_be_concluded_runs_again(
 
 
 def test_a_check_run_created_before_a_crash_is_adopted_not_duplicated(
-        bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]) -> None:
-    """kill -9 between creating the check run and journalling its id: only the intent (the head) is journalled.
-    The recovered job finds the run by its external_id (the delivery) and concludes it; no second run."""
+    bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """kill -9 between creating the check run and journalling its id: only the intent (the head) is
+    journalled. The recovered job finds the run by its external_id (the delivery) and concludes it;
+    no second run."""
     gh, pr = loaded
     bot.queue.accept(job(pr))
     bot.queue.huey.dequeue()  # the consumer took it, then the process died mid-job
@@ -180,11 +199,13 @@ def test_a_check_run_created_before_a_crash_is_adopted_not_duplicated(
     assert set(runs) == {"d-1", "another-delivery"} and runs["d-1"].id == orphan
     assert (runs["d-1"].status, runs["d-1"].conclusion) == ("completed", "failure")
     assert runs["another-delivery"].status == "in_progress"
-    assert gh.methods_written().count("create_check_run") == 2  # the two made above, none by the bot
+    # the two made above, none by the bot
+    assert gh.methods_written().count("create_check_run") == 2
 
 
 def test_an_orphan_on_an_older_head_is_concluded_superseded(
-        bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]) -> None:
+    bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
     gh, pr = loaded
     bot.queue.accept(job(pr))
     bot.queue.huey.dequeue()
@@ -202,14 +223,23 @@ def test_an_orphan_on_an_older_head_is_concluded_superseded(
 
 
 def test_a_secondary_limit_mid_review_shows_the_run_queued_with_the_reason_then_concludes_once(
-        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
-    """A secondary limit (here on a read, after the run was created) that lets the bot update the run: the
-    pull request shows the run ``queued`` again, saying why and until when, while the installation is paused;
-    the job runs again at the pause's end and the same run concludes once."""
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """A secondary limit (here on a read, after the run was created) that lets the bot update the
+    run: the pull request shows the run ``queued`` again, saying why and until when, while the
+    installation is paused; the job runs again at the pause's end and the same run concludes
+    once."""
     gh, pr = loaded
     start = bot.clock.now
-    gh.fail("list_pull_request_files", RateLimited("GET files: 403 You have exceeded a secondary rate limit", 403,
-                                                   reset_at=start + 60, secondary=True))
+    gh.fail(
+        "list_pull_request_files",
+        RateLimited(
+            "GET files: 403 You have exceeded a secondary rate limit",
+            403,
+            reset_at=start + 60,
+            secondary=True,
+        ),
+    )
     assert bot.queue.accept(job(pr))
     assert bot.run_queued() == 1
     [run] = gh.runs_for(pr.head_sha)
@@ -224,21 +254,30 @@ def test_a_secondary_limit_mid_review_shows_the_run_queued_with_the_reason_then_
 
 
 def test_a_reconciled_head_concluded_meanwhile_by_a_delivery_is_not_reviewed_again(
-        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
-    """Finding (compose, from a fresh clone): a worker's start-up round enqueued the pull request (no verdict
-    yet); the delivery for it arrived a moment later and was reviewed first; the round's job then ran once
-    the delivery's was finished and reviewed the same head again: two concluded runs. A reconciliation job
-    now looks again: the head has a verdict, nothing more is written."""
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding (compose, from a fresh clone): a worker's start-up round enqueued the pull request
+    (no verdict yet); the delivery for it arrived a moment later and was reviewed first; the round's
+    job then ran once the delivery's was finished and reviewed the same head again: two concluded
+    runs. A reconciliation job now looks again: the head has a verdict, nothing more is written."""
     from bot.service import reconcile
 
     gh, pr = loaded
     assert gh.runs_for(pr.head_sha) == []  # what the round found: no run of the App on the head
-    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
-               pr.number, pr.head_sha)
+    owed = Job(
+        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
+        "pull_request",
+        reconcile.ACTION,
+        1,
+        REPO,
+        pr.number,
+        pr.head_sha,
+    )
     assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-delivery"))
     round_job, delivery = bot.queue.huey.dequeue(), bot.queue.huey.dequeue()
     assert round_job is not None and delivery is not None
-    bot.queue.huey.execute(delivery)  # the delivery's job concludes the head (and its latest: entry goes)
+    # the delivery's job concludes the head (and its latest: entry goes)
+    bot.queue.huey.execute(delivery)
     assert bot.queue.is_done("d-delivery")
     bot.queue.huey.execute(round_job)  # then the round's job runs
     assert bot.queue.is_done(owed.delivery)
@@ -247,34 +286,56 @@ def test_a_reconciled_head_concluded_meanwhile_by_a_delivery_is_not_reviewed_aga
 
 
 def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_reviewed_again(
-        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
-    """The other order: the round's job runs and concludes the head first, then the delivery it stood in for
-    arrives (the web was restarting): one run. A later re-run request still gets its own run."""
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """The other order: the round's job runs and concludes the head first, then the delivery it
+    stood in for arrives (the web was restarting): one run. A later re-run request still gets its
+    own run."""
     from bot.service import reconcile
 
     gh, pr = loaded
-    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
-               pr.number, pr.head_sha)
+    owed = Job(
+        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
+        "pull_request",
+        reconcile.ACTION,
+        1,
+        REPO,
+        pr.number,
+        pr.head_sha,
+    )
     assert bot.queue.accept(owed) and bot.run_queued() == 1
     assert bot.queue.accept(job(pr, "d-late")) and bot.run_queued() == 1
     assert bot.queue.is_done("d-late")
     runs = gh.runs_for(pr.head_sha)
-    assert [(r.status, r.conclusion, r.external_id) for r in runs] == [("completed", "failure", owed.delivery)]
+    assert [(r.status, r.conclusion, r.external_id) for r in runs] == [
+        ("completed", "failure", owed.delivery)
+    ]
     rerun = Job("d-rerun", "check_run", "rerequested", 1, REPO, pr.number, pr.head_sha, rerun=True)
     assert bot.queue.accept(rerun) and bot.run_queued() == 1
     assert len(gh.runs_for(pr.head_sha)) == 2
 
 
 def test_a_delivery_newer_than_the_rounds_job_supersedes_it_and_is_reviewed(
-        bot: Bot, loaded: tuple[LocalGitHub, PullRequest]) -> None:
-    """The round's job dropped as superseded (marked done) never stops the delivery that superseded it."""
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """The round's job dropped as superseded (marked done) never stops the delivery that superseded
+    it."""
     from bot.service import reconcile
 
     gh, pr = loaded
-    owed = Job(reconcile.delivery_of(REPO, pr.number, pr.head_sha), "pull_request", reconcile.ACTION, 1, REPO,
-               pr.number, pr.head_sha)
+    owed = Job(
+        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
+        "pull_request",
+        reconcile.ACTION,
+        1,
+        REPO,
+        pr.number,
+        pr.head_sha,
+    )
     assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-newer"))
     assert bot.run_queued() == 2
     assert bot.queue.is_done(owed.delivery) and bot.queue.is_done("d-newer")
     runs = gh.runs_for(pr.head_sha)
-    assert [(r.status, r.conclusion, r.external_id) for r in runs] == [("completed", "failure", "d-newer")]
+    assert [(r.status, r.conclusion, r.external_id) for r in runs] == [
+        ("completed", "failure", "d-newer")
+    ]

@@ -1,5 +1,5 @@
-"""The registry dashboard: every finding of ``check --all`` grouped by entry with its owners, waivers and
-future lints; ``registry-bot dashboard`` prints it."""
+"""The registry dashboard: every finding of ``check --all`` grouped by entry with its owners,
+waivers and future lints; ``registry-bot dashboard`` prints it."""
 
 from __future__ import annotations
 
@@ -20,13 +20,18 @@ TODAY = datetime.date(2026, 6, 1)
 
 
 def test_the_real_registrys_dashboard_lists_every_finding_by_entry_with_its_owners(
-        corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["check", "--all", "--format", "json", str(corpus)]) == 0
     checked = json.loads(capsys.readouterr().out)["findings"]
     assert main(["dashboard", "--format", "json", str(corpus)]) == 0
     board = json.loads(capsys.readouterr().out)
-    listed = [(e["name"], f) for e in board["entries"] for kind in ("defects", "adoption_gaps", "waived")
-              for f in e[kind]]
+    listed = [
+        (e["name"], f)
+        for e in board["entries"]
+        for kind in ("defects", "adoption_gaps", "waived")
+        for f in e[kind]
+    ]
     key = lambda f: (f["rule"], f["path"], f["pointer"], f["message"])  # noqa: E731
     assert Counter(key(f) for _, f in listed) == Counter(key(f) for f in checked)
     assert all(name == f.get("entry", "(repository)") for name, f in listed)
@@ -48,24 +53,54 @@ def test_waivers_and_future_lints_show_on_the_dashboard(corpus_copy: Path) -> No
     report = run_review(ReviewRequest(head=DirSnapshot(corpus_copy), today=TODAY))
     target = next(f for f in report.findings if f.entry not in (None, "core") and f.pointer)
     folder = corpus_copy / "spec/registry" / str(target.entry).replace(":", "/")
-    owner = next(line.split()[1] for line in (corpus_copy / "CODEOWNERS").read_text().splitlines()
-                 if line.startswith("*"))
-    (folder / "waivers.json").write_text(json.dumps({"waivers": [
-        {"rule": target.rule, "path": target.path, "pointer": target.pointer, "reason": "known",
-         "granted_by": owner, "expires": "2026-09-30"},
-        {"rule": target.rule, "path": target.path, "pointer": target.pointer, "reason": "old",
-         "granted_by": owner, "expires": "2026-01-31"}]}))
-    other = next(f.rule for f in report.findings if f.entry == target.entry and f.rule != target.rule)
+    owner = next(
+        line.split()[1]
+        for line in (corpus_copy / "CODEOWNERS").read_text().splitlines()
+        if line.startswith("*")
+    )
+    (folder / "waivers.json").write_text(
+        json.dumps(
+            {
+                "waivers": [
+                    {
+                        "rule": target.rule,
+                        "path": target.path,
+                        "pointer": target.pointer,
+                        "reason": "known",
+                        "granted_by": owner,
+                        "expires": "2026-09-30",
+                    },
+                    {
+                        "rule": target.rule,
+                        "path": target.path,
+                        "pointer": target.pointer,
+                        "reason": "old",
+                        "granted_by": owner,
+                        "expires": "2026-01-31",
+                    },
+                ]
+            }
+        )
+    )
+    other = next(
+        f.rule for f in report.findings if f.entry == target.entry and f.rule != target.rule
+    )
     (corpus_copy / ".github").mkdir()
-    (corpus_copy / ".github/registry-bot.yml").write_text(f"severity:\n  {other}: {{becomes_error: 2027-01-01}}\n")
+    (corpus_copy / ".github/registry-bot.yml").write_text(
+        f"severity:\n  {other}: {{becomes_error: 2027-01-01}}\n"
+    )
     snapshot = DirSnapshot(corpus_copy)
     request = ReviewRequest(head=snapshot, today=TODAY).configured()
-    board = build(run_review(request), snapshot, request.settings, TODAY, pending={str(target.entry): ("#7",)})
+    board = build(
+        run_review(request), snapshot, request.settings, TODAY, pending={str(target.entry): ("#7",)}
+    )
     mine = next(e for e in board.entries if e.name == target.entry)
     assert [f.waived.expires for f in mine.waived if f.waived] == ["2026-09-30"]
     assert sorted(w.status for w in mine.waivers) == ["active", "expired"]
     assert [(rule, day.isoformat()) for rule, day, _ in mine.future] == [(other, "2027-01-01")]
-    markdown = render_markdown(board, link=lambda path, line: f"https://example.invalid/blob/main/{path}#L{line}")
+    markdown = render_markdown(
+        board, link=lambda path, line: f"https://example.invalid/blob/main/{path}#L{line}"
+    )
     assert markdown.startswith(MARKER)
     assert "waived until 2026-09-30" in markdown and "becomes an error on 2027-01-01" in markdown
     assert f"https://example.invalid/blob/main/{target.path}" in markdown
@@ -88,7 +123,9 @@ def test_a_clean_entry_says_nothing_is_open(tmp_path: Path) -> None:
     assert len(board.findings()) == len(report.findings)
 
 
-def test_a_folder_without_a_registry_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_folder_without_a_registry_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "README.md").write_text("not a registry\n")
     assert main(["dashboard", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -1,5 +1,6 @@
-"""The dashboard issue: one per repository, created on the first push to the default branch and edited in
-place on every later one (10 merges here), never a second; pushes elsewhere change nothing."""
+"""The dashboard issue: one per repository, created on the first push to the default branch and
+edited in place on every later one (10 merges here), never a second; pushes elsewhere change
+nothing."""
 
 from __future__ import annotations
 
@@ -20,9 +21,17 @@ NOW = datetime.datetime(2026, 6, 1, 12, tzinfo=datetime.UTC).timestamp()
 
 def push_payload(ref: str, after: str, default_branch: str = "main") -> dict[str, Any]:
     """The fields of GitHub's ``push`` delivery the App reads."""
-    return {"ref": ref, "before": "0" * 40, "after": after, "deleted": False, "created": False,
-            "installation": {"id": 1}, "repository": {"full_name": REPO, "default_branch": default_branch},
-            "pusher": {"name": "someone"}, "commits": []}
+    return {
+        "ref": ref,
+        "before": "0" * 40,
+        "after": after,
+        "deleted": False,
+        "created": False,
+        "installation": {"id": 1},
+        "repository": {"full_name": REPO, "default_branch": default_branch},
+        "pusher": {"name": "someone"},
+        "commits": [],
+    }
 
 
 def merge(repo: Repo, i: int) -> str:
@@ -40,7 +49,8 @@ class One:
 
 
 def test_the_dashboard_issue_is_created_once_and_edited_in_place_across_10_merges(
-        tmp_path: Path, corpus: Path) -> None:
+    tmp_path: Path, corpus: Path
+) -> None:
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
     git(repo.path, "branch", "pr")
     gh = LocalGitHub(repo.path, "main", "pr", repo=REPO)
@@ -51,7 +61,9 @@ def test_the_dashboard_issue_is_created_once_and_edited_in_place_across_10_merge
         shas.append(sha)
         decision = decide("push", f"push-{i}", push_payload("refs/heads/main", sha))
         assert decision.job is not None and decision.job.pr_key == f"{REPO}#dashboard"
-        assert worker.handle(decision.job) == ("dashboard-created" if i == 0 else "dashboard-updated")
+        assert worker.handle(decision.job) == (
+            "dashboard-created" if i == 0 else "dashboard-updated"
+        )
     [issue] = gh.issues
     assert issue.body.startswith(MARKER) and shas[-1][:12] in issue.body
     assert len(issue.history) == 9 and all(old[:12] not in issue.body for old in shas[:-1])
@@ -61,7 +73,8 @@ def test_the_dashboard_issue_is_created_once_and_edited_in_place_across_10_merge
 
 
 def test_the_real_registrys_dashboard_issue_lists_every_finding_by_entry(
-        tmp_path: Path, corpus: Path, capsys: Any) -> None:
+    tmp_path: Path, corpus: Path, capsys: Any
+) -> None:
     from bot.cli import main
 
     assert main(["check", "--all", "--format", "json", str(corpus)]) == 0
@@ -89,18 +102,27 @@ def test_pushes_to_other_branches_or_deletions_are_ignored() -> None:
     assert decide("push", "p2", push_payload("refs/tags/v1", "a" * 40)).job is None
     deleted = {**push_payload("refs/heads/main", "0" * 40), "deleted": True}
     assert decide("push", "p3", deleted).job is None
-    assert decide("push", "p4", {**push_payload("refs/heads/main", "a" * 40), "after": 12}).status == 400
+    assert (
+        decide("push", "p4", {**push_payload("refs/heads/main", "a" * 40), "after": 12}).status
+        == 400
+    )
 
 
-def test_the_issue_names_the_pull_requests_waiting_on_each_entrys_owners(tmp_path: Path, corpus: Path) -> None:
+def test_the_issue_names_the_pull_requests_waiting_on_each_entrys_owners(
+    tmp_path: Path, corpus: Path
+) -> None:
     from bot.github.events import Job
 
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
-    entry = next(p.parent for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
-                 if p.parent.name != "core")
+    entry = next(
+        p.parent
+        for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
+        if p.parent.name != "core"
+    )
     name = entry.relative_to(repo.path / "spec/registry").as_posix().replace("/", ":")
     registry_json = (entry / "registry.json").relative_to(repo.path).as_posix()
-    repo.edit_json(registry_json, lambda doc: doc)  # the same content, laid out again: a change of the entry
+    # the same content, laid out again: a change of the entry
+    repo.edit_json(registry_json, lambda doc: doc)
     repo.write(f"{entry.relative_to(repo.path).as_posix()}/README.md", "a note\n")
     repo.commit("touch the entry")
     gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=5, author="stranger")

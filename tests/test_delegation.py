@@ -1,6 +1,7 @@
-"""Delegated approval through the worker's whole pipeline over ``LocalGitHub`` (what the stand-in serves):
-two entries wait for both owners; root files, core facets, CODEOWNERS and the bot's configuration are never
-approved on anyone's behalf; ``replay`` shows the bot's review; review events re-queue a review."""
+"""Delegated approval through the worker's whole pipeline over ``LocalGitHub`` (what the stand-in
+serves): two entries wait for both owners; root files, core facets, CODEOWNERS and the bot's
+configuration are never approved on anyone's behalf; ``replay`` shows the bot's review; review
+events re-queue a review."""
 
 from __future__ import annotations
 
@@ -33,8 +34,15 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 
 
 def pull(repo: Path, head: str, author: str = AUTHOR) -> LocalGitHub:
-    return LocalGitHub(repo, "main", head, repo=REPO, number=7, author=author,
-                       protection=BranchProtection(required_approvals=0, required_checks=(CHECK_NAME,)))
+    return LocalGitHub(
+        repo,
+        "main",
+        head,
+        repo=REPO,
+        number=7,
+        author=author,
+        protection=BranchProtection(required_approvals=0, required_checks=(CHECK_NAME,)),
+    )
 
 
 @pytest.fixture
@@ -61,7 +69,9 @@ def test_a_change_to_two_entries_waits_for_the_owners_of_both(local: LocalGitHub
     local.add_review(DATAPROC_OWNER)
     assert review(local) == "failure"
     assert bot_approvals(local) == [] and local.merged is None
-    assert f"`@{ICEBERG_OWNER}`" in summary(local) and "an owner of `iceberg` approves" in summary(local)
+    assert f"`@{ICEBERG_OWNER}`" in summary(local) and "an owner of `iceberg` approves" in summary(
+        local
+    )
     local.add_review(ICEBERG_OWNER)
     assert review(local) == "success"
     assert bot_approvals(local) == ["APPROVED"]
@@ -70,13 +80,19 @@ def test_a_change_to_two_entries_waits_for_the_owners_of_both(local: LocalGitHub
     assert local.merged is not None and local.merged["sha"] == local.resolve("two")
 
 
-@pytest.mark.parametrize(("local", "why"), [
-    ("facets", "spec/facets/DocumentationJobFacet.json"),
-    ("rootco", "a CODEOWNERS file (`CODEOWNERS`)"),
-    ("config", "the bot's configuration (`.github/registry-bot.yml`)"),
-    ("entryco", "a CODEOWNERS file (`spec/registry/gcp/dataproc/CODEOWNERS`)"),
-], indirect=["local"])
-def test_root_files_core_facets_codeowners_and_the_bot_config_are_never_approved(local: LocalGitHub, why: str) -> None:
+@pytest.mark.parametrize(
+    ("local", "why"),
+    [
+        ("facets", "spec/facets/DocumentationJobFacet.json"),
+        ("rootco", "a CODEOWNERS file (`CODEOWNERS`)"),
+        ("config", "the bot's configuration (`.github/registry-bot.yml`)"),
+        ("entryco", "a CODEOWNERS file (`spec/registry/gcp/dataproc/CODEOWNERS`)"),
+    ],
+    indirect=["local"],
+)
+def test_root_files_core_facets_codeowners_and_the_bot_config_are_never_approved(
+    local: LocalGitHub, why: str
+) -> None:
     local.add_review(DATAPROC_OWNER)
     review(local)
     assert bot_approvals(local) == [] and local.merged is None
@@ -96,7 +112,8 @@ def test_an_owner_authoring_their_own_change_needs_no_other_approval(repo: Path)
 def test_a_new_blocking_finding_withdraws_the_approval(repo: Path, tmp_path: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))  # no merge meanwhile
+        # no merge meanwhile
+        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))
         gh.add_review(DATAPROC_OWNER)
         assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
         git(repo, "checkout", "-q", "-B", "broken", "pr")
@@ -115,19 +132,27 @@ def test_a_new_blocking_finding_withdraws_the_approval(repo: Path, tmp_path: Pat
         gh.close()
 
 
-def test_replay_shows_the_bots_approval(repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_shows_the_bots_approval(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     payload = json.loads((PAYLOADS / "pull_request.opened.json").read_bytes())
     payload["repository"]["full_name"] = REPO
     payload["pull_request"]["base"]["ref"], payload["pull_request"]["head"]["ref"] = "main", "pr"
     payload["pull_request"]["user"]["login"] = AUTHOR
-    assert conformance.payload_problems("pull_request", payload) == []  # still one GitHub could send
+    # still one GitHub could send
+    assert conformance.payload_problems("pull_request", payload) == []
     delivery = tmp_path / "delivery.json"
     delivery.write_text(json.dumps(payload))
-    assert main(["replay", str(delivery), "--repo", str(repo), "--approved-by", DATAPROC_OWNER]) == 0
+    assert (
+        main(["replay", str(delivery), "--repo", str(repo), "--approved-by", DATAPROC_OWNER]) == 0
+    )
     out = capsys.readouterr().out
     sha = git(repo, "rev-parse", "pr")[:12]
-    assert f"by {BOT} on {sha}: APPROVED" in out and "Approved on behalf of the entries' owners" in out
-    assert main(["replay", str(delivery), "--repo", str(repo)]) == 1  # no owner approval: no bot approval
+    assert (
+        f"by {BOT} on {sha}: APPROVED" in out and "Approved on behalf of the entries' owners" in out
+    )
+    # no owner approval: no bot approval
+    assert main(["replay", str(delivery), "--repo", str(repo)]) == 1
     assert f"by {BOT} on {sha}: APPROVED" not in capsys.readouterr().out
 
 
@@ -139,7 +164,8 @@ def test_every_review_event_that_can_change_the_verdict_queues_a_review(action: 
         payload["changes"] = {"body": {"from": ""}}
     if action == "dismissed":
         payload["review"]["state"] = "dismissed"
-    assert conformance.payload_problems("pull_request_review", payload) == []  # as GitHub sends that action
+    # as GitHub sends that action
+    assert conformance.payload_problems("pull_request_review", payload) == []
     assert decide("pull_request_review", "d", payload).job is not None
     payload["sender"]["type"] = "Bot"  # the App's own reviews and dismissals
     assert decide("pull_request_review", "d", payload).job is None
@@ -153,21 +179,27 @@ def test_delegation_configuration() -> None:
         parse_config("delegation:\n  merge_method: fast\n", "x.yml")
 
 
-def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_disables_it(repo: Path) -> None:
+def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_disables_it(
+    repo: Path,
+) -> None:
     gh = pull(repo, "pr")
     try:
         gh.protection = BranchProtection(required_checks=("ci",))  # one approving review required
         gh.permissions["maintainer"] = "write"
         gh.add_review(DATAPROC_OWNER)  # no write access: does not count
-        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")  # an App's: does not count
-        assert gh.merge_blockers() == ["1 approving review(s) by reviewers with write access required, 0 given",
-                                       "required check 'ci' is expected"]
+        # an App's: does not count
+        gh.create_review(REPO, 7, gh.resolve("pr"), "APPROVE", "for the owners")
+        assert gh.merge_blockers() == [
+            "1 approving review(s) by reviewers with write access required, 0 given",
+            "required check 'ci' is expected",
+        ]
         gh.add_review("maintainer")
         assert gh.merge_blockers() == ["required check 'ci' is expected"]
         gh.enable_auto_merge(REPO, 7, gh.node_id, gh.resolve("pr"), "SQUASH")
         run = gh.create_check_run(REPO, gh.resolve("pr"), "ci", "in_progress")
         assert gh.merged is None and gh.auto_merge == "SQUASH"
-        gh.push("pr2")  # the author has no write access: GitHub disables auto-merge; stale approvals go
+        # the author has no write access: GitHub disables auto-merge; stale approvals go
+        gh.push("pr2")
         assert gh.auto_merge is None and {r.state for r in gh.reviews} == {"DISMISSED"}
         gh.push("pr")
         gh.add_review("maintainer")
@@ -184,15 +216,19 @@ def test_auto_merge_waits_for_the_last_requirement_and_a_push_by_a_non_writer_di
 def test_an_owner_who_changes_their_mind_withdraws_the_bots_approval(repo: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))  # no merge meanwhile
+        # no merge meanwhile
+        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))
         gh.add_review(DATAPROC_OWNER)
         assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
-        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]  # a redelivery: approved once
+        # a redelivery: approved once
+        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
         gh.add_review(DATAPROC_OWNER, "REQUEST_CHANGES", "not yet")
         assert review(gh) == "failure"
         [withdrawn] = [r for r in gh.reviews if r.user == BOT and r.event == "APPROVE"]
         assert withdrawn.state == "DISMISSED" and withdrawn.dismissal_message is not None
-        assert withdrawn.dismissal_message.startswith("Withdrawn: an owner of `gcp:dataproc` approves this commit")
+        assert withdrawn.dismissal_message.startswith(
+            "Withdrawn: an owner of `gcp:dataproc` approves this commit"
+        )
     finally:
         gh.close()
 
@@ -202,7 +238,9 @@ def test_a_merge_is_refused_while_something_blocks_or_for_another_head(repo: Pat
 
     gh = pull(repo, "pr")
     try:
-        with pytest.raises(GitHubError, match="required check 'OpenLineage registry' is expected") as blocked:
+        with pytest.raises(
+            GitHubError, match="required check 'OpenLineage registry' is expected"
+        ) as blocked:
             gh.merge_pull_request(REPO, 7, gh.resolve("pr"), "squash")
         assert blocked.value.status == 405
         with pytest.raises(GitHubError, match="Head branch was modified") as moved:
@@ -227,21 +265,28 @@ def check_lists(section: str) -> dict[str, list[str]]:
 def test_the_merge_section_names_the_required_checks_that_hold_the_merge_back(repo: Path) -> None:
     gh = pull(repo, "pr")
     try:
-        gh.protection = BranchProtection(required_approvals=0,
-                                         required_checks=(CHECK_NAME, "ci", "build", "never-started"))
+        gh.protection = BranchProtection(
+            required_approvals=0, required_checks=(CHECK_NAME, "ci", "build", "never-started")
+        )
         head = gh.resolve("pr")
         gh.create_check_run(REPO, head, "ci", "completed", conclusion="failure")
         gh.create_check_run(REPO, head, "build", "in_progress")
         gh.create_check_run(REPO, head, "lint", "completed", conclusion="timed_out")
         gh.create_check_run(REPO, head, "spell", "completed", conclusion="success")
         gh.add_review(DATAPROC_OWNER)
-        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"] and gh.auto_merge == "SQUASH"
+        assert (
+            review(gh) == "success"
+            and bot_approvals(gh) == ["APPROVED"]
+            and gh.auto_merge == "SQUASH"
+        )
         merge = summary(gh).split("Merge", 1)[1]
         assert check_lists(merge) == {
             "Required checks failing (they block the merge):": ["`ci`: `failure`"],
             "Required checks not finished yet:": ["`build`: `in_progress`"],
-            "Checks that have not passed but are not required:": ["`lint`: `timed_out`"]}
-        assert "never-started" not in merge  # not reported yet: only branch protection (admin) names it
+            "Checks that have not passed but are not required:": ["`lint`: `timed_out`"],
+        }
+        # not reported yet: only branch protection (admin) names it
+        assert "never-started" not in merge
     finally:
         gh.close()
 
@@ -255,51 +300,103 @@ def test_the_bots_required_checks_query_runs_on_the_stand_ins_graphql_schema(rep
         gh.protection = BranchProtection(required_approvals=0, required_checks=("ci",))
         head = gh.resolve("pr")
         gh.create_check_run(REPO, head, "ci", "queued")
-        gh.create_check_run(REPO, head, "ci", "completed", conclusion="cancelled")  # the newest run counts
+        # the newest run counts
+        gh.create_check_run(REPO, head, "ci", "completed", conclusion="cancelled")
         gh.create_check_run(REPO, head, "lint", "completed", conclusion="neutral")
 
         def ask(number: int) -> list[CheckState]:
-            variables = {"owner": "OpenLineage", "name": "OpenLineage", "head": head, "number": number}
-            return parse(execute({"query": QUERY, "variables": variables}, REPO, str(repo), checks=gh))
+            variables = {
+                "owner": "OpenLineage",
+                "name": "OpenLineage",
+                "head": head,
+                "number": number,
+            }
+            return parse(
+                execute({"query": QUERY, "variables": variables}, REPO, str(repo), checks=gh)
+            )
 
-        assert ask(7) == gh.check_states(REPO, 7, head) == [
-            CheckState("ci", "cancelled", True, "failing"), CheckState("lint", "neutral", False, "passed")]
-        assert [s.required for s in ask(8)] == [False, False]  # required for pull request 7, not for another
-        assert parse(execute({"query": QUERY, "variables": {"owner": "OpenLineage", "name": "OpenLineage",
-                                                            "head": gh.resolve("main"), "number": 7}},
-                             REPO, str(repo), checks=gh)) == []  # nothing reported: a null rollup
+        assert (
+            ask(7)
+            == gh.check_states(REPO, 7, head)
+            == [
+                CheckState("ci", "cancelled", True, "failing"),
+                CheckState("lint", "neutral", False, "passed"),
+            ]
+        )
+        # required for pull request 7, not for another
+        assert [s.required for s in ask(8)] == [False, False]
+        assert (
+            parse(
+                execute(
+                    {
+                        "query": QUERY,
+                        "variables": {
+                            "owner": "OpenLineage",
+                            "name": "OpenLineage",
+                            "head": gh.resolve("main"),
+                            "number": 7,
+                        },
+                    },
+                    REPO,
+                    str(repo),
+                    checks=gh,
+                )
+            )
+            == []
+        )  # nothing reported: a null rollup
     finally:
         gh.close()
 
 
 def test_without_graphql_the_merge_section_lists_the_newest_run_of_each_check_that_has_not_passed(
-        repo: Path) -> None:
+    repo: Path,
+) -> None:
     class NoGraphQL(LocalGitHub):
         def check_states(self, repo: str, number: int, head_sha: str) -> None:
             """GraphQL refused: the bot lists check runs instead."""
 
-    gh = NoGraphQL(repo, "main", "pr", repo=REPO, number=7, author=AUTHOR,
-                   protection=BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci", "build")))
+    gh = NoGraphQL(
+        repo,
+        "main",
+        "pr",
+        repo=REPO,
+        number=7,
+        author=AUTHOR,
+        protection=BranchProtection(
+            required_approvals=0, required_checks=(CHECK_NAME, "ci", "build")
+        ),
+    )
     try:
         head = gh.resolve("pr")
         gh.create_check_run(REPO, head, "ci", "completed", conclusion="failure")
         gh.create_check_run(REPO, head, "ci", "completed", conclusion="success")  # re-run: passed
         gh.create_check_run(REPO, head, "build", "completed", conclusion="success")
-        gh.create_check_run(REPO, head, "build", "completed", conclusion="failure")  # re-run: failed
+        # re-run: failed
+        gh.create_check_run(REPO, head, "build", "completed", conclusion="failure")
         gh.add_review(DATAPROC_OWNER)
         assert review(gh) == "success" and gh.auto_merge == "SQUASH"
         assert check_lists(summary(gh).split("Merge", 1)[1]) == {
-            "Check runs on this commit that have not passed:": ["`build`: `failure`"]}
+            "Check runs on this commit that have not passed:": ["`build`: `failure`"]
+        }
     finally:
         gh.close()
 
 
-def test_an_owner_adding_what_the_bot_cannot_read_to_their_own_entry_is_not_approved(repo: Path) -> None:
-    """Issue 28: a symlink or a submodule is a changed path no check read: it blocks, and nobody is approved for."""
+def test_an_owner_adding_what_the_bot_cannot_read_to_their_own_entry_is_not_approved(
+    repo: Path,
+) -> None:
+    """Issue 28: a symlink or a submodule is a changed path no check read: it blocks, and nobody is
+    approved for."""
     git(repo, "checkout", "-q", "-B", "unread", "pr")
     (repo / DATAPROC / "link.json").symlink_to("registry.json")
     git(repo, "add", "-A")
-    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{git(repo, 'rev-parse', 'main')},{DATAPROC}/sub")
+    git(
+        repo,
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        f"160000,{git(repo, 'rev-parse', 'main')},{DATAPROC}/sub",
+    )
     git(repo, "commit", "-q", "-m", "not files")
     git(repo, "checkout", "-q", "main")
     gh = pull(repo, "unread", author=DATAPROC_OWNER)
@@ -307,7 +404,10 @@ def test_an_owner_adding_what_the_bot_cannot_read_to_their_own_entry_is_not_appr
         assert review(gh) == "failure"
         assert bot_approvals(gh) == [] and gh.merged is None
         text = summary(gh)
-        assert f"could not read `{DATAPROC}/link.json`" in text and f"could not read `{DATAPROC}/sub`" in text
+        assert (
+            f"could not read `{DATAPROC}/link.json`" in text
+            and f"could not read `{DATAPROC}/sub`" in text
+        )
         assert "bot/unread-path" in text
     finally:
         gh.close()

@@ -26,24 +26,43 @@ def test_the_reference_registry_is_clean_even_strictly() -> None:
 
 
 def test_demo_reports_the_sample_pull_request_mistakes() -> None:
-    proc = subprocess.run([sys.executable, "-m", "bot", "demo", "--no-regression", "--format", "json"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "demo", "--no-regression", "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     errors = {(f["rule"], f.get("entry")) for f in report["findings"] if f["severity"] == "error"}
     assert errors == {
-        ("owners/missing-codeowners", "dagster"), ("owners/approval-required", "dagster"),
-        ("owners/approval-required", "marquez"), ("entry/misplaced-facets", "dagster"),
-        ("uris/unresolved", "dagster"), ("facets/prefix-key", "dagster"), ("facets/remote-ref", "dagster"),
-        ("examples/invalid", "dagster"), ("versions/not-published", "dagster"),
+        ("owners/missing-codeowners", "dagster"),
+        ("owners/approval-required", "dagster"),
+        ("owners/approval-required", "marquez"),
+        ("entry/misplaced-facets", "dagster"),
+        ("uris/unresolved", "dagster"),
+        ("facets/prefix-key", "dagster"),
+        ("facets/remote-ref", "dagster"),
+        ("examples/invalid", "dagster"),
+        ("versions/not-published", "dagster"),
     }
-    assert report["summary"]["required_approvals"] == {"dagster": ["@OpenLineage/committers"],
-                                                       "marquez": ["@MarquezProject/committers"]}
+    assert report["summary"]["required_approvals"] == {
+        "dagster": ["@OpenLineage/committers"],
+        "marquez": ["@MarquezProject/committers"],
+    }
 
 
 def test_demo_exit_code_flag_reports_errors() -> None:
-    proc = subprocess.run([sys.executable, "-m", "bot", "demo", "--no-regression", "--exit-code"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "demo", "--no-regression", "--exit-code"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 1
     assert proc.stdout.rstrip().splitlines()[-1].startswith("FAILURE: 9 error(s)")
 
@@ -52,15 +71,22 @@ def test_demo_exit_code_flag_reports_errors() -> None:
 def test_demo_regression_on_the_warm_session(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     sample = build_sample_repo(tmp_path / "registry")
     stage = review_stage(session_factory=lambda master: spark)
-    with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
+    with (
+        GitSnapshot(sample.path, sample.base) as base,
+        GitSnapshot(sample.path, sample.head) as head,
+    ):
         changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
         section, findings = stage(base, head, changes, load_config(base)[0])
     assert section is not None
     totals = section.data["totals"]
-    # still failing: the facet key without its owner's prefix, and postgresql://, which decisions.json rejects
+    # still failing: the facet key without its owner's prefix, and postgresql://, which
+    # decisions.json rejects
     assert (totals["broken"], totals["fixed"], totals["still_failing"]) == (0, 1, 2)
     rules = {(f.rule, f.path) for f in findings}
-    assert ("regression/still-failing", "spec/registry/dagster/samples/orders_pipeline.json") in rules
+    assert (
+        "regression/still-failing",
+        "spec/registry/dagster/samples/orders_pipeline.json",
+    ) in rules
     assert ("regression/unseen-facet", "spec/registry/dagster/registry.json") in rules
 
 
@@ -74,25 +100,31 @@ def session_processes(session: int) -> list[str]:
             text = stat.read_text()
         except OSError:
             continue
-        fields = text[text.rfind(")") + 2:].split()
+        fields = text[text.rfind(")") + 2 :].split()
         if int(fields[3]) == session and int(stat.parent.name) != os.getpid():
-            left.append(text[:text.rfind(")") + 3])
+            left.append(text[: text.rfind(")") + 3])
     return left
 
 
 @pytest.mark.parametrize("delay", [0.1, 0.3, 1.0, 5.0, 20.0, 40.0])
 def test_ctrl_c_at_any_moment_of_the_demo_leaves_nothing_behind(delay: float) -> None:
-    """SIGINT to the whole process group (what a terminal's Ctrl-C sends), while the command line loads,
-    before, during and after Spark's start (whose JVM ignores SIGINT): exit 130, one line saying so, no
-    traceback, no process left running and no java at all. (Earlier than about 50 ms the signal lands in
-    the interpreter's own start, in ``site``'s processing of the environment's ``.pth`` files, before any
-    code of the bot runs: 5 of 5 tracebacks at 20 and 30 ms, 0 of 12 at 100 ms, on a machine at load 3.)"""
+    """SIGINT to the whole process group (what a terminal's Ctrl-C sends), while the command line
+    loads, before, during and after Spark's start (whose JVM ignores SIGINT): exit 130, one line
+    saying so, no traceback, no process left running and no java at all. (Earlier than about 50 ms
+    the signal lands in the interpreter's own start, in ``site``'s processing of the environment's
+    ``.pth`` files, before any code of the bot runs: 5 of 5 tracebacks at 20 and 30 ms, 0 of 12 at
+    100 ms, on a machine at load 3.)"""
     import os
     import signal
     import time
 
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "registry-bot"), "demo"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "registry-bot"), "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         time.sleep(delay)
         os.killpg(proc.pid, signal.SIGINT)
@@ -107,7 +139,8 @@ def test_ctrl_c_at_any_moment_of_the_demo_leaves_nothing_behind(delay: float) ->
         left = session_processes(proc.pid)
     for line in left:
         os.kill(int(line.split()[0]), signal.SIGKILL)
-    if proc.returncode == 0:  # the demo finished before the signal: nothing to interrupt (a fast machine)
+    # the demo finished before the signal: nothing to interrupt (a fast machine)
+    if proc.returncode == 0:
         assert not left
         return
     assert proc.returncode == 130, err

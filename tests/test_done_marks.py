@@ -1,4 +1,5 @@
-"""The journal holds only open jobs: finished ones become done marks that expire (issue 31, item 2)."""
+"""The journal holds only open jobs: finished ones become done marks that expire (issue 31, item
+2)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,11 @@ class Clock:
 
 @pytest.fixture(params=["sqlite", "redis"])
 def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[JobQueue, Clock]]:
-    url = str(tmp_path / "q.sqlite3") if request.param == "sqlite" else request.getfixturevalue("redis_url")
+    url = (
+        str(tmp_path / "q.sqlite3")
+        if request.param == "sqlite"
+        else request.getfixturevalue("redis_url")
+    )
     clock = Clock()
     made = JobQueue(make_huey(url, name=f"test-{uuid.uuid4().hex[:8]}"), clock=clock)
     made.set_handler(lambda j: None)
@@ -32,7 +37,9 @@ def timed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[JobQ
     made.close()
 
 
-def test_a_finished_job_leaves_a_done_mark_not_a_journal_entry(timed: tuple[JobQueue, Clock]) -> None:
+def test_a_finished_job_leaves_a_done_mark_not_a_journal_entry(
+    timed: tuple[JobQueue, Clock],
+) -> None:
     queue, _ = timed
     assert queue.accept(job("d1")) and queue.accept(job("d2", number=2))
     queue.process("d1")
@@ -58,10 +65,13 @@ def test_done_marks_expire_after_a_week(timed: tuple[JobQueue, Clock]) -> None:
     assert marks.prune() == 1 and not queue.is_done("d1")
 
 
-def test_the_entries_of_the_old_layout_are_done_and_moved_to_marks(timed: tuple[JobQueue, Clock]) -> None:
+def test_the_entries_of_the_old_layout_are_done_and_moved_to_marks(
+    timed: tuple[JobQueue, Clock],
+) -> None:
     queue, _ = timed
     for n in range(3):
-        queue.huey.storage.put_data(f"job:old-{n}", LEGACY_DONE)  # what a worker before done marks wrote
+        # what a worker before done marks wrote
+        queue.huey.storage.put_data(f"job:old-{n}", LEGACY_DONE)
     queue.accept(job("d1"))
     assert queue.is_done("old-0") and not queue.accept(job("old-0"))
     queue.huey.dequeue()

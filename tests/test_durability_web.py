@@ -51,12 +51,33 @@ class Web:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY,
-               "GITHUB_WEBHOOK_SECRET": SECRET, "BOT_QUEUE_URL": str(self.queue_file)}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "GITHUB_APP_ID": "1",
+            "GITHUB_APP_PRIVATE_KEY": KEY,
+            "GITHUB_WEBHOOK_SECRET": SECRET,
+            "BOT_QUEUE_URL": str(self.queue_file),
+        }
         with self.log.open("ab") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
-                                          "--bind", f"127.0.0.1:{self.port}", "--workers", "2",
-                                          "bot.service.wsgi:create_app()"], cwd=ROOT, env=env, stdout=log, stderr=log)
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "-c",
+                    str(ROOT / "gunicorn.conf.py"),
+                    "--bind",
+                    f"127.0.0.1:{self.port}",
+                    "--workers",
+                    "2",
+                    "bot.service.wsgi:create_app()",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=log,
+            )
         deadline = time.monotonic() + 20
         while self.get("/readyz")[0] != 200:
             if time.monotonic() > deadline or self.proc.poll() is not None:
@@ -88,7 +109,9 @@ class Web:
 
     def get(self, path: str) -> tuple[int, object]:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as response:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{self.port}{path}", timeout=5
+            ) as response:
                 return response.status, json.loads(response.read())
         except OSError:
             return 0, None
@@ -98,9 +121,17 @@ class Web:
         payload["number"] = payload["pull_request"]["number"] = number
         assert conformance.payload_problems("pull_request", payload) == []
         body = json.dumps(payload).encode()
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}/webhook", data=body, method="POST", headers={
-            "X-GitHub-Event": "pull_request", "X-GitHub-Delivery": delivery,
-            "X-Hub-Signature-256": sign(body, SECRET), "Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/webhook",
+            data=body,
+            method="POST",
+            headers={
+                "X-GitHub-Event": "pull_request",
+                "X-GitHub-Delivery": delivery,
+                "X-Hub-Signature-256": sign(body, SECRET),
+                "Content-Type": "application/json",
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 return int(response.status)
@@ -128,14 +159,18 @@ def web(tmp_path: Path) -> Iterator[Web]:
 
 
 def test_deliveries_acknowledged_before_a_kill_9_are_all_processed(web: Web) -> None:
-    deliveries = {str(uuid.uuid4()): number for number in range(1, DELIVERIES + 1)}  # one pull request each
+    # one pull request each
+    deliveries = {str(uuid.uuid4()): number for number in range(1, DELIVERIES + 1)}
     with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
-        statuses = dict(zip(deliveries, pool.map(web.deliver, deliveries.values(), deliveries), strict=True))
+        statuses = dict(
+            zip(deliveries, pool.map(web.deliver, deliveries.values(), deliveries), strict=True)
+        )
     accepted = {d for d, status in statuses.items() if status == 202}
     assert len(accepted) == DELIVERIES, statuses
 
     killed = web.kill9()  # right after the last 202: nothing gets a chance to flush or close
-    deadline = time.monotonic() + 10  # SIGKILL is delivered asynchronously; orphans are reaped by init
+    # SIGKILL is delivered asynchronously; orphans are reaped by init
+    deadline = time.monotonic() + 10
     while any(alive(pid) for pid in killed) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert len(killed) == 3 and not any(alive(pid) for pid in killed)
@@ -149,7 +184,8 @@ def test_deliveries_acknowledged_before_a_kill_9_are_all_processed(web: Web) -> 
     worker = JobQueue.from_url(str(web.queue_file))  # the worker's side: what its consumer does
     reviewed: list[Job] = []
     worker.set_handler(reviewed.append)
-    assert worker.recover() == 0  # every journalled job is still queued: nothing was lost in between
+    # every journalled job is still queued: nothing was lost in between
+    assert worker.recover() == 0
     while (task := worker.huey.dequeue()) is not None:
         worker.huey.execute(task)
     worker.close()

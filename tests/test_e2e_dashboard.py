@@ -1,6 +1,6 @@
-"""End to end over real HTTP: 10 merges to the default branch, each a signed ``push`` delivery to gunicorn, and
-the worker keeps one dashboard issue at the stand-in, edited in place; every request checked against GitHub's
-REST description (``Service.close``)."""
+"""End to end over real HTTP: 10 merges to the default branch, each a signed ``push`` delivery to
+gunicorn, and the worker keeps one dashboard issue at the stand-in, edited in place; every request
+checked against GitHub's REST description (``Service.close``)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,26 @@ pytestmark = pytest.mark.e2e
 
 
 def deliver_push(service: Service, sha: str) -> int:
-    payload = {"ref": "refs/heads/main", "before": "0" * 40, "after": sha, "deleted": False,
-               "installation": INSTALLATION, "repository": {"full_name": REPO, "default_branch": "main"}}
+    payload = {
+        "ref": "refs/heads/main",
+        "before": "0" * 40,
+        "after": sha,
+        "deleted": False,
+        "installation": INSTALLATION,
+        "repository": {"full_name": REPO, "default_branch": "main"},
+    }
     body = json.dumps(payload).encode()
-    status, _ = http("POST", f"{service.web}/webhook", body, {
-        "X-GitHub-Event": "push", "X-GitHub-Delivery": str(uuid.uuid4()),
-        "X-Hub-Signature-256": sign(body, SECRET), "Content-Type": "application/json"})
+    status, _ = http(
+        "POST",
+        f"{service.web}/webhook",
+        body,
+        {
+            "X-GitHub-Event": "push",
+            "X-GitHub-Delivery": str(uuid.uuid4()),
+            "X-Hub-Signature-256": sign(body, SECRET),
+            "Content-Type": "application/json",
+        },
+    )
     return status
 
 
@@ -42,6 +56,7 @@ def test_ten_merges_edit_one_dashboard_issue_in_place(tmp_path: Path, corpus: Pa
             def refreshed(sha: str = sha) -> list[dict[str, object]] | None:
                 issues = service.state()["issues"]
                 return issues if issues and sha[:12] in str(issues[0]["body"]) else None
+
             issues = wait_for(refreshed, 60, f"the dashboard of merge {i}")
             assert len(issues) == 1
         [issue] = service.state()["issues"]

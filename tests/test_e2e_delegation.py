@@ -1,10 +1,12 @@
-"""Delegated ownership end to end: gunicorn, the worker (real checks) and the stand-in GitHub as processes.
+"""Delegated ownership end to end: gunicorn, the worker (real checks) and the stand-in GitHub as
+processes.
 
-The stand-in protects ``main`` as docs/owners.md sets it up: the bot's check is required and no approving
-review is (an App's approval does not count toward one, as on GitHub), so the owners' approval gates the merge
-through the check, which stays red until they approve; the App holds ``contents: write`` on top of app.yml for
-``delegation.auto_merge``. The entry's owner has no write access: the bot approves for them, and auto-merge or
-the App's merge does the rest, with no maintainer action (``tests/delegation_repo.py``).
+The stand-in protects ``main`` as docs/owners.md sets it up: the bot's check is required and no
+approving review is (an App's approval does not count toward one, as on GitHub), so the owners'
+approval gates the merge through the check, which stays red until they approve; the App holds
+``contents: write`` on top of app.yml for ``delegation.auto_merge``. The entry's owner has no write
+access: the bot approves for them, and auto-merge or the App's merge does the rest, with no
+maintainer action (``tests/delegation_repo.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ WORKER = ("--no-regression",)
 BOT = "registry-bot[bot]"
 CHECK = "OpenLineage registry"
 DOCUMENTED = ("--protect", "--required-approvals", "0", "--required-check", CHECK)  # docs/owners.md
-AUTO_MERGE = ("--grant", "contents=write")  # docs/app.md: what delegation.auto_merge needs beyond app.yml
+# docs/app.md: what delegation.auto_merge needs beyond app.yml
+AUTO_MERGE = ("--grant", "contents=write")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +41,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 
 
 def start(repo: Path, tmp: Path, *standin: str, grants: tuple[str, ...] = AUTO_MERGE) -> Service:
-    svc = Service(tmp, worker_args=WORKER, standin_args=("--author", AUTHOR, *DOCUMENTED, *grants, *standin))
+    svc = Service(
+        tmp, worker_args=WORKER, standin_args=("--author", AUTHOR, *DOCUMENTED, *grants, *standin)
+    )
     try:
         svc.start(repo)
     except BaseException:
@@ -57,18 +62,30 @@ def deliver_review(svc: Service, action: str, head_sha: str, user: str, state: s
     payload["review"]["user"]["login"] = payload["sender"]["login"] = user
     conformance.note_payload(svc.record, "pull_request_review", payload)
     body = json.dumps(payload).encode()
-    status, _ = http("POST", f"{svc.web}/webhook", body, {
-        "X-GitHub-Event": "pull_request_review", "X-GitHub-Delivery": str(uuid.uuid4()),
-        "X-Hub-Signature-256": sign(body, SECRET), "Content-Type": "application/json"})
+    status, _ = http(
+        "POST",
+        f"{svc.web}/webhook",
+        body,
+        {
+            "X-GitHub-Event": "pull_request_review",
+            "X-GitHub-Delivery": str(uuid.uuid4()),
+            "X-Hub-Signature-256": sign(body, SECRET),
+            "Content-Type": "application/json",
+        },
+    )
     assert status == 202
 
 
 def owner_approves(svc: Service, head: str) -> int:
-    """The entry's owner approves ``head`` on GitHub, which delivers ``pull_request_review.submitted``."""
+    """The entry's owner approves ``head`` on GitHub, which delivers
+    ``pull_request_review.submitted``."""
     before = {r["id"] for r in svc.state()["reviews"]}
     svc.approve(DATAPROC_OWNER)
-    # the bot's own review of the push may land meanwhile: it is posted after its check run concludes
-    [review] = [r for r in svc.state()["reviews"] if r["id"] not in before and r["user"] == DATAPROC_OWNER]
+    # the bot's own review of the push may land meanwhile: it is posted after its check run
+    # concludes
+    [review] = [
+        r for r in svc.state()["reviews"] if r["id"] not in before and r["user"] == DATAPROC_OWNER
+    ]
     deliver_review(svc, "submitted", head, DATAPROC_OWNER, "approved")
     return int(review["id"])
 
@@ -79,10 +96,14 @@ def bot_approvals(state: dict[str, Any]) -> list[dict[str, Any]]:
 
 def approved(svc: Service, head: str) -> dict[str, Any]:
     """The state once the bot approved ``head`` and enabled auto-merge (its next request)."""
+
     def found() -> dict[str, Any] | None:
         state = svc.state()
-        mine = any(r["commit_id"] == head and r["state"] == "APPROVED" for r in bot_approvals(state))
+        mine = any(
+            r["commit_id"] == head and r["state"] == "APPROVED" for r in bot_approvals(state)
+        )
         return state if mine and state["auto_merge"] else None
+
     return wait_for(found, 60, f"the bot's approval of {head[:12]} and auto-merge")  # type: ignore[no-any-return]
 
 
@@ -93,11 +114,14 @@ def protected(repo: Path, tmp_path: Path) -> Iterator[Service]:
     svc.close()
 
 
-def test_an_owner_without_write_access_approves_and_the_pull_request_merges(protected: Service, repo: Path) -> None:
+def test_an_owner_without_write_access_approves_and_the_pull_request_merges(
+    protected: Service, repo: Path
+) -> None:
     head = git(repo, "rev-parse", "pr")
     assert protected.deliver("opened", head) == 202
     state = protected.summary_for(head, timeout=60)
-    assert protected.completed_run(head)["conclusion"] == "failure"  # the owner has not approved yet
+    # the owner has not approved yet
+    assert protected.completed_run(head)["conclusion"] == "failure"
     assert not bot_approvals(state) and state["merged"] is None
     assert "Not merging yet" in state["issue_comments"][0]["body"]
 
@@ -106,7 +130,8 @@ def test_an_owner_without_write_access_approves_and_the_pull_request_merges(prot
     [approval] = bot_approvals(state)
     assert approval["commit_id"] == head and approval["state"] == "APPROVED"
     assert f"`{DATAPROC_OWNER}`" in approval["body"] and head in approval["body"]
-    # nothing else was pending, so GitHub refused auto-merge ("clean status") and the bot merged the approved sha
+    # nothing else was pending, so GitHub refused auto-merge ("clean status") and the bot merged the
+    # approved sha
     assert state["merged"] == {"sha": head, "method": "SQUASH", "by": BOT}
     assert state["pull_request"]["state"] == "closed"
     runs = [r for r in state["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
@@ -114,8 +139,10 @@ def test_an_owner_without_write_access_approves_and_the_pull_request_merges(prot
 
 
 def test_a_push_withdraws_the_approval_until_the_owner_approves_again_and_a_dismissal_withdraws_it(
-        repo: Path, tmp_path: Path) -> None:
-    svc = start(repo, tmp_path, "--required-check", "ci")  # a CI that never reports: auto-merge waits
+    repo: Path, tmp_path: Path
+) -> None:
+    # a CI that never reports: auto-merge waits
+    svc = start(repo, tmp_path, "--required-check", "ci")
     try:
         head = git(repo, "rev-parse", "pr")
         assert svc.deliver("opened", head) == 202
@@ -124,44 +151,75 @@ def test_a_push_withdraws_the_approval_until_the_owner_approves_again_and_a_dism
         state = approved(svc, head)
         assert state["auto_merge"] == "SQUASH" and state["merged"] is None
         assert any("'ci'" in b for b in state["merge_blockers"])
-        merge = wait_for(lambda: next((c["body"] for c in svc.state()["issue_comments"]
-                                       if "Auto-merge is enabled" in c["body"]), None), 60, "the Merge section")
-        assert "a required check that has not reported yet is not visible to the bot" in merge  # GraphQL read
+        merge = wait_for(
+            lambda: next(
+                (
+                    c["body"]
+                    for c in svc.state()["issue_comments"]
+                    if "Auto-merge is enabled" in c["body"]
+                ),
+                None,
+            ),
+            60,
+            "the Merge section",
+        )
+        # GraphQL read
+        assert "a required check that has not reported yet is not visible to the bot" in merge
 
         new = svc.push("pr2")  # the author pushes: GitHub disables auto-merge (no write access)
         assert svc.deliver("synchronize", new) == 202
         state = svc.summary_for(new, timeout=60)
         [old] = bot_approvals(state)
-        assert old["commit_id"] == head and old["state"] == "DISMISSED" and "new head" in old["dismissal_message"]
+        assert (
+            old["commit_id"] == head
+            and old["state"] == "DISMISSED"
+            and "new head" in old["dismissal_message"]
+        )
         assert state["auto_merge"] is None
-        assert svc.completed_run(new)["conclusion"] == "success"  # the owner's approval of the old head counts
-        assert "approvals of an older commit do not count" in state["issue_comments"][0]["body"]  # for the bot
+        # the owner's approval of the old head counts
+        assert svc.completed_run(new)["conclusion"] == "success"
+        # for the bot
+        assert "approvals of an older commit do not count" in state["issue_comments"][0]["body"]
 
         review_id = owner_approves(svc, new)
         state = approved(svc, new)
         assert state["auto_merge"] == "SQUASH"
 
-        http("POST", f"{svc.github}/_standin/dismissals", json.dumps({"review_id": review_id}).encode(),
-             {"Content-Type": "application/json"})
+        http(
+            "POST",
+            f"{svc.github}/_standin/dismissals",
+            json.dumps({"review_id": review_id}).encode(),
+            {"Content-Type": "application/json"},
+        )
         deliver_review(svc, "dismissed", new, DATAPROC_OWNER, "dismissed")
 
-        def withdrawn() -> dict[str, Any] | None:  # the approval is dismissed first, then the check concludes
+        # the approval is dismissed first, then the check concludes
+        def withdrawn() -> dict[str, Any] | None:
             s = svc.state()
             runs = [r for r in s["check_runs"] if r["head_sha"] == new]
             concluded = runs[-1]["status"] == "completed"
-            return s if concluded and all(r["state"] == "DISMISSED" for r in bot_approvals(s)) else None
+            return (
+                s
+                if concluded and all(r["state"] == "DISMISSED" for r in bot_approvals(s))
+                else None
+            )
+
         state = wait_for(withdrawn, 60, "the bot's approval and the check withdrawn")
         last = [r for r in bot_approvals(state) if r["commit_id"] == new][-1]
         assert last["dismissal_message"].startswith("Withdrawn")
         runs = [r for r in state["check_runs"] if r["head_sha"] == new]
-        assert runs[-1]["conclusion"] == "failure"  # the owner's latest review is dismissed: the check fails too
+        # the owner's latest review is dismissed: the check fails too
+        assert runs[-1]["conclusion"] == "failure"
         assert state["merged"] is None
     finally:
         svc.close()
 
 
-def test_a_change_to_the_bots_configuration_is_never_approved_on_the_owners_behalf(repo: Path, tmp_path: Path) -> None:
-    svc = start(repo, tmp_path, "--pr-head", "config")  # the entry edit plus .github/registry-bot.yml
+def test_a_change_to_the_bots_configuration_is_never_approved_on_the_owners_behalf(
+    repo: Path, tmp_path: Path
+) -> None:
+    # the entry edit plus .github/registry-bot.yml
+    svc = start(repo, tmp_path, "--pr-head", "config")
     try:
         head = git(repo, "rev-parse", "config")
         assert svc.deliver("opened", head) == 202
@@ -170,10 +228,20 @@ def test_a_change_to_the_bots_configuration_is_never_approved_on_the_owners_beha
 
         def reviewed_twice() -> dict[str, Any] | None:
             s = svc.state()
-            done = [r for r in s["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
-            return s if len(done) == 2 and "registry-bot:summary" in s["issue_comments"][0]["body"] else None
+            done = [
+                r for r in s["check_runs"] if r["head_sha"] == head and r["status"] == "completed"
+            ]
+            return (
+                s
+                if len(done) == 2 and "registry-bot:summary" in s["issue_comments"][0]["body"]
+                else None
+            )
+
         state = wait_for(reviewed_twice, 60, "the review after the owner's approval")
         assert not bot_approvals(state) and state["merged"] is None and state["auto_merge"] is None
-        assert "the bot's configuration (`.github/registry-bot.yml`)" in state["check_runs"][-1]["summary"]
+        assert (
+            "the bot's configuration (`.github/registry-bot.yml`)"
+            in state["check_runs"][-1]["summary"]
+        )
     finally:
         svc.close()

@@ -1,19 +1,21 @@
 """End to end, round three (issue 28): the App acts only on what it saw, through the real processes.
 
-One stand-in GitHub protecting ``main`` (an approval by someone with write access, the bot's check passing),
-gunicorn and the worker (real checks; a regression stage that hangs on sample events) serve one pull
-request whose head is the ``attack`` branch of the delegation repository (``tests/delegation_repo.py``:
-``gcp/dataproc`` owned by ``@dataproc-owner``, ``iceberg`` by ``@iceberg-owner``, auto-merge on). Each
-attack moves that branch and delivers the push:
+One stand-in GitHub protecting ``main`` (an approval by someone with write access, the bot's check
+passing), gunicorn and the worker (real checks; a regression stage that hangs on sample events)
+serve one pull request whose head is the ``attack`` branch of the delegation repository
+(``tests/delegation_repo.py``: ``gcp/dataproc`` owned by ``@dataproc-owner``, ``iceberg`` by
+``@iceberg-owner``, auto-merge on). Each attack moves that branch and delivers the push:
 
-- padding past GitHub's 3,000-file listing hides a workflow, client code and a root file beside an entry
-  edit its owner approves: the App neither approves nor merges, naming the workflow, as without padding;
-- a symlink, a submodule and a blob over 10 MB inside another owner's entry, by someone who owns nothing,
-  with and without padding: failure, ``bot/unread-path`` on each and ``owners/approval-required``;
-- the same padding where GitHub cannot list the head's whole tree either (its 100,000-entry limit, lowered
-  here): failure, ``bot/change-not-listed``, and no approval even with the owner's;
-- a commit superseded during its review concludes ``cancelled`` (GitHub does not count it as passing a
-  required check), and is reviewed again when a force-push makes it the head again.
+- padding past GitHub's 3,000-file listing hides a workflow, client code and a root file beside an
+  entry edit its owner approves: the App neither approves nor merges, naming the workflow, as
+  without padding;
+- a symlink, a submodule and a blob over 10 MB inside another owner's entry, by someone who owns
+  nothing, with and without padding: failure, ``bot/unread-path`` on each and
+  ``owners/approval-required``;
+- the same padding where GitHub cannot list the head's whole tree either (its 100,000-entry limit,
+  lowered here): failure, ``bot/change-not-listed``, and no approval even with the owner's;
+- a commit superseded during its review concludes ``cancelled`` (GitHub does not count it as passing
+  a required check), and is reviewed again when a force-push makes it the head again.
 """
 
 from __future__ import annotations
@@ -38,15 +40,20 @@ PAD = {f"pad/{i:04d}.txt": f"{i}\n" for i in range(3001)}
 
 
 @pytest.fixture(scope="module")
-def service(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Repo]]:
+def service(
+    corpus: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Service, Repo]]:
     tmp = tmp_path_factory.mktemp("edge")
     repo = build(corpus, tmp / "repo")
     git(repo.path, "checkout", "-q", "main")
     repo.write(CONFIG, CONFIG_TEXT + "regression:\n  time_budget_seconds: 4\n")
     repo.commit("a short regression budget", branch="main")
     git(repo.path, "branch", "attack", "main")
-    svc = Service(tmp / "svc", worker_args=("--regression-module", "tests.slow_stage"),
-                  standin_args=("--author", AUTHOR, "--protect", "--pr-head", "attack"))
+    svc = Service(
+        tmp / "svc",
+        worker_args=("--regression-module", "tests.slow_stage"),
+        standin_args=("--author", AUTHOR, "--protect", "--pr-head", "attack"),
+    )
     (tmp / "svc").mkdir()
     try:
         svc.start(repo.path)
@@ -55,8 +62,12 @@ def service(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         svc.close()
 
 
-def attack(repo: Repo, files: dict[str, str | bytes], symlinks: dict[str, str] | None = None,
-           gitlinks: dict[str, str] | None = None) -> str:
+def attack(
+    repo: Repo,
+    files: dict[str, str | bytes],
+    symlinks: dict[str, str] | None = None,
+    gitlinks: dict[str, str] | None = None,
+) -> str:
     """A commit on ``attack`` fresh from ``main`` with ``files``, ``symlinks`` (path -> target) and
     ``gitlinks`` (path -> commit); returns its sha."""
     git(repo.path, "checkout", "-q", "-B", "attack", "main")
@@ -78,25 +89,44 @@ def reviewed(svc: Service, head: str, timeout: float = 240) -> dict[str, Any]:
 
 
 def reviewed_twice(state: dict[str, Any], head: str) -> dict[str, Any] | None:
-    """``state`` once ``head`` has two completed runs (the push's and the owner's approval's), else None."""
+    """``state`` once ``head`` has two completed runs (the push's and the owner's approval's), else
+    None."""
     done = [r for r in state["check_runs"] if r["head_sha"] == head and r["status"] == "completed"]
     return state if len(done) > 1 else None
 
 
 def entry_edit(repo: Repo) -> dict[str, str | bytes]:
     text = (repo.path / f"{DATAPROC}/registry.json").read_text(encoding="utf-8")
-    return {f"{DATAPROC}/registry.json": text.replace('"root_doc_URL": "', '"root_doc_URL": "https://x.test/#', 1)}
+    return {
+        f"{DATAPROC}/registry.json": text.replace(
+            '"root_doc_URL": "', '"root_doc_URL": "https://x.test/#', 1
+        )
+    }
 
 
 @pytest.mark.parametrize("padded", [False, True], ids=["listed", "padded"])
-def test_padding_hides_no_workflow_from_the_owners_approval(service: tuple[Service, Repo], padded: bool) -> None:
+def test_padding_hides_no_workflow_from_the_owners_approval(
+    service: tuple[Service, Repo], padded: bool
+) -> None:
     svc, repo = service
-    workflow = "on: pull_request_target\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps: [{run: env}]\n"
-    head = attack(repo, {**entry_edit(repo), WORKFLOW: workflow, "client/evil.py": "import os\n",
-                         **(PAD if padded else {})})
+    workflow = (
+        "on: pull_request_target\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps: [{run: "
+        "env}]\n"
+    )
+    head = attack(
+        repo,
+        {
+            **entry_edit(repo),
+            WORKFLOW: workflow,
+            "client/evil.py": "import os\n",
+            **(PAD if padded else {}),
+        },
+    )
     reviewed(svc, head)
     owner_approves(svc, head)  # the entry's owner approves: the review runs again with the approval
-    state = wait_for(lambda: reviewed_twice(svc.state(), head), 240, "the review after the owner's approval")
+    state = wait_for(
+        lambda: reviewed_twice(svc.state(), head), 240, "the review after the owner's approval"
+    )
     run = [r for r in state["check_runs"] if r["head_sha"] == head][-1]
     assert not [r for r in bot_approvals(state) if r["commit_id"] == head]
     assert state["merged"] is None and state["auto_merge"] is None
@@ -105,15 +135,23 @@ def test_padding_hides_no_workflow_from_the_owners_approval(service: tuple[Servi
 
 
 @pytest.mark.parametrize("padded", [False, True], ids=["listed", "padded"])
-def test_unreadable_paths_in_another_owners_entry_block(service: tuple[Service, Repo], padded: bool) -> None:
+def test_unreadable_paths_in_another_owners_entry_block(
+    service: tuple[Service, Repo], padded: bool
+) -> None:
     svc, repo = service
     main = git(repo.path, "rev-parse", "main")
     big = b"{" + b" " * (MAX_BLOB_BYTES + 1) + b"}"
-    head = attack(repo, {f"{ICEBERG}/big.json": big, **(PAD if padded else {})},
-                  symlinks={f"{ICEBERG}/link.json": "../../../../etc/passwd"}, gitlinks={f"{ICEBERG}/sub": main})
+    head = attack(
+        repo,
+        {f"{ICEBERG}/big.json": big, **(PAD if padded else {})},
+        symlinks={f"{ICEBERG}/link.json": "../../../../etc/passwd"},
+        gitlinks={f"{ICEBERG}/sub": main},
+    )
     run = reviewed(svc, head)
     assert run["conclusion"] == "failure"
-    unread = {a["path"]: a["message"] for a in run["annotations"] if a["title"] == "bot/unread-path"}
+    unread = {
+        a["path"]: a["message"] for a in run["annotations"] if a["title"] == "bot/unread-path"
+    }
     assert set(unread) == {f"{ICEBERG}/big.json", f"{ICEBERG}/link.json", f"{ICEBERG}/sub"}
     assert "symlink" in unread[f"{ICEBERG}/link.json"] and "submodule" in unread[f"{ICEBERG}/sub"]
     assert "byte limit" in unread[f"{ICEBERG}/big.json"]
@@ -121,44 +159,93 @@ def test_unreadable_paths_in_another_owners_entry_block(service: tuple[Service, 
     assert not [r for r in bot_approvals(svc.state()) if r["commit_id"] == head]
 
 
-def test_a_change_too_large_to_list_is_neither_passed_nor_approved(service: tuple[Service, Repo]) -> None:
+def test_a_change_too_large_to_list_is_neither_passed_nor_approved(
+    service: tuple[Service, Repo],
+) -> None:
     svc, repo = service
     head = attack(repo, {**entry_edit(repo), **PAD})
     entries = len(git(repo.path, "ls-tree", "-r", "-t", "main").splitlines())
-    http("POST", f"{svc.github}/_standin/settings", f'{{"tree_limit": {entries + 100}}}'.encode(),
-         {"Content-Type": "application/json"})  # the base lists whole, the padded head does not
+    http(
+        "POST",
+        f"{svc.github}/_standin/settings",
+        f'{{"tree_limit": {entries + 100}}}'.encode(),
+        {"Content-Type": "application/json"},
+    )  # the base lists whole, the padded head does not
     try:
         run = reviewed(svc, head)
         owner_approves(svc, head)
-        state = wait_for(lambda: reviewed_twice(svc.state(), head), 240, "the review after the owner's approval")
+        state = wait_for(
+            lambda: reviewed_twice(svc.state(), head), 240, "the review after the owner's approval"
+        )
     finally:
-        http("POST", f"{svc.github}/_standin/settings", b'{"tree_limit": 100000}', {"Content-Type": "application/json"})
+        http(
+            "POST",
+            f"{svc.github}/_standin/settings",
+            b'{"tree_limit": 100000}',
+            {"Content-Type": "application/json"},
+        )
     assert run["conclusion"] == "failure"
-    assert "`bot/change-not-listed`" in run["summary"] and "stops at 100,000 entries" in run["summary"]
+    assert (
+        "`bot/change-not-listed`" in run["summary"] and "stops at 100,000 entries" in run["summary"]
+    )
     assert "published-modified" not in run["summary"]  # nothing past the cut is taken for deleted
     last = [r for r in state["check_runs"] if r["head_sha"] == head][-1]
     assert last["conclusion"] == "failure" and "could not see the whole change" in last["summary"]
-    assert not [r for r in bot_approvals(state) if r["commit_id"] == head] and state["merged"] is None
+    assert (
+        not [r for r in bot_approvals(state) if r["commit_id"] == head] and state["merged"] is None
+    )
 
 
-def test_a_superseded_commit_never_satisfies_the_required_check(service: tuple[Service, Repo]) -> None:
+def test_a_superseded_commit_never_satisfies_the_required_check(
+    service: tuple[Service, Repo],
+) -> None:
     svc, repo = service
-    first = attack(repo, {**entry_edit(repo), f"{DATAPROC}/samples/run.json": "{}\n"})  # a slow review
+    # a slow review
+    first = attack(repo, {**entry_edit(repo), f"{DATAPROC}/samples/run.json": "{}\n"})
     assert svc.deliver("synchronize", first) == 202
-    wait_for(lambda: any(r["head_sha"] == first and r["status"] == "in_progress" for r in svc.state()["check_runs"]),
-             60, "the first commit's review under way")
+    wait_for(
+        lambda: any(
+            r["head_sha"] == first and r["status"] == "in_progress"
+            for r in svc.state()["check_runs"]
+        ),
+        60,
+        "the first commit's review under way",
+    )
     second = attack(repo, entry_edit(repo))
     assert svc.deliver("synchronize", second) == 202
-    superseded = wait_for(lambda: next((r for r in svc.state()["check_runs"] if r["head_sha"] == first
-                                        and r["status"] == "completed"), None), 60, "the first review's end")
+    superseded = wait_for(
+        lambda: next(
+            (
+                r
+                for r in svc.state()["check_runs"]
+                if r["head_sha"] == first and r["status"] == "completed"
+            ),
+            None,
+        ),
+        60,
+        "the first review's end",
+    )
     assert superseded["conclusion"] == "cancelled" and superseded["conclusion"] not in PASSING
     assert "Superseded" in superseded["title"]
     svc.completed_run(second, timeout=60)
 
-    git(repo.path, "checkout", "-q", "-B", "attack", first)  # a force-push makes the first commit the head again
+    # a force-push makes the first commit the head again
+    git(repo.path, "checkout", "-q", "-B", "attack", first)
     assert svc.deliver("synchronize", first) == 202
-    again = wait_for(lambda: next((r for r in svc.state()["check_runs"] if r["head_sha"] == first
-                                   and r["status"] == "completed" and r["id"] != superseded["id"]), None),
-                     60, "the first commit reviewed again")
-    assert again["conclusion"] == "failure"  # reviewed: its regression did not finish within its budget
+    again = wait_for(
+        lambda: next(
+            (
+                r
+                for r in svc.state()["check_runs"]
+                if r["head_sha"] == first
+                and r["status"] == "completed"
+                and r["id"] != superseded["id"]
+            ),
+            None,
+        ),
+        60,
+        "the first commit reviewed again",
+    )
+    # reviewed: its regression did not finish within its budget
+    assert again["conclusion"] == "failure"
     assert "did not finish" in again["summary"]

@@ -1,12 +1,13 @@
 """End to end with the real checks: gunicorn, the worker and the stand-in GitHub as real processes.
 
-The repository is the real corpus; the pull request (``pr``) changes the registry entry ``gcp:dataproc``
-with real mistakes: its registry.json names a facet file that does not exist, a new facet's key lacks the
-registered prefix, and that facet's example has a type error three levels deep. ``fix`` corrects all
-three. The entry is owned (root CODEOWNERS, base side) by ``@OpenLineage/committers``; the author is not
-a member, ``carol`` is (the stand-in answers GitHub's team membership endpoint). Expected lines are read
-from the files. The worker runs the default checks and, as the regression, the fake stage of
-``tests/fakes.py`` (``--regression-module``), so that the regression's path through ``main()`` is real too.
+The repository is the real corpus; the pull request (``pr``) changes the registry entry
+``gcp:dataproc`` with real mistakes: its registry.json names a facet file that does not exist, a new
+facet's key lacks the registered prefix, and that facet's example has a type error three levels
+deep. ``fix`` corrects all three. The entry is owned (root CODEOWNERS, base side) by
+``@OpenLineage/committers``; the author is not a member, ``carol`` is (the stand-in answers GitHub's
+team membership endpoint). Expected lines are read from the files. The worker runs the default
+checks and, as the regression, the fake stage of ``tests/fakes.py`` (``--regression-module``), so
+that the regression's path through ``main()`` is real too.
 """
 
 from __future__ import annotations
@@ -27,34 +28,67 @@ FOLDER = "spec/registry/gcp/dataproc"
 REGISTRY_JSON = f"{FOLDER}/registry.json"
 FACET = f"{FOLDER}/facets/GcpDataprocJobFacet.json"
 EXAMPLE = f"{FOLDER}/facets/examples/GcpDataprocJobFacet/1.json"
-MIRROR = "website/static/spec/facets/1-0-0/GcpDataprocJobFacet.json"  # the published copy of a new version
+# the published copy of a new version
+MIRROR = "website/static/spec/facets/1-0-0/GcpDataprocJobFacet.json"
 MISSING = "ol:gcp:dataproc:GcpDataprocMissingFacet.json"
 TEAM = "OpenLineage/committers"
 AUTHOR, MEMBER = "contributor", "carol"
-WORKER = ("--regression-module", "tests.fakes")  # default checks; regression on, with the fake stage
+# default checks; regression on, with the fake stage
+WORKER = ("--regression-module", "tests.fakes")
 STANDIN = ("--author", AUTHOR, "--team-member", f"{TEAM}={MEMBER}")
 
 
 def facet(key: str) -> str:
-    return _json({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://openlineage.io/spec/facets/1-0-0/GcpDataprocJobFacet.json",
-        "$defs": {"GcpDataprocJobFacet": {"allOf": [
-            {"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobFacet"},
-            {"type": "object", "required": ["cluster"], "properties": {"cluster": {
-                "type": "object", "properties": {"config": {
-                    "type": "object", "properties": {"workerCount": {
-                        "description": "Number of primary workers.", "type": "integer"}}}}}}}],
-            "type": "object"}},
-        "type": "object",
-        "properties": {key: {"$ref": "#/$defs/GcpDataprocJobFacet"}}})
+    return _json(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "https://openlineage.io/spec/facets/1-0-0/GcpDataprocJobFacet.json",
+            "$defs": {
+                "GcpDataprocJobFacet": {
+                    "allOf": [
+                        {
+                            "$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobFacet"
+                        },
+                        {
+                            "type": "object",
+                            "required": ["cluster"],
+                            "properties": {
+                                "cluster": {
+                                    "type": "object",
+                                    "properties": {
+                                        "config": {
+                                            "type": "object",
+                                            "properties": {
+                                                "workerCount": {
+                                                    "description": "Number of primary workers.",
+                                                    "type": "integer",
+                                                }
+                                            },
+                                        }
+                                    },
+                                }
+                            },
+                        },
+                    ],
+                    "type": "object",
+                }
+            },
+            "type": "object",
+            "properties": {key: {"$ref": "#/$defs/GcpDataprocJobFacet"}},
+        }
+    )
 
 
 def example(key: str, workers: object) -> str:
-    return _json({key: {
-        "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.0.0/integration/spark",
-        "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/GcpDataprocJobFacet.json#/$defs/GcpDataprocJobFacet",
-        "cluster": {"config": {"workerCount": workers}}}})
+    return _json(
+        {
+            key: {
+                "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.0.0/integration/spark",
+                "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/GcpDataprocJobFacet.json#/$defs/GcpDataprocJobFacet",
+                "cluster": {"config": {"workerCount": workers}},
+            }
+        }
+    )
 
 
 def registry_json(corpus: Path, *extra: str) -> str:
@@ -68,13 +102,22 @@ def _json(value: object) -> str:
 
 
 def broken_files(corpus: Path) -> dict[str, str]:
-    return {REGISTRY_JSON: registry_json(corpus, MISSING), FACET: facet("dataprocJob"), MIRROR: facet("dataprocJob"),
-            EXAMPLE: example("dataprocJob", "three")}
+    return {
+        REGISTRY_JSON: registry_json(corpus, MISSING),
+        FACET: facet("dataprocJob"),
+        MIRROR: facet("dataprocJob"),
+        EXAMPLE: example("dataprocJob", "three"),
+    }
 
 
 def fixed_files(corpus: Path) -> dict[str, str]:
     key = "gcp_dataproc_job"
-    return {REGISTRY_JSON: registry_json(corpus), FACET: facet(key), MIRROR: facet(key), EXAMPLE: example(key, 3)}
+    return {
+        REGISTRY_JSON: registry_json(corpus),
+        FACET: facet(key),
+        MIRROR: facet(key),
+        EXAMPLE: example(key, 3),
+    }
 
 
 def build_repo(corpus: Path, target: Path) -> Repo:
@@ -89,16 +132,22 @@ def build_repo(corpus: Path, target: Path) -> Repo:
 
 def line_of(repo: Path, rev: str, path: str, needle: str) -> int:
     """The 1-based line of ``path`` at ``rev`` holding ``needle`` (exactly one line must)."""
-    lines = [n for n, text in enumerate(git(repo, "show", f"{rev}:{path}").splitlines(), start=1) if needle in text]
+    lines = [
+        n
+        for n, text in enumerate(git(repo, "show", f"{rev}:{path}").splitlines(), start=1)
+        if needle in text
+    ]
     assert len(lines) == 1, f"{needle!r} is on lines {lines} of {path}"
     return lines[0]
 
 
 def expected_errors(repo: Path) -> set[tuple[str, int, str]]:
     """(path, line, rule) of each mistake of ``pr``, on the line of the offending value or key."""
-    return {(REGISTRY_JSON, line_of(repo, "pr", REGISTRY_JSON, MISSING), "uris/unresolved"),
-            (FACET, line_of(repo, "pr", FACET, '"dataprocJob"'), "facets/prefix-key"),
-            (EXAMPLE, line_of(repo, "pr", EXAMPLE, '"workerCount": "three"'), "examples/invalid")}
+    return {
+        (REGISTRY_JSON, line_of(repo, "pr", REGISTRY_JSON, MISSING), "uris/unresolved"),
+        (FACET, line_of(repo, "pr", FACET, '"dataprocJob"'), "facets/prefix-key"),
+        (EXAMPLE, line_of(repo, "pr", EXAMPLE, '"workerCount": "three"'), "examples/invalid"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +166,11 @@ def service(git_repo: Path, tmp_path: Path) -> Iterator[Service]:
 
 
 def errors(run: dict[str, Any]) -> list[tuple[str, int, str]]:
-    return [(a["path"], a["start_line"], a["title"]) for a in run["annotations"] if a["level"] == "failure"]
+    return [
+        (a["path"], a["start_line"], a["title"])
+        for a in run["annotations"]
+        if a["level"] == "failure"
+    ]
 
 
 def summaries(state: dict[str, Any]) -> list[dict[str, Any]]:
@@ -125,7 +178,8 @@ def summaries(state: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_real_checks_annotate_the_mistakes_and_an_owner_team_approval_plus_the_fix_turn_it_green(
-        service: Service, git_repo: Path) -> None:
+    service: Service, git_repo: Path
+) -> None:
     head = git(git_repo, "rev-parse", "pr")
     assert service.deliver("opened", head) == 202
     run = service.completed_run(head)
@@ -137,7 +191,9 @@ def test_real_checks_annotate_the_mistakes_and_an_owner_team_approval_plus_the_f
     assert f"@{TEAM}" in run["summary"] and "Approvals needed" in run["summary"]
     # the regression stage ran in the worker: its section and its finding
     assert "### Regression" in run["summary"] and "| fake-stage |" in run["summary"]
-    assert (REGISTRY_JSON, 1, "warning") in {(a["path"], a["start_line"], a["level"]) for a in run["annotations"]}
+    assert (REGISTRY_JSON, 1, "warning") in {
+        (a["path"], a["start_line"], a["level"]) for a in run["annotations"]
+    }
 
     state = service.summary_for(head)
     [review] = state["reviews"]
@@ -164,15 +220,28 @@ def test_real_checks_annotate_the_mistakes_and_an_owner_team_approval_plus_the_f
     assert all(r["status"] == "completed" for r in state["check_runs"])
 
 
-def test_without_the_members_permission_the_fix_still_waits_for_an_owner(service: Service, git_repo: Path) -> None:
-    service.faults([{"path": "/orgs/*", "status": 403, "count": 100,
-                     "message": "Resource not accessible by integration"}])
+def test_without_the_members_permission_the_fix_still_waits_for_an_owner(
+    service: Service, git_repo: Path
+) -> None:
+    service.faults(
+        [
+            {
+                "path": "/orgs/*",
+                "status": 403,
+                "count": 100,
+                "message": "Resource not accessible by integration",
+            }
+        ]
+    )
     service.approve(MEMBER)
     fixed = service.push("fix")
     assert service.deliver("opened", fixed) == 202
     run = service.completed_run(fixed)
     assert run["conclusion"] == "failure"
     assert [e[2] for e in errors(run)] == ["owners/approval-required"]
-    assert "Team membership could not be verified" in run["summary"] and "Members: read" in run["summary"]
+    assert (
+        "Team membership could not be verified" in run["summary"]
+        and "Members: read" in run["summary"]
+    )
     [summary] = summaries(service.summary_for(fixed))
     assert "Team membership could not be verified" in summary["body"]

@@ -1,4 +1,5 @@
-"""Future lints: a rule announced with the day it becomes an error, judged by the review's (fixed) clock."""
+"""Future lints: a rule announced with the day it becomes an error, judged by the review's (fixed)
+clock."""
 
 from __future__ import annotations
 
@@ -22,17 +23,24 @@ def whole_tree(tree: Path, today: datetime.date) -> Report:
     return run_review(ReviewRequest(head=DirSnapshot(tree), today=today))
 
 
-def test_a_future_lint_is_a_warning_saying_so_until_its_day_then_an_error(corpus_copy: Path) -> None:
-    rule = ADOPTION_GAPS[1]  # a rule today's registry does not meet: a warning with --all, whatever the day
+def test_a_future_lint_is_a_warning_saying_so_until_its_day_then_an_error(
+    corpus_copy: Path,
+) -> None:
+    # a rule today's registry does not meet: a warning with --all, whatever the day
+    rule = ADOPTION_GAPS[1]
     plain = [f for f in whole_tree(corpus_copy, DUE).findings if f.rule == rule]
-    assert plain and all(f.severity is Severity.WARNING and "becomes an error" not in f.message for f in plain)
+    assert plain and all(
+        f.severity is Severity.WARNING and "becomes an error" not in f.message for f in plain
+    )
     configure(corpus_copy, f"severity:\n  {rule}: {{becomes_error: {DUE.isoformat()}}}\n")
 
     before = whole_tree(corpus_copy, DUE - datetime.timedelta(days=1))
     announced = [f for f in before.findings if f.rule == rule]
     assert len(announced) == len(plain)
-    assert all(f.severity is Severity.WARNING and f"becomes an error on {DUE.isoformat()}" in f.message
-               for f in announced)
+    assert all(
+        f.severity is Severity.WARNING and f"becomes an error on {DUE.isoformat()}" in f.message
+        for f in announced
+    )
     assert before.verdict is Verdict.SUCCESS
 
     on_the_day = whole_tree(corpus_copy, DUE)

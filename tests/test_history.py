@@ -1,10 +1,11 @@
-"""Fairness on the real history: every merged OpenLineage commit replayed as the pull request it was.
+"""Fairness on the real history: every merged OpenLineage commit replayed as the pull request it
+was.
 
 Maintainers merged every one of these commits, so an error the bot raises on one is either a defect
 that commit introduced, a rule of the registry proposal the history predates (the adoption gaps:
-listed in ``bot.core.config.ADOPTION_GAPS`` and explained in docs/fairness.md), or a false alarm. The
-defects the commits introduced were found by reading their diffs; they are listed below with the rule
-that must catch each. Everything else must pass.
+listed in ``bot.core.config.ADOPTION_GAPS`` and explained in docs/fairness.md), or a false alarm.
+The defects the commits introduced were found by reading their diffs; they are listed below with the
+rule that must catch each. Everything else must pass.
 """
 
 from __future__ import annotations
@@ -20,27 +21,34 @@ from tests.conftest import SHARED
 
 BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"
 
-# Pull request number (or the whole subject of a commit that names none) -> rules that must block it: the
-# defects it introduced (docs/fairness.md).
+# Pull request number (or the whole subject of a commit that names none) -> rules that must block
+# it: the defects it introduced (docs/fairness.md).
 KNOWN_DEFECTS: dict[str, set[str]] = {
-    "#531": {"lint/unknown-keyword"},  # `documentation` written for `description` (still in today's schema)
+    # `documentation` written for `description` (still in today's schema)
+    "#531": {"lint/unknown-keyword"},
     "#1413": {"lint/required-undeclared"},  # `engine_version` required, `version` declared
-    "#1442": {"lint/required-undeclared"},  # `totalElements`, `failedElements` required, never declared
-    # the DatasourceDatasetFacet example holds a DatasetVersion facet; examples written with the _schemaURL of
-    # another facet (DocumentationDatasetFacet for the job facet), of OpenLineage.json, or of an older version
+    # `totalElements`, `failedElements` required, never declared
+    "#1442": {"lint/required-undeclared"},
+    # the DatasourceDatasetFacet example holds a DatasetVersion facet; examples written with the
+    # _schemaURL of another facet (DocumentationDatasetFacet for the job facet), of
+    # OpenLineage.json, or of an older version
     "#1997": {"examples/unknown-key", "examples/schema-url", "examples/stale-schema-url"},
-    # Dates where the schema says date-time: written in #1997, when the example could not be checked offline
-    # (no mirror for its $ref yet); #2520 made it checkable, #3221 fixed it.
+    # Dates where the schema says date-time: written in #1997, when the example could not be checked
+    # offline (no mirror for its $ref yet); #2520 made it checkable, #3221 fixed it.
     "#2520": {"examples/invalid"},
     "#2740": {"entry/misplaced-facets"},  # a consumer block holding produced_facets
-    # An example edited (a field added) while its _schemaURL keeps naming the version before the bump. (#2510
-    # edited only the error text of the ExtractionErrorRunFacet example, whose URL was stale already: not its
-    # defect, shown as pre-existing.)
+    # An example edited (a field added) while its _schemaURL keeps naming the version before the
+    # bump. (#2510 edited only the error text of the ExtractionErrorRunFacet example, whose URL was
+    # stale already: not its defect, shown as pre-existing.)
     "#2562": {"examples/stale-schema-url"},  # fileCount added to the example, URL left at 1-0-0
-    "#3361": {"examples/stale-schema-url"},  # DatasourceDatasetFacet bumped to 1-0-1, example URL 1-0-0
-    "#3748": {"examples/stale-schema-url"},  # contentType added, DocumentationDatasetFacet URL left at 1-0-0
-    "#3752": {"examples/schema-url"},  # the DatasetTypeDatasetFacet example names DatasetVersionDatasetFacet
-    "#3256": {"facets/name-mismatch", "uris/unresolved"},  # a file named ...Facet1.json, not as declared
+    # DatasourceDatasetFacet bumped to 1-0-1, example URL 1-0-0
+    "#3361": {"examples/stale-schema-url"},
+    # contentType added, DocumentationDatasetFacet URL left at 1-0-0
+    "#3748": {"examples/stale-schema-url"},
+    # the DatasetTypeDatasetFacet example names DatasetVersionDatasetFacet
+    "#3752": {"examples/schema-url"},
+    # a file named ...Facet1.json, not as declared
+    "#3256": {"facets/name-mismatch", "uris/unresolved"},
     # a facet $ref added to the RunEvent of OpenLineage.json, whose $id stays at the published 1-0-5
     "Added ExternalQueryRunFacet.json": {"spec/not-bumped"},
 }
@@ -81,11 +89,16 @@ def test_the_whole_history_is_replayed_without_a_crash(history: list[CommitRevie
 def test_every_known_defect_is_caught(history: list[CommitReview], number: str) -> None:
     (row,) = [r for r in history if pr_of(r) == number]
     missing = KNOWN_DEFECTS[number] - blocking_rules(row)
-    assert not missing, f"{number} ({row.subject}) was not blocked for {missing}; blocked for {blocking_rules(row)}"
+    assert not missing, (
+        f"{number} ({row.subject}) was not blocked for {missing}; blocked for {blocking_rules(row)}"
+    )
 
 
-def test_no_good_commit_is_blocked_for_anything_but_the_proposals_policy(history: list[CommitReview]) -> None:
-    """Apart from the known defects, a merged commit is blocked only by an adoption gap it adds itself."""
+def test_no_good_commit_is_blocked_for_anything_but_the_proposals_policy(
+    history: list[CommitReview],
+) -> None:
+    """Apart from the known defects, a merged commit is blocked only by an adoption gap it adds
+    itself."""
     wrong = {}
     for row in history:
         allowed = set(ADOPTION_GAPS) | KNOWN_DEFECTS.get(pr_of(row) or "", set())
@@ -96,9 +109,12 @@ def test_no_good_commit_is_blocked_for_anything_but_the_proposals_policy(history
 
 
 def test_pre_existing_problems_never_block(history: list[CommitReview]) -> None:
-    """The judging itself: on the real history, no blocking finding is one that was already at base."""
+    """The judging itself: on the real history, no blocking finding is one that was already at
+    base."""
     assert all(f.state is not None and f.state.value == "new" for r in history for f in r.blocking)
-    assert sum(r.pre_existing_errors for r in history) > 0, "the history has pre-existing errors to judge"
+    assert sum(r.pre_existing_errors for r in history) > 0, (
+        "the history has pre-existing errors to judge"
+    )
 
 
 def test_with_the_gaps_adopted_gradually_only_the_defects_block(history_repo: Path) -> None:
@@ -107,4 +123,6 @@ def test_with_the_gaps_adopted_gradually_only_the_defects_block(history_repo: Pa
     config = Config(verdict=VerdictPolicy(adoption_gaps_in_changes="warning"))
     blocked = {pr_of(r) or r.commit[:7] for r in replay(history_repo, config=config) if r.blocking}
     # a defect that is itself an adoption gap (#531's misspelling) is a warning under that policy
-    assert blocked == {number for number, rules in KNOWN_DEFECTS.items() if rules - set(ADOPTION_GAPS)}
+    assert blocked == {
+        number for number, rules in KNOWN_DEFECTS.items() if rules - set(ADOPTION_GAPS)
+    }

@@ -1,11 +1,12 @@
-"""Where contributors already are: the pre-commit hooks and the GitHub Action, run as their hosts run them.
+"""Where contributors already are: the pre-commit hooks and the GitHub Action, run as their hosts
+run them.
 
-pre-commit is the real one (from PyPI), in a temporary git repository of the real corpus. Its configuration
-names this project as users do (``repo:`` a git repository of this checkout, ``rev:`` a commit of it), and it
-installs the hooks as published (``language: python``: a virtual environment and ``pip install`` of that
-commit), offline from the wheelhouse (``tests/installed.py``). The action's review step runs its own ``run``
-script with bash, with its ``env`` resolved from the inputs as GitHub resolves ``${{ inputs.* }}``, and must
-leave the SARIF file the upload step names.
+pre-commit is the real one (from PyPI), in a temporary git repository of the real corpus. Its
+configuration names this project as users do (``repo:`` a git repository of this checkout, ``rev:``
+a commit of it), and it installs the hooks as published (``language: python``: a virtual environment
+and ``pip install`` of that commit), offline from the wheelhouse (``tests/installed.py``). The
+action's review step runs its own ``run`` script with bash, with its ``env`` resolved from the
+inputs as GitHub resolves ``${{ inputs.* }}``, and must leave the SARIF file the upload step names.
 """
 
 from __future__ import annotations
@@ -59,40 +60,73 @@ def readme_revisions() -> tuple[str, str]:
 
 @pytest.fixture(scope="session")
 def hook_source(tmp_path_factory: pytest.TempPathFactory) -> HookSource:
-    """This repository as a git repository, released with the project's release step (``make release``): the
-    configuration names the revision the README's snippet names, so that revision must be the tag it creates."""
+    """This repository as a git repository, released with the project's release step (``make
+    release``): the configuration names the revision the README's snippet names, so that revision
+    must be the tag it creates."""
     folder = tmp_path_factory.mktemp("hook-source")
     repo = folder / "registry-bot"
     project_repo(repo)
-    release = subprocess.run(["make", "-s", "release"], cwd=repo, capture_output=True, text=True,
-                             env=clean_env(**GIT_ENV), check=False)
+    release = subprocess.run(
+        ["make", "-s", "release"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=clean_env(**GIT_ENV),
+        check=False,
+    )
     assert release.returncode == 0, release.stderr
     rev, _ = readme_revisions()
-    assert git(repo, "rev-parse", f"{rev}^{{commit}}") == git(repo, "rev-parse", "HEAD"), "README names another tag"
+    assert git(repo, "rev-parse", f"{rev}^{{commit}}") == git(repo, "rev-parse", "HEAD"), (
+        "README names another tag"
+    )
     return HookSource(repo=repo, rev=rev, home=folder / "pre-commit-home")
 
 
 def test_the_readme_names_the_tag_the_release_step_cuts(hook_source: HookSource) -> None:
-    version = re.search(r'^version = "(.+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    version = re.search(
+        r'^version = "(.+)"$', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M
+    )
     assert version is not None
     assert readme_revisions() == (f"v{version[1]}", f"v{version[1]}")
-    assert git(hook_source.repo, "cat-file", "-t", hook_source.rev) == "tag"  # annotated, as `make release` cuts it
-    again = subprocess.run(["make", "-s", "release"], cwd=hook_source.repo, capture_output=True, text=True,
-                           env=clean_env(**GIT_ENV), check=False)
-    assert again.returncode != 0 and "exists" in again.stderr  # one tag per version: bump to release again
+    # annotated, as `make release` cuts it
+    assert git(hook_source.repo, "cat-file", "-t", hook_source.rev) == "tag"
+    again = subprocess.run(
+        ["make", "-s", "release"],
+        cwd=hook_source.repo,
+        capture_output=True,
+        text=True,
+        env=clean_env(**GIT_ENV),
+        check=False,
+    )
+    # one tag per version: bump to release again
+    assert again.returncode != 0 and "exists" in again.stderr
 
 
 def pre_commit(repo: Path, source: HookSource, *args: str) -> subprocess.CompletedProcess[str]:
     env = clean_env(**GIT_ENV, PRE_COMMIT_HOME=str(source.home))
-    return subprocess.run([BIN + "/pre-commit", *args], cwd=repo, capture_output=True, text=True, env=env,
-                          timeout=300, check=False)
+    return subprocess.run(
+        [BIN + "/pre-commit", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.fixture
 def repo(tmp_path: Path, corpus: Path, hook_source: HookSource) -> Repo:
     made = Repo.from_folder(corpus, tmp_path / "repo")
-    config = {"repos": [{"repo": str(hook_source.repo), "rev": hook_source.rev,
-                         "hooks": [{"id": hook["id"]} for hook in hooks()]}]}
+    config = {
+        "repos": [
+            {
+                "repo": str(hook_source.repo),
+                "rev": hook_source.rev,
+                "hooks": [{"id": hook["id"]} for hook in hooks()],
+            }
+        ]
+    }
     made.write(".pre-commit-config.yaml", yaml.safe_dump(config))
     made.commit("pre-commit", branch="main")
     return made
@@ -101,19 +135,29 @@ def repo(tmp_path: Path, corpus: Path, hook_source: HookSource) -> Repo:
 def test_the_hooks_are_the_published_ones() -> None:
     by_id = {h["id"]: h for h in hooks()}
     assert set(by_id) == {"registry-bot", "registry-bot-fix"}
-    assert all(h["language"] == "python" for h in by_id.values())  # what users get: pre-commit installs the bot
+    # what users get: pre-commit installs the bot
+    assert all(h["language"] == "python" for h in by_id.values())
     assert by_id["registry-bot"]["pass_filenames"] is False
 
 
 def test_the_fix_hook_lays_out_a_staged_file_and_the_check_hook_stops_a_broken_one(
-        repo: Repo, hook_source: HookSource) -> None:
-    original = (repo.path / ENTRY).read_text(encoding="utf-8").replace("/lineage", "/lineage#openlineage")
-    (repo.path / ENTRY).write_text(original.replace('"producer": {', '"producer" :{   ').replace("\n", "\r\n"))
+    repo: Repo, hook_source: HookSource
+) -> None:
+    original = (
+        (repo.path / ENTRY).read_text(encoding="utf-8").replace("/lineage", "/lineage#openlineage")
+    )
+    (repo.path / ENTRY).write_text(
+        original.replace('"producer": {', '"producer" :{   ').replace("\n", "\r\n")
+    )
     git(repo.path, "add", ENTRY)
     first = pre_commit(repo.path, hook_source, "run")
     assert first.returncode == 1, first.stdout + first.stderr
-    assert re.search(r"registry-bot fix.*Failed", first.stdout) and "files were modified by this hook" in first.stdout
-    assert (repo.path / ENTRY).read_bytes().decode() == original  # the corpus layout again, the edit kept
+    assert (
+        re.search(r"registry-bot fix.*Failed", first.stdout)
+        and "files were modified by this hook" in first.stdout
+    )
+    # the corpus layout again, the edit kept
+    assert (repo.path / ENTRY).read_bytes().decode() == original
     git(repo.path, "add", ENTRY)
     second = pre_commit(repo.path, hook_source, "run")
     assert second.returncode == 0, second.stdout + second.stderr
@@ -127,12 +171,17 @@ def test_the_fix_hook_lays_out_a_staged_file_and_the_check_hook_stops_a_broken_o
     assert third.returncode == 1 and re.search(r"registry-bot check.*Failed", third.stdout)
     assert "uris/unresolved" in third.stdout
 
-    (repo.path / ENTRY).write_text(original, encoding="utf-8")  # a broken facet: a property's type misspelt
+    # a broken facet: a property's type misspelt
+    (repo.path / ENTRY).write_text(original, encoding="utf-8")
     facet = repo.path / FACET
-    facet.write_text(facet.read_text(encoding="utf-8").replace('"type": "string"', '"type": "text"', 1))
+    facet.write_text(
+        facet.read_text(encoding="utf-8").replace('"type": "string"', '"type": "text"', 1)
+    )
     git(repo.path, "add", ENTRY, FACET)
     fourth = pre_commit(repo.path, hook_source, "run")
-    assert fourth.returncode == 1 and re.search(r"registry-bot check.*Failed", fourth.stdout), fourth.stdout
+    assert fourth.returncode == 1 and re.search(r"registry-bot check.*Failed", fourth.stdout), (
+        fourth.stdout
+    )
     assert f"{FACET}:" in fourth.stdout and "'text' is not valid" in fourth.stdout, fourth.stdout
     assert "Traceback" not in fourth.stdout + fourth.stderr
 
@@ -154,8 +203,8 @@ def test_the_hooks_change_nothing_on_the_clean_tree(repo: Repo, hook_source: Hoo
 
 
 def test_the_check_hook_speaks_about_the_commit(repo: Repo, hook_source: HookSource) -> None:
-    """A commit that breaks one example: the hook names that error, counts what was already there in one
-    line, and stays short (the tree's pre-existing findings are not listed)."""
+    """A commit that breaks one example: the hook names that error, counts what was already there in
+    one line, and stays short (the tree's pre-existing findings are not listed)."""
     example = "spec/tests/DatasourceDatasetFacet/1.json"
     value = json.loads((repo.path / example).read_text(encoding="utf-8"))
     value["dataSource"]["name"] = 5
@@ -165,13 +214,17 @@ def test_the_check_hook_speaks_about_the_commit(repo: Repo, hook_source: HookSou
     assert run.returncode == 1, run.stdout + run.stderr
     lines = hook_output(run, "check")
     assert len(lines) <= 10, "\n".join(lines)
-    assert any(line.startswith(f"{example}:") and "examples/invalid" in line for line in lines), lines
+    assert any(line.startswith(f"{example}:") and "examples/invalid" in line for line in lines), (
+        lines
+    )
     assert any(line.startswith("-- pre-existing:") for line in lines), lines
-    assert re.search(r"registry-bot fix.*Passed", run.stdout)  # the layout is right: nothing to format
+    # the layout is right: nothing to format
+    assert re.search(r"registry-bot fix.*Passed", run.stdout)
 
 
 def test_the_fix_hook_formats_only(repo: Repo, hook_source: HookSource) -> None:
-    """A legacy key (entry/legacy-key has a semantic fix) in a well laid out file: the hook leaves it as is."""
+    """A legacy key (entry/legacy-key has a semantic fix) in a well laid out file: the hook leaves
+    it as is."""
     text = (repo.path / ENTRY).read_text(encoding="utf-8").replace("root_doc_URL", "root_doc_url")
     (repo.path / ENTRY).write_text(text, encoding="utf-8")
     git(repo.path, "add", ENTRY)
@@ -191,7 +244,8 @@ def step(spec: dict[str, Any], **match: str) -> dict[str, Any]:
 
 
 def expression(text: str, context: dict[str, Any]) -> str:
-    """``${{ a.b || c.d }}`` as GitHub evaluates the few expressions action.yml uses (dotted paths and ``||``)."""
+    """``${{ a.b || c.d }}`` as GitHub evaluates the few expressions action.yml uses (dotted paths
+    and ``||``)."""
     match = re.fullmatch(r"\$\{\{ (.+) \}\}", text)
     if match is None:
         return text
@@ -206,34 +260,49 @@ def expression(text: str, context: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="session")
 def action_bin(tmp_path_factory: pytest.TempPathFactory, hook_source: HookSource) -> Path:
-    """The action's install step, run as the runner runs it: setup-python's interpreter first on PATH (here a
-    new virtual environment), ``GITHUB_ACTION_PATH`` the action's checkout (a commit of this repository)."""
+    """The action's install step, run as the runner runs it: setup-python's interpreter first on
+    PATH (here a new virtual environment), ``GITHUB_ACTION_PATH`` the action's checkout (a commit of
+    this repository)."""
     venv = tmp_path_factory.mktemp("action-python") / "venv"
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(venv)], check=True
+    )
     install = step(action(), name="Install registry-bot")
-    env = clean_env(PATH=f"{venv / 'bin'}{os.pathsep}/usr/bin:/bin", GITHUB_ACTION_PATH=str(hook_source.repo))
-    subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", install["run"]], check=True, env=env,
-                   capture_output=True, timeout=300)
+    env = clean_env(
+        PATH=f"{venv / 'bin'}{os.pathsep}/usr/bin:/bin", GITHUB_ACTION_PATH=str(hook_source.repo)
+    )
+    subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", install["run"]],
+        check=True,
+        env=env,
+        capture_output=True,
+        timeout=300,
+    )
     return venv / "bin"
 
 
 @dataclass
 class Runner:
-    """What a runner gives the review step: the workspace, the event payload, GitHub's API and a token."""
+    """What a runner gives the review step: the workspace, the event payload, GitHub's API and a
+    token."""
 
     workspace: Path
     bin: Path
     folder: Path
     event: dict[str, Any]
-    api: str = "http://127.0.0.1:9"  # nothing listens: reading approvals fails unless a test serves the API
+    # nothing listens: reading approvals fails unless a test serves the API
+    api: str = "http://127.0.0.1:9"
     token: str = "no-token"
 
     def run(self, **inputs: str) -> Step:
-        """The review step: ``bash --noprofile --norc -eo pipefail`` on its script, with the step's env resolved
-        from the inputs, their defaults evaluated against the event as GitHub does."""
+        """The review step: ``bash --noprofile --norc -eo pipefail`` on its script, with the step's
+        env resolved from the inputs, their defaults evaluated against the event as GitHub does."""
         spec = action()
         github = {"event": self.event, "token": self.token, "sha": self.event.get("after", "")}
-        values = {name: expression(str(i.get("default", "")), {"github": github}) for name, i in spec["inputs"].items()}
+        values = {
+            name: expression(str(i.get("default", "")), {"github": github})
+            for name, i in spec["inputs"].items()
+        }
         values |= inputs
         review = step(spec, id="check")
         env = {}
@@ -241,25 +310,49 @@ class Runner:
             match = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", text)
             assert match, f"{name}: the script reads inputs only through env, never by expression"
             env[name] = values[match[1]]
-        event_path, output, summary = self.folder / "event.json", self.folder / "github_output", self.folder / "summary"
+        event_path, output, summary = (
+            self.folder / "event.json",
+            self.folder / "github_output",
+            self.folder / "summary",
+        )
         event_path.write_text(json.dumps(self.event), encoding="utf-8")
         output.write_text("")
         summary.write_text("")
         script = self.folder / "step.sh"
         script.write_text(review["run"], encoding="utf-8")
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=self.workspace,
-                              env=clean_env(**{**GIT_ENV, **env, "PATH": f"{self.bin}{os.pathsep}/usr/bin:/bin",
-                                               "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
-                                               "GITHUB_EVENT_PATH": str(event_path),
-                                               "GITHUB_EVENT_NAME": "pull_request",
-                                               "GITHUB_REPOSITORY": self.event["repository"]["full_name"],
-                                               "GITHUB_API_URL": self.api, "GITHUB_WORKSPACE": str(self.workspace)}),
-                              capture_output=True, text=True, timeout=300, check=False)
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=self.workspace,
+            env=clean_env(
+                **{
+                    **GIT_ENV,
+                    **env,
+                    "PATH": f"{self.bin}{os.pathsep}/usr/bin:/bin",
+                    "GITHUB_OUTPUT": str(output),
+                    "GITHUB_STEP_SUMMARY": str(summary),
+                    "GITHUB_EVENT_PATH": str(event_path),
+                    "GITHUB_EVENT_NAME": "pull_request",
+                    "GITHUB_REPOSITORY": self.event["repository"]["full_name"],
+                    "GITHUB_API_URL": self.api,
+                    "GITHUB_WORKSPACE": str(self.workspace),
+                }
+            ),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
         upload = step(spec, name="Upload to code scanning")
         assert upload["with"]["sarif_file"] == "${{ inputs.sarif }}"
         sarif = self.workspace / values["sarif"]
-        return Step(proc.returncode, outputs, sarif.read_text() if sarif.exists() else "", summary.read_text(), proc)
+        return Step(
+            proc.returncode,
+            outputs,
+            sarif.read_text() if sarif.exists() else "",
+            summary.read_text(),
+            proc,
+        )
 
 
 @dataclass(frozen=True)
@@ -276,7 +369,10 @@ def pull_request_event(repo: Repo, author: str = "contributor") -> dict[str, Any
     event = json.loads((PAYLOADS / "pull_request.synchronize.json").read_text(encoding="utf-8"))
     pr = event["pull_request"]
     pr["user"]["login"] = author
-    pr["base"]["sha"], pr["head"]["sha"] = git(repo.path, "rev-parse", "main"), git(repo.path, "rev-parse", "pr")
+    pr["base"]["sha"], pr["head"]["sha"] = (
+        git(repo.path, "rev-parse", "main"),
+        git(repo.path, "rev-parse", "pr"),
+    )
     event["after"] = pr["head"]["sha"]
     event["repository"]["full_name"] = REPO
     assert conformance.payload_problems("pull_request", event) == []  # still one GitHub could send
@@ -309,32 +405,55 @@ def sarif_schema() -> dict[str, Any]:
 
 
 def test_the_action_reviews_the_pull_request_and_leaves_sarif_with_fixes_for_code_scanning(
-        repo: Repo, tmp_path: Path, action_bin: Path) -> None:
+    repo: Repo, tmp_path: Path, action_bin: Path
+) -> None:
     original = (repo.path / ENTRY).read_text(encoding="utf-8")
-    repo.change({ENTRY: original.replace('"root_doc_URL"', '"root_doc_url"').replace(
-        '["ol:gcp:dataproc:GcpDataprocRunFacet.json"]', '["ol:gcp:dataproc:GcpDataprocRunFacet.json", "ol:x:Y.json"]')})
+    repo.change(
+        {
+            ENTRY: original.replace('"root_doc_URL"', '"root_doc_url"').replace(
+                '["ol:gcp:dataproc:GcpDataprocRunFacet.json"]',
+                '["ol:gcp:dataproc:GcpDataprocRunFacet.json", "ol:x:Y.json"]',
+            )
+        }
+    )
     done = runner(repo, tmp_path, action_bin).run()
-    assert done.code == 0 and done.outputs == {"exit-code": "1"}  # the step records the verdict; the last step fails
+    # the step records the verdict; the last step fails
+    assert done.code == 0 and done.outputs == {"exit-code": "1"}
     by_rule = {r["ruleId"]: r for r in sarif_results(done.sarif)}
-    assert by_rule["uris/unknown-name"]["baselineState"] == "new" and by_rule["uris/unknown-name"]["level"] == "error"
-    assert by_rule["entry/legacy-key"]["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"] == ENTRY
+    assert (
+        by_rule["uris/unknown-name"]["baselineState"] == "new"
+        and by_rule["uris/unknown-name"]["level"] == "error"
+    )
+    assert (
+        by_rule["entry/legacy-key"]["fixes"][0]["artifactChanges"][0]["artifactLocation"]["uri"]
+        == ENTRY
+    )
     assert "failed" in done.summary.lower() or "FAILURE" in done.summary
-    assert "Approval not checked" in done.summary and "reviews could not be read" in done.summary  # no API here
+    # no API here
+    assert "Approval not checked" in done.summary and "reviews could not be read" in done.summary
 
     bad = runner(repo, tmp_path, action_bin).run(base="no-such-rev")
     assert bad.code == 0 and bad.outputs == {"exit-code": "2"}
-    assert len(bad.proc.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.proc.stderr, bad.proc.stderr
+    assert len(bad.proc.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.proc.stderr, (
+        bad.proc.stderr
+    )
 
 
-@pytest.mark.parametrize("visible", [True, False], ids=["token-reads-teams", "token-cannot-read-teams"])
+@pytest.mark.parametrize(
+    "visible", [True, False], ids=["token-reads-teams", "token-cannot-read-teams"]
+)
 def test_the_action_reads_approvals_and_teams_through_the_token(
-        repo: Repo, tmp_path: Path, action_bin: Path, visible: bool) -> None:
-    """A correct change of a real entry, approved by a member of the team that owns it: green when the token can
-    see the team; when it cannot, the summary says approval was not checked instead of failing the job."""
+    repo: Repo, tmp_path: Path, action_bin: Path, visible: bool
+) -> None:
+    """A correct change of a real entry, approved by a member of the team that owns it: green when
+    the token can see the team; when it cannot, the summary says approval was not checked instead of
+    failing the job."""
     original = (repo.path / ENTRY).read_text(encoding="utf-8")
     repo.change({ENTRY: original.replace("/lineage", "/lineage#openlineage")})
     teams = {"OpenLineage/committers": ["maintainer"]} if visible else {}
-    local = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=2, author="contributor", team_members=teams)
+    local = LocalGitHub(
+        repo.path, "main", "pr", repo=REPO, number=2, author="contributor", team_members=teams
+    )
     with StandIn(local) as server:
         token = server.state.issue_token()[0]
         unapproved = runner(repo, tmp_path, action_bin, api=server.url, token=token).run()
@@ -348,46 +467,76 @@ def test_the_action_reads_approvals_and_teams_through_the_token(
     if visible:
         assert "owners/approval-required" not in {r["ruleId"] for r in results}
         assert "not checked" not in approved.summary
-        assert unapproved.outputs == {"exit-code": "1"}  # without the approval the same change is blocked
-        new_errors = {r["ruleId"] for r in sarif_results(unapproved.sarif)
-                      if r["level"] == "error" and r["baselineState"] == "new"}
+        # without the approval the same change is blocked
+        assert unapproved.outputs == {"exit-code": "1"}
+        new_errors = {
+            r["ruleId"]
+            for r in sarif_results(unapproved.sarif)
+            if r["level"] == "error" and r["baselineState"] == "new"
+        }
         assert new_errors == {"owners/approval-required"}
     else:
-        assert "Approval not checked" in approved.summary and "@OpenLineage/committers" in approved.summary
-        assert {r["level"] for r in results if r["ruleId"] == "owners/approval-required"} == {"note"}
+        assert (
+            "Approval not checked" in approved.summary
+            and "@OpenLineage/committers" in approved.summary
+        )
+        assert {r["level"] for r in results if r["ruleId"] == "owners/approval-required"} == {
+            "note"
+        }
 
 
 def test_a_finding_about_no_one_file_still_has_a_location_in_sarif() -> None:
-    """Code scanning rejects a SARIF file with a result without a location: a review-wide finding sits on the
-    repository's root."""
+    """Code scanning rejects a SARIF file with a result without a location: a review-wide finding
+    sits on the repository's root."""
     from bot.core.findings import Finding, Report, Severity
     from bot.outputs.render import render
 
-    report = Report.build([Finding("bot/internal-error", Severity.ERROR, "", "the review could not finish"),
-                           Finding("entry/schema", Severity.ERROR, ENTRY, "a problem", line=3, column=5)])
+    report = Report.build(
+        [
+            Finding("bot/internal-error", Severity.ERROR, "", "the review could not finish"),
+            Finding("entry/schema", Severity.ERROR, ENTRY, "a problem", line=3, column=5),
+        ]
+    )
     results = sarif_results(render(report, "sarif"))
-    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results] == [".", ENTRY]
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results] == [
+        ".",
+        ENTRY,
+    ]
 
 
-def test_the_action_passes_an_approved_real_pull_request_of_the_history(tmp_path: Path, action_bin: Path) -> None:
-    """The newest real pull request of OpenLineage's history that changed the registry and passes the engine in
-    this checkout when approved, as the installed Action sees it:
+def test_the_action_passes_an_approved_real_pull_request_of_the_history(
+    tmp_path: Path, action_bin: Path
+) -> None:
+    """The newest real pull request of OpenLineage's history that changed the registry and passes
+    the engine in this checkout when approved, as the installed Action sees it:
     blocked until a member of the owning team approves, then green."""
     repo = Repo(tmp_path / "openlineage")
     bundle = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
     subprocess.run(["git", "clone", "-q", str(bundle), str(repo.path)], check=True, env=GIT_ENV)
-    commit = newest_passing_registry_change(repo.path, "contributor", frozenset({"OpenLineage/committers"}))
+    commit = newest_passing_registry_change(
+        repo.path, "contributor", frozenset({"OpenLineage/committers"})
+    )
     git(repo.path, "checkout", "-q", "-B", "pr", commit)
     git(repo.path, "branch", "-f", "main", f"{commit}^")
-    local = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=2, author="contributor",
-                        team_members={"OpenLineage/committers": ["maintainer"]})
+    local = LocalGitHub(
+        repo.path,
+        "main",
+        "pr",
+        repo=REPO,
+        number=2,
+        author="contributor",
+        team_members={"OpenLineage/committers": ["maintainer"]},
+    )
     with StandIn(local) as server:
         token = server.state.issue_token()[0]
         unapproved = runner(repo, tmp_path, action_bin, api=server.url, token=token).run()
         local.add_review("maintainer", "APPROVE")
         approved = runner(repo, tmp_path, action_bin, api=server.url, token=token).run()
     assert unapproved.outputs == {"exit-code": "1"}
-    assert {r["ruleId"] for r in sarif_results(unapproved.sarif)
-            if r["level"] == "error" and r["baselineState"] == "new"} == {"owners/approval-required"}
+    assert {
+        r["ruleId"]
+        for r in sarif_results(unapproved.sarif)
+        if r["level"] == "error" and r["baselineState"] == "new"
+    } == {"owners/approval-required"}
     assert approved.outputs == {"exit-code": "0"}, approved.summary
     assert "owners/approval-required" not in {r["ruleId"] for r in sarif_results(approved.sarif)}

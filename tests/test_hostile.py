@@ -37,7 +37,9 @@ def strict(tree: Path) -> Report:
 
 
 def test_invalid_utf8_is_reported_on_its_line(tree: Path) -> None:
-    (tree / rc.ENTRY / "registry.json").write_bytes(b'{\n  "producer": {\n    "root_doc_URL": "\xff"\n  }\n}\n')
+    (tree / rc.ENTRY / "registry.json").write_bytes(
+        b'{\n  "producer": {\n    "root_doc_URL": "\xff"\n  }\n}\n'
+    )
     (finding,) = [f for f in strict(tree).findings if f.rule == "entry/unreadable"]
     assert (finding.line, finding.column) == (3, 22)
     assert "not valid UTF-8" in finding.message
@@ -64,19 +66,24 @@ def test_json_just_past_the_depth_limit_is_refused_and_at_it_accepted() -> None:
 
 def test_catastrophic_pattern_is_stopped_per_example(tree: Path) -> None:
     schema = json.loads((tree / rc.FACET).read_text(encoding="utf-8"))
-    schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]["properties"]["widgetId"]["pattern"] = "^(a|aa)+$"
+    schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]["properties"]["widgetId"]["pattern"] = (
+        "^(a|aa)+$"
+    )
     (tree / rc.FACET).write_text(json.dumps(schema), encoding="utf-8")
     example = json.loads((tree / rc.EXAMPLE).read_text(encoding="utf-8"))
     example["acme_widget"]["widgetId"] = "a" * 60 + "b"
     (tree / rc.EXAMPLE).write_text(json.dumps(example), encoding="utf-8")
-    found = [f for f in strict(tree).findings if f.path == rc.EXAMPLE and f.rule != "format/json"]  # one-line JSON
+    # one-line JSON
+    found = [f for f in strict(tree).findings if f.path == rc.EXAMPLE and f.rule != "format/json"]
     assert found and all(f.rule in ("examples/invalid", "examples/timeout") for f in found)
     assert any("could not be evaluated" in f.message or f.rule == "examples/timeout" for f in found)
 
 
 def test_symlink_outside_the_repository_is_not_followed(tree: Path, tmp_path: Path) -> None:
     secret = tmp_path / "secret.json"
-    secret.write_text('{"producer": {"root_doc_URL": "https://leak.example.com"}}', encoding="utf-8")
+    secret.write_text(
+        '{"producer": {"root_doc_URL": "https://leak.example.com"}}', encoding="utf-8"
+    )
     target = tree / rc.ENTRY / "registry.json"
     target.unlink()
     target.symlink_to(secret)
@@ -85,15 +92,23 @@ def test_symlink_outside_the_repository_is_not_followed(tree: Path, tmp_path: Pa
     assert "leak" not in finding.message
 
 
-def test_check_all_on_a_tree_with_a_symlink_names_it_without_a_traceback(tree: Path, tmp_path: Path) -> None:
-    """Finding (issue 19): ``--all`` printed an ``UnsafePath`` traceback beside its finding (owners and
-    format asked the size of the link, which raised), and two ``bot/internal-error`` findings."""
+def test_check_all_on_a_tree_with_a_symlink_names_it_without_a_traceback(
+    tree: Path, tmp_path: Path
+) -> None:
+    """Finding (issue 19): ``--all`` printed an ``UnsafePath`` traceback beside its finding (owners
+    and format asked the size of the link, which raised), and two ``bot/internal-error``
+    findings."""
     target = tree / rc.ENTRY / "registry.json"
     target.unlink()
     target.symlink_to(tmp_path / "elsewhere.json")
     (tmp_path / "elsewhere.json").write_text("{}", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "bot", "check", "--all", str(tree)], capture_output=True,
-                          text=True, timeout=300, cwd=Path(__file__).parent.parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "check", "--all", str(tree)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parent.parent,
+    )
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "UnsafePath" not in done.stdout + done.stderr
     assert "error entry/unreadable registry.json cannot be read" in done.stdout
@@ -107,8 +122,12 @@ def test_symlink_in_git_is_not_followed(tmp_path: Path, corpus: Path) -> None:
     (repo.path / rc.EXAMPLE).symlink_to("/etc/passwd")
     repo.commit()
     with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
-        report = review(head=head, base=base, changes=ChangeSet.from_git(repo.path, "main", "pr"),
-                        context=ReviewContext(author="alice"))
+        report = review(
+            head=head,
+            base=base,
+            changes=ChangeSet.from_git(repo.path, "main", "pr"),
+            context=ReviewContext(author="alice"),
+        )
     (finding,) = [f for f in report.findings if f.rule == "examples/unreadable"]
     assert "symlink" in finding.message and "root:" not in finding.message
 
@@ -130,7 +149,9 @@ def test_config_paths_leaving_the_repository_are_refused() -> None:
 
 def test_relative_ref_climbing_out_resolves_to_nothing(tree: Path) -> None:
     schema = json.loads((tree / rc.FACET).read_text(encoding="utf-8"))
-    schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]["properties"]["x"] = {"$ref": "../../../../etc/passwd"}
+    schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]["properties"]["x"] = {
+        "$ref": "../../../../etc/passwd"
+    }
     (tree / rc.FACET).write_text(json.dumps(schema), encoding="utf-8")
     assert "facets/unresolved-ref" in rules(strict(tree))
 

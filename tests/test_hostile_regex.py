@@ -1,9 +1,10 @@
-"""Every regular expression from a pull request runs bounded: no schema can freeze a review or its process.
+"""Every regular expression from a pull request runs bounded: no schema can freeze a review or its
+process.
 
-The poison of the issue: ``patternProperties`` ``^(a+)+$`` with ``additionalProperties: false`` and a key of
-40 ``a`` and a ``!`` (jsonschema's own ``additionalProperties`` ran ``re.search`` on it, holding the GIL for
-good). Reviews that could hang run in a child process with a timeout, so a regression fails instead of
-freezing the test run.
+The poison of the issue: ``patternProperties`` ``^(a+)+$`` with ``additionalProperties: false`` and
+a key of 40 ``a`` and a ``!`` (jsonschema's own ``additionalProperties`` ran ``re.search`` on it,
+holding the GIL for good). Reviews that could hang run in a child process with a timeout, so a
+regression fails instead of freezing the test run.
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ def write_case(tree: Path, schema: dict[str, Any], example: dict[str, Any]) -> P
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
     for path, value in ((rc.FACET, schema), (rc.MIRROR, schema), (rc.EXAMPLE, example)):
-        (tree / path).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")  # prettier's layout
+        # prettier's layout
+        (tree / path).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
     return tree
 
 
@@ -94,14 +96,23 @@ print(json.dumps({"seconds": took, "max_gap": max(gaps), "findings": [
 
 
 def review_in_child(tree: Path, timeout: float = 240) -> dict[str, Any]:
-    """Review ``tree`` in a fresh process; a frozen review fails the test after ``timeout`` seconds."""
-    done = subprocess.run([sys.executable, "-c", CHILD, str(tree)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, check=True)
+    """Review ``tree`` in a fresh process; a frozen review fails the test after ``timeout``
+    seconds."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tree)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    )
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
 def test_the_poison_example_concludes_and_the_process_keeps_running(corpus_copy: Path) -> None:
-    schema = settings_schema({"type": "object", "patternProperties": {POISON: {}}, "additionalProperties": False})
+    schema = settings_schema(
+        {"type": "object", "patternProperties": {POISON: {}}, "additionalProperties": False}
+    )
     tree = write_case(corpus_copy, schema, example_with({POISON_KEY: 1}))
     result = review_in_child(tree)
     found = [f for f in result["findings"] if f["path"] == rc.EXAMPLE]
@@ -113,7 +124,8 @@ def test_the_poison_example_concludes_and_the_process_keeps_running(corpus_copy:
 
 def test_a_pattern_catastrophic_for_regex_too_is_stopped_and_named(corpus_copy: Path) -> None:
     settings = {"type": "object", "patternProperties": {SLOW: {}}, "additionalProperties": False}
-    example = example_with({SLOW_KEY + str(i): 1 for i in range(200)})  # 200 keys: the budget, not 200 timeouts
+    # 200 keys: the budget, not 200 timeouts
+    example = example_with({SLOW_KEY + str(i): 1 for i in range(200)})
     tree = write_case(corpus_copy, settings_schema(settings), example)
     result = review_in_child(tree)
     found = [f for f in result["findings"] if f["path"] == rc.EXAMPLE]
@@ -123,16 +135,24 @@ def test_a_pattern_catastrophic_for_regex_too_is_stopped_and_named(corpus_copy: 
     assert result["max_gap"] < 2.0, result["max_gap"]
 
 
-# -- each keyword that takes a regex, on the bounded engine ------------------------------------------------------
+# -- each keyword that takes a regex, on the bounded engine ----------------------------------------
 
 KEYWORD_CASES = {
     "pattern": ({"type": "string", "pattern": SLOW}, SLOW_KEY),
     "patternProperties": ({"patternProperties": {SLOW: {"type": "string"}}}, {SLOW_KEY: 1}),
-    "additionalProperties": ({"patternProperties": {SLOW: {}}, "additionalProperties": False}, {SLOW_KEY: 1}),
-    "unevaluatedProperties": ({"patternProperties": {SLOW: {}}, "unevaluatedProperties": False}, {SLOW_KEY: 1}),
+    "additionalProperties": (
+        {"patternProperties": {SLOW: {}}, "additionalProperties": False},
+        {SLOW_KEY: 1},
+    ),
+    "unevaluatedProperties": (
+        {"patternProperties": {SLOW: {}}, "unevaluatedProperties": False},
+        {SLOW_KEY: 1},
+    ),
     "propertyNames": ({"propertyNames": {"pattern": SLOW}}, {SLOW_KEY: 1}),
-    "nested unevaluatedProperties": ({"allOf": [{"patternProperties": {SLOW: {}}}], "unevaluatedProperties": False},
-                                     {SLOW_KEY: 1}),
+    "nested unevaluatedProperties": (
+        {"allOf": [{"patternProperties": {SLOW: {}}}], "unevaluatedProperties": False},
+        {SLOW_KEY: 1},
+    ),
 }
 
 
@@ -148,7 +168,8 @@ def test_every_regex_keyword_is_stopped_within_its_budget(case: str) -> None:
 
 @pytest.fixture
 def tripwire(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """jsonschema's own ``re`` calls, recorded and refused: the hardened validator must never reach them."""
+    """jsonschema's own ``re`` calls, recorded and refused: the hardened validator must never reach
+    them."""
     import re
 
     calls: list[str] = []
@@ -157,6 +178,7 @@ def tripwire(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         def call(pattern: Any, *_: Any, **__: Any) -> Any:
             calls.append(f"{name}({pattern!r})")
             raise AssertionError(f"jsonschema called re.{name} on {pattern!r}")
+
         return call
 
     shim = SimpleNamespace(**{n: getattr(re, n) for n in dir(re) if not n.startswith("__")})
@@ -168,42 +190,87 @@ def tripwire(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 AGREEMENT = [
-    ({"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False}, {"xa": 1, "y": 2}),
-    ({"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "string"}}, {"xa": 1, "y": 2}),
+    (
+        {"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False},
+        {"xa": 1, "y": 2},
+    ),
+    (
+        {
+            "patternProperties": {"^x": {"type": "integer"}},
+            "additionalProperties": {"type": "string"},
+        },
+        {"xa": 1, "y": 2},
+    ),
     ({"properties": {"a": {}}, "additionalProperties": False}, {"a": 1, "b": 2, "c": 3}),
     ({"patternProperties": {"^x": {}}, "unevaluatedProperties": False}, {"xa": 1, "y": 2}),
-    ({"allOf": [{"patternProperties": {"^x": {}}}], "unevaluatedProperties": {"type": "string"}},
-     {"xa": 1, "y": 2, "z": "ok"}),
-    ({"$defs": {"d": {"patternProperties": {"^x": {}}}}, "$ref": "#/$defs/d", "unevaluatedProperties": False},
-     {"xa": 1, "y": 2}),
-    ({"if": {"required": ["k"]}, "then": {"patternProperties": {"^x": {}}}, "else": {"properties": {"y": {}}},
-      "dependentSchemas": {"k": {"properties": {"k": {}}}}, "unevaluatedProperties": False}, {"k": 1, "xa": 1, "y": 2}),
-    ({"anyOf": [{"patternProperties": {"^x": {}}}, {"properties": {"y": {}}}], "unevaluatedProperties": False},
-     {"xa": 1, "y": 2, "w": 0}),
-    ({"propertyNames": {"pattern": "^[a-z]+$"}, "properties": {"s": {"pattern": "^a"}}}, {"ok": 1, "NO": 2, "s": "b"}),
+    (
+        {"allOf": [{"patternProperties": {"^x": {}}}], "unevaluatedProperties": {"type": "string"}},
+        {"xa": 1, "y": 2, "z": "ok"},
+    ),
+    (
+        {
+            "$defs": {"d": {"patternProperties": {"^x": {}}}},
+            "$ref": "#/$defs/d",
+            "unevaluatedProperties": False,
+        },
+        {"xa": 1, "y": 2},
+    ),
+    (
+        {
+            "if": {"required": ["k"]},
+            "then": {"patternProperties": {"^x": {}}},
+            "else": {"properties": {"y": {}}},
+            "dependentSchemas": {"k": {"properties": {"k": {}}}},
+            "unevaluatedProperties": False,
+        },
+        {"k": 1, "xa": 1, "y": 2},
+    ),
+    (
+        {
+            "anyOf": [{"patternProperties": {"^x": {}}}, {"properties": {"y": {}}}],
+            "unevaluatedProperties": False,
+        },
+        {"xa": 1, "y": 2, "w": 0},
+    ),
+    (
+        {"propertyNames": {"pattern": "^[a-z]+$"}, "properties": {"s": {"pattern": "^a"}}},
+        {"ok": 1, "NO": 2, "s": "b"},
+    ),
     ({"type": "string", "format": "regex"}, "^(a|b)$"),
     ({"type": "string", "format": "regex"}, "(unclosed"),
 ]
 
 
 @pytest.mark.parametrize(("schema", "instance"), AGREEMENT)
-def test_hardened_keywords_agree_with_jsonschema_and_never_call_re(schema: dict[str, Any], instance: Any,
-                                                                   tripwire: list[str]) -> None:
-    hardened = sorted(e.message for e in HardenedValidator(schema, format_checker=FORMAT_CHECKER).iter_errors(instance))
+def test_hardened_keywords_agree_with_jsonschema_and_never_call_re(
+    schema: dict[str, Any], instance: Any, tripwire: list[str]
+) -> None:
+    hardened = sorted(
+        e.message
+        for e in HardenedValidator(schema, format_checker=FORMAT_CHECKER).iter_errors(instance)
+    )
     assert tripwire == []
     import re
 
     for module in ("_keywords", "_utils", "_legacy_keywords", "_format"):
         getattr(jsonschema, module).re = re
-    plain = sorted(e.message for e in Draft202012Validator(
-        schema, format_checker=Draft202012Validator.FORMAT_CHECKER).iter_errors(instance))
+    plain = sorted(
+        e.message
+        for e in Draft202012Validator(
+            schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+        ).iter_errors(instance)
+    )
     assert hardened == plain
 
 
 def test_the_regex_format_is_compiled_with_a_length_limit() -> None:
     slow_for_re = "[\u0100-\uffff]" * 2000  # re.compile: seconds, holding the GIL
     start = time.monotonic()
-    errors = list(HardenedValidator({"format": "regex"}, format_checker=FORMAT_CHECKER).iter_errors(slow_for_re))
+    errors = list(
+        HardenedValidator({"format": "regex"}, format_checker=FORMAT_CHECKER).iter_errors(
+            slow_for_re
+        )
+    )
     assert time.monotonic() - start < 1
     assert errors and f"{MAX_PATTERN_CHARS}-character limit" in str(errors[0].cause)
 
@@ -218,7 +285,10 @@ def test_a_pattern_over_the_length_limit_is_not_compiled() -> None:
 
 def test_keywords_check_the_deadline_so_no_schema_outlives_it() -> None:
     """A combinatorial schema with no regex at all: 2^40 anyOf branches, stopped by the deadline."""
-    defs = {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]} for i in range(40)}
+    defs = {
+        f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+        for i in range(40)
+    }
     defs["d40"] = {"type": "string"}
     start = time.monotonic()
     with pytest.raises(ValidationTimeout), deadline(0.5):
@@ -236,23 +306,30 @@ def test_a_review_spends_a_bounded_time_on_all_its_slow_examples() -> None:
     assert validators.budget.left <= 0
 
 
-# -- jsonschema-rs never backtracks on a pull request's pattern ----------------------------------------------------
+# -- jsonschema-rs never backtracks on a pull request's pattern ------------------------------------
 
-def test_the_fast_validator_uses_the_linear_engine_and_falls_back_for_lookaround(corpus: Path) -> None:
+
+def test_the_fast_validator_uses_the_linear_engine_and_falls_back_for_lookaround(
+    corpus: Path,
+) -> None:
     store = SchemaStore(DirSnapshot(corpus), Config())
-    poison = settings_schema({"type": "object", "patternProperties": {POISON: {}}, "additionalProperties": False})
+    poison = settings_schema(
+        {"type": "object", "patternProperties": {POISON: {}}, "additionalProperties": False}
+    )
     fast = store.fast_validator(poison)
     assert fast is not None
     start = time.monotonic()
     assert not fast.is_valid(example_with({POISON_KEY * 1000: 1}))
     assert time.monotonic() - start < 1
     lookaround = settings_schema({"type": "string", "pattern": "^(?=(a|aa)+b)"})
-    assert store.fast_validator(lookaround) is None  # the bounded pure-Python validator decides instead
+    # the bounded pure-Python validator decides instead
+    assert store.fast_validator(lookaround) is None
 
 
 def test_the_regression_compiles_lookaround_with_a_backtrack_limit(corpus_copy: Path) -> None:
-    schema = settings_schema({"type": "object", "patternProperties": {r"^(a|aa)+\1b": {}},
-                              "additionalProperties": False})
+    schema = settings_schema(
+        {"type": "object", "patternProperties": {r"^(a|aa)+\1b": {}}, "additionalProperties": False}
+    )
     tree = write_case(corpus_copy, schema, example_with({}))
     validators = SideValidators(SideSpec.build(DirSnapshot(tree), Config(), "head"), {})
     compiled = validators.compiled(rc.SCHEMA_URL, "/$defs/AcmeWidgetRunFacet")
@@ -263,7 +340,7 @@ def test_the_regression_compiles_lookaround_with_a_backtrack_limit(corpus_copy: 
     assert time.monotonic() - start < 1
 
 
-# -- naming patterns -----------------------------------------------------------------------------------------------
+# -- naming patterns -------------------------------------------------------------------------------
 
 NAMING_CHILD = """
 import json, sys, time
@@ -278,7 +355,8 @@ print(json.dumps({"seconds": time.monotonic() - start, "ok": result.ok, "reason"
 
 
 def naming_tree(tree: Path) -> tuple[Path, str, str]:
-    """The bundled naming files with one component pattern that passes ``check_pattern`` yet backtracks."""
+    """The bundled naming files with one component pattern that passes ``check_pattern`` yet
+    backtracks."""
     import shutil
 
     from bot.model.naming import bundled_folder
@@ -297,28 +375,43 @@ def naming_tree(tree: Path) -> tuple[Path, str, str]:
 def test_a_naming_pattern_catastrophic_for_regex_is_stopped_in_the_check(tmp_path: Path) -> None:
     tree, _, name = naming_tree(tmp_path)
     result = review_in_child(tree)
-    [found] = [f for f in result["findings"] if f["rule"] == "naming/round-trip" and name in f["message"]]
+    [found] = [
+        f for f in result["findings"] if f["rule"] == "naming/round-trip" and name in f["message"]
+    ]
     assert "took too long" in found["message"]
     assert result["seconds"] < 30 and result["max_gap"] < 2.0
 
 
 def test_a_repositorys_naming_rules_parse_bounded(tmp_path: Path) -> None:
     tree, namespace, name = naming_tree(tmp_path)
-    done = subprocess.run([sys.executable, "-c", NAMING_CHILD, str(tree), namespace, name], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", NAMING_CHILD, str(tree), namespace, name],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     result = json.loads(done.stdout.splitlines()[-1])
     assert not result["ok"] and "took too long" in result["reason"]
     assert result["seconds"] < 5
 
 
-# -- no regex at all: exponential work in jsonschema-rs ------------------------------------------------------------
+# -- no regex at all: exponential work in jsonschema-rs --------------------------------------------
 
-def test_a_schema_exponential_for_jsonschema_rs_goes_to_the_bounded_validator(corpus_copy: Path) -> None:
-    """2^40 anyOf branches through shared $refs: jsonschema-rs would hold the GIL for hours; the work
-    bound sends the example to the pure-Python validator, which the deadline stops."""
+
+def test_a_schema_exponential_for_jsonschema_rs_goes_to_the_bounded_validator(
+    corpus_copy: Path,
+) -> None:
+    """2^40 anyOf branches through shared $refs: jsonschema-rs would hold the GIL for hours; the
+    work bound sends the example to the pure-Python validator, which the deadline stops."""
     schema = settings_schema({"$ref": "#/$defs/d0"})
-    schema["$defs"].update({f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
-                            for i in range(40)})
+    schema["$defs"].update(
+        {
+            f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+            for i in range(40)
+        }
+    )
     schema["$defs"]["d40"] = {"type": "string"}
     tree = write_case(corpus_copy, schema, example_with(1))
     result = review_in_child(tree)
@@ -336,15 +429,24 @@ def test_the_work_bound_keeps_the_fast_path_for_real_schemas(corpus: Path) -> No
     for entry in Registry(DirSnapshot(corpus), Config()).entries.values():
         for schema in entry.schemas:
             assert store.work_bound(schema.value, 8) <= WORK_LIMIT, schema.path
-    recursive = {"$defs": {"A": {"anyOf": [{"items": {"$ref": "#/$defs/A"}}, {"items": {"$ref": "#/$defs/A"}}]}},
-                 "$ref": "#/$defs/A"}
+    recursive = {
+        "$defs": {
+            "A": {"anyOf": [{"items": {"$ref": "#/$defs/A"}}, {"items": {"$ref": "#/$defs/A"}}]}
+        },
+        "$ref": "#/$defs/A",
+    }
     assert store.work_bound(recursive, 5) <= WORK_LIMIT < store.work_bound(recursive, 40)
     loop = {"$defs": {"L": {"$ref": "#/$defs/L"}}, "$ref": "#/$defs/L"}
     assert store.work_bound(loop, 1) > WORK_LIMIT
 
 
-UNPARSEABLE_BOMBS = ("a(?i)((((a{64}){64}){64}){64})", r"\X((((a{64}){64}){64}){64})", r"\K((((a{64}){64}){64}){64})",
-                     r"((((\G{64}){64}){64}){64})", r"(?|((((a{64}){64}){64}){64}))")
+UNPARSEABLE_BOMBS = (
+    "a(?i)((((a{64}){64}){64}){64})",
+    r"\X((((a{64}){64}){64}){64})",
+    r"\K((((a{64}){64}){64}){64})",
+    r"((((\G{64}){64}){64}){64})",
+    r"(?|((((a{64}){64}){64}){64}))",
+)
 MEASURE = """
 import json, sys, threading, time
 from bot.core.regex_size import PatternTooLarge, check_size
@@ -376,12 +478,22 @@ print(json.dumps({"refused": refused, "max_gap": max(gaps), "peak": peak}))
 
 
 def test_a_pattern_python_cannot_parse_is_measured_out_of_process_and_refused() -> None:
-    """Issue 28: ``units()`` gave up on ``regex``-only syntax and the bomb compiled anyway (2.8 GB)."""
+    """Issue 28: ``units()`` gave up on ``regex``-only syntax and the bomb compiled anyway (2.8
+    GB)."""
     shapes = [r"a(?i)b", r"\X+", r"(?|(a)|(b))"]  # regex-only syntax, small: measured and allowed
-    done = subprocess.run([sys.executable, "-c", MEASURE, json.dumps([*UNPARSEABLE_BOMBS, *shapes])], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, json.dumps([*UNPARSEABLE_BOMBS, *shapes])],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     result = json.loads(done.stdout.splitlines()[-1])
-    print(f"\npeak {result['peak'] / 1024:.0f} MB, longest pause of another thread {result['max_gap'] * 1000:.0f} ms")
+    print(
+        f"\npeak {result['peak'] / 1024:.0f} MB, longest pause of another thread "
+        f"{result['max_gap'] * 1000:.0f} ms"
+    )
     assert result["refused"] == list(UNPARSEABLE_BOMBS)
     assert result["peak"] < 100 * 1024  # KB: nothing was compiled in this process
     assert result["max_gap"] < 0.5

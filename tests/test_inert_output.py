@@ -38,38 +38,145 @@ from bot.review.regression.result import Coverage, RegressionResult
 
 # Fragments that attack one construct each; hypothesis strings them together with arbitrary text.
 HOSTILE = [
-    "@OpenLineage/committers", "@someone", " @a", "x@y", "<img src=x onerror=alert(1)>", "<b>", "</td>", "<br>",
-    "<!--", "-->", "<https://evil.example>", "|", "\\|", "\\", "\\\\|", "`", "``", "```", "~~~", "\n", "\r\n",
-    "\r", "\t", "\x00", "\x1b[31m", "\x9b", "\u202e", "\u2066", "\u200b", "\u200d", "\u2060", "\ufeff", "\u2028",
-    "\u3164", "\U000e0041", "\ud800", "\U0001f600", "&#64;", "&commat;", "&amp;", "&", "http://evil.example/x",
-    "https://evil.example", "ftp://evil.example", "www.evil.example", "WWW.evil.example", "a@b.example",
-    "mailto:a@b.example", "#1", "org/repo#2", "GH-3", "[x](http://evil.example)", "![i](http://e/i.png)",
-    "[!NOTE]", "[^1]", "*", "**", "_", "~~", "$", "$x^2$", "> ", "# ", "- ", "+ ", "1. ", "2) ", "---", "===",
-    "    ", " ", ":+1:", "| ✅ no problem here |", "\u00a0", "é", "ÿ", "'", '"',
+    "@OpenLineage/committers",
+    "@someone",
+    " @a",
+    "x@y",
+    "<img src=x onerror=alert(1)>",
+    "<b>",
+    "</td>",
+    "<br>",
+    "<!--",
+    "-->",
+    "<https://evil.example>",
+    "|",
+    "\\|",
+    "\\",
+    "\\\\|",
+    "`",
+    "``",
+    "```",
+    "~~~",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    "\x00",
+    "\x1b[31m",
+    "\x9b",
+    "\u202e",
+    "\u2066",
+    "\u200b",
+    "\u200d",
+    "\u2060",
+    "\ufeff",
+    "\u2028",
+    "\u3164",
+    "\U000e0041",
+    "\ud800",
+    "\U0001f600",
+    "&#64;",
+    "&commat;",
+    "&amp;",
+    "&",
+    "http://evil.example/x",
+    "https://evil.example",
+    "ftp://evil.example",
+    "www.evil.example",
+    "WWW.evil.example",
+    "a@b.example",
+    "mailto:a@b.example",
+    "#1",
+    "org/repo#2",
+    "GH-3",
+    "[x](http://evil.example)",
+    "![i](http://e/i.png)",
+    "[!NOTE]",
+    "[^1]",
+    "*",
+    "**",
+    "_",
+    "~~",
+    "$",
+    "$x^2$",
+    "> ",
+    "# ",
+    "- ",
+    "+ ",
+    "1. ",
+    "2) ",
+    "---",
+    "===",
+    "    ",
+    " ",
+    ":+1:",
+    "| ✅ no problem here |",
+    "\u00a0",
+    "é",
+    "ÿ",
+    "'",
+    '"',
 ]
-fragment = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=4),
-                     st.text(alphabet=string.punctuation + " a1", max_size=6))
+fragment = st.one_of(
+    st.sampled_from(HOSTILE),
+    st.text(max_size=4),
+    st.text(alphabet=string.punctuation + " a1", max_size=6),
+)
 hostile = st.lists(fragment, max_size=6).map("".join)
 nonempty = st.lists(fragment, min_size=1, max_size=6).map("".join).filter(lambda s: s.strip() != "")
 
-SETTINGS = settings(derandomize=True, max_examples=120, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    derandomize=True,
+    max_examples=120,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 finding = st.builds(
-    Finding, rule=nonempty, severity=st.sampled_from(list(Severity)), path=hostile, message=hostile,
-    line=st.one_of(st.none(), st.integers(1, 10_000)), hint=hostile, entry=st.one_of(st.none(), nonempty),
-    owners=st.lists(nonempty, max_size=3).map(tuple))
+    Finding,
+    rule=nonempty,
+    severity=st.sampled_from(list(Severity)),
+    path=hostile,
+    message=hostile,
+    line=st.one_of(st.none(), st.integers(1, 10_000)),
+    hint=hostile,
+    entry=st.one_of(st.none(), nonempty),
+    owners=st.lists(nonempty, max_size=3).map(tuple),
+)
 
 
 # -- reading Markdown as GitHub does -------------------------------------------------------------
-TAGS = {"h2", "h3", "h4", "p", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "code", "br", "sub",
-        "strong", "blockquote", "details", "summary"}  # details: the folded pre-existing and fixed findings
-MENTION = re.compile(r"(?<!\w)@[a-z0-9]", re.IGNORECASE)  # GitHub links @login and @org/team after a non-word
+TAGS = {
+    "h2",
+    "h3",
+    "h4",
+    "p",
+    "ul",
+    "li",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "code",
+    "br",
+    "sub",
+    # details: the folded pre-existing and fixed findings
+    "strong",
+    "blockquote",
+    "details",
+    "summary",
+}
+# GitHub links @login and @org/team after a non-word
+MENTION = re.compile(r"(?<!\w)@[a-z0-9]", re.IGNORECASE)
 ISSUE = re.compile(r"(?<!\w)#\d|[\w.-]/[\w.-]+#\d")  # #1 and owner/repo#1 cross-reference an issue
 
 
 class Page(HTMLParser):
-    """The parts of cmark-gfm's HTML the assertions need: tags, text outside code, table cells, code spans."""
+    """The parts of cmark-gfm's HTML the assertions need: tags, text outside code, table cells, code
+    spans."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -117,14 +224,18 @@ class Page(HTMLParser):
 def read(markdown: str) -> Page:
     """Check the Markdown is inert as GitHub reads it, and return what GitHub would show."""
     shown = markdown.replace("@" + ZWJ, "@").replace("#" + ZWJ, "#")
-    assert visible(shown) == shown.replace("\n", "\\n"), "a control, bidi or invisible character got through"
+    assert visible(shown) == shown.replace("\n", "\\n"), (
+        "a control, bidi or invisible character got through"
+    )
     page = Page()
     page.feed(cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE))
     page.close()
     assert not page.comments
     for tag, attrs in page.tags:
         assert tag in TAGS, f"<{tag}> in the output"
-        assert all(name == "align" and tag in ("th", "td") for name, _ in attrs), f"<{tag} {attrs}> in the output"
+        assert all(name == "align" and tag in ("th", "td") for name, _ in attrs), (
+            f"<{tag} {attrs}> in the output"
+        )
     for text in page.prose:
         assert not MENTION.search(text), f"a mention GitHub would link: {text!r}"
         assert not ISSUE.search(text), f"an issue reference GitHub would link: {text!r}"
@@ -142,12 +253,18 @@ def cell(text: str) -> str:
 
 # -- properties ----------------------------------------------------------------------------------
 @SETTINGS
-@given(findings=st.lists(finding, max_size=5), entries=st.lists(nonempty, max_size=3),
-       reason=st.one_of(st.none(), hostile), title=hostile)
+@given(
+    findings=st.lists(finding, max_size=5),
+    entries=st.lists(nonempty, max_size=3),
+    reason=st.one_of(st.none(), hostile),
+    title=hostile,
+)
 def test_the_summary_quotes_every_text_exactly_and_nothing_else(
-        findings: list[Finding], entries: list[str], reason: str | None, title: str) -> None:
-    report = Report.build(findings, entries, neutral_reason=reason,
-                          sections=[Section(title, escape(title) + "\n")])
+    findings: list[Finding], entries: list[str], reason: str | None, title: str
+) -> None:
+    report = Report.build(
+        findings, entries, neutral_reason=reason, sections=[Section(title, escape(title) + "\n")]
+    )
     page = read(render_markdown(report))
     rows = [row for table in page.tables for row in table[1:]]
     assert len(rows) == len(report.findings)
@@ -156,7 +273,10 @@ def test_the_summary_quotes_every_text_exactly_and_nothing_else(
         # each quoted prose text loses its leading blanks (four would start an indented code block)
         message = "".join(shown(text, MESSAGE_LIMIT).lstrip(" \t") for text in (f.message, f.hint))
         assert [cell(c) for c in row[1:]] == [cell(shown(f.rule)), cell(where), cell(message)]
-    for name in (*report.entries, *(o for owners in report.required_approvals().values() for o in owners)):
+    for name in (
+        *report.entries,
+        *(o for owners in report.required_approvals().values() for o in owners),
+    ):
         assert shown(name) in page.codes
 
 
@@ -171,17 +291,33 @@ def test_review_body_and_inline_comments_are_inert(findings: list[Finding], sha:
 
 
 @SETTINGS
-@given(texts=st.lists(hostile, min_size=9, max_size=9), index=st.integers(0, 99), count=st.integers(1, 9))
+@given(
+    texts=st.lists(hostile, min_size=9, max_size=9),
+    index=st.integers(0, 99),
+    count=st.integers(1, 9),
+)
 def test_regression_and_team_sections_are_inert(texts: list[str], index: int, count: int) -> None:
     producer, rule, facet, subject, message, file, base, head, team = texts
-    row = Row(producer, rule, facet, "schema", subject, BROKEN, "ok", "broken", message, file, index)
+    row = Row(
+        producer, rule, facet, "schema", subject, BROKEN, "ok", "broken", message, file, index
+    )
     group = (producer, rule, facet, BROKEN)
-    result = RegressionResult(base, head, "spark", 10, {group: count}, {group: [row]},
-                              {producer: Coverage([facet], [subject])})
+    result = RegressionResult(
+        base,
+        head,
+        "spark",
+        10,
+        {group: count},
+        {group: [row]},
+        {producer: Coverage([facet], [subject])},
+    )
     page = read(result.markdown())
     problem = page.tables[0][1]
-    assert [cell(c) for c in problem[1:4]] == [cell(shown(producer)), cell(shown(rule)),
-                                               cell(shown(facet)) if facet else "—"]
+    assert [cell(c) for c in problem[1:4]] == [
+        cell(shown(producer)),
+        cell(shown(rule)),
+        cell(shown(facet)) if facet else "—",
+    ]
     assert not file or shown(file) in page.codes
     teams = TeamMembership(unverified=((team, message),)).section()
     assert teams is not None
@@ -189,11 +325,18 @@ def test_regression_and_team_sections_are_inert(texts: list[str], index: int, co
 
 
 @SETTINGS
-@given(findings=st.lists(finding, max_size=5), entries=st.lists(hostile, max_size=3),
-       reason=st.one_of(st.none(), hostile), color=st.booleans())
+@given(
+    findings=st.lists(finding, max_size=5),
+    entries=st.lists(hostile, max_size=3),
+    reason=st.one_of(st.none(), hostile),
+    color=st.booleans(),
+)
 def test_text_output_is_one_visible_line_per_finding(
-        findings: list[Finding], entries: list[str], reason: str | None, color: bool) -> None:
-    report = Report.build(findings, entries, neutral_reason=reason, sections=[Section("t\u202e", "a\nb\u200b")])
+    findings: list[Finding], entries: list[str], reason: str | None, color: bool
+) -> None:
+    report = Report.build(
+        findings, entries, neutral_reason=reason, sections=[Section("t\u202e", "a\nb\u200b")]
+    )
     out = render_text(report, color=color)
     if color:
         out = re.sub(r"\x1b\[(?:3[136]|0)m", "", out)
@@ -201,8 +344,15 @@ def test_text_output_is_one_visible_line_per_finding(
     lines = out.splitlines()
     groups = len({f.entry or "" for f in report.findings})  # findings are sorted by entry
     approvals = len(report.required_approvals())
-    assert len(lines) == groups + len(report.findings) + sum(1 for f in report.findings if f.hint) + 3 \
-        + approvals + 1
+    assert (
+        len(lines)
+        == groups
+        + len(report.findings)
+        + sum(1 for f in report.findings if f.hint)
+        + 3
+        + approvals
+        + 1
+    )
     for f in report.findings:
         assert any(line.endswith(f" {visible(f.rule)} {visible(f.message)}") for line in lines)
 
@@ -218,9 +368,13 @@ def test_json_and_sarif_are_lossless_and_inert(findings: list[Finding], entries:
     assert visible(sarif) == sarif.replace("\n", "\\n")
     for result in json.loads(sarif)["runs"][0]["results"]:
         text = result["message"]["text"]
-        assert not re.search(r"(?<!\\)(?:\\\\)*[\[\]]", text), "an unescaped bracket starts a SARIF embedded link"
+        assert not re.search(r"(?<!\\)(?:\\\\)*[\[\]]", text), (
+            "an unescaped bracket starts a SARIF embedded link"
+        )
         for location in result.get("locations", []):
-            assert re.fullmatch(r"[A-Za-z0-9/%._~-]*", location["physicalLocation"]["artifactLocation"]["uri"])
+            assert re.fullmatch(
+                r"[A-Za-z0-9/%._~-]*", location["physicalLocation"]["artifactLocation"]["uri"]
+            )
 
 
 @SETTINGS
@@ -228,17 +382,21 @@ def test_json_and_sarif_are_lossless_and_inert(findings: list[Finding], entries:
 def test_annotation_titles_and_messages_are_plain_single_texts(findings: list[Finding]) -> None:
     for note in to_annotations(findings):
         assert visible(note.title or "") == note.title
-        message, _, hint = note.message.partition("\n\n")  # the one break is the bot's, before the hint
+        # the one break is the bot's, before the hint
+        message, _, hint = note.message.partition("\n\n")
         assert visible(message) == message and visible(hint) == hint
         assert len(note.message) <= 4_000 and len(note.title or "") <= 255
 
 
 # -- the cases of the issue ----------------------------------------------------------------------
-@pytest.mark.parametrize("path", [
-    "spec/registry/x|@OpenLineage/committers/registry.json",
-    "spec/registry/facets/b|<img src=x onerror=alert(1)>.json",
-    "spec/registry/c| ✅ no problem here |.json",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "spec/registry/x|@OpenLineage/committers/registry.json",
+        "spec/registry/facets/b|<img src=x onerror=alert(1)>.json",
+        "spec/registry/c| ✅ no problem here |.json",
+    ],
+)
 def test_file_names_of_the_issue_stay_in_their_cell(path: str) -> None:
     f = Finding("facets/unknown", Severity.ERROR, path, "the real message", entry="x")
     page = read(render_markdown(Report.build([f])))
@@ -247,7 +405,10 @@ def test_file_names_of_the_issue_stay_in_their_cell(path: str) -> None:
 
 def test_an_encoded_at_sign_is_shown_not_decoded() -> None:
     page = read(escape("&#64;OpenLineage/committers and &commat;someone"))
-    assert "".join(page.prose).replace(ZWJ, "").strip() == "&#64;OpenLineage/committers and &commat;someone"
+    assert (
+        "".join(page.prose).replace(ZWJ, "").strip()
+        == "&#64;OpenLineage/committers and &commat;someone"
+    )
 
 
 def test_code_spans_take_any_backticks_and_keep_edge_spaces() -> None:
@@ -256,23 +417,38 @@ def test_code_spans_take_any_backticks_and_keep_edge_spaces() -> None:
 
 
 def test_bidi_and_newlines_are_visible_in_the_terminal() -> None:
-    f = Finding("facets/x", Severity.ERROR, "facets/a\u202egpj.json\nFAKE: ok", "m\x1b[2J", hint="h\u200bi",
-                entry="e\n")
+    f = Finding(
+        "facets/x",
+        Severity.ERROR,
+        "facets/a\u202egpj.json\nFAKE: ok",
+        "m\x1b[2J",
+        hint="h\u200bi",
+        entry="e\n",
+    )
     out = render_text(Report.build([f]))
     assert "a\\u202egpj.json\\nFAKE: ok" in out and "m\\x1b[2J" in out and "h\\u200bi" in out
     assert len(out.splitlines()) == 4  # entry, finding, hint, verdict
 
 
 def test_json_escapes_bidi_losslessly() -> None:
-    assert json_safe(json.dumps({"a": "x\u202ey\u2028\U000e0041"}, ensure_ascii=False)) == \
-        '{"a": "x\\u202ey\\u2028\\udb40\\udc41"}'
+    assert (
+        json_safe(json.dumps({"a": "x\u202ey\u2028\U000e0041"}, ensure_ascii=False))
+        == '{"a": "x\\u202ey\\u2028\\udb40\\udc41"}'
+    )
 
 
 # -- size: no finding hides the others ------------------------------------------------------------
 def many(n: int, long_at: int, long: int) -> list[Finding]:
-    return [Finding("facets/unknown", Severity.ERROR, f"spec/registry/gcp/dataproc/facets/F{i:05}.json",
-                    "x" * long if i == long_at else f"facet F{i:05} is not declared", entry="gcp:dataproc")
-            for i in range(n)]
+    return [
+        Finding(
+            "facets/unknown",
+            Severity.ERROR,
+            f"spec/registry/gcp/dataproc/facets/F{i:05}.json",
+            "x" * long if i == long_at else f"facet F{i:05} is not declared",
+            entry="gcp:dataproc",
+        )
+        for i in range(n)
+    ]
 
 
 def test_one_huge_message_is_shortened_and_every_finding_keeps_its_row() -> None:
@@ -299,10 +475,18 @@ def test_10092_findings_show_as_many_rows_as_fit_and_count_the_rest() -> None:
 
 
 @settings(SETTINGS, max_examples=40)
-@given(sizes=st.lists(st.integers(0, 30_000), min_size=1, max_size=60), limit=st.integers(3_000, 20_000),
-       text=nonempty)
-def test_every_row_or_a_count_of_the_rest_within_any_limit(sizes: list[int], limit: int, text: str) -> None:
-    findings = [Finding("r", Severity.WARNING, f"f{i:03}", (text * n)[:n], entry="e") for i, n in enumerate(sizes)]
+@given(
+    sizes=st.lists(st.integers(0, 30_000), min_size=1, max_size=60),
+    limit=st.integers(3_000, 20_000),
+    text=nonempty,
+)
+def test_every_row_or_a_count_of_the_rest_within_any_limit(
+    sizes: list[int], limit: int, text: str
+) -> None:
+    findings = [
+        Finding("r", Severity.WARNING, f"f{i:03}", (text * n)[:n], entry="e")
+        for i, n in enumerate(sizes)
+    ]
     summary = render_markdown(Report.build(findings), limit=limit)
     assert len(summary) <= limit
     rows = len(read(summary).tables[0]) - 1 if "| --- |" in summary else 0
@@ -320,7 +504,7 @@ def test_replay_shows_posted_markdown_without_joiners_and_with_hostile_character
 
 @pytest.mark.parametrize("text", ["    @mallory", "\t\t<b>x</b>", "     - item", "        1. one"])
 def test_leading_whitespace_never_makes_a_code_block(text: str) -> None:
-    """Four leading spaces (or a tab) start an indented code block: an escaped text never does (Hypothesis
-    found a section title of four spaces and a mention rendered as <pre>)."""
+    """Four leading spaces (or a tab) start an indented code block: an escaped text never does
+    (Hypothesis found a section title of four spaces and a mention rendered as <pre>)."""
     page = read(escape(text) + "\n")
     assert "pre" not in {tag for tag, _ in page.tags}

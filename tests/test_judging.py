@@ -23,7 +23,8 @@ from bot.outputs.render import render
 from bot.review.engine import ReviewContext, judge, review
 from tests.gitrepo import Repo, git
 
-CORE_FACET = "spec/facets/DataQualityAssertionsDatasetFacet.json"  # legacy name: facets/suffix at base
+# legacy name: facets/suffix at base
+CORE_FACET = "spec/facets/DataQualityAssertionsDatasetFacet.json"
 ICEBERG = "spec/registry/iceberg"
 
 
@@ -35,8 +36,12 @@ def repo(tmp_path: Path, corpus: Path) -> Repo:
 def review_pr(repo: Repo, strict: bool = False) -> Report:
     with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
         changes = ChangeSet.from_git(repo.path, "main", "pr")
-        return review(head=head, base=base, changes=changes,
-                      context=ReviewContext(author="OpenLineage/committers", strict=strict))
+        return review(
+            head=head,
+            base=base,
+            changes=changes,
+            context=ReviewContext(author="OpenLineage/committers", strict=strict),
+        )
 
 
 def rules(findings: tuple[Finding, ...] | list[Finding]) -> set[str]:
@@ -56,7 +61,9 @@ def test_an_edit_near_an_old_problem_does_not_fail(repo: Repo) -> None:
     repo.commit()
     report = review_pr(repo)
     suffix = [f for f in report.findings if f.rule == "facets/suffix"]
-    assert suffix and all(f.state is State.UNCHANGED and f.severity is Severity.ERROR for f in suffix)
+    assert suffix and all(
+        f.state is State.UNCHANGED and f.severity is Severity.ERROR for f in suffix
+    )
     assert not any(report.is_blocking(f) for f in suffix)
     assert "facets/suffix" not in rules([f for f in report.findings if report.is_blocking(f)])
     assert review_pr(repo, strict=True).has_errors  # --strict fails on pre-existing errors too
@@ -84,23 +91,62 @@ def test_a_fix_is_listed_as_fixed(repo: Repo) -> None:
 
 def test_a_rename_keeps_old_problems_old(repo: Repo) -> None:
     """Following ``git mv``: the renamed file's problems at base are matched at its new path."""
-    base = [Finding(rule="examples/missing", severity=Severity.ERROR, path="a/Old.json", pointer="",
-                    message="no example"),
-            Finding(rule="facets/id", severity=Severity.ERROR, path="a/Old.json", pointer="/$id", message="bad")]
-    head = [Finding(rule="examples/missing", severity=Severity.ERROR, path="a/New.json", pointer="",
-                    message="no example"),
-            Finding(rule="facets/id", severity=Severity.ERROR, path="a/New.json", pointer="/$id", message="worse")]
+    base = [
+        Finding(
+            rule="examples/missing",
+            severity=Severity.ERROR,
+            path="a/Old.json",
+            pointer="",
+            message="no example",
+        ),
+        Finding(
+            rule="facets/id",
+            severity=Severity.ERROR,
+            path="a/Old.json",
+            pointer="/$id",
+            message="bad",
+        ),
+    ]
+    head = [
+        Finding(
+            rule="examples/missing",
+            severity=Severity.ERROR,
+            path="a/New.json",
+            pointer="",
+            message="no example",
+        ),
+        Finding(
+            rule="facets/id",
+            severity=Severity.ERROR,
+            path="a/New.json",
+            pointer="/$id",
+            message="worse",
+        ),
+    ]
     judged, fixed = judge(head, base, {"a/Old.json": "a/New.json"})
-    assert [(f.rule, f.state) for f in judged] == [("examples/missing", State.UNCHANGED), ("facets/id", State.NEW)]
+    assert [(f.rule, f.state) for f in judged] == [
+        ("examples/missing", State.UNCHANGED),
+        ("facets/id", State.NEW),
+    ]
     assert [(f.rule, f.state) for f in fixed] == [("facets/id", State.ABSENT)]
 
 
 def test_a_renamed_facet_keeps_its_problems_under_its_new_name() -> None:
-    """``git mv ARunFacet.json BRunFacet.json``: the facet's name in pointers and messages follows the file."""
-    old = Finding(rule="examples/missing", severity=Severity.ERROR, path="f/ARunFacet.json",
-                  pointer="/$defs/ARunFacet", message="ARunFacet has no example in f/examples/ARunFacet/")
-    new = replace(old, path="f/BRunFacet.json", pointer="/$defs/BRunFacet",
-                  message="BRunFacet has no example in f/examples/BRunFacet/")
+    """``git mv ARunFacet.json BRunFacet.json``: the facet's name in pointers and messages follows
+    the file."""
+    old = Finding(
+        rule="examples/missing",
+        severity=Severity.ERROR,
+        path="f/ARunFacet.json",
+        pointer="/$defs/ARunFacet",
+        message="ARunFacet has no example in f/examples/ARunFacet/",
+    )
+    new = replace(
+        old,
+        path="f/BRunFacet.json",
+        pointer="/$defs/BRunFacet",
+        message="BRunFacet has no example in f/examples/BRunFacet/",
+    )
     judged, fixed = judge([new], [old], {"f/ARunFacet.json": "f/BRunFacet.json"})
     assert [f.state for f in judged] == [State.UNCHANGED] and fixed == []
     judged, fixed = judge([new], [old], {})
@@ -109,7 +155,14 @@ def test_a_renamed_facet_keeps_its_problems_under_its_new_name() -> None:
 
 def test_matching_counts_identical_problems_and_ignores_lines() -> None:
     def f(line: int, message: str = "x is wrong at line 3") -> Finding:
-        return Finding(rule="r/x", severity=Severity.ERROR, path="p.json", pointer="/a", line=line, message=message)
+        return Finding(
+            rule="r/x",
+            severity=Severity.ERROR,
+            path="p.json",
+            pointer="/a",
+            line=line,
+            message=message,
+        )
 
     judged, fixed = judge([f(10, "x is wrong at line 9"), f(11)], [f(3)])
     assert [x.state for x in judged] == [State.UNCHANGED, State.NEW]
@@ -132,8 +185,10 @@ def test_renderers_carry_the_state(repo: Repo) -> None:
     assert "### Pre-existing" in markdown
 
 
-DATASOURCE = "spec/tests/DatasourceDatasetFacet/1.json"  # _schemaURL 1-0-0, schema 1-0-1 in the corpus
-DOCUMENTATION = "spec/tests/DocumentationDatasetFacet/1.json"  # _schemaURL 1-0-0, schema 1-1-0 (adds contentType)
+# _schemaURL 1-0-0, schema 1-0-1 in the corpus
+DATASOURCE = "spec/tests/DatasourceDatasetFacet/1.json"
+# _schemaURL 1-0-0, schema 1-1-0 (adds contentType)
+DOCUMENTATION = "spec/tests/DocumentationDatasetFacet/1.json"
 
 
 def stale(report: Report) -> list[Finding]:
@@ -141,36 +196,60 @@ def stale(report: Report) -> list[Finding]:
 
 
 def test_a_stale_schema_url_blocks_only_when_the_change_made_it_stale(repo: Repo) -> None:
-    # an unrelated line of a real example whose URL was already stale: shown as pre-existing, not blocking
-    repo.edit_json(DATASOURCE, lambda doc: {"dataSource": {**doc["dataSource"], "name": "datasource_two"}})
+    # an unrelated line of a real example whose URL was already stale: shown as pre-existing, not
+    # blocking
+    repo.edit_json(
+        DATASOURCE, lambda doc: {"dataSource": {**doc["dataSource"], "name": "datasource_two"}}
+    )
     repo.commit()
     report = review_pr(repo)
-    assert stale(report) and all(f.state is State.UNCHANGED and not report.is_blocking(f) for f in stale(report))
+    assert stale(report) and all(
+        f.state is State.UNCHANGED and not report.is_blocking(f) for f in stale(report)
+    )
     assert not report.has_errors, [f.message for f in report.current()]
-    # the example as changed uses a field the version it names lacks (contentType, added in 1-1-0): blocks
+    # the example as changed uses a field the version it names lacks (contentType, added in 1-1-0):
+    # blocks
     git(repo.path, "checkout", "-q", "main")
-    repo.edit_json(DOCUMENTATION, lambda doc: {"documentation": {
-        k: v for k, v in doc["documentation"].items() if k != "contentType"}})
+    repo.edit_json(
+        DOCUMENTATION,
+        lambda doc: {
+            "documentation": {k: v for k, v in doc["documentation"].items() if k != "contentType"}
+        },
+    )
     repo.commit("an example without contentType", branch="main")
     git(repo.path, "checkout", "-q", "-B", "pr")  # a new pull request from the new main
-    repo.edit_json(DOCUMENTATION, lambda doc: {"documentation": {**doc["documentation"], "contentType": "text/plain"}})
+    repo.edit_json(
+        DOCUMENTATION,
+        lambda doc: {"documentation": {**doc["documentation"], "contentType": "text/plain"}},
+    )
     repo.commit()
     report = review_pr(repo)
     [found] = stale(report)
-    assert found.state is State.NEW and report.is_blocking(found) and "lacks /documentation/contentType" in \
-        found.message
+    assert (
+        found.state is State.NEW
+        and report.is_blocking(found)
+        and "lacks /documentation/contentType" in found.message
+    )
 
 
 def test_pre_existing_findings_are_folded_or_counted_in_every_format(repo: Repo) -> None:
-    """What the change did not cause never reads as its own: counted in text, folded in Markdown, a SARIF note."""
+    """What the change did not cause never reads as its own: counted in text, folded in Markdown, a
+    SARIF note."""
     repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
     repo.commit()
     report = review_pr(repo)
     old = report.pre_existing()
     assert old and any(f.severity is Severity.ERROR for f in old)
     text = render(report, "text")
-    assert f"-- pre-existing: {len(old)} finding(s) already at the base, not failing this change" in text
-    assert not any(line.startswith(f"{f.path}:") and f.message in line for f in old for line in text.splitlines())
+    assert (
+        f"-- pre-existing: {len(old)} finding(s) already at the base, not failing this change"
+        in text
+    )
+    assert not any(
+        line.startswith(f"{f.path}:") and f.message in line
+        for f in old
+        for line in text.splitlines()
+    )
     markdown = render(report, "markdown")
     assert f"<details><summary>{len(old)} pre-existing finding(s)</summary>" in markdown
     assert markdown.count("<details>") == markdown.count("</details>")
@@ -180,8 +259,11 @@ def test_pre_existing_findings_are_folded_or_counted_in_every_format(repo: Repo)
     assert "error" in {r["properties"]["severity"] for r in unchanged}
     strict = review_pr(repo, strict=True)  # failing with --strict: listed, and errors again
     assert any(f.message in render(strict, "text") for f in old)
-    assert "error" in {r["level"] for r in json.loads(render(strict, "sarif"))["runs"][0]["results"]
-                       if r["baselineState"] == "unchanged"}
+    assert "error" in {
+        r["level"]
+        for r in json.loads(render(strict, "sarif"))["runs"][0]["results"]
+        if r["baselineState"] == "unchanged"
+    }
 
 
 def test_pre_existing_findings_are_notice_annotations_and_not_inline(repo: Repo) -> None:
@@ -201,6 +283,7 @@ def test_pre_existing_findings_are_notice_annotations_and_not_inline(repo: Repo)
 
 # -- the whole tree ------------------------------------------------------------------------------
 
+
 def check_all(path: Path, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     out = tmp_path / "all.json"
     code = main(["check", "--all", str(path), "--format", "json", "-o", str(out), *extra])
@@ -213,17 +296,22 @@ def write_config(root: Path, text: str) -> None:
     config.write_text(text, encoding="utf-8")
 
 
-def test_all_on_the_real_registry_passes_with_its_adoption_gaps_as_warnings(corpus: Path, tmp_path: Path) -> None:
+def test_all_on_the_real_registry_passes_with_its_adoption_gaps_as_warnings(
+    corpus: Path, tmp_path: Path
+) -> None:
     code, data = check_all(corpus, tmp_path)
     assert code == 0 and data["summary"]["errors"] == 0
     warned = {f["rule"] for f in data["findings"] if f["severity"] == "warning"}
     assert warned & set(ADOPTION_GAPS), "the adoption gaps of today's registry are reported"
     strict_code, strict = check_all(corpus, tmp_path, "--strict")
-    assert strict_code == 1 and {f["rule"] for f in strict["findings"] if f["severity"] == "error"} <= set(
-        ADOPTION_GAPS)
+    assert strict_code == 1 and {
+        f["rule"] for f in strict["findings"] if f["severity"] == "error"
+    } <= set(ADOPTION_GAPS)
 
 
-def test_all_fails_on_a_consumer_block_holding_produced_facets(corpus_copy: Path, tmp_path: Path) -> None:
+def test_all_fails_on_a_consumer_block_holding_produced_facets(
+    corpus_copy: Path, tmp_path: Path
+) -> None:
     path = corpus_copy / "spec/registry/gcp/lineage/registry.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     block = data.setdefault("consumer", {"root_doc_URL": "https://example.com/docs"})
@@ -231,10 +319,14 @@ def test_all_fails_on_a_consumer_block_holding_produced_facets(corpus_copy: Path
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     code, report = check_all(corpus_copy, tmp_path)
     assert code == 1
-    assert "entry/misplaced-facets" in {f["rule"] for f in report["findings"] if f["severity"] == "error"}
+    assert "entry/misplaced-facets" in {
+        f["rule"] for f in report["findings"] if f["severity"] == "error"
+    }
 
 
-def test_all_fails_on_a_facet_file_whose_name_does_not_match(corpus_copy: Path, tmp_path: Path) -> None:
+def test_all_fails_on_a_facet_file_whose_name_does_not_match(
+    corpus_copy: Path, tmp_path: Path
+) -> None:
     facets = corpus_copy / ICEBERG / "facets"
     source = next(p for p in sorted(facets.glob("*.json")))
     source.rename(source.with_name(source.stem + "Copy.json"))
@@ -252,7 +344,9 @@ def test_the_adoption_gaps_are_configurable(corpus_copy: Path, tmp_path: Path) -
     assert "owners/missing-codeowners" in errors and "examples/missing" not in errors
 
 
-def test_an_unknown_rule_in_the_adoption_gaps_is_a_config_error(corpus_copy: Path, tmp_path: Path) -> None:
+def test_an_unknown_rule_in_the_adoption_gaps_is_a_config_error(
+    corpus_copy: Path, tmp_path: Path
+) -> None:
     write_config(corpus_copy, "verdict:\n  adoption_gaps: [examples/misssing]\n")
     _, data = check_all(corpus_copy, tmp_path)
     (problem,) = [f for f in data["findings"] if f["rule"] == "config/invalid"]

@@ -1,4 +1,5 @@
-"""LocalGitHub over a real git repository built from the corpus: reads from git, GitHub's write rules."""
+"""LocalGitHub over a real git repository built from the corpus: reads from git, GitHub's write
+rules."""
 
 from __future__ import annotations
 
@@ -37,11 +38,16 @@ def test_reads_the_pull_request_from_git(gh: LocalGitHub, repo: Repo):
     pr = gh.get_pull_request(REPO, 1)
     files, truncated = gh.list_pull_request_files(REPO, 1)
 
-    assert pr.head_sha == git(repo.path, "rev-parse", "pr") and pr.base_sha == git(repo.path, "rev-parse", "main")
+    assert pr.head_sha == git(repo.path, "rev-parse", "pr") and pr.base_sha == git(
+        repo.path, "rev-parse", "main"
+    )
     assert (pr.author, pr.state) == ("alice", "open")
     statuses = {f.path: f.status for f in files}
-    assert statuses == {ENTRY: "modified", "spec/registry/acme/registry.json": "added",
-                        "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json": "removed"}
+    assert statuses == {
+        ENTRY: "modified",
+        "spec/registry/acme/registry.json": "added",
+        "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json": "removed",
+    }
     assert not truncated
     entry = next(f for f in files if f.path == ENTRY)
     assert entry.patch is not None and entry.patch.startswith("@@ ")
@@ -54,10 +60,15 @@ def test_read_tree_and_read_file_match_the_corpus(gh: LocalGitHub, corpus: Path)
     base = gh.read_tree(REPO, "main", ["spec/registry", "CODEOWNERS"])
     head = gh.read_tree(REPO, "pr", ["spec/registry"])
 
-    on_disk = {str(p.relative_to(corpus)) for p in (corpus / "spec/registry").rglob("*") if p.is_file()}
+    on_disk = {
+        str(p.relative_to(corpus)) for p in (corpus / "spec/registry").rglob("*") if p.is_file()
+    }
     assert set(base) == on_disk | {"CODEOWNERS"}
     assert base["CODEOWNERS"] == (corpus / "CODEOWNERS").read_bytes()
-    assert "spec/registry/acme/registry.json" in head and "spec/registry/acme/registry.json" not in base
+    assert (
+        "spec/registry/acme/registry.json" in head
+        and "spec/registry/acme/registry.json" not in base
+    )
     assert json.loads(head[ENTRY])["consumer"]["consumed_facets"] == ["ol:gcp:lineage:X.json"]
     assert gh.read_file(REPO, "main", "CODEOWNERS") == (corpus / "CODEOWNERS").read_bytes()
     assert gh.read_file(REPO, "main", ".github/registry-bot.yml") is None
@@ -83,18 +94,27 @@ def test_more_than_50_annotations_in_one_request_is_a_422(gh: LocalGitHub):
     assert caught.value.status == 422 and "at most 50" in str(caught.value)
 
     gh.update_check_run(REPO, run, output=CheckRunOutput("t", "s", annotations=many[:50]))
-    gh.update_check_run(REPO, run, conclusion="failure", output=CheckRunOutput("t", "s", annotations=many[50:]))
+    gh.update_check_run(
+        REPO, run, conclusion="failure", output=CheckRunOutput("t", "s", annotations=many[50:])
+    )
     record = gh.check_runs[0]
-    assert len(record.annotations) == 51 and (record.status, record.conclusion) == ("completed", "failure")
+    assert len(record.annotations) == 51 and (record.status, record.conclusion) == (
+        "completed",
+        "failure",
+    )
     assert [r["annotations"] for r in record.requests] == [0, 50, 1]
 
 
 def test_output_over_65535_characters_is_a_422(gh: LocalGitHub):
     head = gh.get_pull_request(REPO, 1).head_sha
     with pytest.raises(GitHubError) as caught:
-        gh.create_check_run(REPO, head, "registry-bot", "in_progress", CheckRunOutput("t", "x" * 65_536))
+        gh.create_check_run(
+            REPO, head, "registry-bot", "in_progress", CheckRunOutput("t", "x" * 65_536)
+        )
     assert caught.value.status == 422
-    gh.create_check_run(REPO, head, "registry-bot", "in_progress", CheckRunOutput("t", "x" * 65_535))
+    gh.create_check_run(
+        REPO, head, "registry-bot", "in_progress", CheckRunOutput("t", "x" * 65_535)
+    )
 
 
 def test_completed_needs_a_conclusion_and_unknown_commits_are_refused(gh: LocalGitHub):
@@ -115,15 +135,25 @@ def test_an_inline_comment_off_the_diff_fails_the_whole_review(gh: LocalGitHub):
     off_diff = max(diff_lines(patch)) + 50
 
     with pytest.raises(GitHubError) as caught:
-        gh.create_review(REPO, 1, head, "REQUEST_CHANGES", "fix", [InlineComment(ENTRY, on_diff, "ok"),
-                                                                  InlineComment(ENTRY, off_diff, "off")])
+        gh.create_review(
+            REPO,
+            1,
+            head,
+            "REQUEST_CHANGES",
+            "fix",
+            [InlineComment(ENTRY, on_diff, "ok"), InlineComment(ENTRY, off_diff, "off")],
+        )
     assert caught.value.status == 422 and "must be part of the diff" in str(caught.value)
     assert gh.reviews == []  # nothing of the failed review was kept
 
-    review = gh.create_review(REPO, 1, head, "REQUEST_CHANGES", "fix", [InlineComment(ENTRY, on_diff, "ok")])
+    review = gh.create_review(
+        REPO, 1, head, "REQUEST_CHANGES", "fix", [InlineComment(ENTRY, on_diff, "ok")]
+    )
     assert [(c.path, c.line) for c in gh.list_review_comments(REPO, 1)] == [(ENTRY, on_diff)]
     with pytest.raises(GitHubError, match="Path could not be resolved"):
-        gh.create_review(REPO, 1, head, "COMMENT", "x", [InlineComment("README.md", 1, "not in the PR")])
+        gh.create_review(
+            REPO, 1, head, "COMMENT", "x", [InlineComment("README.md", 1, "not in the PR")]
+        )
     gh.dismiss_review(REPO, 1, review, "superseded")
     assert gh.list_reviews(REPO, 1)[0].state == "DISMISSED"
 
@@ -137,8 +167,10 @@ def test_reviews_by_others_permissions_and_dismissal_rules(gh: LocalGitHub):
         gh.dismiss_review(REPO, 1, comment, "x")
     assert caught.value.status == 422
 
-    assert [(r.user, r.state) for r in gh.list_reviews(REPO, 1)] == [("carol", "APPROVED"),
-                                                                    ("registry-bot[bot]", "COMMENTED")]
+    assert [(r.user, r.state) for r in gh.list_reviews(REPO, 1)] == [
+        ("carol", "APPROVED"),
+        ("registry-bot[bot]", "COMMENTED"),
+    ]
     assert approval != comment
     assert (gh.get_permission(REPO, "carol"), gh.get_permission(REPO, "dave")) == ("write", "read")
 
@@ -152,13 +184,17 @@ def test_issue_comments_keep_their_edits(gh: LocalGitHub):
     assert caught.value.status == 422
 
     assert [(c.user, c.body) for c in gh.list_issue_comments(REPO, 1)] == [
-        ("carol", "looks fine"), ("registry-bot[bot]", "second summary")]
+        ("carol", "looks fine"),
+        ("registry-bot[bot]", "second summary"),
+    ]
     assert gh.issue_comments[1].history == ["first summary"]
 
 
 def test_push_moves_the_head_and_state_is_json(gh: LocalGitHub, repo: Repo):
     old = gh.get_pull_request(REPO, 1).head_sha
-    new = repo.change({"spec/registry/acme/registry.json": '{"producer": {"x": 1}}\n'}, "second push")
+    new = repo.change(
+        {"spec/registry/acme/registry.json": '{"producer": {"x": 1}}\n'}, "second push"
+    )
     assert gh.push(new) == new and gh.get_pull_request(REPO, 1).head_sha == new
     assert gh.list_open_pull_requests_for_sha(REPO, old) == []
     gh.create_issue_comment(REPO, 1, "hi")
@@ -184,11 +220,21 @@ def test_render_shows_everything_posted(gh: LocalGitHub):
     assert gh.render() == "Nothing was posted.\n"
     head = gh.get_pull_request(REPO, 1).head_sha
     run = gh.create_check_run(REPO, head, "registry-bot", "in_progress")
-    gh.update_check_run(REPO, run, conclusion="failure", output=CheckRunOutput(
-        "1 error", "## Summary", annotations=(Annotation(ENTRY, 4, 4, "failure", "bad facet", "uris.resolve"),)))
+    gh.update_check_run(
+        REPO,
+        run,
+        conclusion="failure",
+        output=CheckRunOutput(
+            "1 error",
+            "## Summary",
+            annotations=(Annotation(ENTRY, 4, 4, "failure", "bad facet", "uris.resolve"),),
+        ),
+    )
     patch = next(f.patch for f in gh.list_pull_request_files(REPO, 1)[0] if f.path == ENTRY)
     line = min(diff_lines(patch))
-    gh.create_review(REPO, 1, head, "REQUEST_CHANGES", "Please fix", [InlineComment(ENTRY, line, "here")])
+    gh.create_review(
+        REPO, 1, head, "REQUEST_CHANGES", "Please fix", [InlineComment(ENTRY, line, "here")]
+    )
     comment = gh.create_issue_comment(REPO, 1, "old")
     gh.edit_issue_comment(REPO, comment, "Summary: 1 error")
 

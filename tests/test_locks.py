@@ -1,7 +1,8 @@
-"""The lock files (requirements/*.txt, written by `make lock`) agree with pyproject.toml, with each other, with
-the venv and with what installs from them (offline: nothing here asks PyPI).
+"""The lock files (requirements/*.txt, written by `make lock`) agree with pyproject.toml, with each
+other, with the venv and with what installs from them (offline: nothing here asks PyPI).
 
-dev is the venv's (`make setup`), worker the worker image's (+ the spark extra), web the web image's.
+dev is the venv's (`make setup`), worker the worker image's (+ the spark extra), web the web
+image's.
 """
 
 from __future__ import annotations
@@ -25,17 +26,25 @@ SPARK_ONLY = {"pyspark", "py4j", "pyarrow", "pandas", "numpy"}
 
 
 def read_lock(name: str) -> dict[str, tuple[str, list[str]]]:
-    """``requirements/NAME.txt`` as {name: (version, hashes)}; any other requirement line fails the test."""
+    """``requirements/NAME.txt`` as {name: (version, hashes)}; any other requirement line fails the
+    test."""
     text = (LOCKS / f"{name}.txt").read_text(encoding="utf-8")
-    entries = {canonicalize_name(m[1]): (m[2], re.findall(r"sha256:([0-9a-f]{64})", m[3]))
-               for m in ENTRY.finditer(text)}
-    requirement_lines = [line for line in text.splitlines() if line and not line.startswith((" ", "#"))]
-    assert len(requirement_lines) == len(entries), f"{name}.txt has lines that are not pinned entries"
+    entries = {
+        canonicalize_name(m[1]): (m[2], re.findall(r"sha256:([0-9a-f]{64})", m[3]))
+        for m in ENTRY.finditer(text)
+    }
+    requirement_lines = [
+        line for line in text.splitlines() if line and not line.startswith((" ", "#"))
+    ]
+    assert len(requirement_lines) == len(entries), (
+        f"{name}.txt has lines that are not pinned entries"
+    )
     return entries
 
 
 def wanted(lock: str) -> list[Requirement]:
-    """What pyproject.toml asks of ``lock``: the dependencies, the extras it includes, the build backend."""
+    """What pyproject.toml asks of ``lock``: the dependencies, the extras it includes, the build
+    backend."""
     project = PYPROJECT["project"]
     extras = {"web": [], "worker": ["spark"], "dev": ["dev", "spark"]}[lock]
     lines = [*project["dependencies"], *PYPROJECT["build-system"]["requires"]]
@@ -49,17 +58,22 @@ def test_every_requirement_is_locked_within_its_specifier_with_hashes(lock: str)
     for requirement in wanted(lock):
         name = canonicalize_name(requirement.name)
         assert name in entries, f"{requirement} is not in requirements/{lock}.txt: run `make lock`"
-        assert requirement.specifier.contains(entries[name][0], prereleases=True), \
-            f"requirements/{lock}.txt has {name}=={entries[name][0]}, outside {requirement}: run `make lock`"
+        assert requirement.specifier.contains(entries[name][0], prereleases=True), (
+            f"requirements/{lock}.txt has {name}=={entries[name][0]}, outside {requirement}: run "
+            f"`make lock`"
+        )
     assert all(hashes for _, hashes in entries.values()), f"an entry of {lock}.txt has no hash"
 
 
 def test_a_package_has_one_version_in_every_lock() -> None:
-    """worker is resolved within dev and web within worker (`make lock`), so the images run what CI tests."""
+    """worker is resolved within dev and web within worker (`make lock`), so the images run what CI
+    tests."""
     locks = {name: read_lock(name) for name in ("dev", "worker", "web")}
     for smaller, larger in (("worker", "dev"), ("web", "worker")):
         assert locks[smaller].keys() <= locks[larger].keys()
-        assert {n: v for n, (v, _) in locks[smaller].items()} == {n: locks[larger][n][0] for n in locks[smaller]}
+        assert {n: v for n, (v, _) in locks[smaller].items()} == {
+            n: locks[larger][n][0] for n in locks[smaller]
+        }
 
 
 def test_web_lock_has_no_spark_and_worker_lock_has_it() -> None:
@@ -68,7 +82,9 @@ def test_web_lock_has_no_spark_and_worker_lock_has_it() -> None:
 
 
 def test_the_venv_has_the_dev_lock_versions() -> None:
-    """`make setup` installs requirements/dev.txt with --require-hashes: CI runs exactly these versions."""
+    """`make setup` installs requirements/dev.txt with --require-hashes: CI runs exactly these
+    versions."""
+
     def installed(name: str) -> str | None:
         try:
             return metadata.version(name)
@@ -76,7 +92,9 @@ def test_the_venv_has_the_dev_lock_versions() -> None:
             return None
 
     locked = {name: version for name, (version, _) in read_lock("dev").items()}
-    assert {name: installed(name) for name in locked} == locked, "the venv is not requirements/dev.txt: make setup"
+    assert {name: installed(name) for name in locked} == locked, (
+        "the venv is not requirements/dev.txt: make setup"
+    )
 
 
 def test_setup_and_the_images_install_from_the_locks_with_hashes() -> None:
@@ -92,4 +110,6 @@ def test_setup_and_the_images_install_from_the_locks_with_hashes() -> None:
 
 def test_build_in_is_the_build_backend_of_pyproject() -> None:
     lines = (LOCKS / "build.in").read_text(encoding="utf-8").splitlines()
-    assert [line for line in lines if line and not line.startswith("#")] == PYPROJECT["build-system"]["requires"]
+    assert [line for line in lines if line and not line.startswith("#")] == PYPROJECT[
+        "build-system"
+    ]["requires"]

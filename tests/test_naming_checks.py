@@ -31,8 +31,23 @@ def _repo(tmp_path: Path) -> Path:
 
 def _commit(repo: Path, message: str) -> None:
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q",
-                    "--allow-empty", "-m", message], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            message,
+        ],
+        check=True,
+    )
 
 
 def _review(repo: Path) -> list:  # type: ignore[type-arg]
@@ -55,7 +70,9 @@ def test_the_bundled_folder_passes_and_an_untouched_folder_is_skipped(tmp_path: 
     (repo / "README.md").write_text("x")
     _commit(repo, "unrelated")
     assert _review(repo) == []
-    report = review(head=DirSnapshot(repo), checks=[importlib.import_module("bot.review.checks.naming").check])
+    report = review(
+        head=DirSnapshot(repo), checks=[importlib.import_module("bot.review.checks.naming").check]
+    )
     assert report.findings == ()
 
 
@@ -80,7 +97,10 @@ def test_broken_examples_and_components_are_found_on_their_line(tmp_path: Path) 
     assert ("naming/docs-out-of-sync", "Naming.md") in rules
     undeclared = next(f for f in findings if f.rule == "naming/undeclared-component")
     text = (repo / "spec/naming/datasets/postgres/postgres.json").read_text().splitlines()
-    assert '"name": "{database}.{schema}.{tabel}"' in text[undeclared.line - 1] or "forms" in text[undeclared.line - 2]
+    assert (
+        '"name": "{database}.{schema}.{tabel}"' in text[undeclared.line - 1]
+        or "forms" in text[undeclared.line - 2]
+    )
 
 
 def test_duplicates_shared_schemes_ambiguity_and_hostile_patterns(tmp_path: Path) -> None:
@@ -91,12 +111,20 @@ def test_duplicates_shared_schemes_ambiguity_and_hostile_patterns(tmp_path: Path
     twin["$id"] = twin["$id"].replace("/hive/", "/hive-two/").replace("hive.json", "hive-two.json")
     (naming / "datasets/hive-two").mkdir()
     (naming / "datasets/hive-two/hive-two.json").write_text(json.dumps(twin, indent=2))
-    _edit(repo, "datasets/kafka/kafka.json",
-          lambda d: d["components"]["topic"].__setitem__("pattern", "(a|aa)+(b+)+c"))
+    _edit(
+        repo,
+        "datasets/kafka/kafka.json",
+        lambda d: d["components"]["topic"].__setitem__("pattern", "(a|aa)+(b+)+c"),
+    )
     _edit(repo, "datasets/s3/s3.json", lambda d: d.__setitem__("id", "s3-renamed"))
     _commit(repo, "conflicts")
     rules = {f.rule for f in _review(repo)}
-    assert {"naming/shared-scheme", "naming/ambiguous", "naming/unsafe-pattern", "naming/file-location"} <= rules
+    assert {
+        "naming/shared-scheme",
+        "naming/ambiguous",
+        "naming/unsafe-pattern",
+        "naming/file-location",
+    } <= rules
 
 
 def test_schema_and_json_errors(tmp_path: Path) -> None:
@@ -121,29 +149,61 @@ def test_docs_check_exits_1_when_stale(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["naming", "docs", "--check", "--dir", str(folder)]) == 0
 
 
-def test_naming_check_reads_json_arrays_and_lines(tmp_path: Path, corpus: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    good = {"eventType": "START", "job": {"namespace": "airflow-prod", "name": "etl.load",
-                                          "facets": {"jobType": {"integration": "AIRFLOW"}}},
-            "inputs": [{"namespace": "postgres://db:5432", "name": "a.b.c"}],
-            "outputs": [{"namespace": "s3://bucket-a", "name": "out/x",
-                         "facets": {"symlinks": {"identifiers": [{"namespace": "hive://h:9083", "name": "d.t"}]}}}]}
+def test_naming_check_reads_json_arrays_and_lines(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = {
+        "eventType": "START",
+        "job": {
+            "namespace": "airflow-prod",
+            "name": "etl.load",
+            "facets": {"jobType": {"integration": "AIRFLOW"}},
+        },
+        "inputs": [{"namespace": "postgres://db:5432", "name": "a.b.c"}],
+        "outputs": [
+            {
+                "namespace": "s3://bucket-a",
+                "name": "out/x",
+                "facets": {
+                    "symlinks": {"identifiers": [{"namespace": "hive://h:9083", "name": "d.t"}]}
+                },
+            }
+        ],
+    }
     lines = tmp_path / "events.jsonl"
     lines.write_text(json.dumps(good) + "\n\n" + json.dumps(good) + "\n")
     assert main(["naming", "check", str(lines)]) == 0
     assert "8 identifiers in 2 events: 0 invalid" in capsys.readouterr().out
-    assert main(["naming", "check", "--format", "json",
-                 str(corpus / "integration/common/tests/dbt/spark/thrift/result.json")]) == 1
+    assert (
+        main(
+            [
+                "naming",
+                "check",
+                "--format",
+                "json",
+                str(corpus / "integration/common/tests/dbt/spark/thrift/result.json"),
+            ]
+        )
+        == 1
+    )
     out = json.loads(capsys.readouterr().out)
-    spark = [i for e in out["events"] for i in e["identifiers"] if i["namespace"].startswith("spark://")]
+    spark = [
+        i for e in out["events"] for i in e["identifiers"] if i["namespace"].startswith("spark://")
+    ]
     assert spark and all(not i["ok"] and "Thrift" in i["reason"] for i in spark)
     broken = tmp_path / "broken.json"
     broken.write_text("{not json")
-    assert main(["naming", "check", str(broken)]) == 2  # unreadable input: a usage error, as the README says
+    # unreadable input: a usage error, as the README says
+    assert main(["naming", "check", str(broken)]) == 2
     assert main(["naming", "check", str(tmp_path / "missing.json")]) == 2
 
 
 def test_the_module_runs_as_a_command() -> None:
-    proc = subprocess.run([sys.executable, "-m", "bot", "naming", "docs", "--check"], cwd=ROOT,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot", "naming", "docs", "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr

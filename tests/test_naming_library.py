@@ -1,4 +1,5 @@
-"""The naming library: bundled files, parsing, formatting, typed objects, pickling, hostile patterns."""
+"""The naming library: bundled files, parsing, formatting, typed objects, pickling, hostile
+patterns."""
 
 from __future__ import annotations
 
@@ -27,13 +28,18 @@ def rules() -> NamingRules:
     return load_rules()
 
 
-def test_every_source_and_job_kind_of_the_table_is_present(rules: NamingRules, corpus: Path) -> None:
+def test_every_source_and_job_kind_of_the_table_is_present(
+    rules: NamingRules, corpus: Path
+) -> None:
     assert rules.problems == ()
     assert len(rules.datasets) == TABLE_SOURCES
     assert set(rules.jobs) == {"airflow", "spark", "sql", "debezium"}
     table = (corpus / "website/docs/spec/naming.md").read_text()
-    rows = [line for line in table.split("## Job Naming")[0].splitlines()
-            if line.startswith("| ") and "Data Store" not in line]
+    rows = [
+        line
+        for line in table.split("## Job Naming")[0].splitlines()
+        if line.startswith("| ") and "Data Store" not in line
+    ]
     assert len(rows) == TABLE_SOURCES
     schemes = {s.scheme for s in rules.datasets.values()}
     for row in rows:  # every namespace column's scheme has a source
@@ -47,14 +53,26 @@ def test_every_source_and_job_kind_of_the_table_is_present(rules: NamingRules, c
 def test_parse_gives_source_components_or_precise_reason(rules: NamingRules) -> None:
     ok = rules.parse_dataset("postgres://db.example.com:5432", "shop.public.orders")
     assert ok.ok and ok.source == "postgres"
-    assert ok.components == {"host": "db.example.com", "port": "5432", "database": "shop", "schema": "public",
-                             "table": "orders"}
+    assert ok.components == {
+        "host": "db.example.com",
+        "port": "5432",
+        "database": "shop",
+        "schema": "public",
+        "table": "orders",
+    }
     bad = rules.parse_dataset("postgres://db.example.com:abc", "shop.public.orders")
-    assert not bad.ok and bad.reason == "namespace matches postgres but port 'abc' is not a port number from 1 to 65535"
+    assert (
+        not bad.ok
+        and bad.reason
+        == "namespace matches postgres but port 'abc' is not a port number from 1 to 65535"
+    )
     assert "does not have the shape {database}.{schema}.{table}" in (
-        rules.parse_dataset("postgres://db:5432", "public.orders").reason or "")
+        rules.parse_dataset("postgres://db:5432", "public.orders").reason or ""
+    )
     assert "no scheme" in (rules.parse_dataset("ins", "input").reason or "")
-    assert "no dataset naming convention uses the scheme 'ftp'" in (rules.parse_dataset("ftp://h", "x").reason or "")
+    assert "no dataset naming convention uses the scheme 'ftp'" in (
+        rules.parse_dataset("ftp://h", "x").reason or ""
+    )
     assert not rules.parse_dataset(None, "x").ok  # type: ignore[arg-type]
     assert "must be strings" in (rules.parse_dataset(["a"], "x").reason or "")  # type: ignore[arg-type]
     assert "NUL" in (rules.parse_dataset("file", "/a\x00b").reason or "")
@@ -63,35 +81,53 @@ def test_parse_gives_source_components_or_precise_reason(rules: NamingRules) -> 
 def test_alternatives_snowflake_oracle_pubsub(rules: NamingRules) -> None:
     org = rules.parse_dataset("snowflake://myorg-myaccount", 'MY_DB.MY_SCHEMA."My Table"')
     assert org.ok and org.form == "organization-account" and org.components["table"] == "My Table"
-    locator = rules.parse_dataset("snowflake://ASDF1234.eu-central-1.aws", "DEMO_DB.PUBLIC.CUSTOMERS")
+    locator = rules.parse_dataset(
+        "snowflake://ASDF1234.eu-central-1.aws", "DEMO_DB.PUBLIC.CUSTOMERS"
+    )
     assert locator.ok and locator.form == "account-locator"
-    assert locator.components["cloudRegionId"] == "eu-central-1" and locator.components["cloud"] == "aws"
+    assert (
+        locator.components["cloudRegionId"] == "eu-central-1"
+        and locator.components["cloud"] == "aws"
+    )
     lower = rules.parse_dataset("snowflake://myorg-myaccount", "DEMO_DB.public.customers")
     assert not lower.ok and "write PUBLIC" in (lower.reason or "")
     sid = rules.format_dataset("oracle", host="h", port="1521", sid="XE", schema="HR", table="EMP")
     assert (sid.namespace, sid.name) == ("oracle://h:1521", "XE.HR.EMP")
     sub = rules.parse_dataset("pubsub", "subscription:my-project-123:orders-sub")
-    assert sub.ok and sub.form == "subscription" and sub.components["subscriptionId"] == "orders-sub"
+    assert (
+        sub.ok and sub.form == "subscription" and sub.components["subscriptionId"] == "orders-sub"
+    )
 
 
 def test_format_applies_case_and_quoting_rules(rules: NamingRules) -> None:
-    made = rules.format_dataset("snowflake", organization="myorg", account="acct", database="MY_DB",
-                                schema="lower_schema", table='say "hi"')
+    made = rules.format_dataset(
+        "snowflake",
+        organization="myorg",
+        account="acct",
+        database="MY_DB",
+        schema="lower_schema",
+        table='say "hi"',
+    )
     assert made.name == 'MY_DB."lower_schema"."say ""hi"""'
     assert made.uri == 'snowflake://myorg-acct/MY_DB."lower_schema"."say ""hi"""'
     assert rules.parse_dataset(made.namespace, made.name).components["table"] == 'say "hi"'
-    athena = rules.format_dataset("athena", region="us-east-1", catalog="AwsDataCatalog", database="Sales",
-                                  table="Orders")
+    athena = rules.format_dataset(
+        "athena", region="us-east-1", catalog="AwsDataCatalog", database="Sales", table="Orders"
+    )
     assert athena.name == "AwsDataCatalog.sales.orders"
-    assert rules.format_dataset("bigquery", projectId="my-project-1", dataset="d", table="t").uri == \
-        "bigquery:my-project-1.d.t"
+    assert (
+        rules.format_dataset("bigquery", projectId="my-project-1", dataset="d", table="t").uri
+        == "bigquery:my-project-1.d.t"
+    )
     assert rules.format_dataset("local-file", path="/tmp/x").uri == "file:///tmp/x"
     optional = rules.format_dataset("unity-catalog", host="h", catalog="c", schema="s", table="t")
     assert optional.namespace == "unitycatalog://h"
     with pytest.raises(FormatError, match="port 'abc' is not a port number"):
         rules.format_dataset("postgres", host="h", port="abc", database="d", schema="s", table="t")
     with pytest.raises(FormatError, match="no component 'colour'"):
-        rules.format_dataset("postgres", host="h", port="1", database="d", schema="s", table="t", colour="red")
+        rules.format_dataset(
+            "postgres", host="h", port="1", database="d", schema="s", table="t", colour="red"
+        )
 
 
 def test_every_example_round_trips(rules: NamingRules) -> None:
@@ -103,12 +139,19 @@ def test_every_example_round_trips(rules: NamingRules) -> None:
             assert (made.namespace, made.name) == (example.namespace, example.name)
         for example in source.invalid:
             parsed = rules.parse_dataset(example.namespace, example.name)
-            assert not parsed.ok and example.expect_reason in (parsed.reason or ""), (source.id, example)
+            assert not parsed.ok and example.expect_reason in (parsed.reason or ""), (
+                source.id,
+                example,
+            )
 
 
 def test_jobs_by_kind_or_any(rules: NamingRules) -> None:
     task = rules.parse_job("airflow-prod", "orders_etl.group.count_orders", kind="airflow")
-    assert task.ok and task.components["dagId"] == "orders_etl" and task.components["taskId"] == "group.count_orders"
+    assert (
+        task.ok
+        and task.components["dagId"] == "orders_etl"
+        and task.components["taskId"] == "group.count_orders"
+    )
     assert rules.parse_job("debezium", "inventory.0").ok
     reason = rules.parse_job("d", "inventory.first", kind="debezium").reason or ""
     assert "taskId 'first' is not a task number" in reason
@@ -126,13 +169,19 @@ def test_typed_objects_are_made_from_the_files(rules: NamingRules) -> None:
     with pytest.raises(FormatError, match="is a s3 identifier"):
         postgres.parse("s3://bucket-a", "key")
     snowflake = rules.dataset_type("snowflake")
-    assert snowflake(accountLocator="xy12345", database="A", schema="B", table="c d").name == 'A.B."c d"'
+    assert (
+        snowflake(accountLocator="xy12345", database="A", schema="B", table="c d").name
+        == 'A.B."c d"'
+    )
     assert {type(rules.dataset_type(s)).__name__ for s in rules.datasets} == {"type"}
 
 
 def test_rules_pickle_and_parse_the_same(rules: NamingRules) -> None:
     copy = pickle.loads(pickle.dumps(rules))
-    for namespace, name in [("hive://localhost:9083", "test.t1"), ("hive://metastore", "default.test")]:
+    for namespace, name in [
+        ("hive://localhost:9083", "test.t1"),
+        ("hive://metastore", "default.test"),
+    ]:
         assert copy.parse_dataset(namespace, name) == rules.parse_dataset(namespace, name)
 
 
@@ -142,32 +191,72 @@ def test_cached_results_cannot_be_changed_by_callers(rules: NamingRules) -> None
     second = rules.parse_dataset("s3://bucket-a", "k/1")  # a cache hit
     assert second.components["objectKey"] == "k/1"
     second.components.clear()
-    assert rules.parse_dataset("s3://bucket-a", "k/1").components == {"bucket": "bucket-a", "objectKey": "k/1"}
-    quoted = rules.parse_dataset("snowflake://o-a", 'DB.S."t x"')  # post-processed (quoting) forms too
+    assert rules.parse_dataset("s3://bucket-a", "k/1").components == {
+        "bucket": "bucket-a",
+        "objectKey": "k/1",
+    }
+    # post-processed (quoting) forms too
+    quoted = rules.parse_dataset("snowflake://o-a", 'DB.S."t x"')
     quoted.components["table"] = "changed"
     assert rules.parse_dataset("snowflake://o-a", 'DB.S."t x"').components["table"] == "t x"
     failed = rules.parse_dataset("s3://B", "k")
     failed.components["x"] = "y"
-    assert rules.parse_dataset("s3://B", "k").components == {} and rules.parse_dataset("ftp://h", "k").components == {}
+    assert (
+        rules.parse_dataset("s3://B", "k").components == {}
+        and rules.parse_dataset("ftp://h", "k").components == {}
+    )
 
 
 def test_the_hot_paths_stored_name_check_agrees_with_written(rules: NamingRules) -> None:
-    values = ["T", "t", "My_T", "MY_T$1", "_X", "1A", '"', '""', '"a"', '"A"', '"My T"', '"a""b"', '"a"b"', '"A_B"',
-              '"say ""hi"""', 'A"', '"A', "", "A B", "été", "ÉTÉ", '"été"']
+    values = [
+        "T",
+        "t",
+        "My_T",
+        "MY_T$1",
+        "_X",
+        "1A",
+        '"',
+        '""',
+        '"a"',
+        '"A"',
+        '"My T"',
+        '"a""b"',
+        '"a"b"',
+        '"A_B"',
+        '"say ""hi"""',
+        'A"',
+        '"A',
+        "",
+        "A B",
+        "été",
+        "ÉTÉ",
+        '"été"',
+    ]
     for source in ("snowflake", "s3", "athena", "abfss"):
         for comp in rules.datasets[source].components.values():
             for value in values:
-                expected = (value if comp.quoting is None else comp.quoting.canonical(value)) \
-                    if comp.written(value) == value else None
+                expected = (
+                    (value if comp.quoting is None else comp.quoting.canonical(value))
+                    if comp.written(value) == value
+                    else None
+                )
                 assert comp.stored(value) == expected, (source, comp.name, value)
 
 
-@pytest.mark.parametrize("pattern", [r"[\p{L}\p{Pd}$ ]{1,9}", r"\p{Lu}x?", r"[^\P{N}]+", r"[]\pN]", r"a\\p{L}"])
+@pytest.mark.parametrize(
+    "pattern", [r"[\p{L}\p{Pd}$ ]{1,9}", r"\p{Lu}x?", r"[^\P{N}]+", r"[]\pN]", r"a\\p{L}"]
+)
 def test_the_ascii_twin_of_a_regex_only_pattern_matches_alike(pattern: str) -> None:
     twin, full = compile_ascii(pattern), regex.compile(pattern, regex.V0)
     assert twin is not None
     chars = [chr(x) for x in range(128)]
-    for text in [*chars, *(a + b for a in chars[32::3] for b in chars[33::4]), "Ab-$ z", "a\\p{L}", "x" * 10]:
+    for text in [
+        *chars,
+        *(a + b for a in chars[32::3] for b in chars[33::4]),
+        "Ab-$ z",
+        "a\\p{L}",
+        "x" * 10,
+    ]:
         assert bool(twin.fullmatch(text)) == bool(full.fullmatch(text)), (pattern, text)
     assert compile_ascii(r"(?i)\p{Lu}") is None and compile_ascii(r"[[:alpha:]]\p{L}") is None
 
@@ -177,11 +266,14 @@ def test_bigquery_uses_the_ascii_twin_and_still_takes_unicode_tables(rules: Nami
     assert form.hot_ascii is not None
     for table in ("t", "t-b c", "t!", "t.x", "T_9$", "x" * 1025):
         joined = "bigquery\x00my-project-1.d." + table
-        assert (form.hot_ascii.fullmatch(joined) is None) == (form.hot_re.fullmatch(joined) is None), table
+        assert (form.hot_ascii.fullmatch(joined) is None) == (
+            form.hot_re.fullmatch(joined) is None
+        ), table
         parsed = rules.parse_dataset("bigquery", "my-project-1.d." + table)
         assert parsed.ok == (form.hot_re.fullmatch(joined) is not None)
     assert rules.parse_dataset("bigquery", "my-project-1.d.tä b").components["table"] == "tä b"
-    assert not rules.parse_dataset("bigquery", "my-project-1.d.t\u2603").ok  # a snowman is no letter
+    # a snowman is no letter
+    assert not rules.parse_dataset("bigquery", "my-project-1.d.t\u2603").ok
 
 
 @pytest.mark.parametrize("pattern", ["(a+)+b", r"(\w+\s?)+$", r"(a)\1", "(?P<x>a)", "[", "a" * 600])
@@ -193,7 +285,8 @@ def test_dangerous_patterns_are_refused(pattern: str) -> None:
 def test_a_hostile_pattern_in_a_reviewed_folder_never_hangs(tmp_path: Path) -> None:
     folder = tmp_path / "spec" / "naming"
     source = json.loads((Path("naming/datasets/kafka/kafka.json")).read_text())
-    source["components"]["topic"]["pattern"] = "(a|aa)+(b+)+c"  # exponential on a backtracking engine
+    # exponential on a backtracking engine
+    source["components"]["topic"]["pattern"] = "(a|aa)+(b+)+c"
     (folder / "datasets" / "kafka").mkdir(parents=True)
     (folder / "datasets" / "kafka" / "kafka.json").write_text(json.dumps(source))
     start = time.monotonic()
@@ -213,7 +306,9 @@ def test_rules_for_prefers_the_reviewed_repository(tmp_path: Path) -> None:
     assert list(reviewed.datasets) == ["hive"] and reviewed.parse_dataset("hive://h:1", "d.t").ok
 
 
-def test_every_identifier_in_the_real_events_is_classified(rules: NamingRules, corpus: Path) -> None:
+def test_every_identifier_in_the_real_events_is_classified(
+    rules: NamingRules, corpus: Path
+) -> None:
     counts = {"valid": 0, "invalid": 0, "unknown": 0, "placeholder": 0}
     for folder in ("integration", "proxy", "spec/tests"):
         for path in sorted((corpus / folder).rglob("*.json")):
@@ -224,7 +319,8 @@ def test_every_identifier_in_the_real_events_is_classified(rules: NamingRules, c
                     assert result.ok == (judged.verdict == "valid")
                     counts[judged.verdict] += 1
     assert counts["valid"] > 1400 and counts["invalid"] > 100
-    assert counts["unknown"] > 400 and counts["placeholder"] == 23  # dbt, Hive, Flink jobs; test placeholders
+    # dbt, Hive, Flink jobs; test placeholders
+    assert counts["unknown"] > 400 and counts["placeholder"] == 23
     decided = {
         ("spark://localhost:10000", "default.customers"): "Spark Thrift server",
         ("duckdb://duckdb.db", "duckdb.raw_data.fact_orders"): "DuckDB",
@@ -246,18 +342,22 @@ def test_hot_patterns_read_posix_classes_as_the_regex_engine_does() -> None:
 
 
 def test_a_naming_folder_is_read_without_walking_its_siblings(tmp_path: Path) -> None:
-    """The rules of one folder come from that folder alone: a sibling the process may not read (a container
-    build's storage beside the checkout's naming/) or a large one is never walked."""
+    """The rules of one folder come from that folder alone: a sibling the process may not read (a
+    container build's storage beside the checkout's naming/) or a large one is never walked."""
     from bot.cli.naming import _rules
-
 
     shutil.copytree(ROOT / "naming", tmp_path / "naming")
     (tmp_path / "sibling").mkdir()
     (tmp_path / "sibling" / "x.json").write_text("{}", encoding="utf-8")
     snapshot = DirSnapshot(tmp_path, only="naming")
     assert snapshot.files() and all(p.startswith("naming/") for p in snapshot.files())
-    assert snapshot.read("sibling/x.json") is None and DirSnapshot(tmp_path).read("sibling/x.json") == b"{}"
+    assert (
+        snapshot.read("sibling/x.json") is None
+        and DirSnapshot(tmp_path).read("sibling/x.json") == b"{}"
+    )
     assert DirSnapshot(tmp_path, only="missing").files() == []
     rules = _rules(str(tmp_path / "naming"))
-    assert not rules.problems and (len(rules.datasets), len(rules.jobs)) == (len(load_rules().datasets),
-                                                                           len(load_rules().jobs))
+    assert not rules.problems and (len(rules.datasets), len(rules.jobs)) == (
+        len(load_rules().datasets),
+        len(load_rules().jobs),
+    )

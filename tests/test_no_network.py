@@ -1,12 +1,12 @@
 """No socket is opened while reviewing a pull request, whatever its schemas refer to.
 
-Two independent tripwires: listening sockets on loopback (IPv4 and, when the host has it, IPv6) that must
-see no connection, for what native code (jsonschema-rs' own HTTP client) would open; and
-``socket.socket.connect`` / ``socket.create_connection`` replaced by a recorder that refuses, for what
-Python code (``urllib``, ``requests``) would open. The schemas refer to the listeners in every form a
-reference can take: plain and TLS URLs, IPv4, IPv6 and host names, a relative ``$ref`` under an embedded
-``$id``, ``$dynamicRef``, a remote ``$schema``, and a naming base schema; the examples reach every one of
-them, and the regression compiles and explains against the same schemas.
+Two independent tripwires: listening sockets on loopback (IPv4 and, when the host has it, IPv6) that
+must see no connection, for what native code (jsonschema-rs' own HTTP client) would open; and
+``socket.socket.connect`` / ``socket.create_connection`` replaced by a recorder that refuses, for
+what Python code (``urllib``, ``requests``) would open. The schemas refer to the listeners in every
+form a reference can take: plain and TLS URLs, IPv4, IPv6 and host names, a relative ``$ref`` under
+an embedded ``$id``, ``$dynamicRef``, a remote ``$schema``, and a naming base schema; the examples
+reach every one of them, and the regression compiles and explains against the same schemas.
 """
 
 from __future__ import annotations
@@ -46,11 +46,17 @@ class Tripwire:
 
     def urls(self) -> list[str]:
         p = self.port
-        return [f"http://127.0.0.1:{p}/x.json", f"https://127.0.0.1:{p}/x.json", f"http://[::1]:{p}/x.json",
-                f"http://localhost:{p}/x.json", f"http://127.0.0.1:{p}/x.json#/$defs/A"]
+        return [
+            f"http://127.0.0.1:{p}/x.json",
+            f"https://127.0.0.1:{p}/x.json",
+            f"http://[::1]:{p}/x.json",
+            f"http://localhost:{p}/x.json",
+            f"http://127.0.0.1:{p}/x.json#/$defs/A",
+        ]
 
     def connections(self) -> int:
-        """Connections that reached a listener (accepted by the kernel even if never ``accept()``-ed)."""
+        """Connections that reached a listener (accepted by the kernel even if never
+        ``accept()``-ed)."""
         count = 0
         for listener in self.listeners:
             while select.select([listener], [], [], 0.2)[0]:
@@ -79,7 +85,8 @@ def tripwire(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tripwire]:
     first = _listen(socket.AF_INET, "127.0.0.1", 0)
     port = first.getsockname()[1]
     listeners = [first]
-    with contextlib.suppress(OSError):  # without IPv6 loopback, the [::1] reference is still in the schema
+    # without IPv6 loopback, the [::1] reference is still in the schema
+    with contextlib.suppress(OSError):
         listeners.append(_listen(socket.AF_INET6, "::1", port))
     wire = Tripwire(port, listeners)
 
@@ -106,7 +113,10 @@ def _hostile_facet(urls: list[str], port: int) -> dict[str, Any]:
     props = schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]["properties"]
     for i, url in enumerate(urls):
         props[f"remote{i}"] = {"$ref": url}
-    props["embedded"] = {"$id": f"http://127.0.0.1:{port}/base/", "properties": {"y": {"$ref": "y.json"}}}
+    props["embedded"] = {
+        "$id": f"http://127.0.0.1:{port}/base/",
+        "properties": {"y": {"$ref": "y.json"}},
+    }
     props["dynamic"] = {"$dynamicRef": f"http://127.0.0.1:{port}/dynamic.json#meta"}
     return schema
 
@@ -127,7 +137,9 @@ def _hostile_tree(tree: Path, wire: Tripwire) -> Path:
     (tree / META_FACET).parent.mkdir(parents=True, exist_ok=True)
     (tree / META_FACET).write_text(json.dumps(meta), encoding="utf-8")
     (tree / META_EXAMPLE).parent.mkdir(parents=True, exist_ok=True)
-    (tree / META_EXAMPLE).write_text(json.dumps({"acme_meta": rc.EXAMPLE_JSON["acme_widget"]}), encoding="utf-8")
+    (tree / META_EXAMPLE).write_text(
+        json.dumps({"acme_meta": rc.EXAMPLE_JSON["acme_widget"]}), encoding="utf-8"
+    )
     naming = tree / "spec/naming"
     if not naming.exists():
         import shutil
@@ -142,16 +154,26 @@ def _hostile_tree(tree: Path, wire: Tripwire) -> Path:
 
 
 def test_the_tripwire_sees_a_connection(tripwire: Tripwire) -> None:
-    """The listener really notices a connection (from outside Python's socket module, like native code)."""
+    """The listener really notices a connection (from outside Python's socket module, like native
+    code)."""
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-c", f"import socket; socket.create_connection(('127.0.0.1', {tripwire.port}))"],
-                   check=True, timeout=30)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import socket; socket.create_connection(('127.0.0.1', {tripwire.port}))",
+        ],
+        check=True,
+        timeout=30,
+    )
     assert tripwire.connections() == 1
 
 
-def test_a_review_of_remote_references_opens_no_socket(corpus_copy: Path, tripwire: Tripwire) -> None:
+def test_a_review_of_remote_references_opens_no_socket(
+    corpus_copy: Path, tripwire: Tripwire
+) -> None:
     tree = _hostile_tree(corpus_copy, tripwire)
     report: Report = review(head=DirSnapshot(tree), context=ReviewContext(strict=True))
     tripwire.assert_silent()
@@ -161,7 +183,9 @@ def test_a_review_of_remote_references_opens_no_socket(corpus_copy: Path, tripwi
     assert {f.rule for f in report.findings if f.path == META_FACET} >= {"facets/meta-schema"}
 
 
-def test_validators_built_by_the_store_open_no_socket(corpus_copy: Path, tripwire: Tripwire) -> None:
+def test_validators_built_by_the_store_open_no_socket(
+    corpus_copy: Path, tripwire: Tripwire
+) -> None:
     tree = _hostile_tree(corpus_copy, tripwire)
     store = SchemaStore(DirSnapshot(tree), Config())
     for path in (rc.FACET, META_FACET):
@@ -172,7 +196,8 @@ def test_validators_built_by_the_store_open_no_socket(corpus_copy: Path, tripwir
         explain = store.validator(schema)
         example = json.loads((tree / rc.EXAMPLE).read_text(encoding="utf-8"))
         for key in example["acme_widget"]:
-            with contextlib.suppress(Exception):  # refusing is the point; only a connection fails the test
+            # refusing is the point; only a connection fails the test
+            with contextlib.suppress(Exception):
                 list(explain.iter_errors({"acme_widget": {key: example["acme_widget"][key]}}))
     tripwire.assert_silent()
 
@@ -188,13 +213,17 @@ def test_the_regression_validators_open_no_socket(corpus_copy: Path, tripwire: T
             compiled = validators.compiled(url, fragment)
             if compiled is not None:
                 compiled.rs.is_valid(example)
-                with contextlib.suppress(Exception):  # refusing is the point; only a connection fails the test
+                # refusing is the point; only a connection fails the test
+                with contextlib.suppress(Exception):
                     validators.explain(compiled, example, partial=False)
     tripwire.assert_silent()
 
 
-def test_the_store_still_compiles_what_the_repository_holds(corpus: Path, tripwire: Tripwire) -> None:
-    """The refusing retriever does not cost the fast path: references into the mirror still compile."""
+def test_the_store_still_compiles_what_the_repository_holds(
+    corpus: Path, tripwire: Tripwire
+) -> None:
+    """The refusing retriever does not cost the fast path: references into the mirror still
+    compile."""
     store = SchemaStore(DirSnapshot(corpus), Config())
     fast = store.fast_validator(rc.FACET_SCHEMA)
     assert fast is not None
@@ -207,14 +236,18 @@ def test_a_file_reference_reads_nothing(corpus: Path) -> None:
     from referencing.exceptions import Unresolvable
 
     store = SchemaStore(DirSnapshot(corpus), Config())
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "properties": {"x": {"$ref": "file:///etc/passwd"}}}
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "properties": {"x": {"$ref": "file:///etc/passwd"}},
+    }
     assert store.fast_validator(schema) is None
     with pytest.raises(Unresolvable):
         list(store.validator(schema).iter_errors({"x": 1}))
 
 
 def test_a_store_and_its_validators_are_freed_after_use(corpus: Path) -> None:
-    """A retriever held by a jsonschema-rs object must not point back at the store (an invisible cycle)."""
+    """A retriever held by a jsonschema-rs object must not point back at the store (an invisible
+    cycle)."""
     import gc
     import weakref
 

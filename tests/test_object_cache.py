@@ -1,4 +1,5 @@
-"""``bot.github.object_cache``: bounded, least recently used out first, keyed by installation and sha."""
+"""``bot.github.object_cache``: bounded, least recently used out first, keyed by installation and
+sha."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ def test_blobs_past_the_bound_go_least_recently_used_first() -> None:
     cache.add_blob(1, "b", b"1234")
     assert cache.blob(1, "a") == b"1234"  # used: "b" is now the oldest
     cache.add_blob(1, "c", b"1234")
-    assert (cache.has_blob(1, "a"), cache.has_blob(1, "b"), cache.has_blob(1, "c")) == (True, False, True)
+    assert (cache.has_blob(1, "a"), cache.has_blob(1, "b"), cache.has_blob(1, "c")) == (
+        True,
+        False,
+        True,
+    )
     assert cache.blob(2, "a") is None  # another installation's
 
 

@@ -35,7 +35,8 @@ class Counts:
 
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
-    """Counts ``Registry`` constructions and configuration loads (parses of the configuration file)."""
+    """Counts ``Registry`` constructions and configuration loads (parses of the configuration
+    file)."""
     found = Counts()
     registry_init = bot.model.registry.Registry.__init__
     store_init = bot.model.schemas.SchemaStore.__init__
@@ -61,7 +62,8 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counts]:
 
 @pytest.fixture(scope="module")
 def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_sample_repo(tmp_path_factory.mktemp("demo") / "registry").path  # it has .github/registry-bot.yml
+    # it has .github/registry-bot.yml
+    return build_sample_repo(tmp_path_factory.mktemp("demo") / "registry").path
 
 
 def demo_pull(demo_repo: Path, author: str = "dagster-dev") -> LocalGitHub:
@@ -77,13 +79,30 @@ def test_an_app_review_models_each_side_once(demo_repo: Path, counts: Counts) ->
     assert (counts.registries, counts.schema_stores, counts.config_loads) == (2, 2, 1)
 
 
-def test_check_models_each_side_once(demo_repo: Path, counts: Counts, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", "dagster-dev"]) == 1
+def test_check_models_each_side_once(
+    demo_repo: Path, counts: Counts, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "check",
+                str(demo_repo),
+                "--base",
+                "main",
+                "--head",
+                "add-dagster",
+                "--author",
+                "dagster-dev",
+            ]
+        )
+        == 1
+    )
     assert "facets/prefix-key" in capsys.readouterr().out
     assert (counts.registries, counts.schema_stores, counts.config_loads) == (2, 2, 1)
 
 
-# -- every door composes the same review -------------------------------------------------------------------
+# -- every door composes the same review -----------------------------------------------------------
+
 
 @pytest.fixture
 def reports(monkeypatch: pytest.MonkeyPatch) -> list[Report]:
@@ -107,19 +126,44 @@ def found(report: Report) -> set[tuple[str, str, str, str]]:
 
 
 def test_every_door_gives_the_same_findings_on_the_demo_pull_request(
-        demo_repo: Path, tmp_path: Path, reports: list[Report],
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    demo_repo: Path,
+    tmp_path: Path,
+    reports: list[Report],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     author = "dagster-dev"
     # the App
     gh = demo_pull(demo_repo, author)
     assert review_pull_request(gh, gh.get_pull_request(REPO, 3), "d-1") == "failure"
     # check, action (no pull request event: approvals not read), history
-    assert main(["check", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", author]) == 1
+    assert (
+        main(
+            ["check", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", author]
+        )
+        == 1
+    )
     monkeypatch.delenv("GITHUB_EVENT_PATH", raising=False)
-    assert main(["action", str(demo_repo), "--base", "main", "--head", "add-dagster", "--author", author,
-                 "--sarif", str(tmp_path / "out.sarif")]) == 1
+    assert (
+        main(
+            [
+                "action",
+                str(demo_repo),
+                "--base",
+                "main",
+                "--head",
+                "add-dagster",
+                "--author",
+                author,
+                "--sarif",
+                str(tmp_path / "out.sarif"),
+            ]
+        )
+        == 1
+    )
     *_, replayed = replay(demo_repo, "add-dagster", author=author)
-    # demo (its own copy of the same sample; no Spark here) and fix (a working tree of the pull request)
+    # demo (its own copy of the same sample; no Spark here) and fix (a working tree of the pull
+    # request)
     from bot.cli.commands.demo import _review as demo_review
 
     demo_review(tmp_path / "demo", regression=False)
@@ -130,9 +174,12 @@ def test_every_door_gives_the_same_findings_on_the_demo_pull_request(
     finally:
         git(demo_repo, "worktree", "remove", "--force", str(work))
     capsys.readouterr()
-    assert len(reports) == 5 + 2  # App, check, action, history, demo; fix: the tree, then the fixed tree
+    # App, check, action, history, demo; fix: the tree, then the fixed tree
+    assert len(reports) == 5 + 2
     app = found(reports[0])
     assert app and any(f.rule == "facets/prefix-key" for f in reports[0].findings)
     assert [found(r) for r in reports[:6]] == [app] * 6
-    assert "facets/prefix-key" not in {f.rule for f in reports[6].findings}  # fixed in the second round
-    assert {f.fingerprint() for f in replayed.findings} == app  # what the replay keeps of its report
+    # fixed in the second round
+    assert "facets/prefix-key" not in {f.rule for f in reports[6].findings}
+    # what the replay keeps of its report
+    assert {f.fingerprint() for f in replayed.findings} == app

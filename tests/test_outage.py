@@ -1,4 +1,5 @@
-"""Redis failures are told apart from bugs, and an outage is logged once when it starts and once when it ends."""
+"""Redis failures are told apart from bugs, and an outage is logged once when it starts and once
+when it ends."""
 
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ def test_back_off_doubles_up_to_a_minute() -> None:
     assert [outage.backoff(n) for n in (1, 2, 3, 6, 7, 30)] == [2.0, 4.0, 8.0, 60.0, 60.0, 60.0]
 
 
-def test_an_outage_is_two_log_lines_however_many_calls_fail(caplog: pytest.LogCaptureFixture) -> None:
+def test_an_outage_is_two_log_lines_however_many_calls_fail(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     clock = Clock()
     tracker = outage.Outage("Redis", grace=10.0, clock=clock)
     error = redis.exceptions.ConnectionError("Connection refused")
@@ -55,33 +58,42 @@ def test_an_outage_is_two_log_lines_however_many_calls_fail(caplog: pytest.LogCa
         tracker.succeeded()
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) == 2, lines
-    assert lines[0] == "Redis is unreachable (ConnectionError: Connection refused); jobs wait for it"
+    assert (
+        lines[0] == "Redis is unreachable (ConnectionError: Connection refused); jobs wait for it"
+    )
     assert lines[1].startswith("Redis is back: it failed 501 calls over 30.0 s")
     assert not tracker.down
 
 
 def test_a_worker_waits_for_its_store_and_a_bug_still_raises() -> None:
     tracker = outage.Outage("Redis", clock=Clock())
-    answers = [redis.exceptions.ConnectionError("down"), redis.exceptions.TimeoutError("slow"), None]
+    answers = [
+        redis.exceptions.ConnectionError("down"),
+        redis.exceptions.TimeoutError("slow"),
+        None,
+    ]
     pauses: list[float] = []
 
     def probe() -> None:
         answer = answers.pop(0)
         if answer is not None:
             raise answer
+
     tracker.wait_for(probe, pause=1.0, sleep=pauses.append)
     assert pauses == [1.0, 2.0] and not tracker.down
 
     def bug() -> None:
         raise ValueError("a corrupt journal entry")
+
     with pytest.raises(ValueError, match="corrupt"):
         tracker.wait_for(bug, sleep=pauses.append)
 
 
 def test_a_failed_write_during_an_outage_logs_no_traceback_and_any_other_failure_does(
-        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A write the job survives (journal, done mark) that meets the store down: a warning, no traceback
-    (the outage has its own line); a failure of any other kind keeps its traceback."""
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write the job survives (journal, done mark) that meets the store down: a warning, no
+    traceback (the outage has its own line); a failure of any other kind keeps its traceback."""
     monkeypatch.setattr(outage, "REDIS", outage.Outage("the queue's Redis"))
     log = logging.getLogger("test.writes")
     with caplog.at_level(logging.WARNING):
@@ -95,5 +107,7 @@ def test_a_failed_write_during_an_outage_logs_no_traceback_and_any_other_failure
             outage.log_failure(log, exc, "could not journal %s", "d-2")
     mine = [r for r in caplog.records if r.name == "test.writes"]
     assert [(r.getMessage(), r.exc_info is not None) for r in mine] == [
-        ("could not journal d-1 (the queue's Redis is unreachable)", False), ("could not journal d-2", True)]
+        ("could not journal d-1 (the queue's Redis is unreachable)", False),
+        ("could not journal d-2", True),
+    ]
     assert outage.REDIS.down

@@ -22,15 +22,18 @@ ICEBERG = "spec/registry/iceberg"
 ICEBERG_OWNERS = "# Owners of the iceberg entry\n* @iceberg-dev @apache/iceberg-committers\n"
 ROOT_LINE = "/spec/registry/iceberg/ @iceberg-dev @apache/iceberg-committers\n"
 NEW_ENTRY = "spec/registry/acme"
-NEW_REGISTRY = json.dumps({"producer": {"root_doc_URL": "https://acme.example/docs", "produced_facets": []}})
+NEW_REGISTRY = json.dumps(
+    {"producer": {"root_doc_URL": "https://acme.example/docs", "produced_facets": []}}
+)
 
 
 @pytest.fixture(scope="module")
 def owned_base(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The real registry with iceberg owning its entry (own CODEOWNERS and a root line), as ``main``.
+    """The real registry with iceberg owning its entry (own CODEOWNERS and a root line), as
+    ``main``.
 
-    Only the corpus's ``spec/`` tree and root CODEOWNERS are copied: the rest (integrations, website)
-    is never read by these checks and would only slow every clone down.
+    Only the corpus's ``spec/`` tree and root CODEOWNERS are copied: the rest (integrations,
+    website) is never read by these checks and would only slow every clone down.
     """
     staging = tmp_path_factory.mktemp("staging") / "openlineage"
     shutil.copytree(corpus / "spec", staging / "spec")
@@ -51,11 +54,17 @@ def repo(owned_base: Path, tmp_path: Path) -> Repo:
     return Repo(target)
 
 
-def review_pr(repo: Repo, author: str | None = None, approvers: Iterable[str] = (), strict: bool = False) -> Report:
+def review_pr(
+    repo: Repo, author: str | None = None, approvers: Iterable[str] = (), strict: bool = False
+) -> Report:
     with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
-        return review(head=head, base=base, changes=ChangeSet.from_git(repo.path, "main", "pr"),
-                      context=ReviewContext(author=author, approvers=frozenset(approvers), strict=strict),
-                      checks=[owners.check])
+        return review(
+            head=head,
+            base=base,
+            changes=ChangeSet.from_git(repo.path, "main", "pr"),
+            context=ReviewContext(author=author, approvers=frozenset(approvers), strict=strict),
+            checks=[owners.check],
+        )
 
 
 def restart(repo: Repo) -> None:
@@ -69,11 +78,14 @@ def rule(report: Report, rule_id: str) -> list[Finding]:
 
 
 def edit_iceberg(repo: Repo) -> None:
-    repo.edit_json(f"{ICEBERG}/registry.json", lambda d: d["producer"].update(root_doc_URL="https://x.example"))
+    repo.edit_json(
+        f"{ICEBERG}/registry.json", lambda d: d["producer"].update(root_doc_URL="https://x.example")
+    )
     repo.commit()
 
 
 # --- missing CODEOWNERS ---------------------------------------------------------------------------
+
 
 def test_a_new_entry_without_codeowners_is_an_error(repo: Repo) -> None:
     repo.change({f"{NEW_ENTRY}/registry.json": NEW_REGISTRY})
@@ -84,20 +96,26 @@ def test_a_new_entry_without_codeowners_is_an_error(repo: Repo) -> None:
 
 
 def test_a_new_entry_with_codeowners_passes_that_rule(repo: Repo) -> None:
-    repo.change({f"{NEW_ENTRY}/registry.json": NEW_REGISTRY, f"{NEW_ENTRY}/CODEOWNERS": "* @acme-dev\n"})
+    repo.change(
+        {f"{NEW_ENTRY}/registry.json": NEW_REGISTRY, f"{NEW_ENTRY}/CODEOWNERS": "* @acme-dev\n"}
+    )
     report = review_pr(repo, author="acme-dev")
     assert rule(report, "owners/missing-codeowners") == []
     assert rule(report, "owners/invalid-owner") == []
 
 
-def test_an_existing_entry_without_codeowners_is_pre_existing_and_says_who_github_routes_it_to(repo: Repo) -> None:
+def test_an_existing_entry_without_codeowners_is_pre_existing_and_says_who_github_routes_it_to(
+    repo: Repo,
+) -> None:
     repo.edit_json("spec/registry/gcp/lineage/registry.json", lambda d: d.update(extra=1))
     repo.commit()
     report = review_pr(repo, author="OpenLineage/committers")
     [finding] = rule(report, "owners/missing-codeowners")
     assert finding.state is State.UNCHANGED and finding.entry == "gcp:lineage"
     assert not report.is_blocking(finding) and report.verdict.value == "success"
-    assert "GitHub routes its review to @OpenLineage/committers (CODEOWNERS line 3)" in finding.message
+    assert (
+        "GitHub routes its review to @OpenLineage/committers (CODEOWNERS line 3)" in finding.message
+    )
     strict = review_pr(repo, author="OpenLineage/committers", strict=True)
     assert [strict.is_blocking(f) for f in rule(strict, "owners/missing-codeowners")] == [True]
 
@@ -110,6 +128,7 @@ def test_deleting_an_entry_codeowners_is_an_error(repo: Repo) -> None:
 
 # --- approvals ------------------------------------------------------------------------------------
 
+
 def test_editing_another_participants_entry_needs_its_owners(repo: Repo) -> None:
     edit_iceberg(repo)
     report = review_pr(repo, author="someone-else", approvers=["a-friend"])
@@ -119,11 +138,15 @@ def test_editing_another_participants_entry_needs_its_owners(repo: Repo) -> None
     assert finding.path == f"{ICEBERG}/registry.json"
     assert "@iceberg-dev or @apache/iceberg-committers" in finding.message
     assert f"{ICEBERG}/CODEOWNERS line 2" in finding.message
-    assert report.required_approvals() == {"iceberg": ("@iceberg-dev", "@apache/iceberg-committers")}
+    assert report.required_approvals() == {
+        "iceberg": ("@iceberg-dev", "@apache/iceberg-committers")
+    }
 
 
-@pytest.mark.parametrize("approver", ["iceberg-dev", "@Iceberg-Dev", "apache/iceberg-committers",
-                                      "@APACHE/Iceberg-Committers"])
+@pytest.mark.parametrize(
+    "approver",
+    ["iceberg-dev", "@Iceberg-Dev", "apache/iceberg-committers", "@APACHE/Iceberg-Committers"],
+)
 def test_it_passes_once_an_owner_or_an_owning_team_approves(repo: Repo, approver: str) -> None:
     edit_iceberg(repo)
     report = review_pr(repo, author="someone-else", approvers=["a-friend", approver])
@@ -138,28 +161,45 @@ def test_the_owner_editing_their_own_entry_passes(repo: Repo) -> None:
 
 
 def test_deleting_or_moving_an_entry_needs_its_base_owners(repo: Repo) -> None:
-    files = sorted(p.relative_to(repo.path).as_posix() for p in (repo.path / ICEBERG).rglob("*") if p.is_file())
+    files = sorted(
+        p.relative_to(repo.path).as_posix() for p in (repo.path / ICEBERG).rglob("*") if p.is_file()
+    )
     repo.change(dict.fromkeys(files))
-    [finding] = rule(review_pr(repo, author="someone-else"), "owners/codeowners-change-needs-approval")
-    assert finding.entry == "iceberg" and finding.owners == ("@iceberg-dev", "@apache/iceberg-committers")
+    [finding] = rule(
+        review_pr(repo, author="someone-else"), "owners/codeowners-change-needs-approval"
+    )
+    assert finding.entry == "iceberg" and finding.owners == (
+        "@iceberg-dev",
+        "@apache/iceberg-committers",
+    )
     restart(repo)
     git(repo.path, "checkout", "-q", "-b", "pr")
     git(repo.path, "mv", f"{ICEBERG}/facets", "spec/registry/gcp/lineage/facets-moved")
     repo.commit()
     assert review_pr(repo, author="OpenLineage/committers").required_approvals() == {
-        "iceberg": ("@iceberg-dev", "@apache/iceberg-committers")}
+        "iceberg": ("@iceberg-dev", "@apache/iceberg-committers")
+    }
 
 
 def test_a_new_entry_is_approved_by_the_root_owners(repo: Repo) -> None:
-    repo.change({f"{NEW_ENTRY}/registry.json": NEW_REGISTRY, f"{NEW_ENTRY}/CODEOWNERS": "* @acme-dev\n"})
+    repo.change(
+        {f"{NEW_ENTRY}/registry.json": NEW_REGISTRY, f"{NEW_ENTRY}/CODEOWNERS": "* @acme-dev\n"}
+    )
     [finding] = rule(review_pr(repo, author="acme-dev"), "owners/approval-required")
     assert finding.owners == ("@OpenLineage/committers",) and "CODEOWNERS line 3" in finding.message
-    assert rule(review_pr(repo, author="acme-dev", approvers=["openlineage/committers"]),
-                "owners/approval-required") == []
+    assert (
+        rule(
+            review_pr(repo, author="acme-dev", approvers=["openlineage/committers"]),
+            "owners/approval-required",
+        )
+        == []
+    )
 
 
 def test_a_pr_cannot_add_its_author_as_owner_and_approve_itself(repo: Repo) -> None:
-    repo.change({f"{ICEBERG}/CODEOWNERS": ICEBERG_OWNERS.replace("committers", "committers @intruder")})
+    repo.change(
+        {f"{ICEBERG}/CODEOWNERS": ICEBERG_OWNERS.replace("committers", "committers @intruder")}
+    )
     report = review_pr(repo, author="intruder", approvers=["intruder"])
     [finding] = rule(report, "owners/codeowners-change-needs-approval")
     assert finding.severity is Severity.ERROR and finding.path == f"{ICEBERG}/CODEOWNERS"
@@ -169,18 +209,24 @@ def test_a_pr_cannot_add_its_author_as_owner_and_approve_itself(repo: Repo) -> N
 
 
 def test_an_owner_may_change_the_owners(repo: Repo) -> None:
-    repo.change({f"{ICEBERG}/CODEOWNERS": ICEBERG_OWNERS.replace("committers", "committers @newcomer")})
+    repo.change(
+        {f"{ICEBERG}/CODEOWNERS": ICEBERG_OWNERS.replace("committers", "committers @newcomer")}
+    )
     report = review_pr(repo, author="newcomer", approvers=["apache/iceberg-committers"])
     assert rule(report, "owners/codeowners-change-needs-approval") == []
 
 
 def test_core_facets_are_owned_through_the_core_codeowners(repo: Repo) -> None:
-    repo.write("spec/registry/core/CODEOWNERS", "* @OpenLineage/committers\nfacets/Sql*.json @sql-team\n")
+    repo.write(
+        "spec/registry/core/CODEOWNERS", "* @OpenLineage/committers\nfacets/Sql*.json @sql-team\n"
+    )
     repo.commit("core owners", branch="main")
     facet = repo.path / "spec/facets/SQLJobFacet.json"
     repo.change({"spec/facets/SQLJobFacet.json": facet.read_text(encoding="utf-8") + "\n"})
     report = review_pr(repo, author="sql-team")
-    assert [f.owners for f in rule(report, "owners/approval-required")] == [("@OpenLineage/committers",)]
+    assert [f.owners for f in rule(report, "owners/approval-required")] == [
+        ("@OpenLineage/committers",)
+    ]
     restart(repo)
     repo.change({"spec/facets/SqlNewJobFacet.json": "{}\n"})
     assert rule(review_pr(repo, author="sql-team"), "owners/approval-required") == []
@@ -197,28 +243,38 @@ def test_without_author_or_approvers_approval_is_not_checked(repo: Repo) -> None
 # --- CODEOWNERS syntax ----------------------------------------------------------------------------
 
 BAD_OWNERS = (
-    "* @iceberg-dev\n"                      # 1
-    "# facets belong to the team\n"         # 2
-    "facets/ apache/iceberg-committers\n"   # 3 owner without @
-    "!facets/examples/ @iceberg-dev\n"      # 4 negation
-    "facets/Iceberg[A-Z]*.json @x\n"        # 5 character range
-    "facets/examples/\n"                    # 6 legal: un-owns the examples
+    "* @iceberg-dev\n"  # 1
+    "# facets belong to the team\n"  # 2
+    "facets/ apache/iceberg-committers\n"  # 3 owner without @
+    "!facets/examples/ @iceberg-dev\n"  # 4 negation
+    "facets/Iceberg[A-Z]*.json @x\n"  # 5 character range
+    "facets/examples/\n"  # 6 legal: un-owns the examples
 )
 
 
 def test_bad_codeowners_lines_are_reported_on_their_line(repo: Repo) -> None:
     repo.change({f"{ICEBERG}/CODEOWNERS": BAD_OWNERS})
     report = review_pr(repo, author="iceberg-dev")
-    bad = [(f.rule, f.line, f.column, f.severity) for f in report.findings
-           if f.rule in ("owners/invalid-owner", "owners/invalid-pattern")]
-    assert bad == [("owners/invalid-owner", 3, 9, Severity.ERROR), ("owners/invalid-pattern", 4, 1, Severity.ERROR),
-                   ("owners/invalid-pattern", 5, 15, Severity.ERROR)]
-    assert all(f.path == f"{ICEBERG}/CODEOWNERS" and f.entry == "iceberg" for f in report.findings
-               if f.rule.startswith("owners/invalid"))
+    bad = [
+        (f.rule, f.line, f.column, f.severity)
+        for f in report.findings
+        if f.rule in ("owners/invalid-owner", "owners/invalid-pattern")
+    ]
+    assert bad == [
+        ("owners/invalid-owner", 3, 9, Severity.ERROR),
+        ("owners/invalid-pattern", 4, 1, Severity.ERROR),
+        ("owners/invalid-pattern", 5, 15, Severity.ERROR),
+    ]
+    assert all(
+        f.path == f"{ICEBERG}/CODEOWNERS" and f.entry == "iceberg"
+        for f in report.findings
+        if f.rule.startswith("owners/invalid")
+    )
 
 
 def test_bad_lines_fail_a_whole_tree_review(repo: Repo, tmp_path: Path) -> None:
-    """GitHub skips such a line: a real defect, not an adoption gap, so ``--all`` reports an error."""
+    """GitHub skips such a line: a real defect, not an adoption gap, so ``--all`` reports an
+    error."""
     repo.write(f"{ICEBERG}/CODEOWNERS", BAD_OWNERS)
     repo.commit("base", branch="main")
     [finding] = [f for f in _check_all(repo.path, tmp_path) if f["rule"] == "owners/invalid-owner"]
@@ -244,6 +300,7 @@ def test_a_symlinked_codeowners_is_unreadable(repo: Repo) -> None:
 
 # --- the root CODEOWNERS GitHub enforces ----------------------------------------------------------
 
+
 def test_root_codeowners_disagreeing_with_the_entry_is_a_warning(repo: Repo) -> None:
     repo.change({f"{ICEBERG}/CODEOWNERS": "* @iceberg-dev\n"})
     [finding] = rule(review_pr(repo, author="iceberg-dev"), "owners/root-mismatch")
@@ -252,18 +309,33 @@ def test_root_codeowners_disagreeing_with_the_entry_is_a_warning(repo: Repo) -> 
     assert "`/spec/registry/iceberg/ @iceberg-dev`" in finding.hint
 
 
-def test_an_entry_with_agreeing_codeowners_edited_by_its_owner_has_no_owner_finding(repo: Repo) -> None:
+def test_an_entry_with_agreeing_codeowners_edited_by_its_owner_has_no_owner_finding(
+    repo: Repo,
+) -> None:
     edit_iceberg(repo)
     report = review_pr(repo, author="iceberg-dev")
-    assert report.findings == ()  # no missing file, no bad line, owned registry.json, same root routing
+    # no missing file, no bad line, owned registry.json, same root routing
+    assert report.findings == ()
 
 
-@pytest.mark.parametrize(("github_file", "routed_to"), [
-    ("* @from-github\n/spec/registry/ @registry-team\n", "@registry-team (.github/CODEOWNERS line 2)"),
-    ("/spec/registry/ @registry-team\n* @from-github\n", "@from-github (.github/CODEOWNERS line 2)"),
-])
-def test_root_lookup_order_and_last_match_wins(repo: Repo, github_file: str, routed_to: str) -> None:
-    """.github/CODEOWNERS shadows the root file (which routes iceberg elsewhere); its last match wins."""
+@pytest.mark.parametrize(
+    ("github_file", "routed_to"),
+    [
+        (
+            "* @from-github\n/spec/registry/ @registry-team\n",
+            "@registry-team (.github/CODEOWNERS line 2)",
+        ),
+        (
+            "/spec/registry/ @registry-team\n* @from-github\n",
+            "@from-github (.github/CODEOWNERS line 2)",
+        ),
+    ],
+)
+def test_root_lookup_order_and_last_match_wins(
+    repo: Repo, github_file: str, routed_to: str
+) -> None:
+    """.github/CODEOWNERS shadows the root file (which routes iceberg elsewhere); its last match
+    wins."""
     repo.write(".github/CODEOWNERS", github_file)
     repo.commit("github folder", branch="main")
     repo.edit_json("spec/registry/gcp/lineage/registry.json", lambda d: d.update(extra=1))
@@ -282,13 +354,20 @@ def test_editing_a_root_codeowners_github_does_not_read(repo: Repo) -> None:
     repo.change({".github/CODEOWNERS": "* @from-github\nbad-line owner\n"})
     report = review_pr(repo, author="x")
     assert rule(report, "owners/ignored-root-codeowners") == []
-    assert [(f.path, f.line) for f in rule(report, "owners/invalid-owner")] == [(".github/CODEOWNERS", 2)]
+    assert [(f.path, f.line) for f in rule(report, "owners/invalid-owner")] == [
+        (".github/CODEOWNERS", 2)
+    ]
 
 
 def test_a_hostile_root_pattern_is_reported_not_hung() -> None:
     entry = "spec/registry/" + "a" * 3000
-    snapshot = MemorySnapshot({"CODEOWNERS": b"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b @x\n",
-                               f"{entry}/registry.json": b"{}", f"{entry}/CODEOWNERS": b"* @x\n"})
+    snapshot = MemorySnapshot(
+        {
+            "CODEOWNERS": b"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b @x\n",
+            f"{entry}/registry.json": b"{}",
+            f"{entry}/CODEOWNERS": b"* @x\n",
+        }
+    )
     report = review(head=snapshot, checks=[owners.check])
     [finding] = rule(report, "owners/invalid-pattern")
     assert (finding.path, finding.line) == ("CODEOWNERS", 1) and "time limit" in finding.message
@@ -296,25 +375,37 @@ def test_a_hostile_root_pattern_is_reported_not_hung() -> None:
 
 # --- the whole real registry ----------------------------------------------------------------------
 
+
 def _check_all(path: Path, out_dir: Path, *extra: str) -> list[dict[str, Any]]:
-    """``registry-bot check --all`` as the command line runs it; the owners findings of its JSON report."""
+    """``registry-bot check --all`` as the command line runs it; the owners findings of its JSON
+    report."""
     out = out_dir / "report.json"
     main(["check", "--all", str(path), "--format", "json", "--output", str(out), *extra])
     findings = json.loads(out.read_text(encoding="utf-8"))["findings"]
     return [f for f in findings if str(f["rule"]).startswith("owners/")]
 
 
-def test_check_all_on_the_real_corpus_gives_warnings_and_no_errors(corpus: Path, tmp_path: Path) -> None:
+def test_check_all_on_the_real_corpus_gives_warnings_and_no_errors(
+    corpus: Path, tmp_path: Path
+) -> None:
     found = _check_all(corpus, tmp_path)
     assert {f["severity"] for f in found} == {"warning"}
-    # core has no CODEOWNERS of its own: the root CODEOWNERS delegates spec/registry/core on a line of its own
-    assert sorted(f["entry"] for f in found) == ["gcp:composer", "gcp:dataproc", "gcp:lineage", "iceberg"]
+    # core has no CODEOWNERS of its own: the root CODEOWNERS delegates spec/registry/core on a line
+    # of its own
+    assert sorted(f["entry"] for f in found) == [
+        "gcp:composer",
+        "gcp:dataproc",
+        "gcp:lineage",
+        "iceberg",
+    ]
     assert {f["rule"] for f in found} == {"owners/missing-codeowners"}
     assert {f["severity"] for f in _check_all(corpus, tmp_path, "--strict")} == {"error"}
 
 
 def test_every_rule_is_described() -> None:
-    assert all(rule_id.startswith("owners/") and len(text) > 40 for rule_id, text in owners.RULES.items())
+    assert all(
+        rule_id.startswith("owners/") and len(text) > 40 for rule_id, text in owners.RULES.items()
+    )
 
 
 def test_each_touched_entry_is_judged_on_its_own(repo: Repo) -> None:
@@ -331,4 +422,10 @@ def test_an_email_owner_is_matched_by_the_same_email(repo: Repo) -> None:
     edit_iceberg(repo)
     [finding] = rule(review_pr(repo, author="lead"), "owners/approval-required")
     assert finding.owners == ("lead@iceberg.example",)
-    assert rule(review_pr(repo, author="lead", approvers=["Lead@Iceberg.example"]), "owners/approval-required") == []
+    assert (
+        rule(
+            review_pr(repo, author="lead", approvers=["Lead@Iceberg.example"]),
+            "owners/approval-required",
+        )
+        == []
+    )

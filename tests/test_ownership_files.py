@@ -1,8 +1,10 @@
-"""Ownership and steering files are reviewed files (issue 19, attacks 1c and 1d), on the real corpus in git.
+"""Ownership and steering files are reviewed files (issue 19, attacks 1c and 1d), on the real corpus
+in git.
 
-A pull request that only edits ``.github/CODEOWNERS`` or the root CODEOWNERS used to pass on the command line
-(no check looked at it); one that replaced ``NamingBase.json`` with ``{}`` silenced the naming errors it
-brought along. Both now block, through ``registry-bot check`` itself, naming whose ownership moves where.
+A pull request that only edits ``.github/CODEOWNERS`` or the root CODEOWNERS used to pass on the
+command line (no check looked at it); one that replaced ``NamingBase.json`` with ``{}`` silenced the
+naming errors it brought along. Both now block, through ``registry-bot check`` itself, naming whose
+ownership moves where.
 """
 
 from __future__ import annotations
@@ -39,8 +41,21 @@ def repo(spec_base: Path, tmp_path: Path) -> Repo:
 
 def check(repo: Repo, tmp_path: Path, *extra: str) -> tuple[int, dict[str, object]]:
     out = tmp_path / "report.json"
-    code = main(["check", str(repo.path), "--base", "main", "--head", "pr", "--format", "json",
-                 "--output", str(out), *extra])
+    code = main(
+        [
+            "check",
+            str(repo.path),
+            "--base",
+            "main",
+            "--head",
+            "pr",
+            "--format",
+            "json",
+            "--output",
+            str(out),
+            *extra,
+        ]
+    )
     return code, json.loads(out.read_text(encoding="utf-8"))
 
 
@@ -48,12 +63,20 @@ def rules_of(report: dict[str, object]) -> list[str]:
     return [f["rule"] for f in report["findings"]]  # type: ignore[index, union-attr]
 
 
-@pytest.mark.parametrize(("path", "text", "moved"), [
-    (".github/CODEOWNERS", "* @contributor\n", "to @contributor"),
-    ("CODEOWNERS", None, "files under spec/registry/: from @OpenLineage/committers to @mallory"),
-])
+@pytest.mark.parametrize(
+    ("path", "text", "moved"),
+    [
+        (".github/CODEOWNERS", "* @contributor\n", "to @contributor"),
+        (
+            "CODEOWNERS",
+            None,
+            "files under spec/registry/: from @OpenLineage/committers to @mallory",
+        ),
+    ],
+)
 def test_a_codeowners_only_change_needs_the_base_owners_and_says_what_moves(
-        repo: Repo, tmp_path: Path, path: str, text: str | None, moved: str) -> None:
+    repo: Repo, tmp_path: Path, path: str, text: str | None, moved: str
+) -> None:
     if text is None:  # the root file GitHub reads, with a line handing the registry to someone else
         text = (repo.path / "CODEOWNERS").read_text(encoding="utf-8") + "/spec/registry/ @mallory\n"
     repo.change({path: text}, "take ownership")
@@ -61,27 +84,39 @@ def test_a_codeowners_only_change_needs_the_base_owners_and_says_what_moves(
     assert code == 1 and report["summary"]["verdict"] == "failure"  # type: ignore[index]
     [finding] = [f for f in report["findings"] if f["rule"] == "ownership/steering-file-change"]  # type: ignore[union-attr]
     assert finding["path"] == path and finding["owners"] == [COMMITTERS]
-    assert moved in finding["message"] and "approval needed from @OpenLineage/committers" in finding["message"]
-    code, report = check(repo, tmp_path, "--author", "mallory", "--approved-by", "OpenLineage/committers")
+    assert (
+        moved in finding["message"]
+        and "approval needed from @OpenLineage/committers" in finding["message"]
+    )
+    code, report = check(
+        repo, tmp_path, "--author", "mallory", "--approved-by", "OpenLineage/committers"
+    )
     assert code == 0 and "ownership/steering-file-change" not in rules_of(report)
     code, report = check(repo, tmp_path)  # without an author the change still never passes
     assert code == 1 and "ownership/steering-file-change" in rules_of(report)
 
 
 def test_the_bots_configuration_is_a_reviewed_file(repo: Repo, tmp_path: Path) -> None:
-    repo.change({".github/registry-bot.yml": "verdict:\n  adoption_gaps_in_changes: warning\n"}, "relax the bot")
+    repo.change(
+        {".github/registry-bot.yml": "verdict:\n  adoption_gaps_in_changes: warning\n"},
+        "relax the bot",
+    )
     code, report = check(repo, tmp_path, "--author", "mallory")
     assert code == 1 and rules_of(report).count("ownership/steering-file-change") == 1
 
 
-def test_emptying_the_naming_base_schema_does_not_silence_the_naming_errors(repo: Repo, tmp_path: Path) -> None:
+def test_emptying_the_naming_base_schema_does_not_silence_the_naming_errors(
+    repo: Repo, tmp_path: Path
+) -> None:
     trino = "spec/naming/datasets/trino/trino.json"
     broken = json.loads((repo.path / trino).read_text(encoding="utf-8"))
     broken.update(scheme="Trino!", undeclared=True)  # both break the base schema
     repo.change({trino: json.dumps(broken, indent=2) + "\n"}, "a broken naming file")
     _, plain = check(repo, tmp_path, "--author", "mallory")
     expected = sorted(f["message"] for f in plain["findings"] if f["rule"] == "naming/schema")  # type: ignore[union-attr]
-    assert len(expected) >= 2, "the broken naming file has naming/schema errors against the base schema"
+    assert len(expected) >= 2, (
+        "the broken naming file has naming/schema errors against the base schema"
+    )
     repo.change({"spec/naming/NamingBase.json": "{}\n"}, "and no base schema")
     code, report = check(repo, tmp_path, "--author", "mallory")
     assert code == 1

@@ -1,5 +1,6 @@
-"""GitHub's pacing shared by every worker process through Redis (``bot.github.pacing.RedisPacer``), on a real
-Redis: each pacer object here stands for another worker process (its own client, no shared memory)."""
+"""GitHub's pacing shared by every worker process through Redis (``bot.github.pacing.RedisPacer``),
+on a real Redis: each pacer object here stands for another worker process (its own client, no shared
+memory)."""
 
 from __future__ import annotations
 
@@ -25,11 +26,14 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
 
 def pacers(redis_url: str, n: int, **options: float) -> list[RedisPacer]:
     prefix = f"test-pace-{uuid.uuid4().hex[:8]}"  # the session's Redis is shared by tests
-    return [RedisPacer(redis.Redis.from_url(redis_url), 1, prefix=prefix, **options) for _ in range(n)]  # type: ignore[arg-type]
+    return [
+        RedisPacer(redis.Redis.from_url(redis_url), 1, prefix=prefix, **options) for _ in range(n)
+    ]  # type: ignore[arg-type]
 
 
 def test_writes_of_an_installation_are_a_pause_apart_across_processes(redis_url: str) -> None:
-    """Finding: two worker processes paced their writes each on its own: 70 of 80 broke the 1 s advice."""
+    """Finding: two worker processes paced their writes each on its own: 70 of 80 broke the 1 s
+    advice."""
     spans: list[tuple[float, float]] = []
     lock = threading.Lock()
 
@@ -40,6 +44,7 @@ def test_writes_of_an_installation_are_a_pause_apart_across_processes(redis_url:
                 time.sleep(0.02)  # the request
                 with lock:
                     spans.append((start, time.monotonic()))
+
     threads = [threading.Thread(target=write, args=(p,)) for p in pacers(redis_url, 3, pause=0.2)]
     for t in threads:
         t.start()
@@ -47,7 +52,8 @@ def test_writes_of_an_installation_are_a_pause_apart_across_processes(redis_url:
         t.join()
     spans.sort()
     gaps = [b[0] - a[1] for a, b in itertools.pairwise(spans)]
-    assert len(spans) == 9 and min(gaps) >= 0.2 - 0.005, gaps  # Redis's clock and ours tick apart by < 5 ms
+    # Redis's clock and ours tick apart by < 5 ms
+    assert len(spans) == 9 and min(gaps) >= 0.2 - 0.005, gaps
 
 
 def test_reads_are_serial_and_go_on_between_writes(redis_url: str) -> None:
@@ -65,6 +71,7 @@ def test_reads_are_serial_and_go_on_between_writes(redis_url: str) -> None:
                 time.sleep(0.01)
                 with lock:
                     inside.pop()
+
     with first.request(write=True):
         pass
     started = time.monotonic()
@@ -78,7 +85,8 @@ def test_reads_are_serial_and_go_on_between_writes(redis_url: str) -> None:
 
 
 def test_the_content_creation_limits_hold_across_processes(redis_url: str) -> None:
-    """GitHub's secondary limits: 80 content-creating requests a minute, 500 an hour (here 2 and 3)."""
+    """GitHub's secondary limits: 80 content-creating requests a minute, 500 an hour (here 2 and
+    3)."""
     a, b = pacers(redis_url, 2, pause=0, per_minute=2, per_hour=3, max_wait=1.0)
     for pacer in (a, b):
         with pacer.request(write=True, creates=True):
@@ -108,8 +116,8 @@ def test_a_worker_dying_mid_request_frees_the_installation_after_hold(redis_url:
 
 
 def test_one_process_keeps_the_content_creation_limits_too() -> None:
-    """The per-process pacer (SQLite queue, one worker) counts creations as well (GitHub: 80 a minute, 500 an
-    hour). Here without the 1 s pause, so that the minute's limit is reached."""
+    """The per-process pacer (SQLite queue, one worker) counts creations as well (GitHub: 80 a
+    minute, 500 an hour). Here without the 1 s pause, so that the minute's limit is reached."""
     from bot.github.client import WritePacer
 
     now = [1_000_000.0]
@@ -118,6 +126,7 @@ def test_one_process_keeps_the_content_creation_limits_too() -> None:
     def sleep(seconds: float) -> None:
         slept.append(seconds)
         now[0] += seconds
+
     pacer = WritePacer(0.0, sleep=sleep, clock=lambda: now[0], max_wait=120)
     for _ in range(80):
         with pacer.request(write=True, creates=True):
@@ -125,14 +134,16 @@ def test_one_process_keeps_the_content_creation_limits_too() -> None:
     with pacer.request(write=True, creates=False):  # an update creates nothing: not held back
         pass
     assert slept == []
-    with pacer.request(write=True, creates=True):  # the 81st waits for the first to leave the minute
+    # the 81st waits for the first to leave the minute
+    with pacer.request(write=True, creates=True):
         pass
     assert slept == [60.0]
     for _ in range(500 - 81):  # 80 a minute: the hour's 500 are reached within 7 minutes
         with pacer.request(write=True, creates=True):
             pass
     assert now[0] - 1_000_000.0 == pytest.approx(6 * 60)
-    with pytest.raises(RateLimited) as hour, pacer.request(write=True, creates=True):  # the 501st in the hour
+    # the 501st in the hour
+    with pytest.raises(RateLimited) as hour, pacer.request(write=True, creates=True):
         pass
     assert hour.value.reset_at == pytest.approx(1_000_000.0 + 3600)
 
@@ -154,6 +165,7 @@ def test_one_process_keeps_the_requests_of_an_installation_serial() -> None:
                 time.sleep(0.005)
                 with lock:
                     inside.pop()
+
     threads = [threading.Thread(target=request, args=(n % 2 == 0,)) for n in range(4)]
     for t in threads:
         t.start()

@@ -1,5 +1,5 @@
-"""The worker's review of one pull request against the in-memory GitHub (``LocalGitHub``): fetch, review,
-publish."""
+"""The worker's review of one pull request against the in-memory GitHub (``LocalGitHub``): fetch,
+review, publish."""
 
 from __future__ import annotations
 
@@ -26,10 +26,21 @@ TEAM = "OpenLineage/committers"  # owns everything in the corpus's root CODEOWNE
 
 
 def broken_entry(extra: str = "Missing.json") -> str:
-    return json.dumps({"producer": {
-        "root_doc_URL": "https://cloud.google.com/dataproc/docs/guides/lineage",
-        "produced_facets": ["ol:gcp:dataproc:GcpDataprocRunFacet.json", f"ol:gcp:dataproc:{extra}"],
-    }}, indent=2) + "\n"
+    return (
+        json.dumps(
+            {
+                "producer": {
+                    "root_doc_URL": "https://cloud.google.com/dataproc/docs/guides/lineage",
+                    "produced_facets": [
+                        "ol:gcp:dataproc:GcpDataprocRunFacet.json",
+                        f"ol:gcp:dataproc:{extra}",
+                    ],
+                }
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def changed_files(repo: Path, base: str, head: str) -> list[ChangedFile]:
@@ -37,8 +48,12 @@ def changed_files(repo: Path, base: str, head: str) -> list[ChangedFile]:
     for line in git(repo, "diff", "--name-status", base, head).splitlines():
         status, path = line.split("\t", 1)
         patch = git(repo, "diff", "-U3", base, head, "--", path).split("\n")
-        patch = patch[next(i for i, x in enumerate(patch) if x.startswith("@@")):]
-        out.append(ChangedFile(path, {"A": "added", "D": "removed"}.get(status, "modified"), patch="\n".join(patch)))
+        patch = patch[next(i for i, x in enumerate(patch) if x.startswith("@@")) :]
+        out.append(
+            ChangedFile(
+                path, {"A": "added", "D": "removed"}.get(status, "modified"), patch="\n".join(patch)
+            )
+        )
     return out
 
 
@@ -59,21 +74,24 @@ def pr_repo(tmp_path: Path, corpus: Path) -> Repo:
     return make_pr_repo(tmp_path, corpus)
 
 
-def load(repo: Repo, number: int = 7, github: type[G] = LocalGitHub, **options: Any) -> tuple[G, PullRequest]:
-    """The in-memory GitHub (``github``: LocalGitHub or a subclass) serving ``repo``'s pull request ``main`` <-
-    ``pr``, and that pull request."""
+def load(
+    repo: Repo, number: int = 7, github: type[G] = LocalGitHub, **options: Any
+) -> tuple[G, PullRequest]:
+    """The in-memory GitHub (``github``: LocalGitHub or a subclass) serving ``repo``'s pull request
+    ``main`` <- ``pr``, and that pull request."""
     gh = github(repo.path, "main", "pr", repo=REPO, number=number, author="contributor", **options)
     gh.set_team(TEAM, [])  # the corpus's root owner: a team GitHub shows, no one in it yet
     return gh, gh.get_pull_request(REPO, number)
 
 
-def test_failing_pull_request_gets_check_annotations_review_and_summary(
-        pr_repo: Repo) -> None:
+def test_failing_pull_request_gets_check_annotations_review_and_summary(pr_repo: Repo) -> None:
     gh, pr = load(pr_repo)
     assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "failure"
     [run] = gh.runs_for(pr.head_sha)
     assert (run.name, run.status, run.conclusion) == (CHECK_NAME, "completed", "failure")
-    assert [(a["path"], a["start_line"], a["level"]) for a in run.annotations] == [(ENTRY, 6, "failure")]
+    assert [(a["path"], a["start_line"], a["level"]) for a in run.annotations] == [
+        (ENTRY, 6, "failure")
+    ]
     assert "Missing.json" in run.summary
     [(_, review)] = [w for w in gh.writes if w[0] == "create_review"]
     assert review["event"] == "REQUEST_CHANGES"
@@ -84,8 +102,7 @@ def test_failing_pull_request_gets_check_annotations_review_and_summary(
     assert SUMMARY_MARKER in comment.body and "@someone" not in comment.body
 
 
-def test_fix_turns_green_edits_the_summary_and_dismisses_the_old_review(
-        pr_repo: Repo) -> None:
+def test_fix_turns_green_edits_the_summary_and_dismisses_the_old_review(pr_repo: Repo) -> None:
     gh, pr = load(pr_repo)
     review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS)
     [first_comment] = gh.issue_comments
@@ -98,7 +115,8 @@ def test_fix_turns_green_edits_the_summary_and_dismisses_the_old_review(
     comments = gh.issue_comments
     assert comments[0].id == first_comment.id and "passed" in comments[0].body
     assert len([c for c in comments if SUMMARY_MARKER in c.body]) == 1
-    assert "changed from **failed** to **passed**" in comments[1].body  # the verdict flip notifies once
+    # the verdict flip notifies once
+    assert "changed from **failed** to **passed**" in comments[1].body
 
 
 def test_rerun_posts_nothing_twice(pr_repo: Repo) -> None:
@@ -112,16 +130,18 @@ def test_rerun_posts_nothing_twice(pr_repo: Repo) -> None:
 
 
 def test_a_review_lists_reviews_once_and_inline_comments_only_when_the_bot_has_reviewed(
-        pr_repo: Repo) -> None:
+    pr_repo: Repo,
+) -> None:
     gh, pr = load(pr_repo)
     review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS)
     first = list(gh.calls)
     assert first.count("list_reviews") == 1  # read for the approvals, reused to publish
-    assert "list_review_comments" not in first  # no review of the bot yet: none of its inline comments either
+    # no review of the bot yet: none of its inline comments either
+    assert "list_review_comments" not in first
     pushed = pr_repo.commit("a push that changes nothing")
     gh.push(pushed)
     review_pull_request(gh, gh.get_pull_request(REPO, 7), "d-2", checks=FAKE_CHECKS)
-    second = gh.calls[len(first):]
+    second = gh.calls[len(first) :]
     assert second.count("list_reviews") == 1 and second.count("list_review_comments") == 1
     [_, (_, again)] = [w for w in gh.writes if w[0] == "create_review"]
     assert again["comments"] == []  # the same finding on the same line is not posted twice
@@ -143,6 +163,7 @@ def test_internal_error_concludes_the_check_run_with_the_delivery(pr_repo: Repo)
 
     def crash(review: object) -> list[object]:
         raise KeyError("boom")
+
     gh.fail("list_reviews", ValueError("a bug"))
     assert review_pull_request(gh, pr, "delivery-42", checks=(crash,)) == "error"
     [run] = gh.runs_for(pr.head_sha)
@@ -159,8 +180,9 @@ def test_github_outage_concludes_the_run_and_asks_for_a_retry(pr_repo: Repo) -> 
     assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "failure"  # the retry works
 
 
-def test_pull_request_outside_the_registry_gets_a_quick_neutral_check(corpus: Path,
-                                                                      tmp_path: Path) -> None:
+def test_pull_request_outside_the_registry_gets_a_quick_neutral_check(
+    corpus: Path, tmp_path: Path
+) -> None:
     repo = Repo.from_folder(corpus, tmp_path / "repo")
     repo.change({"client/README.md": "changed\n"})
     gh, pr = load(repo)
@@ -176,9 +198,13 @@ def test_a_truncated_file_list_is_reviewed_from_the_two_trees(pr_repo: Repo) -> 
     gh.max_files = 0  # GitHub's listing cap reached: what the listing shows matters no more
     inputs = fetch(gh, pr)
     report = review_inputs(inputs, checks=FAKE_CHECKS)
-    assert inputs.from_trees and inputs.changes.paths() >= {f.path for f in fetch(gh, pr).changes.files}
+    assert inputs.from_trees and inputs.changes.paths() >= {
+        f.path for f in fetch(gh, pr).changes.files
+    }
     assert report.verdict is listed.verdict is Verdict.FAILURE and report.neutral_reason is None
-    assert {f.fingerprint() for f in report.current()} == {f.fingerprint() for f in listed.current()}
+    assert {f.fingerprint() for f in report.current()} == {
+        f.fingerprint() for f in listed.current()
+    }
     assert any("3,000 files" in s.markdown for s in report.sections)
 
 
@@ -202,7 +228,8 @@ def test_config_comes_from_the_default_branch_not_the_head(pr_repo: Repo) -> Non
 
 
 def test_many_findings_are_sent_50_annotations_per_request_and_cut_comments(
-        corpus: Path, tmp_path: Path) -> None:
+    corpus: Path, tmp_path: Path
+) -> None:
     repo = Repo.from_folder(corpus, tmp_path / "repo")
     facets = [f"ol:gcp:dataproc:Missing{i}.json" for i in range(120)]
     repo.change({ENTRY: json.dumps({"producer": {"produced_facets": facets}}, indent=2)})
@@ -218,16 +245,25 @@ def test_many_findings_are_sent_50_annotations_per_request_and_cut_comments(
 def test_approvers_take_each_users_latest_deciding_review() -> None:
     from bot.github.api import ReviewInfo
 
-    reviews = [ReviewInfo(1, "a", "APPROVED", "x"), ReviewInfo(2, "a", "COMMENTED", "x"),
-               ReviewInfo(3, "b", "APPROVED", "x"), ReviewInfo(4, "b", "CHANGES_REQUESTED", "y"),
-               ReviewInfo(5, "c", "CHANGES_REQUESTED", "x"), ReviewInfo(6, "c", "APPROVED", "y")]
+    reviews = [
+        ReviewInfo(1, "a", "APPROVED", "x"),
+        ReviewInfo(2, "a", "COMMENTED", "x"),
+        ReviewInfo(3, "b", "APPROVED", "x"),
+        ReviewInfo(4, "b", "CHANGES_REQUESTED", "y"),
+        ReviewInfo(5, "c", "CHANGES_REQUESTED", "x"),
+        ReviewInfo(6, "c", "APPROVED", "y"),
+    ]
     assert approvers(reviews) == {"a", "c"}
 
 
 def test_changeset_from_github_files() -> None:
-    changes = to_changeset([ChangedFile("a", "added", patch="@@ -0,0 +1,2 @@\n+x\n+y"),
-                            ChangedFile("b", "renamed", previous_path="c", patch=None),
-                            ChangedFile("d", "removed")])
+    changes = to_changeset(
+        [
+            ChangedFile("a", "added", patch="@@ -0,0 +1,2 @@\n+x\n+y"),
+            ChangedFile("b", "renamed", previous_path="c", patch=None),
+            ChangedFile("d", "removed"),
+        ]
+    )
     assert changes.get("a") is not None and changes.get("a").lines == {1, 2}  # type: ignore[union-attr]
     assert changes.paths() == {"a", "b", "c", "d"} and changes.get("b").patch_missing  # type: ignore[union-attr]
 
@@ -236,12 +272,17 @@ def test_regression_hook_adds_its_section_and_survives_a_crash(pr_repo: Repo) ->
     gh, pr = load(pr_repo)
     inputs = fetch(gh, pr)
 
-    def table(base: object, head: object, changes: object, config: object) -> tuple[Section, list[object]]:
+    def table(
+        base: object, head: object, changes: object, config: object
+    ) -> tuple[Section, list[object]]:
         return Section("Regression", "| event | base | head |\n| --- | --- | --- |"), []
 
     def crash(*args: object) -> tuple[Section, list[object]]:
         raise RuntimeError("Spark could not start")
+
     assert review_inputs(inputs, table, FAKE_CHECKS).sections[0].markdown.startswith("| event")  # type: ignore[arg-type]
     failed = review_inputs(inputs, crash, checks=())  # type: ignore[arg-type]
-    assert failed.verdict.value == "failure" and "Spark could not start" in failed.sections[0].markdown
+    assert (
+        failed.verdict.value == "failure" and "Spark could not start" in failed.sections[0].markdown
+    )
     assert {f.rule for f in failed.current()} == {"bot/regression-did-not-finish"}

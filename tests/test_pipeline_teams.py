@@ -1,9 +1,11 @@
-"""Team approvals with the real checks: the App asks GitHub whether the author or an approver is an active
-member of a team that owns the changed files (base side), and passes ``org/team`` on to the owners check.
+"""Team approvals with the real checks: the App asks GitHub whether the author or an approver is an
+active member of a team that owns the changed files (base side), and passes ``org/team`` on to the
+owners check.
 
-The base is the real corpus (root CODEOWNERS: ``* @OpenLineage/committers``) plus an entry CODEOWNERS for
-``gcp:dataproc`` (``@OpenLineage/gcp-team``) and a root line for iceberg (``@OpenLineage/iceberg-team``).
-The pull request reformats the registry.json of ``gcp:composer`` and ``gcp:dataproc``.
+The base is the real corpus (root CODEOWNERS: ``* @OpenLineage/committers``) plus an entry
+CODEOWNERS for ``gcp:dataproc`` (``@OpenLineage/gcp-team``) and a root line for iceberg
+(``@OpenLineage/iceberg-team``). The pull request reformats the registry.json of ``gcp:composer``
+and ``gcp:dataproc``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ from tests.test_pipeline import REPO
 
 COMPOSER = "spec/registry/gcp/composer/registry.json"
 DATAPROC = "spec/registry/gcp/dataproc/registry.json"
-COMMITTERS, GCP_TEAM, ICEBERG_TEAM = "OpenLineage/committers", "OpenLineage/gcp-team", "OpenLineage/iceberg-team"
+COMMITTERS, GCP_TEAM, ICEBERG_TEAM = (
+    "OpenLineage/committers",
+    "OpenLineage/gcp-team",
+    "OpenLineage/iceberg-team",
+)
 
 
 @pytest.fixture(scope="module")
@@ -36,20 +42,37 @@ def change(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
     for path in (COMPOSER, DATAPROC):
         repo.edit_json(path, lambda data: data)  # reformatted: a change without mistakes
     repo.commit("reformat", branch="pr")
-    assert sorted(git(repo.path, "diff", "--name-only", "main", "pr").splitlines()) == [COMPOSER, DATAPROC]
+    assert sorted(git(repo.path, "diff", "--name-only", "main", "pr").splitlines()) == [
+        COMPOSER,
+        DATAPROC,
+    ]
     return repo.path
 
 
-def pull(change: Path, author: str = "contributor",
-         teams: dict[str, list[str]] | None = None) -> tuple[LocalGitHub, PullRequest]:
-    gh = LocalGitHub(change, "main", "pr", repo=REPO, number=7, author=author, team_members=teams if teams is not None
-                     else {COMMITTERS: ["carol"], GCP_TEAM: ["dan"], ICEBERG_TEAM: ["carol", "dan"]})
+def pull(
+    change: Path, author: str = "contributor", teams: dict[str, list[str]] | None = None
+) -> tuple[LocalGitHub, PullRequest]:
+    gh = LocalGitHub(
+        change,
+        "main",
+        "pr",
+        repo=REPO,
+        number=7,
+        author=author,
+        team_members=teams
+        if teams is not None
+        else {COMMITTERS: ["carol"], GCP_TEAM: ["dan"], ICEBERG_TEAM: ["carol", "dan"]},
+    )
     return gh, gh.get_pull_request(REPO, 7)
 
 
 def lookups(gh: LocalGitHub) -> list[tuple[str, str]]:
     """The team memberships asked about, in order: (org/team, login)."""
-    return [(f"{a['org']}/{a['team_slug']}", a["login"]) for method, a in gh.log if method == "get_team_membership"]
+    return [
+        (f"{a['org']}/{a['team_slug']}", a["login"])
+        for method, a in gh.log
+        if method == "get_team_membership"
+    ]
 
 
 def approvals(findings: tuple[Finding, ...]) -> dict[str, tuple[str, ...]]:
@@ -60,10 +83,16 @@ def test_without_approvals_each_entry_names_its_owning_team(change: Path) -> Non
     gh, pr = pull(change)
     inputs = fetch(gh, pr)
     report = review_inputs(inputs)
-    assert approvals(report.findings) == {"gcp:composer": (f"@{COMMITTERS}",), "gcp:dataproc": (f"@{GCP_TEAM}",)}
-    # only the teams owning the changed files are asked about, for the author; never the iceberg team
+    assert approvals(report.findings) == {
+        "gcp:composer": (f"@{COMMITTERS}",),
+        "gcp:dataproc": (f"@{GCP_TEAM}",),
+    }
+    # only the teams owning the changed files are asked about, for the author; never the iceberg
+    # team
     assert lookups(gh) == [(COMMITTERS, "contributor"), (GCP_TEAM, "contributor")]
-    assert inputs.approvers == frozenset() and not [s for s in report.sections if s.title == "Team membership"]
+    assert inputs.approvers == frozenset() and not [
+        s for s in report.sections if s.title == "Team membership"
+    ]
 
 
 def test_an_approval_by_a_team_member_counts_for_the_team(change: Path) -> None:
@@ -92,14 +121,21 @@ def test_a_non_member_approval_does_not_count(change: Path) -> None:
 def test_a_missing_members_permission_asks_for_approval_and_says_so(change: Path) -> None:
     gh, pr = pull(change)
     gh.add_review("carol")
-    gh.fail("get_team_membership", GitHubError("Resource not accessible by integration", 403), times=10)
+    gh.fail(
+        "get_team_membership", GitHubError("Resource not accessible by integration", 403), times=10
+    )
     assert review_pull_request(gh, pr, "d-1") == "failure"  # the review completes
     [run] = gh.runs_for(pr.head_sha)
     assert "Team membership could not be verified" in run.summary
     assert "lacks the Members: read permission" in run.summary
-    assert {a["title"] for a in run.annotations if a["level"] == "failure"} == {"owners/approval-required"}
+    assert {a["title"] for a in run.annotations if a["level"] == "failure"} == {
+        "owners/approval-required"
+    }
     [comment] = [c for c in gh.issue_comments if SUMMARY_MARKER in c.body]
-    assert "Team membership could not be verified" in comment.body and "@OpenLineage/gcp-team" in comment.body
+    assert (
+        "Team membership could not be verified" in comment.body
+        and "@OpenLineage/gcp-team" in comment.body
+    )
 
 
 def test_a_team_github_does_not_show_is_unverified(change: Path) -> None:

@@ -1,5 +1,6 @@
-"""The fix for a facet key without the registered prefix: offered on a facet the change adds (the key renamed in
-the schema and in its examples), never on one already in the base, where renaming would break events."""
+"""The fix for a facet key without the registered prefix: offered on a facet the change adds (the
+key renamed in the schema and in its examples), never on one already in the base, where renaming
+would break events."""
 
 from __future__ import annotations
 
@@ -30,13 +31,18 @@ def findings(repo: Path, base: str, capsys: pytest.CaptureFixture[str]) -> list[
     return json.loads(capsys.readouterr().out)["findings"]  # type: ignore[no-any-return]
 
 
-def test_fix_write_renames_a_new_facets_key_in_schema_and_examples(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_fix_write_renames_a_new_facets_key_in_schema_and_examples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = build_sample_repo(tmp_path / "sample").path
     git(repo, "checkout", "-q", "add-dagster")
     before = findings(repo, "main", capsys)
     [prefix] = [f for f in before if f["rule"] == "facets/prefix-key"]
-    assert prefix["fix"] is not None and {e["path"] for e in prefix["fix"]["edits"]} == {FACET, EXAMPLE, SAMPLE}  # type: ignore[index]
+    assert prefix["fix"] is not None and {e["path"] for e in prefix["fix"]["edits"]} == {
+        FACET,
+        EXAMPLE,
+        SAMPLE,
+    }  # type: ignore[index]
     assert main(["fix", str(repo), "--base", "main", "--rule", "facets/prefix-key", "--write"]) == 0
     capsys.readouterr()
     assert list(json.loads((repo / FACET).read_text())["properties"]) == ["dagster_runInfo"]
@@ -46,16 +52,24 @@ def test_fix_write_renames_a_new_facets_key_in_schema_and_examples(tmp_path: Pat
     after = findings(repo, "main", capsys)
     rules = [f["rule"] for f in after]
     assert "facets/prefix-key" not in rules
-    # the rename changed nothing else: the other findings are the same (the example's wrong type included)
-    assert sorted(rules) == sorted(r for r in (f["rule"] for f in before) if r != "facets/prefix-key")
+    # the rename changed nothing else: the other findings are the same (the example's wrong type
+    # included)
+    assert sorted(rules) == sorted(
+        r for r in (f["rule"] for f in before) if r != "facets/prefix-key"
+    )
 
 
-def test_no_fix_on_a_facet_the_base_already_has(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_fix_on_a_facet_the_base_already_has(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = build_sample_repo(tmp_path / "sample").path
     git(repo, "checkout", "-q", "add-dagster")
     schema = json.loads((repo / FACET).read_text())
     schema["description"] = "Dagster run information, described again."
     (repo / FACET).write_text(json.dumps(schema, indent=2) + "\n")
     commit(repo, "describe it again")
-    [prefix] = [f for f in findings(repo, "add-dagster~1", capsys) if f["rule"] == "facets/prefix-key"]
-    assert prefix.get("fix") is None  # events may carry the key already: renaming it is a breaking change
+    [prefix] = [
+        f for f in findings(repo, "add-dagster~1", capsys) if f["rule"] == "facets/prefix-key"
+    ]
+    # events may carry the key already: renaming it is a breaking change
+    assert prefix.get("fix") is None

@@ -1,5 +1,6 @@
-"""The facet key prefix is one rule: the checks (``facets/prefix-key``) and the regression (``facet-key``)
-apply the same function (``bot.model.registry.carries_prefix``) and agree on every spelling, on the real corpus."""
+"""The facet key prefix is one rule: the checks (``facets/prefix-key``) and the regression
+(``facet-key``) apply the same function (``bot.model.registry.carries_prefix``) and agree on every
+spelling, on the real corpus."""
 
 from __future__ import annotations
 
@@ -17,8 +18,14 @@ from bot.review.regression.compare import FAIL, PASS, _key_status
 from bot.review.regression.side import SideSpec
 
 # (entry, its facet file, the key that file defines in the corpus)
-FILES = [("gcp:dataproc", "spec/registry/gcp/dataproc/facets/GcpDataprocRunFacet.json", "gcp_dataproc"),
-         ("gcp:composer", "spec/registry/gcp/composer/facets/GcpComposerRunFacet.json", "gcp_composer_run")]
+FILES = [
+    ("gcp:dataproc", "spec/registry/gcp/dataproc/facets/GcpDataprocRunFacet.json", "gcp_dataproc"),
+    (
+        "gcp:composer",
+        "spec/registry/gcp/composer/facets/GcpComposerRunFacet.json",
+        "gcp_composer_run",
+    ),
+]
 # spelling -> (how the key is written from the entry name, whether it carries the prefix)
 SPELLINGS = {
     "snake": (lambda name: key_prefixes(name)[0] + "_run", True),
@@ -50,16 +57,24 @@ def regression_verdict(tree: Overlay, path: str, key: str) -> str:
     spec = SideSpec.build(tree, load_config(tree)[0], "head")
     url = spec.by_filename[path.rsplit("/", 1)[-1]]
     status, message = _key_status(spec, url, "", key)
-    assert status == PASS or "prefix" in message, message  # the key is the schema's: only the prefix is judged
+    # the key is the schema's: only the prefix is judged
+    assert status == PASS or "prefix" in message, message
     return status
 
 
-@pytest.mark.parametrize(("name", "path", "old", "spelling"), PROBES,
-                         ids=[f"{name}-{spelling}" for name, _, _, spelling in PROBES])
-def test_checks_and_regression_agree_on_the_prefix(corpus: Path, name: str, path: str, old: str,
-                                                   spelling: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "path", "old", "spelling"),
+    PROBES,
+    ids=[f"{name}-{spelling}" for name, _, _, spelling in PROBES],
+)
+def test_checks_and_regression_agree_on_the_prefix(
+    corpus: Path, name: str, path: str, old: str, spelling: str
+) -> None:
     spell, carries = SPELLINGS[spelling]
     key = spell(name)
     tree = renamed(corpus, path, old, key)
     expected = PASS if carries else FAIL
-    assert (check_verdict(tree, path, key), regression_verdict(tree, path, key)) == (expected, expected)
+    assert (check_verdict(tree, path, key), regression_verdict(tree, path, key)) == (
+        expected,
+        expected,
+    )

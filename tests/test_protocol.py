@@ -1,6 +1,7 @@
-"""Every implementation of ``GitHubAPI`` matches the Protocol, checked by mypy as python-jsonschema checks its
-validators against its ``Validator`` protocol: a module that assigns each implementation to the Protocol type
-must type-check, and one that assigns a class lacking a method must not (so the check can fail)."""
+"""Every implementation of ``GitHubAPI`` matches the Protocol, checked by mypy as python-jsonschema
+checks its validators against its ``Validator`` protocol: a module that assigns each implementation
+to the Protocol type must type-check, and one that assigns a class lacking a method must not (so the
+check can fail)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from bot.github import limits as github_limits
 from bot.outputs.render.markdown import GITHUB_TEXT_LIMIT
 
 ROOT = Path(__file__).resolve().parents[1]
-IMPLEMENTATIONS = '''
+IMPLEMENTATIONS = """
 from bot.github.api import GitHubAPI, GitHubClientFactory
 from bot.github.client import AppClientFactory, GitHubClient
 from bot.github.local import LocalGitHub
@@ -29,8 +30,8 @@ def in_memory(gh: LocalGitHub) -> GitHubAPI:
 
 def factories(app: AppClientFactory, single: _Single) -> list[GitHubClientFactory]:
     return [app, single]
-'''
-BROKEN = '''
+"""
+BROKEN = """
 from bot.github.api import GitHubAPI
 from bot.github.local import LocalGitHub
 
@@ -42,14 +43,22 @@ class Partial(LocalGitHub):
 
 def partial(gh: Partial) -> GitHubAPI:
     return gh
-'''
+"""
 
 
 def mypy(tmp_path: Path, source: str) -> tuple[str, int]:
     module = tmp_path / "conformance.py"
     module.write_text(source, encoding="utf-8")
-    out, err, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), "--no-incremental",
-                                "--follow-imports", "silent", str(module)])
+    out, err, status = api.run(
+        [
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--no-incremental",
+            "--follow-imports",
+            "silent",
+            str(module),
+        ]
+    )
     return out + err, status
 
 

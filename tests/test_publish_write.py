@@ -1,5 +1,6 @@
-"""Writing the published site: in parallel shards or in one process, into a new folder or over an earlier
-output, the same files with the same bytes; the field rows rendered in Python as the template rendered them."""
+"""Writing the published site: in parallel shards or in one process, into a new folder or over an
+earlier output, the same files with the same bytes; the field rows rendered in Python as the
+template rendered them."""
 
 from __future__ import annotations
 
@@ -24,7 +25,11 @@ def site_of(repo: Path) -> Site:
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +38,9 @@ def sites(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> tuple[Site,
     return site_of(corpus), site_of(generate(tmp_path_factory.mktemp("gen") / "registry", 30))
 
 
-def test_parallel_shards_write_exactly_what_one_process_writes(sites: tuple[Site, Site], tmp_path: Path) -> None:
+def test_parallel_shards_write_exactly_what_one_process_writes(
+    sites: tuple[Site, Site], tmp_path: Path
+) -> None:
     for n, site in enumerate(sites):
         expected = {**site_files(site), MARKER: b""}
         for workers in (1, 2, 3):
@@ -44,20 +51,23 @@ def test_parallel_shards_write_exactly_what_one_process_writes(sites: tuple[Site
             assert all(written[p] == expected[p] for p in expected if p != MARKER), workers
 
 
-def test_publishing_over_an_earlier_output_leaves_what_a_new_folder_gets(sites: tuple[Site, Site],
-                                                                          tmp_path: Path) -> None:
+def test_publishing_over_an_earlier_output_leaves_what_a_new_folder_gets(
+    sites: tuple[Site, Site], tmp_path: Path
+) -> None:
     real, generated = sites
     fresh = tmp_path / "fresh"
     write_site(real, fresh)
     out = tmp_path / "out"
     write_site(generated, out, workers=2)
-    for path in ("facets/core/ColumnLineageDatasetFacet.html", "naming.html"):  # folders where files go
+    # folders where files go
+    for path in ("facets/core/ColumnLineageDatasetFacet.html", "naming.html"):
         (out / path).unlink(missing_ok=True)
         (out / path).mkdir(parents=True)
         (out / path / "inside.html").write_text("old", encoding="utf-8")
     (out / "stale/deeper").mkdir(parents=True)
     (out / "stale/deeper/old.html").write_text("old", encoding="utf-8")
-    (out / "compat.html").write_bytes((fresh / "compat.html").read_bytes())  # unchanged: not written again
+    # unchanged: not written again
+    (out / "compat.html").write_bytes((fresh / "compat.html").read_bytes())
     (out / "spec").rename(out / "spec-moved")
     (out / "spec").write_text("a file where the new output has a folder", encoding="utf-8")
     outside = tmp_path / "outside.txt"
@@ -67,17 +77,23 @@ def test_publishing_over_an_earlier_output_leaves_what_a_new_folder_gets(sites: 
     before = (out / "compat.html").stat()
     write_site(real, out)
     assert tree(out) == tree(fresh)
-    assert not [p for p in out.rglob("*") if p.is_dir() and not any(p.iterdir())], "a folder left empty"
-    assert outside.read_text(encoding="utf-8") == "outside" and not (out / "index.html").is_symlink()
+    assert not [p for p in out.rglob("*") if p.is_dir() and not any(p.iterdir())], (
+        "a folder left empty"
+    )
+    assert (
+        outside.read_text(encoding="utf-8") == "outside" and not (out / "index.html").is_symlink()
+    )
     after = (out / "compat.html").stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    changed = (out / "index.html")
+    changed = out / "index.html"
     inode = changed.stat().st_ino
     write_site(generated, out, workers=2)  # a changed file is rewritten into the same inode
     assert changed.stat().st_ino == inode and tree(out).keys() == {*site_files(generated), MARKER}
 
 
-def test_a_folder_that_is_not_an_earlier_output_is_refused_and_kept(sites: tuple[Site, Site], tmp_path: Path) -> None:
+def test_a_folder_that_is_not_an_earlier_output_is_refused_and_kept(
+    sites: tuple[Site, Site], tmp_path: Path
+) -> None:
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me", encoding="utf-8")
@@ -88,23 +104,41 @@ def test_a_folder_that_is_not_an_earlier_output_is_refused_and_kept(sites: tuple
 
 # The row as facet.html rendered it before rows were rendered in Python.
 ROW = jinja2.Environment(autoescape=True).from_string(
-    '<tr{% if x.inherited %} class="inherited"{% endif %}><td class="indent-{{ [x.depth, 4]|min }}"><code>'
-    '<span class="parent">{{ x.parent }}</span><strong>{{ x.leaf }}</strong></code></td><td>{{ x.type }}'
-    '{% if x.format %} <small>({{ x.format }})</small>{% endif %}{% if x.enum %}<br><small>one of '
-    '{% for v in x.enum %}<code>{{ v }}</code>{% if not loop.last %}, {% endif %}{% endfor %}</small>{% endif %}'
-    '</td><td>{% if x.required %}<span class="req">required</span>{% else %}<span class="opt">optional</span>'
-    '{% endif %}</td><td>{% if x.deprecated %}<span class="req">deprecated</span> {% endif %}{{ x.description }}'
-    '{% for n in x.notes %}<br><small>{{ n }}</small>{% endfor %}{% if x.default %}<br><small>default '
-    '<code>{{ x.default }}</code></small>{% endif %}{% if x.inherited %} <small>(from {{ x.inherited }})</small>'
-    '{% endif %}</td></tr>')
+    '<tr{% if x.inherited %} class="inherited"{% endif %}><td class="indent-{{ [x.depth, 4]|min '
+    '}}"><code><span class="parent">{{ x.parent }}</span><strong>{{ x.leaf '
+    "}}</strong></code></td><td>{{ x.type }}"
+    "{% if x.format %} <small>({{ x.format }})</small>{% endif %}{% if x.enum %}<br><small>one of "
+    "{% for v in x.enum %}<code>{{ v }}</code>{% if not loop.last %}, {% endif %}{% endfor "
+    "%}</small>{% endif %}"
+    '</td><td>{% if x.required %}<span class="req">required</span>{% else %}<span '
+    'class="opt">optional</span>{% endif %}</td><td>{% if x.deprecated %}<span '
+    'class="req">deprecated</span> {% endif %}{{ x.description }}'
+    "{% for n in x.notes %}<br><small>{{ n }}</small>{% endfor %}{% if x.default "
+    "%}<br><small>default <code>{{ x.default }}</code></small>{% endif %}{% if x.inherited %} "
+    "<small>(from {{ x.inherited }})</small>{% endif %}</td></tr>"
+)
 
 
 def test_field_rows_are_the_templates_rows(sites: tuple[Site, Site]) -> None:
-    hostile = '<script>&"\'{x}'
-    rows = [Field(path=f"a.b.c.d.e.{hostile}", type=hostile, required=True, description=hostile, format=hostile,
-                  enum=(hostile, "x"), inherited=hostile, default=hostile, deprecated=True, notes=(hostile, "n")),
-            Field(path="plain", type="string", required=False)]
-    rows += [x for site in sites for f in site.facets.values() for d in f.definitions for x in d.fields]
+    hostile = "<script>&\"'{x}"
+    rows = [
+        Field(
+            path=f"a.b.c.d.e.{hostile}",
+            type=hostile,
+            required=True,
+            description=hostile,
+            format=hostile,
+            enum=(hostile, "x"),
+            inherited=hostile,
+            default=hostile,
+            deprecated=True,
+            notes=(hostile, "n"),
+        ),
+        Field(path="plain", type="string", required=False),
+    ]
+    rows += [
+        x for site in sites for f in site.facets.values() for d in f.definitions for x in d.fields
+    ]
     assert len(rows) > 500
     for x in rows:
         assert field_row(x) == ROW.render(x=x), x

@@ -1,4 +1,5 @@
-"""The queue's contract on both backends (SQLite file, real Redis): accept, dedupe, supersede, lock, recover."""
+"""The queue's contract on both backends (SQLite file, real Redis): accept, dedupe, supersede, lock,
+recover."""
 
 from __future__ import annotations
 
@@ -26,8 +27,13 @@ def job(delivery: str, number: int = 1, sha: str = "a" * 40, requester: str = ""
 
 @pytest.fixture(params=["sqlite", "redis"])
 def queue(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JobQueue]:
-    """A fresh queue; on Redis under a name of its own, so tests share the session's server safely."""
-    url = str(tmp_path / "q.sqlite3") if request.param == "sqlite" else request.getfixturevalue("redis_url")
+    """A fresh queue; on Redis under a name of its own, so tests share the session's server
+    safely."""
+    url = (
+        str(tmp_path / "q.sqlite3")
+        if request.param == "sqlite"
+        else request.getfixturevalue("redis_url")
+    )
     made = JobQueue(make_huey(url, name=f"test-{uuid.uuid4().hex[:8]}"))
     yield made
     made.close()
@@ -45,7 +51,11 @@ def test_accept_journals_and_enqueues_once(queue: JobQueue) -> None:
 def test_newest_delivery_of_a_pull_request_wins(queue: JobQueue) -> None:
     seen: list[str] = []
     queue.set_handler(lambda j: seen.append(j.delivery))
-    assert queue.accept(job("d1")) and queue.accept(job("d2", sha="b" * 40)) and queue.accept(job("d3", number=2))
+    assert (
+        queue.accept(job("d1"))
+        and queue.accept(job("d2", sha="b" * 40))
+        and queue.accept(job("d3", number=2))
+    )
     for d in ("d1", "d2", "d3"):
         queue.process(d)
     assert seen == ["d2", "d3"]
@@ -72,7 +82,8 @@ def test_a_pull_request_under_review_is_retried_later(queue: JobQueue) -> None:
 
 
 def other_worker(queue: JobQueue) -> JobQueue:
-    """Another worker process (on any host) over the same queue: a queue object with its own owner id."""
+    """Another worker process (on any host) over the same queue: a queue object with its own owner
+    id."""
     return JobQueue(same_backend(queue), lease_ttl=queue.lease_ttl)
 
 
@@ -85,9 +96,11 @@ def same_backend(queue: JobQueue) -> Huey:
 
 def test_a_lease_its_holder_stopped_renewing_expires_whatever_its_host(queue: JobQueue) -> None:
     """Finding: liveness was judged by host name and PID; a worker dead on another host (or a second
-    container with the same host name) kept, or broke, a live lock. A lease is judged by time only."""
+    container with the same host name) kept, or broke, a live lock. A lease is judged by time
+    only."""
     dead = other_worker(queue)
-    assert dead._leases.acquire("o/r#1", dead.owner, 0.3) is not None  # then it dies: nobody renews it
+    # then it dies: nobody renews it
+    assert dead._leases.acquire("o/r#1", dead.owner, 0.3) is not None
     queue.set_handler(lambda j: None)
     queue.accept(job("d1"))
     with pytest.raises(PullRequestBusy):
@@ -98,9 +111,9 @@ def test_a_lease_its_holder_stopped_renewing_expires_whatever_its_host(queue: Jo
 
 
 def test_a_lease_released_after_it_expired_leaves_nothing_behind(queue: JobQueue) -> None:
-    """Finding: a release retried after its TTL (the disk was full when the job ended) was a no-op on
-    SQLite, whose expired rows stay: the lease row was never deleted. Released late, it is gone, as on Redis;
-    a lease another worker took over since is never touched."""
+    """Finding: a release retried after its TTL (the disk was full when the job ended) was a no-op
+    on SQLite, whose expired rows stay: the lease row was never deleted. Released late, it is gone,
+    as on Redis; a lease another worker took over since is never touched."""
     token = queue._leases.acquire("o/r#9", queue.owner, 0.2)
     assert token is not None
     time.sleep(0.3)
@@ -114,9 +127,10 @@ def test_a_lease_released_after_it_expired_leaves_nothing_behind(queue: JobQueue
 
 
 def test_a_lease_that_lapsed_unrenewed_is_renewed_not_taken_as_lost(queue: JobQueue) -> None:
-    """Finding: renewals that could not be written (a full disk) let the lease lapse; the next renewal found no
-    live lease and the job took that as a takeover and dropped the review, with no other worker in sight.
-    Only a newer token is a takeover: a lapsed lease nobody took is renewed, and the job writes on."""
+    """Finding: renewals that could not be written (a full disk) let the lease lapse; the next
+    renewal found no live lease and the job took that as a takeover and dropped the review, with no
+    other worker in sight. Only a newer token is a takeover: a lapsed lease nobody took is renewed,
+    and the job writes on."""
     lapsing = JobQueue(same_backend(queue), lease_ttl=0.2)
     with lapsing.pr_lock("o/r#3") as fence:
         lapsing._renewer.remove(fence)  # as if every renewal had failed to write
@@ -129,8 +143,8 @@ def test_a_lease_that_lapsed_unrenewed_is_renewed_not_taken_as_lost(queue: JobQu
 
 
 def test_a_lapsed_lease_someone_else_took_and_released_stays_lost(queue: JobQueue) -> None:
-    """The other half of the rule: a newer token was written (and even released again): renewing ours is a
-    takeover, not a recovery, and nothing is written back."""
+    """The other half of the rule: a newer token was written (and even released again): renewing
+    ours is a takeover, not a recovery, and nothing is written back."""
     stalled, other = JobQueue(same_backend(queue), lease_ttl=0.2), other_worker(queue)
     with stalled.pr_lock("o/r#4") as fence:
         stalled._renewer.remove(fence)
@@ -144,8 +158,8 @@ def test_a_lapsed_lease_someone_else_took_and_released_stays_lost(queue: JobQueu
 
 
 def test_a_renewal_after_the_release_writes_nothing_back(queue: JobQueue) -> None:
-    """A renewal racing the job's end must not write a released lease back (it would block the next review of
-    the pull request for a TTL)."""
+    """A renewal racing the job's end must not write a released lease back (it would block the next
+    review of the pull request for a TTL)."""
     with queue.pr_lock("o/r#5") as fence:
         pass
     assert not fence.renew()
@@ -153,7 +167,8 @@ def test_a_renewal_after_the_release_writes_nothing_back(queue: JobQueue) -> Non
 
 
 def test_a_worker_whose_lease_was_taken_over_writes_nothing(queue: JobQueue) -> None:
-    """The fencing token: a stalled worker past its TTL finds a newer token and raises before any write."""
+    """The fencing token: a stalled worker past its TTL finds a newer token and raises before any
+    write."""
     stalled, other = JobQueue(same_backend(queue), lease_ttl=0.2), other_worker(queue)
     with stalled.pr_lock("o/r#1") as fence:
         stalled._renewer.remove(fence)  # stalled: neither its thread nor the renewer runs
@@ -164,7 +179,8 @@ def test_a_worker_whose_lease_was_taken_over_writes_nothing(queue: JobQueue) -> 
             with pytest.raises(LeaseLost):
                 fence.check()
             newer.check()
-            assert not stalled._leases.release("o/r#1", stalled.owner, fence.token)  # nor can it free the new lease
+            # nor can it free the new lease
+            assert not stalled._leases.release("o/r#1", stalled.owner, fence.token)
         assert other._leases.holder("o/r#1") is None
 
 
@@ -190,6 +206,7 @@ def test_recover_requeues_a_job_that_was_taken_but_not_finished(queue: JobQueue)
 def test_handler_failure_is_retried_then_given_up(queue: JobQueue) -> None:
     def boom(j: Job) -> None:
         raise RuntimeError("bug")
+
     queue.set_handler(boom)
     queue.accept(job("d1"))
     task = queue.huey.dequeue()
@@ -205,7 +222,7 @@ def test_the_check_run_of_an_interrupted_attempt_is_remembered(queue: JobQueue) 
     assert stored is not None and (stored.check_run_id, stored.check_run_sha) == (77, "f" * 40)
 
 
-# -- failing infrastructure: the sweep, a full disk, readiness ---------------------------------------------
+# -- failing infrastructure: the sweep, a full disk, readiness -------------------------------------
 def test_the_sweep_never_duplicates_a_running_job(queue: JobQueue) -> None:
     """Finding: the minute sweep re-enqueued a job while it ran; the duplicate spun on the lock."""
     swept: list[int] = []
@@ -222,21 +239,26 @@ def test_a_duplicate_of_a_running_job_is_dropped(queue: JobQueue) -> None:
     def handler(j: Job) -> None:
         runs.append(j.delivery)
         queue._run_task(j.delivery)  # huey hands this process the same delivery again while it runs
+
     queue.set_handler(handler)
     queue.accept(job("d1"))
     queue._run_task(queue.huey.dequeue().args[0])
     assert runs == ["d1"] and queue.is_done("d1")
 
 
-def test_the_sweep_never_duplicates_a_job_waiting_for_a_retry_or_a_deferral(queue: JobQueue) -> None:
+def test_the_sweep_never_duplicates_a_job_waiting_for_a_retry_or_a_deferral(
+    queue: JobQueue,
+) -> None:
     queue.accept(job("busy"))
     queue.accept(job("later", number=2))
-    with queue.pr_lock("o/r#1"):  # another thread of this process reviews PR 1: "busy" waits for a retry
+    # another thread of this process reviews PR 1: "busy" waits for a retry
+    with queue.pr_lock("o/r#1"):
         queue.huey.execute(queue.huey.dequeue())
     until = time.time() + 3600
 
     def defer(j: Job) -> None:
         raise JobDeferred(until, "rate limit")
+
     queue.set_handler(defer)
     queue.huey.execute(queue.huey.dequeue())
     assert queue.pending() == 0 and len(queue.huey.scheduled()) == 2
@@ -244,7 +266,8 @@ def test_the_sweep_never_duplicates_a_job_waiting_for_a_retry_or_a_deferral(queu
     stored = queue.job("later")
     assert stored is not None and stored.deferrals == 1
 
-    queue.huey.storage.flush_schedule()  # even if the schedule were lost, the journal knows "later" waits
+    # even if the schedule were lost, the journal knows "later" waits
+    queue.huey.storage.flush_schedule()
     assert queue.recover() == 1  # "busy" is recovered; "later" only once its time has come
     queue.clock = lambda: until + 1
     assert queue.recover() == 1
@@ -270,7 +293,8 @@ class Disk:
             monkeypatch.setattr(storage, name, self._guard(getattr(storage, name)))
         for name in ("acquire", "renew", "release"):
             monkeypatch.setattr(queue._leases, name, self._guard(getattr(queue._leases, name)))
-        monkeypatch.setattr(queue, "_enqueue_first", self._guard(queue._enqueue_first))  # Redis: RPUSH
+        # Redis: RPUSH
+        monkeypatch.setattr(queue, "_enqueue_first", self._guard(queue._enqueue_first))
         monkeypatch.setattr(queue._done, "mark", self._guard(queue._done.mark))
 
     def _guard(self, method: Any) -> Any:
@@ -278,12 +302,15 @@ class Disk:
             if self.full:
                 raise sqlite3.OperationalError("database or disk is full")
             return method(*args, **kwargs)
+
         return write
 
 
 def test_a_disk_that_fills_mid_review_leaves_no_lock_and_no_second_review(
-        queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Finding: the per-PR lock was never released (its own live process never broke it before the 900 s TTL)."""
+    queue: JobQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding: the per-PR lock was never released (its own live process never broke it before the
+    900 s TTL)."""
     disk = Disk(queue, monkeypatch)
     reviews: list[str] = []
 
@@ -291,48 +318,60 @@ def test_a_disk_that_fills_mid_review_leaves_no_lock_and_no_second_review(
         reviews.append(j.delivery)
         if j.delivery == "d1":
             disk.full = True  # while the review runs
+
     queue.set_handler(review)
     queue.accept(job("d1"))
-    queue.accept(job("d2", sha="b" * 40, requester="carol"))  # a recheck of the same PR, waiting behind it
-    queue.process("d1")  # neither "done" nor the lock's delete can be written: no exception, no stuck lock
+    # a recheck of the same PR, waiting behind it
+    queue.accept(job("d2", sha="b" * 40, requester="carol"))
+    # neither "done" nor the lock's delete can be written: no exception, no stuck lock
+    queue.process("d1")
     assert queue._leases.holder("o/r#1") is not None  # still on disk...
     assert not queue._locked("o/r#1")  # ...but this process holds it no longer
     while queue.huey.dequeue() is not None:  # the consumer took both tasks off the queue
         pass
-    assert queue.is_done("d1") and queue.recover() == 0  # d1 is not redone, and a full disk enqueues nothing
+    # d1 is not redone, and a full disk enqueues nothing
+    assert queue.is_done("d1") and queue.recover() == 0
     assert queue.job("d2") is not None  # d2 waits in the journal
 
     disk.full = False  # space freed
-    assert queue.recover() == 1  # the sweep: first writes what was left unwritten, then re-enqueues d2 only
+    # the sweep: first writes what was left unwritten, then re-enqueues d2 only
+    assert queue.recover() == 1
     queue.process(queue.huey.dequeue().args[0])  # reviewed at once (no PullRequestBusy)
     assert reviews == ["d1", "d2"]
     assert queue._done.is_done("d1") and "job:d1" not in queue._done.open_jobs()
     assert queue._leases.holder("o/r#1") is None
 
 
-def test_a_lock_left_by_this_process_is_broken_at_once(queue: JobQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_lock_left_by_this_process_is_broken_at_once(
+    queue: JobQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
     disk = Disk(queue, monkeypatch)
     queue.set_handler(lambda j: setattr(disk, "full", True))
     queue.accept(job("d1"))
     queue.accept(job("d2", sha="b" * 40, requester="carol"))
     queue.process("d1")
     disk.full = False
-    queue._unreleased.clear()  # even without the retried delete, our own stale lock does not block us
+    # even without the retried delete, our own stale lock does not block us
+    queue._unreleased.clear()
     seen: list[str] = []
     queue.set_handler(lambda j: seen.append(j.delivery))
     queue.process("d2")
     assert seen == ["d2"]
 
 
-def test_readiness_reads_and_sees_a_full_disk_or_a_failing_redis(queue: JobQueue,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """Finding: /readyz wrote to the queue on every probe. It now only reads, and still says no when the
-    queue could not take a write: a full SQLite disk, a Redis whose last write to disk failed."""
+def test_readiness_reads_and_sees_a_full_disk_or_a_failing_redis(
+    queue: JobQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding: /readyz wrote to the queue on every probe. It now only reads, and still says no when
+    the queue could not take a write: a full SQLite disk, a Redis whose last write to disk
+    failed."""
     storage = queue.huey.storage
     writes: list[str] = []
     for name in ("put_data", "put_if_empty", "enqueue"):
         method = getattr(storage, name)
-        monkeypatch.setattr(storage, name, lambda *a, _m=method, _n=name, **k: writes.append(_n) or _m(*a, **k))
+        monkeypatch.setattr(
+            storage, name, lambda *a, _m=method, _n=name, **k: writes.append(_n) or _m(*a, **k)
+        )
     assert queue.ready() and writes == []
     if isinstance(storage, SqliteStorage):
         free = os.statvfs(Path(storage.filename).parent)
@@ -340,14 +379,17 @@ def test_readiness_reads_and_sees_a_full_disk_or_a_failing_redis(queue: JobQueue
         monkeypatch.setattr(os, "statvfs", lambda path: full)
     else:
         info = storage.conn.info
-        monkeypatch.setattr(storage.conn, "info", lambda *a: {**info(*a), "aof_last_write_status": "err"})
+        monkeypatch.setattr(
+            storage.conn, "info", lambda *a: {**info(*a), "aof_last_write_status": "err"}
+        )
     assert not queue.ready()
     monkeypatch.undo()
     assert queue.ready()
 
 
 def test_the_sqlite_wal_does_not_keep_its_largest_size(tmp_path: Path) -> None:
-    """Finding: on a small disk the WAL refilled it by itself (SQLite keeps the file at its high-water mark)."""
+    """Finding: on a small disk the WAL refilled it by itself (SQLite keeps the file at its
+    high-water mark)."""
     made = JobQueue(make_huey(str(tmp_path / "q.sqlite3")))
     wal = tmp_path / "q.sqlite3-wal"
     sizes = []
@@ -355,14 +397,17 @@ def test_the_sqlite_wal_does_not_keep_its_largest_size(tmp_path: Path) -> None:
         made.accept(job(f"d{n}", number=n + 1))
         sizes.append(wal.stat().st_size)
     made.close()
-    # Between checkpoints the WAL grows to about 4 MB; each checkpoint cuts it back under the limit (it was
-    # 4.1 MB, 1000 pages, for ever after the first). Where the burst ends in that cycle is chance.
-    grown = next(i for i, size in enumerate(sizes) if size > 2 * WAL_LIMIT)  # well into the first cycle
+    # Between checkpoints the WAL grows to about 4 MB; each checkpoint cuts it back under the limit
+    # (it was 4.1 MB, 1000 pages, for ever after the first). Where the burst ends in that cycle is
+    # chance.
+    # well into the first cycle
+    grown = next(i for i, size in enumerate(sizes) if size > 2 * WAL_LIMIT)
     assert min(sizes[grown:]) <= WAL_LIMIT, (max(sizes), min(sizes[grown:]))
 
 
 def test_an_interrupted_job_is_recovered_to_the_front_of_the_queue(queue: JobQueue) -> None:
-    """Its pull request already waited a lease's TTL: it must not wait behind the whole backlog as well."""
+    """Its pull request already waited a lease's TTL: it must not wait behind the whole backlog as
+    well."""
     queue.accept(job("first", number=1))
     queue.huey.dequeue()  # taken by a worker that then died
     for n in range(2, 5):

@@ -1,4 +1,5 @@
-"""The README is exactly true: its generated blocks match the code, its links stay inside the repository."""
+"""The README is exactly true: its generated blocks match the code, its links stay inside the
+repository."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from bot.outputs.readme import README, block
 
 ROOT = README.parent
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-# What differs between two real runs of the demo: the Spark master and time, nothing else (the sample's
-# commits have fixed authors and dates, so their ids are stable).
+# What differs between two real runs of the demo: the Spark master and time, nothing else (the
+# sample's commits have fixed authors and dates, so their ids are stable).
 VOLATILE = re.compile(r"\(Spark local\[[^\]]*\], \d+\.\d s\)")
 
 
@@ -23,7 +24,9 @@ def readme() -> str:
 def test_the_command_table_is_generated_from_the_parser() -> None:
     from bot.cli.commands.rules import commands_markdown
 
-    assert block(readme(), "commands") == commands_markdown(), "run: registry-bot rules --update-readme"
+    assert block(readme(), "commands") == commands_markdown(), (
+        "run: registry-bot rules --update-readme"
+    )
 
 
 def test_the_rules_all_downgrades_are_generated_from_the_configuration() -> None:
@@ -49,8 +52,13 @@ def test_every_option_of_every_command_is_in_the_table() -> None:
     from bot.cli import build_parser
 
     table = block(readme(), "commands")
-    options = {opt for action in build_parser()._subparsers._group_actions[0].choices.values()  # type: ignore[union-attr]
-               for a in action._actions for opt in a.option_strings if opt.startswith("--") and opt != "--help"}
+    options = {
+        opt
+        for action in build_parser()._subparsers._group_actions[0].choices.values()  # type: ignore[union-attr]
+        for a in action._actions
+        for opt in a.option_strings
+        if opt.startswith("--") and opt != "--help"
+    }
     assert {"--exit-code", "--no-regression", "--engine", "--keep", "--color"} <= options
     assert sorted(o for o in options if o not in table) == []
 
@@ -77,7 +85,9 @@ def test_the_sample_output_is_a_real_run_of_the_demo(spark, tmp_path: Path) -> N
     from bot.cli.commands.demo import review_sample
 
     text = review_sample(tmp_path / "registry", session_factory=lambda master: spark)
-    assert "**" not in text and "\\[" not in text and "| ---" not in text  # plain text, not Markdown
+    # plain text, not Markdown
+    assert "**" not in text and "\\[" not in text and "| ---" not in text
     shown = block(readme(), "demo").removeprefix("```\n").removesuffix("```\n")
-    assert VOLATILE.sub("(Spark)", shown) == VOLATILE.sub("(Spark)", text), \
+    assert VOLATILE.sub("(Spark)", shown) == VOLATILE.sub("(Spark)", text), (
         "paste the output of `registry-bot demo --color never` into the README's demo block"
+    )

@@ -1,7 +1,8 @@
-"""A GitHub that says no, over ``LocalGitHub`` through the worker's whole pipeline: every refusal (the App's
-missing permission for the merge, a dismissal restriction, a refused review and comment) leaves the concluded
-verdict as it was, is said once with what to grant, and the pull request still merges once the grant is given
-on the documented protection (docs/owners.md: the bot's check required, an App's approval not counting)."""
+"""A GitHub that says no, over ``LocalGitHub`` through the worker's whole pipeline: every refusal
+(the App's missing permission for the merge, a dismissal restriction, a refused review and comment)
+leaves the concluded verdict as it was, is said once with what to grant, and the pull request still
+merges once the grant is given on the documented protection (docs/owners.md: the bot's check
+required, an App's approval not counting)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,16 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 
 @pytest.fixture
 def gh(repo: Path) -> Iterator[LocalGitHub]:
-    local = LocalGitHub(repo, "main", "pr", repo=REPO, number=7, author=AUTHOR, protection=DOCUMENTED,
-                        app_permissions=manifest_permissions(DEFAULT_MANIFEST))
+    local = LocalGitHub(
+        repo,
+        "main",
+        "pr",
+        repo=REPO,
+        number=7,
+        author=AUTHOR,
+        protection=DOCUMENTED,
+        app_permissions=manifest_permissions(DEFAULT_MANIFEST),
+    )
     yield local
     local.close()
 
@@ -51,53 +60,70 @@ def summaries(gh: LocalGitHub) -> list[str]:
 
 
 def test_the_manifest_grants_no_merge_so_the_verdict_stands_and_the_grant_is_named_then_it_merges(
-        gh: LocalGitHub) -> None:
+    gh: LocalGitHub,
+) -> None:
     assert gh.app_permissions is not None and gh.app_permissions["contents"] == "read"
     gh.add_review(DATAPROC_OWNER)
     assert review(gh) == "success"
     assert [(s, c) for s, c, _ in runs(gh)] == [("completed", "success")]  # never "internal error"
     assert gh.merged is None and gh.auto_merge is None
     [body] = summaries(gh)
-    assert "GitHub refused to let the bot merge the pull request (403" in body and "**Contents: write**" in body
+    assert (
+        "GitHub refused to let the bot merge the pull request (403" in body
+        and "**Contents: write**" in body
+    )
     assert any(r.user == BOT and r.state == "APPROVED" for r in gh.reviews)
 
     assert review(gh) == "success"  # a redelivery: the same one summary, the refusal said once
     [again] = summaries(gh)
     assert again.count("GitHub refused to let the bot") == 1
 
-    gh.app_permissions = {**gh.app_permissions, "contents": "write"}  # what the Merge section asked for
+    # what the Merge section asked for
+    gh.app_permissions = {**gh.app_permissions, "contents": "write"}
     assert review(gh) == "success"
     assert gh.merged == {"sha": gh.resolve("pr"), "method": "SQUASH", "by": BOT}
     assert all(c == "success" for _, c, _ in runs(gh))
 
 
-def test_a_refused_dismissal_leaves_the_verdict_and_names_the_dismissal_restriction(gh: LocalGitHub) -> None:
-    gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"), dismissal_actors=())
+def test_a_refused_dismissal_leaves_the_verdict_and_names_the_dismissal_restriction(
+    gh: LocalGitHub,
+) -> None:
+    gh.protection = BranchProtection(
+        required_approvals=0, required_checks=(CHECK_NAME, "ci"), dismissal_actors=()
+    )
     assert review(gh) == "failure"  # the owner has not approved: the bot requests changes
     assert [r.state for r in gh.reviews if r.user == BOT] == ["CHANGES_REQUESTED"]
     gh.push("pr2")
     gh.add_review(DATAPROC_OWNER)
-    assert review(gh) == "success"  # the bot's old change request could not be dismissed: the verdict stands
+    # the bot's old change request could not be dismissed: the verdict stands
+    assert review(gh) == "success"
     assert runs(gh)[-1][:2] == ("completed", "success")
     assert next(r.state for r in gh.reviews if r.user == BOT) == "CHANGES_REQUESTED"
     [body] = summaries(gh)
     assert "GitHub refused to let the bot dismiss a review (403" in body
     assert "Allow specified actors to dismiss pull request reviews" in body
 
-    gh.add_review(DATAPROC_OWNER, "REQUEST_CHANGES", "not yet")  # the App's approval is withdrawn: refused too
+    # the App's approval is withdrawn: refused too
+    gh.add_review(DATAPROC_OWNER, "REQUEST_CHANGES", "not yet")
     assert review(gh) == "failure"
     assert runs(gh)[-1][:2] == ("completed", "failure") and "internal error" not in runs(gh)[-1][2]
     approval = next(r for r in gh.reviews if r.user == BOT and r.state == "APPROVED")
     assert approval.dismissal_message is None
-    assert "dismiss a review" in gh.check_runs[-1].summary  # refused before the verdict: said in the check run
+    # refused before the verdict: said in the check run
+    assert "dismiss a review" in gh.check_runs[-1].summary
 
 
-def test_a_refused_review_and_comment_are_said_in_the_concluded_check_runs_text(gh: LocalGitHub) -> None:
+def test_a_refused_review_and_comment_are_said_in_the_concluded_check_runs_text(
+    gh: LocalGitHub,
+) -> None:
     assert gh.app_permissions is not None
     gh.app_permissions = {**gh.app_permissions, "pull_requests": "read", "issues": "read"}
     assert review(gh) == "failure"
     [run] = gh.check_runs
-    assert (run.status, run.conclusion) == ("completed", "failure") and run.title != "The bot hit an internal error"
+    assert (run.status, run.conclusion) == (
+        "completed",
+        "failure",
+    ) and run.title != "The bot hit an internal error"
     assert "post its review (403" in run.text and "post the summary comment (403" in run.text
     assert "**Issues: write**" in run.text
     assert not gh.reviews and not gh.issue_comments
@@ -110,4 +136,5 @@ def test_only_checks_that_are_not_required_red_unstable_so_the_bot_merges(gh: Lo
     gh.add_review(DATAPROC_OWNER)
     assert gh.mergeable_state() == "blocked"  # the bot's required check has not reported
     assert review(gh) == "success"
-    assert gh.merged == {"sha": gh.resolve("pr"), "method": "SQUASH", "by": BOT}  # "unstable status": merged
+    # "unstable status": merged
+    assert gh.merged == {"sha": gh.resolve("pr"), "method": "SQUASH", "by": BOT}

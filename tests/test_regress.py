@@ -1,4 +1,5 @@
-"""The regression's rules and outcomes, in one process (the Spark job shares this code; see test_regress_spark)."""
+"""The regression's rules and outcomes, in one process (the Spark job shares this code; see
+test_regress_spark)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,25 @@ from bot.review.regression.compare import (
     _resolve_facet,
     run_records,
 )
-from bot.review.regression.events import expand_local, file_records, has_placeholders, parse_event, split_events
+from bot.review.regression.events import (
+    expand_local,
+    file_records,
+    has_placeholders,
+    parse_event,
+    split_events,
+)
 from bot.review.regression.result import RegressionResult
 from bot.review.regression.side import SideSpec, Validators
-from tests.regress_helpers import BIGQUERY_NAMING, JOB_FACET, RUN_FACET, edit_json, make_tree, outcomes, run, spec
+from tests.regress_helpers import (
+    BIGQUERY_NAMING,
+    JOB_FACET,
+    RUN_FACET,
+    edit_json,
+    make_tree,
+    outcomes,
+    run,
+    spec,
+)
 
 EVENTS = "events.jsonl"
 
@@ -46,9 +62,15 @@ def head(tmp_path: Path, tree: Path) -> Path:
 
 
 def corpus_event_files(corpus: Path) -> list[str]:
-    """Every real event file of the corpus (facet schema files under integration/ are not events)."""
-    return [p for p in expand_local([str(corpus / "integration"), str(corpus / "proxy"), str(corpus / "client")])
-            if "/src/openlineage/common/" not in p and "/shared/facets/" not in p]
+    """Every real event file of the corpus (facet schema files under integration/ are not
+    events)."""
+    return [
+        p
+        for p in expand_local(
+            [str(corpus / "integration"), str(corpus / "proxy"), str(corpus / "client")]
+        )
+        if "/src/openlineage/common/" not in p and "/shared/facets/" not in p
+    ]
 
 
 def test_unchanged_registry_breaks_nothing_on_the_real_corpus(corpus: Path, tree: Path) -> None:
@@ -64,17 +86,23 @@ def test_unchanged_registry_breaks_nothing_on_the_real_corpus(corpus: Path, tree
 
 
 def test_placeholders_of_partial_expected_events_are_not_values(corpus: Path, tree: Path) -> None:
-    path = corpus / "integration/hive/hive-openlineage-hook/integrations/container/simpleCtasStart.json"
+    path = (
+        corpus
+        / "integration/hive/hive-openlineage-hook/integrations/container/simpleCtasStart.json"
+    )
     records = list(file_records([str(path)]))
     assert has_placeholders(parse_event(records[0].text))
     side = spec(tree, "same")
     tally = run_records(records, side, side)
-    # runId, eventTime and _producer are placeholders or absent: no schema or producer failure comes of them
+    # runId, eventTime and _producer are placeholders or absent: no schema or producer failure comes
+    # of them
     assert not [r for r in tally.rows if r.rule in ("event-schema", "facet-producer")], tally.rows
     assert not any("json-unit" in r.message for r in tally.rows)
 
 
-def test_compiled_and_pure_python_validators_agree_on_every_corpus_event(corpus: Path, tree: Path) -> None:
+def test_compiled_and_pure_python_validators_agree_on_every_corpus_event(
+    corpus: Path, tree: Path
+) -> None:
     side = spec(tree, "same")
     validators = Validators(side, {})
     checked = 0
@@ -86,7 +114,9 @@ def test_compiled_and_pure_python_validators_agree_on_every_corpus_event(corpus:
             for key, facet in facets.items():
                 resolved = _resolve_facet(side, key, facet)[0] if isinstance(facet, dict) else None
                 if resolved is not None:
-                    fragment = resolved[1] or "".join(f"/$defs/{n}" for n in side.files[resolved[0]].defs_for(key)[:1])
+                    fragment = resolved[1] or "".join(
+                        f"/$defs/{n}" for n in side.files[resolved[0]].defs_for(key)[:1]
+                    )
                     targets.append((resolved[0], fragment, facet))
         for url, fragment, instance in targets:
             compiled = validators.compiled(url, fragment)
@@ -101,15 +131,23 @@ def test_compiled_and_pure_python_validators_agree_on_every_corpus_event(corpus:
 
 
 def test_a_field_made_required_breaks_exactly_the_events_lacking_it(tree: Path, head: Path) -> None:
-    edit_json(head / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    edit_json(
+        head / JOB_FACET,
+        lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"),
+    )
     tally = run(tree, head)
     assert outcomes(tally, BROKEN) == {(EVENTS, 2, "job.facets.gcp_composer_job", "facet-schema")}
     broken = next(r for r in tally.rows if r.outcome == BROKEN)
-    assert "operator" in broken.message and broken.schema == "ol:gcp:composer:GcpComposerJobFacet.json"
+    assert (
+        "operator" in broken.message and broken.schema == "ol:gcp:composer:GcpComposerJobFacet.json"
+    )
 
 
 def test_the_reverse_change_fixes_that_sample(tree: Path, head: Path) -> None:
-    edit_json(tree / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    edit_json(
+        tree / JOB_FACET,
+        lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"),
+    )
     tally = run(tree, head)
     assert outcomes(tally, FIXED) == {(EVENTS, 2, "job.facets.gcp_composer_job", "facet-schema")}
     assert not outcomes(tally, BROKEN)
@@ -118,18 +156,25 @@ def test_the_reverse_change_fixes_that_sample(tree: Path, head: Path) -> None:
 def test_a_renamed_facet_key_breaks_every_event_using_the_old_key(tree: Path, head: Path) -> None:
     def rename(doc: dict) -> None:
         doc["properties"] = {"gcp_composer_dag": doc["properties"].pop("gcp_composer_job")}
+
     edit_json(head / JOB_FACET, rename)
     tally = run(tree, head)
-    assert outcomes(tally, BROKEN) == {(EVENTS, i, "job.facets.gcp_composer_job", "facet-key") for i in range(3)}
+    assert outcomes(tally, BROKEN) == {
+        (EVENTS, i, "job.facets.gcp_composer_job", "facet-key") for i in range(3)
+    }
 
 
 def test_a_removed_facet_file_still_used_by_samples_is_broken(tree: Path, head: Path) -> None:
     (head / RUN_FACET).unlink()
     tally = run(tree, head)
-    assert outcomes(tally, BROKEN) == {(EVENTS, i, "run.facets.gcp_composer_run", "facet-key") for i in range(3)}
+    assert outcomes(tally, BROKEN) == {
+        (EVENTS, i, "run.facets.gcp_composer_run", "facet-key") for i in range(3)
+    }
 
 
-def test_a_removed_facet_file_absent_from_the_mirror_makes_the_schema_unknown(tree: Path, head: Path) -> None:
+def test_a_removed_facet_file_absent_from_the_mirror_makes_the_schema_unknown(
+    tree: Path, head: Path
+) -> None:
     (head / RUN_FACET).unlink()
     (head / "website/static/spec/facets/1-0-0/GcpComposerRunFacet.json").unlink()
     tally = run(tree, head)
@@ -139,10 +184,15 @@ def test_a_removed_facet_file_absent_from_the_mirror_makes_the_schema_unknown(tr
 
 
 def test_a_naming_change_rejecting_sample_identifiers_is_broken(tree: Path, head: Path) -> None:
-    edit_json(head / BIGQUERY_NAMING, lambda d: d["components"]["dataset"].update(pattern="[a-z]{1,3}"))
+    edit_json(
+        head / BIGQUERY_NAMING, lambda d: d["components"]["dataset"].update(pattern="[a-z]{1,3}")
+    )
     tally = run(tree, head)
-    assert outcomes(tally, BROKEN) == {(EVENTS, i, f"{side}[0]", "dataset-name")
-                                       for i in range(3) for side in ("inputs", "outputs")}
+    assert outcomes(tally, BROKEN) == {
+        (EVENTS, i, f"{side}[0]", "dataset-name")
+        for i in range(3)
+        for side in ("inputs", "outputs")
+    }
 
 
 def test_unchanged_samples_have_no_outcome_but_ok(tree: Path, head: Path) -> None:
@@ -156,7 +206,8 @@ def test_a_facet_key_differing_from_its_schema_is_reported(corpus: Path, tmp_pat
     tally = run(root, root)
     rows = [r for r in tally.rows if r.rule == "facet-key"]
     assert [(Path(r.file).name, r.index, r.facet, r.outcome) for r in rows] == [
-        ("wrong_key.json", 0, "composer_job", STILL_FAILING)]
+        ("wrong_key.json", 0, "composer_job", STILL_FAILING)
+    ]
     assert "gcp_composer_job" in rows[0].message
 
 
@@ -164,29 +215,47 @@ def test_coverage_reports_undeclared_and_unseen_facets(tree: Path, head: Path) -
     side = spec(head, "head")
     result = RegressionResult.from_tally(side, side, run(tree, head), "one Python process", 0.1)
     cover = result.coverage["gcp:composer"]
-    assert cover.undeclared == ["ol:core:DatasourceDatasetFacet.json", "ol:core:ParentRunFacet.json",
-                                "ol:core:SchemaDatasetFacet.json"]
+    assert cover.undeclared == [
+        "ol:core:DatasourceDatasetFacet.json",
+        "ol:core:ParentRunFacet.json",
+        "ol:core:SchemaDatasetFacet.json",
+    ]
     assert cover.unseen == []
     findings = result.findings(RegressionPolicy())
-    assert [f.rule for f in findings if f.rule.startswith("regression/un")] == ["regression/undeclared-facet"]
+    assert [f.rule for f in findings if f.rule.startswith("regression/un")] == [
+        "regression/undeclared-facet"
+    ]
 
 
 def test_verdict_policy_and_rendering(tree: Path, head: Path) -> None:
-    edit_json(head / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    edit_json(
+        head / JOB_FACET,
+        lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"),
+    )
     base_side, head_side = spec(tree, "main"), spec(head, "pr|<b>")
-    result = RegressionResult.from_tally(base_side, head_side, run(tree, head), "one Python process", 0.2)
+    result = RegressionResult.from_tally(
+        base_side, head_side, run(tree, head), "one Python process", 0.2
+    )
     broken = [f for f in result.findings(RegressionPolicy()) if f.rule == "regression/broken"]
     assert [f.severity for f in broken] == [Severity.ERROR]
     assert broken[0].path.endswith("samples/events.jsonl")
     relaxed = result.findings(RegressionPolicy(broken="warning"))
     assert {f.severity for f in relaxed if f.rule == "regression/broken"} == {Severity.WARNING}
-    assert not [f for f in result.findings(RegressionPolicy(broken="off")) if f.rule == "regression/broken"]
-    assert [f.severity for f in result.findings(RegressionPolicy(broken="fatal")) if f.rule == "regression/broken"] \
-        == [Severity.ERROR]  # a value the bot does not know keeps the default
+    assert not [
+        f for f in result.findings(RegressionPolicy(broken="off")) if f.rule == "regression/broken"
+    ]
+    assert [
+        f.severity
+        for f in result.findings(RegressionPolicy(broken="fatal"))
+        if f.rule == "regression/broken"
+    ] == [Severity.ERROR]  # a value the bot does not know keeps the default
     text = result.markdown()
     assert "| broken by this change | gcp:composer | facet-schema | gcp_composer_job | 1 |" in text
     # A joiner after "#": the example's event number must not link issue #2 (docs/output-safety.md).
-    assert "`spec/registry/gcp/composer/samples/events.jsonl` #\u200d2 job.facets.gcp_composer_job" in text
+    assert (
+        "`spec/registry/gcp/composer/samples/events.jsonl` #\u200d2 job.facets.gcp_composer_job"
+        in text
+    )
     data = json.loads(json.dumps(result.to_json()))
     assert data["totals"]["broken"] == 1
 
@@ -233,38 +302,67 @@ def test_draft_2020_12_facet_schemas_are_what_we_compile(tree: Path) -> None:
     Draft202012Validator.check_schema(side.schemas[side.by_filename["GcpComposerJobFacet.json"]])
 
 
-def test_the_command_line_reports_a_broken_sample_from_git(corpus: Path, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_line_reports_a_broken_sample_from_git(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from bot.cli import main
     from tests.gitrepo import Repo
 
     repo = Repo.from_folder(make_tree(corpus, tmp_path / "tree"), tmp_path / "repo")
-    repo.edit_json(JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    repo.edit_json(
+        JOB_FACET,
+        lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"),
+    )
     repo.commit("make operator required")
     extra = tmp_path / "more.jsonl"
     shutil.copy(tmp_path / "tree/spec/registry/gcp/composer/samples/events.jsonl", extra)
 
-    code = main(["regress", str(repo.path), "--base", "main", "--head", "pr", "--engine", "python",
-                 "--events", str(extra), "--format", "json"])
+    code = main(
+        [
+            "regress",
+            str(repo.path),
+            "--base",
+            "main",
+            "--head",
+            "pr",
+            "--engine",
+            "python",
+            "--events",
+            str(extra),
+            "--format",
+            "json",
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 1
-    assert report["totals"]["broken"] == 2  # the entry's sample and the same event given with --events
-    assert [f["severity"] for f in report["findings"] if f["rule"] == "regression/broken"] == ["error"]
+    # the entry's sample and the same event given with --events
+    assert report["totals"]["broken"] == 2
+    assert [f["severity"] for f in report["findings"] if f["rule"] == "regression/broken"] == [
+        "error"
+    ]
 
-    assert main(["regress", str(repo.path), "--base", "main", "--head", "main", "--engine", "python"]) == 0
+    assert (
+        main(["regress", str(repo.path), "--base", "main", "--head", "main", "--engine", "python"])
+        == 0
+    )
     assert main(["regress", str(repo.path), "--base", "nope", "--engine", "python"]) == 2
 
 
 def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
     from bot.review.regression.events import EventRecord
 
-    event = json.loads((tree / "spec/registry/gcp/composer/samples/events.jsonl").read_text().splitlines()[0])
+    event = json.loads(
+        (tree / "spec/registry/gcp/composer/samples/events.jsonl").read_text().splitlines()[0]
+    )
     facet = event["job"]["facets"]["gcp_composer_job"]
     facet["_schemaURL"] = "ol:gcp:composer:GcpComposerJobFacet.json"
     del facet["dagId"]  # required: the short URI must lead to the schema that says so
     event["run"]["facets"]["gcp_composer_run"]["_producer"] = "ol:gcp:nobody"
     side = spec(tree, "same")
-    assert side.expand("ol:core:1-0-0/ParentRunFacet.json") == "https://openlineage.io/spec/facets/1-0-0/ParentRunFacet.json"
+    assert (
+        side.expand("ol:core:1-0-0/ParentRunFacet.json")
+        == "https://openlineage.io/spec/facets/1-0-0/ParentRunFacet.json"
+    )
     tally = run_records([EventRecord("e.json", 0, json.dumps(event))], side, side)
     failing = {(r.rule, r.facet) for r in tally.rows}
     assert failing == {("facet-schema", "gcp_composer_job"), ("facet-producer", "gcp_composer_run")}
@@ -272,7 +370,8 @@ def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
 
 
 def test_the_reference_registry_samples_pass_and_object_form_declarations_count() -> None:
-    """The bundled samples break nothing; egeria declares in the proposal's object form, which counts."""
+    """The bundled samples break nothing; egeria declares in the proposal's object form, which
+    counts."""
     from bot.cli.sample import REFERENCE
 
     side = spec(REFERENCE, "head")
@@ -285,37 +384,59 @@ def test_the_reference_registry_samples_pass_and_object_form_declarations_count(
     assert result.findings(RegressionPolicy()) == []
 
 
-def test_fast_paths_give_the_general_path_s_outcomes_on_the_corpus_and_on_mutations(corpus: Path, tree: Path,
-                                                                                     head: Path) -> None:
-    edit_json(head / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("sql"))
-    edit_json(head / BIGQUERY_NAMING, lambda d: d["components"]["dataset"].update(pattern="[a-z]{1,3}"))
+def test_fast_paths_give_the_general_path_s_outcomes_on_the_corpus_and_on_mutations(
+    corpus: Path, tree: Path, head: Path
+) -> None:
+    edit_json(
+        head / JOB_FACET,
+        lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("sql"),
+    )
+    edit_json(
+        head / BIGQUERY_NAMING, lambda d: d["components"]["dataset"].update(pattern="[a-z]{1,3}")
+    )
     (head / RUN_FACET).unlink()
-    records = [*file_records(corpus_event_files(corpus)), *file_records(expand_local([str(tree / "spec/registry")]))]
+    records = [
+        *file_records(corpus_event_files(corpus)),
+        *file_records(expand_local([str(tree / "spec/registry")])),
+    ]
     for base_root, head_root in ((tree, tree), (tree, head), (head, tree)):
         base, other = spec(base_root, "base"), spec(head_root, "head")
         fast = run_records(records, base, other)
         general = run_records(records, base, other, Comparator(base, other, fast=False))
         assert fast.events == general.events == len(records) - sum(fast.skipped.values())
-        assert fast.skipped == general.skipped and sum(fast.skipped.values()) > 0  # registry.json, facet schemas
+        # registry.json, facet schemas
+        assert fast.skipped == general.skipped and sum(fast.skipped.values()) > 0
         assert fast.counts == general.counts and fast.seen == general.seen
         assert fast.rows == general.rows
-        assert fast.unregistered == general.unregistered and fast.unregistered_first == general.unregistered_first
+        assert (
+            fast.unregistered == general.unregistered
+            and fast.unregistered_first == general.unregistered_first
+        )
     assert sum(fast.counts.values()) > 10_000 and len({r.outcome for r in fast.rows}) >= 3
 
 
-def test_the_spark_engine_without_pyspark_is_a_clear_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    """PySpark is the `spark` extra (the web image has none): `regress` says so in one line, exit 2."""
+def test_the_spark_engine_without_pyspark_is_a_clear_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PySpark is the `spark` extra (the web image has none): `regress` says so in one line, exit
+    2."""
     from bot.cli import main
 
-    monkeypatch.setitem(sys.modules, "pyspark", None)  # what an install without the extra looks like to find_spec
+    # what an install without the extra looks like to find_spec
+    monkeypatch.setitem(sys.modules, "pyspark", None)
     assert main(["regress", str(tmp_path), "--base", "main"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "needs PySpark" in err and "[spark]" in err and "--engine python" in err and len(err.splitlines()) == 1
+    assert (
+        "needs PySpark" in err
+        and "[spark]" in err
+        and "--engine python" in err
+        and len(err.splitlines()) == 1
+    )
 
 
 class CountingSnapshot(DirSnapshot):
-    """A folder as a snapshot, remembering every file read (a read costs GitHub requests in the App)."""
+    """A folder as a snapshot, remembering every file read (a read costs GitHub requests in the
+    App)."""
 
     def __init__(self, root: Path) -> None:
         super().__init__(root)
@@ -331,10 +452,14 @@ def test_without_sample_events_the_stage_reads_no_schema_and_starts_no_spark(cor
     started: list[str] = []
     stage = review_stage(session_factory=lambda master: started.append(master))  # type: ignore[arg-type, func-returns-value]
 
-    no_discovery = Config(regression=RegressionPolicy(discover=()))  # the corpus's integration events are not read
+    # the corpus's integration events are not read
+    no_discovery = Config(regression=RegressionPolicy(discover=()))
     section, findings = stage(base, head, None, no_discovery)
 
-    assert section is not None and section.data == {"events": 0} and findings == [] and started == []
-    assert base.reads == head.reads == []  # neither side's schemas: nothing would be validated against them
+    assert (
+        section is not None and section.data == {"events": 0} and findings == [] and started == []
+    )
+    # neither side's schemas: nothing would be validated against them
+    assert base.reads == head.reads == []
     SideSpec.build(base, Config(), "base")  # what the stage used to do first
     assert len(base.reads) > 40  # (the counter sees reads: every schema of the side)

@@ -1,4 +1,5 @@
-"""The regression on a real local SparkSession: same answers as one process, mutations, the warm review stage."""
+"""The regression on a real local SparkSession: same answers as one process, mutations, the warm
+review stage."""
 
 from __future__ import annotations
 
@@ -26,14 +27,18 @@ pytestmark = pytest.mark.spark
 
 
 def assert_same_rows(actual, expected) -> None:  # type: ignore[no-untyped-def]
-    """DataFrame equality ignoring row order (duplicates count). ``pyspark.testing.assertDataFrameEqual``
-    imports pyspark.pandas, which does not load with pandas 3, hence Spark's own ``exceptAll``."""
+    """DataFrame equality ignoring row order (duplicates count).
+    ``pyspark.testing.assertDataFrameEqual`` imports pyspark.pandas, which does not load with pandas
+    3, hence Spark's own ``exceptAll``."""
     assert actual.schema.simpleString() == expected.schema.simpleString()
     missing, extra = expected.exceptAll(actual).collect(), actual.exceptAll(expected).collect()
     assert (missing, extra) == ([], [])
 
-ROW_COLUMNS = "producer string, rule string, facet string, schema string, subject string, outcome string, " \
-              "base string, head string, file string, idx long"
+
+ROW_COLUMNS = (
+    "producer string, rule string, facet string, schema string, subject string, outcome string, "
+    "base string, head string, file string, idx long"
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,45 +47,88 @@ def trees(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> tuple[Path,
     base = make_tree(corpus, root / "base", wrong_key=True)
     head = root / "head"
     shutil.copytree(base, head)
-    edit_json(head / JOB_FACET, lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"))
+    edit_json(
+        head / JOB_FACET,
+        lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"),
+    )
     return base, head
 
 
-def test_spark_and_one_process_give_the_same_outcomes(spark, corpus: Path, trees: tuple[Path, Path],  # type: ignore[no-untyped-def]
-                                                      tmp_path: Path) -> None:
+def test_spark_and_one_process_give_the_same_outcomes(
+    spark,
+    corpus: Path,
+    trees: tuple[Path, Path],  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
     base_root, head_root = trees
     base, head = spec(base_root, "base"), spec(head_root, "head")
     files = corpus_event_files(corpus)
-    samples = list(sample_records(DirSnapshot(head_root), Registry(DirSnapshot(head_root), Config())))
+    samples = list(
+        sample_records(DirSnapshot(head_root), Registry(DirSnapshot(head_root), Config()))
+    )
     lines = tmp_path / "events.jsonl"  # read by Spark line by line, numbered within the file
     shutil.copy(head_root / "spec/registry/gcp/composer/samples/events.jsonl", lines)
-    whole = [p for p in files if "/dbt/" in p or "/proxy/" in p]  # read by Spark whole (arrays and objects)
-    whole += [str(EXPECTED / "hive_dataproc_config.json"), str(EXPECTED / "dbt_maintainers.json")]  # not events
+    # read by Spark whole (arrays and objects)
+    whole = [p for p in files if "/dbt/" in p or "/proxy/" in p]
+    # not events
+    whole += [str(EXPECTED / "hive_dataproc_config.json"), str(EXPECTED / "dbt_maintainers.json")]
     rest = [p for p in files if p not in whole]
 
     parquet = tmp_path / "outcomes.parquet"
-    result = run_spark(spark, base, head, [*samples, *file_records(rest)], [*whole, str(lines)],
-                       parquet=str(parquet), partitions=2)
-    local = run_records([*samples, *file_records(rest), *file_records(whole), *file_records([str(lines)])],
-                        base, head)
+    result = run_spark(
+        spark,
+        base,
+        head,
+        [*samples, *file_records(rest)],
+        [*whole, str(lines)],
+        parquet=str(parquet),
+        partitions=2,
+    )
+    local = run_records(
+        [*samples, *file_records(rest), *file_records(whole), *file_records([str(lines)])],
+        base,
+        head,
+    )
 
     assert result.events == local.events
     assert result.counts == dict(local.counts)
     notes = RegressionResult.from_tally(base, head, local, "one Python process", 0.0)
-    assert result.skipped == notes.skipped and {Path(f).name: n for f, n in result.skipped.items()} == {
-        "hive_dataproc_config.json": 1, "dbt_maintainers.json": 2}
-    assert result.unregistered == notes.unregistered and result.unregistered  # one notice per producer
-    assert result.incomplete == notes.incomplete and result.incomplete  # event templates, counted per file once
+    assert result.skipped == notes.skipped and {
+        Path(f).name: n for f, n in result.skipped.items()
+    } == {"hive_dataproc_config.json": 1, "dbt_maintainers.json": 2}
+    # one notice per producer
+    assert result.unregistered == notes.unregistered and result.unregistered
+    # event templates, counted per file once
+    assert result.incomplete == notes.incomplete and result.incomplete
     actual = spark.read.parquet(str(parquet)).select(
-        "producer", "rule", "facet", "schema", "subject", "outcome", "base", "head", "file", "idx")
-    actual = actual.withColumn("file", F.regexp_replace("file", "^file:", ""))  # Spark names the files it reads
-    expected_rows = [(r.producer, r.rule, r.facet, r.schema, r.subject, r.outcome, r.base, r.head, r.file, r.index)
-                     for r in local.rows]
+        "producer", "rule", "facet", "schema", "subject", "outcome", "base", "head", "file", "idx"
+    )
+    # Spark names the files it reads
+    actual = actual.withColumn("file", F.regexp_replace("file", "^file:", ""))
+    expected_rows = [
+        (
+            r.producer,
+            r.rule,
+            r.facet,
+            r.schema,
+            r.subject,
+            r.outcome,
+            r.base,
+            r.head,
+            r.file,
+            r.index,
+        )
+        for r in local.rows
+    ]
     assert_same_rows(actual, spark.createDataFrame(expected_rows, ROW_COLUMNS))
-    broken = {(Path(r.file).name, r.index, r.subject) for r in
-              [x for rows in result.examples.values() for x in rows] if r.outcome == BROKEN}
+    broken = {
+        (Path(r.file).name, r.index, r.subject)
+        for r in [x for rows in result.examples.values() for x in rows]
+        if r.outcome == BROKEN
+    }
     assert broken == {("events.jsonl", 2, "job.facets.gcp_composer_job")}
-    assert result.total(BROKEN) == 2  # the sample, and the same event read by Spark from the JSON-lines file
+    # the sample, and the same event read by Spark from the JSON-lines file
+    assert result.total(BROKEN) == 2
 
 
 def test_the_review_stage_reuses_one_warm_session(spark, trees: tuple[Path, Path]) -> None:  # type: ignore[no-untyped-def]
@@ -101,7 +149,9 @@ def test_the_review_stage_reuses_one_warm_session(spark, trees: tuple[Path, Path
     assert "| broken by this change |" in first.markdown
 
 
-def test_the_review_stage_is_neutral_when_the_budget_runs_out(spark, trees: tuple[Path, Path]) -> None:  # type: ignore[no-untyped-def]
+def test_the_review_stage_is_neutral_when_the_budget_runs_out(
+    spark, trees: tuple[Path, Path]
+) -> None:  # type: ignore[no-untyped-def]
     base_root, head_root = trees
     config = Config()
     config = replace(config, regression=replace(config.regression, time_budget_seconds=0.0))

@@ -1,5 +1,6 @@
-"""Event templates (events missing required event fields, as integration test suites keep them) given to the
-regression as an event location: reported once as not complete events, never counted as failing events."""
+"""Event templates (events missing required event fields, as integration test suites keep them)
+given to the regression as an event location: reported once as not complete events, never counted as
+failing events."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ def side(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> SideSpec:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory, corpus: Path, side: SideSpec) -> Path:
-    """The corpus's files of complete events without placeholders, each beside its template twin (the same events
-    without eventTime and producer)."""
+    """The corpus's files of complete events without placeholders, each beside its template twin
+    (the same events without eventTime and producer)."""
     root = tmp_path_factory.mktemp("folder")
     for path in corpus_event_files(corpus):
         records = list(file_records([path]))
@@ -53,11 +54,14 @@ def folder(tmp_path_factory: pytest.TempPathFactory, corpus: Path, side: SideSpe
 
 
 def _still_failing(tally: compare.Tally) -> int:
-    return sum(n for (_, _, _, outcome), n in tally.settle().counts.items() if outcome == STILL_FAILING)
+    return sum(
+        n for (_, _, _, outcome), n in tally.settle().counts.items() if outcome == STILL_FAILING
+    )
 
 
-def test_templates_are_reported_once_and_not_counted_as_failing(folder: Path, side: SideSpec,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_templates_are_reported_once_and_not_counted_as_failing(
+    folder: Path, side: SideSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
     files = sorted(str(p) for p in folder.iterdir())
     templates = [p for p in files if Path(p).name.startswith("template_")]
     assert len(templates) >= 10
@@ -66,36 +70,50 @@ def test_templates_are_reported_once_and_not_counted_as_failing(folder: Path, si
     tally = run_records(file_records(files), side, side)
     result = RegressionResult.from_tally(side, side, tally, "one Python process", 0.0)
     assert result.incomplete == {p: sum(1 for _ in file_records([p])) for p in templates}
-    [notice] = [f for f in result.findings(RegressionPolicy()) if f.rule == "regression/incomplete-event"]
-    assert notice.message.startswith(f"not a complete event: {events_in_templates} event template(s) in "
-                                     f"{len(templates)} file(s)")
+    [notice] = [
+        f for f in result.findings(RegressionPolicy()) if f.rule == "regression/incomplete-event"
+    ]
+    assert notice.message.startswith(
+        f"not a complete event: {events_in_templates} event template(s) in {len(templates)} file(s)"
+    )
     assert "Not complete events" in result.markdown()
-    # the real events keep their verdicts; a template is never a failing event (its facets: at most its twin's)
+    # the real events keep their verdicts; a template is never a failing event (its facets: at most
+    # its twin's)
     alone = run_records(file_records([p for p in files if p not in templates]), side, side)
-    assert sorted(map(_row, alone.rows)) == sorted(_row(r) for r in tally.rows if r.file not in templates)
+    assert sorted(map(_row, alone.rows)) == sorted(
+        _row(r) for r in tally.rows if r.file not in templates
+    )
     assert not [r for r in tally.rows if r.file in templates and r.rule == "event-schema"]
-    twins = {(Path(r.file).name.removeprefix("template_"), r.index, r.rule, r.subject) for r in tally.rows
-             if r.file in templates}
+    twins = {
+        (Path(r.file).name.removeprefix("template_"), r.index, r.rule, r.subject)
+        for r in tally.rows
+        if r.file in templates
+    }
     assert twins <= {(Path(r.file).name, r.index, r.rule, r.subject) for r in alone.rows}
 
-    monkeypatch.setattr(compare, "template", lambda event, record: False)  # judged as the events they are not
+    # judged as the events they are not
+    monkeypatch.setattr(compare, "template", lambda event, record: False)
     before = run_records(file_records(files), side, side)
-    # each template was one failing event (still failing, or unknown where its schemaURL names no schema here)
+    # each template was one failing event (still failing, or unknown where its schemaURL names no
+    # schema here)
     failing = [r for r in before.rows if r.rule == "event-schema"]
     now = [r for r in tally.rows if r.rule == "event-schema"]
     assert len(failing) - len(now) == events_in_templates
     assert {(r.file, r.index) for r in failing} - {(r.file, r.index) for r in now} == {
-        (r.file, r.index) for r in file_records(templates)}
-    assert _still_failing(before) - _still_failing(tally) >= sum(r.outcome == STILL_FAILING for r in failing) - len(
-        [r for r in now if r.outcome == STILL_FAILING])
+        (r.file, r.index) for r in file_records(templates)
+    }
+    assert _still_failing(before) - _still_failing(tally) >= sum(
+        r.outcome == STILL_FAILING for r in failing
+    ) - len([r for r in now if r.outcome == STILL_FAILING])
 
 
 def _row(r: compare.Row) -> tuple[str, int, str, str, str]:
     return r.file, r.index, r.rule, r.subject, r.outcome
 
 
-def test_real_events_keep_their_verdicts_on_the_corpus(corpus: Path, side: SideSpec,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_real_events_keep_their_verdicts_on_the_corpus(
+    corpus: Path, side: SideSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The rows of every complete event are the same whether templates are recognised or not."""
     records = list(file_records(corpus_event_files(corpus)))
     complete = {(r.file, r.index) for r in records if _complete(r.text)}
@@ -104,14 +122,24 @@ def test_real_events_keep_their_verdicts_on_the_corpus(corpus: Path, side: SideS
     before = run_records(records, side, side)
 
     def rows(t: compare.Tally) -> list[tuple[str, int, str, str, str]]:
-        return sorted((r.file, r.index, r.rule, r.subject, r.outcome) for r in t.rows if (r.file, r.index) in complete)
+        return sorted(
+            (r.file, r.index, r.rule, r.subject, r.outcome)
+            for r in t.rows
+            if (r.file, r.index) in complete
+        )
 
     assert rows(tally) == rows(before) and rows(tally)
-    assert sum(tally.incomplete.values()) == len(records) - len(complete) - sum(tally.skipped.values())
+    assert sum(tally.incomplete.values()) == len(records) - len(complete) - sum(
+        tally.skipped.values()
+    )
     # every template row that disappears is its event schema or a key a partial event may leave out
-    gone = {(r.file, r.index, r.rule) for r in before.rows} - {(r.file, r.index, r.rule) for r in tally.rows}
+    gone = {(r.file, r.index, r.rule) for r in before.rows} - {
+        (r.file, r.index, r.rule) for r in tally.rows
+    }
     assert {rule for _, _, rule in gone} <= {"event-schema", "facet-schema", "facet-producer"}
-    assert not [r for r in tally.rows if r.rule == "event-schema" and (r.file, r.index) not in complete]
+    assert not [
+        r for r in tally.rows if r.rule == "event-schema" and (r.file, r.index) not in complete
+    ]
 
 
 def _complete(text: str) -> bool:
@@ -119,4 +147,7 @@ def _complete(text: str) -> bool:
         event = parse_event(text)
     except EventError:
         return False
-    return all(name in event for name in EVENT_FIELDS) and compare.document_kind(event) in compare.EVENT_KINDS
+    return (
+        all(name in event for name in EVENT_FIELDS)
+        and compare.document_kind(event) in compare.EVENT_KINDS
+    )

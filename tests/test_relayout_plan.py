@@ -1,5 +1,6 @@
-"""``scripts/relayout.py`` (the layer layout, run once on the merged main) places every module of ``bot/``:
-a module it does not know would stay outside the layers, where the contract cannot see it."""
+"""``scripts/relayout.py`` (the layer layout, run once on the merged main) places every module of
+``bot/``: a module it does not know would stay outside the layers, where the contract cannot see
+it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
-# the package, ``python -m bot``, and the console script (it imports nothing before it handles Ctrl-C)
+# the package, ``python -m bot``, and the console script (it imports nothing before it handles
+# Ctrl-C)
 OUTSIDE_LAYERS = ("bot", "bot.__main__", "bot.entry")
 
 
@@ -33,8 +35,11 @@ def modules() -> list[str]:
 def test_every_module_has_a_layer() -> None:
     script = relayout()
     layers = tuple(f"bot.{layer}" for layer in script.LAYERS)
-    unplaced = [m for m in modules() if m not in OUTSIDE_LAYERS and m != "bot.app"
-                and not script.new_name(m).startswith(layers)]
+    unplaced = [
+        m
+        for m in modules()
+        if m not in OUTSIDE_LAYERS and m != "bot.app" and not script.new_name(m).startswith(layers)
+    ]
     assert unplaced == []
 
 
@@ -47,11 +52,14 @@ def test_the_plan_moves_only_what_exists_and_collides_nowhere() -> None:
 
 
 def test_paths_of_moved_modules_are_rewritten_and_rule_ids_are_not() -> None:
-    """A rule id such as ``bot/incomplete-review`` starts like the path of the module ``bot.incomplete`` (before
-    the layout): a user's configuration names it, so the layout must not rename it. (The old paths are
-    joined at run time, or the layout would have rewritten this test's own text.)"""
+    """A rule id such as ``bot/incomplete-review`` starts like the path of the module
+    ``bot.incomplete`` (before the layout): a user's configuration names it, so the layout must not
+    rename it. (The old paths are joined at run time, or the layout would have rewritten this test's
+    own text.)"""
     script = relayout()
     module, package = "/".join(("bot", "incomplete.py")), "/".join(("bot", "regression", ""))
     text = f"see {module} and {package}; rules bot/incomplete-review, bot/regression-did-not-finish"
-    assert script.rewrite_slashed(text) == ("see bot/core/incomplete.py and bot/review/regression/; rules "
-                                            "bot/incomplete-review, bot/regression-did-not-finish")
+    assert script.rewrite_slashed(text) == (
+        "see bot/core/incomplete.py and bot/review/regression/; rules "
+        "bot/incomplete-review, bot/regression-did-not-finish"
+    )

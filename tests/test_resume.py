@@ -1,8 +1,9 @@
 """A job that resumes a check run an interrupted attempt started (another worker died mid-review).
 
-Findings (issue 21): a resumed run was set back to "in progress" even when the dead attempt had already
-concluded it (the same run got two concluding updates), and a resumed multi-batch run re-sent its
-annotations, which GitHub appends (duplicates). A worker whose lease was taken over wrote on.
+Findings (issue 21): a resumed run was set back to "in progress" even when the dead attempt had
+already concluded it (the same run got two concluding updates), and a resumed multi-batch run
+re-sent its annotations, which GitHub appends (duplicates). A worker whose lease was taken over
+wrote on.
 """
 
 from __future__ import annotations
@@ -34,28 +35,39 @@ def annotations_of_a_full_review(tmp_path: Path, pr_repo: Repo) -> list[dict[str
 
 
 def test_a_run_the_dead_attempt_concluded_is_not_reopened_nor_concluded_again(
-        pr_repo: Repo) -> None:
+    pr_repo: Repo,
+) -> None:
     gh, pr = load(pr_repo)
     run_id = gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id="d-1")
     gh.update_check_run(pr.repo, run_id, conclusion="failure", output=CheckRunOutput("t", "s"))
     gh.writes.clear()
 
-    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, run_id)) == "failure"
+    assert (
+        review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, run_id))
+        == "failure"
+    )
 
-    assert "update_check_run" not in gh.methods_written() and "create_check_run" not in \
-        gh.methods_written()
-    assert {"create_review", "create_issue_comment"} <= set(gh.methods_written())  # the rest is published
+    assert (
+        "update_check_run" not in gh.methods_written()
+        and "create_check_run" not in gh.methods_written()
+    )
+    # the rest is published
+    assert {"create_review", "create_issue_comment"} <= set(gh.methods_written())
 
 
 def test_a_resumed_run_gets_only_the_annotations_not_yet_sent(
-        tmp_path: Path, pr_repo: Repo) -> None:
+    tmp_path: Path, pr_repo: Repo
+) -> None:
     expected = annotations_of_a_full_review(tmp_path, pr_repo)
     assert expected  # the fake check finds the missing facet file
     gh, pr = load(pr_repo)
     run_id = gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id="d-1")
-    gh.update_check_run(pr.repo, run_id, output=CheckRunOutput("t", "s", annotations=(Annotation(**expected[0]),)))  # type: ignore[arg-type]
+    gh.update_check_run(
+        pr.repo, run_id, output=CheckRunOutput("t", "s", annotations=(Annotation(**expected[0]),))
+    )  # type: ignore[arg-type]
 
-    review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, 0))  # adopted by external_id
+    # adopted by external_id
+    review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, 0))
 
     [run] = gh.check_runs
     assert run.annotations == expected  # the first one once, then the rest
@@ -68,7 +80,8 @@ def test_a_worker_that_lost_its_lease_writes_nothing(tmp_path: Path, pr_repo: Re
     queue = JobQueue(make_huey(str(tmp_path / "q.sqlite3")), lease_ttl=30)
     try:
         with queue.pr_lock(pr.repo + "#7") as fence:
-            stale = Fence(fence.store, fence.key, "another-host:dead", fence.token - 1, 30)  # an older holder
+            # an older holder
+            stale = Fence(fence.store, fence.key, "another-host:dead", fence.token - 1, 30)
             with pytest.raises(LeaseLost):
                 review_pull_request(FencedGitHub(gh, stale), pr, "d-1", checks=FAKE_CHECKS)
             assert gh.writes == []  # not even the check run

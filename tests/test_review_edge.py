@@ -1,5 +1,6 @@
 """Where a review's view of a change ends (issue 28): the whole-tree diff past GitHub's listing
-(``bot/github/tree_diff.py``), and the git door marking what it cannot read (``bot/review/checks/edge.py``)."""
+(``bot/github/tree_diff.py``), and the git door marking what it cannot read
+(``bot/review/checks/edge.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from tests.conftest import ROOT
 from tests.gitrepo import Repo, git
 
 
-def tree(files: dict[str, bytes], skipped: dict[str, tuple[str, str]] | None = None, cut: str = "") -> TreeSnapshot:
+def tree(
+    files: dict[str, bytes], skipped: dict[str, tuple[str, str]] | None = None, cut: str = ""
+) -> TreeSnapshot:
     out = TreeFiles()
     out.update(files)
     for path, (why, object_id) in (skipped or {}).items():
@@ -25,29 +28,53 @@ def tree(files: dict[str, bytes], skipped: dict[str, tuple[str, str]] | None = N
 
 
 BASE = {"spec/registry/x/registry.json": b"{}", "client/a.py": b"a", "old.txt": b"moved"}
-HEAD = {"spec/registry/x/registry.json": b"{ }", "client/a.py": b"a", "new.txt": b"moved",
-        ".github/workflows/pwn.yml": b"on: pull_request_target"}
+HEAD = {
+    "spec/registry/x/registry.json": b"{ }",
+    "client/a.py": b"a",
+    "new.txt": b"moved",
+    ".github/workflows/pwn.yml": b"on: pull_request_target",
+}
 
 
-def test_every_changed_path_of_the_whole_tree_is_in_the_change_and_unreadable_ones_are_marked() -> None:
-    base = tree(BASE, {"spec/registry/x/link": ("a symlink", "s1"), "spec/registry/x/same": ("a symlink", "s0")})
-    head = tree(HEAD, {"spec/registry/x/link": ("a symlink", "s2"), "spec/registry/x/same": ("a symlink", "s0"),
-                       "spec/registry/x/sub": ("a submodule", "c1")})
+def test_every_changed_path_of_the_whole_tree_is_in_the_change_and_unreadable_ones_are_marked() -> (
+    None
+):
+    base = tree(
+        BASE,
+        {"spec/registry/x/link": ("a symlink", "s1"), "spec/registry/x/same": ("a symlink", "s0")},
+    )
+    head = tree(
+        HEAD,
+        {
+            "spec/registry/x/link": ("a symlink", "s2"),
+            "spec/registry/x/same": ("a symlink", "s0"),
+            "spec/registry/x/sub": ("a submodule", "c1"),
+        },
+    )
     changes = tree_changes(base, head)
     by_path = {f.path: f for f in changes.files}
-    assert set(by_path) == {"spec/registry/x/registry.json", "new.txt", ".github/workflows/pwn.yml",
-                            "spec/registry/x/link", "spec/registry/x/sub"}
+    assert set(by_path) == {
+        "spec/registry/x/registry.json",
+        "new.txt",
+        ".github/workflows/pwn.yml",
+        "spec/registry/x/link",
+        "spec/registry/x/sub",
+    }
     assert by_path["new.txt"].status is Status.RENAMED and by_path["new.txt"].old_path == "old.txt"
-    assert by_path["spec/registry/x/link"].unread == "a symlink"  # its target changed: the object id did
+    # its target changed: the object id did
+    assert by_path["spec/registry/x/link"].unread == "a symlink"
     assert by_path["spec/registry/x/sub"].unread == "a submodule"
     assert not by_path[".github/workflows/pwn.yml"].unread
     assert not changes.truncated and not changes.complete
 
 
 def test_a_tree_listing_cut_short_is_a_truncated_change_without_phantom_deletions() -> None:
-    head = tree({"spec/registry/x/registry.json": b"{ }"}, cut="GitHub's listing stops at 100,000 entries")
+    head = tree(
+        {"spec/registry/x/registry.json": b"{ }"}, cut="GitHub's listing stops at 100,000 entries"
+    )
     changes = tree_changes(tree(BASE), head)
-    assert [f.path for f in changes.files] == ["spec/registry/x/registry.json"]  # the rest lies past the cut
+    # the rest lies past the cut
+    assert [f.path for f in changes.files] == ["spec/registry/x/registry.json"]
     assert changes.truncated and "100,000" in changes.cut and not changes.complete
 
 
@@ -56,11 +83,24 @@ def test_the_git_door_reports_a_symlink_and_a_submodule_in_an_entry(tmp_path: Pa
     git(repo.path, "checkout", "-q", "-b", "pr")
     (repo.path / "spec/registry/marquez/link.json").symlink_to("../../../../etc/passwd")
     git(repo.path, "add", "-A")
-    git(repo.path, "update-index", "--add", "--cacheinfo", f"160000,{git(repo.path, 'rev-parse', 'main')},"
-        "spec/registry/marquez/sub")
+    git(
+        repo.path,
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        f"160000,{git(repo.path, 'rev-parse', 'main')},spec/registry/marquez/sub",
+    )
     git(repo.path, "commit", "-q", "-m", "not files")
-    assert main(["check", str(repo.path), "--base", "main", "--head", "pr", "--format", "json"]) == 1
-    unread = {f["path"]: f["message"] for f in json.loads(capsys.readouterr().out)["findings"]
-              if f["rule"] == "bot/unread-path"}
+    assert (
+        main(["check", str(repo.path), "--base", "main", "--head", "pr", "--format", "json"]) == 1
+    )
+    unread = {
+        f["path"]: f["message"]
+        for f in json.loads(capsys.readouterr().out)["findings"]
+        if f["rule"] == "bot/unread-path"
+    }
     assert set(unread) == {"spec/registry/marquez/link.json", "spec/registry/marquez/sub"}
-    assert "symlink" in unread["spec/registry/marquez/link.json"] and "submodule" in unread["spec/registry/marquez/sub"]
+    assert (
+        "symlink" in unread["spec/registry/marquez/link.json"]
+        and "submodule" in unread["spec/registry/marquez/sub"]
+    )

@@ -1,6 +1,7 @@
-"""Issue 32's rules on real commits: samples that contradict their entry (in every file shape, on their line),
-case twins named by the existing key, over-bumps read as strict SchemaVer, naming files that contradict
-themselves (alternatives and literal words of the templates are no contradiction)."""
+"""Issue 32's rules on real commits: samples that contradict their entry (in every file shape, on
+their line), case twins named by the existing key, over-bumps read as strict SchemaVer, naming files
+that contradict themselves (alternatives and literal words of the templates are no
+contradiction)."""
 
 from __future__ import annotations
 
@@ -37,50 +38,79 @@ def declared(history_clone: Path, newest: str) -> m.Declared:
     return found
 
 
-# --- samples ---------------------------------------------------------------------------------------
+# --- samples --------------------------------------------------------------------------------------
 
-def test_a_wrong_key_in_an_array_of_samples_is_on_its_line(history_clone: Path, newest: str,
-                                                           declared: m.Declared) -> None:
+
+def test_a_wrong_key_in_an_array_of_samples_is_on_its_line(
+    history_clone: Path, newest: str, declared: m.Declared
+) -> None:
     good = json.loads(declared.event())
     bad = json.loads(declared.event(key=declared.key.upper()))
     text = json.dumps([good, bad], indent=2) + "\n"
     report = review_pr(history_clone, plant(history_clone, newest, {declared.path: text.encode()}))
     [finding] = new(report, "samples/undeclared-facet")
-    assert finding.pointer.startswith("/1/") and finding.pointer.endswith(f"/{declared.key.upper()}")
+    assert finding.pointer.startswith("/1/") and finding.pointer.endswith(
+        f"/{declared.key.upper()}"
+    )
     assert text.splitlines()[finding.line - 1].strip().startswith(f'"{declared.key.upper()}"')
-    assert finding.hint == f"Correct the key to {declared.key!r} ({declared.schema_id.rsplit('/', 1)[-1]})."
+    assert (
+        finding.hint
+        == f"Correct the key to {declared.key!r} ({declared.schema_id.rsplit('/', 1)[-1]})."
+    )
     assert report.verdict is Verdict.FAILURE
 
 
-def test_json_lines_samples_are_read_line_by_line(history_clone: Path, newest: str, declared: m.Declared) -> None:
+def test_json_lines_samples_are_read_line_by_line(
+    history_clone: Path, newest: str, declared: m.Declared
+) -> None:
     good = json.dumps(json.loads(declared.event()))
     bad = json.dumps(json.loads(declared.event(key=declared.key + "_planted")))
     path = declared.path.replace(".json", ".jsonl")
-    report = review_pr(history_clone, plant(history_clone, newest, {path: f"{good}\n\n{bad}\n{{oops\n".encode()}))
-    assert [(f.rule, f.line) for f in report.findings if f.path == path and f.state is State.NEW] == [
-        ("samples/undeclared-facet", 3), ("samples/unreadable", 4)]
+    report = review_pr(
+        history_clone, plant(history_clone, newest, {path: f"{good}\n\n{bad}\n{{oops\n".encode()})
+    )
+    assert [
+        (f.rule, f.line) for f in report.findings if f.path == path and f.state is State.NEW
+    ] == [("samples/undeclared-facet", 3), ("samples/unreadable", 4)]
 
 
-def test_the_command_line_blocks_the_sample_as_the_app_does(history_clone: Path, newest: str, declared: m.Declared,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    head = plant(history_clone, newest, {declared.path: declared.event(key=declared.key + "_planted")})
-    code = main(["check", str(history_clone), "--base", f"{head}^", "--head", head, "--format", "json"])
-    [finding] = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["rule"] == "samples/undeclared-facet"]
+def test_the_command_line_blocks_the_sample_as_the_app_does(
+    history_clone: Path, newest: str, declared: m.Declared, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = plant(
+        history_clone, newest, {declared.path: declared.event(key=declared.key + "_planted")}
+    )
+    code = main(
+        ["check", str(history_clone), "--base", f"{head}^", "--head", head, "--format", "json"]
+    )
+    [finding] = [
+        f
+        for f in json.loads(capsys.readouterr().out)["findings"]
+        if f["rule"] == "samples/undeclared-facet"
+    ]
     assert code == 1 and finding["path"] == declared.path and finding["severity"] == "error"
 
 
-def test_core_keys_and_another_entrys_declared_key(history_clone: Path, newest: str, declared: m.Declared) -> None:
-    """A core facet's key needs no declaration; a key another entry's schema defines says what to declare."""
+def test_core_keys_and_another_entrys_declared_key(
+    history_clone: Path, newest: str, declared: m.Declared
+) -> None:
+    """A core facet's key needs no declaration; a key another entry's schema defines says what to
+    declare."""
     registry = m._registry(history_clone, newest)
-    other = next(f for e in sorted(registry.entries.values(), key=lambda e: e.name) if not e.is_core
-                 and not declared.path.startswith(e.folder + "/") for s in e.schemas for f in s.facets
-                 if f.container in m.PLACES)
+    other = next(
+        f
+        for e in sorted(registry.entries.values(), key=lambda e: e.name)
+        if not e.is_core and not declared.path.startswith(e.folder + "/")
+        for s in e.schemas
+        for f in s.facets
+        if f.container in m.PLACES
+    )
     facet = {"_producer": declared.producer, "_schemaURL": "https://example.com/schemas/x.json"}
     event = m._sample_event(other.container or "", other.key, facet, declared.producer)
     event["run"]["facets"]["nominalTime"] = {**facet, "nominalStartTime": "2025-07-01T10:00:00Z"}
     report = review_pr(history_clone, plant(history_clone, newest, {declared.path: dump(event)}))
     [finding] = new(report, "samples/undeclared-facet")
-    assert repr(other.key) in finding.message and "Declare it: add \"ol:" in finding.hint
+    assert repr(other.key) in finding.message and 'Declare it: add "ol:' in finding.hint
 
 
 def _later(repo: Path, parent: str, edits: dict[str, bytes]) -> str:
@@ -90,16 +120,22 @@ def _later(repo: Path, parent: str, edits: dict[str, bytes]) -> str:
 
 
 def test_a_wrong_sample_stays_pre_existing_and_a_withdrawn_declaration_is_new(
-        history_clone: Path, newest: str, declared: m.Declared) -> None:
+    history_clone: Path, newest: str, declared: m.Declared
+) -> None:
     with_bad = plant(history_clone, newest, {declared.path: declared.event(key="plantedKey")})
     assert new(review_pr(history_clone, with_bad), "samples/undeclared-facet")
     entry_json = declared.path.split("/samples/")[0] + "/registry.json"
     text = (read(history_clone, with_bad, entry_json) or b"").decode()
-    # a later change to the same entry that leaves the sample alone: its finding is pre-existing, not blocking
-    report = review_pr(history_clone, _later(history_clone, with_bad, {entry_json: (text.rstrip() + "\n\n").encode()}))
+    # a later change to the same entry that leaves the sample alone: its finding is pre-existing,
+    # not blocking
+    report = review_pr(
+        history_clone,
+        _later(history_clone, with_bad, {entry_json: (text.rstrip() + "\n\n").encode()}),
+    )
     [finding] = [f for f in report.findings if f.rule == "samples/undeclared-facet"]
     assert finding.state is State.UNCHANGED and not report.is_blocking(finding)
-    # a change withdrawing the declaration a good sample relies on contradicts that sample: new, blocking
+    # a change withdrawing the declaration a good sample relies on contradicts that sample: new,
+    # blocking
     with_good = plant(history_clone, newest, {declared.path: declared.event()})
     value = json.loads(text)
     value["producer"]["produced_facets"] = []
@@ -107,35 +143,47 @@ def test_a_wrong_sample_stays_pre_existing_and_a_withdrawn_declaration_is_new(
     assert [f.path for f in new(report, "samples/undeclared-facet")] == [declared.path]
 
 
-# --- keys ------------------------------------------------------------------------------------------
+# --- keys -----------------------------------------------------------------------------------------
 
-def test_a_case_twin_names_the_existing_key_and_only_the_new_file(history_clone: Path, newest: str) -> None:
+
+def test_a_case_twin_names_the_existing_key_and_only_the_new_file(
+    history_clone: Path, newest: str
+) -> None:
     defect, _ = m.case_twin(history_clone, newest) or ({}, {})
     report = review_pr(history_clone, plant(history_clone, newest, defect))
     findings = new(report, "keys/case-twin")
-    assert findings and all(f.path.endswith("/PlantedColumnLineageDatasetFacet.json") or "Planted" in f.path
-                            for f in findings)
+    assert findings and all(
+        f.path.endswith("/PlantedColumnLineageDatasetFacet.json") or "Planted" in f.path
+        for f in findings
+    )
     assert [f.severity for f in findings] == [Severity.ERROR]
     assert "differs only in case from the existing facet key" in findings[0].message
 
 
-# --- over-bumps ------------------------------------------------------------------------------------
+# --- over-bumps -----------------------------------------------------------------------------------
+
 
 def test_strict_schemaver_bumps_are_not_over_bumps(history_clone: Path, newest: str) -> None:
-    """An optional field added to an open object: ADDITION by the default policy, REVISION by strict SchemaVer;
-    a REVISION bump is no over-bump, a MODEL bump is one that names REVISION."""
+    """An optional field added to an open object: ADDITION by the default policy, REVISION by strict
+    SchemaVer; a REVISION bump is no over-bump, a MODEL bump is one that names REVISION."""
     t = m.targets(history_clone, newest)[0]
     added = m.add_field(t.schema_text, t.defs_name)
     assert added is not None
     major, revision, _ = t.version
-    strict = review_pr(history_clone, plant(history_clone, newest, m.new_version(t, added, (major, revision + 1, 0))))
+    strict = review_pr(
+        history_clone,
+        plant(history_clone, newest, m.new_version(t, added, (major, revision + 1, 0))),
+    )
     assert not new(strict, "versions/over-bump") and strict.verdict is Verdict.SUCCESS
-    over = review_pr(history_clone, plant(history_clone, newest, m.new_version(t, added, (major + 1, 0, 0))))
+    over = review_pr(
+        history_clone, plant(history_clone, newest, m.new_version(t, added, (major + 1, 0, 0)))
+    )
     [finding] = new(over, "versions/over-bump")
     assert "needs only REVISION" in finding.message and finding.severity is Severity.NOTICE
 
 
-# --- naming files ----------------------------------------------------------------------------------
+# --- naming files ---------------------------------------------------------------------------------
+
 
 def test_the_bundled_naming_files_agree_with_themselves() -> None:
     files = read_folder(DirSnapshot(bundled_folder()), "")

@@ -1,7 +1,9 @@
-"""Every rule of the entry, uris, facets, lint, examples and versions families: a failing and a passing case.
+"""Every rule of the entry, uris, facets, lint, examples and versions families: a failing and a
+passing case.
 
-Each case is a pull request on a real git repository built from the real OpenLineage corpus: the base is
-the corpus as it is; the head adds the valid participant of ``registry_cases`` and then breaks one thing.
+Each case is a pull request on a real git repository built from the real OpenLineage corpus: the
+base is the corpus as it is; the head adds the valid participant of ``registry_cases`` and then
+breaks one thing.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Repo:
     return Repo.from_folder(corpus, tmp_path_factory.mktemp("rules") / "openlineage")
 
 
-def run_pr(repo: Repo, *mutations: Mutation, author: str = "alice", approvers: frozenset[str] = frozenset()) -> Report:
+def run_pr(
+    repo: Repo, *mutations: Mutation, author: str = "alice", approvers: frozenset[str] = frozenset()
+) -> Report:
     """Apply mutations on a fresh branch from main, commit, and review the branch against main."""
     git(repo.path, "checkout", "-q", "-f", "main")
     git(repo.path, "clean", "-qfdx")
@@ -44,8 +48,12 @@ def run_pr(repo: Repo, *mutations: Mutation, author: str = "alice", approvers: f
     try:
         with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "case") as head:
             changes = ChangeSet.from_git(repo.path, "main", "case")
-            return review(head=head, base=base, changes=changes,
-                          context=ReviewContext(author=author, approvers=approvers))
+            return review(
+                head=head,
+                base=base,
+                changes=changes,
+                context=ReviewContext(author=author, approvers=approvers),
+            )
     finally:
         git(repo.path, "checkout", "-q", "-f", "main")
 
@@ -63,7 +71,8 @@ def errors(report: Report) -> list[Finding]:
     return [f for f in report.findings if report.is_blocking(f) and f.rule.startswith(FAMILIES)]
 
 
-# -- mutations ---------------------------------------------------------------------------------------
+# -- mutations -------------------------------------------------------------------------------------
+
 
 def good(repo: Repo) -> None:
     rc.add_good(repo)
@@ -76,7 +85,9 @@ def registry(change: Callable[[dict[str, Any]], Any]) -> Mutation:
 def facet(change: Callable[[dict[str, Any]], Any]) -> Mutation:
     def apply(repo: Repo) -> None:
         rc.edit(repo, rc.FACET, change)
-        rc.edit(repo, rc.MIRROR, change)  # keep the published copy in step: only the targeted rule fires
+        # keep the published copy in step: only the targeted rule fires
+        rc.edit(repo, rc.MIRROR, change)
+
     return apply
 
 
@@ -97,11 +108,16 @@ def inner(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def rename_facet(new: str) -> Mutation:
-    """Rename the acme facet consistently everywhere (file, $defs, $id, registry.json, examples, mirror)."""
+    """Rename the acme facet consistently everywhere (file, $defs, $id, registry.json, examples,
+    mirror)."""
+
     def apply(repo: Repo) -> None:
         for path, content in rc.good_files().items():
             repo.delete(path) if (repo.path / path).exists() else None
-            repo.write(path.replace("AcmeWidgetRunFacet", new), content.replace("AcmeWidgetRunFacet", new))
+            repo.write(
+                path.replace("AcmeWidgetRunFacet", new), content.replace("AcmeWidgetRunFacet", new)
+            )
+
     return apply
 
 
@@ -109,34 +125,62 @@ def set_key(key: str) -> Mutation:
     def apply(repo: Repo) -> None:
         facet(lambda s: s.update(properties={key: {"$ref": "#/$defs/AcmeWidgetRunFacet"}}))(repo)
         for path in (rc.EXAMPLE, rc.NEGATIVE):
-            rc.edit(repo, path, lambda v: {(key if k == "acme_widget" else k): x for k, x in v.items()})
-        rc.edit(repo, rc.NEGATIVE, lambda v: v.update({"$expect": {"keyword": "required", "pointer": f"/{key}"}}))
+            rc.edit(
+                repo, path, lambda v: {(key if k == "acme_widget" else k): x for k, x in v.items()}
+            )
+        rc.edit(
+            repo,
+            rc.NEGATIVE,
+            lambda v: v.update({"$expect": {"keyword": "required", "pointer": f"/{key}"}}),
+        )
+
     return apply
 
 
-ICEBERG_EXAMPLE = {"icebergScanReport": {
-    "_producer": "https://github.com/apache/iceberg", "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/"
-    "IcebergScanReportInputDatasetFacet.json", "snapshotId": 42, "schemaId": 1, "projectedFieldNames": ["id"]}}
+ICEBERG_EXAMPLE = {
+    "icebergScanReport": {
+        "_producer": "https://github.com/apache/iceberg",
+        "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/"
+        "IcebergScanReportInputDatasetFacet.json",
+        "snapshotId": 42,
+        "schemaId": 1,
+        "projectedFieldNames": ["id"],
+    }
+}
 
 
-def iceberg(change: Callable[[dict[str, Any]], Any], version: str | None, publish: bool = True) -> Mutation:
-    """Change the real iceberg scan-report facet, optionally bumping its $id (and publishing the copy).
+def iceberg(
+    change: Callable[[dict[str, Any]], Any], version: str | None, publish: bool = True
+) -> Mutation:
+    """Change the real iceberg scan-report facet, optionally bumping its $id (and publishing the
+    copy).
 
     A changed facet needs an example (examples/missing), so one is added with it.
     """
+
     def apply(repo: Repo) -> None:
         example = copy.deepcopy(ICEBERG_EXAMPLE)  # an example names the version it shows
-        example["icebergScanReport"]["_schemaURL"] = ICEBERG_MIRROR.format(version or "1-0-1").replace(
-            "website/static/spec/", "https://openlineage.io/spec/")
-        repo.write("spec/registry/iceberg/facets/examples/IcebergScanReportInputDatasetFacet/1.json",
-                   rc.dump(example))
+        example["icebergScanReport"]["_schemaURL"] = ICEBERG_MIRROR.format(
+            version or "1-0-1"
+        ).replace("website/static/spec/", "https://openlineage.io/spec/")
+        repo.write(
+            "spec/registry/iceberg/facets/examples/IcebergScanReportInputDatasetFacet/1.json",
+            rc.dump(example),
+        )
+
         def edit(schema: dict[str, Any]) -> None:
             change(schema)
             if version:
-                schema["$id"] = f"https://openlineage.io/spec/facets/{version}/IcebergScanReportInputDatasetFacet.json"
+                schema["$id"] = (
+                    f"https://openlineage.io/spec/facets/{version}/IcebergScanReportInputDatasetFacet.json"
+                )
+
         rc.edit(repo, ICEBERG, edit)
         if version and publish:
-            repo.write(ICEBERG_MIRROR.format(version), (repo.path / ICEBERG).read_text(encoding="utf-8"))
+            repo.write(
+                ICEBERG_MIRROR.format(version), (repo.path / ICEBERG).read_text(encoding="utf-8")
+            )
+
     return apply
 
 
@@ -155,14 +199,20 @@ def make_required(schema: dict[str, Any]) -> None:
 def base_ref(version: str) -> Callable[[dict[str, Any]], None]:
     def edit(schema: dict[str, Any]) -> None:
         schema["$defs"]["IcebergScanReportInputDatasetFacet"]["allOf"][0]["$ref"] = (
-            f"https://openlineage.io/spec/{version}/OpenLineage.json#/$defs/InputDatasetFacet")
+            f"https://openlineage.io/spec/{version}/OpenLineage.json#/$defs/InputDatasetFacet"
+        )
+
     return edit
 
 
 def stale_copy(version: str) -> Mutation:
     """A mirror copy of ``version`` that is the published 1-0-1, not the schema."""
+
     def apply(repo: Repo) -> None:
-        repo.write(ICEBERG_MIRROR.format(version), (repo.path / ICEBERG_MIRROR.format("1-0-1")).read_text())
+        repo.write(
+            ICEBERG_MIRROR.format(version), (repo.path / ICEBERG_MIRROR.format("1-0-1")).read_text()
+        )
+
     return apply
 
 
@@ -172,131 +222,424 @@ def example_url(url: str) -> Mutation:
 
 def acme_version(version: str) -> Mutation:
     """The acme facet at ``version`` with an optional field more, published next to 1-0-0."""
+
     def apply(repo: Repo) -> None:
-        rc.edit(repo, rc.FACET, lambda s: (inner(s)["properties"].update(color={"type": "string"}),
-                                           s.update({"$id": rc.SCHEMA_URL.replace("1-0-0", version)})))
-        repo.write(rc.MIRROR.replace("1-0-0", version), (repo.path / rc.FACET).read_text(encoding="utf-8"))
+        rc.edit(
+            repo,
+            rc.FACET,
+            lambda s: (
+                inner(s)["properties"].update(color={"type": "string"}),
+                s.update({"$id": rc.SCHEMA_URL.replace("1-0-0", version)}),
+            ),
+        )
+        repo.write(
+            rc.MIRROR.replace("1-0-0", version), (repo.path / rc.FACET).read_text(encoding="utf-8")
+        )
+
     return apply
 
 
-# -- the table: rule -> (failing mutations, passing mutations) ---------------------------------------
+# -- the table: rule -> (failing mutations, passing mutations) -------------------------------------
 
 BASE = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/"
 CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "entry/folder-name": ((good, move(rc.ENTRY, "spec/registry/Acme_Co")), (good,)),
     "entry/missing-registry-json": ((good, delete(f"{rc.ENTRY}/registry.json")), (good,)),
-    "entry/unreadable": ((good, write(f"{rc.ENTRY}/registry.json", "{\"producer\": ")), (good,)),
-    "entry/schema": ((good, registry(lambda d: d["producer"].update(root_doc_URL="http://acme.example.org"))),
-                     (good,)),
-    "entry/misplaced-facets": ((good, registry(lambda d: d["consumer"].update(
-        produced_facets=d["consumer"].pop("consumed_facets")))), (good,)),
-    "entry/duplicate-facet": ((good, registry(lambda d: d["producer"]["produced_facets"].append(
-        "ol:core:SQLJobFacet.json"))), (good,)),
-    "entry/acceptance": ((good, registry(lambda d: [d[b].pop("root_doc_URL") for b in ("producer", "consumer")]),
-                          delete(f"{rc.ENTRY}/facets/examples")), (good,)),
+    "entry/unreadable": ((good, write(f"{rc.ENTRY}/registry.json", '{"producer": ')), (good,)),
+    "entry/schema": (
+        (good, registry(lambda d: d["producer"].update(root_doc_URL="http://acme.example.org"))),
+        (good,),
+    ),
+    "entry/misplaced-facets": (
+        (
+            good,
+            registry(
+                lambda d: d["consumer"].update(produced_facets=d["consumer"].pop("consumed_facets"))
+            ),
+        ),
+        (good,),
+    ),
+    "entry/duplicate-facet": (
+        (
+            good,
+            registry(lambda d: d["producer"]["produced_facets"].append("ol:core:SQLJobFacet.json")),
+        ),
+        (good,),
+    ),
+    "entry/acceptance": (
+        (
+            good,
+            registry(lambda d: [d[b].pop("root_doc_URL") for b in ("producer", "consumer")]),
+            delete(f"{rc.ENTRY}/facets/examples"),
+        ),
+        (good,),
+    ),
     "entry/name-collision": ((good, move(rc.ENTRY, "spec/registry/ice-berg")), (good,)),
-    "entry/logo": ((good, registry(lambda d: d.update(logo="logo.svg")),
-                    write(f"{rc.ENTRY}/logo.svg", f'<!DOCTYPE svg><svg xmlns="{SVG_NS}"></svg>')),
-                   (good, registry(lambda d: d.update(logo="logo.svg")),
-                    write(f"{rc.ENTRY}/logo.svg", f'<svg xmlns="{SVG_NS}"><rect width="1" height="1"/></svg>'))),
-    "uris/malformed": ((good, registry(lambda d: d["producer"]["produced_facets"].append("acme:Nope.json"))),
-                       (good,)),
-    "uris/unknown-name": ((good, registry(lambda d: d["producer"]["produced_facets"].append(
-        "ol:nosuch:NosuchRunFacet.json"))), (good,)),
-    "uris/unresolved": ((good, registry(lambda d: d["producer"]["produced_facets"].append(
-        "ol:acme:AcmeMissingRunFacet.json"))), (good,)),
-    "uris/undeclared": ((good, registry(lambda d: [
-        d[b][f].remove("ol:acme:AcmeWidgetRunFacet.json")
-        for b, f in (("producer", "produced_facets"), ("consumer", "consumed_facets"))])), (good,)),
-    "facets/unreadable": ((good, write(rc.FACET, b"{\"$id\": \"\xff\xfe\"}")), (good,)),
+    "entry/logo": (
+        (
+            good,
+            registry(lambda d: d.update(logo="logo.svg")),
+            write(f"{rc.ENTRY}/logo.svg", f'<!DOCTYPE svg><svg xmlns="{SVG_NS}"></svg>'),
+        ),
+        (
+            good,
+            registry(lambda d: d.update(logo="logo.svg")),
+            write(
+                f"{rc.ENTRY}/logo.svg", f'<svg xmlns="{SVG_NS}"><rect width="1" height="1"/></svg>'
+            ),
+        ),
+    ),
+    "uris/malformed": (
+        (good, registry(lambda d: d["producer"]["produced_facets"].append("acme:Nope.json"))),
+        (good,),
+    ),
+    "uris/unknown-name": (
+        (
+            good,
+            registry(
+                lambda d: d["producer"]["produced_facets"].append("ol:nosuch:NosuchRunFacet.json")
+            ),
+        ),
+        (good,),
+    ),
+    "uris/unresolved": (
+        (
+            good,
+            registry(
+                lambda d: d["producer"]["produced_facets"].append(
+                    "ol:acme:AcmeMissingRunFacet.json"
+                )
+            ),
+        ),
+        (good,),
+    ),
+    "uris/undeclared": (
+        (
+            good,
+            registry(
+                lambda d: [
+                    d[b][f].remove("ol:acme:AcmeWidgetRunFacet.json")
+                    for b, f in (("producer", "produced_facets"), ("consumer", "consumed_facets"))
+                ]
+            ),
+        ),
+        (good,),
+    ),
+    "facets/unreadable": ((good, write(rc.FACET, b'{"$id": "\xff\xfe"}')), (good,)),
     "facets/meta-schema": ((good, facet(lambda s: inner(s).update(type="objekt"))), (good,)),
-    "facets/id": ((good, facet(lambda s: s.update({"$id": "https://example.com/AcmeWidgetRunFacet.json"}))),
-                  (good,)),
+    "facets/id": (
+        (good, facet(lambda s: s.update({"$id": "https://example.com/AcmeWidgetRunFacet.json"}))),
+        (good,),
+    ),
     "facets/no-facet": ((good, facet(lambda s: s.pop("properties"))), (good,)),
-    "facets/name-mismatch": ((good, facet(lambda s: s.update({
-        "$id": rc.SCHEMA_URL.replace("AcmeWidget", "AcmeGadget"),
-        "$defs": {"AcmeGadgetRunFacet": s["$defs"]["AcmeWidgetRunFacet"]},
-        "properties": {"acme_widget": {"$ref": "#/$defs/AcmeGadgetRunFacet"}}}))), (good,)),
-    "facets/base": ((good, facet(lambda s: s["$defs"]["AcmeWidgetRunFacet"]["allOf"][0].update(
-        {"$ref": BASE + "BaseFacet"}))), (good,)),
-    "facets/suffix": ((good, facet(lambda s: s["$defs"]["AcmeWidgetRunFacet"]["allOf"][0].update(
-        {"$ref": BASE + "JobFacet"}))), (good,)),
+    "facets/name-mismatch": (
+        (
+            good,
+            facet(
+                lambda s: s.update(
+                    {
+                        "$id": rc.SCHEMA_URL.replace("AcmeWidget", "AcmeGadget"),
+                        "$defs": {"AcmeGadgetRunFacet": s["$defs"]["AcmeWidgetRunFacet"]},
+                        "properties": {"acme_widget": {"$ref": "#/$defs/AcmeGadgetRunFacet"}},
+                    }
+                )
+            ),
+        ),
+        (good,),
+    ),
+    "facets/base": (
+        (
+            good,
+            facet(
+                lambda s: s["$defs"]["AcmeWidgetRunFacet"]["allOf"][0].update(
+                    {"$ref": BASE + "BaseFacet"}
+                )
+            ),
+        ),
+        (good,),
+    ),
+    "facets/suffix": (
+        (
+            good,
+            facet(
+                lambda s: s["$defs"]["AcmeWidgetRunFacet"]["allOf"][0].update(
+                    {"$ref": BASE + "JobFacet"}
+                )
+            ),
+        ),
+        (good,),
+    ),
     "facets/prefix-name": ((rename_facet("WidgetRunFacet"),), (rename_facet("AcmeGizmoRunFacet"),)),
     "facets/prefix-key": ((good, set_key("widget")), (good, set_key("acme_gizmo"))),
     "facets/key-form": ((good, set_key("acmeWidget")), (good, set_key("acme_widgetInfo"))),
-    "facets/duplicate-key": ((good, rename_facet("AcmeOtherRunFacet"), good),
-                             (good, rename_facet("AcmeOtherRunFacet"), good, set_key("acme_widget2"),
-                              registry(lambda d: d["producer"]["produced_facets"].append(
-                                  "ol:acme:AcmeOtherRunFacet.json")))),
-    "facets/duplicate-file": ((good, write(f"{rc.ENTRY}/facets/SQLJobFacet.json",
-                                           (CORPUS / "spec/facets/SQLJobFacet.json").read_text(encoding="utf-8"))),
-                               (good,)),
-    "facets/remote-ref": ((good, facet(lambda s: inner(s)["properties"].update(
-        remote={"$ref": "https://schemas.example.com/thing.json"}))), (good,)),
-    "facets/unresolved-ref": ((good, facet(lambda s: inner(s)["properties"].update(
-        missing={"$ref": "#/$defs/Nope"}))), (good,)),
-    "facets/unverified-ref": ((good, facet(lambda s: inner(s)["properties"].update(
-        older={"$ref": "https://openlineage.io/spec/facets/1-0-0/ColumnLineageDatasetFacet.json"})),
-        delete("website/static/spec")), (good,)),
-    "lint/required-undeclared": ((good, facet(lambda s: inner(s).update(required=["widgetID"]))), (good,)),
-    "lint/unknown-keyword": ((good, facet(lambda s: inner(s)["properties"]["settings"].update(
-        documentation="How the widget runs"))), (good, facet(lambda s: inner(s)["properties"]["settings"].update(
-            description="How the widget runs")))),
-    "lint/oversized-pattern": ((good, facet(lambda s: inner(s)["properties"].update(
-        code={"type": "string", "pattern": "((((a{64}){64}){64}){64})"}))), (good, facet(
-        lambda s: inner(s)["properties"].update(code={"type": "string", "pattern": "(a{64}){64}"})))),
-    "lint/unknown-format": ((good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regexp"))),
-                            (good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regex")))),
-    "examples/unverified": ((good, facet(lambda s: inner(s)["properties"].update(
-        older={"$ref": "https://openlineage.io/spec/facets/1-0-0/ColumnLineageDatasetFacet.json"})),
-        lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(older={"fields": {}})),
-        delete("website/static/spec")), (good,)),
+    "facets/duplicate-key": (
+        (good, rename_facet("AcmeOtherRunFacet"), good),
+        (
+            good,
+            rename_facet("AcmeOtherRunFacet"),
+            good,
+            set_key("acme_widget2"),
+            registry(
+                lambda d: d["producer"]["produced_facets"].append("ol:acme:AcmeOtherRunFacet.json")
+            ),
+        ),
+    ),
+    "facets/duplicate-file": (
+        (
+            good,
+            write(
+                f"{rc.ENTRY}/facets/SQLJobFacet.json",
+                (CORPUS / "spec/facets/SQLJobFacet.json").read_text(encoding="utf-8"),
+            ),
+        ),
+        (good,),
+    ),
+    "facets/remote-ref": (
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"].update(
+                    remote={"$ref": "https://schemas.example.com/thing.json"}
+                )
+            ),
+        ),
+        (good,),
+    ),
+    "facets/unresolved-ref": (
+        (good, facet(lambda s: inner(s)["properties"].update(missing={"$ref": "#/$defs/Nope"}))),
+        (good,),
+    ),
+    "facets/unverified-ref": (
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"].update(
+                    older={
+                        "$ref": "https://openlineage.io/spec/facets/1-0-0/ColumnLineageDatasetFacet.json"
+                    }
+                )
+            ),
+            delete("website/static/spec"),
+        ),
+        (good,),
+    ),
+    "lint/required-undeclared": (
+        (good, facet(lambda s: inner(s).update(required=["widgetID"]))),
+        (good,),
+    ),
+    "lint/unknown-keyword": (
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"]["settings"].update(
+                    documentation="How the widget runs"
+                )
+            ),
+        ),
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"]["settings"].update(
+                    description="How the widget runs"
+                )
+            ),
+        ),
+    ),
+    "lint/oversized-pattern": (
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"].update(
+                    code={"type": "string", "pattern": "((((a{64}){64}){64}){64})"}
+                )
+            ),
+        ),
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"].update(
+                    code={"type": "string", "pattern": "(a{64}){64}"}
+                )
+            ),
+        ),
+    ),
+    "lint/unknown-format": (
+        (good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regexp"))),
+        (good, facet(lambda s: inner(s)["properties"]["widgetId"].update(format="regex"))),
+    ),
+    "examples/unverified": (
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"].update(
+                    older={
+                        "$ref": "https://openlineage.io/spec/facets/1-0-0/ColumnLineageDatasetFacet.json"
+                    }
+                )
+            ),
+            lambda r: rc.edit(
+                r, rc.EXAMPLE, lambda v: v["acme_widget"].update(older={"fields": {}})
+            ),
+            delete("website/static/spec"),
+        ),
+        (good,),
+    ),
     "examples/missing": ((good, delete(f"{rc.ENTRY}/facets/examples")), (good,)),
-    "examples/unreadable": ((good, write(rc.EXAMPLE, b"{\"acme_widget\": \"\xc3\x28\"}")), (good,)),
-    "examples/invalid": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"][
-        "labels"].__setitem__(1, 5))), (good,)),
-    "examples/unknown-key": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: {"acme_widgte": v["acme_widget"]})),
-                             (good,)),
+    "examples/unreadable": ((good, write(rc.EXAMPLE, b'{"acme_widget": "\xc3\x28"}')), (good,)),
+    "examples/invalid": (
+        (
+            good,
+            lambda r: rc.edit(
+                r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"]["labels"].__setitem__(1, 5)
+            ),
+        ),
+        (good,),
+    ),
+    "examples/unknown-key": (
+        (good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: {"acme_widgte": v["acme_widget"]})),
+        (good,),
+    ),
     "examples/negative-passes": ((good, write(rc.NEGATIVE, rc.dump(rc.EXAMPLE_JSON))), (good,)),
-    "examples/negative-wrong-error": ((good, lambda r: rc.edit(r, rc.NEGATIVE, lambda v: v.update(
-        {"$expect": {"keyword": "type", "pointer": "/acme_widget/settings"}}))), (good,)),
-    "examples/timeout": ((good, facet(lambda s: inner(s)["properties"]["settings"]["properties"]["labels"][
-        "items"].update(pattern="^(a|aa)+$")), lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"][
-            "settings"].update(labels=["a" * 40 + "b"] * 20))), (good,)),
-    "examples/unresolved-ref": ((good, facet(lambda s: inner(s)["properties"].update(
-        gone={"$ref": "https://openlineage.io/spec/facets/1-0-0/AcmeGoneRunFacet.json"})),
-        lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(gone=1))), (good,)),
-    "examples/recursion": ((good, facet(lambda s: (s["$defs"].update(Loop={"allOf": [{"$ref": "#/$defs/Loop"}],
-                                                                          "type": "string"}),
-                                                   inner(s)["properties"].update(loop={"$ref": "#/$defs/Loop"}))),
-                            lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(loop=1))), (good,)),
-    "examples/orphan": ((good, write(f"{rc.ENTRY}/facets/examples/AcmeNopeRunFacet/1.json", "{}")), (good,)),
-    "examples/schema-url": ((good, example_url("https://openlineage.io/spec/facets/1-0-0/SQLJobFacet.json")),
-                            (good, example_url(f"{rc.SCHEMA_URL}#/$defs/AcmeWidgetRunFacet"))),
-    "examples/stale-schema-url": ((good, acme_version("1-0-1")),
-                                  (good, acme_version("1-0-1"), example_url(rc.SCHEMA_URL.replace("1-0-0", "1-0-1")))),
-    "examples/undeclared-field": ((good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(
-        widget_id="w-42"))), (good,)),
+    "examples/negative-wrong-error": (
+        (
+            good,
+            lambda r: rc.edit(
+                r,
+                rc.NEGATIVE,
+                lambda v: v.update(
+                    {"$expect": {"keyword": "type", "pointer": "/acme_widget/settings"}}
+                ),
+            ),
+        ),
+        (good,),
+    ),
+    "examples/timeout": (
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"]["settings"]["properties"]["labels"][
+                    "items"
+                ].update(pattern="^(a|aa)+$")
+            ),
+            lambda r: rc.edit(
+                r,
+                rc.EXAMPLE,
+                lambda v: v["acme_widget"]["settings"].update(labels=["a" * 40 + "b"] * 20),
+            ),
+        ),
+        (good,),
+    ),
+    "examples/unresolved-ref": (
+        (
+            good,
+            facet(
+                lambda s: inner(s)["properties"].update(
+                    gone={"$ref": "https://openlineage.io/spec/facets/1-0-0/AcmeGoneRunFacet.json"}
+                )
+            ),
+            lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(gone=1)),
+        ),
+        (good,),
+    ),
+    "examples/recursion": (
+        (
+            good,
+            facet(
+                lambda s: (
+                    s["$defs"].update(Loop={"allOf": [{"$ref": "#/$defs/Loop"}], "type": "string"}),
+                    inner(s)["properties"].update(loop={"$ref": "#/$defs/Loop"}),
+                )
+            ),
+            lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(loop=1)),
+        ),
+        (good,),
+    ),
+    "examples/orphan": (
+        (good, write(f"{rc.ENTRY}/facets/examples/AcmeNopeRunFacet/1.json", "{}")),
+        (good,),
+    ),
+    "examples/schema-url": (
+        (good, example_url("https://openlineage.io/spec/facets/1-0-0/SQLJobFacet.json")),
+        (good, example_url(f"{rc.SCHEMA_URL}#/$defs/AcmeWidgetRunFacet")),
+    ),
+    "examples/stale-schema-url": (
+        (good, acme_version("1-0-1")),
+        (good, acme_version("1-0-1"), example_url(rc.SCHEMA_URL.replace("1-0-0", "1-0-1"))),
+    ),
+    "examples/undeclared-field": (
+        (
+            good,
+            lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"].update(widget_id="w-42")),
+        ),
+        (good,),
+    ),
     "versions/not-bumped": ((iceberg(add_optional, None),), (iceberg(add_optional, "1-0-2"),)),
-    "versions/insufficient-bump": ((iceberg(make_required, "1-0-2"),), (iceberg(make_required, "2-0-0"),)),
-    "versions/not-increased": ((iceberg(add_optional, "1-0-0", publish=False),), (iceberg(add_optional, "1-0-2"),)),
-    "versions/not-published": ((iceberg(add_optional, "1-0-2", publish=False), stale_copy("1-0-2")),
-                               (iceberg(add_optional, "1-0-2", publish=False),)),
-    "versions/ref-not-compared": ((iceberg(base_ref("9-9-9"), "1-0-2"),), (iceberg(base_ref("2-0-0"), "1-0-2"),)),
-    "versions/published-modified": ((lambda r: rc.edit(r, ICEBERG_MIRROR.format("1-0-1"), lambda s: s.update(
-        title="edited")),), (iceberg(add_optional, "1-0-2"),)),
-    # 1-0-1 renamed 1-0-0's `filter`; bringing it back as an integer passes against 1-0-1, breaks 1-0-0 data
-    "versions/transitive-break": ((iceberg(lambda s: iceberg_props(s)["properties"].update(filter={"type": "integer"}),
-                                           "1-0-2"),), (iceberg(add_optional, "1-0-2"),)),
-    "versions/forward-break": ((iceberg(lambda s: iceberg_props(s)["properties"]["snapshotId"].update(
-        type=["number", "string"]), "1-0-2"),), (iceberg(add_optional, "1-0-2"),)),
-    "versions/codegen": ((iceberg(lambda s: iceberg_props(s)["properties"].update(
-        schemaIdentifier=iceberg_props(s)["properties"].pop("schemaId")), "2-0-0"),),
-                         (iceberg(add_optional, "1-0-2"),)),
+    "versions/insufficient-bump": (
+        (iceberg(make_required, "1-0-2"),),
+        (iceberg(make_required, "2-0-0"),),
+    ),
+    "versions/not-increased": (
+        (iceberg(add_optional, "1-0-0", publish=False),),
+        (iceberg(add_optional, "1-0-2"),),
+    ),
+    "versions/not-published": (
+        (iceberg(add_optional, "1-0-2", publish=False), stale_copy("1-0-2")),
+        (iceberg(add_optional, "1-0-2", publish=False),),
+    ),
+    "versions/ref-not-compared": (
+        (iceberg(base_ref("9-9-9"), "1-0-2"),),
+        (iceberg(base_ref("2-0-0"), "1-0-2"),),
+    ),
+    "versions/published-modified": (
+        (lambda r: rc.edit(r, ICEBERG_MIRROR.format("1-0-1"), lambda s: s.update(title="edited")),),
+        (iceberg(add_optional, "1-0-2"),),
+    ),
+    # 1-0-1 renamed 1-0-0's `filter`; bringing it back as an integer passes against 1-0-1, breaks
+    # 1-0-0 data
+    "versions/transitive-break": (
+        (
+            iceberg(
+                lambda s: iceberg_props(s)["properties"].update(filter={"type": "integer"}), "1-0-2"
+            ),
+        ),
+        (iceberg(add_optional, "1-0-2"),),
+    ),
+    "versions/forward-break": (
+        (
+            iceberg(
+                lambda s: iceberg_props(s)["properties"]["snapshotId"].update(
+                    type=["number", "string"]
+                ),
+                "1-0-2",
+            ),
+        ),
+        (iceberg(add_optional, "1-0-2"),),
+    ),
+    "versions/codegen": (
+        (
+            iceberg(
+                lambda s: iceberg_props(s)["properties"].update(
+                    schemaIdentifier=iceberg_props(s)["properties"].pop("schemaId")
+                ),
+                "2-0-0",
+            ),
+        ),
+        (iceberg(add_optional, "1-0-2"),),
+    ),
     "versions/over-bump": ((iceberg(add_optional, "2-0-0"),), (iceberg(add_optional, "1-1-0"),)),
 }
-WARNING_RULES = {"facets/key-form", "examples/orphan", "facets/unverified-ref", "examples/unverified"}
-NOTICE_RULES = {"versions/ref-not-compared", "versions/forward-break", "versions/codegen", "versions/over-bump"}
+WARNING_RULES = {
+    "facets/key-form",
+    "examples/orphan",
+    "facets/unverified-ref",
+    "examples/unverified",
+}
+NOTICE_RULES = {
+    "versions/ref-not-compared",
+    "versions/forward-break",
+    "versions/codegen",
+    "versions/over-bump",
+}
 
 
 def test_every_rule_of_these_families_has_cases() -> None:
@@ -309,8 +652,13 @@ def test_rule_fails_on_the_broken_change(repo: Repo, rule: str) -> None:
     report = run_pr(repo, *CASES[rule][0])
     found = of(report, rule)
     assert found, f"{rule} did not fire; got {[f.rule for f in report.findings]}"
-    expected = (Severity.WARNING if rule in WARNING_RULES else Severity.NOTICE if rule in NOTICE_RULES
-                else Severity.ERROR)
+    expected = (
+        Severity.WARNING
+        if rule in WARNING_RULES
+        else Severity.NOTICE
+        if rule in NOTICE_RULES
+        else Severity.ERROR
+    )
     assert {f.severity for f in found} == {expected}
     assert all(f.path and f.message for f in found)
     if rule.startswith("versions/"):  # every verdict on a version says at which level it breaks
@@ -325,7 +673,8 @@ def test_rule_passes_on_the_correct_change(repo: Repo, rule: str) -> None:
 
 
 def test_the_good_participant_passes_cleanly(repo: Repo) -> None:
-    report = run_pr(repo, good, approvers=frozenset({"OpenLineage/committers"}))  # root owners approve a new name
+    # root owners approve a new name
+    report = run_pr(repo, good, approvers=frozenset({"OpenLineage/committers"}))
     assert report.verdict.value == "success"
     assert "acme" in report.entries
     # Only the root-routing warning remains: the base branch's root CODEOWNERS cannot know acme yet.
@@ -333,8 +682,13 @@ def test_the_good_participant_passes_cleanly(repo: Repo) -> None:
 
 
 def test_type_error_deep_in_an_example_is_on_its_exact_line(repo: Repo) -> None:
-    report = run_pr(repo, good, lambda r: rc.edit(r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"][
-        "labels"].__setitem__(1, 5)))
+    report = run_pr(
+        repo,
+        good,
+        lambda r: rc.edit(
+            r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"]["labels"].__setitem__(1, 5)
+        ),
+    )
     (error,) = of(report, "examples/invalid")
     assert error.pointer == "/acme_widget/settings/labels/1"
     modified = copy.deepcopy(rc.EXAMPLE_JSON)
@@ -346,8 +700,11 @@ def test_type_error_deep_in_an_example_is_on_its_exact_line(repo: Repo) -> None:
 
 
 def test_legacy_key_is_a_warning_even_when_touched(repo: Repo) -> None:
-    report = run_pr(repo, good, registry(lambda d: d["producer"].update(
-        root_doc_url=d["producer"].pop("root_doc_URL"))))
+    report = run_pr(
+        repo,
+        good,
+        registry(lambda d: d["producer"].update(root_doc_url=d["producer"].pop("root_doc_URL"))),
+    )
     (legacy,) = of(report, "entry/legacy-key")
     assert legacy.severity is Severity.WARNING
     assert of(report, "entry/schema") == []
@@ -356,7 +713,9 @@ def test_legacy_key_is_a_warning_even_when_touched(repo: Repo) -> None:
 def test_version_bump_needs_the_right_part_and_names_the_reason(repo: Repo) -> None:
     report = run_pr(repo, iceberg(make_required, "1-0-2"))
     (finding,) = of(report, "versions/insufficient-bump")
-    assert "snapshotId" in finding.message and "MODEL" in finding.message and "2-0-0" in finding.hint
+    assert (
+        "snapshotId" in finding.message and "MODEL" in finding.message and "2-0-0" in finding.hint
+    )
 
 
 def test_untouched_entries_do_not_fail_a_change(repo: Repo) -> None:

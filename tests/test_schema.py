@@ -26,16 +26,21 @@ def test_workers_of_one_version_join_and_the_queue_records_it(client: redis.Redi
     Registry(client, queue, "host-a:1").join()
     Registry(client, queue, "host-b:2").join()
     assert client.get(f"registry-bot:{queue}:schema") == str(SCHEMA_VERSION).encode()
-    assert Registry(client, queue, "host-c:3").live_workers() == {"host-a:1": SCHEMA_VERSION,
-                                                                  "host-b:2": SCHEMA_VERSION}
+    assert Registry(client, queue, "host-c:3").live_workers() == {
+        "host-a:1": SCHEMA_VERSION,
+        "host-b:2": SCHEMA_VERSION,
+    }
 
 
-def test_a_worker_refuses_to_run_beside_a_live_worker_of_another_version(client: redis.Redis) -> None:
+def test_a_worker_refuses_to_run_beside_a_live_worker_of_another_version(
+    client: redis.Redis,
+) -> None:
     queue = name()
     Registry(client, queue, "old-host:1", version=SCHEMA_VERSION + 1).beat()  # registered, alive
     with pytest.raises(Incompatible, match="stop them first"):
         Registry(client, queue, "new-host:2").join()
-    client.delete(f"registry-bot:{queue}:workers:old-host:1")  # it stopped (or its registration expired)
+    # it stopped (or its registration expired)
+    client.delete(f"registry-bot:{queue}:workers:old-host:1")
     Registry(client, queue, "new-host:2").join()
 
 
@@ -47,11 +52,13 @@ def test_a_downgrade_is_refused(client: redis.Redis) -> None:
 
 
 def test_a_worker_from_before_versions_holding_a_lease_is_refused_and_its_old_entries_are_seen(
-        redis_url: str, client: redis.Redis) -> None:
+    redis_url: str, client: redis.Redis
+) -> None:
     queue = JobQueue(make_huey(redis_url, name=name()))
     try:
         queue_name = queue.huey.storage.name
-        token = queue._leases.acquire("o/r#1", "old-release-host:9", 30)  # an unregistered worker reviews
+        # an unregistered worker reviews
+        token = queue._leases.acquire("o/r#1", "old-release-host:9", 30)
         with pytest.raises(Incompatible, match="before schema versions"):
             Registry(client, queue_name, queue.owner).join()
         queue._leases.release("o/r#1", "old-release-host:9", token or 0)

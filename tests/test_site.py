@@ -1,4 +1,5 @@
-"""``registry-bot publish``: the site built from the real corpus, its schemas, its index, hostile input, the preview."""
+"""``registry-bot publish``: the site built from the real corpus, its schemas, its index, hostile
+input, the preview."""
 
 from __future__ import annotations
 
@@ -46,7 +47,9 @@ def index(site: Path) -> dict[str, object]:
     return json.loads((site / INDEX_FILE).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
-def test_every_core_and_registry_facet_of_the_corpus_has_its_page(corpus: Path, corpus_site: Path) -> None:
+def test_every_core_and_registry_facet_of_the_corpus_has_its_page(
+    corpus: Path, corpus_site: Path
+) -> None:
     facets = index(corpus_site)["facets"]
     by_path = {(f["owner"], f["file"]): f for f in facets}  # type: ignore[index, union-attr]
     core = sorted(p.name for p in (corpus / "spec/facets").glob("*.json"))
@@ -61,7 +64,9 @@ def test_every_core_and_registry_facet_of_the_corpus_has_its_page(corpus: Path, 
     assert len(facets) == len(core) + len(custom)  # type: ignore[arg-type]
 
 
-def test_schemas_under_their_id_paths_are_the_published_mirror_byte_for_byte(corpus: Path, corpus_site: Path) -> None:
+def test_schemas_under_their_id_paths_are_the_published_mirror_byte_for_byte(
+    corpus: Path, corpus_site: Path
+) -> None:
     written = sorted((corpus_site / "spec/facets").rglob("*.json"))
     compared = 0
     for path in written:
@@ -79,7 +84,9 @@ def test_the_core_spec_files_are_published_byte_for_byte(corpus: Path, corpus_si
     mirrored = [p for p in (corpus / MIRROR).rglob("*") if p.is_file() and "facets" not in p.parts]
     assert {p.name for p in mirrored} == {"OpenLineage.json", "OpenLineage.yml"}
     for path in mirrored:
-        assert (corpus_site / "spec" / path.relative_to(corpus / MIRROR)).read_bytes() == path.read_bytes(), path
+        assert (
+            corpus_site / "spec" / path.relative_to(corpus / MIRROR)
+        ).read_bytes() == path.read_bytes(), path
 
 
 def _served(site: Path, url: str) -> Path | None:
@@ -99,10 +106,13 @@ def _refs(node: Any) -> Any:
             yield from _refs(value)
 
 
-def test_every_ref_of_every_published_schema_resolves_inside_the_output(corpus: Path, corpus_site: Path) -> None:
-    """Every ``$ref`` of every published schema resolves to a file of the output and a node inside it; the
-    only exceptions are refs the published mirror itself leaves dangling (``OpenLineage.json`` 1-0-4 to 2-0-1
-    refer to ``facets/X.json`` beside themselves, a path openlineage.io never served)."""
+def test_every_ref_of_every_published_schema_resolves_inside_the_output(
+    corpus: Path, corpus_site: Path
+) -> None:
+    """Every ``$ref`` of every published schema resolves to a file of the output and a node inside
+    it; the only exceptions are refs the published mirror itself leaves dangling
+    (``OpenLineage.json`` 1-0-4 to 2-0-1 refer to ``facets/X.json`` beside themselves, a path
+    openlineage.io never served)."""
     resolved, upstream = 0, 0
     for path in sorted((corpus_site / "spec").rglob("*.json")):
         doc = json.loads(path.read_bytes())
@@ -110,21 +120,30 @@ def test_every_ref_of_every_published_schema_resolves_inside_the_output(corpus: 
         for ref in _refs(doc):
             url, _, pointer = urljoin(base, ref).partition("#")
             target = _served(corpus_site, url)
-            if target is None and not (corpus / MIRROR / url.removeprefix(SITE_URL + "spec/")).exists():
+            if (
+                target is None
+                and not (corpus / MIRROR / url.removeprefix(SITE_URL + "spec/")).exists()
+            ):
                 assert "facets" not in path.relative_to(corpus_site / "spec").parts, (path, ref)
                 upstream += 1
                 continue
             assert target is not None, (path, ref)
             node = json.loads(target.read_bytes())
             for token in filter(None, pointer.split("/")):
-                node = node[token.replace("~1", "/").replace("~0", "~")]  # KeyError: a dangling pointer
+                # KeyError: a dangling pointer
+                node = node[token.replace("~1", "/").replace("~0", "~")]
             resolved += 1
-    assert resolved >= 100 and upstream < resolved, (resolved, upstream)  # 100 point into OpenLineage.json
+    # 100 point into OpenLineage.json
+    assert resolved >= 100 and upstream < resolved, (resolved, upstream)
 
 
-def test_real_events_validate_offline_from_the_output_alone(corpus: Path, corpus_site: Path) -> None:
-    """A consumer with only the published output validates the facets of real integration events by their
-    ``_schemaURL`` (and whole events by their ``schemaURL``): every reference resolves from the output."""
+def test_real_events_validate_offline_from_the_output_alone(
+    corpus: Path, corpus_site: Path
+) -> None:
+    """A consumer with only the published output validates the facets of real integration events by
+    their ``_schemaURL`` (and whole events by their ``schemaURL``): every reference resolves from
+    the output."""
+
     def retrieve(uri: str) -> Resource[Any]:
         path = _served(corpus_site, uri)
         if path is None:
@@ -141,9 +160,12 @@ def test_real_events_validate_offline_from_the_output_alone(corpus: Path, corpus
         for node, key in _schema_urls(doc):
             if not node[key].startswith(SITE_URL + "spec/"):
                 continue  # a facet of the integration's own, published elsewhere
-            errors = list(Draft202012Validator({"$ref": node[key]}, registry=registry).iter_errors(node))
+            errors = list(
+                Draft202012Validator({"$ref": node[key]}, registry=registry).iter_errors(node)
+            )
             outcome["events" if key == "schemaURL" else "valid" if not errors else "invalid"] += 1
-    assert outcome["valid"] > 200 and outcome["events"] > 10, outcome  # invalid ones are the events' own data
+    # invalid ones are the events' own data
+    assert outcome["valid"] > 200 and outcome["events"] > 10, outcome
 
 
 def _schema_urls(node: Any) -> Any:
@@ -159,7 +181,9 @@ def _schema_urls(node: Any) -> Any:
             yield from _schema_urls(value)
 
 
-def test_the_discovery_index_validates_and_gives_a_custom_facets_schema_url_back(corpus_site: Path) -> None:
+def test_the_discovery_index_validates_and_gives_a_custom_facets_schema_url_back(
+    corpus_site: Path,
+) -> None:
     schema = json.loads((corpus_site / SCHEMA_FILE).read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     document = index(corpus_site)
@@ -168,7 +192,9 @@ def test_the_discovery_index_validates_and_gives_a_custom_facets_schema_url_back
     assert custom
     for facet in custom:
         url = facet["schema_url"]
-        served = json.loads((corpus_site / url.removeprefix("https://openlineage.io/")).read_bytes())
+        served = json.loads(
+            (corpus_site / url.removeprefix("https://openlineage.io/")).read_bytes()
+        )
         assert served["$id"] == url and facet["uri"].endswith(":" + facet["file"])
         assert url in [v["schema_url"] for v in facet["versions"]]
     names = {e["name"] for e in document["entries"]}  # type: ignore[attr-defined, index]
@@ -192,20 +218,49 @@ def hostile_repo(tmp_path: Path) -> Path:
     shutil.copytree(REFERENCE, repo)
     entry = repo / "spec/registry/evil"
     (entry / "facets").mkdir(parents=True)
-    facet = {"$schema": "https://json-schema.org/draft/2020-12/schema",
-             "$id": "https://openlineage.io/spec/facets/1-0-0/EvilRunFacet.json",
-             "$defs": {"EvilRunFacet": {"description": HOSTILE, "allOf": [
-                 {"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
-                 {"type": "object", "properties": {'<img src=x onerror="alert(2)">': {
-                     "type": "string", "description": HOSTILE, "enum": ["</code><script>alert(3)</script>"]},
-                     "remote": {"$ref": "https://127.0.0.1:9/schema.json"}}}]}},
-             "type": "object", "properties": {"evil_run": {"$ref": "#/$defs/EvilRunFacet"}}}
+    facet = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://openlineage.io/spec/facets/1-0-0/EvilRunFacet.json",
+        "$defs": {
+            "EvilRunFacet": {
+                "description": HOSTILE,
+                "allOf": [
+                    {"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
+                    {
+                        "type": "object",
+                        "properties": {
+                            '<img src=x onerror="alert(2)">': {
+                                "type": "string",
+                                "description": HOSTILE,
+                                "enum": ["</code><script>alert(3)</script>"],
+                            },
+                            "remote": {"$ref": "https://127.0.0.1:9/schema.json"},
+                        },
+                    },
+                ],
+            }
+        },
+        "type": "object",
+        "properties": {"evil_run": {"$ref": "#/$defs/EvilRunFacet"}},
+    }
     (entry / "facets/EvilRunFacet.json").write_text(json.dumps(facet), encoding="utf-8")
-    registry = {"display_name": HOSTILE, "description": HOSTILE, "homepage": "javascript:alert(6)",
-                "logo": "../../../etc/passwd.svg", "categories": [HOSTILE],
-                "producer": {"root_doc_URL": "javascript:alert(4)", "produced_facets": {
-        "ol:evil:EvilRunFacet.json": {"owner": "evil", "use_cases": [HOSTILE, "../../etc"]}}},
-        "consumer": {"root_doc_URL": "https://example.com/\"onmouseover=alert(5)", "consumed_facets": [HOSTILE]}}
+    registry = {
+        "display_name": HOSTILE,
+        "description": HOSTILE,
+        "homepage": "javascript:alert(6)",
+        "logo": "../../../etc/passwd.svg",
+        "categories": [HOSTILE],
+        "producer": {
+            "root_doc_URL": "javascript:alert(4)",
+            "produced_facets": {
+                "ol:evil:EvilRunFacet.json": {"owner": "evil", "use_cases": [HOSTILE, "../../etc"]}
+            },
+        },
+        "consumer": {
+            "root_doc_URL": 'https://example.com/"onmouseover=alert(5)',
+            "consumed_facets": [HOSTILE],
+        },
+    }
     (entry / "registry.json").write_text(json.dumps(registry), encoding="utf-8")
     return repo
 
@@ -215,23 +270,37 @@ def test_docusaurus_sidebar_labels_links_and_line_breaks(corpus: Path, tmp_path:
     shutil.copytree(corpus, repo, ignore=shutil.ignore_patterns(".git"))
     path = repo / "spec/facets/ColumnLineageDatasetFacet.json"
     facet = json.loads(path.read_text(encoding="utf-8"))
-    facet["$defs"]["ColumnLineageDatasetFacet"]["description"] = "First paragraph.\n\nSecond one,\nwith a break."
+    facet["$defs"]["ColumnLineageDatasetFacet"]["description"] = (
+        "First paragraph.\n\nSecond one,\nwith a break."
+    )
     path.write_text(json.dumps(facet), encoding="utf-8")
     docs = publish(repo, tmp_path / "out") / "docusaurus/registry"
-    labels = {p.parent.relative_to(docs).as_posix(): json.loads(p.read_text(encoding="utf-8"))["label"]
-              for p in docs.rglob("_category_.json")}
+    labels = {
+        p.parent.relative_to(docs).as_posix(): json.loads(p.read_text(encoding="utf-8"))["label"]
+        for p in docs.rglob("_category_.json")
+    }
     owners = {f.parent.name for f in (docs / "facets").glob("*/*.md")}
-    assert labels["."] == "Registry" and labels["facets"] == "Facet pages" and labels["use-cases"] == "Use case pages"
-    assert {labels[f"facets/{o}"] for o in owners} == {f["owner"] for f in index(docs.parent.parent)["facets"]}  # type: ignore[index, union-attr]
+    assert (
+        labels["."] == "Registry"
+        and labels["facets"] == "Facet pages"
+        and labels["use-cases"] == "Use case pages"
+    )
+    assert {labels[f"facets/{o}"] for o in owners} == {
+        f["owner"] for f in index(docs.parent.parent)["facets"]
+    }  # type: ignore[index, union-attr]
     page = (docs / "facets/core/ColumnLineageDatasetFacet.md").read_text(encoding="utf-8")
     assert "First paragraph.<br/><br/>Second one,<br/>with a break." in page and "\\n" not in page
     url = json.loads(path.read_text(encoding="utf-8"))["$id"]
     assert f"- Schema URL: [`{url}`](<{url}>)" in page
     ecosystem = (docs / "index.md").read_text(encoding="utf-8")
-    assert "| Name | About | Facets |" in ecosystem and 'title: "Producers and consumers"' in ecosystem
+    assert (
+        "| Name | About | Facets |" in ecosystem and 'title: "Producers and consumers"' in ecosystem
+    )
 
 
-def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hostile_registry_text_stays_text(
+    hostile_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError(f"publish opened a connection: {args}")
 
@@ -245,30 +314,51 @@ def test_hostile_registry_text_stays_text(hostile_repo: Path, tmp_path: Path, mo
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown, as text
     for live in ("<script>alert", "<img src=x", "javascript:", '"onmouseover', "</script><script"):
         assert live not in html, live
-    markdown = "\n".join(p.read_text(encoding="utf-8").split("\n---\n", 1)[1]  # front matter: a YAML string
-                         for p in (out / "docusaurus").rglob("*.md"))
+    # front matter: a YAML string
+    markdown = "\n".join(
+        p.read_text(encoding="utf-8").split("\n---\n", 1)[1]
+        for p in (out / "docusaurus").rglob("*.md")
+    )
     prose = re.sub(r"``.*?``|`[^`\n]*`", "", re.sub(r"(?ms)^(```|~~~~)json$.*?^\1$", "", markdown))
     assert "danger" in prose and "danger" in markdown  # the text is there, in prose and in code
-    assert not re.search(r"(?<!\\)[<{](?!/?br/?>)(?!https://)", prose.replace("](<", "](")), "MDX reads < or { as JSX"
+    assert not re.search(r"(?<!\\)[<{](?!/?br/?>)(?!https://)", prose.replace("](<", "](")), (
+        "MDX reads < or { as JSX"
+    )
     document = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))
-    assert not list(Draft202012Validator(json.loads((out / SCHEMA_FILE).read_text())).iter_errors(document))
+    assert not list(
+        Draft202012Validator(json.loads((out / SCHEMA_FILE).read_text())).iter_errors(document)
+    )
     evil = next(e for e in document["entries"] if e["name"] == "evil")
     assert "documentation" not in evil["producer"]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot", "publish", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "publish", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_publish_command_writes_the_site_and_refuses_bad_input(tmp_path: Path) -> None:
     done = cli(str(REFERENCE), str(tmp_path / "site"))
-    assert done.returncode == 0 and "index.html" in done.stderr and (tmp_path / "site/index.html").is_file()
-    assert cli(str(REFERENCE), str(tmp_path / "site")).returncode == 0  # an earlier output is replaced
+    assert (
+        done.returncode == 0
+        and "index.html" in done.stderr
+        and (tmp_path / "site/index.html").is_file()
+    )
+    # an earlier output is replaced
+    assert cli(str(REFERENCE), str(tmp_path / "site")).returncode == 0
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine/notes.txt").write_text("keep me", encoding="utf-8")
-    for args in ((str(tmp_path / "missing"), str(tmp_path / "o")), (str(REFERENCE), str(tmp_path / "mine")),
-                 (str(REFERENCE), str(tmp_path / "x"), "--rev", "no-such-rev")):
+    for args in (
+        (str(tmp_path / "missing"), str(tmp_path / "o")),
+        (str(REFERENCE), str(tmp_path / "mine")),
+        (str(REFERENCE), str(tmp_path / "x"), "--rev", "no-such-rev"),
+    ):
         refused = cli(*args)
         assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
         assert "Traceback" not in refused.stderr
@@ -282,7 +372,9 @@ def test_preview_lists_new_cards_new_pages_and_field_changes(tmp_path: Path) -> 
     facet_path = next((head / "spec/registry").rglob("facets/*.json"))
     facet = json.loads(facet_path.read_text(encoding="utf-8"))
     definition = next(iter(facet["$defs"].values()))
-    props = next(p["properties"] for p in definition["allOf"] if isinstance(p, dict) and "properties" in p)
+    props = next(
+        p["properties"] for p in definition["allOf"] if isinstance(p, dict) and "properties" in p
+    )
     changed = next(iter(props))
     props[changed] = {"type": "integer", "description": "now a number"}
     props["addedField"] = {"type": "string", "format": "uri"}
@@ -291,19 +383,32 @@ def test_preview_lists_new_cards_new_pages_and_field_changes(tmp_path: Path) -> 
     config = load_config(DirSnapshot(base))[0]
     section = preview(DirSnapshot(base), DirSnapshot(head), config)
     assert section is not None
-    rows = {line.split(" | ")[1]: line for line in section.markdown.splitlines() if line.startswith("| ")}
+    rows = {
+        line.split(" | ")[1]: line
+        for line in section.markdown.splitlines()
+        if line.startswith("| ")
+    }
     assert rows["`newcomer`"].endswith("| new |")
     assert "new: version" in rows[next(k for k in rows if "newcomer:" in k)]
-    owner = facet_path.parent.parent.relative_to(head / "spec/registry").as_posix().replace("/", ":")
+    owner = (
+        facet_path.parent.parent.relative_to(head / "spec/registry").as_posix().replace("/", ":")
+    )
     changed_row = rows[f"`ol:{owner}:{facet_path.name}`"]
     assert f".{changed}`: " in changed_row and "→ integer, " in changed_row
     assert ".addedField` added (string (uri), optional)" in changed_row
-    assert preview(DirSnapshot(base), DirSnapshot(base), config) is None  # nothing changes: no section
+    # nothing changes: no section
+    assert preview(DirSnapshot(base), DirSnapshot(base), config) is None
 
     # As the App runs it: only the files the change touches are read, with the same rows for them.
-    touched = [p.relative_to(head).as_posix() for p in head.rglob("*") if p.is_file()
-               and (not (base / p.relative_to(head)).is_file()
-                    or (base / p.relative_to(head)).read_bytes() != p.read_bytes())]
+    touched = [
+        p.relative_to(head).as_posix()
+        for p in head.rglob("*")
+        if p.is_file()
+        and (
+            not (base / p.relative_to(head)).is_file()
+            or (base / p.relative_to(head)).read_bytes() != p.read_bytes()
+        )
+    ]
     changes = ChangeSet(files=tuple(FileChange(p, Status.MODIFIED) for p in touched))
     reads: list[str] = []
 
@@ -314,7 +419,11 @@ def test_preview_lists_new_cards_new_pages_and_field_changes(tmp_path: Path) -> 
 
     limited = preview(Counting(base), Counting(head), config, changes)
     assert limited is not None
-    limited_rows = {line.split(" | ")[1]: line for line in limited.markdown.splitlines() if line.startswith("| ")}
+    limited_rows = {
+        line.split(" | ")[1]: line
+        for line in limited.markdown.splitlines()
+        if line.startswith("| ")
+    }
     assert limited_rows["`newcomer`"] == rows["`newcomer`"]
     assert ".addedField` added" in limited_rows[f"`ol:{owner}:{facet_path.name}`"]
     facet_reads = [p for p in reads if "/facets/" in p and not p.startswith(MIRROR)]
@@ -323,15 +432,28 @@ def test_preview_lists_new_cards_new_pages_and_field_changes(tmp_path: Path) -> 
 
 def test_demo_builds_the_samples_site_and_says_where_to_open_it(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # the demo's site folder, away from other runs
-    done = subprocess.run([sys.executable, "-m", "bot", "demo", "--no-regression", "--format", "json"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "demo", "--no-regression", "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
-    url = next(w for line in done.stderr.splitlines() if "Published site" in line for w in line.split()
-               if w.startswith("file://"))
+    url = next(
+        w
+        for line in done.stderr.splitlines()
+        if "Published site" in line
+        for w in line.split()
+        if w.startswith("file://")
+    )
     index_html = Path(url.removeprefix("file://"))
     assert index_html.is_file() and tmp_path in index_html.parents
     document = json.loads((index_html.parent / INDEX_FILE).read_text(encoding="utf-8"))
-    assert {e["name"] for e in document["entries"]} >= {"dagster"}  # the sample's head, with its new entry
+    # the sample's head, with its new entry
+    assert {e["name"] for e in document["entries"]} >= {"dagster"}
 
 
 def test_the_check_run_summary_previews_the_published_site(tmp_path: Path, corpus: Path) -> None:
@@ -344,9 +466,14 @@ def test_the_check_run_summary_previews_the_published_site(tmp_path: Path, corpu
     facet_path = sorted((corpus / "spec/registry").rglob("facets/*.json"))[0]
     facet = json.loads(facet_path.read_text(encoding="utf-8"))
     definition = next(iter(facet["$defs"].values()))
-    props = next(p["properties"] for p in definition["allOf"] if isinstance(p, dict) and "properties" in p)
+    props = next(
+        p["properties"] for p in definition["allOf"] if isinstance(p, dict) and "properties" in p
+    )
     props["previewedField"] = {"type": "boolean", "description": "added by the pull request"}
-    repo.change({facet_path.relative_to(corpus).as_posix(): json.dumps(facet, indent=2) + "\n"}, "a new field")
+    repo.change(
+        {facet_path.relative_to(corpus).as_posix(): json.dumps(facet, indent=2) + "\n"},
+        "a new field",
+    )
     gh, pr = load(repo)
     review_pull_request(gh, pr, "d-site", checks=FAKE_CHECKS)
     [run] = gh.runs_for(pr.head_sha)
@@ -358,21 +485,52 @@ def test_the_check_run_summary_previews_the_published_site(tmp_path: Path, corpu
 def test_field_tables_follow_refs_merge_allof_and_stop_on_cycles() -> None:
     from bot.outputs.site.fields import FieldWalker
 
-    base = {"$defs": {"RunFacet": {"type": "object", "required": ["_producer"],
-                                   "properties": {"_producer": {"type": "string", "format": "uri"}}}}}
-    doc = {"$id": "https://openlineage.io/spec/facets/1-0-0/X.json", "$defs": {
-        "Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}, "label": {"enum": ["a", "b"]}}},
-        "X": {"allOf": [{"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
-                        {"type": "object", "required": ["tree"], "properties": {
+    base = {
+        "$defs": {
+            "RunFacet": {
+                "type": "object",
+                "required": ["_producer"],
+                "properties": {"_producer": {"type": "string", "format": "uri"}},
+            }
+        }
+    }
+    doc = {
+        "$id": "https://openlineage.io/spec/facets/1-0-0/X.json",
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {"child": {"$ref": "#/$defs/Node"}, "label": {"enum": ["a", "b"]}},
+            },
+            "X": {
+                "allOf": [
+                    {"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
+                    {
+                        "type": "object",
+                        "required": ["tree"],
+                        "properties": {
                             "tree": {"$ref": "#/$defs/Node"},
-                            "items": {"type": "array", "items": {"type": "object", "properties": {
-                                "n": {"type": "integer"}}}},
-                            "remote": {"$ref": "https://elsewhere.example/s.json"}}}]}}}
-    walker = FieldWalker(doc, doc["$id"], lambda url: base if url.endswith("/OpenLineage.json") else None)
+                            "items": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {"n": {"type": "integer"}},
+                                },
+                            },
+                            "remote": {"$ref": "https://elsewhere.example/s.json"},
+                        },
+                    },
+                ]
+            },
+        },
+    }
+    walker = FieldWalker(
+        doc, doc["$id"], lambda url: base if url.endswith("/OpenLineage.json") else None
+    )
     rows = {f.path: f for f in walker.fields(doc["$defs"]["X"])}
     assert rows["_producer"].inherited == "RunFacet" and rows["_producer"].required
     assert rows["_producer"].format == "uri"
     assert rows["tree"].required and rows["tree.label"].enum == ("a", "b")
-    assert "tree.child" in rows and not any(p.startswith("tree.child.child.child") for p in rows)  # the cycle stops
+    # the cycle stops
+    assert "tree.child" in rows and not any(p.startswith("tree.child.child.child") for p in rows)
     assert rows["items"].type == "array of object" and rows["items[].n"].type == "integer"
     assert rows["remote"].type == "unresolved $ref"

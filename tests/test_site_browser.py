@@ -1,5 +1,5 @@
-"""The published site in a real browser: Debian's headless Chromium driven by Playwright (never a downloaded
-browser), the site served from a loopback HTTP server and from ``file://``."""
+"""The published site in a real browser: Debian's headless Chromium driven by Playwright (never a
+downloaded browser), the site served from a loopback HTTP server and from ``file://``."""
 
 from __future__ import annotations
 
@@ -22,11 +22,16 @@ from bot.outputs.site import build_site
 from bot.outputs.site.build import write_site
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 DESKTOP, PHONE = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
-
-
 
 
 def publish(repo: Path, out: Path) -> Path:
@@ -38,7 +43,10 @@ def publish(repo: Path, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("sites")
-    return {"corpus": publish(corpus, root / "corpus"), "reference": publish(REFERENCE, root / "reference")}
+    return {
+        "corpus": publish(corpus, root / "corpus"),
+        "reference": publish(REFERENCE, root / "reference"),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +58,9 @@ def server(sites: dict[str, Path]) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder))
+    )
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -64,8 +74,9 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         raise RuntimeError("Debian's chromium is missing: `make system-deps` installs it")
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_api.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(str(profile), executable_path=str(CHROMIUM), args=ARGS,
-                                                       headless=True, viewport=DESKTOP)
+        context = p.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), args=ARGS, headless=True, viewport=DESKTOP
+        )
         yield context
         context.close()
 
@@ -77,7 +88,9 @@ class Visit:
         self.page = context.new_page()
         self.page.set_viewport_size(viewport)
         self.errors: list[str] = []
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}"))
+        self.page.on(
+            "console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text}")
+        )
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         self.page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url}"))
         response = self.page.goto(url)
@@ -88,11 +101,16 @@ class Visit:
 
     def visible_cards(self) -> list[str]:
         """The cards shown, once a search that loads the index has run."""
-        for _ in range(400):  # polled from here: wait_for_function evaluates strings, which the CSP forbids
+        # polled from here: wait_for_function evaluates strings, which the CSP forbids
+        for _ in range(400):
             if self.page.evaluate("!document.querySelector('#filters[data-pending]')"):
                 break
             self.page.wait_for_timeout(25)
-        return list(self.page.eval_on_selector_all(".card:not([hidden])", "els => els.map(e => e.dataset.name)"))
+        return list(
+            self.page.eval_on_selector_all(
+                ".card:not([hidden])", "els => els.map(e => e.dataset.name)"
+            )
+        )
 
     def __enter__(self) -> Visit:
         return self
@@ -101,11 +119,15 @@ class Visit:
         self.page.close()
 
 
-def test_every_page_loads_cleanly_and_every_internal_link_resolves(browser: Any, server: str,
-                                                                   sites: dict[str, Path]) -> None:
+def test_every_page_loads_cleanly_and_every_internal_link_resolves(
+    browser: Any, server: str, sites: dict[str, Path]
+) -> None:
     for name, folder in sites.items():
-        pages = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.html")
-                       if "docusaurus" not in p.parts)
+        pages = sorted(
+            p.relative_to(folder).as_posix()
+            for p in folder.rglob("*.html")
+            if "docusaurus" not in p.parts
+        )
         checked: set[str] = set()
         for rel in pages:
             url = f"{server}/{name}/{rel}"
@@ -133,19 +155,27 @@ def test_filters_and_search_narrow_the_ecosystem(browser: Any, server: str) -> N
         page.select_option("#role", "consumer")
         consumers = visit.visible_cards()
         assert consumers and len(consumers) < len(everyone)
-        roles = page.eval_on_selector_all(".card:not([hidden])", "els => els.map(e => e.dataset.roles)")
+        roles = page.eval_on_selector_all(
+            ".card:not([hidden])", "els => els.map(e => e.dataset.roles)"
+        )
         assert all("consumer" in r.split("\n") for r in roles)
         page.select_option("#role", "")
-        use_cases = page.eval_on_selector_all("#usecase option", "els => els.map(o => o.value).filter(Boolean)")
+        use_cases = page.eval_on_selector_all(
+            "#usecase option", "els => els.map(o => o.value).filter(Boolean)"
+        )
         assert use_cases
         page.select_option("#usecase", use_cases[0])
         assert 0 < len(visit.visible_cards()) < len(everyone)
         page.select_option("#usecase", "")
-        facet = page.eval_on_selector_all(".card ul.chips a[title^='ol:']", "els => els.map(a => a.title)")[0]
+        facet = page.eval_on_selector_all(
+            ".card ul.chips a[title^='ol:']", "els => els.map(a => a.title)"
+        )[0]
         page.fill("#facet", facet)
         with_facet = visit.visible_cards()
-        assert with_facet and all(facet in page.get_attribute(f'[data-name="{n}"]', "data-facets").split("\n")
-                                  for n in with_facet)
+        assert with_facet and all(
+            facet in page.get_attribute(f'[data-name="{n}"]', "data-facets").split("\n")
+            for n in with_facet
+        )
         page.fill("#facet", "")
         page.fill("#q", everyone[-1])
         assert visit.visible_cards() == [everyone[-1]]
@@ -158,15 +188,21 @@ def test_filters_and_search_narrow_the_ecosystem(browser: Any, server: str) -> N
 def test_compatibility_explorer_lists_what_each_consumer_reads(browser: Any, server: str) -> None:
     with Visit(browser, f"{server}/reference/compat.html") as visit:
         page = visit.page
-        producers = page.eval_on_selector_all("#pick-producer option", "els => els.map(o => o.value).filter(Boolean)")
+        producers = page.eval_on_selector_all(
+            "#pick-producer option", "els => els.map(o => o.value).filter(Boolean)"
+        )
         shared = []
         for producer in producers:
             page.select_option("#pick-producer", producer)
-            rows = page.eval_on_selector_all("#out-producer tr", "els => els.map(r => r.dataset.shared)")
+            rows = page.eval_on_selector_all(
+                "#out-producer tr", "els => els.map(r => r.dataset.shared)"
+            )
             assert rows
             shared += [int(n) for n in rows]
         assert max(shared) > 0
-        links = page.eval_on_selector_all("#out-consumer a[href]", "els => els.map(a => a.getAttribute('href'))")
+        links = page.eval_on_selector_all(
+            "#out-consumer a[href]", "els => els.map(a => a.getAttribute('href'))"
+        )
         assert links and all(link.startswith("facets/") for link in links)
         assert not visit.errors
 
@@ -185,18 +221,25 @@ def test_the_site_works_from_file_urls(browser: Any, sites: dict[str, Path]) -> 
         assert not visit.errors, visit.errors
 
 
-def test_screenshots_at_desktop_and_phone_widths(browser: Any, server: str, sites: dict[str, Path],
-                                                 tmp_path: Path) -> None:
-    """The ecosystem and the richest facet page, saved under the test's tmp dir (docs/ holds one of each)."""
+def test_screenshots_at_desktop_and_phone_widths(
+    browser: Any, server: str, sites: dict[str, Path], tmp_path: Path
+) -> None:
+    """The ecosystem and the richest facet page, saved under the test's tmp dir (docs/ holds one of
+    each)."""
     import json
 
     index = json.loads((sites["corpus"] / "registry-index.json").read_text(encoding="utf-8"))
     richest = max(index["facets"], key=lambda f: (len(f["versions"]), f["page"]))["page"]
     shots = []
-    for label, url in (("ecosystem", f"{server}/reference/index.html"), ("facet", f"{server}/corpus/{richest}")):
+    for label, url in (
+        ("ecosystem", f"{server}/reference/index.html"),
+        ("facet", f"{server}/corpus/{richest}"),
+    ):
         for width, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
             with Visit(browser, url, viewport) as visit:
-                overflow = visit.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                overflow = visit.page.evaluate(
+                    "document.documentElement.scrollWidth - window.innerWidth"
+                )
                 assert overflow <= 0, f"{label} scrolls sideways at {width} width"
                 path = tmp_path / f"{label}-{width}.png"
                 visit.page.screenshot(path=str(path), full_page=True)
@@ -204,21 +247,27 @@ def test_screenshots_at_desktop_and_phone_widths(browser: Any, server: str, site
     assert all(p.stat().st_size > 10_000 for p in shots)
 
 
-SVG_LOGO = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><rect width="8" height="8" fill="#136"/></svg>'
+SVG_LOGO = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><rect width="8" height="8" '
+    b'fill="#136"/></svg>'
+)
 
 
 @pytest.fixture(scope="module")
 def showcase(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The reference registry plus an entry with presentation fields and a logo, whose consumer declares a
-    version of a facet that no producer emits, and one that one does."""
+    """The reference registry plus an entry with presentation fields and a logo, whose consumer
+    declares a version of a facet that no producer emits, and one that one does."""
     import json
     import shutil
 
     root = tmp_path_factory.mktemp("showcase")
     repo = root / "repo"
     shutil.copytree(REFERENCE, repo)
-    producer = next(p for p in sorted((repo / "spec/registry").glob("*/registry.json"))
-                    if isinstance(json.loads(p.read_text())["producer"].get("produced_facets"), dict))
+    producer = next(
+        p
+        for p in sorted((repo / "spec/registry").glob("*/registry.json"))
+        if isinstance(json.loads(p.read_text())["producer"].get("produced_facets"), dict)
+    )
     doc = json.loads(producer.read_text())
     pinned = {uri: d["spec_versions"] for uri, d in doc["producer"]["produced_facets"].items()}
     (uri_ok, ok), (uri_bad, _) = list(pinned.items())[:2]
@@ -226,12 +275,27 @@ def showcase(tmp_path_factory: pytest.TempPathFactory) -> Path:
     entry.mkdir()
     (entry / "CODEOWNERS").write_text("* @someone\n")
     (entry / "logo.svg").write_bytes(SVG_LOGO)
-    (entry / "registry.json").write_text(json.dumps({
-        "display_name": "Shiny Catalog", "description": "Reads lineage.", "logo": "logo.svg",
-        "categories": ["catalog"], "consumer": {"root_doc_URL": "https://shiny.example/docs", "consumed_facets": {
-            uri_ok: {"spec_versions": ok}, uri_bad: {"spec_versions": ["99-0-0"]}}}}))
+    (entry / "registry.json").write_text(
+        json.dumps(
+            {
+                "display_name": "Shiny Catalog",
+                "description": "Reads lineage.",
+                "logo": "logo.svg",
+                "categories": ["catalog"],
+                "consumer": {
+                    "root_doc_URL": "https://shiny.example/docs",
+                    "consumed_facets": {
+                        uri_ok: {"spec_versions": ok},
+                        uri_bad: {"spec_versions": ["99-0-0"]},
+                    },
+                },
+            }
+        )
+    )
     out = publish(repo, root / "site")
-    (out / "expected.json").write_text(json.dumps({"producer": producer.parent.name, "ok": uri_ok, "bad": uri_bad}))
+    (out / "expected.json").write_text(
+        json.dumps({"producer": producer.parent.name, "ok": uri_ok, "bad": uri_bad})
+    )
     return out
 
 
@@ -264,17 +328,21 @@ def test_the_explorer_says_which_versions_match_per_pair(browser: Any, showcase:
 
 
 HOSTILE_LOGOS = {  # each fetched {evil} when opened directly, before logos were re-serialised
-    "stylesheet-pi": '<?xml-stylesheet type="text/css" href="{evil}/pi.css"?>{svg}<rect class="a"/></svg>',
+    "stylesheet-pi": '<?xml-stylesheet type="text/css" href="{evil}/pi.css"?>{svg}<rect '
+    'class="a"/></svg>',
     "xsl-pi": '<?xml-stylesheet type="text/xsl" href="{evil}/pi.xsl"?>{svg}<rect class="a"/></svg>',
-    "css-escape": '{svg}<style>rect{{fill:u\\72l({evil}/escape.png)}}</style><rect width="8" height="8"/></svg>',
-    "image-set": '{svg}<style>rect{{mask-image:image-set("{evil}/set.png" 1x)}}</style><rect width="8"/></svg>',
+    "css-escape": '{svg}<style>rect{{fill:u\\72l({evil}/escape.png)}}</style><rect width="8" '
+    'height="8"/></svg>',
+    "image-set": '{svg}<style>rect{{mask-image:image-set("{evil}/set.png" 1x)}}</style><rect '
+    'width="8"/></svg>',
     "import": "{svg}<style>@import '{evil}/import.css';</style><rect/></svg>",
-    "font-face": '{svg}<style>@font-face{{font-family:f;src:url({evil}/f.woff)}}'
-                 'text{{font-family:f}}</style><text>x</text></svg>',
+    "font-face": "{svg}<style>@font-face{{font-family:f;src:url({evil}/f.woff)}}"
+    "text{{font-family:f}}</style><text>x</text></svg>",
     "url-attribute": '{svg}<rect width="8" height="8" fill="URL({evil}/attr.svg#p)"/></svg>',
     "image": '{svg}<image href="{evil}/image.png" width="8" height="8"/></svg>',
     "use": '{svg}<use href="{evil}/use.svg#a"/></svg>',
-    "fe-image": '{svg}<filter id="f"><feImage href="{evil}/fe.png"/></filter><rect filter="url(#f)" width="8"/></svg>',
+    "fe-image": '{svg}<filter id="f"><feImage href="{evil}/fe.png"/></filter><rect '
+    'filter="url(#f)" width="8"/></svg>',
 }
 
 
@@ -301,7 +369,8 @@ def evil_server() -> Iterator[tuple[str, list[str]]]:
 
 
 def test_published_logos_fetch_nothing_opened_directly_or_in_the_page(
-        browser: Any, tmp_path: Path, evil_server: tuple[str, list[str]]) -> None:
+    browser: Any, tmp_path: Path, evil_server: tuple[str, list[str]]
+) -> None:
     import json
     import shutil
 
@@ -314,8 +383,14 @@ def test_published_logos_fetch_nothing_opened_directly_or_in_the_page(
         entry.mkdir()
         (entry / "CODEOWNERS").write_text("* @someone\n")
         (entry / "logo.svg").write_text(template.format(evil=evil, svg=svg))
-        (entry / "registry.json").write_text(json.dumps({"logo": "logo.svg", "consumer": {
-            "root_doc_URL": "https://example.org/docs", "consumed_facets": []}}))
+        (entry / "registry.json").write_text(
+            json.dumps(
+                {
+                    "logo": "logo.svg",
+                    "consumer": {"root_doc_URL": "https://example.org/docs", "consumed_facets": []},
+                }
+            )
+        )
     out = publish(repo, tmp_path / "site")
 
     def open_all(paths: list[Path]) -> list[str]:
@@ -329,7 +404,8 @@ def test_published_logos_fetch_nothing_opened_directly_or_in_the_page(
         return [url for url in requested if not url.startswith("file://")]
 
     raw = open_all([repo / "spec/registry" / name / "logo.svg" for name in HOSTILE_LOGOS])
-    assert len({urldefrag(u)[0] for u in raw}) == len(HOSTILE_LOGOS), raw  # each fetched before publishing
+    # each fetched before publishing
+    assert len({urldefrag(u)[0] for u in raw}) == len(HOSTILE_LOGOS), raw
     hits.clear()
     published = sorted((out / "logos").glob("*.svg"))
     assert len(published) == len(HOSTILE_LOGOS)
@@ -337,23 +413,34 @@ def test_published_logos_fetch_nothing_opened_directly_or_in_the_page(
 
 
 AXE = Path(__file__).resolve().parent / "node/node_modules/axe-core/axe.min.js"
-PAGE_TYPES = ("index.html", "compat.html", "facets.html", "use-cases.html", "use-cases/lineage.html",
-              "naming.html", "promotion.html")
+PAGE_TYPES = (
+    "index.html",
+    "compat.html",
+    "facets.html",
+    "use-cases.html",
+    "use-cases/lineage.html",
+    "naming.html",
+    "promotion.html",
+)
 NARROW = {"width": 400, "height": 800}
 
 
 def _page_types(folder: Path) -> list[str]:
-    """One page of each kind: the fixed pages, a use case page, the facet pages with the most fields and with
-    the longest name."""
+    """One page of each kind: the fixed pages, a use case page, the facet pages with the most fields
+    and with the longest name."""
     facets = list(folder.glob("facets/*/*.html"))
-    chosen = {max(facets, key=lambda p: len(p.read_bytes())), max(facets, key=lambda p: len(p.name))}
+    chosen = {
+        max(facets, key=lambda p: len(p.read_bytes())),
+        max(facets, key=lambda p: len(p.name)),
+    }
     return [*PAGE_TYPES, *sorted(p.relative_to(folder).as_posix() for p in chosen)]
 
 
-def test_every_page_type_has_no_serious_axe_violation_and_fits_400_px(browser: Any, server: str,
-                                                                      sites: dict[str, Path]) -> None:
-    """axe-core (npm, tests/node) in the page: no serious or critical violation; at 400 px nothing scrolls
-    sideways; a skip link leads to the content; result counts are announced (aria-live)."""
+def test_every_page_type_has_no_serious_axe_violation_and_fits_400_px(
+    browser: Any, server: str, sites: dict[str, Path]
+) -> None:
+    """axe-core (npm, tests/node) in the page: no serious or critical violation; at 400 px nothing
+    scrolls sideways; a skip link leads to the content; result counts are announced (aria-live)."""
     if not AXE.is_file():
         raise RuntimeError("axe-core is missing: `make node-deps` installs it")
     source = AXE.read_text(encoding="utf-8")
@@ -362,25 +449,36 @@ def test_every_page_type_has_no_serious_axe_violation_and_fits_400_px(browser: A
         for viewport in (DESKTOP, NARROW):
             with Visit(browser, f"{server}/corpus/{rel}", viewport) as visit:
                 page = visit.page
-                page.evaluate(source)  # through the debugger: the page's CSP allows no inline script
+                # through the debugger: the page's CSP allows no inline script
+                page.evaluate(source)
                 result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-                bad = [f"{v['id']} ({v['impact']}): {len(v['nodes'])} node(s), "
-                       f"{v['nodes'][0]['target']}" for v in result["violations"]
-                       if v["impact"] in ("serious", "critical")]
+                bad = [
+                    f"{v['id']} ({v['impact']}): {len(v['nodes'])} node(s), "
+                    f"{v['nodes'][0]['target']}"
+                    for v in result["violations"]
+                    if v["impact"] in ("serious", "critical")
+                ]
                 width = page.evaluate("document.documentElement.scrollWidth")
                 if width > viewport["width"]:
                     bad.append(f"{width} px wide at {viewport['width']} px")
-                if not page.locator("a.skip[href='#main']").count() or not page.locator("main#main").count():
+                if (
+                    not page.locator("a.skip[href='#main']").count()
+                    or not page.locator("main#main").count()
+                ):
                     bad.append("no skip link to #main")
                 if bad:
                     found[f"{rel} @ {viewport['width']}"] = bad
     assert not found, "\n".join(f"{where}: {'; '.join(what)}" for where, what in found.items())
     with Visit(browser, f"{server}/corpus/index.html") as visit:
-        assert visit.page.locator("#shown").get_attribute("aria-live") == "polite" or \
-            visit.page.locator(".count[aria-live]").count()
+        assert (
+            visit.page.locator("#shown").get_attribute("aria-live") == "polite"
+            or visit.page.locator(".count[aria-live]").count()
+        )
 
 
-def test_a_paged_ecosystem_finds_entries_of_every_page_from_the_first(browser: Any, tmp_path: Path) -> None:
+def test_a_paged_ecosystem_finds_entries_of_every_page_from_the_first(
+    browser: Any, tmp_path: Path
+) -> None:
     import json
     import shutil
 
@@ -393,14 +491,25 @@ def test_a_paged_ecosystem_finds_entries_of_every_page_from_the_first(browser: A
         entry = repo / f"spec/registry/tool{i:04d}"
         entry.mkdir()
         (entry / "CODEOWNERS").write_text("* @someone\n")
-        (entry / "registry.json").write_text(json.dumps({"display_name": f"Tool number {i}", "consumer": {
-            "root_doc_URL": "https://example.org/docs", "consumed_facets": ["ol:core:SchemaDatasetFacet.json"]}}))
+        (entry / "registry.json").write_text(
+            json.dumps(
+                {
+                    "display_name": f"Tool number {i}",
+                    "consumer": {
+                        "root_doc_URL": "https://example.org/docs",
+                        "consumed_facets": ["ol:core:SchemaDatasetFacet.json"],
+                    },
+                }
+            )
+        )
     out = publish(repo, tmp_path / "site")
     assert (out / "ecosystem/2.html").is_file() and not (out / "ecosystem/3.html").exists()
     with Visit(browser, (out / "index.html").as_uri()) as visit:
         page = visit.page
         assert len(visit.visible_cards()) == PAGE_SIZE
-        assert page.text_content("#shown") == str(len(list((repo / "spec/registry").glob("*/registry.json"))))
+        assert page.text_content("#shown") == str(
+            len(list((repo / "spec/registry").glob("*/registry.json")))
+        )
         last = f"Tool number {extra - 1}"
         page.fill("#q", last.lower())
         assert visit.visible_cards() == [] and page.text_content("#shown") == "1"

@@ -1,5 +1,6 @@
-"""The dashboard page of the published site, in Debian's headless Chromium (as ``tests/test_site_browser.py``):
-every ``check --all`` finding of the real registry listed under its entry, with the entry's owners."""
+"""The dashboard page of the published site, in Debian's headless Chromium (as
+``tests/test_site_browser.py``): every ``check --all`` finding of the real registry listed under its
+entry, with the entry's owners."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Any
 import pytest
 
 from bot.cli import main
-from tests.test_site_browser import AXE, DESKTOP, NARROW, Visit, browser  # noqa: F401 - the Chromium fixture
+
+# the Chromium fixture
+from tests.test_site_browser import AXE, DESKTOP, NARROW, Visit, browser  # noqa: F401
 
 PAGE = "dashboard.html"
 
@@ -35,14 +38,21 @@ def test_the_dashboard_page_lists_every_finding_by_entry_with_owners(
         page = visit.page
         rows = page.eval_on_selector_all(
             "section.dashboard-entry tr.finding",
-            "rows => rows.map(r => [r.closest('section').dataset.entry, r.dataset.rule, r.dataset.path,"
-            " r.dataset.line])")
+            "rows => rows.map(r => [r.closest('section').dataset.entry, r.dataset.rule, "
+            "r.dataset.path, r.dataset.line])",
+        )
         owners = page.eval_on_selector_all(
             "section.dashboard-entry",
-            "els => els.map(s => [s.dataset.entry, s.querySelectorAll('code.owner').length])")
-        nav = page.eval_on_selector_all("header nav a", "els => els.map(a => a.getAttribute('href'))")
+            "els => els.map(s => [s.dataset.entry, s.querySelectorAll('code.owner').length])",
+        )
+        nav = page.eval_on_selector_all(
+            "header nav a", "els => els.map(a => a.getAttribute('href'))"
+        )
         assert not visit.errors, visit.errors
-    expected = sorted([f.get("entry", "(repository)"), f["rule"], f["path"], str(f["line"] or "")] for f in findings)
+    expected = sorted(
+        [f.get("entry", "(repository)"), f["rule"], f["path"], str(f["line"] or "")]
+        for f in findings
+    )
     assert sorted(rows) == expected and len(rows) == len(findings) > 0
     assert owners and all(count > 0 for _, count in owners)
     assert PAGE in nav
@@ -63,4 +73,7 @@ def test_the_dashboard_page_has_no_serious_axe_violation_and_fits_400_px(
             visit.page.evaluate(source)
             result = visit.page.evaluate("axe.run(document, {resultTypes: ['violations']})")
             bad = [v["id"] for v in result["violations"] if v["impact"] in ("serious", "critical")]
-            assert bad == [] and visit.page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+            assert (
+                bad == []
+                and visit.page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+            )

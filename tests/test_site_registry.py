@@ -1,5 +1,6 @@
-"""The published registry read in full: core, the proposal's facets map (versions, use cases), every schema
-construct, presentation fields and logos, the site preview in ``check``, the partner-list migration aid."""
+"""The published registry read in full: core, the proposal's facets map (versions, use cases), every
+schema construct, presentation fields and logos, the site preview in ``check``, the partner-list
+migration aid."""
 
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ from tests.gitrepo import Repo
 ROOT = Path(__file__).resolve().parent.parent
 MIRROR = "website/static/spec/facets"
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
-SVG = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><circle cx="4" cy="4" r="3" fill="#2b6a30"/></svg>'
+SVG = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><circle cx="4" cy="4" r="3" '
+    b'fill="#2b6a30"/></svg>'
+)
 
 
 def site_of(repo: Path) -> Any:
@@ -38,10 +42,14 @@ def copy(source: Path, target: Path) -> Path:
     return target
 
 
-def test_core_is_an_entry_like_the_others_with_every_core_facet_and_its_versions(corpus: Path) -> None:
+def test_core_is_an_entry_like_the_others_with_every_core_facet_and_its_versions(
+    corpus: Path,
+) -> None:
     site = site_of(corpus)
-    folders = {p.parent.relative_to(corpus / "spec/registry").as_posix().replace("/", ":")
-               for p in (corpus / "spec/registry").rglob("registry.json")}
+    folders = {
+        p.parent.relative_to(corpus / "spec/registry").as_posix().replace("/", ":")
+        for p in (corpus / "spec/registry").rglob("registry.json")
+    }
     assert {c.name for c in site.entries} == folders and "core" in folders
     core = next(c for c in site.entries if c.name == "core")
     for schema in sorted((corpus / "spec/facets").glob("*.json")):
@@ -49,21 +57,23 @@ def test_core_is_an_entry_like_the_others_with_every_core_facet_and_its_versions
         page = site.facets[uri]
         published = sorted(p.parent.name for p in (corpus / MIRROR).glob(f"*/{schema.name}"))
         current = json.loads(schema.read_bytes())["$id"].split("/")[-2]
-        assert [v.version for v in page.versions] == sorted({*published, current},
-                                                            key=lambda v: tuple(map(int, v.split("-"))))
+        assert [v.version for v in page.versions] == sorted(
+            {*published, current}, key=lambda v: tuple(map(int, v.split("-")))
+        )
         if uri in core.produced:
             assert "core" in page.producers
 
 
 def proposal_form(repo: Path) -> dict[str, list[str]]:
-    """Rewrite core's registry.json as the proposal writes it: ``facets`` as a map of file names with owner,
-    spec_versions (the published ones) and use_cases (the proposal's list, dealt round); returns use case ->
-    facet URIs, as written."""
+    """Rewrite core's registry.json as the proposal writes it: ``facets`` as a map of file names
+    with owner, spec_versions (the published ones) and use_cases (the proposal's list, dealt round);
+    returns use case -> facet URIs, as written."""
     path = repo / "spec/registry/core/registry.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
     producer = doc["producer"]
     uris = producer.pop("produced_facets")
-    cases = [c.replace("-", " ") if c == "data-quality" else c for c in PROPOSAL]  # the seed writes "data quality"
+    # the seed writes "data quality"
+    cases = [c.replace("-", " ") if c == "data-quality" else c for c in PROPOSAL]
     facets, expected = {}, {}
     for i, uri in enumerate(uris):
         file = uri.rsplit(":", 1)[-1]
@@ -78,7 +88,9 @@ def proposal_form(repo: Path) -> dict[str, list[str]]:
     return expected
 
 
-def test_the_proposals_facets_map_fills_use_case_pages_versions_and_passes_check(corpus: Path, tmp_path: Path) -> None:
+def test_the_proposals_facets_map_fills_use_case_pages_versions_and_passes_check(
+    corpus: Path, tmp_path: Path
+) -> None:
     repo = copy(corpus, tmp_path / "repo")
     expected = proposal_form(repo)
     assert "data quality" in expected
@@ -90,34 +102,52 @@ def test_the_proposals_facets_map_fills_use_case_pages_versions_and_passes_check
     write_site(site, out)
     index = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))
     core = next(e for e in index["entries"] if e["name"] == "core")
-    declared = json.loads((repo / "spec/registry/core/registry.json").read_text())["producer"]["facets"]
+    declared = json.loads((repo / "spec/registry/core/registry.json").read_text())["producer"][
+        "facets"
+    ]
     assert {u.rsplit(":", 1)[-1]: v for u, v in core["producer"]["versions"].items()} == {
         f: sorted(d["spec_versions"], key=lambda v: tuple(map(int, v.split("-"))), reverse=True)
-        for f, d in declared.items()}
+        for f, d in declared.items()
+    }
     for case in PROPOSAL:
         html = (out / f"use-cases/{case}.html").read_text(encoding="utf-8")
         assert PROPOSAL[case].description.split(",")[0] in html
         uris = [u for written, us in expected.items() if case_id(written) == case for u in us]
         assert uris and all(uri in html for uri in uris) and ">core<" in html, case
-    done = subprocess.run([sys.executable, "-m", "bot", "check", str(repo), "--all", "--format", "json"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "check", str(repo), "--all", "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=False,
+    )
     findings = json.loads(done.stdout)["findings"]
-    assert not [f for f in findings if f["path"].endswith("core/registry.json") and f["severity"] == "error"]
+    assert not [
+        f for f in findings if f["path"].endswith("core/registry.json") and f["severity"] == "error"
+    ]
 
 
 def test_a_use_cases_file_in_the_registry_replaces_the_proposals_list(tmp_path: Path) -> None:
     repo = copy(REFERENCE, tmp_path / "repo")
-    (repo / "spec/registry/use-cases.json").write_text(json.dumps(
-        {"Catalog": {"title": "Finding data", "description": "What a catalog shows."}}), encoding="utf-8")
+    (repo / "spec/registry/use-cases.json").write_text(
+        json.dumps({"Catalog": {"title": "Finding data", "description": "What a catalog shows."}}),
+        encoding="utf-8",
+    )
     site = site_of(repo)
-    assert list(site.use_case_texts) == ["catalog"] and site.use_case_texts["catalog"].title == "Finding data"
+    assert (
+        list(site.use_case_texts) == ["catalog"]
+        and site.use_case_texts["catalog"].title == "Finding data"
+    )
     out = tmp_path / "out"
     write_site(site, out)
     page = (out / "use-cases/catalog.html").read_text(encoding="utf-8")
     assert "Finding data" in page and "What a catalog shows." in page and "ol:egeria:" in page
 
 
-def test_use_case_pages_list_core_facets_and_who_emits_them_on_the_real_registry(corpus: Path, tmp_path: Path) -> None:
+def test_use_case_pages_list_core_facets_and_who_emits_them_on_the_real_registry(
+    corpus: Path, tmp_path: Path
+) -> None:
     site = site_of(corpus)
     out = tmp_path / "out"
     write_site(site, out)
@@ -126,18 +156,29 @@ def test_use_case_pages_list_core_facets_and_who_emits_them_on_the_real_registry
         listed = by_case[case]
         assert listed and listed <= set(site.facets), case  # only facets the registry has
         html = (out / f"use-cases/{case}.html").read_text(encoding="utf-8")
-        assert all(uri in html for uri in listed) and 'index.html#entry-core">core</a>' in html, case
+        assert all(uri in html for uri in listed) and 'index.html#entry-core">core</a>' in html, (
+            case
+        )
         assert "No registered name declares" not in html
     index = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))
-    lineage = next(f for f in index["facets"] if f["uri"] == "ol:core:ColumnLineageDatasetFacet.json")
+    lineage = next(
+        f for f in index["facets"] if f["uri"] == "ol:core:ColumnLineageDatasetFacet.json"
+    )
     assert "lineage" in lineage["use_cases"]
 
 
 def test_cards_that_show_the_same_display_name_are_told_apart(tmp_path: Path) -> None:
     repo = copy(REFERENCE, tmp_path / "repo")
     for name in ("alpha", "beta"):
-        add_entry(repo, name, {"display_name": "Google Cloud", "consumer": {
-            "root_doc_URL": f"https://{name}.example/docs", "consumed_facets": []}}, {})
+        add_entry(
+            repo,
+            name,
+            {
+                "display_name": "Google Cloud",
+                "consumer": {"root_doc_URL": f"https://{name}.example/docs", "consumed_facets": []},
+            },
+            {},
+        )
     site = site_of(repo)
     titles = {c.name: c.title for c in site.entries}
     assert titles["alpha"] == "Google Cloud (alpha)" and titles["beta"] == "Google Cloud (beta)"
@@ -163,29 +204,61 @@ def test_the_lineage_facet_page_lists_the_fields_of_every_variant(corpus: Path) 
 
 
 def test_every_schema_construct_has_its_row() -> None:
-    doc = {"$id": "https://openlineage.io/spec/facets/1-0-0/X.json", "$defs": {
-        "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}, "v": {"type": "integer"}}},
-        "X": {"type": "object", "properties": {
-            "mode": {"enum": ["a", "b"], "default": "a"},
-            "old": {"type": "string", "deprecated": True, "format": "date-time"},
-            "labels": {"type": "object", "patternProperties": {"^x-": {"type": "string"}},
-                       "properties": {"id": {"type": "string"}}, "additionalProperties": {"type": "number"}},
-            "env": {"type": "object", "additionalProperties": {"type": "string"}},
-            "shape": {"type": "object", "properties": {"kind": {"type": "string"}},
-                      "if": {"properties": {"kind": {"const": "circle"}}},
-                      "then": {"properties": {"radius": {"type": "number", "minimum": 0}}},
-                      "else": {"properties": {"side": {"type": "number"}}}},
-            "either": {"anyOf": [{"title": "Text", "type": "string", "maxLength": 9},
-                                 {"type": "object", "properties": {"n": {"type": "integer"}}}]},
-            "list": {"$ref": "#/$defs/Node"}}}}}
-    rows = {f.path: f for f in FieldWalker(doc, doc["$id"], lambda url: None).fields(doc["$defs"]["X"])}
+    doc = {
+        "$id": "https://openlineage.io/spec/facets/1-0-0/X.json",
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {"next": {"$ref": "#/$defs/Node"}, "v": {"type": "integer"}},
+            },
+            "X": {
+                "type": "object",
+                "properties": {
+                    "mode": {"enum": ["a", "b"], "default": "a"},
+                    "old": {"type": "string", "deprecated": True, "format": "date-time"},
+                    "labels": {
+                        "type": "object",
+                        "patternProperties": {"^x-": {"type": "string"}},
+                        "properties": {"id": {"type": "string"}},
+                        "additionalProperties": {"type": "number"},
+                    },
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "shape": {
+                        "type": "object",
+                        "properties": {"kind": {"type": "string"}},
+                        "if": {"properties": {"kind": {"const": "circle"}}},
+                        "then": {"properties": {"radius": {"type": "number", "minimum": 0}}},
+                        "else": {"properties": {"side": {"type": "number"}}},
+                    },
+                    "either": {
+                        "anyOf": [
+                            {"title": "Text", "type": "string", "maxLength": 9},
+                            {"type": "object", "properties": {"n": {"type": "integer"}}},
+                        ]
+                    },
+                    "list": {"$ref": "#/$defs/Node"},
+                },
+            },
+        },
+    }
+    rows = {
+        f.path: f for f in FieldWalker(doc, doc["$id"], lambda url: None).fields(doc["$defs"]["X"])
+    }
     assert rows["mode"].enum == ("a", "b") and rows["mode"].default == '"a"'
     assert rows["old"].deprecated and rows["old"].format == "date-time"
-    assert rows["labels.<key ~ ^x->"].type == "string" and rows["labels.<other key>"].type == "number"
+    assert (
+        rows["labels.<key ~ ^x->"].type == "string" and rows["labels.<other key>"].type == "number"
+    )
     assert rows["env"].type == "map of string"
-    assert "circle" in " ".join(rows["shape.{then}"].notes) and "minimum 0" in rows["shape.{then}.radius"].notes
+    assert (
+        "circle" in " ".join(rows["shape.{then}"].notes)
+        and "minimum 0" in rows["shape.{then}.radius"].notes
+    )
     assert "shape.{else}.side" in rows
-    assert rows["either"].type == "any of: Text | variant 2" and "maxLength 9" in rows["either.{Text}"].notes
+    assert (
+        rows["either"].type == "any of: Text | variant 2"
+        and "maxLength 9" in rows["either.{Text}"].notes
+    )
     assert rows["either.{variant 2}.n"].type == "integer"
     assert rows["list.next"].type == "recursive" and "the same as list" in rows["list.next"].notes
     assert not any(p.startswith("list.next.") for p in rows)  # shown once
@@ -212,25 +285,48 @@ CLEANED_LOGOS = {  # published re-serialised, without what could run or fetch
     "script.svg": SVG.replace(b"<circle", b"<script>alert(1)</script><circle"),
     "handler.svg": SVG.replace(b"<circle", b'<circle onload="alert(1)"'),
     "remote.svg": SVG.replace(b"<circle", b'<use href="https://example.com/x.svg#a"/><circle'),
-    "styled.svg": SVG.replace(b"<circle", b"<style>@import 'https://example.com/a.css';*{fill:red}</style><circle"),
-    "metadata.svg": b'<?xml-stylesheet href="https://example.com/a.css"?>' + SVG.replace(
-        b"<circle", b'<namedview xmlns="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd"/><circle'),
+    "styled.svg": SVG.replace(
+        b"<circle", b"<style>@import 'https://example.com/a.css';*{fill:red}</style><circle"
+    ),
+    "metadata.svg": b'<?xml-stylesheet href="https://example.com/a.css"?>'
+    + SVG.replace(
+        b"<circle",
+        b'<namedview xmlns="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd"/><circle',
+    ),
 }
 
 
-@pytest.mark.parametrize("logo", [*BAD_LOGOS, *CLEANED_LOGOS, "good.png", "good.svg", "missing.svg"])
-def test_logos_are_judged_by_the_check_and_only_good_ones_are_published(tmp_path: Path, logo: str) -> None:
+@pytest.mark.parametrize(
+    "logo", [*BAD_LOGOS, *CLEANED_LOGOS, "good.png", "good.svg", "missing.svg"]
+)
+def test_logos_are_judged_by_the_check_and_only_good_ones_are_published(
+    tmp_path: Path, logo: str
+) -> None:
     from bot.review.checks import entry as entry_check
     from bot.review.engine import ReviewContext, review
 
     repo = copy(REFERENCE, tmp_path / "repo")
     files = {**BAD_LOGOS, **CLEANED_LOGOS, "good.png": PNG, "good.svg": SVG}
-    add_entry(repo, "shiny", {"display_name": "Shiny Tool", "description": "Emits lineage <fast>.",
-                              "homepage": "https://shiny.example", "logo": logo, "categories": ["orchestrator"],
-                              "producer": {"root_doc_URL": "https://shiny.example/docs", "produced_facets": []}},
-              {k: v for k, v in files.items() if k == logo})
-    report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
-                    checks=(entry_check.check,))
+    add_entry(
+        repo,
+        "shiny",
+        {
+            "display_name": "Shiny Tool",
+            "description": "Emits lineage <fast>.",
+            "homepage": "https://shiny.example",
+            "logo": logo,
+            "categories": ["orchestrator"],
+            "producer": {"root_doc_URL": "https://shiny.example/docs", "produced_facets": []},
+        },
+        {k: v for k, v in files.items() if k == logo},
+    )
+    report = review(
+        head=DirSnapshot(repo),
+        base=None,
+        changes=None,
+        context=ReviewContext(),
+        checks=(entry_check.check,),
+    )
     refused = [f for f in report.findings if f.rule == "entry/logo"]
     published = logo.startswith("good") or logo in CLEANED_LOGOS
     assert bool(refused) != published, (logo, refused)
@@ -241,20 +337,50 @@ def test_logos_are_judged_by_the_check_and_only_good_ones_are_published(tmp_path
     assert bool(card.logo) == published
     if logo in CLEANED_LOGOS:
         text = site.logo_files[card.logo].decode("utf-8")
-        assert "example.com" not in text and "script" not in text and "onload" not in text and "<circle" in text
+        assert (
+            "example.com" not in text
+            and "script" not in text
+            and "onload" not in text
+            and "<circle" in text
+        )
 
 
 def test_check_text_and_markdown_show_the_published_site_preview(tmp_path: Path) -> None:
     repo = Repo.from_folder(REFERENCE, tmp_path / "repo")
     facet_path = next((REFERENCE / "spec/registry").rglob("facets/*.json"))
     facet = json.loads(facet_path.read_text(encoding="utf-8"))
-    props = next(p["properties"] for p in next(iter(facet["$defs"].values()))["allOf"] if "properties" in p)
+    props = next(
+        p["properties"] for p in next(iter(facet["$defs"].values()))["allOf"] if "properties" in p
+    )
     props["previewedField"] = {"type": "boolean"}
-    repo.change({facet_path.relative_to(REFERENCE).as_posix(): json.dumps(facet, indent=2) + "\n"}, "a field")
+    repo.change(
+        {facet_path.relative_to(REFERENCE).as_posix(): json.dumps(facet, indent=2) + "\n"},
+        "a field",
+    )
     for fmt, heading in (("text", "== Published site"), ("markdown", "### Published site")):
-        done = subprocess.run([sys.executable, "-m", "bot", "check", str(repo.path), "--base", "HEAD~1",
-                               "--format", fmt], capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
-        assert heading in done.stdout and "previewedField" in done.stdout, (fmt, done.stdout[-2000:], done.stderr)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "bot",
+                "check",
+                str(repo.path),
+                "--base",
+                "HEAD~1",
+                "--format",
+                fmt,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=300,
+            check=False,
+        )
+        assert heading in done.stdout and "previewedField" in done.stdout, (
+            fmt,
+            done.stdout[-2000:],
+            done.stderr,
+        )
 
 
 PRODUCERS_TSX = """import { Partner } from "@site/static/ecosystem/consumers";
@@ -276,37 +402,71 @@ export const Producers: Array<Partner> = [
     },
 ]
 """
-STYLED_LOGO = (b'<?xml version="1.0" encoding="utf-8"?><!-- Generator: Adobe Illustrator -->'
-               b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><style type="text/css">.st0{fill:#4285F4;}'
-               b'</style><rect class="st0" width="8" height="8"/></svg>')
+STYLED_LOGO = (
+    b'<?xml version="1.0" encoding="utf-8"?><!-- Generator: Adobe Illustrator -->'
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 8 8"><style '
+    b'type="text/css">.st0{fill:#4285F4;}</style><rect class="st0" width="8" height="8"/></svg>'
+)
 
 
 def test_partners_in_the_hand_written_shape_place_their_entries_and_publish_their_logos(
-        corpus: Path, tmp_path: Path) -> None:
+    corpus: Path, tmp_path: Path
+) -> None:
     repo = copy(corpus, tmp_path / "repo")
     static = tmp_path / "website/static"
     (static / "ecosystem").mkdir(parents=True)
     (static / "img").mkdir()
     (static / "ecosystem/producers.tsx").write_text(PRODUCERS_TSX, encoding="utf-8")
     (static / "img/google_logo.svg").write_bytes(STYLED_LOGO)
-    entries = sorted(p.parent.relative_to(repo / "spec/registry").as_posix().replace("/", ":")
-                     for p in (repo / "spec/registry/gcp").rglob("registry.json"))
+    entries = sorted(
+        p.parent.relative_to(repo / "spec/registry").as_posix().replace("/", ":")
+        for p in (repo / "spec/registry/gcp").rglob("registry.json")
+    )
     (tmp_path / "entries.json").write_text(json.dumps({"Google": entries}), encoding="utf-8")
     out = tmp_path / "drafts"
-    done = subprocess.run([sys.executable, "-m", "bot", "publish", str(repo), str(out), "--draft-presentation",
-                           str(static / "ecosystem/producers.tsx"), "--entries", str(tmp_path / "entries.json")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "publish",
+            str(repo),
+            str(out),
+            "--draft-presentation",
+            str(static / "ecosystem/producers.tsx"),
+            "--entries",
+            str(tmp_path / "entries.json"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "1 of 2 partners placed" in done.stderr and "Unregistered Tool" in done.stderr
-    consumers_only = [e for e in entries if "producer" not in json.loads(
-        (repo / "spec/registry" / e.replace(":", "/") / "registry.json").read_text(encoding="utf-8"))]
+    consumers_only = [
+        e
+        for e in entries
+        if "producer"
+        not in json.loads(
+            (repo / "spec/registry" / e.replace(":", "/") / "registry.json").read_text(
+                encoding="utf-8"
+            )
+        )
+    ]
     assert all(f"{e} has no producer block" in done.stderr for e in consumers_only)
     for name in entries:
         folder = name.replace(":", "/")
-        drafted = json.loads((out / "spec/registry" / folder / "registry.json").read_text(encoding="utf-8"))
+        drafted = json.loads(
+            (out / "spec/registry" / folder / "registry.json").read_text(encoding="utf-8")
+        )
         assert drafted["organization"] == {"name": "Google", "homepage": "https://cloud.google.com"}
-        assert "display_name" not in drafted  # one partner, several products: each keeps its own name
-        shutil.copytree(out / "spec/registry" / folder, repo / "spec/registry" / folder, dirs_exist_ok=True)
+        # one partner, several products: each keeps its own name
+        assert "display_name" not in drafted
+        shutil.copytree(
+            out / "spec/registry" / folder, repo / "spec/registry" / folder, dirs_exist_ok=True
+        )
     site = site_of(repo)
     assert [c.name for c in site.organizations()["Google"]] == entries
     logos = [site.logo_files[c.logo] for c in site.entries if c.name in entries]
@@ -314,43 +474,89 @@ def test_partners_in_the_hand_written_shape_place_their_entries_and_publish_thei
     from bot.review.checks import entry as entry_check
     from bot.review.engine import ReviewContext, review
 
-    report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
-                    checks=(entry_check.check,))
-    assert not [f for f in report.findings if f.severity.name == "ERROR" and "gcp" in f.path], report.findings
+    report = review(
+        head=DirSnapshot(repo),
+        base=None,
+        changes=None,
+        context=ReviewContext(),
+        checks=(entry_check.check,),
+    )
+    assert not [f for f in report.findings if f.severity.name == "ERROR" and "gcp" in f.path], (
+        report.findings
+    )
     write_site(site, tmp_path / "site")
     html = (tmp_path / "site/index.html").read_text(encoding="utf-8")
     assert 'id="partners-title"' in html and "by Google" in html
 
 
-def test_a_partner_list_drafts_presentation_fields_without_touching_the_repository(tmp_path: Path) -> None:
+def test_a_partner_list_drafts_presentation_fields_without_touching_the_repository(
+    tmp_path: Path,
+) -> None:
     repo = copy(REFERENCE, tmp_path / "repo")
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     (tmp_path / "logos").mkdir()
     (tmp_path / "logos/airflow.svg").write_bytes(SVG)
     (tmp_path / "logos/bad.svg").write_bytes(BAD_LOGOS["doctype.svg"])
-    partners = [{"name": "Apache Airflow", "entry": "airflow", "description": "Orchestrates.",
-                 "homepage": "https://airflow.apache.org", "logo": "logos/airflow.svg", "categories": ["Orchestrator"]},
-                {"name": "Egeria", "logo": "logos/bad.svg"}, {"name": "Nobody Registered"}]
+    partners = [
+        {
+            "name": "Apache Airflow",
+            "entry": "airflow",
+            "description": "Orchestrates.",
+            "homepage": "https://airflow.apache.org",
+            "logo": "logos/airflow.svg",
+            "categories": ["Orchestrator"],
+        },
+        {"name": "Egeria", "logo": "logos/bad.svg"},
+        {"name": "Nobody Registered"},
+    ]
     (tmp_path / "partners.json").write_text(json.dumps(partners), encoding="utf-8")
     out = tmp_path / "drafts"
-    done = subprocess.run([sys.executable, "-m", "bot", "publish", str(repo), str(out), "--draft-presentation",
-                           str(tmp_path / "partners.json")], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                          check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bot",
+            "publish",
+            str(repo),
+            str(out),
+            "--draft-presentation",
+            str(tmp_path / "partners.json"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "Nobody Registered" in done.stderr and "bad.svg left out" in done.stderr
     airflow = json.loads((out / "spec/registry/airflow/registry.json").read_text(encoding="utf-8"))
-    original = json.loads((repo / "spec/registry/airflow/registry.json").read_text(encoding="utf-8"))
+    original = json.loads(
+        (repo / "spec/registry/airflow/registry.json").read_text(encoding="utf-8")
+    )
     assert airflow["display_name"] == "Apache Airflow" and airflow["categories"] == ["orchestrator"]
-    assert airflow["producer"] == original["producer"] and (out / "spec/registry/airflow/logo.svg").read_bytes() == SVG
-    assert "logo" not in json.loads((out / "spec/registry/egeria/registry.json").read_text(encoding="utf-8"))
+    assert (
+        airflow["producer"] == original["producer"]
+        and (out / "spec/registry/airflow/logo.svg").read_bytes() == SVG
+    )
+    assert "logo" not in json.loads(
+        (out / "spec/registry/egeria/registry.json").read_text(encoding="utf-8")
+    )
     assert {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()} == before
     for rel in ("airflow", "egeria"):  # the drafts pass the checks once copied in
-        shutil.copytree(out / "spec/registry" / rel, repo / "spec/registry" / rel, dirs_exist_ok=True)
+        shutil.copytree(
+            out / "spec/registry" / rel, repo / "spec/registry" / rel, dirs_exist_ok=True
+        )
     from bot.review.checks import entry as entry_check
     from bot.review.engine import ReviewContext, review
 
-    report = review(head=DirSnapshot(repo), base=None, changes=None, context=ReviewContext(),
-                    checks=(entry_check.check,))
+    report = review(
+        head=DirSnapshot(repo),
+        base=None,
+        changes=None,
+        context=ReviewContext(),
+        checks=(entry_check.check,),
+    )
     assert not [f for f in report.findings if f.severity.name == "ERROR"], report.findings
 
 
@@ -358,8 +564,11 @@ def test_the_preview_names_presentation_and_version_changes_of_a_card(tmp_path: 
     from bot.outputs.site.preview import preview
 
     base, head = copy(REFERENCE, tmp_path / "base"), copy(REFERENCE, tmp_path / "head")
-    path = next(p for p in sorted((head / "spec/registry").glob("*/registry.json"))
-                if isinstance(json.loads(p.read_text())["producer"].get("produced_facets"), dict))
+    path = next(
+        p
+        for p in sorted((head / "spec/registry").glob("*/registry.json"))
+        if isinstance(json.loads(p.read_text())["producer"].get("produced_facets"), dict)
+    )
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc["display_name"] = "A New Name"
     first = next(iter(doc["producer"]["produced_facets"].values()))

@@ -1,4 +1,5 @@
-"""The real github_client against the stand-in GitHub server over real HTTP, on the corpus pull request."""
+"""The real github_client against the stand-in GitHub server over real HTTP, on the corpus pull
+request."""
 
 from __future__ import annotations
 
@@ -49,15 +50,23 @@ def sleeps() -> FakeSleep:
 
 @pytest.fixture
 def factory(standin: StandIn, sleeps: FakeSleep) -> AppClientFactory:
-    return AppClientFactory(standin.state.app_id, standin.state.private_key_pem, standin.url, sleep=sleeps,
-                            seconds_between_requests=0, seconds_between_writes=0)
+    return AppClientFactory(
+        standin.state.app_id,
+        standin.state.private_key_pem,
+        standin.url,
+        sleep=sleeps,
+        seconds_between_requests=0,
+        seconds_between_writes=0,
+    )
 
 
 def gh_of(factory: AppClientFactory, standin: StandIn) -> GitHubClient:
     return factory.for_installation(standin.state.installation_id)
 
 
-def test_reads_the_corpus_pull_request(standin: StandIn, factory: AppClientFactory, corpus_pr_repo: Path):
+def test_reads_the_corpus_pull_request(
+    standin: StandIn, factory: AppClientFactory, corpus_pr_repo: Path
+):
     gh = gh_of(factory, standin)
     pr = gh.get_pull_request(REPO, 1)
     files, truncated = gh.list_pull_request_files(REPO, 1)
@@ -65,8 +74,10 @@ def test_reads_the_corpus_pull_request(standin: StandIn, factory: AppClientFacto
     head = gh.read_tree(REPO, pr.head_sha, ["spec/registry"])
 
     assert not truncated and {f.path for f in files} == {
-        ENTRY, "spec/registry/acme/registry.json",
-        "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json"}
+        ENTRY,
+        "spec/registry/acme/registry.json",
+        "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json",
+    }
     with GitSnapshot(corpus_pr_repo, "pr") as snap:
         assert dict(head) == {p: snap.read(p) for p in snap.files("spec/registry")}
     assert "CODEOWNERS" in base and "spec/registry/acme/registry.json" not in base
@@ -84,20 +95,38 @@ def test_posts_a_full_result(standin: StandIn, factory: AppClientFactory):
     line = min(diff_lines(patch))
     annotations = [Annotation(ENTRY, i, i, "warning", f"warning {i}") for i in range(1, 121)]
 
-    run = gh.create_check_run(REPO, pr.head_sha, "registry-bot", "in_progress", external_id="delivery-1")
+    run = gh.create_check_run(
+        REPO, pr.head_sha, "registry-bot", "in_progress", external_id="delivery-1"
+    )
     for start in range(0, len(annotations), 50):
         last = start + 50 >= len(annotations)
-        gh.update_check_run(REPO, run, conclusion="neutral" if last else None,
-                            output=CheckRunOutput("120 warnings", "summary", annotations=annotations[start:start + 50]))
-    review = gh.create_review(REPO, 1, pr.head_sha, "REQUEST_CHANGES", "Please fix",
-                              [InlineComment(ENTRY, line, "this line")])
+        gh.update_check_run(
+            REPO,
+            run,
+            conclusion="neutral" if last else None,
+            output=CheckRunOutput(
+                "120 warnings", "summary", annotations=annotations[start : start + 50]
+            ),
+        )
+    review = gh.create_review(
+        REPO,
+        1,
+        pr.head_sha,
+        "REQUEST_CHANGES",
+        "Please fix",
+        [InlineComment(ENTRY, line, "this line")],
+    )
     comment = gh.create_issue_comment(REPO, 1, "summary v1")
     gh.edit_issue_comment(REPO, comment, "summary v2")
     gh.dismiss_review(REPO, 1, review, "superseded by a newer push")
 
     state = requests.get(f"{standin.url}/_standin/state", timeout=10).json()
     [posted] = state["check_runs"]
-    assert (posted["status"], posted["conclusion"], posted["external_id"]) == ("completed", "neutral", "delivery-1")
+    assert (posted["status"], posted["conclusion"], posted["external_id"]) == (
+        "completed",
+        "neutral",
+        "delivery-1",
+    )
     assert [a["message"] for a in posted["annotations"]] == [f"warning {i}" for i in range(1, 121)]
     assert [r["annotations"] for r in posted["requests"]] == [0, 50, 50, 20]
     assert state["reviews"][0]["comments"][0]["line"] == line
@@ -111,8 +140,13 @@ def test_github_rules_come_back_as_422(standin: StandIn, factory: AppClientFacto
     head = gh.get_pull_request(REPO, 1).head_sha
     run = gh.create_check_run(REPO, head, "registry-bot", "in_progress")
     with pytest.raises(GitHubError) as too_many:
-        gh.update_check_run(REPO, run, output=CheckRunOutput(
-            "t", "s", annotations=[Annotation(ENTRY, 1, 1, "notice", "n")] * 51))
+        gh.update_check_run(
+            REPO,
+            run,
+            output=CheckRunOutput(
+                "t", "s", annotations=[Annotation(ENTRY, 1, 1, "notice", "n")] * 51
+            ),
+        )
     with pytest.raises(GitHubError) as off_diff:
         gh.create_review(REPO, 1, head, "COMMENT", "x", [InlineComment(ENTRY, 10_000, "off")])
     assert too_many.value.status == off_diff.value.status == 422
@@ -120,10 +154,17 @@ def test_github_rules_come_back_as_422(standin: StandIn, factory: AppClientFacto
 
 
 def test_faults_are_survived(standin: StandIn, factory: AppClientFactory, sleeps: FakeSleep):
-    faults = [{"path": "/repos/*/pulls/1/files", "status": 502, "count": 2},
-              {"path": "/repos/*/check-runs", "method": "POST", "status": 403, "retry_after": 3,
-               "message": "You have exceeded a secondary rate limit."},
-              {"path": "/repos/*/issues/1/comments", "method": "POST", "status": 429, "reset_in": 20}]
+    faults = [
+        {"path": "/repos/*/pulls/1/files", "status": 502, "count": 2},
+        {
+            "path": "/repos/*/check-runs",
+            "method": "POST",
+            "status": 403,
+            "retry_after": 3,
+            "message": "You have exceeded a secondary rate limit.",
+        },
+        {"path": "/repos/*/issues/1/comments", "method": "POST", "status": 429, "reset_in": 20},
+    ]
     assert requests.post(f"{standin.url}/_standin/faults", json=faults, timeout=10).ok
     gh = gh_of(factory, standin)
 
@@ -151,12 +192,23 @@ def test_expired_tokens_are_refreshed(standin: StandIn, factory: AppClientFactor
 def test_app_auth_is_checked(standin: StandIn):
     other_key = generate_private_key_pem()
     now = int(time.time())
-    forged = jwt.encode({"iat": now - 60, "exp": now + 300, "iss": "1"}, other_key, algorithm="RS256")
-    too_long = jwt.encode({"iat": now, "exp": now + 3600, "iss": "1"}, standin.state.private_key_pem,
-                          algorithm="RS256")
+    forged = jwt.encode(
+        {"iat": now - 60, "exp": now + 300, "iss": "1"}, other_key, algorithm="RS256"
+    )
+    too_long = jwt.encode(
+        {"iat": now, "exp": now + 3600, "iss": "1"},
+        standin.state.private_key_pem,
+        algorithm="RS256",
+    )
     url = f"{standin.url}/app/installations/1/access_tokens"
-    assert requests.post(url, headers={"Authorization": f"Bearer {forged}"}, timeout=10).status_code == 401
-    assert requests.post(url, headers={"Authorization": f"Bearer {too_long}"}, timeout=10).status_code == 401
+    assert (
+        requests.post(url, headers={"Authorization": f"Bearer {forged}"}, timeout=10).status_code
+        == 401
+    )
+    assert (
+        requests.post(url, headers={"Authorization": f"Bearer {too_long}"}, timeout=10).status_code
+        == 401
+    )
     assert requests.get(f"{standin.url}/repos/{REPO}/pulls/1", timeout=10).status_code == 401
     wrong = AppClientFactory(1, other_key, standin.url, seconds_between_requests=0)
     with pytest.raises(GitHubError) as caught:
@@ -167,19 +219,44 @@ def test_app_auth_is_checked(standin: StandIn):
 def test_runs_as_a_process_and_moves_the_head(corpus_pr_repo: Path, tmp_path: Path):
     repo = tmp_path / "repo.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(corpus_pr_repo), str(repo)], check=True)
-    proc = subprocess.Popen([sys.executable, "-m", "tests.standin", "--repo", str(repo), "--port", "0",
-                             "--pr-base", "main", "--pr-head", "pr", "--permission", "carol=write"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.standin",
+            "--repo",
+            str(repo),
+            "--port",
+            "0",
+            "--pr-base",
+            "main",
+            "--pr-head",
+            "pr",
+            "--permission",
+            "carol=write",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline())
         url = f"http://127.0.0.1:{port}"
         app = requests.get(f"{url}/_standin/app", timeout=10).json()
-        gh = AppClientFactory(app["app_id"], app["private_key_pem"], url, seconds_between_requests=0,
-                              seconds_between_writes=0).for_installation(app["installation_id"])
+        gh = AppClientFactory(
+            app["app_id"],
+            app["private_key_pem"],
+            url,
+            seconds_between_requests=0,
+            seconds_between_writes=0,
+        ).for_installation(app["installation_id"])
         before = gh.get_pull_request(REPO, 1)
         assert gh.get_permission(REPO, "carol") == "write"
-        moved = requests.post(f"{url}/_standin/push", json={"head": "main"}, timeout=10).json()["head_sha"]
+        moved = requests.post(f"{url}/_standin/push", json={"head": "main"}, timeout=10).json()[
+            "head_sha"
+        ]
         assert moved == before.base_sha and gh.get_pull_request(REPO, 1).head_sha == moved
         assert gh.list_pull_request_files(REPO, 1) == ([], False)
     finally:
@@ -194,9 +271,13 @@ def test_runs_as_a_process_and_moves_the_head(corpus_pr_repo: Path, tmp_path: Pa
 
 def test_graphql_reads_every_blob_in_one_query_exactly_or_leaves_it_to_rest(tmp_path: Path):
     source = tmp_path / "source"
-    for path, content in {"spec/a.json": b"{}\n", "spec/deep/b.json": "\u00e9t\u00e9\n".encode(),
-                          "spec/latin.json": b"caf\xe9\n", "spec/bin.dat": b"\x00\x01\x02",
-                          ".github/registry-bot.yml": b"review:\n  max_inline_comments: 3\n"}.items():
+    for path, content in {
+        "spec/a.json": b"{}\n",
+        "spec/deep/b.json": "\u00e9t\u00e9\n".encode(),
+        "spec/latin.json": b"caf\xe9\n",
+        "spec/bin.dat": b"\x00\x01\x02",
+        ".github/registry-bot.yml": b"review:\n  max_inline_comments: 3\n",
+    }.items():
         (source / path).parent.mkdir(parents=True, exist_ok=True)
         (source / path).write_bytes(content)
     repo = Repo.from_folder(source, tmp_path / "repo")
@@ -204,51 +285,95 @@ def test_graphql_reads_every_blob_in_one_query_exactly_or_leaves_it_to_rest(tmp_
     repo.commit("a symlink")
     local = LocalGitHub(repo.path, "main", "pr", repo=REPO)
     with StandIn(local) as server:
-        gh = AppClientFactory(server.state.app_id, server.state.private_key_pem, server.url, seconds_between_requests=0,
-                              seconds_between_writes=0).for_installation(server.state.installation_id)
+        gh = AppClientFactory(
+            server.state.app_id,
+            server.state.private_key_pem,
+            server.url,
+            seconds_between_requests=0,
+            seconds_between_writes=0,
+        ).for_installation(server.state.installation_id)
         tree = gh.read_tree(REPO, "pr", ["spec", ".github"])
         with GitSnapshot(repo.path, "pr") as snap:
-            assert {p: tree[p] for p in tree} == {p: snap.read(p) for p in snap.files() if p != ".github/link.yml"}
-        found = gh.read_files(REPO, "pr", [".github/registry-bot.yml", ".github/link.yml", ".github/none.yml"])
+            assert {p: tree[p] for p in tree} == {
+                p: snap.read(p) for p in snap.files() if p != ".github/link.yml"
+            }
+        found = gh.read_files(
+            REPO, "pr", [".github/registry-bot.yml", ".github/link.yml", ".github/none.yml"]
+        )
         paths = [r["path"] for r in server.state.requests]
     local.close()
     assert ".github/link.yml" in tree.skipped  # type: ignore[attr-defined]
-    assert found == {".github/registry-bot.yml": b"review:\n  max_inline_comments: 3\n"}  # no symlink followed
+    # no symlink followed
+    assert found == {".github/registry-bot.yml": b"review:\n  max_inline_comments: 3\n"}
     blobs = sorted(p.rsplit("/", 1)[1] for p in paths if "/git/blobs/" in p)
     with GitSnapshot(repo.path, "pr") as snap:
         by_sha = {run_git_sha(repo.path, f"pr:{p}"): p for p in ("spec/latin.json", "spec/bin.dat")}
-    assert [by_sha[sha] for sha in blobs] == sorted(by_sha.values(), key=lambda p: run_git_sha(repo.path, f"pr:{p}"))
-    assert paths.count("/graphql") == 2  # the blobs, then the files; over REST only what is not UTF-8 text
+    assert [by_sha[sha] for sha in blobs] == sorted(
+        by_sha.values(), key=lambda p: run_git_sha(repo.path, f"pr:{p}")
+    )
+    # the blobs, then the files; over REST only what is not UTF-8 text
+    assert paths.count("/graphql") == 2
 
 
 def run_git_sha(repo: Path, expression: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), "rev-parse", expression], check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", expression],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def test_graphql_answers_like_github(standin: StandIn, factory: AppClientFactory):
     gh_of(factory, standin).get_pull_request(REPO, 1)  # an installation token
     [token] = list(standin.state.tokens)
     headers = {"Authorization": f"token {token}"}
-    query = ('query($e: String!) { repository(owner: "owner", name: "repo") { f: object(expression: $e) '
-             '{ __typename ... on Blob { byteSize } } d: object(expression: "main:spec") { ... on Tree '
-             '{ entries { name mode type } } } none: object(expression: "main:nope") { oid } } }')
-    answer = requests.post(f"{standin.url}/graphql", json={"query": query, "variables": {"e": "main:CODEOWNERS"}},
-                           headers=headers, timeout=10).json()["data"]["repository"]
-    assert answer["f"]["__typename"] == "Blob" and answer["f"]["byteSize"] > 0 and answer["none"] is None
+    query = (
+        'query($e: String!) { repository(owner: "owner", name: "repo") { f: object(expression: $e) '
+        '{ __typename ... on Blob { byteSize } } d: object(expression: "main:spec") { ... on Tree '
+        '{ entries { name mode type } } } none: object(expression: "main:nope") { oid } } }'
+    )
+    answer = requests.post(
+        f"{standin.url}/graphql",
+        json={"query": query, "variables": {"e": "main:CODEOWNERS"}},
+        headers=headers,
+        timeout=10,
+    ).json()["data"]["repository"]
+    assert (
+        answer["f"]["__typename"] == "Blob"
+        and answer["f"]["byteSize"] > 0
+        and answer["none"] is None
+    )
     assert {"name": "facets", "mode": 0o40000, "type": "tree"} in answer["d"]["entries"]
-    other = requests.post(f"{standin.url}/graphql", headers=headers, timeout=10, json={
-        "query": '{ repository(owner: "x", name: "y") { nameWithOwner } }'}).json()
-    assert other["data"]["repository"] is None and other["errors"][0]["extensions"]["type"] == "NOT_FOUND"
-    invalid = requests.post(f"{standin.url}/graphql", headers=headers, timeout=10, json={
-        "query": '{ repository(owner: "owner", name: "repo") { files } }'}).json()
+    other = requests.post(
+        f"{standin.url}/graphql",
+        headers=headers,
+        timeout=10,
+        json={"query": '{ repository(owner: "x", name: "y") { nameWithOwner } }'},
+    ).json()
+    assert (
+        other["data"]["repository"] is None
+        and other["errors"][0]["extensions"]["type"] == "NOT_FOUND"
+    )
+    invalid = requests.post(
+        f"{standin.url}/graphql",
+        headers=headers,
+        timeout=10,
+        json={"query": '{ repository(owner: "owner", name: "repo") { files } }'},
+    ).json()
     assert "Cannot query field 'files'" in invalid["errors"][0]["message"]
-    assert requests.post(f"{standin.url}/graphql", json={"query": query}, timeout=10).status_code == 401
+    assert (
+        requests.post(f"{standin.url}/graphql", json={"query": query}, timeout=10).status_code
+        == 401
+    )
 
 
-def test_latency_and_writes_that_break_githubs_pacing_are_flagged(standin: StandIn, factory: AppClientFactory):
-    settings = requests.post(f"{standin.url}/_standin/settings", json={"latency": 0.1, "write_pause": 0.5},
-                             timeout=10).json()
+def test_latency_and_writes_that_break_githubs_pacing_are_flagged(
+    standin: StandIn, factory: AppClientFactory
+):
+    settings = requests.post(
+        f"{standin.url}/_standin/settings", json={"latency": 0.1, "write_pause": 0.5}, timeout=10
+    ).json()
     assert (settings["latency"], settings["write_pause"]) == (0.1, 0.5)
     unpaced = gh_of(factory, standin)
     started = time.monotonic()
@@ -257,14 +382,20 @@ def test_latency_and_writes_that_break_githubs_pacing_are_flagged(standin: Stand
     unpaced.read_files(REPO, "main", ["CODEOWNERS"])  # a GraphQL query is a POST, not a write
     unpaced.create_issue_comment(REPO, 1, "two")
     time.sleep(0.5)  # then another process, pacing its writes
-    paced = AppClientFactory(standin.state.app_id, standin.state.private_key_pem, standin.url,
-                             seconds_between_requests=0, seconds_between_writes=0.5).for_installation(1)
+    paced = AppClientFactory(
+        standin.state.app_id,
+        standin.state.private_key_pem,
+        standin.url,
+        seconds_between_requests=0,
+        seconds_between_writes=0.5,
+    ).for_installation(1)
     third = paced.create_issue_comment(REPO, 1, "three")
     paced.edit_issue_comment(REPO, third, "three, edited")
 
     pacing = requests.get(f"{standin.url}/_standin/state", timeout=10).json()["pacing"]
     assert [w["method"] for w in pacing["writes"]] == ["POST", "POST", "POST", "PATCH"]
-    [broken] = pacing["violations"]  # the unpaced second write came sooner than 0.5 s after the first
+    # the unpaced second write came sooner than 0.5 s after the first
+    [broken] = pacing["violations"]
     assert broken["path"] == "/repos/owner/repo/issues/1/comments" and 0 <= broken["gap"] < 0.5
     assert pacing["writes"][3]["gap"] >= 0.5
 
@@ -283,16 +414,32 @@ def test_the_contents_api_follows_a_symlink_to_a_file_as_github_does_and_the_cli
     with StandIn(local) as server:
         token = server.state.issue_token()[0]
         headers = {"Authorization": f"token {token}"}
-        followed = requests.get(f"{server.url}/repos/{REPO}/contents/.github/link.yml?ref=pr", headers=headers,
-                                timeout=10).json()
-        outside = requests.get(f"{server.url}/repos/{REPO}/contents/.github/out.yml?ref=pr", headers=headers,
-                               timeout=10).json()
-        gh = AppClientFactory(server.state.app_id, server.state.private_key_pem, server.url, seconds_between_requests=0,
-                              seconds_between_writes=0).for_installation(server.state.installation_id)
-        link, real = gh.read_file(REPO, "pr", ".github/link.yml"), gh.read_file(REPO, "pr", ".github/registry-bot.yml")
-        versions = {r["api_version"] for r in server.state.requests[2:]}  # the client's, after the two above
+        followed = requests.get(
+            f"{server.url}/repos/{REPO}/contents/.github/link.yml?ref=pr",
+            headers=headers,
+            timeout=10,
+        ).json()
+        outside = requests.get(
+            f"{server.url}/repos/{REPO}/contents/.github/out.yml?ref=pr",
+            headers=headers,
+            timeout=10,
+        ).json()
+        gh = AppClientFactory(
+            server.state.app_id,
+            server.state.private_key_pem,
+            server.url,
+            seconds_between_requests=0,
+            seconds_between_writes=0,
+        ).for_installation(server.state.installation_id)
+        link, real = (
+            gh.read_file(REPO, "pr", ".github/link.yml"),
+            gh.read_file(REPO, "pr", ".github/registry-bot.yml"),
+        )
+        # the client's, after the two above
+        versions = {r["api_version"] for r in server.state.requests[2:]}
     local.close()
     assert (followed["type"], followed["path"]) == ("file", ".github/registry-bot.yml")
     assert (outside["type"], outside["target"]) == ("symlink", "../../outside.yml")
-    assert link is None and real == b"review: {}\n"  # the bot never follows a symlink, on GitHub either
+    # the bot never follows a symlink, on GitHub either
+    assert link is None and real == b"review: {}\n"
     assert versions == {"2022-11-28"}

@@ -1,4 +1,5 @@
-"""Fixes on GitHub and in SARIF: a suggestion only where GitHub can commit it, exactly the fix's lines."""
+"""Fixes on GitHub and in SARIF: a suggestion only where GitHub can commit it, exactly the fix's
+lines."""
 
 from __future__ import annotations
 
@@ -13,12 +14,22 @@ PATCH = "@@ -1,5 +1,6 @@\n {\n-  a\n+  b\n+  c\n   d\n   e\n   f\n@@ -19,3 +20,3
 
 
 def changes() -> ChangeSet:
-    return ChangeSet(files=(FileChange(PATH, Status.MODIFIED, lines=diff_lines(PATCH), patch=PATCH),))
+    return ChangeSet(
+        files=(FileChange(PATH, Status.MODIFIED, lines=diff_lines(PATCH), patch=PATCH),)
+    )
 
 
 def finding(*edits: Edit, line: int = 2, path: str = PATH) -> Finding:
-    return Finding(rule="format/json", severity=Severity.ERROR, path=path, message="m", line=line, column=1,
-                   state=State.NEW, fix=Fix("lay it out", edits))
+    return Finding(
+        rule="format/json",
+        severity=Severity.ERROR,
+        path=path,
+        message="m",
+        line=line,
+        column=1,
+        state=State.NEW,
+        fix=Fix("lay it out", edits),
+    )
 
 
 def test_a_multi_line_fix_inside_one_hunk_is_a_suggestion_on_its_lines() -> None:
@@ -29,9 +40,15 @@ def test_a_multi_line_fix_inside_one_hunk_is_a_suggestion_on_its_lines() -> None
 
 
 def test_a_one_line_fix_is_a_plain_line_comment_and_a_deletion_suggests_nothing_in_place() -> None:
-    [comment], _ = plan_review(Report.build([finding(Edit(PATH, 21, 21, "q\n"), line=21)]), changes(), 30)
-    assert (comment.start_line, comment.line) == (None, 21) and comment.body.endswith("```suggestion\nq\n```")
-    [comment], _ = plan_review(Report.build([finding(Edit(PATH, 21, 21, ""), line=21)]), changes(), 30)
+    [comment], _ = plan_review(
+        Report.build([finding(Edit(PATH, 21, 21, "q\n"), line=21)]), changes(), 30
+    )
+    assert (comment.start_line, comment.line) == (None, 21) and comment.body.endswith(
+        "```suggestion\nq\n```"
+    )
+    [comment], _ = plan_review(
+        Report.build([finding(Edit(PATH, 21, 21, ""), line=21)]), changes(), 30
+    )
     assert comment.body.endswith("```suggestion\n```")
 
 
@@ -48,7 +65,10 @@ def test_no_suggestion_across_hunks_outside_the_diff_in_another_file_or_with_inv
     for f in cases:
         assert suggestion_for(f, changes()) is None, f.fix
         [comment], _ = plan_review(Report.build([f]), changes(), 30)
-        assert "suggestion" not in comment.body and "`registry-bot fix` applies the fix" in comment.body
+        assert (
+            "suggestion" not in comment.body
+            and "`registry-bot fix` applies the fix" in comment.body
+        )
         assert comment.start_line is None and comment.line == 2
 
 
@@ -73,19 +93,43 @@ def test_sarif_carries_the_fix_as_whole_line_replacements() -> None:
     [fix] = result["fixes"]
     assert fix["description"] == {"text": "lay it out"}
     assert fix["artifactChanges"] == [
-        {"artifactLocation": {"uri": PATH}, "replacements": [{
-            "deletedRegion": {"startLine": 2, "startColumn": 1, "endLine": 4, "endColumn": 1},
-            "insertedContent": {"text": "x\n"}}]},
-        {"artifactLocation": {"uri": "spec/registry/acme/CODEOWNERS"}, "replacements": [{
-            "deletedRegion": {"startLine": 1, "startColumn": 1, "endLine": 1, "endColumn": 1},
-            "insertedContent": {"text": "* @a\n"}}]},
+        {
+            "artifactLocation": {"uri": PATH},
+            "replacements": [
+                {
+                    "deletedRegion": {
+                        "startLine": 2,
+                        "startColumn": 1,
+                        "endLine": 4,
+                        "endColumn": 1,
+                    },
+                    "insertedContent": {"text": "x\n"},
+                }
+            ],
+        },
+        {
+            "artifactLocation": {"uri": "spec/registry/acme/CODEOWNERS"},
+            "replacements": [
+                {
+                    "deletedRegion": {
+                        "startLine": 1,
+                        "startColumn": 1,
+                        "endLine": 1,
+                        "endColumn": 1,
+                    },
+                    "insertedContent": {"text": "* @a\n"},
+                }
+            ],
+        },
     ]
 
 
 def test_the_fixable_count_is_in_the_summary_and_the_text_verdict_line() -> None:
     from bot.outputs.render.text import render_text
 
-    report = Report.build([finding(Edit(PATH, 2, 3, "x\n")), Finding("a/b", Severity.WARNING, PATH, "m")])
+    report = Report.build(
+        [finding(Edit(PATH, 2, 3, "x\n")), Finding("a/b", Severity.WARNING, PATH, "m")]
+    )
     assert report.summary()["fixable"] == 1
     assert render_text(report).splitlines()[-1].endswith("; 1 fixable (registry-bot fix)")
     assert "fixable" not in render_text(Report.build([])).splitlines()[-1]

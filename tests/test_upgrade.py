@@ -1,18 +1,20 @@
-"""A mixed fleet of this release and the one before on one Redis (issue 31, item 3; docs/app.md, Upgrades).
+"""A mixed fleet of this release and the one before on one Redis (issue 31, item 3; docs/app.md,
+Upgrades).
 
-The previous release is the real code: ``PREVIOUS`` (the last release before the queue's state carried a
-schema version) is extracted with ``git archive`` into a temporary folder and its worker runs from there,
-beside this tree's workers, over one real ``redis-server`` and the stand-in fleet. As designed:
+The previous release is the real code: ``PREVIOUS`` (the last release before the queue's state
+carried a schema version) is extracted with ``git archive`` into a temporary folder and its worker
+runs from there, beside this tree's workers, over one real ``redis-server`` and the stand-in fleet.
+As designed:
 
-- a worker of this release refuses to start (exit 3, one line saying why) while the old worker holds a
-  lease (it ignores this release's pause and writes finished jobs the old way);
-- with the old worker idle, this release's worker joins and both review (same lease and pacing keys); the
-  finished jobs the old one writes the old way are still read as done, and the new worker says an older
-  worker writes to the queue;
+- a worker of this release refuses to start (exit 3, one line saying why) while the old worker holds
+  a lease (it ignores this release's pause and writes finished jobs the old way);
+- with the old worker idle, this release's worker joins and both review (same lease and pacing
+  keys); the finished jobs the old one writes the old way are still read as done, and the new worker
+  says an older worker writes to the queue;
 - the documented upgrade (stop the old workers, start the new) finishes the rest;
 
-and every pull request ends with one check run, concluded once with the review's verdict, with 0 pacing
-violations over the whole run.
+and every pull request ends with one check run, concluded once with the review's verdict, with 0
+pacing violations over the whole run.
 """
 
 from __future__ import annotations
@@ -48,14 +50,20 @@ from tests.test_scale_out import repo
 
 __all__ = ["redis_server", "repo"]  # the fixtures this module uses
 pytestmark = pytest.mark.e2e
-PREVIOUS = "66e9ff9"  # the release before schema versions (main before issue 31's queue changes landed)
+# the release before schema versions (main before issue 31's queue changes landed)
+PREVIOUS = "66e9ff9"
 
 
 def previous_release(folder: Path) -> Path:
     """The previous release's tree (``bot`` and ``tests``), extracted from this clone's history."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", PREVIOUS, "bot", "tests"],
-                             capture_output=True, check=False)
-    assert archive.returncode == 0, f"the previous release {PREVIOUS} is not in this clone: {archive.stderr!r}"
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", PREVIOUS, "bot", "tests"],
+        capture_output=True,
+        check=False,
+    )
+    assert archive.returncode == 0, (
+        f"the previous release {PREVIOUS} is not in this clone: {archive.stderr!r}"
+    )
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(folder, filter="data")
     assert not (folder / "bot" / "app" / "schema.py").exists()  # it really is from before versions
@@ -68,16 +76,47 @@ PREVIOUS_WORKER = ".".join(("bot", "app", "worker"))
 
 def _spawn_previous(tree: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", PREVIOUS_WORKER, "--checks", "tests.fakes:FAKE_CHECKS",
-                                 "--no-regression", "--threads", "2", "--write-pause", str(WRITE_PAUSE),
-                                 "--poll", "0.05", "--lease-ttl", "8", "--sweep-every", "2", "--sweep-age", "3"],
-                                cwd=tree, env={**env, "PYTHONPATH": str(tree)}, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                PREVIOUS_WORKER,
+                "--checks",
+                "tests.fakes:FAKE_CHECKS",
+                "--no-regression",
+                "--threads",
+                "2",
+                "--write-pause",
+                str(WRITE_PAUSE),
+                "--poll",
+                "0.05",
+                "--lease-ttl",
+                "8",
+                "--sweep-every",
+                "2",
+                "--sweep-age",
+                "3",
+            ],
+            cwd=tree,
+            env={**env, "PYTHONPATH": str(tree)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def _accept(queue: JobQueue, fleet: Fleet, names: list[str], installation: int = 1) -> None:
     for name in names:
-        assert queue.accept(Job(f"d-{name}", "pull_request", "opened", installation, name, fleet.number(name),
-                                fleet.head_sha(name)))
+        assert queue.accept(
+            Job(
+                f"d-{name}",
+                "pull_request",
+                "opened",
+                installation,
+                name,
+                fleet.number(name),
+                fleet.head_sha(name),
+            )
+        )
 
 
 def _messages(log: Path) -> list[str]:
@@ -110,8 +149,11 @@ def test_a_mixed_fleet_with_the_previous_release_refuses_or_coexists_and_conclud
     try:
         old = _spawn_previous(old_tree, env, old_log)
         running.append(old)
-        wait_for(lambda: b"consumer started" in old_log.read_bytes(), 60, "the previous release's worker")
-        # 1. The old worker reviews, one review held mid-way (it holds that pull request's lease): refused.
+        wait_for(
+            lambda: b"consumer started" in old_log.read_bytes(), 60, "the previous release's worker"
+        )
+        # 1. The old worker reviews, one review held mid-way (it holds that pull request's lease):
+        # refused.
         first.add_faults([Fault("/repos/*/*/git/trees/*", method="GET", hold=20)])
         _accept(queue, fleet, names[:3])
         wait_for(lambda: first.fault_hits, 60, "the old worker's review to be under way")
@@ -119,27 +161,43 @@ def test_a_mixed_fleet_with_the_previous_release_refuses_or_coexists_and_conclud
         assert refused.wait(timeout=60) == 3, _tails(tmp_path)
         said = [m for m in _messages(refused_log) if "does not start" in m]
         assert len(said) == 1 and "before schema versions hold leases" in said[0], _tails(tmp_path)
-        wait_for(lambda: all(_concluded(fleet, r) for r in names[:3]), 120, "the old worker's reviews")
+        wait_for(
+            lambda: all(_concluded(fleet, r) for r in names[:3]), 120, "the old worker's reviews"
+        )
 
-        # 2. The old worker idle: a worker of this release joins; both review the next pull requests.
+        # 2. The old worker idle: a worker of this release joins; both review the next pull
+        # requests.
         new_log = tmp_path / "worker-new.log"
         running.append(_spawn(env, new_log))
         wait_for(lambda: b"consumer started" in new_log.read_bytes(), 60, "this release's worker")
         _accept(queue, fleet, names[3:6])
-        wait_for(lambda: all(_concluded(fleet, r) for r in names[3:6]), 180, "the mixed fleet's reviews")
+        wait_for(
+            lambda: all(_concluded(fleet, r) for r in names[3:6]), 180, "the mixed fleet's reviews"
+        )
         time.sleep(5)  # two sweeps: a finished job the old worker wrote the old way is seen
         old_did = sum(m == "job done: failure" for m in _messages(old_log))
-        older = [m for m in _messages(new_log) if "a worker of an older release writes to this queue" in m]
+        older = [
+            m
+            for m in _messages(new_log)
+            if "a worker of an older release writes to this queue" in m
+        ]
         assert (old_did > 3) == bool(older), (old_did, older, _tails(tmp_path))
 
-        # 3. The documented upgrade: stop the old worker, run this release's (here a second one joins).
+        # 3. The documented upgrade: stop the old worker, run this release's (here a second one
+        # joins).
         _stop([old])
         running.remove(old)
         second_log = tmp_path / "worker-new2.log"
         running.append(_spawn(env, second_log))
-        wait_for(lambda: b"consumer started" in second_log.read_bytes(), 60, "a second worker of this release")
+        wait_for(
+            lambda: b"consumer started" in second_log.read_bytes(),
+            60,
+            "a second worker of this release",
+        )
         _accept(queue, fleet, names[6:])
-        wait_for(lambda: all(_concluded(fleet, r) for r in names), 180, "every pull request to conclude")
+        wait_for(
+            lambda: all(_concluded(fleet, r) for r in names), 180, "every pull request to conclude"
+        )
         time.sleep(5)  # a duplicate would show now
         assert not [m for m in _messages(second_log) if "does not start" in m]
         for log in (old_log, new_log, second_log):  # every job is one that every release can run

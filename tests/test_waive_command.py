@@ -1,4 +1,5 @@
-"""``/registry-bot waive``: from anyone, a proposal in one reply comment; never a change of state."""
+"""``/registry-bot waive``: from anyone, a proposal in one reply comment; never a change of
+state."""
 
 from __future__ import annotations
 
@@ -20,14 +21,20 @@ NOW = datetime.datetime(2026, 6, 1, 12, tzinfo=datetime.UTC).timestamp()
 
 
 def comment_payload(body: str, login: str) -> dict[str, Any]:
-    payload: dict[str, Any] = json.loads((PAYLOADS / "issue_comment.created.on-pull-request.json").read_text())
+    payload: dict[str, Any] = json.loads(
+        (PAYLOADS / "issue_comment.created.on-pull-request.json").read_text()
+    )
     payload["comment"]["body"] = body
     payload["comment"]["user"]["login"] = login
     return payload
 
 
 def entry_facet(repo: Repo) -> str:
-    facet = next(p for p in sorted((repo.path / "spec/registry").rglob("facets/*.json")) if "core" not in p.parts)
+    facet = next(
+        p
+        for p in sorted((repo.path / "spec/registry").rglob("facets/*.json"))
+        if "core" not in p.parts
+    )
     return facet.relative_to(repo.path).as_posix()
 
 
@@ -39,16 +46,27 @@ def test_a_waive_command_from_anyone_only_answers(tmp_path: Path, corpus: Path, 
     refs = git(repo.path, "for-each-ref")
     command = f"{WAIVE_COMMAND} examples/missing {facet}# the examples come with the next release"
     decision = decide("issue_comment", "d-1", comment_payload(f"please\n{command}\n", "commenter"))
-    assert decision.job is not None and decision.job.command == command and decision.job.requester == "commenter"
-    gh = LocalGitHub(repo.path, "main", "pr", repo=decision.job.repo, number=decision.job.number,
-                     permissions={"commenter": who})
+    assert (
+        decision.job is not None
+        and decision.job.command == command
+        and decision.job.requester == "commenter"
+    )
+    gh = LocalGitHub(
+        repo.path,
+        "main",
+        "pr",
+        repo=decision.job.repo,
+        number=decision.job.number,
+        permissions={"commenter": who},
+    )
 
     class Factory:
         def for_installation(self, installation_id: int) -> LocalGitHub:
             return gh
 
     assert Worker(Factory(), clock=lambda: NOW).handle(decision.job) == "proposed"
-    assert gh.methods_written() == ["create_issue_comment"]  # the reply; no check run, review, merge or file
+    # the reply; no check run, review, merge or file
+    assert gh.methods_written() == ["create_issue_comment"]
     assert gh.check_runs == [] and git(repo.path, "for-each-ref") == refs
     [reply] = gh.issue_comments
     waiver = json.loads(reply.body.split("```json\n", 1)[1].split("```", 1)[0])
@@ -58,11 +76,19 @@ def test_a_waive_command_from_anyone_only_answers(tmp_path: Path, corpus: Path, 
 
 
 def test_a_comment_without_the_command_or_with_a_bad_one() -> None:
-    assert decide("issue_comment", "d-2", comment_payload("/registry-bot waiver x", "a")).job is None
+    assert (
+        decide("issue_comment", "d-2", comment_payload("/registry-bot waiver x", "a")).job is None
+    )
     by_a_bot = comment_payload(f"{WAIVE_COMMAND} a/b c.json# d", "registry-bot[bot]")
     by_a_bot["comment"]["user"]["type"] = "Bot"
     assert decide("issue_comment", "d-3", by_a_bot).job is None
     assert isinstance(parse(f"{WAIVE_COMMAND} examples/missing"), str)
     assert isinstance(parse(f"{WAIVE_COMMAND} examples/missing /etc/passwd# because"), str)
-    wanted = parse(f"{WAIVE_COMMAND} facets/key-form spec/registry/x/facets/A.json#/properties/a_b  key in use")
-    assert not isinstance(wanted, str) and wanted.pointer == "/properties/a_b" and wanted.reason == "key in use"
+    wanted = parse(
+        f"{WAIVE_COMMAND} facets/key-form spec/registry/x/facets/A.json#/properties/a_b  key in use"
+    )
+    assert (
+        not isinstance(wanted, str)
+        and wanted.pointer == "/properties/a_b"
+        and wanted.reason == "key in use"
+    )

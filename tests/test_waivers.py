@@ -1,7 +1,8 @@
 """Waivers: base-side data granted by an entry's owners, expiring, shown as waived in every output.
 
-Pull requests on a git repository of the real corpus: one adds a facet without examples to an entry of the
-registry (a new ``examples/missing`` error), and a waiver on the base side accepts or fails to accept it.
+Pull requests on a git repository of the real corpus: one adds a facet without examples to an entry
+of the registry (a new ``examples/missing`` error), and a waiver on the base side accepts or fails
+to accept it.
 """
 
 from __future__ import annotations
@@ -36,14 +37,21 @@ def entry_folder(repo: Repo) -> Path:
     """A registry entry without its own CODEOWNERS and with facets: the root CODEOWNERS owns it."""
     for registry_json in sorted((repo.path / "spec/registry").rglob("registry.json")):
         folder = registry_json.parent
-        if folder.name != "core" and not (folder / "CODEOWNERS").exists() and any((folder / "facets").glob("*.json")):
+        if (
+            folder.name != "core"
+            and not (folder / "CODEOWNERS").exists()
+            and any((folder / "facets").glob("*.json"))
+        ):
             return folder
     raise AssertionError("no such entry in the corpus")
 
 
 def root_owner(repo: Repo) -> str:
-    lines = [line.split() for line in (repo.path / "CODEOWNERS").read_text().splitlines()
-             if line.strip() and not line.startswith("#")]
+    lines = [
+        line.split()
+        for line in (repo.path / "CODEOWNERS").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     return next(parts[1] for parts in lines if parts[0] == "*")
 
 
@@ -52,7 +60,8 @@ def rel(repo: Repo, path: Path) -> str:
 
 
 def new_facet_change(repo: Repo) -> str:
-    """On ``pr``: a copy of one of the entry's facets under a new name, declared, without examples."""
+    """On ``pr``: a copy of one of the entry's facets under a new name, declared, without
+    examples."""
     folder = entry_folder(repo)
     source = sorted((folder / "facets").glob("*.json"))[0]
     doc = json.loads(source.read_text())
@@ -64,8 +73,10 @@ def new_facet_change(repo: Repo) -> str:
     text = text.replace(f'"{key}"', f'"{name.replace(":", "_")}_copy"')
     target = folder / "facets" / f"{new}.json"
     repo.change({rel(repo, target): text})
-    repo.edit_json(rel(repo, folder / "registry.json"),
-                   lambda r: r["producer"]["produced_facets"].append(f"ol:{name}:{new}.json"))
+    repo.edit_json(
+        rel(repo, folder / "registry.json"),
+        lambda r: r["producer"]["produced_facets"].append(f"ol:{name}:{new}.json"),
+    )
     repo.commit("a facet without examples")
     return rel(repo, target)
 
@@ -75,13 +86,23 @@ def copy_name(stem: str) -> str:
     return re.sub(r"(?=(Run|Job|InputDataset|OutputDataset|Dataset)Facet$)", "Copy", stem, count=1)
 
 
-def waiver(path: str, granted_by: str, expires: str = EXPIRES, rule: str = "examples/missing") -> dict[str, str]:
-    return {"rule": rule, "path": path, "pointer": "", "reason": "examples come with the next release",
-            "granted_by": granted_by, "expires": expires}
+def waiver(
+    path: str, granted_by: str, expires: str = EXPIRES, rule: str = "examples/missing"
+) -> dict[str, str]:
+    return {
+        "rule": rule,
+        "path": path,
+        "pointer": "",
+        "reason": "examples come with the next release",
+        "granted_by": granted_by,
+        "expires": expires,
+    }
 
 
 def on_base(repo: Repo, folder: Path, *waivers: dict[str, str]) -> None:
-    repo.write(rel(repo, folder / "waivers.json"), json.dumps({"waivers": list(waivers)}, indent=2) + "\n")
+    repo.write(
+        rel(repo, folder / "waivers.json"), json.dumps({"waivers": list(waivers)}, indent=2) + "\n"
+    )
     repo.commit("waivers", branch="main")
 
 
@@ -89,15 +110,25 @@ def review_pr(repo: Repo, today: datetime.date = TODAY, author: str = "someone")
     owner = root_owner(repo).removeprefix("@")
     with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
         changes = ChangeSet.from_git(repo.path, "main", "pr")
-        return run_review(ReviewRequest(head=head, base=base, changes=changes, author=author,
-                                        approvers=frozenset({"someone", owner}), today=today))
+        return run_review(
+            ReviewRequest(
+                head=head,
+                base=base,
+                changes=changes,
+                author=author,
+                approvers=frozenset({"someone", owner}),
+                today=today,
+            )
+        )
 
 
 def of(report: Report, rule: str) -> list[Finding]:
     return [f for f in report.findings if f.rule == rule]
 
 
-def test_an_owners_waiver_turns_the_finding_into_waived_in_every_output_and_the_change_passes(repo: Repo) -> None:
+def test_an_owners_waiver_turns_the_finding_into_waived_in_every_output_and_the_change_passes(
+    repo: Repo,
+) -> None:
     owner = root_owner(repo)
     target = new_path(repo)
     report = review_pr_after(repo, entry_folder(repo), [waiver(target, owner)])
@@ -107,18 +138,24 @@ def test_an_owners_waiver_turns_the_finding_into_waived_in_every_output_and_the_
     label = f"waived until {EXPIRES}"
     assert label in render(report, "text") and label in render(report, "markdown")
     data = json.loads(render(report, "json"))
-    assert [f["waived"]["granted_by"] for f in data["findings"] if f["rule"] == "examples/missing"
-            and f["path"] == target] == [owner]
+    assert [
+        f["waived"]["granted_by"]
+        for f in data["findings"]
+        if f["rule"] == "examples/missing" and f["path"] == target
+    ] == [owner]
     sarif = json.loads(render(report, "sarif"))["runs"][0]["results"]
     suppressed = [r for r in sarif if r.get("suppressions")]
     assert suppressed and label in suppressed[0]["suppressions"][0]["justification"]
-    notes = [a for a in to_annotations(report.findings) if a.path == target and a.title.startswith(label)]
+    notes = [
+        a for a in to_annotations(report.findings) if a.path == target and a.title.startswith(label)
+    ]
     assert notes and notes[0].level == "notice"
     assert not of(report, "waivers/unmatched") and not of(report, "waivers/not-owner")
 
 
-def review_pr_after(repo: Repo, folder: Path, waivers: list[dict[str, str]] | None,
-                    today: datetime.date = TODAY) -> Report:
+def review_pr_after(
+    repo: Repo, folder: Path, waivers: list[dict[str, str]] | None, today: datetime.date = TODAY
+) -> Report:
     if waivers is not None:
         on_base(repo, folder, *waivers)
     new_facet_change(repo)
@@ -141,7 +178,9 @@ def test_a_waiver_granted_by_someone_else_is_refused(repo: Repo) -> None:
 
 def test_an_expired_waiver_waives_nothing_and_is_a_finding(repo: Repo) -> None:
     owner = root_owner(repo)
-    report = review_pr_after(repo, entry_folder(repo), [waiver(new_path(repo), owner, expires="2026-05-31")])
+    report = review_pr_after(
+        repo, entry_folder(repo), [waiver(new_path(repo), owner, expires="2026-05-31")]
+    )
     assert report.verdict is Verdict.FAILURE and not report.waived()
     assert [f.severity.value for f in of(report, "waivers/expired")] == ["warning"]
 
@@ -158,8 +197,10 @@ def test_a_waiver_added_in_the_pull_request_it_would_waive_does_not_apply(repo: 
     folder = entry_folder(repo)
     target = new_path(repo)
     new_facet_change(repo)
-    repo.write(rel(repo, folder / "waivers.json"),
-               json.dumps({"waivers": [waiver(target, root_owner(repo))]}) + "\n")
+    repo.write(
+        rel(repo, folder / "waivers.json"),
+        json.dumps({"waivers": [waiver(target, root_owner(repo))]}) + "\n",
+    )
     repo.commit("waive it too")
     report = review_pr(repo)
     assert report.verdict is Verdict.FAILURE and not report.waived()
@@ -170,7 +211,10 @@ def test_a_waiver_changed_in_the_pull_request_keeps_its_base_version(repo: Repo)
     folder = entry_folder(repo)
     on_base(repo, folder, waiver(new_path(repo), owner, expires="2026-01-01"))
     new_facet_change(repo)
-    repo.write(rel(repo, folder / "waivers.json"), json.dumps({"waivers": [waiver(new_path(repo), owner)]}) + "\n")
+    repo.write(
+        rel(repo, folder / "waivers.json"),
+        json.dumps({"waivers": [waiver(new_path(repo), owner)]}) + "\n",
+    )
     repo.commit("renew it")
     report = review_pr(repo)
     assert report.verdict is Verdict.FAILURE and not report.waived()
@@ -179,7 +223,10 @@ def test_a_waiver_changed_in_the_pull_request_keeps_its_base_version(repo: Repo)
 def test_a_pull_request_adding_a_non_owner_waiver_is_told_so(repo: Repo) -> None:
     folder = entry_folder(repo)
     new_facet_change(repo)
-    repo.write(rel(repo, folder / "waivers.json"), json.dumps({"waivers": [waiver(new_path(repo), "@mallory")]}))
+    repo.write(
+        rel(repo, folder / "waivers.json"),
+        json.dumps({"waivers": [waiver(new_path(repo), "@mallory")]}),
+    )
     repo.commit("self-service")
     refused = of(review_pr(repo), "waivers/not-owner")
     assert refused and all(f.state is not None and f.state.value == "new" for f in refused)
@@ -190,8 +237,16 @@ def test_adding_waivers_json_needs_the_entrys_owners_approval(repo: Repo) -> Non
     folder = entry_folder(repo)
     repo.change({rel(repo, folder / "waivers.json"): json.dumps({"waivers": []}) + "\n"})
     with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
-        report = run_review(ReviewRequest(head=head, base=base, changes=ChangeSet.from_git(repo.path, "main", "pr"),
-                                          author="mallory", approvers=frozenset({"mallory"}), today=TODAY))
+        report = run_review(
+            ReviewRequest(
+                head=head,
+                base=base,
+                changes=ChangeSet.from_git(repo.path, "main", "pr"),
+                author="mallory",
+                approvers=frozenset({"mallory"}),
+                today=TODAY,
+            )
+        )
     needed = of(report, "owners/approval-required")
     assert needed and root_owner(repo) in needed[0].owners and report.verdict is Verdict.FAILURE
 
@@ -201,15 +256,37 @@ def whole_tree(tree: Path, today: datetime.date = TODAY) -> Report:
 
 
 def test_a_waiver_pointing_at_nothing_is_a_finding(corpus_copy: Path) -> None:
-    folder = next(p.parent for p in sorted((corpus_copy / "spec/registry").rglob("registry.json"))
-                  if p.parent.name != "core")
-    (folder / "waivers.json").write_text(json.dumps({"waivers": [
-        waiver(f"{folder.relative_to(corpus_copy).as_posix()}/facets/Nothing.json", "@nobody-checks-this")]}))
+    folder = next(
+        p.parent
+        for p in sorted((corpus_copy / "spec/registry").rglob("registry.json"))
+        if p.parent.name != "core"
+    )
+    (folder / "waivers.json").write_text(
+        json.dumps(
+            {
+                "waivers": [
+                    waiver(
+                        f"{folder.relative_to(corpus_copy).as_posix()}/facets/Nothing.json",
+                        "@nobody-checks-this",
+                    )
+                ]
+            }
+        )
+    )
     report = whole_tree(corpus_copy)
     assert of(report, "waivers/not-owner")  # a non-owner first: refused before it could match
     owner = root_owner(Repo(corpus_copy))
-    (folder / "waivers.json").write_text(json.dumps({"waivers": [
-        waiver(f"{folder.relative_to(corpus_copy).as_posix()}/facets/Nothing.json", owner)]}))
+    (folder / "waivers.json").write_text(
+        json.dumps(
+            {
+                "waivers": [
+                    waiver(
+                        f"{folder.relative_to(corpus_copy).as_posix()}/facets/Nothing.json", owner
+                    )
+                ]
+            }
+        )
+    )
     unmatched = of(whole_tree(corpus_copy), "waivers/unmatched")
     assert len(unmatched) == 1 and "Nothing.json" in unmatched[0].message
 
@@ -218,7 +295,9 @@ def test_an_entry_waiver_cannot_reach_another_entrys_files(corpus_copy: Path) ->
     entries = [p.parent for p in sorted((corpus_copy / "spec/registry").rglob("registry.json"))]
     mine, other = entries[0], entries[-1]
     target = next(iter(sorted(other.rglob("*.json")))).relative_to(corpus_copy).as_posix()
-    (mine / "waivers.json").write_text(json.dumps({"waivers": [waiver(target, root_owner(Repo(corpus_copy)))]}))
+    (mine / "waivers.json").write_text(
+        json.dumps({"waivers": [waiver(target, root_owner(Repo(corpus_copy)))]})
+    )
     refused = of(whole_tree(corpus_copy), "waivers/not-owner")
     assert refused and "not a file of entry" in refused[0].message
 
@@ -226,8 +305,13 @@ def test_an_entry_waiver_cannot_reach_another_entrys_files(corpus_copy: Path) ->
 def test_a_registry_wide_waiver_is_granted_by_the_registrys_owners(corpus_copy: Path) -> None:
     report = whole_tree(corpus_copy)
     finding = next(f for f in report.findings if f.pointer)
-    entry: dict[str, Any] = {"rule": finding.rule, "path": finding.path, "pointer": finding.pointer,
-                             "reason": "accepted", "expires": "2027-01-01"}
+    entry: dict[str, Any] = {
+        "rule": finding.rule,
+        "path": finding.path,
+        "pointer": finding.pointer,
+        "reason": "accepted",
+        "expires": "2027-01-01",
+    }
     config = corpus_copy / ".github" / "registry-bot.yml"
     config.parent.mkdir(exist_ok=True)
     for granted_by, waived in ((root_owner(Repo(corpus_copy)), True), ("@mallory", False)):
@@ -238,14 +322,23 @@ def test_a_registry_wide_waiver_is_granted_by_the_registrys_owners(corpus_copy: 
         assert bool(of(again, "waivers/not-owner")) is not waived
 
 
-@pytest.mark.parametrize(("text", "where"), [
-    ('{"waivers": [{"rule": "examples/missing"}]}', "/waivers/0"),
-    ('{"waivers": [{"rule": "x/y", "path": "a", "pointer": "", "reason": "r", "granted_by": "@a",\n'
-     ' "expires": "2026-02-30"}]}', "/waivers/0/expires"),
-    ('{"waivers": [\n{"rule": "x/y", "path": "a", "reason": "r", "granted_by": "nobody", "expires": "2026-01-01"}]}',
-     "/waivers/0"),
-    ('{"waivers": [}', ""),
-])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"waivers": [{"rule": "examples/missing"}]}', "/waivers/0"),
+        (
+            '{"waivers": [{"rule": "x/y", "path": "a", "pointer": "", "reason": "r", "granted_by": '
+            '"@a",\n "expires": "2026-02-30"}]}',
+            "/waivers/0/expires",
+        ),
+        (
+            '{"waivers": [\n{"rule": "x/y", "path": "a", "reason": "r", "granted_by": "nobody", '
+            '"expires": "2026-01-01"}]}',
+            "/waivers/0",
+        ),
+        ('{"waivers": [}', ""),
+    ],
+)
 def test_malformed_waivers_are_refused_with_where_and_why(text: str, where: str) -> None:
     waivers, problems = parse_file(text.encode(), "spec/registry/x/waivers.json", "x")
     assert waivers == [] and problems and all(p.rule == "waivers/invalid" for p in problems)
@@ -266,10 +359,15 @@ def test_a_malformed_file_waives_nothing_at_all(corpus_copy: Path) -> None:
     assert len(whole_tree(corpus_copy).waived()) >= 1
 
 
-def test_a_change_review_shows_only_the_waiver_problems_of_the_entries_it_touches(repo: Repo) -> None:
+def test_a_change_review_shows_only_the_waiver_problems_of_the_entries_it_touches(
+    repo: Repo,
+) -> None:
     folder = entry_folder(repo)
-    others = [p.parent for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
-              if p.parent not in (folder, repo.path / "spec/registry/core")]
+    others = [
+        p.parent
+        for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
+        if p.parent not in (folder, repo.path / "spec/registry/core")
+    ]
     other = others[0]
     facet = next(iter(sorted((other / "facets").glob("*.json"))))
     stale = waiver(rel(repo, facet), root_owner(repo), expires="2020-01-01")
@@ -284,15 +382,25 @@ def test_a_change_review_shows_only_the_waiver_problems_of_the_entries_it_touche
 
 
 def test_a_real_finding_waived_by_its_owners_shows_as_waived_in_every_cli_output(
-        corpus_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from bot.cli import main
 
     assert main(["check", "--all", "--format", "json", str(corpus_copy)]) == 0
-    real = next(f for f in json.loads(capsys.readouterr().out)["findings"]
-                if f.get("entry") not in (None, "core") and f["pointer"])
+    real = next(
+        f
+        for f in json.loads(capsys.readouterr().out)["findings"]
+        if f.get("entry") not in (None, "core") and f["pointer"]
+    )
     folder = corpus_copy / "spec/registry" / real["entry"].replace(":", "/")
-    granted = {"rule": real["rule"], "path": real["path"], "pointer": real["pointer"], "reason": "keys in use",
-               "granted_by": root_owner(Repo(corpus_copy)), "expires": "2999-12-31"}
+    granted = {
+        "rule": real["rule"],
+        "path": real["path"],
+        "pointer": real["pointer"],
+        "reason": "keys in use",
+        "granted_by": root_owner(Repo(corpus_copy)),
+        "expires": "2999-12-31",
+    }
     (folder / "waivers.json").write_text(json.dumps({"waivers": [granted]}))
     label = "waived until 2999-12-31"
     for fmt in ("text", "json", "sarif", "markdown"):
@@ -304,17 +412,28 @@ def test_a_real_finding_waived_by_its_owners_shows_as_waived_in_every_cli_output
 
 
 @pytest.mark.parametrize("granted_by", ["owner", "@mallory"])
-def test_the_app_passes_the_pull_request_only_under_an_owners_waiver(repo: Repo, granted_by: str) -> None:
-    """The App's whole pipeline on the in-memory GitHub: check run, annotations, review and summary comment."""
+def test_the_app_passes_the_pull_request_only_under_an_owners_waiver(
+    repo: Repo, granted_by: str
+) -> None:
+    """The App's whole pipeline on the in-memory GitHub: check run, annotations, review and summary
+    comment."""
     from bot.github.events import Job
     from bot.github.local import LocalGitHub
     from bot.service.worker import Worker
 
     target = new_path(repo)
     owner = root_owner(repo)
-    review_pr_after(repo, entry_folder(repo), [waiver(target, owner if granted_by == "owner" else granted_by)])
-    gh = LocalGitHub(repo.path, "main", "pr", number=3, author="member",
-                     team_members={owner.removeprefix("@"): ["member"]})  # an owner opens it
+    review_pr_after(
+        repo, entry_folder(repo), [waiver(target, owner if granted_by == "owner" else granted_by)]
+    )
+    gh = LocalGitHub(
+        repo.path,
+        "main",
+        "pr",
+        number=3,
+        author="member",
+        team_members={owner.removeprefix("@"): ["member"]},
+    )  # an owner opens it
 
     class One:
         def for_installation(self, installation_id: int) -> LocalGitHub:
@@ -334,11 +453,26 @@ def test_the_app_passes_the_pull_request_only_under_an_owners_waiver(repo: Repo,
 
 
 def test_a_new_entry_cannot_bring_its_own_waivers(repo: Repo) -> None:
-    """Nobody owns an entry on the base branch before it exists there: its first waivers are refused."""
-    repo.change({"spec/registry/newcomer/registry.json": '{"producer": {"root_doc_URL": "https://example.com"}}\n',
-                 "spec/registry/newcomer/waivers.json": json.dumps({"waivers": [
-                     waiver("spec/registry/newcomer/registry.json", root_owner(repo),
-                            rule="owners/missing-codeowners")]}) + "\n"})
+    """Nobody owns an entry on the base branch before it exists there: its first waivers are
+    refused."""
+    repo.change(
+        {
+            "spec/registry/newcomer/registry.json": '{"producer": {"root_doc_URL": '
+            '"https://example.com"}}\n',
+            "spec/registry/newcomer/waivers.json": json.dumps(
+                {
+                    "waivers": [
+                        waiver(
+                            "spec/registry/newcomer/registry.json",
+                            root_owner(repo),
+                            rule="owners/missing-codeowners",
+                        )
+                    ]
+                }
+            )
+            + "\n",
+        }
+    )
     report = review_pr(repo)
     refused = of(report, "waivers/not-owner")
     assert refused and "not on the base branch" in refused[0].message and not report.waived()

@@ -44,7 +44,9 @@ EXPECTED = {
 
 
 def settings(tmp_path: Path) -> Settings:
-    return Settings(app_id=1, private_key=KEY, webhook_secrets=SECRETS, queue_url=str(tmp_path / "q.sqlite3"))
+    return Settings(
+        app_id=1, private_key=KEY, webhook_secrets=SECRETS, queue_url=str(tmp_path / "q.sqlite3")
+    )
 
 
 @pytest.fixture
@@ -57,10 +59,20 @@ def client(tmp_path: Path, queue: JobQueue) -> FlaskClient:
     return create_app(settings(tmp_path), queue).test_client()
 
 
-def post(client: FlaskClient, body: bytes, event: str, secret: str | None = "new-secret",
-         delivery: str | None = None, **headers: str) -> Any:
-    h = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
-         "Content-Type": "application/json", **headers}
+def post(
+    client: FlaskClient,
+    body: bytes,
+    event: str,
+    secret: str | None = "new-secret",
+    delivery: str | None = None,
+    **headers: str,
+) -> Any:
+    h = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+        "Content-Type": "application/json",
+        **headers,
+    }
     if secret is not None:
         h["X-Hub-Signature-256"] = sign(body, secret)
     return client.post("/webhook", data=body, headers=h)
@@ -88,7 +100,9 @@ def test_queued_job_carries_the_pull_request(client: FlaskClient, queue: JobQueu
     assert (job.installation, job.head_sha) == (1, "ec26c3e57ca3a959ca5aad62de7213c562f8c821")
 
 
-def test_recheck_command_from_a_comment_is_queued_with_its_author(client: FlaskClient, queue: JobQueue) -> None:
+def test_recheck_command_from_a_comment_is_queued_with_its_author(
+    client: FlaskClient, queue: JobQueue
+) -> None:
     payload = json.loads((PAYLOADS / "issue_comment.created.on-pull-request.json").read_bytes())
     payload["comment"]["body"] = "Thanks!\n/registry-bot recheck"
     response = post(client, json.dumps(payload).encode(), "issue_comment", delivery="d-2")
@@ -97,7 +111,9 @@ def test_recheck_command_from_a_comment_is_queued_with_its_author(client: FlaskC
     assert job is not None and (job.number, job.requester) == (31, "zhouzhuojie")
 
 
-def test_base_change_is_queued_but_a_title_edit_is_not(client: FlaskClient, queue: JobQueue) -> None:
+def test_base_change_is_queued_but_a_title_edit_is_not(
+    client: FlaskClient, queue: JobQueue
+) -> None:
     payload = json.loads((PAYLOADS / "pull_request.opened.json").read_bytes())
     payload["action"] = "edited"
     payload["changes"] = {"title": {"from": "x"}}
@@ -119,11 +135,18 @@ def test_redelivery_is_deduplicated(client: FlaskClient, queue: JobQueue) -> Non
 
 @pytest.mark.parametrize("secret", ["old-secret", "new-secret"])
 def test_every_configured_secret_is_accepted(client: FlaskClient, secret: str) -> None:
-    assert post(client, (PAYLOADS / "ping.json").read_bytes(), "ping", secret=secret).status_code == 200
+    assert (
+        post(client, (PAYLOADS / "ping.json").read_bytes(), "ping", secret=secret).status_code
+        == 200
+    )
 
 
-@pytest.mark.parametrize("header", [None, "", "sha256=", "sha1=abc", "sha256=" + "0" * 64, "sha256=zz"])
-def test_missing_or_bad_signature_is_refused(client: FlaskClient, queue: JobQueue, header: str | None) -> None:
+@pytest.mark.parametrize(
+    "header", [None, "", "sha256=", "sha1=abc", "sha256=" + "0" * 64, "sha256=zz"]
+)
+def test_missing_or_bad_signature_is_refused(
+    client: FlaskClient, queue: JobQueue, header: str | None
+) -> None:
     body = (PAYLOADS / "pull_request.opened.json").read_bytes()
     headers = {} if header is None else {"X-Hub-Signature-256": header}
     response = post(client, body, "pull_request", secret=None, **headers)
@@ -134,12 +157,21 @@ def test_missing_or_bad_signature_is_refused(client: FlaskClient, queue: JobQueu
 def test_signature_of_another_secret_or_body_is_refused(client: FlaskClient) -> None:
     body = (PAYLOADS / "ping.json").read_bytes()
     assert post(client, body, "ping", secret="wrong").status_code == 401
-    response = client.post("/webhook", data=body + b" ", headers={
-        "X-GitHub-Event": "ping", "X-GitHub-Delivery": "x", "X-Hub-Signature-256": sign(body, "new-secret")})
+    response = client.post(
+        "/webhook",
+        data=body + b" ",
+        headers={
+            "X-GitHub-Event": "ping",
+            "X-GitHub-Delivery": "x",
+            "X-Hub-Signature-256": sign(body, "new-secret"),
+        },
+    )
     assert response.status_code == 401
 
 
-@pytest.mark.parametrize("body", [b"", b"not json", b"{", b"[1, 2]", b"\xff\xfe", b"[" * 100_000 + b"]" * 100_000])
+@pytest.mark.parametrize(
+    "body", [b"", b"not json", b"{", b"[1, 2]", b"\xff\xfe", b"[" * 100_000 + b"]" * 100_000]
+)
 def test_body_that_is_not_a_json_object_is_400(client: FlaskClient, body: bytes) -> None:
     assert post(client, body, "pull_request").status_code == 400
 
@@ -148,7 +180,9 @@ def test_form_encoded_payload_is_accepted(client: FlaskClient, queue: JobQueue) 
     from urllib.parse import urlencode
 
     body = urlencode({"payload": (PAYLOADS / "pull_request.opened.json").read_text()}).encode()
-    response = post(client, body, "pull_request", **{"Content-Type": "application/x-www-form-urlencoded"})
+    response = post(
+        client, body, "pull_request", **{"Content-Type": "application/x-www-form-urlencoded"}
+    )
     assert response.status_code == 202
     assert queue.pending() == 1
 
@@ -166,15 +200,23 @@ def test_unknown_event_is_ignored(client: FlaskClient, queue: JobQueue) -> None:
 
 def test_missing_delivery_header_is_400(client: FlaskClient) -> None:
     body = b"{}"
-    response = client.post("/webhook", data=body, headers={
-        "X-GitHub-Event": "ping", "X-Hub-Signature-256": sign(body, "new-secret")})
+    response = client.post(
+        "/webhook",
+        data=body,
+        headers={"X-GitHub-Event": "ping", "X-Hub-Signature-256": sign(body, "new-secret")},
+    )
     assert response.status_code == 400
 
 
 def test_queue_failure_answers_503(tmp_path: Path) -> None:
     broken = JobQueue.from_url("redis://127.0.0.1:1/0")  # nothing listens there
     client = create_app(settings(tmp_path), broken).test_client()
-    assert post(client, (PAYLOADS / "pull_request.opened.json").read_bytes(), "pull_request").status_code == 503
+    assert (
+        post(
+            client, (PAYLOADS / "pull_request.opened.json").read_bytes(), "pull_request"
+        ).status_code
+        == 503
+    )
     assert client.get("/readyz").status_code == 503
 
 
@@ -192,25 +234,43 @@ def test_get_on_webhook_is_405(client: FlaskClient) -> None:
 
 
 # -- configuration --------------------------------------------------------------------------------
-def test_the_web_needs_the_webhook_secret_and_nothing_of_the_app(monkeypatch: pytest.MonkeyPatch,
-                                                                    tmp_path: Path) -> None:
-    """Finding: the internet-facing web refused to start without the App's private key, which it never uses."""
-    for name in ("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET_PATH", "GITHUB_APP_ID", "GITHUB_APP_PRIVATE_KEY",
-                 "GITHUB_APP_PRIVATE_KEY_PATH"):
+def test_the_web_needs_the_webhook_secret_and_nothing_of_the_app(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Finding: the internet-facing web refused to start without the App's private key, which it
+    never uses."""
+    for name in (
+        "GITHUB_WEBHOOK_SECRET",
+        "GITHUB_WEBHOOK_SECRET_PATH",
+        "GITHUB_APP_ID",
+        "GITHUB_APP_PRIVATE_KEY",
+        "GITHUB_APP_PRIVATE_KEY_PATH",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("BOT_QUEUE_URL", str(tmp_path / "q.sqlite3"))
     with pytest.raises(SettingsError) as info:
         create_app()
     message = str(info.value)
-    assert "GITHUB_WEBHOOK_SECRET" in message and "GITHUB_APP_ID" not in message and "PRIVATE_KEY" not in message
+    assert (
+        "GITHUB_WEBHOOK_SECRET" in message
+        and "GITHUB_APP_ID" not in message
+        and "PRIVATE_KEY" not in message
+    )
     secret = tmp_path / "webhook-secret"
     secret.write_text("from-a-file\n")
     monkeypatch.setenv("GITHUB_WEBHOOK_SECRET_PATH", str(secret))
     app = create_app()  # no App id, no key: starts
     body = b'{"zen": "z", "hook_id": 1}'
-    answer = app.test_client().post("/webhook", data=body, headers={
-        "X-GitHub-Event": "ping", "X-GitHub-Delivery": "d", "Content-Type": "application/json",
-        "X-Hub-Signature-256": sign(body, "from-a-file")})
+    answer = app.test_client().post(
+        "/webhook",
+        data=body,
+        headers={
+            "X-GitHub-Event": "ping",
+            "X-GitHub-Delivery": "d",
+            "Content-Type": "application/json",
+            "X-Hub-Signature-256": sign(body, "from-a-file"),
+        },
+    )
     assert answer.status_code == 200
 
 
@@ -225,27 +285,47 @@ def test_the_worker_needs_the_app_and_not_the_webhook_secret() -> None:
 def test_settings_from_environment(tmp_path: Path) -> None:
     key = tmp_path / "app.pem"
     key.write_text(KEY)
-    s = Settings.from_env({"GITHUB_WEBHOOK_SECRET": "a, b", "GITHUB_APP_ID": "42",
-                           "GITHUB_APP_PRIVATE_KEY_PATH": str(key), "GITHUB_API_URL": "https://ghe.example/api/v3/",
-                           "BOT_QUEUE_URL": "redis://localhost:6379/0"})
+    s = Settings.from_env(
+        {
+            "GITHUB_WEBHOOK_SECRET": "a, b",
+            "GITHUB_APP_ID": "42",
+            "GITHUB_APP_PRIVATE_KEY_PATH": str(key),
+            "GITHUB_API_URL": "https://ghe.example/api/v3/",
+            "BOT_QUEUE_URL": "redis://localhost:6379/0",
+        }
+    )
     assert (s.app_id, s.webhook_secrets, s.api_url, s.queue_url, s.private_key) == (
-        42, ("a", "b"), "https://ghe.example/api/v3", "redis://localhost:6379/0", KEY)
+        42,
+        ("a", "b"),
+        "https://ghe.example/api/v3",
+        "redis://localhost:6379/0",
+        KEY,
+    )
 
 
-@pytest.mark.parametrize(("env", "problem"), [
-    ({"GITHUB_APP_ID": "abc"}, "must be a number"),
-    ({"GITHUB_APP_PRIVATE_KEY": "", "GITHUB_APP_PRIVATE_KEY_PATH": "/nonexistent.pem"}, "cannot be read"),
-    ({"GITHUB_APP_PRIVATE_KEY": "hello"}, "not a PEM key"),
-    ({"GITHUB_API_URL": "ghe.example"}, "must be an http(s) URL"),
-    ({"GITHUB_WEBHOOK_SECRET": " , "}, "GITHUB_WEBHOOK_SECRET or GITHUB_WEBHOOK_SECRET_PATH is not set"),
-])
+@pytest.mark.parametrize(
+    ("env", "problem"),
+    [
+        ({"GITHUB_APP_ID": "abc"}, "must be a number"),
+        (
+            {"GITHUB_APP_PRIVATE_KEY": "", "GITHUB_APP_PRIVATE_KEY_PATH": "/nonexistent.pem"},
+            "cannot be read",
+        ),
+        ({"GITHUB_APP_PRIVATE_KEY": "hello"}, "not a PEM key"),
+        ({"GITHUB_API_URL": "ghe.example"}, "must be an http(s) URL"),
+        (
+            {"GITHUB_WEBHOOK_SECRET": " , "},
+            "GITHUB_WEBHOOK_SECRET or GITHUB_WEBHOOK_SECRET_PATH is not set",
+        ),
+    ],
+)
 def test_bad_settings_are_named(env: dict[str, str], problem: str) -> None:
     base = {"GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "GITHUB_APP_PRIVATE_KEY": KEY}
     with pytest.raises(SettingsError, match=problem.replace("(", r"\(").replace(")", r"\)")):
         Settings.from_env({**base, **env})
 
 
-# -- payload shapes and metric labels ---------------------------------------------------------------
+# -- payload shapes and metric labels --------------------------------------------------------------
 def test_every_recorded_payload_has_the_shape_the_bot_reads() -> None:
     from bot.github.payloads import problem
 
@@ -260,6 +340,7 @@ def _set(path: str, value: Any) -> Any:
         for part in parents:
             node = node[int(part)] if isinstance(node, list) else node[part]
         node[last] = value
+
     return change
 
 
@@ -269,31 +350,53 @@ WRONG_TYPES = [
     ("pull_request.opened.json", _set("number", "abc"), "number"),
     ("pull_request.opened.json", _set("installation", 42), "installation"),
     ("pull_request.opened.json", _set("installation", {"id": "42"}), "installation.id"),
-    ("pull_request.opened.json", _set("pull_request.number", 10**30), "pull_request.number"),  # beyond 64 bits
+    # beyond 64 bits
+    ("pull_request.opened.json", _set("pull_request.number", 10**30), "pull_request.number"),
     ("pull_request.opened.json", _set("number", 2**64 - 1), "number"),
     ("pull_request.opened.json", _set("number", True), "number"),
     ("pull_request.opened.json", _set("number", -3), "number"),
     ("pull_request.opened.json", _set("pull_request.head", "main"), "pull_request.head"),
-    ("pull_request.opened.json", _set("pull_request.head.sha", "../../etc"), "pull_request.head.sha"),
+    (
+        "pull_request.opened.json",
+        _set("pull_request.head.sha", "../../etc"),
+        "pull_request.head.sha",
+    ),
     ("pull_request.opened.json", _set("repository.full_name", "../.."), "repository.full_name"),
     ("pull_request.opened.json", _set("action", ["opened"]), "action"),
     ("pull_request.opened.json", _set("changes", "base"), "changes"),
     ("pull_request_review.submitted.json", _set("pull_request", []), "pull_request"),
-    ("check_suite.rerequested.json", _set("check_suite.pull_requests", {"number": 1}), "check_suite.pull_requests"),
-    ("check_suite.rerequested.json", _set("check_suite.pull_requests.0.number", "2"),
-     "check_suite.pull_requests[0].number"),
+    (
+        "check_suite.rerequested.json",
+        _set("check_suite.pull_requests", {"number": 1}),
+        "check_suite.pull_requests",
+    ),
+    (
+        "check_suite.rerequested.json",
+        _set("check_suite.pull_requests.0.number", "2"),
+        "check_suite.pull_requests[0].number",
+    ),
     ("check_run.rerequested.json", _set("check_run.head_sha", 12), "check_run.head_sha"),
-    ("issue_comment.created.on-pull-request.json", _set("comment.body", {"text": "/registry-bot recheck"}),
-     "comment.body"),
-    ("issue_comment.created.on-pull-request.json", _set("comment.user.login", 7), "comment.user.login"),
+    (
+        "issue_comment.created.on-pull-request.json",
+        _set("comment.body", {"text": "/registry-bot recheck"}),
+        "comment.body",
+    ),
+    (
+        "issue_comment.created.on-pull-request.json",
+        _set("comment.user.login", 7),
+        "comment.user.login",
+    ),
     ("issue_comment.created.on-pull-request.json", _set("issue.number", 1.5), "issue.number"),
     ("installation.created.json", _set("action", 1), "action"),
 ]
 
 
-@pytest.mark.parametrize(("name", "change", "field"), WRONG_TYPES, ids=[f"{n}:{f}" for n, _, f in WRONG_TYPES])
-def test_wrong_types_are_400_naming_the_field(client: FlaskClient, queue: JobQueue, name: str,
-                                              change: Any, field: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "change", "field"), WRONG_TYPES, ids=[f"{n}:{f}" for n, _, f in WRONG_TYPES]
+)
+def test_wrong_types_are_400_naming_the_field(
+    client: FlaskClient, queue: JobQueue, name: str, change: Any, field: str
+) -> None:
     payload = json.loads((PAYLOADS / name).read_bytes())
     change(payload)
     response = post(client, json.dumps(payload).encode(), name.split(".")[0])
@@ -312,12 +415,15 @@ def test_metric_labels_come_from_a_fixed_set_after_the_signature(client: FlaskCl
     body = (PAYLOADS / "ping.json").read_bytes()
     post(client, body, "made-up-event-1", secret=None)  # unsigned: its event header proves nothing
     post(client, body, "made-up-event-2", secret="wrong")
-    post(client, b'{"action": "created"}', "made-up-event-3")  # signed, but not an event the bot handles
+    # signed, but not an event the bot handles
+    post(client, b'{"action": "created"}', "made-up-event-3")
     assert "made-up-event" not in client.get("/metrics").get_data(as_text=True)
     assert (count("unverified", "401"), count("other", "202")) == (before[0] + 2, before[1] + 1)
 
 
-def test_metrics_and_readyz_answer_only_on_the_admin_port(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_metrics_and_readyz_answer_only_on_the_admin_port(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Finding: compose published /metrics and /readyz on the internet-facing port."""
     monkeypatch.setenv("WEB_ADMIN_PORT", "9000")
     app = create_app(Settings(0, "", ("s",), queue_url=str(tmp_path / "q.sqlite3")))
@@ -329,21 +435,31 @@ def test_metrics_and_readyz_answer_only_on_the_admin_port(monkeypatch: pytest.Mo
     assert client.get("/metrics", base_url=admin).status_code == 200
     assert client.get("/readyz", base_url=admin).status_code == 200
     body = (PAYLOADS / "ping.json").read_bytes()
-    headers = {"X-GitHub-Event": "ping", "X-GitHub-Delivery": "d1", "X-Hub-Signature-256": sign(body, "s")}
-    assert client.post("/webhook", data=body, headers=headers, base_url=admin).status_code == 404  # issue 28
+    headers = {
+        "X-GitHub-Event": "ping",
+        "X-GitHub-Delivery": "d1",
+        "X-Hub-Signature-256": sign(body, "s"),
+    }
+    # issue 28
+    assert client.post("/webhook", data=body, headers=headers, base_url=admin).status_code == 404
     assert client.get("/healthz", base_url=admin).status_code == 404
     assert client.post("/webhook", data=body, headers=headers, base_url=public).status_code == 200
 
 
 def test_the_web_shows_no_worker_metrics_and_the_worker_serves_them() -> None:
-    """Finding: the web's /metrics showed the worker's GitHub rate-limit gauge as 0 (it never calls GitHub),
-    and the worker exposed no metrics at all in its container."""
+    """Finding: the web's /metrics showed the worker's GitHub rate-limit gauge as 0 (it never calls
+    GitHub), and the worker exposed no metrics at all in its container."""
     import socket
     import urllib.request
 
     from bot.github import metrics
 
-    body = create_app(Settings(0, "", ("s",), queue_url=":memory:")).test_client().get("/metrics").get_data(True)
+    body = (
+        create_app(Settings(0, "", ("s",), queue_url=":memory:"))
+        .test_client()
+        .get("/metrics")
+        .get_data(True)
+    )
     assert "registry_bot_deliveries_total" in body and "rate_limit_remaining" not in body
     metrics.RATE_LIMIT.set(4321)
     with socket.socket() as s:
@@ -351,4 +467,7 @@ def test_the_web_shows_no_worker_metrics_and_the_worker_serves_them() -> None:
         port = s.getsockname()[1]
     metrics.serve_worker(port)
     served = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
-    assert "registry_bot_github_rate_limit_remaining 4321.0" in served and "registry_bot_jobs_total" in served
+    assert (
+        "registry_bot_github_rate_limit_remaining 4321.0" in served
+        and "registry_bot_jobs_total" in served
+    )

@@ -1,4 +1,5 @@
-"""Deployment files: Dockerfile, Procfile, gunicorn.conf.py and the App manifest say what the code does."""
+"""Deployment files: Dockerfile, Procfile, gunicorn.conf.py and the App manifest say what the code
+does."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def instructions(text: str | None = None) -> list[tuple[str, str]]:
 
 
 def stages() -> dict[str, list[tuple[str, str]]]:
-    """The Dockerfile's stages by name (``FROM ... AS name``), each with its instructions, FROM first."""
+    """The Dockerfile's stages by name (``FROM ... AS name``), each with its instructions, FROM
+    first."""
     out: dict[str, list[tuple[str, str]]] = {}
     for word, rest in instructions():
         if word == "FROM":
@@ -40,30 +42,47 @@ def stages() -> dict[str, list[tuple[str, str]]]:
 
 
 def image(target: str) -> list[tuple[str, str]]:
-    """The instructions that make ``target``: its stage after those of the stages it is built FROM."""
+    """The instructions that make ``target``: its stage after those of the stages it is built
+    FROM."""
     steps = stages()[target]
     parent = steps[0][1].split(" AS ")[0]
     return (image(parent) if parent in stages() else []) + steps
 
 
 def test_dockerfile_has_a_web_target_without_java_and_a_worker_target_with_it() -> None:
-    known = {"FROM", "ENV", "RUN", "WORKDIR", "COPY", "USER", "VOLUME", "EXPOSE", "HEALTHCHECK", "ENTRYPOINT", "CMD"}
+    known = {
+        "FROM",
+        "ENV",
+        "RUN",
+        "WORKDIR",
+        "COPY",
+        "USER",
+        "VOLUME",
+        "EXPOSE",
+        "HEALTHCHECK",
+        "ENTRYPOINT",
+        "CMD",
+    }
     assert {word for word, _ in instructions()} <= known
     assert instructions()[0] == ("FROM", "python:3.11-slim-bookworm AS base")
-    for target, command in (("web", "bot.service.wsgi:create_app()"), ("worker", '"bot.service.worker"')):
+    for target, command in (
+        ("web", "bot.service.wsgi:create_app()"),
+        ("worker", '"bot.service.worker"'),
+    ):
         steps = image(target)
         runs = " ".join(rest for word, rest in steps if word == "RUN")
         assert ("openjdk-17-jre-headless" in runs) == (target == "worker") and "pip install" in runs
         users = [i for i, (word, _) in enumerate(steps) if word == "USER"]
         assert users and steps[users[-1]][1] not in ("root", "0")
-        assert all(word != "RUN" for word, _ in steps[users[-1]:])  # nothing runs as root after USER
+        # nothing runs as root after USER
+        assert all(word != "RUN" for word, _ in steps[users[-1] :])
         assert command in [rest for word, rest in steps if word == "CMD"][-1]
     assert any(word == "HEALTHCHECK" and "/healthz" in rest for word, rest in image("web"))
 
 
 def test_image_carries_the_data_the_checks_read_beside_the_package() -> None:
-    """registry/registry.schema.json and naming/ are read relative to the bot package: the image must
-    hold them next to an editable install, or every review would end in an internal error."""
+    """registry/registry.schema.json and naming/ are read relative to the bot package: the image
+    must hold them next to an editable install, or every review would end in an internal error."""
     from bot.model.naming import bundled_folder
     from bot.review.checks.entry import SCHEMA_PATH
 
@@ -73,13 +92,17 @@ def test_image_carries_the_data_the_checks_read_beside_the_package() -> None:
     for target in ("web", "worker"):
         steps = image(target)
         assert ("COPY", "--from=source /app /app") in steps
-        assert any(word == "RUN" and "pip install" in rest and " -e ." in rest for word, rest in steps)
+        assert any(
+            word == "RUN" and "pip install" in rest and " -e ." in rest for word, rest in steps
+        )
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert "registry" not in ignored and "naming" not in ignored and "requirements" not in ignored
 
 
 def test_procfile_runs_web_and_worker_modules_that_exist() -> None:
-    entries = dict(line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip())
+    entries = dict(
+        line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line.strip()
+    )
     assert set(entries) == {"web", "worker"}
     web, worker = shlex.split(entries["web"]), shlex.split(entries["worker"])
     assert web[0] == "gunicorn" and "bot.service.wsgi:create_app()" in web
@@ -88,7 +111,8 @@ def test_procfile_runs_web_and_worker_modules_that_exist() -> None:
 
 
 def test_gunicorn_config_uses_the_front_door_worker() -> None:
-    """The slow-client-proof worker (bot/service/front.py), and a header deadline (gevent's keepalive)."""
+    """The slow-client-proof worker (bot/service/front.py), and a header deadline (gevent's
+    keepalive)."""
     from gunicorn.util import load_class
 
     from bot.service.front import FrontDoorWorker
@@ -96,14 +120,22 @@ def test_gunicorn_config_uses_the_front_door_worker() -> None:
     namespace: dict[str, object] = {}
     exec(compile((ROOT / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"), namespace)
     assert load_class(namespace["worker_class"]) is FrontDoorWorker
-    assert 0 < int(str(namespace["keepalive"])) < 10 and int(str(namespace["worker_connections"])) >= 100
+    assert (
+        0 < int(str(namespace["keepalive"])) < 10
+        and int(str(namespace["worker_connections"])) >= 100
+    )
 
 
 def test_manifest_asks_for_minimal_permissions_and_the_handled_events() -> None:
     manifest = yaml.safe_load((ROOT / "app.yml").read_text())
     assert manifest["default_permissions"] == {
-        "checks": "write", "pull_requests": "write", "issues": "write", "contents": "read", "metadata": "read",
-        "members": "read"}
+        "checks": "write",
+        "pull_requests": "write",
+        "issues": "write",
+        "contents": "read",
+        "metadata": "read",
+        "members": "read",
+    }
     assert set(manifest["default_events"]) == KNOWN_EVENTS - LOGGED_EVENTS - {"ping"}
     assert manifest["hook_attributes"]["url"].endswith("/webhook")
 
@@ -121,10 +153,11 @@ def environment_names() -> set[str]:
 
 
 def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
-    """compose.yaml, the self-hoster's copy (docs/app.md): the two targets, Redis as the queue, read-only;
-    credentials as secret files, each process given only its own; healthchecks for all three; only the
-    webhook port published (issue 21's findings: the key as an environment variable, the web refusing to
-    start without it, /metrics and /readyz on the public port, no healthcheck for the worker or Redis)."""
+    """compose.yaml, the self-hoster's copy (docs/app.md): the two targets, Redis as the queue,
+    read-only; credentials as secret files, each process given only its own; healthchecks for all
+    three; only the webhook port published (issue 21's findings: the key as an environment variable,
+    the web refusing to start without it, /metrics and /readyz on the public port, no healthcheck
+    for the worker or Redis)."""
     compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
     services = compose["services"]
     assert set(services) == {"web", "worker", "redis"}
@@ -132,10 +165,14 @@ def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
     for name in ("web", "worker"):
         service = services[name]
         assert service["build"] == {"context": ".", "target": name} and name in stages()
-        assert service["read_only"] is True and service["tmpfs"] == ["/tmp", "/data"]  # no anonymous volume
+        # no anonymous volume
+        assert service["read_only"] is True and service["tmpfs"] == ["/tmp", "/data"]
         env = service["environment"]
         assert set(env) <= environment_names()
-        assert not any(key in env for key in ("GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID"))
+        assert not any(
+            key in env
+            for key in ("GITHUB_APP_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "GITHUB_APP_ID")
+        )
         for key, value in env.items():  # each *_PATH names a secret the service mounts
             if key.endswith("_PATH"):
                 secret = value.removeprefix("/run/secrets/")
@@ -153,7 +190,8 @@ def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
     assert {".env", "*.pem", "secrets/"} <= set(ignored)
     redis = services["redis"]
     assert redis["read_only"] is True and "--appendonly" in redis["command"]
-    assert redis["command"][redis["command"].index("--maxmemory-policy") + 1] == "noeviction"  # docs/app.md
+    # docs/app.md
+    assert redis["command"][redis["command"].index("--maxmemory-policy") + 1] == "noeviction"
     assert redis["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
     volume = redis["volumes"][0].split(":")
     assert volume[1] == "/data" and volume[0] in compose["volumes"]
@@ -162,11 +200,17 @@ def test_compose_file_runs_web_worker_and_redis_read_only() -> None:
 
 def test_the_health_checks_say_healthy_and_unhealthy(tmp_path: Path) -> None:
     heartbeat = tmp_path / "heartbeat"
-    env = {**os.environ, "WORKER_HEARTBEAT": str(heartbeat), "PORT": "9"}  # nothing listens on port 9
+    # nothing listens on port 9
+    env = {**os.environ, "WORKER_HEARTBEAT": str(heartbeat), "PORT": "9"}
 
     def check(*args: str) -> int:
-        return subprocess.run([sys.executable, "-m", "bot.service.health", *args], env=env, capture_output=True,
-                              timeout=30).returncode
+        return subprocess.run(
+            [sys.executable, "-m", "bot.service.health", *args],
+            env=env,
+            capture_output=True,
+            timeout=30,
+        ).returncode
+
     assert check("worker") == 1  # no heartbeat yet
     from bot.service.health import beat
 
@@ -178,39 +222,65 @@ def test_the_health_checks_say_healthy_and_unhealthy(tmp_path: Path) -> None:
 
 
 def test_the_web_process_imports_neither_spark_nor_its_libraries(tmp_path: Path) -> None:
-    """The web image has no PySpark, pyarrow or pandas (requirements/web.txt): creating the app and answering
-    /healthz must not import them, nor anything that pulls them in."""
-    probe = ("import sys; from bot.service.wsgi import create_app; client = create_app().test_client(); "
-             "assert client.get('/healthz').status_code == 200; "
-             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(SPARK_MODULES)!r}))")
-    env = {**os.environ, "GITHUB_WEBHOOK_SECRET": "s", "GITHUB_APP_ID": "1", "BOT_QUEUE_URL": str(tmp_path / "q"),
-           "GITHUB_APP_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\\nunused\\n-----END PRIVATE KEY-----"}
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, env=env,
-                         timeout=60, check=True).stdout
+    """The web image has no PySpark, pyarrow or pandas (requirements/web.txt): creating the app and
+    answering /healthz must not import them, nor anything that pulls them in."""
+    probe = (
+        "import sys; from bot.service.wsgi import create_app; client = create_app().test_client(); "
+        "assert client.get('/healthz').status_code == 200; "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(SPARK_MODULES)!r}))"
+    )
+    env = {
+        **os.environ,
+        "GITHUB_WEBHOOK_SECRET": "s",
+        "GITHUB_APP_ID": "1",
+        "BOT_QUEUE_URL": str(tmp_path / "q"),
+        "GITHUB_APP_PRIVATE_KEY": "-----BEGIN PRIVATE KEY-----\\nunused\\n-----END PRIVATE "
+        "KEY-----",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+        check=True,
+    ).stdout
     assert out.strip() == "[]"
 
 
 def test_deploy_podman_tolerates_concurrent_calls(tmp_path: Path) -> None:
-    """Finding: `podman-compose up --build` failed: deploy/podman rewrote its configuration on every call, and
-    a concurrent call read it half-written. Each call here runs a stand-in `podman` that reads the files."""
+    """Finding: `podman-compose up --build` failed: deploy/podman rewrote its configuration on every
+    call, and a concurrent call read it half-written. Each call here runs a stand-in `podman` that
+    reads the files."""
     fake = tmp_path / "bin" / "podman"
     fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\ngrep -q "^cgroup_manager" "$CONTAINERS_CONF" && grep -q "^runroot" '
-                    '"$CONTAINERS_STORAGE_CONF" && grep -q "short-name-mode" "$CONTAINERS_REGISTRIES_CONF"\n')
+    fake.write_text(
+        '#!/bin/sh\ngrep -q "^cgroup_manager" "$CONTAINERS_CONF" && grep -q "^runroot" '
+        '"$CONTAINERS_STORAGE_CONF" && grep -q "short-name-mode" "$CONTAINERS_REGISTRIES_CONF"\n'
+    )
     fake.chmod(0o755)
     state = tmp_path / "state"
-    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}", "REGISTRY_BOT_PODMAN_DIR": str(state)}
+    env = {
+        **os.environ,
+        "PATH": f"{fake.parent}:{os.environ['PATH']}",
+        "REGISTRY_BOT_PODMAN_DIR": str(state),
+    }
     script = str(ROOT / "deploy" / "podman")
     assert subprocess.run([script, "info"], env=env, timeout=30).returncode == 0
     before = {p.name: p.stat().st_mtime_ns for p in state.glob("*.conf")}
     calls = [subprocess.Popen([script, "info"], env=env) for _ in range(20)]
     assert [c.wait(timeout=60) for c in calls] == [0] * 20
-    assert {p.name: p.stat().st_mtime_ns for p in state.glob("*.conf")} == before  # unchanged: not rewritten
+    # unchanged: not rewritten
+    assert {p.name: p.stat().st_mtime_ns for p in state.glob("*.conf")} == before
     assert not [p for p in state.iterdir() if ".conf." in p.name]  # no temporary file left
 
 
-def test_gunicorn_binds_the_admin_port_where_bind_says_and_serves_only_admin_paths(tmp_path: Path) -> None:
-    """Issue 28: the admin port was bound on 0.0.0.0 whatever ``BIND`` said, and served ``/webhook`` too."""
+def test_gunicorn_binds_the_admin_port_where_bind_says_and_serves_only_admin_paths(
+    tmp_path: Path,
+) -> None:
+    """Issue 28: the admin port was bound on 0.0.0.0 whatever ``BIND`` said, and served ``/webhook``
+    too."""
     import subprocess
     import sys
     import time
@@ -220,19 +290,42 @@ def test_gunicorn_binds_the_admin_port_where_bind_says_and_serves_only_admin_pat
     from tests.test_e2e import free_port
 
     public, admin = free_port(), free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "BIND": f"127.0.0.1:{public}", "WEB_ADMIN_PORT": str(admin),
-           "GITHUB_WEBHOOK_SECRET": "s", "BOT_QUEUE_URL": str(tmp_path / "q.sqlite3"), "WEB_CONCURRENCY": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "BIND": f"127.0.0.1:{public}",
+        "WEB_ADMIN_PORT": str(admin),
+        "GITHUB_WEBHOOK_SECRET": "s",
+        "BOT_QUEUE_URL": str(tmp_path / "q.sqlite3"),
+        "WEB_CONCURRENCY": "1",
+    }
     log = tmp_path / "web.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"),
-                                 "bot.service.wsgi:create_app()"], cwd=ROOT, env=env, stdout=out, stderr=out)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                str(ROOT / "gunicorn.conf.py"),
+                "bot.service.wsgi:create_app()",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=out,
+        )
 
     def status(port: int, path: str, data: bytes | None = None) -> int:
         try:
-            return int(urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data),
-                                              timeout=5).status)
+            return int(
+                urllib.request.urlopen(
+                    urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data), timeout=5
+                ).status
+            )
         except urllib.error.HTTPError as exc:
             return exc.code
+
     try:
         for _ in range(200):
             try:
@@ -241,7 +334,9 @@ def test_gunicorn_binds_the_admin_port_where_bind_says_and_serves_only_admin_pat
             except OSError:
                 time.sleep(0.1)
         text = log.read_text(encoding="utf-8")
-        assert f"http://127.0.0.1:{public},http://127.0.0.1:{admin} " in text and "0.0.0.0" not in text
+        assert (
+            f"http://127.0.0.1:{public},http://127.0.0.1:{admin} " in text and "0.0.0.0" not in text
+        )
         assert status(admin, "/metrics") == 200
         assert status(admin, "/webhook", b"{}") == 404 and status(admin, "/healthz") == 404
         assert status(public, "/webhook", b"{}") == 401 and status(public, "/metrics") == 404

@@ -1,6 +1,6 @@
-"""The installed bot: a wheel built from this checkout, pip-installed into a new virtual environment outside it
-(what pre-commit's ``language: python`` and the Action's ``pip install`` do), runs every command on the real
-corpus with nothing read from the source tree."""
+"""The installed bot: a wheel built from this checkout, pip-installed into a new virtual environment
+outside it (what pre-commit's ``language: python`` and the Action's ``pip install`` do), runs every
+command on the real corpus with nothing read from the source tree."""
 
 from __future__ import annotations
 
@@ -15,30 +15,55 @@ from tests.installed import Installed, clean_env
 
 def ok(proc: subprocess.CompletedProcess[str], code: int) -> subprocess.CompletedProcess[str]:
     assert proc.returncode == code, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr and "internal-error" not in proc.stdout, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "internal-error" not in proc.stdout, proc.stderr[
+        -2000:
+    ]
     return proc
 
 
-def test_the_package_comes_from_the_virtual_environment_not_the_checkout(installed_bot: Installed) -> None:
-    proc = subprocess.run([str(installed_bot.bin / "python"), "-c", "import bot, bot.bundled as b; "
-                           "print(bot.__file__); print(b.path('registry', 'registry.schema.json'))"],
-                          cwd=installed_bot.workdir, capture_output=True, text=True, env=clean_env(), check=True)
+def test_the_package_comes_from_the_virtual_environment_not_the_checkout(
+    installed_bot: Installed,
+) -> None:
+    proc = subprocess.run(
+        [
+            str(installed_bot.bin / "python"),
+            "-c",
+            "import bot, bot.bundled as b; "
+            "print(bot.__file__); print(b.path('registry', 'registry.schema.json'))",
+        ],
+        cwd=installed_bot.workdir,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        check=True,
+    )
     package, schema = proc.stdout.splitlines()
-    assert Path(package).is_relative_to(installed_bot.venv) and not Path(package).is_relative_to(ROOT)
-    assert Path(schema).is_file() and not Path(schema).is_symlink()  # a copy in the wheel, not a link back
+    assert Path(package).is_relative_to(installed_bot.venv) and not Path(package).is_relative_to(
+        ROOT
+    )
+    # a copy in the wheel, not a link back
+    assert Path(schema).is_file() and not Path(schema).is_symlink()
 
 
-def test_check_all_on_the_unchanged_real_registry_passes(installed_bot: Installed, corpus: Path) -> None:
+def test_check_all_on_the_unchanged_real_registry_passes(
+    installed_bot: Installed, corpus: Path
+) -> None:
     proc = ok(installed_bot.run("check", str(corpus), "--all"), 0)
     assert proc.stdout.splitlines()[-1].startswith("SUCCESS: 0 error(s)")
 
 
-def test_the_demo_then_check_and_fix_on_its_repository(installed_bot: Installed, tmp_path: Path) -> None:
+def test_the_demo_then_check_and_fix_on_its_repository(
+    installed_bot: Installed, tmp_path: Path
+) -> None:
     kept = tmp_path / "sample"
     demo = ok(installed_bot.run("demo", "--no-regression", "--keep", str(kept)), 0)
     assert "FAILURE: 9 error(s)" in demo.stdout
-    change = ok(installed_bot.run("check", str(kept), "--base", "main", "--head", "add-dagster", "--format", "json"),
-                1)
+    change = ok(
+        installed_bot.run(
+            "check", str(kept), "--base", "main", "--head", "add-dagster", "--format", "json"
+        ),
+        1,
+    )
     rules = {f["rule"] for f in json.loads(change.stdout)["findings"]}
     assert rules >= {"facets/prefix-key", "owners/missing-codeowners"}
     subprocess.run(["git", "-C", str(kept), "checkout", "-q", "add-dagster"], check=True)
@@ -46,18 +71,27 @@ def test_the_demo_then_check_and_fix_on_its_repository(installed_bot: Installed,
     assert "+* @dagster-dev" in fixes.stdout and "owners/missing-codeowners" in fixes.stderr
 
 
-def test_naming_check_reads_the_bundled_naming_files(installed_bot: Installed, corpus: Path, tmp_path: Path) -> None:
-    event = json.loads((ROOT / "registry/demo-pr/spec/registry/dagster/samples/orders_pipeline.json").read_text())
+def test_naming_check_reads_the_bundled_naming_files(
+    installed_bot: Installed, corpus: Path, tmp_path: Path
+) -> None:
+    event = json.loads(
+        (ROOT / "registry/demo-pr/spec/registry/dagster/samples/orders_pipeline.json").read_text()
+    )
     (tmp_path / "event.json").write_text(json.dumps(event[0] if isinstance(event, list) else event))
-    proc = ok(installed_bot.run("naming", "check", str(tmp_path / "event.json"), "--format", "json"), 1)
+    proc = ok(
+        installed_bot.run("naming", "check", str(tmp_path / "event.json"), "--format", "json"), 1
+    )
     verdicts = json.loads(proc.stdout)["verdicts"]
-    assert verdicts.get("invalid") and sum(verdicts.values()) > verdicts["invalid"]  # judged by the postgres file
+    # judged by the postgres file
+    assert verdicts.get("invalid") and sum(verdicts.values()) > verdicts["invalid"]
     ok(installed_bot.run("naming", "docs", "--check"), 0)
 
 
 def test_publish_the_real_registry(installed_bot: Installed, corpus: Path, tmp_path: Path) -> None:
     ok(installed_bot.run("publish", str(corpus), str(tmp_path / "site")), 0)
-    assert (tmp_path / "site" / "index.html").is_file() and (tmp_path / "site" / "registry-index.json").is_file()
+    assert (tmp_path / "site" / "index.html").is_file() and (
+        tmp_path / "site" / "registry-index.json"
+    ).is_file()
 
 
 def test_rewriting_the_readme_needs_a_checkout_one_line_exit_2(installed_bot: Installed) -> None:
@@ -66,15 +100,31 @@ def test_rewriting_the_readme_needs_a_checkout_one_line_exit_2(installed_bot: In
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
-def test_check_a_real_change_of_the_history_and_fix_the_real_registry(installed_bot: Installed, corpus: Path,
-                                                                      tmp_path: Path) -> None:
-    """check --base/--head on a bare clone of OpenLineage's real history (its newest passing registry change, approved
-    by the owning team), and fix's diff of the real registry."""
+def test_check_a_real_change_of_the_history_and_fix_the_real_registry(
+    installed_bot: Installed, corpus: Path, tmp_path: Path
+) -> None:
+    """check --base/--head on a bare clone of OpenLineage's real history (its newest passing
+    registry change, approved by the owning team), and fix's diff of the real registry."""
     bare = tmp_path / "ol.git"
     bundle = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
     subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(bare)], check=True)
-    commit = newest_passing_registry_change(bare, "contributor", frozenset({"OpenLineage/committers"}))
-    ok(installed_bot.run("check", str(bare), "--base", f"{commit}^", "--head", commit, "--author", "contributor",
-                         "--approved-by", "OpenLineage/committers"), 0)
+    commit = newest_passing_registry_change(
+        bare, "contributor", frozenset({"OpenLineage/committers"})
+    )
+    ok(
+        installed_bot.run(
+            "check",
+            str(bare),
+            "--base",
+            f"{commit}^",
+            "--head",
+            commit,
+            "--author",
+            "contributor",
+            "--approved-by",
+            "OpenLineage/committers",
+        ),
+        0,
+    )
     fixes = ok(installed_bot.run("fix", str(corpus)), 0)
     assert fixes.stdout.startswith("--- a/spec/registry/") and "fixable in" in fixes.stderr

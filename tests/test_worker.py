@@ -1,4 +1,5 @@
-"""The worker: who may ask for a recheck, lazily built resources (the queue contract: test_queue_contract)."""
+"""The worker: who may ask for a recheck, lazily built resources (the queue contract:
+test_queue_contract)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def test_worker_checks_the_permission_of_who_asks_for_a_recheck(tmp_path: Path) 
     class Factory:
         def for_installation(self, installation_id: int) -> LocalGitHub:
             return gh
+
     assert Worker(Factory()).handle(job("d1", requester="stranger")) == "refused"
     assert gh.calls == ["get_permission"] and gh.writes == []
 
@@ -33,6 +35,7 @@ def test_resources_are_built_once_and_lazily() -> None:
     def factory():  # type: ignore[no-untyped-def]
         built.append(1)
         return lambda *args: (None, [])
+
     resources = Resources(factory)
     assert built == []
     assert resources.regression() is resources.regression()

@@ -1,5 +1,5 @@
-"""Lazy GitHub snapshots: one tree listing, blobs downloaded (in batches) only when a check reads one, failures
-not hidden."""
+"""Lazy GitHub snapshots: one tree listing, blobs downloaded (in batches) only when a check reads
+one, failures not hidden."""
 
 from __future__ import annotations
 
@@ -21,12 +21,17 @@ from tests.test_github_client import API, REPO, blob, client, graphql_endpoint, 
 from tests.test_pipeline import REPO as REPO_NAME
 from tests.test_pipeline import load
 
-app_key, fake_time, mocked = test_github_client.app_key, test_github_client.fake_time, test_github_client.mocked
+app_key, fake_time, mocked = (
+    test_github_client.app_key,
+    test_github_client.fake_time,
+    test_github_client.mocked,
+)
 pr_repo = test_pipeline.pr_repo  # the corpus with a broken registry entry on branch ``pr``
 
 
 class LazyLocalGitHub(LocalGitHub):
-    """The in-memory GitHub, but ``read_tree`` answers like the real client: a ``LazyTree`` counting downloads."""
+    """The in-memory GitHub, but ``read_tree`` answers like the real client: a ``LazyTree`` counting
+    downloads."""
 
     failing = ""
 
@@ -42,18 +47,41 @@ class LazyLocalGitHub(LocalGitHub):
                 raise GitHubError("502 Bad Gateway", 502)
             self.downloads.append(path)
             return eager[path]
+
         return LazyTree({path: (path, len(data)) for path, data in eager.items()}, fetch)
 
 
-def test_the_client_lists_once_and_downloads_on_first_read_only_in_one_batch(mocked, app_key, fake_time):  # type: ignore[no-untyped-def]
+def test_the_client_lists_once_and_downloads_on_first_read_only_in_one_batch(
+    mocked, app_key, fake_time
+):  # type: ignore[no-untyped-def]
     token_endpoint(mocked, app_key, fake_time, "ghs_1")
-    tree = [{"path": "spec/registry/a/registry.json", "type": "blob", "mode": "100644", "sha": "a1", "size": 2},
-            {"path": "website/static/spec/x.json", "type": "blob", "mode": "100644", "sha": "m1", "size": 7}]
+    tree = [
+        {
+            "path": "spec/registry/a/registry.json",
+            "type": "blob",
+            "mode": "100644",
+            "sha": "a1",
+            "size": 2,
+        },
+        {
+            "path": "website/static/spec/x.json",
+            "type": "blob",
+            "mode": "100644",
+            "sha": "m1",
+            "size": 7,
+        },
+    ]
     for ref in ("b" * 40, "h" * 40):
-        mocked.get(f"{API}/repos/{REPO}/git/trees/{ref}", json={"sha": "root", "tree": tree, "truncated": False},
-                   match=[matchers.query_param_matcher({"recursive": "1"})])
+        mocked.get(
+            f"{API}/repos/{REPO}/git/trees/{ref}",
+            json={"sha": "root", "tree": tree, "truncated": False},
+            match=[matchers.query_param_matcher({"recursive": "1"})],
+        )
     asked = graphql_endpoint(mocked, {"a1": blob("{}"), "m1": blob("[1, 2]\n")})
-    rest = mocked.get(f"{API}/repos/{REPO}/git/blobs/a1", json={"encoding": "base64", "content": "e30=", "sha": "a1"})
+    rest = mocked.get(
+        f"{API}/repos/{REPO}/git/blobs/a1",
+        json={"encoding": "base64", "content": "e30=", "sha": "a1"},
+    )
     _, gh = client(app_key, fake_time)
 
     base = TreeSnapshot(gh.read_tree(REPO, "b" * 40, ["spec", "website/static/spec"]), "base")
@@ -66,19 +94,25 @@ def test_the_client_lists_once_and_downloads_on_first_read_only_in_one_batch(moc
     assert base.read("spec/registry/a/registry.json") == b"{}"
     assert head.read("spec/missing.json") is None
     assert base.read("website/static/spec/x.json") == b"[1, 2]\n"
-    assert asked == [["a1", "m1"]] and rest.call_count == 0  # the first read brought the listed blobs, once
+    # the first read brought the listed blobs, once
+    assert asked == [["a1", "m1"]] and rest.call_count == 0
 
 
 def test_a_snapshot_over_a_plain_mapping_reads_it() -> None:
     snapshot = TreeSnapshot({"b/x.json": b"12", "a.json": b""}, "memory")
     assert snapshot.files() == ["a.json", "b/x.json"] and snapshot.files("b") == ["b/x.json"]
-    assert (snapshot.size("b/x.json"), snapshot.read("./b/x.json"), snapshot.read("c")) == (2, b"12", None)
+    assert (snapshot.size("b/x.json"), snapshot.read("./b/x.json"), snapshot.read("c")) == (
+        2,
+        b"12",
+        None,
+    )
     raise_read_failure(snapshot)  # nothing failed: no exception
 
 
 def test_a_failed_download_is_raised_again_after_the_review() -> None:
     def fetch(sha: str) -> bytes:
         raise GitHubError("boom", 502)
+
     snapshot = TreeSnapshot(LazyTree({"a.json": ("s", 1)}, fetch), "head")
     with pytest.raises(GitHubError):
         snapshot.read("a.json")
@@ -88,7 +122,9 @@ def test_a_failed_download_is_raised_again_after_the_review() -> None:
 
 def test_a_review_of_the_corpus_downloads_only_what_the_checks_read(pr_repo: Repo) -> None:
     (eager, pr), (lazy, _) = load(pr_repo), load(pr_repo, github=LazyLocalGitHub)
-    assert review_pull_request(lazy, pr, "d-1") == review_pull_request(eager, pr, "d-1") == "failure"
+    assert (
+        review_pull_request(lazy, pr, "d-1") == review_pull_request(eager, pr, "d-1") == "failure"
+    )
     [lazy_run], [eager_run] = lazy.runs_for(pr.head_sha), eager.runs_for(pr.head_sha)
     assert (lazy_run.title, lazy_run.summary) == (eager_run.title, eager_run.summary)
     assert lazy_run.annotations == eager_run.annotations
@@ -96,12 +132,16 @@ def test_a_review_of_the_corpus_downloads_only_what_the_checks_read(pr_repo: Rep
     mirror = Config().paths.mirror
     files = LocalGitHub.read_tree(eager, REPO_NAME, pr.head_sha, list(Config().watched()))
     watched = [p for p in files if any(p.startswith(f + "/") for f in Config().watched())]
-    assert len([p for p in watched if p.startswith(mirror + "/")]) > 50  # the corpus mirrors the spec
+    # the corpus mirrors the spec
+    assert len([p for p in watched if p.startswith(mirror + "/")]) > 50
     assert len(set(lazy.downloads)) < len(watched) // 2
-    assert not [p for p in lazy.downloads if p.startswith(mirror + "/")]  # every $ref resolved in the repository
+    # every $ref resolved in the repository
+    assert not [p for p in lazy.downloads if p.startswith(mirror + "/")]
 
 
-def test_a_file_github_fails_to_send_fails_the_run_and_retries_instead_of_a_verdict(pr_repo: Repo) -> None:
+def test_a_file_github_fails_to_send_fails_the_run_and_retries_instead_of_a_verdict(
+    pr_repo: Repo,
+) -> None:
     lazy, pr = load(pr_repo, github=LazyLocalGitHub)
     lazy.failing = "spec/registry/gcp/dataproc/registry.json"
     with pytest.raises(GitHubError):

@@ -44,13 +44,18 @@ class UsageError(Exception):
 
 
 def add_color_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--color", choices=COLOR_CHOICES, default="auto",
-                        help="colour severities: auto (a terminal, unless NO_COLOR is set or TERM=dumb), "
-                             "always or never")
+    parser.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour severities: auto (a terminal, unless NO_COLOR is set or TERM=dumb), "
+        "always or never",
+    )
 
 
 def use_color(choice: str, stream: TextIO) -> bool:
-    """``--color``: ``auto`` colours a terminal unless ``NO_COLOR`` is set (no-color.org) or ``TERM=dumb``."""
+    """``--color``: ``auto`` colours a terminal unless ``NO_COLOR`` is set (no-color.org) or
+    ``TERM=dumb``."""
     if choice != "auto":
         return choice == "always"
     if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
@@ -68,7 +73,9 @@ def writable_output(path: str | None, option: str = "-o") -> None:
         raise UsageError(f"{option} {path}: is a folder, expected a file name")
     if not target.parent.is_dir():
         raise UsageError(f"{option} {path}: the folder {target.parent} does not exist")
-    if not os.access(target.parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+    if not os.access(target.parent, os.W_OK) or (
+        target.exists() and not os.access(target, os.W_OK)
+    ):
         raise UsageError(f"{option} {path}: not writable")
 
 
@@ -77,9 +84,16 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         required = "the following arguments are required: "
-        if message.startswith(required):  # argparse also lists positionals that may be left out (nargs '*', '?')
-            optional = {a.metavar or a.dest for a in self._actions if not a.option_strings and a.nargs in ("*", "?")}
-            message = required + ", ".join(n for n in message[len(required):].split(", ") if n not in optional)
+        # argparse also lists positionals that may be left out (nargs '*', '?')
+        if message.startswith(required):
+            optional = {
+                a.metavar or a.dest
+                for a in self._actions
+                if not a.option_strings and a.nargs in ("*", "?")
+            }
+            message = required + ", ".join(
+                n for n in message[len(required) :].split(", ") if n not in optional
+            )
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
@@ -98,12 +112,24 @@ def _version() -> str:
 class _Version(argparse.Action):
     """``--version``: the installed version, read (``importlib.metadata``) only when asked for."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS, help: str = "show program's version number and exit") -> None:
-        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str = argparse.SUPPRESS,
+        default: str = argparse.SUPPRESS,
+        help: str = "show program's version number and exit",
+    ) -> None:
+        super().__init__(
+            option_strings=option_strings, dest=dest, default=default, nargs=0, help=help
+        )
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         formatter = parser._get_formatter()
         formatter.add_text(f"%(prog)s {_version()}")
         parser._print_message(formatter.format_help(), sys.stdout)
@@ -111,16 +137,16 @@ class _Version(argparse.Action):
 
 
 def _named_command(argv: Sequence[str] | None) -> str | None:
-    """The command ``argv`` names when it is plain to see (its first argument, no option before it), so
-    that only its module is imported; None: every command module (``--help``, a usage error)."""
+    """The command ``argv`` names when it is plain to see (its first argument, no option before it),
+    so that only its module is imported; None: every command module (``--help``, a usage error)."""
     args = sys.argv[1:] if argv is None else argv
     first = args[0] if args else None
     return first if first in COMMANDS else None
 
 
 def build_parser(argv: Sequence[str] | None = None, every: bool = True) -> argparse.ArgumentParser:
-    """The parser; ``every`` False: only the command ``argv`` names gets its subparser (and its module
-    imported) when it names one plainly."""
+    """The parser; ``every`` False: only the command ``argv`` names gets its subparser (and its
+    module imported) when it names one plainly."""
     parser = Parser(
         prog="registry-bot",
         description="Review changes to an OpenLineage registry.",
@@ -140,12 +166,13 @@ def build_parser(argv: Sequence[str] | None = None, every: bool = True) -> argpa
 
 
 def _interrupted(command: str) -> int:
-    """Ctrl-C: end what the command started (Spark's JVM ignores SIGINT), say so in one line, exit 130."""
+    """Ctrl-C: end what the command started (Spark's JVM ignores SIGINT), say so in one line, exit
+    130."""
     from bot.cli.commands._children import end_descendants
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the clean-up
-    # what the ended processes' clients log from here on (py4j's call to a JVM that is gone, with its
-    # traceback) is the interruption itself, which the one line below says
+    # what the ended processes' clients log from here on (py4j's call to a JVM that is gone, with
+    # its traceback) is the interruption itself, which the one line below says
     logging.disable(logging.CRITICAL)
     end_descendants()
     print(f"registry-bot {command}: interrupted", file=sys.stderr)
@@ -159,11 +186,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
     except KeyboardInterrupt:  # Ctrl-C while the commands load
-        command = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+        command = next(
+            (a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None
+        )
         print(f"registry-bot{' ' + command if command else ''}: interrupted", file=sys.stderr)
         return 130
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
     try:
         return int(args._module.run(args))
     except UsageError as exc:
@@ -174,10 +206,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted(args.command)
     except subprocess.CalledProcessError as exc:
-        if exc.returncode != -signal.SIGINT:  # a child (git) that Ctrl-C ended before Python saw the signal
+        # a child (git) that Ctrl-C ended before Python saw the signal
+        if exc.returncode != -signal.SIGINT:
             raise
         return _interrupted(args.command)
-    except OSError as exc:  # the last line of defence: unreadable input is a message, never a traceback
+    # the last line of defence: unreadable input is a message, never a traceback
+    except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"registry-bot {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE

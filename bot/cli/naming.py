@@ -1,5 +1,5 @@
-"""``registry-bot naming``: regenerate or verify Naming.md, and check identifiers in event files (the arguments
-are in ``bot.cli.commands.naming``)."""
+"""``registry-bot naming``: regenerate or verify Naming.md, and check identifiers in event files
+(the arguments are in ``bot.cli.commands.naming``)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ def _rules(folder: str | None) -> NamingRules:
     path = Path(folder)
     if not path.is_dir():
         raise UsageError(f"{folder} is not a folder")
-    return load_rules(DirSnapshot(path.resolve().parent, only=path.resolve().name), path.resolve().name)
+    return load_rules(
+        DirSnapshot(path.resolve().parent, only=path.resolve().name), path.resolve().name
+    )
 
 
 def _docs(args: argparse.Namespace) -> int:
@@ -42,7 +44,10 @@ def _docs(args: argparse.Namespace) -> int:
     if args.dir and not any(Path(args.dir).glob("*.json")):
         raise UsageError(f"{args.dir} holds no naming files (*.json): nothing to document")
     for problem in rules.problems:
-        print(f"{problem.path}{'#' + problem.pointer if problem.pointer else ''}: {problem.message}", file=sys.stderr)
+        print(
+            f"{problem.path}{'#' + problem.pointer if problem.pointer else ''}: {problem.message}",
+            file=sys.stderr,
+        )
     text = render(rules)
     target = folder / "Naming.md"
     if args.check:
@@ -62,7 +67,9 @@ def _event_files(paths: list[str]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl", ".ndjson")))
+            files.extend(
+                sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl", ".ndjson"))
+            )
         elif path.is_file():
             files.append(path)
         else:
@@ -71,13 +78,20 @@ def _event_files(paths: list[str]) -> list[Path]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from bot.model.naming.events import INVALID, EventsProblem, document_kind, judge_event, read_events
+    from bot.model.naming.events import (
+        INVALID,
+        EventsProblem,
+        document_kind,
+        judge_event,
+        read_events,
+    )
 
     rules = _rules(args.rules)
     report: list[dict[str, object]] = []
     verdicts: dict[str, int] = {}
     unreadable = 0
-    skipped: dict[str, int] = {}  # file -> JSON documents that are neither events nor facet documents
+    # file -> JSON documents that are neither events nor facet documents
+    skipped: dict[str, int] = {}
     for path in _event_files(args.paths):
         try:
             events = read_events(path)
@@ -93,30 +107,57 @@ def _check(args: argparse.Namespace) -> int:
             judged = judge_event(rules, event)
             for j in judged:
                 verdicts[j.verdict] = verdicts.get(j.verdict, 0) + 1
-            report.append({"file": str(path), "event": index, "kind": kind,
-                           "identifiers": [j.to_json() for j in judged]})
+            report.append(
+                {
+                    "file": str(path),
+                    "event": index,
+                    "kind": kind,
+                    "identifiers": [j.to_json() for j in judged],
+                }
+            )
     invalid = verdicts.get(INVALID, 0)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"events": report, "invalid": invalid, "verdicts": verdicts,
-                                     "unreadable": unreadable, "skipped": skipped},
-                                    indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "events": report,
+                    "invalid": invalid,
+                    "verdicts": verdicts,
+                    "unreadable": unreadable,
+                    "skipped": skipped,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
     else:
         _print_text(report, args.quiet)
         total = sum(verdicts.values())
         n_events = sum(1 for e in report if "event" in e)
         others = ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()) if v != INVALID and n)
-        print(f"{total} identifiers in {n_events} events: {invalid} invalid" + (f" ({others})" if others else "")
-              + (f", {unreadable} unreadable files" if unreadable else ""))
+        print(
+            f"{total} identifiers in {n_events} events: {invalid} invalid"
+            + (f" ({others})" if others else "")
+            + (f", {unreadable} unreadable files" if unreadable else "")
+        )
         if skipped:
             files = sorted(skipped)
-            print(f"skipped {sum(skipped.values())} JSON documents that are not OpenLineage events in "
-                  f"{len(files)} files: {', '.join(files[:5])}{' ...' if len(files) > 5 else ''}")
+            print(
+                f"skipped {sum(skipped.values())} JSON documents that are not OpenLineage events "
+                f"in {len(files)} files: {', '.join(files[:5])}{' ...' if len(files) > 5 else ''}"
+            )
     if unreadable:  # unreadable input is a usage error (exit 2), as for every command
-        print(f"registry-bot naming: {unreadable} file(s) could not be read as JSON events", file=sys.stderr)
+        print(
+            f"registry-bot naming: {unreadable} file(s) could not be read as JSON events",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if not any("event" in e for e in report):
-        raise UsageError(f"no OpenLineage events in {', '.join(args.paths)}: expected JSON (an object, an array or "
-                         f"JSON lines) with eventType, run and job (or a dataset or job event)")
+        raise UsageError(
+            f"no OpenLineage events in {', '.join(args.paths)}: expected JSON (an object, an array "
+            f"or JSON lines) with eventType, run and job (or a dataset or job event)"
+        )
     return EXIT_ERRORS if invalid else EXIT_OK
 
 
@@ -133,4 +174,6 @@ def _print_text(report: list[dict[str, object]], quiet: bool) -> None:
         print(f"{entry['file']} event {entry['event']}:")
         for i in shown:
             verdict = f"ok ({i['source']})" if i["ok"] else f"{i['verdict'].upper()}: {i['reason']}"
-            print(f"  {i['role']:<7} {i['pointer'] or '/'}  {i['namespace']} {i['name']}  {verdict}")
+            print(
+                f"  {i['role']:<7} {i['pointer'] or '/'}  {i['namespace']} {i['name']}  {verdict}"
+            )

@@ -16,10 +16,14 @@ DEMO_PR = bundled.path("registry", "demo-pr")
 AUTHOR = "dagster-dev"
 BASE_BRANCH, PR_BRANCH = "main", "add-dagster"
 _ENV = {
-    "GIT_AUTHOR_NAME": "registry-bot demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
-    "GIT_COMMITTER_NAME": "registry-bot demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid",
-    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "registry-bot demo",
+    "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+    "GIT_COMMITTER_NAME": "registry-bot demo",
+    "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 
@@ -32,12 +36,14 @@ class SampleRepo:
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                   env={**os.environ, **_ENV})
+    subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, env={**os.environ, **_ENV}
+    )
 
 
 def build_sample_repo(target: Path, pr_overlay: Path = DEMO_PR) -> SampleRepo:
-    """Create ``target`` as a git repository: ``main`` is the reference registry, ``add-dagster`` the PR."""
+    """Create ``target`` as a git repository: ``main`` is the reference registry, ``add-dagster``
+    the PR."""
     if not REFERENCE.is_dir():
         raise FileNotFoundError(f"the bundled reference registry is missing at {REFERENCE}")
     shutil.copytree(REFERENCE, target)

@@ -46,7 +46,8 @@ def diff_lines(patch: str | None) -> frozenset[int]:
 
 
 def in_one_hunk(patch: str | None, start: int, end: int) -> bool:
-    """Whether head-side lines ``start``..``end`` (``start`` < ``end``) all lie in one hunk of ``patch``."""
+    """Whether head-side lines ``start``..``end`` (``start`` < ``end``) all lie in one hunk of
+    ``patch``."""
     if not patch or start >= end:
         return False
     for hunk in re.split(r"\n(?=@@ )", patch):
@@ -65,18 +66,20 @@ class FileChange:
     old_path: str | None = None
     lines: frozenset[int] = field(default_factory=frozenset)
     patch_missing: bool = False  # GitHub omits the patch of very large diffs
-    patch: str | None = None  # the unified diff of this file, from its first hunk, as GitHub gives it
-    unread: str = ""  # why the review could not read this path as a file (a symlink, a submodule, too large)
+    # the unified diff of this file, from its first hunk, as GitHub gives it
+    patch: str | None = None
+    # why the review could not read this path as a file (a symlink, a submodule, too large)
+    unread: str = ""
 
 
 @dataclass(frozen=True)
 class ChangeSet:
     """All paths a change touches, and where the review's view of them ends.
 
-    ``truncated``: the change may hold paths not listed here (GitHub's listing stopped at 3,000 files and
-    the trees could not be listed whole either). ``FileChange.unread``: a listed path the review could not
-    read as a file. Either way the review did not see the whole change (``complete`` is false), and the App
-    neither passes nor approves it.
+    ``truncated``: the change may hold paths not listed here (GitHub's listing stopped at 3,000
+    files and the trees could not be listed whole either). ``FileChange.unread``: a listed path the
+    review could not read as a file. Either way the review did not see the whole change
+    (``complete`` is false), and the App neither passes nor approves it.
     """
 
     files: tuple[FileChange, ...] = ()
@@ -97,8 +100,15 @@ class ChangeSet:
         (``base``/``head``: path -> why), the head side's reason first."""
         if not base and not head:
             return self
-        files = tuple(replace(f, unread=(f.status is not Status.DELETED and head.get(f.path))
-                              or base.get(f.old_path or f.path) or f.unread) for f in self.files)
+        files = tuple(
+            replace(
+                f,
+                unread=(f.status is not Status.DELETED and head.get(f.path))
+                or base.get(f.old_path or f.path)
+                or f.unread,
+            )
+            for f in self.files
+        )
         return replace(self, files=files)
 
     def paths(self) -> set[str]:
@@ -127,7 +137,8 @@ class ChangeSet:
         return change is not None and line is not None and line in change.lines
 
     def commentable_range(self, path: str, start: int, end: int) -> bool:
-        """Whether a multi-line comment may span ``start``..``end``: lines of one hunk of the diff."""
+        """Whether a multi-line comment may span ``start``..``end``: lines of one hunk of the
+        diff."""
         change = self.get(path)
         return change is not None and in_one_hunk(change.patch, start, end)
 
@@ -135,25 +146,49 @@ class ChangeSet:
     def from_git(cls, repo: str | os.PathLike[str], base: str, head: str) -> ChangeSet:
         """The change from the merge base of ``base`` and ``head`` to ``head`` (what a PR shows).
 
-        Rename detection and patches read blobs. When git cannot (a partial clone whose promisor remote
-        is gone), the change is listed from the trees alone: no renames, no patches (``patch_missing``),
-        and the checks report each file they cannot read.
+        Rename detection and patches read blobs. When git cannot (a partial clone whose promisor
+        remote is gone), the change is listed from the trees alone: no renames, no patches
+        (``patch_missing``), and the checks report each file they cannot read.
         """
         merge_base = run_git(repo, "merge-base", base, head).decode().strip()
         try:
-            status = run_git(repo, "diff", "--name-status", "-M", "-z", "--no-ext-diff", merge_base, head)
-            patches = run_git(repo, "-c", "core.quotepath=off", "diff", "-M", "-U3", "--no-color", "--no-ext-diff",
-                              merge_base, head)
+            status = run_git(
+                repo, "diff", "--name-status", "-M", "-z", "--no-ext-diff", merge_base, head
+            )
+            patches = run_git(
+                repo,
+                "-c",
+                "core.quotepath=off",
+                "diff",
+                "-M",
+                "-U3",
+                "--no-color",
+                "--no-ext-diff",
+                merge_base,
+                head,
+            )
         except GitError:
-            status = run_git(repo, "diff", "--name-status", "--no-renames", "-z", "--no-ext-diff", merge_base, head)
-            changes = cls(files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {})))
+            status = run_git(
+                repo,
+                "diff",
+                "--name-status",
+                "--no-renames",
+                "-z",
+                "--no-ext-diff",
+                merge_base,
+                head,
+            )
+            changes = cls(
+                files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {}))
+            )
         else:
             changes = cls(files=tuple(_parse_name_status(status, split_patches(patches))))
         return changes.with_unread(*_not_files(repo, merge_base, head))
 
 
 def split_patches(diff: bytes) -> dict[str, str]:
-    """Per-file patches of a multi-file ``git diff``, each from its first hunk header, as GitHub gives them.
+    """Per-file patches of a multi-file ``git diff``, each from its first hunk header, as GitHub
+    gives them.
 
     Keyed by the head-side path (the old path for deleted files). Binary files have no patch.
     """
@@ -174,12 +209,17 @@ def split_patches(diff: bytes) -> dict[str, str]:
     return out
 
 
-_NOT_FILES = {"120000": "a symlink; the bot does not follow symlinks",
-              "160000": "a submodule (a commit of another repository, not a file)"}
+_NOT_FILES = {
+    "120000": "a symlink; the bot does not follow symlinks",
+    "160000": "a submodule (a commit of another repository, not a file)",
+}
 
 
-def _not_files(repo: str | os.PathLike[str], base: str, head: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The changed paths that are symlinks or submodules on the base side and on the head side: path -> why."""
+def _not_files(
+    repo: str | os.PathLike[str], base: str, head: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The changed paths that are symlinks or submodules on the base side and on the head side: path
+    -> why."""
     raw = run_git(repo, "diff", "--raw", "--no-renames", "-z", "--no-ext-diff", base, head)
     fields = raw.decode("utf-8", "surrogateescape").split("\x00")
     sides: tuple[dict[str, str], dict[str, str]] = ({}, {})
@@ -200,8 +240,13 @@ def _parse_name_status(raw: bytes, patches: dict[str, str]) -> Iterator[FileChan
             old, new = fields[i + 1], fields[i + 2]
             i += 3
             patch = patches.get(new)
-            yield FileChange(new, Status.RENAMED if code[0] == "R" else Status.ADDED, old_path=old,
-                             lines=diff_lines(patch), patch=patch)
+            yield FileChange(
+                new,
+                Status.RENAMED if code[0] == "R" else Status.ADDED,
+                old_path=old,
+                lines=diff_lines(patch),
+                patch=patch,
+            )
             continue
         path = fields[i + 1]
         i += 2

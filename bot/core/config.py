@@ -12,7 +12,8 @@ from bot.core.snapshot import Snapshot, SnapshotError
 from bot.core.waivers import Waiver, parse_config_section
 
 CONFIG_PATHS = (".github/registry-bot.yml", ".github/registry-bot.yaml")
-NAMING_BASE_FILE = "NamingBase.json"  # the naming folder's base schema (``bot.model.naming.loader.BASE_FILE``)
+# the naming folder's base schema (``bot.model.naming.loader.BASE_FILE``)
+NAMING_BASE_FILE = "NamingBase.json"
 MAX_CONFIG_BYTES = 256 * 1024
 
 
@@ -34,14 +35,20 @@ class ReviewPolicy:
 
     event_on_errors: str = "REQUEST_CHANGES"  # or COMMENT
     max_inline_comments: int = 30
-    time_budget_seconds: float = 600.0  # the whole review: every check on both sides, every match, the regression
+    # the whole review: every check on both sides, every match, the regression
+    time_budget_seconds: float = 600.0
 
 
-# --- regression: where the repository keeps its own events ---------------------------------------------
-# Globs over the reviewed revision's files (``**`` crosses folders). The defaults find OpenLineage's own
-# expected-event fixtures: its integrations' test events (``integration/*/.../tests/``, ``src/test/``,
-# ``integrations/``); a file counts when its content has the shape of an event (``bot.review.regression.discover``).
-DISCOVER_EVENTS = ("integration/**/test/**", "integration/**/tests/**", "integration/**/integrations/**")
+# --- regression: where the repository keeps its own events ----------------------------------------
+# Globs over the reviewed revision's files (``**`` crosses folders). The defaults find OpenLineage's
+# own expected-event fixtures: its integrations' test events (``integration/*/.../tests/``,
+# ``src/test/``, ``integrations/``); a file counts when its content has the shape of an event
+# (``bot.review.regression.discover``).
+DISCOVER_EVENTS = (
+    "integration/**/test/**",
+    "integration/**/tests/**",
+    "integration/**/integrations/**",
+)
 
 
 @dataclass(frozen=True)
@@ -68,8 +75,10 @@ ADOPTION_GAPS = (
     "examples/missing",  # registry facets have no examples yet
     "uris/undeclared",  # core/registry.json does not list every core facet
     "facets/suffix",  # legacy facet names
-    "lint/unknown-keyword",  # a legacy misspelling (`documentation` for `description`) in a core facet
-    "examples/schema-url",  # core examples naming another facet, OpenLineage.json or versions never published
+    # a legacy misspelling (`documentation` for `description`) in a core facet
+    "lint/unknown-keyword",
+    # core examples naming another facet, OpenLineage.json or versions never published
+    "examples/schema-url",
 )
 
 
@@ -77,9 +86,9 @@ ADOPTION_GAPS = (
 class VerdictPolicy:
     """How findings become a verdict.
 
-    ``adoption_gaps`` are warnings in a whole-tree review. In a change they are errors when the change
-    adds them (the registry's rules hold for new content) unless ``adoption_gaps_in_changes`` is
-    ``warning``, for a registry that adopts the rules gradually.
+    ``adoption_gaps`` are warnings in a whole-tree review. In a change they are errors when the
+    change adds them (the registry's rules hold for new content) unless ``adoption_gaps_in_changes``
+    is ``warning``, for a registry that adopts the rules gradually.
     """
 
     adoption_gaps: tuple[str, ...] = ADOPTION_GAPS
@@ -90,14 +99,16 @@ class VerdictPolicy:
 class VersionsPolicy:
     """How facet versions are published.
 
-    ``require_published_copy`` names the entries whose new facet versions must be copied into the published
-    mirror in the same change; the others are copied at release time (OpenLineage copies core facets in
-    the pull request and registry facets when it releases). ``["*"]`` means every entry, ``[]`` none.
+    ``require_published_copy`` names the entries whose new facet versions must be copied into the
+    published mirror in the same change; the others are copied at release time (OpenLineage copies
+    core facets in the pull request and registry facets when it releases). ``["*"]`` means every
+    entry, ``[]`` none.
     """
 
     require_published_copy: tuple[str, ...] = ("core",)
-    # The digit an optional field added to an open object needs: "addition" (what 4 of the 12 such changes
-    # of the history used, and the only default that blocks none of them) or "revision" (strict SchemaVer).
+    # The digit an optional field added to an open object needs: "addition" (what 4 of the 12 such
+    # changes of the history used, and the only default that blocks none of them) or "revision"
+    # (strict SchemaVer).
     open_model_optional_add: str = "addition"
 
     def requires_copy(self, entry: str) -> bool:
@@ -117,9 +128,9 @@ class FormattingPolicy:
 class DelegationPolicy:
     """The App approving on an entry's owners' behalf (docs/owners.md, "Delegated approval").
 
-    ``entries``: the entries (names, shell patterns such as ``gcp/*``) whose owners the App approves for;
-    ``[]`` turns delegation off. ``auto_merge``: after approving, enable GitHub's auto-merge with
-    ``merge_method`` (``MERGE``, ``SQUASH`` or ``REBASE``).
+    ``entries``: the entries (names, shell patterns such as ``gcp/*``) whose owners the App approves
+    for; ``[]`` turns delegation off. ``auto_merge``: after approving, enable GitHub's auto-merge
+    with ``merge_method`` (``MERGE``, ``SQUASH`` or ``REBASE``).
     """
 
     approve: bool = True
@@ -144,7 +155,8 @@ class Config:
     delegation: DelegationPolicy = field(default_factory=DelegationPolicy)
     source: str | None = None  # the file it came from, or None for defaults
     severity: tuple[tuple[str, str], ...] = ()  # (rule, error|warning|notice): bot/core/severity.py
-    becomes_error: tuple[tuple[str, datetime.date], ...] = ()  # future lints: (rule, the day it turns an error)
+    # future lints: (rule, the day it turns an error)
+    becomes_error: tuple[tuple[str, datetime.date], ...] = ()
     waivers: tuple[Waiver, ...] = ()  # registry-wide waivers (bot/review/waiving.py)
 
     def watched(self) -> tuple[str, ...]:
@@ -204,8 +216,20 @@ def parse_config(text: str, source: str) -> Config:
         raw = {}
     if not isinstance(raw, Mapping):
         raise ConfigError("the file must hold a mapping")
-    unknown = sorted(set(raw) - {"paths", "review", "regression", "verdict", "versions", "formatting",
-                                 "delegation", "severity", "waivers"})
+    unknown = sorted(
+        set(raw)
+        - {
+            "paths",
+            "review",
+            "regression",
+            "verdict",
+            "versions",
+            "formatting",
+            "delegation",
+            "severity",
+            "waivers",
+        }
+    )
     if unknown:
         raise ConfigError(f"unknown top-level key(s): {', '.join(map(str, unknown))}")
     verdict = _section(VerdictPolicy, raw.get("verdict"), "verdict")
@@ -245,25 +269,30 @@ def _waivers(raw: Any, source: str) -> tuple[Waiver, ...]:
 
 
 def _future_lints(raw: Any) -> tuple[tuple[str, datetime.date], ...]:
-    """The rules of ``severity`` given as ``{becomes_error: DATE}``: warnings until that day, errors from it."""
+    """The rules of ``severity`` given as ``{becomes_error: DATE}``: warnings until that day, errors
+    from it."""
     out = []
-    for rule, level in (raw.items() if isinstance(raw, Mapping) else ()):
+    for rule, level in raw.items() if isinstance(raw, Mapping) else ():
         if not isinstance(level, Mapping):
             continue
         if set(level) != {"becomes_error"}:
-            raise ConfigError(f"'severity.{rule}' must be error, warning, notice or {{becomes_error: YYYY-MM-DD}}")
+            raise ConfigError(
+                f"'severity.{rule}' must be error, warning, notice or {{becomes_error: YYYY-MM-DD}}"
+            )
         day = level["becomes_error"]
         try:
             day = day if isinstance(day, datetime.date) else datetime.date.fromisoformat(str(day))
         except ValueError:
-            raise ConfigError(f"'severity.{rule}.becomes_error' must be a date (YYYY-MM-DD)") from None
+            raise ConfigError(
+                f"'severity.{rule}.becomes_error' must be a date (YYYY-MM-DD)"
+            ) from None
         out.append((str(rule), day))
     return tuple(sorted(out))
 
 
 def _severities(raw: Any) -> tuple[tuple[str, str], ...]:
-    """The ``severity`` section: a mapping of rule ids to levels (the ids are checked against the checks that
-    run, by ``known_rules_only``)."""
+    """The ``severity`` section: a mapping of rule ids to levels (the ids are checked against the
+    checks that run, by ``known_rules_only``)."""
     if raw is None:
         return ()
     if not isinstance(raw, Mapping):
@@ -293,38 +322,68 @@ def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:
             if size is None:
                 continue
             if size > MAX_CONFIG_BYTES:
-                raise ConfigError(f"file is {size:,} bytes, over the {MAX_CONFIG_BYTES:,}-byte limit")
+                raise ConfigError(
+                    f"file is {size:,} bytes, over the {MAX_CONFIG_BYTES:,}-byte limit"
+                )
             data = snapshot.read(path) or b""
             return parse_config(data.decode("utf-8", "replace"), path), []
         except (ConfigError, SnapshotError) as exc:
-            return Config(source=path), [Finding(
-                rule="config/invalid", severity=Severity.ERROR, path=path, line=1, column=1,
-                message=f"the bot's configuration cannot be used, defaults apply: {exc}",
-                hint="See the README section 'Configuration' for the keys the bot reads.",
-            )]
+            return Config(source=path), [
+                Finding(
+                    rule="config/invalid",
+                    severity=Severity.ERROR,
+                    path=path,
+                    line=1,
+                    column=1,
+                    message=f"the bot's configuration cannot be used, defaults apply: {exc}",
+                    hint="See the README section 'Configuration' for the keys the bot reads.",
+                )
+            ]
     return Config(), []
 
 
 def known_rules_only(config: Config, known: Collection[str]) -> tuple[Config, list[Finding]]:
-    """``config`` without the rule ids no running check reports (``severity``, ``verdict.adoption_gaps``),
-    and a finding for each: an unknown id is ignored, the rest of the configuration stays in force."""
-    defaults = VerdictPolicy().adoption_gaps  # the built-in list names built-in rules: kept, never reported
+    """``config`` without the rule ids no running check reports (``severity``,
+    ``verdict.adoption_gaps``), and a finding for each: an unknown id is ignored, the rest of the
+    configuration stays in force."""
+    # the built-in list names built-in rules: kept, never reported
+    defaults = VerdictPolicy().adoption_gaps
     severity = tuple((rule, level) for rule, level in config.severity if rule in known)
     future = tuple((rule, day) for rule, day in config.becomes_error if rule in known)
     gaps = tuple(rule for rule in config.verdict.adoption_gaps if rule in known or rule in defaults)
-    unknown = [("severity", rule) for rule, _ in (*config.severity, *config.becomes_error) if rule not in known]
-    unknown += [("verdict.adoption_gaps", rule) for rule in config.verdict.adoption_gaps
-                if rule not in known and rule not in defaults]
+    unknown = [
+        ("severity", rule)
+        for rule, _ in (*config.severity, *config.becomes_error)
+        if rule not in known
+    ]
+    unknown += [
+        ("verdict.adoption_gaps", rule)
+        for rule in config.verdict.adoption_gaps
+        if rule not in known and rule not in defaults
+    ]
     if not unknown:
         return config, []
     path = config.source or CONFIG_PATHS[0]
-    findings = [Finding(rule="config/invalid", severity=Severity.ERROR, path=path, line=1, column=1,
-                        message=f"unknown rule id in '{key}': {rule}; it is ignored, the rest of the "
-                                "configuration applies",
-                        hint="`registry-bot rules` lists the rule ids; a custom check's rules are those of "
-                             "its module's RULES.") for key, rule in unknown]
-    return replace(config, severity=severity, becomes_error=future,
-                   verdict=replace(config.verdict, adoption_gaps=gaps)), findings
+    findings = [
+        Finding(
+            rule="config/invalid",
+            severity=Severity.ERROR,
+            path=path,
+            line=1,
+            column=1,
+            message=f"unknown rule id in '{key}': {rule}; it is ignored, the rest of the "
+            "configuration applies",
+            hint="`registry-bot rules` lists the rule ids; a custom check's rules are those of "
+            "its module's RULES.",
+        )
+        for key, rule in unknown
+    ]
+    return replace(
+        config,
+        severity=severity,
+        becomes_error=future,
+        verdict=replace(config.verdict, adoption_gaps=gaps),
+    ), findings
 
 
 def with_paths(config: Config, **paths: str) -> Config:

@@ -44,7 +44,8 @@ _LOCATION_IN_MESSAGE = re.compile(r"\b(line|column|char|offset|byte)( \d+)")
 
 @dataclass(frozen=True, slots=True)
 class Edit:
-    """Replace whole lines ``start_line``..``end_line`` (1-based, inclusive) of ``path`` with ``text``.
+    """Replace whole lines ``start_line``..``end_line`` (1-based, inclusive) of ``path`` with
+    ``text``.
 
     ``text`` holds complete lines (each ending in a newline) or is empty to delete them. A file that
     does not exist yet is created by an edit of lines 1..0.
@@ -66,8 +67,9 @@ class Fix:
 
 @dataclass(frozen=True, slots=True)
 class Witness:
-    """An instance (canonical JSON text, so a finding stays hashable) that the schema named ``valid``
-    accepts and the one named ``invalid`` rejects, both validators agreeing (bot/model/evolution/witness.py)."""
+    """An instance (canonical JSON text, so a finding stays hashable) that the schema named
+    ``valid`` accepts and the one named ``invalid`` rejects, both validators agreeing
+    (bot/model/evolution/witness.py)."""
 
     instance: str
     valid: str
@@ -77,9 +79,14 @@ class Witness:
         return {"instance": json.loads(self.instance), "valid": self.valid, "invalid": self.invalid}
 
     def pretty(self, limit: int = 2_000) -> str:
-        """Indented JSON, ASCII only (so no invisible or bidi character survives), or a note when too long."""
+        """Indented JSON, ASCII only (so no invisible or bidi character survives), or a note when
+        too long."""
         text = json.dumps(json.loads(self.instance), indent=2, sort_keys=True, ensure_ascii=True)
-        return text if len(text) <= limit else f"(an instance of {len(text):,} characters: see the JSON output)"
+        return (
+            text
+            if len(text) <= limit
+            else f"(an instance of {len(text):,} characters: see the JSON output)"
+        )
 
     def caption(self) -> str:
         return f"valid against {self.valid}, invalid against {self.invalid}"
@@ -87,7 +94,8 @@ class Witness:
 
 @dataclass(frozen=True, slots=True)
 class Waived:
-    """Why a finding is accepted for now: a base-side waiver's reason, expiry (ISO date), grantor and file."""
+    """Why a finding is accepted for now: a base-side waiver's reason, expiry (ISO date), grantor
+    and file."""
 
     reason: str
     expires: str
@@ -98,8 +106,12 @@ class Waived:
         return f"waived until {self.expires}"
 
     def to_json(self) -> dict[str, str]:
-        return {"reason": self.reason, "expires": self.expires, "granted_by": self.granted_by,
-                "source": self.source}
+        return {
+            "reason": self.reason,
+            "expires": self.expires,
+            "granted_by": self.granted_by,
+            "source": self.source,
+        }
 
 
 class Verdict(enum.Enum):
@@ -133,7 +145,8 @@ class Finding:
     subject: str = ""
     state: State | None = None
     fix: Fix | None = None
-    category: str | None = None  # versions/*: "data" | "wire" | "codegen", the level at which a change breaks
+    # versions/*: "data" | "wire" | "codegen", the level at which a change breaks
+    category: str | None = None
     witness: Witness | None = None  # versions/* at the data level: the instance that shows it
     waived: Waived | None = None  # shown, never blocking (bot/review/waiving.py)
 
@@ -146,7 +159,14 @@ class Finding:
         return (self.rule, self.path if path is None else path, self.pointer, what)
 
     def sort_key(self) -> tuple[Any, ...]:
-        return (self.entry or "", self.path, self.line or 0, self.column or 0, self.severity.rank, self.rule)
+        return (
+            self.entry or "",
+            self.path,
+            self.line or 0,
+            self.column or 0,
+            self.severity.rank,
+            self.rule,
+        )
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -172,9 +192,18 @@ class Finding:
         if self.waived is not None:
             data["waived"] = self.waived.to_json()
         if self.fix is not None:
-            data["fix"] = {"description": self.fix.description,
-                           "edits": [{"path": e.path, "start_line": e.start_line, "end_line": e.end_line,
-                                      "text": e.text} for e in self.fix.edits]}
+            data["fix"] = {
+                "description": self.fix.description,
+                "edits": [
+                    {
+                        "path": e.path,
+                        "start_line": e.start_line,
+                        "end_line": e.end_line,
+                        "text": e.text,
+                    }
+                    for e in self.fix.edits
+                ],
+            }
         return data
 
 
@@ -218,7 +247,8 @@ class Report:
         fixed: Iterable[Finding] = (),
         strict: bool = False,
     ) -> Report:
-        unique = dict.fromkeys(findings)  # a check that reports the same finding twice shows it once
+        # a check that reports the same finding twice shows it once
+        unique = dict.fromkeys(findings)
         return cls(
             findings=tuple(sorted(unique, key=Finding.sort_key)),
             entries=tuple(sorted(set(entries))),
@@ -229,12 +259,18 @@ class Report:
         )
 
     def with_sections(self, *sections: Section, findings: Iterable[Finding] = ()) -> Report:
-        return Report.build((*self.findings, *findings), self.entries, (*self.sections, *sections),
-                            self.neutral_reason, self.fixed, self.strict)
+        return Report.build(
+            (*self.findings, *findings),
+            self.entries,
+            (*self.sections, *sections),
+            self.neutral_reason,
+            self.fixed,
+            self.strict,
+        )
 
     def is_blocking(self, finding: Finding) -> bool:
-        """An error that fails the review: new (or not judged), or pre-existing under ``strict``; never a
-        waived one."""
+        """An error that fails the review: new (or not judged), or pre-existing under ``strict``;
+        never a waived one."""
         if finding.severity is not Severity.ERROR or finding.waived is not None:
             return False
         return finding.state is not State.UNCHANGED or self.strict
@@ -247,7 +283,8 @@ class Report:
         return tuple(f for f in self.findings if f.state is State.UNCHANGED)
 
     def counts(self) -> Counter[Severity]:
-        """Severities of the findings this change is responsible for (pre-existing and waived ones apart)."""
+        """Severities of the findings this change is responsible for (pre-existing and waived ones
+        apart)."""
         return Counter(f.severity for f in self.current() if f.waived is None)
 
     def waived(self) -> tuple[Finding, ...]:
@@ -303,7 +340,11 @@ class Report:
         }
         if self.sections:
             data["sections"] = [
-                {"title": s.title, "data": dict(s.data), "verdict": s.verdict.value if s.verdict else None}
+                {
+                    "title": s.title,
+                    "data": dict(s.data),
+                    "verdict": s.verdict.value if s.verdict else None,
+                }
                 for s in self.sections
             ]
         return data

@@ -19,14 +19,16 @@ def heartbeat_path() -> Path:
 
 
 def beat(path: Path | None = None) -> None:
-    """Record that the worker is alive and reaches its queue (best effort: a read-only disk is not fatal)."""
+    """Record that the worker is alive and reaches its queue (best effort: a read-only disk is not
+    fatal)."""
     target = path or heartbeat_path()
     with contextlib.suppress(OSError):
         target.write_text(f"{time.time():.0f}\n", encoding="utf-8")
 
 
 def problem(reason: str | None, path: Path | None = None) -> None:
-    """Record (or, with None, clear) a problem that fails the worker's health check whatever its heartbeat."""
+    """Record (or, with None, clear) a problem that fails the worker's health check whatever its
+    heartbeat."""
     target = (path or heartbeat_path()).with_suffix(".problem")
     with contextlib.suppress(OSError):
         if reason is None:

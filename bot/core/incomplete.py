@@ -1,9 +1,9 @@
 """A review that could not finish: a blocking finding with its reason, never a passing verdict.
 
-GitHub counts a ``neutral`` conclusion as passing for a required check, so a review the bot could not
-complete (a stage past its budget, the review's whole time budget spent, GitHub refusing a read, a
-process killed while reviewing) must not end neutral or successful: it ends with one of these errors,
-whose message is the reason and becomes the first line of the verdict (``headline``).
+GitHub counts a ``neutral`` conclusion as passing for a required check, so a review the bot could
+not complete (a stage past its budget, the review's whole time budget spent, GitHub refusing a read,
+a process killed while reviewing) must not end neutral or successful: it ends with one of these
+errors, whose message is the reason and becomes the first line of the verdict (``headline``).
 """
 
 from __future__ import annotations
@@ -14,21 +14,30 @@ INCOMPLETE = "bot/incomplete-review"
 REGRESSION_UNFINISHED = "bot/regression-did-not-finish"
 
 RULES: dict[str, str] = {
-    INCOMPLETE: "The review could not finish (its time budget ran out, GitHub refused a read, the process "
-    "reviewing it was killed): an error whose message is the reason, so that no unfinished review can pass. "
-    "A required check with a `neutral` conclusion counts as passing on GitHub, so the bot never concludes "
-    "neutral for an unfinished review. Re-run once the cause is gone, or split the pull request.",
-    REGRESSION_UNFINISHED: "The Spark regression over the sample events did not finish (past its time budget, "
-    "or it failed): an error on the changed facet schemas and sample events it was validating, because an "
-    "unfinished regression cannot show that the change breaks nothing.",
+    INCOMPLETE: "The review could not finish (its time budget ran out, GitHub refused a read, the "
+    "process reviewing it was killed): an error whose message is the reason, so that no unfinished "
+    "review can pass. A required check with a `neutral` conclusion counts as passing on GitHub, so "
+    "the bot never concludes neutral for an unfinished review. Re-run once the cause is gone, or "
+    "split the pull request.",
+    REGRESSION_UNFINISHED: "The Spark regression over the sample events did not finish (past its "
+    "time budget, or it failed): an error on the changed facet schemas and sample events it was "
+    "validating, because an unfinished regression cannot show that the change breaks nothing.",
 }
 
 
 def incomplete(reason: str, path: str = "", hint: str = "", rule: str = INCOMPLETE) -> Finding:
     """The blocking finding of a review that could not finish, ``reason`` first."""
-    return Finding(rule=rule, severity=Severity.ERROR, path=path, message=reason, state=State.NEW,
-                   hint=hint or "Nothing was decided about the change. Re-run the review once the cause is "
-                                "gone, or split the pull request.", subject=path or "review")
+    return Finding(
+        rule=rule,
+        severity=Severity.ERROR,
+        path=path,
+        message=reason,
+        state=State.NEW,
+        hint=hint
+        or "Nothing was decided about the change. Re-run the review once the cause is "
+        "gone, or split the pull request.",
+        subject=path or "review",
+    )
 
 
 def unfinished_reason(report: Report) -> str | None:

@@ -1,27 +1,33 @@
-"""Plain-text safety for everything quoted from a pull request: no character may act on a terminal or a page.
+"""Plain-text safety for everything quoted from a pull request: no character may act on a terminal
+or a page.
 
 A name, key, value or message from the reviewed repository can hold newlines (fake lines), terminal
 escapes (``ESC [``), bidi controls (U+202E turns ``gpj.exe`` around), zero-width and other invisible
-characters, or lone surrogates (non-UTF-8 file names) that would crash a write. ``visible`` turns each
-of them into a visible escape (``\\n``, ``\\x1b``, ``\\u202e``); every other character is kept. The
-Markdown escaping in ``bot.outputs.render.markdown`` starts from this text; the terminal, annotations and SARIF
-use it as is. ``json_safe`` does the same for JSON output, losslessly (``\\u202e`` is valid JSON).
+characters, or lone surrogates (non-UTF-8 file names) that would crash a write. ``visible`` turns
+each of them into a visible escape (``\\n``, ``\\x1b``, ``\\u202e``); every other character is kept.
+The Markdown escaping in ``bot.outputs.render.markdown`` starts from this text; the terminal,
+annotations and SARIF use it as is. ``json_safe`` does the same for JSON output, losslessly
+(``\\u202e`` is valid JSON).
 """
 
 from __future__ import annotations
 
 import regex
 
-# Control (Cc), format (Cf: bidi, zero-width, soft hyphen, tags), surrogates (Cs), line and paragraph
-# separators (Zl, Zp), and the few characters of other categories that render as nothing: the
-# combining grapheme joiner, the Hangul fillers and the invisible Khmer vowels.
-_UNSAFE = regex.compile(r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]")
-# Raw tab, newline and carriage return in JSON text are indentation: json.dumps escapes them inside strings.
+# Control (Cc), format (Cf: bidi, zero-width, soft hyphen, tags), surrogates (Cs), line and
+# paragraph separators (Zl, Zp), and the few characters of other categories that render as nothing:
+# the combining grapheme joiner, the Hangul fillers and the invisible Khmer vowels.
+_UNSAFE = regex.compile(
+    r"[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0]"
+)
+# Raw tab, newline and carriage return in JSON text are indentation: json.dumps escapes them inside
+# strings.
 _UNSAFE_IN_JSON = regex.compile(r"(?![\t\n\r])" + _UNSAFE.pattern)
 UNSAFE_IN_TEXT = _UNSAFE_IN_JSON  # what may not appear in text shown as is (a suggested change)
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 ELLIPSIS = "…"
-ZWJ = "\u200d"  # Markdown puts one after "@" and "#" so that GitHub links nothing (bot.outputs.render.markdown)
+# Markdown puts one after "@" and "#" so that GitHub links nothing (bot.outputs.render.markdown)
+ZWJ = "\u200d"
 
 
 def _escape_char(match: regex.Match[str]) -> str:
@@ -38,15 +44,17 @@ def _escape_char(match: regex.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """``text`` on one line with every control, bidi, invisible and surrogate character escaped visibly."""
+    """``text`` on one line with every control, bidi, invisible and surrogate character escaped
+    visibly."""
     return str(_UNSAFE.sub(_escape_char, text))
 
 
 def shorten(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters plus a note of its full length when it is longer."""
+    """``text`` cut to at most ``limit`` characters plus a note of its full length when it is
+    longer."""
     if len(text) <= limit:
         return text
-    return f"{text[:max(limit, 0)]}{ELLIPSIS} ({len(text):,} characters)"
+    return f"{text[: max(limit, 0)]}{ELLIPSIS} ({len(text):,} characters)"
 
 
 def plain(text: str, limit: int | None = None) -> str:
@@ -57,12 +65,14 @@ def plain(text: str, limit: int | None = None) -> str:
 
 def markdown_line(line: str) -> str:
     """A line of the bot's own Markdown, for a terminal: its joiners after "@" and "#" dropped (no
-    terminal links a mention), then ``visible``, so a Markdown a renderer forgot to escape is shown safely too."""
+    terminal links a mention), then ``visible``, so a Markdown a renderer forgot to escape is shown
+    safely too."""
     return visible(line.replace("@" + ZWJ, "@").replace("#" + ZWJ, "#"))
 
 
 def json_safe(dumped: str) -> str:
-    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with unsafe characters as ``\\uXXXX``.
+    """JSON text (from ``json.dumps(..., ensure_ascii=False)``) with unsafe characters as
+    ``\\uXXXX``.
 
     Lossless: a JSON reader gets the very same strings back. Only characters inside strings can be
     unsafe (JSON's own syntax is ASCII), and ``json.dumps`` already escapes C0 controls.

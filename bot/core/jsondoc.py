@@ -52,7 +52,8 @@ _ABSENT = object()
 
 
 def resolve_pointer(document: Any, pointer: str, default: Any = None) -> Any:
-    """The node at RFC 6901 ``pointer`` ("" is the document), or ``default`` when it names nothing."""
+    """The node at RFC 6901 ``pointer`` ("" is the document), or ``default`` when it names
+    nothing."""
     if not pointer:
         return document
     if not pointer.startswith("/"):
@@ -80,7 +81,9 @@ def decode_text(data: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise JsonProblem(f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x})", line, column) from None
+        raise JsonProblem(
+            f"file is not valid UTF-8 (byte 0x{data[exc.start]:02x})", line, column
+        ) from None
 
 
 def nesting_depth(value: Any) -> int:
@@ -109,10 +112,14 @@ class JsonDoc:
     _line_starts: list[int] | None = field(default=None, repr=False)
 
     @classmethod
-    def parse(cls, data: bytes | str, path: str = "<memory>", max_bytes: int = MAX_BYTES) -> JsonDoc:
+    def parse(
+        cls, data: bytes | str, path: str = "<memory>", max_bytes: int = MAX_BYTES
+    ) -> JsonDoc:
         size = len(data)
         if size > max_bytes:
-            raise JsonProblem(f"file is {size:,} bytes, over the {max_bytes:,}-byte limit for JSON files", 1, 1)
+            raise JsonProblem(
+                f"file is {size:,} bytes, over the {max_bytes:,}-byte limit for JSON files", 1, 1
+            )
         text = decode_text(data) if isinstance(data, bytes) else data
         duplicated: list[str] = []
         try:
@@ -120,7 +127,9 @@ class JsonDoc:
         except json.JSONDecodeError as exc:
             raise JsonProblem(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
         except RecursionError:
-            raise JsonProblem(f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1) from None
+            raise JsonProblem(
+                f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1
+            ) from None
         # Depth cannot exceed the number of brackets: most files need no walk at all.
         if text.count("{") + text.count("[") > MAX_DEPTH and nesting_depth(value) > MAX_DEPTH:
             raise JsonProblem(f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1)
@@ -133,11 +142,17 @@ class JsonDoc:
         """The problem of the first object that names a key twice, at the second occurrence."""
         found = _first_duplicate(self.text)
         if found is None:  # the scanner and the parser disagree: still refuse, located at the top
-            return JsonProblem(f"duplicate key {key!r}: JSON parsers disagree on which value wins", 1, 1)
+            return JsonProblem(
+                f"duplicate key {key!r}: JSON parsers disagree on which value wins", 1, 1
+            )
         name, first, second = found
         line, column = self.line_col(second)
-        return JsonProblem(f"duplicate key {name!r} at line {line} (first at line {self.line_col(first)[0]}): "
-                           "JSON parsers disagree on which value wins; keep one", line, column)
+        return JsonProblem(
+            f"duplicate key {name!r} at line {line} (first at line {self.line_col(first)[0]}): "
+            "JSON parsers disagree on which value wins; keep one",
+            line,
+            column,
+        )
 
     def line_col(self, offset: int) -> tuple[int, int]:
         if self._line_starts is None:
@@ -158,7 +173,8 @@ class JsonDoc:
             probe = probe[: probe.rfind("/")]
 
     def locate_key(self, pointer: str) -> tuple[int, int]:
-        """Line and column of the member name for an object member (the value's position otherwise)."""
+        """Line and column of the member name for an object member (the value's position
+        otherwise)."""
         if self._positions is None:
             self._positions = self._scan()
         return self._positions.get(pointer + "#key") or self.locate(pointer)
@@ -190,7 +206,9 @@ class JsonDoc:
             if kind == "string" and expecting_key and stack:
                 key = json.loads(token)
                 stack[-1][3] = key
-                positions[stack[-1][0] + "/" + escape_pointer_token(key) + "#key"] = self.line_col(start)
+                positions[stack[-1][0] + "/" + escape_pointer_token(key) + "#key"] = self.line_col(
+                    start
+                )
                 expecting_key = False
                 continue
             # A value starts here.
@@ -226,8 +244,8 @@ def _object(duplicated: list[str], pairs: list[tuple[str, Any]]) -> dict[str, An
 
 
 def _first_duplicate(text: str) -> tuple[str, int, int] | None:
-    """``(key, offset of its first occurrence, offset of the second)`` in the first object, in text order,
-    that names a key twice (the text is valid JSON)."""
+    """``(key, offset of its first occurrence, offset of the second)`` in the first object, in text
+    order, that names a key twice (the text is valid JSON)."""
     stack: list[dict[str, int] | None] = []  # the keys of each open object (None for an array)
     expecting_key = False
     pos = 0
@@ -252,8 +270,9 @@ def _first_duplicate(text: str) -> tuple[str, int, int] | None:
 
 
 def strict_loads(text: str) -> Any:
-    """``json.loads`` refusing an object that names a key twice (``JsonProblem``, located); a syntax error
-    is still ``json.JSONDecodeError``, for callers that try another reading (JSON lines) next."""
+    """``json.loads`` refusing an object that names a key twice (``JsonProblem``, located); a syntax
+    error is still ``json.JSONDecodeError``, for callers that try another reading (JSON lines)
+    next."""
     duplicated: list[str] = []
     value = json.loads(text, object_pairs_hook=functools.partial(_object, duplicated))
     if duplicated:

@@ -9,8 +9,11 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-_TOKEN = re.compile(r"""(?P<ws>\s*)(?:(?P<string>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<punct>[{}\[\]:,])"""
-                    r"""|(?P<atom>[^\s{}\[\]:,"]+))""", re.DOTALL)
+_TOKEN = re.compile(
+    r"""(?P<ws>\s*)(?:(?P<string>"[^"\\]*(?:\\.[^"\\]*)*")|(?P<punct>[{}\[\]:,])"""
+    r"""|(?P<atom>[^\s{}\[\]:,"]+))""",
+    re.DOTALL,
+)
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 PRINT_WIDTH = 120  # OpenLineage's prettier setting (--print-width=120)
 
@@ -19,7 +22,7 @@ class FormatError(ValueError):
     """The text is not a single JSON value the formatter can lay out."""
 
 
-# -- the document: prettier's doc builders, only those JSON needs -----------------------------------------------
+# -- the document: prettier's doc builders, only those JSON needs ----------------------------------
 @dataclass(eq=False)
 class _Group:
     contents: object
@@ -59,8 +62,8 @@ def print_number(raw: str) -> str:
 
 
 def string_width(text: str) -> int:
-    """prettier's ``getStringWidth``: East Asian wide and full-width characters count two, combining marks and
-    control characters nothing."""
+    """prettier's ``getStringWidth``: East Asian wide and full-width characters count two, combining
+    marks and control characters nothing."""
     if text.isascii():
         return len(text)
     width = 0
@@ -72,14 +75,20 @@ def string_width(text: str) -> int:
     return width
 
 
-# -- source to document ---------------------------------------------------------------------------------------
+# -- source to document ----------------------------------------------------------------------------
 def _tokens(text: str) -> list[tuple[str, str, int]]:
     """Each token with its kind and the number of line breaks in the whitespace before it."""
     found = _TOKEN.findall(text)
     if sum(len(ws) + len(s) + len(p) + len(a) for ws, s, p, a in found) == len(text.rstrip()):
         # every character is in a token or the whitespace before one (no gap ``findall`` skipped)
-        return [(s, "string", ws.count("\n")) if s else (p, "punct", ws.count("\n")) if p
-                else (a, "atom", ws.count("\n")) for ws, s, p, a in found]
+        return [
+            (s, "string", ws.count("\n"))
+            if s
+            else (p, "punct", ws.count("\n"))
+            if p
+            else (a, "atom", ws.count("\n"))
+            for ws, s, p, a in found
+        ]
     return _tokens_stepwise(text)
 
 
@@ -111,8 +120,8 @@ def _document(tokens: list[tuple[str, str, int]]) -> object:
         return breaks > 1
 
     def value() -> tuple[object, tuple[str, bool] | None]:
-        """The value's document, and for prettier's array rule its kind (object or array) and whether it has
-        more than one member (None for a string, number or literal)."""
+        """The value's document, and for prettier's array rule its kind (object or array) and
+        whether it has more than one member (None for a string, number or literal)."""
         nonlocal pos
         token, kind, _ = tokens[pos]
         pos += 1
@@ -127,7 +136,8 @@ def _document(tokens: list[tuple[str, str, int]]) -> object:
         raise FormatError(f"unexpected {token!r}")
 
     def members(closer: str) -> tuple[object, tuple[str, bool] | None]:
-        """An object's or array's group; its members are (printed member, its shape, a blank line after it)."""
+        """An object's or array's group; its members are (printed member, its shape, a blank line
+        after it)."""
         nonlocal pos
         is_object = closer == "}"
         found: list[tuple[object, tuple[str, bool] | None, bool]] = []
@@ -153,7 +163,8 @@ def _document(tokens: list[tuple[str, str, int]]) -> object:
         own = ("object" if is_object else "array", len(found) > 1)
         if not found:
             return ("{}" if is_object else "[]"), own
-        if not is_object and numbers and len(found) > 1:  # prettier's concisely printed array: a fill
+        # prettier's concisely printed array: a fill
+        if not is_object and numbers and len(found) > 1:
             fill: list[object] = []
             for i, (printed, _, blank) in enumerate(found):
                 last = i == len(found) - 1
@@ -165,11 +176,17 @@ def _document(tokens: list[tuple[str, str, int]]) -> object:
         for i, (printed, _, blank) in enumerate(found):
             body.append(_Group(printed))
             if i < len(found) - 1:
-                body.append([",", LINE, (HARDLINE if is_object else SOFTLINE)] if blank else [",", LINE])
+                body.append(
+                    [",", LINE, (HARDLINE if is_object else SOFTLINE)] if blank else [",", LINE]
+                )
         if is_object:
             return _Group(["{", _Indent([LINE, body]), LINE, "}"], breaks=first_break), own
         first = found[0][1]
-        same = len(found) > 1 and first is not None and all(shape == (first[0], True) for _, shape, _ in found)
+        same = (
+            len(found) > 1
+            and first is not None
+            and all(shape == (first[0], True) for _, shape, _ in found)
+        )
         return _Group(["[", _Indent([SOFTLINE, body]), SOFTLINE, "]"], breaks=same), own
 
     try:
@@ -181,9 +198,10 @@ def _document(tokens: list[tuple[str, str, int]]) -> object:
     return [root, HARDLINE]
 
 
-# -- document to text: prettier's printDocToString ------------------------------------------------------------
+# -- document to text: prettier's printDocToString -------------------------------------------------
 def _propagate_breaks(doc: object) -> bool:
-    """Mark every group holding a hard line, or a group that must break, as breaking; True if ``doc`` holds one."""
+    """Mark every group holding a hard line, or a group that must break, as breaking; True if
+    ``doc`` holds one."""
     kind = type(doc)
     if kind is str:
         return False
@@ -205,9 +223,9 @@ def _propagate_breaks(doc: object) -> bool:
 
 
 def _flat_text(doc: object) -> str:
-    """``doc`` printed flat: every line a space (a soft line nothing); only for a document without a hard line
-    or a group that must break (each group's text is kept). A fill inside it is flat too: its contents fit,
-    since the whole fits."""
+    """``doc`` printed flat: every line a space (a soft line nothing); only for a document without a
+    hard line or a group that must break (each group's text is kept). A fill inside it is flat too:
+    its contents fit, since the whole fits."""
     kind = type(doc)
     if kind is str:
         return doc  # type: ignore[return-value]
@@ -225,8 +243,8 @@ def _flat_text(doc: object) -> str:
 
 
 def _flat_width(doc: object) -> int:
-    """The width of ``doc`` printed flat; only for a document without a hard line or a group that must
-    break (each group's width is kept)."""
+    """The width of ``doc`` printed flat; only for a document without a hard line or a group that
+    must break (each group's width is kept)."""
     kind = type(doc)
     if kind is str:
         return len(doc) if doc.isascii() else string_width(doc)  # type: ignore[attr-defined,arg-type]
@@ -246,10 +264,15 @@ def _flat_width(doc: object) -> int:
     return 0 if doc.soft else 1  # type: ignore[attr-defined]
 
 
-def _fits(next_cmd: tuple[int, bool, object] | None, rest: list[tuple[int, bool, object]], width: int,
-          must_be_flat: bool) -> bool:
-    """Whether ``next_cmd`` and then the commands of ``rest`` up to the next line break fit in ``width``
-    (prettier's ``fits``); a group that need not break, met flat, counts its flat width at once."""
+def _fits(
+    next_cmd: tuple[int, bool, object] | None,
+    rest: list[tuple[int, bool, object]],
+    width: int,
+    must_be_flat: bool,
+) -> bool:
+    """Whether ``next_cmd`` and then the commands of ``rest`` up to the next line break fit in
+    ``width`` (prettier's ``fits``); a group that need not break, met flat, counts its flat width at
+    once."""
     rest_index = len(rest)
     cmds = [] if next_cmd is None else [next_cmd]
     pop, push = cmds.pop, cmds.append
@@ -307,7 +330,9 @@ def _print(doc: object, width: int, indent_unit: str) -> str:
                 continue
             # flat when it fits (its flat width, then what follows it up to the next line break)
             flat_width = item.width if item.width >= 0 else _flat_width(item)  # type: ignore[attr-defined]
-            if mode is FLAT or (flat_width <= width - pos and _fits(None, cmds, width - pos - flat_width, False)):
+            if mode is FLAT or (
+                flat_width <= width - pos and _fits(None, cmds, width - pos - flat_width, False)
+            ):
                 out.append(item.flat if item.flat is not None else _flat_text(item))  # type: ignore[attr-defined]
                 pos += flat_width
             else:
@@ -331,9 +356,11 @@ def _print(doc: object, width: int, indent_unit: str) -> str:
     return "".join(out)
 
 
-def _fill(parts: list[object], indent: int, mode: bool, cmds: list[tuple[int, bool, object]], rem: int) -> None:
-    """prettier's ``fill``: each content flat when it fits, each separator a line break only when the content
-    after it does not fit on the line."""
+def _fill(
+    parts: list[object], indent: int, mode: bool, cmds: list[tuple[int, bool, object]], rem: int
+) -> None:
+    """prettier's ``fill``: each content flat when it fits, each separator a line break only when
+    the content after it does not fit on the line."""
     if not parts:
         return
     content = parts[0]

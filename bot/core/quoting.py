@@ -2,8 +2,8 @@
 
 Everything quoted from the reviewed repository is inert (docs/output-safety.md): prose goes through
 ``escape`` (backslash escapes for every character that can start Markdown, HTML, an entity or an
-autolink, a zero-width joiner after ``@`` and ``#``), names through ``code`` (a code span with a fence
-longer than any backtick run inside, ``|`` escaped for table cells), both first through
+autolink, a zero-width joiner after ``@`` and ``#``), names through ``code`` (a code span with a
+fence longer than any backtick run inside, ``|`` escaped for table cells), both first through
 ``bot.core.inert.visible``. Every part of the bot that writes Markdown uses these.
 """
 
@@ -18,11 +18,17 @@ GITHUB_TEXT_LIMIT = 65_535
 MESSAGE_LIMIT = 1_000  # characters of a message or hint in a list, at most
 MIN_MESSAGE = 80  # messages are shortened down to this before findings are left out of a list
 NAME_LIMIT = 200  # characters of a quoted name (file, entry, rule, owner) before it is shortened
-# Escaped everywhere: what opens or closes inline Markdown, HTML, entities, tables and GitHub's math.
-_INLINE = {ord(c): "\\" + c for c in "\\`*[]<>&|~$"} | {ord("@"): "\\@" + ZWJ, ord("#"): "\\#" + ZWJ}
-# The "." of www. and the ":" of scheme:// start autolinks; "_" emphasises except between letters or digits.
+# Escaped everywhere: what opens or closes inline Markdown, HTML, entities, tables and GitHub's
+# math.
+_INLINE = {ord(c): "\\" + c for c in "\\`*[]<>&|~$"} | {
+    ord("@"): "\\@" + ZWJ,
+    ord("#"): "\\#" + ZWJ,
+}
+# The "." of www. and the ":" of scheme:// start autolinks; "_" emphasises except between letters or
+# digits.
 _AUTOLINK = re.compile(r"(?i)(?<=www)\.|:(?=//)|(?<![^\W_])_|_(?![^\W_])")
-_LINE_START = re.compile(r"^( *)(?:([-+=])|(\d+)([.)]))")  # a list item, thematic break or setext underline
+# a list item, thematic break or setext underline
+_LINE_START = re.compile(r"^( *)(?:([-+=])|(\d+)([.)]))")
 _BACKTICKS = re.compile("`+")
 
 
@@ -31,8 +37,9 @@ def escape(text: str, limit: int | None = None) -> str:
 
     Backslash escapes stop emphasis, links, images, HTML, entities, math, autolinks and a list or
     heading when the text starts a line (``\\&#64;`` stays literal, where ``&#64;`` would be decoded
-    to ``@`` and ping); ``\\|`` is the table cell escape GFM defines. The zero-width joiner after ``@``
-    and ``#`` stops what GitHub links after parsing: mentions, team mentions, emails, issue references.
+    to ``@`` and ping); ``\\|`` is the table cell escape GFM defines. The zero-width joiner after
+    ``@`` and ``#`` stops what GitHub links after parsing: mentions, team mentions, emails, issue
+    references.
     """
     text = plain(text, limit).lstrip(" \t")  # four leading spaces would make an indented code block
     text = _AUTOLINK.sub(r"\\\g<0>", text.translate(_INLINE))
@@ -47,8 +54,8 @@ def _escape_line_start(match: re.Match[str]) -> str:
 def code(text: str, *, table: bool = True, limit: int | None = NAME_LIMIT) -> str:
     """Untrusted text as an inline code span: GitHub links nothing inside one and decodes no entity.
 
-    ``table`` escapes ``|`` as GFM requires inside a table cell (the default, as a forgotten flag must
-    not break a table); outside a table the escape would show, so prose passes ``table=False``.
+    ``table`` escapes ``|`` as GFM requires inside a table cell (the default, as a forgotten flag
+    must not break a table); outside a table the escape would show, so prose passes ``table=False``.
     """
     text = plain(text, limit)
     if not text:
@@ -57,18 +64,20 @@ def code(text: str, *, table: bool = True, limit: int | None = NAME_LIMIT) -> st
         text = text.replace("|", "\\|")
     fence = backtick_fence(text)
     if text.strip(" ") and (text[0] in "` " or text[-1] in "` "):
-        text = f" {text} "  # a parser strips one space each side, so an edge backtick or space survives
+        # a parser strips one space each side, so an edge backtick or space survives
+        text = f" {text} "
     return f"{fence}{text}{fence}"
 
 
 def backtick_fence(text: str, shortest: int = 1) -> str:
-    """A run of backticks longer than any inside ``text`` (and at least ``shortest``): a code span's or
-    code block's fence that ``text`` cannot close."""
+    """A run of backticks longer than any inside ``text`` (and at least ``shortest``): a code span's
+    or code block's fence that ``text`` cannot close."""
     return "`" * max(shortest, 1 + max((len(run) for run in _BACKTICKS.findall(text)), default=0))
 
 
 class Row:
-    """A list line whose quoted texts can be shortened: ``render(cap)`` builds it with each cut at ``cap``."""
+    """A list line whose quoted texts can be shortened: ``render(cap)`` builds it with each cut at
+    ``cap``."""
 
     __slots__ = ("_full", "_need", "_render")
 
@@ -88,6 +97,7 @@ def fit(lines: Sequence[str | Row], budget: int) -> tuple[list[str], int]:
     ``MIN_MESSAGE`` that fits; when even that does not, rows are kept in order while they fit, and
     the lines that only led to rows left out (headings, table headers) are dropped.
     """
+
     def size(cap: int) -> int:
         return sum(len(x if isinstance(x, str) else x.at(cap)) + 1 for x in lines)
 
@@ -118,8 +128,9 @@ def fit(lines: Sequence[str | Row], budget: int) -> tuple[list[str], int]:
 
 
 def cut_lines(text: str, limit: int, note: str) -> str:
-    """``text`` cut at a line end so that it and ``note`` fit ``limit``: never inside a code span or escape."""
+    """``text`` cut at a line end so that it and ``note`` fit ``limit``: never inside a code span or
+    escape."""
     if len(text) <= limit:
         return text
     end = text.rfind("\n", 0, max(limit - len(note) - 1, 0))
-    return text[:max(end, 0)] + "\n" + note
+    return text[: max(end, 0)] + "\n" + note

@@ -14,7 +14,8 @@ from typing import Any
 
 MAX_UNITS = 100_000
 BYTES_PER_UNIT = 290  # measured: memory of one unrolled unit of a compiled ``regex`` program
-CHILD_MEMORY_BYTES = 256 * 1024 * 1024  # the measuring child's address space (Python and ``regex``: ~18 MB)
+# the measuring child's address space (Python and ``regex``: ~18 MB)
+CHILD_MEMORY_BYTES = 256 * 1024 * 1024
 CHILD_SECONDS = 10.0
 _CHILD = """
 import resource, sys
@@ -44,8 +45,8 @@ class PatternTooLarge(ValueError):
 
 
 def units(pattern: str) -> int | None:
-    """The estimated size of ``pattern``'s compiled program (counted repetitions unrolled), or None when
-    Python's parser cannot read it (the real compile then says why)."""
+    """The estimated size of ``pattern``'s compiled program (counted repetitions unrolled), or None
+    when Python's parser cannot read it (the real compile then says why)."""
     try:  # ``regex`` knows Unicode properties (\p{L}): any one-character class has the same size
         tree = _sre_parse.parse(_UNICODE_PROPERTY.sub(r"\\w", pattern))
     except (re.error, RecursionError, OverflowError, ValueError):
@@ -78,23 +79,32 @@ def _size(items: list[Any]) -> int:
 
 
 def check_size(pattern: str, limit: int = MAX_UNITS) -> None:
-    """Raise ``PatternTooLarge`` when compiling ``pattern`` would build a program over ``limit`` units."""
+    """Raise ``PatternTooLarge`` when compiling ``pattern`` would build a program over ``limit``
+    units."""
     size = units(pattern)
     if size is None:
         size = measured_units(pattern)
     if size > limit:
-        raise PatternTooLarge(f"the pattern's counted repetitions unroll to over {limit:,} units when "
-                              "compiled (nested counts such as (a{64}){64} multiply); not compiled")
+        raise PatternTooLarge(
+            f"the pattern's counted repetitions unroll to over {limit:,} units when "
+            "compiled (nested counts such as (a{64}){64} multiply); not compiled"
+        )
 
 
 @functools.lru_cache(maxsize=256)
 def measured_units(pattern: str) -> int:
-    """The size of ``pattern``'s compiled program as a child process with capped memory measures it; a child
-    that runs out of memory or time counts as over any limit."""
+    """The size of ``pattern``'s compiled program as a child process with capped memory measures it;
+    a child that runs out of memory or time counts as over any limit."""
     over = sys.maxsize
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", _CHILD, str(CHILD_MEMORY_BYTES)], input=pattern,
-                              capture_output=True, text=True, timeout=CHILD_SECONDS, check=False)
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", _CHILD, str(CHILD_MEMORY_BYTES)],
+            input=pattern,
+            capture_output=True,
+            text=True,
+            timeout=CHILD_SECONDS,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return over
     if done.returncode != 0 or not done.stdout.strip().isdigit():

@@ -1,10 +1,12 @@
-"""Severity overrides from the registry's configuration (``severity: {rule: error|warning|notice}``).
+"""Severity overrides from the registry's configuration (``severity: {rule:
+error|warning|notice}``).
 
-Every rule's severity can be changed by the registry (oasdiff's per-check severity levels), from the base
-side's configuration only, so a pull request cannot lower the rules it is judged by. Each override in
-effect is named in the report (a section of the summary), so a verdict reached under one is auditable.
-A future lint (``{becomes_error: DATE}``, conda-forge's "future lints") is a warning saying so before
-``DATE`` and an error from that day, by the review's clock (``ReviewContext.today``).
+Every rule's severity can be changed by the registry (oasdiff's per-check severity levels), from the
+base side's configuration only, so a pull request cannot lower the rules it is judged by. Each
+override in effect is named in the report (a section of the summary), so a verdict reached under one
+is auditable. A future lint (``{becomes_error: DATE}``, conda-forge's "future lints") is a warning
+saying so before ``DATE`` and an error from that day, by the review's clock
+(``ReviewContext.today``).
 """
 
 from __future__ import annotations
@@ -17,11 +19,18 @@ from bot.core.config import Config
 from bot.core.findings import Finding, Section, Severity
 
 
-def overridden(findings: Iterable[Finding], config: Config, today: datetime.date | None = None) -> list[Finding]:
-    """``findings`` with each configured rule at its configured severity, future lints as of ``today``."""
+def overridden(
+    findings: Iterable[Finding], config: Config, today: datetime.date | None = None
+) -> list[Finding]:
+    """``findings`` with each configured rule at its configured severity, future lints as of
+    ``today``."""
     levels = {rule: Severity(level) for rule, level in config.severity}
-    out = [replace(f, severity=levels[f.rule]) if f.rule in levels and f.severity is not levels[f.rule] else f
-           for f in findings]
+    out = [
+        replace(f, severity=levels[f.rule])
+        if f.rule in levels and f.severity is not levels[f.rule]
+        else f
+        for f in findings
+    ]
     if not config.becomes_error:
         return out
     day = today or datetime.datetime.now(datetime.UTC).date()
@@ -31,8 +40,12 @@ def overridden(findings: Iterable[Finding], config: Config, today: datetime.date
 
 def _future(f: Finding, due: datetime.date, today: datetime.date) -> Finding:
     if today >= due:
-        return replace(f, severity=Severity.ERROR, message=f"{f.message} (an error since {due.isoformat()})")
-    return replace(f, severity=Severity.WARNING, message=f"{f.message} (becomes an error on {due.isoformat()})")
+        return replace(
+            f, severity=Severity.ERROR, message=f"{f.message} (an error since {due.isoformat()})"
+        )
+    return replace(
+        f, severity=Severity.WARNING, message=f"{f.message} (becomes an error on {due.isoformat()})"
+    )
 
 
 def future_rules(config: Config) -> frozenset[str]:
@@ -50,10 +63,22 @@ def section(config: Config, findings: Iterable[Finding]) -> Section | None:
             counts[f.rule] += 1
     source = config.source or "the configuration"
     lines = [f"Severities set by `{source}` (base branch):", ""]
-    lines += [f"- `{rule}`: {level} ({counts[rule]} finding(s) of this review)" for rule, level in config.severity]
-    lines += [f"- `{rule}`: becomes an error on {day.isoformat()} ({counts[rule]} finding(s) of this review)"
-              for rule, day in config.becomes_error]
-    return Section(title="Severity overrides", markdown="\n".join(lines) + "\n",
-                   data={"source": source, "overrides": dict(config.severity),
-                         "becomes_error": {rule: day.isoformat() for rule, day in config.becomes_error},
-                         "findings": counts})
+    lines += [
+        f"- `{rule}`: {level} ({counts[rule]} finding(s) of this review)"
+        for rule, level in config.severity
+    ]
+    lines += [
+        f"- `{rule}`: becomes an error on {day.isoformat()} ({counts[rule]} finding(s) of this "
+        f"review)"
+        for rule, day in config.becomes_error
+    ]
+    return Section(
+        title="Severity overrides",
+        markdown="\n".join(lines) + "\n",
+        data={
+            "source": source,
+            "overrides": dict(config.severity),
+            "becomes_error": {rule: day.isoformat() for rule, day in config.becomes_error},
+            "findings": counts,
+        },
+    )

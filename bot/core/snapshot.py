@@ -93,7 +93,9 @@ class DirSnapshot:
     no further ``stat``; only symlinks are resolved, and refused when they leave the folder.
     """
 
-    def __init__(self, root: str | os.PathLike[str], label: str | None = None, only: str | None = None) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], label: str | None = None, only: str | None = None
+    ) -> None:
         """``only``: the one folder of ``root`` the snapshot holds (the rest is never walked)."""
         self.root = Path(root).resolve()
         self._root_str = str(self.root)
@@ -106,8 +108,13 @@ class DirSnapshot:
             sizes: dict[str, int] = {}
             links: set[str] = set()
             start = os.path.join(self._root_str, self._only)
-            stack = [(self._only + "/", start)] if self._only and os.path.isdir(start) else \
-                [] if self._only else [("", self._root_str)]
+            stack = (
+                [(self._only + "/", start)]
+                if self._only and os.path.isdir(start)
+                else []
+                if self._only
+                else [("", self._root_str)]
+            )
             while stack:
                 rel, folder = stack.pop()
                 with os.scandir(folder) as it:
@@ -172,7 +179,8 @@ class GitError(SnapshotError):
         self.reason = reason or message
 
 
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}  # a promisor remote asking for a password fails instead of hanging
+# a promisor remote asking for a password fails instead of hanging
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0"}
 
 
 def _one_line(stderr: bytes) -> str:
@@ -182,12 +190,21 @@ def _one_line(stderr: bytes) -> str:
     return (fatal or lines or ["no error message"])[0]
 
 
-def run_git(repo: str | os.PathLike[str], *args: str, stdin: bytes | None = None, timeout: float = 300) -> bytes:
-    """Run one git command; any failure (git missing, timeout, non-zero exit) is a one-line ``GitError``."""
+def run_git(
+    repo: str | os.PathLike[str], *args: str, stdin: bytes | None = None, timeout: float = 300
+) -> bytes:
+    """Run one git command; any failure (git missing, timeout, non-zero exit) is a one-line
+    ``GitError``."""
     command = ["git", "-C", str(repo), *args]
     try:
-        proc = subprocess.run(command, input=stdin, capture_output=True, check=False, timeout=timeout,
-                              env={**os.environ, **GIT_ENV})
+        proc = subprocess.run(
+            command,
+            input=stdin,
+            capture_output=True,
+            check=False,
+            timeout=timeout,
+            env={**os.environ, **GIT_ENV},
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitError(f"git {args[0] if args else ''} in {repo}: {exc}") from None
     if proc.returncode != 0:
@@ -197,7 +214,8 @@ def run_git(repo: str | os.PathLike[str], *args: str, stdin: bytes | None = None
 
 
 def _folder(path: str, depth: int = 3) -> str:
-    """The group of files whose missing blobs are fetched together: the first ``depth`` folders of a path."""
+    """The group of files whose missing blobs are fetched together: the first ``depth`` folders of a
+    path."""
     return "/".join(path.split("/")[:-1][:depth])
 
 
@@ -205,18 +223,23 @@ class GitSnapshot:
     """A commit of a local git repository, read with plumbing only (works on a bare clone).
 
     The tree is listed without reading any blob (``ls-tree`` without ``-l``), so a partial clone
-    (``--filter=blob:none``) lists instantly. Sizes come from one ``cat-file --batch-check``. Blobs the
-    clone lacks are fetched from its promisor remote in one request per folder, when a check first asks
-    for one of them; a blob that cannot be fetched has size 0 and ``read`` raises ``SnapshotError``
-    naming the path, which the checks report as an unreadable file.
+    (``--filter=blob:none``) lists instantly. Sizes come from one ``cat-file --batch-check``. Blobs
+    the clone lacks are fetched from its promisor remote in one request per folder, when a check
+    first asks for one of them; a blob that cannot be fetched has size 0 and ``read`` raises
+    ``SnapshotError`` naming the path, which the checks report as an unreadable file.
     """
 
     def __init__(self, repo: str | os.PathLike[str], rev: str) -> None:
         self.repo = str(repo)
-        self.commit = run_git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}").decode().strip()
+        self.commit = (
+            run_git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
+            .decode()
+            .strip()
+        )
         self.label = f"{rev} ({self.commit[:12]})"
         self._entries: dict[str, tuple[str, str]] = {}
-        self.submodules: dict[str, str] = {}  # path -> commit: not files of this tree, but part of its change
+        # path -> commit: not files of this tree, but part of its change
+        self.submodules: dict[str, str] = {}
         listing = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", self.commit)
         for record in listing.split(b"\x00"):
             meta, _, name = record.partition(b"\t")
@@ -225,7 +248,10 @@ class GitSnapshot:
                 self.submodules[name.decode("utf-8", "surrogateescape")] = parts[2].decode()
             if len(parts) != 3 or parts[1] != b"blob":
                 continue
-            self._entries[name.decode("utf-8", "surrogateescape")] = (parts[0].decode(), parts[2].decode())
+            self._entries[name.decode("utf-8", "surrogateescape")] = (
+                parts[0].decode(),
+                parts[2].decode(),
+            )
         self._sorted = sorted(self._entries)
         self._sizes: dict[str, int] | None = None
         self._missing: dict[str, str] = {}  # blob sha -> why it cannot be read
@@ -260,7 +286,9 @@ class GitSnapshot:
         if sha not in self._all_sizes():
             self._fetch(path)
         if sha in self._missing:
-            raise SnapshotError(f"{path} cannot be read at {self.commit[:12]}: {self._missing[sha]}")
+            raise SnapshotError(
+                f"{path} cannot be read at {self.commit[:12]}: {self._missing[sha]}"
+            )
         if mode == "120000":
             target = self._cat_file(sha).decode(errors="replace")
             raise UnsafePath(f"{path} is a symlink (to {target}); the bot does not follow symlinks")
@@ -277,11 +305,16 @@ class GitSnapshot:
         return self._sizes
 
     def _blob_sizes(self, shas: list[str]) -> dict[str, int]:
-        """Sizes of the blobs among ``shas`` that the repository holds, in one ``cat-file --batch-check``."""
+        """Sizes of the blobs among ``shas`` that the repository holds, in one ``cat-file
+        --batch-check``."""
         if not shas:
             return {}
-        out = run_git(self.repo, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
-                      stdin="".join(f"{sha}\n" for sha in shas).encode())
+        out = run_git(
+            self.repo,
+            "cat-file",
+            "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+            stdin="".join(f"{sha}\n" for sha in shas).encode(),
+        )
         sizes: dict[str, int] = {}
         for line in out.decode(errors="replace").splitlines():
             fields = line.split()
@@ -291,7 +324,8 @@ class GitSnapshot:
 
     @functools.cached_property
     def _promisor(self) -> str | None:
-        """The promisor remote of a partial clone (``remote.<name>.promisor``), or None for a complete one."""
+        """The promisor remote of a partial clone (``remote.<name>.promisor``), or None for a
+        complete one."""
         for key in (r"^remote\..*\.promisor$", r"^extensions\.partialclone$"):
             try:
                 out = run_git(self.repo, "config", "--get-regexp", key).decode(errors="replace")
@@ -300,7 +334,7 @@ class GitSnapshot:
             for line in out.splitlines():
                 name, _, value = line.partition(" ")
                 if name.startswith("remote.") and value.strip().lower() == "true":
-                    return name[len("remote."):-len(".promisor")]
+                    return name[len("remote.") : -len(".promisor")]
                 if name.startswith("extensions.") and value.strip():
                     return value.strip()
         return None
@@ -309,16 +343,24 @@ class GitSnapshot:
         """Objects of this tree a partial clone does not hold (listed without fetching them)."""
         if self._promisor is None:
             return set()
-        out = run_git(self.repo, "rev-list", "--objects", "--no-walk", "--missing=print", self.commit)
-        return {line[1:] for line in out.decode(errors="replace").splitlines() if line.startswith("?")}
+        out = run_git(
+            self.repo, "rev-list", "--objects", "--no-walk", "--missing=print", self.commit
+        )
+        return {
+            line[1:] for line in out.decode(errors="replace").splitlines() if line.startswith("?")
+        }
 
     def _fetch(self, path: str) -> None:
         """Fetch the missing blobs of ``path``'s folder from the promisor remote in one request."""
         sizes = self._all_sizes()
         folder = _folder(path)
-        wanted = sorted({sha for name, (_, sha) in self._entries.items()
-                         if sha not in sizes and sha not in self._missing
-                         and _folder(name) == folder})
+        wanted = sorted(
+            {
+                sha
+                for name, (_, sha) in self._entries.items()
+                if sha not in sizes and sha not in self._missing and _folder(name) == folder
+            }
+        )
         if not wanted:
             return
         remote = self._promisor
@@ -326,11 +368,25 @@ class GitSnapshot:
             self._missing.update(dict.fromkeys(wanted, "the blob is missing from the repository"))
             return
         try:
-            run_git(self.repo, "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote, "--no-tags",
-                    "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin",
-                    stdin="".join(f"{sha}\n" for sha in wanted).encode(), timeout=120)
+            run_git(
+                self.repo,
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "fetch",
+                remote,
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+                stdin="".join(f"{sha}\n" for sha in wanted).encode(),
+                timeout=120,
+            )
         except GitError as exc:
-            reason = f"the blob is not in this partial clone and fetching it from {remote!r} failed: {exc.reason}"
+            reason = (
+                f"the blob is not in this partial clone and fetching it from {remote!r} failed: "
+                f"{exc.reason}"
+            )
             self._missing.update(dict.fromkeys(wanted, reason))
             return
         sizes.update(self._blob_sizes(wanted))
@@ -343,8 +399,11 @@ class GitSnapshot:
             try:
                 if self._cat is None or self._cat.poll() is not None:
                     self._cat = subprocess.Popen(
-                        ["git", "-C", self.repo, "cat-file", "--batch"], env={**os.environ, **GIT_ENV},
-                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                        ["git", "-C", self.repo, "cat-file", "--batch"],
+                        env={**os.environ, **GIT_ENV},
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
                     )
                 if self._cat.stdin is None or self._cat.stdout is None:
                     raise GitError("git cat-file has no pipes")

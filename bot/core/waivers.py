@@ -1,8 +1,8 @@
 """Waivers as data: one rule at one place, accepted until a date, with a reason and who granted it.
 
-An entry keeps its waivers in ``<entry folder>/waivers.json`` (``registry/waivers.schema.json``); the
-registry-wide ones sit under ``waivers:`` in the bot's configuration. This module only reads and validates
-them; ``bot.review.waiving`` decides which apply. Nothing here does I/O.
+An entry keeps its waivers in ``<entry folder>/waivers.json`` (``registry/waivers.schema.json``);
+the registry-wide ones sit under ``waivers:`` in the bot's configuration. This module only reads and
+validates them; ``bot.review.waiving`` decides which apply. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -21,13 +21,16 @@ from bot.core.jsondoc import JsonDoc, JsonProblem, pointer_from
 FILE_NAME = "waivers.json"
 SCHEMA_PATH = bundled.path("registry", "waivers.schema.json")
 INVALID = "waivers/invalid"
-HINT = "Each waiver names rule, path, pointer (or subject), reason, granted_by (@login or @org/team) and " \
-       "expires (YYYY-MM-DD); see registry/waivers.schema.json and docs/waivers.md."
+HINT = (
+    "Each waiver names rule, path, pointer (or subject), reason, granted_by (@login or @org/team) "
+    "and expires (YYYY-MM-DD); see registry/waivers.schema.json and docs/waivers.md."
+)
 
 
 @dataclass(frozen=True)
 class Waiver:
-    """One waiver as written, and where: ``entry`` is None for a registry-wide one (the configuration)."""
+    """One waiver as written, and where: ``entry`` is None for a registry-wide one (the
+    configuration)."""
 
     rule: str
     path: str
@@ -41,12 +44,17 @@ class Waiver:
     entry: str | None = None
 
     def matches(self, f: Finding) -> bool:
-        return (f.rule == self.rule and f.path == self.path
-                and (self.pointer is None or f.pointer == self.pointer)
-                and (self.subject is None or f.subject == self.subject))
+        return (
+            f.rule == self.rule
+            and f.path == self.path
+            and (self.pointer is None or f.pointer == self.pointer)
+            and (self.subject is None or f.subject == self.subject)
+        )
 
     def place(self) -> str:
-        return self.path + (f"#{self.pointer}" if self.pointer is not None else f" ({self.subject})")
+        return self.path + (
+            f"#{self.pointer}" if self.pointer is not None else f" ({self.subject})"
+        )
 
     def waived(self) -> Waived:
         return Waived(self.reason, self.expires.isoformat(), self.granted_by, self.source)
@@ -57,7 +65,12 @@ class Waiver:
             data["pointer"] = self.pointer
         if self.subject is not None:
             data["subject"] = self.subject
-        return {**data, "reason": self.reason, "granted_by": self.granted_by, "expires": self.expires.isoformat()}
+        return {
+            **data,
+            "reason": self.reason,
+            "granted_by": self.granted_by,
+            "expires": self.expires.isoformat(),
+        }
 
 
 @functools.cache
@@ -67,27 +80,55 @@ def _validator() -> Any:
     return Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 
-def _invalid(source: str, message: str, line: int | None = None, column: int | None = None, pointer: str = "",
-             entry: str | None = None) -> Finding:
-    return Finding(rule=INVALID, severity=Severity.ERROR, path=source, line=line, column=column, pointer=pointer,
-                   message=f"{source} cannot be used: {message}", hint=HINT, entry=entry)
+def _invalid(
+    source: str,
+    message: str,
+    line: int | None = None,
+    column: int | None = None,
+    pointer: str = "",
+    entry: str | None = None,
+) -> Finding:
+    return Finding(
+        rule=INVALID,
+        severity=Severity.ERROR,
+        path=source,
+        line=line,
+        column=column,
+        pointer=pointer,
+        message=f"{source} cannot be used: {message}",
+        hint=HINT,
+        entry=entry,
+    )
 
 
 def _waiver(raw: Mapping[str, Any], source: str, line: int | None, entry: str | None) -> Waiver:
-    return Waiver(rule=raw["rule"], path=raw["path"], pointer=raw.get("pointer"), subject=raw.get("subject"),
-                  reason=raw["reason"], granted_by=raw["granted_by"],
-                  expires=datetime.date.fromisoformat(raw["expires"]), source=source, line=line, entry=entry)
+    return Waiver(
+        rule=raw["rule"],
+        path=raw["path"],
+        pointer=raw.get("pointer"),
+        subject=raw.get("subject"),
+        reason=raw["reason"],
+        granted_by=raw["granted_by"],
+        expires=datetime.date.fromisoformat(raw["expires"]),
+        source=source,
+        line=line,
+        entry=entry,
+    )
 
 
 def parse_file(data: bytes, source: str, entry: str | None) -> tuple[list[Waiver], list[Finding]]:
-    """The waivers of one ``waivers.json``; a file that breaks the schema is one finding per error, at its line,
-    and none of its waivers applies (a half-read file must not waive anything)."""
+    """The waivers of one ``waivers.json``; a file that breaks the schema is one finding per error,
+    at its line, and none of its waivers applies (a half-read file must not waive anything)."""
     try:
         doc = JsonDoc.parse(data, source)
     except JsonProblem as exc:
         return [], [_invalid(source, str(exc), exc.line, exc.column, entry=entry)]
-    problems = [_at(doc, pointer_from(list(e.absolute_path)), e.message, entry)
-                for e in sorted(_validator().iter_errors(doc.value), key=lambda e: list(map(str, e.absolute_path)))]
+    problems = [
+        _at(doc, pointer_from(list(e.absolute_path)), e.message, entry)
+        for e in sorted(
+            _validator().iter_errors(doc.value), key=lambda e: list(map(str, e.absolute_path))
+        )
+    ]
     waivers: list[Waiver] = []
     for i, raw in enumerate(doc.value.get("waivers", []) if not problems else []):
         try:
@@ -103,15 +144,19 @@ def _at(doc: JsonDoc, pointer: str, message: str, entry: str | None) -> Finding:
 
 
 def parse_config_section(raw: Any, source: str) -> tuple[Waiver, ...]:
-    """The configuration's ``waivers:`` list (registry-wide waivers); raises ``ValueError`` naming the problem."""
+    """The configuration's ``waivers:`` list (registry-wide waivers); raises ``ValueError`` naming
+    the problem."""
     if raw is None:
         return ()
     items: Iterable[Any] = raw if isinstance(raw, list) else [raw]
     out = []
     for i, item in enumerate(items):
         if isinstance(item, Mapping) and isinstance(item.get("expires"), datetime.date):
-            item = {**item, "expires": item["expires"].isoformat()}  # YAML reads an unquoted date as a date
-        errors = sorted(_validator().iter_errors({"waivers": [item]}), key=lambda e: str(e.absolute_path))
+            # YAML reads an unquoted date as a date
+            item = {**item, "expires": item["expires"].isoformat()}
+        errors = sorted(
+            _validator().iter_errors({"waivers": [item]}), key=lambda e: str(e.absolute_path)
+        )
         if errors:
             where = "/".join(str(p) for p in list(errors[0].absolute_path)[2:])
             raise ValueError(f"'waivers[{i}]{'.' + where if where else ''}': {errors[0].message}")

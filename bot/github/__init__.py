@@ -1,1 +1,2 @@
-"""GitHub: the API seam, its clients and pacing, webhook events, a review's inputs, delegation, publishing."""
+"""GitHub: the API seam, its clients and pacing, webhook events, a review's inputs, delegation,
+publishing."""

@@ -1,11 +1,11 @@
-"""What the GitHub Action reads from GitHub with the token it is given: a pull request's approvals and whether
-its author or approvers belong to the teams that own the change.
+"""What the GitHub Action reads from GitHub with the token it is given: a pull request's approvals
+and whether its author or approvers belong to the teams that own the change.
 
-The App reads the same through its installation (``bot.github.pipeline``); the Action has only a token
-(``GITHUB_TOKEN`` by default) and the runner's environment (``GITHUB_EVENT_PATH``, ``GITHUB_API_URL``,
-``GITHUB_REPOSITORY``). The workflow token can list a pull request's reviews but cannot see organisation
-teams: a team that cannot be checked is reported, and the approvals it would take are "not checked" rather
-than missing (``Approvals.unchecked``).
+The App reads the same through its installation (``bot.github.pipeline``); the Action has only a
+token (``GITHUB_TOKEN`` by default) and the runner's environment (``GITHUB_EVENT_PATH``,
+``GITHUB_API_URL``, ``GITHUB_REPOSITORY``). The workflow token can list a pull request's reviews but
+cannot see organisation teams: a team that cannot be checked is reported, and the approvals it would
+take are "not checked" rather than missing (``Approvals.unchecked``).
 """
 
 from __future__ import annotations
@@ -37,10 +37,15 @@ class TokenReader:
         self.api_url = api_url.rstrip("/")
 
     def _get(self, url: str) -> tuple[Any, Mapping[str, str]]:
-        request = urllib.request.Request(url if url.startswith("http") else self.api_url + url, headers={
-            "Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
-            "User-Agent": "openlineage-registry-bot-action", **({"Authorization": f"Bearer {self.token}"}
-                                                                 if self.token else {})})
+        request = urllib.request.Request(
+            url if url.startswith("http") else self.api_url + url,
+            headers={
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "openlineage-registry-bot-action",
+                **({"Authorization": f"Bearer {self.token}"} if self.token else {}),
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
                 return json.loads(response.read() or b"null"), dict(response.headers)
@@ -60,13 +65,20 @@ class TokenReader:
             url = match.group(1) if match else None
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
-        return [ReviewInfo(int(r.get("id") or 0), str((r.get("user") or {}).get("login") or ""), str(r.get("state")),
-                           str(r.get("commit_id") or ""))
-                for r in self._pages(f"/repos/{repo}/pulls/{number}/reviews") if isinstance(r, dict)]
+        return [
+            ReviewInfo(
+                int(r.get("id") or 0),
+                str((r.get("user") or {}).get("login") or ""),
+                str(r.get("state")),
+                str(r.get("commit_id") or ""),
+            )
+            for r in self._pages(f"/repos/{repo}/pulls/{number}/reviews")
+            if isinstance(r, dict)
+        ]
 
     def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
-        """``active``/``pending``, None for "not a member"; a team the token cannot see raises (a 404 for a
-        member lookup is "not a member" only once the team itself is visible)."""
+        """``active``/``pending``, None for "not a member"; a team the token cannot see raises (a
+        404 for a member lookup is "not a member" only once the team itself is visible)."""
         team = f"/orgs/{quote(org)}/teams/{quote(team_slug)}"
         try:
             data, _ = self._get(f"{team}/memberships/{quote(login)}")
@@ -81,28 +93,34 @@ class TokenReader:
 
 @dataclass(frozen=True)
 class Approvals:
-    """Who approved (logins and the ``org/team`` owners they stand for), and why approval could not be
-    checked completely (empty when it could)."""
+    """Who approved (logins and the ``org/team`` owners they stand for), and why approval could not
+    be checked completely (empty when it could)."""
 
     approvers: frozenset[str] = frozenset()
     unchecked: tuple[str, ...] = ()
 
 
 def pull_request_number(event: Mapping[str, Any]) -> int | None:
-    """The pull request of a ``pull_request``/``pull_request_target``/``pull_request_review`` event payload."""
+    """The pull request of a ``pull_request``/``pull_request_target``/``pull_request_review`` event
+    payload."""
     pr = event.get("pull_request")
     number = pr.get("number") if isinstance(pr, dict) else None
     return number if isinstance(number, int) else None
 
 
-def read_approvals(reader: TokenReader, repo: str, number: int, author: str, teams: list[str]) -> Approvals:
-    """The pull request's approvers, plus each owning team the author or an approver is an active member of."""
+def read_approvals(
+    reader: TokenReader, repo: str, number: int, author: str, teams: list[str]
+) -> Approvals:
+    """The pull request's approvers, plus each owning team the author or an approver is an active
+    member of."""
     try:
         logins = approvers(reader.list_reviews(repo, number))
     except GitHubError as exc:
         return Approvals(unchecked=(f"the pull request's reviews could not be read ({exc})",))
     membership = resolve(cast(GitHubAPI, reader), teams, (author, *sorted(logins)))
-    unchecked = tuple(f"the members of @{team} could not be read with the token (a workflow's GITHUB_TOKEN never "
-                      "can: give the action a token with the read:org scope as its `token` input)"
-                      for team, _ in membership.unverified)
+    unchecked = tuple(
+        f"the members of @{team} could not be read with the token (a workflow's GITHUB_TOKEN never "
+        "can: give the action a token with the read:org scope as its `token` input)"
+        for team, _ in membership.unverified
+    )
     return Approvals(logins | membership.approving, unchecked)

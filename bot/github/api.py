@@ -15,14 +15,16 @@ if TYPE_CHECKING:
     from bot.github.required_checks import CheckState
 
 CheckStatus = Literal["queued", "in_progress", "completed"]
-CheckConclusion = Literal["success", "failure", "neutral", "cancelled", "skipped", "timed_out",
-                          "action_required"]
+CheckConclusion = Literal[
+    "success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"
+]
 AnnotationLevel = Literal["notice", "warning", "failure"]
 ReviewEvent = Literal["REQUEST_CHANGES", "COMMENT", "APPROVE"]
 
 
 class GitHubError(Exception):
-    """GitHub refused or failed a request after retries. ``status`` is the HTTP status (0: network)."""
+    """GitHub refused or failed a request after retries. ``status`` is the HTTP status (0:
+    network)."""
 
     def __init__(self, message: str, status: int = 0) -> None:
         super().__init__(message)
@@ -34,18 +36,27 @@ class NotFound(GitHubError):
 
 
 class RateLimited(GitHubError):
-    """GitHub's rate limit (403 or 429) lasts longer than the client may wait: try again at ``reset_at``.
+    """GitHub's rate limit (403 or 429) lasts longer than the client may wait: try again at
+    ``reset_at``.
 
     ``reset_at`` is epoch seconds, from ``retry-after`` or ``x-ratelimit-reset`` (plus a second).
     """
 
-    def __init__(self, message: str, status: int, reset_at: float, secondary: bool = False,
-                 creation_only: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: int,
+        reset_at: float,
+        secondary: bool = False,
+        creation_only: bool = False,
+    ) -> None:
         super().__init__(message, status)
         self.reset_at = reset_at
-        self.secondary = secondary  # a secondary limit: the installation's pacer pauses it until ``reset_at``
-        # GitHub said only content creation is blocked ("temporarily blocked from content creation"): reads
-        # and updates (a check run's conclusion) go on; only the installation's creating requests are held
+        # a secondary limit: the installation's pacer pauses it until ``reset_at``
+        self.secondary = secondary
+        # GitHub said only content creation is blocked ("temporarily blocked from content
+        # creation"): reads and updates (a check run's conclusion) go on; only the installation's
+        # creating requests are held
         self.creation_only = creation_only
 
 
@@ -93,7 +104,8 @@ class CommentInfo:
 
 @dataclass(frozen=True)
 class IssueInfo:
-    """An issue (never a pull request) as listed: the App finds its dashboard issue by a marker in ``body``."""
+    """An issue (never a pull request) as listed: the App finds its dashboard issue by a marker in
+    ``body``."""
 
     number: int
     user: str
@@ -117,7 +129,8 @@ class InlineComment:
     path: str
     line: int
     body: str
-    start_line: int | None = None  # a multi-line comment spans start_line..line (a suggestion replaces them)
+    # a multi-line comment spans start_line..line (a suggestion replaces them)
+    start_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -166,7 +179,8 @@ class GitHubAPI(Protocol):
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]: ...
 
     def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
-        """(number, head sha) of the repository's open pull requests (``GET /repos/{repo}/pulls?state=open``)."""
+        """(number, head sha) of the repository's open pull requests (``GET
+        /repos/{repo}/pulls?state=open``)."""
         ...
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
@@ -178,7 +192,8 @@ class GitHubAPI(Protocol):
         ...
 
     def read_files(self, repo: str, ref: str, paths: Sequence[str]) -> dict[str, bytes]:
-        """The files among ``paths`` that exist at ``ref`` (as ``read_file``), in as few requests as possible."""
+        """The files among ``paths`` that exist at ``ref`` (as ``read_file``), in as few requests as
+        possible."""
         ...
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]: ...
@@ -192,16 +207,19 @@ class GitHubAPI(Protocol):
         ...
 
     def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
-        """``login``'s membership state in the team (``active`` or ``pending``), None when not a member.
+        """``login``'s membership state in the team (``active`` or ``pending``), None when not a
+        member.
 
-        ``GET /orgs/{org}/teams/{team_slug}/memberships/{username}``: needs the App's ``members: read``
-        organization permission. None only when GitHub confirms that the user is not a member; a missing
-        permission (403) or a team the App cannot see (404) raises ``GitHubError`` / ``NotFound``.
+        ``GET /orgs/{org}/teams/{team_slug}/memberships/{username}``: needs the App's ``members:
+        read`` organization permission. None only when GitHub confirms that the user is not a
+        member; a missing permission (403) or a team the App cannot see (404) raises ``GitHubError``
+        / ``NotFound``.
         """
         ...
 
     def bot_login(self) -> str:
-        """The login the App posts as (``<slug>[bot]``), to recognise its own reviews and comments."""
+        """The login the App posts as (``<slug>[bot]``), to recognise its own reviews and
+        comments."""
         ...
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
@@ -210,33 +228,55 @@ class GitHubAPI(Protocol):
         ...
 
     def check_states(self, repo: str, number: int, head_sha: str) -> list[CheckState] | None:
-        """The checks reported on ``head_sha`` and whether each is required for pull request ``number``
-        (GraphQL ``statusCheckRollup``, ``isRequired``); None when that cannot be read (the caller falls
-        back to ``list_check_runs``)."""
+        """The checks reported on ``head_sha`` and whether each is required for pull request
+        ``number`` (GraphQL ``statusCheckRollup``, ``isRequired``); None when that cannot be read
+        (the caller falls back to ``list_check_runs``)."""
         ...
 
     # -- writing -------------------------------------------------------------------------------
-    def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,
-                         output: CheckRunOutput | None = None, external_id: str = "",
-                         conclusion: CheckConclusion | None = None,
-                         actions: Sequence[Mapping[str, str]] = ()) -> int: ...
+    def create_check_run(
+        self,
+        repo: str,
+        head_sha: str,
+        name: str,
+        status: CheckStatus,
+        output: CheckRunOutput | None = None,
+        external_id: str = "",
+        conclusion: CheckConclusion | None = None,
+        actions: Sequence[Mapping[str, str]] = (),
+    ) -> int: ...
 
-    def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
-                         conclusion: CheckConclusion | None = None,
-                         output: CheckRunOutput | None = None,
-                         actions: Sequence[Mapping[str, str]] = ()) -> None:
+    def update_check_run(
+        self,
+        repo: str,
+        check_run_id: int,
+        status: CheckStatus | None = None,
+        conclusion: CheckConclusion | None = None,
+        output: CheckRunOutput | None = None,
+        actions: Sequence[Mapping[str, str]] = (),
+    ) -> None:
         """Annotations beyond 50 are the caller's job: send them in further updates."""
         ...
 
-    def create_review(self, repo: str, number: int, commit_sha: str, event: ReviewEvent, body: str,
-                      comments: Sequence[InlineComment] = ()) -> int: ...
+    def create_review(
+        self,
+        repo: str,
+        number: int,
+        commit_sha: str,
+        event: ReviewEvent,
+        body: str,
+        comments: Sequence[InlineComment] = (),
+    ) -> int: ...
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None: ...
 
-    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
-        """GraphQL ``enablePullRequestAutoMerge`` of the pull request ``node_id`` (``MERGE``, ``SQUASH``,
-        ``REBASE``), refused unless its head is still ``head_sha`` (``expectedHeadOid``). GitHub refuses it
-        too for a pull request that can merge at once ("clean status")."""
+    def enable_auto_merge(
+        self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str
+    ) -> None:
+        """GraphQL ``enablePullRequestAutoMerge`` of the pull request ``node_id`` (``MERGE``,
+        ``SQUASH``, ``REBASE``), refused unless its head is still ``head_sha``
+        (``expectedHeadOid``). GitHub refuses it too for a pull request that can merge at once
+        ("clean status")."""
         ...
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:

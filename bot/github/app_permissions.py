@@ -1,10 +1,12 @@
-"""Which App permission each ``GitHubAPI`` call needs, per GitHub's permission tables, and the manifest's grants.
+"""Which App permission each ``GitHubAPI`` call needs, per GitHub's permission tables, and the
+manifest's grants.
 
 GitHub lists, for every REST endpoint, the fine-grained permission an App's installation token needs
 ("Permissions required for GitHub Apps"); a call the installation is not granted is answered 403
-"Resource not accessible by integration". ``LocalGitHub`` enforces this table against the permissions of
-``app.yml`` (``manifest_permissions``), so a feature that needs more than the manifest asks for fails in
-tests as it would on GitHub; ``registry-bot app register`` and docs/app.md name the feature behind each grant.
+"Resource not accessible by integration". ``LocalGitHub`` enforces this table against the
+permissions of ``app.yml`` (``manifest_permissions``), so a feature that needs more than the
+manifest asks for fails in tests as it would on GitHub; ``registry-bot app register`` and
+docs/app.md name the feature behind each grant.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ LEVELS = {"none": 0, "read": 1, "write": 2, "admin": 3}
 REFUSED = "Resource not accessible by integration"
 
 Need = tuple[tuple[str, str], ...]  # every one of these (permission, level) is needed
-# method -> alternatives, any one of which suffices (GitHub: "Issues" or "Pull requests" for issue comments).
+# method -> alternatives, any one of which suffices (GitHub: "Issues" or "Pull requests" for issue
+# comments).
 NEEDS: dict[str, tuple[Need, ...]] = {
     "get_pull_request": ((("pull_requests", "read"),),),
     "list_pull_request_files": ((("pull_requests", "read"),),),
@@ -52,8 +55,13 @@ NEEDS: dict[str, tuple[Need, ...]] = {
 }
 # The features of the bot and the grants they add to the manifest's (docs/app.md).
 FEATURES: dict[str, dict[str, str]] = {
-    "review": {"checks": "write", "pull_requests": "write", "issues": "write", "contents": "read",
-               "metadata": "read"},
+    "review": {
+        "checks": "write",
+        "pull_requests": "write",
+        "issues": "write",
+        "contents": "read",
+        "metadata": "read",
+    },
     "teams": {"members": "read"},  # CODEOWNERS @org/team owners
     "auto-merge": {"contents": "write"},  # delegation.auto_merge: merge or enable auto-merge
 }
@@ -69,7 +77,9 @@ def manifest_permissions(path: str | Path) -> dict[str, str]:
 
 
 def granted(permissions: Mapping[str, str], need: Need) -> bool:
-    return all(LEVELS.get(permissions.get(name, "none"), 0) >= LEVELS[level] for name, level in need)
+    return all(
+        LEVELS.get(permissions.get(name, "none"), 0) >= LEVELS[level] for name, level in need
+    )
 
 
 def check(permissions: Mapping[str, str] | None, method: str) -> None:
@@ -79,7 +89,9 @@ def check(permissions: Mapping[str, str] | None, method: str) -> None:
     alternatives = NEEDS.get(method)
     if alternatives is None or any(granted(permissions, need) for need in alternatives):
         return
-    wanted = " or ".join(", ".join(f"{name}: {level}" for name, level in need) for need in alternatives)
+    wanted = " or ".join(
+        ", ".join(f"{name}: {level}" for name, level in need) for need in alternatives
+    )
     raise GitHubError(f"{REFUSED} (needs {wanted})", status=403)
 
 

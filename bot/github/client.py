@@ -1,4 +1,5 @@
-"""The real ``GitHubAPI``: PyGithub for App auth and transport, one retrying request path for every call.
+"""The real ``GitHubAPI``: PyGithub for App auth and transport, one retrying request path for every
+call.
 
 More in docs/module-notes.md (bot/github/client.py).
 """
@@ -48,16 +49,20 @@ from bot.github.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large,
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.github.com"
-API_VERSION = "2022-11-28"  # sent as X-GitHub-Api-Version: GitHub answers in the shape of this REST version
-ENABLE_AUTO_MERGE = ("mutation($id: ID!, $head: GitObjectID!, $method: PullRequestMergeMethod!) { "
-                     "enablePullRequestAutoMerge(input: {pullRequestId: $id, expectedHeadOid: $head, "
-                     "mergeMethod: $method}) { pullRequest { number } } }")
+# sent as X-GitHub-Api-Version: GitHub answers in the shape of this REST version
+API_VERSION = "2022-11-28"
+ENABLE_AUTO_MERGE = (
+    "mutation($id: ID!, $head: GitObjectID!, $method: PullRequestMergeMethod!) { "
+    "enablePullRequestAutoMerge(input: {pullRequestId: $id, expectedHeadOid: $head, "
+    "mergeMethod: $method}) { pullRequest { number } } }"
+)
 GRAPHQL = "graphql"  # the GraphQL endpoint, relative to the REST base as PyGithub derives it
 MAX_PR_FILES = github_limits.PR_FILES  # GitHub lists at most 3000 files of a pull request
 PER_PAGE = github_limits.PER_PAGE
 TOKEN_MARGIN = 300.0  # refresh an installation token 5 minutes before it expires
 TEAM_VISIBILITY_TTL = 3600.0  # a team GitHub showed the installation is taken as visible this long
-TEAM_REFUSAL_TTL = 600.0  # a team GitHub would not show the installation (403, 404) is not asked about this long
+# a team GitHub would not show the installation (403, 404) is not asked about this long
+TEAM_REFUSAL_TTL = 600.0
 _SERVER_ERRORS = frozenset({500, 502, 503, 504})
 GRAPHQL_ATTEMPTS = 2  # a GraphQL query is retried once, then the job's reads fall back to REST
 
@@ -74,7 +79,8 @@ class RetryPolicy:
     max_delay: float = 60.0
     max_wait: float = 180.0
     secondary_limit_wait: float = 60.0  # GitHub: wait at least a minute after a secondary limit
-    secondary_hold: float = 10.0  # a longer secondary-limit wait pauses the installation and frees the thread
+    # a longer secondary-limit wait pauses the installation and frees the thread
+    secondary_hold: float = 10.0
 
 
 class ClientStats:
@@ -95,8 +101,13 @@ class ClientStats:
 
     def as_dict(self) -> dict[str, int | None]:
         with self._lock:
-            return {"requests": self.requests, "retries": self.retries, "failures": self.failures,
-                    "token_refreshes": self.token_refreshes, "rate_limit_remaining": self.rate_limit_remaining}
+            return {
+                "requests": self.requests,
+                "retries": self.retries,
+                "failures": self.failures,
+                "token_refreshes": self.token_refreshes,
+                "rate_limit_remaining": self.rate_limit_remaining,
+            }
 
 
 def _lower(headers: Mapping[str, str] | None) -> dict[str, str]:
@@ -104,26 +115,39 @@ def _lower(headers: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def is_rate_limit(status: int, headers: Mapping[str, str] | None, message: str) -> bool:
-    """429, or a 403 that says it is a rate limit (``retry-after``, no requests left, or the message)."""
+    """429, or a 403 that says it is a rate limit (``retry-after``, no requests left, or the
+    message)."""
     h = _lower(headers)
-    return status == 429 or (status == 403 and (
-        "retry-after" in h or h.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()))
+    return status == 429 or (
+        status == 403
+        and (
+            "retry-after" in h
+            or h.get("x-ratelimit-remaining") == "0"
+            or "rate limit" in message.lower()
+        )
+    )
 
 
 def is_secondary(headers: Mapping[str, str] | None) -> bool:
-    """A rate limit that is not the exhausted hourly quota (GitHub's secondary limits: ``retry-after``, or
-    403/429 with requests left)."""
+    """A rate limit that is not the exhausted hourly quota (GitHub's secondary limits:
+    ``retry-after``, or 403/429 with requests left)."""
     return _lower(headers).get("x-ratelimit-remaining") != "0"
 
 
 def blocks_creation_only(message: str) -> bool:
-    """GitHub's secondary limit on content creation says so ("... temporarily blocked from content creation"):
-    it refuses creating requests only, not reads nor updates."""
+    """GitHub's secondary limit on content creation says so ("... temporarily blocked from content
+    creation"): it refuses creating requests only, not reads nor updates."""
     return "content creation" in message.lower()
 
 
-def retry_delay(status: int, headers: Mapping[str, str] | None, message: str, attempt: int, now: float,
-                policy: RetryPolicy) -> float | None:
+def retry_delay(
+    status: int,
+    headers: Mapping[str, str] | None,
+    message: str,
+    attempt: int,
+    now: float,
+    policy: RetryPolicy,
+) -> float | None:
     """Seconds to wait before retrying a failed request, or None when it must not be retried."""
     h = _lower(headers)
     backoff = min(policy.base_delay * 2.0 ** (attempt - 1), policy.max_delay)
@@ -151,23 +175,38 @@ def _message(data: Any) -> str:
     text = str(data.get("message", ""))
     errors = data.get("errors")
     if errors:
-        text += " (" + "; ".join(e.get("message") or str(e) if isinstance(e, dict) else str(e)
-                                 for e in errors) + ")"
+        text += (
+            " ("
+            + "; ".join(
+                e.get("message") or str(e) if isinstance(e, dict) else str(e) for e in errors
+            )
+            + ")"
+        )
     return text
 
 
 class _Retrying:
     """Runs one request at a time with the retry policy, counting requests into ``stats``."""
 
-    def __init__(self, policy: RetryPolicy, stats: ClientStats, sleep: Callable[[float], None],
-                 clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        stats: ClientStats,
+        sleep: Callable[[float], None],
+        clock: Callable[[], float],
+    ) -> None:
         self.policy = policy
         self.stats = stats
         self.sleep = sleep
         self.clock = clock
 
-    def run(self, what: str, send: Callable[[], T], on_unauthorized: Callable[[], None] | None = None,
-            attempts: int | None = None) -> T:
+    def run(
+        self,
+        what: str,
+        send: Callable[[], T],
+        on_unauthorized: Callable[[], None] | None = None,
+        attempts: int | None = None,
+    ) -> T:
         start = self.clock()
         attempts = attempts or self.policy.attempts
         attempt = 0
@@ -191,30 +230,54 @@ class _Retrying:
             spent = now - start
             if delay is None or attempt >= attempts or spent + delay > self.policy.max_wait:
                 self.stats.add(failures=1)
-                why = "" if delay is None else f" (gave up after {attempt} attempt(s), {spent:.0f}s)"
+                why = (
+                    "" if delay is None else f" (gave up after {attempt} attempt(s), {spent:.0f}s)"
+                )
                 text = f"{what}: {status or 'no response'} {message}{why}".strip()
                 if delay is not None and is_rate_limit(status, headers, message):
                     # longer than this request may wait: the job is rescheduled at the reset instead
-                    raise RateLimited(text, status, reset_at=now + delay, secondary=is_secondary(headers),
-                                      creation_only=blocks_creation_only(message))
+                    raise RateLimited(
+                        text,
+                        status,
+                        reset_at=now + delay,
+                        secondary=is_secondary(headers),
+                        creation_only=blocks_creation_only(message),
+                    )
                 raise (NotFound if status == 404 else GitHubError)(text, status=status)
-            if delay > self.policy.secondary_hold and is_rate_limit(status, headers, message) and is_secondary(headers):
+            if (
+                delay > self.policy.secondary_hold
+                and is_rate_limit(status, headers, message)
+                and is_secondary(headers)
+            ):
                 self.stats.add(failures=1)
-                raise RateLimited(f"{what}: {status} {message} (a secondary rate limit: {delay:.0f} s)", status,
-                                  reset_at=now + delay, secondary=True, creation_only=blocks_creation_only(message))
-            log.warning("%s: %s %s; retry %d in %.1fs", what, status or "network", message, attempt, delay)
+                raise RateLimited(
+                    f"{what}: {status} {message} (a secondary rate limit: {delay:.0f} s)",
+                    status,
+                    reset_at=now + delay,
+                    secondary=True,
+                    creation_only=blocks_creation_only(message),
+                )
+            log.warning(
+                "%s: %s %s; retry %d in %.1fs", what, status or "network", message, attempt, delay
+            )
             self.stats.add(retries=1)
             self.sleep(delay)
 
 
 class WritePacer:
-    """GitHub's advice: requests of an installation one at a time; mutative ones at least ``pause`` seconds
-    from the end of one to the start of the next, and content creation (POSTs) within 80 a minute and 500 an hour
-    (``pacing.ContentWindow``; a longer wait than ``max_wait`` raises ``RateLimited``). One per installation,
-    shared by its clients (and worker threads) in one process; ``pacing.RedisPacer`` across processes."""
+    """GitHub's advice: requests of an installation one at a time; mutative ones at least ``pause``
+    seconds from the end of one to the start of the next, and content creation (POSTs) within 80 a
+    minute and 500 an hour (``pacing.ContentWindow``; a longer wait than ``max_wait`` raises
+    ``RateLimited``). One per installation, shared by its clients (and worker threads) in one
+    process; ``pacing.RedisPacer`` across processes."""
 
-    def __init__(self, pause: float, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time, max_wait: float = RetryPolicy.max_wait) -> None:
+    def __init__(
+        self,
+        pause: float,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        max_wait: float = RetryPolicy.max_wait,
+    ) -> None:
         self.pause = pause
         self.max_wait = max_wait
         self._sleep = sleep
@@ -227,8 +290,8 @@ class WritePacer:
         self._creation_paused_until = 0.0
 
     def hold_until(self, until: float, creation_only: bool = False) -> None:
-        """Hold the installation's requests (``creation_only``: its creating ones) until ``until`` (a secondary
-        rate limit; see ``pacing``)."""
+        """Hold the installation's requests (``creation_only``: its creating ones) until ``until``
+        (a secondary rate limit; see ``pacing``)."""
         if creation_only:
             self._creation_paused_until = max(self._creation_paused_until, until)
         else:
@@ -253,8 +316,11 @@ class WritePacer:
             if creates:
                 wait = self._created.wait(self._clock())
                 if wait > self.max_wait:
-                    raise RateLimited("GitHub's content-creation limit for the installation is reached", 403,
-                                      reset_at=self._clock() + wait)
+                    raise RateLimited(
+                        "GitHub's content-creation limit for the installation is reached",
+                        403,
+                        reset_at=self._clock() + wait,
+                    )
                 if wait > 0:
                     self._sleep(wait)
                 self._created.add(self._clock())
@@ -265,18 +331,24 @@ class WritePacer:
                     self._last_end = self._clock()
 
     def request(self, write: bool, creates: bool = False) -> Any:
-        """The ``Pacer`` interface (``bot.github.pacing``): writes paced, and every request of the installation
-        one at a time (reads go on while a write waits for its pause)."""
+        """The ``Pacer`` interface (``bot.github.pacing``): writes paced, and every request of the
+        installation one at a time (reads go on while a write waits for its pause)."""
         if not write:
             self._wait_out_pause()
         return self.write(creates) if write else self._busy
 
 
 class InstallationToken:
-    """One installation's access token, fetched with the App JWT and cached until near its expiry."""
+    """One installation's access token, fetched with the App JWT and cached until near its
+    expiry."""
 
-    def __init__(self, integration: GithubIntegration, installation_id: int, retrying: _Retrying,
-                 github_clock: GitHubClock | None = None) -> None:
+    def __init__(
+        self,
+        integration: GithubIntegration,
+        installation_id: int,
+        retrying: _Retrying,
+        github_clock: GitHubClock | None = None,
+    ) -> None:
         self._integration = integration
         self._github_clock = github_clock or GitHubClock()
         self.installation_id = installation_id
@@ -287,11 +359,16 @@ class InstallationToken:
 
     def get(self) -> str:
         with self._lock:
-            now = self._retrying.clock() + self._github_clock.offset  # GitHub states the expiry in its time
+            # GitHub states the expiry in its time
+            now = self._retrying.clock() + self._github_clock.offset
             if self._token is None or now >= self._expires - TOKEN_MARGIN:
                 what = f"POST installation {self.installation_id} token"
-                auth = self._retrying.run(what, lambda: self._github_clock.call(
-                    what, lambda: self._integration.get_access_token(self.installation_id)))
+                auth = self._retrying.run(
+                    what,
+                    lambda: self._github_clock.call(
+                        what, lambda: self._integration.get_access_token(self.installation_id)
+                    ),
+                )
                 self._token = auth.token
                 self._expires = auth.expires_at.timestamp() if auth.expires_at else now + 3600
                 self._retrying.stats.add(token_refreshes=1)
@@ -305,33 +382,58 @@ class InstallationToken:
 class AppClientFactory:
     """``GitHubClientFactory`` for a GitHub App: one cached token per installation.
 
-    ``base_url`` is ``https://api.github.com`` or, for GitHub Enterprise Server, ``https://HOST/api/v3``.
-    ``sleep`` and ``clock`` (epoch seconds) are injectable so tests never really wait.
+    ``base_url`` is ``https://api.github.com`` or, for GitHub Enterprise Server,
+    ``https://HOST/api/v3``. ``sleep`` and ``clock`` (epoch seconds) are injectable so tests never
+    really wait.
     """
 
-    def __init__(self, app_id: int | str, private_key_pem: str, base_url: str = DEFAULT_BASE_URL, *,
-                 policy: RetryPolicy | None = None, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time, timeout: int = 30, slug: str | None = None,
-                 seconds_between_requests: float = 0.0, seconds_between_writes: float = 1.0,
-                 pacers: Callable[[int], Pacer] | None = None) -> None:
+    def __init__(
+        self,
+        app_id: int | str,
+        private_key_pem: str,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        policy: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        timeout: int = 30,
+        slug: str | None = None,
+        seconds_between_requests: float = 0.0,
+        seconds_between_writes: float = 1.0,
+        pacers: Callable[[int], Pacer] | None = None,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.stats = ClientStats()
         self._retrying = _Retrying(policy or RetryPolicy(), self.stats, sleep, clock)
         self._seconds_between_requests = seconds_between_requests
         self._write_pause = seconds_between_writes
         self._timeout = timeout
-        self.github_clock = GitHubClock()  # the JWT's time: the host's (not ``clock``), corrected to GitHub's
+        # the JWT's time: the host's (not ``clock``), corrected to GitHub's
+        self.github_clock = GitHubClock()
         self._app_auth = ClockedAppAuth(int(app_id), private_key_pem, self.github_clock)
-        self._integration = GithubIntegration(auth=self._app_auth,
-                                              base_url=self.base_url, retry=None, timeout=timeout,
-                                              seconds_between_requests=seconds_between_requests,
-                                              seconds_between_writes=seconds_between_writes, api_version=API_VERSION)
+        self._integration = GithubIntegration(
+            auth=self._app_auth,
+            base_url=self.base_url,
+            retry=None,
+            timeout=timeout,
+            seconds_between_requests=seconds_between_requests,
+            seconds_between_writes=seconds_between_writes,
+            api_version=API_VERSION,
+        )
         self._tokens: dict[int, InstallationToken] = {}
         self._pacers: dict[int, Pacer] = {}
-        self._new_pacer = pacers or (lambda _: WritePacer(self._write_pause, self._retrying.sleep,
-                                                          self._retrying.clock, self._retrying.policy.max_wait))
-        self._visible_teams: dict[tuple[int, str], float] = {}  # (installation, team URL) -> when GitHub showed it
-        self._refused_teams: dict[tuple[int, str], tuple[float, GitHubError]] = {}  # -> when, what GitHub said
+        self._new_pacer = pacers or (
+            lambda _: WritePacer(
+                self._write_pause,
+                self._retrying.sleep,
+                self._retrying.clock,
+                self._retrying.policy.max_wait,
+            )
+        )
+        # (installation, team URL) -> when GitHub showed it
+        self._visible_teams: dict[tuple[int, str], float] = {}
+        # -> when, what GitHub said
+        self._refused_teams: dict[tuple[int, str], tuple[float, GitHubError]] = {}
         self.objects = ObjectCache()  # blobs and tree listings by sha, kept across jobs
         self._lock = threading.Lock()
         self._slug = slug
@@ -340,32 +442,47 @@ class AppClientFactory:
         with self._lock:
             token = self._tokens.get(installation_id)
             if token is None:
-                token = self._tokens[installation_id] = InstallationToken(self._integration, installation_id,
-                                                                          self._retrying, self.github_clock)
+                token = self._tokens[installation_id] = InstallationToken(
+                    self._integration, installation_id, self._retrying, self.github_clock
+                )
             pacer = self._pacers.get(installation_id)
             if pacer is None:
                 pacer = self._pacers[installation_id] = self._new_pacer(installation_id)
         return GitHubClient(token, self, pacer)
 
     def connect(self, token: str) -> Requester:
-        """A PyGithub requester authenticated with an installation token (writes are paced by ``WritePacer``,
-        not by PyGithub, which would also pace GraphQL queries, being POSTs)."""
-        gh = Github(auth=Auth.Token(token), base_url=self.base_url, retry=None, lazy=True, timeout=self._timeout,
-                    seconds_between_requests=self._seconds_between_requests, seconds_between_writes=0,
-                    api_version=API_VERSION)
+        """A PyGithub requester authenticated with an installation token (writes are paced by
+        ``WritePacer``, not by PyGithub, which would also pace GraphQL queries, being POSTs)."""
+        gh = Github(
+            auth=Auth.Token(token),
+            base_url=self.base_url,
+            retry=None,
+            lazy=True,
+            timeout=self._timeout,
+            seconds_between_requests=self._seconds_between_requests,
+            seconds_between_writes=0,
+            api_version=API_VERSION,
+        )
         return gh.requester
 
     def team_visible(self, installation_id: int, team: str, seen: bool = False) -> bool:
-        """Whether GitHub showed ``team`` to the installation within ``TEAM_VISIBILITY_TTL`` (``seen``: it just did)."""
+        """Whether GitHub showed ``team`` to the installation within ``TEAM_VISIBILITY_TTL``
+        (``seen``: it just did)."""
         with self._lock:
             now = self._retrying.clock()
             if seen:
                 self._visible_teams[(installation_id, team)] = now
-            return now - self._visible_teams.get((installation_id, team), -TEAM_VISIBILITY_TTL) < TEAM_VISIBILITY_TTL
+            return (
+                now - self._visible_teams.get((installation_id, team), -TEAM_VISIBILITY_TTL)
+                < TEAM_VISIBILITY_TTL
+            )
 
-    def team_refusal(self, installation_id: int, team: str, refused: GitHubError | None = None) -> GitHubError | None:
-        """GitHub's refusal to show ``team`` to the installation within ``TEAM_REFUSAL_TTL`` (``refused``: it just
-        said so), as a new error of the same class, status and message; None when there is none to repeat."""
+    def team_refusal(
+        self, installation_id: int, team: str, refused: GitHubError | None = None
+    ) -> GitHubError | None:
+        """GitHub's refusal to show ``team`` to the installation within ``TEAM_REFUSAL_TTL``
+        (``refused``: it just said so), as a new error of the same class, status and message; None
+        when there is none to repeat."""
         with self._lock:
             now = self._retrying.clock()
             if refused is not None:
@@ -377,20 +494,39 @@ class AppClientFactory:
 
     def list_installations(self) -> list[int]:
         """The ids of the App's installations (``GET /app/installations``, App JWT)."""
-        return self._retrying.run("GET /app/installations", lambda: self.github_clock.call(
-            "GET /app/installations", lambda: [i.id for i in self._integration.get_installations()]))
+        return self._retrying.run(
+            "GET /app/installations",
+            lambda: self.github_clock.call(
+                "GET /app/installations",
+                lambda: [i.id for i in self._integration.get_installations()],
+            ),
+        )
 
-    def _as_app(self, verb: str, url: str, params: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], Any]:
+    def _as_app(
+        self, verb: str, url: str, params: Mapping[str, Any] | None = None
+    ) -> tuple[dict[str, Any], Any]:
         """One REST call authenticated as the App (its JWT), retried like the others."""
-        requester = Github(auth=self._app_auth, base_url=self.base_url, retry=None, lazy=True,
-                           timeout=self._timeout).requester
+        requester = Github(
+            auth=self._app_auth,
+            base_url=self.base_url,
+            retry=None,
+            lazy=True,
+            timeout=self._timeout,
+        ).requester
         what = f"{verb} {url.split('?')[0]}"
-        return self._retrying.run(what, lambda: self.github_clock.call(what, lambda: requester.requestJsonAndCheck(
-            verb, url, parameters=dict(params) if params else None)))
+        return self._retrying.run(
+            what,
+            lambda: self.github_clock.call(
+                what,
+                lambda: requester.requestJsonAndCheck(
+                    verb, url, parameters=dict(params) if params else None
+                ),
+            ),
+        )
 
     def list_hook_deliveries(self, since: float, max_pages: int = 10) -> list[dict[str, Any]]:
-        """The App's webhook delivery attempts (``GET /app/hook/deliveries``, newest first) made at ``since``
-        (epoch seconds) or later, at most ``max_pages`` pages of 100."""
+        """The App's webhook delivery attempts (``GET /app/hook/deliveries``, newest first) made at
+        ``since`` (epoch seconds) or later, at most ``max_pages`` pages of 100."""
         found: list[dict[str, Any]] = []
         next_url: str | None = "/app/hook/deliveries"
         params: dict[str, Any] | None = {"per_page": PER_PAGE}
@@ -413,15 +549,21 @@ class AppClientFactory:
         """``<slug>[bot]``; the slug comes from ``GET /app`` (App JWT) once, unless given."""
         with self._lock:
             if self._slug is None:
-                self._slug = self._retrying.run("GET /app", lambda: self.github_clock.call(
-                    "GET /app", lambda: self._integration.get_app().slug))
+                self._slug = self._retrying.run(
+                    "GET /app",
+                    lambda: self.github_clock.call(
+                        "GET /app", lambda: self._integration.get_app().slug
+                    ),
+                )
             return f"{self._slug}[bot]"
 
 
 class GitHubClient:
     """``GitHubAPI`` for one installation, over GitHub's REST API."""
 
-    def __init__(self, token: InstallationToken, factory: AppClientFactory, pacer: Pacer | None = None) -> None:
+    def __init__(
+        self, token: InstallationToken, factory: AppClientFactory, pacer: Pacer | None = None
+    ) -> None:
         self._token = token
         self._factory = factory
         self._pacer = pacer or WritePacer(0.0)
@@ -432,10 +574,12 @@ class GitHubClient:
         self._changed_files: dict[tuple[str, int], int] = {}
         self._objects = factory.objects
         self._blob_lock = threading.RLock()
-        self._listed: dict[str, dict[str, tuple[str, int]]] = {}  # repo -> blob sha -> (a path, size) from trees
+        # repo -> blob sha -> (a path, size) from trees
+        self._listed: dict[str, dict[str, tuple[str, int]]] = {}
         self._rest_only: set[str] = set()  # blobs GraphQL could not give exactly
         self._graphql = True  # False once GraphQL refused or failed a query: REST only from then on
-        self._batch = graphql_reads.MAX_OBJECTS  # halved when GitHub finds a query too big or too slow
+        # halved when GitHub finds a query too big or too slow
+        self._batch = graphql_reads.MAX_OBJECTS
 
     # -- transport -----------------------------------------------------------------------------
     def _connection(self) -> Requester:
@@ -444,16 +588,27 @@ class GitHubClient:
             self._requester, self._requester_token = self._factory.connect(token), token
         return self._requester
 
-    def _request(self, verb: str, url: str, params: Mapping[str, Any] | None = None,
-                 body: Any = None, write: bool | None = None,
-                 attempts: int | None = None) -> tuple[dict[str, Any], Any]:
-        """One REST call, retried; ``write`` (default: any verb but GET) paces it with the other writes."""
+    def _request(
+        self,
+        verb: str,
+        url: str,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        write: bool | None = None,
+        attempts: int | None = None,
+    ) -> tuple[dict[str, Any], Any]:
+        """One REST call, retried; ``write`` (default: any verb but GET) paces it with the other
+        writes."""
+
         def send() -> tuple[dict[str, Any], Any]:
             connection = self._connection()
             try:
                 headers, data = connection.requestJsonAndCheck(
-                    verb, connection.graphql_url if url == GRAPHQL else url,
-                    parameters=dict(params) if params else None, input=body)
+                    verb,
+                    connection.graphql_url if url == GRAPHQL else url,
+                    parameters=dict(params) if params else None,
+                    input=body,
+                )
             except GithubException as exc:
                 self._note(exc.headers)
                 raise
@@ -467,48 +622,69 @@ class GitHubClient:
                 return send()
 
         try:
-            return self._retrying.run(f"{verb} {url.split('?')[0]}", paced, on_unauthorized=self._token.invalidate,
-                                      attempts=attempts)
+            return self._retrying.run(
+                f"{verb} {url.split('?')[0]}",
+                paced,
+                on_unauthorized=self._token.invalidate,
+                attempts=attempts,
+            )
         except RateLimited as exc:
             hold_until = getattr(self._pacer, "hold_until", None)
-            if exc.secondary and hold_until is not None:  # every worker holds the installation's requests till then
+            # every worker holds the installation's requests till then
+            if exc.secondary and hold_until is not None:
                 hold_until(exc.reset_at, creation_only=exc.creation_only)
             raise
 
-    def _graphql_objects(self, repo: str, fields: Sequence[tuple[str, str]],
-                         trees: bool = False) -> list[Mapping[str, Any] | None] | None:
-        """The objects named by ``fields`` in one GraphQL query; None when GraphQL refuses or fails (the
-        caller uses REST, and so does every later read of this client, i.e. of this job): GitHub Enterprise
-        without GraphQL (404), a GraphQL rate limit or 403, a 5xx or a timeout after one retry, an error
-        in the answer. ``QueryTooBig`` when GitHub says the query exceeded its resource limits or timed
-        out and a smaller batch may pass."""
+    def _graphql_objects(
+        self, repo: str, fields: Sequence[tuple[str, str]], trees: bool = False
+    ) -> list[Mapping[str, Any] | None] | None:
+        """The objects named by ``fields`` in one GraphQL query; None when GraphQL refuses or fails
+        (the caller uses REST, and so does every later read of this client, i.e. of this job):
+        GitHub Enterprise without GraphQL (404), a GraphQL rate limit or 403, a 5xx or a timeout
+        after one retry, an error in the answer. ``QueryTooBig`` when GitHub says the query exceeded
+        its resource limits or timed out and a smaller batch may pass."""
         if not self._graphql:
             return None
         owner, _, name = repo.partition("/")
         query, variables = graphql_reads.objects_query(fields, trees)
         try:
-            _, data = self._request("POST", GRAPHQL, body={"query": query, "variables": {
-                "owner": owner, "name": name, **variables}}, write=False, attempts=GRAPHQL_ATTEMPTS)
+            _, data = self._request(
+                "POST",
+                GRAPHQL,
+                body={"query": query, "variables": {"owner": owner, "name": name, **variables}},
+                write=False,
+                attempts=GRAPHQL_ATTEMPTS,
+            )
             return graphql_reads.answers(data, len(fields))
         except (GitHubError, ValueError) as exc:
             if graphql_reads.too_big(exc) and len(fields) > graphql_reads.MIN_OBJECTS:
                 raise graphql_reads.QueryTooBig(str(exc)) from exc
-            if isinstance(exc, GitHubError) and not (exc.status in (0, 403, 404, 429) or exc.status >= 500):
+            if isinstance(exc, GitHubError) and not (
+                exc.status in (0, 403, 404, 429) or exc.status >= 500
+            ):
                 raise
             log.warning("GraphQL failed a read (%s); reading this job's files over REST", exc)
             self._graphql = False
             return None
 
     def _note(self, headers: Mapping[str, str] | None) -> None:
-        """Record the REST rate limit left (GraphQL has its own points, ``x-ratelimit-resource: graphql``)."""
+        """Record the REST rate limit left (GraphQL has its own points, ``x-ratelimit-resource:
+        graphql``)."""
         lowered = _lower(headers)
         value = lowered.get("x-ratelimit-remaining")
-        if value is not None and value.isdigit() and lowered.get("x-ratelimit-resource") != "graphql":
+        if (
+            value is not None
+            and value.isdigit()
+            and lowered.get("x-ratelimit-resource") != "graphql"
+        ):
             self._remaining = int(value)
             self._factory.stats.rate_limit_remaining = int(value)
 
-    def _pages(self, url: str, limit: int | None = None, query: Mapping[str, str] | None = None) -> Iterator[Any]:
-        """Every item of a paginated list, following ``Link: rel="next"`` (at most ``limit`` items)."""
+    def _pages(
+        self, url: str, limit: int | None = None, query: Mapping[str, str] | None = None
+    ) -> Iterator[Any]:
+        """Every item of a paginated list, following ``Link: rel="next"`` (at most ``limit``
+        items)."""
         next_url: str | None = url
         params: dict[str, Any] | None = {"per_page": PER_PAGE, **(query or {})}
         count = 0
@@ -535,37 +711,54 @@ class GitHubClient:
 
     def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
         """(number, head sha) of the repository's open pull requests."""
-        return [(int(p["number"]), str(p["head"]["sha"]))
-                for p in self._pages(f"/repos/{repo}/pulls", query={"state": "open"})]
+        return [
+            (int(p["number"]), str(p["head"]["sha"]))
+            for p in self._pages(f"/repos/{repo}/pulls", query={"state": "open"})
+        ]
 
     def get_pull_request(self, repo: str, number: int) -> PullRequest:
         _, data = self._request("GET", f"/repos/{repo}/pulls/{number}")
         if isinstance(data.get("changed_files"), int):
             self._changed_files[(repo, number)] = data["changed_files"]
         head, base = data["head"], data["base"]
-        return PullRequest(repo=repo, number=number, head_sha=head["sha"], base_sha=base["sha"],
-                           base_ref=base["ref"], head_ref=head["ref"], author=_login(data.get("user")),
-                           state=data["state"], draft=bool(data.get("draft")),
-                           default_branch=(base.get("repo") or {}).get("default_branch", "main"),
-                           head_repo=(head.get("repo") or {}).get("full_name"), node_id=str(data.get("node_id") or ""),
-                           auto_merge=bool(data.get("auto_merge")), merged=bool(data.get("merged")))
+        return PullRequest(
+            repo=repo,
+            number=number,
+            head_sha=head["sha"],
+            base_sha=base["sha"],
+            base_ref=base["ref"],
+            head_ref=head["ref"],
+            author=_login(data.get("user")),
+            state=data["state"],
+            draft=bool(data.get("draft")),
+            default_branch=(base.get("repo") or {}).get("default_branch", "main"),
+            head_repo=(head.get("repo") or {}).get("full_name"),
+            node_id=str(data.get("node_id") or ""),
+            auto_merge=bool(data.get("auto_merge")),
+            merged=bool(data.get("merged")),
+        )
 
     def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
-        files = [ChangedFile(f["filename"], f["status"], f.get("previous_filename"), f.get("patch"))
-                 for f in self._pages(f"/repos/{repo}/pulls/{number}/files", limit=MAX_PR_FILES)]
+        files = [
+            ChangedFile(f["filename"], f["status"], f.get("previous_filename"), f.get("patch"))
+            for f in self._pages(f"/repos/{repo}/pulls/{number}/files", limit=MAX_PR_FILES)
+        ]
         total = self._changed_files.get((repo, number))
         truncated = len(files) >= MAX_PR_FILES and (total is None or total > len(files))
         return files, truncated
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
-        return [p["number"] for p in self._pages(f"/repos/{repo}/commits/{head_sha}/pulls")
-                if p.get("state") == "open"]
+        return [
+            p["number"]
+            for p in self._pages(f"/repos/{repo}/commits/{head_sha}/pulls")
+            if p.get("state") == "open"
+        ]
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
-        """Files under ``prefixes`` at ``ref``: one recursive tree request now, then one request per blob
-        when it is first read (``LazyTree``; cached by sha). Blobs over 10 MB, symlinks and submodules are
-        named in ``skipped`` (see tree_files); a whole tree (prefix ``""``) too large for GitHub to list
-        comes back with what was listed and ``cut`` saying so."""
+        """Files under ``prefixes`` at ``ref``: one recursive tree request now, then one request per
+        blob when it is first read (``LazyTree``; cached by sha). Blobs over 10 MB, symlinks and
+        submodules are named in ``skipped`` (see tree_files); a whole tree (prefix ``""``) too large
+        for GitHub to list comes back with what was listed and ``cut`` saying so."""
         wanted = normalise_prefixes(prefixes)
         entries: dict[str, tuple[str, int]] = {}
         skipped: dict[str, str] = {}
@@ -595,17 +788,31 @@ class GitHubClient:
             known = self._listed.setdefault(repo, {})
             for path, (sha, size) in entries.items():
                 known.setdefault(sha, (path, size))
-        return LazyTree(entries, lambda sha: self._blob(repo, sha), skipped, skipped_ids,
-                        cut=f"GitHub's listing of the tree at {ref[:12]} stops at 100,000 entries" if cut else "")
+        return LazyTree(
+            entries,
+            lambda sha: self._blob(repo, sha),
+            skipped,
+            skipped_ids,
+            cut=f"GitHub's listing of the tree at {ref[:12]} stops at 100,000 entries"
+            if cut
+            else "",
+        )
 
-    def _tree_entries(self, repo: str, ref: str, wanted: tuple[str, ...]) -> tuple[list[dict[str, Any]], bool]:
-        """The entries under ``wanted`` and whether the listing was cut (only for the whole tree)."""
-        _, data = self._request("GET", f"/repos/{repo}/git/trees/{quote(ref, safe='/')}", {"recursive": "1"})
+    def _tree_entries(
+        self, repo: str, ref: str, wanted: tuple[str, ...]
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """The entries under ``wanted`` and whether the listing was cut (only for the whole
+        tree)."""
+        _, data = self._request(
+            "GET", f"/repos/{repo}/git/trees/{quote(ref, safe='/')}", {"recursive": "1"}
+        )
         if not data.get("truncated"):
             return [e for e in data["tree"] if under_prefixes(e["path"], wanted)], False
-        if "" in wanted:  # the whole tree cannot be listed: say so, never pretend the listing is all of it
+        # the whole tree cannot be listed: say so, never pretend the listing is all of it
+        if "" in wanted:
             return list(data["tree"]), True
-        # Too big for one listing (over 100,000 entries): walk down to each prefix, list only below it.
+        # Too big for one listing (over 100,000 entries): walk down to each prefix, list only below
+        # it.
         found: list[dict[str, Any]] = []
         for prefix in wanted:
             found.extend(self._entries_below(repo, data["sha"], prefix))
@@ -625,13 +832,15 @@ class GitHubClient:
             tree_sha = entry["sha"]
         _, data = self._request("GET", f"/repos/{repo}/git/trees/{tree_sha}", {"recursive": "1"})
         if data.get("truncated"):
-            raise GitHubError(f"the tree under {prefix!r} has too many files for GitHub to list", status=0)
+            raise GitHubError(
+                f"the tree under {prefix!r} has too many files for GitHub to list", status=0
+            )
         base = "/".join(walked)
         return [{**e, "path": f"{base}/{e['path']}" if base else e["path"]} for e in data["tree"]]
 
     def _blob(self, repo: str, sha: str) -> bytes:
-        """A blob by sha: from the cache, else in a GraphQL batch with the listed blobs nearest to it (one
-        request for many), else over REST."""
+        """A blob by sha: from the cache, else in a GraphQL batch with the listed blobs nearest to
+        it (one request for many), else over REST."""
         installation = self._token.installation_id
         with self._blob_lock:
             cached = self._objects.blob(installation, sha)
@@ -639,7 +848,11 @@ class GitHubClient:
                 return cached
             listed = self._listed.get(repo, {})
             if sha in listed and sha not in self._rest_only:
-                wanted = [s for s in listed if not self._objects.has_blob(installation, s) and s not in self._rest_only]
+                wanted = [
+                    s
+                    for s in listed
+                    if not self._objects.has_blob(installation, s) and s not in self._rest_only
+                ]
                 paths = {s: p for s, (p, _) in listed.items()}
                 sizes = {s: n for s, (_, n) in listed.items()}
                 while True:
@@ -649,7 +862,9 @@ class GitHubClient:
                         break
                     except graphql_reads.QueryTooBig as exc:
                         self._batch = max(graphql_reads.MIN_OBJECTS, len(batch) // 2)
-                        log.warning("GraphQL: %s; batches of %d objects from now on", exc, self._batch)
+                        log.warning(
+                            "GraphQL: %s; batches of %d objects from now on", exc, self._batch
+                        )
                 for blob_sha, node in zip(batch, found or (), strict=False):
                     content = graphql_reads.blob_bytes(node)
                     if content is None:
@@ -666,13 +881,16 @@ class GitHubClient:
 
     def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
         try:
-            _, data = self._request("GET", f"/repos/{repo}/contents/{quote(path.strip('/'))}", {"ref": ref})
+            _, data = self._request(
+                "GET", f"/repos/{repo}/contents/{quote(path.strip('/'))}", {"ref": ref}
+            )
         except NotFound:
             return None
         if not isinstance(data, dict) or data.get("type") != "file":
             return None  # a folder, a symlink or a submodule
         if "path" in data and str(data["path"]).strip("/") != path.strip("/"):
-            return None  # GitHub followed a symlink to another file: the bot does not follow symlinks
+            # GitHub followed a symlink to another file: the bot does not follow symlinks
+            return None
         if data.get("encoding") == "base64":
             return _decode(data)
         size = int(data.get("size") or 0)  # over 1 MB the contents API leaves the content out
@@ -681,17 +899,27 @@ class GitHubClient:
         return self._blob(repo, data["sha"])
 
     def read_files(self, repo: str, ref: str, paths: Sequence[str]) -> dict[str, bytes]:
-        """The files among ``paths`` at ``ref`` in one GraphQL query (with their folders' listings, whose
-        modes tell a symlink); what GraphQL cannot give exactly, or all of them when it refuses, over REST."""
+        """The files among ``paths`` at ``ref`` in one GraphQL query (with their folders' listings,
+        whose modes tell a symlink); what GraphQL cannot give exactly, or all of them when it
+        refuses, over REST."""
         wanted = [p.strip("/") for p in paths]
         folders = sorted({p.rpartition("/")[0] for p in wanted})
-        found = self._graphql_objects(repo, [("expression", f"{ref}:{p}") for p in [*wanted, *folders]], trees=True)
+        found = self._graphql_objects(
+            repo, [("expression", f"{ref}:{p}") for p in [*wanted, *folders]], trees=True
+        )
         out: dict[str, bytes] = {}
         for i, path in enumerate(wanted):
             if found is not None:
                 folder, _, name = path.rpartition("/")
-                node, mode = found[i], graphql_reads.entry_mode(found[len(wanted) + folders.index(folder)], name)
-                if node is None or node.get("__typename") != "Blob" or mode == graphql_reads.SYMLINK_MODE:
+                node, mode = (
+                    found[i],
+                    graphql_reads.entry_mode(found[len(wanted) + folders.index(folder)], name),
+                )
+                if (
+                    node is None
+                    or node.get("__typename") != "Blob"
+                    or mode == graphql_reads.SYMLINK_MODE
+                ):
                     continue  # missing, a folder, a submodule or a symlink: not a file
                 content = graphql_reads.blob_bytes(node)
                 if content is not None:
@@ -703,17 +931,35 @@ class GitHubClient:
         return out
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
-        return [ReviewInfo(r["id"], _login(r.get("user")), r["state"], r.get("commit_id") or "", r.get("body") or "")
-                for r in self._pages(f"/repos/{repo}/pulls/{number}/reviews")]
+        return [
+            ReviewInfo(
+                r["id"],
+                _login(r.get("user")),
+                r["state"],
+                r.get("commit_id") or "",
+                r.get("body") or "",
+            )
+            for r in self._pages(f"/repos/{repo}/pulls/{number}/reviews")
+        ]
 
     def list_issue_comments(self, repo: str, number: int) -> list[CommentInfo]:
-        return [CommentInfo(c["id"], _login(c.get("user")), c.get("body") or "")
-                for c in self._pages(f"/repos/{repo}/issues/{number}/comments")]
+        return [
+            CommentInfo(c["id"], _login(c.get("user")), c.get("body") or "")
+            for c in self._pages(f"/repos/{repo}/issues/{number}/comments")
+        ]
 
     def list_review_comments(self, repo: str, number: int) -> list[ReviewCommentInfo]:
-        return [ReviewCommentInfo(c["id"], _login(c.get("user")), c["path"], c.get("line"), c.get("body") or "",
-                                  c.get("commit_id") or "")
-                for c in self._pages(f"/repos/{repo}/pulls/{number}/comments")]
+        return [
+            ReviewCommentInfo(
+                c["id"],
+                _login(c.get("user")),
+                c["path"],
+                c.get("line"),
+                c.get("body") or "",
+                c.get("commit_id") or "",
+            )
+            for c in self._pages(f"/repos/{repo}/pulls/{number}/comments")
+        ]
 
     def get_permission(self, repo: str, login: str) -> str:
         try:
@@ -726,15 +972,16 @@ class GitHubClient:
         team = f"/orgs/{quote(org)}/teams/{quote(team_slug)}"
         installation = self._token.installation_id
         refused = self._factory.team_refusal(installation, team)
-        if refused is not None:  # GitHub would not show this team lately: the same answer, not asked again
+        # GitHub would not show this team lately: the same answer, not asked again
+        if refused is not None:
             raise refused
         try:
             _, data = self._request("GET", f"{team}/memberships/{quote(login)}")
         except NotFound:
-            # 404 means "not a member", but also "this team is hidden from you" (no members: read, another
-            # organisation): only a team the App can see makes the 404 an answer. Raises NotFound otherwise.
-            # The answer is kept an hour for the installation (``AppClientFactory.team_visible``), a hidden
-            # team ten minutes (``team_refusal``).
+            # 404 means "not a member", but also "this team is hidden from you" (no members: read,
+            # another organisation): only a team the App can see makes the 404 an answer. Raises
+            # NotFound otherwise. The answer is kept an hour for the installation
+            # (``AppClientFactory.team_visible``), a hidden team ten minutes (``team_refusal``).
             if not self._factory.team_visible(installation, team):
                 try:
                     self._request("GET", team)
@@ -743,7 +990,8 @@ class GitHubClient:
                     raise
                 self._factory.team_visible(installation, team, seen=True)
             return None
-        except GitHubError as exc:  # 403: the App lacks Members: read (a rate limit is not an answer)
+        # 403: the App lacks Members: read (a rate limit is not an answer)
+        except GitHubError as exc:
             if exc.status == 403 and not isinstance(exc, RateLimited):
                 self._factory.team_refusal(installation, team, exc)
             raise
@@ -757,101 +1005,186 @@ class GitHubClient:
         return self._remaining
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
-        _, data = self._request("GET", f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs",
-                                {**({"check_name": name} if name else {}), "filter": "all", "per_page": PER_PAGE})
+        _, data = self._request(
+            "GET",
+            f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs",
+            {**({"check_name": name} if name else {}), "filter": "all", "per_page": PER_PAGE},
+        )
         runs = data.get("check_runs") if isinstance(data, dict) else None
-        return [CheckRunInfo(int(r["id"]), str(r.get("head_sha") or head_sha), str(r.get("name") or ""),
-                             str(r.get("status") or ""), r.get("conclusion"), str(r.get("external_id") or ""),
-                             int((r.get("output") or {}).get("annotations_count") or 0))
-                for r in runs or ()]
+        return [
+            CheckRunInfo(
+                int(r["id"]),
+                str(r.get("head_sha") or head_sha),
+                str(r.get("name") or ""),
+                str(r.get("status") or ""),
+                r.get("conclusion"),
+                str(r.get("external_id") or ""),
+                int((r.get("output") or {}).get("annotations_count") or 0),
+            )
+            for r in runs or ()
+        ]
 
-    def check_states(self, repo: str, number: int, head_sha: str) -> list[required_checks.CheckState] | None:
+    def check_states(
+        self, repo: str, number: int, head_sha: str
+    ) -> list[required_checks.CheckState] | None:
         if not self._graphql:
             return None
         owner, _, name = repo.partition("/")
         try:
-            _, data = self._request("POST", GRAPHQL, body={"query": required_checks.QUERY, "variables": {
-                "owner": owner, "name": name, "head": head_sha, "number": number}},
-                write=False, attempts=GRAPHQL_ATTEMPTS)
+            _, data = self._request(
+                "POST",
+                GRAPHQL,
+                body={
+                    "query": required_checks.QUERY,
+                    "variables": {"owner": owner, "name": name, "head": head_sha, "number": number},
+                },
+                write=False,
+                attempts=GRAPHQL_ATTEMPTS,
+            )
             return required_checks.parse(data)
         except (GitHubError, ValueError) as exc:
-            log.warning("required checks could not be read over GraphQL (%s); listing check runs", exc)
+            log.warning(
+                "required checks could not be read over GraphQL (%s); listing check runs", exc
+            )
             return None
 
     # -- writing -------------------------------------------------------------------------------
-    def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,
-                         output: CheckRunOutput | None = None, external_id: str = "",
-                         conclusion: CheckConclusion | None = None,
-                         actions: Sequence[Mapping[str, str]] = ()) -> int:
-        body: dict[str, Any] = {"name": name, "head_sha": head_sha,
-                                "status": "completed" if conclusion else status}
+    def create_check_run(
+        self,
+        repo: str,
+        head_sha: str,
+        name: str,
+        status: CheckStatus,
+        output: CheckRunOutput | None = None,
+        external_id: str = "",
+        conclusion: CheckConclusion | None = None,
+        actions: Sequence[Mapping[str, str]] = (),
+    ) -> int:
+        body: dict[str, Any] = {
+            "name": name,
+            "head_sha": head_sha,
+            "status": "completed" if conclusion else status,
+        }
         if external_id:
             body["external_id"] = external_id
         body.update(_check_fields(conclusion, output, actions))
         _, data = self._request("POST", f"/repos/{repo}/check-runs", body=body)
         return int(data["id"])
 
-    def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
-                         conclusion: CheckConclusion | None = None,
-                         output: CheckRunOutput | None = None,
-                         actions: Sequence[Mapping[str, str]] = ()) -> None:
+    def update_check_run(
+        self,
+        repo: str,
+        check_run_id: int,
+        status: CheckStatus | None = None,
+        conclusion: CheckConclusion | None = None,
+        output: CheckRunOutput | None = None,
+        actions: Sequence[Mapping[str, str]] = (),
+    ) -> None:
         body = _check_fields(conclusion, output, actions)
         if status is not None and conclusion is None:
             body["status"] = status
         self._request("PATCH", f"/repos/{repo}/check-runs/{check_run_id}", body=body)
 
-    def create_review(self, repo: str, number: int, commit_sha: str, event: ReviewEvent, body: str,
-                      comments: Sequence[InlineComment] = ()) -> int:
+    def create_review(
+        self,
+        repo: str,
+        number: int,
+        commit_sha: str,
+        event: ReviewEvent,
+        body: str,
+        comments: Sequence[InlineComment] = (),
+    ) -> int:
         payload: dict[str, Any] = {"commit_id": commit_sha, "event": event, "body": body}
         if comments:
-            payload["comments"] = [{"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body}
-                                   | ({"start_line": c.start_line, "start_side": "RIGHT"}
-                                      if c.start_line is not None and c.start_line < c.line else {})
-                                   for c in comments]
+            payload["comments"] = [
+                {"path": c.path, "line": c.line, "side": "RIGHT", "body": c.body}
+                | (
+                    {"start_line": c.start_line, "start_side": "RIGHT"}
+                    if c.start_line is not None and c.start_line < c.line
+                    else {}
+                )
+                for c in comments
+            ]
         _, data = self._request("POST", f"/repos/{repo}/pulls/{number}/reviews", body=payload)
         return int(data["id"])
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
-        self._request("PUT", f"/repos/{repo}/pulls/{number}/reviews/{review_id}/dismissals",
-                      body={"message": message, "event": "DISMISS"})
+        self._request(
+            "PUT",
+            f"/repos/{repo}/pulls/{number}/reviews/{review_id}/dismissals",
+            body={"message": message, "event": "DISMISS"},
+        )
 
-    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
-        _, data = self._request("POST", GRAPHQL, write=True, body={"query": ENABLE_AUTO_MERGE, "variables": {
-            "id": node_id, "head": head_sha, "method": merge_method}})
+    def enable_auto_merge(
+        self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str
+    ) -> None:
+        _, data = self._request(
+            "POST",
+            GRAPHQL,
+            write=True,
+            body={
+                "query": ENABLE_AUTO_MERGE,
+                "variables": {"id": node_id, "head": head_sha, "method": merge_method},
+            },
+        )
         errors = data.get("errors") if isinstance(data, dict) else None
         if errors:
-            kinds = {str(e.get("type") or (e.get("extensions") or {}).get("type"))
-                     for e in errors if isinstance(e, dict)}
-            raise GitHubError("; ".join(str(e.get("message", e)) for e in errors if isinstance(e, dict)) or str(errors),
-                              status=403 if "FORBIDDEN" in kinds else 422)  # GraphQL answers a refusal with 200
+            kinds = {
+                str(e.get("type") or (e.get("extensions") or {}).get("type"))
+                for e in errors
+                if isinstance(e, dict)
+            }
+            raise GitHubError(
+                "; ".join(str(e.get("message", e)) for e in errors if isinstance(e, dict))
+                or str(errors),
+                # GraphQL answers a refusal with 200
+                status=403 if "FORBIDDEN" in kinds else 422,
+            )
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
-        self._request("PUT", f"/repos/{repo}/pulls/{number}/merge",
-                      body={"sha": head_sha, "merge_method": merge_method.lower()})
+        self._request(
+            "PUT",
+            f"/repos/{repo}/pulls/{number}/merge",
+            body={"sha": head_sha, "merge_method": merge_method.lower()},
+        )
 
     def create_issue_comment(self, repo: str, number: int, body: str) -> int:
-        _, data = self._request("POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body})
+        _, data = self._request(
+            "POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body}
+        )
         return int(data["id"])
 
     def edit_issue_comment(self, repo: str, comment_id: int, body: str) -> None:
         self._request("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", body={"body": body})
 
     def list_issues(self, repo: str, creator: str) -> list[IssueInfo]:
-        return [IssueInfo(int(i["number"]), _login(i.get("user")), i.get("title") or "", i.get("body") or "",
-                          i.get("state") or "open")
-                for i in self._pages(f"/repos/{repo}/issues", query={"state": "all", "creator": creator})
-                if "pull_request" not in i and _login(i.get("user")) == creator]
+        return [
+            IssueInfo(
+                int(i["number"]),
+                _login(i.get("user")),
+                i.get("title") or "",
+                i.get("body") or "",
+                i.get("state") or "open",
+            )
+            for i in self._pages(
+                f"/repos/{repo}/issues", query={"state": "all", "creator": creator}
+            )
+            if "pull_request" not in i and _login(i.get("user")) == creator
+        ]
 
     def create_issue(self, repo: str, title: str, body: str) -> int:
-        _, data = self._request("POST", f"/repos/{repo}/issues", body={"title": title, "body": body})
+        _, data = self._request(
+            "POST", f"/repos/{repo}/issues", body={"title": title, "body": body}
+        )
         return int(data["number"])
 
     def edit_issue(self, repo: str, number: int, body: str) -> None:
         self._request("PATCH", f"/repos/{repo}/issues/{number}", body={"body": body})
 
 
-def _check_fields(conclusion: str | None, output: CheckRunOutput | None,
-                  actions: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+def _check_fields(
+    conclusion: str | None, output: CheckRunOutput | None, actions: Sequence[Mapping[str, str]]
+) -> dict[str, Any]:
     body: dict[str, Any] = {}
     if conclusion is not None:
         body["status"] = "completed"

@@ -1,9 +1,10 @@
 """The dashboard issue: created once, then edited in place on every push to the default branch.
 
-As Renovate's Dependency Dashboard, the App keeps one issue per repository, found by the marker line of its
-body among the issues the App opened (open or closed): a second issue is never created. Its body is the
-registry dashboard (``bot.outputs.dashboard``) of the pushed commit, each finding linked to its file and line, and per
-entry the open pull requests whose summary comment says they wait on its owners.
+As Renovate's Dependency Dashboard, the App keeps one issue per repository, found by the marker line
+of its body among the issues the App opened (open or closed): a second issue is never created. Its
+body is the registry dashboard (``bot.outputs.dashboard``) of the pushed commit, each finding linked
+to its file and line, and per entry the open pull requests whose summary comment says they wait on
+its owners.
 """
 
 from __future__ import annotations
@@ -26,33 +27,59 @@ MAX_PULL_REQUESTS = 100  # open pull requests read for "waiting on its owners" (
 
 
 def waiting(gh: GitHubAPI, repo: str) -> dict[str, list[str]]:
-    """Entry -> the open pull requests whose latest review by the App waits on that entry's owners (the hidden
-    line of its summary comment)."""
+    """Entry -> the open pull requests whose latest review by the App waits on that entry's owners
+    (the hidden line of its summary comment)."""
     me = gh.bot_login()
     out: dict[str, list[str]] = {}
     for number, _ in sorted(gh.list_open_pull_requests(repo))[:MAX_PULL_REQUESTS]:
-        summaries = [c for c in gh.list_issue_comments(repo, number) if c.user == me and SUMMARY_MARKER in c.body]
+        summaries = [
+            c
+            for c in gh.list_issue_comments(repo, number)
+            if c.user == me and SUMMARY_MARKER in c.body
+        ]
         for entry in waiting_of(summaries[-1].body) if summaries else ():
             out.setdefault(entry, []).append(f"#{number}")
     return out
 
 
-def body_for(gh: GitHubAPI, repo: str, sha: str, today: datetime.date,
-             checks: Iterable[Check] | None = None) -> str:
+def body_for(
+    gh: GitHubAPI, repo: str, sha: str, today: datetime.date, checks: Iterable[Check] | None = None
+) -> str:
     """The dashboard of ``repo`` at commit ``sha`` as the issue's Markdown."""
-    config, config_findings = load_config(MemorySnapshot(gh.read_files(repo, sha, CONFIG_PATHS), label=sha[:12]))
-    tree = TreeSnapshot(gh.read_tree(repo, sha, (*config.watched(), *EXTRA_PATHS)), label=f"commit {sha[:12]}")
-    report = run_review(ReviewRequest(head=tree, config=config, config_findings=tuple(config_findings),
-                                      today=today, checks=tuple(checks) if checks is not None else None))
+    config, config_findings = load_config(
+        MemorySnapshot(gh.read_files(repo, sha, CONFIG_PATHS), label=sha[:12])
+    )
+    tree = TreeSnapshot(
+        gh.read_tree(repo, sha, (*config.watched(), *EXTRA_PATHS)), label=f"commit {sha[:12]}"
+    )
+    report = run_review(
+        ReviewRequest(
+            head=tree,
+            config=config,
+            config_findings=tuple(config_findings),
+            today=today,
+            checks=tuple(checks) if checks is not None else None,
+        )
+    )
     board = build(report, tree, config, today, pending=waiting(gh, repo), revision=sha)
-    return render_markdown(board, link=lambda path, line: f"https://github.com/{repo}/blob/{sha}/{path}"
-                                                          + (f"#L{line}" if line else ""))
+    return render_markdown(
+        board,
+        link=lambda path, line: (
+            f"https://github.com/{repo}/blob/{sha}/{path}" + (f"#L{line}" if line else "")
+        ),
+    )
 
 
-def refresh(gh: GitHubAPI, repo: str, sha: str, today: datetime.date, checks: Iterable[Check] | None = None) -> str:
-    """Edit the App's dashboard issue (the oldest one with the marker), or create it when there is none."""
+def refresh(
+    gh: GitHubAPI, repo: str, sha: str, today: datetime.date, checks: Iterable[Check] | None = None
+) -> str:
+    """Edit the App's dashboard issue (the oldest one with the marker), or create it when there is
+    none."""
     body = body_for(gh, repo, sha, today, checks)
-    mine = sorted((i for i in gh.list_issues(repo, gh.bot_login()) if MARKER in i.body), key=lambda i: i.number)
+    mine = sorted(
+        (i for i in gh.list_issues(repo, gh.bot_login()) if MARKER in i.body),
+        key=lambda i: i.number,
+    )
     if not mine:
         gh.create_issue(repo, TITLE, body)
         return "dashboard-created"

@@ -1,12 +1,14 @@
-"""Delegated ownership: the App approves a pull request on behalf of the owners of the entries it changes.
+"""Delegated ownership: the App approves a pull request on behalf of the owners of the entries it
+changes.
 
 GitHub counts an approval only from someone with write access, and the companies that own
-``spec/registry/<name>`` have none. So when every entry a change touches is approved by its owners (its
-own CODEOWNERS on the base branch, as the owners check judges), on the exact head commit, and the review
-found nothing blocking, the App submits an APPROVE review saying for whom and on what evidence; with
-``delegation.auto_merge`` it then enables GitHub's auto-merge. A push, a dismissed or changed approval or a
-new blocking finding withdraws (dismisses) that approval. It never approves a change to anything but
-entry folders: root files, core facets, any CODEOWNERS, the bot's configuration (docs/owners.md).
+``spec/registry/<name>`` have none. So when every entry a change touches is approved by its owners
+(its own CODEOWNERS on the base branch, as the owners check judges), on the exact head commit, and
+the review found nothing blocking, the App submits an APPROVE review saying for whom and on what
+evidence; with ``delegation.auto_merge`` it then enables GitHub's auto-merge. A push, a dismissed or
+changed approval or a new blocking finding withdraws (dismisses) that approval. It never approves a
+change to anything but entry folders: root files, core facets, any CODEOWNERS, the bot's
+configuration (docs/owners.md).
 
 ``decide`` is pure (inputs and report in, a ``Delegation`` out); ``withdraw`` (before the check run
 concludes) and ``approve`` (after) are the only writers.
@@ -47,7 +49,8 @@ class EntryConsent:
     name: str
     owners: tuple[str, ...]
     sources: tuple[str, ...]  # "spec/registry/x/CODEOWNERS line 1"
-    approved_by: tuple[str, ...] = ()  # identities (login, org/team, the author) that stand for an owner
+    # identities (login, org/team, the author) that stand for an owner
+    approved_by: tuple[str, ...] = ()
     missing: tuple[tuple[str, ...], ...] = ()  # owner groups of changed files that no one stood for
 
 
@@ -60,7 +63,8 @@ class Delegation:
     entries: tuple[EntryConsent, ...] = ()
     refused: tuple[str, ...] = ()  # why the change is outside delegation (Markdown, inert)
     waiting: tuple[str, ...] = ()  # why it is not approved yet (Markdown, inert)
-    evidence: tuple[str, ...] = field(default=(), compare=False)  # the approving reviews, as Markdown
+    # the approving reviews, as Markdown
+    evidence: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -68,41 +72,79 @@ class Delegation:
 
     def body(self) -> str:
         """The APPROVE review's body: for whom, and on what evidence."""
-        rows = [f"| {code(e.name)} | {', '.join(code(o) for o in e.owners)} ({', '.join(code(s) for s in e.sources)})"
-                f" | {', '.join(code(a) for a in e.approved_by)} |" for e in self.entries]
-        return "\n".join([
-            MARKER.format(sha=self.head_sha),
-            f"**Approved on behalf of the entries' owners** for commit {code(self.head_sha, table=False)}.", "",
-            "| entry | owners (base-branch CODEOWNERS) | approved by |", "| --- | --- | --- |", *rows, "",
-            "Evidence: " + ("; ".join(self.evidence) or "the author is an owner") + ". The **OpenLineage "
-            "registry** check found nothing blocking on this commit.", "",
-            "This approval is for this commit only: a push, a dismissed or changed approval, or a new blocking "
-            "finding withdraws it."])
+        rows = [
+            f"| {code(e.name)} | {', '.join(code(o) for o in e.owners)} "
+            f"({', '.join(code(s) for s in e.sources)}) | "
+            f"{', '.join(code(a) for a in e.approved_by)} |"
+            for e in self.entries
+        ]
+        return "\n".join(
+            [
+                MARKER.format(sha=self.head_sha),
+                f"**Approved on behalf of the entries' owners** for commit "
+                f"{code(self.head_sha, table=False)}.",
+                "",
+                "| entry | owners (base-branch CODEOWNERS) | approved by |",
+                "| --- | --- | --- |",
+                *rows,
+                "",
+                "Evidence: "
+                + ("; ".join(self.evidence) or "the author is an owner")
+                + ". The **OpenLineage "
+                "registry** check found nothing blocking on this commit.",
+                "",
+                "This approval is for this commit only: a push, a dismissed or changed approval, "
+                "or a new blocking finding withdraws it.",
+            ]
+        )
 
     def section(self) -> Section:
-        """The report's "Delegated approval" section: what the App did for the owners, or why not."""
+        """The report's "Delegated approval" section: what the App did for the owners, or why
+        not."""
         if self.approve:
-            who = "; ".join(f"{code(e.name, table=False)} by {', '.join(code(a, table=False) for a in e.approved_by)}"
-                            for e in self.entries)
+            who = "; ".join(
+                f"{code(e.name, table=False)} by "
+                f"{', '.join(code(a, table=False) for a in e.approved_by)}"
+                for e in self.entries
+            )
             text = f"The bot approves this commit on behalf of the entries' owners ({who})."
         elif self.refused:
-            text = "\n".join(["The bot does not approve this change on the owners' behalf:", "",
-                              *(f"- {r}" for r in self.refused), "",
-                              "A maintainer with write access reviews it."])
+            text = "\n".join(
+                [
+                    "The bot does not approve this change on the owners' behalf:",
+                    "",
+                    *(f"- {r}" for r in self.refused),
+                    "",
+                    "A maintainer with write access reviews it.",
+                ]
+            )
         else:
-            text = "\n".join(["The bot approves on the owners' behalf once:", "", *(f"- {r}" for r in self.waiting)])
-        return Section("Delegated approval", text, data={"approve": self.approve, "head_sha": self.head_sha})
+            text = "\n".join(
+                [
+                    "The bot approves on the owners' behalf once:",
+                    "",
+                    *(f"- {r}" for r in self.waiting),
+                ]
+            )
+        return Section(
+            "Delegated approval", text, data={"approve": self.approve, "head_sha": self.head_sha}
+        )
 
 
-def head_approvers(reviews: Sequence[ReviewInfo], head_sha: str, me: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(users whose latest deciding review approves ``head_sha``, users whose approval is of an older commit)."""
+def head_approvers(
+    reviews: Sequence[ReviewInfo], head_sha: str, me: str
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(users whose latest deciding review approves ``head_sha``, users whose approval is of an
+    older commit)."""
     latest: dict[str, ReviewInfo] = {}
     for r in reviews:
         if r.state in DECIDING and r.user != me:
             latest[r.user] = r
     approving = [r for r in latest.values() if r.state == "APPROVED"]
-    return (frozenset(r.user for r in approving if r.commit_id == head_sha),
-            frozenset(r.user for r in approving if r.commit_id != head_sha))
+    return (
+        frozenset(r.user for r in approving if r.commit_id == head_sha),
+        frozenset(r.user for r in approving if r.commit_id != head_sha),
+    )
 
 
 def _protected(path: str, config_registry: str) -> str | None:
@@ -110,14 +152,19 @@ def _protected(path: str, config_registry: str) -> str | None:
     if path in CONFIG_PATHS:
         return f"it changes the bot's configuration ({code(path, table=False)})"
     if path in ROOT_LOCATIONS or path.rsplit("/", 1)[-1] == "CODEOWNERS":
-        return f"it changes a CODEOWNERS file ({code(path, table=False)}), which decides who owns what"
+        return (
+            f"it changes a CODEOWNERS file ({code(path, table=False)}), which decides who owns what"
+        )
     if not path.startswith(config_registry + "/"):
         return f"it changes {code(path, table=False)}, outside the registry's entry folders"
     return None
 
 
-def owner_groups(inputs: ReviewInputs) -> tuple[tuple[str, ...], dict[str, dict[tuple[str, ...], list[str]]]]:
-    """(why the change is outside delegation, entry -> owners of its changed files -> CODEOWNERS lines)."""
+def owner_groups(
+    inputs: ReviewInputs,
+) -> tuple[tuple[str, ...], dict[str, dict[tuple[str, ...], list[str]]]]:
+    """(why the change is outside delegation, entry -> owners of its changed files -> CODEOWNERS
+    lines)."""
     config = inputs.config
     side = side_model(inputs.base, config).owners
     base_registry, head_registry = side.registry, side_model(inputs.head, config).registry
@@ -131,17 +178,34 @@ def owner_groups(inputs: ReviewInputs) -> tuple[tuple[str, ...], dict[str, dict[
         if why is None and entry is not None:
             base_entry = base_registry.entries.get(entry.name)
             own = side.own(base_entry) if base_entry is not None else None
-            rule = own.rule_for(entry_relative(base_entry, path)) if own is not None and base_entry else None
+            rule = (
+                own.rule_for(entry_relative(base_entry, path))
+                if own is not None and base_entry
+                else None
+            )
             if entry.is_core:
-                why = f"it changes the core entry ({code(entry.name, table=False)}), the OpenLineage project's own"
+                why = (
+                    f"it changes the core entry ({code(entry.name, table=False)}), the OpenLineage "
+                    f"project's own"
+                )
             elif not config.delegation.covers(entry.name):
-                why = f"the configuration does not delegate {code(entry.name, table=False)} (`delegation.entries`)"
+                why = (
+                    f"the configuration does not delegate {code(entry.name, table=False)} "
+                    f"(`delegation.entries`)"
+                )
             elif base_entry is None:
-                why = (f"{code(entry.name, table=False)} is a new entry: the registry's maintainers approve a new "
-                       "name")
+                why = (
+                    f"{code(entry.name, table=False)} is a new entry: the registry's maintainers "
+                    f"approve a new "
+                    "name"
+                )
             elif own is None or rule is None or not rule.owners:
-                why = (f"{code(path, table=False)} has no owner in {code(entry.name, table=False)}'s own "
-                       "CODEOWNERS on the base branch (the root CODEOWNERS owners approve it themselves)")
+                why = (
+                    f"{code(path, table=False)} has no owner in {code(entry.name, table=False)}'s "
+                    f"own "
+                    "CODEOWNERS on the base branch (the root CODEOWNERS owners approve it "
+                    "themselves)"
+                )
             else:
                 source = f"{own.path} line {rule.line}"
                 groups.setdefault(entry.name, {}).setdefault(tuple(rule.owners), [])
@@ -152,22 +216,37 @@ def owner_groups(inputs: ReviewInputs) -> tuple[tuple[str, ...], dict[str, dict[
     return tuple(refused), groups
 
 
-def decide(inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None = None) -> Delegation:
+def decide(
+    inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None = None
+) -> Delegation:
     """Whether the App approves ``inputs.pr``'s head for the owners of the entries it changes.
 
-    ``gh``: to read team membership again when some approval is of an older commit (a team counts only
-    through a member's approval of the head); without it such teams do not count.
+    ``gh``: to read team membership again when some approval is of an older commit (a team counts
+    only through a member's approval of the head); without it such teams do not count.
     """
     pr, config = inputs.pr, inputs.config
     head_sha = pr.head_sha
     if not config.delegation.approve:
-        return Delegation(head_sha, False, refused=("delegation is off in the bot's configuration",))
+        return Delegation(
+            head_sha, False, refused=("delegation is off in the bot's configuration",)
+        )
     if inputs.changes.truncated or not inputs.changes.files:
-        return Delegation(head_sha, False, refused=("the bot could not see the whole change"
-                                                    + (f" ({inputs.changes.cut})" if inputs.changes.cut else ""),))
+        return Delegation(
+            head_sha,
+            False,
+            refused=(
+                "the bot could not see the whole change"
+                + (f" ({inputs.changes.cut})" if inputs.changes.cut else ""),
+            ),
+        )
     refused, groups = owner_groups(inputs)
-    refused = (*(f"it could not read {code(f.path, table=False)} ({escape(f.unread)})"
-                 for f in inputs.changes.unread()), *refused)
+    refused = (
+        *(
+            f"it could not read {code(f.path, table=False)} ({escape(f.unread)})"
+            for f in inputs.changes.unread()
+        ),
+        *refused,
+    )
     if refused:
         more = len(refused) - MAX_REASONS
         cut = (*refused[:MAX_REASONS], *([f"and {more:,} more"] if more > 0 else []))
@@ -175,7 +254,8 @@ def decide(inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None =
 
     current, stale = head_approvers(inputs.reviews, head_sha, me)
     teams = inputs.teams.approving
-    if stale:  # the teams counted for the review may rest on an approval of an older commit: ask again
+    # the teams counted for the review may rest on an approval of an older commit: ask again
+    if stale:
         teams = frozenset()
         if gh is not None:
             found = owning_teams(inputs.base, inputs.head, inputs.changes, config)
@@ -192,71 +272,121 @@ def decide(inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None =
                 approved.update(dict.fromkeys(hit))
             else:
                 missing.append(owners)
-                waiting.append(f"an owner of {code(name, table=False)} approves this commit: "
-                               f"{owner_list(code(o, table=False) for o in owners)}")
-        entries.append(EntryConsent(name, tuple(dict.fromkeys(o for g in by_owners for o in g)),
-                                    tuple(dict.fromkeys(s for v in by_owners.values() for s in v)),
-                                    tuple(approved), tuple(missing)))
+                waiting.append(
+                    f"an owner of {code(name, table=False)} approves this commit: "
+                    f"{owner_list(code(o, table=False) for o in owners)}"
+                )
+        entries.append(
+            EntryConsent(
+                name,
+                tuple(dict.fromkeys(o for g in by_owners for o in g)),
+                tuple(dict.fromkeys(s for v in by_owners.values() for s in v)),
+                tuple(approved),
+                tuple(missing),
+            )
+        )
     if stale and waiting:
-        waiting.append("approvals of an older commit do not count: "
-                       + ", ".join(code("@" + u, table=False) for u in sorted(stale)) + " approve the new head")
+        waiting.append(
+            "approvals of an older commit do not count: "
+            + ", ".join(code("@" + u, table=False) for u in sorted(stale))
+            + " approve the new head"
+        )
     if report.verdict is not Verdict.SUCCESS:
-        blocking = [f for f in report.findings if report.is_blocking(f)
-                    and f.rule not in ("owners/approval-required", "owners/codeowners-change-needs-approval")]
+        blocking = [
+            f
+            for f in report.findings
+            if report.is_blocking(f)
+            and f.rule
+            not in ("owners/approval-required", "owners/codeowners-change-needs-approval")
+        ]
         if blocking or report.verdict is Verdict.NEUTRAL or not waiting:
-            waiting.append(f"the review finds nothing blocking (today: {report.verdict.value}, "
-                           f"{len(blocking)} blocking finding(s) besides approvals)")
-    evidence = tuple(f"{code('@' + r.user, table=False)} approved in review {r.id}" for r in inputs.reviews
-                     if r.user in current and r.state == "APPROVED" and r.commit_id == head_sha)
-    return Delegation(head_sha, not waiting, tuple(entries), waiting=tuple(waiting), evidence=evidence)
+            waiting.append(
+                f"the review finds nothing blocking (today: {report.verdict.value}, "
+                f"{len(blocking)} blocking finding(s) besides approvals)"
+            )
+    evidence = tuple(
+        f"{code('@' + r.user, table=False)} approved in review {r.id}"
+        for r in inputs.reviews
+        if r.user in current and r.state == "APPROVED" and r.commit_id == head_sha
+    )
+    return Delegation(
+        head_sha, not waiting, tuple(entries), waiting=tuple(waiting), evidence=evidence
+    )
 
 
 def is_delegated_approval(review: ReviewInfo, me: str) -> bool:
     return review.user == me and review.state == "APPROVED" and _MARKER_START in review.body
 
 
-def withdraw(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Sequence[ReviewInfo],
-             refusals: Refusals | None = None) -> tuple[ReviewInfo, ...]:
-    """Dismiss the App's approvals that no longer hold (another commit's; this one's when it no longer
-    approves). Runs before the check run concludes, so that no passing check ever stands next to a stale
-    approval. A dismissal GitHub refuses is recorded in ``refusals`` (the approval stays). Returns the reviews
-    as they are now."""
+def withdraw(
+    gh: GitHubAPI,
+    pr: PullRequest,
+    delegation: Delegation,
+    reviews: Sequence[ReviewInfo],
+    refusals: Refusals | None = None,
+) -> tuple[ReviewInfo, ...]:
+    """Dismiss the App's approvals that no longer hold (another commit's; this one's when it no
+    longer approves). Runs before the check run concludes, so that no passing check ever stands next
+    to a stale approval. A dismissal GitHub refuses is recorded in ``refusals`` (the approval
+    stays). Returns the reviews as they are now."""
     refusals = refusals if refusals is not None else Refusals()
     me = gh.bot_login()
     now: list[ReviewInfo] = []
     kept = False
     for r in reviews:
-        if is_delegated_approval(r, me) and r.commit_id == delegation.head_sha and delegation.approve and not kept:
+        if (
+            is_delegated_approval(r, me)
+            and r.commit_id == delegation.head_sha
+            and delegation.approve
+            and not kept
+        ):
             kept = True
         elif is_delegated_approval(r, me):
             if r.commit_id != delegation.head_sha:
-                why = f"New commits were pushed (now {pr.head_sha[:12]}): the owners approve the new head."
+                why = (
+                    f"New commits were pushed (now {pr.head_sha[:12]}): the owners approve the new "
+                    f"head."
+                )
             else:
-                why = "Withdrawn: " + "; ".join(delegation.reasons or ("the approval no longer holds",))
+                why = "Withdrawn: " + "; ".join(
+                    delegation.reasons or ("the approval no longer holds",)
+                )
+
             def dismiss(review_id: int = r.id, message: str = why[:1000]) -> None:
                 gh.dismiss_review(pr.repo, pr.number, review_id, message)
+
             if refusals.done("dismiss", dismiss):
                 r = replace(r, state="DISMISSED")
         now.append(r)
     return tuple(now)
 
 
-def approve(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Sequence[ReviewInfo],
-            merge: bool = False, merge_method: str = "SQUASH",
-            refusals: Refusals | None = None) -> tuple[str, tuple[ReviewInfo, ...]]:
-    """Approve ``delegation.head_sha`` when it should (once) and (``merge``) enable auto-merge. Returns what it
-    did and the reviews as they are now (for the publisher). What GitHub refuses is recorded in ``refusals``
-    and named in the outcome."""
+def approve(
+    gh: GitHubAPI,
+    pr: PullRequest,
+    delegation: Delegation,
+    reviews: Sequence[ReviewInfo],
+    merge: bool = False,
+    merge_method: str = "SQUASH",
+    refusals: Refusals | None = None,
+) -> tuple[str, tuple[ReviewInfo, ...]]:
+    """Approve ``delegation.head_sha`` when it should (once) and (``merge``) enable auto-merge.
+    Returns what it did and the reviews as they are now (for the publisher). What GitHub refuses is
+    recorded in ``refusals`` and named in the outcome."""
     refusals = refusals if refusals is not None else Refusals()
     me = gh.bot_login()
     if not delegation.approve:
         return "not approved", tuple(reviews)
     outcome = "approval kept"
     now = list(reviews)
-    if not any(is_delegated_approval(r, me) and r.commit_id == delegation.head_sha for r in reviews):
+    if not any(
+        is_delegated_approval(r, me) and r.commit_id == delegation.head_sha for r in reviews
+    ):
         body = cut_lines(delegation.body(), BODY_LIMIT, "(cut to fit GitHub's size limit)")
-        review_id = refusals.attempt("approve", lambda: gh.create_review(
-            pr.repo, pr.number, delegation.head_sha, "APPROVE", body))
+        review_id = refusals.attempt(
+            "approve",
+            lambda: gh.create_review(pr.repo, pr.number, delegation.head_sha, "APPROVE", body),
+        )
         if review_id is None:
             return "approval refused", tuple(now)
         now.append(ReviewInfo(review_id, me, "APPROVED", delegation.head_sha, body))
@@ -266,12 +396,15 @@ def approve(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, reviews: Seq
     return outcome, tuple(now)
 
 
-MERGEABLE_NOW = ("clean status", "unstable status")  # GitHub's refusals of auto-merge for a pull request that can merge
+# GitHub's refusals of auto-merge for a pull request that can merge
+MERGEABLE_NOW = ("clean status", "unstable status")
 
 
-def enable_merge(gh: GitHubAPI, pr: PullRequest, method: str, refusals: Refusals | None = None) -> str:
-    """Enable auto-merge; GitHub refuses it for a pull request that can merge now ("clean status", or
-    "unstable status" when only checks that are not required are red or pending): merge it."""
+def enable_merge(
+    gh: GitHubAPI, pr: PullRequest, method: str, refusals: Refusals | None = None
+) -> str:
+    """Enable auto-merge; GitHub refuses it for a pull request that can merge now ("clean status",
+    or "unstable status" when only checks that are not required are red or pending): merge it."""
     refusals = refusals if refusals is not None else Refusals()
     try:
         gh.enable_auto_merge(pr.repo, pr.number, pr.node_id, pr.head_sha, method)
@@ -282,7 +415,9 @@ def enable_merge(gh: GitHubAPI, pr: PullRequest, method: str, refusals: Refusals
             if exc.status in (403, 404):
                 refusals.add("auto-merge", exc)
             return f"auto-merge refused ({exc})"
-    if not refusals.done("merge", lambda: gh.merge_pull_request(pr.repo, pr.number, pr.head_sha, method)):
+    if not refusals.done(
+        "merge", lambda: gh.merge_pull_request(pr.repo, pr.number, pr.head_sha, method)
+    ):
         return "merge refused"
     return "merged"
 
@@ -290,16 +425,18 @@ def enable_merge(gh: GitHubAPI, pr: PullRequest, method: str, refusals: Refusals
 # -- the worker's entry points ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class OwnerStep:
-    """The decision for one review and the pull request's reviews once stale approvals are withdrawn."""
+    """The decision for one review and the pull request's reviews once stale approvals are
+    withdrawn."""
 
     delegation: Delegation
     reviews: tuple[ReviewInfo, ...]
 
 
 class OwnersStage:
-    """Delegation as the last stage of the App's review: decides for the owners (reads only) and adds the
-    "Delegated approval" section; ``withdraw`` (after the head is known current) retracts what no longer holds.
-    A change the bot could not see whole or read in full is refused, and an approval given earlier withdrawn."""
+    """Delegation as the last stage of the App's review: decides for the owners (reads only) and
+    adds the "Delegated approval" section; ``withdraw`` (after the head is known current) retracts
+    what no longer holds. A change the bot could not see whole or read in full is refused, and an
+    approval given earlier withdrawn."""
 
     def __init__(self, gh: GitHubAPI, inputs: ReviewInputs) -> None:
         self.gh, self.inputs = gh, inputs
@@ -319,16 +456,24 @@ class OwnersStage:
         return OwnerStep(self.delegation, reviews)
 
 
-def act_for_owners(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs, step: OwnerStep | None,
-                   refusals: Refusals | None = None) -> tuple[tuple[ReviewInfo, ...], tuple[Section, ...]]:
-    """Approve and enable auto-merge (after the check run concluded); returns the reviews as they now are and
-    the merge status section for the summary comment (none when auto-merge is not configured). What GitHub
-    refuses is said in the Merge section, or, without one, recorded in ``refusals``."""
+def act_for_owners(
+    gh: GitHubAPI,
+    pr: PullRequest,
+    inputs: ReviewInputs,
+    step: OwnerStep | None,
+    refusals: Refusals | None = None,
+) -> tuple[tuple[ReviewInfo, ...], tuple[Section, ...]]:
+    """Approve and enable auto-merge (after the check run concluded); returns the reviews as they
+    now are and the merge status section for the summary comment (none when auto-merge is not
+    configured). What GitHub refuses is said in the Merge section, or, without one, recorded in
+    ``refusals``."""
     if step is None:
         return inputs.reviews, ()
     policy = inputs.config.delegation
     mine = Refusals()
-    outcome, reviews = approve(gh, pr, step.delegation, step.reviews, policy.auto_merge, policy.merge_method, mine)
+    outcome, reviews = approve(
+        gh, pr, step.delegation, step.reviews, policy.auto_merge, policy.merge_method, mine
+    )
     log.info("delegated approval: %s", outcome)
     if not policy.auto_merge:
         for refusal in mine.found:
@@ -338,39 +483,71 @@ def act_for_owners(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs, step: O
     return reviews, (merge_section(gh, pr, step.delegation, outcome, mine),)
 
 
-def merge_section(gh: GitHubAPI, pr: PullRequest, delegation: Delegation, outcome: str,
-                  refusals: Refusals | None = None) -> Section:
-    """Why the pull request is (not) merging: the owners still missing, the check runs that have not passed,
-    what GitHub refused and what to grant for it."""
+def merge_section(
+    gh: GitHubAPI,
+    pr: PullRequest,
+    delegation: Delegation,
+    outcome: str,
+    refusals: Refusals | None = None,
+) -> Section:
+    """Why the pull request is (not) merging: the owners still missing, the check runs that have not
+    passed, what GitHub refused and what to grant for it."""
     if outcome.endswith("merged"):
         text = f"Merged at {code(pr.head_sha[:12], table=False)}."
     elif not delegation.approve:
-        text = "\n".join(["Not merging yet: the bot has not approved on the owners' behalf.", "",
-                          *(f"- {r}" for r in delegation.reasons)])
+        text = "\n".join(
+            [
+                "Not merging yet: the bot has not approved on the owners' behalf.",
+                "",
+                *(f"- {r}" for r in delegation.reasons),
+            ]
+        )
     elif refusals:
-        text = "\n".join(["Not merging: GitHub refused what the bot does for the owners; a maintainer merges this "
-                          "pull request, or an administrator changes what is named below and re-runs the check.", "",
-                          *(r.line() for r in refusals.found)])
+        text = "\n".join(
+            [
+                "Not merging: GitHub refused what the bot does for the owners; a maintainer merges "
+                "this pull request, or an administrator changes what is named below and re-runs "
+                "the check.",
+                "",
+                *(r.line() for r in refusals.found),
+            ]
+        )
     elif "refused" in outcome:
-        text = "The bot approved, but GitHub refused auto-merge; a maintainer merges this pull request."
+        text = (
+            "The bot approved, but GitHub refused auto-merge; a maintainer merges this pull "
+            "request."
+        )
     else:
-        text = "\n".join(["Auto-merge is enabled: GitHub merges this pull request once every required check "
-                          "passes and its branch protection is satisfied.", *check_lines(gh, pr)])
+        text = "\n".join(
+            [
+                "Auto-merge is enabled: GitHub merges this pull request once every required check "
+                "passes and its branch protection is satisfied.",
+                *check_lines(gh, pr),
+            ]
+        )
     return Section("Merge", text, data={"outcome": outcome})
 
 
 def check_lines(gh: GitHubAPI, pr: PullRequest) -> list[str]:
-    """The checks that hold the merge back: required ones failing and pending, then the others (GraphQL
-    ``isRequired``); when GraphQL cannot tell, the check runs that have not passed, required or not."""
+    """The checks that hold the merge back: required ones failing and pending, then the others
+    (GraphQL ``isRequired``); when GraphQL cannot tell, the check runs that have not passed,
+    required or not."""
     states = gh.check_states(pr.repo, pr.number, pr.head_sha)
     if states is not None:
         return merge_lines(states)
     try:
-        newest = {r.name: r for r in reversed(gh.list_check_runs(pr.repo, pr.head_sha, ""))}  # listed newest first
-        runs = [r for r in newest.values()
-                if r.status != "completed" or r.conclusion not in ("success", "neutral", "skipped")]
+        # listed newest first
+        newest = {r.name: r for r in reversed(gh.list_check_runs(pr.repo, pr.head_sha, ""))}
+        runs = [
+            r
+            for r in newest.values()
+            if r.status != "completed" or r.conclusion not in ("success", "neutral", "skipped")
+        ]
     except GitHubError as exc:
         log.warning("check runs could not be listed: %s", exc)
         runs = []
-    lines = [f"- {code(r.name, table=False)}: {code(r.conclusion or r.status, table=False)}" for r in runs]
+    lines = [
+        f"- {code(r.name, table=False)}: {code(r.conclusion or r.status, table=False)}"
+        for r in runs
+    ]
     return ["", "Check runs on this commit that have not passed:", "", *lines] if lines else []

@@ -17,13 +17,24 @@ WAIVE_COMMAND = "/registry-bot waive"  # proposes a waiver (a reply), never chan
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
-KNOWN_EVENTS = frozenset({"ping", "pull_request", "pull_request_review", "check_suite", "check_run",
-                          "issue_comment", "push", *LOGGED_EVENTS})
+KNOWN_EVENTS = frozenset(
+    {
+        "ping",
+        "pull_request",
+        "pull_request_review",
+        "check_suite",
+        "check_run",
+        "issue_comment",
+        "push",
+        *LOGGED_EVENTS,
+    }
+)
 
 
 @dataclass(frozen=True)
 class Job:
-    """One review to do. ``number`` is 0 when only ``head_sha`` is known (a check suite of a fork)."""
+    """One review to do. ``number`` is 0 when only ``head_sha`` is known (a check suite of a
+    fork)."""
 
     delivery: str
     event: str
@@ -34,21 +45,24 @@ class Job:
     head_sha: str = ""
     requester: str = ""  # who asked for a recheck: their permission is checked before reviewing
     rerun: bool = False  # a re-run request: always create a new check run
-    check_run_id: int = 0  # the check run an interrupted attempt started (resumed, never left in progress)
+    # the check run an interrupted attempt started (resumed, never left in progress)
+    check_run_id: int = 0
     check_run_sha: str = ""  # the head that check run is for
     deferrals: int = 0  # times the job was put off until GitHub's rate limit reset
-    command: str = ""  # a comment command that only answers (``/registry-bot waive ...``): no review
+    # a comment command that only answers (``/registry-bot waive ...``): no review
+    command: str = ""
 
     @property
     def pr_key(self) -> str:
-        if self.event == "push":  # one dashboard per repository: the newest push wins, one at a time
+        # one dashboard per repository: the newest push wins, one at a time
+        if self.event == "push":
             return f"{self.repo}#dashboard"
         return f"{self.repo}#{self.number}" if self.number else f"{self.repo}@{self.head_sha}"
 
     def record(self) -> dict[str, object]:
-        """The job as the queue stores it. A field added since the release before (``command``) is written
-        only when set, so that release's workers, which reject keys they do not know, still read every
-        review job during a rolling upgrade (docs/app.md, "Upgrades")."""
+        """The job as the queue stores it. A field added since the release before (``command``) is
+        written only when set, so that release's workers, which reject keys they do not know, still
+        read every review job during a rolling upgrade (docs/app.md, "Upgrades")."""
         fields = asdict(self)
         if not self.command:
             del fields["command"]
@@ -60,7 +74,8 @@ class Job:
 
 @dataclass(frozen=True)
 class Decision:
-    """What the web endpoint does with a delivery: enqueue ``job``, or answer ``status`` with ``reason``."""
+    """What the web endpoint does with a delivery: enqueue ``job``, or answer ``status`` with
+    ``reason``."""
 
     status: int
     reason: str
@@ -74,7 +89,8 @@ def _pr_from_list(items: Any) -> int:
 
 
 def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
-    """Turn a verified delivery into a job, or say why it is ignored (400: why its payload is malformed)."""
+    """Turn a verified delivery into a job, or say why it is ignored (400: why its payload is
+    malformed)."""
     if event == "ping":
         return Decision(200, "pong")
     if event not in KNOWN_EVENTS:
@@ -94,29 +110,58 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
     if event == "push":  # the default branch moved (a merge): refresh the dashboard issue
         branch = (payload.get("repository") or {}).get("default_branch")
         after = str(payload.get("after") or "")
-        if payload.get("ref") != f"refs/heads/{branch}" or payload.get("deleted") or not after.strip("0"):
+        if (
+            payload.get("ref") != f"refs/heads/{branch}"
+            or payload.get("deleted")
+            or not after.strip("0")
+        ):
             return Decision(202, "push to another branch than the default one; ignored")
         return Decision(202, "queued", replace(base, head_sha=after))
     if event == "pull_request":
         pr = payload.get("pull_request") or {}
         changes = payload.get("changes") or {}
         if action in PR_ACTIONS or (action == "edited" and "base" in changes):
-            return Decision(202, "queued", replace(base, number=int(pr.get("number") or payload.get("number") or 0),
-                                               head_sha=str((pr.get("head") or {}).get("sha") or "")))
+            return Decision(
+                202,
+                "queued",
+                replace(
+                    base,
+                    number=int(pr.get("number") or payload.get("number") or 0),
+                    head_sha=str((pr.get("head") or {}).get("sha") or ""),
+                ),
+            )
         return Decision(202, f"pull_request.{action} needs no review; ignored")
     if event == "pull_request_review":
         pr = payload.get("pull_request") or {}
         if str((payload.get("sender") or {}).get("type") or "") == "Bot":
-            return Decision(202, f"pull_request_review.{action} by a bot (the App's own reviews) ignored")
-        if action in REVIEW_ACTIONS:  # a review submitted, edited or dismissed can change the verdict
-            return Decision(202, "queued", replace(base, number=int(pr.get("number") or 0),
-                                               head_sha=str((pr.get("head") or {}).get("sha") or "")))
+            return Decision(
+                202, f"pull_request_review.{action} by a bot (the App's own reviews) ignored"
+            )
+        # a review submitted, edited or dismissed can change the verdict
+        if action in REVIEW_ACTIONS:
+            return Decision(
+                202,
+                "queued",
+                replace(
+                    base,
+                    number=int(pr.get("number") or 0),
+                    head_sha=str((pr.get("head") or {}).get("sha") or ""),
+                ),
+            )
         return Decision(202, f"pull_request_review.{action} ignored")
     if event in ("check_suite", "check_run"):
         obj = payload.get(event) or {}
         if action == "rerequested" or (event == "check_run" and action == "requested_action"):
-            return Decision(202, "queued", replace(base, number=_pr_from_list(obj.get("pull_requests")),
-                                               head_sha=str(obj.get("head_sha") or ""), rerun=True))
+            return Decision(
+                202,
+                "queued",
+                replace(
+                    base,
+                    number=_pr_from_list(obj.get("pull_requests")),
+                    head_sha=str(obj.get("head_sha") or ""),
+                    rerun=True,
+                ),
+            )
         return Decision(202, f"{event}.{action} ignored")
     # issue_comment
     issue = payload.get("issue") or {}
@@ -125,13 +170,36 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
     if action != "created" or "pull_request" not in issue:
         return Decision(202, f"issue_comment.{action} not on a pull request; ignored")
     commenter = str((comment.get("user") or {}).get("login") or "")
-    waive = next((line.strip() for line in body.splitlines() if line.strip().startswith(WAIVE_COMMAND + " ")), None)
+    waive = next(
+        (
+            line.strip()
+            for line in body.splitlines()
+            if line.strip().startswith(WAIVE_COMMAND + " ")
+        ),
+        None,
+    )
     if waive is not None and str((comment.get("user") or {}).get("type") or "") == "Bot":
         return Decision(202, "waive command from a bot (the App's own replies included) ignored")
     if waive is not None:  # from anyone: the answer is a proposal, never a change
-        return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0), requester=commenter,
-                                               command=waive[:2_000]))
+        return Decision(
+            202,
+            "queued",
+            replace(
+                base,
+                number=int(issue.get("number") or 0),
+                requester=commenter,
+                command=waive[:2_000],
+            ),
+        )
     if not any(line.strip().startswith(RECHECK_COMMAND) for line in body.splitlines()):
         return Decision(202, "comment without the recheck command; ignored")
-    return Decision(202, "queued", replace(base, number=int(issue.get("number") or 0),
-                                       requester=str((comment.get("user") or {}).get("login") or ""), rerun=True))
+    return Decision(
+        202,
+        "queued",
+        replace(
+            base,
+            number=int(issue.get("number") or 0),
+            requester=str((comment.get("user") or {}).get("login") or ""),
+            rerun=True,
+        ),
+    )

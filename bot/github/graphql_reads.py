@@ -1,4 +1,5 @@
-"""Many files in one GitHub request: GraphQL ``repository { object(...) { ... on Blob { text } } }``, aliased.
+"""Many files in one GitHub request: GraphQL ``repository { object(...) { ... on Blob { text } }
+}``, aliased.
 
 REST gives one blob per request; a review reads about 50 (``docs/github.md``). GraphQL's
 ``Repository.object`` takes a blob's ``oid`` or a ``REV:PATH`` expression, and one query may carry
@@ -7,8 +8,9 @@ null (binary), truncated, or whose UTF-8 length differs from ``byteSize`` (bytes
 replaced) is left out, and the caller reads it over REST.
 
 GitHub's limits: the node limit (500,000) counts connections only, and these fields are none, so a
-query costs one rate-limit point; GitHub stops a query after 10 seconds. A batch therefore stays small:
-at most ``MAX_OBJECTS`` fields and ``MAX_BYTES`` of blob content (sizes from the tree listing).
+query costs one rate-limit point; GitHub stops a query after 10 seconds. A batch therefore stays
+small: at most ``MAX_OBJECTS`` fields and ``MAX_BYTES`` of blob content (sizes from the tree
+listing).
 """
 
 from __future__ import annotations
@@ -24,21 +26,33 @@ TREE_FIELDS = " ... on Tree { entries { name mode } }"
 SYMLINK_MODE = 0o120000
 
 
-def objects_query(fields: Sequence[tuple[str, str]], trees: bool = False) -> tuple[str, dict[str, Any]]:
-    """Query text and variables for ``[(argument, value)]`` (argument ``oid`` or ``expression``): field
-    ``o<i>`` of the answer is the object of the i-th pair, a blob's content (and with ``trees`` a folder's
-    entries), spelled once in a fragment."""
-    params = ", ".join(f"$v{i}: {'GitObjectID' if arg == 'oid' else 'String'}!" for i, (arg, _) in enumerate(fields))
+def objects_query(
+    fields: Sequence[tuple[str, str]], trees: bool = False
+) -> tuple[str, dict[str, Any]]:
+    """Query text and variables for ``[(argument, value)]`` (argument ``oid`` or ``expression``):
+    field ``o<i>`` of the answer is the object of the i-th pair, a blob's content (and with
+    ``trees`` a folder's entries), spelled once in a fragment."""
+    params = ", ".join(
+        f"$v{i}: {'GitObjectID' if arg == 'oid' else 'String'}!"
+        for i, (arg, _) in enumerate(fields)
+    )
     body = " ".join(f"o{i}: object({arg}: $v{i}) {{ ...f }}" for i, (arg, _) in enumerate(fields))
-    query = (f"query($owner: String!, $name: String!, {params}) "
-             f"{{ repository(owner: $owner, name: $name) {{ {body} }} }} "
-             f"fragment f on GitObject {{ {BLOB_FIELDS}{TREE_FIELDS if trees else ''} }}")
+    query = (
+        f"query($owner: String!, $name: String!, {params}) "
+        f"{{ repository(owner: $owner, name: $name) {{ {body} }} }} "
+        f"fragment f on GitObject {{ {BLOB_FIELDS}{TREE_FIELDS if trees else ''} }}"
+    )
     return query, {f"v{i}": value for i, (_, value) in enumerate(fields)}
 
 
 def blob_bytes(node: Mapping[str, Any] | None) -> bytes | None:
     """The exact content of a ``Blob`` answer, or None when GraphQL could not give it exactly."""
-    if not node or node.get("__typename") != "Blob" or node.get("isTruncated") or node.get("isBinary"):
+    if (
+        not node
+        or node.get("__typename") != "Blob"
+        or node.get("isTruncated")
+        or node.get("isBinary")
+    ):
         return None
     text = node.get("text")
     if not isinstance(text, str):
@@ -48,14 +62,20 @@ def blob_bytes(node: Mapping[str, Any] | None) -> bytes | None:
 
 
 def answers(data: Any, count: int) -> list[Mapping[str, Any] | None]:
-    """The ``o<i>`` objects of a response (None where missing), or raise ``ValueError`` for a response
-    without a repository (GraphQL errors, not an answer to this query)."""
+    """The ``o<i>`` objects of a response (None where missing), or raise ``ValueError`` for a
+    response without a repository (GraphQL errors, not an answer to this query)."""
     repo = ((data or {}).get("data") or {}).get("repository") if isinstance(data, dict) else None
     if not isinstance(repo, dict):
         errors = data.get("errors") if isinstance(data, dict) else None
-        raise ValueError("; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e)
-                                   for e in errors or ()) or "no repository in the answer")
-    return [repo.get(f"o{i}") if isinstance(repo.get(f"o{i}"), dict) else None for i in range(count)]
+        raise ValueError(
+            "; ".join(
+                str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors or ()
+            )
+            or "no repository in the answer"
+        )
+    return [
+        repo.get(f"o{i}") if isinstance(repo.get(f"o{i}"), dict) else None for i in range(count)
+    ]
 
 
 def entry_mode(folder: Mapping[str, Any] | None, name: str) -> int | None:
@@ -67,28 +87,40 @@ def entry_mode(folder: Mapping[str, Any] | None, name: str) -> int | None:
 
 
 class QueryTooBig(Exception):
-    """GitHub stopped the query for its resource limits, or it timed out: a smaller batch may pass."""
+    """GitHub stopped the query for its resource limits, or it timed out: a smaller batch may
+    pass."""
 
 
 def too_big(exc: BaseException) -> bool:
-    """Whether a failed query says it was too big or too slow: GraphQL's ``RESOURCE_LIMITS_EXCEEDED``, a
-    504, or a request that timed out."""
+    """Whether a failed query says it was too big or too slow: GraphQL's
+    ``RESOURCE_LIMITS_EXCEEDED``, a 504, or a request that timed out."""
     text = str(exc).lower()
     status = getattr(exc, "status", None)
-    return ("resource limits" in text or "resource_limits" in text or status == 504
-            or (status == 0 and ("timed out" in text or "timeout" in text)))
+    return (
+        "resource limits" in text
+        or "resource_limits" in text
+        or status == 504
+        or (status == 0 and ("timed out" in text or "timeout" in text))
+    )
 
 
-def nearest_first(wanted: str, path_of: Mapping[str, str], size_of: Mapping[str, int],
-                  candidates: Iterable[str], limit: int = MAX_OBJECTS) -> list[str]:
-    """``wanted`` and then the candidates whose paths lie nearest to its path (the same folder first),
-    as many as one batch holds (``limit`` objects, ``MAX_BYTES``)."""
+def nearest_first(
+    wanted: str,
+    path_of: Mapping[str, str],
+    size_of: Mapping[str, int],
+    candidates: Iterable[str],
+    limit: int = MAX_OBJECTS,
+) -> list[str]:
+    """``wanted`` and then the candidates whose paths lie nearest to its path (the same folder
+    first), as many as one batch holds (``limit`` objects, ``MAX_BYTES``)."""
     home = path_of.get(wanted, "").split("/")[:-1]
 
     def distance(sha: str) -> tuple[int, str]:
         folder = path_of.get(sha, "").split("/")[:-1]
-        shared = next((i for i, (a, b) in enumerate(zip(home, folder, strict=False)) if a != b),
-                      min(len(home), len(folder)))
+        shared = next(
+            (i for i, (a, b) in enumerate(zip(home, folder, strict=False)) if a != b),
+            min(len(home), len(folder)),
+        )
         return (len(home) - shared) + (len(folder) - shared), path_of.get(sha, "")
 
     batch, total = [wanted], size_of.get(wanted, 0)

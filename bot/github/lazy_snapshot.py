@@ -28,9 +28,14 @@ class LazyTree(Mapping[str, bytes]):
     (symlinks, submodules, blobs over the size limit), as in ``tree_files.TreeFiles``.
     """
 
-    def __init__(self, entries: Mapping[str, tuple[str, int]], fetch: Callable[[str], bytes],
-                 skipped: Mapping[str, str] | None = None, skipped_ids: Mapping[str, str] | None = None,
-                 cut: str = "") -> None:
+    def __init__(
+        self,
+        entries: Mapping[str, tuple[str, int]],
+        fetch: Callable[[str], bytes],
+        skipped: Mapping[str, str] | None = None,
+        skipped_ids: Mapping[str, str] | None = None,
+        cut: str = "",
+    ) -> None:
         self._entries = dict(entries)  # path -> (blob sha, size)
         self._fetch = fetch
         self._lock = threading.Lock()
@@ -62,7 +67,8 @@ class LazyTree(Mapping[str, bytes]):
 
 
 class TreeSnapshot:
-    """A ``Snapshot`` over what ``GitHubAPI.read_tree`` returned: lazy for a ``LazyTree``, plain for a dict."""
+    """A ``Snapshot`` over what ``GitHubAPI.read_tree`` returned: lazy for a ``LazyTree``, plain for
+    a dict."""
 
     def __init__(self, tree: Mapping[str, bytes], label: str) -> None:
         self._tree = tree
@@ -76,14 +82,18 @@ class TreeSnapshot:
 
     @property
     def skipped(self) -> Mapping[str, str]:
-        """The listed paths not read as files (symlinks, submodules, blobs over the limit): path -> why."""
+        """The listed paths not read as files (symlinks, submodules, blobs over the limit): path ->
+        why."""
         return getattr(self._tree, "skipped", {})
 
     def object_ids(self) -> dict[str, str]:
-        """Every listed path, files and skipped ones, with what identifies its content (nothing downloaded)."""
+        """Every listed path, files and skipped ones, with what identifies its content (nothing
+        downloaded)."""
         ids = {path: self.blob_id(path) for path in self._sorted}
         skipped_ids: Mapping[str, str] = getattr(self._tree, "skipped_ids", {})
-        ids.update({path: f"{why} {skipped_ids.get(path, '')}" for path, why in self.skipped.items()})
+        ids.update(
+            {path: f"{why} {skipped_ids.get(path, '')}" for path, why in self.skipped.items()}
+        )
         return ids
 
     @property
@@ -100,8 +110,8 @@ class TreeSnapshot:
         return len(self._tree[key])
 
     def blob_id(self, path: str) -> str:
-        """What identifies ``path``'s content: its blob sha when listed lazily (nothing downloaded), else a
-        hash of the content."""
+        """What identifies ``path``'s content: its blob sha when listed lazily (nothing downloaded),
+        else a hash of the content."""
         key = self._paths[check_relative(path)]
         if isinstance(self._tree, LazyTree):
             return self._tree.sha(key)
@@ -119,7 +129,8 @@ class TreeSnapshot:
 
 
 def raise_read_failure(*snapshots: object) -> None:
-    """Raise the first download failure of a ``TreeSnapshot`` (a review that missed a file is void)."""
+    """Raise the first download failure of a ``TreeSnapshot`` (a review that missed a file is
+    void)."""
     for snapshot in snapshots:
         failure = getattr(snapshot, "failure", None)
         if failure is not None:

@@ -1,8 +1,8 @@
-"""GitHub's limits, written once: the client, the in-memory GitHub (``LocalGitHub``, the stand-in) and the
-publisher all read them from here (docs/github.md cites where GitHub states each).
+"""GitHub's limits, written once: the client, the in-memory GitHub (``LocalGitHub``, the stand-in)
+and the publisher all read them from here (docs/github.md cites where GitHub states each).
 
-Nothing here does I/O; ``bot.outputs.render.markdown.GITHUB_TEXT_LIMIT`` is ``OUTPUT_CHARS`` re-exported for the
-renderers, which must not import the App.
+Nothing here does I/O; ``bot.outputs.render.markdown.GITHUB_TEXT_LIMIT`` is ``OUTPUT_CHARS``
+re-exported for the renderers, which must not import the App.
 """
 
 from __future__ import annotations

@@ -47,15 +47,34 @@ from bot.github.local_merge import (
     rollup_contexts,
 )
 from bot.github.required_checks import CheckState, state_of
-from bot.github.tree_files import MAX_BLOB_BYTES, TreeFiles, normalise_prefixes, too_large, under_prefixes
+from bot.github.tree_files import (
+    MAX_BLOB_BYTES,
+    TreeFiles,
+    normalise_prefixes,
+    too_large,
+    under_prefixes,
+)
 
 MAX_ANNOTATIONS_PER_REQUEST = github_limits.ANNOTATIONS_PER_REQUEST
 MAX_OUTPUT_CHARS = github_limits.OUTPUT_CHARS
 MAX_BODY_CHARS = github_limits.BODY_CHARS
 MAX_FILES = github_limits.PR_FILES
 MAX_ACTIONS = github_limits.ACTIONS_PER_RUN
-_STATUS = {Status.ADDED: "added", Status.MODIFIED: "modified", Status.RENAMED: "renamed", Status.DELETED: "removed"}
-_CONCLUSIONS = {"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}
+_STATUS = {
+    Status.ADDED: "added",
+    Status.MODIFIED: "modified",
+    Status.RENAMED: "renamed",
+    Status.DELETED: "removed",
+}
+_CONCLUSIONS = {
+    "success",
+    "failure",
+    "neutral",
+    "cancelled",
+    "skipped",
+    "timed_out",
+    "action_required",
+}
 _LEVELS = {"notice", "warning", "failure"}
 PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 
@@ -127,13 +146,24 @@ class IssueRecord:
 class LocalGitHub:
     """One repository with one pull request, backed by git; every write kept in memory."""
 
-    def __init__(self, repo_path: str | os.PathLike[str], base: str, head: str, *, repo: str = "owner/repo",
-                 number: int = 1, author: str = "contributor", bot: str = "registry-bot[bot]",
-                 default_branch: str | None = None, permissions: Mapping[str, str] | None = None,
-                 default_permission: str = "read", max_files: int = MAX_FILES,
-                 team_members: Mapping[str, Sequence[str]] | None = None,
-                 protection: BranchProtection | None = None,
-                 app_permissions: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        repo_path: str | os.PathLike[str],
+        base: str,
+        head: str,
+        *,
+        repo: str = "owner/repo",
+        number: int = 1,
+        author: str = "contributor",
+        bot: str = "registry-bot[bot]",
+        default_branch: str | None = None,
+        permissions: Mapping[str, str] | None = None,
+        default_permission: str = "read",
+        max_files: int = MAX_FILES,
+        team_members: Mapping[str, Sequence[str]] | None = None,
+        protection: BranchProtection | None = None,
+        app_permissions: Mapping[str, str] | None = None,
+    ) -> None:
         self.repo_path = str(repo_path)
         self.repo = repo
         self.number = number
@@ -145,17 +175,21 @@ class LocalGitHub:
         self.permissions = dict(permissions or {})
         self.default_permission = default_permission
         self.max_files = max_files
-        self.team_members: dict[str, set[str]] = {}  # "org/team" (case-folded) -> logins (case-folded)
+        # "org/team" (case-folded) -> logins (case-folded)
+        self.team_members: dict[str, set[str]] = {}
         self.state_open = True
-        self.protection = protection  # the base branch's protection (``bot.github.local_merge``); None: none
-        # the App's granted permissions (``bot.github.app_permissions``: app.yml's); None: everything
+        # the base branch's protection (``bot.github.local_merge``); None: none
+        self.protection = protection
+        # the App's granted permissions (``bot.github.app_permissions``: app.yml's); None:
+        # everything
         self.app_permissions = dict(app_permissions) if app_permissions is not None else None
         self.auto_merge: str | None = None  # the merge method, while auto-merge is enabled
         self.merged: dict[str, str] | None = None  # {"sha", "method", "by"} once merged
         self.check_runs: list[CheckRunRecord] = []
         self.reviews: list[ReviewRecord] = []
         self.issue_comments: list[IssueCommentRecord] = []
-        self.issues: list[IssueRecord] = []  # issues (not pull requests); numbers after the pull request's
+        # issues (not pull requests); numbers after the pull request's
+        self.issues: list[IssueRecord] = []
         self._ids = itertools.count(1001)
         self._lock = threading.RLock()
         for team, logins in (team_members or {}).items():
@@ -163,11 +197,14 @@ class LocalGitHub:
         self._snapshots: dict[str, GitSnapshot] = {}
         self._files: dict[tuple[str, str], list[ChangedFile]] = {}
         self._merges: dict[tuple[str, str], bool] = {}  # (base, head) -> the merge conflicts
-        self._ancestry: dict[tuple[str, str], bool] = {}  # (head, base) -> the head contains the base
+        # (head, base) -> the head contains the base
+        self._ancestry: dict[tuple[str, str], bool] = {}
         self.calls: list[str] = []  # every GitHubAPI call, in order
         self.log: list[tuple[str, dict[str, Any]]] = []  # the same calls with their arguments
-        self.writes: list[tuple[str, dict[str, Any]]] = []  # every write call with its arguments, in order
-        self._failures: dict[str, list[Exception]] = {}  # method -> errors its next calls raise (``fail``)
+        # every write call with its arguments, in order
+        self.writes: list[tuple[str, dict[str, Any]]] = []
+        # method -> errors its next calls raise (``fail``)
+        self._failures: dict[str, list[Exception]] = {}
         self.resolve(base)
         self.resolve(head)
 
@@ -175,8 +212,13 @@ class LocalGitHub:
     def resolve(self, ref: str) -> str:
         """The commit sha of a branch name or sha; NotFound when git does not know it."""
         try:
-            return run_git(self.repo_path, "rev-parse", "--verify", "--end-of-options",
-                           f"{ref}^{{commit}}").decode().strip()
+            return (
+                run_git(
+                    self.repo_path, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}"
+                )
+                .decode()
+                .strip()
+            )
         except GitError as exc:
             raise NotFound(f"No commit found for {ref!r}", status=404) from exc
 
@@ -194,8 +236,9 @@ class LocalGitHub:
             self._snapshots.clear()
 
     def _enter(self, method: str, arguments: dict[str, Any]) -> None:
-        """Before every ``GitHubAPI`` call: log it (``calls``, ``writes``), raise an injected failure
-        (``fail``), then GitHub's 403 for a call the App's permissions do not cover (``bot.github.app_permissions``)."""
+        """Before every ``GitHubAPI`` call: log it (``calls``, ``writes``), raise an injected
+        failure (``fail``), then GitHub's 403 for a call the App's permissions do not cover
+        (``bot.github.app_permissions``)."""
         with self._lock:
             self.calls.append(method)
             self.log.append((method, arguments))
@@ -208,7 +251,8 @@ class LocalGitHub:
         check_permissions(self.app_permissions, method)
 
     def fail(self, method: str, error: Exception, times: int = 1) -> None:
-        """Make the next ``times`` calls of ``method`` raise ``error`` (a test's fault injection)."""
+        """Make the next ``times`` calls of ``method`` raise ``error`` (a test's fault
+        injection)."""
         with self._lock:
             self._failures.setdefault(method, []).extend([error] * times)
 
@@ -225,10 +269,14 @@ class LocalGitHub:
 
     def _check_pr(self, repo: str, number: int | None = None) -> None:
         if repo != self.repo or (number is not None and number != self.number):
-            raise NotFound(f"Not Found: {repo}#{number}" if number is not None else f"Not Found: {repo}", status=404)
+            raise NotFound(
+                f"Not Found: {repo}#{number}" if number is not None else f"Not Found: {repo}",
+                status=404,
+            )
 
     def _changed_files(self, head_sha: str) -> list[ChangedFile]:
-        """Every file the PR changes at ``head_sha`` (merge base of base and head -> head), uncapped."""
+        """Every file the PR changes at ``head_sha`` (merge base of base and head -> head),
+        uncapped."""
         base_sha = self.resolve(self.base)
         key = (base_sha, head_sha)
         with self._lock:
@@ -238,7 +286,11 @@ class LocalGitHub:
         changes = ChangeSet.from_git(self.repo_path, base_sha, head_sha)
         files = []
         for change in changes.files:
-            status = "copied" if change.status is Status.ADDED and change.old_path else _STATUS[change.status]
+            status = (
+                "copied"
+                if change.status is Status.ADDED and change.old_path
+                else _STATUS[change.status]
+            )
             files.append(ChangedFile(change.path, status, change.old_path, change.patch))
         with self._lock:
             self._files[key] = files
@@ -250,11 +302,21 @@ class LocalGitHub:
         return self._pull()
 
     def _pull(self) -> PullRequest:
-        return PullRequest(repo=self.repo, number=self.number, head_sha=self.resolve(self.head),
-                           base_sha=self.resolve(self.base), base_ref=self.base, head_ref=self.head,
-                           author=self.author, state="open" if self.state_open else "closed",
-                           default_branch=self.default_branch, head_repo=self.repo, node_id=self.node_id,
-                           auto_merge=self.auto_merge is not None, merged=self.merged is not None)
+        return PullRequest(
+            repo=self.repo,
+            number=self.number,
+            head_sha=self.resolve(self.head),
+            base_sha=self.resolve(self.base),
+            base_ref=self.base,
+            head_ref=self.head,
+            author=self.author,
+            state="open" if self.state_open else "closed",
+            default_branch=self.default_branch,
+            head_repo=self.repo,
+            node_id=self.node_id,
+            auto_merge=self.auto_merge is not None,
+            merged=self.merged is not None,
+        )
 
     @property
     def node_id(self) -> str:
@@ -266,7 +328,8 @@ class LocalGitHub:
         return files[: self.max_files], len(files) > self.max_files
 
     def changed_files_count(self) -> int:
-        """How many files the pull request changes (GitHub's ``changed_files``: not capped like the listing)."""
+        """How many files the pull request changes (GitHub's ``changed_files``: not capped like the
+        listing)."""
         return len(self._changed_files(self.resolve(self.head)))
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
@@ -275,7 +338,11 @@ class LocalGitHub:
 
     def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
         self._check_pr(repo)
-        return [(self.number, self.resolve(self.head))] if self.state_open and self.merged is None else []
+        return (
+            [(self.number, self.resolve(self.head))]
+            if self.state_open and self.merged is None
+            else []
+        )
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         self._check_pr(repo)
@@ -328,15 +395,20 @@ class LocalGitHub:
     def list_review_comments(self, repo: str, number: int) -> list[ReviewCommentInfo]:
         self._check_pr(repo, number)
         with self._lock:
-            return [ReviewCommentInfo(c.id, c.user, c.path, c.line, c.body, c.commit_id)
-                    for r in self.reviews for c in r.comments]
+            return [
+                ReviewCommentInfo(c.id, c.user, c.path, c.line, c.body, c.commit_id)
+                for r in self.reviews
+                for c in r.comments
+            ]
 
     def get_permission(self, repo: str, login: str) -> str:
         self._check_pr(repo)
         return self._permission(login)
 
     def _permission(self, login: str) -> str:
-        return "write" if login == self.bot else self.permissions.get(login, self.default_permission)
+        return (
+            "write" if login == self.bot else self.permissions.get(login, self.default_permission)
+        )
 
     def get_team_membership(self, org: str, team_slug: str, login: str) -> str | None:
         with self._lock:
@@ -348,7 +420,9 @@ class LocalGitHub:
     def set_team(self, team: str, logins: Sequence[str]) -> None:
         """Make ``logins`` the active members of ``team`` (``org/team-slug``)."""
         with self._lock:
-            self.team_members[team.removeprefix("@").casefold()] = {x.removeprefix("@").casefold() for x in logins}
+            self.team_members[team.removeprefix("@").casefold()] = {
+                x.removeprefix("@").casefold() for x in logins
+            }
 
     def bot_login(self) -> str:
         return self.bot
@@ -360,14 +434,32 @@ class LocalGitHub:
         self._check_pr(repo)
         sha = self.resolve(head_sha)
         with self._lock:
-            return [CheckRunInfo(r.id, r.head_sha, r.name, r.status, r.conclusion, r.external_id, len(r.annotations))
-                    for r in reversed(self.check_runs) if r.head_sha == sha and (not name or r.name == name)]
+            return [
+                CheckRunInfo(
+                    r.id,
+                    r.head_sha,
+                    r.name,
+                    r.status,
+                    r.conclusion,
+                    r.external_id,
+                    len(r.annotations),
+                )
+                for r in reversed(self.check_runs)
+                if r.head_sha == sha and (not name or r.name == name)
+            ]
 
     # -- writing: check runs -----------------------------------------------------------------
-    def create_check_run(self, repo: str, head_sha: str, name: str, status: CheckStatus,
-                         output: CheckRunOutput | None = None, external_id: str = "",
-                         conclusion: CheckConclusion | None = None,
-                         actions: Sequence[Mapping[str, str]] = ()) -> int:
+    def create_check_run(
+        self,
+        repo: str,
+        head_sha: str,
+        name: str,
+        status: CheckStatus,
+        output: CheckRunOutput | None = None,
+        external_id: str = "",
+        conclusion: CheckConclusion | None = None,
+        actions: Sequence[Mapping[str, str]] = (),
+    ) -> int:
         self._check_pr(repo)
         try:
             sha = self.resolve(head_sha)
@@ -385,7 +477,9 @@ class LocalGitHub:
             self._settle()
             return run.id
 
-    def add_check_run(self, name: str, status: str = "completed", conclusion: str | None = None) -> int:
+    def add_check_run(
+        self, name: str, status: str = "completed", conclusion: str | None = None
+    ) -> int:
         """Another App's check run on the head (a CI), outside the bot's permissions."""
         state, result = _check_status(status, conclusion)
         with self._lock:
@@ -394,10 +488,15 @@ class LocalGitHub:
             self._settle()
             return run.id
 
-    def update_check_run(self, repo: str, check_run_id: int, status: CheckStatus | None = None,
-                         conclusion: CheckConclusion | None = None,
-                         output: CheckRunOutput | None = None,
-                         actions: Sequence[Mapping[str, str]] = ()) -> None:
+    def update_check_run(
+        self,
+        repo: str,
+        check_run_id: int,
+        status: CheckStatus | None = None,
+        conclusion: CheckConclusion | None = None,
+        output: CheckRunOutput | None = None,
+        actions: Sequence[Mapping[str, str]] = (),
+    ) -> None:
         self._check_pr(repo)
         with self._lock:
             run = next((r for r in self.check_runs if r.id == check_run_id), None)
@@ -413,8 +512,14 @@ class LocalGitHub:
             self._settle()
 
     @staticmethod
-    def _apply(run: CheckRunRecord, kind: str, status: str | None, conclusion: str | None,
-               output: CheckRunOutput | None, actions: Sequence[Mapping[str, str]]) -> None:
+    def _apply(
+        run: CheckRunRecord,
+        kind: str,
+        status: str | None,
+        conclusion: str | None,
+        output: CheckRunOutput | None,
+        actions: Sequence[Mapping[str, str]],
+    ) -> None:
         if status is not None:
             run.status = status
         if conclusion is not None:
@@ -426,24 +531,43 @@ class LocalGitHub:
             run.annotations.extend(asdict(a) for a in output.annotations)
         if actions:
             run.actions = [dict(a) for a in actions]
-        run.requests.append({"kind": kind, "status": status, "conclusion": conclusion,
-                             "title": output.title if output else None,
-                             "annotations": len(output.annotations) if output else 0,
-                             "actions": len(actions)})
+        run.requests.append(
+            {
+                "kind": kind,
+                "status": status,
+                "conclusion": conclusion,
+                "title": output.title if output else None,
+                "annotations": len(output.annotations) if output else 0,
+                "actions": len(actions),
+            }
+        )
 
     # -- writing: reviews --------------------------------------------------------------------
-    def create_review(self, repo: str, number: int, commit_sha: str, event: ReviewEvent, body: str,
-                      comments: Sequence[InlineComment] = ()) -> int:
+    def create_review(
+        self,
+        repo: str,
+        number: int,
+        commit_sha: str,
+        event: ReviewEvent,
+        body: str,
+        comments: Sequence[InlineComment] = (),
+    ) -> int:
         self._check_pr(repo, number)
         return self._add_review(self.bot, event, body, commit_sha, comments)
 
-    def add_review(self, user: str, event: ReviewEvent = "APPROVE", body: str = "",
-                   commit_sha: str | None = None) -> int:
+    def add_review(
+        self,
+        user: str,
+        event: ReviewEvent = "APPROVE",
+        body: str = "",
+        commit_sha: str | None = None,
+    ) -> int:
         """A review by someone else (an approval by default), on the current head unless told."""
         return self._add_review(user, event, body, commit_sha or self.resolve(self.head), ())
 
-    def _add_review(self, user: str, event: str, body: str, commit_sha: str,
-                    comments: Sequence[InlineComment]) -> int:
+    def _add_review(
+        self, user: str, event: str, body: str, commit_sha: str, comments: Sequence[InlineComment]
+    ) -> int:
         if event not in ("APPROVE", "REQUEST_CHANGES", "COMMENT"):
             raise unprocessable(f"Invalid event {event!r}")
         if event == "REQUEST_CHANGES" and not body:
@@ -463,17 +587,32 @@ class LocalGitHub:
             if changed is None:
                 raise unprocessable("Path could not be resolved", f"{comment.path}:{comment.line}")
             if comment.line not in diff_lines(changed.patch):
-                raise unprocessable("Line could not be resolved",
-                                    f"{comment.path}:{comment.line} must be part of the diff")
-            if comment.start_line is not None and not in_one_hunk(changed.patch, comment.start_line, comment.line):
-                raise unprocessable("Start line could not be resolved", f"{comment.path}:{comment.start_line}-"
-                                    f"{comment.line} must be lines of one hunk of the diff")
+                raise unprocessable(
+                    "Line could not be resolved",
+                    f"{comment.path}:{comment.line} must be part of the diff",
+                )
+            if comment.start_line is not None and not in_one_hunk(
+                changed.patch, comment.start_line, comment.line
+            ):
+                raise unprocessable(
+                    "Start line could not be resolved",
+                    f"{comment.path}:{comment.start_line}-"
+                    f"{comment.line} must be lines of one hunk of the diff",
+                )
             _check_body(comment.body)
-        state = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED"}[event]
+        state = {
+            "APPROVE": "APPROVED",
+            "REQUEST_CHANGES": "CHANGES_REQUESTED",
+            "COMMENT": "COMMENTED",
+        }[event]
         with self._lock:
             review = ReviewRecord(next(self._ids), user, state, sha, body, event)
-            review.comments = [ReviewCommentRecord(next(self._ids), review.id, user, c.path, c.line, c.body, sha,
-                                                   c.start_line) for c in comments]
+            review.comments = [
+                ReviewCommentRecord(
+                    next(self._ids), review.id, user, c.path, c.line, c.body, sha, c.start_line
+                )
+                for c in comments
+            ]
             self.reviews.append(review)
             self._settle()
             return review.id
@@ -483,15 +622,20 @@ class LocalGitHub:
         self.dismiss_as(self.bot, review_id, message)
 
     def dismiss_as(self, user: str, review_id: int, message: str) -> None:
-        """``user`` dismisses a review; on a protected branch that restricts dismissals only admins and the
-        allowed actors may (GitHub: 403)."""
+        """``user`` dismisses a review; on a protected branch that restricts dismissals only admins
+        and the allowed actors may (GitHub: 403)."""
         with self._lock:
             review = next((r for r in self.reviews if r.id == review_id), None)
             if review is None:
                 raise NotFound(f"Not Found: review {review_id}", status=404)
-            if self.protection is not None and not self.protection.may_dismiss(user, self._permission(user)):
-                raise GitHubError("Forbidden: only repository administrators and the actors allowed to dismiss pull "
-                                  "request reviews may dismiss reviews on this protected branch", status=403)
+            if self.protection is not None and not self.protection.may_dismiss(
+                user, self._permission(user)
+            ):
+                raise GitHubError(
+                    "Forbidden: only repository administrators and the actors allowed to dismiss "
+                    "pull request reviews may dismiss reviews on this protected branch",
+                    status=403,
+                )
             if review.state not in ("APPROVED", "CHANGES_REQUESTED"):
                 raise unprocessable(f"Can not dismiss a {review.state.lower()} pull request review")
             if not message:
@@ -529,7 +673,11 @@ class LocalGitHub:
     def list_issues(self, repo: str, creator: str) -> list[IssueInfo]:
         self._check_pr(repo)
         with self._lock:
-            return [IssueInfo(i.number, i.user, i.title, i.body, i.state) for i in self.issues if i.user == creator]
+            return [
+                IssueInfo(i.number, i.user, i.title, i.body, i.state)
+                for i in self.issues
+                if i.user == creator
+            ]
 
     def create_issue(self, repo: str, title: str, body: str) -> int:
         self._check_pr(repo)
@@ -553,9 +701,9 @@ class LocalGitHub:
 
     # -- the pull request moves --------------------------------------------------------------
     def push(self, head: str, pusher: str | None = None) -> str:
-        """Move the PR head to another branch or commit (a push by ``pusher``, default the author); returns the
-        new head sha. Branch protection may dismiss the approvals, and a pusher without write access disables
-        auto-merge, as on GitHub."""
+        """Move the PR head to another branch or commit (a push by ``pusher``, default the author);
+        returns the new head sha. Branch protection may dismiss the approvals, and a pusher without
+        write access disables auto-merge, as on GitHub."""
         sha = self.resolve(head)
         with self._lock:
             if self.merged is not None or not self.state_open:
@@ -565,7 +713,9 @@ class LocalGitHub:
                 for review in self.reviews:
                     if review.state == "APPROVED" and review.commit_id != sha:
                         review.state = "DISMISSED"
-                        review.dismissal_message = "Stale: new commits were pushed (branch protection)"
+                        review.dismissal_message = (
+                            "Stale: new commits were pushed (branch protection)"
+                        )
             if self._permission(pusher or self.author) not in WRITERS:
                 self.auto_merge = None
         return sha
@@ -574,18 +724,31 @@ class LocalGitHub:
     def merge_blockers(self) -> list[str]:
         """Why the pull request cannot merge now under the branch protection (empty: it can)."""
         with self._lock:
-            return merge_blockers(self.protection, self.reviews, self.check_runs, self.resolve(self.head),
-                                  self._permission)
+            return merge_blockers(
+                self.protection,
+                self.reviews,
+                self.check_runs,
+                self.resolve(self.head),
+                self._permission,
+            )
 
     def mergeable_state(self) -> str:
-        """GitHub's ``mergeable_state``: dirty, blocked, behind, unstable or clean (``bot.github.local_merge``)."""
+        """GitHub's ``mergeable_state``: dirty, blocked, behind, unstable or clean
+        (``bot.github.local_merge``)."""
         with self._lock:
             head, base = self.resolve(self.head), self.resolve(self.base)
-            return mergeable_state(self.protection, self.merge_blockers(), self.check_runs, head,
-                                   self._conflicts(base, head), not self._contains(head, base))
+            return mergeable_state(
+                self.protection,
+                self.merge_blockers(),
+                self.check_runs,
+                head,
+                self._conflicts(base, head),
+                not self._contains(head, base),
+            )
 
     def _conflicts(self, base: str, head: str) -> bool:
-        """Whether merging ``head`` into ``base`` conflicts (``git merge-tree --write-tree`` exits 1)."""
+        """Whether merging ``head`` into ``base`` conflicts (``git merge-tree --write-tree`` exits
+        1)."""
         key = (base, head)
         if key not in self._merges:
             try:
@@ -596,7 +759,8 @@ class LocalGitHub:
         return self._merges[key]
 
     def _contains(self, head: str, base: str) -> bool:
-        """Whether ``base`` is an ancestor of ``head`` (the head is up to date with the base); kept per pair."""
+        """Whether ``base`` is an ancestor of ``head`` (the head is up to date with the base); kept
+        per pair."""
         key = (head, base)
         if key not in self._ancestry:
             try:
@@ -607,7 +771,8 @@ class LocalGitHub:
         return self._ancestry[key]
 
     def rollup_contexts(self, head_sha: str) -> list[dict[str, Any]]:
-        """The head commit's check contexts in GraphQL's shape (what the stand-in's ``/graphql`` serves)."""
+        """The head commit's check contexts in GraphQL's shape (what the stand-in's ``/graphql``
+        serves)."""
         with self._lock:
             return rollup_contexts(self.protection, self.check_runs, self.resolve(head_sha))
 
@@ -615,11 +780,15 @@ class LocalGitHub:
         self._check_pr(repo, number)
         return [state_of(node) for node in self.rollup_contexts(head_sha)]
 
-    def enable_auto_merge(self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str) -> None:
+    def enable_auto_merge(
+        self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str
+    ) -> None:
         self._check_pr(repo, number)
         with self._lock:
             if node_id != self.node_id:
-                raise unprocessable(f"Could not resolve to a node with the global id of '{node_id}'")
+                raise unprocessable(
+                    f"Could not resolve to a node with the global id of '{node_id}'"
+                )
             if head_sha and head_sha != self.resolve(self.head):
                 raise unprocessable(f"Head sha didn't match expected head sha {head_sha}")
             if merge_method not in MERGE_METHODS:
@@ -637,12 +806,18 @@ class LocalGitHub:
             if self.merged is not None or not self.state_open:
                 raise GitHubError("Pull Request is not mergeable", status=405)
             if head_sha and self.resolve(self.head) != head_sha:
-                raise GitHubError("Head branch was modified. Review and try the merge again.", status=409)
+                raise GitHubError(
+                    "Head branch was modified. Review and try the merge again.", status=409
+                )
             state = self.mergeable_state()
             if state == "dirty":
-                raise GitHubError("Pull Request is not mergeable: the head conflicts with the base", status=405)
+                raise GitHubError(
+                    "Pull Request is not mergeable: the head conflicts with the base", status=405
+                )
             if state == "blocked":
-                raise GitHubError(f"Pull Request is not mergeable: {'; '.join(self.merge_blockers())}", status=405)
+                raise GitHubError(
+                    f"Pull Request is not mergeable: {'; '.join(self.merge_blockers())}", status=405
+                )
             if state == "behind":
                 raise GitHubError("Head branch is out of date with the base branch", status=405)
             self._merge(merge_method.upper(), self.bot)
@@ -653,9 +828,14 @@ class LocalGitHub:
         self.auto_merge = None
 
     def _settle(self) -> None:
-        """Auto-merge: merge as soon as nothing blocks (called, lock held, after every change of state)."""
-        if self.auto_merge is not None and self.merged is None and self.state_open and \
-                self.mergeable_state() in MERGEABLE:
+        """Auto-merge: merge as soon as nothing blocks (called, lock held, after every change of
+        state)."""
+        if (
+            self.auto_merge is not None
+            and self.merged is None
+            and self.state_open
+            and self.mergeable_state() in MERGEABLE
+        ):
             self._merge(self.auto_merge, "auto-merge")
 
     # -- inspection --------------------------------------------------------------------------
@@ -679,15 +859,32 @@ class LocalGitHub:
         with self._lock:
             text = render_posts(self.check_runs, self.reviews, self.issue_comments)
             if self.merged is not None:
-                text += f"== Merged {self.merged['sha'][:12]} ({self.merged['method']}, by {self.merged['by']})\n"
+                text += (
+                    f"== Merged {self.merged['sha'][:12]} ({self.merged['method']}, by "
+                    f"{self.merged['by']})\n"
+                )
             elif self.auto_merge is not None:
-                text += f"== Auto-merge enabled ({self.auto_merge}), waiting for: {'; '.join(self.merge_blockers())}\n"
+                text += (
+                    f"== Auto-merge enabled ({self.auto_merge}), waiting for: "
+                    f"{'; '.join(self.merge_blockers())}\n"
+                )
             return text
 
 
-WRITE_CALLS = frozenset({"create_check_run", "update_check_run", "create_review", "dismiss_review",
-                         "enable_auto_merge", "merge_pull_request", "create_issue_comment", "edit_issue_comment",
-                         "create_issue", "edit_issue"})
+WRITE_CALLS = frozenset(
+    {
+        "create_check_run",
+        "update_check_run",
+        "create_review",
+        "dismiss_review",
+        "enable_auto_merge",
+        "merge_pull_request",
+        "create_issue_comment",
+        "edit_issue_comment",
+        "create_issue",
+        "edit_issue",
+    }
+)
 
 
 def _entered(method: str, call: Callable[..., Any]) -> Callable[..., Any]:
@@ -699,6 +896,7 @@ def _entered(method: str, call: Callable[..., Any]) -> Callable[..., Any]:
         bound.apply_defaults()
         self._enter(method, {k: v for k, v in bound.arguments.items() if k != "self"})
         return call(self, *args, **kwargs)
+
     return entered
 
 
@@ -706,15 +904,20 @@ for _method in NEEDS:  # every GitHubAPI call goes through ``LocalGitHub._enter`
     setattr(LocalGitHub, _method, _entered(_method, getattr(LocalGitHub, _method)))
 
 
-def render_posts(check_runs: Sequence[CheckRunRecord], reviews: Sequence[ReviewRecord],
-                 comments: Sequence[IssueCommentRecord]) -> str:
+def render_posts(
+    check_runs: Sequence[CheckRunRecord],
+    reviews: Sequence[ReviewRecord],
+    comments: Sequence[IssueCommentRecord],
+) -> str:
     out: list[str] = []
     if not (check_runs or reviews or comments):
         return "Nothing was posted.\n"
     for run in check_runs:
-        out.append(f"== Check run #{run.id} {run.name!r} on {run.head_sha[:12]}: {run.status}"
-                   + (f", {run.conclusion}" if run.conclusion else "")
-                   + f" ({len(run.requests)} request(s))")
+        out.append(
+            f"== Check run #{run.id} {run.name!r} on {run.head_sha[:12]}: {run.status}"
+            + (f", {run.conclusion}" if run.conclusion else "")
+            + f" ({len(run.requests)} request(s))"
+        )
         if run.title:
             out.append(f"title: {run.title}")
         if run.summary:
@@ -723,14 +926,19 @@ def render_posts(check_runs: Sequence[CheckRunRecord], reviews: Sequence[ReviewR
             out += ["text:", _indent(run.text)]
         if run.annotations:
             out.append(f"annotations ({len(run.annotations)}):")
-            out += [f"  {a['path']}:{_span(a)} [{a['level']}] "
-                    + (f"{a['title']}: " if a["title"] else "") + a["message"].replace("\n", " ")
-                    for a in run.annotations]
+            out += [
+                f"  {a['path']}:{_span(a)} [{a['level']}] "
+                + (f"{a['title']}: " if a["title"] else "")
+                + a["message"].replace("\n", " ")
+                for a in run.annotations
+            ]
         if run.actions:
             out.append("actions: " + ", ".join(a.get("label", "") for a in run.actions))
         out.append("")
     for review in reviews:
-        out.append(f"== Review #{review.id} by {review.user} on {review.commit_id[:12]}: {review.state}")
+        out.append(
+            f"== Review #{review.id} by {review.user} on {review.commit_id[:12]}: {review.state}"
+        )
         if review.body:
             out.append(_indent(review.body))
         for c in review.comments:
@@ -741,7 +949,8 @@ def render_posts(check_runs: Sequence[CheckRunRecord], reviews: Sequence[ReviewR
     for comment in comments:
         edits = f" (edited {len(comment.history)} time(s))" if comment.history else ""
         out += [f"== Comment #{comment.id} by {comment.user}{edits}", _indent(comment.body), ""]
-    return "\n".join(markdown_line(line) for line in "\n".join(out).split("\n"))  # paths, bodies: from the PR
+    # paths, bodies: from the PR
+    return "\n".join(markdown_line(line) for line in "\n".join(out).split("\n"))
 
 
 def _indent(text: str) -> str:
@@ -749,7 +958,11 @@ def _indent(text: str) -> str:
 
 
 def _span(a: Mapping[str, Any]) -> str:
-    span = str(a["start_line"]) if a["start_line"] == a["end_line"] else f"{a['start_line']}-{a['end_line']}"
+    span = (
+        str(a["start_line"])
+        if a["start_line"] == a["end_line"]
+        else f"{a['start_line']}-{a['end_line']}"
+    )
     return span + (f":{a['start_column']}" if a.get("start_column") else "")
 
 
@@ -772,23 +985,33 @@ def _check_output(output: CheckRunOutput | None) -> None:
         raise unprocessable("Invalid request", "output needs a title and a summary")
     for name, value in (("summary", output.summary), ("text", output.text)):
         if len(value) > MAX_OUTPUT_CHARS:
-            raise unprocessable("Invalid request",
-                                f"output.{name} is too long ({len(value)} > {MAX_OUTPUT_CHARS} characters)")
+            raise unprocessable(
+                "Invalid request",
+                f"output.{name} is too long ({len(value)} > {MAX_OUTPUT_CHARS} characters)",
+            )
     if len(output.annotations) > MAX_ANNOTATIONS_PER_REQUEST:
-        raise unprocessable("Invalid request",
-                            f"{len(output.annotations)} annotations; at most {MAX_ANNOTATIONS_PER_REQUEST} "
-                            "per request")
+        raise unprocessable(
+            "Invalid request",
+            f"{len(output.annotations)} annotations; at most {MAX_ANNOTATIONS_PER_REQUEST} "
+            "per request",
+        )
     for a in output.annotations:
         _check_annotation(a)
 
 
 def _check_annotation(a: Annotation) -> None:
     if not a.path or a.start_line < 1 or a.end_line < a.start_line:
-        raise unprocessable("Invalid request", f"annotation {a.path}:{a.start_line}-{a.end_line} has a bad location")
+        raise unprocessable(
+            "Invalid request", f"annotation {a.path}:{a.start_line}-{a.end_line} has a bad location"
+        )
     if a.level not in _LEVELS:
-        raise unprocessable("Invalid request", f"annotation_level {a.level!r} is not one of {sorted(_LEVELS)}")
+        raise unprocessable(
+            "Invalid request", f"annotation_level {a.level!r} is not one of {sorted(_LEVELS)}"
+        )
     if (a.start_column is not None or a.end_column is not None) and a.start_line != a.end_line:
-        raise unprocessable("Invalid request", "start_column and end_column need start_line == end_line")
+        raise unprocessable(
+            "Invalid request", "start_column and end_column need start_line == end_line"
+        )
     if not a.message or len(a.message) > MAX_OUTPUT_CHARS:
         raise unprocessable("Invalid request", "annotation message is empty or too long")
 
@@ -800,10 +1023,13 @@ def _check_actions(actions: Sequence[Mapping[str, str]]) -> None:
         for key, limit in (("label", 20), ("description", 40), ("identifier", 20)):
             value = action.get(key, "")
             if not value or len(value) > limit:
-                raise unprocessable("Invalid request", f"action {key} must be 1-{limit} characters: {value!r}")
+                raise unprocessable(
+                    "Invalid request", f"action {key} must be 1-{limit} characters: {value!r}"
+                )
 
 
 def _check_body(body: str) -> None:
     if len(body) > MAX_BODY_CHARS:
-        raise unprocessable("Validation Failed", f"body is too long (maximum is {MAX_BODY_CHARS} characters)")
-
+        raise unprocessable(
+            "Validation Failed", f"body is too long (maximum is {MAX_BODY_CHARS} characters)"
+        )

@@ -1,4 +1,5 @@
-"""GitHub's merge rules for ``LocalGitHub``: branch protection's approval and check requirements, auto-merge.
+"""GitHub's merge rules for ``LocalGitHub``: branch protection's approval and check requirements,
+auto-merge.
 
 More in docs/module-notes.md (bot/github/local_merge.py).
 """
@@ -16,20 +17,25 @@ MERGE_METHODS = frozenset({"MERGE", "SQUASH", "REBASE"})
 
 @dataclass(frozen=True)
 class BranchProtection:
-    """The base branch's protection rule (the parts that decide whether a pull request may merge)."""
+    """The base branch's protection rule (the parts that decide whether a pull request may
+    merge)."""
 
     required_approvals: int = 1
     required_checks: tuple[str, ...] = ()
     dismiss_stale_reviews: bool = True
-    apps_count: bool = False  # an App's (``login[bot]``) approval counts toward ``required_approvals``
-    dismissal_actors: tuple[str, ...] | None = None  # None: any writer may dismiss; else admins and these only
+    # an App's (``login[bot]``) approval counts toward ``required_approvals``
+    apps_count: bool = False
+    # None: any writer may dismiss; else admins and these only
+    dismissal_actors: tuple[str, ...] | None = None
     strict: bool = False  # "require branches to be up to date before merging"
 
     def may_dismiss(self, login: str, permission: str) -> bool:
         """Whether ``login`` may dismiss a review on the protected branch."""
         if self.dismissal_actors is None:
             return permission in WRITERS
-        return permission == "admin" or login.casefold() in {a.casefold() for a in self.dismissal_actors}
+        return permission == "admin" or login.casefold() in {
+            a.casefold() for a in self.dismissal_actors
+        }
 
 
 def is_app(login: str) -> bool:
@@ -48,9 +54,15 @@ class _Run(Protocol):
     conclusion: str | None
 
 
-def merge_blockers(protection: BranchProtection | None, reviews: Iterable[_Review], runs: Iterable[_Run],
-                   head_sha: str, permission: Callable[[str], str]) -> list[str]:
-    """Why the pull request cannot merge now (empty: it can). ``permission(login)`` gives a user's level."""
+def merge_blockers(
+    protection: BranchProtection | None,
+    reviews: Iterable[_Review],
+    runs: Iterable[_Run],
+    head_sha: str,
+    permission: Callable[[str], str],
+) -> list[str]:
+    """Why the pull request cannot merge now (empty: it can). ``permission(login)`` gives a user's
+    level."""
     if protection is None:
         return []
     latest: dict[str, str] = {}
@@ -58,12 +70,20 @@ def merge_blockers(protection: BranchProtection | None, reviews: Iterable[_Revie
         if r.state in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
             latest[r.user] = r.state
     writers = {user: state for user, state in latest.items() if permission(user) in WRITERS}
-    out = [f"changes requested by {user}" for user, state in writers.items() if state == "CHANGES_REQUESTED"]
-    approvals = sum(state == "APPROVED" and (protection.apps_count or not is_app(user))
-                    for user, state in writers.items())
+    out = [
+        f"changes requested by {user}"
+        for user, state in writers.items()
+        if state == "CHANGES_REQUESTED"
+    ]
+    approvals = sum(
+        state == "APPROVED" and (protection.apps_count or not is_app(user))
+        for user, state in writers.items()
+    )
     if approvals < protection.required_approvals:
-        out.append(f"{protection.required_approvals} approving review(s) by reviewers with write access required, "
-                   f"{approvals} given")
+        out.append(
+            f"{protection.required_approvals} approving review(s) by reviewers with write access "
+            f"required, {approvals} given"
+        )
     newest = newest_runs(runs, head_sha)
     for name in protection.required_checks:
         found = newest.get(name)
@@ -73,9 +93,16 @@ def merge_blockers(protection: BranchProtection | None, reviews: Iterable[_Revie
     return out
 
 
-def mergeable_state(protection: BranchProtection | None, blockers: list[str], runs: Iterable[_Run], head_sha: str,
-                    conflicts: bool, behind: bool) -> str:
-    """GitHub's ``mergeable_state`` of the pull request: dirty, blocked, behind, unstable or clean."""
+def mergeable_state(
+    protection: BranchProtection | None,
+    blockers: list[str],
+    runs: Iterable[_Run],
+    head_sha: str,
+    conflicts: bool,
+    behind: bool,
+) -> str:
+    """GitHub's ``mergeable_state`` of the pull request: dirty, blocked, behind, unstable or
+    clean."""
     if conflicts:
         return "dirty"
     if blockers:
@@ -93,7 +120,8 @@ MERGEABLE = frozenset({"clean", "unstable"})
 
 
 def newest_runs(runs: Iterable[_Run], head_sha: str) -> dict[str, _Run]:
-    """The latest check run of each name on ``head_sha`` (runs are kept oldest first: the last one wins)."""
+    """The latest check run of each name on ``head_sha`` (runs are kept oldest first: the last one
+    wins)."""
     newest: dict[str, _Run] = {}
     for run in runs:
         if run.head_sha == head_sha:
@@ -101,10 +129,20 @@ def newest_runs(runs: Iterable[_Run], head_sha: str) -> dict[str, _Run]:
     return newest
 
 
-def rollup_contexts(protection: BranchProtection | None, runs: Iterable[_Run], head_sha: str) -> list[dict[str, Any]]:
-    """The head commit's ``statusCheckRollup`` contexts as GitHub's GraphQL gives them (``CheckRun`` nodes),
-    ``isRequired`` for a pull request into the protected branch: its name is one of the required checks."""
+def rollup_contexts(
+    protection: BranchProtection | None, runs: Iterable[_Run], head_sha: str
+) -> list[dict[str, Any]]:
+    """The head commit's ``statusCheckRollup`` contexts as GitHub's GraphQL gives them (``CheckRun``
+    nodes), ``isRequired`` for a pull request into the protected branch: its name is one of the
+    required checks."""
     required = set(protection.required_checks) if protection else set()
-    return [{"__typename": "CheckRun", "name": run.name, "status": run.status.upper(),
-             "conclusion": run.conclusion.upper() if run.conclusion else None, "isRequired": run.name in required}
-            for run in newest_runs(runs, head_sha).values()]
+    return [
+        {
+            "__typename": "CheckRun",
+            "name": run.name,
+            "status": run.status.upper(),
+            "conclusion": run.conclusion.upper() if run.conclusion else None,
+            "isRequired": run.name in required,
+        }
+        for run in newest_runs(runs, head_sha).values()
+    ]

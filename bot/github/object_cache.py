@@ -1,10 +1,10 @@
 """Git objects named by a sha, kept across an installation's jobs: what a sha names never changes.
 
-A blob (content by blob sha) and the listing of a commit's tree (by commit sha and folders) are the same
-on every read, so the review that an owner's approval starts, right after the review of the same head,
-or the next push's review, whose base and most blobs are the last one's, reads none of them again. Keys
-carry the installation (and the repository, for listings): an installation gets only what it read
-itself. Bounded: the least recently used goes first.
+A blob (content by blob sha) and the listing of a commit's tree (by commit sha and folders) are the
+same on every read, so the review that an owner's approval starts, right after the review of the
+same head, or the next push's review, whose base and most blobs are the last one's, reads none of
+them again. Keys carry the installation (and the repository, for listings): an installation gets
+only what it read itself. Bounded: the least recently used goes first.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ LISTINGS = 32  # tree listings kept
 LISTING_ENTRIES = 20_000  # a listing with more entries than this is not kept
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
-Listing = tuple[tuple[dict[str, Any], ...], bool]  # the entries, and whether GitHub's listing was cut
+# the entries, and whether GitHub's listing was cut
+Listing = tuple[tuple[dict[str, Any], ...], bool]
 
 
 def is_sha(ref: str) -> bool:
@@ -60,7 +61,9 @@ class ObjectCache:
                 _, dropped = self._blobs.popitem(last=False)
                 self._bytes -= len(dropped)
 
-    def listing(self, installation: int, repo: str, commit: str, prefixes: Sequence[str]) -> Listing | None:
+    def listing(
+        self, installation: int, repo: str, commit: str, prefixes: Sequence[str]
+    ) -> Listing | None:
         key = (installation, repo, commit, tuple(prefixes))
         with self._lock:
             found = self._listings.get(key)
@@ -68,8 +71,15 @@ class ObjectCache:
                 self._listings.move_to_end(key)
             return found
 
-    def add_listing(self, installation: int, repo: str, commit: str, prefixes: Sequence[str],
-                    entries: Sequence[dict[str, Any]], cut: bool) -> None:
+    def add_listing(
+        self,
+        installation: int,
+        repo: str,
+        commit: str,
+        prefixes: Sequence[str],
+        entries: Sequence[dict[str, Any]],
+        cut: bool,
+    ) -> None:
         if not is_sha(commit) or len(entries) > LISTING_ENTRIES:
             return
         with self._lock:

@@ -18,13 +18,16 @@ from bot.github.api import RateLimited
 
 CONTENT_PER_MINUTE = github_limits.CONTENT_CREATION_PER_MINUTE
 CONTENT_PER_HOUR = github_limits.CONTENT_CREATION_PER_HOUR
-HOLD = 5.0  # seconds of an installation's pause a request waits out in its thread; a longer one raises
+# seconds of an installation's pause a request waits out in its thread; a longer one raises
+HOLD = 5.0
 
 
 class ContentWindow:
     """GitHub's content-creation limits kept in one process: the creation times of the last hour."""
 
-    def __init__(self, per_minute: int = CONTENT_PER_MINUTE, per_hour: int = CONTENT_PER_HOUR) -> None:
+    def __init__(
+        self, per_minute: int = CONTENT_PER_MINUTE, per_hour: int = CONTENT_PER_HOUR
+    ) -> None:
         self.per_minute = per_minute
         self.per_hour = per_hour
         self._times: collections.deque[float] = collections.deque()
@@ -50,21 +53,30 @@ class Pacer(Protocol):
         ...
 
     def hold_until(self, until: float, creation_only: bool = False) -> None:
-        """Hold every request of the installation (``creation_only``: every creating one) until ``until``
-        (epoch seconds): a secondary rate limit."""
+        """Hold every request of the installation (``creation_only``: every creating one) until
+        ``until`` (epoch seconds): a secondary rate limit."""
         ...
 
 
 def paused(until: float, now: float, creation_only: bool = False) -> RateLimited:
-    what = "content creation of the installation is paused" if creation_only else "the installation is paused"
-    return RateLimited(f"{what} for GitHub's secondary rate limit ({until - now:.0f} s more)",
-                       403, reset_at=until, secondary=True, creation_only=creation_only)
+    what = (
+        "content creation of the installation is paused"
+        if creation_only
+        else "the installation is paused"
+    )
+    return RateLimited(
+        f"{what} for GitHub's secondary rate limit ({until - now:.0f} s more)",
+        403,
+        reset_at=until,
+        secondary=True,
+        creation_only=creation_only,
+    )
 
 
 # ARGV: token, hold ms, pause ms, write (0/1), creates (0/1), per minute, per hour
-# returns {1, 0} (go), {0, ms} (another request is in flight: poll), {3, ms} (the pause or the minute's
-# content window: wait that long), {2, ms} (the hour's content limit), {4, ms} (a secondary limit's pause),
-# {5, ms} (a secondary limit's pause of content creation, for a creating request)
+# returns {1, 0} (go), {0, ms} (another request is in flight: poll), {3, ms} (the pause or the
+# minute's content window: wait that long), {2, ms} (the hour's content limit), {4, ms} (a secondary
+# limit's pause), {5, ms} (a secondary limit's pause of content creation, for a creating request)
 _ACQUIRE = """
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -110,18 +122,31 @@ return redis.call('del', KEYS[1])
 class RedisPacer:
     """The pacing of one installation in Redis (see the module docstring)."""
 
-    def __init__(self, redis: Any, installation_id: int, pause: float = 1.0, *, hold: float = 10.0,
-                 max_wait: float = 180.0, poll: float = 0.02, per_minute: int = CONTENT_PER_MINUTE,
-                 per_hour: int = CONTENT_PER_HOUR, prefix: str = "registry-bot:pace",
-                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        redis: Any,
+        installation_id: int,
+        pause: float = 1.0,
+        *,
+        hold: float = 10.0,
+        max_wait: float = 180.0,
+        poll: float = 0.02,
+        per_minute: int = CONTENT_PER_MINUTE,
+        per_hour: int = CONTENT_PER_HOUR,
+        prefix: str = "registry-bot:pace",
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.pause = pause
         self.hold = hold
         self.max_wait = max_wait
         self.poll = poll
         self.per_minute = per_minute
         self.per_hour = per_hour
-        self._keys = [f"{prefix}:{installation_id}:{k}" for k in ("busy", "last", "created", "paused",
-                                                                         "paused-creates")]
+        self._keys = [
+            f"{prefix}:{installation_id}:{k}"
+            for k in ("busy", "last", "created", "paused", "paused-creates")
+        ]
         self._redis = redis
         self._acquire = redis.register_script(_ACQUIRE)
         self._release = redis.register_script(_RELEASE)
@@ -131,8 +156,15 @@ class RedisPacer:
     @contextmanager
     def request(self, write: bool, creates: bool = False) -> Iterator[None]:
         token = uuid.uuid4().hex
-        args = [token, int(self.hold * 1000), int(self.pause * 1000), int(write), int(write and creates),
-                self.per_minute, self.per_hour]
+        args = [
+            token,
+            int(self.hold * 1000),
+            int(self.pause * 1000),
+            int(write),
+            int(write and creates),
+            self.per_minute,
+            self.per_hour,
+        ]
         started = time.monotonic()
         while True:
             state, wait_ms = (int(x) for x in self._acquire(keys=self._keys, args=args))
@@ -142,19 +174,24 @@ class RedisPacer:
             if state in (4, 5) and wait > HOLD:
                 raise paused(self._clock() + wait, self._clock(), creation_only=state == 5)
             if state == 2 or time.monotonic() - started + wait > self.max_wait:
-                raise RateLimited(f"GitHub's content-creation limit for the installation ({self.per_minute} a "
-                                  f"minute, {self.per_hour} an hour) is reached", 403,
-                                  reset_at=self._clock() + wait)
+                raise RateLimited(
+                    f"GitHub's content-creation limit for the installation ({self.per_minute} a "
+                    f"minute, {self.per_hour} an hour) is reached",
+                    403,
+                    reset_at=self._clock() + wait,
+                )
             self._sleep(wait if state == 3 else min(wait, self.poll))
-        metrics.PACING_WAIT.labels(kind="write" if write else "read").inc(time.monotonic() - started)
+        metrics.PACING_WAIT.labels(kind="write" if write else "read").inc(
+            time.monotonic() - started
+        )
         try:
             yield
         finally:
             self._release(keys=self._keys[:2], args=[token, int(write)])
 
     def hold_until(self, until: float, creation_only: bool = False) -> None:
-        """Hold the installation's requests (``creation_only``: its creating ones), in every worker, until
-        ``until`` (a later pause wins)."""
+        """Hold the installation's requests (``creation_only``: its creating ones), in every worker,
+        until ``until`` (a later pause wins)."""
         key = self._keys[4 if creation_only else 3]
         ms = int((until - self._clock()) * 1000)
         if ms > 0 and int(self._redis.pttl(key)) < ms:

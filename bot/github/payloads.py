@@ -1,12 +1,15 @@
-"""The shape of a verified payload, checked at the door: the fields the bot reads, per event, and their types.
+"""The shape of a verified payload, checked at the door: the fields the bot reads, per event, and
+their types.
 
-A signed payload is GitHub's, but the code that reads it must not trust its shape: a pull request number
-``"abc"`` answered 500 with a traceback, and ``1e30`` (orjson reads a number over 64 bits as a float) went
-through ``int()`` to SQLite's overflow and a misleading 503. ``problem()`` names the first field of
-``FIELDS`` that has the wrong type, so the web answers 400 with that reason before ``decide()`` runs.
+A signed payload is GitHub's, but the code that reads it must not trust its shape: a pull request
+number ``"abc"`` answered 500 with a traceback, and ``1e30`` (orjson reads a number over 64 bits as
+a float) went through ``int()`` to SQLite's overflow and a misleading 503. ``problem()`` names the
+first field of ``FIELDS`` that has the wrong type, so the web answers 400 with that reason before
+``decide()`` runs.
 
-A field that is absent or ``null`` is accepted here: ``decide()`` treats it as missing (for example a
-pull request event without an installation is ignored). Only present values of the wrong type are refused.
+A field that is absent or ``null`` is accepted here: ``decide()`` treats it as missing (for example
+a pull request event without an installation is ignored). Only present values of the wrong type are
+refused.
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-MAX_ID = 2**63 - 1  # GitHub's ids and numbers are positive 64-bit integers (and SQLite's integers are)
+# GitHub's ids and numbers are positive 64-bit integers (and SQLite's integers are)
+MAX_ID = 2**63 - 1
 SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1, or SHA-256 repositories
-REPO = re.compile(r"(?!\.+/)[A-Za-z0-9_.-]{1,100}/(?!\.+$)[A-Za-z0-9_.-]{1,100}")  # no "." or ".." part
-MAX_STRING = 1 << 20  # a comment body is at most 65,536 characters; anything far longer is not GitHub's
+# no "." or ".." part
+REPO = re.compile(r"(?!\.+/)[A-Za-z0-9_.-]{1,100}/(?!\.+$)[A-Za-z0-9_.-]{1,100}")
+# a comment body is at most 65,536 characters; anything far longer is not GitHub's
+MAX_STRING = 1 << 20
 
 
 def _id(value: Any) -> bool:
@@ -35,19 +41,39 @@ KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "list": (lambda v: isinstance(v, list), "a list"),
     "string": (_string, "a string"),
     "id": (_id, "a positive 64-bit integer"),
-    "sha": (lambda v: isinstance(v, str) and SHA.fullmatch(v) is not None, "a commit SHA (40 or 64 hex digits)"),
-    "repo": (lambda v: isinstance(v, str) and REPO.fullmatch(v) is not None, "an owner/name repository name"),
+    "sha": (
+        lambda v: isinstance(v, str) and SHA.fullmatch(v) is not None,
+        "a commit SHA (40 or 64 hex digits)",
+    ),
+    "repo": (
+        lambda v: isinstance(v, str) and REPO.fullmatch(v) is not None,
+        "an owner/name repository name",
+    ),
 }
 
-_COMMON = (("action", "string"), ("installation", "object"), ("installation.id", "id"),
-           ("repository", "object"), ("repository.full_name", "repo"))
-_PULL = (("pull_request", "object"), ("pull_request.number", "id"), ("pull_request.head", "object"),
-         ("pull_request.head.sha", "sha"))
+_COMMON = (
+    ("action", "string"),
+    ("installation", "object"),
+    ("installation.id", "id"),
+    ("repository", "object"),
+    ("repository.full_name", "repo"),
+)
+_PULL = (
+    ("pull_request", "object"),
+    ("pull_request.number", "id"),
+    ("pull_request.head", "object"),
+    ("pull_request.head.sha", "sha"),
+)
 
 
 def _check(event: str) -> tuple[tuple[str, str], ...]:
-    return ((event, "object"), (f"{event}.head_sha", "sha"), (f"{event}.pull_requests", "list"),
-            (f"{event}.pull_requests[]", "object"), (f"{event}.pull_requests[].number", "id"))
+    return (
+        (event, "object"),
+        (f"{event}.head_sha", "sha"),
+        (f"{event}.pull_requests", "list"),
+        (f"{event}.pull_requests[]", "object"),
+        (f"{event}.pull_requests[].number", "id"),
+    )
 
 
 # event -> (dotted path, kind): every field events.decide() reads; ``[]`` is each element of a list
@@ -56,12 +82,25 @@ FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "pull_request_review": (*_COMMON, *_PULL),
     "check_suite": (*_COMMON, *_check("check_suite")),
     "check_run": (*_COMMON, *_check("check_run")),
-    "issue_comment": (*_COMMON, ("issue", "object"), ("issue.number", "id"), ("issue.pull_request", "object"),
-                      ("comment", "object"), ("comment.body", "string"), ("comment.user", "object"),
-                      ("comment.user.login", "string")),
-    "push": (("installation", "object"), ("installation.id", "id"), ("repository", "object"),
-             ("repository.full_name", "repo"), ("repository.default_branch", "string"), ("ref", "string"),
-             ("after", "sha")),
+    "issue_comment": (
+        *_COMMON,
+        ("issue", "object"),
+        ("issue.number", "id"),
+        ("issue.pull_request", "object"),
+        ("comment", "object"),
+        ("comment.body", "string"),
+        ("comment.user", "object"),
+        ("comment.user.login", "string"),
+    ),
+    "push": (
+        ("installation", "object"),
+        ("installation.id", "id"),
+        ("repository", "object"),
+        ("repository.full_name", "repo"),
+        ("repository.default_branch", "string"),
+        ("ref", "string"),
+        ("after", "sha"),
+    ),
     "installation": (("action", "string"),),
     "installation_repositories": (("action", "string"),),
     "github_app_authorization": (("action", "string"),),
@@ -90,8 +129,12 @@ def _kind_name(value: Any) -> str:
         return "a boolean"
     if isinstance(value, int):
         return "an integer out of range" if abs(value) > MAX_ID or value <= 0 else "an integer"
-    return {dict: "an object", list: "a list", str: "a string", float: "a number that is not a 64-bit integer"}.get(
-        type(value), type(value).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        float: "a number that is not a 64-bit integer",
+    }.get(type(value), type(value).__name__)
 
 
 def problem(event: str, payload: dict[str, Any]) -> str | None:

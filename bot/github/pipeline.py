@@ -1,4 +1,5 @@
-"""Fetch what a review needs through ``GitHubAPI`` and review it with ``run_review`` and the App's stages.
+"""Fetch what a review needs through ``GitHubAPI`` and review it with ``run_review`` and the App's
+stages.
 
 Only the paths the checks read are fetched: the configured folders plus the CODEOWNERS files and
 the bot's config. The config comes from the default branch, never from the pull request's head.
@@ -29,20 +30,35 @@ from bot.review.engine import Check
 log = logging.getLogger(__name__)
 
 EXTRA_PATHS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS", *CONFIG_PATHS)
-_STATUS = {"added": Status.ADDED, "removed": Status.DELETED, "renamed": Status.RENAMED, "copied": Status.ADDED}
+_STATUS = {
+    "added": Status.ADDED,
+    "removed": Status.DELETED,
+    "renamed": Status.RENAMED,
+    "copied": Status.ADDED,
+}
 
 
 def to_changeset(files: Iterable[ChangedFile], truncated: bool = False) -> ChangeSet:
     """GitHub's pull request files as a ``ChangeSet`` (diff lines from each ``patch``)."""
-    return ChangeSet(files=tuple(
-        FileChange(f.path, _STATUS.get(f.status, Status.MODIFIED), old_path=f.previous_path,
-                   lines=diff_lines(f.patch), patch_missing=f.patch is None and f.status != "removed",
-                   patch=f.patch)
-        for f in files), truncated=truncated)
+    return ChangeSet(
+        files=tuple(
+            FileChange(
+                f.path,
+                _STATUS.get(f.status, Status.MODIFIED),
+                old_path=f.previous_path,
+                lines=diff_lines(f.patch),
+                patch_missing=f.patch is None and f.status != "removed",
+                patch=f.patch,
+            )
+            for f in files
+        ),
+        truncated=truncated,
+    )
 
 
 def approvers(reviews: Iterable[ReviewInfo]) -> frozenset[str]:
-    """Users whose latest deciding review is an approval (a later plain comment does not revoke it)."""
+    """Users whose latest deciding review is an approval (a later plain comment does not revoke
+    it)."""
     latest: dict[str, str] = {}
     for r in reviews:
         if r.state in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
@@ -60,14 +76,18 @@ class ReviewInputs:
     config_findings: tuple[Finding, ...]
     approvers: frozenset[str]  # logins and the org/team slugs they (or the author) stand for
     teams: TeamMembership = field(default_factory=TeamMembership)
-    reviews: tuple[ReviewInfo, ...] = ()  # the pull request's reviews when fetched (the publisher reuses them)
-    from_trees: bool = False  # more files than GitHub lists: the change is the diff of the two trees
+    # the pull request's reviews when fetched (the publisher reuses them)
+    reviews: tuple[ReviewInfo, ...] = ()
+    # more files than GitHub lists: the change is the diff of the two trees
+    from_trees: bool = False
 
     def touches_watched(self) -> bool:
-        """Whether the change touches what the bot reviews: the configured folders, the CODEOWNERS files
-        and the bot's configuration (ownership and steering files are reviewed files too)."""
-        return any(self.changes.touches(folder) or self.changes.get(folder) is not None
-                   for folder in (*self.config.watched(), *EXTRA_PATHS))
+        """Whether the change touches what the bot reviews: the configured folders, the CODEOWNERS
+        files and the bot's configuration (ownership and steering files are reviewed files too)."""
+        return any(
+            self.changes.touches(folder) or self.changes.get(folder) is not None
+            for folder in (*self.config.watched(), *EXTRA_PATHS)
+        )
 
 
 def load_default_config(gh: GitHubAPI, pr: PullRequest) -> tuple[Config, list[Finding]]:
@@ -75,10 +95,15 @@ def load_default_config(gh: GitHubAPI, pr: PullRequest) -> tuple[Config, list[Fi
     return load_config(MemorySnapshot(files, label=pr.default_branch))
 
 
-def read_snapshots(gh: GitHubAPI, pr: PullRequest, wanted: tuple[str, ...]) -> tuple[TreeSnapshot, TreeSnapshot]:
-    """Base and head under ``wanted``: one tree listing each, files downloaded when a check reads them."""
-    return (TreeSnapshot(gh.read_tree(pr.repo, pr.base_sha, wanted), label=f"base {pr.base_sha[:12]}"),
-            TreeSnapshot(gh.read_tree(pr.repo, pr.head_sha, wanted), label=f"head {pr.head_sha[:12]}"))
+def read_snapshots(
+    gh: GitHubAPI, pr: PullRequest, wanted: tuple[str, ...]
+) -> tuple[TreeSnapshot, TreeSnapshot]:
+    """Base and head under ``wanted``: one tree listing each, files downloaded when a check reads
+    them."""
+    return (
+        TreeSnapshot(gh.read_tree(pr.repo, pr.base_sha, wanted), label=f"base {pr.base_sha[:12]}"),
+        TreeSnapshot(gh.read_tree(pr.repo, pr.head_sha, wanted), label=f"head {pr.head_sha[:12]}"),
+    )
 
 
 def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
@@ -86,36 +111,71 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     config, config_findings = load_default_config(gh, pr)
     files, truncated = gh.list_pull_request_files(pr.repo, pr.number)
     base, head = read_snapshots(gh, pr, (*config.watched(), *EXTRA_PATHS))
-    if truncated:  # past GitHub's listing limit the listing is not the change: the two whole trees are
+    # past GitHub's listing limit the listing is not the change: the two whole trees are
+    if truncated:
         changes = tree_changes(*read_snapshots(gh, pr, ("",)))
     else:  # every listed path the review cannot read as a file is marked (``ChangeSet.complete``)
         changes = to_changeset(files).with_unread(base.skipped, head.skipped)
     reviews = tuple(gh.list_reviews(pr.repo, pr.number))
     me = gh.bot_login()
-    logins = approvers(r for r in reviews if r.user != me)  # the App's own approval stands for no one
+    # the App's own approval stands for no one
+    logins = approvers(r for r in reviews if r.user != me)
     teams = resolve(gh, owning_teams(base, head, changes, config), (pr.author, *sorted(logins)))
-    return ReviewInputs(pr, base, head, changes, config, tuple(config_findings), logins | teams.approving, teams,
-                        reviews, from_trees=truncated)
+    return ReviewInputs(
+        pr,
+        base,
+        head,
+        changes,
+        config,
+        tuple(config_findings),
+        logins | teams.approving,
+        teams,
+        reviews,
+        from_trees=truncated,
+    )
 
 
-def review_inputs(inputs: ReviewInputs, regression: Regression | None = None,
-                  checks: Iterable[Check] | None = None, stages: Sequence[Stage] = ()) -> Report:
-    """The report for fetched inputs (a neutral one when nothing the bot reviews changed): ``run_review``
-    with the App's stages (every file read, the notes, the regression, the site preview, then ``stages``)."""
+def review_inputs(
+    inputs: ReviewInputs,
+    regression: Regression | None = None,
+    checks: Iterable[Check] | None = None,
+    stages: Sequence[Stage] = (),
+) -> Report:
+    """The report for fetched inputs (a neutral one when nothing the bot reviews changed):
+    ``run_review`` with the App's stages (every file read, the notes, the regression, the site
+    preview, then ``stages``)."""
     if not inputs.touches_watched() and not inputs.changes.truncated:
-        return Report.build((), neutral_reason="This pull request changes none of the registry's files: "
-                            "nothing to review.")
+        return Report.build(
+            (),
+            neutral_reason="This pull request changes none of the registry's files: "
+            "nothing to review.",
+        )
     notes = [note for note in (inputs.teams.section(), _trees_note(inputs)) if note is not None]
-    return run_review(request(inputs, checks), [
-        read_in_full, sections(*notes), *([compose.regression(regression)] if regression is not None else []),
-        site_preview, *stages])
+    return run_review(
+        request(inputs, checks),
+        [
+            read_in_full,
+            sections(*notes),
+            *([compose.regression(regression)] if regression is not None else []),
+            site_preview,
+            *stages,
+        ],
+    )
 
 
 def request(inputs: ReviewInputs, checks: Iterable[Check] | None = None) -> ReviewRequest:
-    """The review of fetched inputs as a ``ReviewRequest`` (configuration from the default branch)."""
-    return ReviewRequest(head=inputs.head, base=inputs.base, changes=inputs.changes, author=inputs.pr.author,
-                         approvers=inputs.approvers, config=inputs.config, config_findings=inputs.config_findings,
-                         checks=tuple(checks) if checks is not None else None)
+    """The review of fetched inputs as a ``ReviewRequest`` (configuration from the default
+    branch)."""
+    return ReviewRequest(
+        head=inputs.head,
+        base=inputs.base,
+        changes=inputs.changes,
+        author=inputs.pr.author,
+        approvers=inputs.approvers,
+        config=inputs.config,
+        config_findings=inputs.config_findings,
+        checks=tuple(checks) if checks is not None else None,
+    )
 
 
 def read_in_full(request: ReviewRequest, report: Report) -> Report:
@@ -127,13 +187,21 @@ def read_in_full(request: ReviewRequest, report: Report) -> Report:
 def _trees_note(inputs: ReviewInputs) -> Section | None:
     if not inputs.from_trees:
         return None
-    return Section("Files", f"GitHub lists at most 3,000 files of a pull request and this one has more: the bot "
-                   f"reviewed the change from the base and head trees ({len(inputs.changes.files):,} changed paths, "
-                   f"{sum(1 for _ in _watched(inputs))} of them under the folders it reviews). No line of the diff is "
-                   "known, so findings are not commented inline.")
+    return Section(
+        "Files",
+        f"GitHub lists at most 3,000 files of a pull request and this one has more: the bot "
+        f"reviewed the change from the base and head trees ({len(inputs.changes.files):,} changed "
+        f"paths, {sum(1 for _ in _watched(inputs))} of them under the folders it reviews). No line "
+        f"of the diff is "
+        "known, so findings are not commented inline.",
+    )
 
 
 def _watched(inputs: ReviewInputs) -> Iterable[FileChange]:
     """The changed paths under the folders (or at the files) the bot reviews."""
     watched = tuple(w.strip("/") for w in inputs.config.watched())
-    return (f for f in inputs.changes.files if any(f.path == w or f.path.startswith(w + "/") for w in watched))
+    return (
+        f
+        for f in inputs.changes.files
+        if any(f.path == w or f.path.startswith(w + "/") for w in watched)
+    )

@@ -48,19 +48,31 @@ log = logging.getLogger(__name__)
 CHECK_NAME = "OpenLineage registry"
 ANNOTATIONS_PER_REQUEST = github_limits.ANNOTATIONS_PER_REQUEST
 MAX_ANNOTATIONS = 1000
-ANNOTATION_MESSAGE_LIMIT = 3_400  # plus a 500-character hint and the notes of their lengths: under 4,000
+# plus a 500-character hint and the notes of their lengths: under 4,000
+ANNOTATION_MESSAGE_LIMIT = 3_400
 INLINE_MESSAGE_LIMIT = 4_000  # characters of a message in an inline comment (GitHub takes 65,536)
 REVIEW_BODY_LIMIT = 60_000
 SUMMARY_MARKER = "<!-- registry-bot:summary -->"
-WAITING_MARKER = "<!-- registry-bot:waiting "  # the entries whose owners must still approve (the dashboard reads it)
+# the entries whose owners must still approve (the dashboard reads it)
+WAITING_MARKER = "<!-- registry-bot:waiting "
 _ENTRY_NAME = re.compile(r"[a-z0-9][a-z0-9:_-]{0,199}")
 FLIP_MARKER = "<!-- registry-bot:verdict-changed {sha} -->"
-RERUN_ACTION = {"label": "Re-run", "description": "Review this pull request again", "identifier": "rerun"}
+RERUN_ACTION = {
+    "label": "Re-run",
+    "description": "Review this pull request again",
+    "identifier": "rerun",
+}
 _LEVEL: dict[Severity, AnnotationLevel] = {
-    Severity.ERROR: "failure", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
+    Severity.ERROR: "failure",
+    Severity.WARNING: "warning",
+    Severity.NOTICE: "notice",
+}
 _VERDICT_WORD = {Verdict.SUCCESS: "passed", Verdict.FAILURE: "failed", Verdict.NEUTRAL: "neutral"}
 _CONCLUSION: dict[Verdict, CheckConclusion] = {
-    Verdict.SUCCESS: "success", Verdict.FAILURE: "failure", Verdict.NEUTRAL: "neutral"}
+    Verdict.SUCCESS: "success",
+    Verdict.FAILURE: "failure",
+    Verdict.NEUTRAL: "neutral",
+}
 _KNOWN = frozenset(v.value for v in Verdict)
 REVIEWING = CheckRunOutput(title="Reviewing", summary="The review is running.")
 
@@ -84,117 +96,205 @@ def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
         if not f.path:
             continue
         line = f.line or 1
-        message = plain(f.message, ANNOTATION_MESSAGE_LIMIT) + (f"\n\n{plain(f.hint, 500)}" if f.hint else "")
+        message = plain(f.message, ANNOTATION_MESSAGE_LIMIT) + (
+            f"\n\n{plain(f.hint, 500)}" if f.hint else ""
+        )
         level, title = _LEVEL[f.severity], plain(f.rule, 200)
         if f.state is State.UNCHANGED:
             level, title = "notice", f"pre-existing {f.severity.value}: {title}"
         if f.waived is not None:
             level, title = "notice", f"{f.waived.label()}: {title}"
-            message += f"\n\n{plain(f.waived.label(), 100)} by {plain(f.waived.granted_by, 100)}: " \
-                       f"{plain(f.waived.reason, 500)}"
-        out.append(Annotation(path=f.path, start_line=line, end_line=line, level=level,
-                              message=message, title=title))
+            message += (
+                f"\n\n{plain(f.waived.label(), 100)} by {plain(f.waived.granted_by, 100)}: "
+                f"{plain(f.waived.reason, 500)}"
+            )
+        out.append(
+            Annotation(
+                path=f.path,
+                start_line=line,
+                end_line=line,
+                level=level,
+                message=message,
+                title=title,
+            )
+        )
     return out
 
 
 # -- check run -----------------------------------------------------------------------------------
 def start_check(gh: GitHubAPI, pr: PullRequest, delivery: str) -> int:
-    """Create the in-progress check run. Its ``external_id`` is the delivery id, so that a job recovered
-    after a crash finds (and adopts) the run it created even when it died before learning its id."""
-    return gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id=delivery,
-                               output=REVIEWING)
+    """Create the in-progress check run. Its ``external_id`` is the delivery id, so that a job
+    recovered after a crash finds (and adopts) the run it created even when it died before learning
+    its id."""
+    return gh.create_check_run(
+        pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id=delivery, output=REVIEWING
+    )
 
 
-def pause_check(gh: GitHubAPI, repo: str, check_id: int, until: float, secondary: bool = False) -> None:
-    """Say on the check run that the review waits for GitHub's rate limit: still in progress for the hourly
-    quota; ``queued`` again, with the reason, for a secondary limit (the installation is paused, the review
-    starts over when the pause ends)."""
+def pause_check(
+    gh: GitHubAPI, repo: str, check_id: int, until: float, secondary: bool = False
+) -> None:
+    """Say on the check run that the review waits for GitHub's rate limit: still in progress for the
+    hourly quota; ``queued`` again, with the reason, for a secondary limit (the installation is
+    paused, the review starts over when the pause ends)."""
     at = datetime.fromtimestamp(until, UTC).strftime("%H:%M:%S UTC")
     if secondary:
-        gh.update_check_run(repo, check_id, status="queued", output=CheckRunOutput(
-            title=f"Queued: GitHub's secondary rate limit pauses the bot until {at}",
-            summary=f"GitHub asked the bot to slow down (a secondary rate limit) for this installation. The "
-                    f"review is queued and resumes at {at}, then concludes."))
+        gh.update_check_run(
+            repo,
+            check_id,
+            status="queued",
+            output=CheckRunOutput(
+                title=f"Queued: GitHub's secondary rate limit pauses the bot until {at}",
+                summary=f"GitHub asked the bot to slow down (a secondary rate limit) for this "
+                f"installation. The review is queued and resumes at {at}, then concludes.",
+            ),
+        )
         return
-    gh.update_check_run(repo, check_id, status="in_progress", output=CheckRunOutput(
-        title=f"Waiting for GitHub's rate limit (until {at})",
-        summary=f"GitHub's API rate limit for this installation is exhausted. The review resumes at {at} "
-                "and then concludes."))
+    gh.update_check_run(
+        repo,
+        check_id,
+        status="in_progress",
+        output=CheckRunOutput(
+            title=f"Waiting for GitHub's rate limit (until {at})",
+            summary=f"GitHub's API rate limit for this installation is exhausted. The review "
+            f"resumes at {at} "
+            "and then concludes.",
+        ),
+    )
 
 
 def could_not_finish(gh: GitHubAPI, repo: str, check_id: int, delivery: str, reason: str) -> None:
     """Conclude a review that cannot be done: failure, reason first, with a button to retry. Never
     neutral: GitHub counts a neutral required check as passing, and nothing was reviewed."""
-    gh.update_check_run(repo, check_id, status="completed", conclusion="failure", actions=[RERUN_ACTION],
-                        output=CheckRunOutput(title=f"Could not finish: {reason}"[:255], summary=(
-                            f"The bot could not finish this review (delivery {code(delivery)}): {escape(reason)}. "
-                            "Nothing was decided about the change. Use **Re-run** to try again.")))
+    gh.update_check_run(
+        repo,
+        check_id,
+        status="completed",
+        conclusion="failure",
+        actions=[RERUN_ACTION],
+        output=CheckRunOutput(
+            title=f"Could not finish: {reason}"[:255],
+            summary=(
+                f"The bot could not finish this review (delivery {code(delivery)}): "
+                f"{escape(reason)}. "
+                "Nothing was decided about the change. Use **Re-run** to try again."
+            ),
+        ),
+    )
 
 
-def complete_check(gh: GitHubAPI, repo: str, check_id: int, report: Report, sent: int = 0) -> CheckRunOutput:
-    """Conclude the check run with the summary and every annotation, 50 per request, leaving out the first
-    ``sent`` (an interrupted attempt sent them: GitHub appends annotations, it would show them twice).
-    Returns the concluded title and summary (without annotations)."""
+def complete_check(
+    gh: GitHubAPI, repo: str, check_id: int, report: Report, sent: int = 0
+) -> CheckRunOutput:
+    """Conclude the check run with the summary and every annotation, 50 per request, leaving out the
+    first ``sent`` (an interrupted attempt sent them: GitHub appends annotations, it would show them
+    twice). Returns the concluded title and summary (without annotations)."""
     title = headline(report)
     summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT, title=False)
     notes = to_annotations(report.findings)
     if len(notes) > MAX_ANNOTATIONS:
         summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT - 200, title=False) + (
-            f"\n\n> Only the first {MAX_ANNOTATIONS} of {len(notes)} findings are shown as annotations.\n")
+            f"\n\n> Only the first {MAX_ANNOTATIONS} of {len(notes)} findings are shown as "
+            f"annotations.\n"
+        )
         notes = notes[:MAX_ANNOTATIONS]
     notes = notes[sent:]
-    batches = [notes[i:i + ANNOTATIONS_PER_REQUEST] for i in range(0, len(notes), ANNOTATIONS_PER_REQUEST)] or [[]]
+    batches = [
+        notes[i : i + ANNOTATIONS_PER_REQUEST]
+        for i in range(0, len(notes), ANNOTATIONS_PER_REQUEST)
+    ] or [[]]
     for batch in batches[:-1]:
-        gh.update_check_run(repo, check_id, output=CheckRunOutput(title, summary, annotations=tuple(batch)))
+        gh.update_check_run(
+            repo, check_id, output=CheckRunOutput(title, summary, annotations=tuple(batch))
+        )
     conclusion: CheckConclusion = _CONCLUSION[report.verdict]
-    gh.update_check_run(repo, check_id, status="completed", conclusion=conclusion,
-                        output=CheckRunOutput(title, summary, annotations=tuple(batches[-1])),
-                        actions=[RERUN_ACTION])
+    gh.update_check_run(
+        repo,
+        check_id,
+        status="completed",
+        conclusion=conclusion,
+        output=CheckRunOutput(title, summary, annotations=tuple(batches[-1])),
+        actions=[RERUN_ACTION],
+    )
     return CheckRunOutput(title, summary)
 
 
-def note_on_check(gh: GitHubAPI, repo: str, check_id: int, concluded: CheckRunOutput, note: str) -> None:
-    """Add ``note`` to a concluded check run's text, leaving its status and conclusion as they are (what the
-    bot could not say in the summary comment, because GitHub refused the comment)."""
+def note_on_check(
+    gh: GitHubAPI, repo: str, check_id: int, concluded: CheckRunOutput, note: str
+) -> None:
+    """Add ``note`` to a concluded check run's text, leaving its status and conclusion as they are
+    (what the bot could not say in the summary comment, because GitHub refused the comment)."""
     text = cut_lines(note, GITHUB_TEXT_LIMIT, "(cut to fit GitHub's size limit)")
-    gh.update_check_run(repo, check_id, output=CheckRunOutput(concluded.title, concluded.summary, text=text))
+    gh.update_check_run(
+        repo, check_id, output=CheckRunOutput(concluded.title, concluded.summary, text=text)
+    )
 
 
-def fail_check(gh: GitHubAPI, repo: str, check_id: int, delivery: str, error: BaseException) -> None:
-    summary = (f"The bot hit an internal error while reviewing this pull request (delivery {code(delivery)}: "
-               f"{code(type(error).__name__)}). Nothing was decided about the change. Use **Re-run** to try "
-               "again; if it keeps failing, report the delivery id to the bot's maintainers.")
-    gh.update_check_run(repo, check_id, status="completed", conclusion="failure", actions=[RERUN_ACTION],
-                        output=CheckRunOutput(title="The bot hit an internal error", summary=summary))
+def fail_check(
+    gh: GitHubAPI, repo: str, check_id: int, delivery: str, error: BaseException
+) -> None:
+    summary = (
+        f"The bot hit an internal error while reviewing this pull request (delivery "
+        f"{code(delivery)}: {code(type(error).__name__)}). Nothing was decided about the change. "
+        f"Use **Re-run** to try "
+        "again; if it keeps failing, report the delivery id to the bot's maintainers."
+    )
+    gh.update_check_run(
+        repo,
+        check_id,
+        status="completed",
+        conclusion="failure",
+        actions=[RERUN_ACTION],
+        output=CheckRunOutput(title="The bot hit an internal error", summary=summary),
+    )
 
 
 def supersede_check(gh: GitHubAPI, repo: str, check_id: int, newer_sha: str) -> None:
-    """Conclude a run whose commit is no longer the head: ``cancelled``, never ``neutral``. GitHub counts a
-    required check as passing when it is successful, skipped or neutral (docs/hostile-input.md), and this
-    commit was not reviewed: a force-push back to it must not find a passing run waiting."""
-    gh.update_check_run(repo, check_id, status="completed", conclusion="cancelled", output=CheckRunOutput(
-        title="Superseded by a newer push",
-        summary=f"The pull request moved to {code(newer_sha[:12])} during the review; that commit is "
-                "reviewed instead."))
+    """Conclude a run whose commit is no longer the head: ``cancelled``, never ``neutral``. GitHub
+    counts a required check as passing when it is successful, skipped or neutral
+    (docs/hostile-input.md), and this commit was not reviewed: a force-push back to it must not find
+    a passing run waiting."""
+    gh.update_check_run(
+        repo,
+        check_id,
+        status="completed",
+        conclusion="cancelled",
+        output=CheckRunOutput(
+            title="Superseded by a newer push",
+            summary=f"The pull request moved to {code(newer_sha[:12])} during the review; that "
+            f"commit is "
+            "reviewed instead.",
+        ),
+    )
 
 
 # -- pull request review -------------------------------------------------------------------------
 def inline_comment_body(f: Finding, suggestion: Suggestion | None = None) -> str:
-    body = f"**{f.severity.value}** {code(f.rule, table=False)}: {escape(f.message, INLINE_MESSAGE_LIMIT)}"
+    body = (
+        f"**{f.severity.value}** {code(f.rule, table=False)}: "
+        f"{escape(f.message, INLINE_MESSAGE_LIMIT)}"
+    )
     if f.waived is not None:
-        body += f" (**{f.waived.label()}** by {escape(f.waived.granted_by, 100)}: {escape(f.waived.reason, 500)})"
+        body += (
+            f" (**{f.waived.label()}** by {escape(f.waived.granted_by, 100)}: "
+            f"{escape(f.waived.reason, 500)})"
+        )
     body += f"\n\n{escape(f.hint, MESSAGE_LIMIT)}" if f.hint else ""
     if suggestion is not None and f.fix is not None:
         fence = backtick_fence(suggestion.text, 3)
-        body += f"\n\nSuggested fix ({escape(f.fix.description, 300)}):\n\n{fence}suggestion\n{suggestion.text}{fence}"
+        body += (
+            f"\n\nSuggested fix "
+            f"({escape(f.fix.description, 300)}):\n\n{fence}suggestion\n{suggestion.text}{fence}"
+        )
     elif f.fix is not None:
         body += f"\n\n`registry-bot fix` applies the fix: {escape(f.fix.description, 300)}."
     return body
 
 
 def suggestion_for(f: Finding, changes: ChangeSet) -> Suggestion | None:
-    """The finding's fix as a GitHub suggestion: contiguous whole-line edits of its own file, on lines of one
-    hunk of the diff (a suggestion replaces exactly the lines it is attached to), with nothing invisible in it."""
+    """The finding's fix as a GitHub suggestion: contiguous whole-line edits of its own file, on
+    lines of one hunk of the diff (a suggestion replaces exactly the lines it is attached to), with
+    nothing invisible in it."""
     if f.fix is None or not f.fix.edits:
         return None
     edits = sorted(f.fix.edits, key=lambda e: e.start_line)
@@ -204,8 +304,8 @@ def suggestion_for(f: Finding, changes: ChangeSet) -> Suggestion | None:
         return None
     start, end = edits[0].start_line, edits[-1].end_line
     text = "".join(e.text for e in edits)
-    # A suggestion is committed as is, so it is never escaped: one holding a control, bidi or invisible
-    # character is not offered (the fix command still applies it, showing the diff).
+    # A suggestion is committed as is, so it is never escaped: one holding a control, bidi or
+    # invisible character is not offered (the fix command still applies it, showing the diff).
     if UNSAFE_IN_TEXT.search(text) or len(text) > INLINE_MESSAGE_LIMIT:
         return None
     if start == end and not changes.commentable(f.path, end):
@@ -215,10 +315,13 @@ def suggestion_for(f: Finding, changes: ChangeSet) -> Suggestion | None:
     return Suggestion(start, end, text)
 
 
-def plan_review(report: Report, changes: ChangeSet, limit: int) -> tuple[list[InlineComment], list[Finding]]:
+def plan_review(
+    report: Report, changes: ChangeSet, limit: int
+) -> tuple[list[InlineComment], list[Finding]]:
     """Inline comments for findings on diff lines (at most ``limit``); the rest go in the body.
 
-    A finding with a fix that fits the diff carries it as a suggestion, attached to the lines it replaces.
+    A finding with a fix that fits the diff carries it as a suggestion, attached to the lines it
+    replaces.
     """
     inline: list[InlineComment] = []
     rest: list[Finding] = []
@@ -229,8 +332,12 @@ def plan_review(report: Report, changes: ChangeSet, limit: int) -> tuple[list[In
             if suggestion is None:
                 comment = InlineComment(f.path, f.line, inline_comment_body(f))
             else:
-                comment = InlineComment(f.path, suggestion.end, inline_comment_body(f, suggestion),
-                                        suggestion.start if suggestion.start < suggestion.end else None)
+                comment = InlineComment(
+                    f.path,
+                    suggestion.end,
+                    inline_comment_body(f, suggestion),
+                    suggestion.start if suggestion.start < suggestion.end else None,
+                )
             if (comment.path, comment.line, comment.body) not in seen:
                 seen.add((comment.path, comment.line, comment.body))
                 inline.append(comment)
@@ -240,13 +347,17 @@ def plan_review(report: Report, changes: ChangeSet, limit: int) -> tuple[list[In
 
 
 def review_body(report: Report, rest: Sequence[Finding], sha: str) -> str:
-    lines = [f"**{headline(report)}** for {code(sha[:12])}. Details are in the "
-             f"**{CHECK_NAME}** check run."]
+    lines = [
+        f"**{headline(report)}** for {code(sha[:12])}. Details are in the "
+        f"**{CHECK_NAME}** check run."
+    ]
     if rest:
         lines += ["", "Findings not on a line of this diff:", ""]
         note = "(list cut to fit GitHub's size limit; findings on files are also annotations)"
-        kept, left_out = fit([Row(partial(_review_line, f), f.message) for f in rest],
-                             REVIEW_BODY_LIMIT - len("\n".join(lines)) - len(note) - 100)
+        kept, left_out = fit(
+            [Row(partial(_review_line, f), f.message) for f in rest],
+            REVIEW_BODY_LIMIT - len("\n".join(lines)) - len(note) - 100,
+        )
         lines += kept
         if left_out:
             lines += ["", f"{left_out:,} more not shown {note}"]
@@ -254,26 +365,46 @@ def review_body(report: Report, rest: Sequence[Finding], sha: str) -> str:
 
 
 def _review_line(f: Finding, cap: int) -> str:
-    return (f"- {f.severity.value} {code(f.rule, table=False)} {code(f.path or '(repository)', table=False)}"
-            + (f" line {f.line}" if f.line else "") + f": {escape(f.message, cap)}"
-            + (f" ({f.waived.label()})" if f.waived is not None else ""))
+    return (
+        f"- {f.severity.value} {code(f.rule, table=False)} "
+        f"{code(f.path or '(repository)', table=False)}"
+        + (f" line {f.line}" if f.line else "")
+        + f": {escape(f.message, cap)}"
+        + (f" ({f.waived.label()})" if f.waived is not None else "")
+    )
 
 
-def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: ChangeSet, config: Config,
-                   reviews: Sequence[ReviewInfo] | None = None, refusals: Refusals | None = None) -> int | None:
+def publish_review(
+    gh: GitHubAPI,
+    pr: PullRequest,
+    report: Report,
+    changes: ChangeSet,
+    config: Config,
+    reviews: Sequence[ReviewInfo] | None = None,
+    refusals: Refusals | None = None,
+) -> int | None:
     """Dismiss the bot's blocking reviews of older commits, then post this head's review once.
 
-    ``reviews``: the pull request's reviews as read for this review (listed again when not given). Only the
-    bot's own matter here, and no other job reviews this pull request meanwhile (the queue's lock). A
-    dismissal GitHub refuses is recorded in ``refusals`` (raised without one) and the review is still posted.
+    ``reviews``: the pull request's reviews as read for this review (listed again when not given).
+    Only the bot's own matter here, and no other job reviews this pull request meanwhile (the
+    queue's lock). A dismissal GitHub refuses is recorded in ``refusals`` (raised without one) and
+    the review is still posted.
     """
     me = gh.bot_login()
     if reviews is None:
         reviews = gh.list_reviews(pr.repo, pr.number)
     for r in reviews:
-        if r.user == me and r.commit_id != pr.head_sha and r.state in ("CHANGES_REQUESTED", "APPROVED"):
+        if (
+            r.user == me
+            and r.commit_id != pr.head_sha
+            and r.state in ("CHANGES_REQUESTED", "APPROVED")
+        ):
+
             def dismiss(r: ReviewInfo = r) -> None:
-                gh.dismiss_review(pr.repo, pr.number, r.id, f"Superseded by the review of {pr.head_sha[:12]}.")
+                gh.dismiss_review(
+                    pr.repo, pr.number, r.id, f"Superseded by the review of {pr.head_sha[:12]}."
+                )
+
             if refusals is None:
                 dismiss()
             else:
@@ -284,8 +415,13 @@ def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: Chan
     body = review_body(report, rest, pr.head_sha)
     if any(r.user == me and r.commit_id == pr.head_sha and r.body == body for r in reviews):
         return None  # a re-run or a redelivery: this review is already there
-    if any(r.user == me for r in reviews):  # an inline comment belongs to a review: none without one
-        posted = {(c.path, c.line, c.body) for c in gh.list_review_comments(pr.repo, pr.number) if c.user == me}
+    # an inline comment belongs to a review: none without one
+    if any(r.user == me for r in reviews):
+        posted = {
+            (c.path, c.line, c.body)
+            for c in gh.list_review_comments(pr.repo, pr.number)
+            if c.user == me
+        }
         inline = [c for c in inline if (c.path, c.line, c.body) not in posted]
     event = config.review.event_on_errors if report.has_errors else "COMMENT"
     if event not in ("REQUEST_CHANGES", "COMMENT"):
@@ -295,7 +431,8 @@ def publish_review(gh: GitHubAPI, pr: PullRequest, report: Report, changes: Chan
 
 # -- summary comment -----------------------------------------------------------------------------
 def waiting_line(report: Report) -> str:
-    """A hidden line naming the entries waiting on their owners' approval (names the folder rule allows only)."""
+    """A hidden line naming the entries waiting on their owners' approval (names the folder rule
+    allows only)."""
     names = [e for e in report.required_approvals() if _ENTRY_NAME.fullmatch(e)]
     return f"{WAITING_MARKER}{' '.join(names)} -->\n" if names else ""
 
@@ -305,7 +442,7 @@ def waiting_of(body: str) -> list[str]:
     start = body.find(WAITING_MARKER)
     if start < 0:
         return []
-    names = body[start + len(WAITING_MARKER):].split("-->", 1)[0].split()
+    names = body[start + len(WAITING_MARKER) :].split("-->", 1)[0].split()
     return [n for n in names if _ENTRY_NAME.fullmatch(n)]
 
 
@@ -313,16 +450,29 @@ def _verdict_of(body: str) -> str | None:
     start = body.find("<!-- registry-bot:verdict=")
     if start < 0:
         return None
-    return body[start + len("<!-- registry-bot:verdict="):].split(" ", 1)[0].split("-->", 1)[0].strip()
+    return (
+        body[start + len("<!-- registry-bot:verdict=") :]
+        .split(" ", 1)[0]
+        .split("-->", 1)[0]
+        .strip()
+    )
 
 
 def publish_summary(gh: GitHubAPI, pr: PullRequest, report: Report) -> int:
-    """Edit the one summary comment (found by its marker); on a verdict flip also post a short notice."""
+    """Edit the one summary comment (found by its marker); on a verdict flip also post a short
+    notice."""
     me = gh.bot_login()
     verdict = report.verdict.value
     header = f"{SUMMARY_MARKER}\n<!-- registry-bot:verdict={verdict} -->\n" + waiting_line(report)
-    footer = f"\n\n<sub>Reviewed commit {code(pr.head_sha[:12])}. Comment `/registry-bot recheck` to run again.</sub>\n"
-    body = header + render_markdown(report, limit=GITHUB_TEXT_LIMIT - len(header) - len(footer)) + footer
+    footer = (
+        f"\n\n<sub>Reviewed commit {code(pr.head_sha[:12])}. Comment `/registry-bot recheck` to "
+        f"run again.</sub>\n"
+    )
+    body = (
+        header
+        + render_markdown(report, limit=GITHUB_TEXT_LIMIT - len(header) - len(footer))
+        + footer
+    )
     comments = gh.list_issue_comments(pr.repo, pr.number)
     mine = [c for c in comments if c.user == me and SUMMARY_MARKER in c.body]
     if not mine:
@@ -332,8 +482,18 @@ def publish_summary(gh: GitHubAPI, pr: PullRequest, report: Report) -> int:
     if current.body != body:
         gh.edit_issue_comment(pr.repo, current.id, body)
     flip = FLIP_MARKER.format(sha=pr.head_sha)
-    if previous in _KNOWN and previous != verdict and not any(c.user == me and flip in c.body for c in comments):
-        gh.create_issue_comment(pr.repo, pr.number, (
-            f"{flip}\nThe registry review changed from **{_VERDICT_WORD[Verdict(previous)]}** to "
-            f"**{_VERDICT_WORD[report.verdict]}** at {code(pr.head_sha[:12])}; the summary above is updated."))
+    if (
+        previous in _KNOWN
+        and previous != verdict
+        and not any(c.user == me and flip in c.body for c in comments)
+    ):
+        gh.create_issue_comment(
+            pr.repo,
+            pr.number,
+            (
+                f"{flip}\nThe registry review changed from **{_VERDICT_WORD[Verdict(previous)]}** "
+                f"to **{_VERDICT_WORD[report.verdict]}** at {code(pr.head_sha[:12])}; the summary "
+                f"above is updated."
+            ),
+        )
     return current.id

@@ -1,11 +1,13 @@
-"""GitHub's "no" to a write: told apart from a failure, reported once, never allowed to change a verdict.
+"""GitHub's "no" to a write: told apart from a failure, reported once, never allowed to change a
+verdict.
 
 GitHub refuses a write for reasons the bot cannot fix by retrying: the App lacks a permission (403
-"Resource not accessible by integration"), branch protection restricts who may dismiss reviews (403), the
-pull request cannot merge (405), the request is not acceptable (422). Such a refusal of an action taken
-beside the verdict (dismissing, approving, merging, reviewing, commenting) is collected here and shown in
-the summary (or, when the summary comment itself is refused, in the concluded check run's text) with what
-the repository's administrators grant or change; the verdict the check run concluded stays as it is.
+"Resource not accessible by integration"), branch protection restricts who may dismiss reviews
+(403), the pull request cannot merge (405), the request is not acceptable (422). Such a refusal of
+an action taken beside the verdict (dismissing, approving, merging, reviewing, commenting) is
+collected here and shown in the summary (or, when the summary comment itself is refused, in the
+concluded check run's text) with what the repository's administrators grant or change; the verdict
+the check run concluded stays as it is.
 """
 
 from __future__ import annotations
@@ -20,27 +22,44 @@ from bot.outputs.render.markdown import escape
 
 T = TypeVar("T")
 
-# What each action needs, in the words of GitHub's settings (docs/github.md cites the permission tables).
+# What each action needs, in the words of GitHub's settings (docs/github.md cites the permission
+# tables).
 FIXES: dict[str, str] = {
-    "dismiss": ("grant the App **Pull requests: write**; on a protected branch that restricts who can dismiss "
-                "reviews, add the App to \"Allow specified actors to dismiss pull request reviews\""),
+    "dismiss": (
+        "grant the App **Pull requests: write**; on a protected branch that restricts who can "
+        "dismiss "
+        'reviews, add the App to "Allow specified actors to dismiss pull request reviews"'
+    ),
     "approve": "grant the App **Pull requests: write**",
     "review": "grant the App **Pull requests: write**",
     "comment": "grant the App **Issues: write** (pull request comments are issue comments)",
-    "merge": ("grant the App **Contents: write** (merging writes the base branch), or turn "
-              "`delegation.auto_merge` off and merge by hand"),
-    "auto-merge": ("grant the App **Contents: write** and **Pull requests: write**, and turn on \"Allow "
-                   "auto-merge\" in the repository's settings"),
+    "merge": (
+        "grant the App **Contents: write** (merging writes the base branch), or turn "
+        "`delegation.auto_merge` off and merge by hand"
+    ),
+    "auto-merge": (
+        'grant the App **Contents: write** and **Pull requests: write**, and turn on "Allow '
+        "auto-merge\" in the repository's settings"
+    ),
 }
-WHAT = {"dismiss": "dismiss a review", "approve": "approve on the owners' behalf", "review": "post its review",
-        "comment": "post the summary comment", "merge": "merge the pull request",
-        "auto-merge": "enable auto-merge"}
+WHAT = {
+    "dismiss": "dismiss a review",
+    "approve": "approve on the owners' behalf",
+    "review": "post its review",
+    "comment": "post the summary comment",
+    "merge": "merge the pull request",
+    "auto-merge": "enable auto-merge",
+}
 
 
 def is_refusal(exc: BaseException) -> bool:
-    """GitHub answered "no" (403 without a rate limit, 404, 405, 409, 422): retrying the job changes nothing."""
-    return (isinstance(exc, GitHubError) and not isinstance(exc, RateLimited)
-            and exc.status in (403, 404, 405, 409, 422))
+    """GitHub answered "no" (403 without a rate limit, 404, 405, 409, 422): retrying the job changes
+    nothing."""
+    return (
+        isinstance(exc, GitHubError)
+        and not isinstance(exc, RateLimited)
+        and exc.status in (403, 404, 405, 409, 422)
+    )
 
 
 @dataclass(frozen=True)
@@ -52,10 +71,15 @@ class Refusal:
     message: str
 
     def line(self) -> str:
-        fix = FIXES.get(self.action, "check the App's permissions and the branch protection") \
-            if self.status in (403, 404) else "see GitHub's answer"
-        return (f"- GitHub refused to let the bot {WHAT.get(self.action, self.action)} "
-                f"({self.status}: {escape(self.message, 300)}): {fix}.")
+        fix = (
+            FIXES.get(self.action, "check the App's permissions and the branch protection")
+            if self.status in (403, 404)
+            else "see GitHub's answer"
+        )
+        return (
+            f"- GitHub refused to let the bot {WHAT.get(self.action, self.action)} "
+            f"({self.status}: {escape(self.message, 300)}): {fix}."
+        )
 
 
 @dataclass
@@ -97,12 +121,22 @@ class Refusals:
         return bool(self.found)
 
     def markdown(self) -> str:
-        return "\n".join(["GitHub refused some of what the bot does beside its verdict; the verdict stands.", "",
-                          *(r.line() for r in self.found)])
+        return "\n".join(
+            [
+                "GitHub refused some of what the bot does beside its verdict; the verdict stands.",
+                "",
+                *(r.line() for r in self.found),
+            ]
+        )
 
     def sections(self) -> tuple[Section, ...]:
         """The summary's "GitHub refused" section (none when nothing was refused)."""
         if not self.found:
             return ()
-        return (Section("GitHub refused", self.markdown(),
-                        data={"refused": [{"action": r.action, "status": r.status} for r in self.found]}),)
+        return (
+            Section(
+                "GitHub refused",
+                self.markdown(),
+                data={"refused": [{"action": r.action, "status": r.status} for r in self.found]},
+            ),
+        )

@@ -11,7 +11,8 @@ MAX_BLOB_BYTES = 10 * 1024 * 1024
 
 
 class TreeFiles(dict[str, bytes]):
-    """path -> content, plus ``skipped``: path -> why it was not read (``skipped_ids``: its object id)."""
+    """path -> content, plus ``skipped``: path -> why it was not read (``skipped_ids``: its object
+    id)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -21,7 +22,8 @@ class TreeFiles(dict[str, bytes]):
 
 
 def under_prefixes(path: str, prefixes: tuple[str, ...]) -> bool:
-    """Whether ``path`` is one of ``prefixes`` or inside one of them (an empty prefix is the root)."""
+    """Whether ``path`` is one of ``prefixes`` or inside one of them (an empty prefix is the
+    root)."""
     return any(not prefix or path == prefix or path.startswith(prefix + "/") for prefix in prefixes)
 
 

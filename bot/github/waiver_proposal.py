@@ -1,8 +1,9 @@
 """``/registry-bot waive RULE PATH#POINTER REASON``: answered with the waiver to add, never applied.
 
 Anyone may ask; the answer is one reply comment naming the file an owner would change (the entry's
-``waivers.json`` or the configuration's ``waivers:`` list) and the waiver itself. Only a waiver merged to the
-default branch and granted by the owners ever waives (``bot.review.waiving``), so this command changes no state.
+``waivers.json`` or the configuration's ``waivers:`` list) and the waiver itself. Only a waiver
+merged to the default branch and granted by the owners ever waives (``bot.review.waiving``), so this
+command changes no state.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from bot.core.quoting import backtick_fence, code, escape
 from bot.core.waivers import FILE_NAME
 from bot.github.api import GitHubAPI, PullRequest
 
-USAGE = "`/registry-bot waive RULE PATH#POINTER REASON...` (for example `/registry-bot waive examples/missing " \
-        "spec/registry/NAME/facets/XRunFacet.json# examples come with the next release`)"
+USAGE = (
+    "`/registry-bot waive RULE PATH#POINTER REASON...` (for example `/registry-bot waive "
+    "examples/missing spec/registry/NAME/facets/XRunFacet.json# examples come with the next "
+    "release`)"
+)
 DAYS = 90  # the expiry proposed: an owner may choose another
 
 
@@ -36,7 +40,12 @@ def parse(command: str) -> Request | str:
         return f"a waiver needs a rule, a place and a reason: {USAGE}"
     _, _, rule, place, reason = parts
     path, _, pointer = place.partition("#")
-    if "/" not in rule or path.startswith("/") or ".." in path.split("/") or (pointer and not pointer.startswith("/")):
+    if (
+        "/" not in rule
+        or path.startswith("/")
+        or ".." in path.split("/")
+        or (pointer and not pointer.startswith("/"))
+    ):
         return f"{command.split(None, 2)[-1][:80]!r} is not RULE PATH#POINTER: {USAGE}"
     return Request(rule, path, pointer, reason.strip())
 
@@ -53,13 +62,14 @@ def _config(gh: GitHubAPI, pr: PullRequest) -> Config:
 
 
 def target_file(gh: GitHubAPI, pr: PullRequest, path: str) -> str:
-    """Where the waiver would live on the base branch: the entry's ``waivers.json``, else the configuration."""
+    """Where the waiver would live on the base branch: the entry's ``waivers.json``, else the
+    configuration."""
     config = _config(gh, pr)
     registry = config.paths.registry
     if path.startswith((config.paths.facets + "/", config.paths.tests + "/")):
         return f"{registry}/core/{FILE_NAME}"
     if path.startswith(registry + "/"):
-        parts = path[len(registry) + 1:].split("/")[:-1]
+        parts = path[len(registry) + 1 :].split("/")[:-1]
         for depth in range(len(parts), 0, -1):
             folder = "/".join([registry, *parts[:depth]])
             if gh.read_file(pr.repo, pr.base_sha, f"{folder}/registry.json") is not None:
@@ -72,13 +82,27 @@ def reply(gh: GitHubAPI, pr: PullRequest, command: str, asked_by: str, today: da
     wanted = parse(command)
     if isinstance(wanted, str):
         return f"Cannot propose a waiver: {escape(wanted, 500)}"
-    waiver = {"rule": wanted.rule, "path": wanted.path, "pointer": wanted.pointer, "reason": wanted.reason,
-              "granted_by": "@OWNER", "expires": (today + datetime.timedelta(days=DAYS)).isoformat()}
+    waiver = {
+        "rule": wanted.rule,
+        "path": wanted.path,
+        "pointer": wanted.pointer,
+        "reason": wanted.reason,
+        "granted_by": "@OWNER",
+        "expires": (today + datetime.timedelta(days=DAYS)).isoformat(),
+    }
     block = json.dumps(waiver, indent=2, ensure_ascii=True)
     fence = backtick_fence(block, 3)
     where = target_file(gh, pr, wanted.path)
-    return "\n".join([
-        f"Proposed waiver, asked for by {escape('@' + asked_by, 100)}. **This comment changes nothing**: a waiver "
-        f"applies only once an owner adds it to {code(where, table=False)} on the default branch, in a pull request "
-        "their ownership rules review, granted in their own name (`granted_by`), and never to the pull request "
-        "that adds it.", "", f"{fence}json", block, fence])
+    return "\n".join(
+        [
+            f"Proposed waiver, asked for by {escape('@' + asked_by, 100)}. **This comment changes "
+            f"nothing**: a waiver applies only once an owner adds it to {code(where, table=False)} "
+            f"on the default branch, in a pull request "
+            "their ownership rules review, granted in their own name (`granted_by`), and never to "
+            "the pull request that adds it.",
+            "",
+            f"{fence}json",
+            block,
+            fence,
+        ]
+    )

@@ -86,7 +86,8 @@ class CodeOwners:
     path: str
     rules: tuple[Rule, ...] = ()
     problems: tuple[Problem, ...] = ()
-    failed_lines: set[int] = field(default_factory=set)  # rules that hit the time limit (or did not compile)
+    # rules that hit the time limit (or did not compile)
+    failed_lines: set[int] = field(default_factory=set)
 
     @functools.cached_property
     def _by_prefix(self) -> tuple[dict[str, list[Rule]], list[Rule]]:
@@ -114,7 +115,8 @@ class CodeOwners:
         return sorted(found, key=lambda r: r.line, reverse=True)
 
     def rule_for(self, path: str) -> Rule | None:
-        """The last rule matching ``path`` (relative to the folder the file governs), or ``None``."""
+        """The last rule matching ``path`` (relative to the folder the file governs), or
+        ``None``."""
         for rule in self._candidates(path):
             try:
                 if rule.matches(path):
@@ -124,7 +126,8 @@ class CodeOwners:
         return None
 
     def owners_of(self, path: str) -> tuple[str, ...] | None:
-        """Owners of ``path``: ``None`` when no rule matches, ``()`` when the matching rule un-owns it."""
+        """Owners of ``path``: ``None`` when no rule matches, ``()`` when the matching rule un-owns
+        it."""
         rule = self.rule_for(path)
         return None if rule is None else rule.owners
 
@@ -149,27 +152,52 @@ def _literal_prefix(pattern: str) -> str:
 
 def _pattern_problem(pattern: str, column: int) -> Problem | None:
     if not pattern.replace("\\", "").strip():  # `\` alone, or escaping only a space: no path
-        return Problem("pattern", 0, column, f"pattern `{pattern}` is a lone `\\`, which names no file (a "
-                       "backslash escapes the character after it); GitHub skips this line")
+        return Problem(
+            "pattern",
+            0,
+            column,
+            f"pattern `{pattern}` is a lone `\\`, which names no file (a "
+            "backslash escapes the character after it); GitHub skips this line",
+        )
     if pattern.startswith("!"):
-        return Problem("pattern", 0, column, f"pattern `{pattern}` uses `!` negation, which CODEOWNERS "
-                       "does not support; GitHub skips this line")
+        return Problem(
+            "pattern",
+            0,
+            column,
+            f"pattern `{pattern}` uses `!` negation, which CODEOWNERS "
+            "does not support; GitHub skips this line",
+        )
     if pattern.startswith("\\#"):
-        return Problem("pattern", 0, column, f"pattern `{pattern}` escapes `#` with `\\`, which CODEOWNERS "
-                       "does not support; GitHub skips this line")
+        return Problem(
+            "pattern",
+            0,
+            column,
+            f"pattern `{pattern}` escapes `#` with `\\`, which CODEOWNERS "
+            "does not support; GitHub skips this line",
+        )
     for i, char in enumerate(pattern):
         if char in "[]" and (i == 0 or pattern[i - 1] != "\\"):
-            return Problem("pattern", 0, column + i, f"pattern `{pattern}` uses a `[ ]` character range, "
-                           "which CODEOWNERS does not support; GitHub skips this line")
+            return Problem(
+                "pattern",
+                0,
+                column + i,
+                f"pattern `{pattern}` uses a `[ ]` character range, "
+                "which CODEOWNERS does not support; GitHub skips this line",
+            )
     if len(pattern) > MAX_PATTERN_CHARS:
-        return Problem("pattern", 0, column, f"pattern is {len(pattern):,} characters long, over the "
-                       f"bot's limit of {MAX_PATTERN_CHARS:,}")
+        return Problem(
+            "pattern",
+            0,
+            column,
+            f"pattern is {len(pattern):,} characters long, over the "
+            f"bot's limit of {MAX_PATTERN_CHARS:,}",
+        )
     return None
 
 
 def _translate(pattern: str) -> tuple[str | None, str | None]:
-    """pathspec's gitignore translation of ``pattern`` into a regular expression, or an error message
-    (pathspec is imported here: a review that reads no CODEOWNERS file never needs it)."""
+    """pathspec's gitignore translation of ``pattern`` into a regular expression, or an error
+    message (pathspec is imported here: a review that reads no CODEOWNERS file never needs it)."""
     from pathspec.patterns.gitignore import GitIgnorePatternError
     from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern
 
@@ -196,8 +224,13 @@ def _parse_line(number: int, text: str) -> Rule | Problem | None:
         return Problem(problem.kind, number, problem.column, problem.message)
     for owner_column, owner in owners:
         if owner_kind(owner) is None:
-            return Problem("owner", number, owner_column, f"`{owner}` is not an owner GitHub accepts "
-                           "(`@user`, `@org/team` or an e-mail address); GitHub skips this line")
+            return Problem(
+                "owner",
+                number,
+                owner_column,
+                f"`{owner}` is not an owner GitHub accepts "
+                "(`@user`, `@org/team` or an e-mail address); GitHub skips this line",
+            )
     expression, error = _translate(pattern)
     if expression is None:
         return Problem("pattern", number, column, f"{error}; GitHub skips this line")
@@ -225,8 +258,18 @@ def load(snapshot: Snapshot, path: str) -> CodeOwners | None:
         if size is None:
             return None
         if size > MAX_BYTES:
-            return CodeOwners(path, problems=(Problem("file", 1, 1, f"file is {size:,} bytes; GitHub does "
-                                                      f"not load a CODEOWNERS file over {MAX_BYTES:,} bytes"),))
+            return CodeOwners(
+                path,
+                problems=(
+                    Problem(
+                        "file",
+                        1,
+                        1,
+                        f"file is {size:,} bytes; GitHub does "
+                        f"not load a CODEOWNERS file over {MAX_BYTES:,} bytes",
+                    ),
+                ),
+            )
         data = snapshot.read(path)
     except SnapshotError as exc:
         return CodeOwners(path, problems=(Problem("file", 1, 1, f"cannot be read: {exc}"),))
@@ -237,7 +280,8 @@ def load(snapshot: Snapshot, path: str) -> CodeOwners | None:
 
 @dataclass(frozen=True)
 class RootOwners:
-    """The one CODEOWNERS file GitHub enforces for a snapshot (``file`` is ``None`` when there is none)."""
+    """The one CODEOWNERS file GitHub enforces for a snapshot (``file`` is ``None`` when there is
+    none)."""
 
     file: CodeOwners | None
 
@@ -257,11 +301,13 @@ class RootOwners:
         return None if self.file is None else self.file.rule_for(path)
 
     def owners_of(self, path: str) -> tuple[str, ...]:
-        """Who GitHub requests for ``path`` (empty when no line matches or the line names no one)."""
+        """Who GitHub requests for ``path`` (empty when no line matches or the line names no
+        one)."""
         rule = self.rule_for(path)
         return () if rule is None else rule.owners
 
 
 def same_owners(left: Iterable[str], right: Iterable[str]) -> bool:
-    """Whether two owner lists name the same owners, compared as GitHub does (case-insensitively)."""
+    """Whether two owner lists name the same owners, compared as GitHub does
+    (case-insensitively)."""
     return {owner_key(o) for o in left} == {owner_key(o) for o in right}

@@ -1,11 +1,13 @@
-"""A new registry entry drafted from sample events, as a maintainer would write it (``registry-bot init``).
+"""A new registry entry drafted from sample events, as a maintainer would write it (``registry-bot
+init``).
 
-Pure: events and the repository's existing facet schemas in, the entry's files (path -> text) and notes out.
-Each facet of the events whose key carries the entry's prefix becomes a schema (typed from every sample
-of it, or the schema the repository already has for that key, adapted) with a real sample as its example:
-test-suite matchers and placeholders (``{{ any(result) }}``, ``${json-unit.any-string}``) never become
-example values. Every facet left out is named with the reason. Inputs are bounded (facets, samples,
-nesting) so that no event file can make a draft take unbounded time or memory.
+Pure: events and the repository's existing facet schemas in, the entry's files (path -> text) and
+notes out. Each facet of the events whose key carries the entry's prefix becomes a schema (typed
+from every sample of it, or the schema the repository already has for that key, adapted) with a real
+sample as its example: test-suite matchers and placeholders (``{{ any(result) }}``,
+``${json-unit.any-string}``) never become example values. Every facet left out is named with the
+reason. Inputs are bounded (facets, samples, nesting) so that no event file can make a draft take
+unbounded time or memory.
 """
 
 from __future__ import annotations
@@ -27,14 +29,22 @@ from bot.model.registry import pascal
 FACET_ID = "https://openlineage.io/spec/facets/1-0-0/{file}"
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 # where a facet sits in an event -> the base facet it extends
-PLACES = (("run", "facets", "RunFacet"), ("job", "facets", "JobFacet"), ("inputs", "facets", "DatasetFacet"),
-          ("outputs", "facets", "DatasetFacet"), ("inputs", "inputFacets", "InputDatasetFacet"),
-          ("outputs", "outputFacets", "OutputDatasetFacet"), ("dataset", "facets", "DatasetFacet"))
+PLACES = (
+    ("run", "facets", "RunFacet"),
+    ("job", "facets", "JobFacet"),
+    ("inputs", "facets", "DatasetFacet"),
+    ("outputs", "facets", "DatasetFacet"),
+    ("inputs", "inputFacets", "InputDatasetFacet"),
+    ("outputs", "outputFacets", "OutputDatasetFacet"),
+    ("dataset", "facets", "DatasetFacet"),
+)
 BASE_FIELDS = ("_producer", "_schemaURL", "_deleted")
 EVENT_KINDS = ("RunEvent", "JobEvent", "DatasetEvent")
-# A registry name: lower-case ASCII words joined by '-', nested with ':'. Nothing else reaches a path.
+# A registry name: lower-case ASCII words joined by '-', nested with ':'. Nothing else reaches a
+# path.
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*(:[a-z0-9]+(-[a-z0-9]+)*){0,3}")
-# A facet key that may become part of a file name: ASCII letters, digits and '_' (no '.', '/', '|', '@', bidi).
+# A facet key that may become part of a file name: ASCII letters, digits and '_' (no '.', '/', '|',
+# '@', bidi).
 FACET_KEY = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,99}")
 HTTP_URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~%!$&'()*+,;=:@/-]*)?")
 MAX_FACETS = 100  # distinct facets of one entry: beyond that the input is not one producer's sample
@@ -50,10 +60,12 @@ class DraftError(Exception):
 
 @dataclass
 class Sampled:
-    """The facets of the events that carry the prefix, with every sample; what was left out and why."""
+    """The facets of the events that carry the prefix, with every sample; what was left out and
+    why."""
 
     samples: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
-    skipped: dict[str, Counter[str]] = field(default_factory=dict)  # why -> facet keys (with counts)
+    # why -> facet keys (with counts)
+    skipped: dict[str, Counter[str]] = field(default_factory=dict)
     producers: Counter[str] = field(default_factory=Counter)
     events: int = 0
 
@@ -82,8 +94,10 @@ def collect(documents: Iterable[Any], prefix: str) -> Sampled:
                 samples = found.samples.get((key, base))
                 if samples is None:
                     if len(found.samples) >= MAX_FACETS:
-                        raise DraftError(f"more than {MAX_FACETS} facets keyed {prefix}_...: not one entry's "
-                                         "sample events")
+                        raise DraftError(
+                            f"more than {MAX_FACETS} facets keyed {prefix}_...: not one entry's "
+                            "sample events"
+                        )
                     samples = found.samples[(key, base)] = []
                 if len(samples) < MAX_SAMPLES:
                     samples.append(value)
@@ -103,15 +117,21 @@ def _facets(event: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
                     yield key, base, value
 
 
-# -- types from samples ------------------------------------------------------------------------------------
+# -- types from samples ----------------------------------------------------------------------------
 def infer(value: Any, depth: int = 0) -> dict[str, Any]:
-    """A JSON Schema typed from one sample value; a placeholder or a value nested too deep says nothing."""
+    """A JSON Schema typed from one sample value; a placeholder or a value nested too deep says
+    nothing."""
     if depth > MAX_DEPTH or is_placeholder(value):
         return {}
     if isinstance(value, dict):
-        items = [(k, v) for k, v in value.items() if not (depth == 0 and k in BASE_FIELDS)][:MAX_PROPERTIES]
-        return {"type": "object", "properties": {k: infer(v, depth + 1) for k, v in items},
-                "additionalProperties": True}
+        items = [(k, v) for k, v in value.items() if not (depth == 0 and k in BASE_FIELDS)][
+            :MAX_PROPERTIES
+        ]
+        return {
+            "type": "object",
+            "properties": {k: infer(v, depth + 1) for k, v in items},
+            "additionalProperties": True,
+        }
     if isinstance(value, list):
         merged: dict[str, Any] = {}
         for item in value[:MAX_SAMPLES]:
@@ -129,7 +149,8 @@ def infer(value: Any, depth: int = 0) -> dict[str, Any]:
 
 
 def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    """The narrowest schema this drafter writes that both ``a`` and ``b`` accept (``{}``: unknown, any)."""
+    """The narrowest schema this drafter writes that both ``a`` and ``b`` accept (``{}``: unknown,
+    any)."""
     if not a or not b:
         return a or b
     types = sorted(_types(a) | _types(b))
@@ -139,8 +160,12 @@ def merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     if "object" in types:
         props_a, props_b = a.get("properties", {}), b.get("properties", {})
         keys = [*props_a, *(k for k in props_b if k not in props_a)][:MAX_PROPERTIES]
-        out["properties"] = {k: merge(props_a.get(k, {}), props_b.get(k, {})) if k in props_a and k in props_b
-                             else props_a.get(k) or props_b.get(k) or {} for k in keys}
+        out["properties"] = {
+            k: merge(props_a.get(k, {}), props_b.get(k, {}))
+            if k in props_a and k in props_b
+            else props_a.get(k) or props_b.get(k) or {}
+            for k in keys
+        }
         out["additionalProperties"] = True
     if "array" in types and ("items" in a or "items" in b):
         out["items"] = merge(a.get("items", {}), b.get("items", {}))
@@ -157,7 +182,9 @@ def without_placeholders(value: Any, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         return None
     if isinstance(value, dict):
-        return {k: without_placeholders(v, depth + 1) for k, v in value.items() if not is_placeholder(v)}
+        return {
+            k: without_placeholders(v, depth + 1) for k, v in value.items() if not is_placeholder(v)
+        }
     if isinstance(value, list):
         return [without_placeholders(v, depth + 1) for v in value if not is_placeholder(v)]
     return value
@@ -169,7 +196,7 @@ def best_sample(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return ranked[0][1]
 
 
-# -- schemas the repository already has ------------------------------------------------------------------
+# -- schemas the repository already has ------------------------------------------------------------
 @dataclass(frozen=True)
 class Existing:
     """A facet schema found in the repository for a key (an integration's own schema file)."""
@@ -190,15 +217,20 @@ def existing_schemas(files: Iterable[tuple[str, Any]], keys: set[str]) -> dict[s
             continue
         for key in keys & set(props) - set(found):
             ref = props[key].get("$ref") if isinstance(props[key], dict) else None
-            name = ref.removeprefix("#/$defs/") if isinstance(ref, str) and ref.startswith("#/$defs/") else None
+            name = (
+                ref.removeprefix("#/$defs/")
+                if isinstance(ref, str) and ref.startswith("#/$defs/")
+                else None
+            )
             if name and isinstance(defs.get(name), dict):
                 found[key] = Existing(path, schema, name)
     return found
 
 
 def adapt(existing: Existing, stem: str, base_ref: str, inferred: dict[str, Any]) -> dict[str, Any]:
-    """The existing schema's definitions under this entry's names: its facet definition renamed ``stem``,
-    extending ``base_ref``; properties the samples have and it lacks added, typed from the samples."""
+    """The existing schema's definitions under this entry's names: its facet definition renamed
+    ``stem``, extending ``base_ref``; properties the samples have and it lacks added, typed from the
+    samples."""
     defs = copy.deepcopy(existing.schema["$defs"])
     definition = defs.pop(existing.definition)
     defs = {stem: definition, **defs}
@@ -209,31 +241,46 @@ def adapt(existing: Existing, stem: str, base_ref: str, inferred: dict[str, Any]
         facet = renamed[stem] = {"allOf": [{"$ref": base_ref}, facet], "type": "object"}
         parts = facet["allOf"]
     for part in parts:
-        if isinstance(part, dict) and isinstance(part.get("$ref"), str) and "OpenLineage.json#" in part["$ref"]:
+        if (
+            isinstance(part, dict)
+            and isinstance(part.get("$ref"), str)
+            and "OpenLineage.json#" in part["$ref"]
+        ):
             part["$ref"] = base_ref
-    own = next((p for p in parts if isinstance(p, dict) and isinstance(p.get("properties"), dict)), None)
+    own = next(
+        (p for p in parts if isinstance(p, dict) and isinstance(p.get("properties"), dict)), None
+    )
     if own is not None:
         for name, typed in inferred.get("properties", {}).items():
             have = own["properties"].setdefault(name, typed)
-            if have is not typed and isinstance(have, dict) and _types(have) and _types(typed) - _types(have):
-                wider = sorted(_types(have) | _types(typed))  # a sample the schema refused: the samples decide
+            if (
+                have is not typed
+                and isinstance(have, dict)
+                and _types(have)
+                and _types(typed) - _types(have)
+            ):
+                # a sample the schema refused: the samples decide
+                wider = sorted(_types(have) | _types(typed))
                 have["type"] = wider[0] if len(wider) == 1 else wider
     return renamed
 
 
 def _renamed(value: Any, old: str, new: str) -> Any:
     if isinstance(value, dict):
-        return {k: new if k == "$ref" and v == old else _renamed(v, old, new) for k, v in value.items()}
+        return {
+            k: new if k == "$ref" and v == old else _renamed(v, old, new) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_renamed(v, old, new) for v in value]
     return value
 
 
-# -- the entry ---------------------------------------------------------------------------------------------
+# -- the entry -------------------------------------------------------------------------------------
 @dataclass
 class Draft:
     files: dict[str, str]  # repository path -> text, in prettier's layout
-    notes: list[str]  # what a maintainer should know: reused schemas, removed placeholders, skipped facets
+    # what a maintainer should know: reused schemas, removed placeholders, skipped facets
+    notes: list[str]
     facets: int
 
 
@@ -241,17 +288,27 @@ def prefix_of(name: str) -> str:
     return re.sub(r"[:-]", "_", name)
 
 
-def draft(name: str, owners: list[str], sampled: Sampled, spec_url: str, producer: str, doc_url: str,
-          existing: dict[str, Existing], registry: str = "spec/registry") -> Draft:
+def draft(
+    name: str,
+    owners: list[str],
+    sampled: Sampled,
+    spec_url: str,
+    producer: str,
+    doc_url: str,
+    existing: dict[str, Existing],
+    registry: str = "spec/registry",
+) -> Draft:
     """The files of the entry ``name``."""
     prefix = prefix_of(name)
     folder = f"{registry}/{name.replace(':', '/')}"
-    files = {f"{folder}/CODEOWNERS": f"# Owners of the {name} registry entry: they approve changes to it.\n"
-                                     f"* {' '.join(owners)}\n"}
+    files = {
+        f"{folder}/CODEOWNERS": f"# Owners of the {name} registry entry: they approve changes to "
+        f"it.\n* {' '.join(owners)}\n"
+    }
     notes: list[str] = []
     uris = []
     for (key, base), samples in sorted(sampled.samples.items()):
-        stem = pascal(name) + pascal(key[len(prefix):]) + base
+        stem = pascal(name) + pascal(key[len(prefix) :]) + base
         file = f"{stem}.json"
         schema_id = FACET_ID.format(file=file)
         base_ref = f"{spec_url}#/$defs/{base}"
@@ -261,18 +318,35 @@ def draft(name: str, owners: list[str], sampled: Sampled, spec_url: str, produce
         found = existing.get(key)
         if found is not None:
             defs = adapt(found, stem, base_ref, inferred)
-            notes.append(f"{key}: the schema of {found.path} reused (under this entry's $id and base facet)")
+            notes.append(
+                f"{key}: the schema of {found.path} reused (under this entry's $id and base facet)"
+            )
         else:
-            defs = {stem: {"allOf": [{"$ref": base_ref}, inferred or {"type": "object"}], "type": "object"}}
-        schema = {"$schema": DRAFT_2020_12, "$id": schema_id, "$defs": defs, "type": "object",
-                  "properties": {key: {"$ref": f"#/$defs/{stem}"}}}
+            defs = {
+                stem: {
+                    "allOf": [{"$ref": base_ref}, inferred or {"type": "object"}],
+                    "type": "object",
+                }
+            }
+        schema = {
+            "$schema": DRAFT_2020_12,
+            "$id": schema_id,
+            "$defs": defs,
+            "type": "object",
+            "properties": {key: {"$ref": f"#/$defs/{stem}"}},
+        }
         chosen = best_sample(samples)
         removed = placeholders(chosen)
         value = without_placeholders({k: v for k, v in chosen.items() if k not in BASE_FIELDS})
         if removed:
-            notes.append(f"{key}: {removed} test-suite placeholder(s) left out of the example (no sample had "
-                         "real values there)")
-        example = {key: {"_producer": producer, "_schemaURL": f"{schema_id}#/$defs/{stem}", **value}}
+            notes.append(
+                f"{key}: {removed} test-suite placeholder(s) left out of the example (no sample "
+                f"had "
+                "real values there)"
+            )
+        example = {
+            key: {"_producer": producer, "_schemaURL": f"{schema_id}#/$defs/{stem}", **value}
+        }
         files[f"{folder}/facets/{file}"] = _json(schema)
         files[f"{folder}/facets/examples/{stem}/1.json"] = _json(example)
         uris.append(f"ol:{name}:{file}")
@@ -280,7 +354,9 @@ def draft(name: str, owners: list[str], sampled: Sampled, spec_url: str, produce
         named = [k for k, _ in keys.most_common(MAX_SKIPPED_NAMES)]
         more = f" and {len(keys) - len(named)} more" if len(keys) > len(named) else ""
         notes.append(f"skipped {len(keys)} facet(s), {why}: {', '.join(named)}{more}")
-    files[f"{folder}/registry.json"] = _json({"producer": {"root_doc_URL": doc_url, "produced_facets": uris}})
+    files[f"{folder}/registry.json"] = _json(
+        {"producer": {"root_doc_URL": doc_url, "produced_facets": uris}}
+    )
     return Draft(files, notes, len(uris))
 
 

@@ -26,7 +26,9 @@ BASE_FACETS = {
     "OutputDatasetFacet": ("outputDataset", "OutputDatasetFacet"),
 }
 BASE_REF = re.compile(r"^https://openlineage\.io/spec/\d+-\d+-\d+/OpenLineage\.json#/\$defs/(\w+)$")
-FACET_ID = re.compile(r"^https://openlineage\.io/spec/facets/(\d+)-(\d+)-(\d+)/([A-Za-z0-9_]+\.json)$")
+FACET_ID = re.compile(
+    r"^https://openlineage\.io/spec/facets/(\d+)-(\d+)-(\d+)/([A-Za-z0-9_]+\.json)$"
+)
 
 
 def pascal(name: str) -> str:
@@ -40,19 +42,22 @@ def camel(name: str) -> str:
 
 
 def key_prefixes(name: str) -> tuple[str, str, str]:
-    """The spellings of an entry's facet key prefix: ``gcp:dataproc`` -> ``gcp_dataproc``, ``gcpDataproc``,
-    ``gcpdataproc``. The one definition of the prefix rule: the checks and the regression both apply it."""
+    """The spellings of an entry's facet key prefix: ``gcp:dataproc`` -> ``gcp_dataproc``,
+    ``gcpDataproc``, ``gcpdataproc``. The one definition of the prefix rule: the checks and the
+    regression both apply it."""
     snake = re.sub(r"[:/-]", "_", name)
     return snake, camel(name), snake.replace("_", "")
 
 
 def carries_prefix(key: str, name: str) -> bool:
-    """Whether facet key ``key`` starts with a spelling of entry ``name``'s prefix (``key_prefixes``)."""
+    """Whether facet key ``key`` starts with a spelling of entry ``name``'s prefix
+    (``key_prefixes``)."""
     return key.startswith(key_prefixes(name))
 
 
 def fold_name(name: str) -> str:
-    """The form two names are compared in for collisions: case-insensitive, ``-``, ``_``, ``:`` folded."""
+    """The form two names are compared in for collisions: case-insensitive, ``-``, ``_``, ``:``
+    folded."""
     return re.sub(r"[-_:/]", "", name.lower())
 
 
@@ -61,7 +66,9 @@ class Loaded:
 
     __slots__ = ("doc", "path", "problem")
 
-    def __init__(self, path: str, doc: JsonDoc | None = None, problem: JsonProblem | None = None) -> None:
+    def __init__(
+        self, path: str, doc: JsonDoc | None = None, problem: JsonProblem | None = None
+    ) -> None:
         self.path = path
         self.doc = doc
         self.problem = problem
@@ -92,8 +99,14 @@ class Files:
             if size is None:
                 return Loaded(path)
             if size > 10 * 1024 * 1024:
-                return Loaded(path, problem=JsonProblem(
-                    f"file is {size:,} bytes, over the 10,485,760-byte limit for JSON files", 1, 1))
+                return Loaded(
+                    path,
+                    problem=JsonProblem(
+                        f"file is {size:,} bytes, over the 10,485,760-byte limit for JSON files",
+                        1,
+                        1,
+                    ),
+                )
             data = self.snapshot.read(path)
         except SnapshotError as exc:
             return Loaded(path, problem=JsonProblem(str(exc), None, None))
@@ -173,14 +186,25 @@ class FacetSchema:
         for key, prop in value["properties"].items():
             via = _local_ref(prop)
             for name in _facet_defs(prop, defs, depth=0):
-                out.append(FacetDef(key=key, name=name, base=_base_of(defs.get(name)),
-                                    pointer=f"/$defs/{name}", via=via if via != name else None))
+                out.append(
+                    FacetDef(
+                        key=key,
+                        name=name,
+                        base=_base_of(defs.get(name)),
+                        pointer=f"/$defs/{name}",
+                        via=via if via != name else None,
+                    )
+                )
         return tuple(out)
 
 
 def _local_ref(node: Any) -> str | None:
-    if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
-        return str(node["$ref"])[len("#/$defs/"):]
+    if (
+        isinstance(node, dict)
+        and isinstance(node.get("$ref"), str)
+        and node["$ref"].startswith("#/$defs/")
+    ):
+        return str(node["$ref"])[len("#/$defs/") :]
     return None
 
 
@@ -248,16 +272,22 @@ class Entry:
 
     @property
     def has_folder(self) -> bool:
-        """Whether the entry has files in the registry (core's facets exist before the registry did)."""
+        """Whether the entry has files in the registry (core's facets exist before the registry
+        did)."""
         return bool(self.registry.snapshot.files(self.folder))
 
     def owns(self, path: str) -> bool:
-        return any(path.startswith(d + "/") for d in (self.folder, self.facets_dir, self.examples_dir))
+        return any(
+            path.startswith(d + "/") for d in (self.folder, self.facets_dir, self.examples_dir)
+        )
 
     def facet_paths(self) -> list[str]:
         folder = self.facets_dir + "/"
-        return [p for p in self.registry.snapshot.files(self.facets_dir)
-                if p.endswith(".json") and "/" not in p[len(folder):]]
+        return [
+            p
+            for p in self.registry.snapshot.files(self.facets_dir)
+            if p.endswith(".json") and "/" not in p[len(folder) :]
+        ]
 
     @functools.cached_property
     def schemas(self) -> tuple[FacetSchema, ...]:
@@ -286,7 +316,7 @@ class Registry:
         root = self.config.paths.registry
         folders: set[str] = set()
         for path in self.snapshot.files(root):
-            parts = path[len(root) + 1:].split("/")
+            parts = path[len(root) + 1 :].split("/")
             # An entry folder holds registry.json, CODEOWNERS or a facets/ folder.
             for i, part in enumerate(parts):
                 if part in ("registry.json", "CODEOWNERS") and i == len(parts) - 1 and i > 0:
@@ -298,17 +328,26 @@ class Registry:
         entries: dict[str, Entry] = {}
         for rel_folder in sorted(folders):
             segments = rel_folder.split("/")
-            if any(segments[i] == "facets" and "/".join(segments[:i]) in folders for i in range(1, len(segments))):
+            if any(
+                segments[i] == "facets" and "/".join(segments[:i]) in folders
+                for i in range(1, len(segments))
+            ):
                 continue
             name = rel_folder.replace("/", ":")
             folder = f"{root}/{rel_folder}"
             if name == CORE:
-                entries[name] = Entry(name, folder, self.config.paths.facets, self.config.paths.tests, self)
+                entries[name] = Entry(
+                    name, folder, self.config.paths.facets, self.config.paths.tests, self
+                )
             else:
-                entries[name] = Entry(name, folder, f"{folder}/facets", f"{folder}/facets/examples", self)
+                entries[name] = Entry(
+                    name, folder, f"{folder}/facets", f"{folder}/facets/examples", self
+                )
         if CORE not in entries and self.snapshot.files(self.config.paths.facets):
             folder = f"{root}/{CORE}"
-            entries[CORE] = Entry(CORE, folder, self.config.paths.facets, self.config.paths.tests, self)
+            entries[CORE] = Entry(
+                CORE, folder, self.config.paths.facets, self.config.paths.tests, self
+            )
         return entries
 
     @functools.cached_property
@@ -342,12 +381,17 @@ class Registry:
 
     def registry_doc(self, entry: Entry) -> dict[str, Any] | None:
         loaded = self.files.json(entry.registry_json)
-        return loaded.doc.value if loaded.doc is not None and isinstance(loaded.doc.value, dict) else None
+        return (
+            loaded.doc.value
+            if loaded.doc is not None and isinstance(loaded.doc.value, dict)
+            else None
+        )
 
 
 @dataclass(frozen=True)
 class Declared:
-    """One facet a ``registry.json`` declares: in which block, as which URI, and where in the file."""
+    """One facet a ``registry.json`` declares: in which block, as which URI, and where in the
+    file."""
 
     block: str  # "producer" | "consumer"
     field: str  # "produced_facets" | "consumed_facets" (also for the proposal's ``facets``)
@@ -377,11 +421,15 @@ def declared_facets(doc: Any) -> list[Declared]:
         for written in ("produced_facets", "consumed_facets", "facets"):
             facets = body.get(written)
             base = f"/{block}/{written}"
-            # the proposal's spelling ``facets`` is the block's own list (``produced_facets`` for a producer)
+            # the proposal's spelling ``facets`` is the block's own list (``produced_facets`` for a
+            # producer)
             fld = FACET_FIELDS[block] if written == "facets" else written
             if isinstance(facets, list):
-                out.extend(Declared(block, fld, uri, f"{base}/{i}") for i, uri in enumerate(facets)
-                           if isinstance(uri, str))
+                out.extend(
+                    Declared(block, fld, uri, f"{base}/{i}")
+                    for i, uri in enumerate(facets)
+                    if isinstance(uri, str)
+                )
             elif isinstance(facets, dict):
                 for key, details in facets.items():
                     uri = key

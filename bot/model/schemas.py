@@ -34,20 +34,27 @@ if TYPE_CHECKING:  # the pure-Python stack, imported on first use (``__getattr__
     from bot.model.schemas_python import offline_registry as offline_registry
 
 PUBLISHED = "https://openlineage.io/spec/"
-WORK_LIMIT = 100_000  # subschema evaluations jsonschema-rs may do for one instance (it cannot be stopped)
+# subschema evaluations jsonschema-rs may do for one instance (it cannot be stopped)
+WORK_LIMIT = 100_000
 PATTERN_TIMEOUT_SECONDS = 0.25  # one match; a whole validation is bounded by ``deadline``
-MAX_PATTERN_CHARS = 4096  # compiling is not covered by the timeout: ``regex`` compiles 4 KB in milliseconds
+# compiling is not covered by the timeout: ``regex`` compiles 4 KB in milliseconds
+MAX_PATTERN_CHARS = 4096
 # jsonschema-rs: the linear-time ``regex`` crate, never the backtracking fancy-regex engine
-# fancy-regex, only for the bot's own schemas and patterns the linear-time engine refuses: ~4 ms per match at worst
+# fancy-regex, only for the bot's own schemas and patterns the linear-time engine refuses: ~4 ms per
+# match at worst
 BACKTRACK_LIMIT = 100_000
-RS_PATTERN_OPTIONS = jsonschema_rs.RegexOptions(size_limit=10 * 1024 * 1024, dfa_size_limit=2 * 1024 * 1024)
+RS_PATTERN_OPTIONS = jsonschema_rs.RegexOptions(
+    size_limit=10 * 1024 * 1024, dfa_size_limit=2 * 1024 * 1024
+)
 
 
 class RemoteReference(LookupError):
     """A reference outside the repository and its published mirror: refused, never fetched."""
 
     def __init__(self, uri: str) -> None:
-        super().__init__(f"{uri} is outside the repository and its published mirror; the bot never fetches it")
+        super().__init__(
+            f"{uri} is outside the repository and its published mirror; the bot never fetches it"
+        )
         self.uri = uri
 
 
@@ -56,15 +63,16 @@ def refuse(uri: str) -> Any:
     raise RemoteReference(uri)
 
 
-# A strict subset of RFC 3986 URIs (scheme, ``//``, a reg-name host, an optional port, path, query and
-# fragment: the rfc3986_validator grammar without user info and IP literals): such a value is a URI, and a
-# URI reference, whatever the full grammar says; any other value goes to rfc3986_validator, whose import
-# compiles a large expression (most registries' URIs never need it).
+# A strict subset of RFC 3986 URIs (scheme, ``//``, a reg-name host, an optional port, path, query
+# and fragment: the rfc3986_validator grammar without user info and IP literals): such a value is a
+# URI, and a URI reference, whatever the full grammar says; any other value goes to
+# rfc3986_validator, whose import compiles a large expression (most registries' URIs never need it).
 _PLAIN_URI = re.compile(
     r"[a-zA-Z][a-zA-Z0-9+.-]*://(?:[a-zA-Z0-9_.~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?"
     r"(?:/(?:[a-zA-Z0-9_.~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"
     r"(?:\?(?:[a-zA-Z0-9_.~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?"
-    r"(?:#(?:[a-zA-Z0-9_.~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?")
+    r"(?:#(?:[a-zA-Z0-9_.~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?"
+)
 
 
 def _rfc3986(rule: str) -> Callable[[str], bool]:
@@ -78,30 +86,46 @@ def _rfc3986(rule: str) -> Callable[[str], bool]:
     return check
 
 
-# Formats jsonschema-rs decides as the pure-Python ``FORMAT_CHECKER`` does (the same library), so a pass
-# decided by jsonschema-rs is the pass the explaining validator would give.
-RS_FORMATS: dict[str, Callable[[str], bool]] = {"uri": _rfc3986("URI"), "uri-reference": _rfc3986("URI_reference")}
+# Formats jsonschema-rs decides as the pure-Python ``FORMAT_CHECKER`` does (the same library), so a
+# pass decided by jsonschema-rs is the pass the explaining validator would give.
+RS_FORMATS: dict[str, Callable[[str], bool]] = {
+    "uri": _rfc3986("URI"),
+    "uri-reference": _rfc3986("URI_reference"),
+}
 
 
-def rs_validator(schema: Any, resources: Iterable[tuple[str, Any]] = (),
-                 retrieve: Callable[[str], Any] = refuse, **options: Any) -> Any:
+def rs_validator(
+    schema: Any,
+    resources: Iterable[tuple[str, Any]] = (),
+    retrieve: Callable[[str], Any] = refuse,
+    **options: Any,
+) -> Any:
     """A ``jsonschema-rs`` validator that cannot open a socket and never backtracks on a pattern.
 
     ``resources`` are registered up front; any other URI goes to ``retrieve`` (the repository, or
     nothing), never to jsonschema-rs' built-in HTTP client, which a given retriever replaces. Raises
-    what ``validator_for`` raises: ``ValidationError`` (also for a pattern the ``regex`` crate cannot
-    compile), ``ReferencingError``, ``ValueError``.
+    what ``validator_for`` raises: ``ValidationError`` (also for a pattern the ``regex`` crate
+    cannot compile), ``ReferencingError``, ``ValueError``.
     """
     registry = jsonschema_rs.Registry(list(resources), retriever=retrieve)
-    return jsonschema_rs.validator_for(schema, registry=registry, retriever=retrieve,
-                                       pattern_options=options.pop("pattern_options", RS_PATTERN_OPTIONS),
-                                       **options)
+    return jsonschema_rs.validator_for(
+        schema,
+        registry=registry,
+        retriever=retrieve,
+        pattern_options=options.pop("pattern_options", RS_PATTERN_OPTIONS),
+        **options,
+    )
 
 
 def meta_is_valid(schema: Any) -> bool:
-    """Whether ``schema`` is valid against its meta-schema, resolving no remote ``$schema`` (False then)."""
+    """Whether ``schema`` is valid against its meta-schema, resolving no remote ``$schema`` (False
+    then)."""
     try:
-        return bool(jsonschema_rs.meta.is_valid(schema, registry=jsonschema_rs.Registry([], retriever=refuse)))
+        return bool(
+            jsonschema_rs.meta.is_valid(
+                schema, registry=jsonschema_rs.Registry([], retriever=refuse)
+            )
+        )
     except (jsonschema_rs.ReferencingError, jsonschema_rs.ValidationError, ValueError):
         return False
 
@@ -127,8 +151,10 @@ class SchemaStore:
         self._registries: dict[frozenset[str], Any] = {}
         self._work: dict[tuple[int, int], tuple[Any, int]] = {}
         self._work_refs: dict[str, tuple[Any, Any]] = {}
-        self._work_resources: dict[str, Any] = {}  # the store's schemas and what they embed, by base URL
-        self._direct: dict[str, tuple[str, ...]] = {}  # a stored schema's URL -> the URLs its $refs name
+        # the store's schemas and what they embed, by base URL
+        self._work_resources: dict[str, Any] = {}
+        # a stored schema's URL -> the URLs its $refs name
+        self._direct: dict[str, tuple[str, ...]] = {}
 
     @functools.cached_property
     def repository(self) -> dict[str, StoredSchema]:
@@ -155,7 +181,7 @@ class SchemaStore:
         """The published copy of ``url``: ``https://openlineage.io/spec/X`` is ``<mirror>/X``."""
         if not url.startswith(PUBLISHED) or ".." in url:
             return None
-        path = f"{self.config.paths.mirror.strip('/')}/{url[len(PUBLISHED):]}"
+        path = f"{self.config.paths.mirror.strip('/')}/{url[len(PUBLISHED) :]}"
         loaded = self.files.json(path)
         return StoredSchema(url, path, loaded.doc.value) if loaded.doc is not None else None
 
@@ -179,14 +205,15 @@ class SchemaStore:
         mirror = self.config.paths.mirror.strip("/")
         for path in self.snapshot.files(mirror):
             if path.endswith(".json"):
-                stored = self._mirrored(PUBLISHED + path[len(mirror) + 1:])
+                stored = self._mirrored(PUBLISHED + path[len(mirror) + 1 :])
                 if stored is not None:
                     found[stored.url] = stored
         found.update(self.repository)
         return found
 
     def resources(self) -> Iterable[tuple[str, Any]]:
-        """(url, schema) pairs, for building other validators (jsonschema-rs) over the same store."""
+        """(url, schema) pairs, for building other validators (jsonschema-rs) over the same
+        store."""
         return ((url, stored.schema) for url, stored in self.by_url.items())
 
     def _referenced(self, url: str, schema: Any) -> frozenset[str]:
@@ -201,40 +228,52 @@ class SchemaStore:
                 if stored is not None:
                     found.add(target)
                     direct = self._direct.get(target)
-                    if direct is None:  # a schema of the store refers to the same schemas in every review of it
+                    # a schema of the store refers to the same schemas in every review of it
+                    if direct is None:
                         direct = self._direct[target] = _direct_refs(target, stored.schema)
                     pending.append(direct)
         return frozenset(found)
 
     def _compiled_registry(self, urls: frozenset[str]) -> Any:
-        """A jsonschema-rs registry of exactly these schemas, shared by every schema needing the same set.
+        """A jsonschema-rs registry of exactly these schemas, shared by every schema needing the
+        same set.
 
         Compiling against a registry of the whole repository costs time in proportion to its size;
         most facets refer only to OpenLineage.json, so they all share one small registry.
         """
         cached = self._registries.get(urls)
         if cached is None:
-            # ``refuse``, not a method of the store: a Rust object holding the store would make a reference
-            # cycle the garbage collector cannot see through, and every review's store would leak.
-            cached = jsonschema_rs.Registry([(u, self.lookup(u).schema) for u in sorted(urls)],  # type: ignore[union-attr]
-                                            retriever=refuse)
+            # ``refuse``, not a method of the store: a Rust object holding the store would make a
+            # reference cycle the garbage collector cannot see through, and every review's store
+            # would leak.
+            cached = jsonschema_rs.Registry(
+                [(u, self.lookup(u).schema) for u in sorted(urls)],  # type: ignore[union-attr]
+                retriever=refuse,
+            )
             self._registries[urls] = cached
         return cached
 
     def fast_validator(self, schema: Mapping[str, Any]) -> Any | None:
-        """A compiled (jsonschema-rs) validator for pass/fail decisions, or None when it cannot compile
-        (unresolvable or remote reference, a pattern the linear-time engine refuses): callers then use
-        ``validator()``. Its registry holds every repository or mirror schema the schema refers to
-        (``_referenced``); anything else is refused.
+        """A compiled (jsonschema-rs) validator for pass/fail decisions, or None when it cannot
+        compile (unresolvable or remote reference, a pattern the linear-time engine refuses):
+        callers then use ``validator()``. Its registry holds every repository or mirror schema the
+        schema refers to (``_referenced``); anything else is refused.
 
-        Pure-Python ``validator()`` explains failures; the two agree on the corpus (tests/test_schemas.py).
+        Pure-Python ``validator()`` explains failures; the two agree on the corpus
+        (tests/test_schemas.py).
         """
         try:
             base = str(schema.get("$id") or "urn:registry-bot:anonymous")
             registry = self._compiled_registry(self._referenced(base, schema))
-            return jsonschema_rs.validator_for(dict(schema), registry=registry, retriever=refuse,
-                                               validate_formats=True, pattern_options=RS_PATTERN_OPTIONS)
-        except Exception:  # noqa: BLE001 - any compile failure falls back to the explaining validator
+            return jsonschema_rs.validator_for(
+                dict(schema),
+                registry=registry,
+                retriever=refuse,
+                validate_formats=True,
+                pattern_options=RS_PATTERN_OPTIONS,
+            )
+        # any compile failure falls back to the explaining validator
+        except Exception:  # noqa: BLE001
             return None
 
     def _retrieve(self, uri: str) -> Resource[Any]:
@@ -243,7 +282,8 @@ class SchemaStore:
 
         stored = self.lookup(uri)
         if stored is None:
-            raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # outside the repository and its mirror: never fetched
+            # outside the repository and its mirror: never fetched
+            raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
         return DRAFT202012.create_resource(stored.schema)
 
     @functools.cached_property
@@ -253,28 +293,36 @@ class SchemaStore:
         return Registry(retrieve=self._retrieve)  # type: ignore[call-arg]
 
     def work_bound(self, schema: Mapping[str, Any], depth: int) -> int:
-        """An upper bound on the subschema evaluations of validating an instance nested ``depth`` deep
-        (times its size), saturating at ``WORK_LIMIT + 1``. Shared subschemas (OpenLineage.json) are
-        counted once per store and depth.
+        """An upper bound on the subschema evaluations of validating an instance nested ``depth``
+        deep (times its size), saturating at ``WORK_LIMIT + 1``. Shared subschemas
+        (OpenLineage.json) are counted once per store and depth.
 
-        jsonschema-rs holds the GIL and cannot be stopped: a schema whose references share subschemas
-        (``anyOf`` of two ``$ref``s to the next level, 40 levels) makes it work 2^40 times without any
-        regex. Callers give such a schema (over ``WORK_LIMIT``) to the bounded pure-Python validator instead.
+        jsonschema-rs holds the GIL and cannot be stopped: a schema whose references share
+        subschemas (``anyOf`` of two ``$ref``s to the next level, 40 levels) makes it work 2^40
+        times without any regex. Callers give such a schema (over ``WORK_LIMIT``) to the bounded
+        pure-Python validator instead.
 
-        References resolve as draft 2020-12 resolves them (``$id`` bases, JSON pointers, ``$anchor`` and
-        ``$dynamicAnchor`` fragments, the store's schemas), without importing the pure-Python stack.
+        References resolve as draft 2020-12 resolves them (``$id`` bases, JSON pointers, ``$anchor``
+        and ``$dynamicAnchor`` fragments, the store's schemas), without importing the pure-Python
+        stack.
         """
         limit = WORK_LIMIT
-        memo = self._work  # (id(node), depth) -> (node, bound): the node is kept, so its id stays its own
+        # (id(node), depth) -> (node, bound): the node is kept, so its id stays its own
+        memo = self._work
         active: set[tuple[int, int]] = set()
-        resolved_in_store = self._work_refs  # absolute URL -> (contents, its base): context-free, shared
+        # absolute URL -> (contents, its base): context-free, shared
+        resolved_in_store = self._work_refs
         root_base = "urn:registry-bot:work-bound"
-        resources: dict[str, Any] = {}  # base URL -> the resource's root (this schema and what it embeds)
+        # base URL -> the resource's root (this schema and what it embeds)
+        resources: dict[str, Any] = {}
         if _nested_id(schema):
             _embedded(schema, root_base, resources, root=True)
-        else:  # nothing embedded with its own $id (most schemas): the crawl would find the root alone
+        # nothing embedded with its own $id (most schemas): the crawl would find the root alone
+        else:
             own_id = schema.get("$id") if isinstance(schema, dict) else None
-            resources[_split(urljoin(root_base, own_id)) if isinstance(own_id, str) else root_base] = schema
+            resources[
+                _split(urljoin(root_base, own_id)) if isinstance(own_id, str) else root_base
+            ] = schema
 
         shared = self._work_resources
 
@@ -295,9 +343,11 @@ class SchemaStore:
             url = _split(target)
             if url != _split(base) and self.lookup(url) is not None:
                 if target not in resolved_in_store:
-                    resolved_in_store[target] = _resolve_fragment(resource(url), url, target[len(url) + 1:])
+                    resolved_in_store[target] = _resolve_fragment(
+                        resource(url), url, target[len(url) + 1 :]
+                    )
                 return resolved_in_store[target]
-            return _resolve_fragment(resource(url), url, target[len(url) + 1:])
+            return _resolve_fragment(resource(url), url, target[len(url) + 1 :])
 
         def bound(node: Any, base: str, d: int) -> int:
             if not isinstance(node, dict) or d < 0:
@@ -316,7 +366,8 @@ class SchemaStore:
                 if isinstance(ref, str):
                     try:
                         contents, target_base = lookup(base, ref)
-                    except Exception:  # noqa: BLE001 - unresolvable: jsonschema-rs will not compile it anyway
+                    # unresolvable: jsonschema-rs will not compile it anyway
+                    except Exception:  # noqa: BLE001
                         continue
                     total += bound(contents, target_base, d)
             for child, deeper in _subschemas(node):
@@ -339,8 +390,14 @@ class SchemaStore:
 
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("not", "if", "then", "else")
-_DEEPER_ONE = ("additionalProperties", "unevaluatedProperties", "items", "contains", "propertyNames",
-               "unevaluatedItems")
+_DEEPER_ONE = (
+    "additionalProperties",
+    "unevaluatedProperties",
+    "items",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+)
 _DEEPER_MAP = ("properties", "patternProperties")
 
 
@@ -371,7 +428,11 @@ def _subschemas(node: dict[str, Any]) -> Iterator[tuple[Any, bool]]:
 def _nested_id(schema: Any) -> bool:
     """Whether any object below ``schema``'s root holds an ``$id`` key (anywhere: a superset of what
     ``_embedded`` registers), found without walking the schema keyword by keyword."""
-    stack = [v for v in schema.values() if isinstance(v, dict | list)] if isinstance(schema, dict) else []
+    stack = (
+        [v for v in schema.values() if isinstance(v, dict | list)]
+        if isinstance(schema, dict)
+        else []
+    )
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
@@ -384,7 +445,8 @@ def _nested_id(schema: Any) -> bool:
 
 
 def _embedded(node: Any, base: str, resources: dict[str, Any], root: bool = False) -> None:
-    """Register ``node`` (a resource's root, at ``base``) and every subresource it embeds with its own ``$id``."""
+    """Register ``node`` (a resource's root, at ``base``) and every subresource it embeds with its
+    own ``$id``."""
     pending = [(node, base, root)]
     while pending:
         here, url, is_root = pending.pop()
@@ -404,8 +466,9 @@ def _embedded(node: Any, base: str, resources: dict[str, Any], root: bool = Fals
 
 
 def _resolve_fragment(document: Any, base: str, fragment: str) -> tuple[Any, str]:
-    """The subschema of ``document`` (a resource at ``base``) that ``#fragment`` names, and the base URL it
-    sits under: a JSON pointer (``$id`` on the way changes the base) or an ``$anchor``/``$dynamicAnchor``."""
+    """The subschema of ``document`` (a resource at ``base``) that ``#fragment`` names, and the base
+    URL it sits under: a JSON pointer (``$id`` on the way changes the base) or an
+    ``$anchor``/``$dynamicAnchor``."""
     from urllib.parse import unquote
 
     fragment = unquote(fragment)
@@ -445,22 +508,26 @@ class PatternTimeout(ValidationTimeout):
     """One regular expression from a schema did not finish within ``PATTERN_TIMEOUT_SECONDS``."""
 
     def __init__(self, pattern: str, subject: str, seconds: float) -> None:
-        super().__init__(f"pattern {pattern[:120]!r} did not finish on {subject[:80]!r} within {seconds:g} s "
-                         "(catastrophic backtracking)")
+        super().__init__(
+            f"pattern {pattern[:120]!r} did not finish on {subject[:80]!r} within {seconds:g} s "
+            "(catastrophic backtracking)"
+        )
         self.pattern = pattern
         self.subject = subject
 
 
 # (end, the clock it is read on)
-_DEADLINE: contextvars.ContextVar[tuple[float, Callable[[], float]] | None] = contextvars.ContextVar(
-    "validation_deadline", default=None)
+_DEADLINE: contextvars.ContextVar[tuple[float, Callable[[], float]] | None] = (
+    contextvars.ContextVar("validation_deadline", default=None)
+)
 
 
 @contextlib.contextmanager
 def deadline(seconds: float, clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
     """Bound the validations inside the block: past ``seconds``, the next keyword or regex raises
-    ``ValidationTimeout``, and no single regex runs longer than what remains. ``time.thread_time`` as the
-    clock bounds the work rather than the wait, where the result must not depend on the machine's load."""
+    ``ValidationTimeout``, and no single regex runs longer than what remains. ``time.thread_time``
+    as the clock bounds the work rather than the wait, where the result must not depend on the
+    machine's load."""
     token = _DEADLINE.set((clock() + seconds, clock))
     try:
         yield
@@ -469,8 +536,9 @@ def deadline(seconds: float, clock: Callable[[], float] = time.monotonic) -> Ite
 
 
 def _remaining() -> float | None:
-    """Seconds left of the validation's ``deadline`` and of the review's budget (``bot.core.budget``), the
-    sooner; raises ``BudgetSpent`` or ``ValidationTimeout`` when one has run out."""
+    """Seconds left of the validation's ``deadline`` and of the review's budget
+    (``bot.core.budget``), the sooner; raises ``BudgetSpent`` or ``ValidationTimeout`` when one has
+    run out."""
     review_left = budget.left()
     if review_left is not None and review_left <= 0:
         budget.check()
@@ -485,19 +553,24 @@ def _remaining() -> float | None:
 
 
 def bounded_search(pattern: str, subject: str) -> bool | None:
-    """Whether ``pattern`` matches somewhere in ``subject``, on the ``regex`` engine with a time limit.
+    """Whether ``pattern`` matches somewhere in ``subject``, on the ``regex`` engine with a time
+    limit.
 
     None when the pattern is not a valid regular expression or is over ``MAX_PATTERN_CHARS``;
-    ``PatternTimeout`` when it runs too long, ``ValidationTimeout`` when the block's ``deadline`` passed.
+    ``PatternTimeout`` when it runs too long, ``ValidationTimeout`` when the block's ``deadline``
+    passed.
     """
     if len(pattern) > MAX_PATTERN_CHARS or _oversized(pattern):
         return None
     remaining = _remaining()
-    timeout = PATTERN_TIMEOUT_SECONDS if remaining is None else min(PATTERN_TIMEOUT_SECONDS, remaining)
+    timeout = (
+        PATTERN_TIMEOUT_SECONDS if remaining is None else min(PATTERN_TIMEOUT_SECONDS, remaining)
+    )
     try:
         return regex.search(pattern, subject, timeout=timeout) is not None
     except TimeoutError:
-        if timeout < PATTERN_TIMEOUT_SECONDS:  # what was left of the block's budget, not this pattern's own limit
+        # what was left of the block's budget, not this pattern's own limit
+        if timeout < PATTERN_TIMEOUT_SECONDS:
             budget.check()
             raise ValidationTimeout("validation ran out of time") from None
         raise PatternTimeout(pattern, subject, timeout) from None
@@ -507,7 +580,8 @@ def bounded_search(pattern: str, subject: str) -> bool | None:
 
 @functools.lru_cache(maxsize=1024)
 def _oversized(pattern: str) -> str | None:
-    """Why compiling ``pattern`` would build an oversized program (``bot.core.regex_size``), else None."""
+    """Why compiling ``pattern`` would build an oversized program (``bot.core.regex_size``), else
+    None."""
     try:
         check_size(pattern)
     except PatternTooLarge as exc:
@@ -517,7 +591,10 @@ def _oversized(pattern: str) -> str | None:
 
 def _unusable(pattern: str) -> str:
     if len(pattern) > MAX_PATTERN_CHARS:
-        return f"pattern of {len(pattern)} characters is over the {MAX_PATTERN_CHARS}-character limit; not evaluated"
+        return (
+            f"pattern of {len(pattern)} characters is over the {MAX_PATTERN_CHARS}-character "
+            f"limit; not evaluated"
+        )
     oversized = _oversized(pattern)
     if oversized:
         return f"{oversized} ({pattern[:80]!r})"
@@ -525,7 +602,8 @@ def _unusable(pattern: str) -> str:
 
 
 def _direct_refs(url: str, schema: Any) -> tuple[str, ...]:
-    """The schema URLs (no fragment) the ``$ref``s of ``schema``, read at ``url``, name outside itself."""
+    """The schema URLs (no fragment) the ``$ref``s of ``schema``, read at ``url``, name outside
+    itself."""
     found: dict[str, None] = {}
     stack = [schema]
     while stack:
@@ -534,14 +612,19 @@ def _direct_refs(url: str, schema: Any) -> tuple[str, ...]:
             ref = current.get("$ref")
             if isinstance(ref, str) and not ref.startswith("#"):
                 found[_split(urljoin(url, ref))] = None
-            stack.extend(v for k, v in current.items() if k not in ("enum", "const", "examples")
-                         and isinstance(v, dict | list))
+            stack.extend(
+                v
+                for k, v in current.items()
+                if k not in ("enum", "const", "examples") and isinstance(v, dict | list)
+            )
         elif isinstance(current, list):
             stack.extend(v for v in current if isinstance(v, dict | list))
     return tuple(found)
 
 
-def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, tuple[str | int, ...]]]:
+def iter_refs(
+    node: Any, path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[str, tuple[str | int, ...]]]:
     """Every ``$ref`` string in a schema with its location, without recursion limits."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(node, path)]
     while stack:
@@ -550,12 +633,18 @@ def iter_refs(node: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str
             ref = current.get("$ref")
             if isinstance(ref, str):
                 yield ref, (*where, "$ref")
-            stack.extend((v, (*where, k)) for k, v in current.items() if k not in ("enum", "const", "examples"))
+            stack.extend(
+                (v, (*where, k))
+                for k, v in current.items()
+                if k not in ("enum", "const", "examples")
+            )
         elif isinstance(current, list):
             stack.extend((v, (*where, i)) for i, v in enumerate(current))
 
 
-_PYTHON_SIDE = frozenset({"FORMAT_CHECKER", "HardenedValidator", "check_schema_errors", "offline_registry"})
+_PYTHON_SIDE = frozenset(
+    {"FORMAT_CHECKER", "HardenedValidator", "check_schema_errors", "offline_registry"}
+)
 
 
 def __getattr__(name: str) -> Any:

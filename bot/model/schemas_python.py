@@ -1,8 +1,10 @@
-"""The pure-Python ``jsonschema`` side of ``bot.model.schemas``: complete error lists with paths, for explaining.
+"""The pure-Python ``jsonschema`` side of ``bot.model.schemas``: complete error lists with paths,
+for explaining.
 
 Imported only where something failed (or where every error is wanted): a clean registry, a passing
 event or example is decided by ``jsonschema-rs`` and never loads this stack or its format checkers.
-Its regexes run bounded (``bot.model.schemas.bounded_search``) and every keyword checks the ``deadline``.
+Its regexes run bounded (``bot.model.schemas.bounded_search``) and every keyword checks the
+``deadline``.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ def _refused(uri: str) -> Resource[Any]:
 
 
 def offline_registry() -> Registry[Any]:
-    """A pure-Python ``jsonschema`` registry resolving nothing beyond the schema itself (never fetching:
-    without a registry, jsonschema falls back to ``urlopen`` for remote references)."""
+    """A pure-Python ``jsonschema`` registry resolving nothing beyond the schema itself (never
+    fetching: without a registry, jsonschema falls back to ``urlopen`` for remote references)."""
     return Registry(retrieve=_refused)  # type: ignore[call-arg]
 
 
@@ -34,7 +36,9 @@ def _matches_any(patterns: Iterable[str], key: str) -> bool:
     return any(bounded_search(pattern, key) for pattern in patterns)
 
 
-def _pattern(validator: Validator, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+def _pattern(
+    validator: Validator, pattern: str, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "string"):
         return
     matched = bounded_search(pattern, instance)
@@ -44,8 +48,9 @@ def _pattern(validator: Validator, pattern: str, instance: Any, schema: Any) -> 
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-def _pattern_properties(validator: Validator, patterns: Mapping[str, Any], instance: Any,
-                        schema: Any) -> Iterator[ValidationError]:
+def _pattern_properties(
+    validator: Validator, patterns: Mapping[str, Any], instance: Any, schema: Any
+) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in patterns.items():
@@ -58,10 +63,12 @@ def _pattern_properties(validator: Validator, patterns: Mapping[str, Any], insta
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-def _additional_properties(validator: Validator, additional: Any, instance: Any,
-                           schema: Any) -> Iterator[ValidationError]:
-    """jsonschema's ``additionalProperties``, with ``patternProperties`` matched by ``bounded_search``
-    (jsonschema's own runs ``re.search`` on the joined patterns, unbounded and holding the GIL)."""
+def _additional_properties(
+    validator: Validator, additional: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """jsonschema's ``additionalProperties``, with ``patternProperties`` matched by
+    ``bounded_search`` (jsonschema's own runs ``re.search`` on the joined patterns, unbounded and
+    holding the GIL)."""
     if not validator.is_type(instance, "object"):
         return
     properties = schema.get("properties", {})
@@ -78,12 +85,14 @@ def _additional_properties(validator: Validator, additional: Any, instance: Any,
             yield ValidationError(f"{joined} {verb} not match any of the regexes: {listed}")
         else:
             listed, verb = _extras_msg(sorted(extras, key=str))
-            yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+            yield ValidationError(
+                f"Additional properties are not allowed ({listed} {verb} unexpected)"
+            )
 
 
 def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
-    """jsonschema's ``find_evaluated_property_keys_by_schema`` (4.26), matching ``patternProperties``
-    with ``bounded_search`` instead of ``re.search``."""
+    """jsonschema's ``find_evaluated_property_keys_by_schema`` (4.26), matching
+    ``patternProperties`` with ``bounded_search`` instead of ``re.search``."""
     if validator.is_type(schema, "boolean"):
         return set()
     keys: set[str] = set()
@@ -91,8 +100,11 @@ def _evaluated_keys(validator: Any, instance: Any, schema: Any) -> set[str]:
         ref = schema.get(keyword)
         if ref is not None:
             resolved = validator._resolver.lookup(ref)
-            keys |= _evaluated_keys(validator.evolve(schema=resolved.contents, _resolver=resolved.resolver),
-                                    instance, resolved.contents)
+            keys |= _evaluated_keys(
+                validator.evolve(schema=resolved.contents, _resolver=resolved.resolver),
+                instance,
+                resolved.contents,
+            )
     properties = schema.get("properties")
     if validator.is_type(properties, "object"):
         keys |= properties.keys() & instance.keys()
@@ -127,26 +139,37 @@ def _valid(errors: Iterator[ValidationError]) -> bool:
     return next(errors, None) is None
 
 
-def _unevaluated_properties(validator: Validator, unevaluated: Any, instance: Any,
-                            schema: Any) -> Iterator[ValidationError]:
+def _unevaluated_properties(
+    validator: Validator, unevaluated: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
     """jsonschema's ``unevaluatedProperties`` over ``_evaluated_keys``."""
     if not validator.is_type(instance, "object"):
         return
     evaluated = _evaluated_keys(validator, instance, schema)
-    failing = [k for k in instance if k not in evaluated
-               and not _valid(validator.descend(instance[k], unevaluated, path=k, schema_path=k))]
+    failing = [
+        k
+        for k in instance
+        if k not in evaluated
+        and not _valid(validator.descend(instance[k], unevaluated, path=k, schema_path=k))
+    ]
     if failing:
         if unevaluated is False:
             listed, verb = _extras_msg(sorted(failing, key=str))
-            yield ValidationError(f"Unevaluated properties are not allowed ({listed} {verb} unexpected)")
+            yield ValidationError(
+                f"Unevaluated properties are not allowed ({listed} {verb} unexpected)"
+            )
         else:
             listed, verb = _extras_msg(failing)
-            yield ValidationError(f"Unevaluated properties are not valid under the given schema ({listed} {verb} "
-                                  "unevaluated and invalid)")
+            yield ValidationError(
+                f"Unevaluated properties are not valid under the given schema ({listed} {verb} "
+                "unevaluated and invalid)"
+            )
 
 
 def _budgeted(keyword: Callable[..., Any]) -> Callable[..., Any]:
-    """``keyword``, first checking the ``deadline`` of the validation (a few hundred ns per call)."""
+    """``keyword``, first checking the ``deadline`` of the validation (a few hundred ns per
+    call)."""
+
     def checked(validator: Validator, value: Any, instance: Any, schema: Any) -> Any:
         _remaining()
         return keyword(validator, value, instance, schema)
@@ -164,9 +187,12 @@ BOUNDED_KEYWORDS: dict[str, Callable[..., Any]] = {
 
 
 def _checker() -> FormatChecker:
-    """Draft 2020-12's format checker with ``regex`` compiled by ``regex`` under ``MAX_PATTERN_CHARS``
-    (``re.compile`` takes seconds on a few kilobytes of character ranges, holding the GIL)."""
-    checker = FormatChecker(formats=(f for f in Draft202012Validator.FORMAT_CHECKER.checkers if f != "regex"))
+    """Draft 2020-12's format checker with ``regex`` compiled by ``regex`` under
+    ``MAX_PATTERN_CHARS`` (``re.compile`` takes seconds on a few kilobytes of character ranges,
+    holding the GIL)."""
+    checker = FormatChecker(
+        formats=(f for f in Draft202012Validator.FORMAT_CHECKER.checkers if f != "regex")
+    )
 
     def is_regex(instance: object) -> bool:
         if not isinstance(instance, str):
@@ -177,7 +203,9 @@ def _checker() -> FormatChecker:
         regex.compile(instance)
         return True
 
-    checker.checks("regex", raises=(regex.error, ValueError, RecursionError, OverflowError))(is_regex)
+    checker.checks("regex", raises=(regex.error, ValueError, RecursionError, OverflowError))(
+        is_regex
+    )
     return checker
 
 
@@ -186,7 +214,10 @@ FORMAT_CHECKER = _checker()
 
 HardenedValidator = validators.extend(
     Draft202012Validator,
-    {name: _budgeted(BOUNDED_KEYWORDS.get(name, keyword)) for name, keyword in Draft202012Validator.VALIDATORS.items()},
+    {
+        name: _budgeted(BOUNDED_KEYWORDS.get(name, keyword))
+        for name, keyword in Draft202012Validator.VALIDATORS.items()
+    },
     format_checker=FORMAT_CHECKER,
 )
 

@@ -1,7 +1,8 @@
 """One model per review side: its snapshot, registry, schema store and ownership, each built once.
 
-Every part of a review (the checks of both sides, the regression, the site preview, teams and delegation)
-asks ``side_model(snapshot, config)`` and gets the same model, so each side is parsed once per review.
+Every part of a review (the checks of both sides, the regression, the site preview, teams and
+delegation) asks ``side_model(snapshot, config)`` and gets the same model, so each side is parsed
+once per review.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ _lock = threading.Lock()
 
 
 def side_model(snapshot: Snapshot, config: Config) -> SideModel:
-    """The model of ``snapshot`` under ``config``: one per snapshot object and configuration, dropped with
-    the snapshot."""
+    """The model of ``snapshot`` under ``config``: one per snapshot object and configuration,
+    dropped with the snapshot."""
     key = id(snapshot)
     with _lock:
         models = _models.get(key)
@@ -82,11 +83,16 @@ class Side:
 
 
 def entry_relative(entry: Entry, path: str) -> str:
-    """``path`` as the entry's CODEOWNERS sees it: relative to the entry folder, with the core entry's
-    facets (``spec/facets``) and examples (``spec/tests``) seen as ``facets/`` and ``facets/examples/``."""
-    for folder, shown in ((entry.folder, ""), (entry.examples_dir, "facets/examples/"), (entry.facets_dir, "facets/")):
+    """``path`` as the entry's CODEOWNERS sees it: relative to the entry folder, with the core
+    entry's facets (``spec/facets``) and examples (``spec/tests``) seen as ``facets/`` and
+    ``facets/examples/``."""
+    for folder, shown in (
+        (entry.folder, ""),
+        (entry.examples_dir, "facets/examples/"),
+        (entry.facets_dir, "facets/"),
+    ):
         if path.startswith(folder + "/"):
-            return shown + path[len(folder) + 1:]
+            return shown + path[len(folder) + 1 :]
     return path
 
 
@@ -103,7 +109,8 @@ class Ownership:
 
 
 def ownership(side: Side, entry: Entry | None, path: str) -> Ownership:
-    """The entry's own CODEOWNERS decides; without one (or when no line matches), the root one does."""
+    """The entry's own CODEOWNERS decides; without one (or when no line matches), the root one
+    does."""
     own = side.own(entry) if entry is not None else None
     if entry is not None and own is not None:
         rule = own.rule_for(entry_relative(entry, path))
@@ -115,5 +122,3 @@ def ownership(side: Side, entry: Entry | None, path: str) -> Ownership:
 def root_ownership(side: Side, path: str) -> Ownership:
     rule = side.root.rule_for(path)
     return Ownership(rule.owners if rule else (), side.root.path, rule.line if rule else None)
-
-

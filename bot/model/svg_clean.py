@@ -1,14 +1,16 @@
-"""Re-serialise an SVG from an allow-list, so that what is published can neither fetch nor run anything.
+"""Re-serialise an SVG from an allow-list, so that what is published can neither fetch nor run
+anything.
 
-The file is parsed (no DOCTYPE, so no entity) and written again element by element: only drawing elements
-in the SVG namespace, only listed attributes, references only to ``#ids`` of the file (``href`` and
-``url(#id)``), no processing instruction or comment (the parser drops them), no other namespace (editor
-metadata). ``<style>`` is kept, rebuilt from its plain rules: at-rules (``@import``, ``@font-face``) are
-dropped, and a declaration is kept only when its property is listed and its value passes ``safe_value``
-(no backslash, so no escape; functions only from a short list; ``url()`` only to ``#id``). ``<image>``
-keeps only an embedded bitmap (``data:image/png;base64,...``), which renders without a request. Presentation
-attributes and ``style`` attributes go through the same filter, since a browser reads them as CSS too.
-Allow-list rather than deny-list: whatever a browser learns to fetch next is simply not on the list.
+The file is parsed (no DOCTYPE, so no entity) and written again element by element: only drawing
+elements in the SVG namespace, only listed attributes, references only to ``#ids`` of the file
+(``href`` and ``url(#id)``), no processing instruction or comment (the parser drops them), no other
+namespace (editor metadata). ``<style>`` is kept, rebuilt from its plain rules: at-rules
+(``@import``, ``@font-face``) are dropped, and a declaration is kept only when its property is
+listed and its value passes ``safe_value`` (no backslash, so no escape; functions only from a short
+list; ``url()`` only to ``#id``). ``<image>`` keeps only an embedded bitmap
+(``data:image/png;base64,...``), which renders without a request. Presentation attributes and
+``style`` attributes go through the same filter, since a browser reads them as CSS too. Allow-list
+rather than deny-list: whatever a browser learns to fetch next is simply not on the list.
 """
 
 from __future__ import annotations
@@ -20,47 +22,257 @@ SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 
-ELEMENTS = {name.lower(): name for name in (
-    "svg", "g", "defs", "symbol", "use", "path", "rect", "circle", "ellipse", "line", "polyline", "polygon",
-    "text", "tspan", "textPath", "title", "desc", "linearGradient", "radialGradient", "stop", "clipPath",
-    "mask", "pattern", "marker", "style", "filter", "feBlend", "feColorMatrix", "feComponentTransfer",
-    "feComposite", "feConvolveMatrix", "feDiffuseLighting", "feDisplacementMap", "feDistantLight",
-    "feDropShadow", "feFlood", "feFuncA", "feFuncB", "feFuncG", "feFuncR", "feGaussianBlur", "feMerge",
-    "feMergeNode", "feMorphology", "feOffset", "fePointLight", "feSpecularLighting", "feSpotLight", "feTile",
-    "feTurbulence", "image")}  # never feImage, foreignObject, script, a, animate, set, font, iframe
+ELEMENTS = {
+    name.lower(): name
+    for name in (
+        "svg",
+        "g",
+        "defs",
+        "symbol",
+        "use",
+        "path",
+        "rect",
+        "circle",
+        "ellipse",
+        "line",
+        "polyline",
+        "polygon",
+        "text",
+        "tspan",
+        "textPath",
+        "title",
+        "desc",
+        "linearGradient",
+        "radialGradient",
+        "stop",
+        "clipPath",
+        "mask",
+        "pattern",
+        "marker",
+        "style",
+        "filter",
+        "feBlend",
+        "feColorMatrix",
+        "feComponentTransfer",
+        "feComposite",
+        "feConvolveMatrix",
+        "feDiffuseLighting",
+        "feDisplacementMap",
+        "feDistantLight",
+        "feDropShadow",
+        "feFlood",
+        "feFuncA",
+        "feFuncB",
+        "feFuncG",
+        "feFuncR",
+        "feGaussianBlur",
+        "feMerge",
+        "feMergeNode",
+        "feMorphology",
+        "feOffset",
+        "fePointLight",
+        "feSpecularLighting",
+        "feSpotLight",
+        "feTile",
+        "feTurbulence",
+        "image",
+    )
+}  # never feImage, foreignObject, script, a, animate, set, font, iframe
 
-PROPERTIES = frozenset((  # presentation properties: as attributes, in style="" and in <style>
-    "fill", "fill-opacity", "fill-rule", "stroke", "stroke-width", "stroke-opacity", "stroke-linecap",
-    "stroke-linejoin", "stroke-miterlimit", "stroke-dasharray", "stroke-dashoffset", "opacity", "color",
-    "display", "visibility", "overflow", "clip-path", "clip-rule", "mask", "filter", "stop-color",
-    "stop-opacity", "font-family", "font-size", "font-weight", "font-style", "font-variant", "font-stretch",
-    "font", "letter-spacing", "word-spacing", "text-anchor", "dominant-baseline", "alignment-baseline",
-    "baseline-shift", "text-decoration", "writing-mode", "direction", "unicode-bidi", "isolation",
-    "mix-blend-mode", "paint-order", "shape-rendering", "text-rendering", "image-rendering",
-    "color-interpolation", "color-interpolation-filters", "vector-effect", "enable-background", "marker",
-    "marker-start", "marker-mid", "marker-end", "transform", "transform-origin", "transform-box", "flood-color",
-    "flood-opacity", "lighting-color", "white-space", "line-height", "font-kerning"))
+PROPERTIES = frozenset(
+    (  # presentation properties: as attributes, in style="" and in <style>
+        "fill",
+        "fill-opacity",
+        "fill-rule",
+        "stroke",
+        "stroke-width",
+        "stroke-opacity",
+        "stroke-linecap",
+        "stroke-linejoin",
+        "stroke-miterlimit",
+        "stroke-dasharray",
+        "stroke-dashoffset",
+        "opacity",
+        "color",
+        "display",
+        "visibility",
+        "overflow",
+        "clip-path",
+        "clip-rule",
+        "mask",
+        "filter",
+        "stop-color",
+        "stop-opacity",
+        "font-family",
+        "font-size",
+        "font-weight",
+        "font-style",
+        "font-variant",
+        "font-stretch",
+        "font",
+        "letter-spacing",
+        "word-spacing",
+        "text-anchor",
+        "dominant-baseline",
+        "alignment-baseline",
+        "baseline-shift",
+        "text-decoration",
+        "writing-mode",
+        "direction",
+        "unicode-bidi",
+        "isolation",
+        "mix-blend-mode",
+        "paint-order",
+        "shape-rendering",
+        "text-rendering",
+        "image-rendering",
+        "color-interpolation",
+        "color-interpolation-filters",
+        "vector-effect",
+        "enable-background",
+        "marker",
+        "marker-start",
+        "marker-mid",
+        "marker-end",
+        "transform",
+        "transform-origin",
+        "transform-box",
+        "flood-color",
+        "flood-opacity",
+        "lighting-color",
+        "white-space",
+        "line-height",
+        "font-kerning",
+    )
+)
 
-ATTRIBUTES = PROPERTIES | frozenset((
-    "id", "class", "style", "viewBox", "preserveAspectRatio", "width", "height", "x", "y", "x1", "y1", "x2",
-    "y2", "cx", "cy", "r", "rx", "ry", "fx", "fy", "fr", "d", "points", "pathLength", "offset", "gradientUnits",
-    "gradientTransform", "spreadMethod", "patternUnits", "patternContentUnits", "patternTransform",
-    "clipPathUnits", "maskUnits", "maskContentUnits", "markerWidth", "markerHeight", "markerUnits", "refX",
-    "refY", "orient", "dx", "dy", "rotate", "textLength", "lengthAdjust", "startOffset", "href", "version",
-    "filterUnits", "primitiveUnits", "in", "in2", "result", "stdDeviation", "mode", "type", "values",
-    "operator", "k1", "k2", "k3", "k4", "kernelMatrix", "order", "tableValues", "slope", "intercept",
-    "amplitude", "exponent", "scale", "xChannelSelector", "yChannelSelector", "radius", "baseFrequency",
-    "numOctaves", "seed", "stitchTiles", "surfaceScale", "specularConstant", "specularExponent",
-    "diffuseConstant", "azimuth", "elevation", "z", "pointsAtX", "pointsAtY", "pointsAtZ",
-    "limitingConeAngle", "edgeMode", "divisor", "bias", "targetX", "targetY", "preserveAlpha", "role",
-    "aria-label", "aria-hidden", "xml:space"))
+ATTRIBUTES = PROPERTIES | frozenset(
+    (
+        "id",
+        "class",
+        "style",
+        "viewBox",
+        "preserveAspectRatio",
+        "width",
+        "height",
+        "x",
+        "y",
+        "x1",
+        "y1",
+        "x2",
+        "y2",
+        "cx",
+        "cy",
+        "r",
+        "rx",
+        "ry",
+        "fx",
+        "fy",
+        "fr",
+        "d",
+        "points",
+        "pathLength",
+        "offset",
+        "gradientUnits",
+        "gradientTransform",
+        "spreadMethod",
+        "patternUnits",
+        "patternContentUnits",
+        "patternTransform",
+        "clipPathUnits",
+        "maskUnits",
+        "maskContentUnits",
+        "markerWidth",
+        "markerHeight",
+        "markerUnits",
+        "refX",
+        "refY",
+        "orient",
+        "dx",
+        "dy",
+        "rotate",
+        "textLength",
+        "lengthAdjust",
+        "startOffset",
+        "href",
+        "version",
+        "filterUnits",
+        "primitiveUnits",
+        "in",
+        "in2",
+        "result",
+        "stdDeviation",
+        "mode",
+        "type",
+        "values",
+        "operator",
+        "k1",
+        "k2",
+        "k3",
+        "k4",
+        "kernelMatrix",
+        "order",
+        "tableValues",
+        "slope",
+        "intercept",
+        "amplitude",
+        "exponent",
+        "scale",
+        "xChannelSelector",
+        "yChannelSelector",
+        "radius",
+        "baseFrequency",
+        "numOctaves",
+        "seed",
+        "stitchTiles",
+        "surfaceScale",
+        "specularConstant",
+        "specularExponent",
+        "diffuseConstant",
+        "azimuth",
+        "elevation",
+        "z",
+        "pointsAtX",
+        "pointsAtY",
+        "pointsAtZ",
+        "limitingConeAngle",
+        "edgeMode",
+        "divisor",
+        "bias",
+        "targetX",
+        "targetY",
+        "preserveAlpha",
+        "role",
+        "aria-label",
+        "aria-hidden",
+        "xml:space",
+    )
+)
 
-FUNCTIONS = frozenset(("rgb", "rgba", "hsl", "hsla", "url", "matrix", "translate", "translatex", "translatey",
-                       "scale", "scalex", "scaley", "rotate", "skewx", "skewy"))
+FUNCTIONS = frozenset(
+    (
+        "rgb",
+        "rgba",
+        "hsl",
+        "hsla",
+        "url",
+        "matrix",
+        "translate",
+        "translatex",
+        "translatey",
+        "scale",
+        "scalex",
+        "scaley",
+        "rotate",
+        "skewx",
+        "skewy",
+    )
+)
 _FUNCTION = re.compile(r"([A-Za-z0-9_-]*)\s*\(")
 _LOCAL_URL = re.compile(r"url\(\s*(['\"]?)#[A-Za-z0-9_.:-]+\1\s*\)", re.IGNORECASE)
 _LOCAL_HREF = re.compile(r"\s*#[A-Za-z0-9_.:-]+\s*")
-_RASTER_DATA = re.compile(r"\s*data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*")  # an embedded bitmap
+# an embedded bitmap
+_RASTER_DATA = re.compile(r"\s*data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/=\s]*")
 _SELECTOR = re.compile(r"[A-Za-z0-9_\-.#,\s>+~*:\[\]=\"'|^$]+")
 _PROPERTY = re.compile(r"[A-Za-z-]+")
 _COMMENT = re.compile(r"/\*.*?(\*/|$)", re.DOTALL)
@@ -73,8 +285,9 @@ class SvgError(ValueError):
 
 
 def safe_value(value: str) -> bool:
-    """A CSS value that cannot fetch: no escape, no at-sign, functions only from ``FUNCTIONS``, ``url()``
-    only to a ``#id`` of the file (every spelling of ``url(`` is a function named ``url``, case folded)."""
+    """A CSS value that cannot fetch: no escape, no at-sign, functions only from ``FUNCTIONS``,
+    ``url()`` only to a ``#id`` of the file (every spelling of ``url(`` is a function named ``url``,
+    case folded)."""
     if len(value) > MAX_VALUE or _UNSAFE_CHARS.search(value):
         return False
     for match in _FUNCTION.finditer(value):
@@ -92,13 +305,20 @@ def clean_declarations(text: str) -> str:
     for declaration in _COMMENT.sub(" ", text).split(";"):
         prop, colon, value = declaration.partition(":")
         prop, value = prop.strip().lower(), value.strip()
-        if colon and _PROPERTY.fullmatch(prop) and prop in PROPERTIES and value and safe_value(value):
+        if (
+            colon
+            and _PROPERTY.fullmatch(prop)
+            and prop in PROPERTIES
+            and value
+            and safe_value(value)
+        ):
             kept.append(f"{prop}:{value}")
     return ";".join(kept)
 
 
 def clean_stylesheet(text: str) -> str:
-    """The plain rules of a stylesheet, each rebuilt from its safe declarations; at-rules dropped whole."""
+    """The plain rules of a stylesheet, each rebuilt from its safe declarations; at-rules dropped
+    whole."""
     text = _COMMENT.sub(" ", text)
     rules: list[str] = []
     i = 0
@@ -115,7 +335,7 @@ def clean_stylesheet(text: str) -> str:
         close_at = text.find("}", open_at)
         if close_at < 0:
             break
-        selector, body = text[i:open_at].strip(), text[open_at + 1:close_at]
+        selector, body = text[i:open_at].strip(), text[open_at + 1 : close_at]
         i = close_at + 1
         if "{" in body:  # a nested block: not a plain rule; skip to where its braces balance
             i = _skip_block(text, open_at)
@@ -172,8 +392,9 @@ def _element(tag: object) -> str | None:
 
 
 def _attributes(element: ET.Element, name: str) -> list[tuple[str, str]]:
-    """The listed attributes; ``href`` only to a ``#id``, or (``<image>``) to an embedded PNG, JPEG, GIF or
-    WebP, which an image renders without fetching; never an SVG, which could nest anything."""
+    """The listed attributes; ``href`` only to a ``#id``, or (``<image>``) to an embedded PNG, JPEG,
+    GIF or WebP, which an image renders without fetching; never an SVG, which could nest
+    anything."""
     out: list[tuple[str, str]] = []
     is_image = name == "image"
     for key, value in element.attrib.items():
@@ -197,13 +418,19 @@ UNWRAPPED = frozenset(("a", "switch"))  # dropped, their drawing kept: a link is
 def _write(element: ET.Element, out: list[str], root: bool = False) -> None:
     name = _element(element.tag)
     if name is None:
-        if not root and isinstance(element.tag, str) and element.tag.removeprefix(f"{{{SVG_NS}}}") in UNWRAPPED:
+        if (
+            not root
+            and isinstance(element.tag, str)
+            and element.tag.removeprefix(f"{{{SVG_NS}}}") in UNWRAPPED
+        ):
             _write_children(element, out)
         return
     attributes = _attributes(element, name)
     if root:
         attributes = [("xmlns", SVG_NS), *attributes]
-    out.append(f"<{name}" + "".join(f' {k}="{_escape(v, attribute=True)}"' for k, v in attributes) + ">")
+    out.append(
+        f"<{name}" + "".join(f' {k}="{_escape(v, attribute=True)}"' for k, v in attributes) + ">"
+    )
     if name == "style":
         out.append(_escape(clean_stylesheet("".join(element.itertext()))))
     else:
@@ -221,5 +448,10 @@ def _write_children(element: ET.Element, out: list[str]) -> None:
 def _escape(text: str, attribute: bool = False) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if attribute:
-        text = text.replace('"', "&quot;").replace("\n", "&#10;").replace("\t", "&#9;").replace("\r", "&#13;")
+        text = (
+            text.replace('"', "&quot;")
+            .replace("\n", "&#10;")
+            .replace("\t", "&#9;")
+            .replace("\r", "&#13;")
+        )
     return text

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from bot.model.registry import FACET_ID, FacetSchema, Registry
 
 FACETS_URL = "https://openlineage.io/spec/facets/"
-_SHORT = re.compile(r"^ol:(?P<body>[a-z0-9][a-z0-9-]*(?::[a-z0-9][a-z0-9-]*)*):"
-                    r"(?:(?P<version>\d+-\d+-\d+)/)?(?P<file>[A-Za-z0-9_]+\.json)$")
+_SHORT = re.compile(
+    r"^ol:(?P<body>[a-z0-9][a-z0-9-]*(?::[a-z0-9][a-z0-9-]*)*):"
+    r"(?:(?P<version>\d+-\d+-\d+)/)?(?P<file>[A-Za-z0-9_]+\.json)$"
+)
 # ol:<name>[:<sub>...]; a sub-component may be anything without a colon (a version, for example)
 _PRODUCER = re.compile(r"^ol:(?P<body>[a-z0-9][a-z0-9-]*(?::[^:\s]+)*)$")
 
@@ -45,7 +47,9 @@ def parse_short_uri(uri: str, names: Collection[str]) -> ShortUri:
     for cut in range(len(segments), 0, -1):
         name = ":".join(segments[:cut])
         if name in names:
-            return ShortUri(name=name, file=match["file"], version=match["version"], sub=tuple(segments[cut:]))
+            return ShortUri(
+                name=name, file=match["file"], version=match["version"], sub=tuple(segments[cut:])
+            )
     raise UriError(f"{uri!r} names {':'.join(segments)!r}, which is not a registered name")
 
 
@@ -60,7 +64,8 @@ def resolve(uri: str, registry: Registry) -> FacetSchema:
 
 
 def expand(uri: str, registry: Registry) -> str:
-    """The full schema URL of a short URI: its pinned version, else the file's current ``$id`` version."""
+    """The full schema URL of a short URI: its pinned version, else the file's current ``$id``
+    version."""
     short = parse_short_uri(uri, registry.entries)
     if short.version is not None:
         return f"{FACETS_URL}{short.version}/{short.file}"
@@ -71,7 +76,8 @@ def expand(uri: str, registry: Registry) -> str:
 
 
 def shorten(url: str, registry: Registry) -> str:
-    """The short URI of a full facet schema URL; unpinned when the version is the file's current one."""
+    """The short URI of a full facet schema URL; unpinned when the version is the file's current
+    one."""
     match = FACET_ID.match(url.split("#", 1)[0])
     if match is None:
         raise UriError(f"{url!r} is not a facet schema URL under {FACETS_URL}")

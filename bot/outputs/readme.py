@@ -1,4 +1,5 @@
-"""Keep generated blocks of README.md in sync (``<!-- name:start -->`` ... ``<!-- name:end -->``)."""
+"""Keep generated blocks of README.md in sync (``<!-- name:start -->`` ... ``<!-- name:end
+-->``)."""
 
 from __future__ import annotations
 
@@ -18,5 +19,10 @@ def block(text: str, name: str) -> str:
 def replace_block(text: str, name: str, content: str) -> str:
     if not content.endswith("\n"):
         content += "\n"
-    return re.sub(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)",
-                  lambda m: m.group(1) + content + m.group(2), text, count=1, flags=re.S)
+    return re.sub(
+        rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)",
+        lambda m: m.group(1) + content + m.group(2),
+        text,
+        count=1,
+        flags=re.S,
+    )

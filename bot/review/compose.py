@@ -1,8 +1,9 @@
-"""One review, composed in one place: a ``ReviewRequest`` goes through the checks, then the stages a door chose.
+"""One review, composed in one place: a ``ReviewRequest`` goes through the checks, then the stages a
+door chose.
 
-Every door (the App, ``check``, ``action``, ``demo``, ``fix``, the history replay) builds a request and calls
-``run_review``; it chooses only its stages and its renderer, so two doors give the same verdict on the same
-change by construction. A stage is ``(request, report) -> report``.
+Every door (the App, ``check``, ``action``, ``demo``, ``fix``, the history replay) builds a request
+and calls ``run_review``; it chooses only its stages and its renderer, so two doors give the same
+verdict on the same change by construction. A stage is ``(request, report) -> report``.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ Regression = Callable[[Snapshot, Snapshot, ChangeSet, Config], tuple[Section | N
 
 @dataclass(frozen=True)
 class ReviewRequest:
-    """What one review judges: the two sides (no base and no change set: the whole head tree), who changes
-    it and who approved, and the options. ``config`` None: read once from the base side (else the head)."""
+    """What one review judges: the two sides (no base and no change set: the whole head tree), who
+    changes it and who approved, and the options. ``config`` None: read once from the base side
+    (else the head)."""
 
     head: Snapshot
     base: Snapshot | None = None
@@ -44,11 +46,14 @@ class ReviewRequest:
     config: Config | None = None
     config_findings: tuple[Finding, ...] = ()
     checks: tuple[Check, ...] | None = None
-    today: datetime.date | None = None  # the review's clock (future lints, waiver expiry); None: today, UTC
+    # the review's clock (future lints, waiver expiry); None: today, UTC
+    today: datetime.date | None = None
 
     @property
     def context(self) -> ReviewContext:
-        return ReviewContext(author=self.author, approvers=self.approvers, strict=self.strict, today=self.today)
+        return ReviewContext(
+            author=self.author, approvers=self.approvers, strict=self.strict, today=self.today
+        )
 
     @property
     def settings(self) -> Config:
@@ -56,47 +61,74 @@ class ReviewRequest:
         return self.configured().config or Config()
 
     def configured(self) -> ReviewRequest:
-        """This request with its configuration read, once, from the base side (the head for a whole tree)."""
+        """This request with its configuration read, once, from the base side (the head for a whole
+        tree)."""
         if self.config is not None:
             return self
         config, findings = load_config(self.base if self.base is not None else self.head)
-        return dataclasses.replace(self, config=config, config_findings=(*self.config_findings, *findings))
+        return dataclasses.replace(
+            self, config=config, config_findings=(*self.config_findings, *findings)
+        )
 
 
 Stage = Callable[[ReviewRequest, Report], Report]
 
 
 def run_review(request: ReviewRequest, stages: Sequence[Stage] = ()) -> Report:
-    """The checks on both sides, judged, then each stage in order, within the review's time budget."""
+    """The checks on both sides, judged, then each stage in order, within the review's time
+    budget."""
     request = request.configured()
     config = request.settings
     with budget.within(config.review.time_budget_seconds):
-        report = review(head=request.head, base=request.base, changes=request.changes, context=request.context,
-                        config=config, checks=request.checks, config_findings=request.config_findings)
+        report = review(
+            head=request.head,
+            base=request.base,
+            changes=request.changes,
+            context=request.context,
+            config=config,
+            checks=request.checks,
+            config_findings=request.config_findings,
+        )
         for stage in stages:
             report = stage(request, report)
     return report
 
 
-# -- stages -------------------------------------------------------------------------------------------------
+# -- stages ----------------------------------------------------------------------------------------
+
 
 def sections(*notes: Section) -> Stage:
     """A stage adding fixed sections (notes a door knows about its inputs)."""
+
     def add(request: ReviewRequest, report: Report) -> Report:
         return report.with_sections(*notes) if notes else report
+
     return add
 
 
 def regression(stage: Regression) -> Stage:
-    """The regression over sample events as a stage, within its time budget and what is left of the review's;
-    one that does not finish, fails or cannot start is a blocking finding (``unfinished``)."""
+    """The regression over sample events as a stage, within its time budget and what is left of the
+    review's; one that does not finish, fails or cannot start is a blocking finding
+    (``unfinished``)."""
+
     def run(request: ReviewRequest, report: Report) -> Report:
-        if request.base is None or request.changes is None or not request.settings.regression.enabled:
+        if (
+            request.base is None
+            or request.changes is None
+            or not request.settings.regression.enabled
+        ):
             return report
         section, findings = run_regression(stage, request)
         shown = (section,) if section.markdown else ()
-        return Report.build((*report.findings, *findings), report.entries, (*report.sections, *shown),
-                            report.neutral_reason, report.fixed, report.strict)
+        return Report.build(
+            (*report.findings, *findings),
+            report.entries,
+            (*report.sections, *shown),
+            report.neutral_reason,
+            report.fixed,
+            report.strict,
+        )
+
     return run
 
 
@@ -108,7 +140,9 @@ def run_regression(stage: Regression, request: ReviewRequest) -> tuple[Section, 
     if left is not None and left < seconds:
         seconds = max(left, 0.0)
     if seconds <= 0:
-        return unfinished(request, "the review's time budget was spent before the regression could start")
+        return unfinished(
+            request, "the review's time budget was spent before the regression could start"
+        )
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="regression")
     future = pool.submit(stage, request.base, request.head, request.changes, config)
     try:
@@ -124,7 +158,8 @@ def run_regression(stage: Regression, request: ReviewRequest) -> tuple[Section, 
         pool.shutdown(wait=False, cancel_futures=True)
     if section is None:
         return Section("Regression", "", verdict=None), list(findings)
-    if section.verdict is Verdict.NEUTRAL:  # the stage's own "did not run" (Spark down, a bad input)
+    # the stage's own "did not run" (Spark down, a bad input)
+    if section.verdict is Verdict.NEUTRAL:
         reason = str(section.data.get("skipped") or "the regression did not run")
         return unfinished(request, f"the regression did not finish: {reason}", section)
     return section, list(findings)
@@ -133,44 +168,69 @@ def run_regression(stage: Regression, request: ReviewRequest) -> tuple[Section, 
 MAX_UNFINISHED = 20  # files named one finding each; the rest in one finding on the repository
 
 
-def unfinished(request: ReviewRequest, reason: str,
-               section: Section | None = None) -> tuple[Section, list[Finding]]:
-    """The regression's "did not finish": an error on each changed facet schema and sample event it was
-    validating (what can have caused it), or on the repository when the change holds none."""
+def unfinished(
+    request: ReviewRequest, reason: str, section: Section | None = None
+) -> tuple[Section, list[Finding]]:
+    """The regression's "did not finish": an error on each changed facet schema and sample event it
+    was validating (what can have caused it), or on the repository when the change holds none."""
     config = request.settings
     changed = request.changes.files if request.changes is not None else ()
-    suspects = [f.path for f in changed if f.status is not Status.DELETED
-                and f.path.endswith((".json", ".jsonl", ".ndjson"))
-                and any(f.path.startswith(folder.strip("/") + "/") for folder in config.watched())
-                and f.path.rsplit("/", 1)[-1] not in ("registry.json",)]
+    suspects = [
+        f.path
+        for f in changed
+        if f.status is not Status.DELETED
+        and f.path.endswith((".json", ".jsonl", ".ndjson"))
+        and any(f.path.startswith(folder.strip("/") + "/") for folder in config.watched())
+        and f.path.rsplit("/", 1)[-1] not in ("registry.json",)
+    ]
     what = "this file changed and the regression could not show it breaks nothing"
-    findings = [incomplete(f"{reason}; {what}", path, rule=REGRESSION_UNFINISHED)
-                for path in suspects[:MAX_UNFINISHED]]
+    findings = [
+        incomplete(f"{reason}; {what}", path, rule=REGRESSION_UNFINISHED)
+        for path in suspects[:MAX_UNFINISHED]
+    ]
     if not findings or len(suspects) > MAX_UNFINISHED:
         findings.append(incomplete(reason, rule=REGRESSION_UNFINISHED))
     shown = section or Section("Regression", "")
     text = f"The regression did not finish: {escape(reason)}. The review fails until it does.\n"
-    return Section(shown.title, text + ("\n" + shown.markdown if shown.markdown else ""), shown.data), findings
+    return Section(
+        shown.title, text + ("\n" + shown.markdown if shown.markdown else ""), shown.data
+    ), findings
 
 
 APPROVAL_RULE = "owners/approval-required"
 
 
 def approval_not_checked(reasons: Iterable[str]) -> Stage:
-    """The owners' approvals as notices (GitHub's CODEOWNERS review still applies) and a section saying why,
-    when the approvals could not be read completely (the Action without a pull request or a team it cannot
-    see); no reasons, no change."""
+    """The owners' approvals as notices (GitHub's CODEOWNERS review still applies) and a section
+    saying why, when the approvals could not be read completely (the Action without a pull request
+    or a team it cannot see); no reasons, no change."""
     why = tuple(reasons)
 
     def downgrade(request: ReviewRequest, report: Report) -> Report:
         if not why:
             return report
-        findings = [dataclasses.replace(f, severity=Severity.NOTICE) if f.rule == APPROVAL_RULE else f
-                    for f in report.findings]
-        text = "\n".join(["Approval was not checked: the owners' approval of each entry is not part of this "
-                          "verdict (GitHub's own CODEOWNERS review still applies).", "",
-                          *[f"- {r}" for r in why]])
-        built = Report.build(findings, report.entries, report.sections, report.neutral_reason, report.fixed,
-                             report.strict)
-        return built.with_sections(Section("Approval not checked", text, data={"unchecked": list(why)}))
+        findings = [
+            dataclasses.replace(f, severity=Severity.NOTICE) if f.rule == APPROVAL_RULE else f
+            for f in report.findings
+        ]
+        text = "\n".join(
+            [
+                "Approval was not checked: the owners' approval of each entry is not part of this "
+                "verdict (GitHub's own CODEOWNERS review still applies).",
+                "",
+                *[f"- {r}" for r in why],
+            ]
+        )
+        built = Report.build(
+            findings,
+            report.entries,
+            report.sections,
+            report.neutral_reason,
+            report.fixed,
+            report.strict,
+        )
+        return built.with_sections(
+            Section("Approval not checked", text, data={"unchecked": list(why)})
+        )
+
     return downgrade

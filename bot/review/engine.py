@@ -1,8 +1,8 @@
 """The review engine: one loop over one tuple of pure checks.
 
-``review()`` runs the checks on both sides and judges the change; ``bot.review.compose.run_review`` calls it.
-A check is a function ``(ReviewInput) -> Iterable[Finding]``; it reads files only through the
-snapshots and never touches the network.
+``review()`` runs the checks on both sides and judges the change; ``bot.review.compose.run_review``
+calls it. A check is a function ``(ReviewInput) -> Iterable[Finding]``; it reads files only through
+the snapshots and never touches the network.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ from bot.review.waiving import waive
 log = logging.getLogger(__name__)
 
 RULES: dict[str, str] = {  # the engine's own rules (the checks' are in their modules)
-    "config/invalid": "The bot's configuration file (`.github/registry-bot.yml`, base side) cannot be "
-    "used, or names a rule id no running check reports; what cannot be used is ignored, the rest applies, "
-    "and the problem is an error so it gets fixed.",
-    "bot/unreadable-file": "A file a check needed cannot be read safely (a symlink leaving the repository, "
-    "an unreadable file): an error naming it, and the checks that needed it stop there.",
+    "config/invalid": "The bot's configuration file (`.github/registry-bot.yml`, base side) cannot "
+    "be used, or names a rule id no running check reports; what cannot be used is ignored, the "
+    "rest applies, and the problem is an error so it gets fixed.",
+    "bot/unreadable-file": "A file a check needed cannot be read safely (a symlink leaving the "
+    "repository, an unreadable file): an error naming it, and the checks that needed it stop "
+    "there.",
     "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
     "reported as an error so that a bug in the bot can never pass a change silently.",
     **WAIVER_RULES,
@@ -56,8 +57,8 @@ def change_rules() -> frozenset[str]:
 
 
 def rule_ids(checks: Iterable[Check]) -> frozenset[str] | None:
-    """Every rule id the engine and ``checks`` can report (each check's module declares ``RULES``), or None
-    when a check declares none (its rules cannot be known, so no rule id can be refused)."""
+    """Every rule id the engine and ``checks`` can report (each check's module declares ``RULES``),
+    or None when a check declares none (its rules cannot be known, so no rule id can be refused)."""
     known = set(RULES) | set(INCOMPLETE_RULES)
     for check in checks:
         declared = getattr(sys.modules.get(getattr(check, "__module__", "") or ""), "RULES", None)
@@ -74,24 +75,34 @@ def _run_check(check: Check, review: ReviewInput) -> Iterator[Finding]:
         yield from check(review)
     except BudgetSpent:
         raise
-    except SnapshotError as exc:  # a file that cannot be read safely (a symlink leaving the tree): no traceback
+    # a file that cannot be read safely (a symlink leaving the tree): no traceback
+    except SnapshotError as exc:
         log.info("check %s stopped: %s", name, exc)
-        yield Finding(rule="bot/unreadable-file", severity=Severity.ERROR, path="", message=str(exc),
-                      hint="The bot reads no file through a symlink leaving the repository, nor an unreadable "
-                           "one; the checks that needed it stopped there. Replace it with a regular file.")
+        yield Finding(
+            rule="bot/unreadable-file",
+            severity=Severity.ERROR,
+            path="",
+            message=str(exc),
+            hint="The bot reads no file through a symlink leaving the repository, nor an "
+            "unreadable one; the checks that needed it stopped there. Replace it with a regular "
+            "file.",
+        )
     except Exception as exc:
         log.exception("check %s crashed", name)
         yield Finding(
-            rule="bot/internal-error", severity=Severity.ERROR, path="",
+            rule="bot/internal-error",
+            severity=Severity.ERROR,
+            path="",
             message=f"the {name} check hit an internal error: {type(exc).__name__}: {exc}",
             hint="This is a bug in the bot; the other checks still ran. "
-                 + traceback.format_exception_only(exc)[-1].strip(),
+            + traceback.format_exception_only(exc)[-1].strip(),
         )
 
 
 def run_checks(data: ReviewInput, checks: Iterable[Check]) -> list[Finding]:
-    """Every finding of every check on one side; once the review's time budget (``bot.core.budget``) is spent,
-    the checks left are not run and one blocking ``bot/incomplete-review`` finding says which."""
+    """Every finding of every check on one side; once the review's time budget (``bot.core.budget``)
+    is spent, the checks left are not run and one blocking ``bot/incomplete-review`` finding says
+    which."""
     findings: list[Finding] = []
     stopped: BudgetSpent | None = None
     not_run: list[str] = []
@@ -114,8 +125,12 @@ def _name(check: Check) -> str:
     return getattr(check, "__module__", repr(check)).rsplit(".", 1)[-1]
 
 
-def judge(head: Iterable[Finding], base: Iterable[Finding], renamed: Mapping[str, str] | None = None,
-          change_rules: Collection[str] = ()) -> tuple[list[Finding], list[Finding]]:
+def judge(
+    head: Iterable[Finding],
+    base: Iterable[Finding],
+    renamed: Mapping[str, str] | None = None,
+    change_rules: Collection[str] = (),
+) -> tuple[list[Finding], list[Finding]]:
     """Give each head finding its state against the base findings; return them and the fixed ones.
 
     Findings match by fingerprint (rule, path, JSON pointer, subject), base findings followed across
@@ -151,9 +166,9 @@ def judge(head: Iterable[Finding], base: Iterable[Finding], renamed: Mapping[str
 
 
 def _followed(f: Finding, renamed: Mapping[str, str]) -> tuple[str, str, str, str]:
-    """A base finding's fingerprint as it reads after the renames: its path, the renamed file's folder
-    in its subject, and its stem (a facet's name) in pointer and subject (``git mv A.json B.json`` names
-    the facet ``B`` too)."""
+    """A base finding's fingerprint as it reads after the renames: its path, the renamed file's
+    folder in its subject, and its stem (a facet's name) in pointer and subject (``git mv A.json
+    B.json`` names the facet ``B`` too)."""
     new_path = renamed.get(f.path)
     if new_path is None:
         return f.fingerprint()
@@ -173,11 +188,17 @@ def _stem(path: str) -> str:
     return name.rsplit(".", 1)[0]
 
 
-def adoption_gaps_as_warnings(findings: Iterable[Finding], config: Config, strict: bool) -> list[Finding]:
+def adoption_gaps_as_warnings(
+    findings: Iterable[Finding], config: Config, strict: bool
+) -> list[Finding]:
     """The configured adoption gaps as warnings (never with ``strict``)."""
     gaps = frozenset(() if strict else config.verdict.adoption_gaps) - future_rules(config)
-    return [replace(f, severity=Severity.WARNING) if f.severity is Severity.ERROR and f.rule in gaps else f
-            for f in findings]
+    return [
+        replace(f, severity=Severity.WARNING)
+        if f.severity is Severity.ERROR and f.rule in gaps
+        else f
+        for f in findings
+    ]
 
 
 def review(
@@ -189,12 +210,13 @@ def review(
     checks: Iterable[Check] | None = None,
     config_findings: Iterable[Finding] = (),
 ) -> Report:
-    """Review ``changes`` from ``base`` to ``head`` (or the whole of ``head`` when ``changes`` is None).
+    """Review ``changes`` from ``base`` to ``head`` (or the whole of ``head`` when ``changes`` is
+    None).
 
     A change is judged: the same checks run on the base side too, and only findings the change
     introduces fail it. The configuration is read from the base side when not given, so a pull
-    request cannot change the rules it is judged by. Doors call ``bot.review.compose.run_review``, which adds the
-    stages (regression, site preview, approvals, delegation) a door chooses.
+    request cannot change the rules it is judged by. Doors call ``bot.review.compose.run_review``,
+    which adds the stages (regression, site preview, approvals, delegation) a door chooses.
     """
     found = list(config_findings)
     if config is None:
@@ -204,8 +226,15 @@ def review(
         return _review(head, base, changes, context or ReviewContext(), config, found, checks)
 
 
-def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, context: ReviewContext,
-            config: Config, config_findings: list[Finding], checks: Iterable[Check] | None) -> Report:
+def _review(
+    head: Snapshot,
+    base: Snapshot | None,
+    changes: ChangeSet | None,
+    context: ReviewContext,
+    config: Config,
+    config_findings: list[Finding],
+    checks: Iterable[Check] | None,
+) -> Report:
     checks = tuple(checks if checks is not None else default_checks())
     known = rule_ids(checks)
     if known is not None:
@@ -216,15 +245,37 @@ def _review(head: Snapshot, base: Snapshot | None, changes: ChangeSet | None, co
     entries = [e.name for e in data.reviewed_entries()]
     audit = [s for s in (severity_section(config, findings),) if s is not None]
     if changes is None or base is None:
-        shown = waive(adoption_gaps_as_warnings(findings, config, context.strict), (), entries, head, None, None,
-                      config, context.day())
-        return Report.build([*config_findings, *shown], entries=entries, strict=context.strict, sections=audit)
+        shown = waive(
+            adoption_gaps_as_warnings(findings, config, context.strict),
+            (),
+            entries,
+            head,
+            None,
+            None,
+            config,
+            context.day(),
+        )
+        return Report.build(
+            [*config_findings, *shown], entries=entries, strict=context.strict, sections=audit
+        )
     # The base side as if it were the head: same change set (so the same entries), no base of its
     # own and nobody to approve, so rules about the change itself (versions, approvals) stay new.
-    before = overridden(run_checks(ReviewInput(head=base, base=None, changes=changes, config=config,
-                                               context=ReviewContext(strict=context.strict, today=context.today)),
-                                   checks), config, context.day())
-    # A review that could not finish on the base side could not finish: never a pre-existing problem.
+    before = overridden(
+        run_checks(
+            ReviewInput(
+                head=base,
+                base=None,
+                changes=changes,
+                config=config,
+                context=ReviewContext(strict=context.strict, today=context.today),
+            ),
+            checks,
+        ),
+        config,
+        context.day(),
+    )
+    # A review that could not finish on the base side could not finish: never a pre-existing
+    # problem.
     if not any(f.rule in INCOMPLETE_RULES for f in findings):
         findings += [f for f in before if f.rule in INCOMPLETE_RULES]
     before = [f for f in before if f.rule not in INCOMPLETE_RULES]

@@ -1,4 +1,5 @@
-"""What a check looks at: the two sides of a change, the change set, the configuration and who is involved.
+"""What a check looks at: the two sides of a change, the change set, the configuration and who is
+involved.
 
 Checks import this module and nothing of the engine; the engine builds one ``ReviewInput`` per side.
 """
@@ -21,8 +22,8 @@ from bot.model.sides import SideModel, side_model
 
 @dataclass(frozen=True)
 class ReviewContext:
-    """Who changes what: feeds the owner checks. ``strict`` makes untouched entries count fully. ``today``:
-    the review's clock (future lints, waiver expiry); None is the current UTC date."""
+    """Who changes what: feeds the owner checks. ``strict`` makes untouched entries count fully.
+    ``today``: the review's clock (future lints, waiver expiry); None is the current UTC date."""
 
     author: str | None = None
     approvers: frozenset[str] = frozenset()
@@ -35,7 +36,8 @@ class ReviewContext:
 
 @dataclass
 class ReviewInput:
-    """Everything a check may look at. ``changes`` is ``None`` for a whole-tree review (``--all``)."""
+    """Everything a check may look at. ``changes`` is ``None`` for a whole-tree review
+    (``--all``)."""
 
     head: Snapshot
     base: Snapshot | None
@@ -69,7 +71,8 @@ class ReviewInput:
 
     @functools.cached_property
     def touched_entries(self) -> frozenset[str]:
-        """Names of the entries (on either side) that the change adds, modifies or deletes files of."""
+        """Names of the entries (on either side) that the change adds, modifies or deletes files
+        of."""
         if self.changes is None:
             return frozenset()
         names: set[str] = set()
@@ -84,7 +87,8 @@ class ReviewInput:
         return self.base_registry is not None and name not in self.base_registry.entries
 
     def reviewed_entries(self) -> list[Entry]:
-        """Entries to review: all of them for ``--all``, else those the change touches (head side)."""
+        """Entries to review: all of them for ``--all``, else those the change touches (head
+        side)."""
         entries = self.head_registry.entries
         if self.changes is None:
             return list(entries.values())

@@ -1,13 +1,14 @@
 """Finished deliveries: remembered for ``DONE_TTL`` (a redelivery is still refused), then forgotten.
 
-The journal (``job:<delivery>`` in huey's key/value store) holds only the jobs not done yet, so that the
-sweep (``JobQueue.recover``) reads what is open, not the whole history. Finishing a job replaces its entry
-with a done mark, and drops the pull request's ``latest:<pr>`` entry when it names that delivery:
+The journal (``job:<delivery>`` in huey's key/value store) holds only the jobs not done yet, so that
+the sweep (``JobQueue.recover``) reads what is open, not the whole history. Finishing a job replaces
+its entry with a done mark, and drops the pull request's ``latest:<pr>`` entry when it names that
+delivery:
 
-- Redis: a key ``<prefix>:<delivery>`` with an expiry (Redis forgets it by itself); one Lua script does
-  the move, another accepts a delivery only when it is neither journalled nor done;
-- SQLite: a ``done:<delivery>`` row of huey's ``kv`` table holding the time it was written, deleted by
-  ``prune()`` once older than the TTL.
+- Redis: a key ``<prefix>:<delivery>`` with an expiry (Redis forgets it by itself); one Lua script
+  does the move, another accepts a delivery only when it is neither journalled nor done;
+- SQLite: a ``done:<delivery>`` row of huey's ``kv`` table holding the time it was written, deleted
+  by ``prune()`` once older than the TTL.
 
 An entry ``job:<delivery> = done`` (how a finished job was kept before) still counts as done, and
 ``migrate`` moves it to a mark.
@@ -39,7 +40,8 @@ class DoneMarks(Protocol):
     def is_done(self, delivery: str) -> bool: ...
 
     def mark(self, delivery: str, pr_key: str = "") -> None:
-        """Replace the job's journal entry with a done mark (and ``latest:<pr_key>`` if it names it)."""
+        """Replace the job's journal entry with a done mark (and ``latest:<pr_key>`` if it names
+        it)."""
         ...
 
     def open_jobs(self) -> dict[str, bytes]:
@@ -54,7 +56,9 @@ class DoneMarks(Protocol):
 class RedisDoneMarks:
     """Done marks as expiring Redis keys beside huey's result hash (see the module docstring)."""
 
-    def __init__(self, storage: Any, prefix: str, ttl: float = DONE_TTL, clock: Any = time.time) -> None:
+    def __init__(
+        self, storage: Any, prefix: str, ttl: float = DONE_TTL, clock: Any = time.time
+    ) -> None:
         self._storage = storage
         self._hash = storage.result_key
         self._prefix = prefix
@@ -67,17 +71,28 @@ class RedisDoneMarks:
         return f"{self._prefix}:{delivery}"
 
     def is_done(self, delivery: str) -> bool:
-        return bool(self._storage.conn.exists(self.key(delivery))) or \
-            self._storage.conn.hget(self._hash, f"job:{delivery}") == LEGACY_DONE
+        return (
+            bool(self._storage.conn.exists(self.key(delivery)))
+            or self._storage.conn.hget(self._hash, f"job:{delivery}") == LEGACY_DONE
+        )
 
     def mark(self, delivery: str, pr_key: str = "") -> None:
-        self._mark(keys=[self._hash, self.key(delivery)],
-                   args=[f"job:{delivery}", f"latest:{pr_key}" if pr_key else "", delivery,
-                         f"{self._clock():.0f}", int(self.ttl)])
+        self._mark(
+            keys=[self._hash, self.key(delivery)],
+            args=[
+                f"job:{delivery}",
+                f"latest:{pr_key}" if pr_key else "",
+                delivery,
+                f"{self._clock():.0f}",
+                int(self.ttl),
+            ],
+        )
 
     def accept(self, delivery: str, record: bytes) -> bool:
         """Journal ``record`` unless the delivery is journalled or done (one atomic step)."""
-        return bool(self._accept(keys=[self._hash, self.key(delivery)], args=[f"job:{delivery}", record]))
+        return bool(
+            self._accept(keys=[self._hash, self.key(delivery)], args=[f"job:{delivery}", record])
+        )
 
     def open_jobs(self) -> dict[str, bytes]:
         items = self._storage.conn.hgetall(self._hash)
@@ -97,36 +112,49 @@ class SqliteDoneMarks:
 
     def is_done(self, delivery: str) -> bool:
         with self._storage.db() as curs:
-            curs.execute("select key, value from kv where queue = ? and key in (?, ?)",
-                         (self._storage.name, f"done:{delivery}", f"job:{delivery}"))
+            curs.execute(
+                "select key, value from kv where queue = ? and key in (?, ?)",
+                (self._storage.name, f"done:{delivery}", f"job:{delivery}"),
+            )
             return any(k.startswith("done:") or bytes(v) == LEGACY_DONE for k, v in curs.fetchall())
 
     def mark(self, delivery: str, pr_key: str = "") -> None:
         name = self._storage.name
         with self._storage.db(commit=True) as curs:
-            curs.execute("insert or replace into kv (queue, key, value) values (?, ?, ?)",
-                         (name, f"done:{delivery}", f"{self._clock():.0f}".encode()))
+            curs.execute(
+                "insert or replace into kv (queue, key, value) values (?, ?, ?)",
+                (name, f"done:{delivery}", f"{self._clock():.0f}".encode()),
+            )
             curs.execute("delete from kv where queue = ? and key = ?", (name, f"job:{delivery}"))
             if pr_key:
-                curs.execute("delete from kv where queue = ? and key = ? and value = ?",
-                             (name, f"latest:{pr_key}", delivery.encode()))
+                curs.execute(
+                    "delete from kv where queue = ? and key = ? and value = ?",
+                    (name, f"latest:{pr_key}", delivery.encode()),
+                )
 
     def open_jobs(self) -> dict[str, bytes]:
-        with self._storage.db() as curs:  # a range of the primary key (queue, key): only the open jobs are read
-            curs.execute("select key, value from kv where queue = ? and key >= 'job:' and key < 'job;'",
-                         (self._storage.name,))
+        # a range of the primary key (queue, key): only the open jobs are read
+        with self._storage.db() as curs:
+            curs.execute(
+                "select key, value from kv where queue = ? and key >= 'job:' and key < 'job;'",
+                (self._storage.name,),
+            )
             return {k: bytes(v) for k, v in curs.fetchall()}
 
     def prune(self) -> int:
         cutoff = self._clock() - self.ttl
         with self._storage.db(commit=True) as curs:
-            curs.execute("delete from kv where queue = ? and key >= 'done:' and key < 'done;' "
-                         "and cast(value as real) < ?", (self._storage.name, cutoff))
+            curs.execute(
+                "delete from kv where queue = ? and key >= 'done:' and key < 'done;' "
+                "and cast(value as real) < ?",
+                (self._storage.name, cutoff),
+            )
             return int(curs.rowcount)
 
 
 def migrate(marks: DoneMarks, entries: dict[str, bytes]) -> dict[str, bytes]:
-    """Move the legacy ``job:<delivery> = done`` entries among ``entries`` to marks; the open ones remain."""
+    """Move the legacy ``job:<delivery> = done`` entries among ``entries`` to marks; the open ones
+    remain."""
     left = {}
     for key, raw in entries.items():
         if raw == LEGACY_DONE:

@@ -37,24 +37,31 @@ def _content_length(req: Any) -> int | None:
 
 
 def _refuse(sock: Any, status: str, message: str) -> None:
-    """Answer ``status`` with the app's JSON shape and ``Connection: close`` (the client may be gone)."""
+    """Answer ``status`` with the app's JSON shape and ``Connection: close`` (the client may be
+    gone)."""
     body = b'{"message": "' + message.encode() + b'"}'
     with contextlib.suppress(OSError):
-        sock.sendall(f"HTTP/1.1 {status}\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                     f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        sock.sendall(
+            f"HTTP/1.1 {status}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
 
 
 class Shed(Exception):
-    """Raised in a connection's greenlet whose body is too slow while the worker is near capacity."""
+    """Raised in a connection's greenlet whose body is too slow while the worker is near
+    capacity."""
 
 
 class FrontDoorWorker(GeventWorker):
-    """gevent worker that buffers each request body under a deadline and a memory budget before the app
-    sees it, and sheds slow bodies when its connection slots run short."""
+    """gevent worker that buffers each request body under a deadline and a memory budget before the
+    app sees it, and sheds slow bodies when its connection slots run short."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.body_budget = int(os.environ.get("WEB_BODY_BUDGET_MB", DEFAULT_BUDGET_MB)) * 1024 * 1024
+        self.body_budget = (
+            int(os.environ.get("WEB_BODY_BUDGET_MB", DEFAULT_BUDGET_MB)) * 1024 * 1024
+        )
         self.buffered = 0  # bytes of request bodies this worker holds right now
         self.open = 0  # connections this worker holds right now
         self.waiting: dict[Any, float] = {}  # greenlet -> when it started waiting for its body
@@ -70,8 +77,8 @@ class FrontDoorWorker(GeventWorker):
             self.open -= 1
 
     def _watch(self) -> None:
-        """Every ``SHED_EVERY`` s, when the open connections pass ``SHED_AT`` of the slots, shed the bodies
-        that have been arriving for over ``SHED_AFTER`` s."""
+        """Every ``SHED_EVERY`` s, when the open connections pass ``SHED_AT`` of the slots, shed the
+        bodies that have been arriving for over ``SHED_AFTER`` s."""
         while self.alive:
             gevent.sleep(SHED_EVERY)
             if self.open > SHED_AT * self.worker_connections:
@@ -93,9 +100,10 @@ class FrontDoorWorker(GeventWorker):
             self.buffered -= held
 
     def _buffer_body(self, req: Any, sock: Any, addr: Any) -> int:
-        """Read the whole body within ``BODY_SECONDS`` and hand the app an in-memory copy. Returns the
-        bytes now held (counted in ``buffered``), or -1 after answering 408 (too slow) or 503 (the
-        bodies in flight would pass the worker's budget: many large bodies at once are an attack)."""
+        """Read the whole body within ``BODY_SECONDS`` and hand the app an in-memory copy. Returns
+        the bytes now held (counted in ``buffered``), or -1 after answering 408 (too slow) or 503
+        (the bodies in flight would pass the worker's budget: many large bodies at once are an
+        attack)."""
         from bot.github import metrics
         from bot.service.web import MAX_BODY
 
@@ -121,10 +129,20 @@ class FrontDoorWorker(GeventWorker):
             self.buffered -= size
             shed = isinstance(exc, Shed)
             metrics.FRONT_DOOR_REFUSED.labels(reason="shed" if shed else "slow_body").inc()
-            log.info("closed a connection from %s: %s", client, "its body was too slow while the worker's "
-                     "connections ran short" if shed else f"the request body did not arrive within {BODY_SECONDS:g} s")
-            _refuse(sock, "408 Request Timeout", "the request body was too slow; retry" if shed
-                    else f"the request body did not arrive within {BODY_SECONDS:g} s")
+            log.info(
+                "closed a connection from %s: %s",
+                client,
+                "its body was too slow while the worker's connections ran short"
+                if shed
+                else f"the request body did not arrive within {BODY_SECONDS:g} s",
+            )
+            _refuse(
+                sock,
+                "408 Request Timeout",
+                "the request body was too slow; retry"
+                if shed
+                else f"the request body did not arrive within {BODY_SECONDS:g} s",
+            )
             return -1
         except BaseException:
             self.buffered -= size
@@ -133,8 +151,13 @@ class FrontDoorWorker(GeventWorker):
             self.waiting.pop(me, None)
         if over_budget:
             metrics.FRONT_DOOR_REFUSED.labels(reason="memory").inc()
-            log.warning("refused a body from %s: the worker holds %d bytes of bodies, over its budget of %d",
-                        client, self.buffered, self.body_budget)
+            log.warning(
+                "refused a body from %s: the worker holds %d bytes of bodies, over its budget of "
+                "%d",
+                client,
+                self.buffered,
+                self.body_budget,
+            )
             self.buffered -= size
             _refuse(sock, "503 Service Unavailable", "too many large requests at once; retry later")
             return -1

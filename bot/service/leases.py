@@ -1,4 +1,5 @@
-"""Per-pull-request leases with fencing tokens: who reviews a pull request, judged by time, not by host or PID.
+"""Per-pull-request leases with fencing tokens: who reviews a pull request, judged by time, not by
+host or PID.
 
 More in docs/module-notes.md (bot/service/leases.py).
 """
@@ -22,7 +23,8 @@ DEFAULT_TTL = 30.0  # seconds; renewed every TTL/3 while the job runs
 
 
 class LeaseLost(Exception):
-    """This worker no longer holds the pull request's lease: another one took over. Write nothing."""
+    """This worker no longer holds the pull request's lease: another one took over. Write
+    nothing."""
 
 
 class LeaseStore(Protocol):
@@ -31,15 +33,15 @@ class LeaseStore(Protocol):
         ...
 
     def renew(self, key: str, owner: str, token: int, ttl: float) -> bool:
-        """Extend the lease to ``ttl`` from now unless another acquisition came after ``(token, owner)``.
+        """Extend the lease to ``ttl`` from now unless another acquisition came after ``(token,
+        owner)``.
 
-        A lease that lapsed while nobody took it (its renewals could not be written: a full disk, a stalled
-        store) is ours again: the fencing counter still stands at ``token``. Only a newer token is a
-        takeover, so False means exactly that."""
+        A lease that lapsed while nobody took it (its renewals could not be written: a full disk, a
+        stalled store) is ours again: the fencing counter still stands at ``token``. Only a newer
+        token is a takeover, so False means exactly that."""
         ...
 
-    def release(self, key: str, owner: str, token: int) -> bool:
-        ...
+    def release(self, key: str, owner: str, token: int) -> bool: ...
 
     def holder(self, key: str) -> tuple[int, str] | None:
         """The live lease's ``(token, owner)``, or None."""
@@ -68,7 +70,8 @@ return 0
 
 
 class RedisLeases:
-    """Leases as Redis keys with a TTL (``PX``); the fencing counter lives beside them, never expires."""
+    """Leases as Redis keys with a TTL (``PX``); the fencing counter lives beside them, never
+    expires."""
 
     def __init__(self, redis: Any, prefix: str) -> None:
         self._redis = redis
@@ -85,7 +88,11 @@ class RedisLeases:
         return token or None
 
     def renew(self, key: str, owner: str, token: int, ttl: float) -> bool:
-        return bool(self._renew(keys=self._keys(key), args=[f"{token} {owner}", int(ttl * 1000), str(token)]))
+        return bool(
+            self._renew(
+                keys=self._keys(key), args=[f"{token} {owner}", int(ttl * 1000), str(token)]
+            )
+        )
 
     def release(self, key: str, owner: str, token: int) -> bool:
         return bool(self._release(keys=self._keys(key)[:1], args=[f"{token} {owner}"]))
@@ -99,8 +106,8 @@ class RedisLeases:
 
 
 class SqliteLeases:
-    """Leases as rows of huey's ``kv`` table (``lease:<key>`` and ``fence:<key>``), each operation one
-    exclusive transaction; expiry by ``clock`` (the queue's host)."""
+    """Leases as rows of huey's ``kv`` table (``lease:<key>`` and ``fence:<key>``), each operation
+    one exclusive transaction; expiry by ``clock`` (the queue's host)."""
 
     def __init__(self, storage: Any, clock: Callable[[], float] = time.time) -> None:
         self._storage = storage
@@ -112,10 +119,14 @@ class SqliteLeases:
         return None if row is None else bytes(row[0])
 
     def _put(self, curs: Any, key: str, value: bytes) -> None:
-        curs.execute("insert or replace into kv (queue, key, value) values (?, ?, ?)", (self._storage.name, key, value))
+        curs.execute(
+            "insert or replace into kv (queue, key, value) values (?, ?, ?)",
+            (self._storage.name, key, value),
+        )
 
     def _stored(self, curs: Any, key: str) -> dict[str, Any] | None:
-        """The lease row of ``key``, live or expired (Redis drops an expired one itself; SQLite keeps it)."""
+        """The lease row of ``key``, live or expired (Redis drops an expired one itself; SQLite
+        keeps it)."""
         raw = self._get(curs, f"lease:{key}")
         if raw is None:
             return None
@@ -136,8 +147,13 @@ class SqliteLeases:
                 return None
             token = int(self._get(curs, f"fence:{key}") or 0) + 1
             self._put(curs, f"fence:{key}", str(token).encode())
-            self._put(curs, f"lease:{key}", json.dumps({"token": token, "owner": owner,
-                                                        "expires": self._clock() + ttl}).encode())
+            self._put(
+                curs,
+                f"lease:{key}",
+                json.dumps(
+                    {"token": token, "owner": owner, "expires": self._clock() + ttl}
+                ).encode(),
+            )
             return token
 
     def renew(self, key: str, owner: str, token: int, ttl: float) -> bool:
@@ -147,18 +163,26 @@ class SqliteLeases:
             lease = self._live(curs, key)
             if lease is not None and (lease["token"], lease["owner"]) != (token, owner):
                 return False
-            self._put(curs, f"lease:{key}", json.dumps({"token": token, "owner": owner,
-                                                        "expires": self._clock() + ttl}).encode())
+            self._put(
+                curs,
+                f"lease:{key}",
+                json.dumps(
+                    {"token": token, "owner": owner, "expires": self._clock() + ttl}
+                ).encode(),
+            )
             return True
 
     def release(self, key: str, owner: str, token: int) -> bool:
-        """Delete our lease, also once it has expired (a release retried after a full disk came later than its
-        TTL: as on Redis, no row of it may stay behind). True when it was still live."""
+        """Delete our lease, also once it has expired (a release retried after a full disk came
+        later than its TTL: as on Redis, no row of it may stay behind). True when it was still
+        live."""
         with self._storage.db(commit=True) as curs:
             lease = self._stored(curs, key)
             if lease is None or (lease["token"], lease["owner"]) != (token, owner):
                 return False
-            curs.execute("delete from kv where queue = ? and key = ?", (self._storage.name, f"lease:{key}"))
+            curs.execute(
+                "delete from kv where queue = ? and key = ?", (self._storage.name, f"lease:{key}")
+            )
             return float(lease["expires"]) > self._clock()
 
     def holder(self, key: str) -> tuple[int, str] | None:
@@ -182,18 +206,22 @@ class Fence:
     _guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def check(self) -> None:
-        """Raise ``LeaseLost`` unless this lease still holds, renewing it first when a third of its TTL has
-        passed (so the write that follows starts with at least two thirds of a TTL in hand).
+        """Raise ``LeaseLost`` unless this lease still holds, renewing it first when a third of its
+        TTL has passed (so the write that follows starts with at least two thirds of a TTL in hand).
 
-        When the store refuses the renewal (a full disk under SQLite) the lease may lapse, but nobody can
-        take it either (taking it is a write): the job goes on while no other worker holds it."""
+        When the store refuses the renewal (a full disk under SQLite) the lease may lapse, but
+        nobody can take it either (taking it is a write): the job goes on while no other worker
+        holds it."""
         refused = False
         if not self.lost and time.monotonic() - self.renewed > self.ttl / 3:
             try:
                 self.renew()
             except Exception as exc:
-                log.warning("could not renew the lease on %s; going on while no one else holds it", self.key,
-                            exc_info=not outage.is_infrastructure(exc))
+                log.warning(
+                    "could not renew the lease on %s; going on while no one else holds it",
+                    self.key,
+                    exc_info=not outage.is_infrastructure(exc),
+                )
                 refused = True
         holder = self.store.holder(self.key)
         if self.lost or not (holder == (self.token, self.owner) or (holder is None and refused)):
@@ -201,8 +229,8 @@ class Fence:
             raise LeaseLost(f"the lease on {self.key} (token {self.token}) is no longer ours")
 
     def renew(self) -> bool:
-        """Extend the lease; False (and ``lost``) only when a newer token was written: a renewal that could not
-        be written raises instead, and leaves the lease ours to renew again."""
+        """Extend the lease; False (and ``lost``) only when a newer token was written: a renewal
+        that could not be written raises instead, and leaves the lease ours to renew again."""
         with self._guard:
             if self.lost or self.closed:
                 return False
@@ -210,17 +238,21 @@ class Fence:
                 self.renewed = time.monotonic()
                 return True
             self.lost = True
-        log.warning("lost the lease on %s (token %d): another worker took it over", self.key, self.token)
+        log.warning(
+            "lost the lease on %s (token %d): another worker took it over", self.key, self.token
+        )
         return False
 
     def close(self) -> None:
-        """No renewal from now on (the job is over and releases the lease): a renewal racing the release
-        would otherwise write the released lease back."""
+        """No renewal from now on (the job is over and releases the lease): a renewal racing the
+        release would otherwise write the released lease back."""
         with self._guard:
             self.closed = True
 
 
-CURRENT: contextvars.ContextVar[Fence | None] = contextvars.ContextVar("registry_bot_fence", default=None)
+CURRENT: contextvars.ContextVar[Fence | None] = contextvars.ContextVar(
+    "registry_bot_fence", default=None
+)
 
 
 def current() -> Fence | None:
@@ -266,4 +298,6 @@ class Renewer:
                         if outage.is_infrastructure(exc):  # logged once for the whole outage
                             outage.REDIS.failed(exc)
                         else:
-                            log.exception("could not renew the lease on %s; trying again", fence.key)
+                            log.exception(
+                                "could not renew the lease on %s; trying again", fence.key
+                            )

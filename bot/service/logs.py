@@ -11,7 +11,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-_CONTEXT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("registry_bot_log_context")
+_CONTEXT: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
+    "registry_bot_log_context"
+)
 FIELDS = ("delivery", "event", "repo", "pr", "head_sha")
 
 
@@ -19,8 +21,9 @@ FIELD_LIMIT = 100  # characters of a context field (a delivery id is 36): header
 
 
 def clip(value: Any, limit: int = FIELD_LIMIT) -> Any:
-    """``value``, a string cut to ``limit`` characters with a note of how much was cut: an unauthenticated
-    8,000-character header must not be written whole into every log line of its request."""
+    """``value``, a string cut to ``limit`` characters with a note of how much was cut: an
+    unauthenticated 8,000-character header must not be written whole into every log line of its
+    request."""
     if isinstance(value, str) and len(value) > limit:
         return f"{value[:limit]}...(+{len(value) - limit} characters)"
     return value
@@ -28,8 +31,11 @@ def clip(value: Any, limit: int = FIELD_LIMIT) -> Any:
 
 @contextlib.contextmanager
 def log_context(**values: Any) -> Iterator[None]:
-    """Add fields to every log line written inside the block (thread- and task-local), each clipped."""
-    token = _CONTEXT.set({**_CONTEXT.get({}), **{k: clip(v) for k, v in values.items() if v not in (None, "")}})
+    """Add fields to every log line written inside the block (thread- and task-local), each
+    clipped."""
+    token = _CONTEXT.set(
+        {**_CONTEXT.get({}), **{k: clip(v) for k, v in values.items() if v not in (None, "")}}
+    )
     try:
         yield
     finally:
@@ -39,7 +45,8 @@ def log_context(**values: Any) -> Iterator[None]:
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         data: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),

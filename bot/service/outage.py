@@ -1,10 +1,10 @@
 """The queue's Redis down or stalled: a transient condition that jobs wait out, reported once.
 
-A Redis timeout or lost connection (the pacer, the leases, the journal, huey's queue) is infrastructure,
-not a bug in the review: the job is deferred with back-off (``backoff``) and its check run is never
-concluded for it. ``Outage`` turns the stream of such errors into two log lines per outage, one when it
-starts (the first error) and one when it ends (the first success after it), instead of a traceback per
-poll of every thread.
+A Redis timeout or lost connection (the pacer, the leases, the journal, huey's queue) is
+infrastructure, not a bug in the review: the job is deferred with back-off (``backoff``) and its
+check run is never concluded for it. ``Outage`` turns the stream of such errors into two log lines
+per outage, one when it starts (the first error) and one when it ends (the first success after it),
+instead of a traceback per poll of every thread.
 """
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ import redis.exceptions
 
 log = logging.getLogger("bot.outage")
 
-# ConnectionError covers BusyLoadingError (a restarted Redis loading its data); ReadOnlyError is a replica
-# that a failover has not promoted yet
-INFRASTRUCTURE: tuple[type[BaseException], ...] = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
-                                                   redis.exceptions.ReadOnlyError)
+# ConnectionError covers BusyLoadingError (a restarted Redis loading its data); ReadOnlyError is a
+# replica that a failover has not promoted yet
+INFRASTRUCTURE: tuple[type[BaseException], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+)
 MAX_BACKOFF = 60.0
 
 
@@ -46,10 +49,13 @@ def backoff(attempt: int) -> float:
 class Outage:
     """Whether a store is down, logged once when that starts and once when it ends."""
 
-    def __init__(self, what: str, grace: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
-        """``grace``: an outage ends at the first success this long after its last failure, so that the late
-        failures of calls made during it (their timeouts running out after the store is back) and a relapse
-        within ``grace`` belong to the same outage instead of flapping the log."""
+    def __init__(
+        self, what: str, grace: float = 0.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        """``grace``: an outage ends at the first success this long after its last failure, so that
+        the late failures of calls made during it (their timeouts running out after the store is
+        back) and a relapse within ``grace`` belong to the same outage instead of flapping the
+        log."""
         self.what = what
         self.grace = grace
         self._clock = clock
@@ -70,10 +76,13 @@ class Outage:
             if self._since is not None:
                 return
             self._since, self._errors = now, 1
-        log.warning("%s is unreachable (%s: %s); jobs wait for it", self.what, type(exc).__name__, exc)
+        log.warning(
+            "%s is unreachable (%s: %s); jobs wait for it", self.what, type(exc).__name__, exc
+        )
 
     def succeeded(self) -> None:
-        """Note a success; the first one ``grace`` seconds after the outage's last failure logs its end."""
+        """Note a success; the first one ``grace`` seconds after the outage's last failure logs its
+        end."""
         if self._since is None:
             return
         with self._lock:
@@ -83,10 +92,15 @@ class Outage:
             self._since, self._errors = None, 0
         log.warning("%s is back: it failed %d calls over %.1f s", self.what, errors, lasted)
 
-    def wait_for(self, probe: Callable[[], Any], pause: float = 1.0, max_pause: float = 10.0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        """Call ``probe`` until it succeeds, sleeping between tries (doubling up to ``max_pause``): a worker
-        started while its Redis is down waits for it instead of exiting."""
+    def wait_for(
+        self,
+        probe: Callable[[], Any],
+        pause: float = 1.0,
+        max_pause: float = 10.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Call ``probe`` until it succeeds, sleeping between tries (doubling up to ``max_pause``):
+        a worker started while its Redis is down waits for it instead of exiting."""
         while True:
             try:
                 probe()
@@ -101,15 +115,15 @@ class Outage:
                 return
 
 
-REDIS = Outage("the queue's Redis", grace=15.0)  # over a call's longest try (2 x the queue's REDIS_TIMEOUT)
+# over a call's longest try (2 x the queue's REDIS_TIMEOUT)
+REDIS = Outage("the queue's Redis", grace=15.0)
 
 
 def log_failure(logger: logging.Logger, exc: BaseException, message: str, *args: object) -> None:
-    """A failed write that the job survives: during an outage of the queue's store, the outage's one line
-    and a warning without a traceback; otherwise the error with its traceback."""
+    """A failed write that the job survives: during an outage of the queue's store, the outage's one
+    line and a warning without a traceback; otherwise the error with its traceback."""
     if is_infrastructure(exc):
         REDIS.failed(exc)
         logger.warning(message + " (the queue's Redis is unreachable)", *args)
     else:
         logger.exception(message, *args)
-

@@ -1,4 +1,5 @@
-"""The durable job queue: huey (SQLite by default, Redis to scale out) plus a journal that survives kill -9.
+"""The durable job queue: huey (SQLite by default, Redis to scale out) plus a journal that survives
+kill -9.
 
 More in docs/module-notes.md (bot/service/queue.py).
 """
@@ -32,22 +33,33 @@ from bot.github import metrics
 from bot.github.events import Job
 from bot.service import done_marks, leases, outage
 from bot.service.done_marks import DoneMarks, RedisDoneMarks, SqliteDoneMarks
-from bot.service.leases import DEFAULT_TTL, Fence, LeaseLost, LeaseStore, RedisLeases, Renewer, SqliteLeases
+from bot.service.leases import (
+    DEFAULT_TTL,
+    Fence,
+    LeaseLost,
+    LeaseStore,
+    RedisLeases,
+    Renewer,
+    SqliteLeases,
+)
 
 log = logging.getLogger(__name__)
 
 DONE = done_marks.LEGACY_DONE  # a finished job's entry before done marks (still read as done)
-PRUNE_EVERY = 3600.0  # seconds between two prunings of expired done marks (SQLite; Redis expires them)
+# seconds between two prunings of expired done marks (SQLite; Redis expires them)
+PRUNE_EVERY = 3600.0
 TASK_NAME = "registry_bot_process"
-# A queued job names its task "<module>.<name>": the module is pinned to where the first release defined it, so
-# that moving the code never renames the jobs that workers of another release read (huey rejects a name it
-# does not know, and a mixed fleet would pass jobs between releases that cannot run them).
+# A queued job names its task "<module>.<name>": the module is pinned to where the first release
+# defined it, so that moving the code never renames the jobs that workers of another release read
+# (huey rejects a name it does not know, and a mixed fleet would pass jobs between releases that
+# cannot run them).
 TASK_MODULE = "bot.app.queue"
 WAL_PAGES = 1000
 WAL_LIMIT = 1024 * 1024
 READY_FREE_BYTES = 256 * 1024  # /readyz: the SQLite queue's disk has at least this much room
 REDIS_TIMEOUT = 5.0  # seconds a Redis call may take (connect or answer) before it is tried again
-REDIS_RETRIES = 1  # a call that fails this many more times counts as an outage (about 2 x REDIS_TIMEOUT)
+# a call that fails this many more times counts as an outage (about 2 x REDIS_TIMEOUT)
+REDIS_RETRIES = 1
 OUTAGE_POLL = 1.0  # seconds a huey poll waits after finding Redis down
 Handler = Callable[[Job], object]
 
@@ -57,8 +69,9 @@ class PullRequestBusy(RetryTask):
 
 
 class JobDeferred(RetryTask):
-    """Run this job again at ``until`` (epoch seconds): what a handler raises when GitHub's rate limit
-    resets later than it may wait. Not counted as a retry; bounded by the queue's ``max_age``."""
+    """Run this job again at ``until`` (epoch seconds): what a handler raises when GitHub's rate
+    limit resets later than it may wait. Not counted as a retry; bounded by the queue's
+    ``max_age``."""
 
     def __init__(self, until: float, reason: str = "") -> None:
         super().__init__(reason or "deferred", eta=datetime.fromtimestamp(until, UTC))
@@ -67,31 +80,33 @@ class JobDeferred(RetryTask):
 
 
 class JournalSqliteStorage(SqliteStorage):
-    """huey's SQLite storage in WAL mode with ``synchronous=NORMAL``, and a one-transaction ``accept``.
+    """huey's SQLite storage in WAL mode with ``synchronous=NORMAL``, and a one-transaction
+    ``accept``.
 
     Durability: in WAL mode a commit is complete once its frames are written to the WAL file, which
     the operating system holds even when the process is killed (kill -9, OOM, a crash): a restarted
-    process, or any other one, sees every committed write. ``NORMAL`` only skips the fsync per commit,
-    so a power cut or kernel crash may lose the last commits (never corrupt the file). ``FULL`` would
-    add one fsync per delivery for that case.
+    process, or any other one, sees every committed write. ``NORMAL`` only skips the fsync per
+    commit, so a power cut or kernel crash may lose the last commits (never corrupt the file).
+    ``FULL`` would add one fsync per delivery for that case.
     """
 
     def _create_connection(self) -> Any:
         conn = super()._create_connection()
         conn.execute("pragma synchronous=NORMAL")
-        # The WAL is checkpointed every WAL_PAGES pages (about 4 MB) and then cut back to WAL_LIMIT: by
-        # default SQLite keeps the file at its largest size for ever, which on a small disk fills it again
-        # as soon as space is freed. (Checkpointing more often costs an fsync each time, on the web's path.)
+        # The WAL is checkpointed every WAL_PAGES pages (about 4 MB) and then cut back to WAL_LIMIT:
+        # by default SQLite keeps the file at its largest size for ever, which on a small disk fills
+        # it again as soon as space is freed. (Checkpointing more often costs an fsync each time, on
+        # the web's path.)
         conn.execute(f"pragma wal_autocheckpoint={WAL_PAGES}")
         conn.execute(f"pragma journal_size_limit={WAL_LIMIT}")
         return conn
 
     @contextlib.contextmanager
     def db(self, commit: bool = False, close: bool = False) -> Iterator[Any]:
-        """huey's ``db``, except that a commit that fails (a full disk) is rolled back too: huey rolls back
-        only what fails inside the block, so a failed ``COMMIT`` left the one connection every thread shares
-        inside its transaction, holding the write lock and hiding the failed write's rows from no one but
-        itself."""
+        """huey's ``db``, except that a commit that fails (a full disk) is rolled back too: huey
+        rolls back only what fails inside the block, so a failed ``COMMIT`` left the one connection
+        every thread shares inside its transaction, holding the write lock and hiding the failed
+        write's rows from no one but itself."""
         with self.lock:
             conn = self.conn
             cursor = conn.cursor()
@@ -112,23 +127,37 @@ class JournalSqliteStorage(SqliteStorage):
                     self._conn = None
 
     def reclaim(self) -> None:
-        """After a failed write (a full disk): checkpoint and truncate the WAL to give its space back."""
+        """After a failed write (a full disk): checkpoint and truncate the WAL to give its space
+        back."""
         with self.db() as curs:
             curs.execute("pragma wal_checkpoint(TRUNCATE)")
 
-    def accept(self, key: str, record: bytes, latest: tuple[str, bytes] | None, message: bytes) -> bool:
-        """Journal ``record`` under ``key`` unless present, set ``latest``, enqueue ``message``: one commit."""
+    def accept(
+        self, key: str, record: bytes, latest: tuple[str, bytes] | None, message: bytes
+    ) -> bool:
+        """Journal ``record`` under ``key`` unless present, set ``latest``, enqueue ``message``: one
+        commit."""
         with self.db(commit=True) as curs:
-            curs.execute("select 1 from kv where queue = ? and key = ?", (self.name, "done:" + key.split(":", 1)[1]))
+            curs.execute(
+                "select 1 from kv where queue = ? and key = ?",
+                (self.name, "done:" + key.split(":", 1)[1]),
+            )
             if curs.fetchone() is not None:
                 return False
-            curs.execute("insert or ignore into kv (queue, key, value) values (?, ?, ?)", (self.name, key, record))
+            curs.execute(
+                "insert or ignore into kv (queue, key, value) values (?, ?, ?)",
+                (self.name, key, record),
+            )
             if curs.rowcount != 1:
                 return False
             if latest is not None:
-                curs.execute("insert or replace into kv (queue, key, value) values (?, ?, ?)",
-                             (self.name, *latest))
-            curs.execute("insert into task (queue, data, priority) values (?, ?, 0)", (self.name, message))
+                curs.execute(
+                    "insert or replace into kv (queue, key, value) values (?, ?, ?)",
+                    (self.name, *latest),
+                )
+            curs.execute(
+                "insert into task (queue, data, priority) values (?, ?, 0)", (self.name, message)
+            )
         return True
 
 
@@ -137,9 +166,10 @@ class JournalSqliteHuey(SqliteHuey):
 
 
 class OutageAwareRedisStorage(RedisStorage):
-    """huey's Redis storage whose consumer-side calls (polling the queue and the schedule, scheduling a retry)
-    wait an outage out quietly: huey logs a traceback for every failed poll of every thread. A retry that
-    cannot be scheduled is not lost: its journal entry stays, and ``recover()`` re-enqueues it."""
+    """huey's Redis storage whose consumer-side calls (polling the queue and the schedule,
+    scheduling a retry) wait an outage out quietly: huey logs a traceback for every failed poll of
+    every thread. A retry that cannot be scheduled is not lost: its journal entry stays, and
+    ``recover()`` re-enqueues it."""
 
     def dequeue(self) -> Any:
         try:
@@ -181,12 +211,17 @@ def make_huey(url: str, name: str = "registry-bot") -> Huey:
     """``redis://...`` or ``rediss://...`` gives RedisHuey; anything else is a SQLite file path.
 
     A Redis call is tried ``1 + REDIS_RETRIES`` times, each for ``REDIS_TIMEOUT`` seconds (the URL's
-    ``socket_timeout`` overrides it), then raises: without a timeout a stalled Redis would hold every thread,
-    and its lease, for as long as it stalls; a blip shorter than a timeout goes unnoticed."""
+    ``socket_timeout`` overrides it), then raises: without a timeout a stalled Redis would hold
+    every thread, and its lease, for as long as it stalls; a blip shorter than a timeout goes
+    unnoticed."""
     if url.startswith(("redis://", "rediss://", "unix://")):
-        pool = ConnectionPool.from_url(url, socket_timeout=REDIS_TIMEOUT, socket_connect_timeout=REDIS_TIMEOUT,
-                                       health_check_interval=30,
-                                       retry=Retry(ExponentialBackoff(cap=1.0, base=0.1), REDIS_RETRIES))
+        pool = ConnectionPool.from_url(
+            url,
+            socket_timeout=REDIS_TIMEOUT,
+            socket_connect_timeout=REDIS_TIMEOUT,
+            health_check_interval=30,
+            retry=Retry(ExponentialBackoff(cap=1.0, base=0.1), REDIS_RETRIES),
+        )
         return OutageAwareRedisHuey(name, connection_pool=pool, results=False)
     path = url.removeprefix("sqlite:///").removeprefix("sqlite://")
     return JournalSqliteHuey(name, filename=path, results=False, timeout=10)
@@ -203,35 +238,54 @@ def token_key(pr_key: str, token: int) -> str:
 class JobQueue:
     """Accepts jobs (web side) and runs them through a handler (worker side)."""
 
-    def __init__(self, huey: Huey, lease_ttl: float = DEFAULT_TTL, retry_delay: float = 1.0,
-                 sweep_age: float = 60.0, max_age: float = 24 * 3600.0,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        huey: Huey,
+        lease_ttl: float = DEFAULT_TTL,
+        retry_delay: float = 1.0,
+        sweep_age: float = 60.0,
+        max_age: float = 24 * 3600.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.huey = huey
         self.lease_ttl = lease_ttl
-        self.owner = f"{socket.gethostname()}:{uuid.uuid4().hex}"  # this process: unique on every host
+        # this process: unique on every host
+        self.owner = f"{socket.gethostname()}:{uuid.uuid4().hex}"
         self.sweep_age = sweep_age
         self.max_age = max_age  # a job still deferred this long after it was accepted is given up
         self.clock = clock
         self._kv = huey.storage  # raw bytes in huey's key/value store (huey.put would pickle)
         self._handler: Handler | None = None
         self._mutex = threading.Lock()
-        self._held: set[str] = set()  # leases (pr key and token) this process's threads hold right now
+        # leases (pr key and token) this process's threads hold right now
+        self._held: set[str] = set()
         redis = self.redis()
-        self._leases: LeaseStore = (RedisLeases(redis, f"registry-bot:{self._kv.name}:lease") if redis is not None
-                                    else SqliteLeases(self._kv, clock))
-        self._redis_done = (RedisDoneMarks(self._kv, f"registry-bot:{self._kv.name}:done", clock=clock)
-                            if redis is not None else None)
+        self._leases: LeaseStore = (
+            RedisLeases(redis, f"registry-bot:{self._kv.name}:lease")
+            if redis is not None
+            else SqliteLeases(self._kv, clock)
+        )
+        self._redis_done = (
+            RedisDoneMarks(self._kv, f"registry-bot:{self._kv.name}:done", clock=clock)
+            if redis is not None
+            else None
+        )
         self._done: DoneMarks = self._redis_done or SqliteDoneMarks(self._kv, clock=clock)
         self._pruned = 0.0
-        self.legacy_done = 0  # finished jobs found written the old way (an older release's worker writes here)
+        # finished jobs found written the old way (an older release's worker writes here)
+        self.legacy_done = 0
         self._renewer = Renewer()
         self._running: set[str] = set()  # deliveries running in this process
         self._unreleased: dict[str, int] = {}  # pr key -> token of a lease whose release failed
-        self._unsaved_done: set[str] = set()  # finished deliveries whose ``done`` could not be written
-        self._unsaved_idle: set[str] = set()  # deliveries whose ``running`` mark could not be cleared
-        self._outages: dict[str, int] = {}  # delivery -> attempts that met a store outage (the back-off)
-        self._task = huey.task(name=TASK_NAME, retries=3, retry_delay=retry_delay, context=True,
-                               __module__=TASK_MODULE)(self._run_task)
+        # finished deliveries whose ``done`` could not be written
+        self._unsaved_done: set[str] = set()
+        # deliveries whose ``running`` mark could not be cleared
+        self._unsaved_idle: set[str] = set()
+        # delivery -> attempts that met a store outage (the back-off)
+        self._outages: dict[str, int] = {}
+        self._task = huey.task(
+            name=TASK_NAME, retries=3, retry_delay=retry_delay, context=True, __module__=TASK_MODULE
+        )(self._run_task)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> JobQueue:
@@ -239,8 +293,8 @@ class JobQueue:
 
     # -- web side ---------------------------------------------------------------------------------
     def accept(self, job: Job) -> bool:
-        """Journal and enqueue ``job``. False when this delivery was already accepted (a redelivery).
-        Raises when the backend refuses the write (the web answers 503)."""
+        """Journal and enqueue ``job``. False when this delivery was already accepted (a
+        redelivery). Raises when the backend refuses the write (the web answers 503)."""
         try:
             return self._accept(job)
         except Exception:
@@ -264,15 +318,18 @@ class JobQueue:
         return True
 
     def ready(self) -> bool:
-        """Whether the backend takes writes (for ``/readyz``), judged by reading only: Redis answers and its
-        last write to disk did not fail; the SQLite file is writable and has ``READY_FREE_BYTES`` of room
-        (a full disk still answers reads while every delivery would get a 503)."""
+        """Whether the backend takes writes (for ``/readyz``), judged by reading only: Redis answers
+        and its last write to disk did not fail; the SQLite file is writable and has
+        ``READY_FREE_BYTES`` of room (a full disk still answers reads while every delivery would get
+        a 503)."""
         try:
             conn = self.redis()
             if conn is not None:
                 info = conn.info("persistence")
-                return bool(conn.ping()) and all(info.get(k, "ok") == "ok" for k in
-                                                 ("rdb_last_bgsave_status", "aof_last_write_status"))
+                return bool(conn.ping()) and all(
+                    info.get(k, "ok") == "ok"
+                    for k in ("rdb_last_bgsave_status", "aof_last_write_status")
+                )
             path = Path(self._kv.filename).resolve()
             stat = os.statvfs(path.parent)
             room = stat.f_bavail * stat.f_frsize >= READY_FREE_BYTES
@@ -335,9 +392,10 @@ class JobQueue:
     def note_check_run(self, job: Job, head_sha: str, check_run_id: int) -> None:
         """Remember the check run a job starts, so a retry after a crash concludes that one.
 
-        Called twice: with ``check_run_id`` 0 *before* the check run is created (the intent: a recovered
-        job looks for its own run on ``head_sha`` by ``external_id`` and adopts it, even when the process
-        died before it learned the id), then with the id. Raises when the journal refuses the write.
+        Called twice: with ``check_run_id`` 0 *before* the check run is created (the intent: a
+        recovered job looks for its own run on ``head_sha`` by ``external_id`` and adopts it, even
+        when the process died before it learned the id), then with the id. Raises when the journal
+        refuses the write.
         """
         self._update(job.delivery, {"check_run_id": check_run_id, "check_run_sha": head_sha})
 
@@ -355,7 +413,9 @@ class JobQueue:
         try:
             self.mark_done(delivery)
         except Exception as exc:  # noqa: BLE001 (logged by outage.log_failure)
-            outage.log_failure(log, exc, "could not mark delivery %s done; will retry the write", delivery)
+            outage.log_failure(
+                log, exc, "could not mark delivery %s done; will retry the write", delivery
+            )
             with self._mutex:
                 self._unsaved_done.add(delivery)
         else:
@@ -369,9 +429,14 @@ class JobQueue:
                 reclaim()
 
     def flush(self) -> int:
-        """Write what failed to be written earlier (``done`` marks, lock deletions). Returns what is left."""
+        """Write what failed to be written earlier (``done`` marks, lock deletions). Returns what is
+        left."""
         with self._mutex:
-            done, locks, idle = sorted(self._unsaved_done), dict(self._unreleased), sorted(self._unsaved_idle)
+            done, locks, idle = (
+                sorted(self._unsaved_done),
+                dict(self._unreleased),
+                sorted(self._unsaved_idle),
+            )
         if done or locks:
             self._reclaim()
         for delivery in idle:
@@ -400,11 +465,11 @@ class JobQueue:
 
     @contextlib.contextmanager
     def pr_lock(self, pr_key: str) -> Iterator[Fence]:
-        """Hold the lease on ``pr_key`` for the block (``leases``), renewed in the background while it runs;
-        yields its ``Fence``. Raises ``PullRequestBusy`` while another worker's lease is live. Released on
-        every path: when the release itself fails (a full disk), it is retried by ``flush()``, and this
-        process's next job for the pull request takes its own stale lease over at once (its owner id is
-        this process's, and no thread of it holds that token)."""
+        """Hold the lease on ``pr_key`` for the block (``leases``), renewed in the background while
+        it runs; yields its ``Fence``. Raises ``PullRequestBusy`` while another worker's lease is
+        live. Released on every path: when the release itself fails (a full disk), it is retried by
+        ``flush()``, and this process's next job for the pull request takes its own stale lease over
+        at once (its owner id is this process's, and no thread of it holds that token)."""
         token = self._leases.acquire(pr_key, self.owner, self.lease_ttl)
         if token is None:
             token = self._take_own_stale(pr_key)
@@ -424,13 +489,17 @@ class JobQueue:
             try:
                 self._leases.release(pr_key, self.owner, token)
             except Exception as exc:
-                log.warning("could not release the lease on %s; will retry", pr_key,
-                            exc_info=not outage.is_infrastructure(exc))
+                log.warning(
+                    "could not release the lease on %s; will retry",
+                    pr_key,
+                    exc_info=not outage.is_infrastructure(exc),
+                )
                 with self._mutex:
                     self._unreleased[pr_key] = token
 
     def _take_own_stale(self, pr_key: str) -> int | None:
-        """A lease this process holds but none of its threads uses (its release failed): free it and take it."""
+        """A lease this process holds but none of its threads uses (its release failed): free it and
+        take it."""
         holder = self._leases.holder(pr_key)
         if holder is None:
             return self._leases.acquire(pr_key, self.owner, self.lease_ttl)
@@ -475,31 +544,42 @@ class JobQueue:
             self._finish(delivery)
 
     def _clear_running(self, delivery: str) -> None:
-        """Journal that the job no longer runs; when the store refuses (a full disk, Redis down), remember it
-        and clear it at the next ``flush()``, so that the next attempt does not count a crash."""
+        """Journal that the job no longer runs; when the store refuses (a full disk, Redis down),
+        remember it and clear it at the next ``flush()``, so that the next attempt does not count a
+        crash."""
         try:
             self._update(delivery, running=None)
         except Exception:
-            log.warning("could not journal that delivery %s stopped; cleared later", delivery,
-                        exc_info=log.isEnabledFor(logging.DEBUG))
+            log.warning(
+                "could not journal that delivery %s stopped; cleared later",
+                delivery,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
             with self._mutex:
                 self._unsaved_idle.add(delivery)
 
     def _mark_running(self, delivery: str) -> None:
-        """Journal that the job runs; a ``running`` mark left by an earlier attempt means that attempt's
-        process died running it (kill -9, the OOM killer): counted in ``crashes``, so that a job that kills
-        every process running it is concluded instead of retried forever (``Worker``)."""
+        """Journal that the job runs; a ``running`` mark left by an earlier attempt means that
+        attempt's process died running it (kill -9, the OOM killer): counted in ``crashes``, so that
+        a job that kills every process running it is concluded instead of retried forever
+        (``Worker``)."""
         record = self._record(delivery) or {}
         crashes = int(record.get("crashes") or 0)
         with self._mutex:
             unsaved = delivery in self._unsaved_idle
-        if record.get("running") and not unsaved and record["running"] != self.owner:  # this process lives
+        # this process lives
+        if record.get("running") and not unsaved and record["running"] != self.owner:
             crashes += 1
-            log.warning("delivery %s: its last attempt (%s) died while running it; crash %d",
-                        delivery, record["running"], crashes)
+            log.warning(
+                "delivery %s: its last attempt (%s) died while running it; crash %d",
+                delivery,
+                record["running"],
+                crashes,
+            )
         try:
             self._update(delivery, crashes=crashes, running=self.owner)
-        except Exception as exc:  # noqa: BLE001 (logged below) a full disk or the store down: run it anyway
+        # (logged below) a full disk or the store down: run it anyway
+        except Exception as exc:  # noqa: BLE001
             outage.log_failure(log, exc, "could not journal that delivery %s runs", delivery)
 
     def crashes(self, job: Job) -> int:
@@ -508,7 +588,8 @@ class JobQueue:
         return int(record.get("crashes") or 0)
 
     def _note_owner(self, delivery: str) -> None:
-        """Journal which process runs the job; one that finds another's name there took a dead worker's job over."""
+        """Journal which process runs the job; one that finds another's name there took a dead
+        worker's job over."""
         record = self._record(delivery) or {}
         before = record.get("lease_owner")
         if before and before != self.owner:
@@ -546,40 +627,57 @@ class JobQueue:
                 self._running.discard(delivery)
 
     def _wait_out(self, delivery: str, exc: BaseException) -> None:
-        """The store failed the job (Redis down or stalled): run it again after a back-off, as often as needed.
-        Nothing is concluded or marked done; if even the retry cannot be scheduled, the journal keeps the job
-        and ``recover()`` re-enqueues it once the store is back."""
+        """The store failed the job (Redis down or stalled): run it again after a back-off, as often
+        as needed. Nothing is concluded or marked done; if even the retry cannot be scheduled, the
+        journal keeps the job and ``recover()`` re-enqueues it once the store is back."""
         outage.REDIS.failed(exc)
         with self._mutex:
             attempt = self._outages[delivery] = self._outages.get(delivery, 0) + 1
         delay = outage.backoff(attempt)
-        log.info("delivery %s waits %.0f s for the queue's store (%s)", delivery, delay, type(exc).__name__)
+        log.info(
+            "delivery %s waits %.0f s for the queue's store (%s)",
+            delivery,
+            delay,
+            type(exc).__name__,
+        )
         raise JobDeferred(self.clock() + delay, f"the queue's store is unreachable: {exc}")
 
     def _defer(self, delivery: str, exc: JobDeferred) -> None:
-        """Reschedule at ``exc.until`` (raises it again for huey), or give up when the job is too old."""
+        """Reschedule at ``exc.until`` (raises it again for huey), or give up when the job is too
+        old."""
         record = self._record(delivery) or {}
         try:
             accepted = float(record.get("at", 0.0))
         except (TypeError, ValueError):
             accepted = 0.0
         if exc.until - accepted > self.max_age:
-            log.error("delivery %s deferred for more than %.0f s (%s); given up", delivery, self.max_age, exc.reason)
+            log.error(
+                "delivery %s deferred for more than %.0f s (%s); given up",
+                delivery,
+                self.max_age,
+                exc.reason,
+            )
             self._finish(delivery)
             return
-        with contextlib.suppress(Exception):  # the journal is the sweep's hint; huey's schedule holds the task
+        # the journal is the sweep's hint; huey's schedule holds the task
+        with contextlib.suppress(Exception):
             deferrals = int(record.get("job", {}).get("deferrals", 0)) + 1
             self._update(delivery, {"deferrals": deferrals}, deferred_until=exc.until)
-        log.warning("delivery %s deferred %.0f s until %s: %s", delivery, exc.until - self.clock(),
-                    datetime.fromtimestamp(exc.until, UTC).strftime("%H:%M:%S UTC"), exc.reason)
+        log.warning(
+            "delivery %s deferred %.0f s until %s: %s",
+            delivery,
+            exc.until - self.clock(),
+            datetime.fromtimestamp(exc.until, UTC).strftime("%H:%M:%S UTC"),
+            exc.reason,
+        )
         raise exc
 
     def recover(self, min_age: float = 0.0) -> int:
         """Re-enqueue journal jobs lost by a dead process (kill -9, a full disk). Returns how many.
 
-        Skipped: jobs done, queued, scheduled (a retry or a deferral), running in this process, deferred to
-        a later time, or whose pull request is locked by a live worker (it may be this very job): the sweep
-        never duplicates a live job.
+        Skipped: jobs done, queued, scheduled (a retry or a deferral), running in this process,
+        deferred to a later time, or whose pull request is locked by a live worker (it may be this
+        very job): the sweep never duplicates a live job.
         """
         self.flush()
         queued = {t.args[0] for t in self.huey.pending() if t.args}
@@ -606,14 +704,20 @@ class JobQueue:
                 at, pr_key, deferred, started = 0.0, "", 0.0, False
             # ``min_age`` covers a job between its acceptance and its first run; one that started (a
             # worker journalled its name) and holds no live lease was lost by a dead worker
-            if (now - at < min_age and not started) or deferred > now or (pr_key and self._locked(pr_key)):
+            if (
+                (now - at < min_age and not started)
+                or deferred > now
+                or (pr_key and self._locked(pr_key))
+            ):
                 continue
             try:
                 self._enqueue_first(delivery)
             except Exception as exc:
                 if outage.is_infrastructure(exc):
                     raise
-                log.exception("the queue refuses writes; interrupted jobs are re-enqueued by a later sweep")
+                log.exception(
+                    "the queue refuses writes; interrupted jobs are re-enqueued by a later sweep"
+                )
                 self._reclaim()
                 break
             count += 1
@@ -631,14 +735,19 @@ class JobQueue:
         except Exception as exc:
             if outage.is_infrastructure(exc):
                 raise
-            log.warning("could not prune the done marks; trying again in %.0f s", PRUNE_EVERY, exc_info=True)
+            log.warning(
+                "could not prune the done marks; trying again in %.0f s", PRUNE_EVERY, exc_info=True
+            )
         else:
             if pruned:
-                log.info("forgot %d done mark(s) older than %.0f days", pruned, self._done.ttl / 86400)
+                log.info(
+                    "forgot %d done mark(s) older than %.0f days", pruned, self._done.ttl / 86400
+                )
 
     def _enqueue_first(self, delivery: str) -> None:
-        """Put an interrupted job at the front of the queue: its pull request has waited a lease's TTL already
-        (``RPUSH`` where huey pops from the right on Redis; a higher priority on SQLite)."""
+        """Put an interrupted job at the front of the queue: its pull request has waited a lease's
+        TTL already (``RPUSH`` where huey pops from the right on Redis; a higher priority on
+        SQLite)."""
         message = self.huey.serialize_task(self._task.s(delivery))
         redis = self.redis()
         if redis is not None:
@@ -647,7 +756,8 @@ class JobQueue:
             self._kv.enqueue(message, priority=1)
 
     def _locked(self, pr_key: str) -> bool:
-        """Whether a live lease holds ``pr_key`` and a thread uses it (this process's unused one does not count)."""
+        """Whether a live lease holds ``pr_key`` and a thread uses it (this process's unused one
+        does not count)."""
         holder = self._leases.holder(pr_key)
         if holder is None:
             return False

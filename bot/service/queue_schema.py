@@ -1,4 +1,5 @@
-"""The version of the queue's state in Redis: a worker never runs beside workers of an incompatible one.
+"""The version of the queue's state in Redis: a worker never runs beside workers of an incompatible
+one.
 
 More in docs/module-notes.md (bot/service/queue_schema.py).
 """
@@ -26,14 +27,17 @@ def _text(raw: Any) -> str:
 class Registry:
     """The schema key and the live workers' registrations of one queue on Redis."""
 
-    def __init__(self, redis: Any, queue_name: str, owner: str, version: int = SCHEMA_VERSION) -> None:
+    def __init__(
+        self, redis: Any, queue_name: str, owner: str, version: int = SCHEMA_VERSION
+    ) -> None:
         self._redis = redis
         self._prefix = f"registry-bot:{queue_name}"
         self.owner = owner
         self.version = version
 
     def live_workers(self) -> dict[str, int]:
-        """owner -> schema version of every registered worker (this one included once registered)."""
+        """owner -> schema version of every registered worker (this one included once
+        registered)."""
         found: dict[str, int] = {}
         for key in self._redis.scan_iter(f"{self._prefix}:workers:*", count=500):
             raw = self._redis.get(key)
@@ -42,7 +46,8 @@ class Registry:
         return found
 
     def unregistered_lease_holders(self, registered: set[str]) -> set[str]:
-        """Owners of live leases that never registered: workers of a release from before versions."""
+        """Owners of live leases that never registered: workers of a release from before
+        versions."""
         owners = set()
         for key in self._redis.scan_iter(f"{self._prefix}:lease:*", count=500):
             if ":fence:" in _text(key):
@@ -53,30 +58,45 @@ class Registry:
         return owners - registered - {self.owner}
 
     def join(self) -> None:
-        """Check that this worker may run here, then store the version and register; raises ``Incompatible``."""
+        """Check that this worker may run here, then store the version and register; raises
+        ``Incompatible``."""
         stored = self._redis.get(f"{self._prefix}:schema")
         stored_version = int(_text(stored)) if stored is not None else 1
         if stored_version > self.version:
-            raise Incompatible(f"the queue holds schema version {stored_version}, newer than this worker's "
-                               f"{self.version}: run the newer release (a downgrade cannot read its state)")
+            raise Incompatible(
+                f"the queue holds schema version {stored_version}, newer than this worker's "
+                f"{self.version}: run the newer release (a downgrade cannot read its state)"
+            )
         if stored_version < READS_FROM:
-            raise Incompatible(f"the queue holds schema version {stored_version}; this release reads {READS_FROM} "
-                               "and later: upgrade through the release in between")
+            raise Incompatible(
+                f"the queue holds schema version {stored_version}; this release reads {READS_FROM} "
+                "and later: upgrade through the release in between"
+            )
         workers = self.live_workers()
-        others = {owner: v for owner, v in workers.items() if v != self.version and owner != self.owner}
+        others = {
+            owner: v for owner, v in workers.items() if v != self.version and owner != self.owner
+        }
         if others:
-            raise Incompatible(f"{len(others)} worker(s) of schema version(s) {sorted(set(others.values()))} run on "
-                               f"this queue (this one is {self.version}): stop them first (docs/app.md, Upgrades)")
+            raise Incompatible(
+                f"{len(others)} worker(s) of schema version(s) {sorted(set(others.values()))} run "
+                f"on this queue (this one is {self.version}): stop them first (docs/app.md, "
+                f"Upgrades)"
+            )
         old = self.unregistered_lease_holders(set(workers))
         if old:
-            raise Incompatible(f"worker(s) of a release from before schema versions hold leases ({sorted(old)[:3]}): "
-                               "stop every old worker first (docs/app.md, Upgrades)")
+            raise Incompatible(
+                f"worker(s) of a release from before schema versions hold leases "
+                f"({sorted(old)[:3]}): "
+                "stop every old worker first (docs/app.md, Upgrades)"
+            )
         self._redis.set(f"{self._prefix}:schema", str(self.version))
         self.beat()
 
     def beat(self) -> None:
         """Renew this worker's registration (each sweep)."""
-        self._redis.set(f"{self._prefix}:workers:{self.owner}", str(self.version), px=int(WORKER_TTL * 1000))
+        self._redis.set(
+            f"{self._prefix}:workers:{self.owner}", str(self.version), px=int(WORKER_TTL * 1000)
+        )
 
     def leave(self) -> None:
         self._redis.delete(f"{self._prefix}:workers:{self.owner}")

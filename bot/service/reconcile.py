@@ -46,24 +46,35 @@ class Journal(Protocol):
 
 
 def delivery_of(repo: str, number: int, head_sha: str) -> str:
-    """The delivery id of the reconciliation job for one head (also the ``external_id`` of the run it creates)."""
+    """The delivery id of the reconciliation job for one head (also the ``external_id`` of the run
+    it creates)."""
     return f"reconcile:{repo}#{number}@{head_sha}"
 
 
 def unreviewed(gh: InstallationReads, installation: int, repo: str) -> Iterator[Job]:
-    """A job for each open pull request of ``repo`` whose head has no concluded check run of the App."""
+    """A job for each open pull request of ``repo`` whose head has no concluded check run of the
+    App."""
     for number, head_sha in gh.list_open_pull_requests(repo):
         runs = gh.list_check_runs(repo, head_sha, CHECK_NAME)
         if any(r.status == "completed" for r in runs):
             continue
         left = next((r.id for r in runs if r.status != "completed"), 0)
-        yield Job(delivery_of(repo, number, head_sha), "pull_request", ACTION, installation, repo, number,
-                  head_sha, check_run_id=left, check_run_sha=head_sha if left else "")
+        yield Job(
+            delivery_of(repo, number, head_sha),
+            "pull_request",
+            ACTION,
+            installation,
+            repo,
+            number,
+            head_sha,
+            check_run_id=left,
+            check_run_sha=head_sha if left else "",
+        )
 
 
 def reconcile(app: AppReads, journal: Journal) -> int:
-    """Enqueue the reviews GitHub still waits for; returns how many. A repository GitHub fails to list is
-    skipped (the next round tries it again)."""
+    """Enqueue the reviews GitHub still waits for; returns how many. A repository GitHub fails to
+    list is skipped (the next round tries it again)."""
     busy = journal.open_pull_requests()
     count = 0
     for installation in app.list_installations():
@@ -78,15 +89,21 @@ def reconcile(app: AppReads, journal: Journal) -> int:
                 if job.pr_key in busy or not journal.accept(job):
                     continue
                 count += 1
-                log.warning("reconcile: %s has no verdict from the App on %s%s; review enqueued", job.pr_key,
-                            job.head_sha[:12], f" (check run {job.check_run_id} left open)" if job.check_run_id
-                            else "")
+                log.warning(
+                    "reconcile: %s has no verdict from the App on %s%s; review enqueued",
+                    job.pr_key,
+                    job.head_sha[:12],
+                    f" (check run {job.check_run_id} left open)" if job.check_run_id else "",
+                )
     return count
 
 
-LOOKBACK = 24 * 3600.0  # seconds of deliveries a worker's first round looks at (GitHub keeps 3 days)
-MARGIN = 120.0  # seconds each later round looks back before the previous one (deliveries still in flight)
-ASK_AGAIN = 600.0  # seconds before a delivery whose redelivery was not taken either is asked for again
+# seconds of deliveries a worker's first round looks at (GitHub keeps 3 days)
+LOOKBACK = 24 * 3600.0
+# seconds each later round looks back before the previous one (deliveries still in flight)
+MARGIN = 120.0
+# seconds before a delivery whose redelivery was not taken either is asked for again
+ASK_AGAIN = 600.0
 
 
 class Redeliveries:
@@ -102,7 +119,8 @@ class Redeliveries:
         attempts = app.list_hook_deliveries(self._since)
         taken = {a["guid"] for a in attempts if 200 <= int(a.get("status_code") or 0) < 300}
         latest: dict[str, dict[str, Any]] = {}
-        for attempt in attempts:  # newest first: the first one seen of a delivery is its latest attempt
+        # newest first: the first one seen of a delivery is its latest attempt
+        for attempt in attempts:
             latest.setdefault(attempt["guid"], attempt)
         count = 0
         for guid, attempt in latest.items():
@@ -111,23 +129,42 @@ class Redeliveries:
             app.redeliver(int(attempt["id"]))
             self._asked[guid] = started
             count += 1
-            log.warning("reconcile: delivery %s (%s) was not taken (%s %s); GitHub asked to redeliver it", guid,
-                        attempt.get("event"), attempt.get("status_code"), attempt.get("status"))
+            log.warning(
+                "reconcile: delivery %s (%s) was not taken (%s %s); GitHub asked to redeliver it",
+                guid,
+                attempt.get("event"),
+                attempt.get("status_code"),
+                attempt.get("status"),
+            )
         self._since = min(started - MARGIN, min(self._asked.values(), default=started) - MARGIN)
-        self._asked = {g: t for g, t in self._asked.items() if g not in taken and started - t < LOOKBACK}
+        self._asked = {
+            g: t for g, t in self._asked.items() if g not in taken and started - t < LOOKBACK
+        }
         return count
 
 
 def claim_round(redis: Any, name: str, every: float) -> bool:
-    """Whether this worker does this round: on Redis one worker of the fleet per ``every`` seconds."""
+    """Whether this worker does this round: on Redis one worker of the fleet per ``every``
+    seconds."""
     if redis is None:
         return True
-    return bool(redis.set(f"registry-bot:{name}:reconcile", "1", nx=True, px=int(max(every - 1.0, 1.0) * 1000)))
+    return bool(
+        redis.set(
+            f"registry-bot:{name}:reconcile", "1", nx=True, px=int(max(every - 1.0, 1.0) * 1000)
+        )
+    )
 
 
-def reconcile_forever(app: AppReads, journal: Journal, claim: Callable[[], bool], every: float,
-                      sleep: Callable[[float], None] = time.sleep, stop: threading.Event | None = None) -> None:
-    """A round at once (start-up), then every ``every`` seconds; failures are logged and retried next round."""
+def reconcile_forever(
+    app: AppReads,
+    journal: Journal,
+    claim: Callable[[], bool],
+    every: float,
+    sleep: Callable[[float], None] = time.sleep,
+    stop: threading.Event | None = None,
+) -> None:
+    """A round at once (start-up), then every ``every`` seconds; failures are logged and retried
+    next round."""
     redeliveries = Redeliveries()
     while stop is None or not stop.is_set():
         try:

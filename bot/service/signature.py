@@ -1,4 +1,5 @@
-"""Webhook signature verification: the one place that decides whether a delivery came from GitHub."""
+"""Webhook signature verification: the one place that decides whether a delivery came from
+GitHub."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ def sign(body: bytes, secret: str) -> str:
 
 
 def verify(body: bytes, header: str | None, secrets: Iterable[str]) -> bool:
-    """True when ``header`` is the HMAC-SHA256 of ``body`` under one of ``secrets`` (constant time)."""
+    """True when ``header`` is the HMAC-SHA256 of ``body`` under one of ``secrets`` (constant
+    time)."""
     if not header or not header.startswith(PREFIX):
         return False
     given = header.encode("ascii", "replace")

@@ -1,4 +1,5 @@
-"""The webhook service: verify, dedupe, enqueue, answer in milliseconds. No GitHub call, no review here.
+"""The webhook service: verify, dedupe, enqueue, answer in milliseconds. No GitHub call, no review
+here.
 
 Run it with ``gunicorn 'bot.service.wsgi:create_app()'`` (see ``gunicorn.conf.py``).
 """
@@ -53,16 +54,22 @@ def create_app(settings: Settings | None = None, queue: JobQueue | None = None) 
     admin_port = os.environ.get("WEB_ADMIN_PORT", "").strip()
 
     def admin_only() -> tuple[Response, int] | None:
-        """With ``WEB_ADMIN_PORT`` set, ``/metrics`` and ``/readyz`` answer only on that port (gunicorn binds it
-        beside ``$PORT``; publish only ``$PORT`` to the internet), a 404 elsewhere."""
+        """With ``WEB_ADMIN_PORT`` set, ``/metrics`` and ``/readyz`` answer only on that port
+        (gunicorn binds it beside ``$PORT``; publish only ``$PORT`` to the internet), a 404
+        elsewhere."""
         if admin_port and request.environ.get("SERVER_PORT") != admin_port:
             return _answer(404, "Not Found")
         return None
 
     @app.before_request
     def admin_port_serves_only_admin() -> tuple[Response, int] | None:
-        """The admin port serves ``/metrics`` and ``/readyz`` and nothing else (no webhook, no health)."""
-        if admin_port and request.environ.get("SERVER_PORT") == admin_port and request.path not in ADMIN_PATHS:
+        """The admin port serves ``/metrics`` and ``/readyz`` and nothing else (no webhook, no
+        health)."""
+        if (
+            admin_port
+            and request.environ.get("SERVER_PORT") == admin_port
+            and request.path not in ADMIN_PATHS
+        ):
             return _answer(404, "Not Found")
         return None
 
@@ -74,10 +81,16 @@ def create_app(settings: Settings | None = None, queue: JobQueue | None = None) 
         with log_context(delivery=delivery, event=event):
             status, message, extra, verified = _handle(delivery, event)
             # labels from fixed sets only, and the event only once the signature proved who sent it
-            metrics.DELIVERIES.labels(event=metrics.event_label(event) if verified else metrics.UNVERIFIED,
-                                      outcome=str(status)).inc()
-            log.info("webhook %s: %s", status, message,
-                     extra={"ms": round((time.perf_counter() - started) * 1000, 2)})
+            metrics.DELIVERIES.labels(
+                event=metrics.event_label(event) if verified else metrics.UNVERIFIED,
+                outcome=str(status),
+            ).inc()
+            log.info(
+                "webhook %s: %s",
+                status,
+                message,
+                extra={"ms": round((time.perf_counter() - started) * 1000, 2)},
+            )
             return _answer(status, message, **extra)
 
     def _handle(delivery: str, event: str) -> tuple[int, str, dict[str, Any], bool]:

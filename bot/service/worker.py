@@ -58,13 +58,16 @@ log = logging.getLogger("bot.worker")
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 REGRESSION_MODULE = "bot.review.regression"
 MAX_DEFERRALS = 3  # rate-limit resets to wait for before a review concludes "could not finish"
-JOB_BUDGET = 840.0  # seconds for a whole job (fetch, review, regression); under the queue's 900 s lock TTL
-MAX_CRASHES = 2  # attempts that died with their process (OOM kill) before a review concludes "could not finish"
+# seconds for a whole job (fetch, review, regression); under the queue's 900 s lock TTL
+JOB_BUDGET = 840.0
+# attempts that died with their process (OOM kill) before a review concludes "could not finish"
+MAX_CRASHES = 2
 OPEN_RETRY = 60.0  # seconds before a job whose check run could not be concluded runs again
 
 
 class Resources:
-    """Process-wide resources built on first use and kept warm (one regression, one SparkSession)."""
+    """Process-wide resources built on first use and kept warm (one regression, one
+    SparkSession)."""
 
     def __init__(self, regression_factory: Callable[[], Regression] | None = None) -> None:
         self._factory = regression_factory
@@ -103,15 +106,26 @@ class CountingGitHub:
                 remaining = self._inner.rate_limit_remaining()
                 if remaining is not None:
                     metrics.RATE_LIMIT.set(remaining)
+
         return call
 
 
-WRITES = ("create_", "update_", "dismiss_", "edit_", "delete_", "merge_", "enable_", "disable_", "approve")
+WRITES = (
+    "create_",
+    "update_",
+    "dismiss_",
+    "edit_",
+    "delete_",
+    "merge_",
+    "enable_",
+    "disable_",
+    "approve",
+)
 
 
 class FencedGitHub:
-    """Wraps a ``GitHubAPI`` so that every write first checks the job's lease (``Fence.check``): a worker
-    that lost its pull request to another raises ``LeaseLost`` instead of writing."""
+    """Wraps a ``GitHubAPI`` so that every write first checks the job's lease (``Fence.check``): a
+    worker that lost its pull request to another raises ``LeaseLost`` instead of writing."""
 
     def __init__(self, inner: GitHubAPI, fence: Fence) -> None:
         self._inner = inner
@@ -125,12 +139,15 @@ class FencedGitHub:
         def write(*args: Any, **kwargs: Any) -> Any:
             self._fence.check()
             return attr(*args, **kwargs)
+
         return write
 
 
 def is_transient(exc: BaseException) -> bool:
     """A GitHub failure worth retrying the whole job for (network, 5xx, rate limit)."""
-    return isinstance(exc, GitHubError) and (exc.status == 0 or exc.status >= 500 or exc.status in (403, 429))
+    return isinstance(exc, GitHubError) and (
+        exc.status == 0 or exc.status >= 500 or exc.status in (403, 429)
+    )
 
 
 class CheckRunOpen(Exception):
@@ -139,9 +156,9 @@ class CheckRunOpen(Exception):
 
 @dataclass(frozen=True)
 class Opened:
-    """The check run of an attempt: its id, whether an earlier attempt started it (``resumed``), concluded
-    it already (``concluded``: it is never reopened nor concluded again) and how many annotations that
-    attempt sent (GitHub appends annotations: a resumed run gets only the rest)."""
+    """The check run of an attempt: its id, whether an earlier attempt started it (``resumed``),
+    concluded it already (``concluded``: it is never reopened nor concluded again) and how many
+    annotations that attempt sent (GitHub appends annotations: a resumed run gets only the rest)."""
 
     id: int
     resumed: bool = False
@@ -149,28 +166,39 @@ class Opened:
     annotations: int = 0
 
 
-def open_check(gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str, int] | None = None,
-               on_check_run: Callable[[str, int], None] | None = None) -> Opened:
+def open_check(
+    gh: GitHubAPI,
+    pr: PullRequest,
+    delivery: str,
+    resume: tuple[str, int] | None = None,
+    on_check_run: Callable[[str, int], None] | None = None,
+) -> Opened:
     """The check run of this attempt.
 
-    ``resume`` is (head sha, check run id) journalled by an earlier attempt; the id is 0 when that attempt
-    died between journalling its intent and learning the id, and the run is then found on GitHub by its
-    ``external_id`` (the delivery). A run for the current head is resumed, in the state GitHub lists it in
-    (status, annotations); one for an older head is concluded as superseded unless it is concluded already.
-    A new run is journalled (``on_check_run(sha, 0)``) *before* it is created, so that no crash can leave
-    one nobody knows about; if that write fails, nothing is created.
+    ``resume`` is (head sha, check run id) journalled by an earlier attempt; the id is 0 when that
+    attempt died between journalling its intent and learning the id, and the run is then found on
+    GitHub by its ``external_id`` (the delivery). A run for the current head is resumed, in the
+    state GitHub lists it in (status, annotations); one for an older head is concluded as superseded
+    unless it is concluded already. A new run is journalled (``on_check_run(sha, 0)``) *before* it
+    is created, so that no crash can leave one nobody knows about; if that write fails, nothing is
+    created.
     """
     if resume:
         sha, known = resume
         listed = gh.list_check_runs(pr.repo, sha, CHECK_NAME)
-        found = next((r for r in listed if (r.id == known if known else r.external_id == delivery)), None)
+        found = next(
+            (r for r in listed if (r.id == known if known else r.external_id == delivery)), None
+        )
         if not known and found is not None:
             known = found.id
             log.warning("adopting check run %s that an interrupted attempt created", known)
         concluded = found is not None and found.status == "completed"
         if known and sha == pr.head_sha:
             if concluded:
-                log.warning("check run %s was concluded by an interrupted attempt; it is left as it is", known)
+                log.warning(
+                    "check run %s was concluded by an interrupted attempt; it is left as it is",
+                    known,
+                )
             return Opened(known, True, concluded, found.annotations if found is not None else 0)
         if known and not concluded:
             supersede_check(gh, pr.repo, known, pr.head_sha)
@@ -180,34 +208,48 @@ def open_check(gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str,
     if on_check_run is not None:
         try:
             on_check_run(pr.head_sha, check_id)
-        except Exception as exc:  # noqa: BLE001 (logged below) the intent is journalled: a retry finds the run
-            outage.log_failure(log, exc, "could not journal check run %s; a retry finds it by its external_id",
-                               check_id)
+        # (logged below) the intent is journalled: a retry finds the run
+        except Exception as exc:  # noqa: BLE001
+            outage.log_failure(
+                log,
+                exc,
+                "could not journal check run %s; a retry finds it by its external_id",
+                check_id,
+            )
     return Opened(check_id)
 
 
-def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regression: Regression | None = None,
-                        checks: Iterable[Check] | None = None, resume: tuple[str, int] | None = None,
-                        on_check_run: Callable[[str, int], None] | None = None,
-                        give_up_on_rate_limit: bool = False) -> str:
-    """Review ``pr`` at its head and publish; returns the outcome. The check run always ends terminal, and is
-    concluded once: a run an interrupted attempt concluded is left alone (the review and the summary, which
-    are idempotent, are still published).
+def review_pull_request(
+    gh: GitHubAPI,
+    pr: PullRequest,
+    delivery: str,
+    regression: Regression | None = None,
+    checks: Iterable[Check] | None = None,
+    resume: tuple[str, int] | None = None,
+    on_check_run: Callable[[str, int], None] | None = None,
+    give_up_on_rate_limit: bool = False,
+) -> str:
+    """Review ``pr`` at its head and publish; returns the outcome. The check run always ends
+    terminal, and is concluded once: a run an interrupted attempt concluded is left alone (the
+    review and the summary, which are idempotent, are still published).
 
-    ``resume``/``on_check_run``: see ``open_check``. When GitHub rate-limits the review for longer than a
-    request may wait, ``RateLimited`` is raised (the check run says until when, if GitHub lets the bot say
-    it) and the job is rescheduled at the reset; with ``give_up_on_rate_limit`` the check run is concluded
-    "Could not finish" instead. When the review fails and the check run cannot be concluded, ``CheckRunOpen``
-    is raised so that the job runs again; a transient failure concludes the run "internal error" and the
-    retry starts a new one (the journal forgets the concluded run). ``LeaseLost`` (another worker took the
-    pull request over) passes through untouched: nothing more is written.
+    ``resume``/``on_check_run``: see ``open_check``. When GitHub rate-limits the review for longer
+    than a request may wait, ``RateLimited`` is raised (the check run says until when, if GitHub
+    lets the bot say it) and the job is rescheduled at the reset; with ``give_up_on_rate_limit`` the
+    check run is concluded "Could not finish" instead. When the review fails and the check run
+    cannot be concluded, ``CheckRunOpen`` is raised so that the job runs again; a transient failure
+    concludes the run "internal error" and the retry starts a new one (the journal forgets the
+    concluded run). ``LeaseLost`` (another worker took the pull request over) passes through
+    untouched: nothing more is written.
     """
     started = time.perf_counter()
     opened = open_check(gh, pr, delivery, resume, on_check_run)
     check_id = opened.id
-    concluded = opened.concluded  # once True, nothing in this attempt touches the check run's verdict
+    # once True, nothing in this attempt touches the check run's verdict
+    concluded = opened.concluded
     try:
-        if opened.resumed and not opened.concluded:  # back to "Reviewing" (it may say it waits for a rate limit)
+        # back to "Reviewing" (it may say it waits for a rate limit)
+        if opened.resumed and not opened.concluded:
             gh.update_check_run(pr.repo, check_id, status="in_progress", output=REVIEWING)
         inputs = fetch(gh, pr)
         delegation = OwnersStage(gh, inputs)
@@ -222,15 +264,21 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
         owners = delegation.withdraw(refusals)
         output = None
         if not opened.concluded:
-            output = complete_check(gh, pr.repo, check_id, report.with_sections(*refusals.sections()),
-                                    sent=opened.annotations)
+            output = complete_check(
+                gh,
+                pr.repo,
+                check_id,
+                report.with_sections(*refusals.sections()),
+                sent=opened.annotations,
+            )
             concluded = True
         if inputs.touches_watched() or inputs.changes.truncated:
             reviews, merge = act_for_owners(gh, pr, inputs, owners, refusals)
             publish_beside(gh, pr, inputs, report, reviews, merge, refusals, check_id, output)
     except LeaseLost:
         raise
-    except outage.INFRASTRUCTURE:  # the queue's store failing (the pacer, the lease): the queue waits it out
+    # the queue's store failing (the pacer, the lease): the queue waits it out
+    except outage.INFRASTRUCTURE:
         raise
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
@@ -238,9 +286,12 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
         if concluded:
             raise
         if give_up_on_rate_limit:
-            could_not_finish(gh, pr.repo, check_id, delivery, f"GitHub's API rate limit (resets at {reset})")
+            could_not_finish(
+                gh, pr.repo, check_id, delivery, f"GitHub's API rate limit (resets at {reset})"
+            )
             return "could-not-finish"
-        with contextlib.suppress(GitHubError):  # a primary limit refuses this write too; a secondary may not
+        # a primary limit refuses this write too; a secondary may not
+        with contextlib.suppress(GitHubError):
             pause_check(gh, pr.repo, check_id, exc.reset_at, secondary=exc.secondary)
         raise
     except Exception as exc:
@@ -256,7 +307,8 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
                 raise CheckRunOpen(f"check run {check_id} could not be concluded: {again}") from exc
         if is_transient(exc):
             if on_check_run is not None and not concluded:
-                with contextlib.suppress(Exception):  # the retry starts a new run; this one stays concluded
+                # the retry starts a new run; this one stays concluded
+                with contextlib.suppress(Exception):
                     on_check_run("", 0)
             raise  # the queue retries the job
         return "error"
@@ -266,14 +318,25 @@ def review_pull_request(gh: GitHubAPI, pr: PullRequest, delivery: str, regressio
     return report.verdict.value
 
 
-def publish_beside(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs, report: Report,
-                   reviews: tuple[ReviewInfo, ...], merge: tuple[Section, ...], refusals: Refusals, check_id: int,
-                   concluded: CheckRunOutput | None) -> None:
-    """The review and the summary comment, after the check run concluded. GitHub refusing any of it (or the
-    approval, dismissals and merge before it) is said once, in the summary, or when the summary comment is
-    refused, in the concluded check run's text (``concluded``: its title and summary); the verdict stays."""
-    refusals.attempt("review", lambda: publish_review(gh, pr, report, inputs.changes, inputs.config, reviews,
-                                                      refusals))
+def publish_beside(
+    gh: GitHubAPI,
+    pr: PullRequest,
+    inputs: ReviewInputs,
+    report: Report,
+    reviews: tuple[ReviewInfo, ...],
+    merge: tuple[Section, ...],
+    refusals: Refusals,
+    check_id: int,
+    concluded: CheckRunOutput | None,
+) -> None:
+    """The review and the summary comment, after the check run concluded. GitHub refusing any of it
+    (or the approval, dismissals and merge before it) is said once, in the summary, or when the
+    summary comment is refused, in the concluded check run's text (``concluded``: its title and
+    summary); the verdict stays."""
+    refusals.attempt(
+        "review",
+        lambda: publish_review(gh, pr, report, inputs.changes, inputs.config, reviews, refusals),
+    )
     summary = report.with_sections(*merge, *refusals.sections())
     if not refusals.done("comment", lambda: publish_summary(gh, pr, summary)):
         if concluded is not None:
@@ -285,15 +348,22 @@ def publish_beside(gh: GitHubAPI, pr: PullRequest, inputs: ReviewInputs, report:
 class Worker:
     """Handles one job: find the pull request, check who asked, review its current head."""
 
-    def __init__(self, factory: GitHubClientFactory, resources: Resources | None = None,
-                 checks: Iterable[Check] | None = None,
-                 note_check_run: Callable[[Job, str, int], None] | None = None,
-                 max_deferrals: int = MAX_DEFERRALS, clock: Callable[[], float] = time.time,
-                 crashes: Callable[[Job], int] | None = None, job_budget: float = JOB_BUDGET,
-                 done: Callable[[str], bool] | None = None) -> None:
-        """``crashes(job)``: how many attempts at the job died with their process (``JobQueue.crashes``);
-        ``job_budget``: seconds for one job, after which its review concludes failure with what it found;
-        ``done(delivery)``: whether the queue finished that delivery (``JobQueue.is_done``)."""
+    def __init__(
+        self,
+        factory: GitHubClientFactory,
+        resources: Resources | None = None,
+        checks: Iterable[Check] | None = None,
+        note_check_run: Callable[[Job, str, int], None] | None = None,
+        max_deferrals: int = MAX_DEFERRALS,
+        clock: Callable[[], float] = time.time,
+        crashes: Callable[[Job], int] | None = None,
+        job_budget: float = JOB_BUDGET,
+        done: Callable[[str], bool] | None = None,
+    ) -> None:
+        """``crashes(job)``: how many attempts at the job died with their process
+        (``JobQueue.crashes``); ``job_budget``: seconds for one job, after which its review
+        concludes failure with what it found; ``done(delivery)``: whether the queue finished that
+        delivery (``JobQueue.is_done``)."""
         self.crashes = crashes
         self.done = done
         self.job_budget = job_budget
@@ -305,10 +375,15 @@ class Worker:
         self.clock = clock
 
     def handle(self, job: Job) -> str:
-        """Review the job's pull request; raises ``JobDeferred`` when it must run again later (GitHub's
-        rate limit until its reset; a check run left open, in ``OPEN_RETRY`` seconds)."""
-        with log_context(delivery=job.delivery, event=job.event, repo=job.repo, pr=job.number or None,
-                         head_sha=job.head_sha):
+        """Review the job's pull request; raises ``JobDeferred`` when it must run again later
+        (GitHub's rate limit until its reset; a check run left open, in ``OPEN_RETRY`` seconds)."""
+        with log_context(
+            delivery=job.delivery,
+            event=job.event,
+            repo=job.repo,
+            pr=job.number or None,
+            head_sha=job.head_sha,
+        ):
             try:
                 with budget.within(self.job_budget, "job"):
                     outcome = self._handle(job)
@@ -328,8 +403,13 @@ class Worker:
         if fence is not None:
             gh = FencedGitHub(gh, fence)
         if job.event == "push":  # the default branch moved: the dashboard issue, no review
-            return dashboard_issue.refresh(gh, job.repo, job.head_sha, datetime.fromtimestamp(self.clock(), UTC).date(),
-                                           self.checks)
+            return dashboard_issue.refresh(
+                gh,
+                job.repo,
+                job.head_sha,
+                datetime.fromtimestamp(self.clock(), UTC).date(),
+                self.checks,
+            )
         number = job.number
         if not number:
             numbers = gh.list_open_pull_requests_for_sha(job.repo, job.head_sha)
@@ -339,7 +419,9 @@ class Worker:
         if job.command:  # a proposal from anyone: one reply, no review, no state changed
             pr = gh.get_pull_request(job.repo, number)
             day = datetime.fromtimestamp(self.clock(), UTC).date()
-            gh.create_issue_comment(job.repo, number, waiver_proposal.reply(gh, pr, job.command, job.requester, day))
+            gh.create_issue_comment(
+                job.repo, number, waiver_proposal.reply(gh, pr, job.command, job.requester, day)
+            )
             return "proposed"
         if job.requester:
             permission = gh.get_permission(job.repo, job.requester)
@@ -357,55 +439,89 @@ class Worker:
             on_check_run = (lambda sha, check_id: note(job, sha, check_id)) if note else None
             crashes = self.crashes(job) if self.crashes else 0
             if crashes >= MAX_CRASHES:  # a poison pill: never run it again, conclude it
-                log.error("delivery %s killed its worker process %d times; concluded", job.delivery, crashes)
+                log.error(
+                    "delivery %s killed its worker process %d times; concluded",
+                    job.delivery,
+                    crashes,
+                )
                 opened = open_check(gh, pr, job.delivery, resume, on_check_run)
                 if opened.concluded:  # an earlier attempt concluded it before dying
                     return "could-not-finish"
-                could_not_finish(gh, pr.repo, opened.id, job.delivery,
-                                 f"the review stopped the process running it {crashes} times (killed, for "
-                                 "example for running out of memory); it is not tried again")
+                could_not_finish(
+                    gh,
+                    pr.repo,
+                    opened.id,
+                    job.delivery,
+                    f"the review stopped the process running it {crashes} times (killed, for "
+                    "example for running out of memory); it is not tried again",
+                )
                 return "could-not-finish"
-            return review_pull_request(gh, pr, job.delivery, self._regression(), self.checks, resume, on_check_run,
-                                       give_up_on_rate_limit=job.deferrals >= self.max_deferrals)
+            return review_pull_request(
+                gh,
+                pr,
+                job.delivery,
+                self._regression(),
+                self.checks,
+                resume,
+                on_check_run,
+                give_up_on_rate_limit=job.deferrals >= self.max_deferrals,
+            )
 
     def _reviewed_by_the_other_path(self, gh: GitHubAPI, job: Job, pr: PullRequest) -> bool:
-        """Whether a reconciliation and a delivery both owe this head a review and the other one concluded it.
+        """Whether a reconciliation and a delivery both owe this head a review and the other one
+        concluded it.
 
-        A reconciliation round enqueues a head with no verdict; the delivery it stands in for may still arrive
-        (the web was restarting, GitHub was slow), before or after the round's job runs. The later of the two
-        is not reviewed again: a round's job skips a head with a concluded run of the App; a delivery (not a
-        re-run nor a recheck) skips a head whose run the round's job concluded (its ``external_id``), looked
-        up on GitHub only when the queue has that job done."""
+        A reconciliation round enqueues a head with no verdict; the delivery it stands in for may
+        still arrive (the web was restarting, GitHub was slow), before or after the round's job
+        runs. The later of the two is not reviewed again: a round's job skips a head with a
+        concluded run of the App; a delivery (not a re-run nor a recheck) skips a head whose run the
+        round's job concluded (its ``external_id``), looked up on GitHub only when the queue has
+        that job done."""
         if job.check_run_id or job.rerun or job.requester:
             return False
         if job.action == reconcile.ACTION:
-            done = [r for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME) if r.status == "completed"]
+            done = [
+                r
+                for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME)
+                if r.status == "completed"
+            ]
         else:
             owed = reconcile.delivery_of(pr.repo, pr.number, pr.head_sha)
             if self.done is None or not self.done(owed):
                 return False
-            done = [r for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME)
-                    if r.status == "completed" and r.external_id == owed]
+            done = [
+                r
+                for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME)
+                if r.status == "completed" and r.external_id == owed
+            ]
         if done:
-            log.info("head %s has the App's verdict by now (check run %d); not reviewed again", pr.head_sha[:12],
-                     done[0].id)
+            log.info(
+                "head %s has the App's verdict by now (check run %d); not reviewed again",
+                pr.head_sha[:12],
+                done[0].id,
+            )
         return bool(done)
 
     def _regression(self) -> Regression | None:
-        """The warm regression, built on first use inside the review (so a start-up failure is reported)."""
+        """The warm regression, built on first use inside the review (so a start-up failure is
+        reported)."""
         if not self.resources.enabled:
             return None
 
         def run(*args: Any) -> Any:
             regression = self.resources.regression()
             return regression(*args) if regression is not None else (None, [])
+
         return run
 
 
-def regression_stage(module: str = REGRESSION_MODULE, master: str | None = None) -> Callable[[], Regression]:
-    """A factory of the regression stage: ``importlib.import_module(module).review_stage()`` (given the
-    Spark ``master`` when there is one), imported only when first called, so a missing module (or pyspark)
-    fails that review's regression section, not start-up."""
+def regression_stage(
+    module: str = REGRESSION_MODULE, master: str | None = None
+) -> Callable[[], Regression]:
+    """A factory of the regression stage: ``importlib.import_module(module).review_stage()`` (given
+    the Spark ``master`` when there is one), imported only when first called, so a missing module
+    (or pyspark) fails that review's regression section, not start-up."""
+
     def build() -> Regression:
         import importlib
 
@@ -413,6 +529,7 @@ def regression_stage(module: str = REGRESSION_MODULE, master: str | None = None)
         stage: Regression = factory(master=master) if master else factory()
         log.info("regression stage %s ready", module)
         return stage
+
     return build
 
 
@@ -435,41 +552,97 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m bot.service.worker", description=main.__doc__)
     parser.add_argument("--threads", type=int, default=2, help="jobs run at once (default 2)")
-    parser.add_argument("--checks", metavar="MODULE:NAME",
-                        help="run this tuple of checks instead of bot.review.checks.CHECKS (organisation rules, tests)")
-    parser.add_argument("--regression", action=argparse.BooleanOptionalAction, default=True,
-                        help="run the PySpark regression (bot.review.regression, one warm SparkSession built on "
-                             "the first review); a failure to start it makes that review's regression section neutral")
-    parser.add_argument("--spark-master", metavar="URL",
-                        help="the regression's Spark master (default local[*]); on a cluster the code is shipped to "
-                             "the executors and the configured event locations must be storage the cluster shares")
-    parser.add_argument("--regression-module", default=REGRESSION_MODULE, metavar="MODULE",
-                        help="the module whose review_stage class is the regression (tests: tests.fakes)")
-    parser.add_argument("--write-pause", type=float, default=1.0,
-                        help="seconds between GitHub writes (GitHub asks for 1 s; 0 against a stand-in)")
-    parser.add_argument("--job-budget", type=float, default=JOB_BUDGET, metavar="SECONDS",
-                        help=f"seconds for one job (default {JOB_BUDGET:g}); past them its review stops and concludes "
-                             "failure with what it found (each review also has review.time_budget_seconds)")
-    parser.add_argument("--poll", type=float, default=0.1, help="longest wait between queue polls, seconds")
-    parser.add_argument("--sweep-every", type=float, default=10.0, metavar="SECONDS",
-                        help="how often interrupted jobs are looked for and re-enqueued (default 10: with the lease's "
-                             "30 s, a dead worker's job runs again within 40 s)")
-    parser.add_argument("--sweep-age", type=float, default=60.0, metavar="SECONDS",
-                        help="a job no worker started is re-enqueued by the sweep only this long after it was "
-                             "accepted (default 60)")
-    parser.add_argument("--github-max-wait", type=float, default=RetryPolicy.max_wait, metavar="SECONDS",
-                        help="longest a request waits out GitHub's rate limit or errors (default 180); a longer "
-                             "rate limit reschedules the job at its reset")
-    parser.add_argument("--lease-ttl", type=float, default=DEFAULT_TTL, metavar="SECONDS",
-                        help="a pull request's lease, renewed every third of it while its job runs: a dead worker's "
-                             "pull request is taken over this long after it stopped (default 30)")
-    parser.add_argument("--reconcile-every", type=float, metavar="SECONDS",
-                        default=float(os.environ.get("BOT_RECONCILE_EVERY") or reconcile.DEFAULT_EVERY),
-                        help="how often GitHub's open pull requests are compared with the queue and the reviews the "
-                             "App owes enqueued, at start-up too (default $BOT_RECONCILE_EVERY or 300; 0: never)")
-    parser.add_argument("--metrics-port", type=int, default=int(os.environ.get("WORKER_METRICS_PORT", "0") or 0),
-                        metavar="PORT", help="serve the worker's Prometheus metrics on this port (default "
-                                             "$WORKER_METRICS_PORT; 0: none)")
+    parser.add_argument(
+        "--checks",
+        metavar="MODULE:NAME",
+        help="run this tuple of checks instead of bot.review.checks.CHECKS (organisation rules, "
+        "tests)",
+    )
+    parser.add_argument(
+        "--regression",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the PySpark regression (bot.review.regression, one warm SparkSession built on "
+        "the first review); a failure to start it makes that review's regression section neutral",
+    )
+    parser.add_argument(
+        "--spark-master",
+        metavar="URL",
+        help="the regression's Spark master (default local[*]); on a cluster the code is shipped "
+        "to the executors and the configured event locations must be storage the cluster shares",
+    )
+    parser.add_argument(
+        "--regression-module",
+        default=REGRESSION_MODULE,
+        metavar="MODULE",
+        help="the module whose review_stage class is the regression (tests: tests.fakes)",
+    )
+    parser.add_argument(
+        "--write-pause",
+        type=float,
+        default=1.0,
+        help="seconds between GitHub writes (GitHub asks for 1 s; 0 against a stand-in)",
+    )
+    parser.add_argument(
+        "--job-budget",
+        type=float,
+        default=JOB_BUDGET,
+        metavar="SECONDS",
+        help=f"seconds for one job (default {JOB_BUDGET:g}); past them its review stops and "
+        f"concludes "
+        "failure with what it found (each review also has review.time_budget_seconds)",
+    )
+    parser.add_argument(
+        "--poll", type=float, default=0.1, help="longest wait between queue polls, seconds"
+    )
+    parser.add_argument(
+        "--sweep-every",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how often interrupted jobs are looked for and re-enqueued (default 10: with the "
+        "lease's 30 s, a dead worker's job runs again within 40 s)",
+    )
+    parser.add_argument(
+        "--sweep-age",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="a job no worker started is re-enqueued by the sweep only this long after it was "
+        "accepted (default 60)",
+    )
+    parser.add_argument(
+        "--github-max-wait",
+        type=float,
+        default=RetryPolicy.max_wait,
+        metavar="SECONDS",
+        help="longest a request waits out GitHub's rate limit or errors (default 180); a longer "
+        "rate limit reschedules the job at its reset",
+    )
+    parser.add_argument(
+        "--lease-ttl",
+        type=float,
+        default=DEFAULT_TTL,
+        metavar="SECONDS",
+        help="a pull request's lease, renewed every third of it while its job runs: a dead "
+        "worker's pull request is taken over this long after it stopped (default 30)",
+    )
+    parser.add_argument(
+        "--reconcile-every",
+        type=float,
+        metavar="SECONDS",
+        default=float(os.environ.get("BOT_RECONCILE_EVERY") or reconcile.DEFAULT_EVERY),
+        help="how often GitHub's open pull requests are compared with the queue and the reviews "
+        "the App owes enqueued, at start-up too (default $BOT_RECONCILE_EVERY or 300; 0: never)",
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=int(os.environ.get("WORKER_METRICS_PORT", "0") or 0),
+        metavar="PORT",
+        help="serve the worker's Prometheus metrics on this port (default "
+        "$WORKER_METRICS_PORT; 0: none)",
+    )
     args = parser.parse_args(argv)
     setup_json_logging()
     try:
@@ -479,37 +652,69 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     queue = JobQueue.from_url(settings.queue_url, lease_ttl=args.lease_ttl)
-    factory = AppClientFactory(settings.app_id, settings.private_key, settings.api_url,
-                               policy=RetryPolicy(max_wait=args.github_max_wait),
-                               seconds_between_writes=args.write_pause,
-                               pacers=shared_pacers(queue, args.write_pause, args.github_max_wait))
+    factory = AppClientFactory(
+        settings.app_id,
+        settings.private_key,
+        settings.api_url,
+        policy=RetryPolicy(max_wait=args.github_max_wait),
+        seconds_between_writes=args.write_pause,
+        pacers=shared_pacers(queue, args.write_pause, args.github_max_wait),
+    )
     if args.metrics_port:
         metrics.serve_worker(args.metrics_port)
     checks = load_checks(args.checks) if args.checks else None
-    resources = Resources(regression_stage(args.regression_module, args.spark_master) if args.regression else None)
-    worker = Worker(factory, resources, checks=checks, note_check_run=queue.note_check_run, crashes=queue.crashes,
-                    job_budget=args.job_budget, done=queue.is_done)
+    resources = Resources(
+        regression_stage(args.regression_module, args.spark_master) if args.regression else None
+    )
+    worker = Worker(
+        factory,
+        resources,
+        checks=checks,
+        note_check_run=queue.note_check_run,
+        crashes=queue.crashes,
+        job_budget=args.job_budget,
+        done=queue.is_done,
+    )
     queue.set_handler(worker.handle)
-    registry = schema.Registry(queue.redis(), queue.huey.storage.name, queue.owner) if queue.redis() else None
+    registry = (
+        schema.Registry(queue.redis(), queue.huey.storage.name, queue.owner)
+        if queue.redis()
+        else None
+    )
     try:
         if registry is not None:
-            outage.REDIS.wait_for(registry.join)  # refuses to run beside workers of another schema version
+            # refuses to run beside workers of another schema version
+            outage.REDIS.wait_for(registry.join)
     except schema.Incompatible as exc:
         log.error("this worker (schema version %d) does not start: %s", schema.SCHEMA_VERSION, exc)
         return 3
     outage.REDIS.wait_for(queue.recover)  # a worker started while its Redis is down waits for it
-    queue.legacy_done = 0  # the old layout is migrated: from now on, one is written only by an older worker
+    # the old layout is migrated: from now on, one is written only by an older worker
+    queue.legacy_done = 0
     health.beat()
-    threading.Thread(target=sweep_forever, args=(queue, args.sweep_every, args.sweep_age,
-                                                 registry.beat if registry else None),
-                     name="sweep", daemon=True).start()
+    threading.Thread(
+        target=sweep_forever,
+        args=(queue, args.sweep_every, args.sweep_age, registry.beat if registry else None),
+        name="sweep",
+        daemon=True,
+    ).start()
     if args.reconcile_every > 0:
         claim = lambda: reconcile.claim_round(queue.redis(), queue.huey.name, args.reconcile_every)  # noqa: E731
-        threading.Thread(target=reconcile.reconcile_forever, args=(factory, queue, claim, args.reconcile_every),
-                         name="reconcile", daemon=True).start()
-    consumer = queue.huey.create_consumer(workers=args.threads, worker_type="thread", periodic=False,
-                                          initial_delay=0.02, backoff=1.5, max_delay=args.poll,
-                                          scheduler_interval=1)
+        threading.Thread(
+            target=reconcile.reconcile_forever,
+            args=(factory, queue, claim, args.reconcile_every),
+            name="reconcile",
+            daemon=True,
+        ).start()
+    consumer = queue.huey.create_consumer(
+        workers=args.threads,
+        worker_type="thread",
+        periodic=False,
+        initial_delay=0.02,
+        backoff=1.5,
+        max_delay=args.poll,
+        scheduler_interval=1,
+    )
     consumer.run()
     if registry is not None:
         with contextlib.suppress(Exception):
@@ -518,17 +723,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def shared_pacers(queue: JobQueue, pause: float, max_wait: float) -> Callable[[int], Pacer] | None:
-    """On Redis, every worker paces an installation's requests together (``RedisPacer``); on SQLite (one
-    host, one worker process) the client's own per-process pacer is enough."""
+    """On Redis, every worker paces an installation's requests together (``RedisPacer``); on SQLite
+    (one host, one worker process) the client's own per-process pacer is enough."""
     redis = queue.redis()
     if redis is None:
         return None
     return lambda installation: RedisPacer(redis, installation, pause, max_wait=max_wait)
 
 
-def sweep_forever(queue: JobQueue, every: float, min_age: float, beat: Callable[[], None] | None = None) -> None:
-    """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process lost,
-    renew this worker's registration (``beat``)."""
+def sweep_forever(
+    queue: JobQueue, every: float, min_age: float, beat: Callable[[], None] | None = None
+) -> None:
+    """Every ``every`` seconds: write what the queue failed to write, re-enqueue jobs a dead process
+    lost, renew this worker's registration (``beat``)."""
     while True:
         time.sleep(every)
         try:
@@ -543,8 +750,11 @@ def sweep_forever(queue: JobQueue, every: float, min_age: float, beat: Callable[
         else:
             outage.REDIS.succeeded()
             if queue.legacy_done:
-                log.error("a worker of an older release writes to this queue (%d finished job(s) in the old "
-                          "layout): stop it (docs/app.md, Upgrades)", queue.legacy_done)
+                log.error(
+                    "a worker of an older release writes to this queue (%d finished job(s) in the "
+                    "old layout): stop it (docs/app.md, Upgrades)",
+                    queue.legacy_done,
+                )
                 health.problem("a worker of an older release writes to this queue")
                 queue.legacy_done = 0
             health.beat()

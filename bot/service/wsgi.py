@@ -1,4 +1,5 @@
-"""``gunicorn 'bot.service.wsgi:create_app()'``: the webhook service (implemented in ``bot.service.web``)."""
+"""``gunicorn 'bot.service.wsgi:create_app()'``: the webhook service (implemented in
+``bot.service.web``)."""
 
 from bot.service.web import create_app
 

@@ -4,6 +4,13 @@
 process and prints the chosen port on its first stdout line. See ``docs/github.md``.
 """
 
-from tests.standin.server import Fault, Pacing, StandIn, StandInState, create_app, generate_private_key_pem
+from tests.standin.server import (
+    Fault,
+    Pacing,
+    StandIn,
+    StandInState,
+    create_app,
+    generate_private_key_pem,
+)
 
 __all__ = ["Fault", "Pacing", "StandIn", "StandInState", "create_app", "generate_private_key_pem"]

@@ -1,11 +1,13 @@
-"""Many repositories behind one stand-in GitHub: one pull request each, spread over a few installations.
+"""Many repositories behind one stand-in GitHub: one pull request each, spread over a few
+installations.
 
-The stand-in (``server.py``) serves one repository with one pull request. A ``Fleet`` serves many from
-one HTTP server: each repository is a stand-in of its own (its ``LocalGitHub``, check runs, reviews,
-comments) while what GitHub keeps per App or per installation is shared: installation tokens, the
-request log, faults, and the write pacing log, one ``Pacing`` per installation (GitHub's advice is per
-installation). Requests are routed by the repository in their path (``/repos/{owner}/{name}/...``), a
-GraphQL query by its ``owner``/``name`` variables, a token request by its installation.
+The stand-in (``server.py``) serves one repository with one pull request. A ``Fleet`` serves many
+from one HTTP server: each repository is a stand-in of its own (its ``LocalGitHub``, check runs,
+reviews, comments) while what GitHub keeps per App or per installation is shared: installation
+tokens, the request log, faults, and the write pacing log, one ``Pacing`` per installation (GitHub's
+advice is per installation). Requests are routed by the repository in their path
+(``/repos/{owner}/{name}/...``), a GraphQL query by its ``owner``/``name`` variables, a token
+request by its installation.
 """
 
 from __future__ import annotations
@@ -33,22 +35,53 @@ WSGIApp = Callable[[Environ, Callable[..., Any]], Iterable[bytes]]
 
 
 class Fleet(ServedInThread):
-    """``repos`` maps ``owner/name`` to its installation id; every repository's pull request is ``head``
-    against ``base`` of the git repository at ``repo_path``, numbered from ``first_number``."""
+    """``repos`` maps ``owner/name`` to its installation id; every repository's pull request is
+    ``head`` against ``base`` of the git repository at ``repo_path``, numbered from
+    ``first_number``."""
 
-    def __init__(self, repo_path: str, base: str, head: str, repos: dict[str, int], *, latency: float = 0.0,
-                 write_pause: float = 0.0, first_number: int = 1, private_key_pem: str | None = None) -> None:
+    def __init__(
+        self,
+        repo_path: str,
+        base: str,
+        head: str,
+        repos: dict[str, int],
+        *,
+        latency: float = 0.0,
+        write_pause: float = 0.0,
+        first_number: int = 1,
+        private_key_pem: str | None = None,
+    ) -> None:
         self.private_key_pem = private_key_pem or generate_private_key_pem()
-        self.pacing = {installation: Pacing(write_pause) for installation in sorted(set(repos.values()))}
-        shared: dict[str, Any] = {"tokens": {}, "token_installations": {}, "faults": [], "fault_hits": [],
-                                  "requests": [], "lock": threading.Lock(), "hook": {}, "deliveries": [],
-                                  "payloads": {}, "recorded": []}  # recorded: for the conformance check
+        self.pacing = {
+            installation: Pacing(write_pause) for installation in sorted(set(repos.values()))
+        }
+        shared: dict[str, Any] = {
+            "tokens": {},
+            "token_installations": {},
+            "faults": [],
+            "fault_hits": [],
+            "requests": [],
+            "lock": threading.Lock(),
+            "hook": {},
+            "deliveries": [],
+            # recorded: for the conformance check
+            "payloads": {},
+            "recorded": [],
+        }
         self.states: dict[str, StandInState] = {}
         for number, (name, installation) in enumerate(sorted(repos.items()), start=first_number):
             local = LocalGitHub(repo_path, base, head, repo=name, number=number)
-            self.states[name] = StandInState(local, self.private_key_pem, installation_id=installation,
-                                             latency=latency, pacing=self.pacing[installation], **shared)
-        self.apps: dict[str, WSGIApp] = {name: create_app(state) for name, state in self.states.items()}
+            self.states[name] = StandInState(
+                local,
+                self.private_key_pem,
+                installation_id=installation,
+                latency=latency,
+                pacing=self.pacing[installation],
+                **shared,
+            )
+        self.apps: dict[str, WSGIApp] = {
+            name: create_app(state) for name, state in self.states.items()
+        }
 
     def number(self, repo: str) -> int:
         return self.states[repo].local.number
@@ -71,31 +104,58 @@ class Fleet(ServedInThread):
             except (ValueError, AttributeError):
                 name = ""
         elif path.startswith("/app/installations/") and len(parts) > 3 and parts[3].isdigit():
-            name = next((n for n, s in self.states.items() if s.installation_id == int(parts[3])), "")
+            name = next(
+                (n for n, s in self.states.items() if s.installation_id == int(parts[3])), ""
+            )
         elif path == "/app/installations" and environ.get("REQUEST_METHOD") == "GET":
-            return self._answer(environ, start_response, [
-                {"id": i, "account": {"login": next(n for n, s in self.states.items() if s.installation_id == i
-                                                    ).split("/")[0]}, "app_id": 1, "repository_selection": "selected"}
-                for i in sorted(self.pacing)])
+            return self._answer(
+                environ,
+                start_response,
+                [
+                    {
+                        "id": i,
+                        "account": {
+                            "login": next(
+                                n for n, s in self.states.items() if s.installation_id == i
+                            ).split("/")[0]
+                        },
+                        "app_id": 1,
+                        "repository_selection": "selected",
+                    }
+                    for i in sorted(self.pacing)
+                ],
+            )
         elif path == "/installation/repositories":
             token = str(environ.get("HTTP_AUTHORIZATION", "")).split(" ")[-1]
             installation = next(iter(self.states.values())).token_installations.get(token)
             mine = [n for n, s in self.states.items() if s.installation_id == installation]
-            return self._answer(environ, start_response, {
-                "total_count": len(mine), "repository_selection": "selected",
-                "repositories": [{"full_name": n, "name": n.split("/")[1]} for n in mine]}, mine[0] if mine else "")
+            return self._answer(
+                environ,
+                start_response,
+                {
+                    "total_count": len(mine),
+                    "repository_selection": "selected",
+                    "repositories": [{"full_name": n, "name": n.split("/")[1]} for n in mine],
+                },
+                mine[0] if mine else "",
+            )
         app = self.apps.get(name) or next(iter(self.apps.values()))  # unknown repositories: its 404
         return app(environ, start_response)
 
-    def _answer(self, environ: Environ, start_response: Callable[..., Any], body: Any,
-                name: str = "") -> Iterable[bytes]:
-        """What GitHub answers for the App or an installation as a whole (all repositories, not one): one
-        repository's stand-in checks the credentials and logs the request, the fleet writes the body."""
+    def _answer(
+        self, environ: Environ, start_response: Callable[..., Any], body: Any, name: str = ""
+    ) -> Iterable[bytes]:
+        """What GitHub answers for the App or an installation as a whole (all repositories, not
+        one): one repository's stand-in checks the credentials and logs the request, the fleet
+        writes the body."""
         answered: dict[str, Any] = {}
 
-        def keep(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+        def keep(
+            status: str, headers: list[tuple[str, str]], exc_info: Any = None
+        ) -> Callable[[bytes], None]:
             answered.update(status=status, headers=headers)
             return lambda _: None
+
         app = self.apps.get(name) or next(iter(self.apps.values()))
         own = b"".join(app(environ, keep))
         if not str(answered["status"]).startswith("200"):
@@ -107,11 +167,14 @@ class Fleet(ServedInThread):
         return [data]
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> Fleet:
-        self._serve(make_server(host, port, self, threaded=True, request_handler=QuietHandler), "fleet")
+        self._serve(
+            make_server(host, port, self, threaded=True, request_handler=QuietHandler), "fleet"
+        )
         return self
 
     def stop(self) -> None:
-        """Stop serving; what the fleet was sent and answered must be what GitHub's descriptions allow."""
+        """Stop serving; what the fleet was sent and answered must be what GitHub's descriptions
+        allow."""
         from tests import conformance
 
         self._stop_serving()
@@ -121,4 +184,6 @@ class Fleet(ServedInThread):
         drift = conformance.check_end_to_end(list(recorded or ()), probes=True)
         if recorded is not None:
             recorded.clear()
-        assert not drift, "requests, answers or payloads GitHub's descriptions do not allow:\n" + "\n".join(drift)
+        assert not drift, (
+            "requests, answers or payloads GitHub's descriptions do not allow:\n" + "\n".join(drift)
+        )

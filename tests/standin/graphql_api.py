@@ -1,13 +1,15 @@
-"""The stand-in's ``POST /graphql``: the part of GitHub's GraphQL schema the bot queries, executed by graphql-core.
+"""The stand-in's ``POST /graphql``: the part of GitHub's GraphQL schema the bot queries, executed
+by graphql-core.
 
 ``repository(owner, name) { object(expression: "REV:PATH") { ... } }`` with ``Blob`` (``oid``,
-``byteSize``, ``isBinary``, ``isTruncated``, ``text``) and ``Tree`` (``entries { name mode type oid }``),
-as on GitHub. Real parsing, validation and execution: a query the stand-in accepts is one GitHub's schema
-accepts too (for these fields), aliases and variables included. Like GitHub, ``text`` is null for a
-binary blob (git's test: a NUL byte in the first 8,000 bytes) and cut at ``text_limit`` bytes with
-``isTruncated`` set; bytes that are not UTF-8 come back replaced, so only ``byteSize`` tells. A ``Commit``
-has its ``statusCheckRollup`` (the newest check run of each name, ``isRequired(pullRequestNumber)`` from
-the branch protection, for the one pull request served), and ``enablePullRequestAutoMerge`` is the mutation.
+``byteSize``, ``isBinary``, ``isTruncated``, ``text``) and ``Tree`` (``entries { name mode type oid
+}``), as on GitHub. Real parsing, validation and execution: a query the stand-in accepts is one
+GitHub's schema accepts too (for these fields), aliases and variables included. Like GitHub,
+``text`` is null for a binary blob (git's test: a NUL byte in the first 8,000 bytes) and cut at
+``text_limit`` bytes with ``isTruncated`` set; bytes that are not UTF-8 come back replaced, so only
+``byteSize`` tells. A ``Commit`` has its ``statusCheckRollup`` (the newest check run of each name,
+``isRequired(pullRequestNumber)`` from the branch protection, for the one pull request served), and
+``enablePullRequestAutoMerge`` is the mutation.
 """
 
 from __future__ import annotations
@@ -130,7 +132,9 @@ def is_mutation(source: str) -> bool:
         document = parse(query)
     except (ValueError, AttributeError, TypeError, GraphQLSyntaxError):
         return False
-    return any(getattr(d, "operation", None) is OperationType.MUTATION for d in document.definitions)
+    return any(
+        getattr(d, "operation", None) is OperationType.MUTATION for d in document.definitions
+    )
 
 
 @dataclass
@@ -151,8 +155,11 @@ class GitObjects:
 
     def _read(self, expression: str) -> dict[str, Any] | None:
         if self._proc is None:
-            self._proc = subprocess.Popen(["git", "-C", self.repo_path, "cat-file", "--batch"],
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            self._proc = subprocess.Popen(
+                ["git", "-C", self.repo_path, "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._proc.stdin.write(expression.encode() + b"\n")
         self._proc.stdin.flush()
@@ -161,11 +168,19 @@ class GitObjects:
             return None
         oid, kind, size = header[0], header[1], int(header[2])
         data = self._proc.stdout.read(size + 1)[:size]
-        found: dict[str, Any] = {"__typename": kind.capitalize(), "oid": oid, "abbreviatedOid": oid[:7]}
+        found: dict[str, Any] = {
+            "__typename": kind.capitalize(),
+            "oid": oid,
+            "abbreviatedOid": oid[:7],
+        }
         if kind == "blob":
             binary = b"\x00" in data[:8000]
-            found.update(byteSize=size, isBinary=binary, isTruncated=not binary and size > self.text_limit,
-                         text=None if binary else data[:self.text_limit].decode("utf-8", "replace"))
+            found.update(
+                byteSize=size,
+                isBinary=binary,
+                isTruncated=not binary and size > self.text_limit,
+                text=None if binary else data[: self.text_limit].decode("utf-8", "replace"),
+            )
         elif kind == "tree":
             found["entries"] = _tree_entries(data)
         return found
@@ -188,35 +203,54 @@ def _tree_entries(data: bytes) -> list[dict[str, Any]]:
         space = data.index(b" ", i)
         nul = data.index(b"\x00", space)
         mode = int(data[i:space].decode(), 8)
-        name = data[space + 1:nul].decode("utf-8", "replace")
-        oid = data[nul + 1:nul + 21].hex()
+        name = data[space + 1 : nul].decode("utf-8", "replace")
+        oid = data[nul + 1 : nul + 21].hex()
         kind = {0o040000: "tree", 0o160000: "commit"}.get(mode, "blob")
         entries.append({"name": name, "path": name, "mode": mode, "type": kind, "oid": oid})
         i = nul + 21
     return entries
 
 
-def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT,
-            mutations: dict[str, Any] | None = None, checks: Any = None) -> dict[str, Any]:
-    """Run one GraphQL request (``{"query", "variables", "operationName"}``) against ``repo``; ``mutations``:
-    the resolvers of the ``Mutation`` fields (a resolver's ``GitHubError`` becomes a GraphQL error, as on GitHub);
-    ``checks``: the pull request whose commits' ``statusCheckRollup`` is served (``LocalGitHub``), if any."""
+def execute(
+    body: Any,
+    repo: str,
+    repo_path: str,
+    text_limit: int = TEXT_LIMIT,
+    mutations: dict[str, Any] | None = None,
+    checks: Any = None,
+) -> dict[str, Any]:
+    """Run one GraphQL request (``{"query", "variables", "operationName"}``) against ``repo``;
+    ``mutations``: the resolvers of the ``Mutation`` fields (a resolver's ``GitHubError`` becomes a
+    GraphQL error, as on GitHub); ``checks``: the pull request whose commits' ``statusCheckRollup``
+    is served (``LocalGitHub``), if any."""
     if not isinstance(body, dict) or not isinstance(body.get("query"), str):
-        return {"errors": [{"message": "A query attribute must be specified and must be a string."}]}
+        return {
+            "errors": [{"message": "A query attribute must be specified and must be a string."}]
+        }
     objects = GitObjects(repo_path, text_limit)
 
     def repository(_info: Any, owner: str, name: str) -> dict[str, Any]:
         if f"{owner}/{name}".casefold() != repo.casefold():
-            raise GraphQLError(f"Could not resolve to a Repository with the name '{owner}/{name}'.",
-                               extensions={"type": "NOT_FOUND"})
-        return {"nameWithOwner": repo, "object": lambda info, expression=None, oid=None:
-                with_rollup(objects.lookup(expression or oid or ""), checks)}
+            raise GraphQLError(
+                f"Could not resolve to a Repository with the name '{owner}/{name}'.",
+                extensions={"type": "NOT_FOUND"},
+            )
+        return {
+            "nameWithOwner": repo,
+            "object": lambda info, expression=None, oid=None: with_rollup(
+                objects.lookup(expression or oid or ""), checks
+            ),
+        }
 
     try:
-        result = graphql_sync(SCHEMA, body["query"], root_value={"repository": repository, **(mutations or {})},
-                              variable_values=body.get("variables") or None,
-                              operation_name=body.get("operationName"),
-                              type_resolver=lambda value, *_: value["__typename"])
+        result = graphql_sync(
+            SCHEMA,
+            body["query"],
+            root_value={"repository": repository, **(mutations or {})},
+            variable_values=body.get("variables") or None,
+            operation_name=body.get("operationName"),
+            type_resolver=lambda value, *_: value["__typename"],
+        )
     finally:
         objects.close()
     out: dict[str, Any] = {"data": result.data}
@@ -226,30 +260,54 @@ def execute(body: Any, repo: str, repo_path: str, text_limit: int = TEXT_LIMIT,
 
 
 def with_rollup(found: dict[str, Any] | None, checks: Any) -> dict[str, Any] | None:
-    """A commit with its ``statusCheckRollup`` (null when nothing reported, as on GitHub); ``isRequired``
-    is true only for the pull request the stand-in serves, into its protected base branch."""
+    """A commit with its ``statusCheckRollup`` (null when nothing reported, as on GitHub);
+    ``isRequired`` is true only for the pull request the stand-in serves, into its protected base
+    branch."""
     if found is None or found["__typename"] != "Commit" or checks is None:
         return found
     nodes = checks.rollup_contexts(found["oid"])
     for node in nodes:
         required = node.pop("isRequired")
-        node["isRequired"] = lambda _info, pullRequestNumber=None, pullRequestId=None, required=required: (
-            required and (pullRequestNumber == checks.number or pullRequestId == checks.node_id))
-    return {**found, "statusCheckRollup": {"contexts": lambda _info, first=None, after=None: {
-        "totalCount": len(nodes), "nodes": nodes[:first] if first is not None else nodes}} if nodes else None}
+        node["isRequired"] = (
+            lambda _info, pullRequestNumber=None, pullRequestId=None, required=required: (
+                required and (pullRequestNumber == checks.number or pullRequestId == checks.node_id)
+            )
+        )
+    return {
+        **found,
+        "statusCheckRollup": {
+            "contexts": lambda _info, first=None, after=None: {
+                "totalCount": len(nodes),
+                "nodes": nodes[:first] if first is not None else nodes,
+            }
+        }
+        if nodes
+        else None,
+    }
 
 
 def automerge_mutations(local: Any) -> dict[str, Any]:
-    """``enablePullRequestAutoMerge`` over ``LocalGitHub`` (its rules: clean status refused, closed refused)."""
+    """``enablePullRequestAutoMerge`` over ``LocalGitHub`` (its rules: clean status refused, closed
+    refused)."""
     from bot.github.api import GitHubError
 
     def enable(_info: Any, input: dict[str, Any]) -> dict[str, Any]:
         try:
-            local.enable_auto_merge(local.repo, local.number, str(input["pullRequestId"]),
-                                    str(input.get("expectedHeadOid") or ""), str(input.get("mergeMethod") or "MERGE"))
+            local.enable_auto_merge(
+                local.repo,
+                local.number,
+                str(input["pullRequestId"]),
+                str(input.get("expectedHeadOid") or ""),
+                str(input.get("mergeMethod") or "MERGE"),
+            )
         except GitHubError as exc:
-            raise GraphQLError(str(exc).removeprefix("Unprocessable Entity: "),
-                               extensions={"type": "FORBIDDEN" if exc.status == 403 else "UNPROCESSABLE"}) from exc
-        return {"clientMutationId": input.get("clientMutationId"),
-                "pullRequest": {"id": local.node_id, "number": local.number}}
+            raise GraphQLError(
+                str(exc).removeprefix("Unprocessable Entity: "),
+                extensions={"type": "FORBIDDEN" if exc.status == 403 else "UNPROCESSABLE"},
+            ) from exc
+        return {
+            "clientMutationId": input.get("clientMutationId"),
+            "pullRequest": {"id": local.node_id, "number": local.number},
+        }
+
     return {"enablePullRequestAutoMerge": enable}

@@ -4,7 +4,8 @@ Realistic where it matters to the client: App auth (a JWT signed with the App's 
 call and ``GET /app``, an installation token afterwards, tokens that expire), pagination with
 ``Link`` headers, rate-limit headers, GitHub's 422s (through ``LocalGitHub``'s rules), faults
 injected at run time, and GitHub's latency: ``latency`` seconds added to every request, and every
-write checked against GitHub's pacing advice (``Pacing``). Inspection endpoints live under ``/_standin/``.
+write checked against GitHub's pacing advice (``Pacing``). Inspection endpoints live under
+``/_standin/``.
 """
 
 from __future__ import annotations
@@ -37,18 +38,23 @@ from bot.github.local import LocalGitHub
 from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 from tests.standin.shapes import Shapes
 
-ADMIN = "repository-admin"  # the stand-in's administrator: dismisses reviews through /_standin/dismissals
+# the stand-in's administrator: dismisses reviews through /_standin/dismissals
+ADMIN = "repository-admin"
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
 CONTENTS_INLINE_LIMIT = github_limits.CONTENTS_INLINE_BYTES
 RATE_LIMIT = 5000
-LEGACY_PERMISSION = {"maintain": "write", "triage": "read"}  # "Get repository permissions for a user"
+# "Get repository permissions for a user"
+LEGACY_PERMISSION = {"maintain": "write", "triage": "read"}
 
 
 def generate_private_key_pem() -> str:
     """A throwaway RSA key for the App (PEM, PKCS#1 as GitHub issues them)."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                             serialization.NoEncryption()).decode()
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.TraditionalOpenSSL,
+        serialization.NoEncryption(),
+    ).decode()
 
 
 @dataclass
@@ -56,9 +62,9 @@ class Fault:
     """Answer the next ``count`` requests whose path matches ``path`` (a glob) with ``status``.
 
     ``skip`` lets that many matching requests through first; ``expires_in`` ends the fault that many
-    seconds after it was added (a rate limit until its reset: ``count`` large, ``expires_in`` = ``reset_in``);
-    ``hold`` (seconds) makes matching requests *succeed* but holds each answer that long, so a client
-    can be killed after GitHub did a write and before it learned the result.
+    seconds after it was added (a rate limit until its reset: ``count`` large, ``expires_in`` =
+    ``reset_in``); ``hold`` (seconds) makes matching requests *succeed* but holds each answer that
+    long, so a client can be killed after GitHub did a write and before it learned the result.
     """
 
     path: str
@@ -66,7 +72,8 @@ class Fault:
     count: int = 1
     method: str | None = None
     retry_after: float | None = None  # seconds, sent as ``retry-after``
-    reset_in: float | None = None  # seconds after the fault was added, sent as ``x-ratelimit-reset`` (remaining 0)
+    # seconds after the fault was added, sent as ``x-ratelimit-reset`` (remaining 0)
+    reset_in: float | None = None
     message: str = ""
     skip: int = 0
     expires_in: float | None = None
@@ -74,18 +81,21 @@ class Fault:
     added: float = 0.0  # epoch seconds, set when the fault is added
 
     def matches(self, method: str, path: str) -> bool:
-        return (self.method is None or self.method.upper() == method) and fnmatch.fnmatchcase(path, self.path)
+        return (self.method is None or self.method.upper() == method) and fnmatch.fnmatchcase(
+            path, self.path
+        )
 
 
 @dataclass
 class Pacing:
-    """GitHub's advice for writes (REST best practices): one at a time, ``pause`` seconds between them.
+    """GitHub's advice for writes (REST best practices): one at a time, ``pause`` seconds between
+    them.
 
-    Every mutative request made with an installation token (POST, PATCH, PUT, DELETE, except a GraphQL
-    query, which only reads) is logged with its gap: from the end of the previous write's answer to
-    this write's arrival. A write that arrives while another is in progress, or sooner than ``pause``
-    after the previous one ended, is a violation (only flagged: GitHub answers it, perhaps later with a
-    secondary rate limit). ``pause`` 0 flags only concurrent writes.
+    Every mutative request made with an installation token (POST, PATCH, PUT, DELETE, except a
+    GraphQL query, which only reads) is logged with its gap: from the end of the previous write's
+    answer to this write's arrival. A write that arrives while another is in progress, or sooner
+    than ``pause`` after the previous one ended, is a violation (only flagged: GitHub answers it,
+    perhaps later with a secondary rate limit). ``pause`` 0 flags only concurrent writes.
     """
 
     pause: float = 0.0
@@ -109,25 +119,36 @@ class Pacing:
         self._last_end = now
 
     def as_dict(self) -> dict[str, Any]:
-        return {"pause": self.pause, "writes": list(self.writes), "violations": list(self.violations)}
+        return {
+            "pause": self.pause,
+            "writes": list(self.writes),
+            "violations": list(self.violations),
+        }
 
 
 @dataclass
 class ContentLimit:
-    """GitHub's secondary rate limit on content creation ("Rate limits for the REST API": no more than 80
-    content-generating requests per minute, 500 per hour): at most ``count`` creating requests (POSTs of
-    comments, reviews, check runs) per ``seconds``; the next is answered 403 with ``retry-after``."""
+    """GitHub's secondary rate limit on content creation ("Rate limits for the REST API": no more
+    than 80 content-generating requests per minute, 500 per hour): at most ``count`` creating
+    requests (POSTs of comments, reviews, check runs) per ``seconds``; the next is answered 403 with
+    ``retry-after``."""
 
     count: int
     seconds: float
-    created: list[float] = field(default_factory=list)  # monotonic times of the creations in the window
+    # monotonic times of the creations in the window
+    created: list[float] = field(default_factory=list)
     refused: int = 0
 
-    CREATING = ("/repos/*/*/issues/*/comments", "/repos/*/*/pulls/*/reviews", "/repos/*/*/check-runs",
-                "/repos/*/*/issues")
+    CREATING = (
+        "/repos/*/*/issues/*/comments",
+        "/repos/*/*/pulls/*/reviews",
+        "/repos/*/*/check-runs",
+        "/repos/*/*/issues",
+    )
 
     def take(self, method: str, path: str, now: float) -> float | None:
-        """Seconds to wait when this request is over the limit (counted as refused), else None (counted)."""
+        """Seconds to wait when this request is over the limit (counted as refused), else None
+        (counted)."""
         if method != "POST" or not any(fnmatch.fnmatchcase(path, p) for p in self.CREATING):
             return None
         self.created[:] = [t for t in self.created if now - t < self.seconds]
@@ -151,7 +172,8 @@ class StandInState:
     tree_limit: int = github_limits.TREE_ENTRIES
     clock: Callable[[], float] = time.time
     tokens: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
-    token_installations: dict[str, int] = field(default_factory=dict)  # token -> the installation it is for
+    # token -> the installation it is for
+    token_installations: dict[str, int] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
     fault_hits: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -160,28 +182,47 @@ class StandInState:
     pacing: Pacing = field(default_factory=Pacing)
     content_limit: ContentLimit | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
-    manifests: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)  # code -> (manifest, issued)
-    registered: dict[str, Any] = field(default_factory=dict)  # the App the manifest flow created (its secret)
-    hook: dict[str, str] = field(default_factory=dict)  # where GitHub delivers webhooks: {"url", "secret"}
-    deliveries: list[dict[str, Any]] = field(default_factory=list)  # every attempt, as GET /app/hook/deliveries
+    # code -> (manifest, issued)
+    manifests: dict[str, tuple[dict[str, Any], float]] = field(default_factory=dict)
+    # the App the manifest flow created (its secret)
+    registered: dict[str, Any] = field(default_factory=dict)
+    # where GitHub delivers webhooks: {"url", "secret"}
+    hook: dict[str, str] = field(default_factory=dict)
+    # every attempt, as GET /app/hook/deliveries
+    deliveries: list[dict[str, Any]] = field(default_factory=list)
     payloads: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # guid -> (event, body)
-    # every request with its answer, and every payload sent to /_standin/deliveries, for the conformance check
-    # (tests/conformance.py): kept here by the in-thread stand-in (``StandIn``), else in $STANDIN_RECORD
+    # every request with its answer, and every payload sent to /_standin/deliveries, for the
+    # conformance check (tests/conformance.py): kept here by the in-thread stand-in (``StandIn``),
+    # else in $STANDIN_RECORD
     recorded: list[dict[str, Any]] | None = None
 
-    def deliver(self, guid: str, event: str, body: bytes, redelivery: bool = False) -> dict[str, Any]:
-        """POST a webhook to ``hook`` as GitHub does and record the attempt (status code 0: no connection)."""
+    def deliver(
+        self, guid: str, event: str, body: bytes, redelivery: bool = False
+    ) -> dict[str, Any]:
+        """POST a webhook to ``hook`` as GitHub does and record the attempt (status code 0: no
+        connection)."""
         import hashlib
         import hmac
         import urllib.error
         import urllib.request
 
         self.payloads[guid] = (event, body)
-        signature = "sha256=" + hmac.new(self.hook["secret"].encode(), body, hashlib.sha256).hexdigest()
+        signature = (
+            "sha256=" + hmac.new(self.hook["secret"].encode(), body, hashlib.sha256).hexdigest()
+        )
         started = time.monotonic()
-        request = urllib.request.Request(self.hook["url"], data=body, method="POST", headers={
-            "X-GitHub-Event": event, "X-GitHub-Delivery": guid, "X-Hub-Signature-256": signature,
-            "Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/standin"})
+        request = urllib.request.Request(
+            self.hook["url"],
+            data=body,
+            method="POST",
+            headers={
+                "X-GitHub-Event": event,
+                "X-GitHub-Delivery": guid,
+                "X-Hub-Signature-256": signature,
+                "Content-Type": "application/json",
+                "User-Agent": "GitHub-Hookshot/standin",
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=10) as response:
                 code, status = response.status, "OK"
@@ -191,16 +232,27 @@ class StandInState:
             code, status = 0, "failed to connect to host"
         data = json.loads(body)
         with self.lock:
-            attempt = {"id": len(self.deliveries) + 1, "guid": guid, "delivered_at": _iso(self.clock()),
-                       "redelivery": redelivery, "duration": round(time.monotonic() - started, 3), "status": status,
-                       "status_code": code, "event": event, "action": data.get("action"),
-                       "installation_id": (data.get("installation") or {}).get("id"),
-                       "repository_id": (data.get("repository") or {}).get("id"), "throttled_at": None}
+            attempt = {
+                "id": len(self.deliveries) + 1,
+                "guid": guid,
+                "delivered_at": _iso(self.clock()),
+                "redelivery": redelivery,
+                "duration": round(time.monotonic() - started, 3),
+                "status": status,
+                "status_code": code,
+                "event": event,
+                "action": data.get("action"),
+                "installation_id": (data.get("installation") or {}).get("id"),
+                "repository_id": (data.get("repository") or {}).get("id"),
+                "throttled_at": None,
+            }
             self.deliveries.append(attempt)
         return attempt
 
     def public_key(self) -> Any:
-        return serialization.load_pem_private_key(self.private_key_pem.encode(), password=None).public_key()
+        return serialization.load_pem_private_key(
+            self.private_key_pem.encode(), password=None
+        ).public_key()
 
     def issue_token(self) -> tuple[str, float]:
         token = "ghs_" + secrets.token_hex(18)
@@ -225,7 +277,9 @@ class StandInState:
     def take_fault(self, method: str, path: str) -> Fault | None:
         with self.lock:
             now = self.clock()
-            self.faults[:] = [f for f in self.faults if f.expires_in is None or now < f.added + f.expires_in]
+            self.faults[:] = [
+                f for f in self.faults if f.expires_in is None or now < f.added + f.expires_in
+            ]
             for fault in self.faults:
                 if fault.count > 0 and fault.matches(method, path):
                     if fault.skip > 0:
@@ -241,10 +295,16 @@ class StandInState:
     def snapshot(self) -> dict[str, Any]:
         state = self.local.state()
         with self.lock:
-            state.update(requests=list(self.requests), fault_hits=list(self.fault_hits),
-                         faults=[asdict(f) for f in self.faults], rate_limit_remaining=self.remaining,
-                         latency=self.latency, pacing=self.pacing.as_dict(), deliveries=list(self.deliveries),
-                         content_limit_refused=self.content_limit.refused if self.content_limit else 0)
+            state.update(
+                requests=list(self.requests),
+                fault_hits=list(self.fault_hits),
+                faults=[asdict(f) for f in self.faults],
+                rate_limit_remaining=self.remaining,
+                latency=self.latency,
+                pacing=self.pacing.as_dict(),
+                deliveries=list(self.deliveries),
+                content_limit_refused=self.content_limit.refused if self.content_limit else 0,
+            )
         return state
 
 
@@ -268,16 +328,21 @@ def create_app(state: StandInState) -> Flask:
             return None
         if is_write():
             with state.lock:
-                request.environ["standin.write"] = state.pacing.begin(request.method, request.path, time.monotonic())
+                request.environ["standin.write"] = state.pacing.begin(
+                    request.method, request.path, time.monotonic()
+                )
         if state.latency > 0:
             time.sleep(state.latency)
         if state.content_limit is not None:
             with state.lock:
                 wait = state.content_limit.take(request.method, request.path, time.monotonic())
             if wait is not None:
-                return _error(403, "You have exceeded a secondary rate limit and have been temporarily blocked from "
-                                   "content creation. Please retry your request again later.",
-                              {"retry-after": str(int(wait) + 1)})
+                return _error(
+                    403,
+                    "You have exceeded a secondary rate limit and have been temporarily blocked "
+                    "from content creation. Please retry your request again later.",
+                    {"retry-after": str(int(wait) + 1)},
+                )
         fault = state.take_fault(request.method, request.path)
         if fault is None:
             return None
@@ -290,43 +355,66 @@ def create_app(state: StandInState) -> Flask:
         if fault.reset_in is not None:
             headers["x-ratelimit-remaining"] = "0"
             headers["x-ratelimit-reset"] = str(int(fault.added + fault.reset_in))
-        message = fault.message or {403: "You have exceeded a secondary rate limit.",
-                                    429: "API rate limit exceeded"}.get(fault.status, "Server Error")
+        message = fault.message or {
+            403: "You have exceeded a secondary rate limit.",
+            429: "API rate limit exceeded",
+        }.get(fault.status, "Server Error")
         return _error(fault.status, message, headers)
 
     @app.after_request
     def log_and_rate_limit(response: Response) -> Response:
-        response.headers["Date"] = formatdate(state.clock(), usegmt=True)  # GitHub's clock, as GitHub sends it
+        # GitHub's clock, as GitHub sends it
+        response.headers["Date"] = formatdate(state.clock(), usegmt=True)
         hold = request.environ.get("standin.hold")
         if hold:
             time.sleep(float(hold))  # the write is done; the client waits for its answer
         if not request.path.startswith("/_standin/"):
             record(response)
             with state.lock:
-                state.requests.append({"method": request.method, "path": request.path,
-                                       "status": response.status_code,
-                                       "api_version": request.headers.get("X-GitHub-Api-Version"),
-                                       "at": time.time()})  # when it was answered (epoch seconds)
+                state.requests.append(
+                    {
+                        "method": request.method,
+                        "path": request.path,
+                        "status": response.status_code,
+                        "api_version": request.headers.get("X-GitHub-Api-Version"),
+                        "at": time.time(),
+                    }
+                )  # when it was answered (epoch seconds)
                 # The App's own (JWT) calls have their own limit; installation calls share this one.
-                if "x-ratelimit-remaining" not in response.headers and not request.path.startswith("/app"):
+                if "x-ratelimit-remaining" not in response.headers and not request.path.startswith(
+                    "/app"
+                ):
                     state.remaining = max(0, state.remaining - 1)
                     response.headers["x-ratelimit-limit"] = str(RATE_LIMIT)
                     response.headers["x-ratelimit-remaining"] = str(state.remaining)
                     response.headers["x-ratelimit-reset"] = str(int(state.clock()) + 3600)
-                    response.headers["x-ratelimit-resource"] = "graphql" if request.path == "/graphql" else "core"
+                    response.headers["x-ratelimit-resource"] = (
+                        "graphql" if request.path == "/graphql" else "core"
+                    )
         return response
 
     recording = os.environ.get("STANDIN_RECORD")
 
     def record(response: Response) -> None:
-        """Append the request and the answer (status, JSON body) to ``$STANDIN_RECORD`` (JSON lines) for the
-        conformance check (tests/conformance.py)."""
+        """Append the request and the answer (status, JSON body) to ``$STANDIN_RECORD`` (JSON lines)
+        for the conformance check (tests/conformance.py)."""
         if not recording and state.recorded is None:
             return
-        answer = response.get_json(silent=True) if response.is_json and not response.direct_passthrough else None
-        line = json.dumps({"method": request.method, "path": request.path, "query": dict(request.args),
-                           "json": request.get_json(silent=True) if request.content_length else None,
-                           "status": response.status_code, "answer": answer})
+        answer = (
+            response.get_json(silent=True)
+            if response.is_json and not response.direct_passthrough
+            else None
+        )
+        line = json.dumps(
+            {
+                "method": request.method,
+                "path": request.path,
+                "query": dict(request.args),
+                "json": request.get_json(silent=True) if request.content_length else None,
+                "status": response.status_code,
+                "answer": answer,
+            }
+        )
         keep(line)
 
     def keep(line: str) -> None:
@@ -357,24 +445,41 @@ def create_app(state: StandInState) -> Flask:
 
     def is_write() -> bool:
         """A mutative request of the installation (the App's own JWT calls are paced apart)."""
-        if request.method not in ("POST", "PATCH", "PUT", "DELETE") or request.path.startswith("/app"):
+        if request.method not in ("POST", "PATCH", "PUT", "DELETE") or request.path.startswith(
+            "/app"
+        ):
             return False
         return request.path != "/graphql" or is_mutation(request.get_data(as_text=True))
 
     def require_jwt() -> None:
         token = _bearer()
         try:
-            claims = jwt.decode(token, state.public_key(), algorithms=["RS256"], leeway=0,
-                                options={"require": ["iat", "exp", "iss"], "verify_exp": False, "verify_iat": False})
+            claims = jwt.decode(
+                token,
+                state.public_key(),
+                algorithms=["RS256"],
+                leeway=0,
+                options={
+                    "require": ["iat", "exp", "iss"],
+                    "verify_exp": False,
+                    "verify_iat": False,
+                },
+            )
         except jwt.PyJWTError as exc:
             raise ApiError(401, f"A JSON web token could not be decoded ({exc})") from exc
         now = state.clock()  # GitHub's time, which a worker's host clock may be off from
         if claims["iat"] > now:
-            raise ApiError(401, "'Issued at' claim ('iat') must be an Integer representing the time that the "
-                                "assertion was issued")
+            raise ApiError(
+                401,
+                "'Issued at' claim ('iat') must be an Integer representing the time that the "
+                "assertion was issued",
+            )
         if claims["exp"] <= now:
-            raise ApiError(401, "'Expiration time' claim ('exp') must be a numeric value representing the future "
-                                "time at which the assertion expires")
+            raise ApiError(
+                401,
+                "'Expiration time' claim ('exp') must be a numeric value representing the future "
+                "time at which the assertion expires",
+            )
         if str(claims["iss"]) != str(state.app_id):
             raise ApiError(401, f"'Issuer' claim ('iss') must be the App id {state.app_id}")
         if claims["exp"] - claims["iat"] > JWT_MAX_LIFETIME:
@@ -403,14 +508,26 @@ def create_app(state: StandInState) -> Flask:
     @app.get("/app/installations")
     def installations() -> Response:
         require_jwt()
-        return _paged([shapes().installation(state.installation_id, state.app_id, state.slug,
-                                             local.repo.split("/")[0], local.app_permissions or {})])
+        return _paged(
+            [
+                shapes().installation(
+                    state.installation_id,
+                    state.app_id,
+                    state.slug,
+                    local.repo.split("/")[0],
+                    local.app_permissions or {},
+                )
+            ]
+        )
 
     @app.get("/installation/repositories")
     def installation_repositories() -> Response:
         require_token()
-        return jsonify(total_count=1, repository_selection="selected",
-                       repositories=[shapes().repository(local.repo, local.default_branch)])
+        return jsonify(
+            total_count=1,
+            repository_selection="selected",
+            repositories=[shapes().repository(local.repo, local.default_branch)],
+        )
 
     @app.get("/app/hook/deliveries")
     def hook_deliveries() -> Response:
@@ -427,7 +544,9 @@ def create_app(state: StandInState) -> Flask:
         if attempt is None:
             raise ApiError(404, "Not Found")
         event, body = state.payloads[attempt["guid"]]
-        threading.Thread(target=state.deliver, args=(attempt["guid"], event, body, True), daemon=True).start()
+        threading.Thread(
+            target=state.deliver, args=(attempt["guid"], event, body, True), daemon=True
+        ).start()
         return jsonify({}), 202
 
     @app.post("/app/installations/<int:installation_id>/access_tokens")
@@ -436,26 +555,36 @@ def create_app(state: StandInState) -> Flask:
         if installation_id != state.installation_id:
             raise ApiError(404, "Not Found")
         token, expires = state.issue_token()
-        return jsonify(token=token, expires_at=_iso(expires), permissions=local.app_permissions or {},
-                       repository_selection="all"), 201
+        return jsonify(
+            token=token,
+            expires_at=_iso(expires),
+            permissions=local.app_permissions or {},
+            repository_selection="all",
+        ), 201
 
     # -- the manifest flow (github.com's page, then the API's one-time exchange) ------------------
     @app.post("/settings/apps/new")
     @app.post("/organizations/<org>/settings/apps/new")
     def new_app_from_manifest(org: str = "") -> Response:
-        """What github.com does once its user confirms: create the App, redirect with a one-hour code."""
+        """What github.com does once its user confirms: create the App, redirect with a one-hour
+        code."""
         try:
             manifest = json.loads(request.form.get("manifest", ""))
         except ValueError as exc:
             raise ApiError(422, f"the manifest is not JSON ({exc})") from exc
-        missing = [k for k in ("url", "hook_attributes", "redirect_url") if not manifest.get(k)] if isinstance(
-            manifest, dict) else ["a JSON object"]
+        missing = (
+            [k for k in ("url", "hook_attributes", "redirect_url") if not manifest.get(k)]
+            if isinstance(manifest, dict)
+            else ["a JSON object"]
+        )
         if missing:
             raise ApiError(422, f"the manifest lacks {', '.join(missing)}")
         code = secrets.token_hex(10)
         with state.lock:
             state.manifests[code] = (manifest, state.clock())
-        query = urlencode({"code": code, **({"state": request.args["state"]} if "state" in request.args else {})})
+        query = urlencode(
+            {"code": code, **({"state": request.args["state"]} if "state" in request.args else {})}
+        )
         return Response(status=302, headers={"Location": f"{manifest['redirect_url']}?{query}"})
 
     @app.post("/app-manifests/<code>/conversions")
@@ -467,16 +596,28 @@ def create_app(state: StandInState) -> Flask:
         secret = secrets.token_hex(20)
         state.slug = str(manifest.get("name") or state.slug).lower().replace(" ", "-")
         state.registered = {"manifest": manifest, "webhook_secret": secret}
-        app = shapes().app(state.app_id, state.slug, org_or_user(), manifest.get("default_permissions", {}),
-                           manifest.get("default_events", []))
-        return jsonify({**app, "name": manifest.get("name") or state.slug, "client_id": "Iv1.standin",
-                        "client_secret": secrets.token_hex(20), "webhook_secret": secret,
-                        "pem": state.private_key_pem}), 201
+        app = shapes().app(
+            state.app_id,
+            state.slug,
+            org_or_user(),
+            manifest.get("default_permissions", {}),
+            manifest.get("default_events", []),
+        )
+        return jsonify(
+            {
+                **app,
+                "name": manifest.get("name") or state.slug,
+                "client_id": "Iv1.standin",
+                "client_secret": secrets.token_hex(20),
+                "webhook_secret": secret,
+                "pem": state.private_key_pem,
+            }
+        ), 201
 
     def org_or_user() -> str:
         return "standin"
 
-    # -- GitHub's objects, as its answers carry them (tests/standin/shapes.py) ----------------------
+    # -- GitHub's objects, as its answers carry them (tests/standin/shapes.py) ---------------------
     def shapes() -> Shapes:
         return Shapes(request.url_root)
 
@@ -486,18 +627,44 @@ def create_app(state: StandInState) -> Flask:
     def pull_simple(pr: Any) -> dict[str, Any]:
         auto_merge = None
         if local.auto_merge:
-            auto_merge = {"enabled_by": shapes().user(local.bot), "merge_method": local.auto_merge.lower(),
-                          "commit_title": f"PR {pr.number}", "commit_message": ""}
-        return shapes().pull_request_simple(pr.repo, pr.default_branch, pr.number, pr.state, pr.author, pr.head_ref,
-                                            pr.head_sha, pr.base_ref, pr.base_sha, draft=pr.draft,
-                                            node_id=pr.node_id, auto_merge=auto_merge)
+            auto_merge = {
+                "enabled_by": shapes().user(local.bot),
+                "merge_method": local.auto_merge.lower(),
+                "commit_title": f"PR {pr.number}",
+                "commit_message": "",
+            }
+        return shapes().pull_request_simple(
+            pr.repo,
+            pr.default_branch,
+            pr.number,
+            pr.state,
+            pr.author,
+            pr.head_ref,
+            pr.head_sha,
+            pr.base_ref,
+            pr.base_sha,
+            draft=pr.draft,
+            node_id=pr.node_id,
+            auto_merge=auto_merge,
+        )
 
     def check_run_shape(run_id: int) -> dict[str, Any]:
         """A check run as GitHub answers it, from the stand-in's record of it."""
         record = next(r for r in list(local.check_runs) if r.id == run_id)
-        return shapes().check_run(local.repo, record.id, record.head_sha, record.name, record.status,
-                                  record.conclusion, record.external_id, the_app(), record.title, record.summary,
-                                  record.text, len(record.annotations))
+        return shapes().check_run(
+            local.repo,
+            record.id,
+            record.head_sha,
+            record.name,
+            record.status,
+            record.conclusion,
+            record.external_id,
+            the_app(),
+            record.title,
+            record.summary,
+            record.text,
+            len(record.annotations),
+        )
 
     # -- pull requests ---------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/pulls")
@@ -511,10 +678,16 @@ def create_app(state: StandInState) -> Flask:
     def get_pull(owner: str, name: str, number: int) -> Response:
         pr = local.get_pull_request(repo_of(owner, name), number)
         merged = local.merged or {}
-        return jsonify(shapes().pull_request(
-            pull_simple(pr), merged=pr.merged, mergeable_state=local.mergeable_state(),
-            changed_files=local.changed_files_count(),  # all of them: the listing stops at 3000
-            merged_sha=merged.get("sha"), merged_by=shapes().user(merged["by"]) if merged.get("by") else None))
+        return jsonify(
+            shapes().pull_request(
+                pull_simple(pr),
+                merged=pr.merged,
+                mergeable_state=local.mergeable_state(),
+                changed_files=local.changed_files_count(),  # all of them: the listing stops at 3000
+                merged_sha=merged.get("sha"),
+                merged_by=shapes().user(merged["by"]) if merged.get("by") else None,
+            )
+        )
 
     @app.get("/repos/<owner>/<name>/pulls/<int:number>/files")
     def pull_files(owner: str, name: str, number: int) -> Response:
@@ -525,8 +698,20 @@ def create_app(state: StandInState) -> Flask:
             meta, _, path = line.partition(b"\t")
             if meta:
                 blobs[path.decode("utf-8", "replace")] = meta.decode().split()[2]
-        return _paged([shapes().diff_entry(local.repo, head, f.path, f.status, f.patch, f.previous_path,
-                                           blobs.get(f.path, "0" * 40)) for f in files])
+        return _paged(
+            [
+                shapes().diff_entry(
+                    local.repo,
+                    head,
+                    f.path,
+                    f.status,
+                    f.patch,
+                    f.previous_path,
+                    blobs.get(f.path, "0" * 40),
+                )
+                for f in files
+            ]
+        )
 
     @app.get("/repos/<owner>/<name>/commits/<sha>/pulls")
     def pulls_for_commit(owner: str, name: str, sha: str) -> Response:
@@ -536,40 +721,90 @@ def create_app(state: StandInState) -> Flask:
     @app.get("/repos/<owner>/<name>/pulls/<int:number>/reviews")
     def reviews(owner: str, name: str, number: int) -> Response:
         found = local.list_reviews(repo_of(owner, name), number)
-        return _paged([shapes().review(local.repo, number, r.id, r.user, r.state, r.commit_id, r.body)
-                       for r in found])
+        return _paged(
+            [
+                shapes().review(local.repo, number, r.id, r.user, r.state, r.commit_id, r.body)
+                for r in found
+            ]
+        )
 
     @app.post("/repos/<owner>/<name>/pulls/<int:number>/reviews")
     def create_review(owner: str, name: str, number: int) -> Response:
         body = _json()
-        comments = [InlineComment(c["path"], int(c["line"]), c.get("body", ""),
-                                  int(c["start_line"]) if c.get("start_line") is not None else None)
-                    for c in body.get("comments", [])]
-        review_id = local.create_review(repo_of(owner, name), number, body.get("commit_id") or "",
-                                        body.get("event", "COMMENT"), body.get("body", ""), comments)
+        comments = [
+            InlineComment(
+                c["path"],
+                int(c["line"]),
+                c.get("body", ""),
+                int(c["start_line"]) if c.get("start_line") is not None else None,
+            )
+            for c in body.get("comments", [])
+        ]
+        review_id = local.create_review(
+            repo_of(owner, name),
+            number,
+            body.get("commit_id") or "",
+            body.get("event", "COMMENT"),
+            body.get("body", ""),
+            comments,
+        )
         review = next(r for r in local.list_reviews(local.repo, number) if r.id == review_id)
-        return jsonify(shapes().review(local.repo, number, review.id, review.user, review.state, review.commit_id,
-                                       review.body))
+        return jsonify(
+            shapes().review(
+                local.repo,
+                number,
+                review.id,
+                review.user,
+                review.state,
+                review.commit_id,
+                review.body,
+            )
+        )
 
     @app.put("/repos/<owner>/<name>/pulls/<int:number>/reviews/<int:review_id>/dismissals")
     def dismiss(owner: str, name: str, number: int, review_id: int) -> Response:
         local.dismiss_review(repo_of(owner, name), number, review_id, _json().get("message", ""))
         review = next(r for r in local.list_reviews(local.repo, number) if r.id == review_id)
-        return jsonify(shapes().review(local.repo, number, review.id, review.user, review.state, review.commit_id,
-                                       review.body))
+        return jsonify(
+            shapes().review(
+                local.repo,
+                number,
+                review.id,
+                review.user,
+                review.state,
+                review.commit_id,
+                review.body,
+            )
+        )
 
     @app.get("/repos/<owner>/<name>/pulls/<int:number>/comments")
     def review_comments(owner: str, name: str, number: int) -> Response:
         found = local.list_review_comments(repo_of(owner, name), number)
         review_of = {c.id: r.id for r in list(local.reviews) for c in r.comments}
-        return _paged([shapes().review_comment(local.repo, number, c.id, review_of.get(c.id, 0), c.user, c.path,
-                                               c.line, c.body, c.commit_id) for c in found])
+        return _paged(
+            [
+                shapes().review_comment(
+                    local.repo,
+                    number,
+                    c.id,
+                    review_of.get(c.id, 0),
+                    c.user,
+                    c.path,
+                    c.line,
+                    c.body,
+                    c.commit_id,
+                )
+                for c in found
+            ]
+        )
 
     # -- issue comments --------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/issues/<int:number>/comments")
     def issue_comments(owner: str, name: str, number: int) -> Response:
         found = local.list_issue_comments(repo_of(owner, name), number)
-        return _paged([shapes().issue_comment(local.repo, number, c.id, c.user, c.body) for c in found])
+        return _paged(
+            [shapes().issue_comment(local.repo, number, c.id, c.user, c.body) for c in found]
+        )
 
     @app.post("/repos/<owner>/<name>/issues/<int:number>/comments")
     def create_comment(owner: str, name: str, number: int) -> tuple[Response, int]:
@@ -581,37 +816,55 @@ def create_app(state: StandInState) -> Flask:
     def edit_comment(owner: str, name: str, comment_id: int) -> Response:
         body = _json().get("body", "")
         local.edit_issue_comment(repo_of(owner, name), comment_id, body)
-        return jsonify(shapes().issue_comment(local.repo, local.number, comment_id, local.bot, body))
+        return jsonify(
+            shapes().issue_comment(local.repo, local.number, comment_id, local.bot, body)
+        )
 
     # -- issues (the dashboard issue) -------------------------------------------------------
     @app.get("/repos/<owner>/<name>/issues")
     def issues(owner: str, name: str) -> Response:
         creator = request.args.get("creator", "")
-        found = [i for i in local.list_issues(repo_of(owner, name), creator)
-                 if request.args.get("state", "open") in ("all", i.state)]
-        return _paged([shapes().issue(local.repo, i.number, i.user, i.title, i.body, i.state) for i in found])
+        found = [
+            i
+            for i in local.list_issues(repo_of(owner, name), creator)
+            if request.args.get("state", "open") in ("all", i.state)
+        ]
+        return _paged(
+            [shapes().issue(local.repo, i.number, i.user, i.title, i.body, i.state) for i in found]
+        )
 
     @app.post("/repos/<owner>/<name>/issues")
     def create_issue(owner: str, name: str) -> tuple[Response, int]:
         data = _json()
-        number = local.create_issue(repo_of(owner, name), data.get("title", ""), data.get("body", ""))
-        return jsonify(shapes().issue(local.repo, number, local.bot, data.get("title", ""), data.get("body", ""),
-                                      "open")), 201
+        number = local.create_issue(
+            repo_of(owner, name), data.get("title", ""), data.get("body", "")
+        )
+        return jsonify(
+            shapes().issue(
+                local.repo, number, local.bot, data.get("title", ""), data.get("body", ""), "open"
+            )
+        ), 201
 
     @app.patch("/repos/<owner>/<name>/issues/<int:number>")
     def edit_issue(owner: str, name: str, number: int) -> Response:
         body = _json().get("body", "")
         local.edit_issue(repo_of(owner, name), number, body)
         found = next(i for i in local.issues if i.number == number)
-        return jsonify(shapes().issue(local.repo, number, found.user, found.title, found.body, found.state))
+        return jsonify(
+            shapes().issue(local.repo, number, found.user, found.title, found.body, found.state)
+        )
 
     # -- permissions -----------------------------------------------------------------------
     @app.get("/repos/<owner>/<name>/collaborators/<login>/permission")
     def permission(owner: str, name: str, login: str) -> Response:
         role = local.get_permission(repo_of(owner, name), login)
-        # GitHub's ``permission`` is the legacy level (maintain reads write, triage reads read); ``role_name`` the role
-        return jsonify(permission=LEGACY_PERMISSION.get(role, role), role_name=role,
-                       user=shapes().collaborator(login, role))
+        # GitHub's ``permission`` is the legacy level (maintain reads write, triage reads read);
+        # ``role_name`` the role
+        return jsonify(
+            permission=LEGACY_PERMISSION.get(role, role),
+            role_name=role,
+            user=shapes().collaborator(login, role),
+        )
 
     # -- organisation teams ----------------------------------------------------------------
     @app.get("/orgs/<org>/teams/<team>")
@@ -633,10 +886,16 @@ def create_app(state: StandInState) -> Flask:
     @app.post("/repos/<owner>/<name>/check-runs")
     def create_check_run(owner: str, name: str) -> tuple[Response, int]:
         body = _json()
-        run_id = local.create_check_run(repo_of(owner, name), body.get("head_sha", ""), body.get("name", ""),
-                                        body.get("status", "queued"), _output(body.get("output")),
-                                        body.get("external_id", ""), body.get("conclusion"),
-                                        body.get("actions", ()))
+        run_id = local.create_check_run(
+            repo_of(owner, name),
+            body.get("head_sha", ""),
+            body.get("name", ""),
+            body.get("status", "queued"),
+            _output(body.get("output")),
+            body.get("external_id", ""),
+            body.get("conclusion"),
+            body.get("actions", ()),
+        )
         return jsonify(check_run_shape(run_id)), 201
 
     @app.get("/repos/<owner>/<name>/commits/<ref>/check-runs")
@@ -647,8 +906,14 @@ def create_app(state: StandInState) -> Flask:
     @app.patch("/repos/<owner>/<name>/check-runs/<int:run_id>")
     def update_check_run(owner: str, name: str, run_id: int) -> Response:
         body = _json()
-        local.update_check_run(repo_of(owner, name), run_id, body.get("status"), body.get("conclusion"),
-                               _output(body.get("output")), body.get("actions", ()))
+        local.update_check_run(
+            repo_of(owner, name),
+            run_id,
+            body.get("status"),
+            body.get("conclusion"),
+            _output(body.get("output")),
+            body.get("actions", ()),
+        )
         return jsonify(check_run_shape(run_id))
 
     # -- git data --------------------------------------------------------------------------
@@ -657,9 +922,17 @@ def create_app(state: StandInState) -> Flask:
         repo_of(owner, name)
         recursive = request.args.get("recursive") not in (None, "", "0", "false")
         try:
-            sha = run_git(local.repo_path, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{tree}}")
-            listing = run_git(local.repo_path, "ls-tree", "-l", "-z", *(["-r", "-t"] if recursive else []),
-                              sha.decode().strip())
+            sha = run_git(
+                local.repo_path, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{tree}}"
+            )
+            listing = run_git(
+                local.repo_path,
+                "ls-tree",
+                "-l",
+                "-z",
+                *(["-r", "-t"] if recursive else []),
+                sha.decode().strip(),
+            )
         except GitError as exc:
             raise ApiError(404, "Not Found") from exc
         entries = []
@@ -668,13 +941,22 @@ def create_app(state: StandInState) -> Flask:
                 continue
             meta, _, path = record.partition(b"\t")
             mode, kind, obj, size = meta.decode().split()
-            entry = {"path": path.decode("utf-8", "replace"), "mode": mode, "type": kind, "sha": obj}
+            entry = {
+                "path": path.decode("utf-8", "replace"),
+                "mode": mode,
+                "type": kind,
+                "sha": obj,
+            }
             if kind == "blob":
                 entry["size"] = int(size)
             entries.append(entry)
         limit = state.tree_limit
         truncated = len(entries) > limit
-        return jsonify(sha=sha.decode().strip(), tree=entries[:limit] if truncated else entries, truncated=truncated)
+        return jsonify(
+            sha=sha.decode().strip(),
+            tree=entries[:limit] if truncated else entries,
+            truncated=truncated,
+        )
 
     @app.get("/repos/<owner>/<name>/git/blobs/<sha>")
     def blob(owner: str, name: str, sha: str) -> Response:
@@ -689,8 +971,9 @@ def create_app(state: StandInState) -> Flask:
 
     @app.get("/repos/<owner>/<name>/contents/<path:path>")
     def contents(owner: str, name: str, path: str) -> Response:
-        """A file, as GitHub's contents API serves it: a symlink to a normal file of the repository is
-        followed (the answer is that file, under its own ``path``); any other symlink is described."""
+        """A file, as GitHub's contents API serves it: a symlink to a normal file of the repository
+        is followed (the answer is that file, under its own ``path``); any other symlink is
+        described."""
         repo_of(owner, name)
         ref = request.args.get("ref") or local.default_branch
         entry = tree_entry(ref, path)
@@ -701,22 +984,48 @@ def create_app(state: StandInState) -> Flask:
             return jsonify([])  # a folder (its listing: the bot only reads files)
         data = run_git(local.repo_path, "cat-file", "blob", obj)
         if mode == "120000":
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(found), data.decode("utf-8", "replace")))
-            followed = None if target.startswith(("../", "/")) or target == ".." else tree_entry(ref, target)
+            target = posixpath.normpath(
+                posixpath.join(posixpath.dirname(found), data.decode("utf-8", "replace"))
+            )
+            followed = (
+                None
+                if target.startswith(("../", "/")) or target == ".."
+                else tree_entry(ref, target)
+            )
             if followed is None or followed[0] in ("120000", "160000") or followed[1] != "blob":
-                return jsonify(shapes().content(local.repo, ref, found, obj, len(data), "symlink",
-                                                target=data.decode("utf-8", "replace")))
+                return jsonify(
+                    shapes().content(
+                        local.repo,
+                        ref,
+                        found,
+                        obj,
+                        len(data),
+                        "symlink",
+                        target=data.decode("utf-8", "replace"),
+                    )
+                )
             mode, kind, obj, found = followed
             data = run_git(local.repo_path, "cat-file", "blob", obj)
         inline = len(data) <= CONTENTS_INLINE_LIMIT
-        return jsonify(shapes().content(local.repo, ref, found, obj, len(data), "file",
-                                        encoding="base64" if inline else "none",
-                                        content=_b64(data) if inline else ""))
+        return jsonify(
+            shapes().content(
+                local.repo,
+                ref,
+                found,
+                obj,
+                len(data),
+                "file",
+                encoding="base64" if inline else "none",
+                content=_b64(data) if inline else "",
+            )
+        )
 
     def tree_entry(ref: str, path: str) -> tuple[str, str, str, str] | None:
         """(mode, type, object, path) of ``path`` at ``ref``; None when it is not there."""
         try:
-            listing = run_git(local.repo_path, "ls-tree", "-l", "-z", "--end-of-options", ref, "--", path)
+            listing = run_git(
+                local.repo_path, "ls-tree", "-l", "-z", "--end-of-options", ref, "--", path
+            )
         except GitError as exc:
             raise ApiError(404, f"No commit found for the ref {ref}") from exc
         record = listing.split(b"\x00")[0]
@@ -729,15 +1038,30 @@ def create_app(state: StandInState) -> Flask:
     @app.post("/graphql")
     def graphql() -> Response:
         require_token()
-        return jsonify(execute(request.get_json(silent=True), local.repo, str(local.repo_path),
-                               mutations=automerge_mutations(local), checks=local))
+        return jsonify(
+            execute(
+                request.get_json(silent=True),
+                local.repo,
+                str(local.repo_path),
+                mutations=automerge_mutations(local),
+                checks=local,
+            )
+        )
 
     @app.put("/repos/<owner>/<name>/pulls/<int:number>/merge")
     def merge(owner: str, name: str, number: int) -> Response:
         body = _json()
-        local.merge_pull_request(repo_of(owner, name), number, body.get("sha", ""),
-                                 str(body.get("merge_method") or "merge"))
-        return jsonify(merged=True, sha=(local.merged or {}).get("sha"), message="Pull Request successfully merged")
+        local.merge_pull_request(
+            repo_of(owner, name),
+            number,
+            body.get("sha", ""),
+            str(body.get("merge_method") or "merge"),
+        )
+        return jsonify(
+            merged=True,
+            sha=(local.merged or {}).get("sha"),
+            message="Pull Request successfully merged",
+        )
 
     # -- inspection and control ------------------------------------------------------------
     @app.get("/_standin/state")
@@ -750,8 +1074,14 @@ def create_app(state: StandInState) -> Flask:
 
     @app.get("/_standin/app")
     def app_info() -> Response:
-        return jsonify(app_id=state.app_id, slug=state.slug, installation_id=state.installation_id,
-                       private_key_pem=state.private_key_pem, repo=local.repo, number=local.number)
+        return jsonify(
+            app_id=state.app_id,
+            slug=state.slug,
+            installation_id=state.installation_id,
+            private_key_pem=state.private_key_pem,
+            repo=local.repo,
+            number=local.number,
+        )
 
     @app.post("/_standin/hook")
     def set_hook() -> Response:
@@ -760,7 +1090,8 @@ def create_app(state: StandInState) -> Flask:
 
     @app.post("/_standin/deliveries")
     def send_delivery() -> Response:
-        """GitHub sends a webhook now (``{"event", "payload"}``) to the configured hook; the attempt is listed."""
+        """GitHub sends a webhook now (``{"event", "payload"}``) to the configured hook; the attempt
+        is listed."""
         event = str(request.json["event"])  # type: ignore[index]
         body = json.dumps(request.json["payload"]).encode()  # type: ignore[index]
         keep(json.dumps({"event": event, "payload": request.json["payload"]}))  # type: ignore[index]
@@ -792,15 +1123,19 @@ def create_app(state: StandInState) -> Flask:
     @app.post("/_standin/reviews")
     def add_review() -> Response:
         body = _json()
-        review_id = local.add_review(body["user"], body.get("event", "APPROVE"), body.get("body", ""),
-                                     body.get("commit_id"))
+        review_id = local.add_review(
+            body["user"], body.get("event", "APPROVE"), body.get("body", ""), body.get("commit_id")
+        )
         return jsonify(id=review_id)
 
     @app.post("/_standin/dismissals")
     def dismiss_someones_review() -> Response:
-        """Someone dismisses a review (``{"review_id", "message", "user"}``; default: the repository's admin)."""
+        """Someone dismisses a review (``{"review_id", "message", "user"}``; default: the
+        repository's admin)."""
         body = _json()
-        local.dismiss_as(str(body.get("user") or ADMIN), int(body["review_id"]), body.get("message", "dismissed"))
+        local.dismiss_as(
+            str(body.get("user") or ADMIN), int(body["review_id"]), body.get("message", "dismissed")
+        )
         return jsonify(id=body["review_id"], state="DISMISSED")
 
     @app.post("/_standin/comments")
@@ -823,23 +1158,34 @@ def create_app(state: StandInState) -> Flask:
             state.latency = float(body["latency"])
         if "write_pause" in body:
             state.pacing.pause = float(body["write_pause"])
-        if "grant" in body:  # an administrator grants the App more (as accepting its new permissions on GitHub)
+        # an administrator grants the App more (as accepting its new permissions on GitHub)
+        if "grant" in body:
             local.app_permissions = {**(local.app_permissions or {}), **body["grant"]}
-        return jsonify(tree_limit=state.tree_limit, token_ttl=state.token_ttl, latency=state.latency,
-                       write_pause=state.pacing.pause, app_permissions=local.app_permissions)
+        return jsonify(
+            tree_limit=state.tree_limit,
+            token_ttl=state.token_ttl,
+            latency=state.latency,
+            write_pause=state.pacing.pause,
+            app_permissions=local.app_permissions,
+        )
 
     @app.post("/_standin/check-runs")
     def add_others_check_run() -> Response:
-        """Another App's check run on the head (``{"name", "status", "conclusion"}``), e.g. a CI that fails."""
+        """Another App's check run on the head (``{"name", "status", "conclusion"}``), e.g. a CI
+        that fails."""
         body = _json()
-        run_id = local.add_check_run(str(body["name"]), str(body.get("status", "completed")), body.get("conclusion"))
+        run_id = local.add_check_run(
+            str(body["name"]), str(body.get("status", "completed")), body.get("conclusion")
+        )
         return jsonify(id=run_id)
 
     return app
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
-    response = jsonify(message=message, documentation_url="https://docs.github.com/rest", status=str(status))
+    response = jsonify(
+        message=message, documentation_url="https://docs.github.com/rest", status=str(status)
+    )
     response.status_code = status
     for key, value in (headers or {}).items():
         response.headers[key] = value
@@ -862,19 +1208,26 @@ def _json() -> dict[str, Any]:
 
 
 def _paged(items: Sequence[Any]) -> Response:
-    """One page of ``items`` as GitHub serves it (``per_page`` up to 100, ``Link`` to the next and last)."""
+    """One page of ``items`` as GitHub serves it (``per_page`` up to 100, ``Link`` to the next and
+    last)."""
     try:
         per_page = min(max(int(request.args.get("per_page", 30)), 1), 100)
         page = max(int(request.args.get("page", 1)), 1)
     except ValueError as exc:
         raise ApiError(400, "per_page and page must be numbers") from exc
-    response = jsonify(list(items[(page - 1) * per_page: page * per_page]))
+    response = jsonify(list(items[(page - 1) * per_page : page * per_page]))
     last = max(1, -(-len(items) // per_page))
     links = []
     args = {k: v for k, v in request.args.items() if k not in ("page", "per_page")}
     if page < last:
-        links.append(f'<{request.base_url}?{urlencode({**args, "per_page": per_page, "page": page + 1})}>; rel="next"')
-        links.append(f'<{request.base_url}?{urlencode({**args, "per_page": per_page, "page": last})}>; rel="last"')
+        links.append(
+            f"<{request.base_url}?{urlencode({**args, 'per_page': per_page, 'page': page + 1})}>; "
+            f'rel="next"'
+        )
+        links.append(
+            f"<{request.base_url}?{urlencode({**args, 'per_page': per_page, 'page': last})}>; "
+            f'rel="last"'
+        )
     if links:
         response.headers["Link"] = ", ".join(links)
     return response
@@ -886,12 +1239,24 @@ def _output(raw: Any) -> CheckRunOutput | None:
     if not isinstance(raw, dict):
         raise ApiError(422, "Invalid request: output must be an object")
     try:
-        annotations = tuple(Annotation(a["path"], int(a["start_line"]), int(a["end_line"]), a["annotation_level"],
-                                       a["message"], a.get("title", ""), a.get("start_column"), a.get("end_column"))
-                            for a in raw.get("annotations", []))
+        annotations = tuple(
+            Annotation(
+                a["path"],
+                int(a["start_line"]),
+                int(a["end_line"]),
+                a["annotation_level"],
+                a["message"],
+                a.get("title", ""),
+                a.get("start_column"),
+                a.get("end_column"),
+            )
+            for a in raw.get("annotations", [])
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise ApiError(422, f"Invalid request: bad annotation ({exc})") from exc
-    return CheckRunOutput(raw.get("title", ""), raw.get("summary", ""), raw.get("text", ""), annotations)
+    return CheckRunOutput(
+        raw.get("title", ""), raw.get("summary", ""), raw.get("text", ""), annotations
+    )
 
 
 def _b64(data: bytes) -> str:
@@ -909,26 +1274,31 @@ class QuietHandler(WSGIRequestHandler):
         pass
 
     def send_response(self, code: int, message: str | None = None) -> None:
-        """The status line and ``Server``, without http.server's own ``Date``: the app sends its clock's."""
+        """The status line and ``Server``, without http.server's own ``Date``: the app sends its
+        clock's."""
         self.send_response_only(code, message)
         self.send_header("Server", self.version_string())
 
 
 def serve(state: StandInState, port: int = 0) -> BaseWSGIServer:
     """A threaded HTTP server for the stand-in on 127.0.0.1 (``port`` 0: a free one)."""
-    return make_server("127.0.0.1", port, create_app(state), threaded=True, request_handler=QuietHandler)
+    return make_server(
+        "127.0.0.1", port, create_app(state), threaded=True, request_handler=QuietHandler
+    )
 
 
 class ServedInThread:
-    """A WSGI server run by a daemon thread of this process (the stand-in, the fleet of stand-ins)."""
+    """A WSGI server run by a daemon thread of this process (the stand-in, the fleet of
+    stand-ins)."""
 
     _server: BaseWSGIServer | None = None
     _thread: threading.Thread | None = None
 
     def _serve(self, server: BaseWSGIServer, name: str) -> None:
         self._server = server
-        self._thread = threading.Thread(target=lambda: server.serve_forever(poll_interval=0.05), name=name,
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=lambda: server.serve_forever(poll_interval=0.05), name=name, daemon=True
+        )
         self._thread.start()
 
     @property
@@ -949,7 +1319,9 @@ class ServedInThread:
 class StandIn(ServedInThread):
     """The stand-in served from a thread of this process on a free port of 127.0.0.1."""
 
-    def __init__(self, local: LocalGitHub, private_key_pem: str | None = None, **options: Any) -> None:
+    def __init__(
+        self, local: LocalGitHub, private_key_pem: str | None = None, **options: Any
+    ) -> None:
         self.state = StandInState(local, private_key_pem or generate_private_key_pem(), **options)
         self.state.recorded = []  # checked against GitHub's descriptions when it stops
 
@@ -971,8 +1343,11 @@ class StandIn(ServedInThread):
         self._stop_serving()
         with self.state.lock:
             recorded, self.state.recorded = list(self.state.recorded or ()), []
-        drift = conformance.check_end_to_end(recorded, probes=True)  # tests of its refusals send refused requests
-        assert not drift, "requests, answers or payloads GitHub's descriptions do not allow:\n" + "\n".join(drift)
+        # tests of its refusals send refused requests
+        drift = conformance.check_end_to_end(recorded, probes=True)
+        assert not drift, (
+            "requests, answers or payloads GitHub's descriptions do not allow:\n" + "\n".join(drift)
+        )
 
     def __enter__(self) -> StandIn:
         return self.start() if self._server is None else self

@@ -1,9 +1,9 @@
 """Ending the processes a command started (Spark's JVM, git) when the command is interrupted.
 
-Spark's launcher starts the JVM ignoring SIGINT (so that Ctrl-C in a notebook does not kill it), and a
-JVM still starting has no gateway that ``SparkSession.stop()`` could reach: after Ctrl-C it would outlive
-the command. Every descendant of this process is ended instead (SIGTERM, then SIGKILL after a grace
-period). Linux's ``/proc`` lists them; elsewhere nothing is done.
+Spark's launcher starts the JVM ignoring SIGINT (so that Ctrl-C in a notebook does not kill it), and
+a JVM still starting has no gateway that ``SparkSession.stop()`` could reach: after Ctrl-C it would
+outlive the command. Every descendant of this process is ended instead (SIGTERM, then SIGKILL after
+a grace period). Linux's ``/proc`` lists them; elsewhere nothing is done.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def descendants(pid: int) -> list[list[int]]:
         except OSError:
             continue  # ended meanwhile
         # the command name may hold spaces and parentheses: the fields after the last ')' are fixed
-        fields = text[text.rfind(")") + 2:].split()
+        fields = text[text.rfind(")") + 2 :].split()
         if len(fields) > 1 and fields[0] != "Z":
             parents[int(stat.parent.name)] = int(fields[1])
     generations: list[list[int]] = []
@@ -39,11 +39,11 @@ def descendants(pid: int) -> list[list[int]]:
 
 
 def end_descendants(grace: float = GRACE_SECONDS, rounds: int = 5) -> None:
-    """End every descendant of this process, the youngest generation first, so that each one's parent is
-    still there to collect it (an orphan would wait for init as a zombie): SIGTERM, then SIGKILL for those
-    still there after ``grace`` seconds. The tree is listed again after each round: a launcher that was
-    still starting (Spark's ``spark-class`` runs one ``java`` to build the command of the next) may have
-    started another process meanwhile."""
+    """End every descendant of this process, the youngest generation first, so that each one's
+    parent is still there to collect it (an orphan would wait for init as a zombie): SIGTERM, then
+    SIGKILL for those still there after ``grace`` seconds. The tree is listed again after each
+    round: a launcher that was still starting (Spark's ``spark-class`` runs one ``java`` to build
+    the command of the next) may have started another process meanwhile."""
     for _ in range(rounds):
         tree = descendants(os.getpid())
         if not tree:

@@ -1,4 +1,5 @@
-"""Input checks shared by the commands: each bad path or revision is one ``UsageError`` before work starts."""
+"""Input checks shared by the commands: each bad path or revision is one ``UsageError`` before work
+starts."""
 
 from __future__ import annotations
 
@@ -35,11 +36,15 @@ def git_repository(path: str) -> Path:
 
     folder(path)
     if shutil.which("git") is None:
-        raise UsageError("git is not installed or not on PATH (--base/--head read a git repository)")
+        raise UsageError(
+            "git is not installed or not on PATH (--base/--head read a git repository)"
+        )
     try:
         run_git(path, "rev-parse", "--git-dir")
     except GitError:
-        raise UsageError(f"{path}: not a git repository (--base/--head name revisions of one)") from None
+        raise UsageError(
+            f"{path}: not a git repository (--base/--head name revisions of one)"
+        ) from None
     return Path(path)
 
 
@@ -55,27 +60,33 @@ def revision(repo: Path, rev: str, option: str) -> GitSnapshot:
 
 
 def registry_folder(snapshots: list[Snapshot], where: str, config: Config | None = None) -> None:
-    """At least one side holds the registry folder the configuration names (``spec/registry`` by default);
-    otherwise the input is not a registry and the review would pass over nothing."""
+    """At least one side holds the registry folder the configuration names (``spec/registry`` by
+    default); otherwise the input is not a registry and the review would pass over nothing."""
     from bot.core.config import CONFIG_PATHS, Paths, load_config
     from bot.core.snapshot import DirSnapshot
 
     first = snapshots[0]
     if isinstance(first, DirSnapshot) and not any((first.root / p).exists() for p in CONFIG_PATHS):
-        wanted, core = Paths().registry, Paths().facets  # no configuration: decide without listing the whole tree
-        if any((first.root / d).is_dir() and any((first.root / d).iterdir()) for d in (wanted, core)):
+        # no configuration: decide without listing the whole tree
+        wanted, core = Paths().registry, Paths().facets
+        if any(
+            (first.root / d).is_dir() and any((first.root / d).iterdir()) for d in (wanted, core)
+        ):
             return
     else:
         if config is None:
             config, _ = load_config(first)
         wanted, core = config.paths.registry.strip("/"), config.paths.facets.strip("/")
-        # core facets alone are a registry: the layouts before spec/registry existed are reviewed too
+        # core facets alone are a registry: the layouts before spec/registry existed are reviewed
+        # too
         if any(snapshot.files(wanted) or snapshot.files(core) for snapshot in snapshots):
             return
-    raise UsageError(f"no registry found: {where} has no {wanted}/ folder with entries and no core facets in "
-                     f"{core}/ (an OpenLineage "
-                     f"repository keeps one folder per registered name in {wanted}/<name>/, or set paths.registry "
-                     f"in .github/registry-bot.yml)")
+    raise UsageError(
+        f"no registry found: {where} has no {wanted}/ folder with entries and no core facets in "
+        f"{core}/ (an OpenLineage "
+        f"repository keeps one folder per registered name in {wanted}/<name>/, or set "
+        f"paths.registry in .github/registry-bot.yml)"
+    )
 
 
 def login(value: str | None, option: str) -> str | None:
@@ -86,13 +97,15 @@ def login(value: str | None, option: str) -> str | None:
         return None
     name = value.strip().removeprefix("@")
     if not USER_OWNER.fullmatch("@" + name):
-        raise UsageError(f"{option} {value!r}: not a GitHub login (letters, digits and hyphens, at most 39)")
+        raise UsageError(
+            f"{option} {value!r}: not a GitHub login (letters, digits and hyphens, at most 39)"
+        )
     return name
 
 
 def logins(value: str, option: str) -> frozenset[str]:
-    """A comma-separated list of GitHub logins and ``org/team`` slugs (``@`` optional), or an error naming the
-    first malformed item."""
+    """A comma-separated list of GitHub logins and ``org/team`` slugs (``@`` optional), or an error
+    naming the first malformed item."""
     from bot.model.codeowners import TEAM_OWNER, USER_OWNER
 
     if not value.strip():
@@ -101,7 +114,10 @@ def logins(value: str, option: str) -> frozenset[str]:
     for item in value.split(","):
         name = item.strip().removeprefix("@")
         if not (USER_OWNER.fullmatch("@" + name) or TEAM_OWNER.fullmatch("@" + name)):
-            raise UsageError(f"{option} {value!r}: {item.strip()!r} is neither a GitHub login nor an org/team slug "
-                             "(a comma-separated list such as alice,my-org/my-team)")
+            raise UsageError(
+                f"{option} {value!r}: {item.strip()!r} is neither a GitHub login nor an org/team "
+                f"slug "
+                "(a comma-separated list such as alice,my-org/my-team)"
+            )
         found.append(name)
     return frozenset(found)

@@ -1,6 +1,6 @@
-"""Progress while Spark works: an elapsed-time line on a terminal (quiet when piped), and the JVM's own
-stderr (log4j warnings, ``NativeCodeLoader``, the loopback-hostname notice) sent to an unnamed temporary file
-unless ``-v``."""
+"""Progress while Spark works: an elapsed-time line on a terminal (quiet when piped), and the JVM's
+own stderr (log4j warnings, ``NativeCodeLoader``, the loopback-hostname notice) sent to an unnamed
+temporary file unless ``-v``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from typing import TextIO
 
 @contextlib.contextmanager
 def elapsed(label: str, stream: TextIO) -> Iterator[None]:
-    """``label... 12 s`` rewritten in place every second on a terminal; nothing when ``stream`` is not one."""
+    """``label... 12 s`` rewritten in place every second on a terminal; nothing when ``stream`` is
+    not one."""
     if not stream.isatty():
         yield
         return
@@ -41,8 +42,9 @@ def elapsed(label: str, stream: TextIO) -> Iterator[None]:
 
 @contextlib.contextmanager
 def jvm_output(verbose: bool) -> Iterator[TextIO]:
-    """Run the body with file descriptor 2 pointing at a log file, so that the JVM Spark starts (which
-    inherits it) writes there; yields a stream on the real stderr for this process's own progress."""
+    """Run the body with file descriptor 2 pointing at a log file, so that the JVM Spark starts
+    (which inherits it) writes there; yields a stream on the real stderr for this process's own
+    progress."""
     if verbose:
         yield sys.stderr
         return

@@ -1,10 +1,12 @@
-"""``registry-bot action``: the review step of the GitHub Action (action.yml), run as a runner runs it.
+"""``registry-bot action``: the review step of the GitHub Action (action.yml), run as a runner runs
+it.
 
-One review of the checkout, written three ways: SARIF for code scanning (``--sarif``), Markdown appended to
-the job summary (``GITHUB_STEP_SUMMARY``) and text on stdout. On a pull request event
+One review of the checkout, written three ways: SARIF for code scanning (``--sarif``), Markdown
+appended to the job summary (``GITHUB_STEP_SUMMARY``) and text on stdout. On a pull request event
 (``GITHUB_EVENT_PATH``) the approvals and the approvers' owning teams are read from GitHub with
-``GITHUB_TOKEN`` (``bot.github.action``); when that cannot be done completely the summary says that approval was
-not checked, and the owners' approval is left to GitHub's own CODEOWNERS review instead of failing the job.
+``GITHUB_TOKEN`` (``bot.github.action``); when that cannot be done completely the summary says that
+approval was not checked, and the owners' approval is left to GitHub's own CODEOWNERS review instead
+of failing the job.
 """
 
 from __future__ import annotations
@@ -20,16 +22,24 @@ from typing import Any
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, writable_output
 from bot.cli.commands import _inputs
 
-HELP = ("review a pull request as the GitHub Action does: approvals and teams read with GITHUB_TOKEN, SARIF, "
-        "the job summary")
+HELP = (
+    "review a pull request as the GitHub Action does: approvals and teams read with GITHUB_TOKEN, "
+    "SARIF, the job summary"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo", help="the checkout (with the base commit fetched)")
-    parser.add_argument("--base", default="", help="the revision the change starts from; empty: every entry (--all)")
+    parser.add_argument(
+        "--base", default="", help="the revision the change starts from; empty: every entry (--all)"
+    )
     parser.add_argument("--head", default="HEAD", help="the revision to review (default: HEAD)")
-    parser.add_argument("--author", default="", help="the pull request's author (default: the event's)")
-    parser.add_argument("--sarif", required=True, metavar="FILE", help="where the SARIF report is written")
+    parser.add_argument(
+        "--author", default="", help="the pull request's author (default: the event's)"
+    )
+    parser.add_argument(
+        "--sarif", required=True, metavar="FILE", help="where the SARIF report is written"
+    )
 
 
 def _event() -> dict[str, Any]:
@@ -39,7 +49,9 @@ def _event() -> dict[str, Any]:
     try:
         event = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise UsageError(f"GITHUB_EVENT_PATH {path}: cannot read the event payload ({exc})") from None
+        raise UsageError(
+            f"GITHUB_EVENT_PATH {path}: cannot read the event payload ({exc})"
+        ) from None
     return event if isinstance(event, dict) else {}
 
 
@@ -55,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
     event = _event()
     number = pull_request_number(event)
     pr_user = (event.get("pull_request") or {}).get("user") or {}
-    author = (_inputs.login(args.author, "--author")
-              or _inputs.login(str(pr_user.get("login") or ""), "the event's author"))
+    author = _inputs.login(args.author, "--author") or _inputs.login(
+        str(pr_user.get("login") or ""), "the event's author"
+    )
     repo_name = os.environ.get("GITHUB_REPOSITORY", "")
     try:
         if not args.base:
@@ -67,19 +80,37 @@ def run(args: argparse.Namespace) -> int:
             report = run_review(request)
         else:
             repo = _inputs.git_repository(args.repo)
-            with _inputs.revision(repo, args.base, "--base") as base, _inputs.revision(repo, args.head, "--head") as hd:
+            with (
+                _inputs.revision(repo, args.base, "--base") as base,
+                _inputs.revision(repo, args.head, "--head") as hd,
+            ):
                 request = ReviewRequest(head=hd, base=base, author=author or None).configured()
-                _inputs.registry_folder([base, hd], f"{repo} at {args.base} and at {args.head}", request.settings)
+                _inputs.registry_folder(
+                    [base, hd], f"{repo} at {args.base} and at {args.head}", request.settings
+                )
                 changes = ChangeSet.from_git(repo, base.commit, hd.commit)
                 if number is None or not repo_name:
-                    approvals = Approvals(unchecked=("no pull request in the event (GITHUB_EVENT_PATH, "
-                                                     "GITHUB_REPOSITORY): approvals were not read",))
+                    approvals = Approvals(
+                        unchecked=(
+                            "no pull request in the event (GITHUB_EVENT_PATH, "
+                            "GITHUB_REPOSITORY): approvals were not read",
+                        )
+                    )
                 else:
-                    reader = TokenReader(os.environ.get("GITHUB_TOKEN", ""),
-                                         os.environ.get("GITHUB_API_URL") or "https://api.github.com")
-                    approvals = read_approvals(reader, repo_name, number, author or "",
-                                               owning_teams(base, hd, changes, request.settings))
-                request = dataclasses.replace(request, changes=changes, approvers=approvals.approvers)
+                    reader = TokenReader(
+                        os.environ.get("GITHUB_TOKEN", ""),
+                        os.environ.get("GITHUB_API_URL") or "https://api.github.com",
+                    )
+                    approvals = read_approvals(
+                        reader,
+                        repo_name,
+                        number,
+                        author or "",
+                        owning_teams(base, hd, changes, request.settings),
+                    )
+                request = dataclasses.replace(
+                    request, changes=changes, approvers=approvals.approvers
+                )
                 report = run_review(request, [approval_not_checked(approvals.unchecked)])
     except GitError as exc:
         raise UsageError(exc.reason) from None

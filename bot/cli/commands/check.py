@@ -26,17 +26,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--base", help="the revision the change starts from (a branch, tag or sha)")
     scope.add_argument("--all", action="store_true", help="review every entry of the tree")
     parser.add_argument("--head", default="HEAD", help="the revision to review (default: HEAD)")
-    parser.add_argument("--worktree", action="store_true",
-                        help="with --base: review the working tree as it is (what a commit would hold, as the "
-                             "pre-commit hook sees it) instead of --head")
-    parser.add_argument("--strict", action="store_true",
-                        help="fail on pre-existing errors too; with --all, the adoption gaps are errors")
+    parser.add_argument(
+        "--worktree",
+        action="store_true",
+        help="with --base: review the working tree as it is (what a commit would hold, as the "
+        "pre-commit hook sees it) instead of --head",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on pre-existing errors too; with --all, the adoption gaps are errors",
+    )
     parser.add_argument("--author", help="GitHub login of the change's author (owner checks)")
-    parser.add_argument("--approved-by", default="", metavar="LOGIN[,org/team...]",
-                        help="who approved the change: GitHub logins and the org/team slugs of their teams, "
-                             "comma-separated (owner checks)")
+    parser.add_argument(
+        "--approved-by",
+        default="",
+        metavar="LOGIN[,org/team...]",
+        help="who approved the change: GitHub logins and the org/team slugs of their teams, "
+        "comma-separated (owner checks)",
+    )
     parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--output", "-o", metavar="FILE", help="write the report to this file instead of stdout")
+    parser.add_argument(
+        "--output", "-o", metavar="FILE", help="write the report to this file instead of stdout"
+    )
     add_color_argument(parser)
 
 
@@ -48,12 +60,17 @@ def run(args: argparse.Namespace) -> int:
 
     writable_output(args.output)
     repo = _inputs.folder(args.repo)
-    who = {"author": _inputs.login(args.author, "--author"),
-           "approvers": _inputs.logins(args.approved_by, "--approved-by"), "strict": args.strict}
+    who = {
+        "author": _inputs.login(args.author, "--author"),
+        "approvers": _inputs.logins(args.approved_by, "--approved-by"),
+        "strict": args.strict,
+    }
     try:
         if args.all:
             if args.head != "HEAD" or _is_bare(repo):
-                head: Snapshot = _inputs.revision(_inputs.git_repository(args.repo), args.head, "--head")
+                head: Snapshot = _inputs.revision(
+                    _inputs.git_repository(args.repo), args.head, "--head"
+                )
             else:
                 head = DirSnapshot(repo)
             request = ReviewRequest(head=head, **who).configured()
@@ -66,23 +83,32 @@ def run(args: argparse.Namespace) -> int:
             tree = DirSnapshot(repo)
             with _inputs.revision(repo, args.base, "--base") as base:
                 request = ReviewRequest(head=tree, base=base, **who).configured()
-                _inputs.registry_folder([base, tree], f"{repo} at {args.base} and its working tree",
-                                        request.settings)
-                request = dataclasses.replace(request, changes=worktree_changes(repo, args.base, base, tree))
+                _inputs.registry_folder(
+                    [base, tree], f"{repo} at {args.base} and its working tree", request.settings
+                )
+                request = dataclasses.replace(
+                    request, changes=worktree_changes(repo, args.base, base, tree)
+                )
                 report = run_review(request)
         else:
             repo = _inputs.git_repository(args.repo)
-            with _inputs.revision(repo, args.base, "--base") as base, \
-                    _inputs.revision(repo, args.head, "--head") as head_git:
+            with (
+                _inputs.revision(repo, args.base, "--base") as base,
+                _inputs.revision(repo, args.head, "--head") as head_git,
+            ):
                 request = ReviewRequest(head=head_git, base=base, **who).configured()
-                _inputs.registry_folder([base, head_git], f"{repo} at {args.base} and at {args.head}",
-                                        request.settings)
-                request = dataclasses.replace(request, changes=ChangeSet.from_git(repo, base.commit,
-                                                                                  head_git.commit))
+                _inputs.registry_folder(
+                    [base, head_git], f"{repo} at {args.base} and at {args.head}", request.settings
+                )
+                request = dataclasses.replace(
+                    request, changes=ChangeSet.from_git(repo, base.commit, head_git.commit)
+                )
                 # the "Published site" section as the App's check run shows it
                 from bot.outputs.site.preview import site_preview
 
-                report = run_review(request, [site_preview] if args.format in ("text", "markdown") else [])
+                report = run_review(
+                    request, [site_preview] if args.format in ("text", "markdown") else []
+                )
     except GitError as exc:
         raise UsageError(exc.reason) from None
     except OSError as exc:  # a folder of the tree that cannot be listed
@@ -98,4 +124,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _is_bare(repo: Path) -> bool:
-    return (repo / "HEAD").is_file() and (repo / "objects").is_dir() and not (repo / ".git").exists()
+    return (
+        (repo / "HEAD").is_file() and (repo / "objects").is_dir() and not (repo / ".git").exists()
+    )

@@ -12,7 +12,9 @@ from bot.cli.commands import _inputs
 if TYPE_CHECKING:
     from bot.core.snapshot import Snapshot
 
-HELP = "print the registry dashboard: per entry, its owners, open findings, waivers and future lints"
+HELP = (
+    "print the registry dashboard: per entry, its owners, open findings, waivers and future lints"
+)
 FORMATS = ("text", "markdown", "json")
 
 
@@ -32,14 +34,19 @@ def run(args: argparse.Namespace) -> int:
 
     repo = _inputs.folder(args.repo)
     try:
-        head: Snapshot = _inputs.revision(_inputs.git_repository(args.repo), args.rev, "--rev") if args.rev \
+        head: Snapshot = (
+            _inputs.revision(_inputs.git_repository(args.repo), args.rev, "--rev")
+            if args.rev
             else DirSnapshot(repo)
+        )
         today = datetime.datetime.now(datetime.UTC).date()
         config, _ = load_config(head)
         _inputs.registry_folder([head], str(repo), config)
         board = for_tree(head, None, today)
     except GitError as exc:
         raise UsageError(exc.reason) from None
-    render = {"text": show.render_text, "markdown": show.render_markdown, "json": show.render_json}[args.format]
+    render = {"text": show.render_text, "markdown": show.render_markdown, "json": show.render_json}[
+        args.format
+    ]
     sys.stdout.write(render(board))
     return EXIT_OK

@@ -1,4 +1,5 @@
-"""``registry-bot demo``: review a bundled sample pull request, with no GitHub account and no cluster."""
+"""``registry-bot demo``: review a bundled sample pull request, with no GitHub account and no
+cluster."""
 
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
     from bot.core.findings import Report
     from bot.review.compose import Stage
 
-HELP = "review a bundled sample pull request against the bundled reference registry and print the verdict"
+HELP = (
+    "review a bundled sample pull request against the bundled reference registry and print the "
+    "verdict"
+)
 
 INTRO = """\
 registry-bot demo: a small OpenLineage registry (core, airflow, egeria, marquez) as a git repository, and a
@@ -33,12 +37,21 @@ key without its prefix, an example of the wrong type, a remote $ref, an unpublis
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--keep", metavar="DIR",
-                        help="build the sample repository in DIR (a new folder) and keep it, to try `check` on it")
-    parser.add_argument("--exit-code", action="store_true",
-                        help="exit 1 when the review finds errors (default: 0 once the review ran)")
-    parser.add_argument("--no-regression", action="store_true",
-                        help="skip the PySpark regression over the sample events (saves Spark's start-up)")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="build the sample repository in DIR (a new folder) and keep it, to try `check` on it",
+    )
+    parser.add_argument(
+        "--exit-code",
+        action="store_true",
+        help="exit 1 when the review finds errors (default: 0 once the review ran)",
+    )
+    parser.add_argument(
+        "--no-regression",
+        action="store_true",
+        help="skip the PySpark regression over the sample events (saves Spark's start-up)",
+    )
     add_color_argument(parser)
 
 
@@ -49,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     if args.keep and os.path.lexists(args.keep):
         raise UsageError(f"--keep {args.keep}: already exists; name a new folder")
     if args.keep and not Path(args.keep).absolute().parent.is_dir():
-        raise UsageError(f"--keep {args.keep}: the folder {Path(args.keep).absolute().parent} does not exist")
+        raise UsageError(
+            f"--keep {args.keep}: the folder {Path(args.keep).absolute().parent} does not exist"
+        )
     print(INTRO.format(author=AUTHOR), file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="registry-bot-demo-") as scratch:
         target = Path(args.keep) if args.keep else Path(scratch) / "registry"
@@ -57,18 +72,30 @@ def run(args: argparse.Namespace) -> int:
     color = args.format == "text" and use_color(args.color, sys.stdout)
     sys.stdout.write(render(report, args.format, color=color))
     if args.format == "text":
-        print("\nThe errors above are the mistakes planted in the sample pull request; the demo exits 0 once the "
-              "review ran (--exit-code: 1 on errors).", file=sys.stderr)
+        print(
+            "\nThe errors above are the mistakes planted in the sample pull request; the demo "
+            "exits 0 once the review ran (--exit-code: 1 on errors).",
+            file=sys.stderr,
+        )
     if args.keep:
-        print(f"\nThe sample repository is kept in {args.keep}: try `registry-bot check {args.keep} "
-              f"--base {BASE_BRANCH} --head {PR_BRANCH} --author {AUTHOR}`", file=sys.stderr)
+        print(
+            f"\nThe sample repository is kept in {args.keep}: try `registry-bot check {args.keep} "
+            f"--base {BASE_BRANCH} --head {PR_BRANCH} --author {AUTHOR}`",
+            file=sys.stderr,
+        )
     return EXIT_ERRORS if args.exit_code and report.has_errors else EXIT_OK
 
 
-def _review(target: Path, regression: bool, verbose: bool = False,
-            session_factory: Callable[[str], SparkSession] | None = None, site: bool = False) -> Report:
-    """Build the sample repository in ``target`` and review its pull request as the App does (with the
-    regression, Spark in local mode); with ``site``, also publish the head's registry and say where."""
+def _review(
+    target: Path,
+    regression: bool,
+    verbose: bool = False,
+    session_factory: Callable[[str], SparkSession] | None = None,
+    site: bool = False,
+) -> Report:
+    """Build the sample repository in ``target`` and review its pull request as the App does (with
+    the regression, Spark in local mode); with ``site``, also publish the head's registry and say
+    where."""
     from bot.cli.sample import build_sample_repo
     from bot.core.changes import ChangeSet
     from bot.core.snapshot import GitSnapshot
@@ -76,7 +103,10 @@ def _review(target: Path, regression: bool, verbose: bool = False,
     from bot.review.compose import ReviewRequest, run_review
 
     sample = build_sample_repo(target)
-    with GitSnapshot(sample.path, sample.base) as base, GitSnapshot(sample.path, sample.head) as head:
+    with (
+        GitSnapshot(sample.path, sample.base) as base,
+        GitSnapshot(sample.path, sample.head) as head,
+    ):
         changes = ChangeSet.from_git(sample.path, base.commit, head.commit)
         request = ReviewRequest(head=head, base=base, changes=changes, author=sample.author)
         with _regression(regression, verbose, session_factory) as stages:
@@ -88,7 +118,9 @@ def _review(target: Path, regression: bool, verbose: bool = False,
     return report
 
 
-def review_sample(target: Path, session_factory: Callable[[str], SparkSession] | None = None) -> str:
+def review_sample(
+    target: Path, session_factory: Callable[[str], SparkSession] | None = None
+) -> str:
     """The demo's text output (no colour), as the README shows it."""
     from bot.outputs.render import render
 
@@ -96,9 +128,11 @@ def review_sample(target: Path, session_factory: Callable[[str], SparkSession] |
 
 
 @contextlib.contextmanager
-def _regression(wanted: bool, verbose: bool,
-                session_factory: Callable[[str], SparkSession] | None) -> Iterator[list[Stage]]:
-    """The regression stage over the sample events, as the App's worker runs it (Spark in local mode)."""
+def _regression(
+    wanted: bool, verbose: bool, session_factory: Callable[[str], SparkSession] | None
+) -> Iterator[list[Stage]]:
+    """The regression stage over the sample events, as the App's worker runs it (Spark in local
+    mode)."""
     if not wanted:
         yield []
         return
@@ -106,13 +140,17 @@ def _regression(wanted: bool, verbose: bool,
     from bot.review.compose import regression
     from bot.review.regression import review_stage
 
-    print("Running the PySpark regression over the sample events: Spark starts in local mode (20-30 s)...",
-          file=sys.stderr)
+    print(
+        "Running the PySpark regression over the sample events: Spark starts in local mode (20-30 "
+        "s)...",
+        file=sys.stderr,
+    )
     stage = review_stage(session_factory=session_factory)
     with jvm_output(verbose) as stderr, elapsed("Spark regression", stderr):
         try:
             yield [regression(stage)]
-        except BaseException:  # Ctrl-C above all: a failing stop of a half-started Spark must not hide it
+        # Ctrl-C above all: a failing stop of a half-started Spark must not hide it
+        except BaseException:
             if session_factory is None:
                 with contextlib.suppress(Exception):
                     stage.close()

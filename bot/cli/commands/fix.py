@@ -1,4 +1,5 @@
-"""``registry-bot fix``: the unified diff of every mechanical fix the checks know; ``--write`` applies it."""
+"""``registry-bot fix``: the unified diff of every mechanical fix the checks know; ``--write``
+applies it."""
 
 from __future__ import annotations
 
@@ -20,25 +21,51 @@ HELP = "print the diff of every available fix of a working tree (--write applies
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo", help="the repository's working tree")
-    parser.add_argument("paths", nargs="*", metavar="PATH",
-                        help="optional: fix only these files or folders (relative to REPO or to the current folder; "
-                             "default: the whole registry)")
-    parser.add_argument("--write", action="store_true", help="write the fixes instead of printing the diff")
-    parser.add_argument("--allow-dirty", action="store_true",
-                        help="write into files with uncommitted changes (refused by default)")
-    parser.add_argument("--base", metavar="REV",
-                        help="judge the working tree as a change from REV (git): adds the fixes that only a change "
-                             "has, such as a facet's $id version bump, and fixes only what the change introduces")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="optional: fix only these files or folders (relative to REPO or to the current "
+        "folder; default: the whole registry)",
+    )
+    parser.add_argument(
+        "--write", action="store_true", help="write the fixes instead of printing the diff"
+    )
+    parser.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="write into files with uncommitted changes (refused by default)",
+    )
+    parser.add_argument(
+        "--base",
+        metavar="REV",
+        help="judge the working tree as a change from REV (git): adds the fixes that only a change "
+        "has, such as a facet's $id version bump, and fixes only what the change introduces",
+    )
     parser.add_argument("--author", help="GitHub login that a new entry's CODEOWNERS names")
-    parser.add_argument("--rule", action="append", default=[], metavar="RULE",
-                        help="fix only findings of this rule (repeatable; default: every rule)")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 when there is anything to fix (with or without --write)")
-    parser.add_argument("--only-layout", action="store_true",
-                        help=f"only the layout fixes ({', '.join(LAYOUT_RULES)}), which never change what a file "
-                             "means (the pre-commit hook's default)")
-    parser.add_argument("--semantic", action="store_true",
-                        help="every fix, also with --only-layout (for the pre-commit hook's args)")
+    parser.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="fix only findings of this rule (repeatable; default: every rule)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 when there is anything to fix (with or without --write)",
+    )
+    parser.add_argument(
+        "--only-layout",
+        action="store_true",
+        help=f"only the layout fixes ({', '.join(LAYOUT_RULES)}), which never change what a file "
+        "means (the pre-commit hook's default)",
+    )
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="every fix, also with --only-layout (for the pre-commit hook's args)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,9 +91,15 @@ def run(args: argparse.Namespace) -> int:
     layout_only = args.only_layout and not args.semantic
 
     def allowed(f: Finding) -> bool:
-        if f.fix is None or (args.rule and f.rule not in args.rule) or (layout_only and f.rule not in LAYOUT_RULES):
+        if (
+            f.fix is None
+            or (args.rule and f.rule not in args.rule)
+            or (layout_only and f.rule not in LAYOUT_RULES)
+        ):
             return False
-        return all(_inside(e.path, watched) and (not scope or _inside(e.path, scope)) for e in f.fix.edits)
+        return all(
+            _inside(e.path, watched) and (not scope or _inside(e.path, scope)) for e in f.fix.edits
+        )
 
     base = _base(repo, args.base) if args.base else None
     if base is not None:
@@ -74,10 +107,15 @@ def run(args: argparse.Namespace) -> int:
 
     def findings_of(tree: Snapshot) -> list[Finding]:
         if base is None:
-            return [f for f in run_review(ReviewRequest(head=tree, author=author, config=config)).findings
-                    if allowed(f)]
+            return [
+                f
+                for f in run_review(ReviewRequest(head=tree, author=author, config=config)).findings
+                if allowed(f)
+            ]
         changes = _changes(repo, args.base, base, tree)
-        report = run_review(ReviewRequest(head=tree, base=base, changes=changes, author=author, config=config))
+        report = run_review(
+            ReviewRequest(head=tree, base=base, changes=changes, author=author, config=config)
+        )
         return [f for f in report.current() if allowed(f)]
 
     try:
@@ -88,7 +126,10 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         dirty = [] if args.allow_dirty else _dirty(repo, sorted(changed))
         if dirty:
-            raise UsageError(f"uncommitted changes in {', '.join(dirty)}; commit or stash them, or pass --allow-dirty")
+            raise UsageError(
+                f"uncommitted changes in {', '.join(dirty)}; commit or stash them, or pass "
+                f"--allow-dirty"
+            )
         for path, data in changed.items():
             target = repo / path
             if target.is_symlink():
@@ -98,12 +139,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         for path in sorted(changed):
             old = originals[path]
-            sys.stdout.write(unified_diff(path, None if old is None else old.decode("utf-8"),
-                                          changed[path].decode("utf-8")))
+            sys.stdout.write(
+                unified_diff(
+                    path,
+                    None if old is None else old.decode("utf-8"),
+                    changed[path].decode("utf-8"),
+                )
+            )
     rules = sorted({f.rule for f in fixed})
     verb = "fixed" if args.write else "fixable"
-    print(f"{len(fixed)} finding(s) {verb} in {len(changed)} file(s)" + (f": {', '.join(rules)}" if rules else ""),
-          file=sys.stderr)
+    print(
+        f"{len(fixed)} finding(s) {verb} in {len(changed)} file(s)"
+        + (f": {', '.join(rules)}" if rules else ""),
+        file=sys.stderr,
+    )
     return EXIT_ERRORS if args.check and changed else EXIT_OK
 
 
@@ -127,21 +176,42 @@ def _inside(path: str, folders: list[str] | tuple[str, ...]) -> bool:
 
 
 def _dirty(repo: Path, paths: list[str]) -> list[str]:
-    """Files whose working copy differs from git's index, or that git does not track (all of them when
-    ``repo`` is not in a git repository)."""
+    """Files whose working copy differs from git's index, or that git does not track (all of them
+    when ``repo`` is not in a git repository)."""
     if not paths:
         return []
     try:
-        subprocess.run(["git", "-C", str(repo), "rev-parse", "--git-dir"], capture_output=True, check=True,
-                       timeout=60)
+        subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "--git-dir"],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
     except subprocess.CalledProcessError:
-        raise UsageError(f"{repo} is not in a git repository: fix --write changes only files git tracks, so that "
-                         "every change can be seen and undone (pass --allow-dirty to write anyway)") from None
+        raise UsageError(
+            f"{repo} is not in a git repository: fix --write changes only files git tracks, so "
+            f"that "
+            "every change can be seen and undone (pass --allow-dirty to write anyway)"
+        ) from None
     except (OSError, subprocess.SubprocessError):
         return []
     try:
-        out = subprocess.run(["git", "-C", str(repo), "status", "--porcelain=v1", "-z", "--untracked-files=all",
-                              "--", *paths], capture_output=True, check=True, timeout=60).stdout
+        out = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(repo),
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=all",
+                "--",
+                *paths,
+            ],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     dirty = []
@@ -162,4 +232,6 @@ def _changes(repo: Path, rev: str, base: Snapshot, tree: Snapshot) -> ChangeSet:
     from bot.core.worktree import worktree_changes
     from bot.review.fixes import Overlay
 
-    return worktree_changes(repo, rev, base, tree, set(tree.changed) if isinstance(tree, Overlay) else None)
+    return worktree_changes(
+        repo, rev, base, tree, set(tree.changed) if isinstance(tree, Overlay) else None
+    )

@@ -1,10 +1,11 @@
-"""``registry-bot init NAME EVENT...``: draft a new registry entry from sample events (``bot.model.draft``).
+"""``registry-bot init NAME EVENT...``: draft a new registry entry from sample events
+(``bot.model.draft``).
 
-Writes ``spec/registry/<name>/`` (``gcp:composer`` -> ``gcp/composer``): a CODEOWNERS naming the ``--owner``s,
-a ``registry.json`` declaring the entry's facets, and for each facet of the events keyed with the entry's
-prefix a schema and an example. It writes nothing unless everything is valid: a missing repository, a folder
-without a registry, an existing entry, a file without events or events without a facet to draft are refused
-(one line, exit 2) before the first file is written.
+Writes ``spec/registry/<name>/`` (``gcp:composer`` -> ``gcp/composer``): a CODEOWNERS naming the
+``--owner``s, a ``registry.json`` declaring the entry's facets, and for each facet of the events
+keyed with the entry's prefix a schema and an example. It writes nothing unless everything is valid:
+a missing repository, a folder without a registry, an existing entry, a file without events or
+events without a facet to draft are refused (one line, exit 2) before the first file is written.
 """
 
 from __future__ import annotations
@@ -19,25 +20,49 @@ from typing import Any
 
 from bot.cli import EXIT_OK, UsageError
 
-HELP = "draft a new registry entry (CODEOWNERS, registry.json, facet schemas and examples) from sample events"
+HELP = (
+    "draft a new registry entry (CODEOWNERS, registry.json, facet schemas and examples) from "
+    "sample events"
+)
 DEFAULT_SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
-_OWNER = re.compile(r"@[A-Za-z0-9][A-Za-z0-9-]{0,38}(/[A-Za-z0-9._-]{1,100})?|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+")
+_OWNER = re.compile(
+    r"@[A-Za-z0-9][A-Za-z0-9-]{0,38}(/[A-Za-z0-9._-]{1,100})?|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+"
+)
 MAX_INPUT_BYTES = 8 * 1024 * 1024  # all event files together (dbt's whole test suite: 1 MiB)
 MAX_SCHEMA_FILES = 5000  # repository files read looking for existing facet schemas
 MAX_SCHEMA_BYTES = 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", help="the name to register (lower case; ':' nests, as in gcp:composer)")
-    parser.add_argument("events", nargs="+", metavar="EVENT",
-                        help="sample OpenLineage events (JSON, JSON arrays or JSON lines files)")
-    parser.add_argument("--owner", action="append", required=True, metavar="@LOGIN|@ORG/TEAM",
-                        help="an owner of the entry (repeatable): the entry's CODEOWNERS names them")
-    parser.add_argument("--repo", default=".", help="the registry repository to write into (default: .)")
-    parser.add_argument("--producer", metavar="URL",
-                        help="the _producer of the examples (default: the events' own producer URL)")
-    parser.add_argument("--doc-url", metavar="URL",
-                        help="the entry's documentation (registry.json root_doc_URL; default: the producer URL)")
+    parser.add_argument(
+        "name", help="the name to register (lower case; ':' nests, as in gcp:composer)"
+    )
+    parser.add_argument(
+        "events",
+        nargs="+",
+        metavar="EVENT",
+        help="sample OpenLineage events (JSON, JSON arrays or JSON lines files)",
+    )
+    parser.add_argument(
+        "--owner",
+        action="append",
+        required=True,
+        metavar="@LOGIN|@ORG/TEAM",
+        help="an owner of the entry (repeatable): the entry's CODEOWNERS names them",
+    )
+    parser.add_argument(
+        "--repo", default=".", help="the registry repository to write into (default: .)"
+    )
+    parser.add_argument(
+        "--producer",
+        metavar="URL",
+        help="the _producer of the examples (default: the events' own producer URL)",
+    )
+    parser.add_argument(
+        "--doc-url",
+        metavar="URL",
+        help="the entry's documentation (registry.json root_doc_URL; default: the producer URL)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,11 +72,16 @@ def run(args: argparse.Namespace) -> int:
     from bot.model import draft
 
     if not draft.NAME.fullmatch(args.name):
-        raise UsageError(f"{args.name!r} is not a registry name: lower-case ASCII letters and digits, '-' between "
-                         "them, ':' nesting (as in gcp:composer)")
+        raise UsageError(
+            f"{args.name!r} is not a registry name: lower-case ASCII letters and digits, '-' "
+            f"between "
+            "them, ':' nesting (as in gcp:composer)"
+        )
     bad = [o for o in args.owner if not _OWNER.fullmatch(o)]
     if bad:
-        raise UsageError(f"owners are @login, @org/team or an e-mail address, not {', '.join(map(repr, bad))}")
+        raise UsageError(
+            f"owners are @login, @org/team or an e-mail address, not {', '.join(map(repr, bad))}"
+        )
     for option, url in (("--producer", args.producer), ("--doc-url", args.doc_url)):
         if url is not None and not draft.HTTP_URL.fullmatch(url):
             raise UsageError(f"{option} {url!r}: not an http(s) URL")
@@ -69,15 +99,31 @@ def run(args: argparse.Namespace) -> int:
     except draft.DraftError as exc:
         raise UsageError(str(exc)) from None
     if not sampled.samples:
-        skipped = "; ".join(f"{len(keys)} {why}" for why, keys in sampled.skipped.items()) or "no facets at all"
-        raise UsageError(f"nothing to draft: no facet keyed {prefix}_... in {sampled.events} event(s) ({skipped})")
+        skipped = (
+            "; ".join(f"{len(keys)} {why}" for why, keys in sampled.skipped.items())
+            or "no facets at all"
+        )
+        raise UsageError(
+            f"nothing to draft: no facet keyed {prefix}_... in {sampled.events} event(s) "
+            f"({skipped})"
+        )
     producer = args.producer or _most_common(sampled.producers)
     if producer is None:
         raise UsageError("the events name no producer URL: give --producer URL (and --doc-url URL)")
     keys = {key for key, _ in sampled.samples}
-    existing = draft.existing_schemas(_facet_schemas(repo, (registry, config.paths.mirror.strip("/"))), keys)
-    result = draft.draft(args.name, args.owner, sampled, _spec_url(repo / config.paths.spec), producer,
-                         args.doc_url or producer, existing, registry)
+    existing = draft.existing_schemas(
+        _facet_schemas(repo, (registry, config.paths.mirror.strip("/"))), keys
+    )
+    result = draft.draft(
+        args.name,
+        args.owner,
+        sampled,
+        _spec_url(repo / config.paths.spec),
+        producer,
+        args.doc_url or producer,
+        existing,
+        registry,
+    )
     files = {**result.files, **_root_routing(repo, registry, args.name, args.owner)}
     for path, text in files.items():
         target = repo / path
@@ -87,10 +133,15 @@ def run(args: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"note: {note}")
     if not args.doc_url:
-        print(f"note: root_doc_URL is the producer URL {producer}; give --doc-url for the integration's documentation")
+        print(
+            f"note: root_doc_URL is the producer URL {producer}; give --doc-url for the "
+            f"integration's documentation"
+        )
     written = [folder.relative_to(repo).as_posix(), *sorted(set(files) - set(result.files))]
-    print(f"{args.name}: {result.facets} facet(s) drafted from {sampled.events} event(s); write their descriptions, "
-          f"then {next_step(repo, written)}")
+    print(
+        f"{args.name}: {result.facets} facet(s) drafted from {sampled.events} event(s); write "
+        f"their descriptions, then {next_step(repo, written)}"
+    )
     return EXIT_OK
 
 
@@ -118,8 +169,10 @@ def _documents(paths: list[str]) -> Iterator[Any]:
         try:
             total += file.stat().st_size
             if total > MAX_INPUT_BYTES:
-                raise UsageError(f"the event files are over {MAX_INPUT_BYTES // (1024 * 1024)} MiB together: "
-                                 "a few samples per facet are enough")
+                raise UsageError(
+                    f"the event files are over {MAX_INPUT_BYTES // (1024 * 1024)} MiB together: "
+                    "a few samples per facet are enough"
+                )
             documents = read_events(file)
         except EventsProblem as exc:
             raise UsageError(str(exc)) from None
@@ -144,13 +197,18 @@ def _spec_url(path: Path) -> str:
 
 
 def _facet_schemas(repo: Path, skip: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
-    """Facet schema files of the repository outside the registry and the published mirror (an integration's
-    own ``*facet*.json``), bounded in number and size."""
+    """Facet schema files of the repository outside the registry and the published mirror (an
+    integration's own ``*facet*.json``), bounded in number and size."""
     seen = 0
     for root, dirs, names in os.walk(repo):
         rel_root = Path(root).relative_to(repo).as_posix()
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules"
-                         and (f"{rel_root}/{d}".lstrip("./") not in skip))
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and d != "node_modules"
+            and (f"{rel_root}/{d}".lstrip("./") not in skip)
+        )
         for name in sorted(names):
             if not (name.endswith(".json") and "facet" in name.lower()):
                 continue
@@ -167,8 +225,8 @@ def _facet_schemas(repo: Path, skip: tuple[str, ...]) -> Iterator[tuple[str, Any
 
 
 def next_step(repo: Path, paths: list[str]) -> str:
-    """What to run next: a review of the draft as a pull request would get it, from the branch it will be
-    merged into (a draft on that branch itself is first moved to a branch of its own)."""
+    """What to run next: a review of the draft as a pull request would get it, from the branch it
+    will be merged into (a draft on that branch itself is first moved to a branch of its own)."""
     from bot.core.snapshot import GitError, run_git
 
     entry = " ".join(paths)
@@ -176,27 +234,41 @@ def next_step(repo: Path, paths: list[str]) -> str:
     try:
         run_git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     except (GitError, OSError):
-        return f"run `registry-bot check {repo} --all` (not a git repository with a commit: the whole tree)"
+        return (
+            f"run `registry-bot check {repo} --all` (not a git repository with a commit: the whole "
+            f"tree)"
+        )
     try:
         current = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").decode().strip()
     except GitError:
         current = ""
     target = _default_branch(repo) or current or "main"
     branch = f"registry-{name}"
-    on_target = current in (target, target.removeprefix("origin/"))  # main, or the clone's origin/main
+    # main, or the clone's origin/main
+    on_target = current in (target, target.removeprefix("origin/"))
     if not current or on_target:
-        return (f"commit it on a branch of its own (`git -C {repo} switch -c {branch} && git -C {repo} add {entry} "
-                f"&& git -C {repo} commit`) and run `registry-bot check {repo} --base {target}`")
-    return f"commit it (`git -C {repo} add {entry} && git -C {repo} commit`) and run `registry-bot check {repo} " \
-           f"--base {target}`"
+        return (
+            f"commit it on a branch of its own (`git -C {repo} switch -c {branch} && git -C {repo} "
+            f"add {entry} && git -C {repo} commit`) and run `registry-bot check {repo} --base "
+            f"{target}`"
+        )
+    return (
+        f"commit it (`git -C {repo} add {entry} && git -C {repo} commit`) and run `registry-bot "
+        f"check {repo} --base {target}`"
+    )
 
 
 def _default_branch(repo: Path) -> str | None:
-    """The branch pull requests go to: origin's HEAD, else main, else master (None when none exists)."""
+    """The branch pull requests go to: origin's HEAD, else main, else master (None when none
+    exists)."""
     from bot.core.snapshot import GitError, run_git
 
     try:
-        return run_git(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD").decode().strip()
+        return (
+            run_git(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+            .decode()
+            .strip()
+        )
     except GitError:
         pass
     for branch in ("main", "master"):

@@ -1,4 +1,5 @@
-"""``registry-bot regress``: validate sample events at two revisions and report what the change breaks."""
+"""``registry-bot regress``: validate sample events at two revisions and report what the change
+breaks."""
 
 from __future__ import annotations
 
@@ -24,15 +25,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo", help="a git repository (bare is fine)")
     parser.add_argument("--base", required=True, help="the revision the change starts from")
     parser.add_argument("--head", default="HEAD", help="the revision to check (default: HEAD)")
-    parser.add_argument("--events", nargs="+", default=[], metavar="PATH",
-                        help="more event files, folders or globs (with Spark: any URI the cluster reads, e.g. s3a://)")
+    parser.add_argument(
+        "--events",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="more event files, folders or globs (with Spark: any URI the cluster reads, e.g. "
+        "s3a://)",
+    )
     parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
-    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting, e.g. spark.executor.memory=2g (repeatable)")
-    parser.add_argument("--engine", choices=("spark", "python"), default="spark",
-                        help="run on Spark (default) or in this Python process")
-    parser.add_argument("--parquet", metavar="DIR",
-                        help="with Spark: write every non-ok outcome as Parquet (on a cluster: a location it shares)")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, e.g. spark.executor.memory=2g (repeatable)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("spark", "python"),
+        default="spark",
+        help="run on Spark (default) or in this Python process",
+    )
+    parser.add_argument(
+        "--parquet",
+        metavar="DIR",
+        help="with Spark: write every non-ok outcome as Parquet (on a cluster: a location it "
+        "shares)",
+    )
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
 
@@ -47,14 +67,23 @@ def run(args: argparse.Namespace) -> int:
     conf = _spark_conf(args.conf)
     _check_events(args.events)
     if args.engine == "spark" and importlib.util.find_spec("pyspark") is None:
-        raise UsageError("--engine spark needs PySpark, which is not installed: install the spark extra "
-                         "(pip install 'openlineage-registry-bot[spark]', and a Java runtime), or use --engine python")
+        raise UsageError(
+            "--engine spark needs PySpark, which is not installed: install the spark extra "
+            "(pip install 'openlineage-registry-bot[spark]', and a Java runtime), or use --engine "
+            "python"
+        )
     _check_parquet(args.parquet)
     repo = _inputs.git_repository(args.repo)
     try:
-        with _inputs.revision(repo, args.base, "--base") as base, _inputs.revision(repo, args.head, "--head") as head:
+        with (
+            _inputs.revision(repo, args.base, "--base") as base,
+            _inputs.revision(repo, args.head, "--head") as head,
+        ):
             _inputs.registry_folder([base, head], f"{repo} at {args.base} and at {args.head}")
-            print(f"Reading the sample events of {repo} at {args.base} and {args.head}...", file=sys.stderr)
+            print(
+                f"Reading the sample events of {repo} at {args.base} and {args.head}...",
+                file=sys.stderr,
+            )
             config, _ = load_config(base)
             events = find_events(head, config, args.events)
             _say_found(events)
@@ -74,7 +103,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"Spark failed, the regression did not run: {one_line(exc)}") from None
     findings = result.findings(config.regression, config.paths.registry)
     if args.format == "json":
-        sys.stdout.write(json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2)
+            + "\n"
+        )
     elif args.format == "markdown":
         sys.stdout.write(result.markdown())
     else:
@@ -91,14 +123,22 @@ def _run_local(inputs: Inputs) -> RegressionResult:
 def _say_found(events: Events) -> None:
     found = events.discovered
     if found is not None and (found.files or found.ignored):
-        print(f"Found {found.files} event file(s) in the repository ({found.ignored} other JSON file(s) there "
-              f"hold no event)", file=sys.stderr)
+        print(
+            f"Found {found.files} event file(s) in the repository ({found.ignored} other JSON "
+            f"file(s) there hold no event)",
+            file=sys.stderr,
+        )
     if events.empty:
-        print("No events to check (no samples/, no event file in the repository, no --events): Spark is not "
-              "started", file=sys.stderr)
+        print(
+            "No events to check (no samples/, no event file in the repository, no --events): Spark "
+            "is not started",
+            file=sys.stderr,
+        )
 
 
-def _run_spark(inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace) -> RegressionResult:
+def _run_spark(
+    inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace
+) -> RegressionResult:
     from bot.cli.commands._progress import elapsed, jvm_output
     from bot.review.regression.faults import end_children, java_missing
     from bot.review.regression.spark_job import run_spark, start_session
@@ -108,17 +148,27 @@ def _run_spark(inputs: Inputs, master: str, conf: dict[str, str], args: argparse
         raise UsageError(f"{missing}; or use --engine python")
 
     where = f" and {len(inputs.locations)} event location(s)" if inputs.locations else ""
-    print(f"Checking {len(inputs.records)} sample event(s){where} on Spark ({master}); Spark takes 20-30 s to "
-          f"start (--engine python skips it)...", file=sys.stderr)
+    print(
+        f"Checking {len(inputs.records)} sample event(s){where} on Spark ({master}); Spark takes "
+        f"20-30 s to start (--engine python skips it)...",
+        file=sys.stderr,
+    )
     with jvm_output(args.verbose) as stderr, elapsed("Spark regression", stderr):
         try:
             spark = start_session(master, extra=conf)
-        except KeyboardInterrupt:  # the JVM ignores SIGINT while it starts: end it with this process
+        # the JVM ignores SIGINT while it starts: end it with this process
+        except KeyboardInterrupt:
             end_children()
             raise
         try:
-            return run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.locations,
-                             parquet=args.parquet)
+            return run_spark(
+                spark,
+                inputs.base,
+                inputs.head,
+                inputs.records,
+                inputs.locations,
+                parquet=args.parquet,
+            )
         finally:
             spark.stop()
 
@@ -159,7 +209,12 @@ def _check_parquet(parquet: str | None) -> None:
 def _text(result: RegressionResult, findings: list[Finding]) -> str:
     from bot.core.inert import visible
 
-    lines = [f"{result.events} events, base {visible(result.base)}, head {visible(result.head)}, {result.engine}, "
-             f"{result.seconds:.1f} s"]
-    lines += [f"{f.severity.value}: {visible(f.path) if f.path else '-'}: {visible(f.message)}" for f in findings]
+    lines = [
+        f"{result.events} events, base {visible(result.base)}, head {visible(result.head)}, "
+        f"{result.engine}, {result.seconds:.1f} s"
+    ]
+    lines += [
+        f"{f.severity.value}: {visible(f.path) if f.path else '-'}: {visible(f.message)}"
+        for f in findings
+    ]
     return "\n".join(lines) + "\n"

@@ -1,4 +1,5 @@
-"""``registry-bot replay``: run the App's whole pipeline for a recorded delivery against a local git repository.
+"""``registry-bot replay``: run the App's whole pipeline for a recorded delivery against a local git
+repository.
 
 Like Probot's ``receive``: the delivery goes through the same event routing and worker code as in
 production, but GitHub is ``LocalGitHub`` over ``--repo``, and what would be posted is printed.
@@ -14,22 +15,44 @@ from typing import Any
 
 from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
 
-WEBHOOK_KEYS = ("action", "zen", "pull_request", "check_suite", "check_run")  # every delivery has one
+# every delivery has one
+WEBHOOK_KEYS = ("action", "zen", "pull_request", "check_suite", "check_run")
 HELP = "run the GitHub App pipeline for a recorded webhook delivery against a local git repository"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("delivery", help="the delivery's JSON body, or {name, id, payload} as Probot records it")
-    parser.add_argument("--repo", required=True, help="a local git repository standing in for the GitHub one")
-    parser.add_argument("--event", help="the X-GitHub-Event name (default: the recording's 'name', "
-                                        "else pull_request)")
-    parser.add_argument("--base", help="base branch or sha (default: the payload's base ref, else main)")
-    parser.add_argument("--head", help="head branch or sha (default: the payload's head ref, else HEAD)")
-    parser.add_argument("--checks", metavar="MODULE:NAME", help="run these checks instead of bot.review.checks.CHECKS")
-    parser.add_argument("--approved-by", default="", metavar="LOGIN[,LOGIN...]", help="users who approved")
-    parser.add_argument("--team-member", action="append", default=[], metavar="ORG/TEAM=LOGIN[,LOGIN...]",
-                        help="active members of a team, for team owners in CODEOWNERS (repeatable); other teams "
-                             "count as not visible, so their membership is reported as unverified")
+    parser.add_argument(
+        "delivery", help="the delivery's JSON body, or {name, id, payload} as Probot records it"
+    )
+    parser.add_argument(
+        "--repo", required=True, help="a local git repository standing in for the GitHub one"
+    )
+    parser.add_argument(
+        "--event",
+        help="the X-GitHub-Event name (default: the recording's 'name', else pull_request)",
+    )
+    parser.add_argument(
+        "--base", help="base branch or sha (default: the payload's base ref, else main)"
+    )
+    parser.add_argument(
+        "--head", help="head branch or sha (default: the payload's head ref, else HEAD)"
+    )
+    parser.add_argument(
+        "--checks",
+        metavar="MODULE:NAME",
+        help="run these checks instead of bot.review.checks.CHECKS",
+    )
+    parser.add_argument(
+        "--approved-by", default="", metavar="LOGIN[,LOGIN...]", help="users who approved"
+    )
+    parser.add_argument(
+        "--team-member",
+        action="append",
+        default=[],
+        metavar="ORG/TEAM=LOGIN[,LOGIN...]",
+        help="active members of a team, for team owners in CODEOWNERS (repeatable); other teams "
+        "count as not visible, so their membership is reported as unverified",
+    )
 
 
 def _load(path: str) -> tuple[str | None, str, dict[str, Any]]:
@@ -39,17 +62,26 @@ def _load(path: str) -> tuple[str | None, str, dict[str, Any]]:
         raise UsageError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{path} does not hold a JSON object")
-    name, delivery, payload = (data.get("name"), str(data.get("id") or "replay"), data["payload"]) \
-        if isinstance(data.get("payload"), dict) else (None, "replay", data)
+    name, delivery, payload = (
+        (data.get("name"), str(data.get("id") or "replay"), data["payload"])
+        if isinstance(data.get("payload"), dict)
+        else (None, "replay", data)
+    )
     if not any(key in payload for key in WEBHOOK_KEYS):
-        raise UsageError(f"{path} is not a webhook delivery (none of {', '.join(WEBHOOK_KEYS)} in its payload)")
+        raise UsageError(
+            f"{path} is not a webhook delivery (none of {', '.join(WEBHOOK_KEYS)} in its payload)"
+        )
     return name, delivery, payload
 
 
 def _event_of(payload: dict[str, Any]) -> str:
     """The event a recording without its name most likely is, by its payload's own fields."""
-    for key, event in (("zen", "ping"), ("check_suite", "check_suite"), ("check_run", "check_run"),
-                       ("comment", "issue_comment")):
+    for key, event in (
+        ("zen", "ping"),
+        ("check_suite", "check_suite"),
+        ("check_run", "check_run"),
+        ("comment", "issue_comment"),
+    ):
         if key in payload:
             return event
     return "pull_request"
@@ -75,7 +107,14 @@ def _ref(local_repo: Path, wanted: str | None, fallback: str) -> str:
         if not ref:
             continue
         try:
-            run_git(local_repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+            run_git(
+                local_repo,
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                f"{ref}^{{commit}}",
+            )
         except GitError:
             continue
         return ref
@@ -100,15 +139,23 @@ def run(args: argparse.Namespace) -> int:
     with _inputs.revision(repo_path, head, "--head") as at_head:
         _inputs.registry_folder([at_head], f"{repo_path} at {head}")
     event = args.event or name or _event_of(payload)
-    decision = decide(event, delivery, {**payload, "installation": payload.get("installation") or {"id": 1}})
+    decision = decide(
+        event, delivery, {**payload, "installation": payload.get("installation") or {"id": 1}}
+    )
     if decision.job is None:
         print(f"{event}: {decision.reason} (nothing would be posted)")
         return EXIT_OK
     job = decision.job
-    local = LocalGitHub(repo_path, base, head, repo=job.repo, number=job.number or 1,
-                        author=str((pr.get("user") or {}).get("login") or "contributor"),
-                        permissions={job.requester: "write"} if job.requester else None,
-                        team_members=_teams(args.team_member))
+    local = LocalGitHub(
+        repo_path,
+        base,
+        head,
+        repo=job.repo,
+        number=job.number or 1,
+        author=str((pr.get("user") or {}).get("login") or "contributor"),
+        permissions={job.requester: "write"} if job.requester else None,
+        team_members=_teams(args.team_member),
+    )
     try:
         for login in reviewers:
             local.add_review(login, "APPROVE")

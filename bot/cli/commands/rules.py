@@ -1,4 +1,5 @@
-"""``registry-bot rules``: every rule the checks can report, one paragraph each (the README's rule list)."""
+"""``registry-bot rules``: every rule the checks can report, one paragraph each (the README's rule
+list)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,12 @@ COMMAND_LIMIT = 100  # characters of a usage line per table row before it wraps
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "markdown"), default="text")
-    parser.add_argument("--update-readme", action="store_true",
-                        help="rewrite the generated blocks of README.md (rules, the command table, the adoption gaps)")
+    parser.add_argument(
+        "--update-readme",
+        action="store_true",
+        help="rewrite the generated blocks of README.md (rules, the command table, the adoption "
+        "gaps)",
+    )
 
 
 def rules_markdown() -> str:
@@ -28,8 +33,12 @@ def rules_markdown() -> str:
     families.append(("waivers", _summary(waiving.__doc__ or "")))
     rules = all_rules()
     for family, summary in families:
-        ids = sorted(r for r in rules if r.split("/", 1)[0] == family
-                     or (family == "bot" and r.split("/", 1)[0] in ("bot", "config")))
+        ids = sorted(
+            r
+            for r in rules
+            if r.split("/", 1)[0] == family
+            or (family == "bot" and r.split("/", 1)[0] in ("bot", "config"))
+        )
         if not ids:
             continue
         lines += [f"### {family}", "", summary, ""]
@@ -44,7 +53,8 @@ def _summary(doc: str) -> str:
 
 
 def _usages(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, str]]:
-    """``(usage, help)`` of ``name`` and of its own subcommands (``naming docs``, ``naming check``)."""
+    """``(usage, help)`` of ``name`` and of its own subcommands (``naming docs``, ``naming
+    check``)."""
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     if not subs:
         usage = " ".join(parser.format_usage().split()).removeprefix("usage: ")
@@ -72,7 +82,8 @@ def commands_markdown() -> str:
 
 
 def adoption_gaps_markdown(width: int = 110) -> str:
-    """The README's list of the rules ``--all`` downgrades to warnings: ``bot.core.config.ADOPTION_GAPS``, wrapped."""
+    """The README's list of the rules ``--all`` downgrades to warnings:
+    ``bot.core.config.ADOPTION_GAPS``, wrapped."""
     from bot.core.config import ADOPTION_GAPS
 
     names = [f"`{rule}`" for rule in ADOPTION_GAPS]
@@ -92,8 +103,10 @@ def update_readme() -> None:
     from bot.outputs.readme import README, replace_block
 
     if not README.is_file():  # an installed package has no README beside it
-        raise UsageError("--update-readme rewrites README.md of a checkout of the project; there is none beside "
-                         f"this installation ({README.parent})")
+        raise UsageError(
+            "--update-readme rewrites README.md of a checkout of the project; there is none beside "
+            f"this installation ({README.parent})"
+        )
     text = README.read_text(encoding="utf-8")
     text = replace_block(text, "rules", rules_markdown())
     text = replace_block(text, "commands", commands_markdown())

@@ -1,1 +1,2 @@
-"""Schema evolution: the classes of change with their digits per direction, witnesses, and the transitive check."""
+"""Schema evolution: the classes of change with their digits per direction, witnesses, and the
+transitive check."""

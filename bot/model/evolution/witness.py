@@ -1,15 +1,16 @@
-"""A witness for a data-level verdict: a small instance one version of a schema accepts and the other rejects.
+"""A witness for a data-level verdict: a small instance one version of a schema accepts and the
+other rejects.
 
-The instance has the shape of an example file (an object holding the facet keys of the schema that accepts
-it) and is validated against each whole schema file, as examples are, by both validators the bot has
-(pure-Python ``jsonschema`` with the pinned format checker, and ``jsonschema-rs`` with formats asserted).
-It is only shown when both validators agree on both sides; otherwise the search goes on, and within its
-small budget may find nothing, which the finding then says.
+The instance has the shape of an example file (an object holding the facet keys of the schema that
+accepts it) and is validated against each whole schema file, as examples are, by both validators the
+bot has (pure-Python ``jsonschema`` with the pinned format checker, and ``jsonschema-rs`` with
+formats asserted). It is only shown when both validators agree on both sides; otherwise the search
+goes on, and within its small budget may find nothing, which the finding then says.
 
-The search is directed, not random: for each change it builds, from the schema that should accept, the
-smallest instance reaching the changed node (required fields filled, ``$ref``s and ``allOf`` followed), and
-puts at that node values drawn from both schemas there (enum and const values, bounds and one past them,
-formats, every type, an extra field, the node left out).
+The search is directed, not random: for each change it builds, from the schema that should accept,
+the smallest instance reaching the changed node (required fields filled, ``$ref``s and ``allOf``
+followed), and puts at that node values drawn from both schemas there (enum and const values, bounds
+and one past them, formats, every type, an extra field, the node left out).
 """
 
 from __future__ import annotations
@@ -31,12 +32,41 @@ BUDGET_SECONDS = 0.5  # CPU seconds of one witness search (all the changes of on
 MAX_CANDIDATES = 60  # instances tried per change and direction
 _DEPTH = 12  # nesting the generator follows before giving up on a branch
 
-_FORMAT_SAMPLES = {"date-time": "2024-01-01T00:00:00Z", "date": "2024-01-01", "time": "00:00:00Z",
-                   "uri": "https://example.com/x", "uri-reference": "x", "iri": "https://example.com/x",
-                   "email": "a@example.com", "uuid": "3fa85f64-5717-4562-b3fc-2c963f66afa6", "ipv4": "127.0.0.1",
-                   "ipv6": "::1", "hostname": "example.com", "duration": "P1D", "regex": "a"}
-_GENERIC: list[Any] = [None, True, False, 0, -1, 1, 2.5, "", "a", "not a date", "2024-01-01T00:00:00Z",
-                       "https://example.com/x", "2024-01-01", [], [1, 1], [None], {}, {"extra_field": 1}]
+_FORMAT_SAMPLES = {
+    "date-time": "2024-01-01T00:00:00Z",
+    "date": "2024-01-01",
+    "time": "00:00:00Z",
+    "uri": "https://example.com/x",
+    "uri-reference": "x",
+    "iri": "https://example.com/x",
+    "email": "a@example.com",
+    "uuid": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "hostname": "example.com",
+    "duration": "P1D",
+    "regex": "a",
+}
+_GENERIC: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2.5,
+    "",
+    "a",
+    "not a date",
+    "2024-01-01T00:00:00Z",
+    "https://example.com/x",
+    "2024-01-01",
+    [],
+    [1, 1],
+    [None],
+    {},
+    {"extra_field": 1},
+]
 _DELETE = object()  # a candidate that leaves the node out
 
 
@@ -58,7 +88,11 @@ def _referenced(schema: Any, url: str, resolve: Resolver) -> list[tuple[str, Any
                         if doc is not None:
                             found[target] = doc
                             pending.append((target, doc))
-                stack.extend(v for k, v in current.items() if k not in ("enum", "const", "examples", "default"))
+                stack.extend(
+                    v
+                    for k, v in current.items()
+                    if k not in ("enum", "const", "examples", "default")
+                )
             elif isinstance(current, list):
                 stack.extend(current)
     return list(found.items())
@@ -76,7 +110,9 @@ class SideValidators:
 
         self.schema = schema
         self.label = label
-        url = str(schema.get("$id") or "urn:registry-bot:witness") if isinstance(schema, dict) else ""
+        url = (
+            str(schema.get("$id") or "urn:registry-bot:witness") if isinstance(schema, dict) else ""
+        )
         resources = _referenced(schema, url, resolve)
         docs = dict(resources)
 
@@ -86,8 +122,11 @@ class SideValidators:
                 raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # never fetched
             return DRAFT202012.create_resource(doc)
 
-        self.py = HardenedValidator(schema, registry=Registry(retrieve=retrieve),  # type: ignore[call-arg]
-                                    format_checker=FORMAT_CHECKER)
+        self.py = HardenedValidator(
+            schema,
+            registry=Registry(retrieve=retrieve),  # type: ignore[call-arg]
+            format_checker=FORMAT_CHECKER,
+        )
         try:
             self.rs: Any = rs_validator(schema, resources, validate_formats=True)
         except Exception:  # noqa: BLE001 - a schema jsonschema-rs cannot compile gets no witness
@@ -98,9 +137,9 @@ class SideValidators:
         if self.rs is None:
             return None
         try:
-            # The bounded pure-Python validator first: jsonschema-rs cannot be stopped, so it only sees an
-            # instance the other has finished within its deadline (a schema whose refs fan out exponentially
-            # stops here, never in Rust).
+            # The bounded pure-Python validator first: jsonschema-rs cannot be stopped, so it only
+            # sees an instance the other has finished within its deadline (a schema whose refs fan
+            # out exponentially stops here, never in Rust).
             with deadline(0.2):
                 slow = bool(self.py.is_valid(instance))
             fast = bool(self.rs.is_valid(instance))
@@ -109,7 +148,8 @@ class SideValidators:
         return fast if fast == slow else None
 
 
-# -- generating instances ------------------------------------------------------------------------------------
+# -- generating instances --------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _Node:
@@ -122,7 +162,8 @@ class _Node:
 
 @dataclass
 class _Flat:
-    """A subschema with its ``$ref``s and ``allOf`` members merged (first ``anyOf``/``oneOf`` branch too)."""
+    """A subschema with its ``$ref``s and ``allOf`` members merged (first ``anyOf``/``oneOf`` branch
+    too)."""
 
     keywords: dict[str, Any] = field(default_factory=dict)
     props: dict[str, list[_Node]] = field(default_factory=dict)
@@ -168,20 +209,41 @@ class _Generator:
                 continue
             types = node.get("type")
             if types is not None:
-                here = {types} if isinstance(types, str) else set(types) if isinstance(types, list) else set()
+                here = (
+                    {types}
+                    if isinstance(types, str)
+                    else set(types)
+                    if isinstance(types, list)
+                    else set()
+                )
                 if "number" in here:
                     here.add("integer")
                 flat.types = here if flat.types is None else flat.types & here
-            for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+            for name, sub in (
+                (node.get("properties") or {}).items()
+                if isinstance(node.get("properties"), dict)
+                else ()
+            ):
                 flat.props.setdefault(name, []).append(_Node(sub, raw.doc, raw.url))
             if isinstance(node.get("required"), list):
-                flat.required += [n for n in node["required"] if isinstance(n, str) and n not in flat.required]
+                flat.required += [
+                    n for n in node["required"] if isinstance(n, str) and n not in flat.required
+                ]
             if "items" in node:
                 flat.items.append(_Node(node["items"], raw.doc, raw.url))
             if isinstance(node.get("additionalProperties"), dict):
                 flat.extra.append(_Node(node["additionalProperties"], raw.doc, raw.url))
             for key, value in node.items():
-                if key not in ("properties", "required", "items", "allOf", "anyOf", "oneOf", "type", "$defs"):
+                if key not in (
+                    "properties",
+                    "required",
+                    "items",
+                    "allOf",
+                    "anyOf",
+                    "oneOf",
+                    "type",
+                    "$defs",
+                ):
                     flat.keywords.setdefault(key, value)
             members: list[Any] = node["allOf"] if isinstance(node.get("allOf"), list) else []
             stack += [_Node(m, raw.doc, raw.url) for m in members]
@@ -200,7 +262,9 @@ class _Generator:
         if isinstance(kw.get("enum"), list) and kw["enum"]:
             return kw["enum"][0]
         types = flat.types
-        if (types is None and (flat.props or flat.required)) or (types is not None and "object" in types):
+        if (types is None and (flat.props or flat.required)) or (
+            types is not None and "object" in types
+        ):
             if depth > _DEPTH:
                 return {}
             names = list(flat.props) if full else flat.required
@@ -223,7 +287,14 @@ class _Generator:
             return {}
         return None
 
-    def at(self, nodes: list[_Node], path: list[str | int], leaf: Any, depth: int = 0, full: bool = False) -> Any:
+    def at(
+        self,
+        nodes: list[_Node],
+        path: list[str | int],
+        leaf: Any,
+        depth: int = 0,
+        full: bool = False,
+    ) -> Any:
         """A value for ``nodes`` holding ``leaf`` at ``path`` (``_DELETE``: nothing there)."""
         if not path:
             return leaf
@@ -263,14 +334,16 @@ def _int(value: Any, default: int) -> int:
     return int(value) if _num(value) and abs(value) < 1e15 else default
 
 
-# -- from a change to the instance path of its node ----------------------------------------------------------
+# -- from a change to the instance path of its node ------------------------------------------------
 
 _IN_PLACE = {"allOf", "anyOf", "oneOf"}
 _IN_PLACE_ONE = {"if", "then", "else", "not"}
 
 
 def _tokens(pointer: str) -> list[str]:
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]] if pointer else []
+    return (
+        [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]] if pointer else []
+    )
 
 
 def _ref_sites(doc: Any, target: str) -> list[str]:
@@ -291,7 +364,8 @@ def _ref_sites(doc: Any, target: str) -> list[str]:
 
 
 def instance_paths(doc: Any, pointer: str, depth: int = 0) -> list[list[str | int]]:
-    """Where in an instance the schema node at ``pointer`` applies (``$defs`` entries at their uses)."""
+    """Where in an instance the schema node at ``pointer`` applies (``$defs`` entries at their
+    uses)."""
     tokens = _tokens(pointer)
     if depth > 4:
         return []
@@ -301,7 +375,9 @@ def instance_paths(doc: Any, pointer: str, depth: int = 0) -> list[list[str | in
         rest = "/" + "/".join(tokens[2:]) if len(tokens) > 2 else ""
         for site in _ref_sites(doc, head):
             for prefix in instance_paths(doc, site, depth + 1):
-                out += [prefix + p for p in instance_paths(doc, rest, depth + 1)] if rest else [prefix]
+                out += (
+                    [prefix + p for p in instance_paths(doc, rest, depth + 1)] if rest else [prefix]
+                )
         return out[:4]
     path: list[str | int] = []
     i = 0
@@ -328,7 +404,8 @@ def instance_paths(doc: Any, pointer: str, depth: int = 0) -> list[list[str | in
     return [path]
 
 
-# -- the search -------------------------------------------------------------------------------------------------
+# -- the search ------------------------------------------------------------------------------------
+
 
 def _leaves(gen: _Generator, accept: list[_Node], reject: list[_Node]) -> Iterator[Any]:
     """Values to put at the changed node, most telling first."""
@@ -364,7 +441,10 @@ def _leaves(gen: _Generator, accept: list[_Node], reject: list[_Node]) -> Iterat
             yield from ({k: v} for k, v in sample.items())
             accepted = gen.sample(accept)  # a schema from a pull request may sample to anything
             for name in flat.props:
-                yield {**(accepted if isinstance(accepted, dict) else {}), name: gen.sample(flat.props[name])}
+                yield {
+                    **(accepted if isinstance(accepted, dict) else {}),
+                    name: gen.sample(flat.props[name]),
+                }
     yield from _GENERIC
 
 
@@ -373,7 +453,8 @@ _CLASSES = {"d": "0", "w": "a", "s": " ", "D": "a", "W": "-", "S": "a"}
 
 def _pattern_samples(pattern: str) -> Iterator[str]:
     """Strings a simple pattern matches, read off its literal characters (classes take their first
-    member, quantifiers their least and one more); anything else is left to the validators to refuse."""
+    member, quantifiers their least and one more); anything else is left to the validators to
+    refuse."""
     out: list[str] = []
     i = 0
     while i < len(pattern) and len(out) < 40:
@@ -386,9 +467,12 @@ def _pattern_samples(pattern: str) -> Iterator[str]:
             i += 2
         elif ch == "[":
             end = pattern.find("]", i + 1)
-            body = pattern[i + 1:end] if end > i else "a"
-            out.append("a" if body.startswith("^") else (_CLASSES.get(body[1], "a") if body.startswith("\\")
-                                                          else body[:1] or "a"))
+            body = pattern[i + 1 : end] if end > i else "a"
+            out.append(
+                "a"
+                if body.startswith("^")
+                else (_CLASSES.get(body[1], "a") if body.startswith("\\") else body[:1] or "a")
+            )
             i = end + 1 if end > i else len(pattern)
         elif ch == ".":
             out.append("a")
@@ -412,7 +496,11 @@ def _pattern_samples(pattern: str) -> Iterator[str]:
 
 def _facet_keys(schema: Any) -> set[str] | None:
     """The top-level keys an example of this file may hold (None: any)."""
-    if isinstance(schema, dict) and "$defs" in schema and isinstance(schema.get("properties"), dict):
+    if (
+        isinstance(schema, dict)
+        and "$defs" in schema
+        and isinstance(schema.get("properties"), dict)
+    ):
         return set(schema["properties"])
     return None
 
@@ -420,22 +508,35 @@ def _facet_keys(schema: Any) -> set[str] | None:
 class Search:
     """Witnesses between two versions of a schema file, both validators compiled once."""
 
-    def __init__(self, old: Any, new: Any, resolve_old: Resolver, resolve_new: Resolver,
-                 old_label: str = "base", new_label: str = "head") -> None:
-        self.sides = {"old": SideValidators(old, resolve_old, old_label),
-                      "new": SideValidators(new, resolve_new, new_label)}
+    def __init__(
+        self,
+        old: Any,
+        new: Any,
+        resolve_old: Resolver,
+        resolve_new: Resolver,
+        old_label: str = "base",
+        new_label: str = "head",
+    ) -> None:
+        self.sides = {
+            "old": SideValidators(old, resolve_old, old_label),
+            "new": SideValidators(new, resolve_new, new_label),
+        }
         self.gens = {"old": _Generator(resolve_old), "new": _Generator(resolve_new)}
         self.docs = {"old": old, "new": new}
-        self.urls = {side: str(doc.get("$id") or "").partition("#")[0] if isinstance(doc, dict) else ""
-                     for side, doc in self.docs.items()}
-        # this thread's CPU time: the search's work is bounded, and a loaded machine does not cut it short
+        self.urls = {
+            side: str(doc.get("$id") or "").partition("#")[0] if isinstance(doc, dict) else ""
+            for side, doc in self.docs.items()
+        }
+        # this thread's CPU time: the search's work is bounded, and a loaded machine does not cut it
+        # short
         self.deadline = time.thread_time() + BUDGET_SECONDS
 
     def root(self, side: str) -> list[_Node]:
         return [_Node(self.docs[side], self.docs[side], self.urls[side])]
 
     def find(self, change: Change, backward: bool = True) -> Witness | None:
-        """An instance the accepting side (old for ``backward``) takes and the other refuses, or None."""
+        """An instance the accepting side (old for ``backward``) takes and the other refuses, or
+        None."""
         accept, reject = ("old", "new") if backward else ("new", "old")
         where = change.where if change.where != "/" else ""
         paths = instance_paths(self.docs[accept], where) or instance_paths(self.docs[reject], where)
@@ -449,17 +550,23 @@ class Search:
                 accept_sub = gen.sub(self.root(accept), prefix)
                 reject_sub = self.gens[reject].sub(self.root(reject), prefix)
                 for leaf in _leaves(gen, accept_sub, reject_sub):
-                    if time.thread_time() > self.deadline or len(tried) >= MAX_CANDIDATES * (len(path) + 1):
+                    if time.thread_time() > self.deadline or len(tried) >= MAX_CANDIDATES * (
+                        len(path) + 1
+                    ):
                         return None
                     for full in (False, True):
                         instance = gen.at(self.root(accept), list(prefix), leaf, full=full)
-                        if not isinstance(instance, dict) or (keys is not None and not set(instance) <= keys):
+                        if not isinstance(instance, dict) or (
+                            keys is not None and not set(instance) <= keys
+                        ):
                             continue
                         text = json.dumps(instance, sort_keys=True)
                         if text in tried:
                             continue
                         tried.add(text)
-                        if self.sides[reject].accepts(instance) is False and self.sides[accept].accepts(instance):
+                        if self.sides[reject].accepts(instance) is False and self.sides[
+                            accept
+                        ].accepts(instance):
                             return Witness(text, self.sides[accept].label, self.sides[reject].label)
                 if prefix_len < len(path) - 1:
                     break  # the node and its parent object only

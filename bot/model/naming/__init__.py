@@ -1,12 +1,13 @@
-"""The naming library: dataset and job identifiers parsed, formatted and checked by the naming files.
+"""The naming library: dataset and job identifiers parsed, formatted and checked by the naming
+files.
 
-    rules = load_rules()  # the project's own naming/ folder
-    rules = load_rules(snapshot, folder="spec/naming")
-    rules = rules_for(snapshot, config)  # the reviewed repo's folder if it has one, else bundled
-    rules.parse_dataset("postgres://db:5432", "shop.public.orders").components["table"]  # 'orders'
-    rules.format_dataset(
-        "postgres", host="db", port="5432", database="shop", schema="public", table="orders"
-    ).uri
+rules = load_rules()  # the project's own naming/ folder
+rules = load_rules(snapshot, folder="spec/naming")
+rules = rules_for(snapshot, config)  # the reviewed repo's folder if it has one, else bundled
+rules.parse_dataset("postgres://db:5432", "shop.public.orders").components["table"]  # 'orders'
+rules.format_dataset(
+    "postgres", host="db", port="5432", database="shop", schema="public", table="orders"
+).uri
 """
 
 from __future__ import annotations
@@ -22,8 +23,16 @@ from bot.model.naming.model import FormatError, Identifier, ParseResult
 from bot.model.naming.patterns import MATCH_TIMEOUT
 from bot.model.naming.rules import NamingRules
 
-__all__ = ["FormatError", "Identifier", "NamingRules", "ParseResult", "Problem", "bundled_folder", "load_rules",
-           "rules_for"]
+__all__ = [
+    "FormatError",
+    "Identifier",
+    "NamingRules",
+    "ParseResult",
+    "Problem",
+    "bundled_folder",
+    "load_rules",
+    "rules_for",
+]
 
 
 def bundled_folder() -> Path:
@@ -32,7 +41,8 @@ def bundled_folder() -> Path:
 
 
 def load_rules(snapshot: Snapshot | None = None, folder: str = "naming") -> NamingRules:
-    """Naming rules from ``folder`` of ``snapshot``; the bundled ``naming/`` folder without a snapshot.
+    """Naming rules from ``folder`` of ``snapshot``; the bundled ``naming/`` folder without a
+    snapshot.
 
     Files that cannot be used are skipped and listed in ``rules.problems``.
     """
@@ -44,17 +54,28 @@ def load_rules(snapshot: Snapshot | None = None, folder: str = "naming") -> Nami
 @functools.lru_cache(maxsize=1)
 def _bundled() -> NamingRules:
     root = bundled_folder()
-    return _load(DirSnapshot(root.parent, label="bundled", only=root.name), root.name, bounded=False)
+    return _load(
+        DirSnapshot(root.parent, label="bundled", only=root.name), root.name, bounded=False
+    )
 
 
 def _load(snapshot: Snapshot, folder: str, bounded: bool = True) -> NamingRules:
-    """``bounded``: the files may come from a pull request, so every match has a time limit (only the
-    bundled files, shipped with the bot, use the unbounded fast path)."""
+    """``bounded``: the files may come from a pull request, so every match has a time limit (only
+    the bundled files, shipped with the bot, use the unbounded fast path)."""
     files = read_folder(snapshot, folder)
     base_doc = files.docs.get(f"{folder.strip('/')}/{BASE_FILE}")
-    base = base_doc.value if base_doc is not None and isinstance(base_doc.value, dict) else _bundled_base()
-    rules = NamingRules(((p, d.value) for p, d in files.docs.items()), folder=folder.strip("/"), base_schema=base,
-                        label=f"{snapshot.label}:{folder}", match_timeout=MATCH_TIMEOUT if bounded else None)
+    base = (
+        base_doc.value
+        if base_doc is not None and isinstance(base_doc.value, dict)
+        else _bundled_base()
+    )
+    rules = NamingRules(
+        ((p, d.value) for p, d in files.docs.items()),
+        folder=folder.strip("/"),
+        base_schema=base,
+        label=f"{snapshot.label}:{folder}",
+        match_timeout=MATCH_TIMEOUT if bounded else None,
+    )
     rules.problems = (*files.problems, *rules.problems)
     return rules
 
@@ -63,18 +84,22 @@ def _load(snapshot: Snapshot, folder: str, bounded: bool = True) -> NamingRules:
 def _bundled_base() -> dict[str, object]:
     import json
 
-    value: dict[str, object] = json.loads((bundled_folder() / BASE_FILE).read_text(encoding="utf-8"))
+    value: dict[str, object] = json.loads(
+        (bundled_folder() / BASE_FILE).read_text(encoding="utf-8")
+    )
     return value
 
 
 def has_naming_files(snapshot: Snapshot, folder: str) -> bool:
     prefix = folder.strip("/")
-    return any(p.endswith(".json") and ("/datasets/" in p or "/jobs/" in p)
-               for p in snapshot.files(prefix))
+    return any(
+        p.endswith(".json") and ("/datasets/" in p or "/jobs/" in p) for p in snapshot.files(prefix)
+    )
 
 
 def rules_for(snapshot: Snapshot, config: Config) -> NamingRules:
-    """The naming rules a reviewed repository states (``config.paths.naming``), else the bundled ones."""
+    """The naming rules a reviewed repository states (``config.paths.naming``), else the bundled
+    ones."""
     folder = config.paths.naming
     if has_naming_files(snapshot, folder):
         return load_rules(snapshot, folder)

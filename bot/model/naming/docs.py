@@ -31,25 +31,34 @@ def render(rules: NamingRules) -> str:
     """The whole reference, deterministic for a given set of files."""
     datasets = sorted(rules.datasets.values(), key=lambda s: s.title.lower())
     jobs = sorted(rules.jobs.values(), key=lambda s: s.title.lower())
-    out = [HEADER, "## Datasets\n",
-           "| Data store | Type | Namespace | Name |", "|:--|:--|:--|:--|"]
+    out = [HEADER, "## Datasets\n", "| Data store | Type | Namespace | Name |", "|:--|:--|:--|:--|"]
     for s in datasets:
         ns = " or ".join(_code(f.namespace.text) for f in _unique(s, "namespace"))
         nm = " or ".join(_code(f.name.text) for f in _unique(s, "name"))
-        out.append(f"| [{_cell(s.title)}](#{s.id}) | {_cell(str(s.raw.get('type', '')))} | {_cell(ns)} | {_cell(nm)} |")
+        out.append(
+            f"| [{_cell(s.title)}](#{s.id}) | {_cell(str(s.raw.get('type', '')))} | {_cell(ns)} | "
+            f"{_cell(nm)} |"
+        )
     out.append("")
     for s in datasets:
         out.extend(_section(s))
     out.extend(["## Jobs\n", "| Job kind | Namespace | Name |", "|:--|:--|:--|"])
     for s in jobs:
         nm = " or ".join(_code(f.name.text) for f in s.forms)
-        out.append(f"| [{_cell(s.title)}](#{s.id}) | {_code(s.forms[0].namespace.text)} | {_cell(nm)} |")
+        out.append(
+            f"| [{_cell(s.title)}](#{s.id}) | {_code(s.forms[0].namespace.text)} | {_cell(nm)} |"
+        )
     out.append("")
     for s in jobs:
         out.extend(_section(s))
     if rules.decisions:
-        out.extend(["## Namespaces outside the conventions\n",
-                    "Real events use these namespaces; no convention covers them, and the bot rejects them:\n"])
+        out.extend(
+            [
+                "## Namespaces outside the conventions\n",
+                "Real events use these namespaces; no convention covers them, and the bot rejects "
+                "them:\n",
+            ]
+        )
         for d in rules.decisions:
             pattern = d.pattern.pattern if d.pattern else ""
             what = f"scheme `{d.scheme}`" if d.scheme else f"namespaces matching `{pattern}`"
@@ -83,19 +92,27 @@ def _section(s: Source) -> list[str]:
         if f.job_types:
             notes.append("jobType " + " or ".join(_code(t) for t in f.job_types))
         label = f" ({', '.join(notes)})" if notes else ""
-        out.append(f"- Identifier{label}: namespace {_code(f.namespace.text)}, name {_code(f.name.text)}")
+        out.append(
+            f"- Identifier{label}: namespace {_code(f.namespace.text)}, name {_code(f.name.text)}"
+        )
     quoting = raw.get("quoting")
     if quoting:
-        out.append(f"- Quoting: {', '.join(quoting['components'])} are written bare when unquoted resolution "
-                   f"({quoting['resolves']} case) gives the stored name, else in {quoting['quote']}quotes"
-                   f"{quoting['quote']}. {quoting.get('description', '')}".rstrip())
+        out.append(
+            f"- Quoting: {', '.join(quoting['components'])} are written bare when unquoted "
+            f"resolution ({quoting['resolves']} case) gives the stored name, else in "
+            f"{quoting['quote']}quotes{quoting['quote']}. {quoting.get('description', '')}".rstrip()
+        )
     if raw.get("sharesScheme"):
-        out.append(f"- Shares its scheme with {', '.join(raw['sharesScheme']['with'])}: "
-                   f"{raw['sharesScheme']['distinction']}")
+        out.append(
+            f"- Shares its scheme with {', '.join(raw['sharesScheme']['with'])}: "
+            f"{raw['sharesScheme']['distinction']}"
+        )
     out.extend(["", "| Component | Pattern | Case | Description |", "|:--|:--|:--|:--|"])
     for c in s.components.values():
         spec = raw["components"][c.name]
-        out.append(f"| `{c.name}` | `{_cell(spec['pattern'])}` | {c.case} | {_cell(c.description)} |")
+        out.append(
+            f"| `{c.name}` | `{_cell(spec['pattern'])}` | {c.case} | {_cell(c.description)} |"
+        )
     out.append("")
     examples = raw.get("examples", {})
     out.append("Valid: " + "; ".join(_example(e) for e in examples.get("valid", [])))
@@ -103,7 +120,10 @@ def _section(s: Source) -> list[str]:
     out.append("Invalid: " + "; ".join(_example(e) for e in examples.get("invalid", [])))
     out.append("")
     for d in raw.get("decisions", []):
-        out.append(f"- Decision: {_code(d['namespace'] + ' ' + d['name'])} is **{d['verdict']}**: {d['reason']}")
+        out.append(
+            f"- Decision: {_code(d['namespace'] + ' ' + d['name'])} is **{d['verdict']}**: "
+            f"{d['reason']}"
+        )
     if raw.get("decisions"):
         out.append("")
     links = (f"[{_cell(link['title'])}]({link['url']})" for link in raw.get("docs", []))

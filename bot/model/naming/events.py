@@ -18,7 +18,8 @@ from bot.model.naming.rules import NamingRules
 
 VALID, INVALID, UNKNOWN, PLACEHOLDER = "valid", "invalid", "unknown", "placeholder"
 EVENT_KINDS = ("RunEvent", "DatasetEvent", "JobEvent")
-FACETS = "facets"  # document_kind of a facet document: {key: facet}, every facet with _producer or _schemaURL
+# document_kind of a facet document: {key: facet}, every facet with _producer or _schemaURL
+FACETS = "facets"
 _EVENT_FIELDS = ("eventTime", "producer", "schemaURL")
 
 
@@ -29,8 +30,8 @@ class EventsProblem(Exception):
 class Found(NamedTuple):
     """One identifier inside a document, with the job's own jobType facet when it has one.
 
-    A named tuple (the regression makes one per identifier of every event); ``path`` is the location as
-    linked ``(parent, key)`` tuples, written out as ``pointer`` or ``subject`` only when asked.
+    A named tuple (the regression makes one per identifier of every event); ``path`` is the location
+    as linked ``(parent, key)`` tuples, written out as ``pointer`` or ``subject`` only when asked.
     """
 
     role: str  # "dataset" or "job"
@@ -52,11 +53,14 @@ class Found(NamedTuple):
     @property
     def pointer(self) -> str:
         """The JSON pointer of the identifier's object: ``/run/facets/parent/job``."""
-        return "".join(f"/{escape_pointer_token(t) if isinstance(t, str) else t}" for t in self.tokens())
+        return "".join(
+            f"/{escape_pointer_token(t) if isinstance(t, str) else t}" for t in self.tokens()
+        )
 
     @property
     def subject(self) -> str:
-        """The location as the regression names subjects: ``run.facets.parent.job``, ``inputs[0]``."""
+        """The location as the regression names subjects: ``run.facets.parent.job``,
+        ``inputs[0]``."""
         out = ""
         for token in self.tokens():
             out += f"[{token}]" if isinstance(token, int) else (f".{token}" if out else token)
@@ -70,23 +74,35 @@ class Judged:
     result: ParseResult
 
     def to_json(self) -> dict[str, Any]:
-        data = {"role": self.found.role, "pointer": self.found.pointer, "namespace": self.found.namespace,
-                "name": self.found.name, "verdict": self.verdict, **self.result.to_json()}
+        data = {
+            "role": self.found.role,
+            "pointer": self.found.pointer,
+            "namespace": self.found.namespace,
+            "name": self.found.name,
+            "verdict": self.verdict,
+            **self.result.to_json(),
+        }
         if self.found.integration or self.found.job_type:
-            data["jobType"] = {"integration": self.found.integration, "jobType": self.found.job_type}
+            data["jobType"] = {
+                "integration": self.found.integration,
+                "jobType": self.found.job_type,
+            }
         return data
 
 
 def document_kind(doc: Any) -> str | None:
-    """``RunEvent``, ``DatasetEvent``, ``JobEvent``, ``FACETS`` (a facet document), or None for other JSON.
+    """``RunEvent``, ``DatasetEvent``, ``JobEvent``, ``FACETS`` (a facet document), or None for
+    other JSON.
 
-    By shape, so that partial expected events count: a RunEvent has ``eventType`` or both ``run`` and
-    ``job``; a DatasetEvent a ``dataset`` object, a JobEvent a ``job`` object, each with one of
+    By shape, so that partial expected events count: a RunEvent has ``eventType`` or both ``run``
+    and ``job``; a DatasetEvent a ``dataset`` object, a JobEvent a ``job`` object, each with one of
     ``eventTime``, ``producer``, ``schemaURL`` (a JobEvent also with ``inputs``/``outputs``).
     """
     if not isinstance(doc, dict) or not doc:
         return None
-    if "eventType" in doc or (isinstance(doc.get("run"), dict) and isinstance(doc.get("job"), dict)):
+    if "eventType" in doc or (
+        isinstance(doc.get("run"), dict) and isinstance(doc.get("job"), dict)
+    ):
         return "RunEvent"
     has_fields = any(k in doc for k in _EVENT_FIELDS)
     if isinstance(doc.get("dataset"), dict) and has_fields:
@@ -105,7 +121,8 @@ def read_events(path: Path) -> list[Any]:
         raise EventsProblem(f"{path} is {size:,} bytes, over the {MAX_BYTES * 10:,}-byte limit")
     text = path.read_text(encoding="utf-8-sig", errors="replace")
     try:
-        value = strict_loads(text)  # a key written twice means different events to different readers
+        # a key written twice means different events to different readers
+        value = strict_loads(text)
     except json.JSONDecodeError as whole:
         values = []
         for number, line in enumerate(text.splitlines(), 1):
@@ -114,8 +131,10 @@ def read_events(path: Path) -> list[Any]:
             try:
                 values.append(strict_loads(line))
             except json.JSONDecodeError as exc:
-                raise EventsProblem(f"{path}: neither JSON ({whole.msg}, line {whole.lineno}) nor JSON lines "
-                                    f"(line {number}: {exc.msg})") from None
+                raise EventsProblem(
+                    f"{path}: neither JSON ({whole.msg}, line {whole.lineno}) nor JSON lines "
+                    f"(line {number}: {exc.msg})"
+                ) from None
             except JsonProblem as exc:
                 raise EventsProblem(f"{path} line {number}: {exc.message}") from None
         return values
@@ -127,14 +146,14 @@ def read_events(path: Path) -> list[Any]:
 
 
 def identifiers(event: Any, candidates: int | None = None, ordered: bool = True) -> list[Found]:
-    """Every identifier inside one document (iteratively: deep nesting cannot crash it), sorted by pointer
-    unless ``ordered`` is false.
+    """Every identifier inside one document (iteratively: deep nesting cannot crash it), sorted by
+    pointer unless ``ordered`` is false.
 
-    The walk is breadth-first, so the shallow identifiers (the job, inputs, outputs, the parent job) come
-    before the bulk of an event (schema fields, column lineage). ``candidates``, when the caller knows it,
-    is how many objects with a ``namespace`` key the document holds at most (the regression counts
-    ``"namespace"`` in the raw text): once that many are found, the rest of the document cannot hold one
-    and is not walked.
+    The walk is breadth-first, so the shallow identifiers (the job, inputs, outputs, the parent job)
+    come before the bulk of an event (schema fields, column lineage). ``candidates``, when the
+    caller knows it, is how many objects with a ``namespace`` key the document holds at most (the
+    regression counts ``"namespace"`` in the raw text): once that many are found, the rest of the
+    document cannot hold one and is not walked.
     """
     found: list[Found] = []
     if candidates == 0:
@@ -146,7 +165,8 @@ def identifiers(event: Any, candidates: int | None = None, ordered: bool = True)
                 shallow.sort(key=lambda f: f.pointer)
             return shallow
     seen = 0
-    level: list[tuple[Any, Any, Any]] = [(event, None, "")]  # (node, path as linked tuples, key above)
+    # (node, path as linked tuples, key above)
+    level: list[tuple[Any, Any, Any]] = [(event, None, "")]
     dict_, list_ = dict, list
     for _depth in range(MAX_DEPTH + 1):
         below: list[tuple[Any, Any, Any]] = []
@@ -176,7 +196,8 @@ def identifiers(event: Any, candidates: int | None = None, ordered: bool = True)
 
 
 def _identifier(node: dict[str, Any], path: Any, key: Any) -> Found | None:
-    """The job or dataset identifier of an object holding ``namespace`` (None unless both parts are strings)."""
+    """The job or dataset identifier of an object holding ``namespace`` (None unless both parts are
+    strings)."""
     ns, nm = node["namespace"], node.get("name")
     if type(ns) is not str or type(nm) is not str:
         return None
@@ -186,9 +207,10 @@ def _identifier(node: dict[str, Any], path: Any, key: Any) -> Found | None:
 
 
 def _shallow(event: dict[str, Any]) -> tuple[list[Found], int]:
-    """The identifiers in the places an event's structure puts them (the job, inputs, outputs, dataset, and the
-    objects directly inside a run or job facet, such as a parent job), and how many objects with a
-    ``namespace`` key those places hold: the same ``Found`` values the full walk gives for them."""
+    """The identifiers in the places an event's structure puts them (the job, inputs, outputs,
+    dataset, and the objects directly inside a run or job facet, such as a parent job), and how many
+    objects with a ``namespace`` key those places hold: the same ``Found`` values the full walk
+    gives for them."""
     found: list[Found] = []
     seen = 0
 
@@ -221,13 +243,14 @@ def _shallow(event: dict[str, Any]) -> tuple[list[Found], int]:
     return found, seen
 
 
-Identity = tuple[str, str, str, "str | None", "str | None"]  # (role, namespace, name, integration, job type)
+# (role, namespace, name, integration, job type)
+Identity = tuple[str, str, str, "str | None", "str | None"]
 
 
 def shallow_identities(event: dict[str, Any]) -> tuple[list[Identity], int]:
-    """What ``_shallow`` finds, without locations: each identifier as (role, namespace, name, integration,
-    job type), which is all a verdict depends on (the regression needs a location only for one that fails),
-    and how many objects with a ``namespace`` key those places hold."""
+    """What ``_shallow`` finds, without locations: each identifier as (role, namespace, name,
+    integration, job type), which is all a verdict depends on (the regression needs a location only
+    for one that fails), and how many objects with a ``namespace`` key those places hold."""
     found: list[Identity] = []
     seen = 0
     for key in ("job", "dataset"):
@@ -272,7 +295,9 @@ def _job_type(job: dict[str, Any]) -> tuple[str | None, str | None]:
     if not isinstance(facet, dict):
         return None, None
     values = [facet.get("integration"), facet.get("jobType")]
-    integration, job_type = (v if isinstance(v, str) and v and not is_placeholder(v) else None for v in values)
+    integration, job_type = (
+        v if isinstance(v, str) and v and not is_placeholder(v) else None for v in values
+    )
     return integration, job_type
 
 
@@ -282,10 +307,12 @@ def identifiers_in_file(path: Path) -> Iterator[Found]:
 
 
 def judge(rules: NamingRules, found: Found) -> tuple[str, ParseResult]:
-    """The verdict (valid, invalid, unknown or placeholder) on one identifier, and the parse behind it."""
+    """The verdict (valid, invalid, unknown or placeholder) on one identifier, and the parse behind
+    it."""
     if is_placeholder(found.namespace) or is_placeholder(found.name):
-        return PLACEHOLDER, ParseResult(False, reason=f"a test-suite placeholder ({' or '.join(SYNTAXES)}), "
-                                                      "not an identifier")
+        return PLACEHOLDER, ParseResult(
+            False, reason=f"a test-suite placeholder ({' or '.join(SYNTAXES)}), not an identifier"
+        )
     if found.role == "job":
         return _judge_job(rules, found)
     result = rules.parse_dataset(found.namespace, found.name)
@@ -300,17 +327,29 @@ def _judge_job(rules: NamingRules, found: Found) -> tuple[str, ParseResult]:
     if found.integration is None:  # no evidence of its own: any job kind whose shape it has
         result = rules.parse_job(found.namespace, found.name)
         if result.ok:  # name every kind that accepts it: the shape alone does not tell them apart
-            kinds = [k for k in rules.jobs if k == result.source or rules.parse_job(found.namespace, found.name, k).ok]
+            kinds = [
+                k
+                for k in rules.jobs
+                if k == result.source or rules.parse_job(found.namespace, found.name, k).ok
+            ]
             return VALID, result._replace(source=" or ".join(kinds))
-        return UNKNOWN, result._replace(reason="no jobType facet says what kind of job this is, and no job naming "
-                                               f"convention accepts it: {result.reason}")
+        return UNKNOWN, result._replace(
+            reason="no jobType facet says what kind of job this is, and no job naming "
+            f"convention accepts it: {result.reason}"
+        )
     kind = rules.job_kind(found.integration)
     if kind is None:
-        return UNKNOWN, ParseResult(False, reason=f"no job naming convention for the integration "
-                                                  f"{found.integration!r} (jobType facet)")
+        return UNKNOWN, ParseResult(
+            False,
+            reason=f"no job naming convention for the integration "
+            f"{found.integration!r} (jobType facet)",
+        )
     if not rules.job_forms(kind, found.job_type):
-        return UNKNOWN, ParseResult(False, source=kind, reason=f"the {kind} job naming convention has no form for "
-                                                               f"jobType {found.job_type!r}")
+        return UNKNOWN, ParseResult(
+            False,
+            source=kind,
+            reason=f"the {kind} job naming convention has no form for jobType {found.job_type!r}",
+        )
     result = rules.parse_job(found.namespace, found.name, kind, found.job_type)
     return (VALID if result.ok else INVALID), result
 

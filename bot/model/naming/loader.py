@@ -18,7 +18,13 @@ from bot.core.config import NAMING_BASE_FILE
 from bot.core.jsondoc import JsonDoc, JsonProblem, pointer_from
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
-from bot.model.naming.patterns import PatternProblem, check_pattern, compile_ascii, compile_full, compile_hot
+from bot.model.naming.patterns import (
+    PatternProblem,
+    check_pattern,
+    compile_ascii,
+    compile_full,
+    compile_hot,
+)
 from bot.model.naming.template import Template, TemplateError
 
 if TYPE_CHECKING:  # the pure-Python stack explains a naming file that fails its base schema
@@ -67,8 +73,15 @@ def read_folder(snapshot: Snapshot, folder: str) -> NamingFiles:
     problems: list[Problem] = []
     paths = [p for p in snapshot.files(folder) if p.endswith(".json")]
     if len(paths) > MAX_FILES:
-        problems.append(Problem("naming/invalid-file", folder, "",
-                                f"{len(paths)} JSON files, over the {MAX_FILES}-file limit; only the first are read"))
+        problems.append(
+            Problem(
+                "naming/invalid-file",
+                folder,
+                "",
+                f"{len(paths)} JSON files, over the {MAX_FILES}-file limit; only the first are "
+                f"read",
+            )
+        )
         paths = paths[:MAX_FILES]
     for path in paths:
         try:
@@ -94,7 +107,8 @@ def _validator(schema_json: str) -> jsonschema.protocols.Validator:
 
     from bot.model.schemas import FORMAT_CHECKER, HardenedValidator, offline_registry
 
-    schema = json.loads(schema_json)  # from the pull request: offline, bounded regexes (bot/model/schemas.py)
+    # from the pull request: offline, bounded regexes (bot/model/schemas.py)
+    schema = json.loads(schema_json)
     return HardenedValidator(schema, registry=offline_registry(), format_checker=FORMAT_CHECKER)
 
 
@@ -107,28 +121,35 @@ def _shipped_base() -> Any:
 
 @functools.lru_cache(maxsize=8)
 def _fast_is_valid(schema_json: str) -> Any:
-    """jsonschema-rs' ``is_valid`` for a base schema the bot ships (None if it cannot compile): it cannot be
-    stopped, so a base schema from a pull request always takes the bounded pure-Python validator."""
+    """jsonschema-rs' ``is_valid`` for a base schema the bot ships (None if it cannot compile): it
+    cannot be stopped, so a base schema from a pull request always takes the bounded pure-Python
+    validator."""
     import json
 
     from bot.model.schemas import RS_FORMATS, rs_validator
 
     try:
-        return rs_validator(json.loads(schema_json), validate_formats=True, formats=RS_FORMATS).is_valid
+        return rs_validator(
+            json.loads(schema_json), validate_formats=True, formats=RS_FORMATS
+        ).is_valid
     except Exception:  # noqa: BLE001 - the explaining validator decides alone
         return None
 
 
 def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> list[Problem]:
-    """Every way ``value`` breaks the base schema, each with its JSON pointer (a file that passes the shipped
-    base schema is decided by jsonschema-rs; the pure-Python validator explains the others)."""
+    """Every way ``value`` breaks the base schema, each with its JSON pointer (a file that passes
+    the shipped base schema is decided by jsonschema-rs; the pure-Python validator explains the
+    others)."""
     import json
 
     schema = dict(base_schema)
     kind = value.get("kind") if isinstance(value, dict) else None
-    branch = {"dataset": "DatasetNaming", "job": "JobNaming", "decisions": "Decisions"}.get(str(kind))
+    branch = {"dataset": "DatasetNaming", "job": "JobNaming", "decisions": "Decisions"}.get(
+        str(kind)
+    )
     defs = schema.get("$defs")
-    if branch is not None and isinstance(defs, dict) and branch in defs:  # errors point into the right branch
+    # errors point into the right branch
+    if branch is not None and isinstance(defs, dict) and branch in defs:
         schema.pop("oneOf", None)
         schema["$ref"] = f"#/$defs/{branch}"
     schema_json = json.dumps(schema, sort_keys=True)
@@ -145,16 +166,31 @@ def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> li
         with deadline(SCHEMA_BUDGET_SECONDS):
             errors = list(validator.iter_errors(value))
     except (ValidationTimeout, Unresolvable, RecursionError) as exc:
-        return [Problem("naming/schema", path, "", f"the file could not be checked against the base schema: {exc}")]
+        return [
+            Problem(
+                "naming/schema",
+                path,
+                "",
+                f"the file could not be checked against the base schema: {exc}",
+            )
+        ]
     out = []
     for err in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
-        out.append(Problem("naming/schema", path, pointer_from(list(err.absolute_path)),
-                           f"{err.message} (base schema: {'/'.join(map(str, err.absolute_schema_path))})"))
+        out.append(
+            Problem(
+                "naming/schema",
+                path,
+                pointer_from(list(err.absolute_path)),
+                f"{err.message} (base schema: {'/'.join(map(str, err.absolute_schema_path))})",
+            )
+        )
     return out
 
 
 def build_sources(
-    documents: Iterable[tuple[str, Any]], folder: str, base_schema: Mapping[str, Any] | None,
+    documents: Iterable[tuple[str, Any]],
+    folder: str,
+    base_schema: Mapping[str, Any] | None,
 ) -> tuple[list[Source], list[SchemeDecision], list[Problem]]:
     """Build sources and scheme decisions from (path, JSON value) pairs of one naming folder."""
     sources: list[Source] = []
@@ -178,7 +214,11 @@ def build_sources(
                 if source is not None:
                     sources.append(source)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            problems.append(Problem("naming/schema", path, "", f"file does not have the expected shape: {exc!r}"))
+            problems.append(
+                Problem(
+                    "naming/schema", path, "", f"file does not have the expected shape: {exc!r}"
+                )
+            )
     return sources, decisions, problems
 
 
@@ -186,8 +226,15 @@ def _examples(items: Any, pointer: str) -> tuple[Example, ...]:
     out = []
     for i, item in enumerate(items or ()):
         job_type = item.get("jobType")
-        out.append(Example(str(item["namespace"]), str(item["name"]), f"{pointer}/{i}", str(item.get("reason", "")),
-                           str(job_type) if job_type is not None else None))
+        out.append(
+            Example(
+                str(item["namespace"]),
+                str(item["name"]),
+                f"{pointer}/{i}",
+                str(item.get("reason", "")),
+                str(job_type) if job_type is not None else None,
+            )
+        )
     return tuple(out)
 
 
@@ -201,8 +248,11 @@ def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) 
     if quoting_raw:
         try:
             check_pattern(quoting_raw["unquoted"])
-            quoting = Quoting(quoting_raw.get("quote", '"'), compile_hot(quoting_raw["unquoted"]),
-                              quoting_raw.get("resolves", "preserve"))
+            quoting = Quoting(
+                quoting_raw.get("quote", '"'),
+                compile_hot(quoting_raw["unquoted"]),
+                quoting_raw.get("resolves", "preserve"),
+            )
         except PatternProblem as exc:
             problems.append(Problem("naming/unsafe-pattern", path, "/quoting/unquoted", str(exc)))
             return None
@@ -211,7 +261,9 @@ def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) 
         try:
             check_pattern(spec["pattern"])
         except PatternProblem as exc:
-            problems.append(Problem("naming/unsafe-pattern", path, pointer, f"component {name}: {exc}"))
+            problems.append(
+                Problem("naming/unsafe-pattern", path, pointer, f"component {name}: {exc}")
+            )
             broken = True
             continue
         pattern = spec["pattern"]
@@ -219,8 +271,12 @@ def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) 
             q = regex_escape(quoting.quote)
             pattern = f"(?:{quoting_raw['unquoted']}|{q}(?:[^{q}]|{q}{q})+{q})"  # type: ignore[index]
         components[name] = Component(
-            name=name, pattern=pattern, description=spec.get("description", ""), expect=spec.get("expect", ""),
-            case=spec.get("case", "preserve"), quoting=quoting if name in quoted_names else None,
+            name=name,
+            pattern=pattern,
+            description=spec.get("description", ""),
+            expect=spec.get("expect", ""),
+            case=spec.get("case", "preserve"),
+            quoting=quoting if name in quoted_names else None,
             compiled=compile_full(pattern),
         )
     if broken:
@@ -232,25 +288,50 @@ def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) 
             return None
         forms.append(made)
     for name in quoted_names - set(components):
-        problems.append(Problem("naming/undeclared-component", path, "/quoting/components",
-                                f"quoting names component {name!r}, which is not declared"))
+        problems.append(
+            Problem(
+                "naming/undeclared-component",
+                path,
+                "/quoting/components",
+                f"quoting names component {name!r}, which is not declared",
+            )
+        )
     used = {c for f in forms for c in f.components()}
     for name in sorted(set(components) - used):
-        problems.append(Problem("naming/unused-component", path, f"/components/{name}",
-                                f"component {name!r} is declared but no template uses it"))
+        problems.append(
+            Problem(
+                "naming/unused-component",
+                path,
+                f"/components/{name}",
+                f"component {name!r} is declared but no template uses it",
+            )
+        )
     examples = raw.get("examples", {})
     decisions = raw.get("decisions", [])
     decided = [(i, d) for i, d in enumerate(decisions)]
     return Source(
-        id=sid, kind=kind, title=raw.get("title", sid), path=path, scheme=raw.get("scheme"),
-        forms=tuple(forms), components=components, quoting=quoting, uri=raw.get("uri", "{namespace}/{name}"),
+        id=sid,
+        kind=kind,
+        title=raw.get("title", sid),
+        path=path,
+        scheme=raw.get("scheme"),
+        forms=tuple(forms),
+        components=components,
+        quoting=quoting,
+        uri=raw.get("uri", "{namespace}/{name}"),
         raw=raw,
         valid=_examples(examples.get("valid"), "/examples/valid"),
         invalid=_examples(examples.get("invalid"), "/examples/invalid"),
-        decided_valid=tuple(Example(d["namespace"], d["name"], f"/decisions/{i}")
-                            for i, d in decided if d["verdict"] == "valid"),
-        decided_invalid=tuple(Example(d["namespace"], d["name"], f"/decisions/{i}", d.get("expect", ""))
-                              for i, d in decided if d["verdict"] == "invalid"),
+        decided_valid=tuple(
+            Example(d["namespace"], d["name"], f"/decisions/{i}")
+            for i, d in decided
+            if d["verdict"] == "valid"
+        ),
+        decided_invalid=tuple(
+            Example(d["namespace"], d["name"], f"/decisions/{i}", d.get("expect", ""))
+            for i, d in decided
+            if d["verdict"] == "invalid"
+        ),
         wins_over=frozenset(raw.get("precedence", {}).get("over", ())),
     )
 
@@ -261,28 +342,52 @@ def regex_escape(text: str) -> str:
     return str(regex.escape(text))
 
 
-def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict[str, Component],
-          problems: list[Problem]) -> Form | None:
+def _form(
+    path: str,
+    sid: str,
+    index: int,
+    raw: dict[str, Any],
+    components: dict[str, Component],
+    problems: list[Problem],
+) -> Form | None:
     templates: dict[str, Template] = {}
     for part in ("namespace", "name"):
         try:
             templates[part] = Template.parse(raw[part])
         except TemplateError as exc:
-            problems.append(Problem("naming/template-syntax", path, f"/forms/{index}/{part}",
-                                    f"{part} template: {exc}"))
+            problems.append(
+                Problem(
+                    "naming/template-syntax",
+                    path,
+                    f"/forms/{index}/{part}",
+                    f"{part} template: {exc}",
+                )
+            )
             return None
     ns, nm = templates["namespace"], templates["name"]
     names = [*ns.slots(), *nm.slots()]
     missing = [n for n in names if n not in components]
     if missing:
         for n in missing:
-            problems.append(Problem("naming/undeclared-component", path, f"/forms/{index}",
-                                    f"template uses {{{n}}}, which is not declared under components"))
+            problems.append(
+                Problem(
+                    "naming/undeclared-component",
+                    path,
+                    f"/forms/{index}",
+                    f"template uses {{{n}}}, which is not declared under components",
+                )
+            )
         return None
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        problems.append(Problem("naming/template-syntax", path, f"/forms/{index}",
-                                f"component {{{twice[0]}}} appears in both the namespace and the name"))
+        problems.append(
+            Problem(
+                "naming/template-syntax",
+                path,
+                f"/forms/{index}",
+                f"component {{{twice[0]}}} appears in both the namespace and the name",
+            )
+        )
         return None
 
     def pattern_of(name: str) -> str:
@@ -291,12 +396,19 @@ def _form(path: str, sid: str, index: int, raw: dict[str, Any], components: dict
     joined = ns.regex_source(pattern_of) + "\\x00" + nm.regex_source(pattern_of)
     hot_re = compile_hot(joined)
     return Form(
-        source=sid, label=raw.get("label", "default"), namespace=ns, name=nm,
-        namespace_source=ns.regex_source(pattern_of), name_source=nm.regex_source(pattern_of),
-        both_source=joined, hot_re=hot_re,
+        source=sid,
+        label=raw.get("label", "default"),
+        namespace=ns,
+        name=nm,
+        namespace_source=ns.regex_source(pattern_of),
+        name_source=nm.regex_source(pattern_of),
+        both_source=joined,
+        hot_re=hot_re,
         hot_ascii=compile_ascii(joined) if not isinstance(hot_re, re.Pattern) else None,
         has_optional=ns.required() != list(ns.slots()) or nm.required() != list(nm.slots()),
-        checked=tuple(components[n] for n in names if components[n].quoted or components[n].case != "preserve"),
+        checked=tuple(
+            components[n] for n in names if components[n].quoted or components[n].case != "preserve"
+        ),
         job_types=tuple(str(t) for t in raw.get("jobTypes", ())),
     )
 
@@ -310,9 +422,18 @@ def _decisions(path: str, raw: dict[str, Any], problems: list[Problem]) -> list[
             try:
                 check_pattern(item["namespacePattern"])
             except PatternProblem as exc:
-                problems.append(Problem("naming/unsafe-pattern", path, pointer + "/namespacePattern", str(exc)))
+                problems.append(
+                    Problem("naming/unsafe-pattern", path, pointer + "/namespacePattern", str(exc))
+                )
                 continue
             pattern = compile_full(item["namespacePattern"])
-        out.append(SchemeDecision(pointer=pointer, reason=item["reason"], scheme=item.get("scheme"), pattern=pattern,
-                                  examples=_examples(item.get("examples"), pointer + "/examples")))
+        out.append(
+            SchemeDecision(
+                pointer=pointer,
+                reason=item["reason"],
+                scheme=item.get("scheme"),
+                pattern=pattern,
+                examples=_examples(item.get("examples"), pointer + "/examples"),
+            )
+        )
     return out

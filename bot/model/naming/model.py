@@ -53,7 +53,8 @@ class Quoting:
     """How a source writes identifier parts that need quotes (Snowflake: ``"My Table"``)."""
 
     quote: str
-    unquoted: re.Pattern[str] | regex.Pattern[str]  # a part needing no quotes, in canonical case (hot path)
+    # a part needing no quotes, in canonical case (hot path)
+    unquoted: re.Pattern[str] | regex.Pattern[str]
     resolves: str  # what an unquoted part resolves to: "upper", "lower" or "preserve"
 
     def canonical(self, written: str) -> str:
@@ -64,17 +65,23 @@ class Quoting:
         return _apply_case(written, self.resolves)
 
     def simplest(self, canonical: str) -> str:
-        """The simplest way to write a stored name: bare when that resolves to it, quoted otherwise."""
-        if self.unquoted.fullmatch(canonical) and _apply_case(canonical, self.resolves) == canonical:
+        """The simplest way to write a stored name: bare when that resolves to it, quoted
+        otherwise."""
+        if (
+            self.unquoted.fullmatch(canonical)
+            and _apply_case(canonical, self.resolves) == canonical
+        ):
             return canonical
         q = self.quote
         return q + canonical.replace(q, q + q) + q
 
     def stored(self, written: str) -> str | None:
-        """``canonical(written)`` when ``written`` is its simplest form (``simplest(canonical(w)) == w``), else None.
+        """``canonical(written)`` when ``written`` is its simplest form (``simplest(canonical(w)) ==
+        w``), else None.
 
-        The same verdict with fewer steps, for the hot path: a bare part is simplest exactly when it is
-        in the resolved case and needs no quotes; a quoted one when quoting its stored name gives it back.
+        The same verdict with fewer steps, for the hot path: a bare part is simplest exactly when it
+        is in the resolved case and needs no quotes; a quoted one when quoting its stored name gives
+        it back.
         """
         q = self.quote
         if len(written) >= 2 and written[0] == q and written[-1] == q:
@@ -131,23 +138,28 @@ class Component:
 
 @dataclass(frozen=True)
 class Form:
-    """One way to write a source's identifiers (Snowflake has two, Pub/Sub two, most sources one)."""
+    """One way to write a source's identifiers (Snowflake has two, Pub/Sub two, most sources
+    one)."""
 
     source: str
     label: str
     namespace: Template
     name: Template
-    # the sources of ``namespace_re``, ``name_re`` and ``both_re``: compiled on first use (the ``regex``
-    # compiler is slow, and a run of the regression parses identifiers of a few sources only)
+    # the sources of ``namespace_re``, ``name_re`` and ``both_re``: compiled on first use (the
+    # ``regex`` compiler is slow, and a run of the regression parses identifiers of a few sources
+    # only)
     namespace_source: str
     name_source: str
     both_source: str
-    hot_re: re.Pattern[str] | regex.Pattern[str]  # ``both_re``, for parse_* (see patterns.compile_hot)
+    # ``both_re``, for parse_* (see patterns.compile_hot)
+    hot_re: re.Pattern[str] | regex.Pattern[str]
     has_optional: bool
     checked: tuple[Component, ...]  # components with case or quoting rules to verify after a match
-    hot_ascii: re.Pattern[str] | None  # when hot_re needs ``regex``: a stdlib twin for ASCII identifiers
+    # when hot_re needs ``regex``: a stdlib twin for ASCII identifiers
+    hot_ascii: re.Pattern[str] | None
     job_types: tuple[str, ...] = ()  # jobs: the jobType facet values this form is for (empty: any)
-    plain: bool = field(init=False)  # no gaps to drop, no rules to verify: a match's groups are the components
+    # no gaps to drop, no rules to verify: a match's groups are the components
+    plain: bool = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", not self.has_optional and not self.checked)

@@ -36,19 +36,27 @@ def check_pattern(pattern: str) -> None:
     if not isinstance(pattern, str) or not pattern:
         raise PatternProblem("a pattern must be a non-empty string")
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise PatternProblem(f"pattern is {len(pattern)} characters, over the {MAX_PATTERN_CHARS}-character limit")
-    try:  # ``regex`` knows Unicode properties (\p{L}); for the shape check any one-character class will do
+        raise PatternProblem(
+            f"pattern is {len(pattern)} characters, over the {MAX_PATTERN_CHARS}-character limit"
+        )
+    # ``regex`` knows Unicode properties (\p{L}); for the shape check any one-character class will
+    # do
+    try:
         tree = _sre_parse.parse(_UNICODE_PROPERTY.sub(r"\\w", pattern))
     except (re.error, RecursionError, OverflowError) as exc:
         raise PatternProblem(f"not a valid regular expression: {exc}") from None
     if tree.state.groupdict:
-        raise PatternProblem("named groups are not allowed in component patterns (the template names them)")
+        raise PatternProblem(
+            "named groups are not allowed in component patterns (the template names them)"
+        )
     _walk(list(tree), inside_repeat=False)
-    try:  # a form joins its components: each gets a tenth of the compiled size any one pattern may have
+    # a form joins its components: each gets a tenth of the compiled size any one pattern may have
+    try:
         check_size(pattern, MAX_UNITS // 10)
     except PatternTooLarge as exc:
         raise PatternProblem(str(exc)) from None
-    try:  # with the flags compile_full uses: the component's own compile is then a hit in regex's cache
+    # with the flags compile_full uses: the component's own compile is then a hit in regex's cache
+    try:
         regex.compile(pattern, regex.V0)
     except (regex.error, RecursionError, OverflowError) as exc:
         raise PatternProblem(f"not a valid regular expression: {exc}") from None
@@ -61,8 +69,10 @@ def _walk(items: list[Any], inside_repeat: bool) -> None:
             _low, high, sub = arg
             unbounded = high == MAXREPEAT or high > 64
             if unbounded and inside_repeat:
-                raise PatternProblem("nested unbounded quantifiers (like (a+)+) can backtrack catastrophically; "
-                                     "write a single quantifier over a character class instead")
+                raise PatternProblem(
+                    "nested unbounded quantifiers (like (a+)+) can backtrack catastrophically; "
+                    "write a single quantifier over a character class instead"
+                )
             _walk(list(sub), inside_repeat or unbounded)
         elif name in ("GROUPREF", "GROUPREF_EXISTS"):
             raise PatternProblem("backreferences are not allowed in component patterns")
@@ -85,11 +95,12 @@ def compile_full(pattern: str) -> regex.Pattern[str]:
 def compile_hot(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:
     """Compile the one joined pattern a form is matched with on the hot path (``parse_*``).
 
-    The standard library's ``re`` is 2-3 times faster than ``regex`` here and no less safe: this path
-    passes no timeout to either engine, and rests on ``check_pattern`` having rejected nested unbounded
-    repeats and backreferences, and on the identifier length limit. Syntax that only ``regex`` knows
-    keeps the ``regex`` engine, and so does syntax both engines accept but read differently: POSIX
-    classes and nested sets (``[[:alpha:]]`` is a class in ``regex``, a set of characters in ``re``).
+    The standard library's ``re`` is 2-3 times faster than ``regex`` here and no less safe: this
+    path passes no timeout to either engine, and rests on ``check_pattern`` having rejected nested
+    unbounded repeats and backreferences, and on the identifier length limit. Syntax that only
+    ``regex`` knows keeps the ``regex`` engine, and so does syntax both engines accept but read
+    differently: POSIX classes and nested sets (``[[:alpha:]]`` is a class in ``regex``, a set of
+    characters in ``re``).
     """
     if "[[" in pattern or "[:" in pattern:
         return regex.compile(pattern, regex.V0)
@@ -99,15 +110,17 @@ def compile_hot(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:
         return regex.compile(pattern, regex.V0)
 
 
-_GROUP_SYNTAX = re.compile(r"\(\?(?!P<|:)")  # any (?...) but named and non-capturing groups: flags, lookarounds
+# any (?...) but named and non-capturing groups: flags, lookarounds
+_GROUP_SYNTAX = re.compile(r"\(\?(?!P<|:)")
 
 
 def compile_ascii(pattern: str) -> re.Pattern[str] | None:
     """The stdlib equivalent of a ``regex``-only pattern on ASCII input, when there is one.
 
-    A Unicode property (``\\p{L}``) becomes the ASCII characters it matches (found by asking ``regex``),
-    so on a string that ``str.isascii()`` the two patterns match alike, and the hot path keeps the fast
-    engine for the common case. None when the pattern uses anything else only ``regex`` knows, or flags.
+    A Unicode property (``\\p{L}``) becomes the ASCII characters it matches (found by asking
+    ``regex``), so on a string that ``str.isascii()`` the two patterns match alike, and the hot path
+    keeps the fast engine for the common case. None when the pattern uses anything else only
+    ``regex`` knows, or flags.
     """
     if _GROUP_SYNTAX.search(pattern) or "[:" in pattern:  # flags, lookarounds, POSIX classes
         return None
@@ -117,16 +130,18 @@ def compile_ascii(pattern: str) -> re.Pattern[str] | None:
         c = pattern[i]
         prop = _UNICODE_PROPERTY.match(pattern, i) if c == "\\" else None
         if prop is not None:
-            members = "".join(re.escape(chr(x)) for x in range(128) if regex.fullmatch(prop.group(), chr(x)))
+            members = "".join(
+                re.escape(chr(x)) for x in range(128) if regex.fullmatch(prop.group(), chr(x))
+            )
             out.append(members if in_class else f"[{members}]" if members else "(?!)")
             i = prop.end()
             continue
         if c == "\\":
-            out.append(pattern[i:i + 2])
+            out.append(pattern[i : i + 2])
             i += 2
             continue
         if not in_class and c == "[":
-            in_class, class_start = True, i + 1 + (pattern[i + 1:i + 2] == "^")
+            in_class, class_start = True, i + 1 + (pattern[i + 1 : i + 2] == "^")
         elif in_class and c == "]" and i > class_start:
             in_class = False
         out.append(c)

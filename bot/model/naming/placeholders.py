@@ -1,4 +1,5 @@
-"""Placeholders of expected-event test suites: values that stand for "anything matching", never real values.
+"""Placeholders of expected-event test suites: values that stand for "anything matching", never real
+values.
 
 More in docs/module-notes.md (bot/model/naming/placeholders.py).
 """
@@ -10,7 +11,8 @@ from collections.abc import Iterator
 from typing import Any
 
 JSON_UNIT = "${json-unit."
-_TEMPLATE = re.compile(r"\{\{(?:(?!\}\}).)*\}\}", re.DOTALL)  # one {{ ... }} expression, nothing around it
+# one {{ ... }} expression, nothing around it
+_TEMPLATE = re.compile(r"\{\{(?:(?!\}\}).)*\}\}", re.DOTALL)
 _VARIABLE = re.compile(r"\{[A-Z][A-Z0-9_]*\}\S*")  # starts with {NAME}, no white space
 SYNTAXES = ("${json-unit.*}", "{{ ... }}", "{NAME}")  # as shown in messages and docs
 

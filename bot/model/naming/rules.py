@@ -14,7 +14,14 @@ import regex
 
 from bot.core import budget
 from bot.model.naming.loader import Problem, build_sources
-from bot.model.naming.model import Form, FormatError, Identifier, ParseResult, SchemeDecision, Source
+from bot.model.naming.model import (
+    Form,
+    FormatError,
+    Identifier,
+    ParseResult,
+    SchemeDecision,
+    Source,
+)
 from bot.model.naming.patterns import MATCH_TIMEOUT
 from bot.model.naming.template import Template
 
@@ -33,12 +40,17 @@ def scheme_key(namespace: str) -> str:
 class NamingRules:
     """All naming conventions of one folder. Immutable, picklable, cheap to call."""
 
-    def __init__(self, documents: Iterable[tuple[str, Any]], folder: str = "naming",
-                 base_schema: Mapping[str, Any] | None = None, label: str = "naming",
-                 match_timeout: float | None = None) -> None:
-        """``match_timeout``: rules from a pull request match on ``regex`` with this limit per match (past
-        it, no match, and the bounded slow path says why), never on the unbounded fast path (see
-        docs/hostile-input.md)."""
+    def __init__(
+        self,
+        documents: Iterable[tuple[str, Any]],
+        folder: str = "naming",
+        base_schema: Mapping[str, Any] | None = None,
+        label: str = "naming",
+        match_timeout: float | None = None,
+    ) -> None:
+        """``match_timeout``: rules from a pull request match on ``regex`` with this limit per match
+        (past it, no match, and the bounded slow path says why), never on the unbounded fast path
+        (see docs/hostile-input.md)."""
         self._documents = tuple(documents)
         self._folder = folder
         self.label = label
@@ -46,7 +58,9 @@ class NamingRules:
         sources, decisions, problems = build_sources(self._documents, folder, base_schema)
         self._setup(sources, decisions, problems)
 
-    def _setup(self, sources: list[Source], decisions: list[SchemeDecision], problems: list[Problem]) -> None:
+    def _setup(
+        self, sources: list[Source], decisions: list[SchemeDecision], problems: list[Problem]
+    ) -> None:
         self.problems: tuple[Problem, ...] = tuple(problems)
         self.decisions: tuple[SchemeDecision, ...] = tuple(decisions)
         self.datasets: dict[str, Source] = {}
@@ -57,12 +71,16 @@ class NamingRules:
         self._by_scheme: dict[str, list[Form]] = {}
         for source in self.datasets.values():
             for form in source.forms:
-                self._by_scheme.setdefault(scheme_key(_literal_prefix(form.namespace)), []).append(form)
+                self._by_scheme.setdefault(scheme_key(_literal_prefix(form.namespace)), []).append(
+                    form
+                )
         self._hot: dict[str, tuple[tuple[Callable[[str], Any], Form], ...]] = {
             scheme: tuple((_hot_matcher(form, self.match_timeout), form) for form in forms)
-            for scheme, forms in self._by_scheme.items()}
+            for scheme, forms in self._by_scheme.items()
+        }
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
-        self._by_integration: dict[str, str] = {}  # jobType facet integration (upper case) -> job kind
+        # jobType facet integration (upper case) -> job kind
+        self._by_integration: dict[str, str] = {}
         for source in self.jobs.values():
             integration = source.raw.get("integration")
             if isinstance(integration, str):
@@ -73,8 +91,12 @@ class NamingRules:
 
     # Pickling: ship the documents, rebuild the compiled patterns on the other side.
     def __getstate__(self) -> dict[str, Any]:
-        return {"documents": self._documents, "folder": self._folder, "label": self.label,
-                "match_timeout": self.match_timeout}
+        return {
+            "documents": self._documents,
+            "folder": self._folder,
+            "label": self.label,
+            "match_timeout": self.match_timeout,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._documents = state["documents"]
@@ -84,7 +106,10 @@ class NamingRules:
         self._setup(*build_sources(self._documents, self._folder, None))
 
     def __repr__(self) -> str:
-        return f"NamingRules({self.label!r}, {len(self.datasets)} dataset sources, {len(self.jobs)} job kinds)"
+        return (
+            f"NamingRules({self.label!r}, {len(self.datasets)} dataset sources, {len(self.jobs)} "
+            f"job kinds)"
+        )
 
     def source(self, source_id: str) -> Source:
         found = self.datasets.get(source_id) or self.jobs.get(source_id)
@@ -95,10 +120,12 @@ class NamingRules:
     # ---- parsing -------------------------------------------------------------------------------
 
     def parse_dataset(self, namespace: str, name: str) -> ParseResult:
-        """Which source a dataset identifier belongs to, with its components, or why it is invalid."""
+        """Which source a dataset identifier belongs to, with its components, or why it is
+        invalid."""
         cache = self._cache
         try:
-            hit = cache.get((namespace, name))  # a tuple: strings from events keep their hash, no joining
+            # a tuple: strings from events keep their hash, no joining
+            hit = cache.get((namespace, name))
             joined = namespace + "\x00" + name if hit is None else ""
         except TypeError:
             return ParseResult(False, reason="namespace and name must be strings")
@@ -111,14 +138,23 @@ class NamingRules:
                 for fullmatch, form in forms:
                     m = fullmatch(joined)
                     if m is not None:
-                        hit = (_new_result(ParseResult, (True, form.source, m.groupdict(), None, form.label))
-                               if form.plain else _finish(form, m.groupdict()))
+                        hit = (
+                            _new_result(
+                                ParseResult, (True, form.source, m.groupdict(), None, form.label)
+                            )
+                            if form.plain
+                            else _finish(form, m.groupdict())
+                        )
                         break
                 else:
-                    hit = self._explain(self._by_scheme.get(namespace if i < 0 else namespace[:i], []),
-                                        namespace, name, "dataset")
-            # Only an identifier seen before is cached: holding a result costs more than parsing a one-off
-            # (allocation, garbage collector), and copying it is needless the first time.
+                    hit = self._explain(
+                        self._by_scheme.get(namespace if i < 0 else namespace[:i], []),
+                        namespace,
+                        name,
+                        "dataset",
+                    )
+            # Only an identifier seen before is cached: holding a result costs more than parsing a
+            # one-off (allocation, garbage collector), and copying it is needless the first time.
             # (A failure's components are the class default, shared: a caller gets a copy of those.)
             seen = self._seen
             key_hash = hash((namespace, name))
@@ -139,12 +175,14 @@ class NamingRules:
         self._cache.clear()
         self._seen.clear()
 
-    def parse_job(self, namespace: str, name: str, kind: str | None = None, job_type: str | None = None
-                  ) -> ParseResult:
+    def parse_job(
+        self, namespace: str, name: str, kind: str | None = None, job_type: str | None = None
+    ) -> ParseResult:
         """The job kind (``airflow``...) an identifier follows, or why it follows none.
 
-        ``kind`` limits the forms to one job kind, ``job_type`` (the jobType facet's value) to its forms for
-        that job type (see ``job_forms``); without ``kind``, every form of every kind is tried.
+        ``kind`` limits the forms to one job kind, ``job_type`` (the jobType facet's value) to its
+        forms for that job type (see ``job_forms``); without ``kind``, every form of every kind is
+        tried.
         """
         try:
             joined = namespace + "\x00" + name
@@ -154,28 +192,41 @@ class NamingRules:
             return _refuse(joined)
         if kind is not None:
             if kind not in self.jobs:
-                return ParseResult(False, reason=f"no job naming convention {kind!r} (known: {', '.join(self.jobs)})")
+                return ParseResult(
+                    False,
+                    reason=f"no job naming convention {kind!r} (known: {', '.join(self.jobs)})",
+                )
             forms = self.job_forms(kind, job_type)
             if not forms:
-                return ParseResult(False, source=kind, reason=f"the {kind} job naming convention has no form for "
-                                                              f"jobType {job_type!r}")
+                return ParseResult(
+                    False,
+                    source=kind,
+                    reason=f"the {kind} job naming convention has no form for jobType {job_type!r}",
+                )
         else:
             forms = self._job_forms
         for form in forms:
-            m = form.hot_re.fullmatch(joined) if self.match_timeout is None else \
-                _bounded(form.both_re, joined, self.match_timeout)
+            m = (
+                form.hot_re.fullmatch(joined)
+                if self.match_timeout is None
+                else _bounded(form.both_re, joined, self.match_timeout)
+            )
             if m is not None:
-                return _finish(form, m.groupdict()) if not form.plain else \
-                    ParseResult(True, form.source, m.groupdict(), None, form.label)
+                return (
+                    _finish(form, m.groupdict())
+                    if not form.plain
+                    else ParseResult(True, form.source, m.groupdict(), None, form.label)
+                )
         return self._explain(forms, namespace, name, "job")
 
     def job_kind(self, integration: str) -> str | None:
-        """The job kind whose naming file states this jobType facet ``integration`` (case-insensitive)."""
+        """The job kind whose naming file states this jobType facet ``integration``
+        (case-insensitive)."""
         return self._by_integration.get(integration.upper())
 
     def job_forms(self, kind: str, job_type: str | None = None) -> list[Form]:
-        """The forms of a job kind for a jobType facet value: the forms listing it in ``jobTypes``, else the
-        forms that list none (they serve any job type); every form without ``job_type``."""
+        """The forms of a job kind for a jobType facet value: the forms listing it in ``jobTypes``,
+        else the forms that list none (they serve any job type); every form without ``job_type``."""
         source = self.jobs.get(kind)
         if source is None:
             return []
@@ -186,9 +237,9 @@ class NamingRules:
         return listed or [f for f in source.forms if not f.job_types]
 
     def covers_namespace(self, namespace: str) -> bool:
-        """Whether a rule speaks to a dataset namespace: a source uses its scheme (in any case), a decision
-        rejects it, or it has no scheme at all (a namespace names its data source). Otherwise a failed parse
-        is *unknown*: no rule covers that data source yet."""
+        """Whether a rule speaks to a dataset namespace: a source uses its scheme (in any case), a
+        decision rejects it, or it has no scheme at all (a namespace names its data source).
+        Otherwise a failed parse is *unknown*: no rule covers that data source yet."""
         scheme = scheme_key(namespace)
         if ":" not in namespace or scheme.lower() in self._by_scheme:
             return True
@@ -197,7 +248,8 @@ class NamingRules:
     # ---- formatting ----------------------------------------------------------------------------
 
     def format_dataset(self, source: str, form: str | None = None, **components: str) -> Identifier:
-        """Build a dataset identifier from components, applying the source's case and quoting rules."""
+        """Build a dataset identifier from components, applying the source's case and quoting
+        rules."""
         found = self.datasets.get(source)
         if found is None:
             raise FormatError(f"no dataset naming convention {source!r}")
@@ -212,7 +264,8 @@ class NamingRules:
     # ---- typed objects -------------------------------------------------------------------------
 
     def dataset_type(self, source: str) -> type:
-        """A frozen dataclass for one source, fields from its components (see ``bot.model.naming.typed``)."""
+        """A frozen dataclass for one source, fields from its components (see
+        ``bot.model.naming.typed``)."""
         from bot.model.naming.typed import type_for
 
         return type_for(self, self.source(source))
@@ -223,7 +276,9 @@ class NamingRules:
         try:
             return ParseResult(False, reason=self._reason(forms, namespace, name, kind))
         except TimeoutError:
-            return ParseResult(False, reason="matching took too long: a pattern of the naming files is too slow")
+            return ParseResult(
+                False, reason="matching took too long: a pattern of the naming files is too slow"
+            )
 
     def _reason(self, forms: list[Form], namespace: str, name: str, kind: str) -> str:
         if kind == "dataset" and not forms:
@@ -232,8 +287,11 @@ class NamingRules:
         for form in forms:
             why = self._why(form, "namespace", namespace)
             if why is not None:
-                namespace_reasons.append(why if why.startswith("namespace") else
-                                         f"namespace matches {_label(form)} but {why}")
+                namespace_reasons.append(
+                    why
+                    if why.startswith("namespace")
+                    else f"namespace matches {_label(form)} but {why}"
+                )
                 continue
             why = self._why(form, "name", name)
             if why is None:  # both parts match: a case or quoting rule failed
@@ -244,8 +302,10 @@ class NamingRules:
             if decided is not None:
                 return decided
         if kind == "job" and len(forms) > 1:
-            return f"job {namespace!r} / {name!r} follows none of the job naming conventions: " + "; ".join(
-                namespace_reasons[:4])
+            return (
+                f"job {namespace!r} / {name!r} follows none of the job naming conventions: "
+                + "; ".join(namespace_reasons[:4])
+            )
         return "; ".join(dict.fromkeys(namespace_reasons[:3]))
 
     def _decision(self, namespace: str) -> str | None:
@@ -263,10 +323,16 @@ class NamingRules:
         if scheme.lower() in self._by_scheme and scheme != scheme.lower():
             return f"namespace {namespace!r}: the scheme must be lower case ({scheme.lower()!r})"
         if ":" not in namespace:
-            bare = sorted(k for k, forms in self._by_scheme.items()
-                          if any(f.namespace.text == k for f in forms))
-            return (f"namespace {namespace!r} has no scheme and is not one of the namespaces without one "
-                    f"({', '.join(bare)}); a dataset namespace names its data source, like postgres://host:5432")
+            bare = sorted(
+                k
+                for k, forms in self._by_scheme.items()
+                if any(f.namespace.text == k for f in forms)
+            )
+            return (
+                f"namespace {namespace!r} has no scheme and is not one of the namespaces without "
+                f"one ({', '.join(bare)}); a dataset namespace names its data source, like "
+                f"postgres://host:5432"
+            )
         return f"no dataset naming convention uses the scheme {scheme!r} (namespace {namespace!r})"
 
     def _why(self, form: Form, part: str, value: str) -> str | None:
@@ -288,13 +354,18 @@ class NamingRules:
             if m is not None and m.group(relaxed_name) is not None:
                 blamed.append((len(m.group(relaxed_name)), relaxed_name, m.group(relaxed_name)))
         if not blamed:
-            m = self._relax(form, part, template, tuple(names)).fullmatch(value, timeout=budget.timeout(MATCH_TIMEOUT))
+            m = self._relax(form, part, template, tuple(names)).fullmatch(
+                value, timeout=budget.timeout(MATCH_TIMEOUT)
+            )
             if m is not None:
                 for n in names:
                     got = m.group(n)
                     compiled_n = comps[n].compiled
-                    if got is not None and compiled_n is not None and \
-                            compiled_n.fullmatch(got, timeout=budget.timeout(MATCH_TIMEOUT)) is None:
+                    if (
+                        got is not None
+                        and compiled_n is not None
+                        and compiled_n.fullmatch(got, timeout=budget.timeout(MATCH_TIMEOUT)) is None
+                    ):
                         blamed.append((len(got), n, got))
                         break
         if blamed:
@@ -302,7 +373,9 @@ class NamingRules:
             return comps[culprit].describe_failure(got)
         return f"{part} {value!r} does not have the shape {template.text} ({_label(form)})"
 
-    def _relax(self, form: Form, part: str, template: Template, names: tuple[str, ...]) -> regex.Pattern[str]:
+    def _relax(
+        self, form: Form, part: str, template: Template, names: tuple[str, ...]
+    ) -> regex.Pattern[str]:
         key = (id(form), part, ",".join(names))
         compiled = self._relaxed.get(key)
         if compiled is None:
@@ -321,8 +394,10 @@ class NamingRules:
 
     def _components(self, form: Form, namespace: str, name: str) -> dict[str, str]:
         out: dict[str, str] = {}
-        for m in (form.namespace_re.fullmatch(namespace, timeout=budget.timeout(MATCH_TIMEOUT)),
-                  form.name_re.fullmatch(name, timeout=budget.timeout(MATCH_TIMEOUT))):
+        for m in (
+            form.namespace_re.fullmatch(namespace, timeout=budget.timeout(MATCH_TIMEOUT)),
+            form.name_re.fullmatch(name, timeout=budget.timeout(MATCH_TIMEOUT)),
+        ):
             if m is not None:
                 out.update({k: v for k, v in m.groupdict().items() if v is not None})
         return out
@@ -355,7 +430,8 @@ def separators(template: Template) -> dict[str, str]:
 
 
 def _bounded(pattern: regex.Pattern[str], joined: str, timeout: float) -> Any:
-    """``pattern.fullmatch`` with a time limit; None past it (``_explain``, bounded too, gives the reason)."""
+    """``pattern.fullmatch`` with a time limit; None past it (``_explain``, bounded too, gives the
+    reason)."""
     try:
         return pattern.fullmatch(joined, timeout=budget.timeout(timeout))
     except TimeoutError:
@@ -363,7 +439,8 @@ def _bounded(pattern: regex.Pattern[str], joined: str, timeout: float) -> Any:
 
 
 def _hot_matcher(form: Form, timeout: float | None = None) -> Callable[[str], Any]:
-    """``fullmatch`` of a form's hot pattern; the stdlib twin for ASCII input when the pattern needs ``regex``.
+    """``fullmatch`` of a form's hot pattern; the stdlib twin for ASCII input when the pattern needs
+    ``regex``.
 
     With ``timeout``, the bounded ``regex`` pattern instead: ``check_pattern`` cannot reject every
     catastrophic pattern (``(a|aa)+`` passes it), and ``re`` holds the GIL for as long as it runs.
@@ -415,7 +492,12 @@ def _finish(form: Form, components: dict[str, str]) -> ParseResult:
         if value is not None:
             stored = comp.stored(value)
             if stored is None:
-                return ParseResult(False, source=form.source, form=form.label, reason=_post_reason(form, components))
+                return ParseResult(
+                    False,
+                    source=form.source,
+                    form=form.label,
+                    reason=_post_reason(form, components),
+                )
             if stored != value:
                 changed = {comp.name: stored} if changed is None else {**changed, comp.name: stored}
     if changed is not None:
@@ -431,8 +513,11 @@ def _post_reason(form: Form, components: dict[str, str]) -> str:
         written = comp.written(value)
         if written != value:
             if comp.quoting is not None:
-                return (f"{form.source} {comp.name} {value!r} is not in its simplest form: write {written} "
-                        f"(unquoted parts resolve to {comp.quoting.resolves} case; quote only when needed)")
+                return (
+                    f"{form.source} {comp.name} {value!r} is not in its simplest form: write "
+                    f"{written} (unquoted parts resolve to {comp.quoting.resolves} case; quote "
+                    f"only when needed)"
+                )
             return f"{form.source} {comp.name} {value!r} must be {comp.case} case ({written!r})"
     return f"{form.source}: a case or quoting rule failed"
 
@@ -441,7 +526,10 @@ def _format(source: Source, form_label: str | None, given: Mapping[str, str]) ->
     values = {k: v for k, v in given.items() if v is not None and v != ""}
     unknown = sorted(set(values) - set(source.components))
     if unknown:
-        raise FormatError(f"{source.id} has no component {unknown[0]!r} (components: {', '.join(source.components)})")
+        raise FormatError(
+            f"{source.id} has no component {unknown[0]!r} (components: "
+            f"{', '.join(source.components)})"
+        )
     form = _choose_form(source, form_label, values)
     written: dict[str, str] = {}
     for name in form.components():
@@ -450,7 +538,10 @@ def _format(source: Source, form_label: str | None, given: Mapping[str, str]) ->
         comp = source.components[name]
         value = str(values[name])
         value = comp.quoting.simplest(value) if comp.quoting is not None else comp.normalise(value)
-        if comp.compiled is not None and comp.compiled.fullmatch(value, timeout=budget.timeout(MATCH_TIMEOUT)) is None:
+        if (
+            comp.compiled is not None
+            and comp.compiled.fullmatch(value, timeout=budget.timeout(MATCH_TIMEOUT)) is None
+        ):
             raise FormatError(f"{source.id}: {comp.describe_failure(value)}")
         written[name] = value
     namespace = form.namespace.render(written)
@@ -463,11 +554,15 @@ def _choose_form(source: Source, label: str | None, values: Mapping[str, str]) -
         for form in source.forms:
             if form.label == label:
                 return form
-        raise FormatError(f"{source.id} has no form {label!r} (forms: {', '.join(f.label for f in source.forms)})")
+        raise FormatError(
+            f"{source.id} has no form {label!r} (forms: {', '.join(f.label for f in source.forms)})"
+        )
     for form in source.forms:
         names = set(form.components())
         required = set(form.namespace.required()) | set(form.name.required())
         if set(values) <= names and required <= set(values):
             return form
     needed = " or ".join("{" + ", ".join(f.components()) + "}" for f in source.forms)
-    raise FormatError(f"{source.id} needs the components {needed}; got {{{', '.join(sorted(values))}}}")
+    raise FormatError(
+        f"{source.id} needs the components {needed}; got {{{', '.join(sorted(values))}}}"
+    )

@@ -1,4 +1,5 @@
-"""Identifier templates: ``postgres://{host}:{port}``, optional parts in brackets (``{host}[:{port}]``).
+"""Identifier templates: ``postgres://{host}:{port}``, optional parts in brackets
+(``{host}[:{port}]``).
 
 A template is parsed once into a small tree; from it the bot builds the matching regular expression
 (each ``{component}`` becomes a named group with the component's pattern) and renders identifiers
@@ -54,11 +55,16 @@ class Template:
         for m in _TOKEN.finditer(text):
             token = m.group(0)
             if m.group(3) is not None:
-                raise TemplateError(f"unexpected {token!r} at position {m.start() + 1}; write \\{token} for a literal")
+                raise TemplateError(
+                    f"unexpected {token!r} at position {m.start() + 1}; write \\{token} for a "
+                    f"literal"
+                )
             if m.group(1) is not None:
                 name = m.group(1)
                 if not _COMPONENT_NAME.fullmatch(name):
-                    raise TemplateError(f"{{{name}}} is not a component name (letters, digits, underscores)")
+                    raise TemplateError(
+                        f"{{{name}}} is not a component name (letters, digits, underscores)"
+                    )
                 stack[-1].append(Slot(name))
             elif token == "[":
                 stack.append([])
@@ -67,7 +73,9 @@ class Template:
                     raise TemplateError(f"']' at position {m.start() + 1} closes nothing")
                 inner = stack.pop()
                 if not any(isinstance(p, Slot | Optional) for p in inner):
-                    raise TemplateError(f"the optional part ending at position {m.start() + 1} has no component")
+                    raise TemplateError(
+                        f"the optional part ending at position {m.start() + 1} has no component"
+                    )
                 stack[-1].append(Optional(tuple(inner)))
             else:
                 literal = m.group(2) if m.group(2) is not None else token

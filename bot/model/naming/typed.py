@@ -29,11 +29,22 @@ def type_for(rules: Any, source: Source) -> type:
     cache = _TYPES.setdefault(rules, {})
     if source.id in cache:
         return cache[source.id]
-    required = set.intersection(*(set(f.namespace.required()) | set(f.name.required()) for f in source.forms))
+    required = set.intersection(
+        *(set(f.namespace.required()) | set(f.name.required()) for f in source.forms)
+    )
     fields: list[Any] = [(n, str) for n in source.components if n in required]
-    fields += [(n, "str | None", dataclasses.field(default=None)) for n in source.components if n not in required]
-    fields.append(("_identifier", Identifier | None,
-                   dataclasses.field(default=None, init=False, repr=False, compare=False)))
+    fields += [
+        (n, "str | None", dataclasses.field(default=None))
+        for n in source.components
+        if n not in required
+    ]
+    fields.append(
+        (
+            "_identifier",
+            Identifier | None,
+            dataclasses.field(default=None, init=False, repr=False, compare=False),
+        )
+    )
 
     def __post_init__(self: Any) -> None:
         values = {n: getattr(self, n) for n in source.components if getattr(self, n) is not None}
@@ -41,15 +52,22 @@ def type_for(rules: Any, source: Source) -> type:
         object.__setattr__(self, "_identifier", fmt(source.id, **values))
 
     def parse(cls: type, namespace: str, name: str) -> Any:
-        result = (rules.parse_dataset(namespace, name) if source.kind == "dataset"
-                  else rules.parse_job(namespace, name, source.id))
+        result = (
+            rules.parse_dataset(namespace, name)
+            if source.kind == "dataset"
+            else rules.parse_job(namespace, name, source.id)
+        )
         if not result.ok or result.source != source.id:
-            raise FormatError(result.reason or f"{namespace!r} / {name!r} is a {result.source} identifier, "
-                                                f"not {source.id}")
+            raise FormatError(
+                result.reason
+                or f"{namespace!r} / {name!r} is a {result.source} identifier, not {source.id}"
+            )
         return cls(**result.components)
 
     cls = dataclasses.make_dataclass(
-        _class_name(source), fields, frozen=True,
+        _class_name(source),
+        fields,
+        frozen=True,
         namespace={
             "__post_init__": __post_init__,
             "__doc__": f"{source.title}: {source.raw.get('description', '')}",

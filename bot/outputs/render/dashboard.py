@@ -1,7 +1,7 @@
 """The registry dashboard as terminal text and as GitHub Markdown (the dashboard issue's body).
 
-Quoted text is made inert as everywhere else (``visible`` for a terminal, ``escape``/``code`` for Markdown),
-so an owner named on the dashboard is shown, never mentioned.
+Quoted text is made inert as everywhere else (``visible`` for a terminal, ``escape``/``code`` for
+Markdown), so an owner named on the dashboard is shown, never mentioned.
 """
 
 from __future__ import annotations
@@ -20,14 +20,17 @@ MARKER = "<!-- registry-bot:dashboard -->"  # the App finds its dashboard issue 
 TITLE = "Registry dashboard"
 _PR = re.compile(r"#[0-9]{1,10}")
 
-Link = Callable[[str, int | None], str | None]  # (path, line) -> URL of the file on the default branch
+# (path, line) -> URL of the file on the default branch
+Link = Callable[[str, int | None], str | None]
 
 
 def fix_command(f: Finding) -> str | None:
     """The command that applies the finding's fix, scoped to the files its edits touch."""
     if f.fix is None:
         return None
-    return f"registry-bot fix --write --rule {f.rule} . " + " ".join(sorted({e.path for e in f.fix.edits}))
+    return f"registry-bot fix --write --rule {f.rule} . " + " ".join(
+        sorted({e.path for e in f.fix.edits})
+    )
 
 
 def _where(f: Finding) -> str:
@@ -37,16 +40,22 @@ def _where(f: Finding) -> str:
 def _headline(board: Dashboard) -> str:
     t = board.totals
     at = f"commit {board.revision[:12]}, " if board.revision else ""
-    return (f"{t['entries']} entries, {t['findings']} findings: {t['defects']} defects, {t['adoption_gaps']} "
-            f"adoption gaps, {t['waived']} waived ({at}as of {board.today.isoformat()})")
+    return (
+        f"{t['entries']} entries, {t['findings']} findings: {t['defects']} defects, "
+        f"{t['adoption_gaps']} adoption gaps, {t['waived']} waived ({at}as of "
+        f"{board.today.isoformat()})"
+    )
 
 
-# -- text ---------------------------------------------------------------------------------------------------
+# -- text ------------------------------------------------------------------------------------------
+
 
 def _text_finding(f: Finding) -> list[str]:
     line = f"    {visible(_where(f))}: {f.severity.value} {visible(f.rule)} {visible(f.message)}"
     if f.waived is not None:
-        line += f" ({f.waived.label()} by {visible(f.waived.granted_by)}: {visible(f.waived.reason)})"
+        line += (
+            f" ({f.waived.label()} by {visible(f.waived.granted_by)}: {visible(f.waived.reason)})"
+        )
     fix = fix_command(f)
     return [line] + ([f"      fix: {visible(fix)}"] if fix else [])
 
@@ -63,13 +72,21 @@ def _text_entry(e: EntryBoard) -> list[str]:
                 lines += _text_finding(f)
     if e.waivers:
         lines.append(f"  waivers ({len(e.waivers)}):")
-        lines += [f"    {visible(w.waiver.rule)} at {visible(w.waiver.place())}: {w.status}, expires "
-                  f"{w.waiver.expires.isoformat()}, granted by {visible(w.waiver.granted_by)}" for w in e.waivers]
-    lines += [f"  future lint: {visible(rule)} becomes an error on {day.isoformat()} ({n} finding(s) here)"
-              for rule, day, n in e.future]
+        lines += [
+            f"    {visible(w.waiver.rule)} at {visible(w.waiver.place())}: {w.status}, expires "
+            f"{w.waiver.expires.isoformat()}, granted by {visible(w.waiver.granted_by)}"
+            for w in e.waivers
+        ]
+    lines += [
+        f"  future lint: {visible(rule)} becomes an error on {day.isoformat()} ({n} finding(s) "
+        f"here)"
+        for rule, day, n in e.future
+    ]
     if e.unregistered_keys:
-        lines.append("  unregistered facet keys in its sample events: "
-                     + ", ".join(visible(k) for k in e.unregistered_keys))
+        lines.append(
+            "  unregistered facet keys in its sample events: "
+            + ", ".join(visible(k) for k in e.unregistered_keys)
+        )
     if not (e.open or e.waived or e.waivers or e.pending):
         lines.append("  nothing open")
     return lines
@@ -77,78 +94,127 @@ def _text_entry(e: EntryBoard) -> list[str]:
 
 def render_text(board: Dashboard) -> str:
     lines = [f"Registry dashboard: {_headline(board)}"]
-    lines += [f"future lint: {visible(rule)} becomes an error on {day.isoformat()}" for rule, day in board.future]
+    lines += [
+        f"future lint: {visible(rule)} becomes an error on {day.isoformat()}"
+        for rule, day in board.future
+    ]
     for e in board.entries:
         lines += _text_entry(e)
     return "\n".join(lines) + "\n"
 
 
-# -- markdown -----------------------------------------------------------------------------------------------
+# -- markdown --------------------------------------------------------------------------------------
+
 
 def _md_finding(f: Finding, link: Link | None) -> str:
     url = link(f.path, f.line) if link is not None and f.path else None
     where = code(_where(f), table=False)
     where = f"[{where}]({url})" if url else where
-    text = f"- {f.severity.value} {code(f.rule, table=False)} {where}: {escape(f.message, MESSAGE_LIMIT)}"
+    text = (
+        f"- {f.severity.value} {code(f.rule, table=False)} {where}: "
+        f"{escape(f.message, MESSAGE_LIMIT)}"
+    )
     if f.waived is not None:
-        text += (f" — **{f.waived.label()}** by {escape(f.waived.granted_by, 100)}: "
-                 f"{escape(f.waived.reason, MESSAGE_LIMIT)}")
+        text += (
+            f" — **{f.waived.label()}** by {escape(f.waived.granted_by, 100)}: "
+            f"{escape(f.waived.reason, MESSAGE_LIMIT)}"
+        )
     fix = fix_command(f)
     return text + (f" — fix: {code(fix, table=False)}" if fix else "")
 
 
 def _md_entry(e: EntryBoard, link: Link | None) -> list[str]:
     owners = ", ".join(code(o, table=False) for o in e.owners) or "no one"
-    lines = [f"### {code(e.name, table=False)}", "", f"Owners: {owners} ({escape(e.owners_source, 200)})", ""]
+    lines = [
+        f"### {code(e.name, table=False)}",
+        "",
+        f"Owners: {owners} ({escape(e.owners_source, 200)})",
+        "",
+    ]
     if e.pending:
-        linked = [p if _PR.fullmatch(p) else escape(p, 20) for p in e.pending]  # the App's own #N: a link
+        # the App's own #N: a link
+        linked = [p if _PR.fullmatch(p) else escape(p, 20) for p in e.pending]
         lines += [f"Pull requests waiting on its owners: {', '.join(linked)}", ""]
     for title, items in (("Defects", e.defects), ("Adoption gaps", e.gaps), ("Waived", e.waived)):
         if items:
             lines += [f"**{title} ({len(items)})**", "", *[_md_finding(f, link) for f in items], ""]
     if e.waivers:
         lines += [f"**Waivers ({len(e.waivers)})**", ""]
-        lines += [f"- {code(w.waiver.rule, table=False)} at {code(w.waiver.place(), table=False)}: {w.status}, "
-                  f"expires {w.waiver.expires.isoformat()}, granted by {escape(w.waiver.granted_by, 100)}"
-                  for w in e.waivers]
+        lines += [
+            f"- {code(w.waiver.rule, table=False)} at {code(w.waiver.place(), table=False)}: "
+            f"{w.status}, expires {w.waiver.expires.isoformat()}, granted by "
+            f"{escape(w.waiver.granted_by, 100)}"
+            for w in e.waivers
+        ]
         lines.append("")
     if e.future:
         lines += ["**Future lints**", ""]
-        lines += [f"- {code(rule, table=False)} becomes an error on {day.isoformat()} ({n} finding(s) here)"
-                  for rule, day, n in e.future]
+        lines += [
+            f"- {code(rule, table=False)} becomes an error on {day.isoformat()} ({n} finding(s) "
+            f"here)"
+            for rule, day, n in e.future
+        ]
         lines.append("")
     if e.unregistered_keys:
-        lines += ["**Unregistered facet keys in its sample events**: "
-                  + ", ".join(code(k, table=False) for k in e.unregistered_keys), ""]
+        lines += [
+            "**Unregistered facet keys in its sample events**: "
+            + ", ".join(code(k, table=False) for k in e.unregistered_keys),
+            "",
+        ]
     if not (e.open or e.waived or e.waivers or e.pending):
         lines += ["Nothing open.", ""]
     return lines
 
 
-def render_markdown(board: Dashboard, link: Link | None = None, limit: int = GITHUB_TEXT_LIMIT) -> str:
+def render_markdown(
+    board: Dashboard, link: Link | None = None, limit: int = GITHUB_TEXT_LIMIT
+) -> str:
     lines = [MARKER, f"## {TITLE}", "", escape(_headline(board), 500), ""]
     if board.future:
-        lines += ["Future lints: " + "; ".join(f"{code(rule, table=False)} becomes an error on {day.isoformat()}"
-                                               for rule, day in board.future), ""]
+        lines += [
+            "Future lints: "
+            + "; ".join(
+                f"{code(rule, table=False)} becomes an error on {day.isoformat()}"
+                for rule, day in board.future
+            ),
+            "",
+        ]
     for e in board.entries:
         lines += _md_entry(e, link)
-    return cut_lines("\n".join(lines) + "\n", limit, "\n> (cut to fit GitHub's size limit; "
-                     "`registry-bot dashboard` prints all of it)\n")
+    return cut_lines(
+        "\n".join(lines) + "\n",
+        limit,
+        "\n> (cut to fit GitHub's size limit; `registry-bot dashboard` prints all of it)\n",
+    )
 
 
-# -- json ---------------------------------------------------------------------------------------------------
+# -- json ------------------------------------------------------------------------------------------
+
 
 def to_json(board: Dashboard) -> dict[str, Any]:
-    return {"today": board.today.isoformat(), "totals": dict(board.totals),
-            "future_lints": {rule: day.isoformat() for rule, day in board.future},
-            "entries": [{"name": e.name, "owners": list(e.owners), "owners_source": e.owners_source,
-                         "defects": [f.to_json() for f in e.defects], "adoption_gaps": [f.to_json() for f in e.gaps],
-                         "waived": [f.to_json() for f in e.waived],
-                         "waivers": [{**w.waiver.to_json(), "status": w.status} for w in e.waivers],
-                         "future_lints": [{"rule": r, "becomes_error": d.isoformat(), "findings": n}
-                                          for r, d, n in e.future],
-                         "unregistered_keys": list(e.unregistered_keys), "pending": list(e.pending)}
-                        for e in board.entries]}
+    return {
+        "today": board.today.isoformat(),
+        "totals": dict(board.totals),
+        "future_lints": {rule: day.isoformat() for rule, day in board.future},
+        "entries": [
+            {
+                "name": e.name,
+                "owners": list(e.owners),
+                "owners_source": e.owners_source,
+                "defects": [f.to_json() for f in e.defects],
+                "adoption_gaps": [f.to_json() for f in e.gaps],
+                "waived": [f.to_json() for f in e.waived],
+                "waivers": [{**w.waiver.to_json(), "status": w.status} for w in e.waivers],
+                "future_lints": [
+                    {"rule": r, "becomes_error": d.isoformat(), "findings": n}
+                    for r, d, n in e.future
+                ],
+                "unregistered_keys": list(e.unregistered_keys),
+                "pending": list(e.pending),
+            }
+            for e in board.entries
+        ],
+    }
 
 
 def render_json(board: Dashboard) -> str:

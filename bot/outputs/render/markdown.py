@@ -1,8 +1,8 @@
 """Markdown for GitHub: the check run summary and the summary comment.
 
-Everything quoted is made inert by ``bot.core.quoting``. Output never exceeds GitHub's 65,535-character
-limit: long messages are shortened so that no finding hides the others, and when even short rows do not
-fit, the list ends with how many were left out.
+Everything quoted is made inert by ``bot.core.quoting``. Output never exceeds GitHub's
+65,535-character limit: long messages are shortened so that no finding hides the others, and when
+even short rows do not fit, the list ends with how many were left out.
 """
 
 from __future__ import annotations
@@ -30,7 +30,11 @@ from bot.core.quoting import fit as fit
 MAX_ENTRIES = 100  # entries named in "Entries reviewed"; the rest are counted
 MAX_OWNERS = 20  # owners named per entry under "Approvals needed"
 _ICON = {Severity.ERROR: "❌ error", Severity.WARNING: "⚠️ warning", Severity.NOTICE: "ℹ️ notice"}
-_VERDICT = {Verdict.SUCCESS: "✅ passed", Verdict.FAILURE: "❌ failed", Verdict.NEUTRAL: "➖ neutral"}
+_VERDICT = {
+    Verdict.SUCCESS: "✅ passed",
+    Verdict.FAILURE: "❌ failed",
+    Verdict.NEUTRAL: "➖ neutral",
+}
 
 
 def headline(report: Report) -> str:
@@ -39,9 +43,13 @@ def headline(report: Report) -> str:
     reason = unfinished_reason(report)
     if reason is not None:
         return f"OpenLineage registry ❌ could not finish: {plain(reason, 200)}"
-    judged = "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed", "waived") if s[k])
-    return (f"OpenLineage registry {_VERDICT[report.verdict]}: {s['errors']} error(s), "
-            f"{s['warnings']} warning(s), {s['notices']} notice(s){judged}")
+    judged = "".join(
+        f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed", "waived") if s[k]
+    )
+    return (
+        f"OpenLineage registry {_VERDICT[report.verdict]}: {s['errors']} error(s), "
+        f"{s['warnings']} warning(s), {s['notices']} notice(s){judged}"
+    )
 
 
 def _finding_row(f: Finding, cap: int) -> str:
@@ -54,8 +62,10 @@ def _finding_row(f: Finding, cap: int) -> str:
     icon = _ICON[f.severity]
     if f.waived is not None:
         icon = f"{icon}, {f.waived.label()}"
-        message += (f"<br><sub>waived by {escape(f.waived.granted_by, NAME_LIMIT)}: "
-                    f"{escape(f.waived.reason, cap)}</sub>")
+        message += (
+            f"<br><sub>waived by {escape(f.waived.granted_by, NAME_LIMIT)}: "
+            f"{escape(f.waived.reason, cap)}</sub>"
+        )
     return f"| {icon} | {code(f.rule)} | {where} | {message} |"
 
 
@@ -82,22 +92,31 @@ def _tables(title: str, findings: tuple[Finding, ...]) -> list[str | Row]:
 
 
 def _folded(body: list[str | Row], summary: str, folded: bool = True) -> list[str | Row]:
-    """``body`` inside a ``<details>`` block that GitHub shows closed, its summary line saying what it holds."""
+    """``body`` inside a ``<details>`` block that GitHub shows closed, its summary line saying what
+    it holds."""
     if not body or not folded:
         return body
     return [f"<details><summary>{summary}</summary>", "", *body, "</details>", ""]
 
 
 def _witnesses(findings: tuple[Finding, ...]) -> list[str | Row]:
-    """Each data-level verdict's witness in a code block (ASCII JSON under a fence it cannot close)."""
+    """Each data-level verdict's witness in a code block (ASCII JSON under a fence it cannot
+    close)."""
     out: list[str | Row] = []
     for f in findings:
         if f.witness is None:
             continue
         block = f.witness.pretty()
         fence = backtick_fence(block, 3)
-        out += ["", f"{code(f.rule, table=False)} on {code(f.path, table=False)}: "
-                f"{escape(f.witness.caption(), MESSAGE_LIMIT)}", "", f"{fence}json", *block.splitlines(), fence]
+        out += [
+            "",
+            f"{code(f.rule, table=False)} on {code(f.path, table=False)}: "
+            f"{escape(f.witness.caption(), MESSAGE_LIMIT)}",
+            "",
+            f"{fence}json",
+            *block.splitlines(),
+            fence,
+        ]
     return ["### Witnesses", *out, ""] if out else []
 
 
@@ -114,8 +133,10 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
     approvals = report.required_approvals()
     if approvals:
         head.append("### Approvals needed")
-        head += [f"- {code(entry, table=False)}: one of {_names(owners, MAX_OWNERS)}"
-                 for entry, owners in list(approvals.items())[:MAX_ENTRIES]]
+        head += [
+            f"- {code(entry, table=False)}: one of {_names(owners, MAX_OWNERS)}"
+            for entry, owners in list(approvals.items())[:MAX_ENTRIES]
+        ]
         if len(approvals) > MAX_ENTRIES:
             head.append(f"- and {len(approvals) - MAX_ENTRIES:,} more entries")
         head.append("")
@@ -123,11 +144,18 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
     body: list[str | Row] = []
     body += _tables("Findings", report.current())
     body += _witnesses(report.current())
-    body += _folded(_tables("Pre-existing (already at the base, not failing this change" +
-                            (" except with --strict)" if not report.strict else "; failing with --strict)"),
-                            report.pre_existing()), f"{len(report.pre_existing())} pre-existing finding(s)",
-                    folded=not report.strict)
-    body += _folded(_tables("Fixed by this change", report.fixed), f"{len(report.fixed)} finding(s) fixed")
+    body += _folded(
+        _tables(
+            "Pre-existing (already at the base, not failing this change"
+            + (" except with --strict)" if not report.strict else "; failing with --strict)"),
+            report.pre_existing(),
+        ),
+        f"{len(report.pre_existing())} pre-existing finding(s)",
+        folded=not report.strict,
+    )
+    body += _folded(
+        _tables("Fixed by this change", report.fixed), f"{len(report.fixed)} finding(s) fixed"
+    )
     sections: list[str] = []
     for section in report.sections:
         sections += [f"### {escape(section.title, NAME_LIMIT)}", "", section.markdown.rstrip(), ""]
@@ -140,10 +168,17 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
     if left_out:
         total = len(report.findings) + len(report.fixed)
         shown = total - left_out
-        kept += ["", f"> {left_out:,} more findings not shown: the list was cut to fit GitHub's {limit:,}-character "
-                     f"limit ({shown:,} of {total:,} shown). Findings on files are also annotations, "
-                     "and `registry-bot check` prints the full list.", ""]
-    if sum(line.startswith("<details>") for line in kept) > sum(line == "</details>" for line in kept):
+        kept += [
+            "",
+            f"> {left_out:,} more findings not shown: the list was cut to fit GitHub's "
+            f"{limit:,}-character limit ({shown:,} of {total:,} shown). Findings on files are also "
+            f"annotations, "
+            "and `registry-bot check` prints the full list.",
+            "",
+        ]
+    if sum(line.startswith("<details>") for line in kept) > sum(
+        line == "</details>" for line in kept
+    ):
         kept.append("</details>")  # a fold whose end was cut
     out = fixed + "\n".join(kept) + ("\n" if kept else "") + tail
     return cut_lines(out, limit, "\n> (cut to fit GitHub's size limit)\n")

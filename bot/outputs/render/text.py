@@ -1,9 +1,9 @@
 """Plain text: findings grouped per entry, one ``file:line:col rule message`` line each.
 
 Every quoted text goes through ``visible``: a newline, terminal escape, bidi control or zero-width
-character in a file name or message shows as ``\\n``, ``\\x1b``, ``\\u202e``, so one finding is one line.
-Sections (the regression table) are written in the bot's Markdown; ``plain`` turns them into text: no
-emphasis, no backslash escapes, tables as aligned columns.
+character in a file name or message shows as ``\\n``, ``\\x1b``, ``\\u202e``, so one finding is one
+line. Sections (the regression table) are written in the bot's Markdown; ``plain`` turns them into
+text: no emphasis, no backslash escapes, tables as aligned columns.
 """
 
 from __future__ import annotations
@@ -19,22 +19,32 @@ _COLORS = {Severity.ERROR: "\x1b[31m", Severity.WARNING: "\x1b[33m", Severity.NO
 
 
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark's backslash escapes: any ASCII punctuation
+# CommonMark's backslash escapes: any ASCII punctuation
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 _SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 
 
 def _inline(text: str) -> str:
-    """One Markdown line of the bot's own as text: ``**bold**``, code spans and ``<br>`` undone, escapes removed."""
+    """One Markdown line of the bot's own as text: ``**bold**``, code spans and ``<br>`` undone,
+    escapes removed."""
     text = text.replace("<br>", "; ").replace("**", "")
     text = re.sub(r"(?<!\\)`", "", text)
     return _ESCAPED.sub(r"\1", text)
 
 
 def _table(rows: list[str]) -> list[str]:
-    cells = [[_inline(c.strip()) for c in _CELL_SPLIT.split(row.strip().strip("|"))]
-             for row in rows if not _SEPARATOR.match(row.strip())]
-    widths = [max(len(r[i]) for r in cells if i < len(r)) for i in range(max(len(r) for r in cells))]
-    return ["  ".join(c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)).rstrip() for r in cells]
+    cells = [
+        [_inline(c.strip()) for c in _CELL_SPLIT.split(row.strip().strip("|"))]
+        for row in rows
+        if not _SEPARATOR.match(row.strip())
+    ]
+    widths = [
+        max(len(r[i]) for r in cells if i < len(r)) for i in range(max(len(r) for r in cells))
+    ]
+    return [
+        "  ".join(c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)).rstrip()
+        for r in cells
+    ]
 
 
 def plain(markdown: str) -> list[str]:
@@ -69,7 +79,9 @@ def _lines(findings: tuple[Finding, ...], color: bool, hints: bool = True) -> li
             sev = f.severity.value
             if color:
                 sev = f"{_COLORS[f.severity]}{sev}\x1b[0m"
-            lines.append(f"{location(f)}: {sev} {visible(f.rule)} {visible(f.message)}" + waived_note(f))
+            lines.append(
+                f"{location(f)}: {sev} {visible(f.rule)} {visible(f.message)}" + waived_note(f)
+            )
             if f.hint and hints:
                 lines.append(f"    hint: {visible(f.hint)}")
             if f.witness is not None and hints:
@@ -95,13 +107,20 @@ def render_text(report: Report, color: bool = False) -> str:
     lines = _lines(report.current(), color)
     pre_existing = report.pre_existing()
     if pre_existing and report.strict:  # they fail the review: each one is shown
-        lines.append(f"-- pre-existing: {len(pre_existing)} finding(s) already at the base (failing with --strict)")
+        lines.append(
+            f"-- pre-existing: {len(pre_existing)} finding(s) already at the base (failing with "
+            f"--strict)"
+        )
         lines += _lines(pre_existing, color, hints=False)
     elif pre_existing:  # not this change's doing: counted, not listed
-        lines.append(f"-- pre-existing: {len(pre_existing)} finding(s) already at the base, not failing this change "
-                     f"({rule_counts(pre_existing)}; --strict lists them)")
+        lines.append(
+            f"-- pre-existing: {len(pre_existing)} finding(s) already at the base, not failing "
+            f"this change ({rule_counts(pre_existing)}; --strict lists them)"
+        )
     if report.fixed:
-        lines.append(f"-- fixed by this change: {len(report.fixed)} finding(s) of the base are gone")
+        lines.append(
+            f"-- fixed by this change: {len(report.fixed)} finding(s) of the base are gone"
+        )
         lines += _lines(report.fixed, False, hints=False)
     for section in report.sections:
         lines.append(f"== {visible(section.title)}")
@@ -109,11 +128,15 @@ def render_text(report: Report, color: bool = False) -> str:
     s = report.summary()
     needed = report.required_approvals()
     for entry, owners in needed.items():
-        lines.append(f"approval needed for {visible(entry)}: {', '.join(visible(o) for o in owners)}")
+        lines.append(
+            f"approval needed for {visible(entry)}: {', '.join(visible(o) for o in owners)}"
+        )
     lines.append(
         f"{s['verdict'].upper()}: {s['errors']} error(s), {s['warnings']} warning(s), "
         f"{s['notices']} notice(s)"
-        + "".join(f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed", "waived") if s[k])
+        + "".join(
+            f", {s[k]} {k.replace('_', '-')}" for k in ("pre_existing", "fixed", "waived") if s[k]
+        )
         + f" in {len(report.entries)} entr{'y' if len(report.entries) == 1 else 'ies'}"
         + (f" ({visible(report.neutral_reason)})" if report.neutral_reason else "")
         + (f"; {s['fixable']} fixable (registry-bot fix)" if s["fixable"] else "")

@@ -1,4 +1,5 @@
-"""Write a whole site to a folder: HTML, assets, schemas, the discovery index and the Docusaurus Markdown."""
+"""Write a whole site to a folder: HTML, assets, schemas, the discovery index and the Docusaurus
+Markdown."""
 
 from __future__ import annotations
 
@@ -24,26 +25,34 @@ WORKERS = 2  # processes rendering and writing the facet pages, beside this one
 PARALLEL_FACETS = 500  # below this, forking costs more than it saves
 
 
-def site_files(site: Site, markdown: bool = True, common: bool = True, shard: Shard = (0, 1)) -> dict[str, bytes]:
-    """Every file of the published output, by relative path (the Markdown under ``docusaurus/``); in parts
-    as ``render_pages``: ``common`` the files a site has once, ``shard`` its part of the per-facet files."""
+def site_files(
+    site: Site, markdown: bool = True, common: bool = True, shard: Shard = (0, 1)
+) -> dict[str, bytes]:
+    """Every file of the published output, by relative path (the Markdown under ``docusaurus/``); in
+    parts as ``render_pages``: ``common`` the files a site has once, ``shard`` its part of the
+    per-facet files."""
     files = render_pages(site, common, shard)
     if common:
         files[INDEX_FILE] = _index_json(site)
         files[SCHEMA_FILE] = (json.dumps(INDEX_SCHEMA, indent=2) + "\n").encode("utf-8")
     if markdown:
-        files.update({f"docusaurus/{path}": data for path, data in render_markdown(site, common, shard).items()})
+        files.update(
+            {
+                f"docusaurus/{path}": data
+                for path, data in render_markdown(site, common, shard).items()
+            }
+        )
     return files
 
 
 def write_site(site: Site, out: Path, markdown: bool = True, workers: int | None = None) -> int:
     """Replace ``out`` with the site; returns the number of files it holds.
 
-    ``out`` must be absent, empty or an earlier output (it holds ``MARKER``): nothing else is deleted.
-    From ``PARALLEL_FACETS`` facet pages on, ``workers`` forked processes (default: one per core, at most
-    ``WORKERS``) render and write the facet pages and schema files (most of the files), each its share,
-    while this process renders and writes the rest: the site is rendered in parallel, each file written by
-    the process that rendered it (nothing large crosses a pipe).
+    ``out`` must be absent, empty or an earlier output (it holds ``MARKER``): nothing else is
+    deleted. From ``PARALLEL_FACETS`` facet pages on, ``workers`` forked processes (default: one per
+    core, at most ``WORKERS``) render and write the facet pages and schema files (most of the
+    files), each its share, while this process renders and writes the rest: the site is rendered in
+    parallel, each file written by the process that rendered it (nothing large crosses a pipe).
     """
     if workers is None:
         workers = min(WORKERS, os.cpu_count() or 1) if len(site.facets) >= PARALLEL_FACETS else 1
@@ -73,38 +82,47 @@ def _write_shard(shard: tuple[int, int]) -> list[str]:
 
 
 def _index_json(site: Site) -> bytes:
-    """The discovery index, as ``json.dumps(indent=2, ensure_ascii=False)`` writes it; orjson writes the same
-    bytes (two-space indent, ``": "``, UTF-8) about 20x faster than ``json``'s pure-Python indenting encoder."""
-    return orjson.dumps(discovery_index(site), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    """The discovery index, as ``json.dumps(indent=2, ensure_ascii=False)`` writes it; orjson writes
+    the same bytes (two-space indent, ``": "``, UTF-8) about 20x faster than ``json``'s pure-Python
+    indenting encoder."""
+    return orjson.dumps(
+        discovery_index(site), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+    )
 
 
 def write_files(files: dict[str, bytes], out: Path) -> int:
-    """Replace ``out`` (absent, empty or an earlier output) with ``files``, by relative path; the number of
-    files it holds."""
+    """Replace ``out`` (absent, empty or an earlier output) with ``files``, by relative path; the
+    number of files it holds."""
     earlier = prepare(out)
     return finish(out, earlier, _write(files, out, earlier))
 
 
 def prepare(out: Path) -> frozenset[str]:
-    """Check that ``out`` may be replaced (absent, empty or an earlier output) and mark it as ours; the files
-    an earlier output holds, by relative path.
+    """Check that ``out`` may be replaced (absent, empty or an earlier output) and mark it as ours;
+    the files an earlier output holds, by relative path.
 
-    An earlier output is updated in place, not deleted first: a file whose bytes did not change is left
-    as it is, a changed one rewritten into the same inode, and only what the new site lacks is deleted
-    (``finish``). Besides sparing the writes, this spares the file system: ext4 without a journal skips
-    inodes deleted in the last half minute when it allocates one, so creating 15,000 files right after
-    deleting 15,000 others costs seconds of system time in that scan.
+    An earlier output is updated in place, not deleted first: a file whose bytes did not change is
+    left as it is, a changed one rewritten into the same inode, and only what the new site lacks is
+    deleted (``finish``). Besides sparing the writes, this spares the file system: ext4 without a
+    journal skips inodes deleted in the last half minute when it allocates one, so creating 15,000
+    files right after deleting 15,000 others costs seconds of system time in that scan.
     """
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
-        raise FileExistsError(f"{out} exists and is not an earlier site (no {MARKER}); choose an empty folder")
+        raise FileExistsError(
+            f"{out} exists and is not an earlier site (no {MARKER}); choose an empty folder"
+        )
     earlier = frozenset(_listing(str(out), "")) if out.exists() else frozenset()
-    _write({MARKER: b"written by registry-bot publish; the folder is replaced on the next run\n"}, out, earlier)
+    _write(
+        {MARKER: b"written by registry-bot publish; the folder is replaced on the next run\n"},
+        out,
+        earlier,
+    )
     return earlier
 
 
 def _listing(root: str, prefix: str) -> list[str]:
-    """The files under ``root`` by relative path; a symbolic link found there is removed (publish writes
-    none, and a file is never written through one)."""
+    """The files under ``root`` by relative path; a symbolic link found there is removed (publish
+    writes none, and a file is never written through one)."""
     out: list[str] = []
     with os.scandir(f"{root}/{prefix}" if prefix else root) as entries:
         for entry in entries:
@@ -119,12 +137,13 @@ def _listing(root: str, prefix: str) -> list[str]:
 
 
 def finish(out: Path, earlier: frozenset[str], written: list[str]) -> int:
-    """Delete what an earlier output held and this one does not (files, then the folders left empty);
-    the number of files the output holds."""
+    """Delete what an earlier output held and this one does not (files, then the folders left
+    empty); the number of files the output holds."""
     keep = {*written, MARKER}
     stale = sorted(earlier - keep)
     for rel in stale:
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):  # a folder now, or in one
+        # a folder now, or in one
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
             (out / rel).unlink()
     folders = {parent for rel in stale for parent in _parents(rel)}
     for folder in sorted(folders, key=lambda f: -f.count("/")):  # the deepest first
@@ -140,26 +159,30 @@ def _parents(rel: str) -> list[str]:
 
 
 def _write(files: dict[str, bytes], out: Path, earlier: frozenset[str]) -> list[str]:
-    """Write ``files`` under ``out`` (those of ``earlier`` whose bytes are the same are left as they are);
-    their paths.
+    """Write ``files`` under ``out`` (those of ``earlier`` whose bytes are the same are left as they
+    are); their paths.
 
-    Batched: every folder is made once, then the files are written by a few threads with plain ``os``
-    calls, so the disk's latency per file (open, write, close) overlaps instead of adding up; on a shared
-    disk that is most of the time of 15,000 small files.
+    Batched: every folder is made once, then the files are written by a few threads with plain
+    ``os`` calls, so the disk's latency per file (open, write, close) overlaps instead of adding up;
+    on a shared disk that is most of the time of 15,000 small files.
     """
     root = str(out)
     for folder in sorted({rel.rpartition("/")[0] for rel in files}):
         _folder(out / folder)
-    items = sorted(files.items())  # each thread takes a contiguous run: its own folders, not its neighbours'
+    # each thread takes a contiguous run: its own folders, not its neighbours'
+    items = sorted(files.items())
     cuts = [len(items) * i // WRITERS for i in range(WRITERS + 1)]
     with ThreadPoolExecutor(WRITERS) as pool:
-        for _ in pool.map(_write_batch, [(root, items[a:b], earlier) for a, b in itertools.pairwise(cuts)]):
+        for _ in pool.map(
+            _write_batch, [(root, items[a:b], earlier) for a, b in itertools.pairwise(cuts)]
+        ):
             pass
     return list(files)
 
 
 def _folder(path: Path) -> None:
-    """Make ``path`` a folder; a file of an earlier output in its place (or its parents') is removed."""
+    """Make ``path`` a folder; a file of an earlier output in its place (or its parents') is
+    removed."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
@@ -170,7 +193,13 @@ def _folder(path: Path) -> None:
 
 
 _READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_WRITE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_WRITE = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_TRUNC
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def _write_batch(job: tuple[str, list[tuple[str, bytes]], frozenset[str]]) -> None:
@@ -187,7 +216,7 @@ def _write_batch(job: tuple[str, list[tuple[str, bytes]], frozenset[str]]) -> No
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
 

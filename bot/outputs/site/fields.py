@@ -1,10 +1,12 @@
-"""A facet schema as a table of fields: ``$ref``s followed over the offline store, every construct shown.
+"""A facet schema as a table of fields: ``$ref``s followed over the offline store, every construct
+shown.
 
-``allOf`` parts are merged into one object. Each branch of ``oneOf``/``anyOf`` and the ``then``/``else`` of
-an ``if`` is a row of its own, ``{Name}`` in the path (``entries[].{LineageDatasetEntry}.namespace``), with
-its fields below it. Map values are ``<key>`` (``additionalProperties``) or ``<key ~ pattern>``
-(``patternProperties``). A ``$ref`` met again inside itself is one row saying so, never expanded twice.
-Enums, ``const``, formats, defaults, ``deprecated``, patterns and bounds are on the rows.
+``allOf`` parts are merged into one object. Each branch of ``oneOf``/``anyOf`` and the
+``then``/``else`` of an ``if`` is a row of its own, ``{Name}`` in the path
+(``entries[].{LineageDatasetEntry}.namespace``), with its fields below it. Map values are ``<key>``
+(``additionalProperties``) or ``<key ~ pattern>`` (``patternProperties``). A ``$ref`` met again
+inside itself is one row saying so, never expanded twice. Enums, ``const``, formats, defaults,
+``deprecated``, patterns and bounds are on the rows.
 """
 
 from __future__ import annotations
@@ -21,13 +23,23 @@ from bot.model.registry import BASE_REF
 Lookup = Callable[[str], Any]  # absolute URL without fragment -> schema document or None
 MAX_DEPTH = 12
 MAX_ROWS = 400  # per definition: a hostile schema cannot make a page without end
-_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems",
-           "maxItems", "pattern")
+_BOUNDS = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "pattern",
+)
 
 
 @dataclass(frozen=True)
 class Field:
-    """One row of a facet page: ``path`` is dotted (``fields[].name``), ``inherited`` names the base facet."""
+    """One row of a facet page: ``path`` is dotted (``fields[].name``), ``inherited`` names the base
+    facet."""
 
     path: str
     type: str
@@ -47,14 +59,15 @@ class Field:
     @property
     def parent(self) -> str:
         """The path up to the field's own name (``fields.<key>.``), shown muted."""
-        return self.path[:len(self.path) - len(self.leaf)]
+        return self.path[: len(self.path) - len(self.leaf)]
 
     @property
     def leaf(self) -> str:
         return self.path.rsplit(".", 1)[-1]
 
 
-@functools.lru_cache(maxsize=4096)  # every facet page joins the same few $refs (the base facets') again
+# every facet page joins the same few $refs (the base facets') again
+@functools.lru_cache(maxsize=4096)
 def urljoin(base: str, ref: str) -> str:
     return parse.urljoin(base, ref)
 
@@ -77,7 +90,7 @@ def _json(value: Any, limit: int = 80) -> str:
         out = json.dumps(value, ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
         out = str(value)
-    return out if len(out) <= limit else out[:limit - 1] + "…"
+    return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
 class FieldWalker:
@@ -108,8 +121,16 @@ class FieldWalker:
         self._out.append(row)
         return True
 
-    def _object(self, node: Any, prefix: str, doc: Any, url: str, depth: int, inherited: str,
-                seen: frozenset[str]) -> None:
+    def _object(
+        self,
+        node: Any,
+        prefix: str,
+        doc: Any,
+        url: str,
+        depth: int,
+        inherited: str,
+        seen: frozenset[str],
+    ) -> None:
         """Rows for what an object schema holds: properties, map values and variants."""
         if depth > MAX_DEPTH or not isinstance(node, dict) or len(self._out) >= MAX_ROWS:
             return
@@ -120,62 +141,117 @@ class FieldWalker:
             match = BASE_REF.match(node["$ref"])
             target, tdoc, turl = self.resolve(node, doc, url)
             self._first.setdefault(key, prefix.rstrip("."))
-            self._object(target, prefix, tdoc, turl, depth + 1, inherited or (match[1] if match else ""),
-                         seen | {key})
+            self._object(
+                target,
+                prefix,
+                tdoc,
+                turl,
+                depth + 1,
+                inherited or (match[1] if match else ""),
+                seen | {key},
+            )
         for part in node.get("allOf") or []:
             self._object(part, prefix, doc, url, depth + 1, inherited, seen)
         props = node.get("properties")
         required: list[Any] = node["required"] if isinstance(node.get("required"), list) else []
         known = {f.path for f in self._out}
-        for name, prop in (props.items() if isinstance(props, dict) else ()):
+        for name, prop in props.items() if isinstance(props, dict) else ():
             path = f"{prefix}{name}"
             if path not in known:
                 self._field(path, prop, doc, url, depth, name in required, inherited, seen)
         patterns = node.get("patternProperties")
-        for pattern, prop in (patterns.items() if isinstance(patterns, dict) else ()):
+        for pattern, prop in patterns.items() if isinstance(patterns, dict) else ():
             self._field(f"{prefix}<key ~ {pattern}>", prop, doc, url, depth, False, inherited, seen)
         extra = node.get("additionalProperties")
-        if isinstance(extra, dict) and (props or patterns):  # a pure map is the type of its field: map of ...
+        # a pure map is the type of its field: map of ...
+        if isinstance(extra, dict) and (props or patterns):
             self._field(f"{prefix}<other key>", extra, doc, url, depth, False, inherited, seen)
         for keyword, word in (("oneOf", "one of"), ("anyOf", "any of")):
             variants = node.get(keyword)
             if isinstance(variants, list):
                 for i, variant in enumerate(variants):
                     label = _label(variant, i)
-                    self._variant(f"{prefix}{{{label}}}", variant, doc, url, depth, inherited, seen,
-                                  f"variant {i + 1} of {len(variants)} ({word})")
+                    self._variant(
+                        f"{prefix}{{{label}}}",
+                        variant,
+                        doc,
+                        url,
+                        depth,
+                        inherited,
+                        seen,
+                        f"variant {i + 1} of {len(variants)} ({word})",
+                    )
         if isinstance(node.get("if"), dict):
             condition = "when " + _json(node["if"], 120)
             for keyword in ("then", "else"):
                 if isinstance(node.get(keyword), dict):
-                    self._variant(f"{prefix}{{{keyword}}}", node[keyword], doc, url, depth, inherited, seen,
-                                  condition if keyword == "then" else "otherwise (" + condition + ")")
+                    self._variant(
+                        f"{prefix}{{{keyword}}}",
+                        node[keyword],
+                        doc,
+                        url,
+                        depth,
+                        inherited,
+                        seen,
+                        condition if keyword == "then" else "otherwise (" + condition + ")",
+                    )
 
-    def _variant(self, path: str, node: Any, doc: Any, url: str, depth: int, inherited: str,
-                 seen: frozenset[str], note: str) -> None:
+    def _variant(
+        self,
+        path: str,
+        node: Any,
+        doc: Any,
+        url: str,
+        depth: int,
+        inherited: str,
+        seen: frozenset[str],
+        note: str,
+    ) -> None:
         target, vdoc, vurl, vseen, again = self._deref(node, doc, url, seen, path)
         if again is not None:
             self._add(Field(path, "recursive", False, notes=(note, _same(again))))
             return
         body = target if isinstance(target, dict) else {}
         description = body["description"] if isinstance(body.get("description"), str) else ""
-        if self._add(Field(path, _type(body), False, description=description, notes=(note, *_notes(body)))):
+        if self._add(
+            Field(path, _type(body), False, description=description, notes=(note, *_notes(body)))
+        ):
             self._object(body, f"{path}.", vdoc, vurl, depth + 1, inherited, vseen)
 
-    def _field(self, path: str, prop: Any, doc: Any, url: str, depth: int, required: bool, inherited: str,
-               seen: frozenset[str]) -> None:
+    def _field(
+        self,
+        path: str,
+        prop: Any,
+        doc: Any,
+        url: str,
+        depth: int,
+        required: bool,
+        inherited: str,
+        seen: frozenset[str],
+    ) -> None:
         """The row of one property, then the rows of what it holds."""
         target, tdoc, turl, tseen, again = self._deref(prop, doc, url, seen, path)
         if again is not None:
-            self._add(Field(path, "recursive", required, notes=(_same(again),),
-                            inherited=inherited))
+            self._add(
+                Field(path, "recursive", required, notes=(_same(again),), inherited=inherited)
+            )
             return
-        if not self._add(self._row(path, prop, target, required, inherited)) or not isinstance(target, dict):
+        if not self._add(self._row(path, prop, target, required, inherited)) or not isinstance(
+            target, dict
+        ):
             return
         self._nested(target, path, tdoc, turl, depth, inherited, tseen)
 
-    def _nested(self, prop: dict[str, Any], path: str, doc: Any, url: str, depth: int, inherited: str,
-                seen: frozenset[str]) -> None:
+    def _nested(
+        self,
+        prop: dict[str, Any],
+        path: str,
+        doc: Any,
+        url: str,
+        depth: int,
+        inherited: str,
+        seen: frozenset[str],
+    ) -> None:
         if _has_fields(prop):
             self._object(prop, f"{path}.", doc, url, depth + 1, inherited, seen)
         items = prop.get("items")
@@ -186,18 +262,22 @@ class FieldWalker:
             elif isinstance(items, dict) and _has_fields(items):
                 self._object(items, f"{path}[].", idoc, iurl, depth + 1, inherited, iseen)
         extra = prop.get("additionalProperties")
-        if isinstance(extra, dict) and not isinstance(prop.get("properties"), dict) \
-                and not isinstance(prop.get("patternProperties"), dict):
+        if (
+            isinstance(extra, dict)
+            and not isinstance(prop.get("properties"), dict)
+            and not isinstance(prop.get("patternProperties"), dict)
+        ):
             extra, edoc, eurl, eseen, again = self._deref(extra, doc, url, seen, f"{path}.<key>")
             if again is not None:
                 self._add(Field(f"{path}.<key>", "recursive", False, notes=(_same(again),)))
             elif isinstance(extra, dict) and _has_fields(extra):
                 self._object(extra, f"{path}.<key>.", edoc, eurl, depth + 1, inherited, eseen)
 
-    def _deref(self, node: Any, doc: Any, url: str, seen: frozenset[str],
-               path: str = "") -> tuple[Any, Any, str, frozenset[str], str | None]:
-        """The node a ``$ref`` chain ends at; the last item is the path it was first shown at when the chain
-        comes back to a ``$ref`` being expanded (recursion), else None."""
+    def _deref(
+        self, node: Any, doc: Any, url: str, seen: frozenset[str], path: str = ""
+    ) -> tuple[Any, Any, str, frozenset[str], str | None]:
+        """The node a ``$ref`` chain ends at; the last item is the path it was first shown at when
+        the chain comes back to a ``$ref`` being expanded (recursion), else None."""
         for _ in range(MAX_DEPTH):
             if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
                 break
@@ -214,20 +294,35 @@ class FieldWalker:
         description = prop.get("description") if isinstance(prop, dict) else None
         description = description if isinstance(description, str) else node.get("description", "")
         enum = node.get("enum")
-        if enum is None and isinstance(node.get("items"), dict) and isinstance(node["items"].get("enum"), list):
+        if (
+            enum is None
+            and isinstance(node.get("items"), dict)
+            and isinstance(node["items"].get("enum"), list)
+        ):
             enum = node["items"]["enum"]
         unresolved = isinstance(prop, dict) and isinstance(prop.get("$ref"), str) and target is None
         own = prop if isinstance(prop, dict) else {}
-        default = own.get("default", node.get("default")) if ("default" in own or "default" in node) else None
+        default = (
+            own.get("default", node.get("default"))
+            if ("default" in own or "default" in node)
+            else None
+        )
         return Field(
-            path=path, type="unresolved $ref" if unresolved else _type(node), required=required,
+            path=path,
+            type="unresolved $ref" if unresolved else _type(node),
+            required=required,
             description=description if isinstance(description, str) else "",
             format=str(node.get("format", "")) if isinstance(node.get("format", ""), str) else "",
-            enum=tuple(_json(v, 60) if not isinstance(v, str) else v for v in enum) if isinstance(enum, list) else (),
+            enum=tuple(_json(v, 60) if not isinstance(v, str) else v for v in enum)
+            if isinstance(enum, list)
+            else (),
             inherited=inherited,
-            default="" if default is None and not ("default" in own or "default" in node) else _json(default),
+            default=""
+            if default is None and not ("default" in own or "default" in node)
+            else _json(default),
             deprecated=own.get("deprecated") is True or node.get("deprecated") is True,
-            notes=_notes(node))
+            notes=_notes(node),
+        )
 
 
 def _same(first: str) -> str:
@@ -255,7 +350,9 @@ def _notes(node: dict[str, Any]) -> tuple[str, ...]:
 
 def _has_fields(node: dict[str, Any]) -> bool:
     keys = ("properties", "allOf", "oneOf", "anyOf", "patternProperties")
-    return any(isinstance(node.get(k), (dict, list)) for k in keys) or isinstance(node.get("if"), dict)
+    return any(isinstance(node.get(k), (dict, list)) for k in keys) or isinstance(
+        node.get("if"), dict
+    )
 
 
 def _type(node: dict[str, Any]) -> str:
@@ -268,7 +365,11 @@ def _type(node: dict[str, Any]) -> str:
         text = "enum"
     elif "const" in node:
         text = "const"
-    elif isinstance(node.get("oneOf"), list) or isinstance(node.get("anyOf"), list) or _has_fields(node):
+    elif (
+        isinstance(node.get("oneOf"), list)
+        or isinstance(node.get("anyOf"), list)
+        or _has_fields(node)
+    ):
         text = "object"
     else:
         text = "any"
@@ -278,8 +379,17 @@ def _type(node: dict[str, Any]) -> str:
             text = f"{word}: " + " | ".join(_label(v, i) for i, v in enumerate(variants[:8]))
     if text == "array" and isinstance(node.get("items"), dict):
         inner = node["items"]
-        text = f"array of {_type(inner) if not isinstance(inner.get('$ref'), str) else _label(inner, 0)}"
+        text = (
+            f"array of "
+            f"{_type(inner) if not isinstance(inner.get('$ref'), str) else _label(inner, 0)}"
+        )
     extra = node.get("additionalProperties")
-    if text == "object" and isinstance(extra, dict) and not isinstance(node.get("properties"), dict):
-        text = f"map of {_type(extra) if not isinstance(extra.get('$ref'), str) else _label(extra, 0)}"
+    if (
+        text == "object"
+        and isinstance(extra, dict)
+        and not isinstance(node.get("properties"), dict)
+    ):
+        text = (
+            f"map of {_type(extra) if not isinstance(extra.get('$ref'), str) else _label(extra, 0)}"
+        )
     return text

@@ -26,50 +26,108 @@ INDEX_SCHEMA: dict[str, Any] = {
         "$schema": _STR,
         "version": {"const": 1},
         "source": _STR,
-        "entries": {"type": "array", "items": {
-            "type": "object", "required": ["name", "roles"], "additionalProperties": False,
-            "properties": {
-                "name": _STR,
-                "display_name": _STR,
-                "description": _STR,
-                "homepage": _URL,
-                "logo": _STR,
-                "categories": {"type": "array", "items": _STR},
-                "organization": {"type": "object", "required": ["name"], "additionalProperties": False,
-                                 "properties": {"name": _STR, "homepage": _URL}},
-                "roles": {"type": "array", "items": {"enum": ["producer", "consumer"]}, "uniqueItems": True},
-                "producer": {"$ref": "#/$defs/role"},
-                "consumer": {"$ref": "#/$defs/role"},
-            }}},
-        "facets": {"type": "array", "items": {
-            "type": "object", "additionalProperties": False,
-            "required": ["uri", "owner", "file", "keys", "versions", "page"],
-            "properties": {
-                "uri": {"type": "string", "pattern": "^ol:"},
-                "owner": _STR,
-                "file": _STR,
-                "keys": {"type": "array", "items": {
-                    "type": "object", "required": ["key", "definition"], "additionalProperties": False,
-                    "properties": {"key": _STR, "definition": _STR,
-                                   "base": {"enum": ["RunFacet", "JobFacet", "DatasetFacet", "InputDatasetFacet",
-                                                     "OutputDatasetFacet", None]}}}},
-                "version": {"type": ["string", "null"], "pattern": "^\\d+-\\d+-\\d+$"},
-                "schema_url": {"type": ["string", "null"], "pattern": "^https://"},
-                "versions": {"type": "array", "items": {
-                    "type": "object", "required": ["version", "schema_url"], "additionalProperties": False,
-                    "properties": {"version": {"type": "string", "pattern": "^\\d+-\\d+-\\d+$"},
-                                   "schema_url": {"type": "string", "pattern": "^https://"}}}},
-                "producers": {"type": "array", "items": _STR},
-                "consumers": {"type": "array", "items": _STR},
-                "use_cases": {"type": "array", "items": _STR},
-                "page": _STR,
-            }}},
+        "entries": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name", "roles"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": _STR,
+                    "display_name": _STR,
+                    "description": _STR,
+                    "homepage": _URL,
+                    "logo": _STR,
+                    "categories": {"type": "array", "items": _STR},
+                    "organization": {
+                        "type": "object",
+                        "required": ["name"],
+                        "additionalProperties": False,
+                        "properties": {"name": _STR, "homepage": _URL},
+                    },
+                    "roles": {
+                        "type": "array",
+                        "items": {"enum": ["producer", "consumer"]},
+                        "uniqueItems": True,
+                    },
+                    "producer": {"$ref": "#/$defs/role"},
+                    "consumer": {"$ref": "#/$defs/role"},
+                },
+            },
+        },
+        "facets": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["uri", "owner", "file", "keys", "versions", "page"],
+                "properties": {
+                    "uri": {"type": "string", "pattern": "^ol:"},
+                    "owner": _STR,
+                    "file": _STR,
+                    "keys": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["key", "definition"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "key": _STR,
+                                "definition": _STR,
+                                "base": {
+                                    "enum": [
+                                        "RunFacet",
+                                        "JobFacet",
+                                        "DatasetFacet",
+                                        "InputDatasetFacet",
+                                        "OutputDatasetFacet",
+                                        None,
+                                    ]
+                                },
+                            },
+                        },
+                    },
+                    "version": {"type": ["string", "null"], "pattern": "^\\d+-\\d+-\\d+$"},
+                    "schema_url": {"type": ["string", "null"], "pattern": "^https://"},
+                    "versions": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["version", "schema_url"],
+                            "additionalProperties": False,
+                            "properties": {
+                                "version": {"type": "string", "pattern": "^\\d+-\\d+-\\d+$"},
+                                "schema_url": {"type": "string", "pattern": "^https://"},
+                            },
+                        },
+                    },
+                    "producers": {"type": "array", "items": _STR},
+                    "consumers": {"type": "array", "items": _STR},
+                    "use_cases": {"type": "array", "items": _STR},
+                    "page": _STR,
+                },
+            },
+        },
     },
-    "$defs": {"role": {
-        "type": "object", "required": ["facets"], "additionalProperties": False,
-        "properties": {"documentation": _URL, "sample": _URL, "facets": {"type": "array", "items": _STR},
-                       "versions": {"type": "object", "additionalProperties": {
-                           "type": "array", "items": {"type": "string", "pattern": "^\\d+-\\d+-\\d+$"}}}}}},
+    "$defs": {
+        "role": {
+            "type": "object",
+            "required": ["facets"],
+            "additionalProperties": False,
+            "properties": {
+                "documentation": _URL,
+                "sample": _URL,
+                "facets": {"type": "array", "items": _STR},
+                "versions": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "array",
+                        "items": {"type": "string", "pattern": "^\\d+-\\d+-\\d+$"},
+                    },
+                },
+            },
+        }
+    },
 }
 
 
@@ -90,7 +148,9 @@ def discovery_index(site: Site) -> dict[str, Any]:
                 item["organization"]["homepage"] = card.organization_url
         item["roles"] = list(card.roles)
         for role in card.roles:
-            body: dict[str, Any] = {"facets": card.produced if role == "producer" else card.consumed}
+            body: dict[str, Any] = {
+                "facets": card.produced if role == "producer" else card.consumed
+            }
             if card.versions.get(role):
                 body["versions"] = {uri: list(v) for uri, v in card.versions[role].items()}
             for key, source in (("documentation", card.documentation), ("sample", card.samples)):
@@ -99,11 +159,28 @@ def discovery_index(site: Site) -> dict[str, Any]:
                     body[key] = url
             item[role] = body
         entries.append(item)
-    facets = [{
-        "uri": f.uri, "owner": f.owner, "file": f.file,
-        "keys": [{"key": d.key, "definition": d.name, "base": d.base or None} for d in f.definitions],
-        "version": f.version or None, "schema_url": f.url or None,
-        "versions": [{"version": v.version, "schema_url": v.url} for v in f.versions],
-        "producers": f.producers, "consumers": f.consumers, "use_cases": sorted(f.use_cases), "page": f.page,
-    } for f in site.facets.values()]
-    return {"$schema": SCHEMA_FILE, "version": 1, "source": site.label, "entries": entries, "facets": facets}
+    facets = [
+        {
+            "uri": f.uri,
+            "owner": f.owner,
+            "file": f.file,
+            "keys": [
+                {"key": d.key, "definition": d.name, "base": d.base or None} for d in f.definitions
+            ],
+            "version": f.version or None,
+            "schema_url": f.url or None,
+            "versions": [{"version": v.version, "schema_url": v.url} for v in f.versions],
+            "producers": f.producers,
+            "consumers": f.consumers,
+            "use_cases": sorted(f.use_cases),
+            "page": f.page,
+        }
+        for f in site.facets.values()
+    ]
+    return {
+        "$schema": SCHEMA_FILE,
+        "version": 1,
+        "source": site.label,
+        "entries": entries,
+        "facets": facets,
+    }

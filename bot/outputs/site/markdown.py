@@ -1,9 +1,11 @@
-"""The same pages as Markdown with front matter, for OpenLineage's Docusaurus website (its ``docs/`` folder).
+"""The same pages as Markdown with front matter, for OpenLineage's Docusaurus website (its ``docs/``
+folder).
 
-Docusaurus compiles ``.md`` as MDX, where ``<`` opens JSX, ``{`` an expression and a line starting with
-``import``/``export`` is code. Every quoted value passes through exactly one of ``text`` (prose and table
-cells) or ``literal`` (a code span): nothing is escaped twice, and nothing quoted reaches the page another
-way. ``tests/test_site_mdx.py`` compiles random descriptions through the real ``@mdx-js/mdx``.
+Docusaurus compiles ``.md`` as MDX, where ``<`` opens JSX, ``{`` an expression and a line starting
+with ``import``/``export`` is code. Every quoted value passes through exactly one of ``text`` (prose
+and table cells) or ``literal`` (a code span): nothing is escaped twice, and nothing quoted reaches
+the page another way. ``tests/test_site_mdx.py`` compiles random descriptions through the real
+``@mdx-js/mdx``.
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ from bot.outputs.site.usecases import title_of
 
 _PARAGRAPH = re.compile(r"\r?\n[ \t]*\r?\n\s*")
 _BREAK = re.compile(r"\r\n|\r|\n")
-_ESM = re.compile(r"^(\s*)([ie])(?=mport|xport)")  # MDX reads a paragraph starting with import/export as ESM
+# MDX reads a paragraph starting with import/export as ESM
+_ESM = re.compile(r"^(\s*)([ie])(?=mport|xport)")
 
 
 @functools.lru_cache(maxsize=8192)  # the base facets' fields repeat on every facet page
 def text(value: str) -> str:
-    """Untrusted text as inert MDX prose or table cell: Markdown escapes, then ``{``/``}`` and ESM, line by
-    line; its line breaks become ``<br/>`` (a paragraph break two), which a table cell can hold too."""
+    """Untrusted text as inert MDX prose or table cell: Markdown escapes, then ``{``/``}`` and ESM,
+    line by line; its line breaks become ``<br/>`` (a paragraph break two), which a table cell can
+    hold too."""
     paragraphs = [p for p in _PARAGRAPH.split(value.strip()) if p.strip()]
-    return "<br/><br/>".join("<br/>".join(_line(line) for line in _BREAK.split(p) if line.strip())
-                             for p in paragraphs)
+    return "<br/><br/>".join(
+        "<br/>".join(_line(line) for line in _BREAK.split(p) if line.strip()) for p in paragraphs
+    )
 
 
 def _line(value: str) -> str:
@@ -39,16 +44,18 @@ def _line(value: str) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def literal(value: str, table: bool = True) -> str:
-    """Untrusted text as a code span (MDX keeps code literal); ``|`` escaped inside a table. A backslash
-    before a ``|`` cannot be in a table's code span: the table reads the backslash and the pipe's escape as
-    an escaped backslash, then the pipe as the cell's end; such a value is quoted as prose instead."""
+    """Untrusted text as a code span (MDX keeps code literal); ``|`` escaped inside a table. A
+    backslash before a ``|`` cannot be in a table's code span: the table reads the backslash and the
+    pipe's escape as an escaped backslash, then the pipe as the cell's end; such a value is quoted
+    as prose instead."""
     if table and "\\|" in value:
         return text(value)
     return code(value, table=table, limit=None)
 
 
 def link(label: str, url: str) -> str:
-    """A link to a web URL (``safe_url``); just the label when the URL is not one a page may link to."""
+    """A link to a web URL (``safe_url``); just the label when the URL is not one a page may link
+    to."""
     target = safe_url(url)
     if target is None or any(ch in target for ch in "<>\\ \n\t"):
         return text(label)
@@ -68,16 +75,26 @@ def _md(path: str) -> str:
 
 def render_markdown(site: Site, common: bool = True, shard: Shard = (0, 1)) -> dict[str, bytes]:
     """``registry/...`` Markdown files: path -> bytes, one per page of the HTML site; in parts as
-    ``render_pages`` (``common`` the pages every site has once, ``shard`` that shard's facet pages)."""
-    out: dict[str, str] = {f"registry/{_md(f.page)}": _facet(f, site) for f in in_shard(site.facets.values(), shard)}
+    ``render_pages`` (``common`` the pages every site has once, ``shard`` that shard's facet
+    pages)."""
+    out: dict[str, str] = {
+        f"registry/{_md(f.page)}": _facet(f, site) for f in in_shard(site.facets.values(), shard)
+    }
     if not common:
         return {path: page.encode("utf-8") for path, page in out.items()}
     pages = {uri: f"/docs/registry/{_md(f.page)[:-3]}" for uri, f in site.facets.items()}
     ucs = use_case_pages(site)
     by_case = site.use_cases()
-    out.update({"registry/index.md": _ecosystem(site, pages), "registry/facets.md": _facets(site, pages),
-                "registry/compat.md": _compat(site, pages), "registry/use-cases.md": _use_cases(site, ucs, by_case),
-                "registry/promotion.md": PROMOTION, "registry/naming.md": _naming(site)})
+    out.update(
+        {
+            "registry/index.md": _ecosystem(site, pages),
+            "registry/facets.md": _facets(site, pages),
+            "registry/compat.md": _compat(site, pages),
+            "registry/use-cases.md": _use_cases(site, ucs, by_case),
+            "registry/promotion.md": PROMOTION,
+            "registry/naming.md": _naming(site),
+        }
+    )
     for case, path in ucs.items():
         out[f"registry/{_md(path)}"] = _use_case(site, case, sorted(by_case[case]), pages)
     out.update(_categories(site, ucs))
@@ -85,19 +102,24 @@ def render_markdown(site: Site, common: bool = True, shard: Shard = (0, 1)) -> d
 
 
 def _categories(site: Site, ucs: dict[str, str]) -> dict[str, str]:
-    """``_category_.json`` of each folder: Docusaurus's sidebar shows these labels, in this order, instead of
-    the folder names."""
+    """``_category_.json`` of each folder: Docusaurus's sidebar shows these labels, in this order,
+    instead of the folder names."""
+
     def category(label: str, position: int | None = None) -> str:
         value: dict[str, object] = {"label": label, "collapsed": True}
         if position is not None:
             value["position"] = position
         return json.dumps(value, ensure_ascii=False) + "\n"
 
-    out = {"registry/_category_.json": category("Registry"),
-           "registry/facets/_category_.json": category("Facet pages", 7)}
+    out = {
+        "registry/_category_.json": category("Registry"),
+        "registry/facets/_category_.json": category("Facet pages", 7),
+    }
     if ucs:
         out["registry/use-cases/_category_.json"] = category("Use case pages", 8)
-    owners = sorted({(f.page.split("/")[1], f.owner) for f in site.facets.values() if f.page.count("/") == 2})
+    owners = sorted(
+        {(f.page.split("/")[1], f.owner) for f in site.facets.values() if f.page.count("/") == 2}
+    )
     for position, (folder, owner) in enumerate(owners, start=1):
         out[f"registry/facets/{folder}/_category_.json"] = category(owner, position)
     return out
@@ -113,53 +135,91 @@ def _chips(card: EntryCard, role: str, uris: list[str], pages: dict[str, str]) -
 
 
 def _ecosystem(site: Site, pages: dict[str, str]) -> str:
-    lines = [_front("Producers and consumers", 1), "Every name registered in the OpenLineage registry.\n",
-             "| Name | About | Facets |", "| --- | --- | --- |"]
+    lines = [
+        _front("Producers and consumers", 1),
+        "Every name registered in the OpenLineage registry.\n",
+        "| Name | About | Facets |",
+        "| --- | --- | --- |",
+    ]
     for c in site.entries:  # three columns: a docs page's width holds them without cutting one off
         links = [link("homepage", c.homepage)] if safe_url(c.homepage) else []
         links += [link(f"{r} documentation", u) for r, u in c.documentation.items() if safe_url(u)]
-        about = [part for part in (text(c.description), text(", ".join(c.categories)), " ".join(links)) if part]
+        about = [
+            part
+            for part in (text(c.description), text(", ".join(c.categories)), " ".join(links))
+            if part
+        ]
         logo = f"![{text(c.title)} logo](/registry/{c.logo})<br/>" if c.logo else ""
-        name = (logo + text(c.title) + (f" ({literal(c.name)})" if c.display_name else "")
-                + f"<br/>{text(', '.join(c.roles))}")
-        facets = [f"{label}: {_chips(c, role, uris, pages)}" for label, role, uris in (
-            ("Produces", "producer", c.produced), ("Consumes", "consumer", c.consumed)) if uris]
+        name = (
+            logo
+            + text(c.title)
+            + (f" ({literal(c.name)})" if c.display_name else "")
+            + f"<br/>{text(', '.join(c.roles))}"
+        )
+        facets = [
+            f"{label}: {_chips(c, role, uris, pages)}"
+            for label, role, uris in (
+                ("Produces", "producer", c.produced),
+                ("Consumes", "consumer", c.consumed),
+            )
+            if uris
+        ]
         lines.append(f"| {name} | {'<br/>'.join(about)} | {'<br/>'.join(facets)} |")
     if organizations := site.organizations():
         lines.append("\n## Partners\n")
         for org, members in organizations.items():
-            who = link(org, members[0].organization_url) if safe_url(members[0].organization_url) else text(org)
+            who = (
+                link(org, members[0].organization_url)
+                if safe_url(members[0].organization_url)
+                else text(org)
+            )
             lines.append(f"- {who}: {', '.join(text(c.title) for c in members)}")
     if any(c.logo for c in site.entries):
-        lines.append("\nLogos are under `logos/` of the published output: copy it to `static/registry/logos/`.")
+        lines.append(
+            "\nLogos are under `logos/` of the published output: copy it to "
+            "`static/registry/logos/`."
+        )
     return "\n".join(lines) + "\n"
 
 
 def _facets(site: Site, pages: dict[str, str]) -> str:
-    lines = [_front("Facets", 2), "| Facet | Extends | Version | Produced by | Consumed by |",
-             "| --- | --- | --- | --- | --- |"]
+    lines = [
+        _front("Facets", 2),
+        "| Facet | Extends | Version | Produced by | Consumed by |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for f in site.facets.values():
-        lines.append(f"| [{text(f.uri)}]({pages[f.uri]}) | {text(', '.join(f.bases))} | {text(f.version)} | "
-                     f"{text(', '.join(f.producers))} | {text(', '.join(f.consumers))} |")
+        lines.append(
+            f"| [{text(f.uri)}]({pages[f.uri]}) | {text(', '.join(f.bases))} | {text(f.version)} | "
+            f"{text(', '.join(f.producers))} | {text(', '.join(f.consumers))} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def _compat(site: Site, pages: dict[str, str]) -> str:
-    """The explorer's answer for every producer and consumer pair that shares a facet, as a table."""
-    lines = [_front("Compatibility", 3), "Which facets each consumer reads of each producer, and whether the "
-             "versions they declare match.\n", "| Producer | Consumer | Facet | Versions |",
-             "| --- | --- | --- | --- |"]
+    """The explorer's answer for every producer and consumer pair that shares a facet, as a
+    table."""
+    lines = [
+        _front("Compatibility", 3),
+        "Which facets each consumer reads of each producer, and whether the "
+        "versions they declare match.\n",
+        "| Producer | Consumer | Facet | Versions |",
+        "| --- | --- | --- | --- |",
+    ]
     for p in (c for c in site.entries if "producer" in c.roles):
         for c in (c for c in site.entries if "consumer" in c.roles):
             for uri in (u for u in p.produced if u in c.consumed):
-                verdict = version_match(p.declared_versions("producer", uri), c.declared_versions("consumer", uri))
+                verdict = version_match(
+                    p.declared_versions("producer", uri), c.declared_versions("consumer", uri)
+                )
                 facet = f"[{text(short(uri))}]({pages[uri]})" if uri in pages else literal(uri)
                 lines.append(f"| {text(p.title)} | {text(c.title)} | {facet} | {text(verdict)} |")
     return "\n".join(lines) + "\n"
 
 
 def version_match(emitted: tuple[str, ...], read: tuple[str, ...]) -> str:
-    """What a pair's declared versions of one facet say (the explorer says the same, in ``site.js``)."""
+    """What a pair's declared versions of one facet say (the explorer says the same, in
+    ``site.js``)."""
     if not emitted or not read:
         return "versions not declared by both"
     both = [v for v in emitted if v in read]
@@ -171,7 +231,11 @@ def version_match(emitted: tuple[str, ...], read: tuple[str, ...]) -> str:
 def _use_cases(site: Site, ucs: dict[str, str], by_case: dict[str, set[str]]) -> str:
     lines = [_front("Use cases", 4)]
     for case in sorted(ucs):
-        lines += [f"## [{text(title_of(site.use_case_texts, case))}](/docs/registry/{_md(ucs[case])[:-3]})", ""]
+        lines += [
+            f"## "
+            f"[{text(title_of(site.use_case_texts, case))}](/docs/registry/{_md(ucs[case])[:-3]})",
+            "",
+        ]
         known = site.use_case_texts.get(case)
         if known and known.description:
             lines += [text(known.description), ""]
@@ -182,13 +246,19 @@ def _use_cases(site: Site, ucs: dict[str, str], by_case: dict[str, set[str]]) ->
 def _use_case(site: Site, case: str, uris: list[str], pages: dict[str, str]) -> str:
     label = title_of(site.use_case_texts, case)
     known = site.use_case_texts.get(case)
-    rows = [_front(label), *([text(known.description), ""] if known and known.description else []),
-            "| Facet | Emitted by | Read by |", "| --- | --- | --- |"]
+    rows = [
+        _front(label),
+        *([text(known.description), ""] if known and known.description else []),
+        "| Facet | Emitted by | Read by |",
+        "| --- | --- | --- |",
+    ]
     for uri in uris:
         facet = site.facets.get(uri)
         name = f"[{text(uri)}]({pages[uri]})" if uri in pages else literal(uri)
-        rows.append(f"| {name} | {text(', '.join(facet.producers) if facet else '')} | "
-                    f"{text(', '.join(facet.consumers) if facet else '')} |")
+        rows.append(
+            f"| {name} | {text(', '.join(facet.producers) if facet else '')} | "
+            f"{text(', '.join(facet.consumers) if facet else '')} |"
+        )
     if not uris:
         rows.append("| no facet is declared for this use case yet | | |")
     return "\n".join(rows) + "\n"
@@ -200,11 +270,19 @@ def _naming(site: Site) -> str:
     for title, rows, kind in (("Datasets", datasets, True), ("Jobs", jobs, False)):
         if not rows:
             continue
-        lines += [f"## {title}", "", "| Name | Type | Namespace | Name |" if kind else "| Name | Namespace | Name |",
-                  "| --- | --- | --- | --- |" if kind else "| --- | --- | --- |"]
+        lines += [
+            f"## {title}",
+            "",
+            "| Name | Type | Namespace | Name |" if kind else "| Name | Namespace | Name |",
+            "| --- | --- | --- | --- |" if kind else "| --- | --- | --- |",
+        ]
         for r in rows:
-            cells = [text(r["title"]), *([text(r["type"])] if kind else []),
-                     " or ".join(literal(n) for n in r["namespaces"]), " or ".join(literal(n) for n in r["names"])]
+            cells = [
+                text(r["title"]),
+                *([text(r["type"])] if kind else []),
+                " or ".join(literal(n) for n in r["namespaces"]),
+                " or ".join(literal(n) for n in r["names"]),
+            ]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     if len(lines) == 1:
@@ -260,36 +338,70 @@ def _url(url: str) -> str:
 
 def _facet(f: FacetPage, site: Site) -> str:
     def who(role: str, names: list[str]) -> str:
-        return ", ".join(text(n) + (f" ({text(', '.join(f.declared[role, n]))})" if (role, n) in f.declared else "")
-                         for n in names)
+        return ", ".join(
+            text(n)
+            + (f" ({text(', '.join(f.declared[role, n]))})" if (role, n) in f.declared else "")
+            for n in names
+        )
 
-    lines = [_front(f.stem), f"- Short URI: {literal(f.uri, table=False)}",
-             f"- Schema URL: {_url(f.url)}",
-             "- Facet key: " + (", ".join(literal(d.key, table=False) + (f" ({text(d.base)})" if d.base else "")
-                                         for d in f.definitions) or "none: this file defines shared types"),
-             f"- Produced by: {who('producer', f.producers) or 'no registered producer'}",
-             f"- Consumed by: {who('consumer', f.consumers) or 'no registered consumer'}"]
+    lines = [
+        _front(f.stem),
+        f"- Short URI: {literal(f.uri, table=False)}",
+        f"- Schema URL: {_url(f.url)}",
+        "- Facet key: "
+        + (
+            ", ".join(
+                literal(d.key, table=False) + (f" ({text(d.base)})" if d.base else "")
+                for d in f.definitions
+            )
+            or "none: this file defines shared types"
+        ),
+        f"- Produced by: {who('producer', f.producers) or 'no registered producer'}",
+        f"- Consumed by: {who('consumer', f.consumers) or 'no registered consumer'}",
+    ]
     if f.use_cases:
-        lines.append("- Use cases: " + ", ".join(text(title_of(site.use_case_texts, u)) for u in sorted(f.use_cases)))
+        lines.append(
+            "- Use cases: "
+            + ", ".join(text(title_of(site.use_case_texts, u)) for u in sorted(f.use_cases))
+        )
     lines.append("")
     for d in f.definitions:
         if d.description:
             lines += [text(d.description), ""]
-        lines += [f"## Fields of {literal(d.key, table=False)}", "", "| Field | Type | Required | Description |",
-                  "| --- | --- | --- | --- |"]
+        lines += [
+            f"## Fields of {literal(d.key, table=False)}",
+            "",
+            "| Field | Type | Required | Description |",
+            "| --- | --- | --- | --- |",
+        ]
         for x in d.fields:
-            lines.append(f"| {literal(x.path)} | {text(_kind(x))} | {'required' if x.required else 'optional'} | "
-                         f"{_about(x)} |")
+            lines.append(
+                f"| {literal(x.path)} | {text(_kind(x))} | "
+                f"{'required' if x.required else 'optional'} | {_about(x)} |"
+            )
         lines.append("")
     lines += ["## Versions", "", "| Version | Schema | What changed |", "| --- | --- | --- |"]
     for i, v in enumerate(reversed(f.versions)):
-        what = "first published version" if i == len(f.versions) - 1 else (
-            "<br/>".join(literal(c) for c in v.changes) or "no change in what the schema accepts")
+        what = (
+            "first published version"
+            if i == len(f.versions) - 1
+            else (
+                "<br/>".join(literal(c) for c in v.changes)
+                or "no change in what the schema accepts"
+            )
+        )
         lines.append(f"| {text(v.version)} {text(v.bump)} | {literal(v.url)} | {what} |")
     lines.append("")
     for name, example in f.examples:
         fence = "~~~~" if "```" in example else "```"
-        lines += [f"### Example {text(name)}", "", f"{fence}json", example.rstrip("\n").replace(fence, ""), fence, ""]
+        lines += [
+            f"### Example {text(name)}",
+            "",
+            f"{fence}json",
+            example.rstrip("\n").replace(fence, ""),
+            fence,
+            "",
+        ]
     return "\n".join(lines)
 
 

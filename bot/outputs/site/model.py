@@ -1,4 +1,5 @@
-"""The site as data: entry cards, facet pages, use cases and schema files, from the checks' registry model."""
+"""The site as data: entry cards, facet pages, use cases and schema files, from the checks' registry
+model."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from bot.outputs.site.usecases import UseCase, case_id, load_use_cases
 
 VERSION = re.compile(r"^(\d+)-(\d+)-(\d+)$")
 MAX_EXAMPLES, MAX_EXAMPLE_BYTES, MAX_CHANGES = 5, 64 * 1024, 30
+
+
 def slug(text: str) -> str:
     """A file-name-safe form of untrusted text (never empty, never ``..``)."""
     cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")
@@ -39,8 +42,8 @@ class Definition:
 
     @functools.cached_property
     def fields(self) -> tuple[Field, ...]:
-        """The rows of its field table, walked on first use: by the process that renders its page, so that
-        parallel writers walk their own share (``bot.outputs.site.build``)."""
+        """The rows of its field table, walked on first use: by the process that renders its page,
+        so that parallel writers walk their own share (``bot.outputs.site.build``)."""
         return self.walk()
 
 
@@ -67,7 +70,8 @@ class FacetPage:
     producers: list[str] = field(default_factory=list)
     consumers: list[str] = field(default_factory=list)
     use_cases: set[str] = field(default_factory=set)
-    declared: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)  # (role, name) -> versions
+    # (role, name) -> versions
+    declared: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def stem(self) -> str:
@@ -93,7 +97,8 @@ class EntryCard:
     produced: list[str]
     consumed: list[str]
     use_cases: dict[str, set[str]]  # facet URI -> use cases declared for it
-    versions: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)  # role -> URI -> spec versions
+    # role -> URI -> spec versions
+    versions: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     display_name: str = ""
     description: str = ""
     homepage: str = ""
@@ -110,7 +115,8 @@ class EntryCard:
 
     @property
     def title(self) -> str:
-        """The name shown: the display name, with the registered name when another card shows the same."""
+        """The name shown: the display name, with the registered name when another card shows the
+        same."""
         if self.display_name and self.collides:
             return f"{self.display_name} ({self.name})"
         return self.display_name or self.name
@@ -129,7 +135,8 @@ class Site:
     naming: Any = None  # NamingRules, or None when it cannot be loaded
     use_case_texts: dict[str, UseCase] = field(default_factory=dict)  # id -> title and text
     logo_files: dict[str, bytes] = field(default_factory=dict)  # logos/<name>.<ext> -> bytes
-    dashboard: Dashboard | None = None  # the registry dashboard page (``registry-bot publish``), when built
+    # the registry dashboard page (``registry-bot publish``), when built
+    dashboard: Dashboard | None = None
 
     def organizations(self) -> dict[str, list[EntryCard]]:
         """Partner name -> its entries, for the partners that say which entries are theirs."""
@@ -141,8 +148,10 @@ class Site:
 
     def use_cases(self) -> dict[str, set[str]]:
         """Use case -> facet URIs declared for it; the described use cases are always listed."""
-        out: dict[str, set[str]] = {case: {u for u in text.facets if u in self.facets}
-                                    for case, text in self.use_case_texts.items()}
+        out: dict[str, set[str]] = {
+            case: {u for u in text.facets if u in self.facets}
+            for case, text in self.use_case_texts.items()
+        }
         for card in self.entries:
             for uri, cases in card.use_cases.items():
                 for case in cases:
@@ -150,14 +159,15 @@ class Site:
         return out
 
 
-def build_site(snapshot: Snapshot, config: Config, light: bool = False,
-               only: Collection[str] | None = None) -> Site:
+def build_site(
+    snapshot: Snapshot, config: Config, light: bool = False, only: Collection[str] | None = None
+) -> Site:
     """Everything the site shows, read from ``snapshot`` only.
 
-    ``light`` (the pull request preview, where every read may be a download) skips what the preview does
-    not compare: the naming page, examples, the published copies and the changes between versions.
-    ``only`` (the paths a change touches) limits the facet pages to those files and the cards to the
-    entries whose ``registry.json`` it touches.
+    ``light`` (the pull request preview, where every read may be a download) skips what the preview
+    does not compare: the naming page, examples, the published copies and the changes between
+    versions. ``only`` (the paths a change touches) limits the facet pages to those files and the
+    cards to the entries whose ``registry.json`` it touches.
     """
     model = side_model(snapshot, config)
     registry, store = model.registry, model.schemas
@@ -180,14 +190,22 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
                     schema_files[target] = data
         schema_files.update(_spec_files(snapshot, config))
     logos: dict[str, bytes] = {}
-    cards = [c for c in (_card(entry, registry, snapshot, logos) for entry in registry.entries.values()
-                         if only is None or entry.registry_json in only)
-             if c is not None]
+    cards = [
+        c
+        for c in (
+            _card(entry, registry, snapshot, logos)
+            for entry in registry.entries.values()
+            if only is None or entry.registry_json in only
+        )
+        if c is not None
+    ]
     for card in cards:
         for role, uris in (("producer", card.produced), ("consumer", card.consumed)):
             for uri in uris:
                 if uri in facets:
-                    (facets[uri].producers if role == "producer" else facets[uri].consumers).append(card.name)
+                    (facets[uri].producers if role == "producer" else facets[uri].consumers).append(
+                        card.name
+                    )
                     if pinned := card.declared_versions(role, uri):
                         facets[uri].declared[role, card.name] = pinned
         for uri, cases in card.use_cases.items():
@@ -202,9 +220,15 @@ def build_site(snapshot: Snapshot, config: Config, light: bool = False,
                     if uri in card.produced or uri in card.consumed:
                         card.use_cases.setdefault(uri, set()).add(case)
     _disambiguate(cards)
-    return Site(snapshot.label, sorted(cards, key=lambda c: c.name), dict(sorted(facets.items())), schema_files,
-                None if light else _naming(snapshot, config),
-                use_case_texts, logos)
+    return Site(
+        snapshot.label,
+        sorted(cards, key=lambda c: c.name),
+        dict(sorted(facets.items())),
+        schema_files,
+        None if light else _naming(snapshot, config),
+        use_case_texts,
+        logos,
+    )
 
 
 def _disambiguate(cards: list[EntryCard]) -> None:
@@ -221,8 +245,14 @@ def _schemas(entry: Entry, only: Collection[str] | None) -> Iterable[FacetSchema
     """The entry's facet schemas; with ``only``, just those files (the others are never read)."""
     if only is None:
         return entry.schemas
-    loaded = ((path, entry.registry.files.json(path)) for path in entry.facet_paths() if path in only)
-    return [FacetSchema(path=path, entry=entry, doc=file.doc) for path, file in loaded if file.doc is not None]
+    loaded = (
+        (path, entry.registry.files.json(path)) for path in entry.facet_paths() if path in only
+    )
+    return [
+        FacetSchema(path=path, entry=entry, doc=file.doc)
+        for path, file in loaded
+        if file.doc is not None
+    ]
 
 
 def _mirror_versions(snapshot: Snapshot, config: Config) -> dict[str, dict[str, str]]:
@@ -230,26 +260,29 @@ def _mirror_versions(snapshot: Snapshot, config: Config) -> dict[str, dict[str, 
     root = f"{config.paths.mirror.strip('/')}/facets/"
     out: dict[str, dict[str, str]] = {}
     for path in snapshot.files(root.rstrip("/")):
-        parts = path[len(root):].split("/")
+        parts = path[len(root) :].split("/")
         if len(parts) == 2 and VERSION.match(parts[0]) and parts[1].endswith(".json"):
             out.setdefault(parts[1], {})[parts[0]] = path
     return out
 
 
-SPEC_FILE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(json|ya?ml)")  # what the mirror serves beside facets/
+# what the mirror serves beside facets/
+SPEC_FILE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(json|ya?ml)")
 SPEC_URL = "https://openlineage.io/spec/"
 
 
 def _spec_files(snapshot: Snapshot, config: Config) -> dict[str, bytes]:
     """The rest of the published mirror, byte for byte: every ``<version>/OpenLineage.json`` and
-    ``OpenLineage.yml`` that facet schemas ``$ref``, so the output resolves its own references; plus the
-    repository's ``OpenLineage.json`` under its ``$id`` while the mirror has no copy of that version yet.
+    ``OpenLineage.yml`` that facet schemas ``$ref``, so the output resolves its own references; plus
+    the repository's ``OpenLineage.json`` under its ``$id`` while the mirror has no copy of that
+    version yet.
 
-    Only JSON and YAML files with plain names are served (never an HTML page a mirror might hold)."""
+    Only JSON and YAML files with plain names are served (never an HTML page a mirror might
+    hold)."""
     root = config.paths.mirror.strip("/")
     out: dict[str, bytes] = {}
     for path in snapshot.files(root):
-        rel = path[len(root) + 1:]
+        rel = path[len(root) + 1 :]
         if _spec_path(rel) and (data := _read(snapshot, path)) is not None:
             out[f"spec/{rel}"] = data
     spec = _read(snapshot, config.paths.spec)
@@ -258,16 +291,19 @@ def _spec_files(snapshot: Snapshot, config: Config) -> dict[str, bytes]:
     except (ValueError, TypeError, KeyError):
         spec_id = None
     if spec is not None and isinstance(spec_id, str) and spec_id.startswith(SPEC_URL):
-        rel = spec_id[len(SPEC_URL):]
+        rel = spec_id[len(SPEC_URL) :]
         if _spec_path(rel) and "/" in rel:
             out.setdefault(f"spec/{rel}", spec)
     return out
 
 
 def _spec_path(rel: str) -> bool:
-    """``OpenLineage.yml`` or ``<M-R-A>/OpenLineage.json``: a spec file of the mirror, outside ``facets/``."""
+    """``OpenLineage.yml`` or ``<M-R-A>/OpenLineage.json``: a spec file of the mirror, outside
+    ``facets/``."""
     *folder, name = rel.split("/")
-    return bool(SPEC_FILE.fullmatch(name)) and (not folder or (len(folder) == 1 and bool(VERSION.match(folder[0]))))
+    return bool(SPEC_FILE.fullmatch(name)) and (
+        not folder or (len(folder) == 1 and bool(VERSION.match(folder[0])))
+    )
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -275,8 +311,14 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in match.groups()) if match else (-1,)
 
 
-def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published: dict[str, str],
-                pages: set[str], light: bool) -> FacetPage:
+def _facet_page(
+    entry: Entry,
+    schema: FacetSchema,
+    store: SchemaStore,
+    published: dict[str, str],
+    pages: set[str],
+    light: bool,
+) -> FacetPage:
     value = schema.value if isinstance(schema.value, dict) else {}
     version = "-".join(map(str, schema.version)) if schema.version else ""
     url = schema.schema_id if schema.version else ""
@@ -285,7 +327,8 @@ def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published
         page = page[:-5] + "-.html"
     pages.add(page)
 
-    def lookup(target: str) -> Any:  # the published copy first: no need to read every repository schema
+    # the published copy first: no need to read every repository schema
+    def lookup(target: str) -> Any:
         stored = store.published(target) or store.lookup(target)
         return stored.schema if stored is not None else None
 
@@ -295,14 +338,27 @@ def _facet_page(entry: Entry, schema: FacetSchema, store: SchemaStore, published
     for facet in schema.facets:
         node = defs.get(facet.name)
         description = _description(node)
-        definitions.append(Definition(facet.key, facet.name, facet.base or "",
-                                      description if isinstance(description, str) else "",
-                                      functools.partial(_walk, walker, node)))
+        definitions.append(
+            Definition(
+                facet.key,
+                facet.name,
+                facet.base or "",
+                description if isinstance(description, str) else "",
+                functools.partial(_walk, walker, node),
+            )
+        )
     return FacetPage(
-        uri=f"ol:{entry.name}:{schema.filename}", owner=entry.name, file=schema.filename, path=schema.path,
-        page=page, version=version, url=url or "", definitions=tuple(definitions),
+        uri=f"ol:{entry.name}:{schema.filename}",
+        owner=entry.name,
+        file=schema.filename,
+        path=schema.path,
+        page=page,
+        version=version,
+        url=url or "",
+        definitions=tuple(definitions),
         versions=_versions(schema, store, {} if light else published, version),
-        examples=() if light else _examples(entry, schema))
+        examples=() if light else _examples(entry, schema),
+    )
 
 
 def _walk(walker: FieldWalker, node: Any) -> tuple[Field, ...]:
@@ -317,9 +373,15 @@ def _description(node: Any) -> str:
     return next((p["description"] for p in parts if isinstance(p.get("description"), str)), "")
 
 
-def _versions(schema: FacetSchema, store: SchemaStore, published: dict[str, str], current: str) -> tuple[Version, ...]:
+def _versions(
+    schema: FacetSchema, store: SchemaStore, published: dict[str, str], current: str
+) -> tuple[Version, ...]:
     if set(published) <= {current}:  # one version: nothing to compare, no published copy to parse
-        return tuple(Version(v, f"{FACETS_URL}{v}/{schema.filename}", (), "") for v in (current or None,) if v)
+        return tuple(
+            Version(v, f"{FACETS_URL}{v}/{schema.filename}", (), "")
+            for v in (current or None,)
+            if v
+        )
     docs: dict[str, Any] = {}
     for version, path in published.items():
         loaded = store.files.json(path)
@@ -386,7 +448,9 @@ def _examples(entry: Entry, schema: FacetSchema) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _schema_files(snapshot: Snapshot, schema: FacetSchema, published: dict[str, str]) -> dict[str, bytes]:
+def _schema_files(
+    snapshot: Snapshot, schema: FacetSchema, published: dict[str, str]
+) -> dict[str, bytes]:
     """The bytes served under each ``$id`` path: the mirror's copy, else the repository's file."""
     out: dict[str, bytes] = {}
     for version, path in published.items():
@@ -411,8 +475,8 @@ def _read(snapshot: Snapshot, path: str) -> bytes | None:
 
 
 def _normal(uri: str, names: Collection[str]) -> tuple[str, str | None]:
-    """A declared URI without its pinned version (the facet page it links to; as written when unresolvable),
-    and the version it pins, if any."""
+    """A declared URI without its pinned version (the facet page it links to; as written when
+    unresolvable), and the version it pins, if any."""
     try:
         short = parse_short_uri(uri, names)
     except UriError:
@@ -420,12 +484,16 @@ def _normal(uri: str, names: Collection[str]) -> tuple[str, str | None]:
     return ":".join(["ol", short.name, *short.sub, short.file]), short.version
 
 
-def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str, bytes]) -> EntryCard | None:
+def _card(
+    entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str, bytes]
+) -> EntryCard | None:
     doc = registry.registry_doc(entry)
     if doc is None:
         return None
     roles = tuple(r for r in ("producer", "consumer") if isinstance(doc.get(r), dict))
-    card = EntryCard(entry.name, f"entry-{slug(entry.name.replace(':', '-'))}", roles, {}, {}, [], [], {})
+    card = EntryCard(
+        entry.name, f"entry-{slug(entry.name.replace(':', '-'))}", roles, {}, {}, [], [], {}
+    )
     for key in ("display_name", "description", "homepage"):
         if isinstance(doc.get(key), str):
             setattr(card, key, doc[key].strip()[:500])
@@ -434,12 +502,18 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
         card.organization = org["name"].strip()[:80]
         card.organization_url = org["homepage"] if isinstance(org.get("homepage"), str) else ""
     if isinstance(doc.get("categories"), list):
-        card.categories = tuple(sorted({c for c in doc["categories"] if isinstance(c, str) and c}))[:10]
+        card.categories = tuple(sorted({c for c in doc["categories"] if isinstance(c, str) and c}))[
+            :10
+        ]
     card.logo = _logo(entry, doc.get("logo"), snapshot, logos)
     for role in roles:
         body = doc[role]
-        for key, target in (("root_doc_URL", card.documentation), ("root_doc_url", card.documentation),
-                            ("sample_URL", card.samples), ("sample_url", card.samples)):
+        for key, target in (
+            ("root_doc_URL", card.documentation),
+            ("root_doc_url", card.documentation),
+            ("sample_URL", card.samples),
+            ("sample_url", card.samples),
+        ):
             if isinstance(body.get(key), str):
                 target.setdefault(role, body[key])
     names = registry.entries  # a mapping: membership in O(1)
@@ -448,14 +522,17 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
         target_list = card.produced if declared.block == "producer" else card.consumed
         if uri not in target_list:
             target_list.append(uri)
-        written = declared.pointer.split("/")[2]  # produced_facets, consumed_facets or the proposal's facets
+        # produced_facets, consumed_facets or the proposal's facets
+        written = declared.pointer.split("/")[2]
         token = declared.pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-        details = (doc[declared.block].get(written) or {})
+        details = doc[declared.block].get(written) or {}
         versions = {pinned} if pinned else set()
         if isinstance(details, dict) and isinstance(details.get(token), dict):
             cases = details[token].get("use_cases")
             if isinstance(cases, list):
-                card.use_cases.setdefault(uri, set()).update(case_id(c) for c in cases if isinstance(c, str) and c)
+                card.use_cases.setdefault(uri, set()).update(
+                    case_id(c) for c in cases if isinstance(c, str) and c
+                )
             spec = details[token].get("spec_versions")
             if isinstance(spec, list):
                 versions |= {v for v in spec if isinstance(v, str) and VERSION.match(v)}
@@ -466,8 +543,8 @@ def _card(entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str,
 
 
 def _logo(entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes]) -> str:
-    """The site path of the entry's logo, its published bytes (an SVG re-serialised) put into ``logos``;
-    "" when it has none or the checks would refuse it (``bot.model.logo``)."""
+    """The site path of the entry's logo, its published bytes (an SVG re-serialised) put into
+    ``logos``; "" when it has none or the checks would refuse it (``bot.model.logo``)."""
     if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
         return ""
     path = f"{entry.folder}/{name}"
@@ -491,5 +568,6 @@ def _naming(snapshot: Snapshot, config: Config) -> Any:
         if snapshot.files(config.paths.naming.strip("/")):
             return load_rules(snapshot, config.paths.naming)
         return load_rules()
-    except Exception:  # noqa: BLE001 - a naming folder the checks report on; the site goes without the page
+    # a naming folder the checks report on; the site goes without the page
+    except Exception:  # noqa: BLE001
         return None

@@ -32,8 +32,16 @@ class SiteDiff:
     removed_facets: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return any((self.new_cards, self.changed_cards, self.removed_cards, self.new_facets,
-                    self.changed_facets, self.removed_facets))
+        return any(
+            (
+                self.new_cards,
+                self.changed_cards,
+                self.removed_cards,
+                self.new_facets,
+                self.changed_facets,
+                self.removed_facets,
+            )
+        )
 
 
 def compare(base: Site | None, head: Site) -> SiteDiff:
@@ -58,17 +66,20 @@ def compare(base: Site | None, head: Site) -> SiteDiff:
 
 def _listed(label: str, old: list[str], new: list[str]) -> list[str]:
     added, gone = [x for x in new if x not in old], [x for x in old if x not in new]
-    return ([f"{label} {code(x)}" for x in added]
-            + [f"no longer {label} {code(x)}" for x in gone])
+    return [f"{label} {code(x)}" for x in added] + [f"no longer {label} {code(x)}" for x in gone]
 
 
 def _card_changes(old: EntryCard, new: EntryCard) -> list[str]:
     out = []
     if old.roles != new.roles:
-        out.append(f"roles: {', '.join(new.roles) or 'none'} (was {', '.join(old.roles) or 'none'})")
+        out.append(
+            f"roles: {', '.join(new.roles) or 'none'} (was {', '.join(old.roles) or 'none'})"
+        )
     if old.documentation != new.documentation or old.samples != new.samples:
         out.append("documentation or sample links changed")
-    out += _listed("produces", old.produced, new.produced) + _listed("consumes", old.consumed, new.consumed)
+    out += _listed("produces", old.produced, new.produced) + _listed(
+        "consumes", old.consumed, new.consumed
+    )
     for key in ("display_name", "description", "homepage", "logo", "categories"):
         before, after = getattr(old, key), getattr(new, key)
         if before != after:
@@ -85,7 +96,7 @@ def _value(value: str | tuple[str, ...]) -> str:
     text = ", ".join(value) if isinstance(value, tuple) else value
     if not text:
         return "none"
-    return code(text if len(text) <= MOST_VALUE else text[:MOST_VALUE - 1] + "…")
+    return code(text if len(text) <= MOST_VALUE else text[: MOST_VALUE - 1] + "…")
 
 
 def _rows(page: FacetPage) -> dict[str, Field]:
@@ -93,7 +104,10 @@ def _rows(page: FacetPage) -> dict[str, Field]:
 
 
 def _describe(row: Field) -> str:
-    return f"{row.type}{f' ({row.format})' if row.format else ''}, {'required' if row.required else 'optional'}"
+    return (
+        f"{row.type}{f' ({row.format})' if row.format else ''}, "
+        f"{'required' if row.required else 'optional'}"
+    )
 
 
 def _facet_changes(old: FacetPage, new: FacetPage) -> list[str]:
@@ -105,15 +119,24 @@ def _facet_changes(old: FacetPage, new: FacetPage) -> list[str]:
         was = before.get(path)
         if was is None:
             out.append(f"field {code(path)} added ({_describe(row)})")
-        elif (was.type, was.format, was.required, was.enum) != (row.type, row.format, row.required, row.enum):
-            out.append(f"field {code(path)}: {_describe(was)} → {_describe(row)}"
-                       + (" (values changed)" if was.enum != row.enum else ""))
+        elif (was.type, was.format, was.required, was.enum) != (
+            row.type,
+            row.format,
+            row.required,
+            row.enum,
+        ):
+            out.append(
+                f"field {code(path)}: {_describe(was)} → {_describe(row)}"
+                + (" (values changed)" if was.enum != row.enum else "")
+            )
         elif was.description != row.description:
             out.append(f"field {code(path)}: description changed")
     out += [f"field {code(path)} removed" for path in before if path not in after]
     if old.examples != new.examples:
         out.append("examples changed")
-    out += _listed("produced by", old.producers, new.producers) + _listed("consumed by", old.consumers, new.consumers)
+    out += _listed("produced by", old.producers, new.producers) + _listed(
+        "consumed by", old.consumers, new.consumers
+    )
     if not out and _schema_differs(old, new):
         out.append("schema text changed (no field-level difference)")
     return out
@@ -127,16 +150,23 @@ def render(diff: SiteDiff) -> str:
     lines = [_headline(diff), ""]
     rows: list[str] = []
     rows += [f"| ecosystem card | {code(n)} | new |" for n in diff.new_cards]
-    rows += [f"| ecosystem card | {code(n)} | {'; '.join(ch)} |"
-             for n, ch in diff.changed_cards.items()]
+    rows += [
+        f"| ecosystem card | {code(n)} | {'; '.join(ch)} |" for n, ch in diff.changed_cards.items()
+    ]
     rows += [f"| ecosystem card | {code(n)} | removed |" for n in diff.removed_cards]
     for page in diff.new_facets:
         count = sum(len(d.fields) for d in page.definitions)
-        rows.append(f"| facet page | {code(page.uri)} | new: version {code(page.version or 'none')}, "
-                    f"{count} field(s), extends {', '.join(page.bases) or 'no base facet'} |")
+        rows.append(
+            f"| facet page | {code(page.uri)} | new: version {code(page.version or 'none')}, "
+            f"{count} field(s), extends {', '.join(page.bases) or 'no base facet'} |"
+        )
     for uri, changes in diff.changed_facets.items():
         shown = changes[:MOST_FIELD_CHANGES]
-        more = f"; and {len(changes) - MOST_FIELD_CHANGES} more" if len(changes) > MOST_FIELD_CHANGES else ""
+        more = (
+            f"; and {len(changes) - MOST_FIELD_CHANGES} more"
+            if len(changes) > MOST_FIELD_CHANGES
+            else ""
+        )
         rows.append(f"| facet page | {code(uri)} | {'<br>'.join(shown)}{more} |")
     rows += [f"| facet page | {code(u)} | removed |" for u in diff.removed_facets]
     if rows:
@@ -147,34 +177,52 @@ def render(diff: SiteDiff) -> str:
 
 
 def _headline(diff: SiteDiff) -> str:
-    parts = [(len(diff.new_cards), "new ecosystem card"), (len(diff.changed_cards), "changed card"),
-             (len(diff.removed_cards), "removed card"), (len(diff.new_facets), "new facet page"),
-             (len(diff.changed_facets), "changed facet page"), (len(diff.removed_facets), "removed facet page")]
+    parts = [
+        (len(diff.new_cards), "new ecosystem card"),
+        (len(diff.changed_cards), "changed card"),
+        (len(diff.removed_cards), "removed card"),
+        (len(diff.new_facets), "new facet page"),
+        (len(diff.changed_facets), "changed facet page"),
+        (len(diff.removed_facets), "removed facet page"),
+    ]
     said = [f"**{n}** {what}{'s' if n != 1 else ''}" for n, what in parts if n]
-    return "On the published registry (`registry-bot publish`), this change makes " + ", ".join(said) + "."
+    return (
+        "On the published registry (`registry-bot publish`), this change makes "
+        + ", ".join(said)
+        + "."
+    )
 
 
 def data(diff: SiteDiff) -> dict[str, Any]:
-    return {"new_cards": diff.new_cards, "changed_cards": diff.changed_cards, "removed_cards": diff.removed_cards,
-            "new_facets": [p.uri for p in diff.new_facets], "changed_facets": diff.changed_facets,
-            "removed_facets": diff.removed_facets}
+    return {
+        "new_cards": diff.new_cards,
+        "changed_cards": diff.changed_cards,
+        "removed_cards": diff.removed_cards,
+        "new_facets": [p.uri for p in diff.new_facets],
+        "changed_facets": diff.changed_facets,
+        "removed_facets": diff.removed_facets,
+    }
 
 
-def preview(base: Snapshot | None, head: Snapshot, config: Config, changes: ChangeSet | None = None) -> Section | None:
+def preview(
+    base: Snapshot | None, head: Snapshot, config: Config, changes: ChangeSet | None = None
+) -> Section | None:
     """The section for the check run; None when the change leaves the published site as it was.
 
-    With ``changes``, only the facet files and ``registry.json`` files the change touches are read (on the
-    App every read is a download); without, both whole sites are compared.
+    With ``changes``, only the facet files and ``registry.json`` files the change touches are read
+    (on the App every read is a download); without, both whole sites are compared.
     """
     only = changes.paths() if changes is not None else None
-    diff = compare(build_site(base, config, light=True, only=only) if base is not None else None,
-                   build_site(head, config, light=True, only=only))
+    diff = compare(
+        build_site(base, config, light=True, only=only) if base is not None else None,
+        build_site(head, config, light=True, only=only),
+    )
     return Section(TITLE, render(diff), data=data(diff)) if diff else None
 
 
 def site_preview(request: ReviewRequest, report: Report) -> Report:
-    """The review stage of the preview: what the change does to the published site, as the last section; a preview that
-    cannot be built is left out and never changes the verdict."""
+    """The review stage of the preview: what the change does to the published site, as the last
+    section; a preview that cannot be built is left out and never changes the verdict."""
     if request.base is None or request.changes is None:
         return report
     try:

@@ -28,22 +28,47 @@ from bot.review.checks import (
 from bot.review.checks import format as formatting  # the module is named by its rule family
 from bot.review.input import Check
 
-FAMILIES: tuple[ModuleType, ...] = (edge, entry, owners, ownership, uris, facets, keys, lint, examples, samples,
-                                    versions, spec, naming, formatting)
+FAMILIES: tuple[ModuleType, ...] = (
+    edge,
+    entry,
+    owners,
+    ownership,
+    uris,
+    facets,
+    keys,
+    lint,
+    examples,
+    samples,
+    versions,
+    spec,
+    naming,
+    formatting,
+)
 CHECKS: tuple[Check, ...] = tuple(module.check for module in FAMILIES)
 
-# Rules about the change itself, computed from the change set: never pre-existing, so the judge never
-# matches them against the base side (which is reviewed with the same change set and can compute them too).
-CHANGE_RULES: frozenset[str] = frozenset({
-    "versions/published-modified",  # a published copy the change edits, deletes or renames
-    "versions/not-bumped", "versions/insufficient-bump", "versions/not-increased",  # base -> head versions
-    "entry/name-collision",  # a name the change claims
-    "owners/approval-required", "owners/codeowners-change-needs-approval",  # who must approve this change
-    "spec/not-bumped",  # the specification changed without a new version
-    "versions/transitive-break",  # breaks against published versions that the base did not already have
-    "ownership/steering-file-change",  # who must approve a change of ownership or steering files
-    "bot/unread-path", "bot/change-not-listed",  # where the review's view of the change ends
-})
+# Rules about the change itself, computed from the change set: never pre-existing, so the judge
+# never matches them against the base side (which is reviewed with the same change set and can
+# compute them too).
+CHANGE_RULES: frozenset[str] = frozenset(
+    {
+        "versions/published-modified",  # a published copy the change edits, deletes or renames
+        # base -> head versions
+        "versions/not-bumped",
+        "versions/insufficient-bump",
+        "versions/not-increased",
+        "entry/name-collision",  # a name the change claims
+        # who must approve this change
+        "owners/approval-required",
+        "owners/codeowners-change-needs-approval",
+        "spec/not-bumped",  # the specification changed without a new version
+        # breaks against published versions that the base did not already have
+        "versions/transitive-break",
+        # who must approve a change of ownership or steering files
+        "ownership/steering-file-change",
+        "bot/unread-path",
+        "bot/change-not-listed",  # where the review's view of the change ends
+    }
+)
 
 
 def all_rules() -> dict[str, str]:

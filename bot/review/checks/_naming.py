@@ -1,4 +1,5 @@
-"""The naming rule family's work (``bot.review.checks.naming`` holds its rules and decides when it runs).
+"""The naming rule family's work (``bot.review.checks.naming`` holds its rules and decides when it
+runs).
 
 Runs when a change touches the naming folder (``config.paths.naming``), or on a whole-tree review
 when the folder exists. Patterns in the files come from the pull request: they are vetted and every
@@ -25,13 +26,19 @@ from bot.review.input import ReviewInput
 DOCS = "https://openlineage.io/docs/spec/naming"
 PROBE_LENGTH = 2000
 
+
 def findings(review: ReviewInput, folder: str) -> Iterator[Finding]:
-    """The naming family's findings on ``folder`` of the head side (``bot.review.checks.naming.check`` decides
-    whether it runs)."""
+    """The naming family's findings on ``folder`` of the head side
+    (``bot.review.checks.naming.check`` decides whether it runs)."""
     files = read_folder(review.head, folder)
     base = _naming_base(review, files, folder)
-    rules = NamingRules(((p, d.value) for p, d in files.docs.items()), folder=folder, base_schema=base,
-                        label=f"{review.head.label}:{folder}", match_timeout=budget.timeout(MATCH_TIMEOUT))
+    rules = NamingRules(
+        ((p, d.value) for p, d in files.docs.items()),
+        folder=folder,
+        base_schema=base,
+        label=f"{review.head.label}:{folder}",
+        match_timeout=budget.timeout(MATCH_TIMEOUT),
+    )
     context = _Context(files, rules)
     for problem in (*files.problems, *rules.problems):
         yield context.finding(problem)
@@ -47,8 +54,9 @@ def findings(review: ReviewInput, folder: str) -> Iterator[Finding]:
 
 
 def _naming_base(review: ReviewInput, files: NamingFiles, folder: str) -> dict[str, object]:
-    """The base schema the naming files are judged by: the base branch's, never the pull request's (a
-    change to it is reviewed as a change, ``ownership/steering-file-changed``); the bundled one without."""
+    """The base schema the naming files are judged by: the base branch's, never the pull request's
+    (a change to it is reviewed as a change, ``ownership/steering-file-changed``); the bundled one
+    without."""
     path = f"{folder}/{BASE_FILE}"
     if review.base is not None:
         try:
@@ -73,14 +81,25 @@ class _Context:
         self.files = files
         self.rules = rules
 
-    def finding(self, problem: Problem, severity: Severity | None = None, hint: str = "") -> Finding:
+    def finding(
+        self, problem: Problem, severity: Severity | None = None, hint: str = ""
+    ) -> Finding:
         doc: JsonDoc | None = self.files.docs.get(problem.path)
         line, column = doc.locate(problem.pointer) if doc is not None else (1, 1)
         if severity is None:
-            severity = Severity.WARNING if problem.rule == "naming/unused-component" else Severity.ERROR
-        return Finding(rule=problem.rule, severity=severity, path=problem.path, message=problem.message,
-                       line=line, column=column, pointer=problem.pointer,
-                       hint=hint or f"See naming/CONTRIBUTING.md and {DOCS}.")
+            severity = (
+                Severity.WARNING if problem.rule == "naming/unused-component" else Severity.ERROR
+            )
+        return Finding(
+            rule=problem.rule,
+            severity=severity,
+            path=problem.path,
+            message=problem.message,
+            line=line,
+            column=column,
+            pointer=problem.pointer,
+            hint=hint or f"See naming/CONTRIBUTING.md and {DOCS}.",
+        )
 
     def at(self, rule: str, path: str, pointer: str, message: str) -> Finding:
         return self.finding(Problem(rule, path, pointer, message))
@@ -98,16 +117,30 @@ def _locations(ctx: _Context) -> Iterator[Finding]:
         seen[(kind, sid)].append(path)
         expected = f"{rel.parts[0]}/{sid}/{sid}.json"
         if str(rel) != expected:
-            yield ctx.at("naming/file-location", path, "/id",
-                         f"a file with id {sid!r} belongs at {ctx.files.folder}/{expected}")
+            yield ctx.at(
+                "naming/file-location",
+                path,
+                "/id",
+                f"a file with id {sid!r} belongs at {ctx.files.folder}/{expected}",
+            )
         file_id = value.get("$id")
-        if isinstance(file_id, str) and not file_id.endswith(f"/{rel.parts[0]}/{sid}/" + file_id.split("/")[-2]
-                                                            + f"/{sid}.json"):
-            yield ctx.at("naming/file-location", path, "/$id", f"$id {file_id!r} does not name the id {sid!r}")
+        if isinstance(file_id, str) and not file_id.endswith(
+            f"/{rel.parts[0]}/{sid}/" + file_id.split("/")[-2] + f"/{sid}.json"
+        ):
+            yield ctx.at(
+                "naming/file-location",
+                path,
+                "/$id",
+                f"$id {file_id!r} does not name the id {sid!r}",
+            )
     for (kind, sid), paths in seen.items():
         for path in paths[1:]:
-            yield ctx.at("naming/duplicate-id", path, "/id",
-                         f"{kind} id {sid!r} is already declared in {paths[0]}")
+            yield ctx.at(
+                "naming/duplicate-id",
+                path,
+                "/id",
+                f"{kind} id {sid!r} is already declared in {paths[0]}",
+            )
 
 
 def _shared_schemes(ctx: _Context) -> Iterator[Finding]:
@@ -123,9 +156,14 @@ def _shared_schemes(ctx: _Context) -> Iterator[Finding]:
             others = {s.id for s in sources if s is not source}
             missing = sorted(others - declared)
             if missing:
-                yield ctx.at("naming/shared-scheme", source.path, "/scheme",
-                             f"scheme {scheme!r} is also used by {', '.join(missing)}; say under sharesScheme "
-                             "how identifiers of the two are told apart")
+                yield ctx.at(
+                    "naming/shared-scheme",
+                    source.path,
+                    "/scheme",
+                    f"scheme {scheme!r} is also used by {', '.join(missing)}; say under "
+                    f"sharesScheme "
+                    "how identifiers of the two are told apart",
+                )
 
 
 def _parse(rules: NamingRules, source: Source, example: Example) -> ParseResult:
@@ -142,50 +180,86 @@ def _examples(ctx: _Context, source: Source) -> Iterator[Finding]:
         where = f"{example.namespace!r} / {example.name!r}"
         if not result.ok or result.source != source.id:
             why = result.reason if not result.ok else f"it parses as {result.source}"
-            yield ctx.at("naming/round-trip", source.path, example.pointer, f"valid example {where} is rejected: {why}")
+            yield ctx.at(
+                "naming/round-trip",
+                source.path,
+                example.pointer,
+                f"valid example {where} is rejected: {why}",
+            )
             continue
         expected = declared.get(i, {}).get("components")
         if expected is not None and expected != result.components:
-            yield ctx.at("naming/round-trip", source.path, example.pointer + "/components",
-                         f"valid example {where} parses into {result.components}, not the declared {expected}")
+            yield ctx.at(
+                "naming/round-trip",
+                source.path,
+                example.pointer + "/components",
+                f"valid example {where} parses into {result.components}, not the declared "
+                f"{expected}",
+            )
         yield from _round_trip(ctx, source, example, result.components, result.form)
     for example in source.invalid:
         result = _parse(rules, source, example)
         where = f"{example.namespace!r} / {example.name!r}"
         if result.ok:
-            yield ctx.at("naming/invalid-example-accepted", source.path, example.pointer,
-                         f"invalid example {where} is accepted (as {result.source})")
+            yield ctx.at(
+                "naming/invalid-example-accepted",
+                source.path,
+                example.pointer,
+                f"invalid example {where} is accepted (as {result.source})",
+            )
         elif example.expect_reason not in (result.reason or ""):
-            yield ctx.at("naming/invalid-example-accepted", source.path, example.pointer + "/reason",
-                         f"invalid example {where} is rejected, but not for {example.expect_reason!r}: {result.reason}")
+            yield ctx.at(
+                "naming/invalid-example-accepted",
+                source.path,
+                example.pointer + "/reason",
+                f"invalid example {where} is rejected, but not for {example.expect_reason!r}: "
+                f"{result.reason}",
+            )
     for example in source.decided_valid:
         result = _parse(rules, source, example)
         if not result.ok or result.source != source.id:
-            yield ctx.at("naming/decision-mismatch", source.path, example.pointer,
-                         f"decided valid, but the parser says: {result.reason or result.source}")
+            yield ctx.at(
+                "naming/decision-mismatch",
+                source.path,
+                example.pointer,
+                f"decided valid, but the parser says: {result.reason or result.source}",
+            )
     for example in source.decided_invalid:
         result = _parse(rules, source, example)
         if result.ok or example.expect_reason not in (result.reason or ""):
-            yield ctx.at("naming/decision-mismatch", source.path, example.pointer,
-                         f"decided invalid ({example.expect_reason or 'any reason'}), but the parser says: "
-                         f"{'valid' if result.ok else result.reason}")
+            yield ctx.at(
+                "naming/decision-mismatch",
+                source.path,
+                example.pointer,
+                f"decided invalid ({example.expect_reason or 'any reason'}), but the parser says: "
+                f"{'valid' if result.ok else result.reason}",
+            )
 
 
-def _round_trip(ctx: _Context, source: Source, example: Example, components: dict[str, str],
-                form: str | None) -> Iterator[Finding]:
+def _round_trip(
+    ctx: _Context, source: Source, example: Example, components: dict[str, str], form: str | None
+) -> Iterator[Finding]:
     from bot.model.naming.model import FormatError
 
     try:
         fmt = ctx.rules.format_dataset if source.kind == "dataset" else ctx.rules.format_job
         made = fmt(source.id, form=form, **components)
     except (FormatError, TimeoutError) as exc:
-        yield ctx.at("naming/round-trip", source.path, example.pointer,
-                     f"format(parse(x)) fails for {example.namespace!r} / {example.name!r}: {exc}")
+        yield ctx.at(
+            "naming/round-trip",
+            source.path,
+            example.pointer,
+            f"format(parse(x)) fails for {example.namespace!r} / {example.name!r}: {exc}",
+        )
         return
     if (made.namespace, made.name) != (example.namespace, example.name):
-        yield ctx.at("naming/round-trip", source.path, example.pointer,
-                     f"format(parse(x)) gives {made.namespace!r} / {made.name!r}, "
-                     f"not {example.namespace!r} / {example.name!r}")
+        yield ctx.at(
+            "naming/round-trip",
+            source.path,
+            example.pointer,
+            f"format(parse(x)) gives {made.namespace!r} / {made.name!r}, "
+            f"not {example.namespace!r} / {example.name!r}",
+        )
 
 
 def _scheme_decisions(ctx: _Context) -> Iterator[Finding]:
@@ -194,9 +268,14 @@ def _scheme_decisions(ctx: _Context) -> Iterator[Finding]:
         for example in decision.examples:
             result = ctx.rules.parse_dataset(example.namespace, example.name)
             if result.ok or decision.reason not in (result.reason or ""):
-                yield ctx.at("naming/decision-mismatch", path, example.pointer,
-                             f"{example.namespace!r} / {example.name!r} should be rejected with this decision's "
-                             f"reason, but the parser says: {'valid' if result.ok else result.reason}")
+                yield ctx.at(
+                    "naming/decision-mismatch",
+                    path,
+                    example.pointer,
+                    f"{example.namespace!r} / {example.name!r} should be rejected with this "
+                    f"decision's reason, but the parser says: "
+                    f"{'valid' if result.ok else result.reason}",
+                )
 
 
 def _accepts(source: Source, namespace: str, name: str) -> bool:
@@ -223,14 +302,24 @@ def _ambiguity(ctx: _Context) -> Iterator[Finding]:
                     continue
                 if _accepts(other, example.namespace, example.name):
                     reported.add(pair)
-                    yield ctx.at("naming/ambiguous", source.path, example.pointer,
-                                 f"{example.namespace!r} / {example.name!r} is accepted by both {source.id} and "
-                                 f"{other.id}; add precedence (over) to one of the files, or narrow the patterns")
+                    yield ctx.at(
+                        "naming/ambiguous",
+                        source.path,
+                        example.pointer,
+                        f"{example.namespace!r} / {example.name!r} is accepted by both {source.id} "
+                        f"and {other.id}; add precedence (over) to one of the files, or narrow "
+                        f"the patterns",
+                    )
 
 
 def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
-    probes = ("a" * PROBE_LENGTH + "!", "." * PROBE_LENGTH, "a." * (PROBE_LENGTH // 2) + "\x00",
-              "/" * PROBE_LENGTH + "\x00" + "a" * PROBE_LENGTH, "0" * PROBE_LENGTH + "x")
+    probes = (
+        "a" * PROBE_LENGTH + "!",
+        "." * PROBE_LENGTH,
+        "a." * (PROBE_LENGTH // 2) + "\x00",
+        "/" * PROBE_LENGTH + "\x00" + "a" * PROBE_LENGTH,
+        "0" * PROBE_LENGTH + "x",
+    )
     for source in (*ctx.rules.datasets.values(), *ctx.rules.jobs.values()):
         for i, form in enumerate(source.forms):
             for probe in probes:
@@ -238,9 +327,13 @@ def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
                     try:
                         compiled.fullmatch(probe, timeout=budget.timeout(MATCH_TIMEOUT))
                     except TimeoutError:
-                        yield ctx.at("naming/slow-pattern", source.path, f"/forms/{i}",
-                                     f"matching form {form.label!r} against a {len(probe):,}-character probe took "
-                                     f"over {MATCH_TIMEOUT:g} s; simplify the component patterns")
+                        yield ctx.at(
+                            "naming/slow-pattern",
+                            source.path,
+                            f"/forms/{i}",
+                            f"matching form {form.label!r} against a {len(probe):,}-character "
+                            f"probe took over {MATCH_TIMEOUT:g} s; simplify the component patterns",
+                        )
                         break
                 else:
                     continue
@@ -259,6 +352,13 @@ def _docs_in_sync(snapshot: Snapshot, ctx: _Context, folder: str) -> Iterator[Fi
     current = None if data is None else data.decode("utf-8", "replace")
     if current != render(ctx.rules):
         state = "is missing" if current is None else "is out of date"
-        yield Finding(rule="naming/docs-out-of-sync", severity=Severity.ERROR, path=path, line=1, column=1,
-                      message=f"{path} {state}: it must be what `registry-bot naming docs` generates from the files",
-                      hint=f"Run `registry-bot naming docs --dir {folder}` and commit the result.")
+        yield Finding(
+            rule="naming/docs-out-of-sync",
+            severity=Severity.ERROR,
+            path=path,
+            line=1,
+            column=1,
+            message=f"{path} {state}: it must be what `registry-bot naming docs` generates from "
+            f"the files",
+            hint=f"Run `registry-bot naming docs --dir {folder}` and commit the result.",
+        )

@@ -1,9 +1,11 @@
-"""The edge of the review: changed paths it could not read as files, and a change it could not list whole.
+"""The edge of the review: changed paths it could not read as files, and a change it could not list
+whole.
 
-A review judges only what it read. A symlink, a submodule or a blob over the size limit under the folders
-the bot reviews is a changed path no check can look into, and a change GitHub could not list whole (past
-its 3,000-file listing, with a tree too large to list) may hold anything: both are errors, so that nothing
-unseen passes. The owners check still asks the entry's owners for every such path, as for a readable one.
+A review judges only what it read. A symlink, a submodule or a blob over the size limit under the
+folders the bot reviews is a changed path no check can look into, and a change GitHub could not list
+whole (past its 3,000-file listing, with a tree too large to list) may hold anything: both are
+errors, so that nothing unseen passes. The owners check still asks the entry's owners for every such
+path, as for a readable one.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ UNREAD = "bot/unread-path"
 NOT_LISTED = "bot/change-not-listed"
 
 RULES = {
-    UNREAD: "A changed path under the folders the bot reviews that it cannot read as a file: a symlink (the bot "
-    "never follows one), a submodule (a commit of another repository) or a blob over the 10 MB limit. An error: "
-    "the review cannot judge what it did not read. Replace it with a regular file, or have a maintainer review it.",
-    NOT_LISTED: "The bot could not list the whole change (GitHub's pull request listing stops at 3,000 files and "
-    "the trees were too large to list as well): an error, since the unlisted part may hold anything. Split the "
-    "pull request.",
+    UNREAD: "A changed path under the folders the bot reviews that it cannot read as a file: a "
+    "symlink (the bot never follows one), a submodule (a commit of another repository) or a blob "
+    "over the 10 MB limit. An error: the review cannot judge what it did not read. Replace it "
+    "with a regular file, or have a maintainer review it.",
+    NOT_LISTED: "The bot could not list the whole change (GitHub's pull request listing stops at "
+    "3,000 files and the trees were too large to list as well): an error, since the unlisted part "
+    "may hold anything. Split the pull request.",
 }
 
 
@@ -32,13 +35,24 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         return
     if changes.truncated:
         why = changes.cut or "GitHub's listing of the pull request's files was cut"
-        yield Finding(NOT_LISTED, Severity.ERROR, "", f"The bot could not list the whole change: {why}. Nothing "
-                      "unlisted was reviewed.", subject="change")
+        yield Finding(
+            NOT_LISTED,
+            Severity.ERROR,
+            "",
+            f"The bot could not list the whole change: {why}. Nothing unlisted was reviewed.",
+            subject="change",
+        )
     watched = tuple(folder.strip("/") for folder in review.config.watched())
     for change in changes.unread():
         if any(_under(path, watched) for path in (change.path, change.old_path) if path):
-            yield Finding(UNREAD, Severity.ERROR, change.path, f"{change.path} is {change.unread}: the bot cannot "
-                          "read it as a file, so nothing about it was reviewed.", subject=change.path)
+            yield Finding(
+                UNREAD,
+                Severity.ERROR,
+                change.path,
+                f"{change.path} is {change.unread}: the bot cannot "
+                "read it as a file, so nothing about it was reviewed.",
+                subject=change.path,
+            )
 
 
 def _under(path: str, folders: tuple[str, ...]) -> bool:

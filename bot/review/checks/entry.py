@@ -24,25 +24,29 @@ SCHEMA_PATH = bundled.path("registry", "registry.schema.json")
 DOCS_HINT = "See registry/registry.schema.json and the README section 'entry'."
 
 RULES = {
-    "entry/folder-name": "Entry folders are lower-case segments `[a-z0-9][a-z0-9-]*`; nesting is allowed and "
-    "`gcp/composer` registers the name `gcp:composer`.",
-    "entry/missing-registry-json": "Every entry folder (one holding CODEOWNERS or facets/) has a registry.json.",
+    "entry/folder-name": "Entry folders are lower-case segments `[a-z0-9][a-z0-9-]*`; nesting is "
+    "allowed and `gcp/composer` registers the name `gcp:composer`.",
+    "entry/missing-registry-json": "Every entry folder (one holding CODEOWNERS or facets/) has a "
+    "registry.json.",
     "entry/unreadable": "registry.json is valid UTF-8 JSON within the size and depth limits.",
-    "entry/schema": "registry.json is valid against registry/registry.schema.json (draft 2020-12): a `producer` "
-    "and/or `consumer` block, each with an https `root_doc_URL` (or a `sample_URL`), facet lists as short URIs "
-    "(or the proposal's object form with `owner`, `spec_versions`, `use_cases`). Each error sits on its line.",
-    "entry/misplaced-facets": "`produced_facets` belongs only under `producer` and `consumed_facets` only under "
-    "`consumer`.",
+    "entry/schema": "registry.json is valid against registry/registry.schema.json (draft 2020-12): "
+    "a `producer` and/or `consumer` block, each with an https `root_doc_URL` (or a `sample_URL`), "
+    "facet lists as short URIs (or the proposal's object form with `owner`, `spec_versions`, "
+    "`use_cases`). Each error sits on its line.",
+    "entry/misplaced-facets": "`produced_facets` belongs only under `producer` and "
+    "`consumed_facets` only under `consumer`.",
     "entry/duplicate-facet": "A facet list names each short URI once.",
-    "entry/legacy-key": "A legacy spelling such as `root_doc_url` (core's) is accepted with a warning; the "
-    "registry spells it `root_doc_URL`.",
-    "entry/acceptance": "The proposal's acceptance rule: to claim a name an entity has documentation or a "
-    "sample (a `root_doc_URL`, a `sample_URL`, sample events in `samples/` or facet examples).",
-    "entry/logo": "The `logo` of registry.json is a file of the entry's folder, at most 100 KB, whose content is "
-    "the type its name says (PNG, JPEG, WebP or SVG); an SVG is published re-serialised without what could run or "
-    "fetch, and refused when it is not well-formed, has a DOCTYPE or is over 100 KB without its metadata.",
-    "entry/name-collision": "A new name must not collide with an existing one when compared case-insensitively "
-    "with `-`, `_` and `:` folded (`my-tool` and `My_Tool` are the same name).",
+    "entry/legacy-key": "A legacy spelling such as `root_doc_url` (core's) is accepted with a "
+    "warning; the registry spells it `root_doc_URL`.",
+    "entry/acceptance": "The proposal's acceptance rule: to claim a name an entity has "
+    "documentation or a sample (a `root_doc_URL`, a `sample_URL`, sample events in `samples/` or "
+    "facet examples).",
+    "entry/logo": "The `logo` of registry.json is a file of the entry's folder, at most 100 KB, "
+    "whose content is the type its name says (PNG, JPEG, WebP or SVG); an SVG is published "
+    "re-serialised without what could run or fetch, and refused when it is not well-formed, has a "
+    "DOCTYPE or is over 100 KB without its metadata.",
+    "entry/name-collision": "A new name must not collide with an existing one when compared "
+    "case-insensitively with `-`, `_` and `:` folded (`my-tool` and `My_Tool` are the same name).",
 }
 
 
@@ -53,7 +57,8 @@ def _registry_schema() -> Any:
 
 @functools.cache
 def registry_validator() -> Draft202012Validator:
-    """The explaining (pure-Python) validator: every error with its path, for an entry that fails."""
+    """The explaining (pure-Python) validator: every error with its path, for an entry that
+    fails."""
     from jsonschema import Draft202012Validator
 
     from bot.model.schemas import FORMAT_CHECKER
@@ -63,12 +68,17 @@ def registry_validator() -> Draft202012Validator:
 
 @functools.cache
 def registry_is_valid() -> Any:
-    """jsonschema-rs' ``is_valid`` for the registry schema (its formats checked as the explaining validator
-    checks them), or None when it cannot compile the schema. The schema is the bot's own, with a lookahead:
-    fancy-regex, with a backtrack limit (a match that hits it fails, and the explaining validator decides)."""
+    """jsonschema-rs' ``is_valid`` for the registry schema (its formats checked as the explaining
+    validator checks them), or None when it cannot compile the schema. The schema is the bot's own,
+    with a lookahead: fancy-regex, with a backtrack limit (a match that hits it fails, and the
+    explaining validator decides)."""
     try:
-        return rs_validator(_registry_schema(), validate_formats=True, formats=RS_FORMATS,
-                            pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT)).is_valid
+        return rs_validator(
+            _registry_schema(),
+            validate_formats=True,
+            formats=RS_FORMATS,
+            pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
+        ).is_valid
     except Exception:  # noqa: BLE001 - the explaining validator decides alone
         return None
 
@@ -83,21 +93,31 @@ def check(review: ReviewInput) -> Iterator[Finding]:
 
 
 def _folder(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
-    rel = entry.folder[len(review.config.paths.registry) + 1:]
+    rel = entry.folder[len(review.config.paths.registry) + 1 :]
     for segment in rel.split("/"):
         if not ENTRY_SEGMENT.fullmatch(segment):
             yield Finding(
-                rule="entry/folder-name", severity=Severity.ERROR, path=entry.folder,
+                rule="entry/folder-name",
+                severity=Severity.ERROR,
+                path=entry.folder,
                 message=f"entry folder segment {segment!r} is not lower-case [a-z0-9][a-z0-9-]*",
-                hint=f"Rename the folder, for example to {fold_name(segment) or 'a-name'!r}.", entry=entry.name)
+                hint=f"Rename the folder, for example to {fold_name(segment) or 'a-name'!r}.",
+                entry=entry.name,
+            )
 
 
 def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
     loaded = review.head_registry.files.json(entry.registry_json)
     if loaded.missing:
-        yield Finding(rule="entry/missing-registry-json", severity=Severity.ERROR, path=entry.registry_json,
-                      message=f"entry {entry.name} has no registry.json", entry=entry.name,
-                      hint="Declare the producer and/or consumer block with its documentation URL. " + DOCS_HINT)
+        yield Finding(
+            rule="entry/missing-registry-json",
+            severity=Severity.ERROR,
+            path=entry.registry_json,
+            message=f"entry {entry.name} has no registry.json",
+            entry=entry.name,
+            hint="Declare the producer and/or consumer block with its documentation URL. "
+            + DOCS_HINT,
+        )
         return
     if loaded.doc is None:
         yield unreadable("entry/unreadable", Severity.ERROR, loaded, "registry.json", entry.name)
@@ -106,41 +126,78 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
     value: Any = doc.value
     normalized = json.loads(json.dumps(value)) if isinstance(value, dict) else value
     skip: set[str] = set()
-    for block, body in (value.items() if isinstance(value, dict) else ()):
+    for block, body in value.items() if isinstance(value, dict) else ():
         if not isinstance(body, dict):
             continue
         for key in body:
             pointer = f"/{block}/{key}"
             if key in LEGACY_KEYS:
                 new = LEGACY_KEYS[key]
-                fix = None if new in body else token_fix(doc, pointer, new, f"rename {key!r} to {new!r}", key=True)
-                yield at("entry/legacy-key", Severity.WARNING, doc, pointer,
-                         f"legacy key {key!r}: the registry spells it {new!r}",
-                         hint=f"Rename {key!r} to {new!r}.", entry=entry.name, key=True, fix=fix)
+                fix = (
+                    None
+                    if new in body
+                    else token_fix(doc, pointer, new, f"rename {key!r} to {new!r}", key=True)
+                )
+                yield at(
+                    "entry/legacy-key",
+                    Severity.WARNING,
+                    doc,
+                    pointer,
+                    f"legacy key {key!r}: the registry spells it {new!r}",
+                    hint=f"Rename {key!r} to {new!r}.",
+                    entry=entry.name,
+                    key=True,
+                    fix=fix,
+                )
                 normalized[block][LEGACY_KEYS[key]] = normalized[block].pop(key)
             elif key in FACET_FIELDS.values() and FACET_FIELDS.get(block) != key:
                 right = "producer" if key == "produced_facets" else "consumer"
-                yield at("entry/misplaced-facets", Severity.ERROR, doc, pointer,
-                         f"{key!r} belongs under {right!r}, not under {block!r}",
-                         hint=f"Move the list into the {right!r} block.", entry=entry.name, key=True)
+                yield at(
+                    "entry/misplaced-facets",
+                    Severity.ERROR,
+                    doc,
+                    pointer,
+                    f"{key!r} belongs under {right!r}, not under {block!r}",
+                    hint=f"Move the list into the {right!r} block.",
+                    entry=entry.name,
+                    key=True,
+                )
                 del normalized[block][key]
                 skip.add(pointer)
             elif key in FACET_FIELDS.values() and isinstance(body[key], list):
                 seen: dict[str, int] = {}
                 for i, uri in enumerate(body[key]):
                     if isinstance(uri, str) and uri in seen:
-                        yield at("entry/duplicate-facet", Severity.ERROR, doc, f"{pointer}/{i}",
-                                 f"{uri} is listed twice (first at index {seen[uri]})", entry=entry.name,
-                                 hint="Remove the duplicate.")
+                        yield at(
+                            "entry/duplicate-facet",
+                            Severity.ERROR,
+                            doc,
+                            f"{pointer}/{i}",
+                            f"{uri} is listed twice (first at index {seen[uri]})",
+                            entry=entry.name,
+                            hint="Remove the duplicate.",
+                        )
                     elif isinstance(uri, str):
                         seen[uri] = i
     is_valid = registry_is_valid()
-    errors = () if is_valid is not None and is_valid(normalized) else registry_validator().iter_errors(normalized)
+    errors = (
+        ()
+        if is_valid is not None and is_valid(normalized)
+        else registry_validator().iter_errors(normalized)
+    )
     for error in errors:
         pointer = json_pointer(error.absolute_path)
         if any(pointer.startswith(s) for s in skip):
             continue
-        yield at("entry/schema", Severity.ERROR, doc, pointer, _schema_message(error), hint=DOCS_HINT, entry=entry.name)
+        yield at(
+            "entry/schema",
+            Severity.ERROR,
+            doc,
+            pointer,
+            _schema_message(error),
+            hint=DOCS_HINT,
+            entry=entry.name,
+        )
     yield from _acceptance(review, entry, normalized, doc)
     yield from _logo(review, entry, normalized, doc)
 
@@ -149,7 +206,9 @@ def _schema_message(error: Any) -> str:
     if error.validator in ("oneOf", "anyOf") and error.context:
         best = min(error.context, key=lambda e: len(e.absolute_path))
         if error.validator == "anyOf" and all(e.validator == "required" for e in error.context):
-            return "needs one of: " + ", ".join(sorted(e.message.split("'")[1] for e in error.context))
+            return "needs one of: " + ", ".join(
+                sorted(e.message.split("'")[1] for e in error.context)
+            )
         return f"{best.message}"
     if error.validator == "additionalProperties":
         return f"{error.message} (allowed: {', '.join(sorted(error.schema.get('properties', {})))})"
@@ -160,14 +219,26 @@ def _acceptance(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iter
     if not isinstance(value, dict):
         return
     blocks = [b for b in ("producer", "consumer") if isinstance(value.get(b), dict)]
-    has_doc = any(isinstance(value[b].get(k), str) and value[b][k].startswith("https://")
-                  for b in blocks for k in ("root_doc_URL", "sample_URL"))
-    has_samples = bool(review.head.files(f"{entry.folder}/samples")) or bool(review.head.files(entry.examples_dir))
+    has_doc = any(
+        isinstance(value[b].get(k), str) and value[b][k].startswith("https://")
+        for b in blocks
+        for k in ("root_doc_URL", "sample_URL")
+    )
+    has_samples = bool(review.head.files(f"{entry.folder}/samples")) or bool(
+        review.head.files(entry.examples_dir)
+    )
     if blocks and not has_doc and not has_samples:
-        yield at("entry/acceptance", Severity.ERROR, doc, "",
-                 f"{entry.name} has neither documentation nor a sample: reserving a name before public "
-                 "functionality is discouraged", entry=entry.name,
-                 hint="Add an https root_doc_URL, a sample_URL, sample events under samples/ or facet examples.")
+        yield at(
+            "entry/acceptance",
+            Severity.ERROR,
+            doc,
+            "",
+            f"{entry.name} has neither documentation nor a sample: reserving a name before public "
+            "functionality is discouraged",
+            entry=entry.name,
+            hint="Add an https root_doc_URL, a sample_URL, sample events under samples/ or facet "
+            "examples.",
+        )
 
 
 def _logo(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iterator[Finding]:
@@ -175,12 +246,26 @@ def _logo(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iterator[F
     if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
         return  # absent, or already an entry/schema error
     size = review.head.size(f"{entry.folder}/{name}")
-    data = review.head.read(f"{entry.folder}/{name}") if size is not None and size <= source_limit(name) else None
-    problem = (f"{name} is not a file of the entry's folder" if size is None
-               else logo_problem(name, data if data is not None else b"\0" * size))
+    data = (
+        review.head.read(f"{entry.folder}/{name}")
+        if size is not None and size <= source_limit(name)
+        else None
+    )
+    problem = (
+        f"{name} is not a file of the entry's folder"
+        if size is None
+        else logo_problem(name, data if data is not None else b"\0" * size)
+    )
     if problem:
-        yield at("entry/logo", Severity.ERROR, doc, "/logo", problem, entry=entry.name,
-                 hint="Add a PNG, JPEG, WebP or SVG of at most 100 KB next to registry.json.")
+        yield at(
+            "entry/logo",
+            Severity.ERROR,
+            doc,
+            "/logo",
+            problem,
+            entry=entry.name,
+            hint="Add a PNG, JPEG, WebP or SVG of at most 100 KB next to registry.json.",
+        )
 
 
 def _collisions(review: ReviewInput) -> Iterator[Finding]:
@@ -195,6 +280,11 @@ def _collisions(review: ReviewInput) -> Iterator[Finding]:
         for name in new:
             others = ", ".join(n for n in group if n != name)
             entry = review.head_registry.entries[name]
-            yield Finding(rule="entry/name-collision", severity=Severity.ERROR, path=entry.folder, entry=name,
-                          message=f"the name {name!r} collides with {others} (case, '-', '_' and ':' folded)",
-                          hint="Pick a distinct name; facet prefixes and PascalCase names would clash.")
+            yield Finding(
+                rule="entry/name-collision",
+                severity=Severity.ERROR,
+                path=entry.folder,
+                entry=name,
+                message=f"the name {name!r} collides with {others} (case, '-', '_' and ':' folded)",
+                hint="Pick a distinct name; facet prefixes and PascalCase names would clash.",
+            )

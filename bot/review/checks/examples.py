@@ -1,4 +1,5 @@
-"""Example rules: every facet has examples, they validate, and negative examples fail as declared."""
+"""Example rules: every facet has examples, they validate, and negative examples fail as
+declared."""
 
 from __future__ import annotations
 
@@ -20,7 +21,11 @@ from bot.model.schemas import (
     deadline,
 )
 from bot.review.checks._common import at, json_pointer, unreadable
-from bot.review.checks._example_facets import event_url_findings, schema_url_findings, undeclared_field_findings
+from bot.review.checks._example_facets import (
+    event_url_findings,
+    schema_url_findings,
+    undeclared_field_findings,
+)
 from bot.review.input import ReviewInput
 
 if TYPE_CHECKING:  # the pure-Python stack explains failures and is imported only then
@@ -33,41 +38,47 @@ MAX_ERRORS_PER_EXAMPLE = 50
 EXPECT_KEY = "$expect"
 
 RULES = {
-    "examples/missing": "Each facet has at least one example: `facets/examples/<FacetName>/<n>.json` in its "
-    "entry (core: `spec/tests/<FacetName>/`). A facet a change adds without one fails it; an adoption gap of "
-    "today's registry, so a warning with `--all`.",
+    "examples/missing": "Each facet has at least one example: "
+    "`facets/examples/<FacetName>/<n>.json` in its entry (core: `spec/tests/<FacetName>/`). A "
+    "facet a change adds without one fails it; an adoption gap of today's registry, so a warning "
+    "with `--all`.",
     "examples/unreadable": "An example is valid UTF-8 JSON within the size and depth limits.",
-    "examples/invalid": "An example validates against its facet schema. Every validation error is reported, "
-    "each on the line of the offending value.",
-    "examples/unknown-key": "An example's top-level keys are facet keys the schema defines (a wrong key would "
-    "otherwise validate vacuously).",
-    "examples/negative-passes": "A negative example (`<FacetName>/invalid/*.json`) must fail validation.",
+    "examples/invalid": "An example validates against its facet schema. Every validation error is "
+    "reported, each on the line of the offending value.",
+    "examples/unknown-key": "An example's top-level keys are facet keys the schema defines (a "
+    "wrong key would otherwise validate vacuously).",
+    "examples/negative-passes": "A negative example (`<FacetName>/invalid/*.json`) must fail "
+    "validation.",
     "examples/negative-wrong-error": "A negative example that declares its expected error "
-    "(`\"$expect\": {\"keyword\": \"required\", \"pointer\": \"/myFacet\"}`) fails with that error.",
-    "examples/timeout": f"Validating one example takes at most {EXAMPLE_BUDGET_SECONDS:g} s, and one regular "
-    f"expression of its schema at most {PATTERN_TIMEOUT_SECONDS:g} s on one value (a pattern with catastrophic "
-    f"backtracking is stopped and named, not waited for); once a review has spent {REVIEW_BUDGET_SECONDS:g} s "
+    '(`"$expect": {"keyword": "required", "pointer": "/myFacet"}`) fails with that error.',
+    "examples/timeout": f"Validating one example takes at most {EXAMPLE_BUDGET_SECONDS:g} s, and "
+    f"one regular expression of its schema at most {PATTERN_TIMEOUT_SECONDS:g} s on one value (a "
+    f"pattern with catastrophic backtracking is stopped and named, not waited for); once a review "
+    f"has spent {REVIEW_BUDGET_SECONDS:g} s "
     "explaining examples, the remaining failing ones are reported as not validated.",
-    "examples/unresolved-ref": "Validating an example reaches no reference that cannot be resolved offline "
-    "(`facets/unresolved-ref` and `facets/remote-ref` on the schema say why).",
-    "examples/unverified": "Warning: an example whose schema refers to an openlineage.io schema that is not in the "
-    "repository cannot be checked offline when the repository keeps no published mirror (`paths.mirror`).",
-    "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that consumes "
-    "nothing of the example).",
+    "examples/unresolved-ref": "Validating an example reaches no reference that cannot be resolved "
+    "offline (`facets/unresolved-ref` and `facets/remote-ref` on the schema say why).",
+    "examples/unverified": "Warning: an example whose schema refers to an openlineage.io schema "
+    "that is not in the repository cannot be checked offline when the repository keeps no "
+    "published mirror (`paths.mirror`).",
+    "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that "
+    "consumes nothing of the example).",
     "examples/orphan": "An examples folder names a facet file of its entry.",
-    "examples/schema-url": "Each facet of an example names its schema in `_schemaURL`: the schema's own file, "
-    "a version of it that exists (the current one or a published copy) and, after `#`, a `$defs` entry that "
-    "exists and is the facet under that key. The finding says what the URL should be. The events kept beside the "
-    "core examples (`spec/tests/*.json`) are checked too: each openlineage.io facet URL names a facet file, a "
-    "version and a `$defs` entry that exist (an older version is fine in an event).",
-    "examples/stale-schema-url": "An example the change adds or edits names the current version of its facet "
-    "in `_schemaURL` (it is checked against that version), not an older published one. Judged against the base: "
-    "it blocks only when the change made it stale (it bumped the schema, wrote the URL, or made the example use "
-    "fields the named version lacks); an edit elsewhere in an example that was already stale leaves it "
-    "pre-existing. A warning with `--all`.",
-    "examples/undeclared-field": "A field of an example that no version of its (open) schema declares where it "
-    "stands is a warning naming the closest declared field; an error when it is a respelling of a declared "
-    "field (`ordinal_position` for `ordinalPosition`): the example and the schema have drifted apart.",
+    "examples/schema-url": "Each facet of an example names its schema in `_schemaURL`: the "
+    "schema's own file, a version of it that exists (the current one or a published copy) and, "
+    "after `#`, a `$defs` entry that exists and is the facet under that key. The finding says what "
+    "the URL should be. The events kept beside the core examples (`spec/tests/*.json`) are checked "
+    "too: each openlineage.io facet URL names a facet file, a version and a `$defs` entry that "
+    "exist (an older version is fine in an event).",
+    "examples/stale-schema-url": "An example the change adds or edits names the current version of "
+    "its facet in `_schemaURL` (it is checked against that version), not an older published one. "
+    "Judged against the base: it blocks only when the change made it stale (it bumped the schema, "
+    "wrote the URL, or made the example use fields the named version lacks); an edit elsewhere in "
+    "an example that was already stale leaves it pre-existing. A warning with `--all`.",
+    "examples/undeclared-field": "A field of an example that no version of its (open) schema "
+    "declares where it stands is a warning naming the closest declared field; an error when it is "
+    "a respelling of a declared field (`ordinal_position` for `ordinalPosition`): the example and "
+    "the schema have drifted apart.",
 }
 
 
@@ -77,25 +88,39 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     for entry in review.reviewed_entries():
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
-            validator = Validators(store.fast_validator(schema.value), None, budget,
-                                   functools.partial(store.work_bound, schema.value), store.has_mirror,
-                                   functools.partial(store.validator, schema.value))
+            validator = Validators(
+                store.fast_validator(schema.value),
+                None,
+                budget,
+                functools.partial(store.work_bound, schema.value),
+                store.has_mirror,
+                functools.partial(store.validator, schema.value),
+            )
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
         if entry.is_core:
             yield from _sample_events(review, entry)
 
 
-def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, validator: Validators) -> Iterator[Finding]:
+def _facet_examples(
+    review: ReviewInput, entry: Entry, schema: FacetSchema, validator: Validators
+) -> Iterator[Finding]:
     folder = f"{entry.examples_dir}/{schema.stem}"
     paths = review.head.files(folder)
     positive = [p for p in paths if p.endswith(".json") and p.count("/") == folder.count("/") + 1]
     negative = [p for p in paths if p.startswith(f"{folder}/invalid/") and p.endswith(".json")]
     if not positive:
-        yield Finding(rule="examples/missing", severity=Severity.ERROR, path=schema.path,
-                      line=1, column=1, entry=entry.name,
-                      message=f"{schema.stem} has no example in {folder}/",
-                      hint=f"Add {folder}/1.json: an object whose key is the facet key and value a full facet.")
+        yield Finding(
+            rule="examples/missing",
+            severity=Severity.ERROR,
+            path=schema.path,
+            line=1,
+            column=1,
+            entry=entry.name,
+            message=f"{schema.stem} has no example in {folder}/",
+            hint=f"Add {folder}/1.json: an object whose key is the facet key and value a full "
+            f"facet.",
+        )
     keys = {f.key for f in schema.facets}
     files = review.head_registry.files
     mirror = review.config.paths.mirror
@@ -111,11 +136,14 @@ def _facet_examples(review: ReviewInput, entry: Entry, schema: FacetSchema, vali
             yield from _positive(loaded.doc, validator, keys, entry.name, schema)
             written = None if review.changes is None else review.changes.get(path) is not None
             yield from schema_url_findings(loaded.doc, schema, review.head_schemas, mirror, written)
-            yield from undeclared_field_findings(loaded.doc, schema, review.head_schemas, mirror, before)
+            yield from undeclared_field_findings(
+                loaded.doc, schema, review.head_schemas, mirror, before
+            )
 
 
 def _before(review: ReviewInput, schema: FacetSchema) -> Any:
-    """The schema's value before a change that edits it (``None`` when the change leaves it alone)."""
+    """The schema's value before a change that edits it (``None`` when the change leaves it
+    alone)."""
     changes, registry = review.changes, review.base_registry
     change = changes.get(schema.path) if changes is not None else None
     if change is None or registry is None:
@@ -138,21 +166,26 @@ class Validators:
     fast: Any | None
     explain: Validator | None  # None: ``make_explain`` builds it when an example first fails
     budget: Budget
-    work_bound: Callable[[int], int] = lambda depth: 0  # the schema's work for an instance this deep
-    mirror: bool = True  # whether the repository keeps a published mirror to resolve openlineage.io refs
+    # the schema's work for an instance this deep
+    work_bound: Callable[[int], int] = lambda depth: 0
+    # whether the repository keeps a published mirror to resolve openlineage.io refs
+    mirror: bool = True
     make_explain: Callable[[], Validator] | None = None
 
     def explainer(self) -> Validator:
-        """The explaining validator, built on first use (passing examples never import pure-Python jsonschema)."""
+        """The explaining validator, built on first use (passing examples never import pure-Python
+        jsonschema)."""
         if self.explain is None:
             if self.make_explain is None:
                 raise ValueError("Validators needs an explaining validator or a way to build one")
-            object.__setattr__(self, "explain", self.make_explain())  # a cache on a frozen dataclass
+            # a cache on a frozen dataclass
+            object.__setattr__(self, "explain", self.make_explain())
         return self.explain
 
     def fast_for(self, instance: Any) -> Any | None:
-        """The compiled validator, unless this schema could make it work exponentially on ``instance``
-        (jsonschema-rs cannot be stopped; the pure-Python validator is bounded by ``deadline``)."""
+        """The compiled validator, unless this schema could make it work exponentially on
+        ``instance`` (jsonschema-rs cannot be stopped; the pure-Python validator is bounded by
+        ``deadline``)."""
         if self.fast is None or self.work_bound(_depth(instance)) > WORK_LIMIT:
             return None
         return self.fast
@@ -181,8 +214,11 @@ class Stopped:
     severity: Severity = Severity.ERROR
 
 
-def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[ValidationError] | Stopped:
-    """All validation errors (capped), or why validation stopped (time budget, reference, recursion)."""
+def _errors(
+    validator: Validators, instance: Any, schema: FacetSchema
+) -> list[ValidationError] | Stopped:
+    """All validation errors (capped), or why validation stopped (time budget, reference,
+    recursion)."""
     fast = validator.fast_for(instance)
     if fast is not None:
         try:
@@ -192,9 +228,12 @@ def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[V
             pass
     budget = validator.budget
     if budget.left <= 0:
-        return Stopped("examples/timeout", f"not validated against {schema.filename}: this review already spent "
-                       f"its {REVIEW_BUDGET_SECONDS:g} s on validating examples",
-                       "Other examples took long to validate: see the first examples/timeout findings.")
+        return Stopped(
+            "examples/timeout",
+            f"not validated against {schema.filename}: this review already spent "
+            f"its {REVIEW_BUDGET_SECONDS:g} s on validating examples",
+            "Other examples took long to validate: see the first examples/timeout findings.",
+        )
     from referencing.exceptions import Unresolvable
 
     start = time.monotonic()
@@ -207,57 +246,93 @@ def _errors(validator: Validators, instance: Any, schema: FacetSchema) -> list[V
                     break
             return out
     except PatternTimeout as exc:
-        return Stopped("examples/timeout", f"validating against {schema.filename} was stopped: {exc}",
-                       "The pattern backtracks catastrophically: remove nested quantifiers like (a+)+ or "
-                       "overlapping alternatives like (a|aa)+.")
+        return Stopped(
+            "examples/timeout",
+            f"validating against {schema.filename} was stopped: {exc}",
+            "The pattern backtracks catastrophically: remove nested quantifiers like (a+)+ or "
+            "overlapping alternatives like (a|aa)+.",
+        )
     except ValidationTimeout:
-        return Stopped("examples/timeout", f"validating against {schema.filename} took over "
-                       f"{EXAMPLE_BUDGET_SECONDS:g} s and was stopped",
-                       "Simplify the schema: deeply nested anyOf/oneOf or many patterns multiply the work.")
+        return Stopped(
+            "examples/timeout",
+            f"validating against {schema.filename} took over "
+            f"{EXAMPLE_BUDGET_SECONDS:g} s and was stopped",
+            "Simplify the schema: deeply nested anyOf/oneOf or many patterns multiply the work.",
+        )
     except Unresolvable as exc:
         ref = getattr(exc, "ref", None) or str(exc)
         if str(ref).startswith(PUBLISHED) and not validator.mirror:
-            return Stopped("examples/unverified", f"validating against {schema.filename} reached $ref {ref!r}, "
-                           "which cannot be checked offline: the repository keeps no published mirror; the "
-                           "example was not checked",
-                           "Keep the published schemas in the repository (paths.mirror) so examples can be checked.",
-                           Severity.WARNING)
-        return Stopped("examples/unresolved-ref", f"validating against {schema.filename} reached $ref {ref!r}, "
-                       "which does not resolve offline; the example could not be checked",
-                       "Refer only to schemas in the repository or its published mirror (https://openlineage.io/spec/...).")
+            return Stopped(
+                "examples/unverified",
+                f"validating against {schema.filename} reached $ref {ref!r}, "
+                "which cannot be checked offline: the repository keeps no published mirror; the "
+                "example was not checked",
+                "Keep the published schemas in the repository (paths.mirror) so examples can be "
+                "checked.",
+                Severity.WARNING,
+            )
+        return Stopped(
+            "examples/unresolved-ref",
+            f"validating against {schema.filename} reached $ref {ref!r}, "
+            "which does not resolve offline; the example could not be checked",
+            "Refer only to schemas in the repository or its published mirror "
+            "(https://openlineage.io/spec/...).",
+        )
     except RecursionError:
-        return Stopped("examples/recursion", f"validating against {schema.filename} recursed without end "
-                       "(a $ref cycle that consumes nothing of the example); the example could not be checked",
-                       "Break the cycle: a $ref back to an enclosing schema must sit under a property or items.")
+        return Stopped(
+            "examples/recursion",
+            f"validating against {schema.filename} recursed without end "
+            "(a $ref cycle that consumes nothing of the example); the example could not be checked",
+            "Break the cycle: a $ref back to an enclosing schema must sit under a property or "
+            "items.",
+        )
     finally:
         budget.left -= time.monotonic() - start
 
 
 def _stopped(doc: JsonDoc, entry: str, stopped: Stopped) -> Finding:
-    return at(stopped.rule, stopped.severity, doc, "", stopped.message, entry=entry, hint=stopped.hint)
+    return at(
+        stopped.rule, stopped.severity, doc, "", stopped.message, entry=entry, hint=stopped.hint
+    )
 
 
-def _positive(doc: JsonDoc, validator: Validators, keys: set[str], entry: str,
-              schema: FacetSchema) -> Iterator[Finding]:
+def _positive(
+    doc: JsonDoc, validator: Validators, keys: set[str], entry: str, schema: FacetSchema
+) -> Iterator[Finding]:
     value = doc.value
     if isinstance(value, dict):
         for key in value:
             if key not in keys:
-                yield at("examples/unknown-key", Severity.ERROR, doc, "/" + key.replace("~", "~0").replace("/", "~1"),
-                         f"{key!r} is not a facet key of {schema.filename} (expected {', '.join(sorted(keys))})",
-                         entry=entry, key=True, hint="An example is {\"<facet key>\": {...the facet...}}.")
+                yield at(
+                    "examples/unknown-key",
+                    Severity.ERROR,
+                    doc,
+                    "/" + key.replace("~", "~0").replace("/", "~1"),
+                    f"{key!r} is not a facet key of {schema.filename} (expected "
+                    f"{', '.join(sorted(keys))})",
+                    entry=entry,
+                    key=True,
+                    hint='An example is {"<facet key>": {...the facet...}}.',
+                )
     errors = _errors(validator, value, schema)
     if isinstance(errors, Stopped):
         yield _stopped(doc, entry, errors)
         return
     for error in errors:
-        yield at("examples/invalid", Severity.ERROR, doc, json_pointer(error.absolute_path),
-                 f"{error.message} (schema: {'/'.join(map(str, error.absolute_schema_path))})", entry=entry,
-                 hint=f"Against {schema.filename}.")
+        yield at(
+            "examples/invalid",
+            Severity.ERROR,
+            doc,
+            json_pointer(error.absolute_path),
+            f"{error.message} (schema: {'/'.join(map(str, error.absolute_schema_path))})",
+            entry=entry,
+            hint=f"Against {schema.filename}.",
+        )
 
 
-def _negative(doc: JsonDoc, validator: Validators, entry: str,
-              schema: FacetSchema) -> Iterator[Finding]:
+def _negative(
+    doc: JsonDoc, validator: Validators, entry: str, schema: FacetSchema
+) -> Iterator[Finding]:
     value = doc.value
     expect = value.get(EXPECT_KEY) if isinstance(value, dict) else None
     if isinstance(value, dict):
@@ -267,17 +342,35 @@ def _negative(doc: JsonDoc, validator: Validators, entry: str,
         yield _stopped(doc, entry, errors)
         return
     if not errors:
-        yield at("examples/negative-passes", Severity.ERROR, doc, "",
-                 f"this negative example of {schema.stem} validates", entry=entry,
-                 hint="A file under invalid/ must break the schema; move it or make it invalid.")
+        yield at(
+            "examples/negative-passes",
+            Severity.ERROR,
+            doc,
+            "",
+            f"this negative example of {schema.stem} validates",
+            entry=entry,
+            hint="A file under invalid/ must break the schema; move it or make it invalid.",
+        )
         return
     wanted = expect if isinstance(expect, list) else [expect] if isinstance(expect, dict) else []
     for item in wanted:
         keyword, pointer = item.get("keyword"), item.get("pointer", "")
-        if not any(e.validator == keyword and json_pointer(e.absolute_path) == pointer for e in _flat(errors)):
-            got = "; ".join(f"{e.validator} at {json_pointer(e.absolute_path) or '/'}" for e in errors[:5])
-            yield at("examples/negative-wrong-error", Severity.ERROR, doc, f"/{EXPECT_KEY}",
-                     f"expected a {keyword!r} error at {pointer or '/'!r}, got: {got}", entry=entry, key=True)
+        if not any(
+            e.validator == keyword and json_pointer(e.absolute_path) == pointer
+            for e in _flat(errors)
+        ):
+            got = "; ".join(
+                f"{e.validator} at {json_pointer(e.absolute_path) or '/'}" for e in errors[:5]
+            )
+            yield at(
+                "examples/negative-wrong-error",
+                Severity.ERROR,
+                doc,
+                f"/{EXPECT_KEY}",
+                f"expected a {keyword!r} error at {pointer or '/'!r}, got: {got}",
+                entry=entry,
+                key=True,
+            )
 
 
 def _flat(errors: list[ValidationError]) -> Iterator[ValidationError]:
@@ -290,23 +383,37 @@ def _flat(errors: list[ValidationError]) -> Iterator[ValidationError]:
 
 
 def _sample_events(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
-    """The events kept beside the core examples (``spec/tests/*.json``): their facets' ``_schemaURL``s."""
+    """The events kept beside the core examples (``spec/tests/*.json``): their facets'
+    ``_schemaURL``s."""
     folder = entry.examples_dir + "/"
     registry = review.head_registry
     for path in review.head.files(entry.examples_dir):
-        if path.endswith(".json") and "/" not in path[len(folder):]:
+        if path.endswith(".json") and "/" not in path[len(folder) :]:
             loaded = registry.files.json(path)
             if loaded.doc is not None:  # spec/unreadable reports an unreadable one
-                yield from event_url_findings(loaded.doc, registry.schema_by_filename, review.head_schemas,
-                                              review.config.paths.mirror, entry.name)
+                yield from event_url_findings(
+                    loaded.doc,
+                    registry.schema_by_filename,
+                    review.head_schemas,
+                    review.config.paths.mirror,
+                    entry.name,
+                )
 
 
 def _orphans(review: ReviewInput, entry: Entry, names: set[str]) -> Iterator[Finding]:
     prefix = entry.examples_dir + "/"
-    folders = {p[len(prefix):].split("/", 1)[0] for p in review.head.files(entry.examples_dir)
-               if "/" in p[len(prefix):]}
+    folders = {
+        p[len(prefix) :].split("/", 1)[0]
+        for p in review.head.files(entry.examples_dir)
+        if "/" in p[len(prefix) :]
+    }
     for folder in sorted(folders - names):
         path = f"{entry.examples_dir}/{folder}"
-        yield Finding(rule="examples/orphan", severity=Severity.WARNING, path=path, entry=entry.name,
-                      message=f"examples folder {folder}/ matches no facet file of {entry.name}",
-                      hint="Name the folder after the facet file (without .json).")
+        yield Finding(
+            rule="examples/orphan",
+            severity=Severity.WARNING,
+            path=path,
+            entry=entry.name,
+            message=f"examples folder {folder}/ matches no facet file of {entry.name}",
+            hint="Name the folder after the facet file (without .json).",
+        )

@@ -1,4 +1,5 @@
-"""Facet rules: each facet schema is a valid, well-named, correctly based, offline-resolvable schema."""
+"""Facet rules: each facet schema is a valid, well-named, correctly based, offline-resolvable
+schema."""
 
 from __future__ import annotations
 
@@ -10,7 +11,14 @@ from urllib.parse import urljoin
 from bot.core.changes import Status
 from bot.core.findings import Finding, Fix, Severity
 from bot.core.jsondoc import pointer_exists, pointer_from
-from bot.model.registry import BASE_FACETS, FACET_ID, FacetSchema, camel, carries_prefix, key_prefixes
+from bot.model.registry import (
+    BASE_FACETS,
+    FACET_ID,
+    FacetSchema,
+    camel,
+    carries_prefix,
+    key_prefixes,
+)
 from bot.model.schemas import SchemaStore, iter_refs, meta_is_valid
 from bot.review.checks._common import at, json_pointer, token_fix, unreadable
 from bot.review.checks.samples import renamed_in_samples
@@ -21,33 +29,36 @@ MAX_META_ERRORS = 20
 
 RULES = {
     "facets/unreadable": "A facet schema is valid UTF-8 JSON within the size and depth limits.",
-    "facets/meta-schema": "A facet schema declares `$schema` draft 2020-12 and is valid against that meta-schema.",
-    "facets/id": "`$id` is `https://openlineage.io/spec/facets/<MODEL>-<REVISION>-<ADDITION>/<File>.json`, "
-    "with the file's own name.",
-    "facets/no-facet": "A facet schema defines at least one facet: a top-level `properties` member (the facet "
-    "key) whose value refers to a `$defs` facet definition.",
+    "facets/meta-schema": "A facet schema declares `$schema` draft 2020-12 and is valid against "
+    "that meta-schema.",
+    "facets/id": "`$id` is "
+    "`https://openlineage.io/spec/facets/<MODEL>-<REVISION>-<ADDITION>/<File>.json`, with the "
+    "file's own name.",
+    "facets/no-facet": "A facet schema defines at least one facet: a top-level `properties` member "
+    "(the facet key) whose value refers to a `$defs` facet definition.",
     "facets/name-mismatch": "The file name, the `$defs` facet name and the `$id` basename agree "
-    "(`FooRunFacet.json` defines `$defs/FooRunFacet`). A file holding a union of facets under one key, like "
-    "core's `LineageFacet.json`, names each member `<Stem><Entity>Facet`.",
+    "(`FooRunFacet.json` defines `$defs/FooRunFacet`). A file holding a union of facets under one "
+    "key, like core's `LineageFacet.json`, names each member `<Stem><Entity>Facet`.",
     "facets/base": "Each facet extends exactly one OpenLineage base facet "
     "(`OpenLineage.json#/$defs/{Run,Job,Dataset,InputDataset,OutputDataset}Facet`).",
-    "facets/suffix": "A facet's name ends with the suffix of the base it extends (`...InputDatasetFacet` for "
-    "an InputDatasetFacet).",
+    "facets/suffix": "A facet's name ends with the suffix of the base it extends "
+    "(`...InputDatasetFacet` for an InputDatasetFacet).",
     "facets/prefix-name": "A custom facet's name starts with the PascalCase of the registered name "
     "(`gcp/composer` -> `GcpComposer...`).",
-    "facets/prefix-key": "A custom facet's key starts with the registered prefix (`gcp_composer...` or "
-    "`gcpComposer...`).",
-    "facets/key-form": "Warning: `spec/OpenLineage.md` recommends facet keys of the form `{prefix}_{name}` "
-    "in camelCase (`bigQuery_statistics`).",
-    "facets/duplicate-key": "A facet key is defined once per place in an event (run, job, dataset, input or "
-    "output facets) across the registry and core facets.",
+    "facets/prefix-key": "A custom facet's key starts with the registered prefix "
+    "(`gcp_composer...` or `gcpComposer...`).",
+    "facets/key-form": "Warning: `spec/OpenLineage.md` recommends facet keys of the form "
+    "`{prefix}_{name}` in camelCase (`bigQuery_statistics`).",
+    "facets/duplicate-key": "A facet key is defined once per place in an event (run, job, dataset, "
+    "input or output facets) across the registry and core facets.",
     "facets/duplicate-file": "A facet file name is unique across the registry and core facets.",
-    "facets/remote-ref": "A `$ref` may point only inside the repository or its published mirror; any other "
-    "location is an error and is never fetched.",
-    "facets/unverified-ref": "Warning: an openlineage.io `$ref` that is not in the repository cannot be "
-    "checked offline when the repository keeps no published mirror (`paths.mirror`); it is never fetched.",
-    "facets/unresolved-ref": "Every `$ref` resolves offline: local `#/$defs/...` pointers exist, and "
-    "openlineage.io URLs are present in the repository or its published mirror.",
+    "facets/remote-ref": "A `$ref` may point only inside the repository or its published mirror; "
+    "any other location is an error and is never fetched.",
+    "facets/unverified-ref": "Warning: an openlineage.io `$ref` that is not in the repository "
+    "cannot be checked offline when the repository keeps no published mirror (`paths.mirror`); it "
+    "is never fetched.",
+    "facets/unresolved-ref": "Every `$ref` resolves offline: local `#/$defs/...` pointers exist, "
+    "and openlineage.io URLs are present in the repository or its published mirror.",
 }
 
 
@@ -64,14 +75,16 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             schema = next(s for s in entry.schemas if s.path == path)
             for finding in _schema_findings(schema, store, severity):
                 if finding.rule == "facets/prefix-key" and _unpublished(review, schema):
-                    finding = dataclasses.replace(finding, fix=_prefix_key_fix(schema, finding.pointer or ""))
+                    finding = dataclasses.replace(
+                        finding, fix=_prefix_key_fix(schema, finding.pointer or "")
+                    )
                 yield finding
     yield from _uniqueness(review)
 
 
 def _unpublished(review: ReviewInput, schema: FacetSchema) -> bool:
-    """A facet no event can carry yet, so its key may still change: one the change adds (or, reviewing a whole
-    tree, one whose version has no copy in the published mirror)."""
+    """A facet no event can carry yet, so its key may still change: one the change adds (or,
+    reviewing a whole tree, one whose version has no copy in the published mirror)."""
     if review.changes is not None:
         change = review.changes.get(schema.path)
         return change is not None and change.status is Status.ADDED
@@ -84,16 +97,21 @@ def _unpublished(review: ReviewInput, schema: FacetSchema) -> bool:
 
 
 def _prefix_key_fix(schema: FacetSchema, pointer: str) -> Fix | None:
-    """Rename the facet key in the schema, in every example of the facets the file defines and in the entry's
-    sample events (which would otherwise carry a key the entry no longer declares)."""
+    """Rename the facet key in the schema, in every example of the facets the file defines and in
+    the entry's sample events (which would otherwise carry a key the entry no longer declares)."""
     key = pointer.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
     entry = schema.entry
     new = f"{entry.prefix}_{camel(key)}"
-    description = f"rename the facet key {key!r} to {new!r} in the schema, its examples and its entry's samples"
+    description = (
+        f"rename the facet key {key!r} to {new!r} in the schema, its examples and its entry's "
+        f"samples"
+    )
     edits = [token_fix(schema.doc, pointer, new, description, key=True)]
     member = "/" + key.replace("~", "~0").replace("/", "~1")
     files = entry.registry.files
-    for facet in {f.name for f in schema.facets} | {schema.path.rsplit("/", 1)[-1].removesuffix(".json")}:
+    for facet in {f.name for f in schema.facets} | {
+        schema.path.rsplit("/", 1)[-1].removesuffix(".json")
+    }:
         for path in entry.example_paths(facet):
             doc = files.json(path).doc
             if doc is not None and isinstance(doc.value, dict) and key in doc.value:
@@ -108,25 +126,42 @@ def _schema_findings(schema: FacetSchema, store: SchemaStore, sev: Severity) -> 
     doc, name = schema.doc, schema.entry.name
     value = schema.value
     if not isinstance(value, dict):
-        yield at("facets/meta-schema", sev, doc, "", "a facet schema must be a JSON object", entry=name)
+        yield at(
+            "facets/meta-schema", sev, doc, "", "a facet schema must be a JSON object", entry=name
+        )
         return
     yield from _meta(schema, sev)
     yield from _schema_id(schema, sev)
     yield from _names(schema, sev)
     for facet in schema.facets:
         if facet.base not in BASE_FACETS:
-            yield at("facets/base", sev, doc, facet.pointer,
-                     f"{facet.name} does not extend an OpenLineage base facet" +
-                     (f" ({facet.base} is not one)" if facet.base else ""), entry=name,
-                     hint="Start its allOf with {\"$ref\": \"https://openlineage.io/spec/2-0-2/OpenLineage.json"
-                          "#/$defs/RunFacet\"} (or JobFacet, DatasetFacet, InputDatasetFacet, OutputDatasetFacet).",
-                     key=True)
+            yield at(
+                "facets/base",
+                sev,
+                doc,
+                facet.pointer,
+                f"{facet.name} does not extend an OpenLineage base facet"
+                + (f" ({facet.base} is not one)" if facet.base else ""),
+                entry=name,
+                hint='Start its allOf with {"$ref": '
+                '"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"} (or '
+                "JobFacet, DatasetFacet, InputDatasetFacet, OutputDatasetFacet).",
+                key=True,
+            )
         else:
             suffix = _suffix(facet.name)
             if suffix != facet.base:
-                yield at("facets/suffix", sev, doc, facet.pointer,
-                         f"{facet.name} extends {facet.base} but its name ends with {suffix or 'no facet suffix'}",
-                         entry=name, hint=f"Name it ...{facet.base}.", key=True)
+                yield at(
+                    "facets/suffix",
+                    sev,
+                    doc,
+                    facet.pointer,
+                    f"{facet.name} extends {facet.base} but its name ends with "
+                    f"{suffix or 'no facet suffix'}",
+                    entry=name,
+                    hint=f"Name it ...{facet.base}.",
+                    key=True,
+                )
         if not schema.entry.is_core:
             yield from _prefixes(schema, facet.key, facet.name, facet.pointer, sev)
     yield from _refs(schema, store, sev)
@@ -135,15 +170,28 @@ def _schema_findings(schema: FacetSchema, store: SchemaStore, sev: Severity) -> 
 def _meta(schema: FacetSchema, sev: Severity) -> Iterator[Finding]:
     doc, value = schema.doc, schema.value
     if value.get("$schema") != DRAFT_2020_12:
-        yield at("facets/meta-schema", sev, doc, "/$schema" if "$schema" in value else "",
-                 f"$schema must be {DRAFT_2020_12!r}", entry=schema.entry.name)
+        yield at(
+            "facets/meta-schema",
+            sev,
+            doc,
+            "/$schema" if "$schema" in value else "",
+            f"$schema must be {DRAFT_2020_12!r}",
+            entry=schema.entry.name,
+        )
     if meta_is_valid(value):  # never resolves a remote $schema
         return
-    from bot.model.schemas_python import check_schema_errors  # explaining a failure: the pure-Python stack
+    # explaining a failure: the pure-Python stack
+    from bot.model.schemas_python import check_schema_errors
 
     for error in check_schema_errors(value)[:MAX_META_ERRORS]:
-        yield at("facets/meta-schema", sev, doc, json_pointer(error.absolute_path),
-                 f"not a valid draft 2020-12 schema: {error.message}", entry=schema.entry.name)
+        yield at(
+            "facets/meta-schema",
+            sev,
+            doc,
+            json_pointer(error.absolute_path),
+            f"not a valid draft 2020-12 schema: {error.message}",
+            entry=schema.entry.name,
+        )
 
 
 def _schema_id(schema: FacetSchema, sev: Severity) -> Iterator[Finding]:
@@ -151,33 +199,60 @@ def _schema_id(schema: FacetSchema, sev: Severity) -> Iterator[Finding]:
     match = FACET_ID.match(sid or "")
     expected = f"https://openlineage.io/spec/facets/1-0-0/{schema.filename}"
     if match is None:
-        yield at("facets/id", sev, schema.doc, "/$id" if sid else "",
-                 f"$id {sid!r} is not https://openlineage.io/spec/facets/<M-R-A>/<File>.json", entry=schema.entry.name,
-                 hint=f"For a new facet: \"$id\": \"{expected}\".")
+        yield at(
+            "facets/id",
+            sev,
+            schema.doc,
+            "/$id" if sid else "",
+            f"$id {sid!r} is not https://openlineage.io/spec/facets/<M-R-A>/<File>.json",
+            entry=schema.entry.name,
+            hint=f'For a new facet: "$id": "{expected}".',
+        )
     elif match[4] != schema.filename:
-        yield at("facets/name-mismatch", sev, schema.doc, "/$id",
-                 f"$id names {match[4]} but the file is {schema.filename}", entry=schema.entry.name,
-                 hint="Rename the file or fix the $id so they agree.")
+        yield at(
+            "facets/name-mismatch",
+            sev,
+            schema.doc,
+            "/$id",
+            f"$id names {match[4]} but the file is {schema.filename}",
+            entry=schema.entry.name,
+            hint="Rename the file or fix the $id so they agree.",
+        )
 
 
 def _names(schema: FacetSchema, sev: Severity) -> Iterator[Finding]:
     doc, entry = schema.doc, schema.entry.name
     facets = schema.facets
     if not facets:
-        yield at("facets/no-facet", sev, doc, "/properties" if "properties" in schema.value else "",
-                 "the schema defines no facet: no top-level property refers to a $defs facet definition",
-                 entry=entry, hint=f"Add \"properties\": {{\"<key>\": {{\"$ref\": \"#/$defs/{schema.stem}\"}}}}.")
+        yield at(
+            "facets/no-facet",
+            sev,
+            doc,
+            "/properties" if "properties" in schema.value else "",
+            "the schema defines no facet: no top-level property refers to a $defs facet definition",
+            entry=entry,
+            hint=f'Add "properties": {{"<key>": {{"$ref": "#/$defs/{schema.stem}"}}}}.',
+        )
         return
     names = {f.name for f in facets} | {f.via for f in facets if f.via}
     if schema.stem in names:
         return
     root = schema.stem[: -len("Facet")] if schema.stem.endswith("Facet") else None
     if root and all(f.name.startswith(root) and f.via is None for f in facets) and len(facets) > 1:
-        return  # a union of facets under one key: LineageFacet.json -> LineageDatasetFacet, LineageJobFacet
+        # a union of facets under one key: LineageFacet.json -> LineageDatasetFacet, LineageJobFacet
+        return
     listed = ", ".join(sorted(names))
-    yield at("facets/name-mismatch", sev, doc, facets[0].pointer,
-             f"the file is {schema.filename} but it defines {listed}", entry=entry,
-             hint=f"Name the file after its facet ({sorted(names)[0]}.json) or the facet after the file.", key=True)
+    yield at(
+        "facets/name-mismatch",
+        sev,
+        doc,
+        facets[0].pointer,
+        f"the file is {schema.filename} but it defines {listed}",
+        entry=entry,
+        hint=f"Name the file after its facet ({sorted(names)[0]}.json) or the facet after the "
+        f"file.",
+        key=True,
+    )
 
 
 def _suffix(name: str) -> str | None:
@@ -187,23 +262,45 @@ def _suffix(name: str) -> str | None:
     return None
 
 
-def _prefixes(schema: FacetSchema, key: str, facet_name: str, pointer: str, sev: Severity) -> Iterator[Finding]:
+def _prefixes(
+    schema: FacetSchema, key: str, facet_name: str, pointer: str, sev: Severity
+) -> Iterator[Finding]:
     entry = schema.entry
     if not facet_name.startswith(entry.pascal):
-        yield at("facets/prefix-name", sev, schema.doc, pointer,
-                 f"{facet_name} does not start with {entry.pascal}, the PascalCase of {entry.name!r}",
-                 entry=entry.name, hint=f"Rename it {entry.pascal}{facet_name}.", key=True)
+        yield at(
+            "facets/prefix-name",
+            sev,
+            schema.doc,
+            pointer,
+            f"{facet_name} does not start with {entry.pascal}, the PascalCase of {entry.name!r}",
+            entry=entry.name,
+            hint=f"Rename it {entry.pascal}{facet_name}.",
+            key=True,
+        )
     spellings = key_prefixes(entry.name)
     key_pointer = "/properties/" + key.replace("~", "~0").replace("/", "~1")
     if not carries_prefix(key, entry.name):
-        yield at("facets/prefix-key", sev, schema.doc, key_pointer,
-                 f"facet key {key!r} does not start with the registered prefix {entry.prefix!r}",
-                 entry=entry.name, hint=f"Use a key such as {entry.prefix}_{camel(key)}.", key=True)
+        yield at(
+            "facets/prefix-key",
+            sev,
+            schema.doc,
+            key_pointer,
+            f"facet key {key!r} does not start with the registered prefix {entry.prefix!r}",
+            entry=entry.name,
+            hint=f"Use a key such as {entry.prefix}_{camel(key)}.",
+            key=True,
+        )
     elif not any(re.fullmatch(re.escape(p) + r"_[a-z][A-Za-z0-9]*", key) for p in spellings):
-        yield at("facets/key-form", Severity.WARNING, schema.doc, key_pointer,
-                 f"facet key {key!r} does not follow the recommended {{prefix}}_{{name}} form",
-                 entry=entry.name, hint=f"For example {entry.prefix}_{camel(key[len(entry.prefix):]) or 'name'}.",
-                 key=True)
+        yield at(
+            "facets/key-form",
+            Severity.WARNING,
+            schema.doc,
+            key_pointer,
+            f"facet key {key!r} does not follow the recommended {{prefix}}_{{name}} form",
+            entry=entry.name,
+            hint=f"For example {entry.prefix}_{camel(key[len(entry.prefix) :]) or 'name'}.",
+            key=True,
+        )
 
 
 def _refs(schema: FacetSchema, store: SchemaStore, sev: Severity) -> Iterator[Finding]:
@@ -213,30 +310,60 @@ def _refs(schema: FacetSchema, store: SchemaStore, sev: Severity) -> Iterator[Fi
         target = urljoin(base, ref) if not ref.startswith("#") else ref
         if ref.startswith("#"):
             if not pointer_exists(schema.value, ref[1:]):
-                yield at("facets/unresolved-ref", sev, schema.doc, pointer,
-                         f"$ref {ref!r} points at nothing in this file", entry=schema.entry.name)
+                yield at(
+                    "facets/unresolved-ref",
+                    sev,
+                    schema.doc,
+                    pointer,
+                    f"$ref {ref!r} points at nothing in this file",
+                    entry=schema.entry.name,
+                )
             continue
         url, _, fragment = target.partition("#")
         stored = store.lookup(url)
         if stored is None:
             if url.startswith("https://openlineage.io/") and not store.has_mirror:
-                yield at("facets/unverified-ref", Severity.WARNING, schema.doc, pointer,
-                         f"$ref {ref!r} cannot be checked offline: the repository has no published mirror "
-                         f"({store.config.paths.mirror}) and no schema with that $id",
-                         entry=schema.entry.name,
-                         hint="Keep the published schemas in the repository (paths.mirror) so refs can be checked.")
+                yield at(
+                    "facets/unverified-ref",
+                    Severity.WARNING,
+                    schema.doc,
+                    pointer,
+                    f"$ref {ref!r} cannot be checked offline: the repository has no published "
+                    f"mirror ({store.config.paths.mirror}) and no schema with that $id",
+                    entry=schema.entry.name,
+                    hint="Keep the published schemas in the repository (paths.mirror) so refs can "
+                    "be checked.",
+                )
             elif url.startswith("https://openlineage.io/"):
-                yield at("facets/unresolved-ref", sev, schema.doc, pointer,
-                         f"$ref {ref!r} is neither in the repository nor in the published mirror",
-                         entry=schema.entry.name, hint="Refer to a published version of the schema.")
+                yield at(
+                    "facets/unresolved-ref",
+                    sev,
+                    schema.doc,
+                    pointer,
+                    f"$ref {ref!r} is neither in the repository nor in the published mirror",
+                    entry=schema.entry.name,
+                    hint="Refer to a published version of the schema.",
+                )
             else:
-                yield at("facets/remote-ref", sev, schema.doc, pointer,
-                         f"$ref {ref!r} points outside the repository; the bot never fetches it",
-                         entry=schema.entry.name,
-                         hint="Copy what you need into $defs, or refer to https://openlineage.io/spec/... schemas.")
+                yield at(
+                    "facets/remote-ref",
+                    sev,
+                    schema.doc,
+                    pointer,
+                    f"$ref {ref!r} points outside the repository; the bot never fetches it",
+                    entry=schema.entry.name,
+                    hint="Copy what you need into $defs, or refer to "
+                    "https://openlineage.io/spec/... schemas.",
+                )
         elif fragment and not pointer_exists(stored.schema, fragment):
-            yield at("facets/unresolved-ref", sev, schema.doc, pointer,
-                     f"$ref {ref!r}: {stored.path} has nothing at #{fragment}", entry=schema.entry.name)
+            yield at(
+                "facets/unresolved-ref",
+                sev,
+                schema.doc,
+                pointer,
+                f"$ref {ref!r}: {stored.path} has nothing at #{fragment}",
+                entry=schema.entry.name,
+            )
 
 
 def _uniqueness(review: ReviewInput) -> Iterator[Finding]:
@@ -255,16 +382,28 @@ def _uniqueness(review: ReviewInput) -> Iterator[Finding]:
             if schema.entry.name not in reviewed:
                 continue
             others = ", ".join(s.path for s, _ in places if s is not schema)
-            yield at("facets/duplicate-key", Severity.ERROR, schema.doc,
-                     "/properties/" + key.replace("~", "~0").replace("/", "~1"),
-                     f"facet key {key!r} ({container} facets) is also defined by {others}",
-                     entry=schema.entry.name, hint="Facet keys must be unique: add your prefix.", key=True)
+            yield at(
+                "facets/duplicate-key",
+                Severity.ERROR,
+                schema.doc,
+                "/properties/" + key.replace("~", "~0").replace("/", "~1"),
+                f"facet key {key!r} ({container} facets) is also defined by {others}",
+                entry=schema.entry.name,
+                hint="Facet keys must be unique: add your prefix.",
+                key=True,
+            )
     for filename, schemas in registry.schema_by_filename.items():
         if len(schemas) < 2:
             continue
         for schema in schemas:
             if schema.entry.name in reviewed:
                 others = ", ".join(s.path for s in schemas if s is not schema)
-                yield at("facets/duplicate-file", Severity.ERROR, schema.doc, "",
-                         f"{filename} also exists at {others}", entry=schema.entry.name,
-                         hint="Facet file names are global (they become schema URLs): rename one.")
+                yield at(
+                    "facets/duplicate-file",
+                    Severity.ERROR,
+                    schema.doc,
+                    "",
+                    f"{filename} also exists at {others}",
+                    entry=schema.entry.name,
+                    hint="Facet file names are global (they become schema URLs): rename one.",
+                )

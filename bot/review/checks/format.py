@@ -11,15 +11,18 @@ from bot.model.registry import Entry
 from bot.review.input import ReviewInput
 
 RULES = {
-    "format/json": "registry.json, facet schemas and examples are laid out as prettier lays out JSON: "
-    "`formatting.indent` spaces (2), `\"key\": value` and `{ \"a\": 1 }` / `[1, 2]` spacing, keys in their "
-    "written order, no trailing spaces, one final newline. Line breaks are the author's (prettier keeps an "
-    "object's), so prettier's own output always passes. Reported once per file with the exact fix; "
-    "`formatting.enabled: false` turns it off. Files over 1 MB are not judged.",
+    "format/json": "registry.json, facet schemas and examples are laid out as prettier lays out "
+    "JSON: "
+    '`formatting.indent` spaces (2), `"key": value` and `{ "a": 1 }` / `[1, 2]` spacing, keys in '
+    "their "
+    "written order, no trailing spaces, one final newline. Line breaks are the author's (prettier "
+    "keeps an object's), so prettier's own output always passes. Reported once per file with the "
+    "exact fix; `formatting.enabled: false` turns it off. Files over 1 MB are not judged.",
 }
 
 
-MAX_BYTES = 1_000_000  # layout is judged at about 2 MB/s: larger files (none in a registry) are left alone
+# layout is judged at about 2 MB/s: larger files (none in a registry) are left alone
+MAX_BYTES = 1_000_000
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
@@ -45,8 +48,11 @@ def registry_json_files(entry: Entry) -> list[str]:
     return [p for p in dict.fromkeys(files) if snapshot.size(p) is not None]
 
 
-def format_finding(path: str, text: str, indent: int, severity: Severity, entry: str | None) -> Finding | None:
-    """One finding for a file not in the layout, with the edits that lay it out; ``None`` when it is."""
+def format_finding(
+    path: str, text: str, indent: int, severity: Severity, entry: str | None
+) -> Finding | None:
+    """One finding for a file not in the layout, with the edits that lay it out; ``None`` when it
+    is."""
     try:
         formatted = format_json(text, indent)
     except FormatError:
@@ -56,24 +62,37 @@ def format_finding(path: str, text: str, indent: int, severity: Severity, entry:
     edits = line_edits(path, text, formatted)
     changed = sum(e.end_line - e.start_line + 1 for e in edits)
     return Finding(
-        rule="format/json", severity=severity, path=path, line=edits[0].start_line, column=1,
-        message=f"not in prettier's JSON layout ({indent}-space indent): {changed} line(s) to change",
+        rule="format/json",
+        severity=severity,
+        path=path,
+        line=edits[0].start_line,
+        column=1,
+        message=f"not in prettier's JSON layout ({indent}-space indent): {changed} line(s) to "
+        f"change",
         hint="Run `registry-bot fix` (or prettier) on the file, or commit the suggestion.",
-        entry=entry, subject="layout",
+        entry=entry,
+        subject="layout",
         fix=Fix(f"lay out {path} as prettier does", edits),
     )
 
 
 def line_edits(path: str, old: str, new: str) -> tuple[Edit, ...]:
-    """The whole-line edit turning ``old`` into ``new``: from the first line that differs to the last."""
+    """The whole-line edit turning ``old`` into ``new``: from the first line that differs to the
+    last."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    changed = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    changed = [
+        op
+        for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
     if not changed:
         return ()
-    # One edit from the first changed line to the last (the lines between are equal on both sides): a
-    # single suggestion on GitHub, and the unified diff of `registry-bot fix` still shows each hunk.
+    # One edit from the first changed line to the last (the lines between are equal on both sides):
+    # a single suggestion on GitHub, and the unified diff of `registry-bot fix` still shows each
+    # hunk.
     (_, i1, first_i2, j1, first_j2), (_, _, i2, _, j2) = changed[0], changed[-1]
-    if i1 == first_i2:  # a pure insertion: replace the line before it (or after it) together with it
+    # a pure insertion: replace the line before it (or after it) together with it
+    if i1 == first_i2:
         if i1 > 0:
             i1, j1 = i1 - 1, j1 - 1
         else:

@@ -1,4 +1,5 @@
-"""Naming rule family: the naming files of the reviewed repository are valid, consistent and in sync.
+"""Naming rule family: the naming files of the reviewed repository are valid, consistent and in
+sync.
 
 Runs when a change touches the naming folder (``config.paths.naming``), or on a whole-tree review
 when the folder exists. Patterns in the files come from the pull request: they are vetted and every
@@ -13,35 +14,40 @@ from bot.core.findings import Finding
 from bot.review.input import ReviewInput
 
 RULES: dict[str, str] = {
-    "naming/invalid-file": "A naming file cannot be read as JSON (or the folder is too large); it is skipped.",
-    "naming/schema": "A naming file does not follow the base schema (NamingBase.json): the message names the "
-    "keyword and the finding sits on the offending value.",
+    "naming/invalid-file": "A naming file cannot be read as JSON (or the folder is too large); it "
+    "is skipped.",
+    "naming/schema": "A naming file does not follow the base schema (NamingBase.json): the message "
+    "names the keyword and the finding sits on the offending value.",
     "naming/file-location": "A naming file must live at <naming>/datasets/<id>/<id>.json or "
     "<naming>/jobs/<id>/<id>.json, and its $id must name the same id.",
     "naming/duplicate-id": "Two naming files declare the same source or job id.",
-    "naming/shared-scheme": "Two dataset sources use the same scheme; allowed only when both files say, "
-    "under sharesScheme, how their identifiers are told apart.",
-    "naming/template-syntax": "A namespace or name template cannot be parsed (unbalanced brackets, bad "
-    "component names, a component used twice).",
-    "naming/undeclared-component": "A template or the quoting rules use a component the file does not declare.",
+    "naming/shared-scheme": "Two dataset sources use the same scheme; allowed only when both files "
+    "say, under sharesScheme, how their identifiers are told apart.",
+    "naming/template-syntax": "A namespace or name template cannot be parsed (unbalanced brackets, "
+    "bad component names, a component used twice).",
+    "naming/undeclared-component": "A template or the quoting rules use a component the file does "
+    "not declare.",
     "naming/unused-component": "A component is declared but no template uses it (a warning).",
-    "naming/unsafe-pattern": "A component pattern is invalid or can backtrack catastrophically (nested "
-    "unbounded quantifiers, backreferences, named groups, over 512 characters).",
-    "naming/slow-pattern": "Matching a form's pattern against a long probe string exceeded the time bound.",
-    "naming/round-trip": "A valid example is rejected, parsed as another source, parsed into other components "
-    "than it declares, or does not survive format(parse(x)) == x.",
-    "naming/invalid-example-accepted": "An invalid example is accepted, or rejected for another reason than "
-    "the one it declares.",
-    "naming/decision-mismatch": "A recorded decision about a real-world identifier does not match what the "
-    "parser concludes.",
-    "naming/ambiguous": "An identifier is accepted by two sources and neither file's precedence says which wins.",
-    "naming/docs-out-of-sync": "The committed Naming.md differs from what `registry-bot naming docs` "
-    "generates from the files.",
-    "naming/scheme-mismatch": "A naming file's `scheme` is the scheme its namespace templates start with "
-    "(`postgres` for `postgres://{host}:{port}`).",
-    "naming/hierarchy-mismatch": "Each `datasourceHierarchy` item names a component of the namespace templates, "
-    "each `namingHierarchy` item a component (or literal word) of the templates, and `namingHierarchy` runs in the "
-    "order the templates write its components, outermost first.",
+    "naming/unsafe-pattern": "A component pattern is invalid or can backtrack catastrophically "
+    "(nested unbounded quantifiers, backreferences, named groups, over 512 characters).",
+    "naming/slow-pattern": "Matching a form's pattern against a long probe string exceeded the "
+    "time bound.",
+    "naming/round-trip": "A valid example is rejected, parsed as another source, parsed into other "
+    "components than it declares, or does not survive format(parse(x)) == x.",
+    "naming/invalid-example-accepted": "An invalid example is accepted, or rejected for another "
+    "reason than the one it declares.",
+    "naming/decision-mismatch": "A recorded decision about a real-world identifier does not match "
+    "what the parser concludes.",
+    "naming/ambiguous": "An identifier is accepted by two sources and neither file's precedence "
+    "says which wins.",
+    "naming/docs-out-of-sync": "The committed Naming.md differs from what `registry-bot naming "
+    "docs` generates from the files.",
+    "naming/scheme-mismatch": "A naming file's `scheme` is the scheme its namespace templates "
+    "start with (`postgres` for `postgres://{host}:{port}`).",
+    "naming/hierarchy-mismatch": "Each `datasourceHierarchy` item names a component of the "
+    "namespace templates, each `namingHierarchy` item a component (or literal word) of the "
+    "templates, and `namingHierarchy` runs in the order the templates write its components, "
+    "outermost first.",
 }
 
 
@@ -51,6 +57,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         return
     if not review.head.files(folder):
         return
-    from bot.review.checks._naming import findings  # the naming library, imported only when there are naming files
+    # the naming library, imported only when there are naming files
+    from bot.review.checks._naming import findings
 
     yield from findings(review, folder)

@@ -19,33 +19,41 @@ from bot.review.input import ReviewInput
 DOC = "docs/owners.md"
 
 RULES: dict[str, str] = {
-    "owners/missing-codeowners": "Every entry has its own `CODEOWNERS` file (`spec/registry/<name>/CODEOWNERS`) "
-    "naming who may approve changes to it. A new entry without one, or a change that deletes one, fails the "
-    "review; for an existing entry without one the finding is pre-existing and names who GitHub routes its "
-    "review to today through the root CODEOWNERS. An adoption gap: a warning with `--all`.",
-    "owners/invalid-owner": "Each owner on a CODEOWNERS line is `@user`, `@org/team` or an e-mail address. GitHub "
-    "skips a line with any other owner, so the line is reported where the bad owner sits.",
-    "owners/invalid-pattern": "CODEOWNERS patterns follow gitignore, except that GitHub rejects `!` negation, "
-    "`[ ]` character ranges and `\\#` escapes; such a line, or one that is not a valid pattern at all, is skipped "
-    "by GitHub and reported on its line. A pattern that takes too long to match is ignored and reported too.",
-    "owners/unreadable-codeowners": "A CODEOWNERS file GitHub would not load: over 3 MB, or a symlink.",
-    "owners/no-owners": "An entry's CODEOWNERS gives its `registry.json` at least one owner (a line with a "
-    "pattern and no owner is legal, but it leaves the files it matches without owner).",
-    "owners/root-mismatch": "The root CODEOWNERS that GitHub enforces (`.github/CODEOWNERS`, else `CODEOWNERS`, "
-    "else `docs/CODEOWNERS`, base branch, last matching line wins) routes the entry's files to the same owners "
-    "as the entry's own CODEOWNERS. A warning: otherwise GitHub requests review from other people than the "
-    "entry's owners. For a new entry the line is added in the same pull request (the head's root CODEOWNERS: "
-    "GitHub applies it once merged); `registry-bot init` writes it.",
-    "owners/ignored-root-codeowners": "The change edits a root-level CODEOWNERS file that GitHub does not read, "
-    "because one earlier in GitHub's lookup order (`.github/`, root, `docs/`) exists.",
-    "owners/approval-required": "For each entry the change touches, the author or an approving reviewer is "
-    "one of the entry's owners (its CODEOWNERS on the base branch; the root CODEOWNERS when it has none). "
-    "Otherwise an error names the owners who must approve. Teams count through the `org/team` slugs passed "
-    "with the approvers; logins, teams and e-mails compare case-insensitively.",
-    "owners/codeowners-change-needs-approval": "A change to an entry's CODEOWNERS is a change of who owns the "
-    "entry: it is approved by the owners on the base branch, never by owners the change itself adds.",
-    "owners/approval-not-checked": "A notice: the change was reviewed without an author or approvers "
-    "(`--author`, `--approved-by`), so whether its owners approved it was not checked.",
+    "owners/missing-codeowners": "Every entry has its own `CODEOWNERS` file "
+    "(`spec/registry/<name>/CODEOWNERS`) naming who may approve changes to it. A new entry without "
+    "one, or a change that deletes one, fails the review; for an existing entry without one the "
+    "finding is pre-existing and names who GitHub routes its review to today through the root "
+    "CODEOWNERS. An adoption gap: a warning with `--all`.",
+    "owners/invalid-owner": "Each owner on a CODEOWNERS line is `@user`, `@org/team` or an e-mail "
+    "address. GitHub skips a line with any other owner, so the line is reported where the bad "
+    "owner sits.",
+    "owners/invalid-pattern": "CODEOWNERS patterns follow gitignore, except that GitHub rejects "
+    "`!` negation, `[ ]` character ranges and `\\#` escapes; such a line, or one that is not a "
+    "valid pattern at all, is skipped by GitHub and reported on its line. A pattern that takes "
+    "too long to match is ignored and reported too.",
+    "owners/unreadable-codeowners": "A CODEOWNERS file GitHub would not load: over 3 MB, or a "
+    "symlink.",
+    "owners/no-owners": "An entry's CODEOWNERS gives its `registry.json` at least one owner (a "
+    "line with a pattern and no owner is legal, but it leaves the files it matches without owner).",
+    "owners/root-mismatch": "The root CODEOWNERS that GitHub enforces (`.github/CODEOWNERS`, else "
+    "`CODEOWNERS`, else `docs/CODEOWNERS`, base branch, last matching line wins) routes the "
+    "entry's files to the same owners as the entry's own CODEOWNERS. A warning: otherwise GitHub "
+    "requests review from other people than the entry's owners. For a new entry the line is added "
+    "in the same pull request (the head's root CODEOWNERS: GitHub applies it once merged); "
+    "`registry-bot init` writes it.",
+    "owners/ignored-root-codeowners": "The change edits a root-level CODEOWNERS file that GitHub "
+    "does not read, because one earlier in GitHub's lookup order (`.github/`, root, `docs/`) "
+    "exists.",
+    "owners/approval-required": "For each entry the change touches, the author or an approving "
+    "reviewer is one of the entry's owners (its CODEOWNERS on the base branch; the root CODEOWNERS "
+    "when it has none). Otherwise an error names the owners who must approve. Teams count through "
+    "the `org/team` slugs passed with the approvers; logins, teams and e-mails compare "
+    "case-insensitively.",
+    "owners/codeowners-change-needs-approval": "A change to an entry's CODEOWNERS is a change of "
+    "who owns the entry: it is approved by the owners on the base branch, never by owners the "
+    "change itself adds.",
+    "owners/approval-not-checked": "A notice: the change was reviewed without an author or "
+    "approvers (`--author`, `--approved-by`), so whether its owners approved it was not checked.",
 }
 
 
@@ -75,19 +83,31 @@ def _location(review: ReviewInput, paths: Iterable[str]) -> tuple[str, int | Non
 
 # --- CODEOWNERS syntax --------------------------------------------------------------------------
 
-_PROBLEM_RULES = {"owner": "owners/invalid-owner", "pattern": "owners/invalid-pattern",
-                  "file": "owners/unreadable-codeowners"}
+_PROBLEM_RULES = {
+    "owner": "owners/invalid-owner",
+    "pattern": "owners/invalid-pattern",
+    "file": "owners/unreadable-codeowners",
+}
 _HINTS = {
     "owner": "Write owners as `@login`, `@org/team-slug` or an e-mail address of a GitHub account.",
-    "pattern": "Use gitignore-style patterns without `!`, `[ ]` or `\\#`; list each alternative on its own line.",
+    "pattern": "Use gitignore-style patterns without `!`, `[ ]` or `\\#`; list each alternative "
+    "on its own line.",
     "file": "Keep CODEOWNERS a regular file under 3 MB.",
 }
 
 
 def syntax_findings(file: CodeOwners, entry: str | None) -> Iterator[Finding]:
     for problem in file.problems:
-        yield Finding(rule=_PROBLEM_RULES[problem.kind], severity=Severity.ERROR, path=file.path, line=problem.line,
-                      column=problem.column, message=problem.message, hint=_HINTS[problem.kind], entry=entry)
+        yield Finding(
+            rule=_PROBLEM_RULES[problem.kind],
+            severity=Severity.ERROR,
+            path=file.path,
+            line=problem.line,
+            column=problem.column,
+            message=problem.message,
+            hint=_HINTS[problem.kind],
+            entry=entry,
+        )
 
 
 def failed_pattern_findings(sides: Iterable[Side]) -> Iterator[Finding]:
@@ -95,14 +115,20 @@ def failed_pattern_findings(sides: Iterable[Side]) -> Iterator[Finding]:
         for file in side.parsed():
             for line in sorted(file.failed_lines):
                 rule = next(r for r in file.rules if r.line == line)
-                yield Finding(rule="owners/invalid-pattern", severity=Severity.ERROR,
-                              path=file.path, line=line, column=1,
-                              message=f"pattern `{rule.pattern}` could not be matched within the bot's time "
-                                      "limit; the bot ignored this line (GitHub may not)",
-                              hint=_HINTS["pattern"])
+                yield Finding(
+                    rule="owners/invalid-pattern",
+                    severity=Severity.ERROR,
+                    path=file.path,
+                    line=line,
+                    column=1,
+                    message=f"pattern `{rule.pattern}` could not be matched within the bot's time "
+                    "limit; the bot ignored this line (GitHub may not)",
+                    hint=_HINTS["pattern"],
+                )
 
 
 # --- per-entry files ----------------------------------------------------------------------------
+
 
 def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterator[Finding]:
     """Missing, unusable and root-disagreeing CODEOWNERS of the entries under review."""
@@ -110,9 +136,12 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
     for entry in review.reviewed_entries():
         own = head.own(entry)
         if own is None:
-            # an entry with no folder in the registry has nothing to own yet; core may be delegated by a
-            # root CODEOWNERS line of its own (`spec/registry/core @org/team`, the proposal's layout)
-            if entry.has_folder and not (entry.is_core and any(_delegated(entry, side) for side in (head, judge))):
+            # an entry with no folder in the registry has nothing to own yet; core may be delegated
+            # by a root CODEOWNERS line of its own (`spec/registry/core @org/team`, the proposal's
+            # layout)
+            if entry.has_folder and not (
+                entry.is_core and any(_delegated(entry, side) for side in (head, judge))
+            ):
                 yield _missing(review, entry, judge, base)
             continue
         yield from syntax_findings(own, entry.name)
@@ -120,23 +149,37 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
             continue
         rule = own.rule_for("registry.json")
         if rule is None and any(p.kind in ("owner", "pattern") for p in own.problems):
-            continue  # the line GitHub skips is the cause, reported on its line: one message per cause
+            # the line GitHub skips is the cause, reported on its line: one message per cause
+            continue
         if rule is None or not rule.owners:
             where = f"line {rule.line} un-owns it" if rule else "no line matches it"
             yield Finding(
-                rule="owners/no-owners", severity=Severity.ERROR, path=own.path,
-                line=rule.line if rule else 1, column=1, entry=entry.name,
-                message=f"the CODEOWNERS of `{entry.name}` names no owner for its registry.json ({where})",
-                hint="Start the file with a line such as `* @your-org/your-team`.")
+                rule="owners/no-owners",
+                severity=Severity.ERROR,
+                path=own.path,
+                line=rule.line if rule else 1,
+                column=1,
+                entry=entry.name,
+                message=f"the CODEOWNERS of `{entry.name}` names no owner for its registry.json "
+                f"({where})",
+                hint="Start the file with a line such as `* @your-org/your-team`.",
+            )
             continue
         # a new entry's routing is added in the same change: GitHub applies it once merged
-        yield from _root_mismatch(entry, own, rule, head if review.is_new_entry(entry.name) else judge)
+        yield from _root_mismatch(
+            entry, own, rule, head if review.is_new_entry(entry.name) else judge
+        )
 
 
 def _delegated(entry: Entry, side: Side) -> bool:
-    """Whether the root CODEOWNERS gives the entry's folder owners on a line of its own (not a catch-all)."""
+    """Whether the root CODEOWNERS gives the entry's folder owners on a line of its own (not a
+    catch-all)."""
     rule = side.root.rule_for(entry.registry_json)
-    return rule is not None and bool(rule.owners) and rule.pattern.strip("/").rstrip("*").rstrip("/") == entry.folder
+    return (
+        rule is not None
+        and bool(rule.owners)
+        and rule.pattern.strip("/").rstrip("*").rstrip("/") == entry.folder
+    )
 
 
 def _missing(review: ReviewInput, entry: Entry, judge: Side, base: Side | None) -> Finding:
@@ -150,20 +193,29 @@ def _missing(review: ReviewInput, entry: Entry, judge: Side, base: Side | None) 
         why = "this change deletes it"
     else:
         why = f"GitHub routes its review to {_routed(route)} today"
-    path, line, column = _location(review, [entry.registry_json, *entry.registry.snapshot.files(entry.folder)])
+    path, line, column = _location(
+        review, [entry.registry_json, *entry.registry.snapshot.files(entry.folder)]
+    )
     return Finding(
         rule="owners/missing-codeowners",
-        severity=Severity.ERROR, path=path, line=line, column=column, entry=entry.name, subject=entry.name,
+        severity=Severity.ERROR,
+        path=path,
+        line=line,
+        column=column,
+        entry=entry.name,
+        subject=entry.name,
         message=f"entry `{entry.name}` has no CODEOWNERS of its own ({entry.codeowners}); {why}",
         hint=f"Add {entry.codeowners} with a line such as `* @your-org/your-team`. See {DOC}.",
-        fix=_codeowners_fix(review, entry) if new else None)
+        fix=_codeowners_fix(review, entry) if new else None,
+    )
 
 
 _LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}")
 
 
 def _codeowners_fix(review: ReviewInput, entry: Entry) -> Fix | None:
-    """A new entry's CODEOWNERS naming the author of the change (who claims the name), when known."""
+    """A new entry's CODEOWNERS naming the author of the change (who claims the name), when
+    known."""
     author = (review.context.author or "").lstrip("@")
     if not _LOGIN.fullmatch(author) or review.head.size(entry.codeowners) is not None:
         return None
@@ -179,17 +231,24 @@ def _root_mismatch(entry: Entry, own: CodeOwners, first: Rule, judge: Side) -> I
         if not same_owners(mine, route.owners):
             folder = "/" + entry.folder + "/"
             yield Finding(
-                rule="owners/root-mismatch", severity=Severity.WARNING, path=own.path,
-                line=rule.line if rule else 1, column=1, entry=entry.name,
-                message=f"GitHub routes {path} to {_routed(route)}, but the entry's CODEOWNERS names "
-                        f"{', '.join(mine) or 'no one'}; GitHub will not request review from the entry's owners",
-                hint=f"Add `{folder} {' '.join(own.all_owners())}` at the end of the root CODEOWNERS "
-                     f"({judge.root.path or ROOT_LOCATIONS[0]}).")
+                rule="owners/root-mismatch",
+                severity=Severity.WARNING,
+                path=own.path,
+                line=rule.line if rule else 1,
+                column=1,
+                entry=entry.name,
+                message=f"GitHub routes {path} to {_routed(route)}, but the entry's CODEOWNERS "
+                f"names {', '.join(mine) or 'no one'}; GitHub will not request review from the "
+                f"entry's owners",
+                hint=f"Add `{folder} {' '.join(own.all_owners())}` at the end of the root "
+                f"CODEOWNERS ({judge.root.path or ROOT_LOCATIONS[0]}).",
+            )
             return
 
 
 def root_file_findings(review: ReviewInput, head: Side) -> Iterator[Finding]:
-    """Syntax of the root CODEOWNERS (when the change edits it, or on ``--all``) and edits GitHub ignores."""
+    """Syntax of the root CODEOWNERS (when the change edits it, or on ``--all``) and edits GitHub
+    ignores."""
     if review.changes is None:
         if head.root.file is not None:
             yield from syntax_findings(head.root.file, None)
@@ -201,14 +260,22 @@ def root_file_findings(review: ReviewInput, head: Side) -> Iterator[Finding]:
             continue
         if location == enforced and head.root.file is not None:
             yield from syntax_findings(head.root.file, None)
-        elif enforced is not None and ROOT_LOCATIONS.index(enforced) < ROOT_LOCATIONS.index(location):
+        elif enforced is not None and ROOT_LOCATIONS.index(enforced) < ROOT_LOCATIONS.index(
+            location
+        ):
             yield Finding(
-                rule="owners/ignored-root-codeowners", severity=Severity.WARNING, path=location, line=1,
-                column=1, message=f"GitHub does not read {location}: it reads {enforced}, which comes first",
-                hint=f"Make the change in {enforced}, or move the file there.")
+                rule="owners/ignored-root-codeowners",
+                severity=Severity.WARNING,
+                path=location,
+                line=1,
+                column=1,
+                message=f"GitHub does not read {location}: it reads {enforced}, which comes first",
+                hint=f"Make the change in {enforced}, or move the file there.",
+            )
 
 
 # --- approvals ----------------------------------------------------------------------------------
+
 
 def approval_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterator[Finding]:
     """Whether the owners (base side) of every entry the change touches authored or approved it."""
@@ -218,9 +285,12 @@ def approval_findings(review: ReviewInput, head: Side, base: Side | None) -> Ite
     context = review.context
     if context.author is None and not context.approvers:
         yield Finding(
-            rule="owners/approval-not-checked", severity=Severity.NOTICE, path="",
+            rule="owners/approval-not-checked",
+            severity=Severity.NOTICE,
+            path="",
             message="owner approval was not checked: no author or approvers were given",
-            hint="Pass --author LOGIN and --approved-by LOGIN,ORG/TEAM to check it.")
+            hint="Pass --author LOGIN and --approved-by LOGIN,ORG/TEAM to check it.",
+        )
         return
     consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
     per_entry: dict[str, list[str]] = {}
@@ -234,7 +304,9 @@ def approval_findings(review: ReviewInput, head: Side, base: Side | None) -> Ite
             yield finding
 
 
-def _approval(review: ReviewInput, base: Side, name: str, paths: list[str], consent: set[str]) -> Finding | None:
+def _approval(
+    review: ReviewInput, base: Side, name: str, paths: list[str], consent: set[str]
+) -> Finding | None:
     base_entry = base.registry.entries.get(name)
     missing: dict[tuple[str, ...], list[Ownership]] = {}
     for path in paths:
@@ -244,24 +316,39 @@ def _approval(review: ReviewInput, base: Side, name: str, paths: list[str], cons
     if not missing:
         return None
     owners = tuple(dict.fromkeys(o for group in missing for o in group))
-    needs = "; and from ".join(f"{owner_list(group)} ({_sources(found)})" for group, found in missing.items())
+    needs = "; and from ".join(
+        f"{owner_list(group)} ({_sources(found)})" for group, found in missing.items()
+    )
     who = _who(review)
     rule = "owners/approval-required"
     where = _location(review, paths)
     if base_entry is None:
-        message = (f"`{name}` is a new entry: claiming a name is approved by the registry's owners on the base "
-                   f"branch, and {who}: approval needed from {needs}")
+        message = (
+            f"`{name}` is a new entry: claiming a name is approved by the registry's owners on the "
+            f"base branch, and {who}: approval needed from {needs}"
+        )
     elif base_entry.codeowners in paths:
         rule = "owners/codeowners-change-needs-approval"
-        message = (f"this change edits {base_entry.codeowners}, which decides who owns `{name}`; ownership is "
-                   f"judged by the owners on the base branch, and {who}: approval needed from {needs}")
+        message = (
+            f"this change edits {base_entry.codeowners}, which decides who owns `{name}`; "
+            f"ownership is judged by the owners on the base branch, and {who}: approval needed "
+            f"from {needs}"
+        )
         where = _location(review, [base_entry.codeowners])
     else:
         message = f"`{name}` is changed but {who}: approval needed from {needs}"
-    return Finding(rule=rule, severity=Severity.ERROR, path=where[0], line=where[1], column=where[2],
-                   entry=name, owners=owners, message=message,
-                   hint="An owner listed here approves the pull request (a member of a listed team counts). "
-                        f"See {DOC}.")
+    return Finding(
+        rule=rule,
+        severity=Severity.ERROR,
+        path=where[0],
+        line=where[1],
+        column=where[2],
+        entry=name,
+        owners=owners,
+        message=message,
+        hint="An owner listed here approves the pull request (a member of a listed team counts). "
+        f"See {DOC}.",
+    )
 
 
 def _sources(found: list[Ownership]) -> str:
@@ -270,12 +357,17 @@ def _sources(found: list[Ownership]) -> str:
 
 def _who(review: ReviewInput) -> str:
     context = review.context
-    author = f"the author @{context.author.removeprefix('@')}" if context.author else "the author (unknown)"
+    author = (
+        f"the author @{context.author.removeprefix('@')}"
+        if context.author
+        else "the author (unknown)"
+    )
     approvers = ", ".join(sorted("@" + a.removeprefix("@") for a in context.approvers)) or "none"
     return f"neither {author} nor the approvers ({approvers}) own it"
 
 
 # --- the check ----------------------------------------------------------------------------------
+
 
 def check(review: ReviewInput) -> Iterator[Finding]:
     head = review.head_model.owners

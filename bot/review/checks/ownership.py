@@ -1,10 +1,11 @@
 """Ownership and steering files are reviewed files, approved by their base-side owners.
 
-The root CODEOWNERS GitHub enforces (``.github/``, root, ``docs/``), the naming base schema and the bot's own
-configuration decide how every other file is judged, so a pull request that edits one is never judged by it
-(the review reads them from the base branch) and never passes on its own say: the owners of the file on the
-base branch approve it, and so do the base-side owners of every path whose ownership a CODEOWNERS change
-moves. An entry's own CODEOWNERS is covered by ``owners/codeowners-change-needs-approval``.
+The root CODEOWNERS GitHub enforces (``.github/``, root, ``docs/``), the naming base schema and the
+bot's own configuration decide how every other file is judged, so a pull request that edits one is
+never judged by it (the review reads them from the base branch) and never passes on its own say: the
+owners of the file on the base branch approve it, and so do the base-side owners of every path whose
+ownership a CODEOWNERS change moves. An entry's own CODEOWNERS is covered by
+``owners/codeowners-change-needs-approval``.
 """
 
 from __future__ import annotations
@@ -24,23 +25,29 @@ RULE = "ownership/steering-file-change"
 MOVES_SHOWN = 5
 
 RULES: dict[str, str] = {
-    RULE: "A change to the root CODEOWNERS GitHub reads (`.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS`), "
-    "to the naming base schema (`NamingBase.json`) or to the bot's configuration (`.github/registry-bot.yml`) "
-    "is approved by the owners of that file on the base branch and, for a CODEOWNERS change, by the base-side "
-    "owners of every path whose ownership it moves; the finding says whose ownership moves where. Checked "
-    "without an author or approvers too: such a change never passes unapproved.",
+    RULE: "A change to the root CODEOWNERS GitHub reads (`.github/CODEOWNERS`, `CODEOWNERS`, "
+    "`docs/CODEOWNERS`), to the naming base schema (`NamingBase.json`) or to the bot's "
+    "configuration (`.github/registry-bot.yml`) is approved by the owners of that file on the base "
+    "branch and, for a CODEOWNERS change, by the base-side owners of every path whose ownership it "
+    "moves; the finding says whose ownership moves where. Checked without an author or approvers "
+    "too: such a change never passes unapproved.",
 }
 
 
 def steering_paths(review: ReviewInput) -> tuple[str, ...]:
     """The files that steer the review or say who owns what (an entry's own CODEOWNERS aside)."""
-    return (*ROOT_LOCATIONS, *CONFIG_PATHS, f"{review.config.paths.naming.strip('/')}/{NAMING_BASE_FILE}")
+    return (
+        *ROOT_LOCATIONS,
+        *CONFIG_PATHS,
+        f"{review.config.paths.naming.strip('/')}/{NAMING_BASE_FILE}",
+    )
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
     changes, base = review.changes, review.base
     if changes is None or base is None:
-        return  # a whole tree has no change to approve (the base side of a review is judged without one)
+        # a whole tree has no change to approve (the base side of a review is judged without one)
+        return
     changed = sorted(changes.paths() & set(steering_paths(review)))
     if not changed:
         return
@@ -52,29 +59,52 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         groups: list[tuple[str, tuple[str, ...]]] = [(f"{path} itself", base_root.owners_of(path))]
         if path in ROOT_LOCATIONS:
             groups += [(what, before) for what, before, _after in moves]
-        missing = [(what, owners) for what, owners in groups
-                   if owners and not any(owner_key(o) in consent for o in owners)]
+        missing = [
+            (what, owners)
+            for what, owners in groups
+            if owners and not any(owner_key(o) in consent for o in owners)
+        ]
         if not missing:
             continue
         needed = tuple(dict.fromkeys(o for _what, owners in missing for o in owners))
-        moved = "; ".join(f"{what}: from {owner_list(before) or 'no one'} to {owner_list(after) or 'no one'}"
-                          for what, before, after in moves[:MOVES_SHOWN])
+        moved = "; ".join(
+            f"{what}: from {owner_list(before) or 'no one'} to {owner_list(after) or 'no one'}"
+            for what, before, after in moves[:MOVES_SHOWN]
+        )
         more = f" and {len(moves) - MOVES_SHOWN} more moves" if len(moves) > MOVES_SHOWN else ""
-        what = ("says who owns the repository's files" if path in ROOT_LOCATIONS
-                else "configures the review" if path in CONFIG_PATHS else "is the schema naming files are judged by")
-        message = (f"this change edits {path}, which {what}; it is judged by the base branch's version and "
-                   + (f"moves ownership: {moved}{more}; " if moved and path in ROOT_LOCATIONS else "")
-                   + "approval needed from " + "; and from ".join(
-                       f"{owner_list(owners)} (for {what_})" for what_, owners in missing))
-        yield Finding(rule=RULE, severity=Severity.ERROR, path=path, line=1 if review.head.size(path) else None,
-                      message=message, owners=needed, subject=path,
-                      hint="An owner listed here approves the pull request (a member of a listed team counts). "
-                           f"See {DOC}.")
+        what = (
+            "says who owns the repository's files"
+            if path in ROOT_LOCATIONS
+            else "configures the review"
+            if path in CONFIG_PATHS
+            else "is the schema naming files are judged by"
+        )
+        message = (
+            f"this change edits {path}, which {what}; it is judged by the base branch's version "
+            f"and "
+            + (f"moves ownership: {moved}{more}; " if moved and path in ROOT_LOCATIONS else "")
+            + "approval needed from "
+            + "; and from ".join(f"{owner_list(owners)} (for {what_})" for what_, owners in missing)
+        )
+        yield Finding(
+            rule=RULE,
+            severity=Severity.ERROR,
+            path=path,
+            line=1 if review.head.size(path) else None,
+            message=message,
+            owners=needed,
+            subject=path,
+            hint="An owner listed here approves the pull request (a member of a listed team "
+            "counts). "
+            f"See {DOC}.",
+        )
 
 
-def _moves(base: Snapshot, head: Snapshot, base_root: RootOwners) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """Whose ownership the change of the enforced root CODEOWNERS moves: ``(files, before, after)`` groups
-    over the files of both sides, named by their common folder and count."""
+def _moves(
+    base: Snapshot, head: Snapshot, base_root: RootOwners
+) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """Whose ownership the change of the enforced root CODEOWNERS moves: ``(files, before, after)``
+    groups over the files of both sides, named by their common folder and count."""
     head_root = RootOwners.of(head)
     grouped: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for path in sorted(set(base.files()) | set(head.files())):

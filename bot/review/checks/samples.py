@@ -1,10 +1,12 @@
-"""Sample rules: a sample event of an entry (`<entry>/samples/`) agrees with the entry's own registration.
+"""Sample rules: a sample event of an entry (`<entry>/samples/`) agrees with the entry's own
+registration.
 
-A producer registers the facets it emits in `registry.json`; its sample events show them. A sample carrying a
-facet key the registration does not declare (and no core facet has), or a `_schemaURL` naming no schema of the
-registry, contradicts the entry: the review says so on the line, with the fix. Every sample of each entry under
-review is read, so a change to a sample, or to the registration a sample relies on, is judged (what was wrong
-before stays pre-existing); the regression (`bot/review/regression/`) validates the samples against the schemas.
+A producer registers the facets it emits in `registry.json`; its sample events show them. A sample
+carrying a facet key the registration does not declare (and no core facet has), or a `_schemaURL`
+naming no schema of the registry, contradicts the entry: the review says so on the line, with the
+fix. Every sample of each entry under review is read, so a change to a sample, or to the
+registration a sample relies on, is judged (what was wrong before stays pre-existing); the
+regression (`bot/review/regression/`) validates the samples against the schemas.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 MAX_SAMPLE_BYTES = 10 * 1024 * 1024
 
 RULES = {
-    "samples/undeclared-facet": "Every facet key of a sample event in an entry's `samples/` folder is a key of a "
-    "facet that the entry's `registry.json` declares (`produced_facets` or `consumed_facets`), or of a core facet. "
-    "The finding sits on the key and says which file to declare, or which declared key was meant.",
-    "samples/schema-url": "Each openlineage.io facet `_schemaURL` of a sample event names a facet file, a version "
-    "and a `$defs` entry of the registry that exist (as `examples/schema-url` does for core's events).",
-    "samples/unreadable": "A sample event file is UTF-8 JSON (one event, an array of events, or JSON lines).",
+    "samples/undeclared-facet": "Every facet key of a sample event in an entry's `samples/` folder "
+    "is a key of a facet that the entry's `registry.json` declares (`produced_facets` or "
+    "`consumed_facets`), or of a core facet. The finding sits on the key and says which file to "
+    "declare, or which declared key was meant.",
+    "samples/schema-url": "Each openlineage.io facet `_schemaURL` of a sample event names a facet "
+    "file, a version and a `$defs` entry of the registry that exist (as `examples/schema-url` "
+    "does for core's events).",
+    "samples/unreadable": "A sample event file is UTF-8 JSON (one event, an array of events, or "
+    "JSON lines).",
 }
 
 
@@ -52,19 +57,32 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 prefix = doc.prefix if isinstance(doc, _Element) else ""
                 for finding in _facet_keys(doc, entry, keys, registry):
                     yield replace(finding, pointer=prefix + (finding.pointer or ""))
-                for finding in event_url_findings(doc, registry.schema_by_filename, review.head_schemas,
-                                                  review.config.paths.mirror, entry.name):
-                    yield replace(finding, rule="samples/schema-url", pointer=prefix + (finding.pointer or ""))
+                for finding in event_url_findings(
+                    doc,
+                    registry.schema_by_filename,
+                    review.head_schemas,
+                    review.config.paths.mirror,
+                    entry.name,
+                ):
+                    yield replace(
+                        finding, rule="samples/schema-url", pointer=prefix + (finding.pointer or "")
+                    )
 
 
 def _documents(snapshot: Snapshot, path: str, entry: Entry) -> Iterator[JsonDoc | Finding]:
-    """The events of one sample file, each a document that locates its nodes on the file's own lines."""
+    """The events of one sample file, each a document that locates its nodes on the file's own
+    lines."""
     size = snapshot.size(path) or 0
     data = snapshot.read(path) if size <= MAX_SAMPLE_BYTES else None
     if data is None:
-        yield Finding(rule="samples/unreadable", severity=Severity.ERROR, path=path, entry=entry.name,
-                      message=f"sample file is {size:,} bytes, over the {MAX_SAMPLE_BYTES:,}-byte limit",
-                      hint="Keep sample events small: a few events that show each declared facet.")
+        yield Finding(
+            rule="samples/unreadable",
+            severity=Severity.ERROR,
+            path=path,
+            entry=entry.name,
+            message=f"sample file is {size:,} bytes, over the {MAX_SAMPLE_BYTES:,}-byte limit",
+            hint="Keep sample events small: a few events that show each declared facet.",
+        )
         return
     docs: list[JsonDoc] = []
     try:
@@ -74,7 +92,8 @@ def _documents(snapshot: Snapshot, path: str, entry: Entry) -> Iterator[JsonDoc 
         if not _json_lines_text(data):
             yield _unreadable(path, entry, exc)
             return
-    if not docs:  # JSON lines (a .json file may hold them too): one document per line, on its own line
+    # JSON lines (a .json file may hold them too): one document per line, on its own line
+    if not docs:
         for number, line in enumerate(data.split(b"\n")):
             if line.strip():
                 try:
@@ -95,14 +114,22 @@ def _json_lines_text(data: bytes) -> bool:
 
 
 def _unreadable(path: str, entry: Entry, exc: JsonProblem) -> Finding:
-    return Finding(rule="samples/unreadable", severity=Severity.ERROR, path=path, line=exc.line, column=exc.column,
-                   entry=entry.name, message=exc.message,
-                   hint="A sample file holds one event, an array of events, or one event per line.")
+    return Finding(
+        rule="samples/unreadable",
+        severity=Severity.ERROR,
+        path=path,
+        line=exc.line,
+        column=exc.column,
+        entry=entry.name,
+        message=exc.message,
+        hint="A sample file holds one event, an array of events, or one event per line.",
+    )
 
 
 @dataclass
 class _Element(JsonDoc):
-    """One event of an array of events: located within the whole file (its pointers gain ``prefix``)."""
+    """One event of an array of events: located within the whole file (its pointers gain
+    ``prefix``)."""
 
     prefix: str = ""
 
@@ -114,8 +141,9 @@ class _Element(JsonDoc):
 
 
 def renamed_in_samples(entry: Entry, key: str, new: str, description: str) -> list[Fix | None]:
-    """The edits renaming facet ``key`` to ``new`` in every sample event of ``entry`` (``None`` where a key is
-    not written on a line of its own); the facet key fix renames a new facet's key there too."""
+    """The edits renaming facet ``key`` to ``new`` in every sample event of ``entry`` (``None``
+    where a key is not written on a line of its own); the facet key fix renames a new facet's key
+    there too."""
     snapshot = entry.registry.snapshot
     edits: list[Fix | None] = []
     for path in snapshot.files(f"{entry.folder}/{SAMPLES_FOLDER}"):
@@ -123,13 +151,17 @@ def renamed_in_samples(entry: Entry, key: str, new: str, description: str) -> li
             continue
         for doc in _documents(snapshot, path, entry):
             if isinstance(doc, JsonDoc):
-                edits += [token_fix(doc, pointer, new, description, key=True)
-                          for pointer, found, _ in event_facets(doc.value) if found == key]
+                edits += [
+                    token_fix(doc, pointer, new, description, key=True)
+                    for pointer, found, _ in event_facets(doc.value)
+                    if found == key
+                ]
     return edits
 
 
 def _declared_keys(registry: Registry, entry: Entry) -> dict[str, str]:
-    """Facet key -> the facet file defining it, for every facet the entry declares and every core facet."""
+    """Facet key -> the facet file defining it, for every facet the entry declares and every core
+    facet."""
     keys: dict[str, str] = {}
     core = registry.entries.get(CORE)
     for schema in core.schemas if core is not None else ():
@@ -146,25 +178,43 @@ def _declared_keys(registry: Registry, entry: Entry) -> dict[str, str]:
     return keys
 
 
-def _facet_keys(doc: JsonDoc, entry: Entry, keys: dict[str, str], registry: Registry) -> Iterator[Finding]:
+def _facet_keys(
+    doc: JsonDoc, entry: Entry, keys: dict[str, str], registry: Registry
+) -> Iterator[Finding]:
     for pointer, key, _ in event_facets(doc.value):
         if key in keys:
             continue
-        defining = sorted((s for s in registry.schemas() if any(f.key == key for f in s.facets)), key=lambda s: s.path)
+        defining = sorted(
+            (s for s in registry.schemas() if any(f.key == key for f in s.facets)),
+            key=lambda s: s.path,
+        )
         if defining:
             schema = defining[0]
             owner = schema.entry.name.replace("/", ":")
-            hint = (f"Declare it: add \"ol:{owner}:{schema.filename}\" to produced_facets in "
-                    f"{entry.registry_json} (or emit the key {entry.name} declares).")
+            hint = (
+                f'Declare it: add "ol:{owner}:{schema.filename}" to produced_facets in '
+                f"{entry.registry_json} (or emit the key {entry.name} declares)."
+            )
             why = f"which {schema.path} defines, but {entry.registry_json} does not declare"
         else:
             close = difflib.get_close_matches(key, list(keys), n=1, cutoff=0.6)
             folded = [k for k in keys if k.casefold() == key.casefold()]
             meant = next(iter(folded or close), None)
-            hint = (f"Correct the key to {meant!r} ({keys[meant]})." if meant is not None else
-                    f"Declare the facet in {entry.registry_json} (with its schema under {entry.facets_dir}/), "
-                    "or correct the key.")
+            hint = (
+                f"Correct the key to {meant!r} ({keys[meant]})."
+                if meant is not None
+                else f"Declare the facet in {entry.registry_json} (with its schema under "
+                f"{entry.facets_dir}/), "
+                "or correct the key."
+            )
             why = f"which no facet that {entry.registry_json} declares defines, nor any core facet"
-        yield at("samples/undeclared-facet", Severity.ERROR, doc, pointer,
-                 f"sample event of {entry.name} carries facet key {key!r}, {why}", hint=hint, entry=entry.name,
-                 key=True)
+        yield at(
+            "samples/undeclared-facet",
+            Severity.ERROR,
+            doc,
+            pointer,
+            f"sample event of {entry.name} carries facet key {key!r}, {why}",
+            hint=hint,
+            entry=entry.name,
+            key=True,
+        )

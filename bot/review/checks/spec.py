@@ -1,8 +1,10 @@
-"""Spec rules: the specification itself (``spec/OpenLineage.json``) and the published mirror are checked
-like facets: readable JSON, a new ``$id`` version when the content changes, an identical published copy.
+"""Spec rules: the specification itself (``spec/OpenLineage.json``) and the published mirror are
+checked like facets: readable JSON, a new ``$id`` version when the content changes, an identical
+published copy.
 
-Facet schemas, examples, ``registry.json`` and naming files are read (strictly) by their own checks; this
-check reads the watched JSON files no other check reads, so an invalid file anywhere is an error.
+Facet schemas, examples, ``registry.json`` and naming files are read (strictly) by their own checks;
+this check reads the watched JSON files no other check reads, so an invalid file anywhere is an
+error.
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ from bot.review.checks._common import at, unreadable
 from bot.review.input import ReviewInput
 
 RULES = {
-    "spec/unreadable": "The specification (`paths.spec`, `spec/OpenLineage.json`), the other JSON files of its "
-    "folder, the top-level files of the core examples folder and every file of the published mirror that a "
-    "change adds or edits are valid UTF-8 JSON, with no key written twice in one object.",
-    "spec/not-bumped": "A change to the content of `spec/OpenLineage.json` changes its `$id` version "
-    "(`https://openlineage.io/spec/MODEL-REVISION-ADDITION/OpenLineage.json`): a published version is immutable. "
-    "Versions `0-*` are initial development (as in SemVer's 0.y.z) and may change in place.",
-    "spec/not-published": "Where the repository keeps a published mirror, the copy of the specification's "
-    "version there is identical to `spec/OpenLineage.json`; when core copies its versions in the same change "
-    "(`versions.require_published_copy`), a new version is copied there too.",
+    "spec/unreadable": "The specification (`paths.spec`, `spec/OpenLineage.json`), the other JSON "
+    "files of its folder, the top-level files of the core examples folder and every file of the "
+    "published mirror that a change adds or edits are valid UTF-8 JSON, with no key written twice "
+    "in one object.",
+    "spec/not-bumped": "A change to the content of `spec/OpenLineage.json` changes its `$id` "
+    "version (`https://openlineage.io/spec/MODEL-REVISION-ADDITION/OpenLineage.json`): a published "
+    "version is immutable. Versions `0-*` are initial development (as in SemVer's 0.y.z) and may "
+    "change in place.",
+    "spec/not-published": "Where the repository keeps a published mirror, the copy of the "
+    "specification's version there is identical to `spec/OpenLineage.json`; when core copies its "
+    "versions in the same change (`versions.require_published_copy`), a new version is copied "
+    "there too.",
 }
 
 SPEC_ID = re.compile(r"^https://openlineage\.io/spec/(\d+-\d+-\d+)/OpenLineage\.json$")
@@ -49,42 +54,74 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     store = review.head_schemas
     if review.base_registry is not None and review.changes is not None:
         old = review.base_registry.files.json(spec)
-        if old.doc is not None and old.doc.value != doc.value and isinstance(old.doc.value, dict) \
-                and old.doc.value.get("$id") == schema_id and not version[1].startswith("0-"):
+        if (
+            old.doc is not None
+            and old.doc.value != doc.value
+            and isinstance(old.doc.value, dict)
+            and old.doc.value.get("$id") == schema_id
+            and not version[1].startswith("0-")
+        ):
             base_store = review.base_schemas
             published = base_store.published(schema_id) if base_store is not None else None
             if published is None or published.schema != doc.value:
-                yield at("spec/not-bumped", Severity.ERROR, doc, "/$id",
-                         f"{spec} changed but its $id is still {version[1]}", entry=CORE,
-                         hint="Give the changed specification a new version in its $id.")
+                yield at(
+                    "spec/not-bumped",
+                    Severity.ERROR,
+                    doc,
+                    "/$id",
+                    f"{spec} changed but its $id is still {version[1]}",
+                    entry=CORE,
+                    hint="Give the changed specification a new version in its $id.",
+                )
                 return
     if not store.has_mirror:
         return
     copy = f"{paths.mirror.strip('/')}/{version[1]}/OpenLineage.json"
     published = store.published(schema_id)
-    if published is None and head.json(copy).problem is None and review.config.versions.requires_copy(CORE):
-        yield at("spec/not-published", Severity.ERROR, doc, "/$id",
-                 f"version {version[1]} of {spec} is not in the published mirror", entry=CORE,
-                 hint=f"Add an identical copy at {copy}.")
+    if (
+        published is None
+        and head.json(copy).problem is None
+        and review.config.versions.requires_copy(CORE)
+    ):
+        yield at(
+            "spec/not-published",
+            Severity.ERROR,
+            doc,
+            "/$id",
+            f"version {version[1]} of {spec} is not in the published mirror",
+            entry=CORE,
+            hint=f"Add an identical copy at {copy}.",
+        )
     elif published is not None and published.schema != doc.value:
-        yield at("spec/not-published", Severity.ERROR, doc, "/$id",
-                 f"{published.path} differs from {spec} although both claim {schema_id}", entry=CORE,
-                 hint="Either the specification needs a new version or the copy is stale.")
+        yield at(
+            "spec/not-published",
+            Severity.ERROR,
+            doc,
+            "/$id",
+            f"{published.path} differs from {spec} although both claim {schema_id}",
+            entry=CORE,
+            hint="Either the specification needs a new version or the copy is stale.",
+        )
 
 
 def _watched(review: ReviewInput, spec: str) -> list[str]:
     """The JSON files this check reads: the spec's folder (top level), the core examples folder (top
-    level) and the mirror; those the change adds or edits, or all of them for a whole-tree review."""
+    level) and the mirror; those the change adds or edits, or all of them for a whole-tree
+    review."""
     paths = review.config.paths
     folders = {spec.rpartition("/")[0], paths.tests.strip("/")}
     mirror = paths.mirror.strip("/") + "/"
 
     def watched(path: str) -> bool:
-        return path.endswith(".json") and (path.startswith(mirror) or path.rpartition("/")[0] in folders)
+        return path.endswith(".json") and (
+            path.startswith(mirror) or path.rpartition("/")[0] in folders
+        )
 
     if review.changes is None:
         return [p for p in review.head.files() if watched(p)]
-    return sorted(f.path for f in review.changes.files if f.status is not Status.DELETED and watched(f.path))
+    return sorted(
+        f.path for f in review.changes.files if f.status is not Status.DELETED and watched(f.path)
+    )
 
 
 def _unreadable(review: ReviewInput, spec: str) -> Iterator[Finding]:
@@ -92,6 +129,11 @@ def _unreadable(review: ReviewInput, spec: str) -> Iterator[Finding]:
     for path in _watched(review, spec):
         loaded = files.json(path)
         if loaded.problem is not None:
-            what = "the specification" if path == spec else "published schema" \
-                if path.startswith(review.config.paths.mirror.strip("/") + "/") else "JSON file"
+            what = (
+                "the specification"
+                if path == spec
+                else "published schema"
+                if path.startswith(review.config.paths.mirror.strip("/") + "/")
+                else "JSON file"
+            )
             yield unreadable("spec/unreadable", Severity.ERROR, loaded, what)

@@ -1,4 +1,5 @@
-"""URI rules: every declared short URI resolves to a facet file, and every facet file is declared."""
+"""URI rules: every declared short URI resolves to a facet file, and every facet file is
+declared."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from bot.review.input import ReviewInput
 RULES = {
     "uris/malformed": "Each entry of `produced_facets` / `consumed_facets` is a short URI "
     "`ol:<name>[:<sub>...]:[<M-R-A>/]<File>.json`.",
-    "uris/unknown-name": "The name part of a short URI is a registered name (`ol:core:...` for core facets).",
-    "uris/unresolved": "A short URI resolves to an existing facet file of the named entry, and a pinned "
-    "version (`ol:core:1-0-1/X.json`) is the file's current version or is published in the mirror.",
+    "uris/unknown-name": "The name part of a short URI is a registered name (`ol:core:...` for "
+    "core facets).",
+    "uris/unresolved": "A short URI resolves to an existing facet file of the named entry, and a "
+    "pinned version (`ol:core:1-0-1/X.json`) is the file's current version or is published in the "
+    "mirror.",
     "uris/undeclared": "Every facet schema file of an entry is declared in its own `registry.json` "
     "(`produced_facets` or `consumed_facets`).",
 }
@@ -35,23 +38,42 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             try:
                 short = parse_short_uri(item.uri, names)
             except UriError as exc:
-                rule = "uris/unknown-name" if item.uri.startswith("ol:") and "registered" in str(exc) \
+                rule = (
+                    "uris/unknown-name"
+                    if item.uri.startswith("ol:") and "registered" in str(exc)
                     else "uris/malformed"
-                yield at(rule, Severity.ERROR, doc, item.pointer, str(exc), entry=entry.name,
-                         hint="Short URIs look like ol:<name>:<File>.json, for example ol:core:SQLJobFacet.json.")
+                )
+                yield at(
+                    rule,
+                    Severity.ERROR,
+                    doc,
+                    item.pointer,
+                    str(exc),
+                    entry=entry.name,
+                    hint="Short URIs look like ol:<name>:<File>.json, for example "
+                    "ol:core:SQLJobFacet.json.",
+                )
                 continue
             owner = registry.entries[short.name]
             if short.name == entry.name:
                 declared_files.add(short.file)
             problem = _resolution_problem(review, owner, short.file, short.version)
             if problem:
-                yield at("uris/unresolved", Severity.ERROR, doc, item.pointer, f"{item.uri}: {problem}",
-                         entry=entry.name,
-                         hint=f"Facet files of {owner.name} live in {owner.facets_dir}/.")
+                yield at(
+                    "uris/unresolved",
+                    Severity.ERROR,
+                    doc,
+                    item.pointer,
+                    f"{item.uri}: {problem}",
+                    entry=entry.name,
+                    hint=f"Facet files of {owner.name} live in {owner.facets_dir}/.",
+                )
         yield from _undeclared(entry, declared_files, doc)
 
 
-def _resolution_problem(review: ReviewInput, owner: Entry, file: str, version: str | None) -> str | None:
+def _resolution_problem(
+    review: ReviewInput, owner: Entry, file: str, version: str | None
+) -> str | None:
     schema = next((s for s in owner.schemas if s.filename == file), None)
     if schema is None:
         if review.head.size(f"{owner.facets_dir}/{file}") is not None:
@@ -72,15 +94,23 @@ def _undeclared(entry: Entry, declared: set[str], doc: JsonDoc) -> Iterator[Find
     for schema in entry.schemas:
         if schema.filename in declared:
             continue
-        yield Finding(rule="uris/undeclared", severity=Severity.ERROR, path=schema.path, line=1, column=1,
-                      entry=entry.name, fix=_declare(doc, f"ol:{entry.name}:{schema.filename}"),
-                      message=f"{schema.filename} is not declared in {entry.registry_json}",
-                      hint=f"Add \"ol:{entry.name}:{schema.filename}\" to produced_facets or consumed_facets.")
+        yield Finding(
+            rule="uris/undeclared",
+            severity=Severity.ERROR,
+            path=schema.path,
+            line=1,
+            column=1,
+            entry=entry.name,
+            fix=_declare(doc, f"ol:{entry.name}:{schema.filename}"),
+            message=f"{schema.filename} is not declared in {entry.registry_json}",
+            hint=f'Add "ol:{entry.name}:{schema.filename}" to produced_facets or consumed_facets.',
+        )
 
 
 def _declare(doc: JsonDoc, uri: str) -> Fix | None:
-    """Append ``uri`` to the entry's short-URI list: ``produced_facets`` if it has a producer block, else
-    ``consumed_facets``; no fix when that list is missing or holds the proposal's object form."""
+    """Append ``uri`` to the entry's short-URI list: ``produced_facets`` if it has a producer block,
+    else ``consumed_facets``; no fix when that list is missing or holds the proposal's object
+    form."""
     value = doc.value if isinstance(doc.value, dict) else {}
     for block, key in FACET_FIELDS.items():
         body = value.get(block)

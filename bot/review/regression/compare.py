@@ -36,10 +36,25 @@ from bot.review.regression.events import (
 from bot.review.regression.side import Compiled, SideSpec, Validators
 
 PASS, FAIL, UNKNOWN = "pass", "fail", "unknown"
-OK, BROKEN, FIXED, STILL_FAILING, UNKNOWN_SCHEMA = "ok", "broken", "fixed", "still_failing", "unknown_schema"
+OK, BROKEN, FIXED, STILL_FAILING, UNKNOWN_SCHEMA = (
+    "ok",
+    "broken",
+    "fixed",
+    "still_failing",
+    "unknown_schema",
+)
 OUTCOMES = (BROKEN, FIXED, STILL_FAILING, UNKNOWN_SCHEMA, OK)
-RULES = ("event-readable", "event-schema", "facet-schema", "facet-key", "facet-producer", "dataset-name", "job-name")
-EXPLAINED_PER_GROUP = 3  # failures per group and file explained with pure-Python jsonschema (the rest: jsonschema-rs)
+RULES = (
+    "event-readable",
+    "event-schema",
+    "facet-schema",
+    "facet-key",
+    "facet-producer",
+    "dataset-name",
+    "job-name",
+)
+# failures per group and file explained with pure-Python jsonschema (the rest: jsonschema-rs)
+EXPLAINED_PER_GROUP = 3
 
 Status = tuple[str, str]  # (pass | fail | unknown, message)
 PASSED: Status = (PASS, "")
@@ -47,7 +62,8 @@ _MISSING: Any = object()  # absent from a memo (``None`` is a memoised answer)
 _PLACEHOLDER: Any = object()  # a memoised producer that is a test-suite placeholder
 _EVENT_FIELDS = frozenset(EVENT_FIELDS)
 NAME_RULES = {"job": "job-name", "dataset": "dataset-name"}  # an identifier's role -> its rule
-MEMO_BOUND = 100_000  # entries per memo: past it the memo starts afresh (memory stays flat on any input)
+# entries per memo: past it the memo starts afresh (memory stays flat on any input)
+MEMO_BOUND = 100_000
 
 
 def classify(base: str, head: str) -> str:
@@ -83,16 +99,22 @@ class Tally:
     """What a batch of events produced: non-ok rows, counts per group, facets seen per producer."""
 
     rows: list[Row] = field(default_factory=list)
-    counts: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)  # (producer, rule, facet, outcome)
+    # (producer, rule, facet, outcome)
+    counts: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
     seen: set[tuple[str, str]] = field(default_factory=set)  # (producer, facet short URI or URL)
     events: int = 0
-    # facets that passed every rule on both sides, counted in one step: (producer, key, producer rule ran)
+    # facets that passed every rule on both sides, counted in one step: (producer, key, producer
+    # rule ran)
     passed_facets: Counter[tuple[str, str, bool]] = field(default_factory=Counter)
-    # the fast path's passing facets, counted per ``FastCheck`` and folded into ``passed_facets`` and ``seen``
+    # the fast path's passing facets, counted per ``FastCheck`` and folded into ``passed_facets``
+    # and ``seen``
     fast_hits: dict[FastCheck, int] = field(default_factory=dict)
-    skipped: Counter[str] = field(default_factory=Counter)  # file -> JSON documents that are not events
-    incomplete: Counter[str] = field(default_factory=Counter)  # file -> event templates (``template`` below)
-    # _producer URLs no registered producer covers (on both sides) -> facets naming them, first (file, index)
+    # file -> JSON documents that are not events
+    skipped: Counter[str] = field(default_factory=Counter)
+    # file -> event templates (``template`` below)
+    incomplete: Counter[str] = field(default_factory=Counter)
+    # _producer URLs no registered producer covers (on both sides) -> facets naming them, first
+    # (file, index)
     unregistered: Counter[str] = field(default_factory=Counter)
     unregistered_first: dict[str, tuple[str, int]] = field(default_factory=dict)
 
@@ -103,7 +125,8 @@ class Tally:
             self.unregistered_first[producer] = (file, index)
 
     def settle(self) -> Tally:
-        """Fold the one-step counts of passing facets into ``counts`` and ``seen`` (call before reading them)."""
+        """Fold the one-step counts of passing facets into ``counts`` and ``seen`` (call before
+        reading them)."""
         for check, n in self.fast_hits.items():
             self.passed_facets[check.count] += n
             self.seen.add(check.seen)
@@ -130,10 +153,11 @@ class Tally:
 
 
 def template(event: dict[str, Any], record: EventRecord) -> bool:
-    """An event template from an event location: an event by shape that lacks required event fields. It is
-    reported once per file and its event schema is not judged (a template is not an event that failed); its
-    facets are judged as a partial expected event's, its identifiers as any. Discovered test fixtures are judged
-    as partial events already, and an entry's ``samples/`` hold complete events (a template there fails)."""
+    """An event template from an event location: an event by shape that lacks required event fields.
+    It is reported once per file and its event schema is not judged (a template is not an event that
+    failed); its facets are judged as a partial expected event's, its identifiers as any. Discovered
+    test fixtures are judged as partial events already, and an entry's ``samples/`` hold complete
+    events (a template there fails)."""
     return record.entry is None and not record.expected and not event.keys() >= _EVENT_FIELDS
 
 
@@ -160,7 +184,8 @@ def _facet_maps(event: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _facet_holders(event: dict[str, Any]) -> Iterator[tuple[Any, dict[str, Any]]]:
-    """``_facet_maps`` without writing out where each map is: (a way to write it, the map), in the same order."""
+    """``_facet_maps`` without writing out where each map is: (a way to write it, the map), in the
+    same order."""
     for name in ("run", "job"):
         holder = event.get(name)
         if type(holder) is dict:
@@ -193,8 +218,8 @@ def _holder_where(holder: Any) -> str:
 
 
 def _has_unicode_escape(text: str) -> bool:
-    """``"\\u" in text``, found from the backslashes (rare in events; ``u`` is in every other word, and the
-    substring search stops at each)."""
+    """``"\\u" in text``, found from the backslashes (rare in events; ``u`` is in every other word,
+    and the substring search stops at each)."""
     at = text.find("\\")
     while at != -1:
         if text.startswith("u", at + 1):
@@ -204,7 +229,8 @@ def _has_unicode_escape(text: str) -> bool:
 
 
 def _placeholders(event: dict[str, Any], record: EventRecord) -> bool:
-    """Whether a parsed event holds a placeholder (then it is a partial expected event), tested on its text first."""
+    """Whether a parsed event holds a placeholder (then it is a partial expected event), tested on
+    its text first."""
     return might_hold_placeholders(record.text) and has_placeholders(event)
 
 
@@ -214,17 +240,23 @@ def _event_fragment(event: dict[str, Any]) -> str:
 
 
 class Comparator:
-    """Applies every rule to events at base and head. Build one per partition, reuse for every event."""
+    """Applies every rule to events at base and head. Build one per partition, reuse for every
+    event."""
 
     def __init__(self, base: SideSpec, head: SideSpec, fast: bool = True) -> None:
-        """``fast=False`` takes the general path for every event (the reference the fast paths must match)."""
+        """``fast=False`` takes the general path for every event (the reference the fast paths must
+        match)."""
         pool: dict[tuple[str, str], Compiled | None] = {}
         self.base = Validators(base, pool)
         self.head = Validators(head, pool)
-        self._explained: Counter[tuple[str, str, str, str]] = Counter()  # in the file ``_explaining``
+        # in the file ``_explaining``
+        self._explained: Counter[tuple[str, str, str, str]] = Counter()
         self._explaining: str | None = None
         self._plans: dict[tuple[str, str | None, str | None], FacetPlan] = {}
-        self._same_naming = base.naming_digest == head.naming_digest and base.dataset_schemes == head.dataset_schemes
+        self._same_naming = (
+            base.naming_digest == head.naming_digest
+            and base.dataset_schemes == head.dataset_schemes
+        )
         self.fast = fast
         # fast paths, memoised: what a passing event or facet costs once its plan is known
         self._fast_events: dict[Any, FastCheck | None] = {}
@@ -237,23 +269,47 @@ class Comparator:
     def check(self, record: EventRecord, tally: Tally) -> None:
         if record.error is not None:
             tally.events += 1
-            self._emit(tally, record, record.entry or "(unknown)", "event-readable", "", "", "event",
-                       (FAIL, record.error), (FAIL, record.error))
+            self._emit(
+                tally,
+                record,
+                record.entry or "(unknown)",
+                "event-readable",
+                "",
+                "",
+                "event",
+                (FAIL, record.error),
+                (FAIL, record.error),
+            )
             return
         try:
             event = parse_event(record.text)
         except EventError as exc:
             tally.events += 1
-            self._emit(tally, record, record.entry or "(unknown)", "event-readable", "", "", "event",
-                       (FAIL, str(exc)), (FAIL, str(exc)))
+            self._emit(
+                tally,
+                record,
+                record.entry or "(unknown)",
+                "event-readable",
+                "",
+                "",
+                "event",
+                (FAIL, str(exc)),
+                (FAIL, str(exc)),
+            )
             return
-        if "eventType" not in event and document_kind(event) not in EVENT_KINDS:  # a config.json, a schema
+        # a config.json, a schema
+        if "eventType" not in event and document_kind(event) not in EVENT_KINDS:
             if record.entry is None:
                 tally.skipped[record.file] += 1
                 return
-            tally.events += 1  # an entry's samples/ folder holds its sample events: anything else is a mistake
-            why = (FAIL, "not an OpenLineage event (no eventType, run and job, or dataset or job with eventTime, "
-                         "producer or schemaURL): a registry entry's samples/ folder holds events only")
+            # an entry's samples/ folder holds its sample events: anything else is a mistake
+            tally.events += 1
+            why = (
+                FAIL,
+                "not an OpenLineage event (no eventType, run and job, or dataset or job with "
+                "eventTime, producer or schemaURL): a registry entry's samples/ folder holds "
+                "events only",
+            )
             self._emit(tally, record, record.entry, "event-readable", "", "", "event", why, why)
             return
         tally.events += 1
@@ -266,7 +322,8 @@ class Comparator:
         else:
             partial = incomplete or record.expected or _placeholders(event, record)
             memo: dict[tuple[Any, ...], Status] = {}
-            if not incomplete:  # a template's event schema is not judged: it is reported once as incomplete
+            # a template's event schema is not judged: it is reported once as incomplete
+            if not incomplete:
                 self._event_schema(event, partial, memo, record, producer, tally)
             for where, facets in _facet_maps(event):
                 for key, facet in facets.items():
@@ -274,10 +331,13 @@ class Comparator:
                         self._facet(where, key, facet, partial, memo, record, producer, tally)
         self._naming(event, record, producer, tally)
 
-    def _fast(self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally) -> None:
-        """The event schema and every facet of a complete event: one memo lookup and one or two ``is_valid``
-        calls per passing facet (the common case), the general path for the rest. Whether the event holds
-        placeholders (a partial event) decides only how a failure is judged, so it is looked for at the first."""
+    def _fast(
+        self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally
+    ) -> None:
+        """The event schema and every facet of a complete event: one memo lookup and one or two
+        ``is_valid`` calls per passing facet (the common case), the general path for the rest.
+        Whether the event holds placeholders (a partial event) decides only how a failure is judged,
+        so it is looked for at the first."""
         memo: dict[tuple[Any, ...], Status] = {}
         partial: bool | None = None
         if not self._event_passes(event, producer, tally):
@@ -295,16 +355,23 @@ class Comparator:
                     check = checks[memo_key]
                 except KeyError:
                     check = self._new_facet_check(memo_key)
-                except TypeError:  # an unhashable _schemaURL or _producer: the general path explains it
+                # an unhashable _schemaURL or _producer: the general path explains it
+                except TypeError:
                     check = None
-                if check is not None and check.first(facet) and (check.second is None or check.second(facet)):
+                if (
+                    check is not None
+                    and check.first(facet)
+                    and (check.second is None or check.second(facet))
+                ):
                     hits[check] = hits.get(check, 0) + 1
                     if check.unregistered is not None:
                         tally.note_unregistered(check.unregistered, record.file, record.index)
                     continue
                 if partial is None:
                     partial = _placeholders(event, record)
-                self._facet(_holder_where(holder), key, facet, partial, memo, record, producer, tally)
+                self._facet(
+                    _holder_where(holder), key, facet, partial, memo, record, producer, tally
+                )
 
     def _new_facet_check(self, memo_key: tuple[str, Any, Any, str]) -> FastCheck | None:
         if len(self._fast_facets) > 50_000:
@@ -320,7 +387,9 @@ class Comparator:
         check = self._fast_events.get(raw, _MISSING)
         if check is _MISSING:
             check = self._fast_events[raw] = self._event_check(raw)
-        if check is None or not (check.first(event) and (check.second is None or check.second(event))):
+        if check is None or not (
+            check.first(event) and (check.second is None or check.second(event))
+        ):
             return False
         tally.counts[(producer, "event-schema", "", OK)] += 1
         return True
@@ -335,7 +404,9 @@ class Comparator:
             validators.append(compiled.rs)
         return FastCheck(*_distinct(validators))
 
-    def _facet_check(self, key: str, schema_url: Any, raw_producer: Any, event_producer: str) -> FastCheck | None:
+    def _facet_check(
+        self, key: str, schema_url: Any, raw_producer: Any, event_producer: str
+    ) -> FastCheck | None:
         plan = self._plan(key, schema_url, raw_producer)
         validators = []
         for side, target in zip((self.base, self.head), plan.targets, strict=True):
@@ -347,8 +418,12 @@ class Comparator:
                 return None
             validators.append(compiled.rs)
         producer = plan.producer or event_producer
-        return FastCheck(*_distinct(validators), (producer, key, plan.producer_status is not None),
-                         (producer, plan.shown), plan.unregistered)
+        return FastCheck(
+            *_distinct(validators),
+            (producer, key, plan.producer_status is not None),
+            (producer, plan.shown),
+            plan.unregistered,
+        )
 
     def _event_producer(self, event: dict[str, Any], record: EventRecord) -> str:
         raw = event.get("producer")
@@ -358,16 +433,28 @@ class Comparator:
         if name is _MISSING:
             if len(self._producer_names) > 10_000:
                 self._producer_names.clear()
-            name = self._producer_names[raw] = (_PLACEHOLDER if is_placeholder(raw)
-                                                else self.head.spec.producer_name(raw))
+            name = self._producer_names[raw] = (
+                _PLACEHOLDER if is_placeholder(raw) else self.head.spec.producer_name(raw)
+            )
         if name is _PLACEHOLDER:
             return record.entry or "(unknown)"
         return name or record.entry or raw[:120]
 
-    def _emit(self, tally: Tally, record: EventRecord, producer: str, rule: str, facet: str, schema: str,
-              subject: str | tuple[str, str], base: Status, head: Status,
-              explain: tuple[str, str, Any, bool] | None = None) -> None:
-        """Count one result; keep a row when it is not ok. ``subject`` may be (where, key), joined lazily."""
+    def _emit(
+        self,
+        tally: Tally,
+        record: EventRecord,
+        producer: str,
+        rule: str,
+        facet: str,
+        schema: str,
+        subject: str | tuple[str, str],
+        base: Status,
+        head: Status,
+        explain: tuple[str, str, Any, bool] | None = None,
+    ) -> None:
+        """Count one result; keep a row when it is not ok. ``subject`` may be (where, key), joined
+        lazily."""
         outcome = OK if base[0] == PASS and head[0] == PASS else classify(base[0], head[0])
         tally.counts[(producer, rule, facet, outcome)] += 1
         if outcome == OK:
@@ -377,20 +464,43 @@ class Comparator:
         message = head[1] if head[0] != PASS else base[1]
         group = (producer, rule, facet, outcome)
         if explain is not None and record.file != self._explaining:
-            # counted per file: a file's events are one run in every engine (Spark sorts a partition by
-            # file), whatever partition or reused worker reads it, so the same rows are explained everywhere
+            # counted per file: a file's events are one run in every engine (Spark sorts a partition
+            # by file), whatever partition or reused worker reads it, so the same rows are explained
+            # everywhere
             self._explaining = record.file
             self._explained.clear()
         if explain is not None and self._explained[group] < EXPLAINED_PER_GROUP:
             self._explained[group] += 1
-            message = self._explain(self.head if head[0] == FAIL else self.base, *explain) or message
-        tally.rows.append(Row(producer, rule, facet, schema, subject, outcome, base[0], head[0], message,
-                              record.file, record.index))
+            message = (
+                self._explain(self.head if head[0] == FAIL else self.base, *explain) or message
+            )
+        tally.rows.append(
+            Row(
+                producer,
+                rule,
+                facet,
+                schema,
+                subject,
+                outcome,
+                base[0],
+                head[0],
+                message,
+                record.file,
+                record.index,
+            )
+        )
 
     # --- schemas ---------------------------------------------------------------------------------
 
-    def _validate(self, side: Validators, url: str, fragments: Sequence[str], instance: Any, partial: bool,
-                  memo: dict[tuple[Any, ...], Status]) -> tuple[Status, Compiled | None]:
+    def _validate(
+        self,
+        side: Validators,
+        url: str,
+        fragments: Sequence[str],
+        instance: Any,
+        partial: bool,
+        memo: dict[tuple[Any, ...], Status],
+    ) -> tuple[Status, Compiled | None]:
         """Pass when ``instance`` is valid against one of ``fragments`` of ``url``."""
         first: Compiled | None = None
         failure: Status | None = None
@@ -414,8 +524,11 @@ class Comparator:
             failure = status if failure is None or failure[0] == UNKNOWN else failure
         return failure or (UNKNOWN, f"{url} defines no facet"), first
 
-    def _explain(self, side: Validators, url: str, fragment: str, instance: Any, partial: bool) -> str:
-        """Pure-Python ``jsonschema`` errors for a failing instance (a few per group: it is slow)."""
+    def _explain(
+        self, side: Validators, url: str, fragment: str, instance: Any, partial: bool
+    ) -> str:
+        """Pure-Python ``jsonschema`` errors for a failing instance (a few per group: it is
+        slow)."""
         compiled = side.compiled(url, fragment) if url in side.spec.digests else None
         if compiled is None:
             return ""
@@ -425,8 +538,15 @@ class Comparator:
             return ""
         return "; ".join(_py_message(e) for e in errors[:3])
 
-    def _event_schema(self, event: dict[str, Any], partial: bool, memo: dict[tuple[Any, ...], Status],
-                      record: EventRecord, producer: str, tally: Tally) -> None:
+    def _event_schema(
+        self,
+        event: dict[str, Any],
+        partial: bool,
+        memo: dict[tuple[Any, ...], Status],
+        record: EventRecord,
+        producer: str,
+        tally: Tally,
+    ) -> None:
         raw = event.get("schemaURL")
         statuses: list[Status] = []
         target = ("", "")
@@ -439,14 +559,35 @@ class Comparator:
                 statuses.append((UNKNOWN, f"schemaURL {raw!r} names no schema of this side"))
                 continue
             target = resolved
-            statuses.append(self._validate(side, resolved[0], [resolved[1]], event, partial, memo)[0])
-        self._emit(tally, record, producer, "event-schema", "", target[0], "event", statuses[0], statuses[1],
-                   (target[0], target[1], event, partial))
+            statuses.append(
+                self._validate(side, resolved[0], [resolved[1]], event, partial, memo)[0]
+            )
+        self._emit(
+            tally,
+            record,
+            producer,
+            "event-schema",
+            "",
+            target[0],
+            "event",
+            statuses[0],
+            statuses[1],
+            (target[0], target[1], event, partial),
+        )
 
     # --- facets ----------------------------------------------------------------------------------
 
-    def _facet(self, where: str, key: str, facet: dict[str, Any], partial: bool,
-               memo: dict[tuple[Any, ...], Status], record: EventRecord, event_producer: str, tally: Tally) -> None:
+    def _facet(
+        self,
+        where: str,
+        key: str,
+        facet: dict[str, Any],
+        partial: bool,
+        memo: dict[tuple[Any, ...], Status],
+        record: EventRecord,
+        event_producer: str,
+        tally: Tally,
+    ) -> None:
         plan = self._plan(key, facet.get("_schemaURL"), facet.get("_producer"))
         producer = plan.producer or event_producer
         if plan.unregistered is not None:
@@ -455,8 +596,13 @@ class Comparator:
             tally.seen.add((producer, plan.shown))
         results: list[Status] = []
         target = plan.targets[1]
-        if plan.same and target is not None:  # identical schemas on both sides: one verdict serves both
-            compiled = self.head.compiled(target[0], target[1][0]) if len(target[1]) == 1 and not partial else None
+        # identical schemas on both sides: one verdict serves both
+        if plan.same and target is not None:
+            compiled = (
+                self.head.compiled(target[0], target[1][0])
+                if len(target[1]) == 1 and not partial
+                else None
+            )
             if compiled is not None and compiled.rs.is_valid(facet):
                 status = PASSED
             else:
@@ -466,23 +612,53 @@ class Comparator:
                 return
             results = [status, status]
         else:
-            for side, side_target, reason in zip((self.base, self.head), plan.targets, plan.unresolved, strict=True):
+            for side, side_target, reason in zip(
+                (self.base, self.head), plan.targets, plan.unresolved, strict=True
+            ):
                 if side_target is None:
                     results.append((UNKNOWN, reason))
                 else:
-                    results.append(self._validate(side, side_target[0], side_target[1], facet, partial, memo)[0])
+                    results.append(
+                        self._validate(side, side_target[0], side_target[1], facet, partial, memo)[
+                            0
+                        ]
+                    )
         subject = (where, key)
         target = plan.targets[1] or plan.targets[0]
         explain = (target[0], target[1][0], facet, partial) if target else None
-        self._emit(tally, record, producer, "facet-schema", key, plan.shown, subject, results[0], results[1], explain)
+        self._emit(
+            tally,
+            record,
+            producer,
+            "facet-schema",
+            key,
+            plan.shown,
+            subject,
+            results[0],
+            results[1],
+            explain,
+        )
         self._emit(tally, record, producer, "facet-key", key, plan.shown, subject, *plan.key_status)
         if plan.producer_status is not None:
-            self._emit(tally, record, producer, "facet-producer", key, plan.shown, subject, *plan.producer_status)
+            self._emit(
+                tally,
+                record,
+                producer,
+                "facet-producer",
+                key,
+                plan.shown,
+                subject,
+                *plan.producer_status,
+            )
 
     def _plan(self, key: str, schema_url: Any, raw_producer: Any) -> FacetPlan:
-        """What a facet's key, ``_schemaURL`` and ``_producer`` resolve to on each side (memoised)."""
-        memo_key = (key, schema_url if isinstance(schema_url, str) else None,
-                    raw_producer if isinstance(raw_producer, str) else None)
+        """What a facet's key, ``_schemaURL`` and ``_producer`` resolve to on each side
+        (memoised)."""
+        memo_key = (
+            key,
+            schema_url if isinstance(schema_url, str) else None,
+            raw_producer if isinstance(raw_producer, str) else None,
+        )
         plan = self._plans.get(memo_key)
         if plan is None:
             if len(self._plans) > 50_000:
@@ -492,13 +668,19 @@ class Comparator:
 
     # --- naming ----------------------------------------------------------------------------------
 
-    def _naming(self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally) -> None:
-        """Every identifier of the event, found and judged as ``registry-bot naming check`` does; the (base,
-        head) statuses are memoised per identifier and job type."""
-        text = record.text  # at most this many objects have a namespace key (an escape could hide one: then walk all)
+    def _naming(
+        self, event: dict[str, Any], record: EventRecord, producer: str, tally: Tally
+    ) -> None:
+        """Every identifier of the event, found and judged as ``registry-bot naming check`` does;
+        the (base, head) statuses are memoised per identifier and job type."""
+        # at most this many objects have a namespace key (an escape could hide one: then walk all)
+        text = record.text
         candidates = None if _has_unicode_escape(text) else text.count('"namespace"')
-        if candidates == 0 or (self.fast and candidates is not None and self._names_pass(event, candidates,
-                                                                                          producer, tally)):
+        if candidates == 0 or (
+            self.fast
+            and candidates is not None
+            and self._names_pass(event, candidates, producer, tally)
+        ):
             return
         pairs = self._name_pairs
         counts = tally.counts
@@ -513,13 +695,24 @@ class Comparator:
             if pair[0] is PASSED and pair[1] is PASSED:
                 counts[(producer, rule, "", OK)] += 1
             else:
-                self._emit(tally, record, producer, rule, "", f"{found.namespace} {found.name}"[:200],
-                           found.subject, pair[0], pair[1])
+                self._emit(
+                    tally,
+                    record,
+                    producer,
+                    rule,
+                    "",
+                    f"{found.namespace} {found.name}"[:200],
+                    found.subject,
+                    pair[0],
+                    pair[1],
+                )
 
-    def _names_pass(self, event: dict[str, Any], candidates: int, producer: str, tally: Tally) -> bool:
-        """Count the event's identifiers when they all lie where events keep them and all pass on both sides
-        (the common case): one memo lookup each, and no location written out. False, counting nothing,
-        otherwise (the full walk then finds and reports them)."""
+    def _names_pass(
+        self, event: dict[str, Any], candidates: int, producer: str, tally: Tally
+    ) -> bool:
+        """Count the event's identifiers when they all lie where events keep them and all pass on
+        both sides (the common case): one memo lookup each, and no location written out. False,
+        counting nothing, otherwise (the full walk then finds and reports them)."""
         found, seen = shallow_identities(event)
         if seen != candidates:
             return False
@@ -544,7 +737,8 @@ class Comparator:
         return True
 
     def _name_pair(self, identity: Identity) -> tuple[Status, Status] | None:
-        """One identifier's (base, head) statuses, memoised; None for a placeholder or a side without rules."""
+        """One identifier's (base, head) statuses, memoised; None for a placeholder or a side
+        without rules."""
         found = Found(identity[0], identity[1], identity[2], None, identity[3], identity[4])
         base = self._naming_status(self.base.spec, found)
         head = base if self._same_naming else self._naming_status(self.head.spec, found)
@@ -556,8 +750,8 @@ class Comparator:
 
     @staticmethod
     def _naming_status(spec: SideSpec, found: Found) -> Status | None:
-        """``bot.model.naming.events.judge`` as a status: valid passes, invalid fails, unknown is unknown; None for a
-        placeholder (never an identifier) or a side without naming rules."""
+        """``bot.model.naming.events.judge`` as a status: valid passes, invalid fails, unknown is
+        unknown; None for a placeholder (never an identifier) or a side without naming rules."""
         if spec.naming is None:
             return None
         verdict, result = judge(spec.naming, found)
@@ -572,9 +766,9 @@ class Comparator:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FastCheck:
-    """The ``is_valid`` calls that decide a passing event or facet (``second`` is None when both sides share
-    the schema), and what a pass adds to the tally (facets only). Hashed by identity: ``Tally.fast_hits``
-    counts passes per check."""
+    """The ``is_valid`` calls that decide a passing event or facet (``second`` is None when both
+    sides share the schema), and what a pass adds to the tally (facets only). Hashed by identity:
+    ``Tally.fast_hits`` counts passes per check."""
 
     first: Callable[[Any], bool]
     second: Callable[[Any], bool] | None
@@ -584,7 +778,8 @@ class FastCheck:
 
 
 def _distinct(validators: list[Any]) -> tuple[Callable[[Any], bool], Callable[[Any], bool] | None]:
-    """Bound ``is_valid`` methods of the base and head validators (the second None when they are one)."""
+    """Bound ``is_valid`` methods of the base and head validators (the second None when they are
+    one)."""
     first, second = validators
     return first.is_valid, (None if second is first else second.is_valid)
 
@@ -595,17 +790,20 @@ class FacetPlan:
 
     producer: str | None  # the registered producer ``_producer`` names (head side)
     shown: str  # the schema as shown in reports: a short URI when registered
-    targets: tuple[tuple[str, tuple[str, ...]] | None, tuple[str, tuple[str, ...]] | None]  # (url, fragments)
+    # (url, fragments)
+    targets: tuple[tuple[str, tuple[str, ...]] | None, tuple[str, tuple[str, ...]] | None]
     unresolved: tuple[str, str]  # why a side has no target
     key_status: tuple[Status, Status]
     producer_status: tuple[Status, Status] | None
-    unregistered: str | None  # a _producer URL no registered producer covers on either side (one notice each)
+    # a _producer URL no registered producer covers on either side (one notice each)
+    unregistered: str | None
     same: bool  # both sides validate against the same compiled schemas
     static_ok: bool  # the key and producer rules pass on both sides
 
 
-def _make_plan(base: SideSpec, head: SideSpec, key: str, schema_url: str | None, raw_producer: str | None
-               ) -> FacetPlan:
+def _make_plan(
+    base: SideSpec, head: SideSpec, key: str, schema_url: str | None, raw_producer: str | None
+) -> FacetPlan:
     facet = {} if schema_url is None else {"_schemaURL": schema_url}
     targets: list[tuple[str, tuple[str, ...]] | None] = []
     reasons: list[str] = []
@@ -621,7 +819,11 @@ def _make_plan(base: SideSpec, head: SideSpec, key: str, schema_url: str | None,
         url, fragment = resolved
         file = spec.files.get(url)
         shown = file.short_uri if file and file.short_uri else url
-        fragments = [fragment] if fragment else [f"/$defs/{n}" for n in (file.defs_for(key) if file else [])]
+        fragments = (
+            [fragment]
+            if fragment
+            else [f"/$defs/{n}" for n in (file.defs_for(key) if file else [])]
+        )
         if not fragments:
             fragments = [f"/$defs/{file.defs[0][1]}"] if file and len(file.defs) == 1 else [""]
         targets.append((url, tuple(fragments)))
@@ -631,24 +833,46 @@ def _make_plan(base: SideSpec, head: SideSpec, key: str, schema_url: str | None,
     unregistered = None
     if raw_producer is not None and not is_placeholder(raw_producer):
         producer = head.producer_name(raw_producer)
-        b, h = ((PASS, "") if ok else (FAIL, why) for ok, why in (s.producer_ok(raw_producer) for s in (base, head)))
+        b, h = (
+            (PASS, "") if ok else (FAIL, why)
+            for ok, why in (s.producer_ok(raw_producer) for s in (base, head))
+        )
         if b[0] == FAIL and h[0] == FAIL and not raw_producer.startswith("ol:"):
-            unregistered = raw_producer  # not a registry name on either side: a notice, not a failure per facet
+            # not a registry name on either side: a notice, not a failure per facet
+            unregistered = raw_producer
         else:
             producer_status = (b, h)
-    same = (targets[0] is not None and targets[0] == targets[1]
-            and base.digests.get(targets[0][0]) == head.digests.get(targets[0][0]))
+    same = (
+        targets[0] is not None
+        and targets[0] == targets[1]
+        and base.digests.get(targets[0][0]) == head.digests.get(targets[0][0])
+    )
     static_ok = all(k[0] == PASS for k in keys) and (
-        producer_status is None or all(p[0] == PASS for p in producer_status))
-    return FacetPlan(producer, shown, (targets[0], targets[1]), (reasons[0], reasons[1]), (keys[0], keys[1]),
-                     producer_status, unregistered, same, static_ok)
+        producer_status is None or all(p[0] == PASS for p in producer_status)
+    )
+    return FacetPlan(
+        producer,
+        shown,
+        (targets[0], targets[1]),
+        (reasons[0], reasons[1]),
+        (keys[0], keys[1]),
+        producer_status,
+        unregistered,
+        same,
+        static_ok,
+    )
 
 
-def _resolve_facet(spec: SideSpec, key: str, facet: dict[str, Any]) -> tuple[tuple[str, str] | None, str]:
+def _resolve_facet(
+    spec: SideSpec, key: str, facet: dict[str, Any]
+) -> tuple[tuple[str, str] | None, str]:
     raw = facet.get("_schemaURL")
     if isinstance(raw, str) and not is_placeholder(raw):
         resolved = spec.resolve(raw)
-        return resolved, "" if resolved else f"_schemaURL {raw[:200]!r} names no schema of this side"
+        return (
+            resolved,
+            "" if resolved else f"_schemaURL {raw[:200]!r} names no schema of this side",
+        )
     url = spec.by_key.get(key)
     if url is None:
         return None, f"no _schemaURL, and no schema of this side defines the key {key!r}"
@@ -658,10 +882,17 @@ def _resolve_facet(spec: SideSpec, key: str, facet: dict[str, Any]) -> tuple[tup
 def _key_status(spec: SideSpec, url: str, fragment: str, key: str) -> Status:
     file = spec.files.get(url)
     if file is None or file.owner is None:  # its keys and owner are not the registry's to judge
-        return UNKNOWN, f"{url} is not a registered facet schema of this side: its keys cannot be checked"
+        return (
+            UNKNOWN,
+            f"{url} is not a registered facet schema of this side: its keys cannot be checked",
+        )
     keys = file.keys_for(fragment)
     if key not in keys:
-        return FAIL, f"facet key {key!r} is not the key its schema defines ({', '.join(sorted(keys)) or 'none'})"
+        return (
+            FAIL,
+            f"facet key {key!r} is not the key its schema defines "
+            f"({', '.join(sorted(keys)) or 'none'})",
+        )
     if file.prefix and file.owner and not carries_prefix(key, file.owner):
         return FAIL, f"facet key {key!r} does not carry its owner's prefix {file.prefix!r}"
     return PASS, ""
@@ -679,7 +910,9 @@ def _py_message(error: Any) -> str:
     return f"{_where(error.absolute_path)}: {error.message}"[:500]
 
 
-def run_records(records: Any, base: SideSpec, head: SideSpec, comparator: Comparator | None = None) -> Tally:
+def run_records(
+    records: Any, base: SideSpec, head: SideSpec, comparator: Comparator | None = None
+) -> Tally:
     """Check every record in this process (the single-process path)."""
     comparator = comparator or Comparator(base, head)
     tally = Tally()

@@ -3,12 +3,12 @@
 
 Test suites keep expected events next to everything else a test needs (configuration, dbt manifests,
 facet schemas). A file counts when its first JSON document is an event by shape
-(``bot.model.naming.events.document_kind``: ``eventType``, ``run`` and ``job``, or a dataset or job event), so
-partial expected events with placeholders are found and the rest is left alone. They are *expected*
-events: test suites compare them as subsets of what the integration emits (json-unit's lenient
-comparison, dbt's and Flink's matchers), so a key they leave out is not an error, as with placeholders.
-The files are read from the reviewed revision by the driver (a repository's own fixtures are small); an
-entry's ``samples/`` are read by ``events.sample_records`` and not twice.
+(``bot.model.naming.events.document_kind``: ``eventType``, ``run`` and ``job``, or a dataset or job
+event), so partial expected events with placeholders are found and the rest is left alone. They are
+*expected* events: test suites compare them as subsets of what the integration emits (json-unit's
+lenient comparison, dbt's and Flink's matchers), so a key they leave out is not an error, as with
+placeholders. The files are read from the reviewed revision by the driver (a repository's own
+fixtures are small); an entry's ``samples/`` are read by ``events.sample_records`` and not twice.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from dataclasses import dataclass, replace
 
 from bot.core.snapshot import Snapshot
 from bot.model.naming.events import EVENT_KINDS, document_kind
-from bot.review.regression.events import EVENT_SUFFIXES, EventError, EventRecord, parse_event, snapshot_records
+from bot.review.regression.events import (
+    EVENT_SUFFIXES,
+    EventError,
+    EventRecord,
+    parse_event,
+    snapshot_records,
+)
 
 
 @dataclass
@@ -32,7 +38,8 @@ class Discovered:
 
 @functools.lru_cache(maxsize=64)
 def glob_pattern(glob: str) -> re.Pattern[str]:
-    """A glob over repository paths: ``**`` matches any number of folders, ``*`` and ``?`` stay in one."""
+    """A glob over repository paths: ``**`` matches any number of folders, ``*`` and ``?`` stay in
+    one."""
     out = []
     for part in re.split(r"(\*\*/?|\*|\?)", glob.strip("/")):
         if part in ("**/", "**"):
@@ -53,7 +60,8 @@ def _prefix(glob: str) -> str:
 
 
 def is_event_file(records: list[EventRecord]) -> bool:
-    """Whether a file's first document is an OpenLineage event by shape (a file whose reading failed is not)."""
+    """Whether a file's first document is an OpenLineage event by shape (a file whose reading failed
+    is not)."""
     if not records or records[0].error is not None:
         return False
     try:
@@ -63,15 +71,18 @@ def is_event_file(records: list[EventRecord]) -> bool:
 
 
 def discover(snapshot: Snapshot, globs: Iterable[str], exclude: Iterable[str] = ()) -> Discovered:
-    """The events of the files of ``snapshot`` that match ``globs`` and hold events (``exclude``: files
-    read already)."""
+    """The events of the files of ``snapshot`` that match ``globs`` and hold events (``exclude``:
+    files read already)."""
     globs = [g for g in globs if g.strip("/")]
     skip = set(exclude)
     candidates: set[str] = set()
     for glob in globs:
         pattern = glob_pattern(glob)
-        candidates.update(p for p in snapshot.files(_prefix(glob.strip("/")))
-                          if p.endswith(EVENT_SUFFIXES) and p not in skip and pattern.fullmatch(p))
+        candidates.update(
+            p
+            for p in snapshot.files(_prefix(glob.strip("/")))
+            if p.endswith(EVENT_SUFFIXES) and p not in skip and pattern.fullmatch(p)
+        )
     found = Discovered([], 0, 0)
     for path in sorted(candidates):
         records = list(snapshot_records(snapshot, path))

@@ -2,8 +2,8 @@
 
 An event file holds one JSON event, a JSON array of events, or JSON lines (one event per line), as
 producers emit them. Test suites keep *partial* expected events whose values are placeholders
-(``${json-unit.any-string}``, ``{{ any(result) }}``; see ``bot.model.naming.placeholders``): a placeholder is
-never taken for a real value.
+(``${json-unit.any-string}``, ``{{ any(result) }}``; see ``bot.model.naming.placeholders``): a
+placeholder is never taken for a real value.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from bot.model.registry import Registry
 from bot.review.regression.stream import READ_BYTES, FileFault, stream_events
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
-WHOLE_SUFFIX = ".json"  # one event, an array or JSON lines per file, read element by element (``stream``)
-# A file of the repository (a sample, a discovered event file) is read from git whole: past this size it is
-# one per-file finding. Event locations have no such limit: every file there is streamed.
+# one event, an array or JSON lines per file, read element by element (``stream``)
+WHOLE_SUFFIX = ".json"
+# A file of the repository (a sample, a discovered event file) is read from git whole: past this
+# size it is one per-file finding. Event locations have no such limit: every file there is streamed.
 MAX_WHOLE_FILE_BYTES = 64 * 1024 * 1024
 SAMPLES_FOLDER = "samples"
-# The fields OpenLineage.json's BaseEvent requires of every event: a file whose events miss them is an event
-# template (a test suite's expected event), not an event a producer emitted.
+# The fields OpenLineage.json's BaseEvent requires of every event: a file whose events miss them is
+# an event template (a test suite's expected event), not an event a producer emitted.
 EVENT_FIELDS = ("eventTime", "producer", "schemaURL")
 # re-exported for the regression
 __all__ = ["FileFault", "has_placeholders", "is_placeholder", "might_hold_placeholders"]
@@ -45,7 +46,8 @@ class EventRecord:
     text: str
     entry: str | None = None
     error: str | None = None  # why the file could not be read (then ``text`` is empty)
-    expected: bool = False  # a test suite's expected event: a subset of what is emitted (missing keys are no error)
+    # a test suite's expected event: a subset of what is emitted (missing keys are no error)
+    expected: bool = False
 
 
 class EventError(ValueError):
@@ -72,13 +74,15 @@ def parse_event(text: str | bytes) -> Any:
 
 
 def split_events(text: str) -> Iterator[tuple[int, str]]:
-    """(index, event text) of a ``.json`` file's text (``bot.review.regression.stream`` says how it is read)."""
+    """(index, event text) of a ``.json`` file's text (``bot.review.regression.stream`` says how it
+    is read)."""
     return stream_events([text.encode()])
 
 
 def decode(data: bytes) -> str:
     """Event bytes as text: UTF-8 (a BOM dropped), or ``FileFault`` naming the first bad byte."""
-    if not data.startswith(b"\xef\xbb\xbf"):  # the C UTF-8 decoder; "utf-8-sig" is a Python-level codec
+    # the C UTF-8 decoder; "utf-8-sig" is a Python-level codec
+    if not data.startswith(b"\xef\xbb\xbf"):
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:
@@ -86,17 +90,25 @@ def decode(data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise FileFault(f"undecodable: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start:,})") from None
+        raise FileFault(
+            f"undecodable: not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start:,})"
+        ) from None
 
 
 def too_large(size: int) -> str:
-    return (f"too large: a repository file of {size:,} bytes (over {MAX_WHOLE_FILE_BYTES:,}) is not read from "
-            "git; keep large event files in an event location (--events), which is streamed")
+    return (
+        f"too large: a repository file of {size:,} bytes (over {MAX_WHOLE_FILE_BYTES:,}) is not "
+        f"read from "
+        "git; keep large event files in an event location (--events), which is streamed"
+    )
 
 
-def whole_records(file: str, data: bytes | Iterable[bytes], entry: str | None = None) -> Iterator[EventRecord]:
-    """The events of a ``.json`` file (its bytes, or its bytes in pieces, in order), then the record of the
-    file's fault if it has one (the events before the fault are still checked: ``bot.review.regression.stream``)."""
+def whole_records(
+    file: str, data: bytes | Iterable[bytes], entry: str | None = None
+) -> Iterator[EventRecord]:
+    """The events of a ``.json`` file (its bytes, or its bytes in pieces, in order), then the record
+    of the file's fault if it has one (the events before the fault are still checked:
+    ``bot.review.regression.stream``)."""
     events = 0
     try:
         for index, event_text in stream_events([data] if isinstance(data, bytes) else data):
@@ -123,8 +135,11 @@ def sample_records(snapshot: Snapshot, registry: Registry) -> Iterator[EventReco
             yield from snapshot_records(snapshot, path, name)
 
 
-def snapshot_records(snapshot: Snapshot, path: str, entry: str | None = None) -> Iterator[EventRecord]:
-    """The events of one file of a snapshot (JSON lines are read whole too: a repository's files are small)."""
+def snapshot_records(
+    snapshot: Snapshot, path: str, entry: str | None = None
+) -> Iterator[EventRecord]:
+    """The events of one file of a snapshot (JSON lines are read whole too: a repository's files are
+    small)."""
     try:
         size = snapshot.size(path) or 0
         data = snapshot.read(path) if size <= MAX_WHOLE_FILE_BYTES else None
@@ -140,9 +155,11 @@ def snapshot_records(snapshot: Snapshot, path: str, entry: str | None = None) ->
 
 
 def _lines(file: str, chunks: Iterable[bytes], entry: str | None = None) -> Iterator[EventRecord]:
-    """Numbered non-blank lines, split at ``\\n``, ``\\r\\n`` or ``\\r`` as Hadoop's line reader does."""
+    """Numbered non-blank lines, split at ``\\n``, ``\\r\\n`` or ``\\r`` as Hadoop's line reader
+    does."""
     index = 0
-    for chunk in chunks:  # without "\r", splitting at "\n" is the same (and faster: it searches, not scans)
+    # without "\r", splitting at "\n" is the same (and faster: it searches, not scans)
+    for chunk in chunks:
         for line in chunk.splitlines() if b"\r" in chunk else chunk.split(b"\n"):
             if line.strip():
                 yield line_record(file, index, line, entry)
@@ -155,12 +172,20 @@ def expand_local(patterns: Iterable[str]) -> list[str]:
     for pattern in patterns:
         path = Path(pattern)
         if path.is_dir():
-            found.extend(str(p) for p in sorted(path.rglob("*")) if p.is_file() and p.name.endswith(EVENT_SUFFIXES))
+            found.extend(
+                str(p)
+                for p in sorted(path.rglob("*"))
+                if p.is_file() and p.name.endswith(EVENT_SUFFIXES)
+            )
         elif path.is_file():
             found.append(str(path))
         else:
-            found.extend(p for p in sorted(glob.glob(pattern, recursive=True))  # noqa: PTH207  # absolute globs
-                         if Path(p).is_file() and p.endswith(EVENT_SUFFIXES))
+            # absolute globs
+            found.extend(
+                p
+                for p in sorted(glob.glob(pattern, recursive=True))  # noqa: PTH207
+                if Path(p).is_file() and p.endswith(EVENT_SUFFIXES)
+            )
     return list(dict.fromkeys(found))
 
 
@@ -170,13 +195,17 @@ def is_remote(path: str) -> bool:
 
 
 def file_records(paths: Iterable[str]) -> Iterator[EventRecord]:
-    """Events of local files, read by this process one piece at a time: JSON lines line by line, a ``.json``
-    file (one event, an array, JSON lines) element by element; the faults are the ones Spark reports."""
+    """Events of local files, read by this process one piece at a time: JSON lines line by line, a
+    ``.json`` file (one event, an array, JSON lines) element by element; the faults are the ones
+    Spark reports."""
     for path in paths:
         try:
-            with Path(path).open("rb", buffering=READ_BYTES) as stream:  # JSON lines: one read per MiB, not per line
+            # JSON lines: one read per MiB, not per line
+            with Path(path).open("rb", buffering=READ_BYTES) as stream:
                 if path.endswith(WHOLE_SUFFIX):
-                    yield from whole_records(path, iter(functools.partial(stream.read, READ_BYTES), b""))
+                    yield from whole_records(
+                        path, iter(functools.partial(stream.read, READ_BYTES), b"")
+                    )
                 else:
                     yield from _lines(path, stream)
         except OSError as exc:

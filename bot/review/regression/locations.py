@@ -1,9 +1,11 @@
-"""Event locations: folders, files and globs, local or any Hadoop-compatible URI, resolved to event files.
+"""Event locations: folders, files and globs, local or any Hadoop-compatible URI, resolved to event
+files.
 
 Spark's driver lists the files through Hadoop's ``FileSystem`` (the location is handed to Hadoop as
 given, so ``hdfs://``, ``s3a://``, ``gs://``, ``abfss://`` work wherever the cluster's configuration
-does); the executors read them. The single-process path lists local paths itself, with the same rules.
-A location that does not exist or holds no event file is an error naming it, never zero events.
+does); the executors read them. The single-process path lists local paths itself, with the same
+rules. A location that does not exist or holds no event file is an error naming it, never zero
+events.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from bot.review.regression.events import EVENT_SUFFIXES, expand_local, is_remote
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
 
 class LocationError(ValueError):
     """An event location that names nothing, or no event file."""
@@ -33,11 +36,14 @@ def _empty(location: str) -> LocationError:
 
 
 def local_files(locations: Iterable[str]) -> list[str]:
-    """Event files of local locations (plain paths or ``file://``), with the rules of ``spark_files``."""
+    """Event files of local locations (plain paths or ``file://``), with the rules of
+    ``spark_files``."""
     found: list[str] = []
     for location in locations:
         if is_remote(location):
-            raise LocationError(f"{location}: only Spark reads this location (use the Spark engine)")
+            raise LocationError(
+                f"{location}: only Spark reads this location (use the Spark engine)"
+            )
         path = location.removeprefix("file://")
         pattern = glob.has_magic(path)
         matches = (
@@ -62,7 +68,8 @@ def local_files(locations: Iterable[str]) -> list[str]:
 
 
 def spark_files(spark: SparkSession, locations: Iterable[str]) -> list[str]:
-    """Event files of ``locations`` as Hadoop lists them on the driver (names only, never contents)."""
+    """Event files of ``locations`` as Hadoop lists them on the driver (names only, never
+    contents)."""
     return list(spark_listing(spark, locations))
 
 
@@ -92,7 +99,9 @@ def spark_listing(spark: SparkSession, locations: Iterable[str]) -> dict[str, in
                 listing = fs.listFiles(status.getPath(), True)
                 while listing.hasNext():
                     child = listing.next()
-                    if _event_file(child.getPath().getName()) and not _hidden(child.getPath().toString(), name):
+                    if _event_file(child.getPath().getName()) and not _hidden(
+                        child.getPath().toString(), name
+                    ):
                         files[child.getPath().toString()] = int(child.getLen())
             elif not pattern or _event_file(name):
                 files[name] = int(status.getLen())
@@ -108,6 +117,6 @@ def _event_file(name: str) -> bool:
 
 
 def _hidden(path: str, root: str) -> bool:
-    """A file under ``root`` whose relative path has a part starting with ``.`` or ``_`` (``_SUCCESS``,
-    ``_temporary``, ``.crc`` files): Spark's data sources skip them too."""
-    return any(part.startswith((".", "_")) for part in path[len(root):].split("/") if part)
+    """A file under ``root`` whose relative path has a part starting with ``.`` or ``_``
+    (``_SUCCESS``, ``_temporary``, ``.crc`` files): Spark's data sources skip them too."""
+    return any(part.startswith((".", "_")) for part in path[len(root) :].split("/") if part)

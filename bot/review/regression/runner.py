@@ -43,8 +43,8 @@ class Inputs:
 
 
 def find_events(head: Snapshot, config: Config, extra_events: Iterable[str] = ()) -> Events:
-    """The head side's ``samples/`` events and its own event files (``regression.discover``), and the
-    configured and given locations (not read here)."""
+    """The head side's ``samples/`` events and its own event files (``regression.discover``), and
+    the configured and given locations (not read here)."""
     samples = list(sample_records(head, side_model(head, config).registry))
     found = discover(head, config.regression.discover, exclude={r.file for r in samples})
     return Events(samples + found.records, event_locations(config, extra_events), found)
@@ -52,15 +52,23 @@ def find_events(head: Snapshot, config: Config, extra_events: Iterable[str] = ()
 
 def gather(base: Snapshot, head: Snapshot, config: Config, events: Events) -> Inputs:
     """Both sides' schemas, with the events."""
-    return Inputs(SideSpec.build(base, config, base.label), SideSpec.build(head, config, head.label),
-                  events.records, events.locations)
+    return Inputs(
+        SideSpec.build(base, config, base.label),
+        SideSpec.build(head, config, head.label),
+        events.records,
+        events.locations,
+    )
 
 
 def run_local(inputs: Inputs) -> RegressionResult:
-    """The single-process path: the same comparator as the Spark workers, in this process, reading the
-    event files one at a time. Raises ``LocationError`` for a location that names no event file."""
+    """The single-process path: the same comparator as the Spark workers, in this process, reading
+    the event files one at a time. Raises ``LocationError`` for a location that names no event
+    file."""
     files = local_files(inputs.locations)
     started = time.monotonic()
-    tally = run_records(itertools.chain(inputs.records, file_records(files)), inputs.base, inputs.head)
-    return RegressionResult.from_tally(inputs.base, inputs.head, tally, "one Python process",
-                                       time.monotonic() - started)
+    tally = run_records(
+        itertools.chain(inputs.records, file_records(files)), inputs.base, inputs.head
+    )
+    return RegressionResult.from_tally(
+        inputs.base, inputs.head, tally, "one Python process", time.monotonic() - started
+    )

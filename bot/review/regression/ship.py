@@ -1,4 +1,5 @@
-"""The project's code for executors that have only Python and PySpark: one archive, built once, cached.
+"""The project's code for executors that have only Python and PySpark: one archive, built once,
+cached.
 
 More in docs/module-notes.md (bot/review/regression/ship.py).
 """
@@ -19,12 +20,19 @@ from pathlib import Path
 
 import bot
 
-ALIAS = "registry-bot-deps"  # the folder the archive is extracted to, relative to each executor's working folder
-PROJECT = "openlineage-registry-bot"  # shipped from its sources (an editable install has no files to list)
+# the folder the archive is extracted to, relative to each executor's working folder
+ALIAS = "registry-bot-deps"
+# shipped from its sources (an editable install has no files to list)
+PROJECT = "openlineage-registry-bot"
 PROVIDED = {"pyspark", "py4j"}  # the workers' own: they must match the cluster's Spark
-# what the Python workers import, lazily ones too (the pure-Python jsonschema that explains a failure is
-# imported only when an event fails: the probe must import it itself)
-WORKER_MODULES = ("bot.review.regression.spark_job", "bot.model.schemas_python", "pyarrow", "pyspark.worker")
+# what the Python workers import, lazily ones too (the pure-Python jsonschema that explains a
+# failure is imported only when an event fails: the probe must import it itself)
+WORKER_MODULES = (
+    "bot.review.regression.spark_job",
+    "bot.model.schemas_python",
+    "pyarrow",
+    "pyspark.worker",
+)
 REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 EXTRA = re.compile(r"extra\s*==")
 _PROBE = """
@@ -43,8 +51,9 @@ def session_conf(cache: Path | None = None) -> dict[str, str]:
 
 def distributions() -> list[metadata.Distribution]:
     """The installed distributions the Python workers import, with everything they require."""
-    probe = subprocess.run([sys.executable, "-c", _PROBE, *WORKER_MODULES], capture_output=True, text=True,
-                           check=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", _PROBE, *WORKER_MODULES], capture_output=True, text=True, check=True
+    )
     owners = metadata.packages_distributions()
     names = {dist for module in json.loads(probe.stdout) for dist in owners.get(module, ())}
     found: dict[str, metadata.Distribution] = {}
@@ -61,19 +70,25 @@ def distributions() -> list[metadata.Distribution]:
         found[key] = dist
         for requirement in dist.requires or ():
             required = REQUIREMENT.match(requirement)
-            if required and not EXTRA.search(requirement):  # an extra's requirements are not installed for us
+            # an extra's requirements are not installed for us
+            if required and not EXTRA.search(requirement):
                 pending.append(required.group(0))
     return sorted(found.values(), key=lambda d: _normal(d.metadata["Name"]))
 
 
 def build(cache: Path) -> Path:
-    """The archive for this interpreter, installed distributions and ``bot`` sources (rebuilt when any
-    of them changes)."""
+    """The archive for this interpreter, installed distributions and ``bot`` sources (rebuilt when
+    any of them changes)."""
     dists = distributions()
     package = Path(bot.__file__).parent
-    # os.walk follows bot/bundled's links into registry/ and naming/ (in a checkout), which rglob does not
-    sources = sorted(Path(folder, name) for folder, _, names in os.walk(package, followlinks=True)
-                     if "__pycache__" not in Path(folder).parts for name in names)
+    # os.walk follows bot/bundled's links into registry/ and naming/ (in a checkout), which rglob
+    # does not
+    sources = sorted(
+        Path(folder, name)
+        for folder, _, names in os.walk(package, followlinks=True)
+        if "__pycache__" not in Path(folder).parts
+        for name in names
+    )
     digest = hashlib.sha256(f"{sys.version}|{sysconfig.get_platform()}".encode())
     for dist in dists:
         digest.update(f"|{dist.metadata['Name']}=={dist.version}".encode())
@@ -99,9 +114,10 @@ def build(cache: Path) -> Path:
 def clean_finished(cwd: Path | None = None) -> list[Path]:
     """Remove the extracted archives of ended executors of this standalone worker; returns them.
 
-    Runs in an executor's folder (``<work>/app-*/<id>``, holding ``ALIAS``); anywhere else (local mode,
-    YARN's containers) it does nothing. An executor has ended when no process of this machine has its
-    folder as working folder (the executor JVM and its Python workers run there while it lives).
+    Runs in an executor's folder (``<work>/app-*/<id>``, holding ``ALIAS``); anywhere else (local
+    mode, YARN's containers) it does nothing. An executor has ended when no process of this machine
+    has its folder as working folder (the executor JVM and its Python workers run there while it
+    lives).
     """
     here = (cwd or Path.cwd()).resolve()
     if not (here / ALIAS).is_dir() or not here.parent.name.startswith("app-"):
@@ -111,7 +127,8 @@ def clean_finished(cwd: Path | None = None) -> list[Path]:
         if process.name.isdigit():
             try:
                 live.add((process / "cwd").readlink())
-            except OSError:  # ended meanwhile, or another user's process (not an executor of this worker)
+            # ended meanwhile, or another user's process (not an executor of this worker)
+            except OSError:
                 continue
     removed = []
     for folder in sorted(here.parent.parent.glob(f"app-*/*/{ALIAS}")):

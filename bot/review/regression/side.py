@@ -26,7 +26,14 @@ from bot.core.config import Config
 from bot.core.jsondoc import JsonDoc
 from bot.core.snapshot import Snapshot
 from bot.model.registry import CORE, Entry, FacetSchema, declared_facets
-from bot.model.schemas import BACKTRACK_LIMIT, PUBLISHED, RemoteReference, deadline, iter_refs, rs_validator
+from bot.model.schemas import (
+    BACKTRACK_LIMIT,
+    PUBLISHED,
+    RemoteReference,
+    deadline,
+    iter_refs,
+    rs_validator,
+)
 from bot.model.sides import side_model
 from bot.model.uris import producer_name
 from bot.review.regression.events import is_placeholder
@@ -35,13 +42,15 @@ if TYPE_CHECKING:  # the pure-Python stack explains failures only, and is import
     from jsonschema import ValidationError
     from referencing import Registry as RefRegistry
 
-EXPLAIN_BUDGET_SECONDS = 1.0  # CPU seconds of the pure-Python explanation of one failing instance (a few per group)
+# CPU seconds of the pure-Python explanation of one failing instance (a few per group)
+EXPLAIN_BUDGET_SECONDS = 1.0
 META = "https://json-schema.org/draft/2020-12/schema"
 
 
 @dataclass(frozen=True)
 class FacetFile:
-    """A facet schema file: who owns it (``None`` outside the registry) and the facets it defines."""
+    """A facet schema file: who owns it (``None`` outside the registry) and the facets it
+    defines."""
 
     url: str
     owner: str | None
@@ -50,7 +59,8 @@ class FacetFile:
     defs: tuple[tuple[str, str], ...]  # (facet key, $defs name)
 
     def keys_for(self, fragment: str) -> set[str]:
-        """Keys allowed for a facet that points at ``#/$defs/<name>`` (all keys without a fragment)."""
+        """Keys allowed for a facet that points at ``#/$defs/<name>`` (all keys without a
+        fragment)."""
         name = fragment.rsplit("/", 1)[-1] if fragment.startswith("/$defs/") else ""
         keys = {key for key, def_name in self.defs if def_name == name}
         return keys or {key for key, _ in self.defs}
@@ -85,8 +95,9 @@ def _closures(schemas: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, tup
                 if target not in seen:
                     seen.add(target)
                     stack.append(target)
-        out[url] = hashlib.sha256("|".join(f"{u}={own.get(u, 'missing')}" for u in sorted(seen)).encode()
-                                  ).hexdigest()[:20]
+        out[url] = hashlib.sha256(
+            "|".join(f"{u}={own.get(u, 'missing')}" for u in sorted(seen)).encode()
+        ).hexdigest()[:20]
         closure[url] = tuple(sorted(seen))
     return out, closure
 
@@ -111,7 +122,8 @@ class SideSpec:
     by_key: Mapping[str, str]  # facet key -> URL of the registry file defining it
     short_uris: Mapping[str, str]  # ol:<name>:<file> -> URL
     producers: Mapping[str, str]  # registered producer name -> its documentation URL ("" if none)
-    declared: Mapping[str, tuple[str, ...]]  # producer name -> produced_facets (unversioned short URIs)
+    # producer name -> produced_facets (unversioned short URIs)
+    declared: Mapping[str, tuple[str, ...]]
     spec_url: str  # the current OpenLineage.json
     naming: Any = None  # bot.model.naming.NamingRules, picklable
     naming_digest: str = ""
@@ -119,8 +131,13 @@ class SideSpec:
     token: str = field(default="")
 
     @classmethod
-    def build(cls, snapshot: Snapshot, config: Config, label: str,
-              naming: Callable[[Snapshot, Config], Any] | None = None) -> SideSpec:
+    def build(
+        cls,
+        snapshot: Snapshot,
+        config: Config,
+        label: str,
+        naming: Callable[[Snapshot, Config], Any] | None = None,
+    ) -> SideSpec:
         """``naming`` loads the side's naming rules (default: ``bot.model.naming.rules_for``)."""
         model = side_model(snapshot, config)
         store, registry = model.schemas, model.registry
@@ -158,22 +175,52 @@ class SideSpec:
             if isinstance(block, dict):
                 root = block.get("root_doc_URL", block.get("root_doc_url", ""))
                 producers[name] = root if isinstance(root, str) else ""
-                declared[name] = tuple(unversioned(d.uri) for d in declared_facets(doc)
-                                        if d.block == "producer" and d.field == "produced_facets")
+                declared[name] = tuple(
+                    unversioned(d.uri)
+                    for d in declared_facets(doc)
+                    if d.block == "producer" and d.field == "produced_facets"
+                )
         spec = store.files.json(config.paths.spec)
-        spec_id = spec.doc.value.get("$id") if spec.doc is not None and isinstance(spec.doc.value, dict) else None
+        spec_id = (
+            spec.doc.value.get("$id")
+            if spec.doc is not None and isinstance(spec.doc.value, dict)
+            else None
+        )
         naming_rules = (naming or _load_naming)(snapshot, config)
-        naming_digest = _digest({p: hashlib.sha256(snapshot.read(p) or b"").hexdigest()
-                                 for p in snapshot.files(config.paths.naming)})
+        naming_digest = _digest(
+            {
+                p: hashlib.sha256(snapshot.read(p) or b"").hexdigest()
+                for p in snapshot.files(config.paths.naming)
+            }
+        )
         digests, closures = _closures(schemas)
-        token = _digest([sorted(digests.items()), sorted(producers.items()), naming_digest, sorted(by_key.items())])
-        return cls(label=label, schemas=schemas, digests=digests, closures=closures, files=files,
-                   by_filename=by_filename,
-                   by_key=by_key, short_uris=short_uris, producers=producers, declared=declared,
-                   spec_url=spec_id if isinstance(spec_id, str) else PUBLISHED + "2-0-2/OpenLineage.json",
-                   dataset_schemes=frozenset(getattr(s, "scheme", "") for s in
-                                             getattr(naming_rules, "datasets", {}).values()),
-                   naming=naming_rules, naming_digest=naming_digest, token=token)
+        token = _digest(
+            [
+                sorted(digests.items()),
+                sorted(producers.items()),
+                naming_digest,
+                sorted(by_key.items()),
+            ]
+        )
+        return cls(
+            label=label,
+            schemas=schemas,
+            digests=digests,
+            closures=closures,
+            files=files,
+            by_filename=by_filename,
+            by_key=by_key,
+            short_uris=short_uris,
+            producers=producers,
+            declared=declared,
+            spec_url=spec_id if isinstance(spec_id, str) else PUBLISHED + "2-0-2/OpenLineage.json",
+            dataset_schemes=frozenset(
+                getattr(s, "scheme", "") for s in getattr(naming_rules, "datasets", {}).values()
+            ),
+            naming=naming_rules,
+            naming_digest=naming_digest,
+            token=token,
+        )
 
     def resolve(self, url: str) -> tuple[str, str] | None:
         """``(file URL, fragment)`` for a schema URL, a ``#/$defs/`` URL or an ``ol:`` short URI."""
@@ -183,7 +230,8 @@ class SideSpec:
         return (base, fragment) if base in self.schemas else None
 
     def expand(self, uri: str) -> str | None:
-        """``ol:<name>[:<sub>]:<file>`` -> the file's URL; ``ol:core:1-0-0/X.json`` -> the published one."""
+        """``ol:<name>[:<sub>]:<file>`` -> the file's URL; ``ol:core:1-0-0/X.json`` -> the published
+        one."""
         uri, _, fragment = uri.partition("#")
         suffix = f"#{fragment}" if fragment else ""
         if uri in self.short_uris:
@@ -194,7 +242,8 @@ class SideSpec:
         return None
 
     def producer_ok(self, producer: str) -> tuple[bool, str]:
-        """Whether ``_producer`` names a registered producer (``ol:<name>[:<sub>]`` or a URL under its docs)."""
+        """Whether ``_producer`` names a registered producer (``ol:<name>[:<sub>]`` or a URL under
+        its docs)."""
         if producer.startswith("ol:"):
             if producer_name(producer, self.producers) is not None:
                 return True, ""
@@ -212,7 +261,8 @@ class SideSpec:
 
 
 def unversioned(uri: str) -> str:
-    """``ol:core:1-0-0/X.json`` -> ``ol:core:X.json`` (coverage compares facet files, not versions)."""
+    """``ol:core:1-0-0/X.json`` -> ``ol:core:X.json`` (coverage compares facet files, not
+    versions)."""
     head, _, path = uri.rpartition(":")
     return f"{head}:{path.rsplit('/', 1)[-1]}" if head else uri
 
@@ -229,7 +279,8 @@ class Compiled:
 
 
 class Validators:
-    """Compiled ``jsonschema-rs`` validators of one side, built lazily and shared with the other side.
+    """Compiled ``jsonschema-rs`` validators of one side, built lazily and shared with the other
+    side.
 
     ``pool`` maps (digest, fragment) -> Compiled, so a URL whose schemas did not change between base
     and head compiles once and yields the identical object on both sides.
@@ -243,7 +294,9 @@ class Validators:
         key = (self.spec.digests[url], fragment)
         if key not in self.pool:
             target = f"{url}#{fragment}" if fragment else url
-            resources = [(u, self.spec.schemas[u]) for u in self.spec.closures[url] if u in self.spec.schemas]
+            resources = [
+                (u, self.spec.schemas[u]) for u in self.spec.closures[url] if u in self.spec.schemas
+            ]
             try:  # a reference that leaves the repository and its mirror makes the schema unknown
                 rs = self._compile({"$schema": META, "$ref": target}, resources)
             except (jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError, ValueError):
@@ -255,12 +308,18 @@ class Validators:
     def _compile(self, schema: Any, resources: list[tuple[str, Any]]) -> Any:
         """Patterns on the linear-time engine; a schema it refuses (lookaround, backreference) gets
         fancy-regex with a backtrack limit."""
-        retrieve = _side_retriever(self.spec.schemas)  # not a method: the compiled validator must not hold self
+        # not a method: the compiled validator must not hold self
+        retrieve = _side_retriever(self.spec.schemas)
         try:
             return rs_validator(schema, resources, retrieve, validate_formats=True)
         except jsonschema_rs.ValidationError:
-            return rs_validator(schema, resources, retrieve, validate_formats=True,
-                                pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT))
+            return rs_validator(
+                schema,
+                resources,
+                retrieve,
+                validate_formats=True,
+                pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=BACKTRACK_LIMIT),
+            )
 
     @functools.cached_property
     def _py_registry(self) -> RefRegistry[Any]:
@@ -270,26 +329,34 @@ class Validators:
 
         resources: Iterable[tuple[str, Resource[Any]]] = (
             (url, Resource.from_contents(schema, default_specification=DRAFT202012))
-            for url, schema in self.spec.schemas.items())
+            for url, schema in self.spec.schemas.items()
+        )
         return RefRegistry().with_resources(resources)  # type: ignore[call-arg,unused-ignore]
 
     def explain(self, compiled: Compiled, instance: Any, partial: bool) -> list[ValidationError]:
         """The pure-Python ``jsonschema`` errors for a failing instance (placeholders filtered)."""
         from bot.model.schemas_python import FORMAT_CHECKER, HardenedValidator
 
-        validator = HardenedValidator({"$schema": META, "$ref": compiled.url}, registry=self._py_registry,
-                                      format_checker=FORMAT_CHECKER)
-        # raises ValidationTimeout past it; CPU time, so that a loaded machine (or executor) explains alike
+        validator = HardenedValidator(
+            {"$schema": META, "$ref": compiled.url},
+            registry=self._py_registry,
+            format_checker=FORMAT_CHECKER,
+        )
+        # raises ValidationTimeout past it; CPU time, so that a loaded machine (or executor)
+        # explains alike
         with deadline(EXPLAIN_BUDGET_SECONDS, clock=time.thread_time):
             return [e for e in validator.iter_errors(instance) if not (partial and ignorable_py(e))]
 
     def errors_rs(self, compiled: Compiled, instance: Any, partial: bool) -> list[Any]:
-        """The ``jsonschema-rs`` errors for an instance (placeholders and missing keys of partial events dropped)."""
+        """The ``jsonschema-rs`` errors for an instance (placeholders and missing keys of partial
+        events dropped)."""
         return [e for e in compiled.rs.iter_errors(instance) if not (partial and ignorable_rs(e))]
 
 
 def _side_retriever(schemas: Mapping[str, Any]) -> Callable[[str], Any]:
-    """Only one side's schemas (a closure can miss one a relative ``$ref`` names); never the network."""
+    """Only one side's schemas (a closure can miss one a relative ``$ref`` names); never the
+    network."""
+
     def retrieve(uri: str) -> Any:
         if uri in schemas:
             return schemas[uri]
@@ -301,7 +368,8 @@ def _side_retriever(schemas: Mapping[str, Any]) -> Callable[[str], Any]:
 def ignorable_py(error: ValidationError) -> bool:
     """In a partial expected event: a missing key or a placeholder value is not an error.
 
-    An ``anyOf``/``oneOf`` failure is ignorable when one of its branches failed only for such reasons.
+    An ``anyOf``/``oneOf`` failure is ignorable when one of its branches failed only for such
+    reasons.
     """
     if error.validator in ("anyOf", "oneOf") and error.context:
         branches: dict[Any, list[ValidationError]] = {}

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from bot.review.regression.compare import OK, Comparator, Row, Tally
-from bot.review.regression.events import WHOLE_SUFFIX, EventRecord, line_record, unreadable, whole_records
+from bot.review.regression.events import (
+    WHOLE_SUFFIX,
+    EventRecord,
+    line_record,
+    unreadable,
+    whole_records,
+)
 from bot.review.regression.locations import LocationError, spark_listing
 from bot.review.regression.result import EXAMPLES_PER_GROUP, RegressionResult
 from bot.review.regression.side import SideSpec
@@ -28,21 +34,30 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 LISTED_FILES_CHECKED_BY_DRIVER = 1000
-INPUT_COLUMNS = ("file string, idx long, data binary, entry string, error string, whole boolean, expected boolean, "
-                 "size long")
-# A .json file up to this size is read whole by one task (one row); a larger one is read as its comma-separated
-# records, brought together in file order in one task and streamed (``bot.review.regression.stream``), so neither
-# the executor's JVM nor its Python worker ever holds the file (only one element of it at a time).
+INPUT_COLUMNS = (
+    "file string, idx long, data binary, entry string, error string, whole boolean, expected "
+    "boolean, size long"
+)
+# A .json file up to this size is read whole by one task (one row); a larger one is read as its
+# comma-separated records, brought together in file order in one task and streamed
+# (``bot.review.regression.stream``), so neither the executor's JVM nor its Python worker ever holds
+# the file (only one element of it at a time).
 WHOLE_READ_MAX_BYTES = 16 * 1024 * 1024
 SEPARATOR = ","
-OUTPUT_COLUMNS = ("kind string, producer string, rule string, facet string, schema string, subject string, "
-                  "outcome string, base string, head string, message string, file string, idx long, n long")
-_WORKER_CACHE: dict[str, Comparator] = {}  # per Python worker process: reused across partitions and jobs
+OUTPUT_COLUMNS = (
+    "kind string, producer string, rule string, facet string, schema string, subject string, "
+    "outcome string, base string, head string, message string, file string, idx long, n long"
+)
+# per Python worker process: reused across partitions and jobs
+_WORKER_CACHE: dict[str, Comparator] = {}
 _CLEANED: list[bool] = []  # per Python worker process: ended executors' archives removed once
 
 
-def start_session(master: str = "local[*]", app: str = "registry-bot-regression",
-                  extra: dict[str, str] | None = None) -> SparkSession:
+def start_session(
+    master: str = "local[*]",
+    app: str = "registry-bot-regression",
+    extra: dict[str, str] | None = None,
+) -> SparkSession:
     """A SparkSession without UI; the workers run ``PYSPARK_PYTHON`` (default: this interpreter).
 
     On a cluster (any master but ``local``) the project's code and dependencies are shipped to the
@@ -50,9 +65,9 @@ def start_session(master: str = "local[*]", app: str = "registry-bot-regression"
     """
     from pyspark.sql import SparkSession
 
-    # PySpark starts its workers with $PYSPARK_PYTHON (the conf key is only read by spark-submit). Locally
-    # they must run this interpreter, which has the dependencies; a cluster's workers run their own
-    # (``python3`` unless set), and get the code and dependencies shipped.
+    # PySpark starts its workers with $PYSPARK_PYTHON (the conf key is only read by spark-submit).
+    # Locally they must run this interpreter, which has the dependencies; a cluster's workers run
+    # their own (``python3`` unless set), and get the code and dependencies shipped.
     if master.startswith("local"):
         python = os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     else:
@@ -60,17 +75,23 @@ def start_session(master: str = "local[*]", app: str = "registry-bot-regression"
 
         python = os.environ.get("PYSPARK_PYTHON", "python3")
         extra = {**session_conf(), **(extra or {})}
-    builder = (SparkSession.builder.master(master).appName(app)
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.pyspark.python", python)
-               .config("spark.pyspark.driver.python", sys.executable)
-               .config("spark.sql.shuffle.partitions", "8")
-               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "2000")
-               # the driver has listed the event files already: Spark checks up to this many itself rather
-               # than with a job of one task per file
-               .config("spark.sql.sources.parallelPartitionDiscovery.threshold", str(LISTED_FILES_CHECKED_BY_DRIVER))
-               .config("spark.python.worker.reuse", "true"))
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.pyspark.python", python)
+        .config("spark.pyspark.driver.python", sys.executable)
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "2000")
+        # the driver has listed the event files already: Spark checks up to this many itself
+        # rather than with a job of one task per file
+        .config(
+            "spark.sql.sources.parallelPartitionDiscovery.threshold",
+            str(LISTED_FILES_CHECKED_BY_DRIVER),
+        )
+        .config("spark.python.worker.reuse", "true")
+    )
     for key, value in (extra or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
@@ -90,16 +111,26 @@ def _comparator(specs: tuple[SideSpec, SideSpec]) -> Comparator:
 def _rows(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[Any, ...]]:
     for batch in batches:
         columns = batch.to_pydict()
-        yield from zip(columns["file"], columns["idx"], columns["data"], columns["entry"], columns["error"],
-                       columns["whole"], columns["expected"], columns["size"], strict=True)
+        yield from zip(
+            columns["file"],
+            columns["idx"],
+            columns["data"],
+            columns["entry"],
+            columns["error"],
+            columns["whole"],
+            columns["expected"],
+            columns["size"],
+            strict=True,
+        )
 
 
-def _records(rows: Iterable[tuple[Any, ...]], ordinals: Counter[tuple[str, int]],
-             read: Counter[str]) -> Iterator[EventRecord]:
-    """The events of a partition's input rows; ``read`` counts the rows of each file Spark read (a listed
-    file with none could not be read by the executors). Bytes are decoded here, strictly: a file or a
-    line that is not UTF-8 is a fault of its own, never a crash of the job. The records of a streamed
-    ``.json`` file are consecutive rows, in file order."""
+def _records(
+    rows: Iterable[tuple[Any, ...]], ordinals: Counter[tuple[str, int]], read: Counter[str]
+) -> Iterator[EventRecord]:
+    """The events of a partition's input rows; ``read`` counts the rows of each file Spark read (a
+    listed file with none could not be read by the executors). Bytes are decoded here, strictly: a
+    file or a line that is not UTF-8 is a fault of its own, never a crash of the job. The records of
+    a streamed ``.json`` file are consecutive rows, in file order."""
     for streamed, group in itertools.groupby(rows, key=lambda row: row[7] is not None and row[0]):
         if streamed:
             read[streamed] += 1
@@ -111,21 +142,25 @@ def _records(rows: Iterable[tuple[Any, ...]], ordinals: Counter[tuple[str, int]]
             elif whole:  # a whole file read by Spark (its metadata gives the path URL-encoded)
                 read[file] += 1
                 yield from whole_records(unquote(file), data or b"", entry)
-            elif idx < 0:  # a line read by Spark: number it within its split (exact for a file's first split)
+            # a line read by Spark: number it within its split (exact for a file's first split)
+            elif idx < 0:
                 read[file] += 1
                 if not (data or b"").strip():
                     continue  # blank lines are not events and take no number
                 block = -idx - 1
                 ordinals[(file, block)] += 1
                 number = ordinals[(file, block)] - 1
-                yield line_record(unquote(file) if block == 0 else f"{unquote(file)}@{block}", number, data, entry)
+                yield line_record(
+                    unquote(file) if block == 0 else f"{unquote(file)}@{block}", number, data, entry
+                )
             else:  # an event the driver read from the repository
                 yield EventRecord(file, idx, (data or b"").decode(), entry, expected=expected)
 
 
 def _rejoined(rows: Iterable[tuple[Any, ...]]) -> Iterator[bytes]:
-    """A streamed file's bytes from its comma-separated records: the separators put back, and the one a
-    file ending with a comma loses (Hadoop's reader yields no empty last record) restored from its size."""
+    """A streamed file's bytes from its comma-separated records: the separators put back, and the
+    one a file ending with a comma loses (Hadoop's reader yields no empty last record) restored from
+    its size."""
     total = size = 0
     for n, row in enumerate(rows):
         size = row[7]
@@ -139,16 +174,50 @@ def _rejoined(rows: Iterable[tuple[Any, ...]]) -> Iterator[bytes]:
 def _tally_batch(tally: Tally, read: Counter[str]) -> pa.RecordBatch:
     import pyarrow as pa
 
-    out: dict[str, list[Any]] = {name: [] for name in (
-        "kind", "producer", "rule", "facet", "schema", "subject", "outcome", "base", "head", "message", "file",
-        "idx", "n")}
+    out: dict[str, list[Any]] = {
+        name: []
+        for name in (
+            "kind",
+            "producer",
+            "rule",
+            "facet",
+            "schema",
+            "subject",
+            "outcome",
+            "base",
+            "head",
+            "message",
+            "file",
+            "idx",
+            "n",
+        )
+    }
 
-    def add(kind: str, n: int, producer: str = "", rule: str = "", facet: str = "", schema: str = "",
-            row: Row | None = None, outcome: str = "") -> None:
-        values = [kind, producer, rule, facet, schema,
-                  row.subject if row else None, row.outcome if row else outcome, row.base if row else None,
-                  row.head if row else None, row.message if row else None, row.file if row else None,
-                  row.index if row else None, n]
+    def add(
+        kind: str,
+        n: int,
+        producer: str = "",
+        rule: str = "",
+        facet: str = "",
+        schema: str = "",
+        row: Row | None = None,
+        outcome: str = "",
+    ) -> None:
+        values = [
+            kind,
+            producer,
+            rule,
+            facet,
+            schema,
+            row.subject if row else None,
+            row.outcome if row else outcome,
+            row.base if row else None,
+            row.head if row else None,
+            row.message if row else None,
+            row.file if row else None,
+            row.index if row else None,
+            n,
+        ]
         for name, value in zip(out, values, strict=True):
             out[name].append(value)
 
@@ -164,7 +233,12 @@ def _tally_batch(tally: Tally, read: Counter[str]) -> pa.RecordBatch:
         add("incomplete", n, row=Row("", "", "", "", "", "", "", "", "", file, 0))
     for producer, n in tally.unregistered.items():
         file, index = tally.unregistered_first[producer]
-        add("unregistered", n, schema=producer, row=Row("", "", "", "", "", "", "", "", "", file, index))
+        add(
+            "unregistered",
+            n,
+            schema=producer,
+            row=Row("", "", "", "", "", "", "", "", "", file, index),
+        )
     for file, n in read.items():
         add("read", n, row=Row("", "", "", "", "", "", "", "", "", file, 0))
     add("events", tally.events)
@@ -184,19 +258,25 @@ def _partition(specs_broadcast: Any) -> Any:
         for record in _records(_rows(batches), ordinals, read):
             comparator.check(record, tally)
         yield _tally_batch(tally.settle(), read)
+
     return run
 
 
-def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: Iterable[str] = (),
-                partitions: int | None = None) -> tuple[DataFrame, dict[str, int]]:
+def input_frame(
+    spark: SparkSession,
+    records: Iterable[EventRecord],
+    locations: Iterable[str] = (),
+    partitions: int | None = None,
+) -> tuple[DataFrame, dict[str, int]]:
     """Events as rows: the repository's own events from the driver, and every event location read by
     the executors through Spark's text source; with the files the executors read (name -> size).
 
     JSON-lines files are read line by line, split by Spark like any text file (``idx`` carries the
-    split's start so a worker numbers the lines within it); ``.json`` files up to ``WHOLE_READ_MAX_BYTES``
-    are read whole (one row each), larger ones streamed (``_streamed_frame``).
-    The driver lists the files and never reads them. A file the executors cannot open (permissions, a
-    folder only the driver sees) is skipped by Spark and reported by ``run_spark``, file by file.
+    split's start so a worker numbers the lines within it); ``.json`` files up to
+    ``WHOLE_READ_MAX_BYTES`` are read whole (one row each), larger ones streamed
+    (``_streamed_frame``). The driver lists the files and never reads them. A file the executors
+    cannot open (permissions, a folder only the driver sees) is skipped by Spark and reported by
+    ``run_spark``, file by file.
     """
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
@@ -204,22 +284,36 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: 
     records = list(records)
     files = spark_listing(spark, locations)
     frames: list[DataFrame] = []
-    rows = [(r.file, r.index, r.text.encode(), r.entry, r.error, False, r.expected, None) for r in records]
+    rows = [
+        (r.file, r.index, r.text.encode(), r.entry, r.error, False, r.expected, None)
+        for r in records
+    ]
     if rows:
         count = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(rows)))
-        frames.append(spark.createDataFrame(spark.sparkContext.parallelize(rows, count), INPUT_COLUMNS))
+        frames.append(
+            spark.createDataFrame(spark.sparkContext.parallelize(rows, count), INPUT_COLUMNS)
+        )
     reader = spark.read.option("ignoreMissingFiles", "true").option("ignoreCorruptFiles", "true")
-    streamed = [f for f, size in files.items() if f.endswith(WHOLE_SUFFIX) and size > WHOLE_READ_MAX_BYTES]
+    streamed = [
+        f for f, size in files.items() if f.endswith(WHOLE_SUFFIX) and size > WHOLE_READ_MAX_BYTES
+    ]
     for whole in (True, False):
         chosen = [f for f in files if f.endswith(WHOLE_SUFFIX) == whole and f not in streamed]
         if chosen:
             read = reader.text(chosen, wholetext=whole)
             idx = F.lit(0).cast("long") if whole else -F.col("_metadata.file_block_start") - 1
-            frames.append(read.select(
-                F.col("_metadata.file_path").alias("file"), idx.alias("idx"),
-                F.col("value").cast("binary").alias("data"), F.lit(None).cast("string").alias("entry"),
-                F.lit(None).cast("string").alias("error"), F.lit(whole).alias("whole"), F.lit(False).alias("expected"),
-                F.lit(None).cast("long").alias("size")))
+            frames.append(
+                read.select(
+                    F.col("_metadata.file_path").alias("file"),
+                    idx.alias("idx"),
+                    F.col("value").cast("binary").alias("data"),
+                    F.lit(None).cast("string").alias("entry"),
+                    F.lit(None).cast("string").alias("error"),
+                    F.lit(whole).alias("whole"),
+                    F.lit(False).alias("expected"),
+                    F.lit(None).cast("long").alias("size"),
+                )
+            )
     if streamed:
         frames.append(_streamed_frame(spark, streamed, partitions))
     if not frames:
@@ -229,29 +323,52 @@ def input_frame(spark: SparkSession, records: Iterable[EventRecord], locations: 
 
 def _streamed_frame(spark: SparkSession, files: list[str], partitions: int | None) -> DataFrame:
     """Large ``.json`` files as their comma-separated records (small whatever the file's layout: a
-    compact array on one line too), each file's records brought to one partition and sorted back into
-    file order (split, then position within the split), so one Python worker streams the file."""
+    compact array on one line too), each file's records brought to one partition and sorted back
+    into file order (split, then position within the split), so one Python worker streams the
+    file."""
     from pyspark.sql import functions as F
 
-    reader = (spark.read.option("ignoreMissingFiles", "true").option("ignoreCorruptFiles", "true")
-              .option("lineSep", SEPARATOR))
+    reader = (
+        spark.read.option("ignoreMissingFiles", "true")
+        .option("ignoreCorruptFiles", "true")
+        .option("lineSep", SEPARATOR)
+    )
     count = max(1, min(partitions or spark.sparkContext.defaultParallelism, len(files)))
-    return (reader.text(files).select(
-        F.col("_metadata.file_path").alias("file"), F.lit(0).cast("long").alias("idx"),
-        F.col("value").cast("binary").alias("data"), F.lit(None).cast("string").alias("entry"),
-        F.lit(None).cast("string").alias("error"), F.lit(True).alias("whole"), F.lit(False).alias("expected"),
-        F.col("_metadata.file_size").alias("size"), F.col("_metadata.file_block_start").alias("block"),
-        F.monotonically_increasing_id().alias("order"))
-        .repartition(count, "file").sortWithinPartitions("file", "block", "order").drop("block", "order"))
+    return (
+        reader.text(files)
+        .select(
+            F.col("_metadata.file_path").alias("file"),
+            F.lit(0).cast("long").alias("idx"),
+            F.col("value").cast("binary").alias("data"),
+            F.lit(None).cast("string").alias("entry"),
+            F.lit(None).cast("string").alias("error"),
+            F.lit(True).alias("whole"),
+            F.lit(False).alias("expected"),
+            F.col("_metadata.file_size").alias("size"),
+            F.col("_metadata.file_block_start").alias("block"),
+            F.monotonically_increasing_id().alias("order"),
+        )
+        .repartition(count, "file")
+        .sortWithinPartitions("file", "block", "order")
+        .drop("block", "order")
+    )
 
 
-def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iterable[EventRecord] = (),
-              locations: Iterable[str] = (), parquet: str | None = None, partitions: int | None = None,
-              deadline: float | None = None) -> RegressionResult:
-    """Run the regression on ``spark``; write the non-ok outcomes as Parquet when ``parquet`` is given.
+def run_spark(
+    spark: SparkSession,
+    base: SideSpec,
+    head: SideSpec,
+    records: Iterable[EventRecord] = (),
+    locations: Iterable[str] = (),
+    parquet: str | None = None,
+    partitions: int | None = None,
+    deadline: float | None = None,
+) -> RegressionResult:
+    """Run the regression on ``spark``; write the non-ok outcomes as Parquet when ``parquet`` is
+    given.
 
-    ``deadline`` (a ``time.monotonic()`` value) is checked before each Spark action; the caller cancels
-    a running action itself (``RegressionStage`` does, with a job group).
+    ``deadline`` (a ``time.monotonic()`` value) is checked before each Spark action; the caller
+    cancels a running action itself (``RegressionStage`` does, with a job group).
     """
 
     def in_time() -> None:
@@ -277,8 +394,11 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
         notes = Tally()  # documents skipped, unregistered producers
         events = 0
         read: Counter[str] = Counter()
-        for r in out.where("kind != 'row'").select("kind", "producer", "rule", "facet", "outcome", "schema",
-                                                   "file", "idx", "n").collect():
+        for r in (
+            out.where("kind != 'row'")
+            .select("kind", "producer", "rule", "facet", "outcome", "schema", "file", "idx", "n")
+            .collect()
+        ):
             if r.kind == "count":
                 counts[(r.producer, r.rule, r.facet, r.outcome)] += int(r.n)
             elif r.kind == "seen":
@@ -294,20 +414,42 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
             else:
                 events += int(r.n)
         if parquet:
-            _check_written(spark, parquet, outcomes.schema, sum(n for (*_, o), n in counts.items() if o != OK))
+            _check_written(
+                spark, parquet, outcomes.schema, sum(n for (*_, o), n in counts.items() if o != OK)
+            )
         first = []
         if any(outcome != OK for (_, _, _, outcome) in counts):
             in_time()
-            window = (Window.partitionBy("producer", "rule", "facet", "outcome")
-                      .orderBy("file", "idx", "subject", "message"))
-            first = (out.where("kind = 'row'").withColumn("rank", F.row_number().over(window))
-                     .where(F.col("rank") <= EXAMPLES_PER_GROUP).collect())
+            window = Window.partitionBy("producer", "rule", "facet", "outcome").orderBy(
+                "file", "idx", "subject", "message"
+            )
+            first = (
+                out.where("kind = 'row'")
+                .withColumn("rank", F.row_number().over(window))
+                .where(F.col("rank") <= EXAMPLES_PER_GROUP)
+                .collect()
+            )
     finally:
         out.unpersist()
         specs.unpersist()
-    rows = [Row(r.producer, r.rule, r.facet, r.schema, r.subject, r.outcome, r.base, r.head, r.message,
-                _local(r.file), int(r.idx)) for r in first]
-    unread = Comparator(base, head)  # files the executors could not open: one fault each, as one process reports
+    rows = [
+        Row(
+            r.producer,
+            r.rule,
+            r.facet,
+            r.schema,
+            r.subject,
+            r.outcome,
+            r.base,
+            r.head,
+            r.message,
+            _local(r.file),
+            int(r.idx),
+        )
+        for r in first
+    ]
+    # files the executors could not open: one fault each, as one process reports
+    unread = Comparator(base, head)
     faults = Tally()
     for name, size in files.items():
         if size > 0 and not read[_local(name)]:
@@ -316,22 +458,26 @@ def run_spark(spark: SparkSession, base: SideSpec, head: SideSpec, records: Iter
     counts.update(faults.counts)
     rows += faults.rows
     master = spark.sparkContext.master
-    return RegressionResult.from_parts(base, head, f"Spark {master}", events, counts, rows, seen,
-                                       time.monotonic() - started, notes)
+    return RegressionResult.from_parts(
+        base, head, f"Spark {master}", events, counts, rows, seen, time.monotonic() - started, notes
+    )
 
 
 def _check_written(spark: SparkSession, parquet: str, schema: Any, expected: int) -> None:
     """The Parquet outcomes are all where the driver committed them: executors writing to folders of
-    their own (a local path on a cluster) leave the driver an empty dataset, and that is an error."""
+    their own (a local path on a cluster) leave the driver an empty dataset, and that is an
+    error."""
     written = spark.read.schema(schema).parquet(parquet).count()
     if written != expected:
-        raise LocationError(f"{parquet}: {written:,} of the {expected:,} outcomes written are there; on a "
-                            "cluster, write to a location every node shares (HDFS, S3, a shared filesystem)")
+        raise LocationError(
+            f"{parquet}: {written:,} of the {expected:,} outcomes written are there; on a "
+            "cluster, write to a location every node shares (HDFS, S3, a shared filesystem)"
+        )
 
 
 def _unread_reason(name: str) -> str:
-    """Why the executors read nothing of a listed file: the driver's own error opening it when it has
-    one (the message the single-process path gives), else that only the executors could not."""
+    """Why the executors read nothing of a listed file: the driver's own error opening it when it
+    has one (the message the single-process path gives), else that only the executors could not."""
     if name.startswith("file:"):
         try:
             with open(_local(name), "rb") as stream:

@@ -1,9 +1,10 @@
-"""The regression as a stage of the App's review: one warm SparkSession, a time budget, never a crash.
+"""The regression as a stage of the App's review: one warm SparkSession, a time budget, never a
+crash.
 
 The worker creates one ``RegressionStage`` and passes it to the pipeline, which calls it as
 ``stage(base, head, changes, config) -> (Section | None, findings)``. The SparkSession starts on the
-first call and is reused. When Spark cannot start, or the budget runs out, the review still completes:
-the section is neutral and says why.
+first call and is reused. When Spark cannot start, or the budget runs out, the review still
+completes: the section is neutral and says why.
 """
 
 from __future__ import annotations
@@ -31,15 +32,20 @@ TITLE = "Regression over sample events"
 
 
 def _neutral(reason: str) -> Section:
-    return Section(title=TITLE, markdown=f"The regression did not run: {reason}\n",
-                   data={"skipped": reason}, verdict=Verdict.NEUTRAL)
+    return Section(
+        title=TITLE,
+        markdown=f"The regression did not run: {reason}\n",
+        data={"skipped": reason},
+        verdict=Verdict.NEUTRAL,
+    )
 
 
 class RegressionStage:
     """Callable review stage holding one SparkSession, created lazily on first use."""
 
-    def __init__(self, master: str = "local[*]",
-                 session_factory: Callable[[str], SparkSession] | None = None) -> None:
+    def __init__(
+        self, master: str = "local[*]", session_factory: Callable[[str], SparkSession] | None = None
+    ) -> None:
         self.master = master
         self._factory = session_factory
         self._spark: SparkSession | None = None
@@ -56,8 +62,9 @@ class RegressionStage:
                     self._spark = start_session(self.master)
             return self._spark
 
-    def __call__(self, base: Snapshot, head: Snapshot, changes: ChangeSet | None,
-                 config: Config) -> tuple[Section | None, list[Finding]]:
+    def __call__(
+        self, base: Snapshot, head: Snapshot, changes: ChangeSet | None, config: Config
+    ) -> tuple[Section | None, list[Finding]]:
         policy = config.regression
         if not policy.enabled:
             return None, []
@@ -65,15 +72,22 @@ class RegressionStage:
         try:  # the events first: without any, neither side's schemas are read
             events = find_events(head, config)
             if events.empty:
-                return Section(title=TITLE, markdown="No sample events to check (no `samples/` folder, no "
-                                                     "configured event locations).\n", data={"events": 0}), []
+                return Section(
+                    title=TITLE,
+                    markdown="No sample events to check (no `samples/` folder, no "
+                    "configured event locations).\n",
+                    data={"events": 0},
+                ), []
             inputs = gather(base, head, config, events)
         except Exception as exc:  # a bug reading the sides must not lose the rest of the review
             log.exception("the regression could not read its inputs")
-            return _neutral(f"its inputs could not be read ({type(exc).__name__}: {str(exc)[:300]})."), []
+            return _neutral(
+                f"its inputs could not be read ({type(exc).__name__}: {str(exc)[:300]})."
+            ), []
         try:
             spark = self.session()
-        except Exception as exc:  # noqa: BLE001  # any start-up failure (no Java, no memory) must not fail the review
+        # any start-up failure (no Java, no memory) must not fail the review
+        except Exception as exc:  # noqa: BLE001
             log.warning("Spark could not start: %s", exc)
             return _neutral(f"Spark could not start ({type(exc).__name__}: {str(exc)[:300]})."), []
         group = f"registry-bot-{uuid.uuid4().hex}"
@@ -84,14 +98,24 @@ class RegressionStage:
         try:
             from bot.review.regression.spark_job import run_spark
 
-            result = run_spark(spark, inputs.base, inputs.head, inputs.records, inputs.locations,
-                               deadline=started + policy.time_budget_seconds)
+            result = run_spark(
+                spark,
+                inputs.base,
+                inputs.head,
+                inputs.records,
+                inputs.locations,
+                deadline=started + policy.time_budget_seconds,
+            )
         except LocationError as exc:  # a configured location that names no event file
             return _neutral(f"an event location could not be read ({str(exc)[:300]})."), []
-        except Exception as exc:  # noqa: BLE001  # a cancelled or failed job: report it, keep the review
+        # a cancelled or failed job: report it, keep the review
+        except Exception as exc:  # noqa: BLE001
             expired = time.monotonic() >= started + policy.time_budget_seconds
-            reason = (f"the time budget of {policy.time_budget_seconds:g} s ran out" if expired
-                      else f"the Spark job failed ({type(exc).__name__}: {one_line(exc)})")
+            reason = (
+                f"the time budget of {policy.time_budget_seconds:g} s ran out"
+                if expired
+                else f"the Spark job failed ({type(exc).__name__}: {one_line(exc)})"
+            )
             return _neutral(reason + "."), []
         finally:
             timer.cancel()

@@ -14,43 +14,51 @@ READ_BYTES = 1 << 20  # one process reads the file this much at a time
 MAX_ELEMENT_CHARS = 64 * 1024 * 1024
 BOM = b"\xef\xbb\xbf"
 _WS = re.compile(r"[ \t\n\r]*")
-# inside a container: everything up to the next bracket that is not in a string (strings skipped whole)
+# inside a container: everything up to the next bracket that is not in a string (strings skipped
+# whole)
 _SKIP = re.compile(r'[^"\[\]{}]*(?:"[^"\\]*(?:\\.[^"\\]*)*"[^"\[\]{}]*)*', re.DOTALL)
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_SCALAR = re.compile(r'[^ \t\n\r,\[\]{}"]+')  # a number, true, false, null (or garbage the parser reports)
+# a number, true, false, null (or garbage the parser reports)
+_SCALAR = re.compile(r'[^ \t\n\r,\[\]{}"]+')
 _LINE_END = re.compile(r"\r\n?|\n")
 _CLOSERS = {"{": "}", "[": "]"}
 
 
 class FileFault(ValueError):
-    """A whole event file that cannot be read as events: one per-file finding, never one per line."""
+    """A whole event file that cannot be read as events: one per-file finding, never one per
+    line."""
 
 
 class _Text:
-    """Decoded text of a stream of byte pieces, strictly UTF-8 (a leading BOM dropped), with the file
-    offset of ``buf[0]`` kept, so a bad byte is named with its offset in the file."""
+    """Decoded text of a stream of byte pieces, strictly UTF-8 (a leading BOM dropped), with the
+    file offset of ``buf[0]`` kept, so a bad byte is named with its offset in the file."""
 
     def __init__(self, pieces: Iterable[bytes]) -> None:
         self._pieces = iter(pieces)
         self._pending = b""  # an incomplete UTF-8 sequence at the end of the last piece
         self._read = 0  # bytes taken from the pieces
         self._first = True
-        self._fault: FileFault | None = None  # the bad byte met, raised when the text before it is used up
+        # the bad byte met, raised when the text before it is used up
+        self._fault: FileFault | None = None
         self.buf = ""
         self.eof = False
 
     def more(self, at_least: int = 1) -> bool:
-        """Append at least ``at_least`` more characters (fewer at the end); False once nothing is left.
+        """Append at least ``at_least`` more characters (fewer at the end); False once nothing is
+        left.
 
-        A byte that is not UTF-8 raises ``FileFault`` only when everything before it has been asked for
-        and more is wanted, so where the pieces were cut never decides which events come before it."""
+        A byte that is not UTF-8 raises ``FileFault`` only when everything before it has been asked
+        for and more is wanted, so where the pieces were cut never decides which events come before
+        it."""
         added = 0
         while added < at_least and not self.eof and self._fault is None:
             piece = self._gather(at_least - added)
             if piece is None:
                 self.eof = not self._pending
                 if self._pending:
-                    self._fault = self._undecodable(self._pending, 0, self._read - len(self._pending))
+                    self._fault = self._undecodable(
+                        self._pending, 0, self._read - len(self._pending)
+                    )
                 break
             data = self._pending + piece
             start = self._read - len(self._pending)
@@ -61,7 +69,7 @@ class _Text:
                     continue
                 self._first = False
                 if data.startswith(BOM):
-                    data, start = data[len(BOM):], start + len(BOM)
+                    data, start = data[len(BOM) :], start + len(BOM)
             text, self._pending = self._decode(data, start)
             self.buf += text
             added += len(text)
@@ -70,8 +78,8 @@ class _Text:
         return added > 0
 
     def _gather(self, wanted: int) -> bytes | None:
-        """The next pieces, joined, up to ``wanted`` bytes or a little more (Spark's records are tens of
-        bytes: decoding and appending them one by one would cost more than reading them)."""
+        """The next pieces, joined, up to ``wanted`` bytes or a little more (Spark's records are
+        tens of bytes: decoding and appending them one by one would cost more than reading them)."""
         parts: list[bytes] = []
         size = 0
         while size < wanted:
@@ -88,8 +96,9 @@ class _Text:
         except UnicodeDecodeError as exc:
             if exc.reason != "unexpected end of data":
                 self._fault = self._undecodable(data, exc.start, start)
-                return data[:exc.start].decode("utf-8"), b""
-            return data[:exc.start].decode("utf-8"), data[exc.start:]  # the rest may complete with the next piece
+                return data[: exc.start].decode("utf-8"), b""
+            # the rest may complete with the next piece
+            return data[: exc.start].decode("utf-8"), data[exc.start :]
 
     @staticmethod
     def _undecodable(data: bytes, at: int, start: int) -> FileFault:
@@ -100,7 +109,9 @@ class _Text:
         self.buf = self.buf[upto:]
 
 
-def stream_events(pieces: Iterable[bytes], limit: int = MAX_ELEMENT_CHARS) -> Iterator[tuple[int, str]]:
+def stream_events(
+    pieces: Iterable[bytes], limit: int = MAX_ELEMENT_CHARS
+) -> Iterator[tuple[int, str]]:
     """(index, event text) of a ``.json`` file given as byte pieces; raises ``FileFault`` (after the
     events before the fault) when the file cannot be read as events."""
     text = _Text(pieces)
@@ -118,15 +129,17 @@ def stream_events(pieces: Iterable[bytes], limit: int = MAX_ELEMENT_CHARS) -> It
         yield 0, value
         return
     if "\n" in value or "\r" in value or not newline:
-        raise FileFault("not JSON (nor JSON lines): more than one JSON value, and the first one is not a line "
-                        "of its own")
+        raise FileFault(
+            "not JSON (nor JSON lines): more than one JSON value, and the first one is not a line "
+            "of its own"
+        )
     yield 0, value
     yield from _lines(text, limit)
 
 
 def _skip_ws_noting_lines(text: _Text) -> tuple[int | None, bool]:
-    """Like ``_skip_ws`` from the start of the buffer, also telling whether the white space held a line
-    end before the first line's end (JSON lines) or not."""
+    """Like ``_skip_ws`` from the start of the buffer, also telling whether the white space held a
+    line end before the first line's end (JSON lines) or not."""
     newline = False
     while True:
         match = _WS.match(text.buf, 0)
@@ -159,8 +172,11 @@ def _array(text: _Text, pos: int, limit: int) -> Iterator[tuple[int, str]]:
             _end_of_file(text, at + 1)
             return
         if text.buf[at] != ",":
-            raise FileFault(f"not JSON: {text.buf[at]!r} after element {index - 1:,} of the array, where ',' or "
-                            "']' belongs")
+            raise FileFault(
+                f"not JSON: {text.buf[at]!r} after element {index - 1:,} of the array, where ',' "
+                f"or "
+                "']' belongs"
+            )
         at = _skip_ws(text, at + 1)
 
 
@@ -182,8 +198,8 @@ def _skip_ws(text: _Text, pos: int) -> int | None:
 
 
 def _element(text: _Text, start: int, limit: int, what: str) -> int:
-    """The end of the JSON value starting at ``start`` (reading on as needed; the buffer may grow up to
-    ``limit`` characters past ``start``)."""
+    """The end of the JSON value starting at ``start`` (reading on as needed; the buffer may grow up
+    to ``limit`` characters past ``start``)."""
     first = text.buf[start]
     if first in _CLOSERS:
         return _within(_container(text, start, limit, what), start, limit, what)
@@ -207,16 +223,20 @@ def _within(end: int, start: int, limit: int, what: str) -> int:
 
 
 def _too_large(what: str, limit: int) -> FileFault:
-    return FileFault(f"too large: {what} is over {limit:,} characters (one element is held whole while it is "
-                     "read)")
+    return FileFault(
+        f"too large: {what} is over {limit:,} characters (one element is held whole while it is "
+        "read)"
+    )
 
 
 def _container(text: _Text, start: int, limit: int, what: str) -> int:
     closers = [_CLOSERS[text.buf[start]]]
     pos = start + 1
     while True:
-        pos = _SKIP.match(text.buf, pos).end()  # type: ignore[union-attr]  # matches the empty string
-        if pos == len(text.buf) or text.buf[pos] == '"':  # the end of what was read, or a string cut there
+        # matches the empty string
+        pos = _SKIP.match(text.buf, pos).end()  # type: ignore[union-attr]
+        # the end of what was read, or a string cut there
+        if pos == len(text.buf) or text.buf[pos] == '"':
             if text.eof:
                 _within(len(text.buf), start, limit, what)
                 raise FileFault(f"not JSON: {what} is not closed")
@@ -229,7 +249,8 @@ def _container(text: _Text, start: int, limit: int, what: str) -> int:
             continue
         expected = closers.pop()
         if bracket != expected:
-            _within(pos, start, limit, what)  # past the limit it is too large, however the bytes were cut
+            # past the limit it is too large, however the bytes were cut
+            _within(pos, start, limit, what)
             raise FileFault(f"not JSON: {what} has {bracket!r} where {expected!r} belongs")
         if not closers:
             return pos
@@ -254,15 +275,23 @@ def _lines(text: _Text, limit: int) -> Iterator[tuple[int, str]]:
             pos = max(0, len(text.buf) - 1)
             _read_on(text, 0, limit, f"line {index + 1:,}")
             continue
-        if match is not None and match.group() == "\r" and match.end() == len(text.buf) and not text.eof:
+        if (
+            match is not None
+            and match.group() == "\r"
+            and match.end() == len(text.buf)
+            and not text.eof
+        ):
             pos = match.start()
             text.more()  # a "\r" at the end may be half of "\r\n"
             continue
-        line, following = (text.buf, len(text.buf)) if match is None else (text.buf[:match.start()], match.end())
+        line, following = (
+            (text.buf, len(text.buf)) if match is None else (text.buf[: match.start()], match.end())
+        )
         if len(line) > limit:
             raise _too_large(f"line {index + 1:,}", limit)
         if line.strip():
-            yield index, line.strip()  # without the white space around it (some may have been dropped already)
+            # without the white space around it (some may have been dropped already)
+            yield index, line.strip()
             index += 1
         text.drop(following)
         pos = 0
