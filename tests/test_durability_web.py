@@ -104,7 +104,11 @@ class Web:
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()
-            self.proc.wait(timeout=10)
+            try:  # gunicorn's graceful stop; a loaded machine may take longer: then it is killed
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
             self.proc = None
 
     def get(self, path: str) -> tuple[int, object]:
