@@ -118,33 +118,17 @@ def _env(fleet: Fleet, key: Path, url: str) -> dict[str, str]:
     return env
 
 
-def _spawn(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+def _spawn(
+    env: dict[str, str], log: Path, module: str = "bot.service.worker", tree: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """A worker of ``module``, from the checkout or from another release's ``tree``."""
+    argv = [sys.executable, "-m", module, "--checks", "tests.fakes:FAKE_CHECKS", "--no-regression"]
+    argv += ["--threads", "2", "--write-pause", str(WRITE_PAUSE), "--poll", "0.05"]
+    argv += ["--lease-ttl", "8", "--sweep-every", "2", "--sweep-age", "3"]
+    if tree is not None:
+        env = {**env, "PYTHONPATH": str(tree)}
     with log.open("wb") as out:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bot.service.worker",
-                "--checks",
-                "tests.fakes:FAKE_CHECKS",
-                "--no-regression",
-                "--threads",
-                "2",
-                "--write-pause",
-                str(WRITE_PAUSE),
-                "--poll",
-                "0.05",
-                "--lease-ttl",
-                "8",
-                "--sweep-every",
-                "2",
-                "--sweep-age",
-                "3",
-            ],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        return subprocess.Popen(argv, cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
 
 
 def _stop(processes: list[subprocess.Popen[bytes]]) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -75,33 +74,7 @@ PREVIOUS_WORKER = ".".join(("bot", "app", "worker"))
 
 
 def _spawn_previous(tree: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                PREVIOUS_WORKER,
-                "--checks",
-                "tests.fakes:FAKE_CHECKS",
-                "--no-regression",
-                "--threads",
-                "2",
-                "--write-pause",
-                str(WRITE_PAUSE),
-                "--poll",
-                "0.05",
-                "--lease-ttl",
-                "8",
-                "--sweep-every",
-                "2",
-                "--sweep-age",
-                "3",
-            ],
-            cwd=tree,
-            env={**env, "PYTHONPATH": str(tree)},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    return _spawn(env, log, PREVIOUS_WORKER, tree)
 
 
 def _accept(queue: JobQueue, fleet: Fleet, names: list[str], installation: int = 1) -> None:
