@@ -146,16 +146,12 @@ def large(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 def interrupt(args: list[str], started: Callable[[], bool]) -> tuple[int, float, str]:
     """Run the command in its own process group and, once ``started()`` says it is at work, press
     Ctrl-C (SIGINT to the group, as a terminal does)."""
-    # Ctrl-C at a terminal reaches a command that handles it: a test run launched in the background
-    # (where the shell starts it ignoring SIGINT, which its children inherit) must not make the
-    # command deaf to it
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 30
     while not started() and proc.poll() is None and time.monotonic() < deadline:
