@@ -249,9 +249,8 @@ class Comparator:
         pool: dict[tuple[str, str], Compiled | None] = {}
         self.base = Validators(base, pool)
         self.head = Validators(head, pool)
-        # in the file ``_explaining``
         self._explained: Counter[tuple[str, str, str, str]] = Counter()
-        self._explaining: str | None = None
+        self._explaining: str | None = None  # the file whose failures ``_explained`` counts
         self._plans: dict[tuple[str, str | None, str | None], FacetPlan] = {}
         self._same_naming = (
             base.naming_digest == head.naming_digest
@@ -463,17 +462,17 @@ class Comparator:
             subject = f"{subject[0]}.{subject[1]}"
         message = head[1] if head[0] != PASS else base[1]
         group = (producer, rule, facet, outcome)
-        if explain is not None and record.file != self._explaining:
-            # counted per file: a file's events are one run in every engine (Spark sorts a partition
-            # by file), whatever partition or reused worker reads it, so the same rows are explained
-            # everywhere
-            self._explaining = record.file
-            self._explained.clear()
-        if explain is not None and self._explained[group] < EXPLAINED_PER_GROUP:
-            self._explained[group] += 1
-            message = (
-                self._explain(self.head if head[0] == FAIL else self.base, *explain) or message
-            )
+        if explain is not None:
+            if record.file != self._explaining:
+                # counted per file: a file's events are one run in every engine (Spark sorts a
+                # partition by file), whatever partition or reused worker reads it, so the same rows
+                # are explained everywhere
+                self._explaining = record.file
+                self._explained.clear()
+            if self._explained[group] < EXPLAINED_PER_GROUP:
+                self._explained[group] += 1
+                side = self.head if head[0] == FAIL else self.base
+                message = self._explain(side, *explain) or message
         tally.rows.append(
             Row(
                 producer,
