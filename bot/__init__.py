@@ -3,6 +3,8 @@ regression."""
 
 import sys
 
+from bot.core import uninterrupted_imports
+
 __version__ = "0.1.0"
 
 # jsonschema registers the ``iri``/``iri-reference`` formats when ``rfc3987_syntax`` imports, and
@@ -10,3 +12,6 @@ __version__ = "0.1.0"
 # those formats, so the bot never imports it; ``uri``, ``uri-reference`` (rfc3986-validator),
 # ``uuid`` and ``date-time`` are still checked (tests/test_startup.py).
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+# a Ctrl-C in the moment orjson initialises would crash the process instead of interrupting it
+uninterrupted_imports.install()
