@@ -26,9 +26,12 @@ WRITING = {
     "naming": ["naming", "docs", "--dir", "{REPO}"],
     # writes nothing itself, but runs the whole App
     "replay": ["replay", "{DELIVERY}", "--repo", "{REPO}"],
+    "regress": ["regress", "{REPO}", "--base", "main", "--engine", "python", "--parquet", "{OUT}"],
 }
-# demo: its own temporary folder only; app: credentials
-NOT_WRITING = {"demo", "regress", "rules", "app", "dashboard"}
+# read no repository: demo writes its own temporary folder, or with --keep a new folder it is named
+# (an existing one is refused: tests/test_cli_contract.py); app register its credentials' folder
+NOT_WRITING = {"demo", "rules", "app", "dashboard"}
+CASES = ["missing repository", "folder without a registry"]
 
 EVENT = {
     "eventType": "COMPLETE",
@@ -47,32 +50,36 @@ def files_under(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
 
 
-@pytest.mark.parametrize("command", sorted(WRITING))
-@pytest.mark.parametrize("case", ["missing repository", "folder without a registry"])
-def test_a_writing_command_refuses_before_writing(
-    command: str, case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def refusal(command: str, case: str, tmp_path: Path) -> list[str]:
+    """The arguments that would make ``command`` write into ``tmp_path/work/out`` from a repository
+    that is ``case``: a missing one, or a git repository with a commit and files but no registry."""
     inputs = tmp_path / "inputs"
     inputs.mkdir()
     (inputs / "event.json").write_text(json.dumps(EVENT))
     shutil.copy(PAYLOADS / "pull_request.opened.json", inputs / "delivery.json")
     repo = tmp_path / "work" / "repo"
-    # a git repository with a commit, and files, but no registry
     if case == "folder without a registry":
         repo.mkdir(parents=True)
         (repo / "README.md").write_text("not a registry\n")
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "readme")
-    before = files_under(tmp_path)
-    out = tmp_path / "work" / "out"
-    argv = [
+    return [
         a.replace("{REPO}", str(repo))
-        .replace("{OUT}", str(out))
+        .replace("{OUT}", str(tmp_path / "work" / "out"))
         .replace("{EVENT}", str(inputs / "event.json"))
         .replace("{DELIVERY}", str(inputs / "delivery.json"))
         for a in WRITING[command]
     ]
+
+
+@pytest.mark.parametrize("command", sorted(WRITING))
+@pytest.mark.parametrize("case", CASES)
+def test_a_writing_command_refuses_before_writing(
+    command: str, case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = refusal(command, case, tmp_path)
+    before = files_under(tmp_path)
     env = os.environ.pop("GITHUB_STEP_SUMMARY", None)
     try:
         code = main(argv)

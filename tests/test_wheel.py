@@ -5,12 +5,22 @@ command on the real corpus with nothing read from the source tree."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, SHARED
+from tests.gitrepo import git
 from tests.history import newest_passing_registry_change
 from tests.installed import Installed, clean_env
+from tests.test_cli_writes import CASES, WRITING, files_under, refusal
+from tests.test_init import dbt_event_files
+
+BUNDLE = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
 
 
 def ok(proc: subprocess.CompletedProcess[str], code: int) -> subprocess.CompletedProcess[str]:
@@ -106,8 +116,7 @@ def test_check_a_real_change_of_the_history_and_fix_the_real_registry(
     """check --base/--head on a bare clone of OpenLineage's real history (its newest passing
     registry change, approved by the owning team), and fix's diff of the real registry."""
     bare = tmp_path / "ol.git"
-    bundle = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
-    subprocess.run(["git", "clone", "-q", "--bare", str(bundle), str(bare)], check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(bare)], check=True)
     commit = newest_passing_registry_change(
         bare, "contributor", frozenset({"OpenLineage/committers"})
     )
@@ -128,3 +137,86 @@ def test_check_a_real_change_of_the_history_and_fix_the_real_registry(
     )
     fixes = ok(installed_bot.run("fix", str(corpus)), 0)
     assert fixes.stdout.startswith("--- a/spec/registry/") and "fixable in" in fixes.stderr
+
+
+@pytest.mark.parametrize("command", sorted(WRITING))
+@pytest.mark.parametrize("case", CASES)
+def test_a_refused_write_from_the_wheel_is_one_line_exit_2_and_no_file(
+    command: str, case: str, installed_bot: Installed, tmp_path: Path
+) -> None:
+    """tests/test_cli_writes.py's refusals, by the installed console script."""
+    argv = refusal(command, case, tmp_path)
+    before = files_under(tmp_path)
+    proc = installed_bot.run(*argv)
+    assert proc.returncode == 2, (argv, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr, (
+        proc.stderr
+    )
+    assert files_under(tmp_path) == before
+
+
+def test_the_dbt_draft_from_the_wheel_on_a_clone_of_the_real_repository_passes_check(
+    installed_bot: Installed, corpus: Path, tmp_path: Path
+) -> None:
+    """``init`` from dbt's real test events into a clone of OpenLineage's real history, committed on
+    a branch as its hint says, then ``check`` against ``main``: no finding at all."""
+    clone = tmp_path / "OpenLineage"
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(clone)], check=True)
+    drafted = ok(
+        installed_bot.run(
+            "init", "dbt", *dbt_event_files(corpus), "--owner", "@dbt-labs", "--repo", str(clone)
+        ),
+        0,
+    )
+    assert "4 facet(s) drafted" in drafted.stdout, drafted.stdout
+    git(clone, "switch", "-q", "-c", "registry-dbt")
+    git(clone, "add", "spec/registry/dbt", "CODEOWNERS")
+    git(clone, "commit", "-q", "-m", "dbt: a new entry")
+    checked = ok(
+        installed_bot.run(
+            "check",
+            str(clone),
+            "--base",
+            "main",
+            "--head",
+            "registry-dbt",
+            "--author",
+            "dbt-labs",
+            "--approved-by",
+            "OpenLineage/committers",
+        ),
+        0,
+    )
+    assert "SUCCESS: 0 error(s), 0 warning(s), 0 notice(s)" in checked.stdout, checked.stdout
+
+
+def test_ctrl_c_to_the_installed_console_script_is_one_line_and_130(
+    installed_bot: Installed, tmp_path: Path
+) -> None:
+    """SIGINT to the process group (as a terminal sends it) once the demo is writing its sample
+    repository."""
+    kept = tmp_path / "sample"
+    proc = subprocess.Popen(
+        [str(installed_bot.bin / "registry-bot"), "demo", "--no-regression", "--keep", str(kept)],
+        cwd=installed_bot.workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while not kept.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None, "the demo ended before the interrupt"
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, err)
+    # after what the demo says of itself: one line, no traceback
+    assert err.strip().splitlines()[-1] == "registry-bot demo: interrupted", err
+    assert "Traceback" not in err, err
