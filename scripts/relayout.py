@@ -456,6 +456,10 @@ def readme_table() -> str:
             name = item.name + ("/" if item.is_dir() else "")
             rows.append(f"| | `{name}` | {summary(item)} |")
     rows.append(f"| `bot/bundled/` | | {summary(ROOT / 'bot' / 'bundled')} |")
+    # the package's own modules, above the layers: the console script (``__main__`` runs it)
+    for item in sorted((ROOT / "bot").glob("*.py")):
+        if item.name not in ("__init__.py", "__main__.py"):
+            rows.append(f"| `bot/` | `{item.name}` | {summary(item)} |")
     return "\n".join(rows)
 
 
@@ -484,7 +488,13 @@ def main(argv: list[str] | None = None) -> int:
         help=f"set ruff's line length (the target is {LINE_LENGTH}; today's code has string "
         "literals and comments past it, which ruff format does not rewrap)",
     )
+    parser.add_argument(
+        "--readme", action="store_true", help="only regenerate the README's module table"
+    )
     args = parser.parse_args(argv)
+    if args.readme:
+        regenerate_readme(dry=False)
+        return 0
     moves = plan_moves()
     for src, dst in moves:
         move(src, dst, args.dry_run)

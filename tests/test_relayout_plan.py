@@ -63,3 +63,12 @@ def test_paths_of_moved_modules_are_rewritten_and_rule_ids_are_not() -> None:
         "see bot/core/incomplete.py and bot/review/regression/; rules "
         "bot/incomplete-review, bot/regression-did-not-finish"
     )
+
+
+def test_the_readme_module_table_is_the_one_the_layout_writes() -> None:
+    """README's module table is generated (``relayout.readme_table``, from each module's
+    docstring): a module added, moved or removed since shows here first."""
+    layout = relayout()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    written = readme.split(layout.START, 1)[1].split(layout.END, 1)[0].strip()
+    assert written == layout.readme_table(), "run: python scripts/relayout.py --readme"
