@@ -18,11 +18,13 @@ blocking verdict whose reason is named:
   failure with what it found, the reason first;
 - a job that kills its worker process (the OOM killer) is concluded failure after ``MAX_CRASHES``
   attempts;
-- (4) 8,000-character delivery and event headers are clipped in the log.
+- (4) 8,000-character delivery and event headers are clipped in the log;
+- a facet schema whose ``type`` is no type is judged, never an internal error (issue 28).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import signal
 import time
@@ -216,6 +218,23 @@ def test_a_bomb_python_cannot_parse_is_refused_in_every_regex_door(
     assert "lost the lease" not in (svc.tmp / "worker.log").read_text(
         encoding="utf-8", errors="replace"
     )
+
+
+@pytest.mark.parametrize("where", ["facet", "root"])
+def test_a_schema_type_that_is_no_type_is_judged_not_an_internal_error(
+    service: tuple[Service, Repo], where: str
+) -> None:
+    """Issue 28: ``"type": 5`` in a changed facet schema made the versions check raise a TypeError,
+    which failed closed as "the bot hit an internal error"; through the App it is judged, the reason
+    named on the schema."""
+    svc, repo = service
+    schema = copy.deepcopy(rc.FACET_SCHEMA)
+    (schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1] if where == "facet" else schema)["type"] = 5
+    run = push(svc, repo, {**rc.good_files(), rc.FACET: rc.dump(schema)})
+    assert run["conclusion"] == "failure"
+    assert "internal error" not in run["summary"].lower()
+    assert not [a for a in run["annotations"] if a["title"] == "bot/internal-error"]
+    assert any(path == rc.FACET for path, _ in errors(run)), run["annotations"]
 
 
 def test_a_regression_past_its_budget_blocks_on_what_it_validated(

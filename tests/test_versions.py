@@ -668,11 +668,8 @@ def test_a_schema_with_a_type_that_is_no_type_is_judged_not_crashed_on(where: st
         config=Config(),
         changes=ChangeSet(files=(FileChange(rc.FACET, Status.MODIFIED),)),
     )
-    crashes = [
-        f.message
-        for f in report.findings
-        if f.rule == "bot/internal-error" and "versions" in f.message
-    ]
-    assert not crashes
+    # no check crashes on it: versions (the witness search), examples (the explaining validator)
+    crashes = [f.message for f in report.findings if f.rule == "bot/internal-error"]
+    assert not crashes, crashes
     # judged: the schema is invalid, and its $id was not bumped
     assert report.verdict is Verdict.FAILURE

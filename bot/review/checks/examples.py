@@ -19,6 +19,7 @@ from bot.model.schemas import (
     PatternTimeout,
     ValidationTimeout,
     deadline,
+    meta_is_valid,
 )
 from bot.review.checks._common import at, json_pointer, unreadable
 from bot.review.checks._example_facets import (
@@ -277,6 +278,16 @@ def _errors(
             "which does not resolve offline; the example could not be checked",
             "Refer only to schemas in the repository or its published mirror "
             "(https://openlineage.io/spec/...).",
+        )
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError):
+        # the explaining validator assumes a valid schema: ``"type": 5`` makes it raise
+        if meta_is_valid(schema.value):
+            raise  # a bug of the bot's, which fails closed as an internal error
+        return Stopped(
+            "examples/invalid",
+            f"could not be checked against {schema.filename}: it is not a valid draft 2020-12 "
+            "schema (facets/meta-schema on the schema says where)",
+            "Fix the schema first; its examples are then checked against it.",
         )
     except RecursionError:
         return Stopped(
