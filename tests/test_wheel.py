@@ -18,7 +18,7 @@ from tests.gitrepo import git
 from tests.history import newest_passing_registry_change
 from tests.installed import Installed, clean_env
 from tests.test_cli_writes import CASES, WRITING, files_under, refusal
-from tests.test_init import dbt_event_files
+from tests.test_init import EVENT, dbt_event_files
 
 BUNDLE = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
 
@@ -220,3 +220,41 @@ def test_ctrl_c_to_the_installed_console_script_is_one_line_and_130(
     # after what the demo says of itself: one line, no traceback
     assert err.strip().splitlines()[-1] == "registry-bot demo: interrupted", err
     assert "Traceback" not in err, err
+
+
+HOSTILE_KEYS = ("acme_..%2F..%2Fx", "acme_\u202egnp", "acme_a|b", "acme_a@b", "acme_../x")
+
+
+def test_init_from_the_wheel_writes_no_hostile_file_name_and_bounds_its_input(
+    installed_bot: Installed, tmp_path: Path
+) -> None:
+    """Issue 28's ``init`` attacks by the installed console script on a clone of OpenLineage's real
+    history: facet keys that are no file names are named and skipped, nothing is written outside
+    the entry; a million facets are refused in one line, before anything is written."""
+    clone = tmp_path / "OpenLineage"
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(clone)], check=True)
+    hostile = json.loads(json.dumps(EVENT))
+    hostile["run"]["facets"].update({key: {"rows": 1} for key in HOSTILE_KEYS})
+    (tmp_path / "hostile.json").write_text(json.dumps(hostile), encoding="utf-8")
+    drafted = ok(
+        installed_bot.run(
+            "init", "acme", str(tmp_path / "hostile.json"), "--owner", "@a", "--repo", str(clone)
+        ),
+        0,
+    )
+    assert "not a facet key" in drafted.stdout, drafted.stdout
+    assert all(key in drafted.stdout for key in HOSTILE_KEYS if key.isprintable()), drafted.stdout
+    paths = git(clone, "ls-files", "--others", "--modified", "--exclude-standard").splitlines()
+    assert paths and all(p == "CODEOWNERS" or p.startswith("spec/registry/acme/") for p in paths), (
+        paths
+    )
+    assert all(p.isascii() and ".." not in p and "|" not in p and "@" not in p for p in paths)
+    many = json.loads(json.dumps(EVENT))
+    many["run"]["facets"] = {f"acme_f{i}": {"v": i} for i in range(1_000_000)}
+    (tmp_path / "many.json").write_text(json.dumps(many), encoding="utf-8")
+    git(clone, "stash", "-q", "--include-untracked")
+    refused = installed_bot.run(
+        "init", "big", str(tmp_path / "many.json"), "--owner", "@a", "--repo", str(clone)
+    )
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert git(clone, "status", "--porcelain", "--untracked-files=all") == ""
