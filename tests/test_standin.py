@@ -19,6 +19,7 @@ from bot.core.snapshot import GitSnapshot
 from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment
 from bot.github.client import AppClientFactory, GitHubClient
 from bot.github.local import LocalGitHub
+from bot.github.local_merge import BranchProtection
 from tests.gitrepo import Repo
 from tests.standin import StandIn, generate_private_key_pem
 
@@ -443,3 +444,19 @@ def test_the_contents_api_follows_a_symlink_to_a_file_as_github_does_and_the_cli
     # the bot never follows a symlink, on GitHub either
     assert link is None and real == b"review: {}\n"
     assert versions == {"2022-11-28"}
+
+
+def test_an_administrator_changes_the_branch_protection(standin: StandIn):
+    def settings(body: dict[str, object]) -> requests.Response:
+        return requests.post(f"{standin.url}/_standin/settings", json=body, timeout=10)
+
+    unprotected = settings({"protection": {"required_approvals": 0}})
+    assert unprotected.status_code == 400 and "not protected" in unprotected.json()["message"]
+    standin.state.local.protection = BranchProtection(required_checks=("ci",))
+    answer = settings({"protection": {"required_approvals": 0, "dismissal_actors": ["app[bot]"]}})
+    assert answer.json()["protection"]["required_approvals"] == 0
+    assert standin.state.local.protection == BranchProtection(
+        required_approvals=0, required_checks=("ci",), dismissal_actors=("app[bot]",)
+    )
+    assert settings({"protection": {"no_such_rule": True}}).status_code == 400
+    assert standin.state.local.protection.required_approvals == 0

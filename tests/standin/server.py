@@ -19,7 +19,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from email.utils import formatdate
 from typing import Any
@@ -35,6 +35,7 @@ from bot.core.snapshot import GitError, run_git
 from bot.github import limits as github_limits
 from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
 from bot.github.local import LocalGitHub
+from bot.github.local_merge import BranchProtection
 from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 from tests.standin.shapes import Shapes
 
@@ -1161,12 +1162,16 @@ def create_app(state: StandInState) -> Flask:
         # an administrator grants the App more (as accepting its new permissions on GitHub)
         if "grant" in body:
             local.app_permissions = {**(local.app_permissions or {}), **body["grant"]}
+        # an administrator changes the base branch's protection (``BranchProtection``'s fields)
+        if "protection" in body:
+            local.protection = _protection(local.protection, body["protection"])
         return jsonify(
             tree_limit=state.tree_limit,
             token_ttl=state.token_ttl,
             latency=state.latency,
             write_pause=state.pacing.pause,
             app_permissions=local.app_permissions,
+            protection=asdict(local.protection) if local.protection is not None else None,
         )
 
     @app.post("/_standin/check-runs")
@@ -1180,6 +1185,18 @@ def create_app(state: StandInState) -> Flask:
         return jsonify(id=run_id)
 
     return app
+
+
+def _protection(protection: BranchProtection | None, change: dict[str, Any]) -> BranchProtection:
+    """``protection`` with the fields in ``change`` (lists as tuples); 400 for an unprotected branch
+    or an unknown field."""
+    if protection is None:
+        raise ApiError(400, "the base branch is not protected (--protect)")
+    fields = {k: tuple(v) if isinstance(v, list) else v for k, v in change.items()}
+    try:
+        return replace(protection, **fields)
+    except TypeError as exc:
+        raise ApiError(400, f"bad protection: {exc}") from exc
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
