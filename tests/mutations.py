@@ -541,19 +541,22 @@ def sample_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | Non
     return {d.path: d.event(url=f"{absent}#/$defs/{d.defs_name}")}, {d.path: d.event()}
 
 
-def _new_core_facet(repo: Path, commit: str, t: Target, key: str) -> Edits:
-    """A new core facet copied from ``t`` (file, ``$defs`` name and example renamed ``Planted...``)
-    under ``key``, published in the mirror and declared in core's registry.json: a correct addition
-    but for its key."""
+def _new_core_facet(
+    repo: Path, commit: str, t: Target, key: str, defs_name: str | None = None
+) -> Edits:
+    """A new core facet copied from ``t`` (file and example renamed ``Planted...``, its ``$defs``
+    name too unless ``defs_name`` says otherwise) under ``key``, published in the mirror and
+    declared in core's registry.json: a correct addition but for its key (or ``$defs`` name)."""
     name = f"Planted{t.defs_name}"
+    defs = defs_name or name
     schema = json.loads(t.schema_text)
     schema["$id"] = t.schema_id.rsplit("/", 1)[0] + f"/{name}.json"
-    schema["properties"] = {key: {"$ref": f"#/$defs/{name}"}}
-    schema["$defs"][name] = schema["$defs"].pop(t.defs_name)
+    schema["properties"] = {key: {"$ref": f"#/$defs/{defs}"}}
+    schema["$defs"][defs] = schema["$defs"].pop(t.defs_name)
     text = json.dumps(schema, indent=2) + "\n"
     example = json.loads(t.example_text)
     facet = example.pop(t.key)
-    facet["_schemaURL"] = f"{schema['$id']}#/$defs/{name}"
+    facet["_schemaURL"] = f"{schema['$id']}#/$defs/{defs}"
     edits: Edits = {
         f"{FACETS}/{name}.json": text.encode(),
         f"{TESTS}/{name}/1.json": dump({key: facet}),
