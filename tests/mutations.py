@@ -684,6 +684,36 @@ def _datasource_names_a_name_component(value: dict[str, Any]) -> bool:
     return True
 
 
+@functools.cache
+def _naming_components() -> tuple[tuple[str, Any], ...]:
+    """Every component the project's dataset naming files declare, with its declaration (path
+    order)."""
+    out: list[tuple[str, Any]] = []
+    for path, data in _naming_folder().items():
+        if path.startswith(f"{NAMING}/datasets/") and path.endswith(".json"):
+            components = json.loads(data).get("components")
+            out += components.items() if isinstance(components, dict) else []
+    return tuple(out)
+
+
+def _datasource_names_an_unused_component(value: dict[str, Any]) -> bool:
+    """datasourceHierarchy gains a component that no template of the file uses: the first one
+    another naming file declares that this file's templates lack, copied into its ``components``
+    (declared, so only the hierarchy contradicts the templates)."""
+    hierarchy, components = value.get("datasourceHierarchy"), value.get("components")
+    used = set(re.findall(r"\{(\w+)\}", json.dumps(value.get("forms"))))
+    if not isinstance(hierarchy, list) or not hierarchy or not isinstance(components, dict):
+        return False
+    found = next(
+        ((n, d) for n, d in _naming_components() if n not in used and n not in components), None
+    )
+    if found is None:
+        return False
+    components[found[0]] = found[1]
+    hierarchy.append(found[0])
+    return True
+
+
 def _naming_reversed(value: dict[str, Any]) -> bool:
     """namingHierarchy listed innermost first."""
     hierarchy = value.get("namingHierarchy")
@@ -772,6 +802,13 @@ KINDS: tuple[Kind, ...] = (
         "datasourceHierarchy naming a component of the name",
         "naming/hierarchy-mismatch",
         naming_kind(_datasource_names_a_name_component),
+        True,
+        32,
+    ),
+    Kind(
+        "datasourceHierarchy naming a component no template uses",
+        "naming/hierarchy-mismatch",
+        naming_kind(_datasource_names_an_unused_component),
         True,
         32,
     ),
