@@ -541,19 +541,22 @@ def sample_missing_version(repo: Path, commit: str) -> tuple[Edits, Edits] | Non
     return {d.path: d.event(url=f"{absent}#/$defs/{d.defs_name}")}, {d.path: d.event()}
 
 
-def _new_core_facet(repo: Path, commit: str, t: Target, key: str) -> Edits:
-    """A new core facet copied from ``t`` (file, ``$defs`` name and example renamed ``Planted...``)
-    under ``key``, published in the mirror and declared in core's registry.json: a correct addition
-    but for its key."""
+def _new_core_facet(
+    repo: Path, commit: str, t: Target, key: str, defs_name: str | None = None
+) -> Edits:
+    """A new core facet copied from ``t`` (file and example renamed ``Planted...``, its ``$defs``
+    name too unless ``defs_name`` says otherwise) under ``key``, published in the mirror and
+    declared in core's registry.json: a correct addition but for its key (or ``$defs`` name)."""
     name = f"Planted{t.defs_name}"
+    defs = defs_name or name
     schema = json.loads(t.schema_text)
     schema["$id"] = t.schema_id.rsplit("/", 1)[0] + f"/{name}.json"
-    schema["properties"] = {key: {"$ref": f"#/$defs/{name}"}}
-    schema["$defs"][name] = schema["$defs"].pop(t.defs_name)
+    schema["properties"] = {key: {"$ref": f"#/$defs/{defs}"}}
+    schema["$defs"][defs] = schema["$defs"].pop(t.defs_name)
     text = json.dumps(schema, indent=2) + "\n"
     example = json.loads(t.example_text)
     facet = example.pop(t.key)
-    facet["_schemaURL"] = f"{schema['$id']}#/$defs/{name}"
+    facet["_schemaURL"] = f"{schema['$id']}#/$defs/{defs}"
     edits: Edits = {
         f"{FACETS}/{name}.json": text.encode(),
         f"{TESTS}/{name}/1.json": dump({key: facet}),
@@ -681,6 +684,36 @@ def _datasource_names_a_name_component(value: dict[str, Any]) -> bool:
     return True
 
 
+@functools.cache
+def _naming_components() -> tuple[tuple[str, Any], ...]:
+    """Every component the project's dataset naming files declare, with its declaration (path
+    order)."""
+    out: list[tuple[str, Any]] = []
+    for path, data in _naming_folder().items():
+        if path.startswith(f"{NAMING}/datasets/") and path.endswith(".json"):
+            components = json.loads(data).get("components")
+            out += components.items() if isinstance(components, dict) else []
+    return tuple(out)
+
+
+def _datasource_names_an_unused_component(value: dict[str, Any]) -> bool:
+    """datasourceHierarchy gains a component that no template of the file uses: the first one
+    another naming file declares that this file's templates lack, copied into its ``components``
+    (declared, so only the hierarchy contradicts the templates)."""
+    hierarchy, components = value.get("datasourceHierarchy"), value.get("components")
+    used = set(re.findall(r"\{(\w+)\}", json.dumps(value.get("forms"))))
+    if not isinstance(hierarchy, list) or not hierarchy or not isinstance(components, dict):
+        return False
+    found = next(
+        ((n, d) for n, d in _naming_components() if n not in used and n not in components), None
+    )
+    if found is None:
+        return False
+    components[found[0]] = found[1]
+    hierarchy.append(found[0])
+    return True
+
+
 def _naming_reversed(value: dict[str, Any]) -> bool:
     """namingHierarchy listed innermost first."""
     hierarchy = value.get("namingHierarchy")
@@ -769,6 +802,13 @@ KINDS: tuple[Kind, ...] = (
         "datasourceHierarchy naming a component of the name",
         "naming/hierarchy-mismatch",
         naming_kind(_datasource_names_a_name_component),
+        True,
+        32,
+    ),
+    Kind(
+        "datasourceHierarchy naming a component no template uses",
+        "naming/hierarchy-mismatch",
+        naming_kind(_datasource_names_an_unused_component),
         True,
         32,
     ),

@@ -17,6 +17,7 @@ from bot.model.naming import bundled_folder
 from bot.model.naming.consistency import problems
 from bot.model.naming.loader import read_folder
 from bot.model.naming.rules import NamingRules
+from bot.model.registry import FacetSchema
 from tests import mutations as m
 from tests.history import commit_of
 from tests.planting import _git, dump, plant, read, review_pr
@@ -158,6 +159,80 @@ def test_a_case_twin_names_the_existing_key_and_only_the_new_file(
     )
     assert [f.severity for f in findings] == [Severity.ERROR]
     assert "differs only in case from the existing facet key" in findings[0].message
+
+
+def test_a_case_twin_of_a_defs_name_alone_is_caught(history_clone: Path, newest: str) -> None:
+    """A new core facet whose key is new but whose `$defs` name (the type its `_schemaURL` fragment
+    names) differs only in case from an existing facet's: one finding, on the `$defs` name, naming
+    the existing one; the same facet with a `$defs` name of its own has none."""
+    t = m.targets(history_clone, newest)[0]
+    key = "planted" + t.key[:1].upper() + t.key[1:]
+    twin = t.defs_name.swapcase()
+    report = review_pr(
+        history_clone,
+        plant(history_clone, newest, m._new_core_facet(history_clone, newest, t, key, twin)),
+    )
+    [finding] = new(report, "keys/case-twin")
+    assert finding.pointer == f"/$defs/{twin}" and "Planted" in finding.path
+    assert (
+        f"$defs name {twin!r} differs only in case from the existing $defs name "
+        in (finding.message)
+        and repr(t.defs_name) in finding.message
+    )
+    assert report.is_blocking(finding)
+    control = review_pr(
+        history_clone,
+        plant(history_clone, newest, m._new_core_facet(history_clone, newest, t, key)),
+    )
+    assert not new(control, "keys/case-twin")
+
+
+def _entry_facet(schema: FacetSchema, key: str) -> dict[str, bytes | None]:
+    """A new facet file in ``schema``'s entry, copied from it (file and `$defs` name renamed
+    ``Planted...``), keyed ``key``."""
+    name = f"Planted{schema.facets[0].name}"
+    value = json.loads(json.dumps(schema.value))
+    value["$id"] = value["$id"].rsplit("/", 1)[0] + f"/{name}.json"
+    value["$defs"][name] = value["$defs"].pop(schema.facets[0].name)
+    value["properties"] = {key: {"$ref": f"#/$defs/{name}"}}
+    return {f"{schema.path.rsplit('/', 1)[0]}/{name}.json": dump(value)}
+
+
+def _one_facet_schemas(repo: Path, commit: str) -> list[FacetSchema]:
+    """Schemas defining one facet, core's first then the other entries' (name order), one each."""
+    registry = m._registry(repo, commit)
+    out = []
+    for _, entry in sorted(registry.entries.items(), key=lambda e: (not e[1].is_core, e[0])):
+        out += [s for s in entry.schemas if len(s.facets) == 1][:1]
+    return out
+
+
+@pytest.mark.parametrize("existing", ["core", "another entry"])
+def test_an_entrys_facet_keyed_like_core_or_another_entrys_is_a_case_twin(
+    history_clone: Path, newest: str, existing: str
+) -> None:
+    """A non-core entry adds a facet whose key differs only in case from a core facet's key, or from
+    another non-core entry's: the finding is on the new key and names the existing one and its file;
+    the same facet under a key of its own has none."""
+    core, *entries = _one_facet_schemas(history_clone, newest)
+    assert len(entries) >= 2 and core.entry.is_core
+    adding, other = entries[0], (core if existing == "core" else entries[1])
+    assert other.entry.name != adding.entry.name
+    twin = other.facets[0].key.swapcase()
+    report = review_pr(history_clone, plant(history_clone, newest, _entry_facet(adding, twin)))
+    [finding] = new(report, "keys/case-twin")
+    assert finding.path.startswith(adding.entry.folder + "/") and finding.pointer.endswith(
+        f"/{twin}"
+    )
+    assert (
+        f"facet key {twin!r} differs only in case from the existing facet key "
+        f"{other.facets[0].key!r} in {other.path}" == finding.message
+    )
+    control = review_pr(
+        history_clone,
+        plant(history_clone, newest, _entry_facet(adding, "planted_" + other.facets[0].key)),
+    )
+    assert not new(control, "keys/case-twin")
 
 
 # --- over-bumps -----------------------------------------------------------------------------------
