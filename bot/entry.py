@@ -13,7 +13,11 @@ def main() -> int:
 
     try:
         from bot.cli import main as command_line
-    except KeyboardInterrupt:
+    except BaseException as exc:  # a Ctrl-C, also as Python may wrap it (bot.core.interruption)
+        from bot.core.interruption import is_interruption
+
+        if not is_interruption(exc):
+            raise
         command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
         # as cli.main says it
         sys.stderr.write(f"registry-bot{' ' + command if command else ''}: interrupted\n")

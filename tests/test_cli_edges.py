@@ -241,3 +241,40 @@ def test_ctrl_c_while_orjson_initialises_is_an_interruption(tmp_path: Path) -> N
     )
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
     assert proc.stderr.strip().splitlines() == ["registry-bot publish: interrupted"], proc.stderr
+
+
+# In a fresh interpreter: the first time a dataclass field named ``paths`` is given its name (the
+# configuration's, which every command loads), this process is sent SIGINT, as a Ctrl-C landing in
+# that moment would. Python 3.11 wraps what ``__set_name__`` raises in a RuntimeError.
+CTRL_C_INSIDE_A_DATACLASS = """
+import dataclasses, os, signal
+set_name = dataclasses.Field.__set_name__
+def ctrl_c_once(field, owner, name):
+    if name == "paths" and not getattr(ctrl_c_once, "done", False):
+        ctrl_c_once.done = True
+        os.kill(os.getpid(), signal.SIGINT)
+    return set_name(field, owner, name)
+dataclasses.Field.__set_name__ = ctrl_c_once
+"""
+
+
+@pytest.mark.parametrize("entry", ["bot", "bot.entry"])
+def test_ctrl_c_while_a_dataclass_is_defined_is_an_interruption(entry: str) -> None:
+    """Found by CI: a Ctrl-C while ``bot.core.config`` defined ``Config`` printed a traceback
+    (``RuntimeError: Error calling __set_name__``) and exited 1. Both doors, ``python -m bot`` and
+    the console script's ``bot.entry``, end with the command's one line and 130."""
+    argv = ["registry-bot", "naming", "check", "naming/reference"]
+    start = (
+        "runpy.run_module('bot', run_name='__main__')"
+        if entry == "bot"
+        else "import bot.entry; sys.exit(bot.entry.main())"
+    )
+    run = f"import runpy, sys\nsys.argv = {argv!r}\n{start}\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", CTRL_C_INSIDE_A_DATACLASS + run],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert proc.returncode == 130, (proc.returncode, proc.stderr)
+    assert proc.stderr.strip().splitlines() == ["registry-bot naming: interrupted"], proc.stderr

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from bot.core.interruption import is_interruption
+
 COMMANDS: dict[str, str] = {
     "check": "bot.cli.commands.check",
     "fix": "bot.cli.commands.fix",
@@ -179,18 +181,26 @@ def _interrupted(command: str) -> int:
     return 130
 
 
+def _interrupted_loading(argv: Sequence[str] | None) -> int:
+    """Ctrl-C before the command was known: the one line, naming the command if one was typed."""
+    words = sys.argv[1:] if argv is None else argv
+    command = next((a for a in words if not a.startswith("-")), None)
+    print(f"registry-bot{' ' + command if command else ''}: interrupted", file=sys.stderr)
+    return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(argv, every=False)
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
+    except Exception as exc:  # Ctrl-C while the commands load, as Python may have wrapped it
+        if not is_interruption(exc):
+            raise
+        return _interrupted_loading(argv)
     except KeyboardInterrupt:  # Ctrl-C while the commands load
-        command = next(
-            (a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None
-        )
-        print(f"registry-bot{' ' + command if command else ''}: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted_loading(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -212,6 +222,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _interrupted(args.command)
     # the last line of defence: unreadable input is a message, never a traceback
     except OSError as exc:
+        if is_interruption(exc):
+            return _interrupted(args.command)
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"registry-bot {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as exc:  # a Ctrl-C that Python wrapped (see bot.core.interruption)
+        if not is_interruption(exc):
+            raise
+        return _interrupted(args.command)
