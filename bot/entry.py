@@ -13,8 +13,8 @@ def main() -> int:
 
     try:
         from bot.cli import main as command_line
-    except BaseException as exc:  # a Ctrl-C, also as Python may wrap it (bot.core.interruption)
-        from bot.core.interruption import is_interruption
+    except BaseException as exc:  # a Ctrl-C, also as Python may wrap it (bot.core.causes)
+        from bot.core.causes import is_interruption
 
         if not is_interruption(exc):
             raise

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from bot.core.interruption import is_interruption
+from bot.core.causes import is_interruption
 
 COMMANDS: dict[str, str] = {
     "check": "bot.cli.commands.check",
@@ -227,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"registry-bot {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as exc:  # a Ctrl-C that Python wrapped (see bot.core.interruption)
+    except Exception as exc:  # a Ctrl-C that Python wrapped (see bot.core.causes)
         if not is_interruption(exc):
             raise
         return _interrupted(args.command)

@@ -17,6 +17,8 @@ from typing import Any
 
 import redis.exceptions
 
+from bot.core.causes import caused_by
+
 log = logging.getLogger("bot.outage")
 
 # ConnectionError covers BusyLoadingError (a restarted Redis loading its data); ReadOnlyError is a
@@ -31,14 +33,7 @@ MAX_BACKOFF = 60.0
 
 def is_infrastructure(exc: BaseException) -> bool:
     """Whether ``exc`` (or what caused it) is the queue's store failing rather than the job."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, INFRASTRUCTURE):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+    return caused_by(exc, INFRASTRUCTURE)
 
 
 def backoff(attempt: int) -> float:
