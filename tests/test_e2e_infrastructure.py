@@ -1,6 +1,8 @@
 """The App's own infrastructure fails under real processes (issue 31, "Done when"): a real
-``redis-server``, real workers (``python -m bot.service.worker``), gunicorn where deliveries matter,
-the stand-in fleet serving several pull requests over two installations. Each scenario ends with
+``redis-server``, real workers (``python -m bot.service.worker``), each a host of its own in its own
+network namespace (``tests/hosts.py``), gunicorn where deliveries matter, the stand-in fleet serving
+several pull requests over two installations; Redis, the stand-in and gunicorn listen on the bridge
+between the hosts. Each scenario ends with
 every pull request concluded exactly once with the review's verdict, counted from the stand-in's
 log, and 0 pacing violations:
 
@@ -28,106 +30,64 @@ from pathlib import Path
 
 import pytest
 
-from bot.service.queue import REDIS_RETRIES, REDIS_TIMEOUT, JobQueue, make_huey
+from bot.service.queue import REDIS_RETRIES, REDIS_TIMEOUT
 from tests.conftest import PAYLOADS, ROOT
+from tests.hosts import Hosts, free_port, hosts, outage_lines, repo
 from tests.standin.fleet import Fleet
-from tests.test_e2e import free_port, wait_for
-from tests.test_redis_outage import (
-    RedisServer,
-    _accept,
-    _assert_concluded_once_with_the_verdict,
-    _concluded,
-    _env,
-    _fleet,
-    _outage_lines,
-    _spawn,
-    _stop,
-    _tails,
-)
-from tests.test_scale_out import repo
+from tests.test_e2e import wait_for
 
-__all__ = ["repo"]  # the fixture this module uses
+__all__ = ["hosts", "repo"]  # the fixtures this module uses
 pytestmark = pytest.mark.e2e
 SECRET = "infrastructure-secret"
 
 
-def _workers(tmp_path: Path, env: dict[str, str], count: int = 2) -> list[subprocess.Popen[bytes]]:
-    workers = [_spawn(env, tmp_path / f"worker-{n}.log") for n in range(count)]
-    for n in range(count):
-        log = tmp_path / f"worker-{n}.log"
-        wait_for(lambda log=log: b"consumer started" in log.read_bytes(), 60, log.name)
-    return workers
-
-
-def _everything_concludes(fleet: Fleet, repos: dict[str, int], timeout: float = 240) -> None:
+def _everything_concludes(hosts: Hosts, repos: dict[str, int], timeout: float = 240) -> None:
     wait_for(
-        lambda: all(_concluded(fleet, r) for r in repos), timeout, "every pull request to conclude"
+        lambda: all(hosts.concluded(r) for r in repos), timeout, "every pull request to conclude"
     )
     time.sleep(REDIS_TIMEOUT * 2)  # a duplicate run, conclusion or summary would show now
 
 
-def test_three_sigstop_stalls_of_redis_mid_review(tmp_path: Path, repo: Path) -> None:
-    fleet, repos, key = _fleet(tmp_path, repo, 8, latency=0.1)
-    server = RedisServer(tmp_path).start()
-    queue = JobQueue(make_huey(server.url))
-    workers: list[subprocess.Popen[bytes]] = []
-    try:
-        workers = _workers(tmp_path, _env(fleet, key, server.url))
-        _accept(queue, fleet, repos)
-        wait_for(
-            lambda: any(fleet.states[r].local.check_runs for r in repos), 60, "a review to start"
-        )
-        assert server.process is not None
+def test_three_sigstop_stalls_of_redis_mid_review(hosts: Hosts) -> None:
+    _, repos = hosts.two_installations(8, latency=0.1)
+    with hosts.running():
+        hosts.reviews_under_way(repos)
+        assert hosts.redis.process is not None
         for _ in range(3):  # each stall outlasts the workers' timeouts: their calls fail mid-review
-            server.process.send_signal(signal.SIGSTOP)
+            hosts.redis.process.send_signal(signal.SIGSTOP)
             time.sleep(REDIS_TIMEOUT * (1 + REDIS_RETRIES) + 2)
-            server.process.send_signal(signal.SIGCONT)
+            hosts.redis.process.send_signal(signal.SIGCONT)
             time.sleep(2)
-        _everything_concludes(fleet, repos)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}{_tails(tmp_path)}") from exc
-    finally:
-        _stop(workers)
-        fleet.stop()
-        queue.close()
-        server.stop()
-    _assert_concluded_once_with_the_verdict(fleet, repos)
-    seen = [_outage_lines(tmp_path / f"worker-{n}.log") for n in range(2)]
-    assert any(started for started, _, _ in seen), _tails(tmp_path)
+        _everything_concludes(hosts, repos)
+    hosts.assert_concluded_once_with_the_verdict(repos)
+    seen = [outage_lines(hosts.log(f"worker-{n}")) for n in range(2)]
+    assert any(started for started, _, _ in seen), hosts.tails()
     for started, ended, tracebacks in seen:
-        assert started <= 3 and ended == started and tracebacks == 0, (seen, _tails(tmp_path))
+        assert started <= 3 and ended == started and tracebacks == 0, (seen, hosts.tails())
 
 
 def test_redis_restarted_without_persistence_mid_review_is_reconciled_with_github(
-    tmp_path: Path, repo: Path
+    hosts: Hosts,
 ) -> None:
-    fleet, repos, key = _fleet(tmp_path, repo, 8, latency=0.1)
-    server = RedisServer(tmp_path, persistence=False).start()
-    queue = JobQueue(make_huey(server.url))
-    workers: list[subprocess.Popen[bytes]] = []
-    try:
-        _accept(queue, fleet, repos)  # answered 202 before the workers started
-        queue.close()
-        env = {**_env(fleet, key, server.url), "BOT_RECONCILE_EVERY": "3"}
-        workers = _workers(tmp_path, env)
+    _, repos = hosts.two_installations(8, latency=0.1)
+    hosts.redis.persistence = False
+    with hosts.running():
+        hosts.redis.start()
+        hosts.accept(repos)  # answered 202 before the workers started
+        hosts.workers(2, hosts.env(BOT_RECONCILE_EVERY="3"))
         wait_for(
-            lambda: sum(bool(fleet.states[r].local.check_runs) for r in repos) >= 2,
+            lambda: sum(bool(hosts.runs(r)) for r in repos) >= 2,
             60,
             "reviews under way",
         )
-        server.stop()  # everything in Redis is lost: the journal, huey's queue and schedule, leases
+        # everything in Redis is lost: the journal, huey's queue and schedule, leases
+        hosts.redis.stop()
         time.sleep(REDIS_TIMEOUT)
-        server.start()
-        _everything_concludes(fleet, repos)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}{_tails(tmp_path)}") from exc
-    finally:
-        _stop(workers)
-        fleet.stop()
-        server.stop()
-    _assert_concluded_once_with_the_verdict(fleet, repos)
-    logs = "".join((tmp_path / f"worker-{n}.log").read_text(errors="replace") for n in range(2))
-    assert "reconcile: " in logs and "review enqueued" in logs, _tails(tmp_path)
+        hosts.redis.start()
+        _everything_concludes(hosts, repos)
+    hosts.assert_concluded_once_with_the_verdict(repos)
+    logs = "".join(hosts.log(f"worker-{n}").read_text(errors="replace") for n in range(2))
+    assert "reconcile: " in logs and "review enqueued" in logs, hosts.tails()
 
 
 def _payload(fleet: Fleet, name: str, installation: int) -> bytes:
@@ -173,22 +133,18 @@ def _ready(url: str) -> bool:
         return False
 
 
-def test_a_web_restart_while_github_delivers_loses_no_delivery(tmp_path: Path, repo: Path) -> None:
-    fleet, repos, key = _fleet(tmp_path, repo, 8, latency=0.05)
-    server = RedisServer(tmp_path).start()
-    bind = f"127.0.0.1:{free_port()}"
+def test_a_web_restart_while_github_delivers_loses_no_delivery(hosts: Hosts) -> None:
+    fleet, repos = hosts.two_installations(8, latency=0.05)
+    bind = f"{hosts.lab.host}:{free_port(hosts.lab.host)}"
     web_url = f"http://{bind}"
-    env = {
-        **_env(fleet, key, server.url),
-        "GITHUB_WEBHOOK_SECRET": SECRET,
-        "BOT_RECONCILE_EVERY": "3",
-    }
+    env = hosts.env(GITHUB_WEBHOOK_SECRET=SECRET, BOT_RECONCILE_EVERY="3")
     hooks = next(iter(fleet.states.values()))
     hooks.hook.update(url=f"{web_url}/webhook", secret=SECRET)
-    web = _start_web(env, bind, tmp_path / "web.log")
-    workers: list[subprocess.Popen[bytes]] = []
     sent: list[dict[str, object]] = []
-    try:
+    with hosts.running():
+        hosts.redis.start()
+        web = _start_web(env, bind, hosts.log("web"))
+        hosts.local.append(web)
         wait_for(lambda: _ready(web_url), 30, "gunicorn")
         names = sorted(repos)
         for name in names[:3]:
@@ -201,7 +157,7 @@ def test_a_web_restart_while_github_delivers_loses_no_delivery(tmp_path: Path, r
             sent.append(
                 hooks.deliver(str(uuid.uuid4()), "pull_request", _payload(fleet, name, repos[name]))
             )
-        web = _start_web(env, bind, tmp_path / "web.log")
+        hosts.local.append(_start_web(env, bind, hosts.log("web")))
         wait_for(lambda: _ready(web_url), 30, "gunicorn again")
         for name in names[6:]:
             sent.append(
@@ -210,15 +166,9 @@ def test_a_web_restart_while_github_delivers_loses_no_delivery(tmp_path: Path, r
         assert [a["status_code"] for a in sent] == [202] * 3 + [0] * 3 + [202] * 2, sent
         # the workers' first reconciliation round asks GitHub to redeliver the three; its pull
         # request scan finds their pull requests too: each is still reviewed once
-        workers = _workers(tmp_path, env)
-        _everything_concludes(fleet, repos)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}{_tails(tmp_path)}") from exc
-    finally:
-        _stop([*workers, web])
-        fleet.stop()
-        server.stop()
-    _assert_concluded_once_with_the_verdict(fleet, repos)
+        hosts.workers(2, env)
+        _everything_concludes(hosts, repos)
+    hosts.assert_concluded_once_with_the_verdict(repos)
     missed = {str(a["guid"]) for a in sent if a["status_code"] == 0}
     redelivered = [d for d in hooks.deliveries if d["redelivery"]]
     assert {str(d["guid"]) for d in redelivered if d["status_code"] == 202} == missed, (
@@ -227,29 +177,18 @@ def test_a_web_restart_while_github_delivers_loses_no_delivery(tmp_path: Path, r
 
 
 @pytest.mark.parametrize("skew", [300, -300])
-def test_hosts_300_s_off_githubs_clock_review_every_pull_request(
-    tmp_path: Path, repo: Path, skew: int
-) -> None:
-    fleet, repos, key = _fleet(tmp_path, repo, 6, latency=0.05)
+def test_hosts_300_s_off_githubs_clock_review_every_pull_request(hosts: Hosts, skew: int) -> None:
+    fleet, repos = hosts.two_installations(6, latency=0.05)
     for state in fleet.states.values():
         state.clock = lambda: time.time() + skew  # GitHub's time; the hosts' is ``skew`` behind it
-    server = RedisServer(tmp_path).start()
-    queue = JobQueue(make_huey(server.url))
-    workers: list[subprocess.Popen[bytes]] = []
-    try:
-        workers = _workers(tmp_path, _env(fleet, key, server.url))
-        _accept(queue, fleet, repos)
-        _everything_concludes(fleet, repos, timeout=180)
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}{_tails(tmp_path)}") from exc
-    finally:
-        _stop(workers)
-        fleet.stop()
-        queue.close()
-        server.stop()
-    _assert_concluded_once_with_the_verdict(fleet, repos)
+    with hosts.running():
+        hosts.redis.start()
+        hosts.workers(2)
+        hosts.accept(repos)
+        _everything_concludes(hosts, repos, timeout=180)
+    hosts.assert_concluded_once_with_the_verdict(repos)
     for n in range(2):
-        text = (tmp_path / f"worker-{n}.log").read_text(errors="replace")
+        text = hosts.log(f"worker-{n}").read_text(errors="replace")
         named = [int(m) for m in re.findall(r"this host's clock is ([+-]\d+) s off GitHub's", text)]
         # the host is -skew off GitHub
         assert named and all(abs(m + skew) <= 2 for m in named), text[-3000:]

@@ -10,10 +10,8 @@ sharing the pacer, is held back without reaching GitHub until the limit ends.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 import redis
@@ -22,7 +20,7 @@ import responses
 from bot.github.api import RateLimited
 from bot.github.client import AppClientFactory
 from bot.github.pacing import RedisPacer
-from bot.service.queue import JobQueue, make_huey
+from tests.hosts import WRITE_PAUSE, Hosts, hosts, repo
 from tests.standin.fleet import Fleet
 from tests.standin.server import Fault
 from tests.test_e2e import wait_for
@@ -37,22 +35,9 @@ from tests.test_github_client import (
     pr_json,
     token_endpoint,
 )
-from tests.test_redis_outage import (
-    WRITE_PAUSE,
-    RedisServer,
-    _accept,
-    _assert_concluded_once_with_the_verdict,
-    _concluded,
-    _env,
-    _spawn,
-    _stop,
-    _tails,
-    redis_server,
-)
-from tests.test_scale_out import repo
 
 # the fixtures this module uses
-__all__ = ["app_key", "fake_time", "mocked", "redis_server", "repo"]
+__all__ = ["app_key", "fake_time", "hosts", "mocked", "repo"]
 SECONDARY = {
     "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try "
     "again."
@@ -165,20 +150,20 @@ def test_a_redis_pause_of_content_creation_holds_creations_only_in_every_worker(
 
 @pytest.mark.e2e
 def test_a_content_creation_limit_on_a_check_run_post_pauses_creations_and_frees_the_threads(
-    tmp_path: Path, repo: Path, redis_server: RedisServer
+    hosts: Hosts,
 ) -> None:
-    """Real worker (2 threads), real Redis, the stand-in fleet: three pull requests of one
-    installation. GitHub refuses the second check-run POST with its content-creation limit
-    (``retry-after: 30``). The pause holds every creation of the installation in the shared pacer:
-    none reaches GitHub until it ends; no thread waits it out (the third pull request's job is tried
-    and deferred meanwhile); a review already under way concludes its check run during the pause (an
-    update, which the limit allows); when the pause ends every pull request is concluded exactly
-    once with the review's verdict, with 0 pacing violations."""
+    """Real worker (2 threads) on a host of its own, real Redis, the stand-in fleet: three pull
+    requests of one installation. GitHub refuses the second check-run POST with its content-creation
+    limit (``retry-after: 30``). The pause holds every creation of the installation in the shared
+    pacer: none reaches GitHub until it ends; no thread waits it out (the third pull request's job
+    is tried and deferred meanwhile); a review already under way concludes its check run during the
+    pause (an update, which the limit allows); when the pause ends every pull request is concluded
+    exactly once with the review's verdict, with 0 pacing violations."""
     pause = 30.0
     repos = {f"org/repo-{n}": 1 for n in range(3)}
-    fleet = Fleet(str(repo), "main", "pr", repos, latency=0.1, write_pause=WRITE_PAUSE).start()
-    key = tmp_path / "app.pem"
-    key.write_text(fleet.private_key_pem)
+    fleet = hosts.github(
+        Fleet(str(hosts.repo), "main", "pr", repos, latency=0.1, write_pause=WRITE_PAUSE)
+    )
     first = next(iter(fleet.states.values()))
     first.add_faults(
         [
@@ -192,14 +177,11 @@ def test_a_content_creation_limit_on_a_check_run_post_pauses_creations_and_frees
             )
         ]
     )
-    redis_server.start()
-    queue = JobQueue(make_huey(redis_server.url))
-    workers: list[subprocess.Popen[bytes]] = []
-    log = tmp_path / "worker-0.log"
-    try:
-        workers = [_spawn(_env(fleet, key, redis_server.url), log)]
-        wait_for(lambda: b"consumer started" in log.read_bytes(), 60, "the worker")
-        _accept(queue, fleet, repos)
+    log = hosts.log("worker-0")
+    with hosts.running():
+        hosts.redis.start()
+        hosts.workers(1)
+        hosts.accept(repos)
         [refused] = wait_for(
             lambda: [r for r in first.requests if r["status"] == 403], 60, "the refusal"
         )
@@ -216,16 +198,10 @@ def test_a_content_creation_limit_on_a_check_run_post_pauses_creations_and_frees
         assert time.time() < ends - 1, "a review under way concluded only after the pause"
         assert len(during) == 1
         wait_for(
-            lambda: all(_concluded(fleet, r) for r in repos), 180, "every pull request to conclude"
+            lambda: all(hosts.concluded(r) for r in repos), 180, "every pull request to conclude"
         )
         time.sleep(3)  # a duplicate would show now
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}{_tails(tmp_path)}") from exc
-    finally:
-        _stop(workers)
-        fleet.stop()
-        queue.close()
-    _assert_concluded_once_with_the_verdict(fleet, repos)
+    hosts.assert_concluded_once_with_the_verdict(repos)
     creating = [
         r
         for r in first.requests

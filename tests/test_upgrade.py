@@ -3,7 +3,8 @@ Upgrades).
 
 The previous release is the real code: ``PREVIOUS`` (the last release before the queue's state
 carried a schema version) is extracted with ``git archive`` into a temporary folder and its worker
-runs from there, beside this tree's workers, over one real ``redis-server`` and the stand-in fleet.
+runs from there, beside this tree's workers, over one real ``redis-server`` and the stand-in fleet;
+each worker is a host of its own in its own network namespace (``tests/hosts.py``).
 As designed:
 
 - a worker of this release refuses to start (exit 3, one line saying why) while the old worker holds
@@ -28,26 +29,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.github.events import Job
-from bot.service.queue import JobQueue, make_huey
 from tests.conftest import ROOT
+from tests.hosts import WRITE_PAUSE, Hosts, hosts, repo
 from tests.standin.fleet import Fleet
 from tests.standin.server import Fault
 from tests.test_e2e import wait_for
-from tests.test_redis_outage import (
-    WRITE_PAUSE,
-    RedisServer,
-    _assert_concluded_once_with_the_verdict,
-    _concluded,
-    _env,
-    _spawn,
-    _stop,
-    _tails,
-    redis_server,
-)
-from tests.test_scale_out import repo
 
-__all__ = ["redis_server", "repo"]  # the fixtures this module uses
+__all__ = ["hosts", "repo"]  # the fixtures this module uses
 pytestmark = pytest.mark.e2e
 # the release before schema versions (main before issue 31's queue changes landed)
 PREVIOUS = "66e9ff9"
@@ -73,25 +61,6 @@ def previous_release(folder: Path) -> Path:
 PREVIOUS_WORKER = ".".join(("bot", "app", "worker"))
 
 
-def _spawn_previous(tree: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    return _spawn(env, log, PREVIOUS_WORKER, tree)
-
-
-def _accept(queue: JobQueue, fleet: Fleet, names: list[str], installation: int = 1) -> None:
-    for name in names:
-        assert queue.accept(
-            Job(
-                f"d-{name}",
-                "pull_request",
-                "opened",
-                installation,
-                name,
-                fleet.number(name),
-                fleet.head_sha(name),
-            )
-        )
-
-
 def _messages(log: Path) -> list[str]:
     out = []
     for line in log.read_text(errors="replace").splitlines():
@@ -103,49 +72,42 @@ def _messages(log: Path) -> list[str]:
 
 
 def test_a_mixed_fleet_with_the_previous_release_refuses_or_coexists_and_concludes_every_pull_request_once(  # noqa: E501
-    tmp_path: Path,
-    repo: Path,
-    redis_server: RedisServer,
+    hosts: Hosts, tmp_path: Path
 ) -> None:
     old_tree = previous_release(tmp_path / "previous")
     repos = {f"org/repo-{n}": 1 for n in range(8)}
     names = sorted(repos)
-    fleet = Fleet(str(repo), "main", "pr", repos, latency=0.05, write_pause=WRITE_PAUSE).start()
-    key = tmp_path / "app.pem"
-    key.write_text(fleet.private_key_pem)
+    fleet = hosts.github(
+        Fleet(str(hosts.repo), "main", "pr", repos, latency=0.05, write_pause=WRITE_PAUSE)
+    )
     first = fleet.states[names[0]]
-    redis_server.start()
-    queue = JobQueue(make_huey(redis_server.url))
-    env = _env(fleet, key, redis_server.url)
-    running: list[subprocess.Popen[bytes]] = []
-    old_log, refused_log = tmp_path / "worker-old.log", tmp_path / "worker-refused.log"
-    try:
-        old = _spawn_previous(old_tree, env, old_log)
-        running.append(old)
-        wait_for(
-            lambda: b"consumer started" in old_log.read_bytes(), 60, "the previous release's worker"
-        )
+    old_log, refused_log = hosts.log("worker-old"), hosts.log("worker-refused")
+    with hosts.running():
+        hosts.redis.start()
+        queue = hosts.queue()
+        hosts.worker("worker-old", module=PREVIOUS_WORKER, tree=old_tree)
+        hosts.started("worker-old")
         # 1. The old worker reviews, one review held mid-way (it holds that pull request's lease):
         # refused.
         first.add_faults([Fault("/repos/*/*/git/trees/*", method="GET", hold=20)])
-        _accept(queue, fleet, names[:3])
+        hosts.accept(names[:3], queue)
         wait_for(lambda: first.fault_hits, 60, "the old worker's review to be under way")
-        refused = _spawn(env, refused_log)
-        assert refused.wait(timeout=60) == 3, _tails(tmp_path)
+        refused = hosts.worker("worker-refused")
+        assert refused.wait(timeout=60) == 3, hosts.tails()
         said = [m for m in _messages(refused_log) if "does not start" in m]
-        assert len(said) == 1 and "before schema versions hold leases" in said[0], _tails(tmp_path)
+        assert len(said) == 1 and "before schema versions hold leases" in said[0], hosts.tails()
         wait_for(
-            lambda: all(_concluded(fleet, r) for r in names[:3]), 120, "the old worker's reviews"
+            lambda: all(hosts.concluded(r) for r in names[:3]), 120, "the old worker's reviews"
         )
 
         # 2. The old worker idle: a worker of this release joins; both review the next pull
         # requests.
-        new_log = tmp_path / "worker-new.log"
-        running.append(_spawn(env, new_log))
-        wait_for(lambda: b"consumer started" in new_log.read_bytes(), 60, "this release's worker")
-        _accept(queue, fleet, names[3:6])
+        new_log = hosts.log("worker-new")
+        hosts.worker("worker-new")
+        hosts.started("worker-new")
+        hosts.accept(names[3:6], queue)
         wait_for(
-            lambda: all(_concluded(fleet, r) for r in names[3:6]), 180, "the mixed fleet's reviews"
+            lambda: all(hosts.concluded(r) for r in names[3:6]), 180, "the mixed fleet's reviews"
         )
         time.sleep(5)  # two sweeps: a finished job the old worker wrote the old way is seen
         old_did = sum(m == "job done: failure" for m in _messages(old_log))
@@ -154,41 +116,23 @@ def test_a_mixed_fleet_with_the_previous_release_refuses_or_coexists_and_conclud
             for m in _messages(new_log)
             if "a worker of an older release writes to this queue" in m
         ]
-        assert (old_did > 3) == bool(older), (old_did, older, _tails(tmp_path))
+        assert (old_did > 3) == bool(older), (old_did, older, hosts.tails())
 
         # 3. The documented upgrade: stop the old worker, run this release's (here a second one
         # joins).
-        _stop([old])
-        running.remove(old)
-        second_log = tmp_path / "worker-new2.log"
-        running.append(_spawn(env, second_log))
+        hosts.stop("worker-old")
+        second_log = hosts.log("worker-new2")
+        hosts.worker("worker-new2")
+        hosts.started("worker-new2")
+        hosts.accept(names[6:], queue)
         wait_for(
-            lambda: b"consumer started" in second_log.read_bytes(),
-            60,
-            "a second worker of this release",
-        )
-        _accept(queue, fleet, names[6:])
-        wait_for(
-            lambda: all(_concluded(fleet, r) for r in names), 180, "every pull request to conclude"
+            lambda: all(hosts.concluded(r) for r in names), 180, "every pull request to conclude"
         )
         time.sleep(5)  # a duplicate would show now
         assert not [m for m in _messages(second_log) if "does not start" in m]
         for log in (old_log, new_log, second_log):  # every job is one that every release can run
             assert "not found in TaskRegistry" not in log.read_text(errors="replace"), log.name
-    except AssertionError as exc:
-        raise AssertionError(f"{exc}{_tails(tmp_path)}") from exc
-    finally:
-        _stop(running)
-        fleet.stop()
-        queue.close()
-    _assert_concluded_once_with_the_verdict(fleet, repos)
-    for name in names:
-        assert queue_is_done(redis_server.url, f"d-{name}"), name
-
-
-def queue_is_done(url: str, delivery: str) -> bool:
-    queue = JobQueue(make_huey(url))
-    try:
-        return queue.is_done(delivery)
-    finally:
-        queue.close()
+        hosts.lab.stop()  # the queue's state is read below, with Redis still up
+        for name in names:
+            assert queue.is_done(f"d-{name}"), name
+    hosts.assert_concluded_once_with_the_verdict(repos)
