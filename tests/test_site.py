@@ -24,7 +24,9 @@ from bot.core.config import load_config
 from bot.core.snapshot import DirSnapshot
 from bot.outputs.site import build_site
 from bot.outputs.site.build import write_site
+from bot.outputs.site.handwritten import doc_url
 from bot.outputs.site.index import INDEX_FILE, SCHEMA_FILE
+from bot.outputs.site.markdown import ECOSYSTEM, render_markdown
 from bot.outputs.site.preview import preview
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -209,6 +211,93 @@ def test_docusaurus_pages_have_front_matter(corpus_site: Path) -> None:
         assert text.startswith("---\ntitle: ") and "\n---\n" in text[4:], page
 
 
+def test_docusaurus_producers_and_consumers_link_their_entry(corpus: Path) -> None:
+    """Every name a Docusaurus page shows as a producer or consumer links its section of the
+    ecosystem page, and each section's heading carries that anchor as its explicit id (Docusaurus
+    checks anchors of headings only)."""
+    snapshot = DirSnapshot(corpus)
+    site = build_site(snapshot, load_config(snapshot)[0])
+    pages = {p: d.decode("utf-8") for p, d in render_markdown(site).items() if p.endswith(".md")}
+    ecosystem = pages["registry/index.md"]
+    ids = set(re.findall(r"(?m)^### .* \\\{#([^}\\]+)\\\}$", ecosystem))
+    anchors = {c.name: c.page for c in site.entries}
+    assert ids == set(anchors.values())
+    linked = 0
+    for f in site.facets.values():
+        page = pages[f"registry/{f.page[:-5]}.md"]
+        for role, names in (("Produced by", f.producers), ("Consumed by", f.consumers)):
+            line = next(x for x in page.splitlines() if x.startswith(f"- {role}: "))
+            for name in names:
+                assert f"]({ECOSYSTEM}#{anchors[name]})" in line, (f.uri, role, name)
+                linked += 1
+        link = f"](/docs/registry/{f.page[:-5]})"
+        row = next(x for x in pages["registry/facets.md"].splitlines() if link in x)
+        for name in (*f.producers, *f.consumers):
+            assert f"[{name}]({ECOSYSTEM}#{anchors[name]})" in row, (f.uri, name)
+    assert linked
+    targets = set(re.findall(rf"\]\({re.escape(ECOSYSTEM)}#([^)]+)\)", "\n".join(pages.values())))
+    assert targets and targets <= ids
+    for case in (p for p in pages if p.startswith("registry/use-cases/")):
+        assert "(/docs/registry/#" in pages[case] or "| no facet" in pages[case]
+
+
+def test_generated_and_hand_written_facet_docs_link_each_other(
+    corpus: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(corpus, repo, ignore=shutil.ignore_patterns(".git"))
+    snapshot = DirSnapshot(repo)
+    facet = next(f for f in build_site(snapshot, load_config(snapshot)[0]).facets.values() if f.url)
+    name = facet.url.rsplit("/", 1)[-1]
+    docs = repo / "website/docs"
+    cited = docs / "spec/facets/dataset-facets/01-by-hand.md"  # Docusaurus drops the number
+    cited.parent.mkdir(parents=True, exist_ok=True)
+    # an older version of the schema, as the website's docs cite it
+    cited.write_text(
+        f"---\nsidebar_position: 3\n---\n\n# {name} by hand\n\nThe facet specification can be "
+        f"found [here](https://openlineage.io/spec/facets/1-0-0/{name}).\n",
+        encoding="utf-8",
+    )
+    (docs / "spec/facets/dataset-facets/overview.md").write_text("# Overview\n\nNo schema.\n")
+    (docs / "registry").mkdir()  # the website's copy of generated pages is not hand-written
+    (docs / "registry/old.md").write_text(f"Schema URL: {facet.url}\n", encoding="utf-8")
+    out = publish(repo, tmp_path / "out") / "docusaurus"
+    generated = f"/docs/registry/{facet.page[:-5]}"
+    page = (out / f"registry/{facet.page[:-5]}.md").read_text(encoding="utf-8")
+    assert (
+        f"- Hand-written docs: [{name} by hand](/docs/spec/facets/dataset-facets/by-hand)" in page
+    )
+    drafted = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
+    assert [p for p in drafted if not p.startswith("registry/")] == [
+        "spec/facets/dataset-facets/01-by-hand.md"
+    ]
+    draft = (out / "spec/facets/dataset-facets/01-by-hand.md").read_text(encoding="utf-8")
+    assert draft.startswith(cited.read_text(encoding="utf-8").rstrip("\n"))
+    assert f"]({generated})" in draft
+    cited.write_text(draft, encoding="utf-8")  # the website takes the draft: nothing more to draft
+    again = publish(repo, tmp_path / "again") / "docusaurus"
+    assert not (again / "spec").exists()
+    assert "- Hand-written docs: " in (again / f"registry/{facet.page[:-5]}.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("rel", "front", "url"),
+    [
+        ("spec/facets/dataset-facets/schema.md", {}, "/docs/spec/facets/dataset-facets/schema"),
+        ("spec/facets/run-facets/run-facets.md", {}, "/docs/spec/facets/run-facets"),
+        ("spec/02-facets/index.mdx", {}, "/docs/spec/facets"),
+        ("spec/a.md", {"id": "b"}, "/docs/spec/b"),
+        ("spec/a.md", {"slug": "/elsewhere/c"}, "/docs/elsewhere/c"),
+        ("spec/a.md", {"slug": "d"}, "/docs/spec/d"),
+        ("spec/a b.md", {}, None),
+    ],
+)
+def test_a_hand_written_docs_url_is_the_one_docusaurus_gives_it(
+    rel: str, front: dict[str, str], url: str | None
+) -> None:
+    assert doc_url(rel, front) == url
+
+
 HOSTILE = "<script>alert(1)</script>{danger}"
 
 
@@ -293,9 +382,10 @@ def test_docusaurus_sidebar_labels_links_and_line_breaks(corpus: Path, tmp_path:
     url = json.loads(path.read_text(encoding="utf-8"))["$id"]
     assert f"- Schema URL: [`{url}`](<{url}>)" in page
     ecosystem = (docs / "index.md").read_text(encoding="utf-8")
-    assert (
-        "| Name | About | Facets |" in ecosystem and 'title: "Producers and consumers"' in ecosystem
-    )
+    # a section per entry, not a table whose columns a docs page cuts off; its table of contents
+    # lists the two sections, not every entry
+    assert 'title: "Producers and consumers"' in ecosystem and "| Name |" not in ecosystem
+    assert "toc_max_heading_level: 2" in ecosystem and "\n## Registered names\n" in ecosystem
 
 
 def test_hostile_registry_text_stays_text(

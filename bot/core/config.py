@@ -27,6 +27,7 @@ class Paths:
     naming: str = "spec/naming"
     mirror: str = "website/static/spec"
     spec: str = "spec/OpenLineage.json"
+    docs: str = "website/docs"  # the hand-written docs (publish cross-links facet pages with them)
 
 
 @dataclass(frozen=True)

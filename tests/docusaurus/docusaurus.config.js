@@ -4,5 +4,6 @@ module.exports = {
   title: 'registry-bot docs check', url: 'https://example.org', baseUrl: '/',
   onBrokenLinks: 'throw', onBrokenAnchors: 'throw',
   markdown: {hooks: {onBrokenMarkdownLinks: 'throw'}},
-  presets: [['classic', {docs: {}, blog: false, theme: {}}]],
+  // the published registry.css, as the website adds it: the pages' tables fit instead of scrolling sideways
+  presets: [['classic', {docs: {}, blog: false, theme: {customCss: [require.resolve('./docs/registry.css')]}}]],
 };

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from importlib import resources
 
 from bot.core.quoting import code, escape
 from bot.outputs.site.fields import Field
@@ -24,6 +25,9 @@ _PARAGRAPH = re.compile(r"\r?\n[ \t]*\r?\n\s*")
 _BREAK = re.compile(r"\r\n|\r|\n")
 # MDX reads a paragraph starting with import/export as ESM
 _ESM = re.compile(r"^(\s*)([ie])(?=mport|xport)")
+ECOSYSTEM = "/docs/registry/"  # registry/index.md in the website's docs/
+# the stylesheet that makes the pages' tables fit (the website adds it to its customCss)
+STYLESHEET, STYLESHEET_SOURCE = "registry.css", "docusaurus.css"
 
 
 @functools.lru_cache(maxsize=8192)  # the base facets' fields repeat on every facet page
@@ -62,10 +66,12 @@ def link(label: str, url: str) -> str:
     return f"[{text(label)}](<{target}>)"
 
 
-def _front(title: str, position: int | None = None) -> str:
+def _front(title: str, position: int | None = None, toc: int | None = None) -> str:
     lines = ["---", f"title: {json.dumps(title)}", f"sidebar_label: {json.dumps(title)}"]
     if position is not None:
         lines.append(f"sidebar_position: {position}")
+    if toc is not None:  # the deepest heading level the page's table of contents lists
+        lines.append(f"toc_max_heading_level: {toc}")
     return "\n".join([*lines, "---", ""])
 
 
@@ -77,8 +83,10 @@ def render_markdown(site: Site, common: bool = True, shard: Shard = (0, 1)) -> d
     """``registry/...`` Markdown files: path -> bytes, one per page of the HTML site; in parts as
     ``render_pages`` (``common`` the pages every site has once, ``shard`` that shard's facet
     pages)."""
+    entries = _entries(site)
     out: dict[str, str] = {
-        f"registry/{_md(f.page)}": _facet(f, site) for f in in_shard(site.facets.values(), shard)
+        f"registry/{_md(f.page)}": _facet(f, site, entries)
+        for f in in_shard(site.facets.values(), shard)
     }
     if not common:
         return {path: page.encode("utf-8") for path, page in out.items()}
@@ -88,17 +96,44 @@ def render_markdown(site: Site, common: bool = True, shard: Shard = (0, 1)) -> d
     out.update(
         {
             "registry/index.md": _ecosystem(site, pages),
-            "registry/facets.md": _facets(site, pages),
-            "registry/compat.md": _compat(site, pages),
+            "registry/facets.md": _facets(site, pages, entries),
+            "registry/compat.md": _compat(site, pages, entries),
             "registry/use-cases.md": _use_cases(site, ucs, by_case),
             "registry/promotion.md": PROMOTION,
             "registry/naming.md": _naming(site),
         }
     )
     for case, path in ucs.items():
-        out[f"registry/{_md(path)}"] = _use_case(site, case, sorted(by_case[case]), pages)
+        out[f"registry/{_md(path)}"] = _use_case(site, case, sorted(by_case[case]), pages, entries)
     out.update(_categories(site, ucs))
-    return {path: page.encode("utf-8") for path, page in out.items()}
+    out.update(hand_written_links(site, pages))
+    files = {path: page.encode("utf-8") for path, page in out.items()}
+    files[STYLESHEET] = (
+        resources.files("bot.outputs.site").joinpath("static", STYLESHEET_SOURCE).read_bytes()
+    )
+    return files
+
+
+def hand_written_links(site: Site, pages: dict[str, str]) -> dict[str, str]:
+    """Each hand-written doc citing a facet's schema, with a paragraph appended that links the
+    facet's published page, at its path under ``docs/``: only the docs that do not link every such
+    page yet (a doc that has the paragraph is not written again)."""
+    cites: dict[str, list[str]] = {}
+    docs = {}
+    for uri, found in site.hand_docs.items():
+        for doc in found:
+            docs[doc.path] = doc
+            cites.setdefault(doc.path, []).append(uri)
+    out: dict[str, str] = {}
+    for path, doc in sorted(docs.items()):
+        missing = [u for u in sorted(cites[path]) if f"]({pages[u]})" not in doc.text]
+        if missing:
+            links = ", ".join(f"[{text(site.facets[u].stem)}]({pages[u]})" for u in missing)
+            out[doc.rel] = (
+                doc.text.rstrip("\n")
+                + f"\n\nIn the registry: {links} (fields, versions, producers and consumers).\n"
+            )
+    return out
 
 
 def _categories(site: Site, ucs: dict[str, str]) -> dict[str, str]:
@@ -135,45 +170,48 @@ def _chips(card: EntryCard, role: str, uris: list[str], pages: dict[str, str]) -
 
 
 def _ecosystem(site: Site, pages: dict[str, str]) -> str:
+    """One section per entry, its heading's explicit id the HTML card's anchor (a table cell can
+    hold no heading, and Docusaurus checks anchors of headings only), so that producers and
+    consumers link to their entry from every page."""
     lines = [
-        _front("Producers and consumers", 1),
+        _front("Producers and consumers", 1, toc=2),
         "Every name registered in the OpenLineage registry.\n",
-        "| Name | About | Facets |",
-        "| --- | --- | --- |",
+        "## Registered names\n",
     ]
-    for c in site.entries:  # three columns: a docs page's width holds them without cutting one off
+    for c in site.entries:
         links = [link("homepage", c.homepage)] if safe_url(c.homepage) else []
         links += [link(f"{r} documentation", u) for r, u in c.documentation.items() if safe_url(u)]
+        lines.append(f"### {text(c.title)} \\{{#{c.page}\\}}\n")
+        if c.logo:
+            lines.append(f"![{text(c.title)} logo](/registry/{c.logo})\n")
+        if c.description:
+            lines.append(text(c.description) + "\n")
         about = [
-            part
-            for part in (text(c.description), text(", ".join(c.categories)), " ".join(links))
-            if part
+            f"- Registered name: {literal(c.name, table=False)}",
+            f"- Roles: {text(', '.join(c.roles))}",
         ]
-        logo = f"![{text(c.title)} logo](/registry/{c.logo})<br/>" if c.logo else ""
-        name = (
-            logo
-            + text(c.title)
-            + (f" ({literal(c.name)})" if c.display_name else "")
-            + f"<br/>{text(', '.join(c.roles))}"
-        )
-        facets = [
-            f"{label}: {_chips(c, role, uris, pages)}"
+        if c.categories:
+            about.append(f"- Categories: {text(', '.join(c.categories))}")
+        if links:
+            about.append(f"- Links: {', '.join(links)}")
+        about += [
+            f"- {label}: {_chips(c, role, uris, pages)}"
             for label, role, uris in (
                 ("Produces", "producer", c.produced),
                 ("Consumes", "consumer", c.consumed),
             )
             if uris
         ]
-        lines.append(f"| {name} | {'<br/>'.join(about)} | {'<br/>'.join(facets)} |")
+        lines.append("\n".join(about) + "\n")
     if organizations := site.organizations():
-        lines.append("\n## Partners\n")
+        lines.append("## Partners\n")
         for org, members in organizations.items():
             who = (
                 link(org, members[0].organization_url)
                 if safe_url(members[0].organization_url)
                 else text(org)
             )
-            lines.append(f"- {who}: {', '.join(text(c.title) for c in members)}")
+            lines.append(f"- {who}: {', '.join(f'[{text(c.title)}](#{c.page})' for c in members)}")
     if any(c.logo for c in site.entries):
         lines.append(
             "\nLogos are under `logos/` of the published output: copy it to "
@@ -182,7 +220,21 @@ def _ecosystem(site: Site, pages: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _facets(site: Site, pages: dict[str, str]) -> str:
+def _entries(site: Site) -> dict[str, str]:
+    """Registered name -> its section on the ecosystem page."""
+    return {c.name: f"{ECOSYSTEM}#{c.page}" for c in site.entries}
+
+
+def _names(names: list[str], entries: dict[str, str], titles: dict[str, str] | None = None) -> str:
+    """Registered names as links to their entries (``titles``: shown instead of the names)."""
+    return ", ".join(
+        f"[{text(label)}]({entries[n]})" if n in entries else text(label)
+        for n in names
+        for label in [(titles or {}).get(n, n)]
+    )
+
+
+def _facets(site: Site, pages: dict[str, str], entries: dict[str, str]) -> str:
     lines = [
         _front("Facets", 2),
         "| Facet | Extends | Version | Produced by | Consumed by |",
@@ -191,12 +243,12 @@ def _facets(site: Site, pages: dict[str, str]) -> str:
     for f in site.facets.values():
         lines.append(
             f"| [{text(f.uri)}]({pages[f.uri]}) | {text(', '.join(f.bases))} | {text(f.version)} | "
-            f"{text(', '.join(f.producers))} | {text(', '.join(f.consumers))} |"
+            f"{_names(f.producers, entries)} | {_names(f.consumers, entries)} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def _compat(site: Site, pages: dict[str, str]) -> str:
+def _compat(site: Site, pages: dict[str, str], entries: dict[str, str]) -> str:
     """The explorer's answer for every producer and consumer pair that shares a facet, as a
     table."""
     lines = [
@@ -213,7 +265,8 @@ def _compat(site: Site, pages: dict[str, str]) -> str:
                     p.declared_versions("producer", uri), c.declared_versions("consumer", uri)
                 )
                 facet = f"[{text(short(uri))}]({pages[uri]})" if uri in pages else literal(uri)
-                lines.append(f"| {text(p.title)} | {text(c.title)} | {facet} | {text(verdict)} |")
+                who = [_names([x.name], entries, {x.name: x.title}) for x in (p, c)]
+                lines.append(f"| {who[0]} | {who[1]} | {facet} | {text(verdict)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -243,7 +296,9 @@ def _use_cases(site: Site, ucs: dict[str, str], by_case: dict[str, set[str]]) ->
     return "\n".join(lines)
 
 
-def _use_case(site: Site, case: str, uris: list[str], pages: dict[str, str]) -> str:
+def _use_case(
+    site: Site, case: str, uris: list[str], pages: dict[str, str], entries: dict[str, str]
+) -> str:
     label = title_of(site.use_case_texts, case)
     known = site.use_case_texts.get(case)
     rows = [
@@ -256,8 +311,8 @@ def _use_case(site: Site, case: str, uris: list[str], pages: dict[str, str]) -> 
         facet = site.facets.get(uri)
         name = f"[{text(uri)}]({pages[uri]})" if uri in pages else literal(uri)
         rows.append(
-            f"| {name} | {text(', '.join(facet.producers) if facet else '')} | "
-            f"{text(', '.join(facet.consumers) if facet else '')} |"
+            f"| {name} | {_names(facet.producers, entries) if facet else ''} | "
+            f"{_names(facet.consumers, entries) if facet else ''} |"
         )
     if not uris:
         rows.append("| no facet is declared for this use case yet | | |")
@@ -336,10 +391,10 @@ def _url(url: str) -> str:
     return f"[{literal(url, table=False)}](<{target}>)"
 
 
-def _facet(f: FacetPage, site: Site) -> str:
+def _facet(f: FacetPage, site: Site, entries: dict[str, str]) -> str:
     def who(role: str, names: list[str]) -> str:
         return ", ".join(
-            text(n)
+            _names([n], entries)
             + (f" ({text(', '.join(f.declared[role, n]))})" if (role, n) in f.declared else "")
             for n in names
         )
@@ -359,6 +414,10 @@ def _facet(f: FacetPage, site: Site) -> str:
         f"- Produced by: {who('producer', f.producers) or 'no registered producer'}",
         f"- Consumed by: {who('consumer', f.consumers) or 'no registered consumer'}",
     ]
+    if docs := site.hand_docs.get(f.uri):
+        lines.append(
+            "- Hand-written docs: " + ", ".join(f"[{text(d.title)}]({d.url})" for d in docs)
+        )
     if f.use_cases:
         lines.append(
             "- Use cases: "

@@ -20,6 +20,7 @@ from bot.model.sides import side_model
 from bot.model.uris import FACETS_URL, UriError, parse_short_uri
 from bot.outputs.dashboard import Dashboard
 from bot.outputs.site.fields import Field, FieldWalker
+from bot.outputs.site.handwritten import HandDoc, by_facet, load_docs
 from bot.outputs.site.usecases import UseCase, case_id, load_use_cases
 
 VERSION = re.compile(r"^(\d+)-(\d+)-(\d+)$")
@@ -137,6 +138,8 @@ class Site:
     logo_files: dict[str, bytes] = field(default_factory=dict)  # logos/<name>.<ext> -> bytes
     # the registry dashboard page (``registry-bot publish``), when built
     dashboard: Dashboard | None = None
+    # facet URI -> the website's hand-written docs citing its schema
+    hand_docs: dict[str, list[HandDoc]] = field(default_factory=dict)
 
     def organizations(self) -> dict[str, list[EntryCard]]:
         """Partner name -> its entries, for the partners that say which entries are theirs."""
@@ -220,6 +223,13 @@ def build_site(
                     if uri in card.produced or uri in card.consumed:
                         card.use_cases.setdefault(uri, set()).add(case)
     _disambiguate(cards)
+    hand_docs = {}
+    if not light:  # the website's generated pages (docs/registry/) are not hand-written
+        docs = [
+            d for d in load_docs(snapshot, config.paths.docs) if not d.rel.startswith("registry/")
+        ]
+        names = {uri: f.url.rsplit("/", 1)[-1] for uri, f in facets.items() if f.url}
+        hand_docs = by_facet(docs, names)
     return Site(
         snapshot.label,
         sorted(cards, key=lambda c: c.name),
@@ -228,6 +238,7 @@ def build_site(
         None if light else _naming(snapshot, config),
         use_case_texts,
         logos,
+        hand_docs=hand_docs,
     )
 
 
