@@ -137,6 +137,9 @@ class Site:
     logo_files: dict[str, bytes] = field(default_factory=dict)  # logos/<name>.<ext> -> bytes
     # the registry dashboard page (``registry-bot publish``), when built
     dashboard: Dashboard | None = None
+    # where the repository's files are browsed (``publish --source-url``): the dashboard links each
+    # finding to its file and line there
+    source_url: str = ""
 
     def organizations(self) -> dict[str, list[EntryCard]]:
         """Partner name -> its entries, for the partners that say which entries are theirs."""
