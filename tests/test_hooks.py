@@ -281,6 +281,41 @@ def action_bin(tmp_path_factory: pytest.TempPathFactory, hook_source: HookSource
     return venv / "bin"
 
 
+def step_env(
+    spec: dict[str, Any], found: dict[str, Any], github: dict[str, Any], **inputs: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The action's inputs (their defaults evaluated against ``github`` as GitHub does, then
+    ``inputs``) and the env of step ``found``, read from them."""
+    values = {
+        name: expression(str(i.get("default", "")), {"github": github})
+        for name, i in spec["inputs"].items()
+    }
+    values |= inputs
+    env = {}
+    for name, text in found["env"].items():
+        match = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", text)
+        assert match, f"{name}: the script reads inputs only through env, never by expression"
+        env[name] = values[match[1]]
+    return values, env
+
+
+def run_script(
+    text: str, script: Path, cwd: Path, bin: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """A step's script as a runner runs it: ``bash --noprofile --norc -eo pipefail``, setup-python's
+    interpreter first on PATH."""
+    script.write_text(text, encoding="utf-8")
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=cwd,
+        env=clean_env(**{**GIT_ENV, **env, "PATH": f"{bin}{os.pathsep}/usr/bin:/bin"}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 @dataclass
 class Runner:
     """What a runner gives the review step: the workspace, the event payload, GitHub's API and a
@@ -299,17 +334,8 @@ class Runner:
         env resolved from the inputs, their defaults evaluated against the event as GitHub does."""
         spec = action()
         github = {"event": self.event, "token": self.token, "sha": self.event.get("after", "")}
-        values = {
-            name: expression(str(i.get("default", "")), {"github": github})
-            for name, i in spec["inputs"].items()
-        }
-        values |= inputs
         review = step(spec, id="check")
-        env = {}
-        for name, text in review["env"].items():
-            match = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", text)
-            assert match, f"{name}: the script reads inputs only through env, never by expression"
-            env[name] = values[match[1]]
+        values, env = step_env(spec, review, github, **inputs)
         event_path, output, summary = (
             self.folder / "event.json",
             self.folder / "github_output",
@@ -318,29 +344,21 @@ class Runner:
         event_path.write_text(json.dumps(self.event), encoding="utf-8")
         output.write_text("")
         summary.write_text("")
-        script = self.folder / "step.sh"
-        script.write_text(review["run"], encoding="utf-8")
-        proc = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=self.workspace,
-            env=clean_env(
-                **{
-                    **GIT_ENV,
-                    **env,
-                    "PATH": f"{self.bin}{os.pathsep}/usr/bin:/bin",
-                    "GITHUB_OUTPUT": str(output),
-                    "GITHUB_STEP_SUMMARY": str(summary),
-                    "GITHUB_EVENT_PATH": str(event_path),
-                    "GITHUB_EVENT_NAME": "pull_request",
-                    "GITHUB_REPOSITORY": self.event["repository"]["full_name"],
-                    "GITHUB_API_URL": self.api,
-                    "GITHUB_WORKSPACE": str(self.workspace),
-                }
-            ),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
+        proc = run_script(
+            review["run"],
+            self.folder / "step.sh",
+            self.workspace,
+            self.bin,
+            {
+                **env,
+                "GITHUB_OUTPUT": str(output),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                "GITHUB_EVENT_PATH": str(event_path),
+                "GITHUB_EVENT_NAME": "pull_request",
+                "GITHUB_REPOSITORY": self.event["repository"]["full_name"],
+                "GITHUB_API_URL": self.api,
+                "GITHUB_WORKSPACE": str(self.workspace),
+            },
         )
         outputs = dict(line.split("=", 1) for line in output.read_text().splitlines())
         upload = step(spec, name="Upload to code scanning")
@@ -483,6 +501,47 @@ def test_the_action_reads_approvals_and_teams_through_the_token(
         assert {r["level"] for r in results if r["ruleId"] == "owners/approval-required"} == {
             "note"
         }
+
+
+def test_on_a_push_the_action_publishes_the_site_whose_dashboard_links_each_finding_at_the_commit(
+    repo: Repo, tmp_path: Path, action_bin: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The "Publish the site" step as a runner runs it on a push to the default branch (``site``
+    set, ``head`` from ``github.sha``): the site of that commit, its dashboard's findings (those of
+    ``check --all``) each linked to its file and line at the commit on GitHub."""
+    from bot.cli import main
+
+    spec = action()
+    publish = step(spec, name="Publish the site")
+    steps = [s.get("name") for s in spec["runs"]["steps"]]
+    assert steps.index("Publish the site") > steps.index("Review the change")
+    assert "inputs.site != ''" in publish["if"] and spec["inputs"]["site"]["default"] == ""
+    sha = git(repo.path, "rev-parse", "main")
+    capsys.readouterr()
+    assert main(["check", "--all", "--format", "json", str(repo.path)]) == 0
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert findings
+    github = {"event": {"after": sha}, "sha": sha}  # a push: no pull_request
+    _, env = step_env(spec, publish, github, site="_site")
+    proc = run_script(
+        publish["run"],
+        tmp_path / "publish.sh",
+        repo.path,
+        action_bin,
+        {
+            **env,
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_WORKSPACE": str(repo.path),
+        },
+    )
+    assert proc.returncode == 0, proc.stderr
+    page = (repo.path / "_site" / "dashboard.html").read_text(encoding="utf-8")
+    for f in findings:
+        url = f"https://github.com/{REPO}/blob/{sha}/{f['path']}" + (
+            f"#L{f['line']}" if f["line"] else ""
+        )
+        assert f'href="{url}"' in page, url
 
 
 def test_a_finding_about_no_one_file_still_has_a_location_in_sarif() -> None:

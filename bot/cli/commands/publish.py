@@ -29,6 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-markdown", action="store_true", help="skip the Docusaurus Markdown (docusaurus/)"
     )
     parser.add_argument(
+        "--source-url",
+        metavar="URL",
+        help="where the repository's files are browsed, for example "
+        "https://github.com/OpenLineage/OpenLineage/blob/SHA: the dashboard page links each "
+        "finding to its file and line there",
+    )
+    parser.add_argument(
         "--draft-presentation",
         metavar="PARTNERS",
         nargs="+",
@@ -55,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from bot.outputs.site.build import write_site
 
     repo, out = Path(args.repo), Path(args.out)
+    if args.source_url is not None and not args.source_url.startswith(("https://", "http://")):
+        raise UsageError(f"--source-url {args.source_url!r} is not an https:// or http:// URL")
     if not repo.is_dir():
         raise UsageError(f"{repo} is not a folder")
     if out.resolve() == repo.resolve() or (
@@ -80,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(snapshot)[0]
         today = datetime.datetime.now(datetime.UTC).date()
         site = dataclasses.replace(
-            build_site(snapshot, config), dashboard=for_tree(snapshot, config, today)
+            build_site(snapshot, config),
+            dashboard=for_tree(snapshot, config, today),
+            source_url=args.source_url or "",
         )
         count = write_site(site, out, markdown=not args.no_markdown)
     except (GitError, FileExistsError) as exc:

@@ -140,6 +140,9 @@ class Site:
     dashboard: Dashboard | None = None
     # facet URI -> the website's hand-written docs citing its schema
     hand_docs: dict[str, list[HandDoc]] = field(default_factory=dict)
+    # where the repository's files are browsed (``publish --source-url``): the dashboard links each
+    # finding to its file and line there
+    source_url: str = ""
 
     def organizations(self) -> dict[str, list[EntryCard]]:
         """Partner name -> its entries, for the partners that say which entries are theirs."""

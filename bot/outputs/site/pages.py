@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import urllib.parse
 from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import Any, TypeVar
@@ -106,6 +107,29 @@ def environment(uc_label: Callable[[str], str], dashboard: bool = False) -> jinj
         field_row=field_row,
     )
     return env
+
+
+def file_url(source_url: str, path: str, line: int | None) -> str | None:
+    """``path`` (and ``line``) under ``publish --source-url`` (a GitHub ``.../blob/REV``), or None
+    without one."""
+    if not source_url or not path:
+        return None
+    url = f"{source_url.rstrip('/')}/{urllib.parse.quote(path)}" + (f"#L{line}" if line else "")
+    return safe_url(url)
+
+
+def file_pages(site: Site, cards: dict[str, str]) -> dict[str, str]:
+    """Repository file -> the site's page about it: a facet schema's page; an entry's
+    ``registry.json``, its card."""
+    pages = {f.path: f.page for f in site.facets.values()}
+    for f in site.dashboard.findings() if site.dashboard is not None else ():
+        if (
+            f.entry is not None
+            and f.entry in cards
+            and f.path.rsplit("/", 1)[-1] == "registry.json"
+        ):
+            pages.setdefault(f.path, cards[f.entry])
+    return pages
 
 
 def use_case_pages(site: Site) -> dict[str, str]:
@@ -242,7 +266,14 @@ def render_pages(site: Site, common: bool = True, shard: Shard = (0, 1)) -> dict
         )
     page("promotion.html", "promotion", "From custom facet to core facet")
     if site.dashboard is not None:
-        page("dashboard.html", "dashboard", "Registry dashboard", board=site.dashboard)
+        page(
+            "dashboard.html",
+            "dashboard",
+            "Registry dashboard",
+            board=site.dashboard,
+            file_url=functools.partial(file_url, site.source_url),
+            file_pages=file_pages(site, cards),
+        )
     datasets, jobs = naming_rows(site.naming)
     page("naming.html", "naming", "Naming conventions", datasets=datasets, jobs=jobs)
     for name in ("site.css", "site.js", "favicon.svg"):
