@@ -712,7 +712,7 @@ class Comparator:
         """Count the event's identifiers when they all lie where events keep them and all pass on
         both sides (the common case): one memo lookup each, and no location written out. False,
         counting nothing, otherwise (the full walk then finds and reports them)."""
-        found, seen = shallow_identities(event)
+        found, seen = shallow_identities(event, candidates)
         if seen != candidates:
             return False
         pairs = self._name_pairs
