@@ -753,6 +753,14 @@ class Comparator:
         unknown; None for a placeholder (never an identifier) or a side without naming rules."""
         if spec.naming is None:
             return None
+        # most identifiers: a valid dataset, known without its components
+        if (
+            found.role == "dataset"
+            and not is_placeholder(found.namespace)
+            and not is_placeholder(found.name)
+            and spec.naming.accepts_dataset(found.namespace, found.name)
+        ):
+            return PASSED
         verdict, result = judge(spec.naming, found)
         if verdict == VALID:
             return PASSED
