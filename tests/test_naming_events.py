@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,11 @@ def test_the_regression_s_short_walk_finds_what_the_full_walk_finds(corpus: Path
                 (f.role, f.namespace, f.name, f.integration, f.job_type) for f in walked
             ], record.file
             shallow += seen == candidates and bool(found)
+            # stopped at the text's count: the same identities whenever the places hold them all
+            limited, limited_seen = shallow_identities(event, candidates)
+            assert limited_seen == min(seen, candidates), record.file
+            if seen == candidates:
+                assert Counter(limited) == Counter(found), record.file
     assert checked > 2000 and shallow > 300
     hidden = '{"eventType": "START", "outputs": [{"n\\u0061mespace": "s3://b", "name": "k"}]}'
     # the caller passes None for escapes

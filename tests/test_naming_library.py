@@ -145,6 +145,20 @@ def test_every_example_round_trips(rules: NamingRules) -> None:
             )
 
 
+def test_accepts_dataset_is_parse_dataset_s_verdict_when_it_accepts(rules: NamingRules) -> None:
+    """The regression's shortcut: an identifier it accepts is one ``parse_dataset`` accepts."""
+    accepted = 0
+    for source in rules.datasets.values():
+        for example in (*source.valid, *source.invalid, *source.decided_invalid):
+            if rules.accepts_dataset(example.namespace, example.name):
+                accepted += 1
+                assert rules.parse_dataset(example.namespace, example.name).ok, example
+    assert accepted > 50
+    assert not rules.accepts_dataset("postgres://h:5432", "d.s")  # a table short
+    assert not rules.accepts_dataset("s3://b" + "\x00", "k")
+    assert not rules.accepts_dataset("s3://b", "k" * 9000)
+
+
 def test_jobs_by_kind_or_any(rules: NamingRules) -> None:
     task = rules.parse_job("airflow-prod", "orders_etl.group.count_orders", kind="airflow")
     assert (

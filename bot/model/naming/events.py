@@ -247,10 +247,16 @@ def _shallow(event: dict[str, Any]) -> tuple[list[Found], int]:
 Identity = tuple[str, str, str, "str | None", "str | None"]
 
 
-def shallow_identities(event: dict[str, Any]) -> tuple[list[Identity], int]:
+def shallow_identities(
+    event: dict[str, Any], limit: int | None = None
+) -> tuple[list[Identity], int]:
     """What ``_shallow`` finds, without locations: each identifier as (role, namespace, name,
     integration, job type), which is all a verdict depends on (the regression needs a location only
-    for one that fails), and how many objects with a ``namespace`` key those places hold."""
+    for one that fails), and how many objects with a ``namespace`` key those places hold.
+
+    ``limit``, like ``identifiers``' ``candidates``, is how many such objects the whole document
+    holds at most: once that many are seen the rest cannot hold one, and the walk stops (the facets
+    of the run and the job, the widest places, are looked in last)."""
     found: list[Identity] = []
     seen = 0
     for key in ("job", "dataset"):
@@ -258,6 +264,8 @@ def shallow_identities(event: dict[str, Any]) -> tuple[list[Identity], int]:
         if type(node) is dict and "namespace" in node:
             seen += 1
             _add_identity(node, key, found)
+            if seen == limit:
+                return found, seen
     for key in ("inputs", "outputs"):
         items = event.get(key)
         if type(items) is list:
@@ -265,6 +273,8 @@ def shallow_identities(event: dict[str, Any]) -> tuple[list[Identity], int]:
                 if type(item) is dict and "namespace" in item:
                     seen += 1
                     _add_identity(item, key, found)
+                    if seen == limit:
+                        return found, seen
     for holder_key in ("run", "job"):
         holder = event.get(holder_key)
         facets = holder.get("facets") if type(holder) is dict else None
@@ -275,6 +285,8 @@ def shallow_identities(event: dict[str, Any]) -> tuple[list[Identity], int]:
                         if type(v) is dict and "namespace" in v:
                             seen += 1
                             _add_identity(v, k, found)
+                            if seen == limit:
+                                return found, seen
     return found, seen
 
 

@@ -170,6 +170,19 @@ class NamingRules:
         # a copy of the components, so that no caller can change what the cache holds
         return _new_result(ParseResult, (hit[0], hit[1], hit[2].copy(), hit[3], hit[4]))
 
+    def accepts_dataset(self, namespace: str, name: str) -> bool:
+        """Whether ``parse_dataset`` accepts the identifier by a form without optional parts, case
+        or quoting rules, found without building its components (the regression needs only the
+        verdict of an identifier that passes). False may still be valid: ask ``parse_dataset``."""
+        joined = namespace + "\x00" + name
+        if len(joined) > MAX_IDENTIFIER_CHARS or joined.count("\x00") != 1:
+            return False
+        i = namespace.find(":")
+        for fullmatch, form in self._hot.get(namespace if i < 0 else namespace[:i], ()):
+            if fullmatch(joined) is not None:  # the form parse_dataset takes
+                return form.plain
+        return False
+
     def clear_cache(self) -> None:
         """Forget every cached result (benchmarks measure the uncached path this way)."""
         self._cache.clear()

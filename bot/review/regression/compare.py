@@ -712,7 +712,7 @@ class Comparator:
         """Count the event's identifiers when they all lie where events keep them and all pass on
         both sides (the common case): one memo lookup each, and no location written out. False,
         counting nothing, otherwise (the full walk then finds and reports them)."""
-        found, seen = shallow_identities(event)
+        found, seen = shallow_identities(event, candidates)
         if seen != candidates:
             return False
         pairs = self._name_pairs
@@ -753,6 +753,14 @@ class Comparator:
         unknown; None for a placeholder (never an identifier) or a side without naming rules."""
         if spec.naming is None:
             return None
+        # most identifiers: a valid dataset, known without its components
+        if (
+            found.role == "dataset"
+            and not is_placeholder(found.namespace)
+            and not is_placeholder(found.name)
+            and spec.naming.accepts_dataset(found.namespace, found.name)
+        ):
+            return PASSED
         verdict, result = judge(spec.naming, found)
         if verdict == VALID:
             return PASSED
