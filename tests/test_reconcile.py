@@ -80,6 +80,54 @@ def test_a_review_in_progress_that_the_queue_lost_is_resumed_and_concluded_once(
         assert [r["status"] for r in runs_on(service, head)] == ["completed"]  # resumed: one run
 
 
+def test_a_head_whose_only_run_was_superseded_is_reviewed_again(
+    tmp_path: Path,
+    repo: Path,  # noqa: F811
+) -> None:
+    """Issue 28, item 3, when GitHub's delivery of the force-push is lost: a second commit is pushed
+    while the first is reviewed (its run concludes ``cancelled``, superseded, which judged
+    nothing), then the branch is forced back to the first commit and no delivery arrives. The round
+    reviews the first commit again; a ``cancelled`` run is no verdict."""
+    first = git(repo, "rev-parse", "pr")
+    with running(tmp_path, repo) as service:
+        service.faults([{"path": "/repos/*/git/trees/*", "method": "GET", "hold": 10, "count": 1}])
+        assert service.deliver("opened", first) == 202
+        wait_for(
+            lambda: [r for r in runs_on(service, first) if r["status"] == "in_progress"],
+            30,
+            "the first commit's review under way",
+        )
+        git(repo, "checkout", "-q", "pr")
+        git(repo, "commit", "-q", "--allow-empty", "-m", "a second push")
+        try:
+            second = git(repo, "rev-parse", "pr")
+            assert service.deliver("synchronize", second) == 202
+            [superseded] = wait_for(
+                lambda: [r for r in runs_on(service, first) if r["status"] == "completed"],
+                60,
+                "the first review's end",
+            )
+            assert superseded["conclusion"] == "cancelled"
+            service.completed_run(second, timeout=60)
+        finally:
+            git(repo, "checkout", "-q", "-B", "pr", first)  # forced back; the delivery is lost
+        service.kill("worker")
+        service.worker_args = (*FAKE_WORKER, *RECONCILE)
+        service.start_worker()
+        [again] = wait_for(
+            lambda: [
+                r
+                for r in runs_on(service, first)
+                if r["status"] == "completed" and r["id"] != superseded["id"]
+            ],
+            60,
+            "the first commit reviewed again",
+        )
+        assert again["conclusion"] == "failure"
+        time.sleep(5)  # more rounds: the verdict is GitHub's answer, nothing more is enqueued
+        assert len(runs_on(service, first)) == 2
+
+
 def _rerun_request(head: str) -> dict[str, object]:
     payload = json.loads((PAYLOADS / "check_run.rerequested.json").read_bytes())
     payload["repository"]["full_name"] = REPO

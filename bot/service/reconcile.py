@@ -51,12 +51,18 @@ def delivery_of(repo: str, number: int, head_sha: str) -> str:
     return f"reconcile:{repo}#{number}@{head_sha}"
 
 
+def is_verdict(run: CheckRunInfo) -> bool:
+    """Whether ``run`` concluded a review of its commit: a run concluded ``cancelled`` was
+    superseded by a newer push before its review ended, and judged nothing (a commit that is the
+    head again after a force-push still owes its review)."""
+    return run.status == "completed" and run.conclusion != "cancelled"
+
+
 def unreviewed(gh: InstallationReads, installation: int, repo: str) -> Iterator[Job]:
-    """A job for each open pull request of ``repo`` whose head has no concluded check run of the
-    App."""
+    """A job for each open pull request of ``repo`` whose head has no verdict of the App."""
     for number, head_sha in gh.list_open_pull_requests(repo):
         runs = gh.list_check_runs(repo, head_sha, CHECK_NAME)
-        if any(r.status == "completed" for r in runs):
+        if any(is_verdict(r) for r in runs):
             continue
         left = next((r.id for r in runs if r.status != "completed"), 0)
         yield Job(

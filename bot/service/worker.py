@@ -474,16 +474,16 @@ class Worker:
         A reconciliation round enqueues a head with no verdict; the delivery it stands in for may
         still arrive (the web was restarting, GitHub was slow), before or after the round's job
         runs. The later of the two is not reviewed again: a round's job skips a head with a
-        concluded run of the App; a delivery (not a re-run nor a recheck) skips a head whose run the
-        round's job concluded (its ``external_id``), looked up on GitHub only when the queue has
-        that job done."""
+        verdict of the App (``reconcile.is_verdict``); a delivery (not a re-run nor a recheck)
+        skips a head whose run the round's job concluded (its ``external_id``), looked up on GitHub
+        only when the queue has that job done."""
         if job.check_run_id or job.rerun or job.requester:
             return False
         if job.action == reconcile.ACTION:
             done = [
                 r
                 for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME)
-                if r.status == "completed"
+                if reconcile.is_verdict(r)
             ]
         else:
             owed = reconcile.delivery_of(pr.repo, pr.number, pr.head_sha)
