@@ -222,6 +222,46 @@ def test_the_check_hook_speaks_about_the_commit(repo: Repo, hook_source: HookSou
     assert re.search(r"registry-bot fix.*Passed", run.stdout)
 
 
+def test_a_commit_is_judged_as_committed_not_as_the_working_tree(
+    repo: Repo, hook_source: HookSource
+) -> None:
+    """``git commit`` through the installed hook: a broken file left untracked in the entry, and a
+    broken edit left unstaged, are no part of the commit, so they do not block it; the same broken
+    edit staged does."""
+    pre_commit(repo.path, hook_source, "install")
+    untracked = "spec/registry/gcp/dataproc/facets/UntrackedRunFacet.json"
+    (repo.path / untracked).write_text("{ not json\n", encoding="utf-8")
+    good = (repo.path / ENTRY).read_text(encoding="utf-8").replace("/lineage", "/lineage#ol")
+    broken = json.loads(good)
+    broken["producer"]["produced_facets"].append("ol:gcp:dataproc:GcpDataprocMissingFacet.json")
+    (repo.path / ENTRY).write_text(good, encoding="utf-8")
+    git(repo.path, "add", ENTRY)
+    (repo.path / ENTRY).write_text(json.dumps(broken, indent=2) + "\n", encoding="utf-8")
+
+    def commit() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "commit", "-m", "a documentation link"],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            env=clean_env(**GIT_ENV, PRE_COMMIT_HOME=str(hook_source.home)),
+            timeout=300,
+            check=False,
+        )
+
+    done = commit()
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = done.stdout + done.stderr  # git commit shows the hooks' output on stderr
+    assert re.search(r"registry-bot check.*Passed", said), said
+    assert git(repo.path, "show", f"HEAD:{ENTRY}") + "\n" == good
+    assert git(repo.path, "ls-files", untracked) == ""  # still untracked, never judged
+    git(repo.path, "add", ENTRY)
+    refused = commit()
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 1 and "uris/unresolved" in said, said
+    assert untracked not in said
+
+
 def test_the_fix_hook_formats_only(repo: Repo, hook_source: HookSource) -> None:
     """A legacy key (entry/legacy-key has a semantic fix) in a well laid out file: the hook leaves
     it as is."""

@@ -59,6 +59,20 @@ def revision(repo: Path, rev: str, option: str) -> GitSnapshot:
     return GitSnapshot(repo, rev)
 
 
+def staged(repo: Path, base: str) -> str:
+    """A commit of the index on top of ``base`` (``check --staged``), or an error saying why not."""
+    from bot.core.snapshot import GitError
+    from bot.core.worktree import staged_commit
+
+    revision(repo, base, "--base")
+    try:
+        return staged_commit(repo, base)
+    except GitError as exc:  # unmerged paths, a bare repository
+        raise UsageError(
+            f"--staged: the index of {repo} cannot be read as a tree ({exc})"
+        ) from None
+
+
 def registry_folder(snapshots: list[Snapshot], where: str, config: Config | None = None) -> None:
     """At least one side holds the registry folder the configuration names (``spec/registry`` by
     default); otherwise the input is not a registry and the review would pass over nothing."""

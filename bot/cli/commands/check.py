@@ -26,11 +26,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--base", help="the revision the change starts from (a branch, tag or sha)")
     scope.add_argument("--all", action="store_true", help="review every entry of the tree")
     parser.add_argument("--head", default="HEAD", help="the revision to review (default: HEAD)")
-    parser.add_argument(
+    tree = parser.add_mutually_exclusive_group()
+    tree.add_argument(
         "--worktree",
         action="store_true",
-        help="with --base: review the working tree as it is (what a commit would hold, as the "
-        "pre-commit hook sees it) instead of --head",
+        help="with --base: review the working tree as it is (untracked files included) instead of "
+        "--head",
+    )
+    tree.add_argument(
+        "--staged",
+        action="store_true",
+        help="with --base: review what the index holds, what `git commit` would record (the "
+        "pre-commit hook's view: untracked files and unstaged edits are not part of it)",
     )
     parser.add_argument(
         "--strict",
@@ -59,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
     from bot.review.compose import ReviewRequest, run_review
 
     writable_output(args.output)
+    if args.all and (args.worktree or args.staged):
+        raise UsageError(
+            f"{'--worktree' if args.worktree else '--staged'} goes with --base, not --all"
+        )
     repo = _inputs.folder(args.repo)
     who = {
         "author": _inputs.login(args.author, "--author"),
@@ -92,13 +103,16 @@ def run(args: argparse.Namespace) -> int:
                 report = run_review(request)
         else:
             repo = _inputs.git_repository(args.repo)
+            head_rev, head_name = args.head, args.head
+            if args.staged:
+                head_rev, head_name = _inputs.staged(repo, args.base), "the staged files"
             with (
                 _inputs.revision(repo, args.base, "--base") as base,
-                _inputs.revision(repo, args.head, "--head") as head_git,
+                _inputs.revision(repo, head_rev, "--head") as head_git,
             ):
                 request = ReviewRequest(head=head_git, base=base, **who).configured()
                 _inputs.registry_folder(
-                    [base, head_git], f"{repo} at {args.base} and at {args.head}", request.settings
+                    [base, head_git], f"{repo} at {args.base} and at {head_name}", request.settings
                 )
                 request = dataclasses.replace(
                     request, changes=ChangeSet.from_git(repo, base.commit, head_git.commit)
