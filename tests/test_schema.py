@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 
 import pytest
@@ -68,5 +70,30 @@ def test_a_worker_from_before_versions_holding_a_lease_is_refused_and_its_old_en
         queue.huey.storage.put_data("job:d1", b"done")  # how the old worker marks a finished job
         queue.recover()
         assert queue.legacy_done == 1 and queue.is_done("d1")
+    finally:
+        queue.close()
+
+
+def test_a_worker_of_the_release_before_leases_holding_a_lock_is_refused(
+    redis_url: str, client: redis.Redis
+) -> None:
+    """44bc861 and earlier kept ``lock:<repo>#<number>`` in huey's key/value store, written as
+    that release's ``pr_lock`` writes it (``put_if_empty``, ``{"owner", "at", "token"}``): a live
+    one refuses the new worker; one older than that release's 900 s ``lock_ttl`` (its worker died)
+    does not."""
+    queue = JobQueue(make_huey(redis_url, name=name()))
+    try:
+        storage, queue_name = queue.huey.storage, queue.huey.storage.name
+
+        def lock(pr_key: str, at: float) -> None:
+            held = {"owner": "old-release-host:7", "at": at, "token": uuid.uuid4().hex}
+            assert storage.put_if_empty(f"lock:{pr_key}", json.dumps(held).encode())
+
+        lock("o/r#1", time.time())
+        with pytest.raises(Incompatible, match="old-release-host:7"):
+            Registry(client, queue_name, queue.owner).join()
+        storage.delete_data("lock:o/r#1")  # the old worker finished its review and stopped
+        lock("o/r#2", time.time() - 901)  # left by an old worker that died
+        Registry(client, queue_name, queue.owner).join()
     finally:
         queue.close()

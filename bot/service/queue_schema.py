@@ -6,7 +6,9 @@ More in docs/module-notes.md (bot/service/queue_schema.py).
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -14,6 +16,7 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 3
 READS_FROM = 1  # the oldest stored version this release can take over
 WORKER_TTL = 60.0  # seconds a worker's registration lives unless its sweep renews it
+OLD_LOCK_TTL = 900.0  # the lock_ttl of the releases that held lock: fields
 
 
 class Incompatible(Exception):
@@ -32,6 +35,7 @@ class Registry:
     ) -> None:
         self._redis = redis
         self._prefix = f"registry-bot:{queue_name}"
+        self._queue = queue_name  # huey's (cleaned) name: its key/value hash is huey.results.<name>
         self.owner = owner
         self.version = version
 
@@ -47,7 +51,7 @@ class Registry:
 
     def unregistered_lease_holders(self, registered: set[str]) -> set[str]:
         """Owners of live leases that never registered: workers of a release from before
-        versions."""
+        versions, whether they hold ``lease:`` keys or, older still, ``lock:`` fields."""
         owners = set()
         for key in self._redis.scan_iter(f"{self._prefix}:lease:*", count=500):
             if ":fence:" in _text(key):
@@ -55,7 +59,23 @@ class Registry:
             raw = self._redis.get(key)
             if raw is not None:
                 owners.add(_text(raw).partition(" ")[2])
-        return owners - registered - {self.owner}
+        return (owners | self._lock_holders()) - registered - {self.owner}
+
+    def _lock_holders(self) -> set[str]:
+        """Holders of the ``lock:<repo>#<number>`` fields that releases before leases (44bc861 and
+        earlier) kept in huey's key/value hash, ``{"owner", "at", "token"}``; a lock older than
+        those releases' ``lock_ttl`` is one they would break themselves (its worker died)."""
+        owners = set()
+        hashed = self._redis.hscan_iter(f"huey.results.{self._queue}", match="lock:*", count=500)
+        for _, raw in hashed:
+            try:
+                held = json.loads(raw)
+                owner, age = str(held["owner"]), time.time() - float(held["at"])
+            except (ValueError, KeyError, TypeError):
+                continue  # not such a lock: those releases broke it too
+            if age <= OLD_LOCK_TTL:
+                owners.add(owner)
+        return owners
 
     def join(self) -> None:
         """Check that this worker may run here, then store the version and register; raises
