@@ -11,6 +11,7 @@ while [ "$dir" != "/" ]; do  # shared/ beside the repository, or beside a worktr
   if [ -d "$dir/shared/corpus/openlineage" ]; then corpus=$dir/shared/corpus/openlineage; break; fi
 done
 repo=${1:-$corpus}
+[ -n "$repo" ] || { echo "docusaurus-check: no shared/corpus/openlineage beside the repository: give the registry's folder" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python=$here/../../.venv/bin/python
