@@ -267,6 +267,13 @@ def test_generated_and_hand_written_facet_docs_link_each_other(
     assert (
         f"- Hand-written docs: [{name} by hand](/docs/spec/facets/dataset-facets/by-hand)" in page
     )
+    # the HTML site's facet page links it on the website that serves the schema
+    html = (out.parent / facet.page).read_text(encoding="utf-8")
+    origin = "/".join(facet.url.split("/", 3)[:3])
+    assert (
+        f'<dt>Hand-written docs</dt><dd><a href="{origin}/docs/spec/facets/dataset-facets/by-hand">'
+        f"{name} by hand</a></dd>" in html
+    ), html
     drafted = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
     assert [p for p in drafted if not p.startswith("registry/")] == [
         "spec/facets/dataset-facets/01-by-hand.md"

@@ -193,7 +193,7 @@ def render_pages(site: Site, common: bool = True, shard: Shard = (0, 1)) -> dict
         out[path] = html.encode("utf-8")
 
     for facet in in_shard(site.facets.values(), shard):
-        page(facet.page, "facet", facet.stem, f=facet)
+        page(facet.page, "facet", facet.stem, f=facet, docs=website_docs(site, facet))
     out.update(in_shard(site.schema_files.items(), shard))
     if not common:
         return out
@@ -345,3 +345,13 @@ def naming_rows(rules: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         return out
 
     return rows(rules.datasets), rows(rules.jobs)
+
+
+def website_docs(site: Site, facet: FacetPage) -> list[tuple[str, str]]:
+    """(title, URL) of the website's hand-written docs citing ``facet``'s schema: on the website
+    that serves the schema (its ``$id``'s origin), where Docusaurus puts them."""
+    origin = urllib.parse.urlsplit(facet.url)
+    if not facet.url or not origin.scheme or not origin.netloc:
+        return []
+    base = f"{origin.scheme}://{origin.netloc}"
+    return [(d.title, base + d.url) for d in site.hand_docs.get(facet.uri, [])]
