@@ -17,6 +17,7 @@ import pytest
 
 from bot.cli import main
 from bot.cli.sample import build_sample_repo
+from tests.interrupts import Started
 
 
 @pytest.fixture(scope="module")
@@ -144,15 +145,11 @@ def large(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
 
 
 def interrupt(args: list[str], started: Callable[[], bool]) -> tuple[int, float, str]:
-    """Run the command in its own process group and, once ``started()`` says it is at work, press
-    Ctrl-C (SIGINT to the group, as a terminal does)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    """Run the command in its own process group and, once the interpreter imports the bot
+    (``tests.interrupts.Started``) and ``started()`` says it is at work, press Ctrl-C (SIGINT to
+    the group, as a terminal does)."""
+    run = Started(["-m", "bot", *args])
+    proc = run.proc
     deadline = time.monotonic() + 30
     while not started() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -161,7 +158,7 @@ def interrupt(args: list[str], started: Callable[[], bool]) -> tuple[int, float,
     sent = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
     try:
-        _, err = proc.communicate(timeout=10)
+        err = run.wait(10)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

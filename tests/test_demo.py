@@ -15,6 +15,7 @@ from bot.core.config import load_config
 from bot.core.snapshot import DirSnapshot, GitSnapshot
 from bot.review.engine import ReviewContext, review
 from bot.review.regression import review_stage
+from tests.interrupts import Started
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,27 +109,20 @@ def session_processes(session: int) -> list[str]:
 
 @pytest.mark.parametrize("delay", [0.1, 0.3, 1.0, 5.0, 20.0, 40.0])
 def test_ctrl_c_at_any_moment_of_the_demo_leaves_nothing_behind(delay: float) -> None:
-    """SIGINT to the whole process group (what a terminal's Ctrl-C sends), while the command line
-    loads, before, during and after Spark's start (whose JVM ignores SIGINT): exit 130, one line
-    saying so, no traceback, no process left running and no java at all. (Earlier than about 50 ms
-    the signal lands in the interpreter's own start, in ``site``'s processing of the environment's
-    ``.pth`` files, before any code of the bot runs: 5 of 5 tracebacks at 20 and 30 ms, 0 of 12 at
-    100 ms, on a machine at load 3.)"""
+    """SIGINT to the whole process group (what a terminal's Ctrl-C sends), ``delay`` seconds after
+    the interpreter began importing the bot: while the command line loads, before, during and after
+    Spark's start (whose JVM ignores SIGINT): exit 130, one line saying so, no traceback, no process
+    left running and no java at all."""
     import os
     import signal
     import time
 
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "registry-bot"), "demo"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    run = Started([str(Path(sys.executable).parent / "registry-bot"), "demo"])
+    proc = run.proc
     try:
         time.sleep(delay)
         os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
+        err = run.wait(120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

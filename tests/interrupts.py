@@ -1,0 +1,54 @@
+"""Ctrl-C at a moment of a command's own run, not of the interpreter's start."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+IMPORT_TIME = "import time:"
+
+
+class Started:
+    """``command`` (a script, or ``-m module``) under ``python -X importtime``, in its own process
+    group, returned once the interpreter's own start is over and it imports the bot.
+
+    A SIGINT before then lands in the interpreter's start (``site`` running the environment's
+    ``.pth`` files, the editable install's finder among them), before any code of the bot runs:
+    Python's own "Fatal Python error: init_import_site". That took over 100 ms at load 7 (a CI
+    run), so moments are counted from here, not from the spawn. Standard error is read all along
+    (the import times alone can fill a pipe); standard output is dropped.
+    """
+
+    def __init__(self, command: list[str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-X", "importtime", *command],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        self._err = bytearray()
+        self._bot = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        if not self._bot.wait(60) or self.proc.poll() is not None:
+            raise AssertionError(f"{command} never imported the bot: {self.err()}")
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        with self.proc.stderr:
+            for line in iter(self.proc.stderr.readline, b""):
+                self._err += line
+                if line.split(b"|")[-1].strip() == b"bot":
+                    self._bot.set()
+        self._bot.set()
+
+    def wait(self, timeout: float) -> str:
+        """Its exit, then what it wrote to standard error, without the import times."""
+        self.proc.wait(timeout)
+        self._reader.join(10)
+        return self.err()
+
+    def err(self) -> str:
+        text = bytes(self._err).decode(errors="replace")
+        return "\n".join(line for line in text.splitlines() if not line.startswith(IMPORT_TIME))
