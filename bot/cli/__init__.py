@@ -195,11 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors and 0 on --help
         return int(exc.code or 0)
-    except Exception as exc:  # Ctrl-C while the commands load, as Python may have wrapped it
+    except BaseException as exc:  # Ctrl-C while the commands load, as itself or wrapped by Python
         if not is_interruption(exc):
             raise
-        return _interrupted_loading(argv)
-    except KeyboardInterrupt:  # Ctrl-C while the commands load
         return _interrupted_loading(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
