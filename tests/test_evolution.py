@@ -17,6 +17,7 @@ import pytest
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
+from bot.model.evolution import witness
 from bot.model.evolution.classes import CLASSES, Bump, table
 from bot.model.evolution.schema_diff import required_bump
 from bot.model.evolution.verdict import compare
@@ -707,6 +708,33 @@ def test_the_table_covers_every_class_twice_and_sixty_pairs() -> None:
     per_class = {name: sum(1 for c in CASES if c[0] == name) for name in CLASSES}
     assert {name: n for name, n in per_class.items() if n < 2} == {}
     assert len(CASES) >= 60
+
+
+def test_a_comparison_builds_validators_only_to_try_a_witness(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The search compiles both files' validators (the pure-Python ones too) when it first tries a
+    candidate: a comparison without a data-level verdict builds none."""
+    built: list[str] = []
+
+    class Counted(witness.SideValidators):
+        def __init__(self, schema: Any, resolve: Any, label: str) -> None:
+            built.append(label)
+            super().__init__(schema, resolve, label)
+
+    monkeypatch.setattr(witness, "SideValidators", Counted)
+    quiet = searched = 0
+    for _, base, head, *_ in CASES:
+        before = len(built)
+        evolution = compare(_file(base, "1-0-0"), _file(head, "1-0-1"), resolve, resolve)
+        directions = (evolution.backward, evolution.forward)
+        if all(d.category != "data" or d.bump is Bump.NONE for d in directions):
+            assert len(built) == before, [c.kind for c in evolution.changes]
+            quiet += 1
+        elif any(d.witness is not None for d in directions):
+            assert len(built) - before == 2  # both files, once each
+            searched += 1
+    assert quiet >= 10 and searched >= 10
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.cli import main
 from bot.core.findings import Finding, Report, Severity, State, Verdict
 from bot.core.snapshot import DirSnapshot
+from bot.model.evolution import witness
 from bot.model.naming import bundled_folder
 from bot.model.naming.consistency import problems
 from bot.model.naming.loader import read_folder
@@ -255,6 +257,32 @@ def test_strict_schemaver_bumps_are_not_over_bumps(history_clone: Path, newest: 
     )
     [finding] = new(over, "versions/over-bump")
     assert "needs only REVISION" in finding.message and finding.severity is Severity.NOTICE
+
+
+def test_an_over_bump_is_judged_without_searching_for_a_witness(
+    history_clone: Path, newest: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The strict SchemaVer comparison behind an over-bump reads only which digit the change needs:
+    a witness would never be shown, so none is searched for (the search builds both pure-Python
+    validators and was two thirds of the slowest real review's CPU)."""
+    searched: list[object] = []
+    find = witness.Search.find
+
+    def counted(self: witness.Search, *args: Any, **kwargs: Any) -> witness.Witness | None:
+        searched.append(args)
+        return find(self, *args, **kwargs)
+
+    monkeypatch.setattr(witness.Search, "find", counted)
+    t = m.targets(history_clone, newest)[0]
+    added = m.add_field(t.schema_text, t.defs_name)
+    assert added is not None
+    major, _, _ = t.version
+    over = review_pr(
+        history_clone, plant(history_clone, newest, m.new_version(t, added, (major + 1, 0, 0)))
+    )
+    [finding] = new(over, "versions/over-bump")
+    assert "needs only REVISION" in finding.message
+    assert searched == []
 
 
 # --- naming files ---------------------------------------------------------------------------------

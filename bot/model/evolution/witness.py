@@ -517,9 +517,12 @@ class Search:
         old_label: str = "base",
         new_label: str = "head",
     ) -> None:
-        self.sides = {
-            "old": SideValidators(old, resolve_old, old_label),
-            "new": SideValidators(new, resolve_new, new_label),
+        # compiled when a candidate is first tried: most comparisons try none (no data-level change
+        # in the direction asked for), and building them imports the pure-Python stack
+        self._made: dict[str, SideValidators] = {}
+        self._making = {
+            "old": (old, resolve_old, old_label),
+            "new": (new, resolve_new, new_label),
         }
         self.gens = {"old": _Generator(resolve_old), "new": _Generator(resolve_new)}
         self.docs = {"old": old, "new": new}
@@ -530,6 +533,13 @@ class Search:
         # this thread's CPU time: the search's work is bounded, and a loaded machine does not cut it
         # short
         self.deadline = time.thread_time() + BUDGET_SECONDS
+
+    def side(self, name: str) -> SideValidators:
+        """Both validators of the old or the new file, compiled once."""
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = SideValidators(*self._making[name])
+        return made
 
     def root(self, side: str) -> list[_Node]:
         return [_Node(self.docs[side], self.docs[side], self.urls[side])]
@@ -564,10 +574,10 @@ class Search:
                         if text in tried:
                             continue
                         tried.add(text)
-                        if self.sides[reject].accepts(instance) is False and self.sides[
+                        if self.side(reject).accepts(instance) is False and self.side(
                             accept
-                        ].accepts(instance):
-                            return Witness(text, self.sides[accept].label, self.sides[reject].label)
+                        ).accepts(instance):
+                            return Witness(text, self.side(accept).label, self.side(reject).label)
                 if prefix_len < len(path) - 1:
                     break  # the node and its parent object only
         return None
