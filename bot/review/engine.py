@@ -268,6 +268,7 @@ def _review(
                 changes=changes,
                 config=config,
                 context=ReviewContext(strict=context.strict, today=context.today),
+                memo=data.memo,
             ),
             checks,
         ),

@@ -44,6 +44,9 @@ class ReviewInput:
     changes: ChangeSet | None
     config: Config
     context: ReviewContext = field(default_factory=ReviewContext)
+    # results keyed by what they are computed from (a file's text, not its side), shared by both
+    # sides of one review: a file the change leaves alone is judged once
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict)
 
     @property
     def head_model(self) -> SideModel:

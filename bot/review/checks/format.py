@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
+from typing import cast
 
 from bot.core.findings import Edit, Finding, Fix, Severity
 from bot.core.jsonformat import FormatError, format_json
@@ -35,7 +36,14 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             loaded = review.head_registry.files.json(path)
             if loaded.doc is None or len(loaded.doc.text) > MAX_BYTES:
                 continue  # unreadable files are the other rules' findings
-            finding = format_finding(path, loaded.doc.text, policy.indent, severity, entry.name)
+            # the same file on the other side of the change: laid out once per review
+            key = ("format", path, loaded.doc.text, policy.indent, severity, entry.name)
+            if key in review.memo:
+                finding = cast(Finding | None, review.memo[key])
+            else:
+                finding = review.memo[key] = format_finding(
+                    path, loaded.doc.text, policy.indent, severity, entry.name
+                )
             if finding is not None:
                 yield finding
 
