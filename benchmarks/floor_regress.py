@@ -8,11 +8,13 @@ pairs.
 
 The *floor* is one Python process that reads the same files and does the least a regression can do:
 each event parsed with orjson, the event and every facet validated against its ``schemaURL`` /
-``_schemaURL`` with ``jsonschema-rs`` validators compiled once, on base and on head. ``registry-bot
-regress`` does that and more (naming, keys, producers, counts, the report). Every figure is events
-divided by the user + system CPU of the command and all its descendants (``TreeCpu``), start-up
-included; runs alternate so load drifts hit each alike. Events and trees come from
-``bench_regress``.
+``_schemaURL`` with ``jsonschema-rs`` validators compiled once, on base and on head. The second
+floor validates a URL once when its schema and all it references are the same on both sides, as the
+regression does (its ratio to the code before a change bounds what any engine can reach without
+skipping validation). ``registry-bot regress`` does that and more (naming, keys, producers, counts,
+the report). Every figure is events divided by the user + system CPU of the command and all its
+descendants (``TreeCpu``), start-up included; runs alternate so load drifts hit each alike. Events
+and trees come from ``bench_regress``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -30,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urljoin
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -38,14 +42,14 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.bench_regress import DriverMemory, registry_repo, trees, write_events  # noqa: E402
 
 
-def floor(base_root: str, head_root: str, events: str) -> int:
+def floor(base_root: str, head_root: str, events: str, shared: bool = False) -> int:
     """The floor, run as its own process: orjson + precompiled jsonschema-rs on both sides; events
-    read."""
-    import jsonschema_rs
+    read. ``shared``: a URL whose schema and every schema it references are the same on both sides
+    is validated once (what the regression does), the rest on each side."""
     import orjson
 
-    def side(root: str) -> Callable[[str], Callable[[object], bool]]:
-        schemas = {}
+    def documents(root: str) -> dict[str, dict[str, object]]:
+        schemas: dict[str, dict[str, object]] = {}
         for folder in ("spec", "website/static/spec"):
             for path in sorted(Path(root, folder).rglob("*.json")):
                 try:
@@ -54,40 +58,84 @@ def floor(base_root: str, head_root: str, events: str) -> int:
                     continue
                 if isinstance(doc, dict) and isinstance(doc.get("$id"), str):
                     schemas.setdefault(doc["$id"], doc)
+        return schemas
 
-        def retrieve(uri: str) -> object:
-            # an old schema's reference outside the trees: the floor does not judge it
-            return schemas.get(uri, {})
+    def closure(schemas: dict[str, dict[str, object]], url: str) -> set[str]:
+        seen, stack = {url}, [url]
+        while stack:
+            text = orjson.dumps(schemas.get(stack.pop(), {})).decode()
+            for ref in re.findall(r'"\$ref":"([^"#]*)', text):
+                target = urljoin(url, ref)
+                if ref and target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        return seen
 
-        registry = jsonschema_rs.Registry(list(schemas.items()), retriever=retrieve)
-        compiled: dict[str, Callable[[object], bool]] = {}
+    if shared:
+        before, after = documents(base_root), documents(head_root)
+        changed = {u for u in before.keys() | after.keys() if before.get(u) != after.get(u)}
+        validators = [floor_side(before), floor_side(after)]
+        unchanged: dict[str, bool] = {}
 
-        def validator(url: str) -> Callable[[object], bool]:
-            found = compiled.get(url)
-            if found is None:
-                found = compiled[url] = jsonschema_rs.validator_for(
-                    {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": url},
-                    registry=registry,
-                    retriever=retrieve,
-                    validate_formats=True,
-                ).is_valid
-            return found
+        def both(url: str, instance: object) -> None:
+            file = url.partition("#")[0]
+            same = unchanged.get(file)
+            if same is None:
+                same = unchanged[file] = not (closure(after, file) & changed)
+            validators[0](url)(instance)
+            if not same:
+                validators[1](url)(instance)
 
-        return validator
+        return read_events(events, both)
+    sides = [floor_side(documents(base_root)), floor_side(documents(head_root))]
 
-    sides = [side(base_root), side(head_root)]
+    def each(url: str, instance: object) -> None:
+        for validator in sides:
+            validator(url)(instance)
+
+    return read_events(events, each)
+
+
+def floor_side(schemas: dict[str, dict[str, object]]) -> Callable[[str], Callable[[object], bool]]:
+    """Validators of one side by schema URL, compiled on first use."""
+    import jsonschema_rs
+
+    def retrieve(uri: str) -> object:
+        # an old schema's reference outside the trees: the floor does not judge it
+        return schemas.get(uri, {})
+
+    registry = jsonschema_rs.Registry(list(schemas.items()), retriever=retrieve)
+    compiled: dict[str, Callable[[object], bool]] = {}
+
+    def validator(url: str) -> Callable[[object], bool]:
+        found = compiled.get(url)
+        if found is None:
+            found = compiled[url] = jsonschema_rs.validator_for(
+                {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": url},
+                registry=registry,
+                retriever=retrieve,
+                validate_formats=True,
+            ).is_valid
+        return found
+
+    return validator
+
+
+def read_events(events: str, check: Callable[[str, object], None]) -> int:
+    """Every event of the folder parsed with orjson, the event and each facet given to ``check``
+    with its schema URL; the number of events."""
+    import orjson
+
     count = 0
     for path in sorted(Path(events).iterdir()):
         with path.open("rb") as lines:
             for line in lines:
                 event = orjson.loads(line)
                 count += 1
-                instances = [(event, event["schemaURL"])]
+                check(event["schemaURL"], event)
                 for holder in (event["run"], event["job"], *event["inputs"], *event["outputs"]):
-                    instances += [(f, f["_schemaURL"]) for f in holder["facets"].values()]
-                for validator in sides:
-                    for instance, url in instances:
-                        validator(url)(instance)
+                    for facet in holder["facets"].values():
+                        check(facet["_schemaURL"], facet)
     return count
 
 
@@ -187,11 +235,15 @@ def main() -> None:
         "--no-warmup", action="store_true", help="no uncounted first round (large counts)"
     )
     parser.add_argument(
-        "--floor-child", nargs=3, metavar=("BASE", "HEAD", "EVENTS"), help=argparse.SUPPRESS
+        "--floor-child",
+        nargs=4,
+        metavar=("BASE", "HEAD", "EVENTS", "SHARED"),
+        help=argparse.SUPPRESS,
     )
     args = parser.parse_args()
     if args.floor_child:
-        print(json.dumps({"events": floor(*args.floor_child)}))
+        base, head, events, shared = args.floor_child
+        print(json.dumps({"events": floor(base, head, events, shared == "shared")}))
         return
     # users have bytecode; an editable install recompiles bot/ without it
     env = {"PYTHONDONTWRITEBYTECODE": ""}
@@ -202,18 +254,14 @@ def main() -> None:
         repo = registry_repo(base_root, head_root, work / "repo")
         events = work / "events"
         write_events(events, args.events, args.files)
+
+        def floor_of(how: str) -> list[str]:
+            child = [str(base_root), str(head_root), str(events), how]
+            return [sys.executable, __file__, "--floor-child", *child]
+
         runs: dict[str, tuple[list[str], Path]] = {
-            "floor (orjson + jsonschema-rs)": (
-                [
-                    sys.executable,
-                    __file__,
-                    "--floor-child",
-                    str(base_root),
-                    str(head_root),
-                    str(events),
-                ],
-                ROOT,
-            ),
+            "floor (orjson + jsonschema-rs)": (floor_of("each"), ROOT),
+            "floor, unchanged schemas once": (floor_of("shared"), ROOT),
             "regress --engine python": regress_command(ROOT, repo, events, ["--engine", "python"]),
         }
         if args.baseline:
@@ -258,6 +306,21 @@ def main() -> None:
                 f"{label}: median {statistics.median(values):,.0f} events per CPU-second; floor / "
                 f"this per pair {', '.join(f'{p:.2f}' for p in pairs)}, median "
                 f"{statistics.median(pairs):.2f}x"
+            )
+        if "baseline --engine python" in rates:
+            # the most any engine validating what the regression validates could gain
+            ceiling = [
+                f / b
+                for f, b in zip(
+                    rates["floor, unchanged schemas once"],
+                    rates["baseline --engine python"],
+                    strict=True,
+                )
+            ]
+            print(
+                f"floor, unchanged schemas once / baseline --engine python per pair "
+                f"{', '.join(f'{p:.2f}' for p in ceiling)}; median "
+                f"{statistics.median(ceiling):.2f}x"
             )
         for engine in ("--engine python", "--master local[2]"):
             if f"baseline {engine}" in rates and f"regress {engine}" in rates:

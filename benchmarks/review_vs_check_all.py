@@ -1,0 +1,115 @@
+"""The review of each of the N newest real commits beside ``check --all`` of the real registry, in
+pairs.
+
+    python benchmarks/review_vs_check_all.py --commits 30 [--baseline CHECKOUT]
+
+The commits come from the real history (``corpus/openlineage-history``, cloned bare into a temporary
+folder). Each round runs, one after the other: ``registry-bot check CLONE --base C^ --head C`` (the
+whole review of one commit as its pull request, a process as a user or the hook starts it), then
+``registry-bot check CORPUS --all`` (every check on every entry of today's registry); with
+``--baseline`` the same review from another checkout. CPU is user + system of the process and its
+children (git), from ``RUSAGE_CHILDREN``; a review's ratio is to the ``check --all`` of its own
+round. The issue's bar: the slowest review <= 1.0x ``check --all``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = next(
+    (p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared"
+)
+BUNDLE = SHARED / "corpus" / "openlineage-history" / "openlineage-spec-history.bundle"
+sys.path.insert(0, str(ROOT))
+
+# one whole process, timed as check_vs_cjs times it
+from benchmarks.check_vs_cjs import run  # noqa: E402
+
+
+def newest_commits(clone: Path, count: int) -> list[str]:
+    """The ``count`` newest commits with a parent (the history is linear: merged pull requests)."""
+    out = subprocess.run(
+        ["git", "-C", str(clone), "log", "--format=%H %P", f"-n{count + 1}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\n")
+    return [line.split()[0] for line in out if len(line.split()) == 2][:count]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--commits", type=int, default=30)
+    parser.add_argument("--corpus", type=Path, default=SHARED / "corpus" / "openlineage")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout of the project, run in the same rounds"
+    )
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="review-vs-all-"))
+    try:
+        clone = work / "history.git"
+        subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(clone)], check=True)
+        commits = newest_commits(clone, args.commits)
+
+        def review(sha: str) -> list[str]:
+            return [
+                sys.executable, "-m", "bot", "check", str(clone), "--base", f"{sha}^", "--head",
+                sha, "--format", "json",
+            ]  # fmt: skip
+
+        check_all = [sys.executable, "-m", "bot", "check", str(args.corpus), "--all"]
+        # warm-up, not counted: bytecode written, files cached
+        run(review(commits[0]), ROOT)
+        run(check_all, ROOT)
+        if args.baseline:
+            run(review(commits[0]), args.baseline)
+        rows: list[tuple[str, float, float, float | None]] = []  # sha, review, check --all, base
+        loads = []
+        for sha in commits:
+            _, cpu, code = run(review(sha), ROOT)
+            if code not in (0, 1):  # 1: the review found errors
+                raise SystemExit(f"the review of {sha[:7]} exited {code}")
+            _, all_cpu, code = run(check_all, ROOT)
+            if code not in (0, 1):
+                raise SystemExit(f"check --all exited {code}")
+            old = run(review(sha), args.baseline)[1] if args.baseline else None
+            rows.append((sha, cpu, all_cpu, old))
+            loads.append(os.getloadavg()[0])
+        ratios = [(cpu / all_cpu, sha) for sha, cpu, all_cpu, _ in rows]
+        print(
+            f"{len(rows)} commits, {os.cpu_count()} cores, load average "
+            f"{min(loads):.1f}-{max(loads):.1f}"
+        )
+        print(
+            f"review CPU: median {statistics.median(r[1] for r in rows) * 1000:.0f} ms, max "
+            f"{max(r[1] for r in rows) * 1000:.0f} ms; check --all CPU: median "
+            f"{statistics.median(r[2] for r in rows) * 1000:.0f} ms"
+        )
+        worst, worst_sha = max(ratios)
+        print(
+            f"review / check --all of the same round: median "
+            f"{statistics.median(r for r, _ in ratios):.2f}x, slowest {worst:.2f}x "
+            f"({worst_sha[:7]}); the three slowest: "
+            + ", ".join(f"{r:.2f}x ({s[:7]})" for r, s in sorted(ratios)[-3:])
+        )
+        if args.baseline:
+            olds = [(old / cpu, sha) for sha, cpu, _, old in rows if old]
+            print(
+                f"baseline review / this review per commit: median "
+                f"{statistics.median(r for r, _ in olds):.2f}x; the baseline's slowest review "
+                f"{max(old for *_, old in rows if old) * 1000:.0f} ms"
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
