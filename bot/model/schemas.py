@@ -234,6 +234,18 @@ class SchemaStore:
                     pending.append(direct)
         return frozenset(found)
 
+    def closure(self, schema: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
+        """(URL, path, text) of every schema ``schema`` refers to, transitively: what its
+        validators read besides the schema itself. Two stores giving the same closure for the same
+        schema validate every instance alike."""
+        base = str(schema.get("$id") or "urn:registry-bot:anonymous")
+        found = []
+        for url in sorted(self._referenced(base, schema)):
+            stored = self.lookup(url)
+            doc = self.files.json(stored.path).doc if stored is not None else None
+            found.append((url, stored.path if stored else "", doc.text if doc else ""))
+        return tuple(found)
+
     def _compiled_registry(self, urls: frozenset[str]) -> Any:
         """A jsonschema-rs registry of exactly these schemas, shared by every schema needing the
         same set.

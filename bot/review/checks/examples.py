@@ -7,7 +7,7 @@ import functools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import JsonDoc
@@ -90,12 +90,13 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
             validator = Validators(
-                store.fast_validator(schema.value),
+                None,
                 None,
                 budget,
                 functools.partial(store.work_bound, schema.value),
                 store.has_mirror,
                 functools.partial(store.validator, schema.value),
+                functools.partial(store.fast_validator, schema.value),
             )
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
@@ -131,10 +132,30 @@ def _facet_examples(
         if loaded.doc is None:
             yield unreadable("examples/unreadable", Severity.ERROR, loaded, "example", entry.name)
             continue
-        if path in negative:
-            yield from _negative(loaded.doc, validator, entry.name, schema)
-        else:
-            yield from _positive(loaded.doc, validator, keys, entry.name, schema)
+        # the same example against the same schemas on the other side of the change: its verdict
+        # is known (a verdict that ran out of time is not kept)
+        key = (
+            "examples",
+            path,
+            loaded.doc.text,
+            path in negative,
+            entry.name,
+            schema.path,
+            schema.doc.text,
+            review.head_schemas.has_mirror,
+            review.head_schemas.closure(schema.value) if isinstance(schema.value, dict) else (),
+        )
+        verdict = cast(list[Finding] | None, review.memo.get(key))
+        if verdict is None:
+            verdict = list(
+                _negative(loaded.doc, validator, entry.name, schema)
+                if path in negative
+                else _positive(loaded.doc, validator, keys, entry.name, schema)
+            )
+            if not any(f.rule == "examples/timeout" for f in verdict):
+                review.memo[key] = verdict
+        yield from verdict
+        if path not in negative:
             written = None if review.changes is None else review.changes.get(path) is not None
             yield from schema_url_findings(loaded.doc, schema, review.head_schemas, mirror, written)
             yield from undeclared_field_findings(
@@ -172,6 +193,9 @@ class Validators:
     # whether the repository keeps a published mirror to resolve openlineage.io refs
     mirror: bool = True
     make_explain: Callable[[], Validator] | None = None
+    # builds ``fast`` when an example is first validated (the examples of the other side of a
+    # change are known already, and need none)
+    make_fast: Callable[[], Any] | None = None
 
     def explainer(self) -> Validator:
         """The explaining validator, built on first use (passing examples never import pure-Python
@@ -187,6 +211,10 @@ class Validators:
         """The compiled validator, unless this schema could make it work exponentially on
         ``instance`` (jsonschema-rs cannot be stopped; the pure-Python validator is bounded by
         ``deadline``)."""
+        if self.make_fast is not None:
+            # a cache on a frozen dataclass
+            object.__setattr__(self, "fast", self.make_fast())
+            object.__setattr__(self, "make_fast", None)
         if self.fast is None or self.work_bound(_depth(instance)) > WORK_LIMIT:
             return None
         return self.fast
