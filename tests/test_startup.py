@@ -92,6 +92,37 @@ def test_a_clean_registry_is_checked_without_the_pure_python_jsonschema_stack(co
     assert done.stderr.split()[-3:] == ["0", "False", "False"], done.stderr[-2000:]
 
 
+@pytest.mark.parametrize(("output", "site"), [("json", False), ("text", True)])
+def test_a_change_checked_for_a_machine_imports_no_site_model(
+    tmp_path: Path, corpus: Path, output: str, site: bool
+) -> None:
+    """The "Published site" preview is for the formats a person reads: ``--format json`` (the
+    benchmarks, scripts) neither runs it nor imports it."""
+    from tests.gitrepo import Repo
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    example = "spec/tests/DocumentationJobFacet/1.json"
+    text = (repo.path / example).read_text(encoding="utf-8")
+    repo.change({example: text.replace('"description": "', '"description": "Edited. ', 1)})
+    probe = (
+        "import sys; from bot.cli import main; "
+        "code = main(['check', sys.argv[1], '--base', 'main', '--head', 'pr', '--format', "
+        "sys.argv[2], '--output', sys.argv[3]]); "
+        "print(code, 'bot.outputs.site.model' in sys.modules, file=sys.stderr)"
+    )
+    report = tmp_path / "report"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(repo.path), output, str(report)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.stderr.split()[-2:] == ["0", str(site)], done.stderr[-2000:]
+    assert report.read_text().strip()
+
+
 def test_the_shipped_naming_rules_load_on_jsonschema_rs_and_a_broken_file_is_still_explained(
     tmp_path: Path,
 ) -> None:

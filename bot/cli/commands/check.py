@@ -13,6 +13,7 @@ from bot.cli.commands import _inputs
 
 if TYPE_CHECKING:
     from bot.core.snapshot import Snapshot
+    from bot.review.compose import Stage
 
 # bot.outputs.render.FORMATS, without importing the renderers for --help
 FORMATS = ("text", "json", "sarif", "markdown")
@@ -117,12 +118,7 @@ def run(args: argparse.Namespace) -> int:
                 request = dataclasses.replace(
                     request, changes=ChangeSet.from_git(repo, base.commit, head_git.commit)
                 )
-                # the "Published site" section as the App's check run shows it
-                from bot.outputs.site.preview import site_preview
-
-                report = run_review(
-                    request, [site_preview] if args.format in ("text", "markdown") else []
-                )
+                report = run_review(request, _stages(args.format))
     except GitError as exc:
         raise UsageError(exc.reason) from None
     except OSError as exc:  # a folder of the tree that cannot be listed
@@ -135,6 +131,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_ERRORS if report.has_errors else EXIT_OK
+
+
+def _stages(output: str) -> list[Stage]:
+    """The "Published site" section as the App's check run shows it, for the formats a person
+    reads; the others never showed it, and do not import the site model either."""
+    if output not in ("text", "markdown"):
+        return []
+    from bot.outputs.site.preview import site_preview
+
+    return [site_preview]
 
 
 def _is_bare(repo: Path) -> bool:
