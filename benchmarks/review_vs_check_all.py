@@ -64,9 +64,10 @@ def main() -> None:
         commits = newest_commits(clone, args.commits)
 
         def review(sha: str) -> list[str]:
+            # the text report, as the pre-commit hook and a person get it ("Published site" too)
             return [
                 sys.executable, "-m", "bot", "check", str(clone), "--base", f"{sha}^", "--head",
-                sha, "--format", "json",
+                sha,
             ]  # fmt: skip
 
         check_all = [sys.executable, "-m", "bot", "check", str(args.corpus), "--all"]
