@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from typing import Any
 
 import jsonschema
@@ -735,6 +736,23 @@ def test_a_comparison_builds_validators_only_to_try_a_witness(
             assert len(built) - before == 2  # both files, once each
             searched += 1
     assert quiet >= 10 and searched >= 10
+
+
+def test_compiling_the_validators_is_not_the_search_s_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search's CPU budget counts the search: validators compiled on its first candidate (the
+    first import of the pure-Python stack, slow under coverage or load) do not use it up."""
+
+    class Slow(witness.SideValidators):
+        def __init__(self, schema: Any, resolve: Any, label: str) -> None:
+            until = time.thread_time() + witness.BUDGET_SECONDS
+            while time.thread_time() < until:
+                pass
+            super().__init__(schema, resolve, label)
+
+    monkeypatch.setattr(witness, "SideValidators", Slow)
+    kind, base, head, *_ = next(c for c in CASES if c[0] == "not-added")
+    evolution = compare(_file(base, "1-0-0"), _file(head, "1-0-1"), resolve, resolve)
+    assert any(d.witness is not None for d in (evolution.backward, evolution.forward)), kind
 
 
 @pytest.mark.parametrize(

@@ -52,7 +52,12 @@ def previous_release(folder: Path) -> Path:
         f"the previous release {PREVIOUS} is not in this clone: {archive.stderr!r}"
     )
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(folder, filter="data")
+        # extraction filters came with Python 3.11.4 (Debian 12's python3 is 3.11.2); the archive
+        # is this clone's own history
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(folder, filter="data")
+        else:
+            tar.extractall(folder)
     assert not (folder / "bot" / "app" / "schema.py").exists()  # it really is from before versions
     return folder
 
