@@ -127,6 +127,14 @@ def _facet_examples(
     files = review.head_registry.files
     mirror = review.config.paths.mirror
     before = _before(review, schema)
+    # the schema as its examples' verdicts depend on it: its text and every schema behind it
+    against = (
+        entry.name,
+        schema.path,
+        schema.doc.text,
+        review.head_schemas.has_mirror,
+        review.head_schemas.closure(schema.value) if isinstance(schema.value, dict) else (),
+    )
     for path in positive + negative:
         loaded = files.json(path)
         if loaded.doc is None:
@@ -134,17 +142,7 @@ def _facet_examples(
             continue
         # the same example against the same schemas on the other side of the change: its verdict
         # is known (a verdict that ran out of time is not kept)
-        key = (
-            "examples",
-            path,
-            loaded.doc.text,
-            path in negative,
-            entry.name,
-            schema.path,
-            schema.doc.text,
-            review.head_schemas.has_mirror,
-            review.head_schemas.closure(schema.value) if isinstance(schema.value, dict) else (),
-        )
+        key = ("examples", path, loaded.doc.text, path in negative, against)
         verdict = cast(list[Finding] | None, review.memo.get(key))
         if verdict is None:
             verdict = list(
