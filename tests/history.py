@@ -50,6 +50,18 @@ def replay(repo: Path, commit: str, config: Config | None = None) -> Report:
         return review(head=head, base=base, changes=changes, context=ReviewContext(), config=config)
 
 
+def review_branch(repo: Path, base: str, head: str = "pr", config: Config | None = None) -> Report:
+    """Review the ``head`` branch of a repository against ``base``, as its pull request."""
+    with GitSnapshot(repo, base) as b, GitSnapshot(repo, head) as h:
+        return review(
+            head=h,
+            base=b,
+            changes=ChangeSet.from_git(repo, b.commit, h.commit),
+            context=ReviewContext(),
+            config=config,
+        )
+
+
 def with_events(history: Path, commit: str, events: Path, target: Path) -> Path:
     """A repository shaped like the real one at ``commit``: ``main`` holds the parent's tree and
     ``pr`` the commit's, each with the folder ``events`` (the integrations' test events) at its own

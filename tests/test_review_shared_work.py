@@ -10,29 +10,16 @@ from typing import Any
 
 import pytest
 
-from bot.core.changes import ChangeSet
-from bot.core.findings import Report, State
+from bot.core.findings import State
 from bot.core.jsonformat import format_json
-from bot.core.snapshot import GitSnapshot
 from bot.review.checks import examples as examples_check
 from bot.review.checks import format as format_check
-from bot.review.engine import review
-from bot.review.input import ReviewContext
 from tests.gitrepo import Repo
+from tests.history import review_branch
 
 ICEBERG = "spec/registry/iceberg/facets/IcebergScanReportInputDatasetFacet.json"
 DATASOURCE = "spec/tests/DatasourceDatasetFacet/1.json"
 DOCUMENTATION = "spec/tests/DocumentationJobFacet/1.json"
-
-
-def _review(repo: Repo) -> Report:
-    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
-        return review(
-            head=head,
-            base=base,
-            changes=ChangeSet.from_git(repo.path, base.commit, head.commit),
-            context=ReviewContext(),
-        )
 
 
 def test_a_file_the_change_leaves_alone_is_laid_out_once(
@@ -49,18 +36,12 @@ def test_a_file_the_change_leaves_alone_is_laid_out_once(
         return format_json(source, indent)
 
     monkeypatch.setattr(format_check, "format_json", counted)
-    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
-        report = review(
-            head=head,
-            base=base,
-            changes=ChangeSet.from_git(repo.path, base.commit, head.commit),
-            context=ReviewContext(),
-        )
-        others = [
-            head.read(p).decode()  # type: ignore[union-attr]
-            for p in head.files("spec/registry/iceberg")
-            if p.endswith(".json") and p != ICEBERG
-        ]
+    report = review_branch(repo.path, "main")
+    others = [  # the pr branch is checked out
+        p.read_text(encoding="utf-8")
+        for p in (repo.path / "spec/registry/iceberg").rglob("*.json")
+        if p.relative_to(repo.path).as_posix() != ICEBERG
+    ]
     assert others and all(laid_out[t] == 1 for t in others)
     # the edited file differs between the sides: laid out on each
     assert laid_out[text] == 1 and sum(laid_out.values()) == len(others) + 2
@@ -90,7 +71,7 @@ def test_an_example_the_change_leaves_alone_is_validated_once(
 
     monkeypatch.setattr(examples_check, "_errors", counted)
     before = json.loads(json.dumps(edited).replace(" (edited)", ""))
-    report = _review(repo)
+    report = review_branch(repo.path, "main")
     assert len(validated) > 40 and max(validated.values()) == 1
     # the edited example, once on each side
     for text in (edited, before):
@@ -116,7 +97,7 @@ def test_an_example_is_validated_again_when_a_schema_behind_its_own_changes(
     text = (repo.path / DOCUMENTATION).read_text(encoding="utf-8")
     repo.write(DOCUMENTATION, text.replace('"description": "', '"description": "Edited. ', 1))
     repo.commit("a base facet field required")
-    invalid = [f for f in _review(repo).findings if f.rule == "examples/invalid"]
+    invalid = [f for f in review_branch(repo.path, "main").findings if f.rule == "examples/invalid"]
     [datasource] = [f for f in invalid if f.path == DATASOURCE]
     assert "'_planted' is a required property" in datasource.message
     assert all(f.state is State.NEW for f in invalid)

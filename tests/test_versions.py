@@ -23,7 +23,7 @@ from bot.model.evolution.schema_diff import Bump, required_bump
 from bot.model.schemas import SchemaStore
 from bot.review.engine import ReviewContext, review
 from tests.gitrepo import GIT_ENV, Repo, git
-from tests.history import commit_of, replay
+from tests.history import commit_of, replay, review_branch
 
 DATAPROC = "spec/registry/gcp/dataproc/facets/GcpDataprocRunFacet.json"
 
@@ -47,17 +47,6 @@ def work_tree(history: Path, target: Path, rev: str) -> Repo:
     subprocess.run(["git", "clone", "-q", str(history), str(target)], check=True, env=GIT_ENV)
     git(target, "checkout", "-q", "-b", "pr", rev)
     return Repo(target)
-
-
-def review_branch(repo: Path, base: str, head: str = "pr", config: Config | None = None) -> Report:
-    with GitSnapshot(repo, base) as b, GitSnapshot(repo, head) as h:
-        return review(
-            head=h,
-            base=b,
-            changes=ChangeSet.from_git(repo, b.commit, h.commit),
-            context=ReviewContext(),
-            config=config,
-        )
 
 
 def resolver(store: SchemaStore) -> Any:
