@@ -52,3 +52,24 @@ class Started:
     def err(self) -> str:
         text = bytes(self._err).decode(errors="replace")
         return "\n".join(line for line in text.splitlines() if not line.startswith(IMPORT_TIME))
+
+
+def ctrl_c_inside_init(target: str, forget: str = "") -> str:
+    """Python source that, run first in a fresh interpreter, makes the first import that the
+    extension module ``target`` makes while it initialises send this process SIGINT, as a Ctrl-C
+    landing in that moment would. The module ``forget``, which ``target``'s initialisation imports
+    and which is usually loaded already, is forgotten then, so that there is an import to land
+    in."""
+    return f"""
+import os, signal, sys
+class CtrlCInsideInit:
+    loading = False
+    def find_spec(self, name, path=None, target=None):
+        if self.loading:
+            self.loading = False
+            os.kill(os.getpid(), signal.SIGINT)
+        elif name == {target!r}:
+            self.loading = True
+            sys.modules.pop({forget!r}, None)
+sys.meta_path.insert(0, CtrlCInsideInit())
+"""

@@ -6,6 +6,7 @@ during Spark's start-up: tests/test_regress*.)"""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 
 from bot.cli import main
 from bot.cli.sample import build_sample_repo
-from tests.interrupts import Started
+from tests.interrupts import Started, ctrl_c_inside_init
 
 
 @pytest.fixture(scope="module")
@@ -193,51 +194,35 @@ def test_ctrl_c_ends_every_command_with_130_within_a_second(
     ), err
 
 
-# In a fresh interpreter: once orjson's extension module starts to load, the first import it makes
-# sends this process SIGINT, as a Ctrl-C landing in that moment would; then runs
-# the rest of the command line given. orjson's initialisation imports ``uuid``, which the command
-# line has usually loaded already: it is forgotten then, so that there is an import to land in.
-CTRL_C_INSIDE_ORJSON_INIT = """
-import os, signal, sys
-class CtrlCInsideOrjsonInit:
-    loading = False
-    def find_spec(self, name, path=None, target=None):
-        if self.loading:
-            self.loading = False
-            os.kill(os.getpid(), signal.SIGINT)
-        elif name == "orjson.orjson":
-            self.loading = True
-            sys.modules.pop("uuid", None)
-sys.meta_path.insert(0, CtrlCInsideOrjsonInit())
-"""
-
-
-def test_ctrl_c_while_orjson_initialises_crashes_a_bare_import() -> None:
-    """The hazard ``bot.core.uninterrupted_imports`` guards against (ijl/orjson#310): without it,
-    the process dies of SIGSEGV, with no message. If this fails, orjson survives it now and the
-    guard can go."""
-    bare = subprocess.run(
-        [sys.executable, "-c", CTRL_C_INSIDE_ORJSON_INIT + "import orjson"],
-        capture_output=True,
-        text=True,
-    )
-    assert bare.returncode == -signal.SIGSEGV, (bare.returncode, bare.stderr)
-
-
-def test_ctrl_c_while_orjson_initialises_is_an_interruption(tmp_path: Path) -> None:
-    """The same Ctrl-C under the command line (publish imports orjson once it has read the
-    registry): held until orjson has loaded, then the command's one line and exit 130."""
-    argv = ["registry-bot", "publish", "registry/reference", str(tmp_path / "site")]
+@pytest.mark.parametrize(
+    ("command", "target", "forget"),
+    [
+        # publish imports orjson once it has read the registry (the SIGSEGV of ijl/orjson#310)
+        ("publish", "orjson.orjson", "uuid"),
+        # found by CI: fix imports jsonschema-rs once it has read the registry (a Rust panic)
+        ("fix", "jsonschema_rs.jsonschema_rs", "decimal"),
+    ],
+)
+def test_ctrl_c_while_a_native_module_initialises_is_an_interruption(
+    command: str, target: str, forget: str, tmp_path: Path
+) -> None:
+    """The Ctrl-C under the command line is held until the module has loaded (tests/
+    test_uninterrupted_imports.py finds which modules need it), then the command's one line and
+    exit 130."""
+    argv = {
+        "publish": ["registry-bot", "publish", "registry/reference", str(tmp_path / "site")],
+        "fix": ["registry-bot", "fix", str(shutil.copytree("registry/reference", tmp_path / "r"))],
+    }[command]
     run = f"import runpy\nsys.argv = {argv!r}\nrunpy.run_module('bot', run_name='__main__')\n"
     proc = subprocess.run(
         # bot first: its finder is on sys.meta_path before the one that presses Ctrl-C
-        [sys.executable, "-c", "import bot\n" + CTRL_C_INSIDE_ORJSON_INIT + run],
+        [sys.executable, "-c", "import bot\n" + ctrl_c_inside_init(target, forget) + run],
         capture_output=True,
         text=True,
         cwd=Path(__file__).parent.parent,
     )
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
-    assert proc.stderr.strip().splitlines() == ["registry-bot publish: interrupted"], proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"registry-bot {command}: interrupted"], proc.stderr
 
 
 # In a fresh interpreter: the first time a dataclass field named ``paths`` is given its name (the

@@ -1,12 +1,14 @@
 """Native modules that must load whole: a Ctrl-C while one initialises is delivered once it has.
 
-orjson's module initialisation imports standard modules (``datetime``, ``uuid``, ...) and assumes
-they load: an exception in between, such as the ``KeyboardInterrupt`` of a Ctrl-C that lands in that
-moment, makes it dereference NULL and the process dies of SIGSEGV (exit -11, no message;
-ijl/orjson#310 is the same assumption). ``install`` puts a finder first on ``sys.meta_path`` that
-loads those modules with Python's SIGINT handler deferred; a Ctrl-C meanwhile is held and raises
-``KeyboardInterrupt`` in the importer right after, where the command line turns it into its one line
-and exit 130. Nothing else is imported differently, and nothing is imported early.
+Some extension modules' initialisation imports standard modules and assumes they load: an exception
+in between, such as the ``KeyboardInterrupt`` of a Ctrl-C that lands in that moment, is not passed
+on. orjson then dereferences NULL and the process dies of SIGSEGV (exit -11, no message;
+ijl/orjson#310 is the same assumption); jsonschema-rs and rpds (PyO3) panic (exit 1, a Rust
+panic's message); numpy reports an ``ImportError`` of ``datetime``. ``install`` puts a finder
+first on ``sys.meta_path`` that loads those modules with Python's SIGINT handler deferred; a Ctrl-C
+meanwhile is held and raises ``KeyboardInterrupt`` in the importer right after, where the command
+line turns it into its one line and exit 130. Nothing else is imported differently, and nothing is
+imported early.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # importlib.abc costs 10 ms at start-up (importlib.resources)
     from importlib.abc import Loader
 
-# extension modules whose initialisation does not survive an exception raised in its imports
-UNINTERRUPTIBLE = frozenset({"orjson.orjson"})
+# extension modules whose initialisation does not pass on an exception raised in its imports
+# (tests/test_uninterrupted_imports.py finds them among every module the bot imports)
+UNINTERRUPTIBLE = frozenset(
+    {"orjson.orjson", "jsonschema_rs.jsonschema_rs", "rpds.rpds", "numpy._core._multiarray_umath"}
+)
 
 
 def install() -> None:
