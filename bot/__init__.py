@@ -3,7 +3,7 @@ regression."""
 
 import sys
 
-from bot.core import uninterrupted_imports
+from bot.core import deferred_format_libraries, uninterrupted_imports
 
 __version__ = "0.1.0"
 
@@ -15,3 +15,7 @@ sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
 
 # a Ctrl-C in the moment orjson initialises would crash the process instead of interrupting it
 uninterrupted_imports.install()
+
+# jsonschema imports isoduration (and arrow) and rfc3986_validator when it loads: they are imported
+# when a value of their format is first checked instead
+deferred_format_libraries.install()

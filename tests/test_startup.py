@@ -152,8 +152,9 @@ def test_the_shipped_naming_rules_load_on_jsonschema_rs_and_a_broken_file_is_sti
 def test_the_console_script_imports_nothing_of_the_bot_before_it_handles_ctrl_c() -> None:
     """``registry-bot`` runs ``from bot.entry import main`` before any handler is in place: a SIGINT
     during that import prints Python's traceback, so the import must be as short as the package
-    allows: the package and the finder that keeps a Ctrl-C from crashing orjson's initialisation
-    (standard modules only)."""
+    allows: the package and its two finders, the one that keeps a Ctrl-C from crashing a native
+    module's initialisation and the one that defers jsonschema's format libraries (standard modules
+    only)."""
     script = (
         "import sys, bot.entry; print(sorted(m for m in sys.modules if m.split('.')[0] == 'bot'))"
     )
@@ -163,6 +164,7 @@ def test_the_console_script_imports_nothing_of_the_bot_before_it_handles_ctrl_c(
     assert json.loads(done.stdout.replace("'", '"')) == [
         "bot",
         "bot.core",
+        "bot.core.deferred_format_libraries",
         "bot.core.uninterrupted_imports",
         "bot.entry",
     ]

@@ -1,0 +1,116 @@
+"""jsonschema's format libraries that the bot imports when first needed: the same verdicts as
+jsonschema's own checks, and no import where no value of their format is checked."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from bot.core.deferred_format_libraries import DEFERRED
+
+ROOT = Path(__file__).parent.parent
+
+SAMPLES: dict[str, list[object]] = {
+    "duration": [
+        "P1D", "PT1H", "P1Y2M3DT4H5M6S", "P1W", "P0D", "PT36H", "P1M", "PT0.5S", "P1.5D",
+        "P", "PT", "1D", "P1H", "PT1D", "p1d", "P1DT", "P-1D", "", "PT1H ", "PT1H1", "P1",
+        "P0001-02-03T04:05:06", 5, None,
+    ],
+    "uri": [
+        "http://example.com", "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/Run",
+        "urn:isbn:0451450523", "mailto:a@b.c", "http://user@host:80/p?q=1#f", "http://[::1]/x",
+        "s3://bucket/key", "a:", "//host/path", "/relative", "#frag", "http://a b", "",
+        "http://ex.com/%zz", "1http://x", "http://ex.com/ü", 7, ["http://x"],
+    ],
+}  # fmt: skip
+SAMPLES["uri-reference"] = SAMPLES["uri"]
+
+# the verdict of each sample, and the deferred libraries loaded before the first check
+VERDICTS = """
+import json, sys
+{setup}
+loaded = sorted(m for m in {libraries!r} if m in sys.modules)
+verdicts = {{f: [checker.conforms(v, f) for v in vs] for f, vs in {samples!r}.items()}}
+print(json.dumps([verdicts, loaded]))
+"""
+
+
+def verdicts(setup: str) -> tuple[dict[str, list[bool]], list[str]]:
+    code = VERDICTS.format(setup=setup, libraries=sorted(DEFERRED), samples=SAMPLES)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    found, loaded = json.loads(out.stdout)
+    return found, loaded
+
+
+def test_the_deferred_checks_give_jsonschemas_own_verdicts() -> None:
+    assert {f for formats in DEFERRED.values() for f in formats} == set(SAMPLES)
+    # jsonschema alone, every library imported as it loads
+    plain, plain_loaded = verdicts(
+        "from jsonschema import Draft202012Validator\nchecker = Draft202012Validator.FORMAT_CHECKER"
+    )
+    deferred, deferred_loaded = verdicts(
+        "import bot\nfrom bot.model.schemas_python import FORMAT_CHECKER as checker"
+    )
+    assert plain_loaded == sorted(DEFERRED) and deferred_loaded == []
+    assert deferred == plain
+    # the samples tell the checks apart: each format has values that pass and values that fail
+    assert all(True in found and False in found for found in plain.values()), plain
+
+
+def test_only_jsonschema_is_refused_the_libraries() -> None:
+    code = (
+        "import bot, sys, jsonschema\n"
+        "assert 'isoduration' not in sys.modules\n"
+        "import isoduration, rfc3986_validator\n"
+        "print(isoduration.parse_duration('P1D'), rfc3986_validator.validate_rfc3986('a:'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.split() == ["P1D", "<re.Match", "object;", "span=(0,", "2),", "match='a:'>"]
+
+
+def test_explaining_a_failing_example_imports_no_library_of_a_format_it_does_not_check(
+    tmp_path: Path,
+) -> None:
+    """An example that fails (a required field missing) is explained by the pure-Python validator,
+    whose import no longer brings isoduration, arrow or rfc3986_validator with it."""
+    registry = shutil.copytree(ROOT / "registry" / "reference", tmp_path / "r")
+    examples = sorted(registry.glob("spec/registry/*/facets/examples/*/*.json"))
+    example = examples[0]
+    value = json.loads(example.read_text(encoding="utf-8"))
+    facet = next(iter(value.values()))
+    required = _required(registry, example)
+    del facet[required]
+    example.write_text(json.dumps(value), encoding="utf-8")
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['registry-bot', 'check', {str(registry)!r}, '--all', '--format', 'json']\n"
+        "try:\n    runpy.run_module('bot', run_name='__main__')\n"
+        "except SystemExit as exit:\n    code = exit.code\n"
+        "loaded = sorted(m for m in ('isoduration', 'arrow', 'rfc3986_validator', 'jsonschema') "
+        "if m in sys.modules)\n"
+        "print(code, loaded, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    report = json.loads(done.stdout)
+    invalid = [f for f in report["findings"] if f["rule"] == "examples/invalid"]
+    assert any(required in f["message"] for f in invalid), report["findings"]
+    assert done.stderr.strip().splitlines()[-1] == "1 ['jsonschema']", done.stderr
+
+
+def _required(registry: Path, example: Path) -> str:
+    """A field the example's facet requires (from its schema: ``<entry>/facets/<Facet>.json``)."""
+    schema = json.loads(
+        (example.parent.parent.parent / f"{example.parent.name}.json").read_text(encoding="utf-8")
+    )
+    for definition in schema.get("$defs", {}).values():
+        for part in definition.get("allOf", [definition]):
+            if part.get("required"):
+                return str(part["required"][0])
+    raise AssertionError(f"no required field in the schema of {example}")
