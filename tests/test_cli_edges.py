@@ -260,3 +260,22 @@ def test_ctrl_c_while_a_dataclass_is_defined_is_an_interruption(entry: str) -> N
     )
     assert proc.returncode == 130, (proc.returncode, proc.stderr)
     assert proc.stderr.strip().splitlines() == ["registry-bot naming: interrupted"], proc.stderr
+
+
+def test_a_ctrl_c_inside_a_schema_retriever_is_not_swallowed() -> None:
+    """jsonschema-rs turns what a retriever raises into a ValidationError ("retrieving it failed:
+    KeyboardInterrupt"), which a caller reads as an unresolvable reference and goes on: the Ctrl-C
+    would be lost. ``rs_validator`` raises it again once compiling returns."""
+    import jsonschema_rs
+
+    from bot.model.schemas import rs_validator
+
+    def ctrl_c(uri: str) -> object:
+        raise KeyboardInterrupt
+
+    schema = {"$ref": "https://example.com/elsewhere.json"}
+    # the hazard itself: if this fails, jsonschema-rs passes it on now and the wrapper can go
+    with pytest.raises(jsonschema_rs.ValidationError, match="KeyboardInterrupt"):
+        jsonschema_rs.validator_for(schema, retriever=ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        rs_validator(schema, retrieve=ctrl_c)

@@ -107,14 +107,29 @@ def rs_validator(
     what ``validator_for`` raises: ``ValidationError`` (also for a pattern the ``regex`` crate
     cannot compile), ``ReferencingError``, ``ValueError``.
     """
-    registry = jsonschema_rs.Registry(list(resources), retriever=retrieve)
-    return jsonschema_rs.validator_for(
-        schema,
-        registry=registry,
-        retriever=retrieve,
-        pattern_options=options.pop("pattern_options", RS_PATTERN_OPTIONS),
-        **options,
-    )
+    interrupted: list[BaseException] = []
+
+    def passing_on_ctrl_c(uri: str) -> Any:
+        # jsonschema-rs turns whatever a retriever raises into a ValidationError ("retrieving it
+        # failed"), a Ctrl-C included: it is raised again once compiling returns
+        try:
+            return retrieve(uri)
+        except KeyboardInterrupt as exc:
+            interrupted.append(exc)
+            raise
+
+    try:
+        registry = jsonschema_rs.Registry(list(resources), retriever=passing_on_ctrl_c)
+        return jsonschema_rs.validator_for(
+            schema,
+            registry=registry,
+            retriever=passing_on_ctrl_c,
+            pattern_options=options.pop("pattern_options", RS_PATTERN_OPTIONS),
+            **options,
+        )
+    finally:
+        if interrupted:
+            raise interrupted[0]
 
 
 def meta_is_valid(schema: Any) -> bool:
