@@ -58,6 +58,13 @@ def test_the_deferred_checks_give_jsonschemas_own_verdicts() -> None:
     )
     assert plain_loaded == sorted(DEFERRED) and deferred_loaded == []
     assert deferred == plain
+    # jsonschema's own checker, in a process that loaded the bot first: what any other user of
+    # jsonschema there gets (found by CI: a test's oracle had lost its ``uri`` check)
+    theirs, theirs_loaded = verdicts(
+        "import bot\nfrom jsonschema import Draft202012Validator\n"
+        "checker = Draft202012Validator.FORMAT_CHECKER"
+    )
+    assert theirs == plain and theirs_loaded == []
     # the samples tell the checks apart: each format has values that pass and values that fail
     assert all(True in found and False in found for found in plain.values()), plain
 
@@ -114,3 +121,63 @@ def _required(registry: Path, example: Path) -> str:
             if part.get("required"):
                 return str(part["required"][0])
     raise AssertionError(f"no required field in the schema of {example}")
+
+
+def test_the_archive_shipped_to_spark_workers_carries_the_deferred_libraries() -> None:
+    """Found by CI: the archive ships the distributions of what importing the worker's modules
+    loads; once jsonschema stopped importing these, a worker with only PySpark could not check a
+    ``uri`` outside the plain grammar (every cluster test failed in its Python worker)."""
+    from importlib import metadata
+
+    from bot.review.regression.ship import distributions
+
+    shipped = {dist.metadata["Name"].lower().replace("_", "-") for dist in distributions()}
+    owners = metadata.packages_distributions()
+    wanted = {d.lower().replace("_", "-") for library in DEFERRED for d in owners[library]}
+    assert wanted and wanted <= shipped, wanted - shipped
+
+
+# every format each draft's checker (and the class-wide default) checks, and what it catches: each
+# exception class with its bases
+CHECKERS = """
+import json
+{setup}
+import jsonschema
+from jsonschema import _format
+def described(checker):
+    return {{
+        f: [[c.__name__ for c in e.__mro__] for e in (r if isinstance(r, tuple) else (r,))]
+        for f, (_, r) in checker.checkers.items()
+    }}
+drafts = {{d: described(c) for d, c in _format._draft_checkers.items()}}
+print(json.dumps([drafts, described(jsonschema.FormatChecker())]))
+"""
+
+
+def test_every_draft_checker_is_the_one_jsonschema_builds_itself() -> None:
+    """The same formats on every draft's checker and the class-wide default, each catching what
+    jsonschema's own catches (a deferred check cannot name an exception class of a library not
+    yet imported: it catches a base of it)."""
+
+    def checkers(setup: str) -> list[dict[str, dict[str, list[list[str]]]]]:
+        out = subprocess.run(
+            [sys.executable, "-c", CHECKERS.format(setup=setup)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        drafts, default = json.loads(out.stdout)
+        return [*drafts.values(), default]
+
+    # the bot never imports rfc3987_syntax (bot/__init__.py): jsonschema without it, plainly
+    plain = checkers("import sys\nsys.modules['rfc3987_syntax'] = None")
+    deferred = {f for formats in DEFERRED.values() for f in formats}
+    for theirs, ours in zip(plain, checkers("import bot"), strict=True):
+        assert set(ours) == set(theirs)
+        for name, caught in theirs.items():
+            if name in deferred:
+                assert all(any(c[0] in t for c in ours[name]) for t in caught), (name, ours)
+            else:
+                assert ours[name] == caught, name
+    assert deferred <= set(plain[-1])

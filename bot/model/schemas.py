@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import regex
 
 from bot.core import budget
 from bot.core.config import Config
+from bot.core.deferred_format_libraries import rfc3986
 from bot.core.regex_size import PatternTooLarge, check_size
 from bot.core.snapshot import Snapshot
 from bot.model.registry import Files
@@ -63,34 +63,11 @@ def refuse(uri: str) -> Any:
     raise RemoteReference(uri)
 
 
-# A strict subset of RFC 3986 URIs (scheme, ``//``, a reg-name host, an optional port, path, query
-# and fragment: the rfc3986_validator grammar without user info and IP literals): such a value is a
-# URI, and a URI reference, whatever the full grammar says; any other value goes to
-# rfc3986_validator, whose import compiles a large expression (most registries' URIs never need it).
-_PLAIN_URI = re.compile(
-    r"[a-zA-Z][a-zA-Z0-9+.-]*://(?:[a-zA-Z0-9_.~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?"
-    r"(?:/(?:[a-zA-Z0-9_.~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"
-    r"(?:\?(?:[a-zA-Z0-9_.~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?"
-    r"(?:#(?:[a-zA-Z0-9_.~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?"
-)
-
-
-def _rfc3986(rule: str) -> Callable[[str], bool]:
-    def check(value: str) -> bool:
-        if _PLAIN_URI.fullmatch(value):
-            return True
-        from rfc3986_validator import validate_rfc3986
-
-        return bool(validate_rfc3986(value, rule=rule))
-
-    return check
-
-
 # Formats jsonschema-rs decides as the pure-Python ``FORMAT_CHECKER`` does (the same library), so a
 # pass decided by jsonschema-rs is the pass the explaining validator would give.
 RS_FORMATS: dict[str, Callable[[str], bool]] = {
-    "uri": _rfc3986("URI"),
-    "uri-reference": _rfc3986("URI_reference"),
+    "uri": rfc3986("URI"),
+    "uri-reference": rfc3986("URI_reference"),
 }
 
 

@@ -19,13 +19,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
 from bot.core.regex_size import check_size
-from bot.model.schemas import (
-    MAX_PATTERN_CHARS,
-    RS_FORMATS,
-    _remaining,
-    _unusable,
-    bounded_search,
-)
+from bot.model.schemas import MAX_PATTERN_CHARS, _remaining, _unusable, bounded_search
 
 
 def _refused(uri: str) -> Resource[Any]:
@@ -212,32 +206,7 @@ def _checker() -> FormatChecker:
     checker.checks("regex", raises=(regex.error, ValueError, RecursionError, OverflowError))(
         is_regex
     )
-    # the formats whose library ``bot.core.deferred_format_libraries`` kept jsonschema from
-    # importing: the same checks, the library imported by the first value to check
-    deferred = {
-        "duration": (_is_duration, ValueError),  # isoduration.DurationParsingException
-        "uri": (_strings(RS_FORMATS["uri"]), ()),
-        "uri-reference": (_strings(RS_FORMATS["uri-reference"]), ValueError),
-    }
-    for name, (check, raises) in deferred.items():
-        if name not in checker.checkers:
-            checker.checks(name, raises=raises)(check)
     return checker
-
-
-def _strings(check: Callable[[str], bool]) -> Callable[[object], bool]:
-    """A format check that, as jsonschema's, passes any value that is not a string."""
-    return lambda instance: not isinstance(instance, str) or check(instance)
-
-
-def _is_duration(instance: object) -> bool:
-    """jsonschema's ``duration`` check (isoduration's parser, and a designator last)."""
-    if not isinstance(instance, str):
-        return True
-    import isoduration
-
-    isoduration.parse_duration(instance)
-    return instance.endswith(tuple("DMYWHMS"))
 
 
 FORMAT_CHECKER = _checker()

@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 
 import bot
+from bot.core.deferred_format_libraries import DEFERRED
 
 # the folder the archive is extracted to, relative to each executor's working folder
 ALIAS = "registry-bot-deps"
@@ -26,10 +27,12 @@ ALIAS = "registry-bot-deps"
 PROJECT = "openlineage-registry-bot"
 PROVIDED = {"pyspark", "py4j"}  # the workers' own: they must match the cluster's Spark
 # what the Python workers import, lazily ones too (the pure-Python jsonschema that explains a
-# failure is imported only when an event fails: the probe must import it itself)
+# failure is imported only when an event fails, and the format libraries it would import when
+# a value of their format is first checked: the probe must import them itself)
 WORKER_MODULES = (
     "bot.review.regression.spark_job",
     "bot.model.schemas_python",
+    *DEFERRED,
     "pyarrow",
     "pyspark.worker",
 )
