@@ -73,8 +73,8 @@ CHECKS: dict[str, tuple[Callable[[object], bool], Any, tuple[str, ...]]] = {
     "uri": (_strings(rfc3986("URI")), (), _DRAFTS),
     "uri-reference": (_strings(rfc3986("URI_reference")), ValueError, _DRAFTS[2:]),
 }
-# the library and the formats jsonschema checks with it
-DEFERRED = {"isoduration": ("duration",), "rfc3986_validator": ("uri", "uri-reference")}
+# the libraries ``CHECKS`` import when first needed
+DEFERRED = ("isoduration", "rfc3986_validator")
 
 
 def _register(module: ModuleType) -> None:
