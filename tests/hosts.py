@@ -357,7 +357,10 @@ def hosts(tmp_path: Path, repo: Path) -> Iterator[Hosts]:
 
 
 def outage_lines(log: Path) -> tuple[int, int, int]:
-    """(outages started, outages ended, tracebacks) in a worker's JSON log."""
+    """(outages started, outages ended, tracebacks) in a worker's JSON log.
+
+    Only ``bot.outage``'s own lines count as an outage's start and end: the warnings of the writes
+    and jobs that wait out the outage say "the queue's store is unreachable" too."""
     started = ended = tracebacks = 0
     for line in log.read_text(errors="replace").splitlines():
         try:
@@ -365,8 +368,10 @@ def outage_lines(log: Path) -> tuple[int, int, int]:
         except ValueError:
             tracebacks += "Traceback" in line
             continue
+        tracebacks += "exception" in record
+        if record.get("logger") != "bot.outage":
+            continue
         message = str(record.get("message", ""))
         started += "is unreachable" in message
         ended += "is back" in message
-        tracebacks += "exception" in record
     return started, ended, tracebacks
