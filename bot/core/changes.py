@@ -152,9 +152,7 @@ class ChangeSet:
         """
         merge_base = run_git(repo, "merge-base", base, head).decode().strip()
         try:
-            status = run_git(
-                repo, "diff", "--name-status", "-M", "-z", "--no-ext-diff", merge_base, head
-            )
+            raw = run_git(repo, "diff", "--raw", "-M", "-z", "--no-ext-diff", merge_base, head)
             patches = run_git(
                 repo,
                 "-c",
@@ -168,22 +166,17 @@ class ChangeSet:
                 head,
             )
         except GitError:
-            status = run_git(
-                repo,
-                "diff",
-                "--name-status",
-                "--no-renames",
-                "-z",
-                "--no-ext-diff",
-                merge_base,
-                head,
+            raw = run_git(
+                repo, "diff", "--raw", "--no-renames", "-z", "--no-ext-diff", merge_base, head
             )
+            records = _parse_raw(raw)
             changes = cls(
-                files=tuple(replace(f, patch_missing=True) for f in _parse_name_status(status, {}))
+                files=tuple(replace(f, patch_missing=True) for f in _file_changes(records, {}))
             )
         else:
-            changes = cls(files=tuple(_parse_name_status(status, split_patches(patches))))
-        return changes.with_unread(*_not_files(repo, merge_base, head))
+            records = _parse_raw(raw)
+            changes = cls(files=tuple(_file_changes(records, split_patches(patches))))
+        return changes.with_unread(*_not_files(records))
 
 
 def split_patches(diff: bytes) -> dict[str, str]:
@@ -215,41 +208,62 @@ _NOT_FILES = {
 }
 
 
-def _not_files(
-    repo: str | os.PathLike[str], base: str, head: str
-) -> tuple[dict[str, str], dict[str, str]]:
+@dataclass(frozen=True)
+class _Raw:
+    """One record of ``git diff --raw -z``: the modes on each side, the status letter (with its
+    score for a rename) and the paths (the old one only for a rename or copy)."""
+
+    old_mode: str
+    new_mode: str
+    code: str
+    path: str
+    old_path: str | None = None
+
+
+def _parse_raw(raw: bytes) -> list[_Raw]:
+    """``git diff --raw -z``: ``:<old mode> <new mode> <old sha> <new sha> <status>`` then one
+    path, or two for a rename or copy."""
+    fields = raw.decode("utf-8", "surrogateescape").split("\x00")
+    out: list[_Raw] = []
+    i = 0
+    while i < len(fields) and fields[i].startswith(":"):
+        meta = fields[i][1:].split()
+        if len(meta) < 5:
+            break
+        code = meta[4]
+        if code.startswith(("R", "C")):
+            out.append(_Raw(meta[0], meta[1], code, fields[i + 2], fields[i + 1]))
+            i += 3
+        else:
+            out.append(_Raw(meta[0], meta[1], code, fields[i + 1]))
+            i += 2
+    return out
+
+
+def _not_files(records: list[_Raw]) -> tuple[dict[str, str], dict[str, str]]:
     """The changed paths that are symlinks or submodules on the base side and on the head side: path
     -> why."""
-    raw = run_git(repo, "diff", "--raw", "--no-renames", "-z", "--no-ext-diff", base, head)
-    fields = raw.decode("utf-8", "surrogateescape").split("\x00")
-    sides: tuple[dict[str, str], dict[str, str]] = ({}, {})
-    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-        modes = meta.lstrip(":").split()[:2]
-        for side, mode in zip(sides, modes, strict=False):
-            if mode in _NOT_FILES:
-                side[path] = _NOT_FILES[mode]
-    return sides
+    base: dict[str, str] = {}
+    head: dict[str, str] = {}
+    for record in records:
+        if record.old_mode in _NOT_FILES:
+            base[record.old_path or record.path] = _NOT_FILES[record.old_mode]
+        if record.new_mode in _NOT_FILES:
+            head[record.path] = _NOT_FILES[record.new_mode]
+    return base, head
 
 
-def _parse_name_status(raw: bytes, patches: dict[str, str]) -> Iterator[FileChange]:
-    fields = raw.decode("utf-8", "surrogateescape").split("\x00")
-    i = 0
-    while i < len(fields) and fields[i]:
-        code = fields[i]
-        if code.startswith(("R", "C")):
-            old, new = fields[i + 1], fields[i + 2]
-            i += 3
-            patch = patches.get(new)
+def _file_changes(records: list[_Raw], patches: dict[str, str]) -> Iterator[FileChange]:
+    for record in records:
+        patch = patches.get(record.path)
+        if record.old_path is not None:
             yield FileChange(
-                new,
-                Status.RENAMED if code[0] == "R" else Status.ADDED,
-                old_path=old,
+                record.path,
+                Status.RENAMED if record.code[0] == "R" else Status.ADDED,
+                old_path=record.old_path,
                 lines=diff_lines(patch),
                 patch=patch,
             )
             continue
-        path = fields[i + 1]
-        i += 2
-        kind = {"A": Status.ADDED, "D": Status.DELETED}.get(code[0], Status.MODIFIED)
-        patch = patches.get(path)
-        yield FileChange(path, kind, lines=diff_lines(patch), patch=patch)
+        kind = {"A": Status.ADDED, "D": Status.DELETED}.get(record.code[0], Status.MODIFIED)
+        yield FileChange(record.path, kind, lines=diff_lines(patch), patch=patch)

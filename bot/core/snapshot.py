@@ -219,6 +219,109 @@ def _folder(path: str, depth: int = 3) -> str:
     return "/".join(path.split("/")[:-1][:depth])
 
 
+class UnknownRevision(GitError):
+    """The revision names no commit of the repository (or the folder is not a repository)."""
+
+
+class GitObjects:
+    """What every snapshot of one repository shares within a process: whether it is a partial
+    clone (one ``git config`` read) and one ``git cat-file --batch`` reading its blobs. A change
+    review's base and head then start two git processes fewer each."""
+
+    def __init__(self, repo: str) -> None:
+        self.repo = repo
+        self.users = 0
+        self._lock = threading.Lock()
+        self._cat: subprocess.Popen[bytes] | None = None
+
+    @functools.cached_property
+    def promisor(self) -> str | None:
+        """The promisor remote of a partial clone (``remote.<name>.promisor``, else
+        ``extensions.partialClone``), or None for a complete one."""
+        try:
+            out = run_git(
+                self.repo,
+                "config",
+                "--get-regexp",
+                r"^(remote\..*\.promisor|extensions\.partialclone)$",
+            ).decode(errors="replace")
+        except GitError:
+            return None  # no such key
+        remotes: list[str] = []
+        extensions: list[str] = []
+        for line in out.splitlines():
+            name, _, value = line.partition(" ")
+            if name.startswith("remote.") and value.strip().lower() == "true":
+                remotes.append(name[len("remote.") : -len(".promisor")])
+            elif name.startswith("extensions.") and value.strip():
+                extensions.append(value.strip())
+        found = remotes or extensions
+        return found[0] if found else None
+
+    def cat_file(self, sha: str) -> bytes:
+        """One blob's content, through the repository's one ``cat-file --batch``."""
+        with self._lock:
+            try:
+                if self._cat is None or self._cat.poll() is not None:
+                    self._cat = subprocess.Popen(
+                        ["git", "-C", self.repo, "cat-file", "--batch"],
+                        env={**os.environ, **GIT_ENV},
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                    )
+                if self._cat.stdin is None or self._cat.stdout is None:
+                    raise GitError("git cat-file has no pipes")
+                self._cat.stdin.write(sha.encode() + b"\n")
+                self._cat.stdin.flush()
+                header = self._cat.stdout.readline().split()
+                if len(header) < 3 or not header[2].isdigit():
+                    raise GitError(f"git cat-file could not read {sha}")
+                data = self._cat.stdout.read(int(header[2]))
+                self._cat.stdout.read(1)  # the newline after each object
+                return data
+            except OSError as exc:
+                raise GitError(f"git cat-file failed on {sha}: {exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._cat is not None:
+                if self._cat.stdin is not None:
+                    self._cat.stdin.close()
+                self._cat.wait(timeout=5)
+                if self._cat.stdout is not None:
+                    self._cat.stdout.close()
+                self._cat = None
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):  # best effort at interpreter shutdown
+            self.close()
+
+
+_OBJECTS: dict[str, GitObjects] = {}
+_OBJECTS_LOCK = threading.Lock()
+
+
+def _acquire(repo: str) -> GitObjects:
+    with _OBJECTS_LOCK:
+        objects = _OBJECTS.get(repo)
+        if objects is None:
+            objects = _OBJECTS[repo] = GitObjects(repo)
+        objects.users += 1
+        return objects
+
+
+def _release(objects: GitObjects) -> None:
+    """One snapshot fewer; the last one closes the repository's ``cat-file``."""
+    with _OBJECTS_LOCK:
+        objects.users -= 1
+        if objects.users > 0:
+            return
+        if _OBJECTS.get(objects.repo) is objects:
+            del _OBJECTS[objects.repo]
+    objects.close()
+
+
 class GitSnapshot:
     """A commit of a local git repository, read with plumbing only (works on a bare clone).
 
@@ -230,33 +333,69 @@ class GitSnapshot:
     """
 
     def __init__(self, repo: str | os.PathLike[str], rev: str) -> None:
+        """Raises ``UnknownRevision`` when ``rev`` names no commit of ``repo``."""
         self.repo = str(repo)
-        self.commit = (
-            run_git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
-            .decode()
-            .strip()
-        )
+        try:
+            self.commit = (
+                run_git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
+                .decode()
+                .strip()
+            )
+        except GitError as exc:
+            raise UnknownRevision(str(exc), exc.reason) from None
         self.label = f"{rev} ({self.commit[:12]})"
         self._entries: dict[str, tuple[str, str]] = {}
         # path -> commit: not files of this tree, but part of its change
         self.submodules: dict[str, str] = {}
-        listing = run_git(repo, "ls-tree", "-r", "-z", "--full-tree", self.commit)
-        for record in listing.split(b"\x00"):
-            meta, _, name = record.partition(b"\t")
-            parts = meta.split()
-            if len(parts) == 3 and parts[1] == b"commit":
-                self.submodules[name.decode("utf-8", "surrogateescape")] = parts[2].decode()
-            if len(parts) != 3 or parts[1] != b"blob":
-                continue
-            self._entries[name.decode("utf-8", "surrogateescape")] = (
-                parts[0].decode(),
-                parts[2].decode(),
-            )
-        self._sorted = sorted(self._entries)
         self._sizes: dict[str, int] | None = None
         self._missing: dict[str, str] = {}  # blob sha -> why it cannot be read
-        self._cat: subprocess.Popen[bytes] | None = None
+        self._objects: GitObjects | None = _acquire(self.repo)
+        self._shared = self._objects
         self._lock = threading.Lock()
+        try:
+            self._list()
+        except BaseException:
+            self.close()
+            raise
+        self._sorted = sorted(self._entries)
+
+    def _list(self) -> None:
+        """The tree's files; in a complete clone with their sizes (``ls-tree -l``, one process
+        instead of two). A partial clone lists without sizes (``-l`` would fetch every blob)."""
+        sized = self._shared.promisor is None
+        try:
+            listing = run_git(
+                self.repo,
+                "ls-tree",
+                "-r",
+                "-z",
+                "--full-tree",
+                *(["-l"] if sized else []),
+                self.commit,
+            )
+        except GitError:
+            if not sized:
+                raise
+            # a blob missing from a damaged clone: listed without sizes, and found missing later
+            sized = False
+            listing = run_git(self.repo, "ls-tree", "-r", "-z", "--full-tree", self.commit)
+        sizes: dict[str, int] = {}
+        for record in listing.split(b"\x00"):
+            meta, _, raw_name = record.partition(b"\t")
+            parts = meta.split()
+            if len(parts) < 3:
+                continue
+            name = raw_name.decode("utf-8", "surrogateescape")
+            if parts[1] == b"commit":
+                self.submodules[name] = parts[2].decode()
+            if parts[1] != b"blob":
+                continue
+            sha = parts[2].decode()
+            self._entries[name] = (parts[0].decode(), sha)
+            if sized and len(parts) == 4 and parts[3].isdigit():
+                sizes[sha] = int(parts[3])
+        if sized:
+            self._sizes = sizes
 
     def files(self, prefix: str = "") -> list[str]:
         return paths_under(self._sorted, prefix)
@@ -322,26 +461,9 @@ class GitSnapshot:
                 sizes[fields[0]] = int(fields[2])
         return sizes
 
-    @functools.cached_property
-    def _promisor(self) -> str | None:
-        """The promisor remote of a partial clone (``remote.<name>.promisor``), or None for a
-        complete one."""
-        for key in (r"^remote\..*\.promisor$", r"^extensions\.partialclone$"):
-            try:
-                out = run_git(self.repo, "config", "--get-regexp", key).decode(errors="replace")
-            except GitError:
-                continue  # no such key
-            for line in out.splitlines():
-                name, _, value = line.partition(" ")
-                if name.startswith("remote.") and value.strip().lower() == "true":
-                    return name[len("remote.") : -len(".promisor")]
-                if name.startswith("extensions.") and value.strip():
-                    return value.strip()
-        return None
-
     def _absent(self) -> set[str]:
         """Objects of this tree a partial clone does not hold (listed without fetching them)."""
-        if self._promisor is None:
+        if self._shared.promisor is None:
             return set()
         out = run_git(
             self.repo, "rev-list", "--objects", "--no-walk", "--missing=print", self.commit
@@ -363,7 +485,7 @@ class GitSnapshot:
         )
         if not wanted:
             return
-        remote = self._promisor
+        remote = self._shared.promisor
         if remote is None:
             self._missing.update(dict.fromkeys(wanted, "the blob is missing from the repository"))
             return
@@ -395,38 +517,14 @@ class GitSnapshot:
                 self._missing[sha] = "the promisor remote did not send the blob"
 
     def _cat_file(self, sha: str) -> bytes:
-        with self._lock:
-            try:
-                if self._cat is None or self._cat.poll() is not None:
-                    self._cat = subprocess.Popen(
-                        ["git", "-C", self.repo, "cat-file", "--batch"],
-                        env={**os.environ, **GIT_ENV},
-                        stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.DEVNULL,
-                    )
-                if self._cat.stdin is None or self._cat.stdout is None:
-                    raise GitError("git cat-file has no pipes")
-                self._cat.stdin.write(sha.encode() + b"\n")
-                self._cat.stdin.flush()
-                header = self._cat.stdout.readline().split()
-                if len(header) < 3 or not header[2].isdigit():
-                    raise GitError(f"git cat-file could not read {sha}")
-                data = self._cat.stdout.read(int(header[2]))
-                self._cat.stdout.read(1)  # the newline after each object
-                return data
-            except OSError as exc:
-                raise GitError(f"git cat-file failed on {sha}: {exc}") from None
+        return self._shared.cat_file(sha)
 
     def close(self) -> None:
+        """Let go of the repository's shared ``cat-file`` (the last snapshot closes it)."""
         with self._lock:
-            if self._cat is not None:
-                if self._cat.stdin is not None:
-                    self._cat.stdin.close()
-                self._cat.wait(timeout=5)
-                if self._cat.stdout is not None:
-                    self._cat.stdout.close()
-                self._cat = None
+            objects, self._objects = self._objects, None
+        if objects is not None:
+            _release(objects)
 
     def __enter__(self) -> GitSnapshot:
         return self

@@ -50,21 +50,23 @@ def git_repository(path: str) -> Path:
 
 def revision(repo: Path, rev: str, option: str) -> GitSnapshot:
     """The commit ``rev`` names in ``repo``, or an error saying which option named what."""
-    from bot.core.snapshot import GitError, GitSnapshot, run_git
+    from bot.core.snapshot import GitSnapshot, UnknownRevision
 
     try:
-        run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
-    except GitError:
+        return GitSnapshot(repo, rev)
+    except UnknownRevision:
         raise UsageError(f"{option} {rev}: no such branch, tag or commit in {repo}") from None
-    return GitSnapshot(repo, rev)
 
 
 def staged(repo: Path, base: str) -> str:
     """A commit of the index on top of ``base`` (``check --staged``), or an error saying why not."""
-    from bot.core.snapshot import GitError
+    from bot.core.snapshot import GitError, run_git
     from bot.core.worktree import staged_commit
 
-    revision(repo, base, "--base")
+    try:
+        run_git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{base}^{{commit}}")
+    except GitError:
+        raise UsageError(f"--base {base}: no such branch, tag or commit in {repo}") from None
     try:
         return staged_commit(repo, base)
     except GitError as exc:  # unmerged paths, a bare repository
