@@ -63,7 +63,8 @@ def test_three_sigstop_stalls_of_redis_mid_review(hosts: Hosts) -> None:
     seen = [outage_lines(hosts.log(f"worker-{n}")) for n in range(2)]
     assert any(started for started, _, _ in seen), hosts.tails()
     for started, ended, tracebacks in seen:
-        assert started <= 3 and ended == started and tracebacks == 0, (seen, hosts.tails())
+        # a string, not a tuple: pytest shows a string message whole
+        assert started <= 3 and ended == started and tracebacks == 0, f"{seen}\n{hosts.tails()}"
 
 
 def test_redis_restarted_without_persistence_mid_review_is_reconciled_with_github(

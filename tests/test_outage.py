@@ -3,6 +3,7 @@ when it ends."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -111,3 +112,39 @@ def test_a_failed_write_during_an_outage_logs_no_traceback_and_any_other_failure
         ("could not journal d-2", True),
     ]
     assert outage.REDIS.down
+
+
+def test_a_redis_traceback_from_hueys_consumer_is_one_warning_and_a_bug_keeps_its_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """huey's scheduler logs ``Error enqueueing`` with a traceback when Redis times out as it
+    moves a due retry to the queue (seen in CI); the worker's handler filter makes that the
+    outage's failure and a warning without the traceback."""
+    import io
+
+    from bot.service.logs import JsonFormatter
+
+    tracker = outage.Outage("the queue's Redis", grace=15.0)
+    monkeypatch.setattr(outage, "REDIS", tracker)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(outage.QuietTracebacks())
+    scheduler = logging.getLogger("huey.consumer.Scheduler")
+    scheduler.addHandler(handler)
+    scheduler.propagate = False
+    try:
+        for error in (redis.exceptions.TimeoutError("Timeout reading from socket"), KeyError("x")):
+            try:
+                raise error
+            except (redis.exceptions.TimeoutError, KeyError):
+                scheduler.exception("Error enqueueing %s.", "registry_bot_process: 3068587a")
+    finally:
+        scheduler.removeHandler(handler)
+        scheduler.propagate = True
+    quiet, loud = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert tracker.down
+    assert quiet["level"] == "warning" and "exception" not in quiet
+    assert quiet["message"].startswith("Error enqueueing registry_bot_process: 3068587a. (")
+    assert "Timeout reading from socket" in quiet["message"]
+    assert loud["level"] == "error" and "KeyError" in loud["exception"]

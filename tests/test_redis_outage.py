@@ -61,7 +61,8 @@ def test_three_redis_stalls_mid_review_defer_the_jobs_and_every_pull_request_con
     seen = [outage_lines(hosts.log(f"worker-{n}")) for n in range(2)]
     assert any(started for started, _, _ in seen), hosts.tails()
     for started, ended, tracebacks in seen:
-        assert started <= 3 and ended == started and tracebacks == 0, (seen, hosts.tails())
+        # a string, not a tuple: pytest shows a string message whole
+        assert started <= 3 and ended == started and tracebacks == 0, f"{seen}\n{hosts.tails()}"
 
 
 def test_a_worker_waits_for_a_redis_that_is_down_and_reviews_once_it_is_back_with_its_data(

@@ -114,6 +114,25 @@ class Outage:
 REDIS = Outage("the queue's Redis", grace=15.0)
 
 
+class QuietTracebacks(logging.Filter):
+    """A handler's filter for what the bot cannot wrap: a thread of huey's consumer that logs a
+    traceback for a failed Redis call (its scheduler moving a due retry back to the queue, which
+    leaves the job to the journal's sweep). The failure counts toward the outage's one line and the
+    record is kept as a warning without its traceback; every other record passes unchanged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is None or not is_infrastructure(exc):
+            return True
+        REDIS.failed(exc)
+        record.msg = f"{record.getMessage()} ({type(exc).__name__}: {exc}; the queue's Redis is "
+        record.msg += "unreachable, the journal's sweep enqueues the job again)"
+        record.args = None
+        record.exc_info = record.exc_text = None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 def log_failure(logger: logging.Logger, exc: BaseException, message: str, *args: object) -> None:
     """A failed write that the job survives: during an outage of the queue's store, the outage's one
     line and a warning without a traceback; otherwise the error with its traceback."""

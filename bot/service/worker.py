@@ -645,6 +645,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     setup_json_logging()
+    for handler in logging.getLogger().handlers:  # huey's consumer threads log Redis tracebacks
+        handler.addFilter(outage.QuietTracebacks())
     try:
         settings = Settings.from_env(need_webhook=False)
     except SettingsError as exc:
