@@ -325,11 +325,13 @@ def _release(objects: GitObjects) -> None:
 class GitSnapshot:
     """A commit of a local git repository, read with plumbing only (works on a bare clone).
 
-    The tree is listed without reading any blob (``ls-tree`` without ``-l``), so a partial clone
-    (``--filter=blob:none``) lists instantly. Sizes come from one ``cat-file --batch-check``. Blobs
-    the clone lacks are fetched from its promisor remote in one request per folder, when a check
-    first asks for one of them; a blob that cannot be fetched has size 0 and ``read`` raises
-    ``SnapshotError`` naming the path, which the checks report as an unreadable file.
+    A complete clone lists its tree with the sizes (``ls-tree -l``). A partial clone
+    (``--filter=blob:none``) lists without reading any blob, instantly, and its sizes come from one
+    ``cat-file --batch-check``. Blobs are read through the repository's one ``cat-file --batch``
+    (``GitObjects``). Blobs the clone lacks are fetched from its promisor remote in one request per
+    folder, when a check first asks for one of them; a blob that cannot be fetched has size 0 and
+    ``read`` raises ``SnapshotError`` naming the path, which the checks report as an unreadable
+    file.
     """
 
     def __init__(self, repo: str | os.PathLike[str], rev: str) -> None:
