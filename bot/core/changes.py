@@ -153,29 +153,30 @@ class ChangeSet:
         merge_base = run_git(repo, "merge-base", base, head).decode().strip()
         try:
             raw = run_git(repo, "diff", "--raw", "-M", "-z", "--no-ext-diff", merge_base, head)
-            patches = run_git(
-                repo,
-                "-c",
-                "core.quotepath=off",
-                "diff",
-                "-M",
-                "-U3",
-                "--no-color",
-                "--no-ext-diff",
-                merge_base,
-                head,
+            patches: dict[str, str] | None = split_patches(
+                run_git(
+                    repo,
+                    "-c",
+                    "core.quotepath=off",
+                    "diff",
+                    "-M",
+                    "-U3",
+                    "--no-color",
+                    "--no-ext-diff",
+                    merge_base,
+                    head,
+                )
             )
         except GitError:
             raw = run_git(
                 repo, "diff", "--raw", "--no-renames", "-z", "--no-ext-diff", merge_base, head
             )
-            records = _parse_raw(raw)
-            changes = cls(
-                files=tuple(replace(f, patch_missing=True) for f in _file_changes(records, {}))
-            )
-        else:
-            records = _parse_raw(raw)
-            changes = cls(files=tuple(_file_changes(records, split_patches(patches))))
+            patches = None
+        records = _parse_raw(raw)
+        files = _file_changes(records, patches or {})
+        if patches is None:
+            files = (replace(f, patch_missing=True) for f in files)
+        changes = cls(files=tuple(files))
         return changes.with_unread(*_not_files(records))
 
 

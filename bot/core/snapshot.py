@@ -351,8 +351,8 @@ class GitSnapshot:
         self.submodules: dict[str, str] = {}
         self._sizes: dict[str, int] | None = None
         self._missing: dict[str, str] = {}  # blob sha -> why it cannot be read
-        self._objects: GitObjects | None = _acquire(self.repo)
-        self._shared = self._objects
+        self._shared = _acquire(self.repo)
+        self._released = False
         self._lock = threading.Lock()
         try:
             self._list()
@@ -524,9 +524,10 @@ class GitSnapshot:
     def close(self) -> None:
         """Let go of the repository's shared ``cat-file`` (the last snapshot closes it)."""
         with self._lock:
-            objects, self._objects = self._objects, None
-        if objects is not None:
-            _release(objects)
+            if self._released:
+                return
+            self._released = True
+        _release(self._shared)
 
     def __enter__(self) -> GitSnapshot:
         return self

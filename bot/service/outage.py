@@ -125,8 +125,10 @@ class QuietTracebacks(logging.Filter):
         if exc is None or not is_infrastructure(exc):
             return True
         REDIS.failed(exc)
-        record.msg = f"{record.getMessage()} ({type(exc).__name__}: {exc}; the queue's Redis is "
-        record.msg += "unreachable, the journal's sweep enqueues the job again)"
+        record.msg = (
+            f"{record.getMessage()} ({type(exc).__name__}: {exc}; the queue's Redis is "
+            "unreachable, the journal's sweep enqueues the job again)"
+        )
         record.args = None
         record.exc_info = record.exc_text = None
         record.levelno, record.levelname = logging.WARNING, "WARNING"
