@@ -186,6 +186,11 @@ class SchemaStore:
         base = _split(url)
         return self.repository.get(base) or self._mirrored(base)
 
+    def document(self, url: str) -> Any | None:
+        """The schema stored at ``url`` (the repository's, else the mirror's), or None."""
+        stored = self.lookup(url)
+        return stored.schema if stored is not None else None
+
     def published(self, url: str) -> StoredSchema | None:
         """Only the mirror's copy (for checks that compare a schema with what was published)."""
         return self._mirrored(_split(url))

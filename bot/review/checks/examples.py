@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import JsonDoc
+from bot.model.explanations import Explanation, from_python, from_rs
 from bot.model.registry import Entry, FacetSchema
 from bot.model.schemas import (
     PATTERN_TIMEOUT_SECONDS,
@@ -29,8 +30,7 @@ from bot.review.checks._example_facets import (
 )
 from bot.review.input import ReviewInput
 
-if TYPE_CHECKING:  # the pure-Python stack explains failures and is imported only then
-    from jsonschema import ValidationError
+if TYPE_CHECKING:  # the pure-Python stack explains what jsonschema-rs cannot word, imported then
     from jsonschema.protocols import Validator
 
 EXAMPLE_BUDGET_SECONDS = 2.0
@@ -97,6 +97,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 store.has_mirror,
                 functools.partial(store.validator, schema.value),
                 functools.partial(store.fast_validator, schema.value),
+                store.document,
             )
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
@@ -194,6 +195,8 @@ class Validators:
     # builds ``fast`` when an example is first validated (the examples of the other side of a
     # change are known already, and need none)
     make_fast: Callable[[], Any] | None = None
+    # the schema document stored at a URI (what jsonschema-rs's errors point into), or None
+    document: Callable[[str], Any] = lambda uri: None
 
     def explainer(self) -> Validator:
         """The explaining validator, built on first use (passing examples never import pure-Python
@@ -243,16 +246,35 @@ class Stopped:
 
 def _errors(
     validator: Validators, instance: Any, schema: FacetSchema
-) -> list[ValidationError] | Stopped:
+) -> list[Explanation] | Stopped:
     """All validation errors (capped), or why validation stopped (time budget, reference,
-    recursion)."""
+    recursion). jsonschema-rs decides and, where it can (``bot.model.explanations``), explains;
+    the pure-Python validator explains the rest. Errors at one place are listed by schema path,
+    whichever engine found them."""
     fast = validator.fast_for(instance)
     if fast is not None:
         try:
             if fast.is_valid(instance):
                 return []
+            root = schema.value if isinstance(schema.value, dict) else {}
+            errors = fast.iter_errors(instance)
+            worded = from_rs(errors, instance, root, validator.document, MAX_ERRORS_PER_EXAMPLE)
+            if worded is not None:
+                return _ordered(worded)
         except Exception:  # noqa: BLE001 - the explaining validator decides instead
             pass
+    explained = _explained(validator, instance, schema)
+    return explained if isinstance(explained, Stopped) else _ordered(explained)
+
+
+def _ordered(errors: list[Explanation]) -> list[Explanation]:
+    return sorted(errors, key=lambda e: (tuple(map(str, e.path)), tuple(map(str, e.schema_path))))
+
+
+def _explained(
+    validator: Validators, instance: Any, schema: FacetSchema
+) -> list[Explanation] | Stopped:
+    """The pure-Python validator's errors, bounded by the review's time budget."""
     budget = validator.budget
     if budget.left <= 0:
         return Stopped(
@@ -268,7 +290,7 @@ def _errors(
         with deadline(min(EXAMPLE_BUDGET_SECONDS, budget.left)):
             out = []
             for error in validator.explainer().iter_errors(instance):
-                out.append(error)
+                out.append(from_python(error))
                 if len(out) >= MAX_ERRORS_PER_EXAMPLE:
                     break
             return out
@@ -360,8 +382,8 @@ def _positive(
             "examples/invalid",
             Severity.ERROR,
             doc,
-            json_pointer(error.absolute_path),
-            f"{error.message} (schema: {'/'.join(map(str, error.absolute_schema_path))})",
+            json_pointer(error.path),
+            f"{error.message} (schema: {'/'.join(map(str, error.schema_path))})",
             entry=entry,
             hint=f"Against {schema.filename}.",
         )
@@ -392,13 +414,8 @@ def _negative(
     wanted = expect if isinstance(expect, list) else [expect] if isinstance(expect, dict) else []
     for item in wanted:
         keyword, pointer = item.get("keyword"), item.get("pointer", "")
-        if not any(
-            e.validator == keyword and json_pointer(e.absolute_path) == pointer
-            for e in _flat(errors)
-        ):
-            got = "; ".join(
-                f"{e.validator} at {json_pointer(e.absolute_path) or '/'}" for e in errors[:5]
-            )
+        if not any(e.keyword == keyword and json_pointer(e.path) == pointer for e in _flat(errors)):
+            got = "; ".join(f"{e.keyword} at {json_pointer(e.path) or '/'}" for e in errors[:5])
             yield at(
                 "examples/negative-wrong-error",
                 Severity.ERROR,
@@ -410,13 +427,13 @@ def _negative(
             )
 
 
-def _flat(errors: list[ValidationError]) -> Iterator[ValidationError]:
+def _flat(errors: list[Explanation]) -> Iterator[Explanation]:
     """Errors and the sub-errors of oneOf/anyOf/allOf, so an expected inner error is found."""
     stack = list(errors)
     while stack:
         error = stack.pop()
         yield error
-        stack.extend(error.context or ())
+        stack.extend(error.context)
 
 
 def _sample_events(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
