@@ -11,6 +11,12 @@ whole review of one commit as its pull request, a process as a user or the hook 
 (the noise of a shared machine only adds). CPU is user + system of the process and its children
 (git), from ``RUSAGE_CHILDREN``; a review's ratio is to the ``check --all`` of its own round. The
 issue's bar: the slowest review <= 1.0x ``check --all``.
+
+CPU time on a shared machine varies by a third from run to run of the same work, more than most
+changes move it. ``--instructions K`` then counts, for the K reviews with the highest ratio, the
+instructions each executes (``valgrind --tool=callgrind``, git's processes included, user space
+only: the same count whatever else the machine does) against those of ``check --all`` (and of the
+baseline's review).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = next(
@@ -55,6 +62,13 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=SHARED / "corpus" / "openlineage")
     parser.add_argument(
         "--baseline", type=Path, help="another checkout of the project, run in the same rounds"
+    )
+    parser.add_argument(
+        "--instructions",
+        type=int,
+        default=0,
+        metavar="K",
+        help="count the instructions of the K reviews with the highest CPU ratio (callgrind)",
     )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="review-vs-all-"))
@@ -113,14 +127,43 @@ def main() -> None:
             + ", ".join(f"{r:.2f}x ({s[:7]})" for r, s in sorted(ratios)[-3:])
         )
         if args.baseline:
-            olds = [(old / cpu, sha) for sha, cpu, _, old in rows if old]
+            gains = [old / cpu for _, cpu, _, old in rows if old]
             print(
                 f"baseline review / this review per commit: median "
-                f"{statistics.median(r for r, _ in olds):.2f}x; the baseline's slowest review "
+                f"{statistics.median(gains):.2f}x; the baseline's slowest review "
                 f"{max(old for *_, old in rows if old) * 1000:.0f} ms"
             )
+        if args.instructions:
+            all_ir = instructions(check_all, ROOT)
+            print(f"instructions (callgrind): check --all {all_ir / 1e9:.3f} G")
+            for _, sha in sorted(ratios)[-args.instructions :]:
+                ir = instructions(review(sha), ROOT)
+                line = f"  review {sha[:7]}: {ir / 1e9:.3f} G, {ir / all_ir:.2f}x check --all"
+                if args.baseline:
+                    old = instructions(review(sha), args.baseline)
+                    line += f"; the baseline's {old / 1e9:.3f} G ({old / all_ir:.2f}x)"
+                print(line, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def instructions(command: list[str], cwd: Path) -> int:
+    """Instructions one whole process and its children execute, user space (callgrind's Ir)."""
+    env: dict[str, Any] = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    callgrind = ["valgrind", "--tool=callgrind", "--trace-children=yes"]
+    done = subprocess.run(
+        [*callgrind, "--callgrind-out-file=/dev/null", *command],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    counts = [int(line.split()[-1]) for line in done.stderr.splitlines() if "Collected :" in line]
+    if not counts:
+        raise SystemExit(f"callgrind counted nothing for {command}: {done.stderr[-500:]}")
+    return sum(counts)
 
 
 if __name__ == "__main__":

@@ -182,7 +182,8 @@ class Budget:
 
 @dataclass(frozen=True)
 class Validators:
-    """A compiled validator deciding pass/fail, and the pure-Python one explaining failures."""
+    """A compiled validator deciding pass/fail and explaining the failures it can word
+    (``bot.model.explanations``), and the pure-Python one explaining the rest."""
 
     fast: Any | None
     explain: Validator | None  # None: ``make_explain`` builds it when an example first fails
@@ -199,8 +200,8 @@ class Validators:
     document: Callable[[str], Any] = lambda uri: None
 
     def explainer(self) -> Validator:
-        """The explaining validator, built on first use (passing examples never import pure-Python
-        jsonschema)."""
+        """The explaining validator, built on first use (passing examples, and failing ones
+        jsonschema-rs words, never import pure-Python jsonschema)."""
         if self.explain is None:
             if self.make_explain is None:
                 raise ValueError("Validators needs an explaining validator or a way to build one")
