@@ -21,7 +21,7 @@ from bot.core.config import Config
 from bot.core.snapshot import DirSnapshot
 from bot.model.explanations import _WORDING, Explanation, from_python, from_rs
 from bot.model.registry import Registry
-from bot.model.schemas import RS_PATTERN_OPTIONS, SchemaStore
+from bot.model.schemas import MAX_PATTERN_CHARS, RS_PATTERN_OPTIONS, SchemaStore
 from bot.model.schemas_python import FORMAT_CHECKER, HardenedValidator, offline_registry
 
 LIMIT = 50
@@ -153,6 +153,12 @@ def test_an_error_inside_another_stored_schema_is_worded_from_that_schema() -> N
         ({"dependentRequired": {"a": ["b"]}}, {"a": 1}),
         ({"properties": {"$ref": {"type": "string"}}}, {"$ref": 1}),
         ({"items": {"type": "string"}}, list(range(LIMIT + 1))),
+        ({"pattern": "b" * (MAX_PATTERN_CHARS + 1)}, "a"),
+        (
+            {"patternProperties": {"^x" * MAX_PATTERN_CHARS: {}}, "additionalProperties": False},
+            {"a": 1},
+        ),
+        ({"patternProperties": {"^a" + "b?" * MAX_PATTERN_CHARS: {"type": "string"}}}, {"a": 1}),
     ],
     ids=[
         "unevaluated",
@@ -162,6 +168,9 @@ def test_an_error_inside_another_stored_schema_is_worded_from_that_schema() -> N
         "dependentRequired",
         "named-$ref",
         "over-limit",
+        "long-pattern",
+        "long-pattern-beside",
+        "long-pattern-through",
     ],
 )
 def test_what_it_cannot_word_exactly_is_left_to_python_jsonschema(
