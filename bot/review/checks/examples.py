@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import JsonDoc
-from bot.model.explanations import Explanation, from_python, from_rs
 from bot.model.registry import Entry, FacetSchema
 from bot.model.schemas import (
     PATTERN_TIMEOUT_SECONDS,
@@ -32,6 +31,8 @@ from bot.review.input import ReviewInput
 
 if TYPE_CHECKING:  # the pure-Python stack explains what jsonschema-rs cannot word, imported then
     from jsonschema.protocols import Validator
+
+    from bot.model.explanations import Explanation
 
 EXAMPLE_BUDGET_SECONDS = 2.0
 REVIEW_BUDGET_SECONDS = 60.0  # pure-Python validation of all the examples of one review
@@ -257,6 +258,8 @@ def _errors(
         try:
             if fast.is_valid(instance):
                 return []
+            from bot.model.explanations import from_rs  # a passing registry never needs it
+
             root = schema.value if isinstance(schema.value, dict) else {}
             errors = fast.iter_errors(instance)
             worded = from_rs(errors, instance, root, validator.document, MAX_ERRORS_PER_EXAMPLE)
@@ -285,6 +288,8 @@ def _explained(
             "Other examples took long to validate: see the first examples/timeout findings.",
         )
     from referencing.exceptions import Unresolvable
+
+    from bot.model.explanations import from_python
 
     start = time.monotonic()
     try:
