@@ -118,9 +118,27 @@ def test_both_sides_share_one_cat_file_and_a_complete_clone_lists_sizes_with_its
     again.close()
 
 
+def test_a_revision_resolves_through_the_shared_cat_file_as_rev_parse_resolves_it(
+    tmp_path: Path,
+) -> None:
+    repo = every_kind_of_change(tmp_path)
+    subprocess.run(["git", "-C", str(repo.path), "tag", "-a", "-m", "v", "v1", "pr"], check=True)
+    for rev in ("main", "pr", "pr^", "pr~0", "v1", "HEAD"):
+        expected = subprocess.run(
+            ["git", "-C", str(repo.path), "rev-parse", "--verify", f"{rev}^{{commit}}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        snapshot = GitSnapshot(repo.path, rev)
+        assert snapshot.commit == expected, rev
+        snapshot.close()
+
+
 def test_a_revision_that_names_no_commit_is_an_unknown_revision(tmp_path: Path) -> None:
     repo = every_kind_of_change(tmp_path)
-    for rev in ("no-such-branch", "main:kept.json", "--output=/tmp/x"):
+    names = ("no-such-branch", "main:kept.json", "--output=/tmp/x", "main^{tree}", "main\npr", "")
+    for rev in names:
         try:
             GitSnapshot(repo.path, rev)
         except UnknownRevision as exc:
@@ -129,11 +147,13 @@ def test_a_revision_that_names_no_commit_is_an_unknown_revision(tmp_path: Path) 
             raise AssertionError(f"{rev} named a commit")
 
 
-def test_a_change_review_starts_ten_git_processes_with_one_cat_file(
+def test_a_change_review_starts_eight_git_processes_with_one_cat_file(
     tmp_path: Path, corpus_pr_repo: Path
 ) -> None:
     """Was 18: each side verified its revision twice, read the partial-clone settings twice and
-    ran its own ``cat-file --batch-check`` and ``--batch``; the change took three diffs."""
+    ran its own ``cat-file --batch-check`` and ``--batch``; the change took three diffs. Then 10:
+    each side verified its revision with a ``rev-parse`` of its own (now: the shared
+    ``cat-file``)."""
     trace = tmp_path / "trace"
     subprocess.run(
         [
@@ -157,4 +177,4 @@ def test_a_change_review_starts_ten_git_processes_with_one_cat_file(
         if "built-in: " in line
     ]
     assert sum("cat-file --batch" in line for line in started) == 1, started
-    assert len(started) <= 10, started
+    assert len(started) <= 8, started

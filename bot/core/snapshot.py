@@ -258,8 +258,26 @@ class GitObjects:
         found = remotes or extensions
         return found[0] if found else None
 
+    def commit(self, rev: str) -> str | None:
+        """The commit ``rev`` names (as ``rev-parse --verify rev^{commit}`` resolves it), through
+        the same ``cat-file --batch``: no process of its own. None when it names no commit."""
+        if not rev or any(c in rev for c in "\n\r\0"):
+            return None  # one name per line: never a second request
+        try:
+            found = self._object(f"{rev}^{{commit}}")
+        except GitError:
+            return None
+        return found[0] if found is not None and found[1] == "commit" else None
+
     def cat_file(self, sha: str) -> bytes:
         """One blob's content, through the repository's one ``cat-file --batch``."""
+        found = self._object(sha)
+        if found is None:
+            raise GitError(f"git cat-file could not read {sha}")
+        return found[2]
+
+    def _object(self, name: str) -> tuple[str, str, bytes] | None:
+        """(object id, type, content) of the object ``name`` names, or None when it names none."""
         with self._lock:
             try:
                 if self._cat is None or self._cat.poll() is not None:
@@ -272,16 +290,19 @@ class GitObjects:
                     )
                 if self._cat.stdin is None or self._cat.stdout is None:
                     raise GitError("git cat-file has no pipes")
-                self._cat.stdin.write(sha.encode() + b"\n")
+                self._cat.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
                 self._cat.stdin.flush()
-                header = self._cat.stdout.readline().split()
-                if len(header) < 3 or not header[2].isdigit():
-                    raise GitError(f"git cat-file could not read {sha}")
+                line = self._cat.stdout.readline()
+                if not line:
+                    raise GitError(f"git cat-file ended before reading {name}")
+                header = line.split()
+                if len(header) != 3 or not header[2].isdigit():
+                    return None  # "<name> missing" or "<name> ambiguous"
                 data = self._cat.stdout.read(int(header[2]))
                 self._cat.stdout.read(1)  # the newline after each object
-                return data
+                return header[0].decode(), header[1].decode(), data
             except OSError as exc:
-                raise GitError(f"git cat-file failed on {sha}: {exc}") from None
+                raise GitError(f"git cat-file failed on {name}: {exc}") from None
 
     def close(self) -> None:
         with self._lock:
@@ -337,23 +358,20 @@ class GitSnapshot:
     def __init__(self, repo: str | os.PathLike[str], rev: str) -> None:
         """Raises ``UnknownRevision`` when ``rev`` names no commit of ``repo``."""
         self.repo = str(repo)
-        try:
-            self.commit = (
-                run_git(repo, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
-                .decode()
-                .strip()
-            )
-        except GitError as exc:
-            raise UnknownRevision(str(exc), exc.reason) from None
+        self._shared = _acquire(self.repo)
+        self._released = False
+        self._lock = threading.Lock()
+        commit = self._shared.commit(rev)
+        if commit is None:
+            self.close()
+            raise UnknownRevision(f"{rev} names no commit of {self.repo}")
+        self.commit = commit
         self.label = f"{rev} ({self.commit[:12]})"
         self._entries: dict[str, tuple[str, str]] = {}
         # path -> commit: not files of this tree, but part of its change
         self.submodules: dict[str, str] = {}
         self._sizes: dict[str, int] | None = None
         self._missing: dict[str, str] = {}  # blob sha -> why it cannot be read
-        self._shared = _acquire(self.repo)
-        self._released = False
-        self._lock = threading.Lock()
         try:
             self._list()
         except BaseException:
