@@ -225,8 +225,9 @@ class UnknownRevision(GitError):
 
 class GitObjects:
     """What every snapshot of one repository shares within a process: whether it is a partial
-    clone (one ``git config`` read) and one ``git cat-file --batch`` reading its blobs. A change
-    review's base and head then start two git processes fewer each."""
+    clone (one ``git config`` read) and one ``git cat-file --batch`` resolving its revisions and
+    reading its blobs. A change review's base and head then start three git processes fewer
+    each."""
 
     def __init__(self, repo: str) -> None:
         self.repo = repo
