@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +24,8 @@ class Started:
 
     def __init__(self, command: list[str]) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-X", "importtime", *command],
+            # faulthandler: a command still running when it should have ended says where (SIGABRT)
+            [sys.executable, "-X", "importtime", "-X", "faulthandler", *command],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -44,8 +47,18 @@ class Started:
         self._bot.set()
 
     def wait(self, timeout: float) -> str:
-        """Its exit, then what it wrote to standard error, without the import times."""
-        self.proc.wait(timeout)
+        """Its exit, then what it wrote to standard error, without the import times. Still running
+        ``timeout`` seconds later: an AssertionError with the stack of each of its threads."""
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)  # faulthandler writes every thread's stack
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+            self._reader.join(5)
+            raise AssertionError(
+                f"still running {timeout:g} s later; where it was:\n{self.err()[-6000:]}"
+            ) from None
         self._reader.join(10)
         return self.err()
 
