@@ -14,15 +14,12 @@ errors than asked for): that validator explains those, at the cost of importing 
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import regex
-
-from bot.model.schemas import MAX_PATTERN_CHARS, _oversized
+from bot.model.schemas import bounded_runs
 
 Token = str | int
 # the keywords whose value maps names to subschemas: a "$ref" right after one is a name, not a ref
@@ -83,13 +80,11 @@ def _explain(
     if word is None or schema_path is None or type(kind).__name__ == "OneOfMultipleValid":
         return None
     node = _node(error, root, lookup)
-    if not all(map(_usable, _patterns(name, node, schema_path))):
-        return None  # the pure-Python validator names the pattern it cannot run
     value = _at(instance, error.instance_path)
-    if value is _MISSING:
+    if not isinstance(node, dict) or name not in node or value is _MISSING:
         return None
-    if not isinstance(node, dict) or name not in node:
-        return None
+    if not all(map(bounded_runs, _patterns(name, node, schema_path))):
+        return None  # the pure-Python validator names the pattern it cannot run
     message = word(node, node[name], value, kind)
     if message is None:
         return None
@@ -117,38 +112,20 @@ def _python_schema_path(evaluation: list[Token]) -> tuple[Token, ...] | None:
     return tuple(out)
 
 
-def _patterns(name: str, node: Any, schema_path: tuple[Token, ...]) -> Iterator[Any]:
+def _patterns(name: str, node: dict[str, Any], schema_path: tuple[Token, ...]) -> Iterator[Any]:
     """The patterns the pure-Python validator ran to reach this error: the failing ``pattern``,
     those of ``patternProperties`` beside a failing ``additionalProperties``, and those of each
     ``patternProperties`` it descended through."""
-    if isinstance(node, dict):
-        if name == "pattern":
-            yield node.get("pattern")
-        elif name == "additionalProperties":
-            yield from node.get("patternProperties") or ()
+    if name == "pattern":
+        yield node["pattern"]
+    elif name == "additionalProperties":
+        yield from node.get("patternProperties") or ()
     for before, token in itertools.pairwise(schema_path):
         if before == "patternProperties":
             yield token
 
 
-@functools.lru_cache(maxsize=1024)
-def _usable(pattern: Any) -> bool:
-    """Whether the pure-Python validator runs ``pattern`` (``bot.model.schemas.bounded_search``):
-    within the size limits, and a regular expression of the ``regex`` module."""
-    if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN_CHARS or _oversized(pattern):
-        return False
-    try:
-        regex.compile(pattern)
-    except (regex.error, RecursionError, OverflowError, ValueError):
-        return False
-    return True
-
-
-class _Missing:
-    pass
-
-
-_MISSING: Any = _Missing()
+_MISSING: Any = object()
 
 
 def _at(document: Any, pointer: Iterable[Token]) -> Any:

@@ -588,6 +588,19 @@ def bounded_search(pattern: str, subject: str) -> bool | None:
 
 
 @functools.lru_cache(maxsize=1024)
+def bounded_runs(pattern: Any) -> bool:
+    """Whether ``bounded_search`` runs ``pattern`` at all (within the size limits, and a regular
+    expression of the ``regex`` module) rather than answering None."""
+    if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN_CHARS or _oversized(pattern):
+        return False
+    try:
+        regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError, ValueError):
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=1024)
 def _oversized(pattern: str) -> str | None:
     """Why compiling ``pattern`` would build an oversized program (``bot.core.regex_size``), else
     None."""
