@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import shutil
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
+import coverage
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,26 +137,44 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 IMAGE_TESTS = "test_images.py"
-# `make test` runs the suite as three pytest processes at once (``--shard``): the suite mostly waits
-# (on processes, JVMs, the stand-in's latency), so on 2 cores three shards finish in about half the
-# time of one.
-SHARDS = ("spark", "fleet", "rest")
-
-
-# the slowest files of the rest, moved beside Spark so that the three shards end together: in a full
-# run at load 6-7 the shards ended at 14.5 (spark), 19.2 (fleet) and 21.3 min (rest); these two take
-# about 1.7 of the rest's 9 min on their own
-BESIDE_SPARK = ("test_site_browser.py", "test_hooks.py")
+# `make test` runs the suite as six pytest processes at once (``--shard``): the suite mostly waits
+# (on processes, JVMs, the stand-in's latency, the fleets' outages). In a full run with three shards
+# (27 Nov 2026, load 5-8) the 2 cores were busy 64% of the 28 min, the fleet's 25 min held 7 of CPU.
+SHARDS = ("spark", "tools", "fleet-1", "fleet-2", "rest-1", "rest-2")
+# the first file of each kind's second shard (files sorted by name); each half took 11-16 min of the
+# three-shard run
+SECOND_HALF = {"fleet": "test_e2e_infrastructure.py", "rest": "test_inert_output.py"}
+# the commands as users install them (pre-commit, the Action), the demo, the images, the browser
+TOOLS = ("test_demo.py", "test_hooks.py", IMAGE_TESTS)
 
 
 def shard_of(item: pytest.Item) -> str:
-    """Spark (the regression's files and the demo), the image build and the browser and pre-commit
-    tests; the App's real process fleets; everything else (about a third of the suite's time
-    each)."""
+    """The regression's files and the browser tests; the installed tools, the demo and the image
+    build; the App's real process fleets, in two; everything else, in two."""
     name = item.path.name
-    if name.startswith("test_regress") or name in (IMAGE_TESTS, "test_demo.py", *BESIDE_SPARK):
+    if name.startswith("test_regress") or name == "test_site_browser.py":
         return "spark"
-    return "fleet" if item.get_closest_marker("e2e") is not None else "rest"
+    if name in TOOLS:
+        return "tools"
+    kind = "fleet" if item.get_closest_marker("e2e") is not None else "rest"
+    return f"{kind}-{2 if name >= SECOND_HALF[kind] else 1}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """A test marked ``no_cover`` (pytest-cov's marker, with its meaning) runs, fixtures included,
+    with coverage's tracing paused: it sweeps a large data set (the real history, every corpus
+    example, generated cases) through code that focused tests cover, and tracing would double its
+    time. The coverage `make test` reports leaves out what these tests run: the suite's own can only
+    be higher."""
+    current = coverage.Coverage.current() if item.get_closest_marker("no_cover") else None
+    if current is None:
+        return (yield)
+    current.stop()
+    try:
+        return (yield)
+    finally:
+        current.start()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -26,6 +26,7 @@ from tests.standin.shapes import Shapes
         graphql_reads.objects_query([("expression", "main:spec")], trees=True)[0],
     ],
 )
+@pytest.mark.no_cover
 def test_the_bots_graphql_documents_validate_against_githubs_schema(document: str) -> None:
     assert (
         conformance.check([{"method": "POST", "path": "/graphql", "json": {"query": document}}])

@@ -49,6 +49,7 @@ def verdicts(setup: str) -> tuple[dict[str, list[bool]], list[str]]:
     return found, loaded
 
 
+@pytest.mark.no_cover
 def test_the_deferred_checks_give_jsonschemas_own_verdicts() -> None:
     assert set(CHECKS) == set(SAMPLES)
     # jsonschema alone, every library imported as it loads

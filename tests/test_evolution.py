@@ -711,6 +711,7 @@ def test_the_table_covers_every_class_twice_and_sixty_pairs() -> None:
     assert len(CASES) >= 60
 
 
+@pytest.mark.no_cover
 def test_a_comparison_builds_validators_only_to_try_a_witness(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -245,6 +245,7 @@ DEFINITIONS = st.recursive(
 )
 
 
+@pytest.mark.no_cover
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(SCHEMAS, DEFINITIONS, VALUES)
 def test_generated_failures_are_worded_as_python_jsonschema_words_them(
@@ -308,6 +309,7 @@ def _broken(value: Any) -> Iterator[Any]:
             yield broken
 
 
+@pytest.mark.no_cover
 def test_every_real_example_broken_in_every_place_is_worded_as_python_jsonschema_words_it(
     corpus: Path,
 ) -> None:

@@ -19,6 +19,9 @@ from bot.core.config import ADOPTION_GAPS, Config, VerdictPolicy
 from bot.review.history import CommitReview, replay
 from tests.conftest import SHARED
 
+# a sweep of the real history: not traced by coverage (tests/conftest.py)
+pytestmark = pytest.mark.no_cover
+
 BUNDLE = SHARED / "corpus/openlineage-history/openlineage-spec-history.bundle"
 
 # Pull request number (or the whole subject of a commit that names none) -> rules that must block

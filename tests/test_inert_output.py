@@ -252,6 +252,7 @@ def cell(text: str) -> str:
 
 
 # -- properties ----------------------------------------------------------------------------------
+@pytest.mark.no_cover
 @SETTINGS
 @given(
     findings=st.lists(finding, max_size=5),
@@ -280,6 +281,7 @@ def test_the_summary_quotes_every_text_exactly_and_nothing_else(
         assert shown(name) in page.codes
 
 
+@pytest.mark.no_cover
 @SETTINGS
 @given(findings=st.lists(finding, min_size=1, max_size=5), sha=hostile)
 def test_review_body_and_inline_comments_are_inert(findings: list[Finding], sha: str) -> None:
@@ -290,6 +292,7 @@ def test_review_body_and_inline_comments_are_inert(findings: list[Finding], sha:
         assert shown(f.rule) in page.codes
 
 
+@pytest.mark.no_cover
 @SETTINGS
 @given(
     texts=st.lists(hostile, min_size=9, max_size=9),
@@ -324,6 +327,7 @@ def test_regression_and_team_sections_are_inert(texts: list[str], index: int, co
     assert shown("@" + team) in read(teams.markdown).codes
 
 
+@pytest.mark.no_cover
 @SETTINGS
 @given(
     findings=st.lists(finding, max_size=5),
@@ -357,6 +361,7 @@ def test_text_output_is_one_visible_line_per_finding(
         assert any(line.endswith(f" {visible(f.rule)} {visible(f.message)}") for line in lines)
 
 
+@pytest.mark.no_cover
 @SETTINGS
 @given(findings=st.lists(finding, max_size=5), entries=st.lists(hostile, max_size=3))
 def test_json_and_sarif_are_lossless_and_inert(findings: list[Finding], entries: list[str]) -> None:
@@ -377,6 +382,7 @@ def test_json_and_sarif_are_lossless_and_inert(findings: list[Finding], entries:
             )
 
 
+@pytest.mark.no_cover
 @SETTINGS
 @given(findings=st.lists(finding, max_size=5))
 def test_annotation_titles_and_messages_are_plain_single_texts(findings: list[Finding]) -> None:
@@ -474,6 +480,7 @@ def test_10092_findings_show_as_many_rows_as_fit_and_count_the_rest() -> None:
     assert len(inline_comment_body(findings[7])) < 5_000
 
 
+@pytest.mark.no_cover
 @settings(SETTINGS, max_examples=40)
 @given(
     sizes=st.lists(st.integers(0, 30_000), min_size=1, max_size=60),

@@ -15,6 +15,9 @@ from tests.history import commit_of
 from tests.mutations import KINDS, Edits, Kind, targets
 from tests.planting import blocking_rules, plant, review_pr
 
+# a sweep of the real history: not traced by coverage (tests/conftest.py)
+pytestmark = pytest.mark.no_cover
+
 # merged commits that pass on their own (November 2024, July 2025), with a published mirror
 PULL_REQUESTS = ("#3240", "#3834")
 

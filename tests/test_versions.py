@@ -272,6 +272,7 @@ def test_the_versions_section_of_the_configuration() -> None:
 # -- the whole history -----------------------------------------------------------------------------
 
 
+@pytest.mark.no_cover
 def test_no_merged_pull_request_is_blocked_by_a_version_rule(history: Path) -> None:
     """Every commit of the history that touches a schema or the mirror, replayed: no versions
     error."""
