@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 import signal
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import coverage
 import pytest
+from coverage.exceptions import CoverageWarning
 
 ROOT = Path(__file__).resolve().parent.parent
 # shared/ sits beside the repository (a git worktree may be one level deeper: take the nearest)
@@ -174,7 +176,10 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
     try:
         return (yield)
     finally:
-        current.start()
+        with warnings.catch_warnings():
+            # a module the test imported first: its top-level lines count as not run
+            warnings.filterwarnings("ignore", "Already imported", CoverageWarning)
+            current.start()
 
 
 def pytest_configure(config: pytest.Config) -> None:

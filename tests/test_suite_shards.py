@@ -107,6 +107,8 @@ def test_a_no_cover_test_runs_untraced_and_the_next_one_is_traced(tmp_path: Path
             "no:cacheprovider",
             "-o",
             "markers=no_cover: untraced",
+            "-W",
+            "error",  # as the suite's filterwarnings
             "-q",
             "test_subject.py",
         ],
