@@ -140,24 +140,28 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 IMAGE_TESTS = "test_images.py"
 # `make test` runs the suite as six pytest processes at once (``--shard``): the suite mostly waits
-# (on processes, JVMs, the stand-in's latency, the fleets' outages). In a full run with three shards
-# (27 Nov 2026, load 5-8) the 2 cores were busy 64% of the 28 min, the fleet's 25 min held 7 of CPU.
+# (on processes, JVMs, the stand-in's latency, the fleets' outages). With three shards (27 Nov 2026,
+# load 5-8) the 28 min of a full run held 36 min of CPU (2 cores), the fleet's 25 min only 7 of it;
+# with six, 26 min (shards 16-26 min, 34 min of CPU).
 SHARDS = ("spark", "tools", "fleet-1", "fleet-2", "rest-1", "rest-2")
-# the first file of each kind's second shard (files sorted by name); each half took 11-16 min of the
-# three-shard run
-SECOND_HALF = {"fleet": "test_e2e_infrastructure.py", "rest": "test_inert_output.py"}
-# the commands as users install them (pre-commit, the Action), the demo, the images, the browser
-TOOLS = ("test_demo.py", "test_hooks.py", IMAGE_TESTS)
+# the first file of each kind's second shard (files sorted by name)
+SECOND_HALF = {"fleet": "test_e2e_infrastructure.py", "rest": "test_mutations.py"}
+# the commands as users install them (pre-commit, the Action), the demo, the images, and the
+# regression's discovery (the demo's Spark session runs it: the cluster tests take the other shard)
+TOOLS = ("test_demo.py", "test_hooks.py", IMAGE_TESTS, "test_regress_discovery.py")
 
 
 def shard_of(item: pytest.Item) -> str:
-    """The regression's files and the browser tests; the installed tools, the demo and the image
-    build; the App's real process fleets, in two; everything else, in two."""
+    """The regression's files, the other tests of a Spark session and the browser tests; the
+    installed tools, the demo, the image build and the regression's discovery; the App's real
+    process fleets, in two; everything else, in two."""
     name = item.path.name
-    if name.startswith("test_regress") or name == "test_site_browser.py":
-        return "spark"
     if name in TOOLS:
         return "tools"
+    if name.startswith("test_regress") or name == "test_site_browser.py":
+        return "spark"
+    if item.get_closest_marker("spark") is not None:
+        return "spark"
     kind = "fleet" if item.get_closest_marker("e2e") is not None else "rest"
     return f"{kind}-{2 if name >= SECOND_HALF[kind] else 1}"
 

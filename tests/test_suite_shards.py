@@ -21,7 +21,8 @@ from tests.conftest import shard_of
 
 def pytest_collection_finish(session):
     for item in session.items:
-        print("SHARD", shard_of(item), item.nodeid)
+        session_user = "spark" in getattr(item, "fixturenames", ())
+        print("SHARD", shard_of(item), int(session_user), item.nodeid)
 """
 
 
@@ -50,16 +51,17 @@ def test_the_makefile_runs_every_shard_and_each_test_is_in_exactly_one(tmp_path:
         ROOT,
         tmp_path,
     )
-    rows = [line.split(" ", 2)[1:] for line in out.splitlines() if line.startswith("SHARD ")]
-    shards = {nodeid: shard for shard, nodeid in rows}
+    rows = [line.split(" ", 3)[1:] for line in out.splitlines() if line.startswith("SHARD ")]
+    shards = {nodeid: shard for shard, _, nodeid in rows}
     collected = [line for line in out.splitlines() if "::" in line and not line.startswith("SHARD")]
     assert len(rows) == len(shards) == len(collected) > 1000
     assert set(shards) == set(collected)
     sizes = Counter(shards.values())
     assert set(sizes) == set(SHARDS), sizes  # none empty, none outside `make test`'s list
-    # what each shard holds: the kinds `make test` relies on (one image build, two Spark sessions)
+    # what `make test` relies on: one shard builds the images, two start a Spark session
     assert {s for n, s in shards.items() if n.startswith("tests/test_images.py")} == {"tools"}
-    assert {s for n, s in shards.items() if n.startswith("tests/test_regress")} == {"spark"}
+    spark_users = {shard for shard, session_user, _ in rows if session_user == "1"}
+    assert spark_users == {"spark", "tools"}
 
 
 SUBJECT = """
