@@ -142,7 +142,7 @@ IMAGE_TESTS = "test_images.py"
 # `make test` runs the suite as six pytest processes at once (``--shard``): the suite mostly waits
 # (on processes, JVMs, the stand-in's latency, the fleets' outages). With three shards (27 Nov 2026,
 # load 5-8) the 28 min of a full run held 36 min of CPU (2 cores), the fleet's 25 min only 7 of it;
-# with six, 26 min (shards 16-26 min, 34 min of CPU).
+# with six, 26-28 min (shards 16-28 min, 34-37 min of CPU, load 8-12): the 2 cores are the limit.
 SHARDS = ("spark", "tools", "fleet-1", "fleet-2", "rest-1", "rest-2")
 # the first file of each kind's second shard (files sorted by name)
 SECOND_HALF = {"fleet": "test_e2e_infrastructure.py", "rest": "test_mutations.py"}
