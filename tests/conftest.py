@@ -158,9 +158,11 @@ def shard_of(item: pytest.Item) -> str:
     name = item.path.name
     if name in TOOLS:
         return "tools"
-    if name.startswith("test_regress") or name == "test_site_browser.py":
-        return "spark"
-    if item.get_closest_marker("spark") is not None:
+    if (
+        name.startswith("test_regress")
+        or name == "test_site_browser.py"
+        or item.get_closest_marker("spark") is not None
+    ):
         return "spark"
     kind = "fleet" if item.get_closest_marker("e2e") is not None else "rest"
     return f"{kind}-{2 if name >= SECOND_HALF[kind] else 1}"
