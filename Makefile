@@ -89,10 +89,9 @@ docusaurus-check: setup $(DOCUSAURUS_DEPS)
 	tests/docusaurus/check.sh
 
 DOCUSAURUS_LOG := build/docusaurus-check.log
-# The suite as six pytest processes at once (tests/conftest.py `--shard`: the regression, the installed
-# tools, the fleets in two, the rest in two), each with its log in build/; the suite mostly waits on the
-# processes it starts, so on 2 cores this takes about a third of one process's time.
-SHARDS := spark tools fleet-1 fleet-2 rest-1 rest-2
+# The suite as three pytest processes at once (tests/conftest.py `--shard`: spark, fleet, rest), each with
+# its log in build/; the suite mostly waits on the processes it starts, so this halves its time on 2 cores.
+SHARDS := spark fleet rest
 test: lint system-deps wheelhouse node-deps
 	@mkdir -p $(dir $(DOCUSAURUS_LOG))
 	@rm -f .coverage .coverage.*

@@ -139,33 +139,27 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 IMAGE_TESTS = "test_images.py"
-# `make test` runs the suite as six pytest processes at once (``--shard``): the suite mostly waits
-# (on processes, JVMs, the stand-in's latency, the fleets' outages). With three shards (27 Nov 2026,
-# load 5-8) the 28 min of a full run held 36 min of CPU (2 cores), the fleet's 25 min only 7 of it;
-# with six, 26-28 min (shards 16-28 min, 34-37 min of CPU, load 8-12): the 2 cores are the limit.
-SHARDS = ("spark", "tools", "fleet-1", "fleet-2", "rest-1", "rest-2")
-# the first file of each kind's second shard (files sorted by name)
-SECOND_HALF = {"fleet": "test_e2e_infrastructure.py", "rest": "test_mutations.py"}
-# the commands as users install them (pre-commit, the Action), the demo, the images, and the
-# regression's discovery (the demo's Spark session runs it: the cluster tests take the other shard)
-TOOLS = ("test_demo.py", "test_hooks.py", IMAGE_TESTS, "test_regress_discovery.py")
+# `make test` runs the suite as three pytest processes at once (``--shard``): the suite mostly waits
+# (on processes, JVMs, the stand-in's latency), so on 2 cores three shards finish in about half the
+# time of one. Six (27 Nov 2026) were no faster (28-30 min against 28: the 2 cores are the limit),
+# and at load 14 an end-to-end review outlived its 30 s.
+SHARDS = ("spark", "fleet", "rest")
+# the slowest files of the rest, moved beside Spark so that the three shards end together
+BESIDE_SPARK = ("test_site_browser.py", "test_hooks.py")
 
 
 def shard_of(item: pytest.Item) -> str:
-    """The regression's files, the other tests of a Spark session and the browser tests; the
-    installed tools, the demo, the image build and the regression's discovery; the App's real
-    process fleets, in two; everything else, in two."""
+    """Spark (the regression's files, the demo, every other test of a Spark session), the image
+    build and the browser and pre-commit tests; the App's real process fleets; everything else
+    (about a third of the suite's time each)."""
     name = item.path.name
-    if name in TOOLS:
-        return "tools"
     if (
         name.startswith("test_regress")
-        or name == "test_site_browser.py"
+        or name in (IMAGE_TESTS, "test_demo.py", *BESIDE_SPARK)
         or item.get_closest_marker("spark") is not None
     ):
         return "spark"
-    kind = "fleet" if item.get_closest_marker("e2e") is not None else "rest"
-    return f"{kind}-{2 if name >= SECOND_HALF[kind] else 1}"
+    return "fleet" if item.get_closest_marker("e2e") is not None else "rest"
 
 
 @pytest.hookimpl(wrapper=True)

@@ -58,10 +58,10 @@ def test_the_makefile_runs_every_shard_and_each_test_is_in_exactly_one(tmp_path:
     assert set(shards) == set(collected)
     sizes = Counter(shards.values())
     assert set(sizes) == set(SHARDS), sizes  # none empty, none outside `make test`'s list
-    # what `make test` relies on: one shard builds the images, two start a Spark session
-    assert {s for n, s in shards.items() if n.startswith("tests/test_images.py")} == {"tools"}
+    # what `make test` relies on: one shard builds the images and starts the Spark session
+    assert {s for n, s in shards.items() if n.startswith("tests/test_images.py")} == {"spark"}
     spark_users = {shard for shard, session_user, _ in rows if session_user == "1"}
-    assert spark_users == {"spark", "tools"}
+    assert spark_users == {"spark"}
 
 
 SUBJECT = """
