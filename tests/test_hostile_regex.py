@@ -503,3 +503,165 @@ def test_a_pattern_python_cannot_parse_is_measured_out_of_process_and_refused() 
     assert result["refused"] == list(UNPARSEABLE_BOMBS)
     assert result["peak"] < 100 * 1024  # KB: nothing was compiled in this process
     assert result["max_gap"] < 0.5
+
+
+# -- what patterns compile to together, and what the process keeps ---------------------------------
+
+# writes naming folders of components that each pass check_pattern (7,200 units, a tenth of the
+# bound is 10,000), loads each as a pull request's rules, drops it, and reports memory
+LOAD_CHILD = """
+import json, shutil, string, sys
+from pathlib import Path
+from bot.core.snapshot import DirSnapshot
+from bot.model.naming import bundled_folder, load_rules
+
+def kb(field):
+    return int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith(field + ":")))
+
+spec = json.loads(sys.argv[1])
+root = Path(sys.argv[2])
+names = [a + b for a in string.ascii_lowercase for b in string.ascii_lowercase]
+out = []
+for round_ in range(spec["rounds"]):
+    tree = root / f"r{round_}"
+    shutil.copytree(bundled_folder(), tree / "naming")
+    base = json.loads((tree / "naming/datasets/abfss/abfss.json").read_text())
+    used = names[: spec["components"]]
+    # a different program each round (the trailing literal): nothing is shared between rounds
+    pattern = "(?:(?:[a-z]{60}){60}){2}" + "z" * (round_ + 1)
+    doc = dict(base, id="wide", scheme="wide", datasourceHierarchy=used[:1], namingHierarchy=used[1:2])
+    doc["components"] = {n: {"description": "x", "pattern": pattern, "expect": "x"} for n in used}
+    half = len(used) // 2
+    doc["forms"] = [
+        {"label": f"f{i}", "namespace": "wide://" + "".join("{%s}" % n for n in used[:half]),
+         "name": "".join("{%s}" % n for n in used[half:])}
+        for i in range(spec["forms"])
+    ]
+    doc["examples"] = {"valid": [{"namespace": "wide://a", "name": "b"}] * 2,
+                       "invalid": [{"namespace": "x", "name": "y", "reason": "z"}]}
+    (tree / "naming/datasets/wide").mkdir()
+    (tree / "naming/datasets/wide/wide.json").write_text(json.dumps(doc))
+    rules = load_rules(DirSnapshot(tree, label="pr"), "naming")
+    rules_loaded, problems = list(rules.datasets), rules.problems
+    for form in (f for s in rules.datasets.values() for f in s.forms):
+        form.both_re, form.namespace_re, form.name_re  # what the checks compile
+    del rules
+    out.append({
+        "rss_kb": kb("VmRSS"),
+        "loaded": sorted(rules_loaded),
+        "problems": [[p.rule, p.path, p.pointer, p.message] for p in problems],
+    })
+print(json.dumps({"rounds": out, "peak_kb": kb("VmHWM")}))
+"""  # noqa: E501
+
+
+def child_result(program: str, *args: str) -> dict[str, Any]:
+    """The JSON last line of ``program`` run in a new interpreter: its memory is its own."""
+    done = subprocess.run(
+        [sys.executable, "-c", program, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def load_wide_rules(tmp_path: Path, components: int, forms: int, rounds: int) -> dict[str, Any]:
+    spec = {"components": components, "forms": forms, "rounds": rounds}
+    result = child_result(LOAD_CHILD, json.dumps(spec), str(tmp_path))
+    rss = [r["rss_kb"] // 1024 for r in result["rounds"]]
+    print(f"\npeak {result['peak_kb'] / 1024:.0f} MB, resident after each round {rss} MB")
+    return result
+
+
+def test_a_naming_file_of_many_components_is_refused_within_the_budget(tmp_path: Path) -> None:
+    """220 components, each within its own bound, two forms joining them all: a 20 KB file compiled
+    to 873 MB before the budget (a review's worker is about 100 MB); 89 MB now."""
+    result = load_wide_rules(tmp_path, components=220, forms=2, rounds=1)
+    [found] = result["rounds"]
+    assert "wide" not in found["loaded"] and "abfss" in found["loaded"]
+    [problem] = [p for p in found["problems"] if p[1] == "naming/datasets/wide/wide.json"]
+    assert problem[0] == "naming/unsafe-pattern" and problem[2].startswith("/components/")
+    assert "over 300,000 compiled units together" in problem[3]
+    assert result["peak_kb"] < 200 * 1024
+
+
+def test_a_form_joining_components_past_the_bound_is_refused_at_its_form(tmp_path: Path) -> None:
+    """30 components of 7,200 units fit the budget one by one; joined by one form they are 216,000,
+    over the 100,000 any one pattern may compile to."""
+    result = load_wide_rules(tmp_path, components=30, forms=1, rounds=1)
+    [found] = result["rounds"]
+    [problem] = [p for p in found["problems"] if p[1] == "naming/datasets/wide/wide.json"]
+    assert problem[0] == "naming/unsafe-pattern" and problem[2] == "/forms/0"
+    assert "30 components joined" in problem[3] and "over 100,000 units" in problem[3]
+    assert "wide" not in found["loaded"]
+
+
+def test_naming_rules_that_fit_are_compiled_and_not_kept_once_dropped(tmp_path: Path) -> None:
+    """Six pull requests' rules, each 7 components joined by one form (50,400 units, the form
+    counted three times: 201,600 with the bundled files' 45,000 fit the 300,000): all load, and what
+    they compiled goes with them (resident 81-85 MB from the second round on). regex's own cache
+    kept every program: 57, 82, 106, 130, 154, 178 MB."""
+    result = load_wide_rules(tmp_path, components=7, forms=1, rounds=6)
+    rounds = result["rounds"]
+    assert all("wide" in r["loaded"] for r in rounds)
+    assert all(not any(p[1].endswith("wide.json") for p in r["problems"]) for r in rounds)
+    # the allocator settles after the first two rounds
+    assert rounds[-1]["rss_kb"] - rounds[1]["rss_kb"] < 20 * 1024
+
+
+KEPT_CHILD = """
+import json, sys
+from bot.model.schemas import bounded_search
+
+def rss_kb():
+    return int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmRSS:")))
+
+before = rss_kb()
+# distinct schema patterns of 90,000 units, each under the 100,000 bound: searched once each
+found = [bounded_search(f"(?:(?:a{{60}}){{60}}){{25}}x{i}", "b") for i in range(20)]
+print(json.dumps({"found": found, "kept_kb": rss_kb() - before}))
+"""
+
+
+def test_schema_patterns_of_a_pull_request_are_not_kept_by_the_process() -> None:
+    """regex's cache kept the 20 programs, 288 MB, in a worker that lives for many reviews (now
+    about 2 MB)."""
+    result = child_result(KEPT_CHILD)
+    print(f"\nkept {result['kept_kb'] / 1024:.0f} MB")
+    assert result["found"] == [False] * 20
+    assert result["kept_kb"] < 40 * 1024
+
+
+CODEOWNERS_CHILD = """
+import json, random, string
+from bot.model import codeowners
+
+def rss_kb():
+    return int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmRSS:")))
+
+rng = random.Random(7)
+after = []
+for round_ in range(3):
+    # 100 lines of 4,000-character wildcard patterns (235 KB; GitHub loads up to 3 MB), new each round
+    lines = [
+        "/" + "/".join("*" + "".join(rng.choices(string.ascii_lowercase, k=5)) + "*" for _ in range(300))[:4000] + f" @o{i}"
+        for i in range(100)
+    ]
+    owners = codeowners.parse("\\n".join(lines))
+    owners.owners_of("a/b")  # every line's program compiled and run
+    del owners
+    after.append(rss_kb())
+print(json.dumps({"after": after}))
+"""  # noqa: E501
+
+
+def test_codeowners_programs_go_with_their_file() -> None:
+    """A module-wide cache of 4,096 compiled CODEOWNERS expressions kept each file's programs: about
+    33 MB more after every such file a pull request brought (100 MB for 300 lines)."""
+    after = child_result(CODEOWNERS_CHILD)["after"]
+    print(f"\nresident after each file {[kb // 1024 for kb in after]} MB")
+    assert after[-1] - after[0] < 10 * 1024

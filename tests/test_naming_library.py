@@ -375,3 +375,17 @@ def test_a_naming_folder_is_read_without_walking_its_siblings(tmp_path: Path) ->
         len(load_rules().datasets),
         len(load_rules().jobs),
     )
+
+
+def test_the_bundled_rules_take_a_small_part_of_the_compile_budget(rules: NamingRules) -> None:
+    """What every pattern of the bundled files compiles to (each form three times: namespace, name,
+    both), against ``MAX_TOTAL_UNITS``: room for a registry with five times as many sources."""
+    from bot.core.regex_size import units
+    from bot.model.naming.patterns import MAX_TOTAL_UNITS
+
+    sources = [*rules.datasets.values(), *rules.jobs.values()]
+    taken = sum(units(c.pattern) or 0 for s in sources for c in s.components.values())
+    taken += sum(3 * (units(f.both_source) or 0) for s in sources for f in s.forms)
+    print(f"\nbundled naming rules: {taken:,} of {MAX_TOTAL_UNITS:,} compiled units")
+    assert 0 < taken < MAX_TOTAL_UNITS / 5
+    assert not [p for p in rules.problems if p.rule == "naming/unsafe-pattern"]

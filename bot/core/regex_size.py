@@ -10,13 +10,20 @@ import importlib
 import re
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import regex
 
 MAX_UNITS = 100_000
 BYTES_PER_UNIT = 290  # measured: memory of one unrolled unit of a compiled ``regex`` program
 # the measuring child's address space (Python and ``regex``: ~18 MB)
 CHILD_MEMORY_BYTES = 256 * 1024 * 1024
 CHILD_SECONDS = 10.0
+# regex's own cache keeps 500 programs of any size for the life of the process (20 distinct patterns
+# of 90,000 units searched once each: 300 MB, kept): ``compile_unkept`` keeps only programs this
+# small
+KEPT_UNITS = 256
 _CHILD = """
 import resource, sys
 limit = int(sys.argv[1])
@@ -78,9 +85,9 @@ def _size(items: list[Any]) -> int:
     return total
 
 
-def check_size(pattern: str, limit: int = MAX_UNITS) -> None:
-    """Raise ``PatternTooLarge`` when compiling ``pattern`` would build a program over ``limit``
-    units."""
+def check_size(pattern: str, limit: int = MAX_UNITS) -> int:
+    """The estimated size of ``pattern``'s compiled program; ``PatternTooLarge`` when it is over
+    ``limit`` units."""
     size = units(pattern)
     if size is None:
         size = measured_units(pattern)
@@ -89,6 +96,7 @@ def check_size(pattern: str, limit: int = MAX_UNITS) -> None:
             f"the pattern's counted repetitions unroll to over {limit:,} units when "
             "compiled (nested counts such as (a{64}){64} multiply); not compiled"
         )
+    return size
 
 
 @functools.lru_cache(maxsize=256)
@@ -110,3 +118,26 @@ def measured_units(pattern: str) -> int:
     if done.returncode != 0 or not done.stdout.strip().isdigit():
         return over
     return int(done.stdout) // BYTES_PER_UNIT
+
+
+def compile_unkept(pattern: str, flags: int = 0) -> regex.Pattern[str]:
+    """``pattern`` compiled by ``regex`` (its size checked by the caller) outside regex's cache: a
+    program of at most ``KEPT_UNITS`` is kept for reuse (512 of them, at most about 38 MB), a larger
+    one is compiled at each use, so that a pull request's patterns never stay in a long-lived
+    worker."""
+    size = _kept_size(pattern)
+    if size is not None and size <= KEPT_UNITS:
+        return _kept(pattern, flags)
+    import regex
+
+    return regex.compile(pattern, flags, cache_pattern=False)
+
+
+_kept_size = functools.lru_cache(maxsize=1024)(units)
+
+
+@functools.lru_cache(maxsize=512)
+def _kept(pattern: str, flags: int) -> regex.Pattern[str]:
+    import regex
+
+    return regex.compile(pattern, flags, cache_pattern=False)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import regex
 
+from bot.core.regex_size import compile_unkept
 from bot.core.snapshot import Snapshot, SnapshotError
 
 ROOT_LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
@@ -52,12 +53,6 @@ class Problem:
     message: str
 
 
-@functools.lru_cache(maxsize=4096)
-def _regex(raw: str) -> regex.Pattern[str]:
-    """Compile once per distinct expression: most entry files repeat the same few patterns."""
-    return regex.compile(raw)
-
-
 @dataclass(frozen=True, eq=False)
 class Rule:
     """One valid line: its pattern and owners (empty: the matched files have no owner)."""
@@ -76,7 +71,13 @@ class Rule:
         """
         if not path.startswith(self.prefix):
             return False
-        return _regex(self.expression).search(path, timeout=MATCH_TIMEOUT_SECONDS) is not None
+        return self._compiled.search(path, timeout=MATCH_TIMEOUT_SECONDS) is not None
+
+    @functools.cached_property
+    def _compiled(self) -> regex.Pattern[str]:
+        """Held by the rule, so by its file's review only (a small program is also shared by the
+        files that repeat it: ``compile_unkept``)."""
+        return compile_unkept(self.expression)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import regex
 from bot.core import budget
 from bot.core.config import Config
 from bot.core.deferred_format_libraries import rfc3986
-from bot.core.regex_size import PatternTooLarge, check_size
+from bot.core.regex_size import PatternTooLarge, check_size, compile_unkept
 from bot.core.snapshot import Snapshot
 from bot.model.registry import Files
 
@@ -576,7 +576,7 @@ def bounded_search(pattern: str, subject: str) -> bool | None:
         PATTERN_TIMEOUT_SECONDS if remaining is None else min(PATTERN_TIMEOUT_SECONDS, remaining)
     )
     try:
-        return regex.search(pattern, subject, timeout=timeout) is not None
+        return compile_unkept(pattern).search(subject, timeout=timeout) is not None
     except TimeoutError:
         # what was left of the block's budget, not this pattern's own limit
         if timeout < PATTERN_TIMEOUT_SECONDS:
@@ -594,7 +594,7 @@ def bounded_runs(pattern: Any) -> bool:
     if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN_CHARS or _oversized(pattern):
         return False
     try:
-        regex.compile(pattern)
+        compile_unkept(pattern)
     except (regex.error, RecursionError, OverflowError, ValueError):
         return False
     return True

@@ -18,7 +18,7 @@ from jsonschema.protocols import Validator
 from referencing import Registry, Resource
 from referencing.exceptions import NoSuchResource
 
-from bot.core.regex_size import check_size
+from bot.core.regex_size import check_size, compile_unkept
 from bot.model.schemas import MAX_PATTERN_CHARS, _remaining, _unusable, bounded_search
 
 
@@ -200,7 +200,7 @@ def _checker() -> FormatChecker:
         if len(instance) > MAX_PATTERN_CHARS:
             raise ValueError(f"over the {MAX_PATTERN_CHARS}-character limit for patterns")
         check_size(instance)
-        regex.compile(instance)
+        compile_unkept(instance)
         return True
 
     checker.checks("regex", raises=(regex.error, ValueError, RecursionError, OverflowError))(

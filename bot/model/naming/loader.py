@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING, Any
 from bot import bundled
 from bot.core.config import NAMING_BASE_FILE
 from bot.core.jsondoc import JsonDoc, JsonProblem, pointer_from
+from bot.core.regex_size import MAX_UNITS, PatternTooLarge, check_size
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
 from bot.model.naming.patterns import (
+    BudgetSpent,
     PatternProblem,
+    UnitBudget,
     check_pattern,
     compile_ascii,
     compile_full,
@@ -196,6 +199,7 @@ def build_sources(
     sources: list[Source] = []
     decisions: list[SchemeDecision] = []
     problems: list[Problem] = []
+    budget = UnitBudget()
     for path, value in documents:
         kind = _kind_of(folder, path)
         is_decisions = PurePosixPath(path) == PurePosixPath(folder, DECISIONS_FILE)
@@ -208,9 +212,9 @@ def build_sources(
                 continue
         try:
             if is_decisions:
-                decisions.extend(_decisions(path, value, problems))
+                decisions.extend(_decisions(path, value, problems, budget))
             else:
-                source = _source(path, kind or "dataset", value, problems)
+                source = _source(path, kind or "dataset", value, problems, budget)
                 if source is not None:
                     sources.append(source)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -238,7 +242,9 @@ def _examples(items: Any, pointer: str) -> tuple[Example, ...]:
     return tuple(out)
 
 
-def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) -> Source | None:
+def _source(
+    path: str, kind: str, raw: dict[str, Any], problems: list[Problem], budget: UnitBudget
+) -> Source | None:
     sid = raw["id"]
     components: dict[str, Component] = {}
     broken = False
@@ -247,7 +253,7 @@ def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) 
     quoting: Quoting | None = None
     if quoting_raw:
         try:
-            check_pattern(quoting_raw["unquoted"])
+            check_pattern(quoting_raw["unquoted"], budget)
             quoting = Quoting(
                 quoting_raw.get("quote", '"'),
                 compile_hot(quoting_raw["unquoted"]),
@@ -259,17 +265,21 @@ def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) 
     for name, spec in raw.get("components", {}).items():
         pointer = f"/components/{name}/pattern"
         try:
-            check_pattern(spec["pattern"])
-        except PatternProblem as exc:
+            compiled = check_pattern(spec["pattern"], budget)
+            pattern = spec["pattern"]
+            if name in quoted_names and quoting is not None:
+                q = regex_escape(quoting.quote)
+                pattern = f"(?:{quoting_raw['unquoted']}|{q}(?:[^{q}]|{q}{q})+{q})"  # type: ignore[index]
+                budget.take(check_size(pattern), "the quoted form of this pattern")
+                compiled = compile_full(pattern)
+        except (PatternProblem, PatternTooLarge) as exc:
             problems.append(
                 Problem("naming/unsafe-pattern", path, pointer, f"component {name}: {exc}")
             )
+            if isinstance(exc, BudgetSpent):  # so would every pattern after it: said once
+                return None
             broken = True
             continue
-        pattern = spec["pattern"]
-        if name in quoted_names and quoting is not None:
-            q = regex_escape(quoting.quote)
-            pattern = f"(?:{quoting_raw['unquoted']}|{q}(?:[^{q}]|{q}{q})+{q})"  # type: ignore[index]
         components[name] = Component(
             name=name,
             pattern=pattern,
@@ -277,13 +287,13 @@ def _source(path: str, kind: str, raw: dict[str, Any], problems: list[Problem]) 
             expect=spec.get("expect", ""),
             case=spec.get("case", "preserve"),
             quoting=quoting if name in quoted_names else None,
-            compiled=compile_full(pattern),
+            compiled=compiled,
         )
     if broken:
         return None
     forms: list[Form] = []
     for i, form in enumerate(raw["forms"]):
-        made = _form(path, sid, i, form, components, problems)
+        made = _form(path, sid, i, form, components, problems, budget)
         if made is None:
             return None
         forms.append(made)
@@ -349,6 +359,7 @@ def _form(
     raw: dict[str, Any],
     components: dict[str, Component],
     problems: list[Problem],
+    budget: UnitBudget,
 ) -> Form | None:
     templates: dict[str, Template] = {}
     for part in ("namespace", "name"):
@@ -394,6 +405,20 @@ def _form(
         return components[name].pattern
 
     joined = ns.regex_source(pattern_of) + "\\x00" + nm.regex_source(pattern_of)
+    # its components are checked one by one; joined, any number of them is one program
+    try:
+        # namespace, name and both are compiled apart
+        budget.take(3 * check_size(joined, MAX_UNITS), f"form {index}")
+    except (PatternProblem, PatternTooLarge) as exc:
+        problems.append(
+            Problem(
+                "naming/unsafe-pattern",
+                path,
+                f"/forms/{index}",
+                f"form {index} ({len(names)} components joined): {exc}",
+            )
+        )
+        return None
     hot_re = compile_hot(joined)
     return Form(
         source=sid,
@@ -413,20 +438,21 @@ def _form(
     )
 
 
-def _decisions(path: str, raw: dict[str, Any], problems: list[Problem]) -> list[SchemeDecision]:
+def _decisions(
+    path: str, raw: dict[str, Any], problems: list[Problem], budget: UnitBudget
+) -> list[SchemeDecision]:
     out = []
     for i, item in enumerate(raw.get("namespaces", [])):
         pointer = f"/namespaces/{i}"
         pattern = None
         if "namespacePattern" in item:
             try:
-                check_pattern(item["namespacePattern"])
+                pattern = check_pattern(item["namespacePattern"], budget)
             except PatternProblem as exc:
                 problems.append(
                     Problem("naming/unsafe-pattern", path, pointer + "/namespacePattern", str(exc))
                 )
                 continue
-            pattern = compile_full(item["namespacePattern"])
         out.append(
             SchemeDecision(
                 pointer=pointer,

@@ -169,16 +169,16 @@ class Form:
 
     @functools.cached_property
     def namespace_re(self) -> regex.Pattern[str]:
-        return regex.compile(self.namespace_source, regex.V0)
+        return regex.compile(self.namespace_source, regex.V0, cache_pattern=False)
 
     @functools.cached_property
     def name_re(self) -> regex.Pattern[str]:
-        return regex.compile(self.name_source, regex.V0)
+        return regex.compile(self.name_source, regex.V0, cache_pattern=False)
 
     @functools.cached_property
     def both_re(self) -> regex.Pattern[str]:
         """namespace, NUL, name: matched with a timeout by the checks."""
-        return regex.compile(self.both_source, regex.V0)
+        return regex.compile(self.both_source, regex.V0, cache_pattern=False)
 
 
 @dataclass(frozen=True)

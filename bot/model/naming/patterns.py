@@ -4,7 +4,10 @@ Patterns come from pull requests, so they are hostile until proven otherwise. ``
 rejects what can make a backtracking engine run for ages (nested unbounded quantifiers,
 backreferences, named groups that would clash with the template's own groups, huge patterns);
 ``MATCH_TIMEOUT`` bounds every match made while reviewing a change, so a pattern that slips
-through still cannot hang the bot.
+through still cannot hang the bot. ``UnitBudget`` bounds what one set of naming files compiles
+together (a form joins any number of components; a file declares any number of forms), and nothing
+is kept in ``regex``'s own cache, which would hold a pull request's programs for the life of the
+process.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ import regex
 from bot.core.regex_size import MAX_UNITS, PatternTooLarge, check_size
 
 MAX_PATTERN_CHARS = 512
+# the compiled size of all patterns of one set of naming files together (each form counted three
+# times: namespace, name and both are compiled apart): about 87 MB at ``BYTES_PER_UNIT``; the
+# bundled files take about 45,000
+MAX_TOTAL_UNITS = 3 * MAX_UNITS
 MATCH_TIMEOUT = 0.25  # seconds, per match, when checking files from a pull request
 
 # The stdlib parser gives a syntax tree to inspect; the pattern itself runs on ``regex``.
@@ -31,8 +38,32 @@ class PatternProblem(ValueError):
     """A pattern the bot refuses to run."""
 
 
-def check_pattern(pattern: str) -> None:
-    """Raise ``PatternProblem`` when ``pattern`` is unusable or can backtrack catastrophically."""
+class BudgetSpent(PatternProblem):
+    """A pattern that does not fit what is left of a ``UnitBudget``."""
+
+
+class UnitBudget:
+    """What the patterns of one set of naming files may compile to together, in units of
+    ``bot.core.regex_size``; taken before anything is compiled."""
+
+    def __init__(self, total: int = MAX_TOTAL_UNITS) -> None:
+        self.total = total
+        self.left = total
+
+    def take(self, units: int, what: str) -> None:
+        """Count ``units`` against the budget; ``BudgetSpent`` (nothing taken) when they do not
+        fit."""
+        if units > self.left:
+            raise BudgetSpent(
+                f"{what} would take the naming files' patterns over {self.total:,} compiled units "
+                f"together ({units:,} more with {self.total - self.left:,} taken); not compiled"
+            )
+        self.left -= units
+
+
+def check_pattern(pattern: str, budget: UnitBudget | None = None) -> regex.Pattern[str]:
+    """The compiled ``pattern``; ``PatternProblem`` when it is unusable, can backtrack
+    catastrophically or does not fit ``budget``."""
     if not isinstance(pattern, str) or not pattern:
         raise PatternProblem("a pattern must be a non-empty string")
     if len(pattern) > MAX_PATTERN_CHARS:
@@ -52,12 +83,13 @@ def check_pattern(pattern: str) -> None:
     _walk(list(tree), inside_repeat=False)
     # a form joins its components: each gets a tenth of the compiled size any one pattern may have
     try:
-        check_size(pattern, MAX_UNITS // 10)
+        size = check_size(pattern, MAX_UNITS // 10)
     except PatternTooLarge as exc:
         raise PatternProblem(str(exc)) from None
-    # with the flags compile_full uses: the component's own compile is then a hit in regex's cache
+    if budget is not None:
+        budget.take(size, "this pattern")
     try:
-        regex.compile(pattern, regex.V0)
+        return compile_full(pattern)
     except (regex.error, RecursionError, OverflowError) as exc:
         raise PatternProblem(f"not a valid regular expression: {exc}") from None
 
@@ -88,8 +120,9 @@ def _walk(items: list[Any], inside_repeat: bool) -> None:
 
 
 def compile_full(pattern: str) -> regex.Pattern[str]:
-    """Compile an already checked pattern built by the bot (templates joined from checked parts)."""
-    return regex.compile(pattern, regex.V0)
+    """Compile an already checked pattern built by the bot (templates joined from checked parts),
+    outside ``regex``'s process-wide cache."""
+    return regex.compile(pattern, regex.V0, cache_pattern=False)
 
 
 def compile_hot(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:
@@ -103,11 +136,11 @@ def compile_hot(pattern: str) -> re.Pattern[str] | regex.Pattern[str]:
     characters in ``re``).
     """
     if "[[" in pattern or "[:" in pattern:
-        return regex.compile(pattern, regex.V0)
+        return compile_full(pattern)
     try:
         return re.compile(pattern)
     except re.error:
-        return regex.compile(pattern, regex.V0)
+        return compile_full(pattern)
 
 
 # any (?...) but named and non-capturing groups: flags, lookarounds

@@ -401,7 +401,9 @@ class NamingRules:
                 stop = around.get(n, "")
                 return f"[^{regex.escape(stop)}]+?" if stop else ".+?"
 
-            compiled = regex.compile(template.regex_source(pattern_of), regex.V0)
+            compiled = regex.compile(
+                template.regex_source(pattern_of), regex.V0, cache_pattern=False
+            )
             self._relaxed[key] = compiled
         return compiled
 
