@@ -11,6 +11,8 @@ import pytest
 from bot.core.snapshot import DirSnapshot, MemorySnapshot
 from bot.model.codeowners import (
     MAX_BYTES,
+    MAX_COMPILED_CHARS,
+    TIMED_OUT,
     RootOwners,
     load,
     owner_key,
@@ -154,7 +156,25 @@ def test_a_hostile_pattern_is_bounded_in_time_and_remembered() -> None:
     started = time.monotonic()
     assert owners.owners_of("a" * 3000) is None
     assert time.monotonic() - started < 2
-    assert owners.failed_lines == {1}
+    assert owners.failed_lines == {1: TIMED_OUT}
+
+
+def test_lines_past_the_compile_budget_are_refused_and_named() -> None:
+    """Patterns that may match anywhere are compiled for every path: past ``MAX_COMPILED_CHARS`` of
+    them the rest are refused (an error finding). The last lines are tried first, as GitHub reads
+    the file, so the refused are the first."""
+    wide = "*" + "/*".join("d" * 8 for _ in range(400))  # 3,999 characters
+    count = MAX_COMPILED_CHARS // 4_000 + 10
+    owners = parse("".join(f"{wide}{i} @o{i}\n" for i in range(count)))
+    assert owners.owners_of("spec/x.json") is None
+    refused = sorted(owners.failed_lines)
+    assert refused == list(range(1, len(refused) + 1)) and len(refused) >= 10
+    assert all(
+        "over the bot's limit of 300,000 characters" in owners.failed_lines[n] for n in refused
+    )
+    widest = max(len(r.expression) for r in owners.rules)
+    assert MAX_COMPILED_CHARS - widest < owners.compiled_chars <= MAX_COMPILED_CHARS
+    assert owners.owners_of("a/b") is None and sorted(owners.failed_lines) == refused
 
 
 def test_root_lookup_order_is_github_then_root_then_docs() -> None:

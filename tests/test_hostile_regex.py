@@ -644,24 +644,32 @@ def rss_kb():
     return int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmRSS:")))
 
 rng = random.Random(7)
-after = []
+start, alive, after = rss_kb(), [], []
 for round_ in range(3):
-    # 100 lines of 4,000-character wildcard patterns (235 KB; GitHub loads up to 3 MB), new each round
+    # 300 lines of 4,000-character wildcard patterns (700 KB; GitHub loads up to 3 MB), new each round
     lines = [
         "/" + "/".join("*" + "".join(rng.choices(string.ascii_lowercase, k=5)) + "*" for _ in range(300))[:4000] + f" @o{i}"
-        for i in range(100)
+        for i in range(300)
     ]
     owners = codeowners.parse("\\n".join(lines))
-    owners.owners_of("a/b")  # every line's program compiled and run
+    owners.owners_of("a/b")  # every line that may match anywhere is compiled and run
+    alive.append(rss_kb() - start)
     del owners
     after.append(rss_kb())
-print(json.dumps({"after": after}))
+print(json.dumps({"alive": alive, "after": after}))
 """  # noqa: E501
 
 
-def test_codeowners_programs_go_with_their_file() -> None:
-    """A module-wide cache of 4,096 compiled CODEOWNERS expressions kept each file's programs: about
-    33 MB more after every such file a pull request brought (100 MB for 300 lines)."""
-    after = child_result(CODEOWNERS_CHILD)["after"]
-    print(f"\nresident after each file {[kb // 1024 for kb in after]} MB")
+def test_codeowners_programs_are_bounded_and_go_with_their_file() -> None:
+    """Each line of a CODEOWNERS file that may match anywhere is compiled for every path: 300 lines
+    of 4,000 characters held 100 MB while their file was read, and a module-wide cache of 4,096
+    programs kept them after, 100 MB more for every such file. Now one file compiles at most
+    ``MAX_COMPILED_CHARS`` (the rest of its lines are errors) and its programs go with it."""
+    result = child_result(CODEOWNERS_CHILD)
+    alive, after = result["alive"], result["after"]
+    print(
+        f"\nwhile read {[kb // 1024 for kb in alive]} MB more, resident after each file "
+        f"{[kb // 1024 for kb in after]} MB"
+    )
+    assert max(alive) < 50 * 1024
     assert after[-1] - after[0] < 10 * 1024

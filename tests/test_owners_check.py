@@ -373,6 +373,28 @@ def test_a_hostile_root_pattern_is_reported_not_hung() -> None:
     assert (finding.path, finding.line) == ("CODEOWNERS", 1) and "time limit" in finding.message
 
 
+def test_root_lines_past_the_compile_budget_are_errors_on_their_lines() -> None:
+    """A root CODEOWNERS of long patterns that may match anywhere: the lines the bot would not
+    compile are errors on their lines, so the review fails rather than judging ownership without
+    them."""
+    wide = "*" + "/*".join("d" * 8 for _ in range(400))
+    lines = "".join(f"{wide}{i} @o{i}\n" for i in range(100))
+    entry = "spec/registry/acme"
+    snapshot = MemorySnapshot(
+        {
+            "CODEOWNERS": lines.encode(),
+            f"{entry}/registry.json": b"{}",
+            f"{entry}/CODEOWNERS": b"* @x\n",
+        }
+    )
+    report = review(head=snapshot, checks=[owners.check])
+    found = rule(report, "owners/invalid-pattern")
+    assert found and {f.path for f in found} == {"CODEOWNERS"}
+    assert [f.line for f in found] == list(range(1, len(found) + 1))
+    assert all("over the bot's limit of 300,000 characters" in f.message for f in found)
+    assert report.verdict.value == "failure"
+
+
 # --- the whole real registry ----------------------------------------------------------------------
 
 

@@ -18,6 +18,12 @@ from bot.core.snapshot import Snapshot, SnapshotError
 ROOT_LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 MAX_BYTES = 3 * 1024 * 1024  # GitHub does not load a larger CODEOWNERS file
 MAX_PATTERN_CHARS = 4096
+# what one file's compiled expressions may take together, counted in characters of pathspec's
+# translations (it escapes every brace, so a program grows with its expression, never by a count;
+# about 83 bytes a character): a root CODEOWNERS with a line per entry of a 1,000-entry registry
+# compiles about 30,000 when every line is tried
+MAX_COMPILED_CHARS = 300_000
+TIMED_OUT = "could not be matched within the bot's time limit"
 MATCH_TIMEOUT_SECONDS = 0.05
 
 _USER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
@@ -73,6 +79,11 @@ class Rule:
             return False
         return self._compiled.search(path, timeout=MATCH_TIMEOUT_SECONDS) is not None
 
+    @property
+    def compiled(self) -> bool:
+        """Whether ``matches`` compiled the expression already."""
+        return "_compiled" in self.__dict__  # where functools.cached_property keeps it
+
     @functools.cached_property
     def _compiled(self) -> regex.Pattern[str]:
         """Held by the rule, so by its file's review only (a small program is also shared by the
@@ -87,8 +98,10 @@ class CodeOwners:
     path: str
     rules: tuple[Rule, ...] = ()
     problems: tuple[Problem, ...] = ()
-    # rules that hit the time limit (or did not compile)
-    failed_lines: set[int] = field(default_factory=set)
+    # line -> why its rule was not used: it hit the time limit, did not compile, or did not fit
+    # ``MAX_COMPILED_CHARS``
+    failed_lines: dict[int, str] = field(default_factory=dict)
+    compiled_chars: int = 0
 
     @functools.cached_property
     def _by_prefix(self) -> tuple[dict[str, list[Rule]], list[Rule]]:
@@ -119,11 +132,20 @@ class CodeOwners:
         """The last rule matching ``path`` (relative to the folder the file governs), or
         ``None``."""
         for rule in self._candidates(path):
+            # (a rule past the budget stays uncompiled, so it is refused again on every path)
+            if not rule.compiled:
+                if self.compiled_chars + len(rule.expression) > MAX_COMPILED_CHARS:
+                    self.failed_lines[rule.line] = (
+                        f"would take this file's compiled patterns over the bot's limit of "
+                        f"{MAX_COMPILED_CHARS:,} characters"
+                    )
+                    continue
+                self.compiled_chars += len(rule.expression)
             try:
                 if rule.matches(path):
                     return rule
             except (TimeoutError, regex.error):
-                self.failed_lines.add(rule.line)
+                self.failed_lines[rule.line] = TIMED_OUT
         return None
 
     def owners_of(self, path: str) -> tuple[str, ...] | None:

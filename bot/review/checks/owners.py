@@ -113,7 +113,7 @@ def syntax_findings(file: CodeOwners, entry: str | None) -> Iterator[Finding]:
 def failed_pattern_findings(sides: Iterable[Side]) -> Iterator[Finding]:
     for side in sides:
         for file in side.parsed():
-            for line in sorted(file.failed_lines):
+            for line, why in sorted(file.failed_lines.items()):
                 rule = next(r for r in file.rules if r.line == line)
                 yield Finding(
                     rule="owners/invalid-pattern",
@@ -121,8 +121,8 @@ def failed_pattern_findings(sides: Iterable[Side]) -> Iterator[Finding]:
                     path=file.path,
                     line=line,
                     column=1,
-                    message=f"pattern `{rule.pattern}` could not be matched within the bot's time "
-                    "limit; the bot ignored this line (GitHub may not)",
+                    message=f"pattern `{rule.pattern}` {why}; the bot ignored this line (GitHub "
+                    "may not)",
                     hint=_HINTS["pattern"],
                 )
 
