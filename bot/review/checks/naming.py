@@ -29,7 +29,8 @@ RULES: dict[str, str] = {
     "not declare.",
     "naming/unused-component": "A component is declared but no template uses it (a warning).",
     "naming/unsafe-pattern": "A component pattern is invalid or can backtrack catastrophically "
-    "(nested unbounded quantifiers, backreferences, named groups, over 512 characters).",
+    "(nested unbounded quantifiers, backreferences, named groups, over 512 characters), or the "
+    "patterns compile too large (a form's joined components, or all naming files together).",
     "naming/slow-pattern": "Matching a form's pattern against a long probe string exceeded the "
     "time bound.",
     "naming/round-trip": "A valid example is rejected, parsed as another source, parsed into other "
