@@ -21,6 +21,7 @@ from bot.core import budget
 from bot.core.config import Config
 from bot.core.deferred_format_libraries import rfc3986
 from bot.core.regex_size import PatternTooLarge, check_size, compile_unkept
+from bot.core.small_cache import small_cache
 from bot.core.snapshot import Snapshot
 from bot.model.registry import Files
 
@@ -587,7 +588,7 @@ def bounded_search(pattern: str, subject: str) -> bool | None:
         return None
 
 
-@functools.lru_cache(maxsize=1024)
+@small_cache(maxsize=1024, largest=MAX_PATTERN_CHARS)
 def bounded_runs(pattern: Any) -> bool:
     """Whether ``bounded_search`` runs ``pattern`` at all (within the size limits, and a regular
     expression of the ``regex`` module) rather than answering None."""
@@ -600,7 +601,7 @@ def bounded_runs(pattern: Any) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=1024)
+@small_cache(maxsize=1024, largest=MAX_PATTERN_CHARS)
 def _oversized(pattern: str) -> str | None:
     """Why compiling ``pattern`` would build an oversized program (``bot.core.regex_size``), else
     None."""

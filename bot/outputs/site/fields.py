@@ -11,13 +11,13 @@ inside itself is one row saying so, never expanded twice. Enums, ``const``, form
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib import parse
 
+from bot.core.small_cache import small_cache
 from bot.model.registry import BASE_REF
 
 Lookup = Callable[[str], Any]  # absolute URL without fragment -> schema document or None
@@ -67,7 +67,7 @@ class Field:
 
 
 # every facet page joins the same few $refs (the base facets') again
-@functools.lru_cache(maxsize=4096)
+@small_cache(maxsize=4096)
 def urljoin(base: str, ref: str) -> str:
     return parse.urljoin(base, ref)
 

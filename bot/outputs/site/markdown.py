@@ -10,12 +10,12 @@ the page another way. ``tests/test_site_mdx.py`` compiles random descriptions th
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from importlib import resources
 
 from bot.core.quoting import code, escape
+from bot.core.small_cache import small_cache
 from bot.outputs.site.fields import Field
 from bot.outputs.site.model import EntryCard, FacetPage, Site, slug
 from bot.outputs.site.pages import Shard, in_shard, naming_rows, safe_url, short, use_case_pages
@@ -30,7 +30,7 @@ ECOSYSTEM = "/docs/registry/"  # registry/index.md in the website's docs/
 STYLESHEET, STYLESHEET_SOURCE = "registry.css", "docusaurus.css"
 
 
-@functools.lru_cache(maxsize=8192)  # the base facets' fields repeat on every facet page
+@small_cache(maxsize=8192)  # the base facets' fields repeat on every facet page
 def text(value: str) -> str:
     """Untrusted text as inert MDX prose or table cell: Markdown escapes, then ``{``/``}`` and ESM,
     line by line; its line breaks become ``<br/>`` (a paragraph break two), which a table cell can
@@ -46,7 +46,7 @@ def _line(value: str) -> str:
     return _ESM.sub(lambda m: f"{m[1]}&#{ord(m[2])};", escaped)
 
 
-@functools.lru_cache(maxsize=8192)
+@small_cache(maxsize=8192)
 def literal(value: str, table: bool = True) -> str:
     """Untrusted text as a code span (MDX keeps code literal); ``|`` escaped inside a table. A
     backslash before a ``|`` cannot be in a table's code span: the table reads the backslash and the

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import jinja2
 from markupsafe import Markup, escape
 
+from bot.core.small_cache import small_cache
 from bot.outputs.render.dashboard import fix_command
 from bot.outputs.site.fields import Field
 from bot.outputs.site.model import FacetPage, Site, slug
@@ -52,7 +53,7 @@ def owner_of(uri: str) -> str:
     return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
 
 
-@functools.lru_cache(maxsize=16384)  # the base facets' rows repeat on every facet page
+@small_cache(maxsize=16384)  # the base facets' rows repeat on every facet page
 def field_row(x: Field) -> Markup:
     """One row of a facet page's field table, escaped as the templates escape (rendered here: a
     facet page is mostly these rows, and Jinja's per-expression overhead was most of the site's
