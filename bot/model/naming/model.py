@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 import regex
 
+from bot.model.naming.patterns import compile_full
 from bot.model.naming.template import Template
 
 
@@ -169,16 +170,16 @@ class Form:
 
     @functools.cached_property
     def namespace_re(self) -> regex.Pattern[str]:
-        return regex.compile(self.namespace_source, regex.V0, cache_pattern=False)
+        return compile_full(self.namespace_source)
 
     @functools.cached_property
     def name_re(self) -> regex.Pattern[str]:
-        return regex.compile(self.name_source, regex.V0, cache_pattern=False)
+        return compile_full(self.name_source)
 
     @functools.cached_property
     def both_re(self) -> regex.Pattern[str]:
         """namespace, NUL, name: matched with a timeout by the checks."""
-        return regex.compile(self.both_source, regex.V0, cache_pattern=False)
+        return compile_full(self.both_source)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from bot.model.naming.model import (
     SchemeDecision,
     Source,
 )
-from bot.model.naming.patterns import MATCH_TIMEOUT
+from bot.model.naming.patterns import MATCH_TIMEOUT, compile_full
 from bot.model.naming.template import Template
 
 MAX_IDENTIFIER_CHARS = 8192
@@ -401,9 +401,7 @@ class NamingRules:
                 stop = around.get(n, "")
                 return f"[^{regex.escape(stop)}]+?" if stop else ".+?"
 
-            compiled = regex.compile(
-                template.regex_source(pattern_of), regex.V0, cache_pattern=False
-            )
+            compiled = compile_full(template.regex_source(pattern_of))
             self._relaxed[key] = compiled
         return compiled
 

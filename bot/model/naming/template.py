@@ -103,9 +103,6 @@ class Template:
         """The regular expression matching this template, one named group per component."""
         return _regex(self.parts, pattern_of)
 
-    def compile(self, pattern_of: Callable[[str], str]) -> regex.Pattern[str]:
-        return regex.compile(self.regex_source(pattern_of), regex.V0, cache_pattern=False)
-
     def render(self, values: Mapping[str, str | None]) -> str:
         """Fill the template; an optional part appears when all its own components have values."""
         missing = [n for n in self.required() if not values.get(n)]
