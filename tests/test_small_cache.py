@@ -92,3 +92,43 @@ def test_a_pull_requests_long_texts_are_not_kept_by_the_renderer() -> None:
     kept = json.loads(done.stdout.splitlines()[-1])["kept_kb"]
     print(f"\nkept {kept / 1024:.0f} MB")
     assert kept < 20 * 1024
+
+
+BASE_SCHEMAS_CHILD = """
+import copy, gc, json
+from bot.model.naming import loader
+
+def rss_kb():
+    return int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmRSS:")))
+
+shipped = loader._shipped_base()
+assert loader.schema_problems(shipped, "datasets/a.json", {"kind": "dataset"})
+assert len(loader._validator.memo) == 1  # the shipped base schema's explaining validator is kept
+gc.collect()
+before = rss_kb()
+for i in range(8):  # eight pull requests' base schemas of 4 MB (a description as long as allowed)
+    schema = copy.deepcopy(shipped)
+    schema["description"] = f"base schema {i} " + "x" * 4_000_000
+    problems = loader.schema_problems(schema, "datasets/a.json", {"kind": "dataset"})
+    assert problems, "an entry without its fields fails the base schema"
+    del schema, problems
+gc.collect()
+assert len(loader._validator.memo) == 1
+print(json.dumps({"kept_kb": rss_kb() - before}))
+"""
+
+
+def test_a_pull_requests_naming_base_schemas_are_not_kept() -> None:
+    """The naming loader's validators of a pull request's base schema were memoised by its text,
+    eight of any size: 4 MB ones stayed in the worker after their reviews."""
+    done = subprocess.run(
+        [sys.executable, "-c", BASE_SCHEMAS_CHILD],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    kept = json.loads(done.stdout.splitlines()[-1])["kept_kb"]
+    print(f"\nkept {kept / 1024:.0f} MB")
+    assert kept < 10 * 1024

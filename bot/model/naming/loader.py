@@ -17,6 +17,7 @@ from bot import bundled
 from bot.core.config import NAMING_BASE_FILE
 from bot.core.jsondoc import JsonDoc, JsonProblem, pointer_from
 from bot.core.regex_size import MAX_UNITS, PatternTooLarge, check_size
+from bot.core.small_cache import small_cache
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
 from bot.model.naming.patterns import (
@@ -104,7 +105,8 @@ def _located(exc: JsonProblem) -> str:
     return exc.message + where
 
 
-@functools.lru_cache(maxsize=8)
+# a pull request's base schema is kept only when about the size of the shipped one (11 KB)
+@small_cache(maxsize=8, largest=64_000)
 def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     import json
 
