@@ -81,17 +81,7 @@ print(json.dumps({"kept_kb": rss_kb() - before}))
 def test_a_pull_requests_long_texts_are_not_kept_by_the_renderer() -> None:
     """The renderer's caches hold 8,192 entries each: of any size, they kept 445 MB after 2,000
     descriptions of 100 KB."""
-    done = subprocess.run(
-        [sys.executable, "-c", KEPT_CHILD],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    kept = json.loads(done.stdout.splitlines()[-1])["kept_kb"]
-    print(f"\nkept {kept / 1024:.0f} MB")
-    assert kept < 20 * 1024
+    assert kept_kb(KEPT_CHILD) < 20 * 1024
 
 
 BASE_SCHEMAS_CHILD = """
@@ -121,14 +111,19 @@ print(json.dumps({"kept_kb": rss_kb() - before}))
 def test_a_pull_requests_naming_base_schemas_are_not_kept() -> None:
     """The naming loader's validators of a pull request's base schema were memoised by its text,
     eight of any size: 4 MB ones stayed in the worker after their reviews."""
+    assert kept_kb(BASE_SCHEMAS_CHILD) < 10 * 1024
+
+
+def kept_kb(child: str) -> int:
+    """The resident memory the child script says it kept, in KB (printed too)."""
     done = subprocess.run(
-        [sys.executable, "-c", BASE_SCHEMAS_CHILD],
+        [sys.executable, "-c", child],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     )
-    kept = json.loads(done.stdout.splitlines()[-1])["kept_kb"]
+    kept: int = json.loads(done.stdout.splitlines()[-1])["kept_kb"]
     print(f"\nkept {kept / 1024:.0f} MB")
-    assert kept < 10 * 1024
+    return kept
