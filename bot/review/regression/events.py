@@ -158,9 +158,20 @@ def _lines(file: str, chunks: Iterable[bytes], entry: str | None = None) -> Iter
     """Numbered non-blank lines, split at ``\\n``, ``\\r\\n`` or ``\\r`` as Hadoop's line reader
     does."""
     index = 0
-    # without "\r", splitting at "\n" is the same (and faster: it searches, not scans)
     for chunk in chunks:
-        for line in chunk.splitlines() if b"\r" in chunk else chunk.split(b"\n"):
+        if b"\r" in chunk:
+            lines: Iterable[bytes] = chunk.splitlines()
+        else:
+            # without "\r", splitting at "\n" is the same; a file's lines end at their only one
+            # (found by memchr: bytes.split scans byte by byte, 4% of a regression's instructions)
+            end = chunk.find(b"\n")
+            if end == -1:
+                lines = (chunk,)
+            elif end == len(chunk) - 1:
+                lines = (chunk[:end],)
+            else:
+                lines = chunk.split(b"\n")
+        for line in lines:
             if line.strip():
                 yield line_record(file, index, line, entry)
                 index += 1
