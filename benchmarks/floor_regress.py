@@ -5,6 +5,7 @@ pairs.
     python benchmarks/floor_regress.py --spark --pairs 3  # local[2] Spark too
     python benchmarks/floor_regress.py --baseline /work/wt/main  # beside another checkout
     python benchmarks/floor_regress.py --spark --events 200000 --pairs 1 --no-warmup  # Spark, warm
+    python benchmarks/floor_regress.py --instructions --baseline /work/wt/main  # callgrind counts
 
 The *floor* is one Python process that reads the same files and does the least a regression can do:
 each event parsed with orjson, the event and every facet validated against its ``schemaURL`` /
@@ -15,6 +16,11 @@ skipping validation). ``registry-bot regress`` does that and more (naming, keys,
 the report). Every figure is events divided by the user + system CPU of the command and all its
 descendants (``TreeCpu``), start-up included; runs alternate so load drifts hit each alike. Events
 and trees come from ``bench_regress``.
+
+CPU time on a shared machine varies by more than the effects measured (the same run 1.6x apart
+within minutes), so ``--instructions`` also counts each command's instructions once under
+``valgrind --tool=callgrind`` (the command and every descendant: git, Spark's JVM): the same count
+whatever else the machine does, a proxy for CPU that ignores cache misses and branch mispredictions.
 """
 
 from __future__ import annotations
@@ -200,6 +206,59 @@ def cpu_of(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, f
     return max(reaped, tree.total), wall, stdout
 
 
+def instructions_of(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """(instructions executed by the command and all its descendants under callgrind, stdout)."""
+    with tempfile.TemporaryDirectory(prefix="callgrind-") as out:
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--trace-children=yes",
+                f"--callgrind-out-file={out}/%p.out",
+                *command,
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+            cwd=cwd,
+            check=False,
+        )
+        if done.returncode not in (0, 1) or not done.stdout.strip():
+            raise RuntimeError(f"{command[:4]} failed ({done.returncode}): {done.stderr[-3000:]}")
+        total = 0
+        for profile in Path(out).glob("*.out"):
+            found = re.search(r"^(?:summary|totals): (\d+)", profile.read_text(), re.MULTILINE)
+            total += int(found.group(1)) if found else 0
+    return total, done.stdout
+
+
+def count_instructions(
+    runs: dict[str, tuple[list[str], Path]], events: int, env: dict[str, str]
+) -> None:
+    """Each run once under callgrind: instructions per event beside the floor's and the
+    baseline's."""
+    counts: dict[str, int] = {}
+    for label, (command, cwd) in runs.items():
+        counts[label], out = instructions_of(command, cwd, env)
+        count = json.loads(out)["events"]
+        if count != events:
+            raise RuntimeError(f"{label} read {count} events, not {events}")
+        print(
+            f"  {label}: {counts[label] / 1e9:.2f} G instructions, "
+            f"{counts[label] / events / 1e3:,.0f} k per event",
+            flush=True,
+        )
+    floor_count = counts["floor (orjson + jsonschema-rs)"]
+    for label, value in counts.items():
+        print(f"{label}: {value / floor_count:.2f}x the floor's instructions")
+    if "baseline --engine python" in counts:
+        ratio = counts["baseline --engine python"] / counts["regress --engine python"]
+        print(f"--engine python: baseline / this {ratio:.3f}x in instructions")
+        # the most any engine validating what the regression validates could gain
+        ceiling = counts["baseline --engine python"] / counts["floor, unchanged schemas once"]
+        print(f"baseline / floor, unchanged schemas once: {ceiling:.3f}x in instructions")
+
+
 def regress_command(
     checkout: Path, repo: Path, events: Path, engine: list[str]
 ) -> tuple[list[str], Path]:
@@ -231,6 +290,11 @@ def main() -> None:
         "--baseline", type=Path, help="another checkout of the project, run in pairs with this one"
     )
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count each run's instructions once (valgrind's callgrind) instead of timing pairs",
+    )
     parser.add_argument(
         "--no-warmup", action="store_true", help="no uncounted first round (large counts)"
     )
@@ -276,6 +340,9 @@ def main() -> None:
                 runs["baseline --master local[2]"] = regress_command(
                     args.baseline, repo, events, ["--master", "local[2]"]
                 )
+        if args.instructions:
+            count_instructions(runs, args.events, env)
+            return
         rates: dict[str, list[float]] = {label: [] for label in runs}
         loads: list[float] = []
         # not counted: bytecode written, files cached
