@@ -343,26 +343,37 @@ def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:
     return Config(), []
 
 
-def known_rules_only(config: Config, known: Collection[str]) -> tuple[Config, list[Finding]]:
+def known_rules_only(
+    config: Config, known: Collection[str], fixed: Collection[str] = ()
+) -> tuple[Config, list[Finding]]:
     """``config`` without the rule ids no running check reports (``severity``,
-    ``verdict.adoption_gaps``), and a finding for each: an unknown id is ignored, the rest of the
-    configuration stays in force."""
+    ``verdict.adoption_gaps``), nor the ``fixed`` ones (rules saying the review could not finish,
+    whose severity no configuration changes), and a finding for each: the id is ignored, the rest
+    of the configuration stays in force."""
     # the built-in list names built-in rules: kept, never reported
     defaults = VerdictPolicy().adoption_gaps
-    severity = tuple((rule, level) for rule, level in config.severity if rule in known)
-    future = tuple((rule, day) for rule, day in config.becomes_error if rule in known)
-    gaps = tuple(rule for rule in config.verdict.adoption_gaps if rule in known or rule in defaults)
-    unknown = [
+
+    def usable(rule: str) -> bool:
+        return rule in known and rule not in fixed
+
+    severity = tuple((rule, level) for rule, level in config.severity if usable(rule))
+    future = tuple((rule, day) for rule, day in config.becomes_error if usable(rule))
+    gaps = tuple(
+        rule
+        for rule in config.verdict.adoption_gaps
+        if usable(rule) or (rule in defaults and rule not in fixed)
+    )
+    refused = [
         ("severity", rule)
         for rule, _ in (*config.severity, *config.becomes_error)
-        if rule not in known
+        if not usable(rule)
     ]
-    unknown += [
+    refused += [
         ("verdict.adoption_gaps", rule)
         for rule in config.verdict.adoption_gaps
-        if rule not in known and rule not in defaults
+        if not usable(rule) and (rule not in defaults or rule in fixed)
     ]
-    if not unknown:
+    if not refused:
         return config, []
     path = config.source or CONFIG_PATHS[0]
     findings = [
@@ -372,12 +383,17 @@ def known_rules_only(config: Config, known: Collection[str]) -> tuple[Config, li
             path=path,
             line=1,
             column=1,
-            message=f"unknown rule id in '{key}': {rule}; it is ignored, the rest of the "
-            "configuration applies",
+            message=(
+                f"'{key}' cannot change {rule}: a review that could not finish never passes; "
+                "it is ignored, the rest of the configuration applies"
+                if rule in fixed
+                else f"unknown rule id in '{key}': {rule}; it is ignored, the rest of the "
+                "configuration applies"
+            ),
             hint="`registry-bot rules` lists the rule ids; a custom check's rules are those of "
             "its module's RULES.",
         )
-        for key, rule in unknown
+        for key, rule in refused
     ]
     return replace(
         config,

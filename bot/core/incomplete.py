@@ -24,6 +24,12 @@ RULES: dict[str, str] = {
     "validating, because an unfinished regression cannot show that the change breaks nothing.",
 }
 
+# Findings that say part of the review did not happen: a check that crashed or stopped at a file it
+# could not read computed nothing for the change. Never matched against the base side (the same
+# crash there is no pre-existing problem: the check's findings on the change are unknown), never
+# waived, and their severity is not configurable.
+UNJUDGED_RULES = frozenset({*RULES, "bot/internal-error", "bot/unreadable-file"})
+
 
 def incomplete(reason: str, path: str = "", hint: str = "", rule: str = INCOMPLETE) -> Finding:
     """The blocking finding of a review that could not finish, ``reason`` first."""

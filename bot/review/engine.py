@@ -20,7 +20,7 @@ from bot.core.changes import ChangeSet
 from bot.core.config import Config, known_rules_only, load_config
 from bot.core.findings import Finding, Report, Severity, State
 from bot.core.incomplete import RULES as INCOMPLETE_RULES
-from bot.core.incomplete import incomplete
+from bot.core.incomplete import UNJUDGED_RULES, incomplete
 from bot.core.severity import future_rules, overridden
 from bot.core.severity import section as severity_section
 from bot.core.snapshot import Snapshot, SnapshotError
@@ -39,7 +39,9 @@ RULES: dict[str, str] = {  # the engine's own rules (the checks' are in their mo
     "repository, an unreadable file): an error naming it, and the checks that needed it stop "
     "there.",
     "bot/internal-error": "A check crashed on this input. The other checks still ran; the crash is "
-    "reported as an error so that a bug in the bot can never pass a change silently.",
+    "reported as an error so that a bug in the bot can never pass a change silently: the same "
+    "crash on the base side is no pre-existing problem (the check judged nothing of the change), "
+    "no waiver applies to it and no configuration changes its severity.",
     **WAIVER_RULES,
 }
 
@@ -238,7 +240,7 @@ def _review(
     checks = tuple(checks if checks is not None else default_checks())
     known = rule_ids(checks)
     if known is not None:
-        config, refused = known_rules_only(config, known)
+        config, refused = known_rules_only(config, known, fixed=UNJUDGED_RULES)
         config_findings = [*config_findings, *refused]
     data = ReviewInput(head=head, base=base, changes=changes, config=config, context=context)
     findings = overridden(run_checks(data, checks), config, context.day())
@@ -284,7 +286,7 @@ def _review(
     if config.verdict.adoption_gaps_in_changes == "warning":
         findings = adoption_gaps_as_warnings(findings, config, context.strict)
         before = adoption_gaps_as_warnings(before, config, context.strict)
-    judged, fixed = judge(findings, before, renamed, change_rules())
+    judged, fixed = judge(findings, before, renamed, change_rules() | UNJUDGED_RULES)
     judged = waive(judged, fixed, entries, head, base, changes, config, context.day())
     # The configuration comes from the base: its problems are never the change's.
     judged += [replace(f, state=State.UNCHANGED) for f in config_findings]

@@ -17,6 +17,7 @@ from dataclasses import replace
 from bot.core.changes import ChangeSet
 from bot.core.config import CONFIG_PATHS, Config
 from bot.core.findings import Finding, Severity, State
+from bot.core.incomplete import UNJUDGED_RULES
 from bot.core.snapshot import Snapshot
 from bot.core.waivers import FILE_NAME, INVALID, Waiver, parse_file
 from bot.model.codeowners import owner_key
@@ -170,7 +171,11 @@ def waive(
     out = list(findings)
     reviewed = set(entries)
     for w in usable:
-        hits = [i for i, f in enumerate(out) if f.waived is None and w.matches(f)]
+        hits = [
+            i
+            for i, f in enumerate(out)
+            if f.waived is None and f.rule not in UNJUDGED_RULES and w.matches(f)
+        ]
         for i in hits:
             out[i] = replace(out[i], waived=w.waived())
         in_scope = changes is None or (w.entry or _entry_of(w.path, head, config)) in reviewed

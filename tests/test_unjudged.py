@@ -1,0 +1,149 @@
+"""A check that crashed or stopped judged nothing: never pre-existing, never waived, its severity
+not configurable, and the App neither passes nor acts on the change.
+
+The same crash on both sides (a bug that does not depend on the change) had the same fingerprint,
+so it was judged pre-existing and the change passed: the App approved and merged it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bot.cli.commands.replay import _Single
+from bot.core.changes import ChangeSet
+from bot.core.config import load_config
+from bot.core.findings import Report, Severity, State, Verdict
+from bot.core.incomplete import REGRESSION_UNFINISHED, incomplete
+from bot.core.snapshot import DirSnapshot, GitSnapshot
+from bot.github.events import Job
+from bot.github.local import LocalGitHub
+from bot.github.local_merge import BranchProtection
+from bot.github.publish import CHECK_NAME
+from bot.review.checks import CHECKS
+from bot.review.compose import ReviewRequest, run_review
+from bot.review.input import ReviewInput
+from bot.review.waiving import waive
+from bot.service.worker import Worker
+from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, build
+from tests.gitrepo import Repo
+from tests.test_waivers import TODAY, entry_folder, rel, root_owner, waiver
+
+BOT = "registry-bot[bot]"
+REPO = "OpenLineage/OpenLineage"
+# the crashing check's module declares its rules, so configured rule ids are checked against them
+RULES = {"test/crash": "never reported: the check crashes first"}
+
+
+def crashing(_review: ReviewInput) -> list[object]:
+    """A check with a bug: it crashes on every input, the same way on base and head."""
+    raise RuntimeError("bug in the check")
+
+
+CHECKS_WITH_A_BUG = (*CHECKS, crashing)
+
+
+def test_a_check_that_crashes_the_same_way_on_both_sides_fails_the_change(
+    tmp_path: Path, corpus: Path
+) -> None:
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    repo.edit_json(
+        "spec/registry/core/registry.json",
+        lambda r: r["producer"]["produced_facets"].append("ol:core:TestRunFacet.json"),
+    )
+    repo.commit("a good edit")
+    report = review(repo)
+    crashed = [f for f in report.findings if f.rule == "bot/internal-error"]
+    assert len(crashed) == 1 and crashed[0].state is State.NEW
+    assert report.verdict is Verdict.FAILURE
+
+
+def review(repo: Repo) -> Report:
+    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
+        return run_review(
+            ReviewRequest(
+                head=head,
+                base=base,
+                changes=ChangeSet.from_git(repo.path, "main", "pr"),
+                author="OpenLineage/committers",
+                checks=CHECKS_WITH_A_BUG,
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    "configured",
+    [
+        {"severity": {"bot/internal-error": "notice", "bot/incomplete-review": "warning"}},
+        {"severity": {"bot/internal-error": {"becomes_error": "2099-01-01"}}},
+        {"verdict": {"adoption_gaps": ["bot/internal-error"]}},
+    ],
+)
+def test_the_severity_of_a_check_that_did_not_finish_cannot_be_configured(
+    corpus_copy: Path, configured: dict[str, object]
+) -> None:
+    config = corpus_copy / ".github" / "registry-bot.yml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(json.dumps(configured))
+    report = run_review(ReviewRequest(head=DirSnapshot(corpus_copy), checks=CHECKS_WITH_A_BUG))
+    refused = [f for f in report.findings if f.rule == "config/invalid"]
+    assert refused and all(
+        "a review that could not finish never passes" in f.message for f in refused
+    )
+    crashed = [f for f in report.findings if f.rule == "bot/internal-error"]
+    assert crashed and all(f.severity.value == "error" for f in crashed)
+    assert report.verdict is Verdict.FAILURE
+
+
+def test_no_waiver_applies_to_a_review_that_did_not_finish(corpus_copy: Path) -> None:
+    """An entry's owners waive, exactly, an unfinished regression on one of their files, and beside
+    it a missing example on the same file (which is waived: the waivers are the owners'). A
+    configuration cannot waive a crash: a waiver names a path, a crash has none."""
+    repo = Repo(corpus_copy)
+    folder = entry_folder(repo)
+    target = rel(repo, sorted((folder / "facets").glob("*.json"))[0])
+    owner = root_owner(repo)
+    waivers = [
+        waiver(target, owner, rule=REGRESSION_UNFINISHED),
+        waiver(target, owner, rule="examples/missing"),
+    ]
+    (folder / "waivers.json").write_text(json.dumps({"waivers": waivers}))
+    unfinished = incomplete("the regression did not finish", target, rule=REGRESSION_UNFINISHED)
+    missing = replace(unfinished, rule="examples/missing", severity=Severity.WARNING)
+    snapshot = DirSnapshot(corpus_copy)
+    config, _ = load_config(snapshot)
+    judged = waive([unfinished, missing], (), [], snapshot, None, None, config, TODAY)
+    by_rule = {f.rule: f for f in judged if f.path == target and not f.rule.startswith("waivers/")}
+    assert by_rule["examples/missing"].waived is not None
+    assert by_rule[REGRESSION_UNFINISHED].waived is None
+
+
+@pytest.fixture(scope="module")
+def delegation(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+    return build(corpus, tmp_path_factory.mktemp("unjudged") / "repo").path
+
+
+def test_the_app_neither_passes_nor_approves_nor_merges_past_a_crash(delegation: Path) -> None:
+    """The owner approved an entry edit the App would approve for them and merge; a check crashes
+    the same way on base and head."""
+    gh = LocalGitHub(
+        delegation,
+        "main",
+        "pr",
+        repo=REPO,
+        number=7,
+        author=AUTHOR,
+        protection=BranchProtection(required_approvals=0, required_checks=(CHECK_NAME,)),
+    )
+    try:
+        gh.add_review(DATAPROC_OWNER)
+        worker = Worker(_Single(gh), checks=CHECKS_WITH_A_BUG)
+        outcome = worker.handle(Job("d", "pull_request_review", "submitted", 1, REPO, 7))
+        approvals = [r for r in gh.reviews if r.user == BOT and r.event == "APPROVE"]
+        assert outcome == "failure" and gh.check_runs[-1].conclusion == "failure"
+        assert approvals == [] and gh.merged is None
+    finally:
+        gh.close()
