@@ -84,8 +84,9 @@ class ReviewInputs:
     def touches_watched(self) -> bool:
         """Whether the change touches what the bot reviews: the configured folders, the CODEOWNERS
         files and the bot's configuration (ownership and steering files are reviewed files too)."""
+        paths = self.changes.paths()  # a file renamed away is touched at its old path
         return any(
-            self.changes.touches(folder) or self.changes.get(folder) is not None
+            self.changes.touches(folder) or folder in paths
             for folder in (*self.config.watched(), *EXTRA_PATHS)
         )
 
