@@ -160,6 +160,9 @@ def review_inputs(
             *([compose.regression(regression)] if regression is not None else []),
             site_preview,
             *stages,
+            # a stage may read what no check read (the regression, the preview) and keep going
+            # without it: no verdict on a review that missed a file
+            read_in_full,
         ],
     )
 
