@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -15,6 +16,7 @@ CONFIG_PATHS = (".github/registry-bot.yml", ".github/registry-bot.yaml")
 # the naming folder's base schema (``bot.model.naming.loader.BASE_FILE``)
 NAMING_BASE_FILE = "NamingBase.json"
 MAX_CONFIG_BYTES = 256 * 1024
+MAX_NUMBER = 1e12  # a configured count or number of seconds (finite, and never near float's range)
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,8 @@ def _section(cls: type[Any], raw: Any, name: str) -> Any:
         elif isinstance(default, int | float):
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(f"'{name}.{key}' must be a number")
+            if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+                raise ConfigError(f"'{name}.{key}' must be a finite number under {MAX_NUMBER:g}")
             value = type(default)(value)
         elif not isinstance(value, str):
             raise ConfigError(f"'{name}.{key}' must be a string")
@@ -207,12 +211,23 @@ def _section(cls: type[Any], raw: Any, name: str) -> Any:
 
 
 def parse_config(text: str, source: str) -> Config:
+    """The configuration ``text`` holds; ``ConfigError`` when it cannot be used (a value YAML or a
+    conversion refuses too: ``2027-02-30``, ``.inf``, a 5,000-digit number)."""
     import yaml  # only a repository with a configuration file needs a YAML parser
 
     try:
         raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError, OverflowError, TypeError, RecursionError) as exc:
         raise ConfigError(f"not valid YAML: {exc}") from None
+    try:
+        return _parsed(raw, source)
+    except ConfigError:
+        raise
+    except (ValueError, OverflowError, TypeError, RecursionError) as exc:
+        raise ConfigError(f"a value cannot be used: {type(exc).__name__}: {exc}") from None
+
+
+def _parsed(raw: Any, source: str) -> Config:
     if raw is None:
         raw = {}
     if not isinstance(raw, Mapping):
@@ -319,15 +334,10 @@ def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:
         return Config(), []
     for path in CONFIG_PATHS:
         try:
-            size = snapshot.size(path)
-            if size is None:
+            config = read_config(snapshot, path)
+            if config is None:
                 continue
-            if size > MAX_CONFIG_BYTES:
-                raise ConfigError(
-                    f"file is {size:,} bytes, over the {MAX_CONFIG_BYTES:,}-byte limit"
-                )
-            data = snapshot.read(path) or b""
-            return parse_config(data.decode("utf-8", "replace"), path), []
+            return config, []
         except (ConfigError, SnapshotError) as exc:
             return Config(source=path), [
                 Finding(
@@ -405,3 +415,15 @@ def known_rules_only(
 
 def with_paths(config: Config, **paths: str) -> Config:
     return replace(config, paths=replace(config.paths, **paths))
+
+
+def read_config(snapshot: Snapshot, path: str) -> Config | None:
+    """The configuration file ``path`` of ``snapshot`` (None when there is none); ``ConfigError``
+    or ``SnapshotError`` when it cannot be used."""
+    size = snapshot.size(path)
+    if size is None:
+        return None
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"file is {size:,} bytes, over the {MAX_CONFIG_BYTES:,}-byte limit")
+    data = snapshot.read(path) or b""
+    return parse_config(data.decode("utf-8", "replace"), path)

@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 RULES: dict[str, str] = {  # the engine's own rules (the checks' are in their modules)
     "config/invalid": "The bot's configuration file (`.github/registry-bot.yml`, base side) cannot "
     "be used, or names a rule id no running check reports; what cannot be used is ignored, the "
-    "rest applies, and the problem is an error so it gets fixed.",
+    "rest applies, and the problem is an error so it gets fixed. A pull request writing a "
+    "configuration that cannot be used gets the same error on its file, approved or not.",
     "bot/unreadable-file": "A file a check needed cannot be read safely (a symlink leaving the "
     "repository, an unreadable file): an error naming it, and the checks that needed it stop "
     "there.",

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.core import budget
-from bot.core.config import CONFIG_PATHS, NAMING_BASE_FILE
+from bot.core.config import CONFIG_PATHS, NAMING_BASE_FILE, ConfigError, read_config
 from bot.core.findings import Finding, Severity
-from bot.core.snapshot import Snapshot
+from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.codeowners import ROOT_LOCATIONS, RootOwners, owner_key
 from bot.review.checks.owners import owner_list
 from bot.review.input import ReviewInput
@@ -51,6 +51,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     changed = sorted(changes.paths() & set(steering_paths(review)))
     if not changed:
         return
+    yield from _unusable_config(review.head, [p for p in changed if p in CONFIG_PATHS])
     context = review.context
     consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
     base_root = RootOwners.of(base)
@@ -98,6 +99,25 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             "counts). "
             f"See {DOC}.",
         )
+
+
+def _unusable_config(head: Snapshot, paths: list[str]) -> Iterator[Finding]:
+    """The configuration a change writes, as the reviews after its merge would read it: one that
+    cannot be used is this change's error (once merged, every review falls back to the defaults)."""
+    for path in paths:
+        try:
+            read_config(head, path)
+        except (ConfigError, SnapshotError) as exc:
+            yield Finding(
+                rule="config/invalid",
+                severity=Severity.ERROR,
+                path=path,
+                line=1,
+                column=1,
+                message=f"this change's configuration cannot be used: {exc}; once merged, every "
+                "review would fall back to the defaults",
+                hint="See the README section 'Configuration' for the keys the bot reads.",
+            )
 
 
 def _moves(
