@@ -59,6 +59,10 @@ RULES = {
     "is never fetched.",
     "facets/unresolved-ref": "Every `$ref` resolves offline: local `#/$defs/...` pointers exist, "
     "and openlineage.io URLs are present in the repository or its published mirror.",
+    "facets/nested-id": "`$id` only at the schema's root: an embedded resource (an `$id` below "
+    "the root) can stand in for a document the repository or its mirror holds (naming "
+    "`OpenLineage.json`, its base facets become whatever the file says), so that examples "
+    "validate against it instead of the real one.",
 }
 
 
@@ -132,6 +136,7 @@ def _schema_findings(schema: FacetSchema, store: SchemaStore, sev: Severity) -> 
         return
     yield from _meta(schema, sev)
     yield from _schema_id(schema, sev)
+    yield from _nested_ids(schema, sev)
     yield from _names(schema, sev)
     for facet in schema.facets:
         if facet.base not in BASE_FACETS:
@@ -301,6 +306,40 @@ def _prefixes(
             hint=f"For example {entry.prefix}_{camel(key[len(entry.prefix) :]) or 'name'}.",
             key=True,
         )
+
+
+_DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})  # values, not schemas
+
+
+def _nested_ids(schema: FacetSchema, sev: Severity) -> Iterator[Finding]:
+    """Every ``$id`` below the root outside the keywords whose values are data (under any other
+    key alike, a subschema or not: a validator may take either for an embedded resource)."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [
+        (value, (key,))
+        for key, value in schema.value.items()
+        if isinstance(value, dict | list) and key not in _DATA_KEYWORDS
+    ]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("$id"), str):
+                yield at(
+                    "facets/nested-id",
+                    sev,
+                    schema.doc,
+                    pointer_from([*where, "$id"]),
+                    f"$id {node['$id'][:200]!r} below the schema's root embeds a resource that "
+                    "can stand in for another schema (OpenLineage.json's base facets among them)",
+                    entry=schema.entry.name,
+                    hint="Remove the nested $id; refer to other schemas with $ref.",
+                )
+            stack.extend(
+                (v, (*where, k))
+                for k, v in node.items()
+                if isinstance(v, dict | list) and k not in _DATA_KEYWORDS
+            )
+        elif isinstance(node, list):
+            stack.extend((v, (*where, i)) for i, v in enumerate(node) if isinstance(v, dict | list))
 
 
 def _refs(schema: FacetSchema, store: SchemaStore, sev: Severity) -> Iterator[Finding]:
