@@ -7,6 +7,7 @@ tests share conform."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +23,7 @@ from tests.standin.shapes import Shapes
     [
         required_checks.QUERY,
         github_client.ENABLE_AUTO_MERGE,
+        github_client.DISABLE_AUTO_MERGE,
         graphql_reads.objects_query([("oid", "a" * 40), ("expression", "main:spec")])[0],
         graphql_reads.objects_query([("expression", "main:spec")], trees=True)[0],
     ],
@@ -329,6 +331,40 @@ def test_a_graphql_documents_variables_are_held_to_their_declared_types() -> Non
         "GraphQL: Variable '$method' has invalid value: Value 'squash' does not exist in "
         "'PullRequestMergeMethod' enum. Did you mean the enum value 'SQUASH'?"
     ]
+
+
+def test_the_stand_ins_disable_auto_merge_answers_githubs_payload(tmp_path: Path) -> None:
+    """``disablePullRequestAutoMerge`` as GitHub's schema has it: ``{pullRequestId,
+    clientMutationId}`` in, ``{actor, clientMutationId, pullRequest}`` out; the stand-in's answer,
+    the bot's document and a document asking for every field, held to it."""
+    from tests.standin.graphql_api import automerge_mutations, execute
+
+    class Local:
+        repo, number, node_id, bot = "o/r", 7, "PR_o/r#7", "registry-bot[bot]"
+
+        def __init__(self) -> None:
+            self.disabled: list[str] = []
+
+        def disable_auto_merge(self, repo: str, number: int, node_id: str) -> None:
+            self.disabled.append(node_id)
+
+    local = Local()
+    everything = (
+        "mutation($id: ID!) { disablePullRequestAutoMerge(input: {pullRequestId: $id, "
+        'clientMutationId: "c"}) { actor { __typename login } clientMutationId '
+        "pullRequest { id number } } }"
+    )
+    for query in (github_client.DISABLE_AUTO_MERGE, everything):
+        body = {"query": query, "variables": {"id": local.node_id}}
+        answer = execute(body, "o/r", str(tmp_path), mutations=automerge_mutations(local))
+        assert "errors" not in answer, answer
+        record = {"method": "POST", "path": "/graphql", "json": body, "status": 200}
+        assert conformance.check([{**record, "answer": answer}]) == []
+    assert local.disabled == [local.node_id] * 2
+    assert answer["data"]["disablePullRequestAutoMerge"]["actor"] == {
+        "__typename": "Bot",
+        "login": "registry-bot",
+    }
 
 
 def test_the_stand_ins_graphql_answers_are_held_to_githubs_schema() -> None:

@@ -411,3 +411,127 @@ def test_an_owner_adding_what_the_bot_cannot_read_to_their_own_entry_is_not_appr
         assert "bot/unread-path" in text
     finally:
         gh.close()
+
+
+# -- the App's auto-merge is turned off whenever it does not approve the head ----------------------
+def writer_pull(repo: Path, author: str) -> LocalGitHub:
+    """The pull request ``pr`` by a writer, on a protection without "dismiss stale approvals" (docs/
+    owners.md allows it) and with a "ci" check that keeps auto-merge waiting."""
+    return LocalGitHub(
+        repo,
+        "main",
+        "pr",
+        repo=REPO,
+        number=7,
+        author=author,
+        permissions={author: "write"},
+        protection=BranchProtection(
+            required_approvals=0, required_checks=(CHECK_NAME, "ci"), dismiss_stale_reviews=False
+        ),
+    )
+
+
+def test_a_push_to_a_head_with_nothing_to_review_withdraws_the_approval_and_auto_merge(
+    repo: Path,
+) -> None:
+    git(repo, "checkout", "-q", "-B", "rootonly", "main")
+    (repo / "NOTES.md").write_text("a root file the App never approves for the owners\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "root file only")
+    git(repo, "checkout", "-q", "main")
+    local = writer_pull(repo, DATAPROC_OWNER)
+    try:
+        worker = Worker(_Single(local))
+        assert worker.handle(Job("d1", "pull_request", "opened", 1, REPO, 7)) == "success"
+        assert local.auto_merge is not None  # waiting for "ci"
+        local.push("rootonly", pusher=DATAPROC_OWNER)
+        outcome = worker.handle(Job("d2", "pull_request", "synchronize", 1, REPO, 7))
+        local.add_check_run("ci", conclusion="success")
+        assert bot_approvals(local) == ["DISMISSED"]
+        assert local.merged is None
+        # the verdict is the one of a change with nothing to review, and nothing was refused
+        assert outcome == "neutral" and local.auto_merge is None
+        assert "disable_auto_merge" in local.methods_written()
+        assert "GitHub refused" not in (local.runs_for("rootonly")[-1].text or "")
+    finally:
+        local.close()
+
+
+def test_auto_merge_enabled_for_an_approved_head_does_not_merge_a_later_unapproved_head(
+    repo: Path,
+) -> None:
+    local = writer_pull(repo, AUTHOR)
+    try:
+        worker = Worker(_Single(local))
+        local.add_review(DATAPROC_OWNER)  # of H1
+        assert worker.handle(Job("d1", "pull_request_review", "submitted", 1, REPO, 7)) == "success"
+        assert local.auto_merge is not None
+        local.push("pr2", pusher=AUTHOR)
+        # without "dismiss stale approvals" the owners' approval of H1 still passes the check
+        outcome = worker.handle(Job("d2", "pull_request", "synchronize", 1, REPO, 7))
+        local.add_check_run("ci", conclusion="success")
+        assert local.merged is None
+        assert outcome == "success" and local.auto_merge is None
+        assert bot_approvals(local) == ["DISMISSED"]
+        # the owners approve the new head: the App approves it and enables auto-merge again
+        local.add_review(DATAPROC_OWNER)
+        assert worker.handle(Job("d3", "pull_request_review", "submitted", 1, REPO, 7)) == "success"
+        assert bot_approvals(local) == ["DISMISSED", "APPROVED"]
+        assert local.merged == {"sha": local.resolve("pr2"), "method": "SQUASH", "by": BOT}
+    finally:
+        local.close()
+
+
+def test_a_refused_disable_leaves_the_verdict_and_is_reported(repo: Path) -> None:
+    from bot.github.api import GitHubError
+
+    local = writer_pull(repo, AUTHOR)
+    try:
+        worker = Worker(_Single(local))
+        local.add_review(DATAPROC_OWNER)
+        assert worker.handle(Job("d1", "pull_request_review", "submitted", 1, REPO, 7)) == "success"
+        local.push("pr2", pusher=AUTHOR)
+        local.fail(
+            "disable_auto_merge", GitHubError("Resource not accessible by integration", status=403)
+        )
+        assert worker.handle(Job("d2", "pull_request", "synchronize", 1, REPO, 7)) == "success"
+        [run] = [r for r in local.runs_for("pr2") if r.name == CHECK_NAME]
+        assert run.conclusion == "success"
+        refused = "GitHub refused to let the bot turn off the auto-merge it enabled (403"
+        assert refused in run.summary + run.text and refused in summary(local)
+        # the approval of the old head is still withdrawn; the auto-merge stays, as GitHub said
+        assert bot_approvals(local) == ["DISMISSED"] and local.auto_merge is not None
+    finally:
+        local.close()
+
+
+def test_a_persons_auto_merge_is_left_alone(repo: Path) -> None:
+    local = writer_pull(repo, AUTHOR)
+    try:
+        local.enable_auto_merge_as(AUTHOR, "MERGE")
+        assert Worker(_Single(local)).handle(Job("d", "pull_request", "opened", 1, REPO, 7)) in (
+            "success",
+            "failure",
+        )
+        assert "disable_auto_merge" not in local.methods_written()
+        assert local.auto_merge == "MERGE" and local.auto_merge_by == AUTHOR
+    finally:
+        local.close()
+
+
+def test_a_review_that_fails_still_withdraws_the_approval_and_auto_merge(repo: Path) -> None:
+    local = writer_pull(repo, AUTHOR)
+    try:
+        worker = Worker(_Single(local))
+        local.add_review(DATAPROC_OWNER)
+        assert worker.handle(Job("d1", "pull_request_review", "submitted", 1, REPO, 7)) == "success"
+        local.push("pr2", pusher=AUTHOR)
+        local.fail("list_pull_request_files", RuntimeError("boom"))
+        assert worker.handle(Job("d2", "pull_request", "synchronize", 1, REPO, 7)) == "error"
+        [run] = [r for r in local.runs_for("pr2") if r.name == CHECK_NAME]
+        assert run.conclusion == "failure"
+        assert bot_approvals(local) == ["DISMISSED"] and local.auto_merge is None
+        local.add_check_run("ci", conclusion="success")
+        assert local.merged is None
+    finally:
+        local.close()

@@ -215,6 +215,33 @@ def test_a_push_withdraws_the_approval_until_the_owner_approves_again_and_a_dism
         svc.close()
 
 
+def test_a_writers_push_turns_off_the_auto_merge_the_app_enabled_for_the_older_head(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Without "dismiss stale approvals" (docs/owners.md allows it) and with a writer's push, GitHub
+    leaves auto-merge on (``expectedHeadOid`` is checked only when it is enabled): the App turns it
+    off (GraphQL ``disablePullRequestAutoMerge``) before the new head's check passes."""
+    svc = start(repo, tmp_path, "--required-check", "ci", "--permission", f"{AUTHOR}=write")
+    try:
+        head = git(repo, "rev-parse", "pr")
+        assert svc.deliver("opened", head) == 202
+        svc.summary_for(head, timeout=60)
+        owner_approves(svc, head)
+        assert approved(svc, head)["auto_merge"] == "SQUASH"
+
+        new = svc.push("pr2")  # the author, a writer: auto-merge stays on at GitHub
+        assert svc.state()["auto_merge"] == "SQUASH"
+        assert svc.deliver("synchronize", new) == 202
+        state = svc.summary_for(new, timeout=60)
+        [old] = bot_approvals(state)
+        assert old["commit_id"] == head and old["state"] == "DISMISSED"
+        assert state["auto_merge"] is None and state["merged"] is None
+        # the owner's approval of the old head passes the check; no one approved this head
+        assert svc.completed_run(new)["conclusion"] == "success"
+    finally:
+        svc.close()
+
+
 def test_a_change_to_the_bots_configuration_is_never_approved_on_the_owners_behalf(
     repo: Path, tmp_path: Path
 ) -> None:

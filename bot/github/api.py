@@ -75,6 +75,7 @@ class PullRequest:
     head_repo: str | None = None  # differs from repo for forks
     node_id: str = ""  # the GraphQL id (auto-merge is GraphQL only)
     auto_merge: bool = False  # GitHub's auto-merge is enabled
+    auto_merge_by: str = ""  # who enabled it (REST ``auto_merge.enabled_by``); "" when not said
     merged: bool = False
 
 
@@ -277,6 +278,11 @@ class GitHubAPI(Protocol):
         ``SQUASH``, ``REBASE``), refused unless its head is still ``head_sha``
         (``expectedHeadOid``). GitHub refuses it too for a pull request that can merge at once
         ("clean status")."""
+        ...
+
+    def disable_auto_merge(self, repo: str, number: int, node_id: str) -> None:
+        """GraphQL ``disablePullRequestAutoMerge`` of the pull request ``node_id``: GitHub then
+        merges it only when someone merges it or enables auto-merge again."""
         ...
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:

@@ -44,9 +44,11 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "create_review": ((("pull_requests", "write"),),),
     "dismiss_review": ((("pull_requests", "write"),),),
     # merging writes the base branch: "Merge a pull request" needs Contents write. GraphQL's
-    # ``enablePullRequestAutoMerge`` is in no table; it is modelled as a pull request write.
+    # ``enablePullRequestAutoMerge`` (and ``disablePullRequestAutoMerge``) is in no table; it is
+    # modelled as a pull request write.
     "merge_pull_request": ((("contents", "write"),),),
     "enable_auto_merge": ((("pull_requests", "write"),),),
+    "disable_auto_merge": ((("pull_requests", "write"),),),
     "create_issue_comment": ((("issues", "write"),), (("pull_requests", "write"),)),
     "edit_issue_comment": ((("issues", "write"),), (("pull_requests", "write"),)),
     "list_issues": ((("issues", "read"),),),

@@ -56,6 +56,10 @@ ENABLE_AUTO_MERGE = (
     "enablePullRequestAutoMerge(input: {pullRequestId: $id, expectedHeadOid: $head, "
     "mergeMethod: $method}) { pullRequest { number } } }"
 )
+DISABLE_AUTO_MERGE = (
+    "mutation($id: ID!) { disablePullRequestAutoMerge(input: {pullRequestId: $id}) "
+    "{ pullRequest { number } } }"
+)
 GRAPHQL = "graphql"  # the GraphQL endpoint, relative to the REST base as PyGithub derives it
 MAX_PR_FILES = github_limits.PR_FILES  # GitHub lists at most 3000 files of a pull request
 PER_PAGE = github_limits.PER_PAGE
@@ -735,6 +739,9 @@ class GitHubClient:
             head_repo=(head.get("repo") or {}).get("full_name"),
             node_id=str(data.get("node_id") or ""),
             auto_merge=bool(data.get("auto_merge")),
+            auto_merge_by=(
+                _login(data["auto_merge"].get("enabled_by")) if data.get("auto_merge") else ""
+            ),
             merged=bool(data.get("merged")),
         )
 
@@ -1118,14 +1125,16 @@ class GitHubClient:
     def enable_auto_merge(
         self, repo: str, number: int, node_id: str, head_sha: str, merge_method: str
     ) -> None:
+        self._mutate(ENABLE_AUTO_MERGE, {"id": node_id, "head": head_sha, "method": merge_method})
+
+    def disable_auto_merge(self, repo: str, number: int, node_id: str) -> None:
+        self._mutate(DISABLE_AUTO_MERGE, {"id": node_id})
+
+    def _mutate(self, mutation: str, variables: dict[str, Any]) -> None:
+        """A GraphQL mutation; GitHub's ``errors`` (answered with 200) raise ``GitHubError``: 403
+        for ``FORBIDDEN``, else 422."""
         _, data = self._request(
-            "POST",
-            GRAPHQL,
-            write=True,
-            body={
-                "query": ENABLE_AUTO_MERGE,
-                "variables": {"id": node_id, "head": head_sha, "method": merge_method},
-            },
+            "POST", GRAPHQL, write=True, body={"query": mutation, "variables": variables}
         )
         errors = data.get("errors") if isinstance(data, dict) else None
         if errors:

@@ -8,10 +8,14 @@ the review found nothing blocking, the App submits an APPROVE review saying for 
 evidence; with ``delegation.auto_merge`` it then enables GitHub's auto-merge. A push, a dismissed or
 changed approval or a new blocking finding withdraws (dismisses) that approval. It never approves a
 change to anything but entry folders: root files, core facets, any CODEOWNERS, the bot's
-configuration (docs/owners.md).
+configuration (docs/owners.md). Whenever it does not approve the head (a change with nothing it
+reviews, a review that fails or cannot finish included), it also turns off the auto-merge it enabled
+(``disable_merge``): GitHub checks ``expectedHeadOid`` only when auto-merge is enabled, so without
+branch protection's "dismiss stale approvals" it would merge a later head no one approved.
 
-``decide`` is pure (inputs and report in, a ``Delegation`` out); ``withdraw`` (before the check run
-concludes) and ``approve`` (after) are the only writers.
+``decide`` is pure (inputs and report in, a ``Delegation`` out); ``withdraw`` and ``disable_merge``
+(before the check run concludes), ``retract`` (before a failed review's check run concludes) and
+``approve`` (after) are the only writers.
 """
 
 from __future__ import annotations
@@ -387,13 +391,53 @@ def approve(
             "approve",
             lambda: gh.create_review(pr.repo, pr.number, delegation.head_sha, "APPROVE", body),
         )
-        if review_id is None:
+        if review_id is None:  # the App does not approve this head after all
+            disable_merge(gh, pr, refusals)
             return "approval refused", tuple(now)
         now.append(ReviewInfo(review_id, me, "APPROVED", delegation.head_sha, body))
         outcome = "approved"
     if merge and not pr.auto_merge:
         outcome += ", " + enable_merge(gh, pr, merge_method, refusals)
     return outcome, tuple(now)
+
+
+def enabled_by_me(pr: PullRequest, me: str) -> bool:
+    """Whether the pull request's auto-merge is on and the App enabled it (or GitHub does not say
+    who did). A person's auto-merge is theirs: the App leaves it alone."""
+    return pr.auto_merge and (not pr.auto_merge_by or pr.auto_merge_by.casefold() == me.casefold())
+
+
+def disable_merge(gh: GitHubAPI, pr: PullRequest, refusals: Refusals | None = None) -> bool:
+    """Turn off the auto-merge the App enabled (``enabled_by_me``), when it does not approve
+    ``pr``'s head: GitHub checks ``expectedHeadOid`` only when auto-merge is enabled, and would
+    merge a later head that no one approved once its checks pass. Whether it was turned off; a
+    refusal is recorded in ``refusals`` (the verdict stays)."""
+    refusals = refusals if refusals is not None else Refusals()
+    if not enabled_by_me(pr, gh.bot_login()):
+        return False
+    if not refusals.done(
+        "disable auto-merge", lambda: gh.disable_auto_merge(pr.repo, pr.number, pr.node_id)
+    ):
+        return False
+    log.info("auto-merge turned off: the bot does not approve %s", pr.head_sha[:12])
+    return True
+
+
+def retract(
+    gh: GitHubAPI, pr: PullRequest, refusals: Refusals | None = None
+) -> tuple[ReviewInfo, ...]:
+    """Before a review that failed or could not finish concludes its check run: dismiss the App's
+    approvals of other commits and, unless its approval of ``pr``'s head stands, turn off the
+    auto-merge it enabled. (Its approval of this head, given on an earlier review, is left as it
+    is: nothing was decided this time.) Returns the reviews as they are now."""
+    me = gh.bot_login()
+    # ``approve``: keep the approval of this head, if any; dismiss the others
+    reviews = withdraw(
+        gh, pr, Delegation(pr.head_sha, True), gh.list_reviews(pr.repo, pr.number), refusals
+    )
+    if not any(is_delegated_approval(r, me) and r.commit_id == pr.head_sha for r in reviews):
+        disable_merge(gh, pr, refusals)
+    return reviews
 
 
 # GitHub's refusals of auto-merge for a pull request that can merge
@@ -436,7 +480,8 @@ class OwnersStage:
     """Delegation as the last stage of the App's review: decides for the owners (reads only) and
     adds the "Delegated approval" section; ``withdraw`` (after the head is known current) retracts
     what no longer holds. A change the bot could not see whole or read in full is refused, and an
-    approval given earlier withdrawn."""
+    approval given earlier withdrawn; so is one of a change with nothing the bot reviews (the stage
+    does not run: nothing is decided, nothing approved)."""
 
     def __init__(self, gh: GitHubAPI, inputs: ReviewInputs) -> None:
         self.gh, self.inputs = gh, inputs
@@ -448,12 +493,21 @@ class OwnersStage:
         self.delegation = decide(self.inputs, report, self.gh.bot_login(), self.gh)
         return report.with_sections(self.delegation.section())
 
-    def withdraw(self, refusals: Refusals | None = None) -> OwnerStep | None:
-        """Retract what no longer holds; a withdrawal GitHub refuses is recorded in ``refusals``."""
-        if self.delegation is None:
-            return None
-        reviews = withdraw(self.gh, self.inputs.pr, self.delegation, self.inputs.reviews, refusals)
-        return OwnerStep(self.delegation, reviews)
+    def withdraw(
+        self, refusals: Refusals | None = None, current: PullRequest | None = None
+    ) -> OwnerStep:
+        """Retract what no longer holds: the App's approvals of other commits (and of this one when
+        it does not approve it) and, when it does not approve the head, the auto-merge it enabled.
+        ``current``: the pull request as read last (its auto-merge state), default the inputs'. What
+        GitHub refuses is recorded in ``refusals``."""
+        pr = current if current is not None else self.inputs.pr
+        delegation = self.delegation or Delegation(
+            pr.head_sha, False, refused=("the change has nothing the bot reviews",)
+        )
+        reviews = withdraw(self.gh, pr, delegation, self.inputs.reviews, refusals)
+        if not delegation.approve:
+            disable_merge(self.gh, pr, refusals)
+        return OwnerStep(delegation, reviews)
 
 
 def act_for_owners(

@@ -184,6 +184,7 @@ class LocalGitHub:
         # everything
         self.app_permissions = dict(app_permissions) if app_permissions is not None else None
         self.auto_merge: str | None = None  # the merge method, while auto-merge is enabled
+        self.auto_merge_by: str | None = None  # who enabled it, while it is enabled
         self.merged: dict[str, str] | None = None  # {"sha", "method", "by"} once merged
         self.check_runs: list[CheckRunRecord] = []
         self.reviews: list[ReviewRecord] = []
@@ -315,6 +316,7 @@ class LocalGitHub:
             head_repo=self.repo,
             node_id=self.node_id,
             auto_merge=self.auto_merge is not None,
+            auto_merge_by=self.auto_merge_by or "",
             merged=self.merged is not None,
         )
 
@@ -717,7 +719,7 @@ class LocalGitHub:
                             "Stale: new commits were pushed (branch protection)"
                         )
             if self._permission(pusher or self.author) not in WRITERS:
-                self.auto_merge = None
+                self.auto_merge = self.auto_merge_by = None
         return sha
 
     # -- merging -----------------------------------------------------------------------------
@@ -798,7 +800,30 @@ class LocalGitHub:
             state = self.mergeable_state()
             if state in MERGEABLE:
                 raise unprocessable(f"Pull request is in {state} status")
-            self.auto_merge = merge_method
+            self.auto_merge, self.auto_merge_by = merge_method, self.bot
+
+    def enable_auto_merge_as(self, user: str, merge_method: str = "MERGE") -> None:
+        """A person (``user``, with write access) enables auto-merge in GitHub's merge box (no
+        ``GitHubAPI`` call; GitHub's rules as for the App's, without an expected head)."""
+        with self._lock:
+            if self._permission(user) not in WRITERS:
+                raise GitHubError("Must have write access to enable auto-merge", status=403)
+            if self.merged is not None or not self.state_open:
+                raise unprocessable("Pull request is closed")
+            if self.mergeable_state() in MERGEABLE:
+                raise unprocessable(f"Pull request is in {self.mergeable_state()} status")
+            self.auto_merge, self.auto_merge_by = merge_method, user
+
+    def disable_auto_merge(self, repo: str, number: int, node_id: str) -> None:
+        self._check_pr(repo, number)
+        with self._lock:
+            if node_id != self.node_id:
+                raise unprocessable(
+                    f"Could not resolve to a node with the global id of '{node_id}'"
+                )
+            if self.merged is not None or not self.state_open:
+                raise unprocessable("Pull request is closed")
+            self.auto_merge = self.auto_merge_by = None  # already off: nothing to do
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
         self._check_pr(repo, number)
@@ -825,7 +850,7 @@ class LocalGitHub:
     def _merge(self, method: str, by: str) -> None:
         self.merged = {"sha": self.resolve(self.head), "method": method, "by": by}
         self.state_open = False
-        self.auto_merge = None
+        self.auto_merge = self.auto_merge_by = None
 
     def _settle(self) -> None:
         """Auto-merge: merge as soon as nothing blocks (called, lock held, after every change of
@@ -849,6 +874,7 @@ class LocalGitHub:
                 "issue_comments": [asdict(c) for c in self.issue_comments],
                 "issues": [asdict(i) for i in self.issues],
                 "auto_merge": self.auto_merge,
+                "auto_merge_by": self.auto_merge_by,
                 "merged": self.merged,
                 "merge_blockers": self.merge_blockers(),
                 "mergeable_state": self.mergeable_state() if self.merged is None else "merged",
@@ -865,7 +891,8 @@ class LocalGitHub:
                 )
             elif self.auto_merge is not None:
                 text += (
-                    f"== Auto-merge enabled ({self.auto_merge}), waiting for: "
+                    f"== Auto-merge enabled ({self.auto_merge}, by {self.auto_merge_by}), "
+                    "waiting for: "
                     f"{'; '.join(self.merge_blockers())}\n"
                 )
             return text
@@ -878,6 +905,7 @@ WRITE_CALLS = frozenset(
         "create_review",
         "dismiss_review",
         "enable_auto_merge",
+        "disable_auto_merge",
         "merge_pull_request",
         "create_issue_comment",
         "edit_issue_comment",

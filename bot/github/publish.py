@@ -163,9 +163,12 @@ def pause_check(
     )
 
 
-def could_not_finish(gh: GitHubAPI, repo: str, check_id: int, delivery: str, reason: str) -> None:
+def could_not_finish(
+    gh: GitHubAPI, repo: str, check_id: int, delivery: str, reason: str, note: str = ""
+) -> None:
     """Conclude a review that cannot be done: failure, reason first, with a button to retry. Never
-    neutral: GitHub counts a neutral required check as passing, and nothing was reviewed."""
+    neutral: GitHub counts a neutral required check as passing, and nothing was reviewed. ``note``:
+    the run's text (what GitHub refused beside it)."""
     gh.update_check_run(
         repo,
         check_id,
@@ -179,6 +182,7 @@ def could_not_finish(gh: GitHubAPI, repo: str, check_id: int, delivery: str, rea
                 f"{escape(reason)}. "
                 "Nothing was decided about the change. Use **Re-run** to try again."
             ),
+            text=cut_lines(note, GITHUB_TEXT_LIMIT, "(cut to fit GitHub's size limit)"),
         ),
     )
 
@@ -231,8 +235,10 @@ def note_on_check(
 
 
 def fail_check(
-    gh: GitHubAPI, repo: str, check_id: int, delivery: str, error: BaseException
+    gh: GitHubAPI, repo: str, check_id: int, delivery: str, error: BaseException, note: str = ""
 ) -> None:
+    """Conclude a review that failed: failure, with a button to retry; ``note``: the run's text
+    (what GitHub refused beside it)."""
     summary = (
         f"The bot hit an internal error while reviewing this pull request (delivery "
         f"{code(delivery)}: {code(type(error).__name__)}). Nothing was decided about the change. "
@@ -245,7 +251,11 @@ def fail_check(
         status="completed",
         conclusion="failure",
         actions=[RERUN_ACTION],
-        output=CheckRunOutput(title="The bot hit an internal error", summary=summary),
+        output=CheckRunOutput(
+            title="The bot hit an internal error",
+            summary=summary,
+            text=cut_lines(note, GITHUB_TEXT_LIMIT, "(cut to fit GitHub's size limit)"),
+        ),
     )
 
 

@@ -4,10 +4,10 @@ verdict.
 GitHub refuses a write for reasons the bot cannot fix by retrying: the App lacks a permission (403
 "Resource not accessible by integration"), branch protection restricts who may dismiss reviews
 (403), the pull request cannot merge (405), the request is not acceptable (422). Such a refusal of
-an action taken beside the verdict (dismissing, approving, merging, reviewing, commenting) is
-collected here and shown in the summary (or, when the summary comment itself is refused, in the
-concluded check run's text) with what the repository's administrators grant or change; the verdict
-the check run concluded stays as it is.
+an action taken beside the verdict (dismissing, approving, merging, turning auto-merge off,
+reviewing, commenting) is collected here and shown in the summary (or, when the summary comment
+itself is refused, in the concluded check run's text) with what the repository's administrators
+grant or change; the verdict the check run concluded stays as it is.
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ FIXES: dict[str, str] = {
         'grant the App **Contents: write** and **Pull requests: write**, and turn on "Allow '
         "auto-merge\" in the repository's settings"
     ),
+    "disable auto-merge": (
+        "grant the App **Pull requests: write**, or turn auto-merge off on this pull request by "
+        "hand (the bot no longer approves its head)"
+    ),
 }
 WHAT = {
     "dismiss": "dismiss a review",
@@ -49,6 +53,7 @@ WHAT = {
     "comment": "post the summary comment",
     "merge": "merge the pull request",
     "auto-merge": "enable auto-merge",
+    "disable auto-merge": "turn off the auto-merge it enabled",
 }
 
 

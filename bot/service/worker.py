@@ -29,7 +29,7 @@ from bot.github.api import (
     RateLimited,
     ReviewInfo,
 )
-from bot.github.delegation import OwnersStage, act_for_owners
+from bot.github.delegation import OwnersStage, act_for_owners, retract
 from bot.github.events import Job
 from bot.github.pacing import Pacer, RedisPacer
 from bot.github.pipeline import Regression, ReviewInputs, fetch, review_inputs
@@ -261,7 +261,9 @@ def review_pull_request(
                 supersede_check(gh, pr.repo, check_id, current.head_sha)
             return "superseded"
         refusals = Refusals()
-        owners = delegation.withdraw(refusals)
+        # before the verdict: the App's stale approvals, and its auto-merge unless it approves this
+        # head (any verdict, nothing to review included)
+        owners = delegation.withdraw(refusals, current)
         output = None
         if not opened.concluded:
             output = complete_check(
@@ -287,7 +289,12 @@ def review_pull_request(
             raise
         if give_up_on_rate_limit:
             could_not_finish(
-                gh, pr.repo, check_id, delivery, f"GitHub's API rate limit (resets at {reset})"
+                gh,
+                pr.repo,
+                check_id,
+                delivery,
+                f"GitHub's API rate limit (resets at {reset})",
+                retract_quietly(gh, pr),
             )
             return "could-not-finish"
         # a primary limit refuses this write too; a secondary may not
@@ -299,7 +306,7 @@ def review_pull_request(
         metrics.FAILURES.labels(stage="review").inc()
         if not concluded:
             try:
-                fail_check(gh, pr.repo, check_id, delivery, exc)
+                fail_check(gh, pr.repo, check_id, delivery, exc, retract_quietly(gh, pr))
             except (RateLimited, LeaseLost):
                 raise
             except Exception as again:
@@ -316,6 +323,22 @@ def review_pull_request(
         metrics.JOB_SECONDS.observe(time.perf_counter() - started)
     log.info("published %s", report.verdict.value)
     return report.verdict.value
+
+
+def retract_quietly(gh: GitHubAPI, pr: PullRequest) -> str:
+    """``retract`` (the App's stale approvals, its auto-merge) before a review that failed or could
+    not finish concludes its check run, never in the way of concluding it: what GitHub refused, as
+    Markdown for the run's text ("" when nothing); any other failure is logged. A failing required
+    check holds GitHub's auto-merge back too, until a re-run passes."""
+    refusals = Refusals()
+    try:
+        retract(gh, pr, refusals)
+    except LeaseLost:
+        raise
+    # (logged) concluding the check run comes first
+    except Exception as exc:  # noqa: BLE001
+        log.warning("could not withdraw the App's approval or auto-merge: %s", exc)
+    return refusals.markdown() if refusals else ""
 
 
 def publish_beside(
@@ -454,6 +477,7 @@ class Worker:
                     job.delivery,
                     f"the review stopped the process running it {crashes} times (killed, for "
                     "example for running out of memory); it is not tried again",
+                    retract_quietly(gh, pr),
                 )
                 return "could-not-finish"
             return review_pull_request(

@@ -9,7 +9,7 @@ GitHub's schema accepts too (for these fields), aliases and variables included. 
 ``text_limit`` bytes with ``isTruncated`` set; bytes that are not UTF-8 come back replaced, so only
 ``byteSize`` tells. A ``Commit`` has its ``statusCheckRollup`` (the newest check run of each name,
 ``isRequired(pullRequestNumber)`` from the branch protection, for the one pull request served), and
-``enablePullRequestAutoMerge`` is the mutation.
+``enablePullRequestAutoMerge`` and ``disablePullRequestAutoMerge`` are the mutations.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ type Query {
 
 type Mutation {
   enablePullRequestAutoMerge(input: EnablePullRequestAutoMergeInput!): EnablePullRequestAutoMergePayload
+  disablePullRequestAutoMerge(input: DisablePullRequestAutoMergeInput!): DisablePullRequestAutoMergePayload
 }
 
 enum PullRequestMergeMethod { MERGE SQUASH REBASE }
@@ -44,6 +45,25 @@ input EnablePullRequestAutoMergeInput {
 type EnablePullRequestAutoMergePayload {
   clientMutationId: String
   pullRequest: PullRequest
+}
+
+input DisablePullRequestAutoMergeInput {
+  pullRequestId: ID!
+  clientMutationId: String
+}
+
+type DisablePullRequestAutoMergePayload {
+  actor: Actor
+  clientMutationId: String
+  pullRequest: PullRequest
+}
+
+interface Actor {
+  login: String!
+}
+
+type Bot implements Actor {
+  login: String!
 }
 
 type PullRequest {
@@ -287,8 +307,8 @@ def with_rollup(found: dict[str, Any] | None, checks: Any) -> dict[str, Any] | N
 
 
 def automerge_mutations(local: Any) -> dict[str, Any]:
-    """``enablePullRequestAutoMerge`` over ``LocalGitHub`` (its rules: clean status refused, closed
-    refused)."""
+    """``enablePullRequestAutoMerge`` and ``disablePullRequestAutoMerge`` over ``LocalGitHub`` (its
+    rules: clean status refused, closed refused)."""
     from bot.github.api import GitHubError
 
     def enable(_info: Any, input: dict[str, Any]) -> dict[str, Any]:
@@ -310,4 +330,18 @@ def automerge_mutations(local: Any) -> dict[str, Any]:
             "pullRequest": {"id": local.node_id, "number": local.number},
         }
 
-    return {"enablePullRequestAutoMerge": enable}
+    def disable(_info: Any, input: dict[str, Any]) -> dict[str, Any]:
+        try:
+            local.disable_auto_merge(local.repo, local.number, str(input["pullRequestId"]))
+        except GitHubError as exc:
+            raise GraphQLError(
+                str(exc).removeprefix("Unprocessable Entity: "),
+                extensions={"type": "FORBIDDEN" if exc.status == 403 else "UNPROCESSABLE"},
+            ) from exc
+        return {
+            "actor": {"__typename": "Bot", "login": local.bot.removesuffix("[bot]")},
+            "clientMutationId": input.get("clientMutationId"),
+            "pullRequest": {"id": local.node_id, "number": local.number},
+        }
+
+    return {"enablePullRequestAutoMerge": enable, "disablePullRequestAutoMerge": disable}

@@ -629,7 +629,7 @@ def create_app(state: StandInState) -> Flask:
         auto_merge = None
         if local.auto_merge:
             auto_merge = {
-                "enabled_by": shapes().user(local.bot),
+                "enabled_by": shapes().user(local.auto_merge_by or local.bot),
                 "merge_method": local.auto_merge.lower(),
                 "commit_title": f"PR {pr.number}",
                 "commit_message": "",
