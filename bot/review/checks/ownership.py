@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.core import budget
+from bot.core.changes import ChangeSet, Status
 from bot.core.config import CONFIG_PATHS, NAMING_BASE_FILE, ConfigError, read_config
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import Snapshot, SnapshotError
@@ -22,6 +23,7 @@ from bot.review.input import ReviewInput
 
 DOC = "docs/owners.md"
 RULE = "ownership/steering-file-change"
+OUTSIDE = "ownership/outside-entry"
 MOVES_SHOWN = 5
 
 RULES: dict[str, str] = {
@@ -31,6 +33,9 @@ RULES: dict[str, str] = {
     "branch and, for a CODEOWNERS change, by the base-side owners of every path whose ownership it "
     "moves; the finding says whose ownership moves where. Checked without an author or approvers "
     "too: such a change never passes unapproved.",
+    OUTSIDE: "A changed file under the registry folder that belongs to no entry (no "
+    "`registry.json`, `CODEOWNERS` or `facets/` folder claims it, on either side) is judged by no "
+    "check: the owners of that file on the base branch (the root CODEOWNERS) approve it.",
 }
 
 
@@ -48,13 +53,14 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     if changes is None or base is None:
         # a whole tree has no change to approve (the base side of a review is judged without one)
         return
+    context = review.context
+    consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
+    base_root = RootOwners.of(base)
+    yield from _outside_entries(review, changes, base_root, consent)
     changed = sorted(changes.paths() & set(steering_paths(review)))
     if not changed:
         return
     yield from _unusable_config(review.head, [p for p in changed if p in CONFIG_PATHS])
-    context = review.context
-    consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
-    base_root = RootOwners.of(base)
     moves = _moves(base, review.head, base_root) if set(changed) & set(ROOT_LOCATIONS) else []
     for path in changed:
         groups: list[tuple[str, tuple[str, ...]]] = [(f"{path} itself", base_root.owners_of(path))]
@@ -98,6 +104,35 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             hint="An owner listed here approves the pull request (a member of a listed team "
             "counts). "
             f"See {DOC}.",
+        )
+
+
+def _outside_entries(
+    review: ReviewInput, changes: ChangeSet, base_root: RootOwners, consent: set[str]
+) -> Iterator[Finding]:
+    """Changed files under the registry folder that no entry of either side claims: no check
+    judges them, so their base-side owners approve them."""
+    root = review.config.paths.registry.strip("/") + "/"
+    registries = [r for r in (review.head_registry, review.base_registry) if r is not None]
+    for change in changes.files:
+        path = change.path
+        if not path.startswith(root) or any(r.entry_for(path) for r in registries):
+            continue
+        owners = base_root.owners_of(path)
+        if owners and any(owner_key(o) in consent for o in owners):
+            continue
+        yield Finding(
+            rule=OUTSIDE,
+            severity=Severity.ERROR,
+            path=path,
+            line=1 if change.status is not Status.DELETED and review.head.size(path) else None,
+            message=f"{path} belongs to no registry entry (no registry.json, CODEOWNERS or "
+            "facets/ folder claims it), so no check judges it; approval needed from "
+            + (owner_list(owners) or "a maintainer (the root CODEOWNERS names no owner)"),
+            owners=owners,
+            subject=path,
+            hint="Put it in an entry's folder, or have an owner listed here approve the pull "
+            f"request. See {DOC}.",
         )
 
 
