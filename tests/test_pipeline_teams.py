@@ -147,3 +147,15 @@ def test_a_team_github_does_not_show_is_unverified(change: Path) -> None:
     section = inputs.teams.section()
     assert section is not None and "does not show this team" in section.markdown
     assert approvals(review_inputs(inputs).findings) == {"gcp:dataproc": (f"@{GCP_TEAM}",)}
+
+
+@pytest.mark.parametrize("status", [502, 0])
+def test_a_lookup_github_fails_is_retried_not_judged(change: Path, status: int) -> None:
+    """GitHub failing (5xx) or not answering says nothing about the team: the job is retried, and
+    the retry passes (before: 'could not be verified', a failure and a finished job)."""
+    gh, pr = pull(change, author="dan")
+    gh.add_review("carol")
+    gh.fail("get_team_membership", GitHubError("Bad gateway", status), times=1)
+    with pytest.raises(GitHubError):
+        review_pull_request(gh, pr, "d-1")
+    assert review_pull_request(gh, pr, "d-2") == "success"
