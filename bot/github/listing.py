@@ -20,7 +20,7 @@ owners (a path outside the folders read, a root file, is not in the review's tre
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 from bot.core.changes import ChangeSet, Status
 from bot.core.quoting import code
@@ -49,16 +49,21 @@ def listed_paths(files: Iterable[ChangedFile]) -> set[str]:
 
 
 def listed_wrong(
-    files: Iterable[ChangedFile], head: Mapping[str, str], scope: tuple[str, ...]
+    files: Iterable[ChangedFile],
+    head: Mapping[str, str],
+    scope: tuple[str, ...],
+    unread: Container[str] = (),
 ) -> list[str]:
-    """The listed paths under ``scope`` that the head (path -> object id) contradicts."""
+    """The listed paths under ``scope`` that the head (path -> object id) contradicts. A path in
+    ``unread`` (a submodule, a symlink, a blob over the limit: never read, a finding whatever it
+    holds) is held to its presence only, not to GitHub's ``sha`` for it."""
     wrong: list[str] = []
     for f in files:
         if under_prefixes(f.path, scope):
             if f.status == "removed":
                 if f.path in head:
                     wrong.append(f.path)
-            elif f.path not in head or (f.sha and f.sha != head[f.path]):
+            elif f.path not in head or (f.sha and f.path not in unread and f.sha != head[f.path]):
                 wrong.append(f.path)
         # a rename's old path is gone at the head (a copy's stays)
         old = f.previous_path if f.status == "renamed" else None
@@ -84,7 +89,7 @@ def mismatch(
     """Why ``files`` is not the change of ``pr.head_sha`` under ``scope`` (``base``/``head``: the
     trees read there at ``pr.base_sha``/``pr.head_sha``); empty when it is."""
     head_ids = head.git_ids()
-    wrong = listed_wrong(files, head_ids, scope)
+    wrong = listed_wrong(files, head_ids, scope, head.skipped)
     if wrong:
         return _why(WRONG, wrong, pr)
     missing = unlisted(listed_paths(files), base.git_ids(), head_ids)
