@@ -5,15 +5,18 @@ events re-queue a review."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.cli import main
 from bot.cli.commands.replay import _Single
 from bot.core.config import ConfigError, parse_config
+from bot.github.api import ChangedFile
 from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
 from bot.github.local_merge import BranchProtection
@@ -21,7 +24,14 @@ from bot.github.publish import CHECK_NAME
 from bot.service.worker import Worker
 from tests import conformance
 from tests.conftest import PAYLOADS
-from tests.delegation_repo import AUTHOR, DATAPROC, DATAPROC_OWNER, ICEBERG_OWNER, build
+from tests.delegation_repo import (
+    AUTHOR,
+    DATAPROC,
+    DATAPROC_OWNER,
+    ICEBERG,
+    ICEBERG_OWNER,
+    build,
+)
 from tests.gitrepo import git
 
 BOT = "registry-bot[bot]"
@@ -533,5 +543,137 @@ def test_a_review_that_fails_still_withdraws_the_approval_and_auto_merge(repo: P
         assert bot_approvals(local) == ["DISMISSED"] and local.auto_merge is None
         local.add_check_run("ci", conclusion="success")
         assert local.merged is None
+    finally:
+        local.close()
+
+
+class PushDuringListing:
+    """``LocalGitHub`` whose author pushes ``other`` while GitHub lists the files and pushes
+    ``back`` before the head is read again (only the first listing, unless ``every``)."""
+
+    def __init__(self, inner: LocalGitHub, other: str, back: str, every: bool = False) -> None:
+        self.inner, self.other, self.back, self.every = inner, other, back, every
+        self.done = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
+        if self.done and not self.every:
+            return self.inner.list_pull_request_files(repo, number)
+        self.done = True
+        self.inner.push(self.other)
+        try:
+            return self.inner.list_pull_request_files(repo, number)
+        finally:
+            self.inner.push(self.back)
+
+
+def handle(gh: object) -> str:
+    job = Job("d", "pull_request", "synchronize", 1, REPO, 7)
+    return Worker(_Single(gh)).handle(job)  # type: ignore[arg-type]
+
+
+def test_an_approval_is_for_the_change_listed_at_the_reviewed_head(repo: Path) -> None:
+    # the head edits the entry and the root CODEOWNERS; GitHub lists the files while the author has
+    # pushed the entry's edit alone, which the App would approve
+    local = pull(repo, "rootco", author=DATAPROC_OWNER)
+    h1 = local.resolve("rootco")
+    gh = PushDuringListing(local, "pr", "rootco")
+    try:
+        # the listing disagrees with the pinned trees: listed again, of the head this time
+        assert handle(gh) == "failure"
+        assert local.calls.count("list_pull_request_files") == 2
+        run = local.runs_for(h1)[-1]
+        assert run.conclusion != "success"
+        approvals = [r for r in local.reviews if r.user == BOT and r.event == "APPROVE"]
+        assert approvals == [] and local.merged is None
+    finally:
+        local.close()
+
+
+def test_a_listing_of_another_head_every_time_judges_nothing(repo: Path) -> None:
+    local = pull(repo, "rootco", author=DATAPROC_OWNER)
+    h1 = local.resolve("rootco")
+    try:
+        assert handle(PushDuringListing(local, "pr", "rootco", every=True)) == "superseded"
+        run = local.runs_for(h1)[-1]
+        assert run.conclusion == "cancelled"
+        assert "another commit" in run.summary and "`CODEOWNERS`" in run.summary
+        assert bot_approvals(local) == [] and local.merged is None
+    finally:
+        local.close()
+
+
+class WrongBlob:
+    """GitHub's listing naming, for ``path``, a blob the reviewed head does not have."""
+
+    def __init__(self, inner: LocalGitHub, path: str) -> None:
+        self.inner, self.path = inner, path
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
+        files, truncated = self.inner.list_pull_request_files(repo, number)
+        return [
+            dataclasses.replace(f, sha="1" * 40) if f.path == self.path else f for f in files
+        ], truncated
+
+
+def test_a_listed_blob_the_reviewed_head_does_not_have_is_caught(repo: Path) -> None:
+    local = pull(repo, "pr", author=DATAPROC_OWNER)
+    try:
+        assert handle(WrongBlob(local, f"{DATAPROC}/registry.json")) == "superseded"
+        run = local.runs_for(local.resolve("pr"))[-1]
+        assert run.conclusion == "cancelled"
+        assert f"`{DATAPROC}/registry.json`" in run.summary
+        assert bot_approvals(local) == [] and local.merged is None
+    finally:
+        local.close()
+
+
+def test_a_base_branch_moved_on_since_the_merge_base_is_no_mismatch(repo: Path) -> None:
+    # the base branch changed a watched entry, the root CODEOWNERS and a root file after ``pr``
+    # branched off: the pinned base tree and the head differ there, and GitHub lists none of it
+    git(repo, "checkout", "-q", "-B", "moved", "main")
+    path = repo / ICEBERG / "registry.json"
+    data = json.loads(path.read_text())
+    data["producer"]["root_doc_URL"] += "#moved"
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    (repo / "CODEOWNERS").write_text((repo / "CODEOWNERS").read_text() + "# moved\n")
+    (repo / "NOTES.md").write_text("notes\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the base branch moves on")
+    git(repo, "checkout", "-q", "main")
+    gh = LocalGitHub(
+        repo,
+        "moved",
+        "pr",
+        repo=REPO,
+        number=7,
+        author=DATAPROC_OWNER,
+        protection=BranchProtection(required_approvals=0, required_checks=(CHECK_NAME,)),
+    )
+    try:
+        assert review(gh) == "success"
+        assert gh.calls.count("list_pull_request_files") == 1 and "merge_base" in gh.calls
+        assert bot_approvals(gh) == ["APPROVED"] and gh.merged is not None
+    finally:
+        gh.close()
+
+
+def test_a_root_file_the_listing_leaves_out_is_found_before_approving(repo: Path) -> None:
+    # outside the folders the review reads: only the whole trees, read before approving, show it
+    git(repo, "checkout", "-q", "-B", "notes", "pr")
+    (repo / "NOTES.md").write_text("notes\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a root file")
+    git(repo, "checkout", "-q", "main")
+    local = pull(repo, "notes", author=DATAPROC_OWNER)
+    try:
+        handle(PushDuringListing(local, "pr", "notes", every=True))
+        assert bot_approvals(local) == [] and local.merged is None
+        assert "leaves out `NOTES.md`" in summary(local)
     finally:
         local.close()

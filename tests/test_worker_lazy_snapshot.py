@@ -41,14 +41,23 @@ class LazyLocalGitHub(LocalGitHub):
 
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         eager = super().read_tree(repo, ref, prefixes)
+        snapshot = self._snapshot(ref)
+        # listed by blob sha, as GitHub lists a tree (the files listing names the same shas)
+        ids = {path: snapshot.object_id(path) or path for path in eager}
+        # a blob the mirror shares with the spec is named by the spec's path (downloaded once)
+        mirror = Config().paths.mirror + "/"
+        paths: dict[str, str] = {}
+        for path in sorted(ids, key=lambda p: p.startswith(mirror)):
+            paths.setdefault(ids[path], path)
 
-        def fetch(path: str) -> bytes:
+        def fetch(sha: str) -> bytes:
+            path = paths[sha]
             if path == self.failing:
                 raise GitHubError("502 Bad Gateway", 502)
             self.downloads.append(path)
             return eager[path]
 
-        return LazyTree({path: (path, len(data)) for path, data in eager.items()}, fetch)
+        return LazyTree({path: (ids[path], len(data)) for path, data in eager.items()}, fetch)
 
 
 def test_the_client_lists_once_and_downloads_on_first_read_only_in_one_batch(

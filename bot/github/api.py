@@ -85,6 +85,9 @@ class ChangedFile:
     status: str  # GitHub's: added, modified, removed, renamed, copied, changed, unchanged
     previous_path: str | None = None
     patch: str | None = None  # missing for large diffs
+    # the file's blob at the head GitHub listed (GitHub's ``sha``; None when not given): the listing
+    # takes no commit, so this is what ties it to the head the review read (``bot.github.listing``)
+    sha: str | None = None
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,11 @@ class GitHubAPI(Protocol):
 
     def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
         """All changed files (every page). The flag is True when GitHub's 3000-file cap was hit."""
+        ...
+
+    def merge_base(self, repo: str, base: str, head: str) -> str:
+        """The merge base of commits ``base`` and ``head``, what GitHub diffs a pull request from
+        (``GET /repos/{repo}/compare/{base}...{head}``: ``merge_base_commit``)."""
         ...
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]: ...

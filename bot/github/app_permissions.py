@@ -35,6 +35,7 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "read_tree": ((("contents", "read"),),),
     "read_file": ((("contents", "read"),),),
     "read_files": ((("contents", "read"),),),
+    "merge_base": ((("contents", "read"),),),
     "get_permission": ((("metadata", "read"),),),
     "get_team_membership": ((("members", "read"),),),
     "list_check_runs": ((("checks", "read"),),),

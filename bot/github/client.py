@@ -747,12 +747,19 @@ class GitHubClient:
 
     def list_pull_request_files(self, repo: str, number: int) -> tuple[list[ChangedFile], bool]:
         files = [
-            ChangedFile(f["filename"], f["status"], f.get("previous_filename"), f.get("patch"))
+            ChangedFile(
+                f["filename"], f["status"], f.get("previous_filename"), f.get("patch"), f.get("sha")
+            )
             for f in self._pages(f"/repos/{repo}/pulls/{number}/files", limit=MAX_PR_FILES)
         ]
         total = self._changed_files.get((repo, number))
         truncated = len(files) >= MAX_PR_FILES and (total is None or total > len(files))
         return files, truncated
+
+    def merge_base(self, repo: str, base: str, head: str) -> str:
+        # one commit per page: only ``merge_base_commit`` is read
+        _, data = self._request("GET", f"/repos/{repo}/compare/{base}...{head}", {"per_page": 1})
+        return str(data["merge_base_commit"]["sha"])
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
         return [

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from bot.core.config import CONFIG_PATHS
 from bot.core.findings import Report, Section, Verdict
 from bot.core.quoting import code, cut_lines, escape
+from bot.github import listing
 from bot.github.api import GitHubAPI, GitHubError, PullRequest, ReviewInfo
 from bot.github.pipeline import ReviewInputs
 from bot.github.refusals import Refusals
@@ -308,6 +309,11 @@ def decide(
                 f"the review finds nothing blocking (today: {report.verdict.value}, "
                 f"{len(blocking)} blocking finding(s) besides approvals)"
             )
+    # about to approve: the listing's paths outside the trees read held to the whole pinned trees
+    if not waiting and gh is not None and not inputs.from_trees:
+        unconfirmed = listing.unconfirmed_whole(gh, pr, inputs.changes)
+        if unconfirmed:
+            return Delegation(head_sha, False, refused=(unconfirmed,))
     evidence = tuple(
         f"{code('@' + r.user, table=False)} approved in review {r.id}"
         for r in inputs.reviews

@@ -96,6 +96,20 @@ class TreeSnapshot:
         )
         return ids
 
+    def git_ids(self) -> dict[str, str]:
+        """Every listed path with its git object id, as GitHub names it (a blob's; a submodule's
+        commit): read from the listing when lazy, else hashed from the content."""
+        skipped_ids: Mapping[str, str] = getattr(self._tree, "skipped_ids", {})
+        ids = {path: skipped_ids.get(path, "") for path in self.skipped}
+        for path in self._tree:
+            if isinstance(self._tree, LazyTree):
+                ids[path] = self._tree.sha(path)
+            else:
+                data = self._tree[path]
+                header = b"blob %d\x00" % len(data)
+                ids[path] = hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
+        return ids
+
     @property
     def cut(self) -> str:
         """Why this listing is not the whole tree (empty when it is)."""

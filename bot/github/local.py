@@ -285,6 +285,7 @@ class LocalGitHub:
         if cached is not None:
             return cached
         changes = ChangeSet.from_git(self.repo_path, base_sha, head_sha)
+        head = self._snapshot(head_sha)
         files = []
         for change in changes.files:
             status = (
@@ -292,7 +293,11 @@ class LocalGitHub:
                 if change.status is Status.ADDED and change.old_path
                 else _STATUS[change.status]
             )
-            files.append(ChangedFile(change.path, status, change.old_path, change.patch))
+            # GitHub's ``sha``: the blob at the head (a removed file: the zero id, as the stand-in)
+            sha = (
+                "0" * 40 if change.status is Status.DELETED else head.object_id(change.path) or None
+            )
+            files.append(ChangedFile(change.path, status, change.old_path, change.patch, sha))
         with self._lock:
             self._files[key] = files
         return files
@@ -333,6 +338,13 @@ class LocalGitHub:
         """How many files the pull request changes (GitHub's ``changed_files``: not capped like the
         listing)."""
         return len(self._changed_files(self.resolve(self.head)))
+
+    def merge_base(self, repo: str, base: str, head: str) -> str:
+        self._check_pr(repo)
+        try:
+            return run_git(self.repo_path, "merge-base", base, head).decode().strip()
+        except GitError as exc:
+            raise NotFound(f"No common ancestor between {base} and {head}", status=404) from exc
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
         self._check_pr(repo)

@@ -17,10 +17,12 @@ from bot.core.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.core.config import CONFIG_PATHS, Config, load_config
 from bot.core.findings import Finding, Report, Section
 from bot.core.snapshot import MemorySnapshot, Snapshot
+from bot.github import listing
 from bot.github.api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
 from bot.github.lazy_snapshot import TreeSnapshot, raise_read_failure
 from bot.github.teams import TeamMembership, owning_teams, resolve
 from bot.github.tree_diff import tree_changes
+from bot.github.tree_files import normalise_prefixes
 from bot.outputs.site.preview import site_preview
 from bot.review import compose
 from bot.review.compose import Regression as Regression
@@ -111,7 +113,16 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     """Everything one review reads, fetched through ``gh``."""
     config, config_findings = load_default_config(gh, pr)
     files, truncated = gh.list_pull_request_files(pr.repo, pr.number)
-    base, head = read_snapshots(gh, pr, (*config.watched(), *EXTRA_PATHS))
+    scope = normalise_prefixes((*config.watched(), *EXTRA_PATHS))
+    base, head = read_snapshots(gh, pr, scope)
+    if not truncated:  # the listing takes no commit: held to the pinned trees, asked again once
+        why = listing.mismatch(gh, pr, files, base, head, scope)
+        if why:
+            log.warning("%s; listing again", why)
+            files, truncated = gh.list_pull_request_files(pr.repo, pr.number)
+            why = "" if truncated else listing.mismatch(gh, pr, files, base, head, scope)
+            if why:
+                raise listing.ListingMoved(why)
     # past GitHub's listing limit the listing is not the change: the two whole trees are
     if truncated:
         changes = tree_changes(*read_snapshots(gh, pr, ("",)))

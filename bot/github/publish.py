@@ -259,23 +259,26 @@ def fail_check(
     )
 
 
-def supersede_check(gh: GitHubAPI, repo: str, check_id: int, newer_sha: str) -> None:
+def supersede_check(
+    gh: GitHubAPI, repo: str, check_id: int, newer_sha: str, listed_other: str = ""
+) -> None:
     """Conclude a run whose commit is no longer the head: ``cancelled``, never ``neutral``. GitHub
     counts a required check as passing when it is successful, skipped or neutral
     (docs/hostile-input.md), and this commit was not reviewed: a force-push back to it must not find
-    a passing run waiting."""
-    gh.update_check_run(
-        repo,
-        check_id,
-        status="completed",
-        conclusion="cancelled",
-        output=CheckRunOutput(
-            title="Superseded by a newer push",
-            summary=f"The pull request moved to {code(newer_sha[:12])} during the review; that "
-            f"commit is "
-            "reviewed instead.",
-        ),
+    a passing run waiting. ``listed_other``: the head is the same, but GitHub's list of its files
+    was of another commit (``bot.github.listing``), so nothing was judged either."""
+    output = CheckRunOutput(
+        title="Superseded by a newer push",
+        summary=f"The pull request moved to {code(newer_sha[:12])} during the review; that "
+        f"commit is "
+        "reviewed instead.",
     )
+    if listed_other:
+        output = CheckRunOutput(
+            title="Superseded: the files listed were another commit's",
+            summary=f"{listed_other}. Nothing was judged; the bot reviews this commit again.",
+        )
+    gh.update_check_run(repo, check_id, status="completed", conclusion="cancelled", output=output)
 
 
 # -- pull request review -------------------------------------------------------------------------

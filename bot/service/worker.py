@@ -31,6 +31,7 @@ from bot.github.api import (
 )
 from bot.github.delegation import OwnersStage, act_for_owners, retract
 from bot.github.events import Job
+from bot.github.listing import ListingMoved
 from bot.github.pacing import Pacer, RedisPacer
 from bot.github.pipeline import Regression, ReviewInputs, fetch, review_inputs
 from bot.github.publish import (
@@ -251,7 +252,13 @@ def review_pull_request(
         # back to "Reviewing" (it may say it waits for a rate limit)
         if opened.resumed and not opened.concluded:
             gh.update_check_run(pr.repo, check_id, status="in_progress", output=REVIEWING)
-        inputs = fetch(gh, pr)
+        try:
+            inputs = fetch(gh, pr)
+        except ListingMoved as exc:  # as a head that moved: the run judged nothing
+            log.warning("%s; not publishing", exc)
+            if not opened.concluded:
+                supersede_check(gh, pr.repo, check_id, pr.head_sha, listed_other=str(exc))
+            return "superseded"
         delegation = OwnersStage(gh, inputs)
         report = review_inputs(inputs, regression, checks, [delegation])
         current = gh.get_pull_request(pr.repo, pr.number)

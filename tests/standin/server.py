@@ -959,6 +959,38 @@ def create_app(state: StandInState) -> Flask:
             truncated=truncated,
         )
 
+    @app.get("/repos/<owner>/<name>/compare/<basehead>")
+    def compare(owner: str, name: str, basehead: str) -> Response:
+        """Two commits compared: the merge base and how far each side is from it (no commits nor
+        files are listed; the bot reads the merge base only)."""
+        repo_of(owner, name)
+        base, dots, head = basehead.partition("...")
+        if not dots:
+            raise ApiError(404, "Not Found")
+
+        def commit(ref: str) -> dict[str, Any]:
+            fields = run_git(local.repo_path, "log", "-1", "--format=%H %T %P", ref).split()
+            sha, tree, *parents = (f.decode() for f in fields)
+            return shapes().commit(local.repo, sha, tree, parents)
+
+        def count(spec: str) -> int:
+            return int(run_git(local.repo_path, "rev-list", "--count", spec).decode().strip())
+
+        try:
+            found = run_git(local.repo_path, "merge-base", base, head).decode().strip()
+            return jsonify(
+                shapes().comparison(
+                    local.repo,
+                    basehead,
+                    commit(base),
+                    commit(found),
+                    count(f"{found}..{head}"),
+                    count(f"{found}..{base}"),
+                )
+            )
+        except GitError as exc:
+            raise ApiError(404, "Not Found") from exc
+
     @app.get("/repos/<owner>/<name>/git/blobs/<sha>")
     def blob(owner: str, name: str, sha: str) -> Response:
         repo_of(owner, name)

@@ -610,6 +610,72 @@ class Shapes:
             **extra,
         }
 
+    def commit(self, repo: str, sha: str, tree: str, parents: list[str]) -> dict[str, Any]:
+        """commit (as a comparison holds it): ``sha`` of ``repo`` with its tree and parents."""
+        url = f"{self.api}/repos/{repo}/commits/{sha}"
+        person = {"name": "Stand-in", "email": "standin@example.com", "date": CREATED}
+        return {
+            "url": url,
+            "sha": sha,
+            "node_id": node("C", sha),
+            "html_url": f"{WEB}/{repo}/commit/{sha}",
+            "comments_url": f"{url}/comments",
+            "commit": {
+                "url": f"{self.api}/repos/{repo}/git/commits/{sha}",
+                "author": person,
+                "committer": person,
+                "message": f"commit {sha[:12]}",
+                "comment_count": 0,
+                "tree": {"sha": tree, "url": f"{self.api}/repos/{repo}/git/trees/{tree}"},
+            },
+            "author": None,
+            "committer": None,
+            "parents": [
+                {
+                    "sha": p,
+                    "url": f"{self.api}/repos/{repo}/commits/{p}",
+                    "html_url": f"{WEB}/{repo}/commit/{p}",
+                }
+                for p in parents
+            ],
+        }
+
+    def comparison(
+        self,
+        repo: str,
+        basehead: str,
+        base: dict[str, Any],
+        merge_base: dict[str, Any],
+        ahead: int,
+        behind: int,
+    ) -> dict[str, Any]:
+        """commit-comparison, without its commits and files (the bot reads ``merge_base_commit``
+        only)."""
+        status = (
+            "identical"
+            if not ahead and not behind
+            else "ahead"
+            if not behind
+            else "behind"
+            if not ahead
+            else "diverged"
+        )
+        return {
+            "url": f"{self.api}/repos/{repo}/compare/{basehead}",
+            "html_url": f"{WEB}/{repo}/compare/{basehead}",
+            "permalink_url": f"{WEB}/{repo}/compare/{basehead}",
+            "diff_url": f"{WEB}/{repo}/compare/{basehead}.diff",
+            "patch_url": f"{WEB}/{repo}/compare/{basehead}.patch",
+            "base_commit": base,
+            "merge_base_commit": merge_base,
+            "status": status,
+            "ahead_by": ahead,
+            "behind_by": behind,
+            "total_commits": ahead,
+            "commits": [],
+            "files": [],
+        }
+
     def blob(self, repo: str, sha: str, size: int, content: str) -> dict[str, Any]:
         return {
             "sha": sha,
