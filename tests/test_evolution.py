@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -848,3 +850,66 @@ def test_a_witness_from_a_hostile_schema_is_shown_inert() -> None:
     assert (
         "\u202e" not in text and "witness (valid against base <b>, invalid against head):" in text
     )
+
+
+# -- limits too large to build a value past (issue: 818 MB for maxLength 400,000,000) -------------
+TAGS = {"type": "array", "items": S}
+HUGE = {
+    "maxLength 400,000,000": (S, {**S, "maxLength": 400_000_000}),
+    "maxLength 1,200,000,000": (S, {**S, "maxLength": 1_200_000_000}),
+    "maxItems 30,000,000": (TAGS, {**TAGS, "maxItems": 30_000_000}),
+    "maxLength 1e400": (S, {**S, "maxLength": json.loads("1e400")}),
+    "maximum 10**400": (NUM, {**NUM, "maximum": 10**400}),
+}
+AT_THE_BOUND = {
+    "maxLength": (S, {**S, "maxLength": witness.MAX_SIZE}),
+    "maxItems": (TAGS, {**TAGS, "maxItems": witness.MAX_SIZE}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AT_THE_BOUND))
+def test_a_limit_at_the_bound_has_its_witness_one_past_it(name: str) -> None:
+    base, head = AT_THE_BOUND[name]
+    old, new = _file(field(base), "1-0-0"), _file(field(head), "1-0-1")
+    found = compare(old, new, resolve, resolve).backward.witness
+    assert found is not None
+    value = json.loads(found.instance)["x"]["v"]
+    assert len(value) == witness.MAX_SIZE + 1
+    assert _valid(_validators(old), json.loads(found.instance))
+    assert not _valid(_validators(new), json.loads(found.instance))
+
+
+@pytest.mark.parametrize("name", sorted(HUGE))
+def test_a_limit_past_the_bound_keeps_its_verdict_without_a_witness(name: str) -> None:
+    """No value is built past ``MAX_SIZE`` (nor from an infinite or unrepresentable limit): the
+    digit is the schema diff's, and the finding says no instance was found."""
+    base, head = HUGE[name]
+    evolution = compare(_file(field(base), "1-0-0"), _file(field(head), "1-0-1"), resolve, resolve)
+    assert evolution.backward.bump is Bump.REVISION and evolution.backward.category == "data"
+    assert evolution.backward.witness is None and evolution.backward.searched
+    assert "No instance showing it was found" in evolution.backward.evidence()
+
+
+# every HUGE comparison in one child process with 1 GB of address space; its peak resident size
+HUGE_IN_A_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from tests.test_evolution import HUGE, _file, compare, field, resolve
+for base, head in HUGE.values():
+    compare(_file(field(base), "1-0-0"), _file(field(head), "1-0-1"), resolve, resolve)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_limits_past_the_bound_take_bounded_memory() -> None:
+    """Before: 818 MB for 400,000,000, a MemoryError for 1,200,000,000, 946 MB and 9 s for
+    maxItems 30,000,000, an OverflowError for 1e400."""
+    out = subprocess.run(
+        [sys.executable, "-c", HUGE_IN_A_CHILD],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout) < 200, f"peak resident size {out.stdout.strip()} MB"

@@ -14,7 +14,7 @@ from bot.cli import main
 from bot.core.findings import Severity
 from bot.core.jsonformat import format_json
 from bot.core.snapshot import DirSnapshot
-from bot.review.checks.format import format_finding, line_edits
+from bot.review.checks.format import common_ends, format_finding, line_edits
 from bot.review.engine import review
 from bot.review.fixes import apply_edits
 from tests.conftest import CORPUS, ROOT
@@ -88,6 +88,43 @@ def test_line_edits_are_minimal_and_exact() -> None:
     edits = line_edits("x.json", old, new)
     # line 3 and the missing final newline
     assert [(e.start_line, e.end_line) for e in edits] == [(3, 5)]
+    assert apply_edits(old, edits) == new
+
+
+def test_line_edits_compare_each_line_once_on_a_file_of_repeated_lines() -> None:
+    """Linear, not difflib's O(n·m) alignment: prettier's layout of 16,000 equal array items with
+    its first line spoiled (48 s of CPU before) is one edit of that line."""
+    compared = 0
+
+    class Line(str):
+        def __ne__(self, other: object) -> bool:
+            nonlocal compared
+            compared += 1
+            return str.__ne__(self, other)
+
+    new = format_json(json.dumps({"airflow_task": {"tags": ["a"] * 16_000}}))
+    old = new.replace('"airflow_task": {', '"airflow_task":{', 1)
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    assert len(a) > 16_000 and common_ends([Line(x) for x in a], b) == (1, len(a) - 2)
+    assert compared <= len(a) + 1
+    finding = format_finding("x.json", old, 2, Severity.WARNING, None)
+    assert finding is not None and finding.fix is not None
+    assert [(e.start_line, e.end_line) for e in finding.fix.edits] == [(2, 2)]
+    assert apply_edits(old, finding.fix.edits) == new
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "span"),
+    [
+        ("a\nb\n", "x\na\nb\n", (1, 1)),  # inserted first: the line after it is replaced too
+        ("a\nb\n", "a\nx\nb\n", (1, 1)),  # inserted inside: the line before it
+        ("a\nb\nc\n", "a\nc\n", (2, 2)),  # deleted
+        ("a\na\na\n", "a\na\n", (3, 3)),  # repeated lines: the last one goes
+    ],
+)
+def test_line_edits_on_insertions_and_deletions(old: str, new: str, span: tuple[int, int]) -> None:
+    edits = line_edits("x.json", old, new)
+    assert [(e.start_line, e.end_line) for e in edits] == [span]
     assert apply_edits(old, edits) == new
 
 

@@ -663,3 +663,42 @@ def test_a_schema_with_a_type_that_is_no_type_is_judged_not_crashed_on(where: st
     assert not crashes, crashes
     # judged: the schema is invalid, and its $id was not bumped
     assert report.verdict is Verdict.FAILURE
+
+
+@pytest.mark.parametrize(
+    ("field", "limit"),
+    [
+        ("widgetId", "400000000"),
+        ("widgetId", "1200000000"),
+        ("widgetId", "1e400"),
+        ("labels", "30000000"),
+    ],
+)
+def test_a_limit_too_large_to_build_a_value_past_is_judged_not_crashed_on(
+    field: str, limit: str
+) -> None:
+    """The witness search built a string or array one past the limit: 818 MB for a maxLength of
+    400,000,000, a MemoryError (an internal error) for 1,200,000,000, an OverflowError for 1e400,
+    9 s and 946 MB for a maxItems of 30,000,000. The verdict is the schema diff's."""
+    import copy
+
+    from bot.core.changes import FileChange, Status
+    from bot.core.snapshot import MemorySnapshot
+    from tests import registry_cases as rc
+
+    schema = copy.deepcopy(rc.FACET_SCHEMA)
+    props = schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]["properties"]
+    node = props[field] if field == "widgetId" else props["settings"]["properties"][field]
+    node["maxLength" if field == "widgetId" else "maxItems"] = 123456789
+    base = {path: text.encode() for path, text in rc.good_files().items()}
+    head = {**base, rc.FACET: rc.dump(schema).replace("123456789", limit).encode()}
+    report = review(
+        head=MemorySnapshot(head),
+        base=MemorySnapshot(base),
+        config=Config(),
+        changes=ChangeSet(files=(FileChange(rc.FACET, Status.MODIFIED),)),
+    )
+    assert not [f.message for f in report.findings if f.rule.startswith("bot/")]
+    (found,) = versions(report)
+    assert found.rule == "versions/not-bumped" and "needs a REVISION bump" in found.message
+    assert found.witness is None and "No instance showing it was found" in found.message

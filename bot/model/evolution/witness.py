@@ -16,6 +16,7 @@ and one past them, formats, every type, an extra field, the node left out).
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +31,11 @@ from bot.model.schemas import deadline, rs_validator
 Resolver = Callable[[str], Any]
 BUDGET_SECONDS = 0.5  # CPU seconds of one witness search (all the changes of one comparison)
 MAX_CANDIDATES = 60  # instances tried per change and direction
+# The longest string, the most array items a candidate holds, and the largest candidate (as JSON):
+# a length limit past 10,000 gets no value one past it (a schema's 400,000,000 built 818 MB), and
+# the verdict, read off the schema diff, stays; the finding says no instance was found.
+MAX_SIZE = 10_000
+MAX_INSTANCE_CHARS = 100_000
 _DEPTH = 12  # nesting the generator follows before giving up on a branch
 
 _FORMAT_SAMPLES = {
@@ -273,7 +279,7 @@ class _Generator:
         kind = next((t for t in order if types is None or t in types), None)
         if kind == "string":
             text = _FORMAT_SAMPLES.get(str(kw.get("format")), "a")
-            return text + "a" * max(0, _int(kw.get("minLength"), 0) - len(text))
+            return text + "a" * max(0, min(_int(kw.get("minLength"), 0), MAX_SIZE) - len(text))
         if kind in ("integer", "number"):
             value = _int(kw.get("minimum", kw.get("exclusiveMinimum")), -1) + 1
             high = _int(kw.get("maximum", kw.get("exclusiveMaximum")), value + 1)
@@ -281,7 +287,7 @@ class _Generator:
         if kind == "boolean":
             return True
         if kind == "array":
-            count = int(kw.get("minItems") or 0) if _num(kw.get("minItems")) else 0
+            count = _int(kw.get("minItems"), 0)
             return [self.sample(flat.items, depth + 1) for _ in range(min(count, 3))]
         if kind == "object":
             return {}
@@ -332,6 +338,19 @@ def _num(value: Any) -> bool:
 
 def _int(value: Any, default: int) -> int:
     return int(value) if _num(value) and abs(value) < 1e15 else default
+
+
+def _finite(value: Any) -> bool:
+    """A number arithmetic on floats takes (not infinite, NaN or an integer past float's range)."""
+    return _num(value) and abs(value) < sys.float_info.max
+
+
+def _sizes(limit: Any) -> tuple[int, ...]:
+    """The lengths (or counts) just under and just past ``limit``: none unless it is a whole number
+    of at most ``MAX_SIZE``."""
+    if not (_num(limit) and 0 <= limit <= MAX_SIZE and limit == int(limit)):
+        return ()
+    return (max(0, int(limit) - 1), int(limit) + 1)
 
 
 # -- from a change to the instance path of its node ------------------------------------------------
@@ -419,15 +438,13 @@ def _leaves(gen: _Generator, accept: list[_Node], reject: list[_Node]) -> Iterat
         if "const" in kw:
             yield kw["const"]
         for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
-            if _num(kw.get(key)):
+            if _finite(kw.get(key)):
                 yield from (kw[key] - 1, kw[key], kw[key] + 1, kw[key] + 0.5)
         for key in ("minLength", "maxLength"):
-            if _num(kw.get(key)):
-                yield from ("a" * max(0, int(kw[key]) - 1), "a" * (int(kw[key]) + 1))
+            yield from ("a" * length for length in _sizes(kw.get(key)))
         for key in ("minItems", "maxItems"):
-            if _num(kw.get(key)):
-                item = gen.sample(flat.items)
-                yield from ([item] * max(0, int(kw[key]) - 1), [item] * (int(kw[key]) + 1))
+            counts = _sizes(kw.get(key))
+            yield from _repeated(gen.sample(flat.items), counts) if counts else ()
         if isinstance(kw.get("pattern"), str):
             yield from _pattern_samples(kw["pattern"])
         if isinstance(kw.get("not"), dict):
@@ -446,6 +463,12 @@ def _leaves(gen: _Generator, accept: list[_Node], reject: list[_Node]) -> Iterat
                     name: gen.sample(flat.props[name]),
                 }
     yield from _GENERIC
+
+
+def _repeated(item: Any, counts: tuple[int, ...]) -> Iterator[list[Any]]:
+    """Arrays of ``item``, one per count, that stay within ``MAX_INSTANCE_CHARS`` as JSON."""
+    chars = len(json.dumps(item)) + 1
+    yield from ([item] * count for count in counts if count * chars <= MAX_INSTANCE_CHARS)
 
 
 _CLASSES = {"d": "0", "w": "a", "s": " ", "D": "a", "W": "-", "S": "a"}
@@ -574,7 +597,7 @@ class Search:
                         ):
                             continue
                         text = json.dumps(instance, sort_keys=True)
-                        if text in tried:
+                        if text in tried or len(text) > MAX_INSTANCE_CHARS:
                             continue
                         tried.add(text)
                         if self.side(reject).accepts(instance) is False and self.side(

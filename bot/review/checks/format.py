@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from typing import cast
 
@@ -88,21 +87,28 @@ def line_edits(path: str, old: str, new: str) -> tuple[Edit, ...]:
     """The whole-line edit turning ``old`` into ``new``: from the first line that differs to the
     last."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    changed = [
-        op
-        for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-        if op[0] != "equal"
-    ]
-    if not changed:
+    # linear: no line alignment (difflib's is O(n·m) on repeated lines, minutes on a 1 MB file)
+    prefix, suffix = common_ends(a, b)
+    i1, i2, j1, j2 = prefix, len(a) - suffix, prefix, len(b) - suffix
+    if i1 == i2 and j1 == j2:
         return ()
     # One edit from the first changed line to the last (the lines between are equal on both sides):
     # a single suggestion on GitHub, and the unified diff of `registry-bot fix` still shows each
     # hunk.
-    (_, i1, first_i2, j1, first_j2), (_, _, i2, _, j2) = changed[0], changed[-1]
-    # a pure insertion: replace the line before it (or after it) together with it
-    if i1 == first_i2:
+    if i1 == i2:
+        # a pure insertion: replace the line before it (or after it) together with it
         if i1 > 0:
             i1, j1 = i1 - 1, j1 - 1
         else:
-            i2, j2 = max(i2, 1), max(j2, first_j2 + 1)
+            i2, j2 = 1, j2 + 1
     return (Edit(path, i1 + 1, i2, "".join(b[j1:j2])),)
+
+
+def common_ends(a: list[str], b: list[str]) -> tuple[int, int]:
+    """How many lines ``a`` and ``b`` share at their start, then at their end (not overlapping):
+    each line compared once."""
+    shortest = min(len(a), len(b))
+    prefix = next((k for k in range(shortest) if a[k] != b[k]), shortest)
+    rest = shortest - prefix
+    suffix = next((k for k in range(rest) if a[-1 - k] != b[-1 - k]), rest)
+    return prefix, suffix
