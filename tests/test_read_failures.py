@@ -56,7 +56,8 @@ class LazyLocal:
         eager = self.inner.read_tree(repo, ref, prefixes)
         entries = {}
         for path, data in eager.items():
-            sha = hashlib.sha1(data).hexdigest()
+            # git's blob id, as GitHub lists a tree (the files listing names the same shas)
+            sha = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
             entries[path] = (sha, len(data))
             self.cache.setdefault("src:" + sha, data)
 
