@@ -331,6 +331,18 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
         (good, facet(lambda s: s.update({"$id": "https://example.com/AcmeWidgetRunFacet.json"}))),
         (good,),
     ),
+    "facets/nested-id": (
+        (
+            good,
+            facet(
+                lambda s: s["$defs"].update(
+                    {"Embedded": {"$id": "https://example.com/Embedded.json", "type": "object"}}
+                )
+            ),
+        ),
+        # an "$id" inside a const is data, not a resource
+        (good, facet(lambda s: s["$defs"].update({"Data": {"const": {"$id": "x"}}}))),
+    ),
     "facets/no-facet": ((good, facet(lambda s: s.pop("properties"))), (good,)),
     "facets/name-mismatch": (
         (
