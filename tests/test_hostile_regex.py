@@ -505,6 +505,29 @@ def test_a_pattern_python_cannot_parse_is_measured_out_of_process_and_refused() 
     assert result["max_gap"] < 0.5
 
 
+AFTER_A_PEAK = """
+import json, sys
+from bot.core.regex_size import PatternTooLarge, check_size
+held = bytearray(int(sys.argv[2]) << 20)
+held[::4096] = bytes(len(held[::4096]))  # touched: resident, the process's peak
+del held
+try:
+    print(json.dumps({"units": check_size(sys.argv[1])}))
+except PatternTooLarge:
+    print(json.dumps({"units": None}))
+"""
+
+
+@pytest.mark.parametrize("peak_mb", [0, 400])
+def test_a_worker_s_past_peak_does_not_hide_a_measured_pattern(peak_mb: int) -> None:
+    """The measuring child took its size from ``ru_maxrss``, which starts at the parent's peak: in a
+    worker that had once held 400 MB, a 46 MB program (about 160,000 units, under the child's cap,
+    over ``MAX_UNITS``) measured 0 and was compiled."""
+    pattern = "(?:a{400}){400}(?|x|y)"  # regex-only syntax: measured out of process
+    assert child_result(AFTER_A_PEAK, pattern, str(peak_mb)) == {"units": None}
+    assert child_result(AFTER_A_PEAK, "(?:a{40}){40}(?|x|y)", str(peak_mb))["units"] > 0
+
+
 # -- what patterns compile to together, and what the process keeps ---------------------------------
 
 # writes naming folders of components that each pass check_pattern (7,200 units, a tenth of the
