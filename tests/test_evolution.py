@@ -867,6 +867,9 @@ AT_THE_BOUND = {
 }
 
 
+# no_cover: tracing triples the CPU time of validating 10,001 values in pure Python (0.06 s to
+# 0.2 s, the candidate's bound), and the search's budget is CPU time
+@pytest.mark.no_cover
 @pytest.mark.parametrize("name", sorted(AT_THE_BOUND))
 def test_a_limit_at_the_bound_has_its_witness_one_past_it(name: str) -> None:
     base, head = AT_THE_BOUND[name]
@@ -897,8 +900,9 @@ resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 from tests.test_evolution import HUGE, _file, compare, field, resolve
 for base, head in HUGE.values():
     compare(_file(field(base), "1-0-0"), _file(field(head), "1-0-1"), resolve, resolve)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
-"""
+# VmHWM, this program's own peak (ru_maxrss starts at the parent's, which survives exec: 498 MB in CI)
+print(int(next(l.split()[1] for l in open("/proc/self/status") if l.startswith("VmHWM:"))) // 1024)
+"""  # noqa: E501
 
 
 def test_limits_past_the_bound_take_bounded_memory() -> None:

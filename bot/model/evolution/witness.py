@@ -145,8 +145,9 @@ class SideValidators:
         try:
             # The bounded pure-Python validator first: jsonschema-rs cannot be stopped, so it only
             # sees an instance the other has finished within its deadline (a schema whose refs fan
-            # out exponentially stops here, never in Rust).
-            with deadline(0.2):
+            # out exponentially stops here, never in Rust). This thread's CPU time: whether a
+            # witness is found does not depend on the machine's load.
+            with deadline(0.2, time.thread_time):
                 slow = bool(self.py.is_valid(instance))
             fast = bool(self.rs.is_valid(instance))
         except Exception:  # noqa: BLE001 - a validator that stops decides nothing
