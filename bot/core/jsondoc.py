@@ -14,6 +14,7 @@ import bisect
 import functools
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,6 +131,8 @@ class JsonDoc:
             raise JsonProblem(
                 f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1
             ) from None
+        except ValueError:  # an integer of more digits than Python converts (4,300 by default)
+            raise _long_integer(text) from None
         # Depth cannot exceed the number of brackets: most files need no walk at all.
         if text.count("{") + text.count("[") > MAX_DEPTH and nesting_depth(value) > MAX_DEPTH:
             raise JsonProblem(f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1)
@@ -228,6 +231,24 @@ class JsonDoc:
             elif token == "[":
                 stack.append([here, False, 0, None])
         return positions
+
+
+_NUMBER_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
+
+
+def _long_integer(text: str) -> JsonProblem:
+    """The problem of the first integer (outside strings) with more digits than Python reads."""
+    limit = sys.get_int_max_str_digits()
+    for match in _NUMBER_OR_STRING.finditer(text):
+        token = match.group()
+        digits = len(token.lstrip("-"))
+        if token[0] != '"' and digits > limit and token.lstrip("-").isdigit():
+            doc = JsonDoc(path="", text=text, value=None)
+            return JsonProblem(
+                f"an integer of {digits:,} digits, over the {limit:,} digits a number may have",
+                *doc.line_col(match.start()),
+            )
+    return JsonProblem("invalid JSON: a value that cannot be read", 1, 1)
 
 
 def _object(duplicated: list[str], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
