@@ -96,9 +96,10 @@ test: lint system-deps wheelhouse node-deps
 	@mkdir -p $(dir $(DOCUSAURUS_LOG))
 	@rm -f .coverage .coverage.*
 	@# the Docusaurus build overlaps pytest; its log is shown when it fails
+	@# each shard lists its 15 slowest tests (--durations): where CI's time goes
 	$(MAKE) --no-print-directory docusaurus-check > $(DOCUSAURUS_LOG) 2>&1 & docs=$$!; \
 	pids=; for shard in $(SHARDS); do \
-		PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/coverage run -p -m pytest --shard $$shard \
+		PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/coverage run -p -m pytest --shard $$shard --durations=15 \
 			> build/pytest-$$shard.log 2>&1 & pids="$$pids $$!"; \
 	done; \
 	tests=0; for pid in $$pids; do wait $$pid || tests=1; done; \
