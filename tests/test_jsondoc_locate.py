@@ -234,3 +234,34 @@ def test_locating_in_an_8_mb_file_adds_little_memory() -> None:
     size, parsed, peak = map(int, done.stdout.split())
     assert size > 8_000_000
     assert peak - parsed < 60, (parsed, peak)
+
+
+def per_value_depth(value: Any, container: int) -> int:
+    """The walks the level-by-level ones replaced: a stack entry per value; a container counts
+    ``container`` levels and a scalar 1 - ``container`` (``nesting_depth``: 1, examples: 0)."""
+    deepest, stack = 0, [(value, container)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth)
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((v, depth + 1) for v in children)
+        elif not container:
+            deepest = max(deepest, depth)
+    return deepest
+
+
+DEPTHS = [5, {}, [], {"a": 1}, {"a": {}}, [[[]]], [1, [2, [3]]], {"a": [{"b": {}}], "c": [1]}]
+
+
+def test_depth_walks_agree_with_the_walks_per_value() -> None:
+    from bot.core.jsondoc import nesting_depth
+    from bot.review.checks.examples import _depth
+
+    deep: list[Any] = []
+    for _ in range(3000):  # past the recursion limit
+        deep = [deep, 1]
+    for value in [*DEPTHS, deep, [deep]]:
+        assert nesting_depth(value) == per_value_depth(value, 1)
+        assert _depth(value) == per_value_depth(value, 0)
+    assert (nesting_depth(deep), _depth(deep)) == (3001, 3000)

@@ -108,18 +108,12 @@ def decode_text(data: bytes) -> str:
 
 
 def nesting_depth(value: Any) -> int:
-    """Depth of nested containers, computed without recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in node)
-    return deepest
+    """Depth of nested containers, computed level by level (no recursion, no frame per value)."""
+    depth, level = 0, [value]
+    while level := [node for node in level if isinstance(node, (dict, list))]:
+        depth += 1
+        level = [v for node in level for v in (node.values() if isinstance(node, dict) else node)]
+    return depth
 
 
 @dataclass
