@@ -155,6 +155,7 @@ def test_every_pointer_of_a_corpus_file_is_where_the_scan_put_it(path: Path) -> 
 
 EDGES = {
     "escapes": '{"a\\"b": {"c\\\\d": ["\\"]", "\\u005d"]}, "e\\/f": 1, "\\u0067": [2]}',
+    "spelled keys": '{"\\u00E9": 1, "\\ud83d\\uDE00": {"\\/": 2}, "\\"\\t": 3, "a\\u0062": 4}',
     "brackets in strings": '{"x": "[{", "y": ["}]", {"z": "\\"}"}], "w": {"[": {"{": 3}}}',
     "pointer escapes": '{"a/b": {"m~n": 1, "~": [2], "/": {"~1": 3}}, "~0": 4}',
     "empty key": '{"": {"": [0, {"": ""}]}, "k": {"": 1}}',

@@ -126,6 +126,8 @@ class JsonDoc:
     # pointer -> offset of its value (None: no such value), for the asked pointers and ancestors
     _offsets: dict[str, int | None] = field(default_factory=dict, repr=False)
     _key_offsets: dict[str, int] = field(default_factory=dict, repr=False)
+    # offset of a walked object -> offset of the key found last in it
+    _cursors: dict[int, int] = field(default_factory=dict, repr=False)
     # offset of a walked array -> offsets of its elements 0, _STRIDE, 2 * _STRIDE, ... reached
     _marks: dict[int, list[int]] = field(default_factory=dict, repr=False)
     # known (offset, line) pairs, sorted: lines are counted from the nearest one before
@@ -236,10 +238,14 @@ class JsonDoc:
         name = token.replace("~1", "/").replace("~0", "~")
         if escape_pointer_token(name) != token:  # "~" not followed by 0 or 1 names no key
             return None
-        found = _member(text, at, name)
+        # from the member found last in this object, then from its start up to that member: asked
+        # in the order of the text, members are passed once (so with a key named twice, which
+        # parse refuses, either occurrence may be found)
+        cursor = self._cursors.get(at, at + 1)
+        found = _member(text, cursor, name) or _member(text, at + 1, name, cursor)
         if found is None:
             return None
-        self._key_offsets[pointer] = found[0]
+        self._cursors[at] = self._key_offsets[pointer] = found[0]
         return found[1]
 
     def _element(self, at: int, index: int) -> int | None:
@@ -275,31 +281,50 @@ def _value_start(token: re.Match[str]) -> int | None:
     return token.start(kind)
 
 
+_SHORT_ESCAPES = dict(zip('"\\/\b\f\n\r\t', '"\\/bfnrt', strict=True))
+
+
+def _spelled(name: str) -> str:
+    """A pattern for every JSON string literal of ``name``: each character as itself, as its short
+    escape or as ``\\u`` escapes (hex digits in either case)."""
+    parts = []
+    for char in name:
+        units = char.encode("utf-16-be", "surrogatepass")
+        spellings = ["".join(rf"\\u(?i:{units[i : i + 2].hex()})" for i in range(0, len(units), 2))]
+        if char in _SHORT_ESCAPES:
+            spellings.append(re.escape("\\" + _SHORT_ESCAPES[char]))
+        if char not in '"\\' and char >= " ":
+            spellings.append(re.escape(char))
+        parts.append(f"(?:{'|'.join(spellings)})")
+    return f'"{"".join(parts)}"'
+
+
 @functools.lru_cache(maxsize=256)
 def _other_members(name: str) -> re.Pattern[str]:
-    """Skips the members, written without escapes in the key, not named ``name``."""
-    literal = re.escape(json.dumps(name, ensure_ascii=False))
-    return re.compile(rf'(?:\s*(?!{literal}\s*:)"[^"\\]*+"\s*:\s*{_VALUE}\s*,)*+', re.DOTALL)
+    """Skips the members not named ``name``, however their keys are spelled."""
+    return re.compile(rf"(?:\s*(?!{_spelled(name)}\s*:){_STRING}\s*:\s*{_VALUE}\s*,)*+", re.DOTALL)
 
 
-def _member(text: str, at: int, name: str) -> tuple[int, int | None] | None:
-    """``(key offset, value offset)`` of the first member ``name`` of the object at ``at`` (the
-    value's None when it cannot be read); None when the object has no such member."""
+def _member(
+    text: str, pos: int, name: str, end: int = sys.maxsize
+) -> tuple[int, int | None] | None:
+    """``(key offset, value offset)`` of the first member ``name`` from ``pos`` (where a member
+    starts) of an object, and before ``end`` (the value's None when it cannot be read); None when
+    there is no such member."""
     skip = _other_members(name)
-    pos = at + 1
     while True:
-        pos = skip.match(text, pos).end()  # type: ignore[union-attr]  # a star always matches
-        key = _KEY.match(text, pos)
+        pos = skip.match(text, pos, end).end()  # type: ignore[union-attr]  # a star always matches
+        key = _KEY.match(text, pos, end)
         if key is None:
             return None
         if json.loads(key.group(1)) == name:
             start = _TOKEN.match(text, key.end())
             return key.start(1), _value_start(start) if start else None
-        end = _skip(text, key.end())
-        after = None if end is None else _SEPARATOR.match(text, end)
-        if after is None or after.group(1) != ",":
+        after = _skip(text, key.end())
+        separator = None if after is None else _SEPARATOR.match(text, after)
+        if separator is None or separator.group(1) != ",":
             return None
-        pos = after.end()
+        pos = separator.end()
 
 
 def _skip(text: str, pos: int) -> int | None:
