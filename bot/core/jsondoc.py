@@ -1,7 +1,9 @@
 """JSON documents that remember where each value stands, loaded defensively.
 
-Parsing uses the C ``json`` module; positions are computed lazily, on the first request for a
-location, by one iterative scan of the text (no recursion, so deep nesting cannot crash it).
+Parsing uses the C ``json`` module; a position is found on request by walking the text along the
+asked pointer only: siblings on the way are skipped by regular expressions (in C), so locating a
+few values in a 10 MB file costs a few skips, not a table of every value (no recursion, so deep
+nesting cannot crash it).
 Hostile input (invalid UTF-8, huge files, deep nesting, malformed JSON) raises ``JsonProblem``
 with a precise location instead of crashing. Parsing is strict: an object naming one key twice is
 rejected (parsers disagree on which value wins, so the file means different things to different
@@ -29,6 +31,24 @@ _TOKEN = re.compile(
     )""",
     re.VERBOSE | re.DOTALL,
 )
+
+# What locating skips in one regular expression call: a string, a scalar, or a container nesting
+# at most _LEVELS levels. Outside strings, "N" and "I" (NaN, Infinity) stop a skip as they stop
+# _TOKEN, so a value after them is found by neither (the scan that preceded this one stopped there).
+_LEVELS = 12
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+_CONTAINER = ""
+for _ in range(_LEVELS):  # a container of blanks, scalars, strings and shallower containers
+    _CONTAINER = rf'[\[{{](?:[^"\[\]{{}}NI]++|{_STRING}{_CONTAINER and "|" + _CONTAINER})*+[\]}}]'
+_VALUE = rf"(?>{_STRING}|-?\d[\w.+-]*+|true|false|null|{_CONTAINER})"
+_SKIP_VALUE = re.compile(rf"\s*{_VALUE}", re.DOTALL)
+_SKIP_CONTAINER = re.compile(_CONTAINER, re.DOTALL)
+_STRIDE = 1024  # array elements skipped per call; a walked array remembers every such element
+_SKIP_ELEMENTS = re.compile(rf"(?:\s*{_VALUE}\s*,){{{_STRIDE}}}", re.DOTALL)
+_SKIP_ELEMENT = re.compile(rf"\s*{_VALUE}\s*,", re.DOTALL)
+_KEY = re.compile(rf"\s*({_STRING})\s*:", re.DOTALL)
+_SEPARATOR = re.compile(r"\s*([,}\]])")
+_INDEX = re.compile(r"0|[1-9][0-9]{0,17}")
 
 
 class JsonProblem(Exception):
@@ -88,29 +108,30 @@ def decode_text(data: bytes) -> str:
 
 
 def nesting_depth(value: Any) -> int:
-    """Depth of nested containers, computed without recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in node)
-    return deepest
+    """Depth of nested containers, computed level by level (no recursion, no frame per value)."""
+    depth, level = 0, [value]
+    while level := [node for node in level if isinstance(node, (dict, list))]:
+        depth += 1
+        level = [v for node in level for v in (node.values() if isinstance(node, dict) else node)]
+    return depth
 
 
 @dataclass
 class JsonDoc:
-    """A parsed JSON document with lazily computed source positions."""
+    """A parsed JSON document that finds the source position of a value on request."""
 
     path: str
     text: str
     value: Any
-    _positions: dict[str, tuple[int, int]] | None = field(default=None, repr=False)
-    _line_starts: list[int] | None = field(default=None, repr=False)
+    # pointer -> offset of its value (None: no such value), for the asked pointers and ancestors
+    _offsets: dict[str, int | None] = field(default_factory=dict, repr=False)
+    _key_offsets: dict[str, int] = field(default_factory=dict, repr=False)
+    # offset of a walked object -> offset of the key found last in it
+    _cursors: dict[int, int] = field(default_factory=dict, repr=False)
+    # offset of a walked array -> offsets of its elements 0, _STRIDE, 2 * _STRIDE, ... reached
+    _marks: dict[int, list[int]] = field(default_factory=dict, repr=False)
+    # known (offset, line) pairs, sorted: lines are counted from the nearest one before
+    _line_marks: list[tuple[int, int]] = field(default_factory=lambda: [(0, 1)], repr=False)
 
     @classmethod
     def parse(
@@ -158,19 +179,21 @@ class JsonDoc:
         )
 
     def line_col(self, offset: int) -> tuple[int, int]:
-        if self._line_starts is None:
-            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
-        line = bisect.bisect_right(self._line_starts, offset)
-        return line, offset - self._line_starts[line - 1] + 1
+        """1-based line and column (in characters) of ``offset`` in the text."""
+        at = bisect.bisect_right(self._line_marks, (offset, sys.maxsize)) - 1
+        start, line = self._line_marks[at]
+        if start != offset:
+            line += self.text.count("\n", start, offset)
+            self._line_marks.insert(at + 1, (offset, line))
+        return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
 
     def locate(self, pointer: str) -> tuple[int, int]:
         """Line and column of the value at ``pointer``; the nearest existing ancestor otherwise."""
-        if self._positions is None:
-            self._positions = self._scan()
         probe = pointer
         while True:
-            if probe in self._positions:
-                return self._positions[probe]
+            offset = self._offset(probe)
+            if offset is not None:
+                return self.line_col(offset)
             if not probe:
                 return 1, 1
             probe = probe[: probe.rfind("/")]
@@ -178,59 +201,154 @@ class JsonDoc:
     def locate_key(self, pointer: str) -> tuple[int, int]:
         """Line and column of the member name for an object member (the value's position
         otherwise)."""
-        if self._positions is None:
-            self._positions = self._scan()
-        return self._positions.get(pointer + "#key") or self.locate(pointer)
+        self._offset(pointer)
+        key = self._key_offsets.get(pointer)
+        return self.line_col(key) if key is not None else self.locate(pointer)
 
-    def _scan(self) -> dict[str, tuple[int, int]]:
-        positions: dict[str, tuple[int, int]] = {}
-        # Each frame: [pointer, is_object, next_index, pending_key]
-        stack: list[list[Any]] = []
-        expecting_key = False
-        pos = 0
+    def _offset(self, pointer: str) -> int | None:
+        """Offset of the value at ``pointer`` (None when it names none), walking the text down
+        from the nearest walked ancestor."""
+        if pointer and not pointer.startswith("/"):
+            return None
+        if "" not in self._offsets:
+            root = _TOKEN.match(self.text)
+            self._offsets[""] = _value_start(root) if root else None
+        known = pointer
+        while known not in self._offsets:
+            known = known[: known.rfind("/")]
+        at = self._offsets[known]
+        while known != pointer:
+            end = pointer.find("/", len(known) + 1)
+            child = pointer if end < 0 else pointer[:end]
+            if at is not None:
+                at = self._child(at, child[len(known) + 1 :], child)
+            self._offsets[child] = at
+            known = child
+        return at
+
+    def _child(self, at: int, token: str, pointer: str) -> int | None:
+        """Offset of the member or element ``token`` (a pointer token) of the container at
+        ``at``, noting a member's key offset under ``pointer``."""
         text = self.text
-        while True:
-            match = _TOKEN.match(text, pos)
-            if match is None:
-                break
-            pos = match.end()
-            start = match.start(match.lastgroup or 0)
-            kind = match.lastgroup
-            token = match.group(kind or 0)
-            if kind == "punct" and token in "}]":
-                stack.pop()
-                expecting_key = False
+        if text[at] == "[":
+            index = _INDEX.fullmatch(token)
+            return None if index is None else self._element(at, int(token))
+        if text[at] != "{":
+            return None
+        name = token.replace("~1", "/").replace("~0", "~")
+        if escape_pointer_token(name) != token:  # "~" not followed by 0 or 1 names no key
+            return None
+        # from the member found last in this object, then from its start up to that member: asked
+        # in the order of the text, members are passed once (so with a key named twice, which
+        # parse refuses, either occurrence may be found)
+        cursor = self._cursors.get(at, at + 1)
+        found = _member(text, cursor, name) or _member(text, at + 1, name, cursor)
+        if found is None:
+            return None
+        self._cursors[at] = self._key_offsets[pointer] = found[0]
+        return found[1]
+
+    def _element(self, at: int, index: int) -> int | None:
+        """Offset of element ``index`` of the array at ``at``: from the nearest remembered
+        element, ``_STRIDE`` elements a call, then one at a time."""
+        text = self.text
+        marks = self._marks.setdefault(at, [at + 1])
+        reached = min(index // _STRIDE, len(marks) - 1)
+        pos = marks[reached]
+        while reached < index // _STRIDE and (skipped := _SKIP_ELEMENTS.match(text, pos)):
+            pos = skipped.end()
+            reached += 1
+            marks.append(pos)
+        for _ in range(index - reached * _STRIDE):
+            one = _SKIP_ELEMENT.match(text, pos)
+            if one is not None:
+                pos = one.end()
                 continue
-            if kind == "punct" and token == ",":
-                expecting_key = bool(stack) and stack[-1][1]
-                continue
-            if kind == "punct" and token == ":":
-                continue
-            if kind == "string" and expecting_key and stack:
-                key = json.loads(token)
-                stack[-1][3] = key
-                positions[stack[-1][0] + "/" + escape_pointer_token(key) + "#key"] = self.line_col(
-                    start
-                )
-                expecting_key = False
-                continue
-            # A value starts here.
-            if stack:
-                frame = stack[-1]
-                if frame[1]:
-                    here = frame[0] + "/" + escape_pointer_token(frame[3])
-                else:
-                    here = frame[0] + "/" + str(frame[2])
-                    frame[2] += 1
-            else:
-                here = ""
-            positions[here] = self.line_col(start)
-            if token == "{":
-                stack.append([here, True, 0, None])
-                expecting_key = True
-            elif token == "[":
-                stack.append([here, False, 0, None])
-        return positions
+            end = _skip(text, pos)  # too deep for one call, unreadable, or the last element
+            after = None if end is None else _SEPARATOR.match(text, end)
+            if after is None or after.group(1) != ",":
+                return None
+            pos = after.end()
+        start = _TOKEN.match(text, pos)
+        return _value_start(start) if start else None
+
+
+def _value_start(token: re.Match[str]) -> int | None:
+    """Where the value read as ``token`` starts (None when ``token`` ends a container)."""
+    kind = token.lastgroup or ""
+    if kind == "punct" and token.group(kind) not in "{[":
+        return None
+    return token.start(kind)
+
+
+_SHORT_ESCAPES = dict(zip('"\\/\b\f\n\r\t', '"\\/bfnrt', strict=True))
+
+
+def _spelled(name: str) -> str:
+    """A pattern for every JSON string literal of ``name``: each character as itself, as its short
+    escape or as ``\\u`` escapes (hex digits in either case)."""
+    parts = []
+    for char in name:
+        units = char.encode("utf-16-be", "surrogatepass")
+        spellings = ["".join(rf"\\u(?i:{units[i : i + 2].hex()})" for i in range(0, len(units), 2))]
+        if char in _SHORT_ESCAPES:
+            spellings.append(re.escape("\\" + _SHORT_ESCAPES[char]))
+        if char not in '"\\' and char >= " ":
+            spellings.append(re.escape(char))
+        parts.append(f"(?:{'|'.join(spellings)})")
+    return f'"{"".join(parts)}"'
+
+
+@functools.lru_cache(maxsize=256)
+def _other_members(name: str) -> re.Pattern[str]:
+    """Skips the members not named ``name``, however their keys are spelled."""
+    return re.compile(rf"(?:\s*(?!{_spelled(name)}\s*:){_STRING}\s*:\s*{_VALUE}\s*,)*+", re.DOTALL)
+
+
+def _member(
+    text: str, pos: int, name: str, end: int = sys.maxsize
+) -> tuple[int, int | None] | None:
+    """``(key offset, value offset)`` of the first member ``name`` from ``pos`` (where a member
+    starts) of an object, and before ``end`` (the value's None when it cannot be read); None when
+    there is no such member. Past 64 members, the others are skipped in one call (a pattern
+    compiled for ``name``: a few milliseconds)."""
+    passed = 0
+    while True:
+        if passed >= 64:
+            pos = _other_members(name).match(text, pos, end).end()  # type: ignore[union-attr]
+        key = _KEY.match(text, pos, end)
+        if key is None:
+            return None
+        if json.loads(key.group(1)) == name:
+            start = _TOKEN.match(text, key.end())
+            return key.start(1), _value_start(start) if start else None
+        after = _skip(text, key.end())
+        separator = None if after is None else _SEPARATOR.match(text, after)
+        if separator is None or separator.group(1) != ",":
+            return None
+        pos = separator.end()
+        passed += 1
+
+
+def _skip(text: str, pos: int) -> int | None:
+    """The end of the value starting at ``pos`` (after blanks); None when it cannot be read.
+    Containers nesting deeper than one call skips are walked bracket by bracket."""
+    skipped = _SKIP_VALUE.match(text, pos)
+    if skipped is not None:
+        return skipped.end()
+    depth = 0
+    while (token := _TOKEN.match(text, pos)) is not None:
+        pos = token.end()
+        punct = token.group("punct")
+        if punct in ("{", "[") and (inner := _SKIP_CONTAINER.match(text, token.start("punct"))):
+            pos = inner.end()
+        elif punct in ("{", "["):
+            depth += 1
+        elif punct in ("}", "]"):
+            depth -= 1
+        if depth == 0:
+            return pos
+    return None
 
 
 _NUMBER_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')

@@ -224,16 +224,17 @@ class Validators:
 
 
 def _depth(value: Any) -> int:
-    """How deep ``value`` nests (a scalar is 0), without recursion."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        node, d = stack.pop()
-        deepest = max(deepest, d)
-        if isinstance(node, dict):
-            stack.extend((v, d + 1) for v in node.values())
-        elif isinstance(node, list):
-            stack.extend((v, d + 1) for v in node)
-    return deepest
+    """How deep ``value`` nests (a scalar is 0), level by level, without recursion."""
+    depth, level = -1, [value]
+    while level:
+        depth += 1
+        level = [
+            v
+            for node in level
+            if isinstance(node, (dict, list))
+            for v in (node.values() if isinstance(node, dict) else node)
+        ]
+    return depth
 
 
 @dataclass(frozen=True)
