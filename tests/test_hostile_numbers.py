@@ -1,8 +1,10 @@
-"""Integers too long to read: a located "cannot be read" finding, never an internal error.
+"""Numbers JSON cannot hold or Python cannot read: a located "cannot be read" finding, never an
+internal error, never a value read.
 
 Python's ``json`` refuses an integer of more than 4,300 digits with a ValueError that is not a
 JSONDecodeError: it escaped ``JsonDoc.parse`` and stopped the review (an internal error, no
-location).
+location). It reads ``NaN`` and ``Infinity``, which are not JSON: a schema holding one was
+checked, and published where JSON readers refuse it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.core.jsondoc import JsonDoc, JsonProblem
+from bot.core.jsondoc import JsonDoc, JsonProblem, strict_loads
 from tests import registry_cases as rc
 from tests.test_hostile import strict, tree
 
@@ -40,15 +42,21 @@ def test_at_the_limit_and_in_floats_long_digits_are_read() -> None:
 def test_a_long_integer_in_an_entry_file_is_a_located_finding(
     tree: Path, where: str, rule: str
 ) -> None:
-    lines = (tree / where).read_text(encoding="utf-8").splitlines()
     # a member added on the second line of the object: {"big": 100...0,
-    lines.insert(1, '  "big": 1' + "0" * LIMIT + ",")
+    assert unreadable_at(tree, where, '  "big": 1' + "0" * LIMIT + ",", rule) == (2, 10)
+
+
+def unreadable_at(tree: Path, where: str, member: str, rule: str) -> tuple[int, int]:
+    """Where the strict review's one ``rule`` finding stands once ``member`` is the second line of
+    the file at ``where``; the review fails and no check stopped."""
+    lines = (tree / where).read_text(encoding="utf-8").splitlines()
+    lines.insert(1, member)
     (tree / where).write_text("\n".join(lines) + "\n", encoding="utf-8")
     report = strict(tree)
     assert not [f for f in report.findings if f.rule.startswith("bot/")]
     (finding,) = [f for f in report.findings if f.rule == rule]
-    assert (finding.line, finding.column) == (2, 10)
     assert report.verdict.value == "failure"
+    return finding.line, finding.column
 
 
 def test_a_long_integer_under_the_limit_is_validated(tree: Path) -> None:
@@ -60,3 +68,23 @@ def test_a_long_integer_under_the_limit_is_validated(tree: Path) -> None:
     assert not [f for f in report.findings if f.rule.startswith("bot/")]
     (invalid,) = [f for f in report.findings if f.path == rc.EXAMPLE and f.rule != "format/json"]
     assert invalid.rule == "examples/invalid" and "is not of type 'string'" in invalid.message
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_refused_where_they_stand(constant: str) -> None:
+    """Python's ``json`` reads them; JSON has no such numbers and JavaScript's JSON.parse refuses
+    them, so a schema holding one could not be read on its published URL."""
+    text = '{"a": "NaN and Infinity in a string",\n "b": [1, ' + constant + "]}"
+    with pytest.raises(JsonProblem) as raised:
+        JsonDoc.parse(text)
+    assert (raised.value.line, raised.value.column) == (2, 11)
+    assert f"{constant} is not a JSON number" in raised.value.message
+    with pytest.raises(JsonProblem):
+        strict_loads(text)
+
+
+@pytest.mark.parametrize(
+    ("where", "rule"), [(rc.EXAMPLE, "examples/unreadable"), (rc.FACET, "facets/unreadable")]
+)
+def test_a_nan_in_an_entry_file_is_a_located_finding(tree: Path, where: str, rule: str) -> None:
+    assert unreadable_at(tree, where, '  "maximum": NaN,', rule) == (2, 14)

@@ -145,9 +145,15 @@ class JsonDoc:
         text = decode_text(data) if isinstance(data, bytes) else data
         duplicated: list[str] = []
         try:
-            value = json.loads(text, object_pairs_hook=functools.partial(_object, duplicated))
+            value = json.loads(
+                text,
+                object_pairs_hook=functools.partial(_object, duplicated),
+                parse_constant=_refuse_constant,
+            )
         except json.JSONDecodeError as exc:
             raise JsonProblem(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
+        except _NotANumber:
+            raise _not_a_number(text) from None
         except RecursionError:
             raise JsonProblem(
                 f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1
@@ -369,6 +375,30 @@ def _long_integer(text: str) -> JsonProblem:
     return JsonProblem("invalid JSON: a value that cannot be read", 1, 1)
 
 
+class _NotANumber(Exception):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's ``json`` reads them, JSON has none."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotANumber(name)
+
+
+_CONSTANT_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"|-?Infinity|NaN')
+
+
+def _not_a_number(text: str) -> JsonProblem:
+    """The problem of the first ``NaN`` or ``Infinity`` outside strings."""
+    for match in _CONSTANT_OR_STRING.finditer(text):
+        token = match.group()
+        if token[0] != '"':
+            return JsonProblem(
+                f"invalid JSON: {token} is not a JSON number (JSON has no NaN or infinity; "
+                "readers such as JavaScript's JSON.parse refuse the file)",
+                *JsonDoc(path="", text=text, value=None).line_col(match.start()),
+            )
+    return JsonProblem("invalid JSON: a value that cannot be read", 1, 1)
+
+
 def _object(duplicated: list[str], pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``json``'s object hook: a dict, noting the first key an object names twice."""
     value = dict(pairs)
@@ -413,7 +443,14 @@ def strict_loads(text: str) -> Any:
     error is still ``json.JSONDecodeError``, for callers that try another reading (JSON lines)
     next."""
     duplicated: list[str] = []
-    value = json.loads(text, object_pairs_hook=functools.partial(_object, duplicated))
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=functools.partial(_object, duplicated),
+            parse_constant=_refuse_constant,
+        )
+    except _NotANumber:
+        raise _not_a_number(text) from None
     if duplicated:
         raise JsonDoc(path="<memory>", text=text, value=value)._duplicate_problem(duplicated[0])
     return value
