@@ -170,6 +170,7 @@ def approval_latency() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-approval-"))
     load = [os.getloadavg()[0]]
     times: list[float] = []
+    before: list[list[str]] = []  # each round's requests up to the bot's approval
     try:
         repo = build(CORPUS, tmp / "repo")
         heads = []
@@ -203,6 +204,7 @@ def approval_latency() -> None:
                 service.push(head)
                 review(service, "opened" if i == 0 else "synchronize", head)
                 service.approve(DATAPROC_OWNER)
+                seen = len(service.state()["requests"])
                 t0 = time.perf_counter()
                 deliver_review(service, "submitted", head, DATAPROC_OWNER, "approved")
                 deadline = time.monotonic() + 60
@@ -212,6 +214,15 @@ def approval_latency() -> None:
                         for r in service.state()["reviews"]
                     ):
                         times.append(time.perf_counter() - t0)
+                        requests = service.state()["requests"][seen:]
+                        approve = next(
+                            i
+                            for i, r in enumerate(requests)
+                            if r["method"] == "POST" and r["path"].endswith("/reviews")
+                        )
+                        before.append(
+                            [f"{r['method']} {kind(r['path'])}" for r in requests[: approve + 1]]
+                        )
                         break
                     time.sleep(0.02)
                 else:
@@ -229,6 +240,8 @@ def approval_latency() -> None:
         f"{load[0]:.2f} -> {load[1]:.2f}: median {statistics.median(times):.2f} s, max "
         f"{max(times):.2f} s"
     )
+    last = before[-1]
+    print(f"  the bot's approval is its request {len(last)} of the review: {', '.join(last)}")
 
 
 def report(first: dict[str, Any], runs: list[dict[str, Any]], load: list[float]) -> None:

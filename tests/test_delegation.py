@@ -663,6 +663,18 @@ def test_a_base_branch_moved_on_since_the_merge_base_is_no_mismatch(repo: Path) 
         gh.close()
 
 
+def test_an_approval_on_a_base_that_did_not_move_reads_no_merge_base(repo: Path) -> None:
+    # the base tip's whole tree (cached from one review to the next) confirms the listing: the
+    # merge base is asked only where that tree and the head differ on an unlisted path
+    local = pull(repo, "pr", author=DATAPROC_OWNER)
+    try:
+        assert handle(local) == "success"
+        assert bot_approvals(local) == ["APPROVED"] and local.merged is not None
+        assert local.calls.count("read_tree") >= 2 and "merge_base" not in local.calls
+    finally:
+        local.close()
+
+
 def test_a_root_file_the_listing_leaves_out_is_found_before_approving(repo: Path) -> None:
     # outside the folders the review reads: only the whole trees, read before approving, show it
     git(repo, "checkout", "-q", "-B", "notes", "pr")

@@ -103,13 +103,13 @@ def mismatch(
 
 def unconfirmed_whole(gh: GitHubAPI, pr: PullRequest, changes: ChangeSet) -> str:
     """Why ``changes`` (from the listing) is not known to be every path ``pr.head_sha`` changes in
-    the whole tree; empty when it is. Three requests: the merge base and the two whole trees."""
-    merge_base = gh.merge_base(pr.repo, pr.base_sha, pr.head_sha)
-    old = TreeSnapshot(gh.read_tree(pr.repo, merge_base, ("",)), label="merge base")
+    the whole tree; empty when it is. Two tree requests (the base's is cached across reviews), and
+    the merge base and its tree only when a path the base tip and the head differ on is unlisted:
+    the base branch may have moved on since the merge base GitHub lists from, as in ``mismatch``."""
     head = TreeSnapshot(gh.read_tree(pr.repo, pr.head_sha, ("",)), label="head")
-    if old.cut or head.cut:
-        cut = "; ".join(c for c in (old.cut, head.cut) if c)
-        return f"the bot could not confirm the whole change against the trees ({cut})"
+    old = TreeSnapshot(gh.read_tree(pr.repo, pr.base_sha, ("",)), label="base")
+    if head.cut or old.cut:
+        return _cut(head, old)
     head_ids = head.git_ids()
     listed = changes.paths()
     wrong = [f.path for f in changes.files if (f.path in head_ids) == (f.status is Status.DELETED)]
@@ -121,7 +121,19 @@ def unconfirmed_whole(gh: GitHubAPI, pr: PullRequest, changes: ChangeSet) -> str
     if wrong:
         return _why(WRONG, wrong, pr)
     missing = unlisted(listed, old.git_ids(), head_ids)
+    if missing:
+        merge_base = gh.merge_base(pr.repo, pr.base_sha, pr.head_sha)
+        if merge_base != pr.base_sha:
+            old = TreeSnapshot(gh.read_tree(pr.repo, merge_base, ("",)), label="merge base")
+            if old.cut:
+                return _cut(head, old)
+            missing = unlisted(listed, old.git_ids(), head_ids)
     return _why(MISSING, missing, pr) if missing else ""
+
+
+def _cut(*trees: TreeSnapshot) -> str:
+    cut = "; ".join(t.cut for t in trees if t.cut)
+    return f"the bot could not confirm the whole change against the trees ({cut})"
 
 
 def _why(what: str, paths: Sequence[str], pr: PullRequest) -> str:
