@@ -528,7 +528,8 @@ class JobQueue:
         job = self.job(delivery)
         if job is None:
             return
-        if self.superseded(job):
+        # one that opened a check run goes to the handler, which settles that run
+        if self.superseded(job) and not job.check_run_sha:
             log.info("delivery %s superseded by a newer one for %s; dropped", delivery, job.pr_key)
             self._finish(delivery)
             return
