@@ -55,6 +55,7 @@ class Bot:
             note_check_run=self.queue.note_check_run,
             clock=clock,
             done=self.queue.is_done,
+            superseded=self.queue.superseded,
             **worker,
         )
         self.queue.set_handler(self.worker.handle)
@@ -220,6 +221,53 @@ def test_an_orphan_on_an_older_head_is_concluded_superseded(
     assert old.title == "Superseded by a newer push"
     [new] = gh.runs_for(newer)
     assert new.name == CHECK_NAME and new.status == "completed"
+
+
+def deferred_with_an_open_run(bot: Bot, gh: LocalGitHub, pr: PullRequest) -> float:
+    """Job d-1 opens its run on ``pr``'s head, then GitHub's rate limit defers it: returns when it
+    runs again."""
+    reset = bot.clock.now + HOUR
+    gh.fail("list_pull_request_files", RateLimited("GET files: 403", 403, reset_at=reset))
+    assert bot.queue.accept(job(pr)) and bot.run_queued() == 1
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.status == "in_progress" and bot.etas() == [reset]
+    return reset
+
+
+def test_a_superseded_job_concludes_its_open_run_on_the_older_commit_cancelled(
+    bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: a job deferred after it opened its run, superseded by a push whose job had not run
+    yet, was dropped by the queue: its run on the older commit stayed in progress for ever. The
+    worker concludes it cancelled (never passing) and reviews nothing: the newer job does."""
+    gh, pr = loaded
+    reset = deferred_with_an_open_run(bot, gh, pr)
+    newer = gh.push(pr_repo.commit("a push"))
+    assert bot.queue.accept(Job("d-2", "pull_request", "synchronize", 1, REPO, pr.number, newer))
+
+    assert bot.advance(reset) == 1  # d-1, while d-2 waits in the queue
+    [old] = gh.runs_for(pr.head_sha)
+    assert (old.status, old.conclusion) == ("completed", "cancelled")
+    assert old.title == "Superseded by a newer push"
+    assert gh.runs_for(newer) == [] and bot.queue.is_done("d-1")
+    assert bot.run_queued() == 1
+    assert [(r.external_id, r.status) for r in gh.runs_for(newer)] == [("d-2", "completed")]
+
+
+def test_a_superseded_job_whose_run_is_on_the_current_head_resumes_it_not_cancels_it(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """A newer delivery for the same head (an edit of the base) supersedes the deferred job; its
+    run is on the head: resumed and concluded with the verdict, never cancelled (a cancelled
+    required check fails the pull request)."""
+    gh, pr = loaded
+    reset = deferred_with_an_open_run(bot, gh, pr)
+    assert bot.queue.accept(Job("d-2", "pull_request", "edited", 1, REPO, pr.number, pr.head_sha))
+
+    assert bot.advance(reset) == 1
+    [run] = gh.runs_for(pr.head_sha)
+    assert (run.external_id, run.status, run.conclusion) == ("d-1", "completed", "failure")
+    assert bot.queue.is_done("d-1")
 
 
 def test_a_secondary_limit_mid_review_shows_the_run_queued_with_the_reason_then_concludes_once(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,7 +18,8 @@ from huey.api import Huey
 from huey.storage import SqliteStorage
 
 from bot.github.events import Job
-from bot.service.leases import LeaseLost
+from bot.service import leases
+from bot.service.leases import Fence, LeaseLost
 from bot.service.queue import WAL_LIMIT, JobDeferred, JobQueue, PullRequestBusy, make_huey
 
 
@@ -220,6 +222,73 @@ def test_the_check_run_of_an_interrupted_attempt_is_remembered(queue: JobQueue) 
     queue.note_check_run(job("d1"), "f" * 40, 77)
     stored = queue.job("d1")
     assert stored is not None and (stored.check_run_id, stored.check_run_sha) == (77, "f" * 40)
+
+
+class Dying:
+    """A worker process over ``queue``'s backend whose consumer thread takes the one queued job and
+    stays in it until the process ends: stopped by huey's consumer (SIGTERM) or killed (SIGKILL)."""
+
+    def __init__(self, queue: JobQueue) -> None:
+        self.queue = JobQueue(same_backend(queue), lease_ttl=DYING_TTL)
+        self.fences: list[Fence] = []
+        self.inside, self.over = threading.Event(), threading.Event()
+        self.queue.set_handler(self._review)
+        task = self.queue.huey.dequeue()
+        self.thread = threading.Thread(target=self.queue.huey.execute, args=(task,), daemon=True)
+        self.thread.start()
+        assert self.inside.wait(10)
+
+    def _review(self, j: Job) -> None:
+        fence = leases.current()
+        assert fence is not None
+        self.fences.append(fence)
+        self.inside.set()
+        self.over.wait(30)
+
+    def stop(self) -> None:
+        """SIGTERM: huey's consumer stops at once, emits SIGNAL_INTERRUPTED for the task in flight
+        (``Consumer.run``), and the process exits."""
+        self.queue.huey.notify_interrupted_tasks()
+        self.kill()
+
+    def kill(self) -> None:
+        """The process ends: nothing of it runs any more, its leases are no longer renewed."""
+        for fence in self.fences:
+            self.queue._renewer.remove(fence)
+
+    def end(self) -> None:
+        self.over.set()
+        self.thread.join(10)
+
+
+DYING_TTL = 2.0
+
+
+def test_a_worker_stopped_mid_review_is_no_crash_one_killed_is(queue: JobQueue) -> None:
+    """Finding: a worker stopped by SIGTERM (a deploy) mid-review was taken for a crash: its lease
+    kept the pull request for a TTL and the next attempt counted a crash (two conclude the job
+    "could not finish"). Stopped, the job is free at once and runs again with no crash counted;
+    killed, it waits out the lease and counts one."""
+    crashes: dict[str, int] = {}
+    queue.accept(job("stopped", number=1))
+    stopped = Dying(queue)
+    queue.accept(job("killed", number=2))
+    killed = Dying(queue)
+    try:
+        stopped.stop()
+        killed.kill()
+        survivor = other_worker(queue)
+        survivor.set_handler(lambda j: crashes.update({j.delivery: survivor.crashes(j)}))
+        assert survivor.recover() == 1  # the stopped one's; the killed one's lease still holds
+        survivor.huey.execute(survivor.huey.dequeue())
+        assert crashes == {"stopped": 0} and survivor.is_done("stopped")
+        time.sleep(DYING_TTL + 0.2)
+        assert survivor.recover() == 1
+        survivor.huey.execute(survivor.huey.dequeue())
+        assert crashes == {"stopped": 0, "killed": 1} and survivor.is_done("killed")
+    finally:
+        stopped.end()
+        killed.end()
 
 
 # -- failing infrastructure: the sweep, a full disk, readiness -------------------------------------

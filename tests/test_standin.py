@@ -20,6 +20,8 @@ from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineCommen
 from bot.github.client import AppClientFactory, GitHubClient
 from bot.github.local import LocalGitHub
 from bot.github.local_merge import BranchProtection
+from bot.service.worker import review_pull_request
+from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
 from tests.standin import StandIn, generate_private_key_pem
 
@@ -178,6 +180,29 @@ def test_faults_are_survived(standin: StandIn, factory: AppClientFactory, sleeps
     assert 19.0 <= sleeps.waits[3] <= 22.0  # until x-ratelimit-reset, plus a second
     hits = requests.get(f"{standin.url}/_standin/state", timeout=10).json()["fault_hits"]
     assert [h["status"] for h in hits] == [502, 502, 403, 429]
+
+
+def test_a_check_run_creation_that_github_did_but_answered_502_is_not_made_twice(
+    standin: StandIn, factory: AppClientFactory, sleeps: FakeSleep
+):
+    """GitHub created the run and answered 502: before sending the POST again, the client lists the
+    commit's runs and adopts its own (same name, head and ``external_id``, still open)."""
+    fault = {"path": "/repos/*/check-runs", "method": "POST", "status": 502, "written": True}
+    assert requests.post(f"{standin.url}/_standin/faults", json=fault, timeout=10).ok
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, 1)
+
+    assert review_pull_request(gh, pr, "delivery-1", checks=FAKE_CHECKS) == "failure"
+
+    state = requests.get(f"{standin.url}/_standin/state", timeout=10).json()
+    [run] = [r for r in state["check_runs"] if r["head_sha"] == pr.head_sha]
+    assert (run["status"], run["conclusion"], run["external_id"]) == (
+        "completed",
+        "failure",
+        "delivery-1",
+    )
+    assert [(h["method"], h["status"]) for h in state["fault_hits"]] == [("POST", 502)]
+    assert sleeps.waits == [1.0]  # one back-off, then the listing instead of a second POST
 
 
 def test_expired_tokens_are_refreshed(standin: StandIn, factory: AppClientFactory):

@@ -210,7 +210,11 @@ class _Retrying:
         send: Callable[[], T],
         on_unauthorized: Callable[[], None] | None = None,
         attempts: int | None = None,
+        recheck: Callable[[], T | None] | None = None,
     ) -> T:
+        """``send()`` until it answers, by the policy. ``recheck``: before sending again after a 5xx
+        or no answer (GitHub may have done it all the same), look for what it would have made; what
+        it returns, when not None, is the answer."""
         start = self.clock()
         attempts = attempts or self.policy.attempts
         attempt = 0
@@ -266,6 +270,11 @@ class _Retrying:
             )
             self.stats.add(retries=1)
             self.sleep(delay)
+            if recheck is not None and not is_rate_limit(status, headers, message):
+                found = recheck()
+                if found is not None:
+                    log.warning("%s: GitHub did it despite the %s; not sent again", what, status)
+                    return found
 
 
 class WritePacer:
@@ -600,9 +609,10 @@ class GitHubClient:
         body: Any = None,
         write: bool | None = None,
         attempts: int | None = None,
+        recheck: Callable[[], tuple[dict[str, Any], Any] | None] | None = None,
     ) -> tuple[dict[str, Any], Any]:
         """One REST call, retried; ``write`` (default: any verb but GET) paces it with the other
-        writes."""
+        writes; ``recheck``: see ``_Retrying.run``."""
 
         def send() -> tuple[dict[str, Any], Any]:
             connection = self._connection()
@@ -631,6 +641,7 @@ class GitHubClient:
                 paced,
                 on_unauthorized=self._token.invalidate,
                 attempts=attempts,
+                recheck=recheck,
             )
         except RateLimited as exc:
             hold_until = getattr(self._pacer, "hold_until", None)
@@ -1082,7 +1093,25 @@ class GitHubClient:
         if external_id:
             body["external_id"] = external_id
         body.update(_check_fields(conclusion, output, actions))
-        _, data = self._request("POST", f"/repos/{repo}/check-runs", body=body)
+
+        def created() -> tuple[dict[str, Any], Any] | None:
+            """The open run that a POST answered 5xx (or not at all) created all the same."""
+            return next(
+                (
+                    ({}, {"id": r.id})
+                    for r in self.list_check_runs(repo, head_sha, name)
+                    if (r.name, r.head_sha, r.external_id) == (name, head_sha, external_id)
+                    and r.status != "completed"
+                ),
+                None,
+            )
+
+        _, data = self._request(
+            "POST",
+            f"/repos/{repo}/check-runs",
+            body=body,
+            recheck=created if external_id and not conclusion else None,
+        )
         return int(data["id"])
 
     def update_check_run(

@@ -24,6 +24,7 @@ from huey import RedisHuey, SqliteHuey
 from huey.api import Huey, Task
 from huey.constants import EmptyData
 from huey.exceptions import RetryTask
+from huey.signals import SIGNAL_INTERRUPTED
 from huey.storage import RedisStorage, SqliteStorage
 from redis import ConnectionPool
 from redis.backoff import ExponentialBackoff
@@ -276,6 +277,9 @@ class JobQueue:
         self.legacy_done = 0
         self._renewer = Renewer()
         self._running: set[str] = set()  # deliveries running in this process
+        self._fences: dict[str, Fence] = {}  # delivery -> the lease its job runs under here
+        # deliveries whose run huey's consumer interrupted (it stops: SIGTERM)
+        self._interrupted: set[str] = set()
         self._unreleased: dict[str, int] = {}  # pr key -> token of a lease whose release failed
         # finished deliveries whose ``done`` could not be written
         self._unsaved_done: set[str] = set()
@@ -286,6 +290,7 @@ class JobQueue:
         self._task = huey.task(
             name=TASK_NAME, retries=3, retry_delay=retry_delay, context=True, __module__=TASK_MODULE
         )(self._run_task)
+        huey.signal(SIGNAL_INTERRUPTED)(self._on_interrupted)
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> JobQueue:
@@ -523,7 +528,8 @@ class JobQueue:
         job = self.job(delivery)
         if job is None:
             return
-        if self.superseded(job):
+        # one that opened a check run goes to the handler, which settles that run
+        if self.superseded(job) and not job.check_run_sha:
             log.info("delivery %s superseded by a newer one for %s; dropped", delivery, job.pr_key)
             self._finish(delivery)
             return
@@ -533,11 +539,20 @@ class JobQueue:
             if self._handler is None:
                 raise RuntimeError("the worker has no handler")
             self._mark_running(delivery)
+            with self._mutex:
+                interrupted = delivery in self._interrupted
+                if not interrupted:
+                    self._fences[delivery] = fence
+            if interrupted:  # the consumer stopped before the job began
+                self._clear_running(delivery)
+                return
             self._note_owner(delivery)
             reset = leases.CURRENT.set(fence)
             try:
                 self._handler(job)
             finally:
+                with self._mutex:
+                    self._fences.pop(delivery, None)
                 leases.CURRENT.reset(reset)
                 self._clear_running(delivery)
             fence.check()  # a lost lease: the new holder finishes the job and marks it done
@@ -597,6 +612,27 @@ class JobQueue:
             metrics.LEASE_TAKEOVERS.inc()
         with contextlib.suppress(Exception):  # a hint for the metrics only
             self._update(delivery, lease_owner=self.owner)
+
+    def _on_interrupted(self, _signal: str, task: Task) -> None:
+        """huey's consumer stops (SIGTERM) while the job runs, and the process exits: no crash. The
+        job's lease is released, so that its thread writes nothing more (``LeaseLost``) and another
+        worker recovers the job at once, and its ``running`` mark is cleared (``crashes`` counts
+        only a process that died running it, as after SIGKILL, whose lease lapses instead)."""
+        delivery = str(task.args[0]) if task.args else ""
+        with self._mutex:
+            self._interrupted.add(delivery)
+            fence = self._fences.pop(delivery, None)
+        if fence is None:  # not begun, or over: ``process`` saw to it
+            return
+        log.warning("delivery %s interrupted: the worker stops; it runs again", delivery)
+        self._renewer.remove(fence)
+        fence.close()
+        self._clear_running(delivery)  # first: once released, the job may be another worker's
+        try:
+            self._leases.release(fence.key, self.owner, fence.token)
+        # (logged) the lease lapses instead, as after a kill
+        except Exception as exc:  # noqa: BLE001
+            outage.log_failure(log, exc, "could not release the lease on %s", fence.key)
 
     def _run_task(self, delivery: str, task: Task | None = None) -> None:
         with self._mutex:

@@ -167,6 +167,34 @@ class Opened:
     annotations: int = 0
 
 
+def resumed_check(
+    gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str, int]
+) -> Opened | None:
+    """The check run an earlier attempt journalled (``resume``: its head sha and id; the id is 0
+    when that attempt died between journalling its intent and learning the id, and the run is then
+    found on GitHub by its ``external_id``, the delivery). One for the current head is resumed, in
+    the state GitHub lists it in (status, annotations); one for an older head is concluded as
+    superseded unless it is concluded already, and None is returned."""
+    sha, known = resume
+    listed = gh.list_check_runs(pr.repo, sha, CHECK_NAME)
+    found = next(
+        (r for r in listed if (r.id == known if known else r.external_id == delivery)), None
+    )
+    if not known and found is not None:
+        known = found.id
+        log.warning("adopting check run %s that an interrupted attempt created", known)
+    concluded = found is not None and found.status == "completed"
+    if known and sha == pr.head_sha:
+        if concluded:
+            log.warning(
+                "check run %s was concluded by an interrupted attempt; it is left as it is", known
+            )
+        return Opened(known, True, concluded, found.annotations if found is not None else 0)
+    if known and not concluded:
+        supersede_check(gh, pr.repo, known, pr.head_sha)
+    return None
+
+
 def open_check(
     gh: GitHubAPI,
     pr: PullRequest,
@@ -174,35 +202,15 @@ def open_check(
     resume: tuple[str, int] | None = None,
     on_check_run: Callable[[str, int], None] | None = None,
 ) -> Opened:
-    """The check run of this attempt.
-
-    ``resume`` is (head sha, check run id) journalled by an earlier attempt; the id is 0 when that
-    attempt died between journalling its intent and learning the id, and the run is then found on
-    GitHub by its ``external_id`` (the delivery). A run for the current head is resumed, in the
-    state GitHub lists it in (status, annotations); one for an older head is concluded as superseded
-    unless it is concluded already. A new run is journalled (``on_check_run(sha, 0)``) *before* it
-    is created, so that no crash can leave one nobody knows about; if that write fails, nothing is
-    created.
+    """The check run of this attempt: the one an earlier attempt journalled (``resume``, see
+    ``resumed_check``) when it is on the current head, else a new one. A new run is journalled
+    (``on_check_run(sha, 0)``) *before* it is created, so that no crash can leave one nobody knows
+    about; if that write fails, nothing is created.
     """
     if resume:
-        sha, known = resume
-        listed = gh.list_check_runs(pr.repo, sha, CHECK_NAME)
-        found = next(
-            (r for r in listed if (r.id == known if known else r.external_id == delivery)), None
-        )
-        if not known and found is not None:
-            known = found.id
-            log.warning("adopting check run %s that an interrupted attempt created", known)
-        concluded = found is not None and found.status == "completed"
-        if known and sha == pr.head_sha:
-            if concluded:
-                log.warning(
-                    "check run %s was concluded by an interrupted attempt; it is left as it is",
-                    known,
-                )
-            return Opened(known, True, concluded, found.annotations if found is not None else 0)
-        if known and not concluded:
-            supersede_check(gh, pr.repo, known, pr.head_sha)
+        opened = resumed_check(gh, pr, delivery, resume)
+        if opened is not None:
+            return opened
     if on_check_run is not None:
         on_check_run(pr.head_sha, 0)
     check_id = start_check(gh, pr, delivery)
@@ -389,12 +397,16 @@ class Worker:
         crashes: Callable[[Job], int] | None = None,
         job_budget: float = JOB_BUDGET,
         done: Callable[[str], bool] | None = None,
+        superseded: Callable[[Job], bool] | None = None,
     ) -> None:
         """``crashes(job)``: how many attempts at the job died with their process
         (``JobQueue.crashes``); ``job_budget``: seconds for one job, after which its review
         concludes failure with what it found; ``done(delivery)``: whether the queue finished that
-        delivery (``JobQueue.is_done``)."""
+        delivery (``JobQueue.is_done``); ``superseded(job)``: whether a newer delivery of the pull
+        request came (``JobQueue.superseded``): such a job reaches the worker only when it opened a
+        check run, and one on an older commit is concluded cancelled, not reviewed again."""
         self.crashes = crashes
+        self.superseded = superseded
         self.done = done
         self.job_budget = job_budget
         self.factory = factory
@@ -461,10 +473,14 @@ class Worker:
         pr = gh.get_pull_request(job.repo, number)
         if pr.state != "open":
             return "closed"
+        resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
+        if resume and resume[0] != pr.head_sha and self.superseded and self.superseded(job):
+            # the newer delivery reviews the head: only this job's run is concluded
+            resumed_check(gh, pr, job.delivery, resume)
+            return "superseded"
         if self._reviewed_by_the_other_path(gh, job, pr):
             return "already-concluded"
         with log_context(pr=pr.number, head_sha=pr.head_sha):
-            resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
             note = self.note_check_run
             on_check_run = (lambda sha, check_id: note(job, sha, check_id)) if note else None
             crashes = self.crashes(job) if self.crashes else 0
@@ -707,6 +723,7 @@ def main(argv: list[str] | None = None) -> int:
         crashes=queue.crashes,
         job_budget=args.job_budget,
         done=queue.is_done,
+        superseded=queue.superseded,
     )
     queue.set_handler(worker.handle)
     registry = (

@@ -65,7 +65,9 @@ class Fault:
     ``skip`` lets that many matching requests through first; ``expires_in`` ends the fault that many
     seconds after it was added (a rate limit until its reset: ``count`` large, ``expires_in`` =
     ``reset_in``); ``hold`` (seconds) makes matching requests *succeed* but holds each answer that
-    long, so a client can be killed after GitHub did a write and before it learned the result.
+    long, so a client can be killed after GitHub did a write and before it learned the result;
+    ``written`` performs the request and answers ``status`` all the same (a 502 from GitHub's edge
+    after GitHub did the write).
     """
 
     path: str
@@ -79,6 +81,7 @@ class Fault:
     skip: int = 0
     expires_in: float | None = None
     hold: float | None = None
+    written: bool = False
     added: float = 0.0  # epoch seconds, set when the fault is added
 
     def matches(self, method: str, path: str) -> bool:
@@ -347,23 +350,19 @@ def create_app(state: StandInState) -> Flask:
         fault = state.take_fault(request.method, request.path)
         if fault is None:
             return None
+        if fault.written:  # performed; its answer is replaced after the request
+            request.environ["standin.written"] = fault
         if fault.hold is not None:
             request.environ["standin.hold"] = fault.hold
+        if fault.written or fault.hold is not None:
             return None
-        headers = {}
-        if fault.retry_after is not None:
-            headers["retry-after"] = f"{fault.retry_after:g}"
-        if fault.reset_in is not None:
-            headers["x-ratelimit-remaining"] = "0"
-            headers["x-ratelimit-reset"] = str(int(fault.added + fault.reset_in))
-        message = fault.message or {
-            403: "You have exceeded a secondary rate limit.",
-            429: "API rate limit exceeded",
-        }.get(fault.status, "Server Error")
-        return _error(fault.status, message, headers)
+        return _fault_answer(fault)
 
     @app.after_request
     def log_and_rate_limit(response: Response) -> Response:
+        written = request.environ.get("standin.written")
+        if written is not None and response.status_code < 400:
+            response = _fault_answer(written)
         # GitHub's clock, as GitHub sends it
         response.headers["Date"] = formatdate(state.clock(), usegmt=True)
         hold = request.environ.get("standin.hold")
@@ -1229,6 +1228,20 @@ def _protection(protection: BranchProtection | None, change: dict[str, Any]) -> 
         return replace(protection, **fields)
     except TypeError as exc:
         raise ApiError(400, f"bad protection: {exc}") from exc
+
+
+def _fault_answer(fault: Fault) -> Response:
+    headers = {}
+    if fault.retry_after is not None:
+        headers["retry-after"] = f"{fault.retry_after:g}"
+    if fault.reset_in is not None:
+        headers["x-ratelimit-remaining"] = "0"
+        headers["x-ratelimit-reset"] = str(int(fault.added + fault.reset_in))
+    message = fault.message or {
+        403: "You have exceeded a secondary rate limit.",
+        429: "API rate limit exceeded",
+    }.get(fault.status, "Server Error")
+    return _error(fault.status, message, headers)
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
