@@ -270,6 +270,23 @@ def test_a_superseded_job_whose_run_is_on_the_current_head_resumes_it_not_cancel
     assert bot.queue.is_done("d-1")
 
 
+def test_a_job_whose_pull_request_was_closed_meanwhile_concludes_its_open_run(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: a job deferred after it opened its run found the pull request closed when it ran
+    again and returned, its run in progress for ever. It is concluded cancelled (not passing),
+    nothing judged; reopening delivers a new review."""
+    gh, pr = loaded
+    reset = deferred_with_an_open_run(bot, gh, pr)
+    gh.state_open = False  # closed while the job waited
+
+    assert bot.advance(reset) == 1
+    [run] = gh.runs_for(pr.head_sha)
+    assert (run.status, run.conclusion, run.external_id) == ("completed", "cancelled", "d-1")
+    assert run.title == "The pull request was closed"
+    assert bot.queue.is_done("d-1") and not gh.reviews
+
+
 def test_a_secondary_limit_mid_review_shows_the_run_queued_with_the_reason_then_concludes_once(
     bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
 ) -> None:

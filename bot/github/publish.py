@@ -281,6 +281,17 @@ def supersede_check(
     gh.update_check_run(repo, check_id, status="completed", conclusion="cancelled", output=output)
 
 
+def close_check(gh: GitHubAPI, repo: str, check_id: int) -> None:
+    """Conclude the run of a review whose pull request was closed before it finished:
+    ``cancelled`` (not passing), so that no run stays in progress; reopening it reviews it again."""
+    output = CheckRunOutput(
+        title="The pull request was closed",
+        summary="It was closed before the review finished; nothing was judged. Reopening it "
+        "reviews it again.",
+    )
+    gh.update_check_run(repo, check_id, status="completed", conclusion="cancelled", output=output)
+
+
 # -- pull request review -------------------------------------------------------------------------
 def inline_comment_body(f: Finding, suggestion: Suggestion | None = None) -> str:
     body = (

@@ -21,6 +21,7 @@ from bot.core import budget
 from bot.core.findings import Report, Section
 from bot.github import dashboard_issue, metrics, waiver_proposal
 from bot.github.api import (
+    CheckRunInfo,
     CheckRunOutput,
     GitHubAPI,
     GitHubClientFactory,
@@ -37,6 +38,7 @@ from bot.github.pipeline import Regression, ReviewInputs, fetch, review_inputs
 from bot.github.publish import (
     CHECK_NAME,
     REVIEWING,
+    close_check,
     complete_check,
     could_not_finish,
     fail_check,
@@ -167,14 +169,11 @@ class Opened:
     annotations: int = 0
 
 
-def resumed_check(
+def journalled_run(
     gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str, int]
-) -> Opened | None:
-    """The check run an earlier attempt journalled (``resume``: its head sha and id; the id is 0
-    when that attempt died between journalling its intent and learning the id, and the run is then
-    found on GitHub by its ``external_id``, the delivery). One for the current head is resumed, in
-    the state GitHub lists it in (status, annotations); one for an older head is concluded as
-    superseded unless it is concluded already, and None is returned."""
+) -> tuple[str, int, CheckRunInfo | None]:
+    """``(sha, id, as GitHub lists it)`` of the run an earlier attempt journalled (``resume``); an
+    id of 0 is looked up by the run's ``external_id`` (the delivery) and stays 0 if none is."""
     sha, known = resume
     listed = gh.list_check_runs(pr.repo, sha, CHECK_NAME)
     found = next(
@@ -183,6 +182,18 @@ def resumed_check(
     if not known and found is not None:
         known = found.id
         log.warning("adopting check run %s that an interrupted attempt created", known)
+    return sha, known, found
+
+
+def resumed_check(
+    gh: GitHubAPI, pr: PullRequest, delivery: str, resume: tuple[str, int]
+) -> Opened | None:
+    """The check run an earlier attempt journalled (``resume``: its head sha and id; the id is 0
+    when that attempt died between journalling its intent and learning the id, and the run is then
+    found on GitHub by its ``external_id``, the delivery). One for the current head is resumed, in
+    the state GitHub lists it in (status, annotations); one for an older head is concluded as
+    superseded unless it is concluded already, and None is returned."""
+    sha, known, found = journalled_run(gh, pr, delivery, resume)
     concluded = found is not None and found.status == "completed"
     if known and sha == pr.head_sha:
         if concluded:
@@ -472,6 +483,12 @@ class Worker:
                 return "refused"
         pr = gh.get_pull_request(job.repo, number)
         if pr.state != "open":
+            if job.check_run_sha:  # an attempt opened its run: it does not stay in progress
+                _, known, found = journalled_run(
+                    gh, pr, job.delivery, (job.check_run_sha, job.check_run_id)
+                )
+                if known and (found is None or found.status != "completed"):
+                    close_check(gh, pr.repo, known)
             return "closed"
         resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
         if resume and resume[0] != pr.head_sha and self.superseded and self.superseded(job):
