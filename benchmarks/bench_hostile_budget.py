@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -37,9 +36,22 @@ SHARED = next(
 )
 BOMB = "((((a{64}){64}){64}){64})"
 SMALLER = "((a{64}){64}){64}"
+# the child's own peak (VmHWM): ru_maxrss would start at this process's, which survives exec
 COMPILE_CHILD = (
-    "import regex, resource, sys; regex.compile(sys.argv[1]); "
-    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    "import regex, sys; regex.compile(sys.argv[1]); "
+    "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')))"
+)
+# ``python -m bot`` that says its own peak last, on stderr, however it exits
+CHECK_CHILD = (
+    "import runpy, sys\n"
+    "sys.argv[0] = 'bot'\n"
+    "try:\n"
+    "    runpy.run_module('bot', run_name='__main__', alter_sys=True)\n"
+    "finally:\n"
+    "    sys.stdout.flush()\n"
+    "    status = open('/proc/self/status').read().splitlines()\n"
+    "    print('VmHWM', next(l.split()[1] for l in status if l.startswith('VmHWM:')), "
+    "file=sys.stderr)"
 )
 
 
@@ -101,8 +113,8 @@ def budget_numbers(files: int, examples: int, seconds: float) -> None:
         done = subprocess.run(
             [
                 sys.executable,
-                "-m",
-                "bot",
+                "-c",
+                CHECK_CHILD,
                 "check",
                 str(repo),
                 "--base",
@@ -117,7 +129,7 @@ def budget_numbers(files: int, examples: int, seconds: float) -> None:
             cwd=ROOT,
         )
         took = time.monotonic() - start
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        peak = int(done.stderr.rsplit("VmHWM", 1)[-1].split()[0]) / 1024
         if not done.stdout.strip():
             raise SystemExit(done.stderr[-2000:])
         report = json.loads(done.stdout)
