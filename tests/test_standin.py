@@ -205,6 +205,42 @@ def test_a_check_run_creation_that_github_did_but_answered_502_is_not_made_twice
     assert sleeps.waits == [1.0]  # one back-off, then the listing instead of a second POST
 
 
+@pytest.mark.parametrize(
+    ("path", "listed"),
+    [("/repos/*/pulls/*/reviews", "reviews"), ("/repos/*/issues/*/comments", "issue_comments")],
+)
+def test_a_review_or_comment_github_posted_but_answered_502_is_not_posted_twice(
+    standin: StandIn, factory: AppClientFactory, sleeps: FakeSleep, path: str, listed: str
+):
+    """GitHub posted it and answered 502: before sending the POST again, the client lists the pull
+    request's reviews (comments) and adopts the App's own, word for word."""
+    fault = {"path": path, "method": "POST", "status": 502, "written": True}
+    assert requests.post(f"{standin.url}/_standin/faults", json=fault, timeout=10).ok
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, 1)
+
+    assert review_pull_request(gh, pr, "delivery-1", checks=FAKE_CHECKS) == "failure"
+
+    state = requests.get(f"{standin.url}/_standin/state", timeout=10).json()
+    assert len(state[listed]) == 1
+    assert [(h["method"], h["status"]) for h in state["fault_hits"]] == [("POST", 502)]
+    assert sleeps.waits == [1.0]
+
+
+def test_an_issue_github_opened_but_answered_502_is_not_opened_twice(
+    standin: StandIn, factory: AppClientFactory, sleeps: FakeSleep
+):
+    fault = {"path": "/repos/*/issues", "method": "POST", "status": 502, "written": True}
+    assert requests.post(f"{standin.url}/_standin/faults", json=fault, timeout=10).ok
+    gh = gh_of(factory, standin)
+
+    number = gh.create_issue(REPO, "Registry dashboard", "<!-- marker -->\nbody")
+
+    issues = gh.list_issues(REPO, gh.bot_login())
+    assert [(i.number, i.title) for i in issues] == [(number, "Registry dashboard")]
+    assert sleeps.waits == [1.0]
+
+
 def test_expired_tokens_are_refreshed(standin: StandIn, factory: AppClientFactory):
     gh = gh_of(factory, standin)
     gh.get_pull_request(REPO, 1)

@@ -20,6 +20,12 @@ CheckConclusion = Literal[
 ]
 AnnotationLevel = Literal["notice", "warning", "failure"]
 ReviewEvent = Literal["REQUEST_CHANGES", "COMMENT", "APPROVE"]
+# the state GitHub lists a review in, by the event it was posted with
+REVIEW_STATES: Mapping[str, str] = {
+    "APPROVE": "APPROVED",
+    "REQUEST_CHANGES": "CHANGES_REQUESTED",
+    "COMMENT": "COMMENTED",
+}
 
 
 class GitHubError(Exception):

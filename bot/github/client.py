@@ -24,6 +24,7 @@ from github.Requester import Requester
 from bot.github import graphql_reads, required_checks
 from bot.github import limits as github_limits
 from bot.github.api import (
+    REVIEW_STATES,
     ChangedFile,
     CheckConclusion,
     CheckRunInfo,
@@ -1148,7 +1149,23 @@ class GitHubClient:
                 )
                 for c in comments
             ]
-        _, data = self._request("POST", f"/repos/{repo}/pulls/{number}/reviews", body=payload)
+        state = REVIEW_STATES[event]
+
+        def posted() -> tuple[dict[str, Any], Any] | None:
+            """The review that a POST answered 5xx (or not at all) posted all the same."""
+            me = self.bot_login()
+            return next(
+                (
+                    ({}, {"id": r.id})
+                    for r in self.list_reviews(repo, number)
+                    if (r.user, r.commit_id, r.state, r.body) == (me, commit_sha, state, body)
+                ),
+                None,
+            )
+
+        _, data = self._request(
+            "POST", f"/repos/{repo}/pulls/{number}/reviews", body=payload, recheck=posted
+        )
         return int(data["id"])
 
     def dismiss_review(self, repo: str, number: int, review_id: int, message: str) -> None:
@@ -1194,8 +1211,21 @@ class GitHubClient:
         )
 
     def create_issue_comment(self, repo: str, number: int, body: str) -> int:
+        def posted() -> tuple[dict[str, Any], Any] | None:
+            """The comment that a POST answered 5xx (or not at all) posted all the same: the App's,
+            word for word (it posts a comment only where none of its own with the marker is)."""
+            me = self.bot_login()
+            return next(
+                (
+                    ({}, {"id": c.id})
+                    for c in self.list_issue_comments(repo, number)
+                    if (c.user, c.body) == (me, body)
+                ),
+                None,
+            )
+
         _, data = self._request(
-            "POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body}
+            "POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body}, recheck=posted
         )
         return int(data["id"])
 
@@ -1218,8 +1248,19 @@ class GitHubClient:
         ]
 
     def create_issue(self, repo: str, title: str, body: str) -> int:
+        def opened() -> tuple[dict[str, Any], Any] | None:
+            """The issue that a POST answered 5xx (or not at all) opened all the same."""
+            return next(
+                (
+                    ({}, {"number": i.number})
+                    for i in self.list_issues(repo, self.bot_login())
+                    if (i.title, i.body, i.state) == (title, body, "open")
+                ),
+                None,
+            )
+
         _, data = self._request(
-            "POST", f"/repos/{repo}/issues", body={"title": title, "body": body}
+            "POST", f"/repos/{repo}/issues", body={"title": title, "body": body}, recheck=opened
         )
         return int(data["number"])
 

@@ -19,6 +19,7 @@ from bot.core.inert import markdown_line
 from bot.core.snapshot import GitError, GitSnapshot, SnapshotError, run_git
 from bot.github import limits as github_limits
 from bot.github.api import (
+    REVIEW_STATES,
     Annotation,
     ChangedFile,
     CheckConclusion,
@@ -614,11 +615,7 @@ class LocalGitHub:
                     f"{comment.line} must be lines of one hunk of the diff",
                 )
             _check_body(comment.body)
-        state = {
-            "APPROVE": "APPROVED",
-            "REQUEST_CHANGES": "CHANGES_REQUESTED",
-            "COMMENT": "COMMENTED",
-        }[event]
+        state = REVIEW_STATES[event]
         with self._lock:
             review = ReviewRecord(next(self._ids), user, state, sha, body, event)
             review.comments = [
