@@ -56,6 +56,7 @@ class Bot:
             clock=clock,
             done=self.queue.is_done,
             superseded=self.queue.superseded,
+            forward=self.queue.accept,
             **worker,
         )
         self.queue.set_handler(self.worker.handle)
@@ -285,6 +286,32 @@ def test_a_job_whose_pull_request_was_closed_meanwhile_concludes_its_open_run(
     assert (run.status, run.conclusion, run.external_id) == ("completed", "cancelled", "d-1")
     assert run.title == "The pull request was closed"
     assert bot.queue.is_done("d-1") and not gh.reviews
+
+
+def test_a_fork_s_check_suite_is_reviewed_under_its_pull_request_s_lease(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: GitHub names no pull request in a fork's check suite, so a re-run was keyed by its
+    head (``repo@sha``) and ran beside that pull request's own jobs (``repo#N``), two reviews of one
+    pull request at once. Once the pull request is known, the job is enqueued again under its key;
+    the head-keyed job opens no run."""
+    gh, pr = loaded
+    rerun = Job("d-1", "check_suite", "rerequested", 1, REPO, 0, pr.head_sha, rerun=True)
+    assert rerun.pr_key == f"{REPO}@{pr.head_sha}"
+    assert bot.queue.accept(rerun)
+    forwarded: list[Job] = []
+    bot.worker.forward = lambda job: forwarded.append(job) or bot.queue.accept(job)
+
+    assert bot.run_queued() == 2  # the head's job, then the pull request's
+    [again] = forwarded
+    assert (again.pr_key, again.delivery, again.rerun) == (
+        f"{REPO}#{pr.number}",
+        f"d-1.pr{pr.number}",
+        True,
+    )
+    assert bot.queue.is_done("d-1") and bot.queue.is_done(again.delivery)
+    [run] = gh.runs_for(pr.head_sha)
+    assert (run.external_id, run.status) == (again.delivery, "completed")
 
 
 def test_a_secondary_limit_mid_review_shows_the_run_queued_with_the_reason_then_concludes_once(

@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -409,15 +409,19 @@ class Worker:
         job_budget: float = JOB_BUDGET,
         done: Callable[[str], bool] | None = None,
         superseded: Callable[[Job], bool] | None = None,
+        forward: Callable[[Job], bool] | None = None,
     ) -> None:
         """``crashes(job)``: how many attempts at the job died with their process
         (``JobQueue.crashes``); ``job_budget``: seconds for one job, after which its review
         concludes failure with what it found; ``done(delivery)``: whether the queue finished that
         delivery (``JobQueue.is_done``); ``superseded(job)``: whether a newer delivery of the pull
         request came (``JobQueue.superseded``): such a job reaches the worker only when it opened a
-        check run, and one on an older commit is concluded cancelled, not reviewed again."""
+        check run, and one on an older commit is concluded cancelled, not reviewed again;
+        ``forward(job)``: enqueue a job (``JobQueue.accept``), for a job that names a head only (a
+        fork's check suite), once its pull request is known."""
         self.crashes = crashes
         self.superseded = superseded
+        self.forward = forward
         self.done = done
         self.job_budget = job_budget
         self.factory = factory
@@ -469,6 +473,12 @@ class Worker:
             if not numbers:
                 return "no-pull-request"
             number = numbers[0]
+            if self.forward is not None:
+                # GitHub names no pull request in a fork's check suite: the job was keyed by its
+                # head and would run beside that pull request's own jobs. It runs again keyed by the
+                # pull request, under its lease, one at a time with them, as the newest request
+                self.forward(replace(job, delivery=f"{job.delivery}.pr{number}", number=number))
+                return "forwarded"
         if job.command:  # a proposal from anyone: one reply, no review, no state changed
             pr = gh.get_pull_request(job.repo, number)
             day = datetime.fromtimestamp(self.clock(), UTC).date()
@@ -741,6 +751,7 @@ def main(argv: list[str] | None = None) -> int:
         job_budget=args.job_budget,
         done=queue.is_done,
         superseded=queue.superseded,
+        forward=queue.accept,
     )
     queue.set_handler(worker.handle)
     registry = (
