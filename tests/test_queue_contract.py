@@ -194,6 +194,52 @@ def test_a_lease_is_renewed_while_the_job_runs(queue: JobQueue) -> None:
     assert short.is_done("d1")
 
 
+def test_a_hung_job_frees_its_pull_request_once_it_held_it_past_the_bound(
+    queue: JobQueue,
+) -> None:
+    """Finding: a hung job (a read that never returns) had its lease renewed for as long as its
+    process lived, and every later review of the pull request waited behind it. Past ``max_hold``
+    the lease is not renewed; once it lapses another worker reviews the pull request, and the hung
+    job's next write is refused."""
+    hung = JobQueue(same_backend(queue), lease_ttl=0.3, max_hold=0.6)
+    inside, over = threading.Event(), threading.Event()
+    refused: list[str] = []
+
+    def review(j: Job) -> None:
+        fence = leases.current()
+        assert fence is not None
+        inside.set()
+        over.wait(30)
+        try:
+            fence.check()
+        except LeaseLost:
+            refused.append(j.delivery)
+            raise
+
+    hung.set_handler(review)
+    hung.accept(job("hung"))
+    thread = threading.Thread(target=hung.huey.execute, args=(hung.huey.dequeue(),), daemon=True)
+    thread.start()
+    try:
+        assert inside.wait(10)
+        start = time.monotonic()
+        other = other_worker(queue)
+        other.set_handler(lambda j: None)
+        other.accept(job("next"))
+        while True:
+            try:
+                other.process("next")
+                break
+            except PullRequestBusy:
+                assert time.monotonic() - start < 10, "the hung job kept the pull request"
+                time.sleep(0.05)
+        assert time.monotonic() - start >= 0.6 - 0.1 and other.is_done("next")
+    finally:
+        over.set()
+        thread.join(10)
+    assert refused == ["hung"]
+
+
 def test_recover_requeues_a_job_that_was_taken_but_not_finished(queue: JobQueue) -> None:
     queue.accept(job("d1"))
     assert queue.huey.dequeue() is not None  # what the consumer does before it runs a task

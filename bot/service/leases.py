@@ -203,6 +203,10 @@ class Fence:
     lost: bool = False
     closed: bool = False
     renewed: float = field(default_factory=time.monotonic)
+    # seconds after which the lease is no longer renewed: a job still in it is taken as hung, and
+    # the pull request is free again once the lease lapses (its writes then raise ``LeaseLost``)
+    max_hold: float = float("inf")
+    taken: float = field(default_factory=time.monotonic)
     _guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def check(self) -> None:
@@ -229,10 +233,20 @@ class Fence:
             raise LeaseLost(f"the lease on {self.key} (token {self.token}) is no longer ours")
 
     def renew(self) -> bool:
-        """Extend the lease; False (and ``lost``) only when a newer token was written: a renewal
-        that could not be written raises instead, and leaves the lease ours to renew again."""
+        """Extend the lease; False (and ``lost``) only when a newer token was written or the lease
+        was held past ``max_hold``: a renewal that could not be written raises instead, and leaves
+        the lease ours to renew again."""
         with self._guard:
             if self.lost or self.closed:
+                return False
+            if time.monotonic() - self.taken > self.max_hold:
+                self.lost = True
+                log.error(
+                    "the job has held the lease on %s for over %.0f s: taken as hung, the lease is "
+                    "not renewed and lapses; its writes are refused from now on",
+                    self.key,
+                    self.max_hold,
+                )
                 return False
             if self.store.renew(self.key, self.owner, self.token, self.ttl):
                 self.renewed = time.monotonic()

@@ -49,6 +49,10 @@ log = logging.getLogger(__name__)
 DONE = done_marks.LEGACY_DONE  # a finished job's entry before done marks (still read as done)
 # seconds between two prunings of expired done marks (SQLite; Redis expires them)
 PRUNE_EVERY = 3600.0
+# seconds a job may hold its pull request's lease: twice the worker's default job budget (840 s),
+# past which its review has concluded; a job still holding it is hung (the worker passes twice its
+# own ``--job-budget``)
+MAX_HOLD = 1680.0
 TASK_NAME = "registry_bot_process"
 # A queued job names its task "<module>.<name>": the module is pinned to where the first release
 # defined it, so that moving the code never renames the jobs that workers of another release read
@@ -247,9 +251,12 @@ class JobQueue:
         sweep_age: float = 60.0,
         max_age: float = 24 * 3600.0,
         clock: Callable[[], float] = time.time,
+        max_hold: float = MAX_HOLD,
     ) -> None:
+        """``max_hold``: seconds a job may hold its pull request's lease (``Fence.max_hold``)."""
         self.huey = huey
         self.lease_ttl = lease_ttl
+        self.max_hold = max_hold
         # this process: unique on every host
         self.owner = f"{socket.gethostname()}:{uuid.uuid4().hex}"
         self.sweep_age = sweep_age
@@ -480,7 +487,9 @@ class JobQueue:
             token = self._take_own_stale(pr_key)
         if token is None:
             raise PullRequestBusy(delay=1)
-        fence = Fence(self._leases, pr_key, self.owner, token, self.lease_ttl)
+        fence = Fence(
+            self._leases, pr_key, self.owner, token, self.lease_ttl, max_hold=self.max_hold
+        )
         with self._mutex:
             self._held.add(token_key(pr_key, token))
         self._renewer.add(fence)

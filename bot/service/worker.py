@@ -727,7 +727,9 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
 
-    queue = JobQueue.from_url(settings.queue_url, lease_ttl=args.lease_ttl)
+    queue = JobQueue.from_url(
+        settings.queue_url, lease_ttl=args.lease_ttl, max_hold=2 * args.job_budget
+    )
     factory = AppClientFactory(
         settings.app_id,
         settings.private_key,
