@@ -145,15 +145,9 @@ class JsonDoc:
         text = decode_text(data) if isinstance(data, bytes) else data
         duplicated: list[str] = []
         try:
-            value = json.loads(
-                text,
-                object_pairs_hook=functools.partial(_object, duplicated),
-                parse_constant=_refuse_constant,
-            )
+            value = _loads(text, duplicated)
         except json.JSONDecodeError as exc:
             raise JsonProblem(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno) from None
-        except _NotANumber:
-            raise _not_a_number(text) from None
         except RecursionError:
             raise JsonProblem(
                 f"JSON is nested too deeply (limit {MAX_DEPTH} levels)", 1, 1
@@ -383,6 +377,19 @@ def _refuse_constant(name: str) -> Any:
     raise _NotANumber(name)
 
 
+def _loads(text: str, duplicated: list[str]) -> Any:
+    """``json.loads`` noting in ``duplicated`` the first key an object names twice; ``NaN`` and
+    ``Infinity`` are a located ``JsonProblem``."""
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=functools.partial(_object, duplicated),
+            parse_constant=_refuse_constant,
+        )
+    except _NotANumber:
+        raise _not_a_number(text) from None
+
+
 _CONSTANT_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*+"|-?Infinity|NaN')
 
 
@@ -443,14 +450,7 @@ def strict_loads(text: str) -> Any:
     error is still ``json.JSONDecodeError``, for callers that try another reading (JSON lines)
     next."""
     duplicated: list[str] = []
-    try:
-        value = json.loads(
-            text,
-            object_pairs_hook=functools.partial(_object, duplicated),
-            parse_constant=_refuse_constant,
-        )
-    except _NotANumber:
-        raise _not_a_number(text) from None
+    value = _loads(text, duplicated)
     if duplicated:
         raise JsonDoc(path="<memory>", text=text, value=value)._duplicate_problem(duplicated[0])
     return value

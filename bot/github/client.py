@@ -10,7 +10,7 @@ import base64
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -1097,14 +1097,11 @@ class GitHubClient:
 
         def created() -> tuple[dict[str, Any], Any] | None:
             """The open run that a POST answered 5xx (or not at all) created all the same."""
-            return next(
-                (
-                    ({}, {"id": r.id})
-                    for r in self.list_check_runs(repo, head_sha, name)
-                    if (r.name, r.head_sha, r.external_id) == (name, head_sha, external_id)
-                    and r.status != "completed"
-                ),
-                None,
+            return _adopt(
+                r.id
+                for r in self.list_check_runs(repo, head_sha, name)
+                if (r.name, r.head_sha, r.external_id) == (name, head_sha, external_id)
+                and r.status != "completed"
             )
 
         _, data = self._request(
@@ -1154,13 +1151,10 @@ class GitHubClient:
         def posted() -> tuple[dict[str, Any], Any] | None:
             """The review that a POST answered 5xx (or not at all) posted all the same."""
             me = self.bot_login()
-            return next(
-                (
-                    ({}, {"id": r.id})
-                    for r in self.list_reviews(repo, number)
-                    if (r.user, r.commit_id, r.state, r.body) == (me, commit_sha, state, body)
-                ),
-                None,
+            return _adopt(
+                r.id
+                for r in self.list_reviews(repo, number)
+                if (r.user, r.commit_id, r.state, r.body) == (me, commit_sha, state, body)
             )
 
         _, data = self._request(
@@ -1215,13 +1209,10 @@ class GitHubClient:
             """The comment that a POST answered 5xx (or not at all) posted all the same: the App's,
             word for word (it posts a comment only where none of its own with the marker is)."""
             me = self.bot_login()
-            return next(
-                (
-                    ({}, {"id": c.id})
-                    for c in self.list_issue_comments(repo, number)
-                    if (c.user, c.body) == (me, body)
-                ),
-                None,
+            return _adopt(
+                c.id
+                for c in self.list_issue_comments(repo, number)
+                if (c.user, c.body) == (me, body)
             )
 
         _, data = self._request(
@@ -1250,13 +1241,13 @@ class GitHubClient:
     def create_issue(self, repo: str, title: str, body: str) -> int:
         def opened() -> tuple[dict[str, Any], Any] | None:
             """The issue that a POST answered 5xx (or not at all) opened all the same."""
-            return next(
+            return _adopt(
                 (
-                    ({}, {"number": i.number})
+                    i.number
                     for i in self.list_issues(repo, self.bot_login())
                     if (i.title, i.body, i.state) == (title, body, "open")
                 ),
-                None,
+                field="number",
             )
 
         _, data = self._request(
@@ -1266,6 +1257,13 @@ class GitHubClient:
 
     def edit_issue(self, repo: str, number: int, body: str) -> None:
         self._request("PATCH", f"/repos/{repo}/issues/{number}", body={"body": body})
+
+
+def _adopt(found: Iterable[int], field: str = "id") -> tuple[dict[str, Any], Any] | None:
+    """The answer a creation GitHub did despite its 5xx would have had: the first of ``found`` (the
+    ids a recheck listed) as ``{field: id}``; None when there is none, so it is sent again."""
+    first = next(iter(found), None)
+    return None if first is None else ({}, {field: first})
 
 
 def _check_fields(

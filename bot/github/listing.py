@@ -94,9 +94,8 @@ def mismatch(
         return _why(WRONG, wrong, pr)
     missing = unlisted(listed_paths(files), base.git_ids(), head_ids)
     if missing:  # the base branch may have moved on since the merge base: compare with that
-        merge_base = gh.merge_base(pr.repo, pr.base_sha, pr.head_sha)
-        if merge_base != pr.base_sha:
-            old = TreeSnapshot(gh.read_tree(pr.repo, merge_base, scope), label="merge base")
+        old = _merge_base_tree(gh, pr, scope)
+        if old is not None:
             missing = unlisted(listed_paths(files), old.git_ids(), head_ids)
     return _why(MISSING, missing, pr) if missing else ""
 
@@ -121,14 +120,21 @@ def unconfirmed_whole(gh: GitHubAPI, pr: PullRequest, changes: ChangeSet) -> str
     if wrong:
         return _why(WRONG, wrong, pr)
     missing = unlisted(listed, old.git_ids(), head_ids)
-    if missing:
-        merge_base = gh.merge_base(pr.repo, pr.base_sha, pr.head_sha)
-        if merge_base != pr.base_sha:
-            old = TreeSnapshot(gh.read_tree(pr.repo, merge_base, ("",)), label="merge base")
-            if old.cut:
-                return _cut(head, old)
-            missing = unlisted(listed, old.git_ids(), head_ids)
+    merge_base = _merge_base_tree(gh, pr, ("",)) if missing else None
+    if merge_base is not None:
+        if merge_base.cut:
+            return _cut(head, merge_base)
+        missing = unlisted(listed, merge_base.git_ids(), head_ids)
     return _why(MISSING, missing, pr) if missing else ""
+
+
+def _merge_base_tree(gh: GitHubAPI, pr: PullRequest, scope: tuple[str, ...]) -> TreeSnapshot | None:
+    """The tree under ``scope`` at the merge base GitHub lists the change from; None when that is
+    the base tip already read."""
+    merge_base = gh.merge_base(pr.repo, pr.base_sha, pr.head_sha)
+    if merge_base == pr.base_sha:
+        return None
+    return TreeSnapshot(gh.read_tree(pr.repo, merge_base, scope), label="merge base")
 
 
 def _cut(*trees: TreeSnapshot) -> str:

@@ -278,7 +278,7 @@ def supersede_check(
             title="Superseded: the files listed were another commit's",
             summary=f"{listed_other}. Nothing was judged; the bot reviews this commit again.",
         )
-    gh.update_check_run(repo, check_id, status="completed", conclusion="cancelled", output=output)
+    _cancel(gh, repo, check_id, output)
 
 
 def close_check(gh: GitHubAPI, repo: str, check_id: int) -> None:
@@ -289,6 +289,12 @@ def close_check(gh: GitHubAPI, repo: str, check_id: int) -> None:
         summary="It was closed before the review finished; nothing was judged. Reopening it "
         "reviews it again.",
     )
+    _cancel(gh, repo, check_id, output)
+
+
+def _cancel(gh: GitHubAPI, repo: str, check_id: int, output: CheckRunOutput) -> None:
+    """Conclude a run nothing was judged in: ``cancelled``, which no required check counts as
+    passing."""
     gh.update_check_run(repo, check_id, status="completed", conclusion="cancelled", output=output)
 
 

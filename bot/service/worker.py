@@ -492,15 +492,13 @@ class Worker:
                 log.info("recheck by %s refused: permission %s", job.requester, permission)
                 return "refused"
         pr = gh.get_pull_request(job.repo, number)
+        resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
         if pr.state != "open":
-            if job.check_run_sha:  # an attempt opened its run: it does not stay in progress
-                _, known, found = journalled_run(
-                    gh, pr, job.delivery, (job.check_run_sha, job.check_run_id)
-                )
+            if resume:  # an attempt opened its run: it does not stay in progress
+                _, known, found = journalled_run(gh, pr, job.delivery, resume)
                 if known and (found is None or found.status != "completed"):
                     close_check(gh, pr.repo, known)
             return "closed"
-        resume = (job.check_run_sha, job.check_run_id) if job.check_run_sha else None
         if resume and resume[0] != pr.head_sha and self.superseded and self.superseded(job):
             # the newer delivery reviews the head: only this job's run is concluded
             resumed_check(gh, pr, job.delivery, resume)
