@@ -13,6 +13,9 @@ def main() -> int:
 
     try:
         from bot.cli import main as command_line
+        from bot.cli.commands._children import adopt_orphans
+
+        adopt_orphans()  # what a Ctrl-C orphans is still ended (see _children)
     except BaseException as exc:  # a Ctrl-C, also as Python may wrap it (bot.core.causes)
         from bot.core.causes import is_interruption
 

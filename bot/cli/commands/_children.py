@@ -4,6 +4,10 @@ Spark's launcher starts the JVM ignoring SIGINT (so that Ctrl-C in a notebook do
 a JVM still starting has no gateway that ``SparkSession.stop()`` could reach: after Ctrl-C it would
 outlive the command. Every descendant of this process is ended instead (SIGTERM, then SIGKILL after
 a grace period). Linux's ``/proc`` lists them; elsewhere nothing is done.
+
+A descendant whose parent ended first (PySpark's daemon ends on SIGINT before its forked workers do)
+would be re-parented to init and escape that walk: the console script makes the command line a child
+subreaper (``adopt_orphans``), so such orphans are re-parented to it and ended with the rest.
 """
 
 from __future__ import annotations
@@ -11,10 +15,26 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
 GRACE_SECONDS = 3.0
+PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+
+
+def adopt_orphans() -> bool:
+    """Make this process the child subreaper of its descendants (Linux 3.4+): an orphaned
+    descendant is re-parented to it instead of init. False where the call is not available."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
 
 
 def descendants(pid: int) -> list[list[int]]:
