@@ -95,11 +95,15 @@ SHARDS := spark fleet rest
 test: lint system-deps wheelhouse node-deps
 	@mkdir -p $(dir $(DOCUSAURUS_LOG))
 	@rm -f .coverage .coverage.*
+	@echo "setup and lint done, pytest's shards start: $$(date -u +%T)"
 	@# the Docusaurus build overlaps pytest; its log is shown when it fails
-	@# each shard lists its 15 slowest tests (--durations): where CI's time goes
+	@# where CI's time goes: each shard lists its 15 slowest tests (--durations), writes every test's time
+	@# to build/junit-SHARD.xml and ends its log with the CPU time it and the processes it waited for took
 	$(MAKE) --no-print-directory docusaurus-check > $(DOCUSAURUS_LOG) 2>&1 & docs=$$!; \
 	pids=; for shard in $(SHARDS); do \
-		PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/coverage run -p -m pytest --shard $$shard --durations=15 \
+		{ PYSPARK_PYTHON=$(abspath $(BIN)/python) $(BIN)/coverage run -p -m pytest --shard $$shard \
+			--durations=15 --junitxml=build/junit-$$shard.xml; rc=$$?; \
+		  echo "CPU of the shard (user system), its shell then what it waited for:"; times; exit $$rc; } \
 			> build/pytest-$$shard.log 2>&1 & pids="$$pids $$!"; \
 	done; \
 	tests=0; for pid in $$pids; do wait $$pid || tests=1; done; \
