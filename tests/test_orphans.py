@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pr
 # a shell that starts a sleeping grandchild and ends at once, orphaning it; the command line then
 # ends its descendants and says whether the grandchild is still running
 ORPHAN = """
-import os, subprocess, time
+import os, subprocess
 from bot.cli.commands._children import adopt_orphans, end_descendants
 {adopt}
 shell = ["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"]
