@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import warnings
@@ -19,6 +20,9 @@ SHARED = next(
 )
 CORPUS = SHARED / "corpus" / "openlineage"
 PAYLOADS = SHARED / "github-payloads"
+# the tests' Spark configuration (its file says why); the benchmarks, which import this module, keep
+# Java's defaults
+SPARK_CONF = ROOT / "tests/spark-conf"
 
 
 @pytest.fixture(scope="session")
@@ -185,7 +189,9 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
 def pytest_configure(config: pytest.Config) -> None:
     """The suite tests commands as a terminal runs them: a run started ignoring SIGINT (a shell's
     background job, as `make test`'s shards are) restores Python's handler, so that the processes it
-    starts hear Ctrl-C."""
+    starts hear Ctrl-C. Every JVM the tests start reads the tests' Spark configuration, not the
+    user's."""
+    os.environ["SPARK_CONF_DIR"] = str(SPARK_CONF)
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -57,12 +57,20 @@ def worker_python(target: Path) -> Path:
     return site
 
 
+def spark_defaults(folder: Path) -> dict[str, str]:
+    """The properties of ``folder/spark-defaults.conf`` (name, blanks, value; ``#`` comments)."""
+    lines = (folder / "spark-defaults.conf").read_text().splitlines()
+    pairs = (line.split(None, 1) for line in lines if line.strip() and not line.startswith("#"))
+    return {name: value.strip() for name, value in pairs}
+
+
 class Cluster:
     """Start with ``Cluster(root, hide).start(workers)``; ``stop()`` ends every process it
     started."""
 
-    def __init__(self, root: Path, hide: Iterable[Path]) -> None:
+    def __init__(self, root: Path, hide: Iterable[Path], java_options: str = "") -> None:
         self.root = root
+        self.java_options = java_options  # of the master and the workers
         self.hide = _hidden(hide)
         self.processes: list[subprocess.Popen[bytes]] = []
         self.url = ""
@@ -76,6 +84,7 @@ class Cluster:
             **os.environ,
             "SPARK_HOME": str(Path(pyspark.__file__).parent),
             "SPARK_NO_DAEMONIZE": "1",
+            "SPARK_DAEMON_JAVA_OPTS": self.java_options,
         }
         env.pop("PYSPARK_PYTHON", None)
         with log.open("wb") as out:

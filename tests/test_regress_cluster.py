@@ -20,9 +20,10 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from tests.conftest import SPARK_CONF
 from tests.gitrepo import Repo
 from tests.regress_helpers import DATA, JOB_FACET, make_tree
-from tests.spark_cluster import Cluster
+from tests.spark_cluster import Cluster, spark_defaults
 from tests.test_naming_events import EXPECTED
 from tests.test_regress import corpus_event_files
 
@@ -51,9 +52,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Iterator[di
         p for p in corpus_event_files(corpus) if "/dbt/" in p or "/proxy/" in p
     ):
         shutil.copy(path, events / f"corpus_{n}.json")  # arrays and single events
-    cluster = Cluster(root / "spark", hide=[ROOT, Path(sys.prefix), driver, corpus]).start(
-        workers=2
-    )
+    # the master and workers start as quickly as the executors (the tests' Spark configuration)
+    quick = spark_defaults(SPARK_CONF)["spark.executor.extraJavaOptions"]
+    hide = [ROOT, Path(sys.prefix), driver, corpus]
+    cluster = Cluster(root / "spark", hide=hide, java_options=quick).start(workers=2)
     try:
         yield {
             "repo": repo.path,
