@@ -148,14 +148,15 @@ IMAGE_TESTS = "test_images.py"
 # time of one. Six (27 Nov 2026) were no faster (28-30 min against 28: the 2 cores are the limit),
 # and at load 14 an end-to-end review outlived its 30 s.
 SHARDS = ("spark", "fleet", "rest")
-# the slowest files of the rest, moved beside Spark so that the three shards end together
-BESIDE_SPARK = ("test_site_browser.py", "test_hooks.py")
+# files moved beside Spark so that the three shards end together: two of the rest's slowest and,
+# since the tests' JVMs start quicker (tests/spark-conf), one of the fleets'
+BESIDE_SPARK = ("test_site_browser.py", "test_hooks.py", "test_redis_outage.py")
 
 
 def shard_of(item: pytest.Item) -> str:
     """Spark (the regression's files, the demo, every other test of a Spark session), the image
-    build and the browser and pre-commit tests; the App's real process fleets; everything else
-    (about a third of the suite's time each)."""
+    build, the browser, pre-commit and Redis outage tests; the App's other real process fleets;
+    everything else (about a third of the suite's time each)."""
     name = item.path.name
     if (
         name.startswith("test_regress")
