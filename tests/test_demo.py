@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from bot.core.snapshot import DirSnapshot, GitSnapshot
 from bot.review.engine import ReviewContext, review
 from bot.review.regression import review_stage
 from tests.interrupts import Started
+from tests.sessions import run_to_the_end, session_processes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,20 +93,16 @@ def test_demo_regression_on_the_warm_session(spark, tmp_path: Path) -> None:  # 
     assert ("regression/unseen-facet", "spec/registry/dagster/registry.json") in rules
 
 
-def session_processes(session: int) -> list[str]:
-    """``pid (name) state`` of every process left in the session ``session`` (its leader's pid)."""
-    import os
-
-    left = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        fields = text[text.rfind(")") + 2 :].split()
-        if int(fields[3]) == session and int(stat.parent.name) != os.getpid():
-            left.append(text[: text.rfind(")") + 3])
-    return left
+@pytest.mark.spark
+def test_the_demo_returns_once_the_jvm_it_started_has_ended() -> None:
+    """The whole demo, the regression's Spark included, in its own session: when it returns,
+    nothing it started still runs. PySpark leaves its JVM to end when the process does (1-2 s
+    later: Spark's shutdown hooks); the demo ends it before returning."""
+    proc = run_to_the_end(
+        [str(Path(sys.executable).parent / "registry-bot"), "demo"], ROOT, dict(os.environ)
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Spark regression" in proc.stderr and "FAILURE: 9 error(s)" in proc.stdout
 
 
 @pytest.mark.parametrize("delay", [0.1, 0.3, 1.0, 5.0, 20.0, 40.0])

@@ -26,6 +26,7 @@ from bot.review.regression.faults import one_line
 from bot.review.regression.runner import find_events, gather, run_local
 from bot.review.regression.stream import MAX_ELEMENT_CHARS
 from tests.history import commit_of, with_events
+from tests.sessions import run_to_the_end
 
 ROOT = Path(__file__).resolve().parent.parent
 # a real pull request that changes a core facet schema (SQLJobFacet gains `dialect`)
@@ -74,15 +75,11 @@ def faults_folder(target: Path) -> Path:
 def cli(
     *args: str, no_dac: bool = False, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """``registry-bot regress`` as a terminal runs it: whatever its outcome, it returns only once
+    every process it started (Spark's JVM above all) has ended."""
     command = [sys.executable, "-m", "bot", "regress", *args]
-    return subprocess.run(
-        [*NO_DAC, *command] if no_dac else command,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        timeout=600,
-        check=False,
+    return run_to_the_end(
+        [*NO_DAC, *command] if no_dac else command, ROOT, {**os.environ, **(env or {})}
     )
 
 

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.core.config import load_config
     from bot.core.findings import Severity
     from bot.core.snapshot import GitError
-    from bot.review.regression.faults import is_spark_failure, one_line
+    from bot.review.regression.faults import is_spark_failure
     from bot.review.regression.locations import LocationError
     from bot.review.regression.runner import find_events, gather
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:
         if not is_spark_failure(exc):
             raise
-        raise UsageError(f"Spark failed, the regression did not run: {one_line(exc)}") from None
+        raise spark_failed(exc) from None
     findings = result.findings(config.regression, config.paths.registry)
     if args.format == "json":
         sys.stdout.write(
@@ -140,8 +140,8 @@ def _run_spark(
     inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace
 ) -> RegressionResult:
     from bot.cli.commands._progress import elapsed, jvm_output
-    from bot.review.regression.faults import end_children, java_missing
-    from bot.review.regression.spark_job import run_spark, start_session
+    from bot.review.regression.faults import end_children, is_spark_failure, java_missing
+    from bot.review.regression.spark_job import run_spark, start_session, stop_session
 
     missing = java_missing()
     if missing:
@@ -169,8 +169,20 @@ def _run_spark(
                 inputs.locations,
                 parquet=args.parquet,
             )
+        # said before the JVM ends: a Java exception's text is read from the JVM
+        except Exception as exc:
+            if not is_spark_failure(exc):
+                raise
+            raise spark_failed(exc) from None
         finally:
-            spark.stop()
+            stop_session(spark)
+
+
+def spark_failed(exc: Exception) -> UsageError:
+    """Spark's own failure (the environment's, not a verdict on the change), in one line."""
+    from bot.review.regression.faults import one_line
+
+    return UsageError(f"Spark failed, the regression did not run: {one_line(exc)}")
 
 
 def _spark_conf(pairs: list[str]) -> dict[str, str]:

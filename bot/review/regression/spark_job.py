@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 LISTED_FILES_CHECKED_BY_DRIVER = 1000
+JVM_EXIT_SECONDS = 30.0  # a stopped session's JVM runs its shutdown hooks (1-2 s measured)
 INPUT_COLUMNS = (
     "file string, idx long, data binary, entry string, error string, whole boolean, expected "
     "boolean, size long"
@@ -97,6 +98,34 @@ def start_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def stop_session(session: SparkSession, wait: float = JVM_EXIT_SECONDS) -> None:
+    """Stop ``session`` and the JVM this process launched for it. PySpark keeps its JVM for a later
+    session and leaves it to end when this process's end closes its stdin, 1-2 s later (Spark's
+    shutdown hooks delete its temporary folders): a command would return while its JVM still runs.
+    The JVM is told to end the same way, by closing its stdin, and waited for (ended after
+    ``wait`` seconds); a JVM this process did not launch (``PYSPARK_GATEWAY_PORT``) is left."""
+    import subprocess
+
+    from pyspark import SparkContext
+
+    session.stop()
+    gateway = SparkContext._gateway
+    process = getattr(gateway, "proc", None)
+    if gateway is None or not isinstance(process, subprocess.Popen):
+        return
+    with SparkContext._lock:
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+    gateway.shutdown()
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        process.wait(wait)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _comparator(specs: tuple[SideSpec, SideSpec]) -> Comparator:

@@ -122,10 +122,17 @@ class RegressionStage:
         return result.section(), result.findings(policy, config.paths.registry)
 
     def close(self) -> None:
+        """Stop the session; the JVM too when the stage started it (a factory's is the caller's)."""
         with self._lock:
-            if self._spark is not None:
+            if self._spark is None:
+                return
+            if self._factory is None:
+                from bot.review.regression.spark_job import stop_session
+
+                stop_session(self._spark)
+            else:
                 self._spark.stop()
-                self._spark = None
+            self._spark = None
 
     def __enter__(self) -> RegressionStage:
         return self
