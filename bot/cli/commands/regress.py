@@ -4,6 +4,7 @@ breaks."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import sys
@@ -14,6 +15,8 @@ from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
 from bot.cli.commands import _inputs
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from bot.core.findings import Finding
     from bot.review.regression.result import RegressionResult
     from bot.review.regression.runner import Events, Inputs
@@ -60,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
     from bot.core.config import load_config
     from bot.core.findings import Severity
     from bot.core.snapshot import GitError
-    from bot.review.regression.faults import is_spark_failure
     from bot.review.regression.locations import LocationError
     from bot.review.regression.runner import find_events, gather
 
@@ -97,10 +99,6 @@ def run(args: argparse.Namespace) -> int:
             result = _run_spark(inputs, args.master, conf, args)
     except LocationError as exc:
         raise UsageError(str(exc)) from None
-    except Exception as exc:
-        if not is_spark_failure(exc):
-            raise
-        raise spark_failed(exc) from None
     findings = result.findings(config.regression, config.paths.registry)
     if args.format == "json":
         sys.stdout.write(
@@ -140,7 +138,7 @@ def _run_spark(
     inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace
 ) -> RegressionResult:
     from bot.cli.commands._progress import elapsed, jvm_output
-    from bot.review.regression.faults import end_children, is_spark_failure, java_missing
+    from bot.review.regression.faults import end_children, java_missing
     from bot.review.regression.spark_job import run_spark, start_session, stop_session
 
     missing = java_missing()
@@ -155,34 +153,38 @@ def _run_spark(
     )
     with jvm_output(args.verbose) as stderr, elapsed("Spark regression", stderr):
         try:
-            spark = start_session(master, extra=conf)
+            with _spark_failures():
+                spark = start_session(master, extra=conf)
         # the JVM ignores SIGINT while it starts: end it with this process
         except KeyboardInterrupt:
             end_children()
             raise
         try:
-            return run_spark(
-                spark,
-                inputs.base,
-                inputs.head,
-                inputs.records,
-                inputs.locations,
-                parquet=args.parquet,
-            )
-        # said before the JVM ends: a Java exception's text is read from the JVM
-        except Exception as exc:
-            if not is_spark_failure(exc):
-                raise
-            raise spark_failed(exc) from None
+            with _spark_failures():
+                return run_spark(
+                    spark,
+                    inputs.base,
+                    inputs.head,
+                    inputs.records,
+                    inputs.locations,
+                    parquet=args.parquet,
+                )
         finally:
             stop_session(spark)
 
 
-def spark_failed(exc: Exception) -> UsageError:
-    """Spark's own failure (the environment's, not a verdict on the change), in one line."""
-    from bot.review.regression.faults import one_line
+@contextlib.contextmanager
+def _spark_failures() -> Iterator[None]:
+    """Spark's own failure (the environment's, not a verdict on the change) as one line, said
+    before the JVM ends: a Java exception's text is read from the JVM."""
+    from bot.review.regression.faults import is_spark_failure, one_line
 
-    return UsageError(f"Spark failed, the regression did not run: {one_line(exc)}")
+    try:
+        yield
+    except Exception as exc:
+        if not is_spark_failure(exc):
+            raise
+        raise UsageError(f"Spark failed, the regression did not run: {one_line(exc)}") from None
 
 
 def _spark_conf(pairs: list[str]) -> dict[str, str]:
