@@ -194,6 +194,19 @@ def test_a_lease_is_renewed_while_the_job_runs(queue: JobQueue) -> None:
     assert short.is_done("d1")
 
 
+def test_a_closed_queue_leaves_no_renewer_thread_behind(queue: JobQueue) -> None:
+    """Finding: every queue that held a lease kept its renewer thread for the life of the process
+    (65 idle threads at the end of one test process)."""
+    short = JobQueue(same_backend(queue), lease_ttl=0.3)
+    short.set_handler(lambda j: time.sleep(0.2))
+    short.accept(job("d1"))
+    short.process("d1")
+    renewers = [t for t in threading.enumerate() if t.name == "lease-renewer" and t.is_alive()]
+    assert any(t is short._renewer._thread for t in renewers)
+    short.close()
+    assert short._renewer._thread is not None and not short._renewer._thread.is_alive()
+
+
 def test_a_hung_job_frees_its_pull_request_once_it_held_it_past_the_bound(
     queue: JobQueue,
 ) -> None:

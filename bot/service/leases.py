@@ -282,11 +282,12 @@ class Renewer:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._stopped = False
 
     def add(self, fence: Fence) -> None:
         with self._lock:
             self._held[id(fence)] = fence
-            if self._thread is None:
+            if self._thread is None and not self._stopped:
                 self._thread = threading.Thread(target=self._run, name="lease-renewer", daemon=True)
                 self._thread.start()
         self._wake.set()
@@ -295,6 +296,15 @@ class Renewer:
         with self._lock:
             self._held.pop(id(fence), None)
 
+    def stop(self) -> None:
+        """End the thread (its queue is closed): leases still held are no longer renewed."""
+        with self._lock:
+            self._stopped = True
+            thread = self._thread
+        self._wake.set()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
     def _run(self) -> None:
         while True:
             with self._lock:
@@ -302,6 +312,9 @@ class Renewer:
             pause = min((f.ttl / 3 for f in fences), default=10.0)
             self._wake.wait(pause)
             self._wake.clear()
+            with self._lock:
+                if self._stopped:
+                    return
             for fence in fences:
                 with self._lock:
                     held = id(fence) in self._held  # released while this thread waited: not renewed

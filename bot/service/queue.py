@@ -360,7 +360,9 @@ class JobQueue:
         return int(self.huey.pending_count())
 
     def close(self) -> None:
-        """Close the backend's connections (SQLite file, or the Redis connection pool)."""
+        """Stop renewing leases and close the backend's connections (SQLite file, or the Redis
+        connection pool)."""
+        self._renewer.stop()
         pool = getattr(self._kv, "pool", None)
         if pool is not None:
             pool.disconnect()
