@@ -31,7 +31,14 @@ from bot.github.publish import (
 )
 from bot.github.teams import TeamMembership
 from bot.outputs.render import render
-from bot.outputs.render.markdown import MESSAGE_LIMIT, NAME_LIMIT, code, escape, render_markdown
+from bot.outputs.render.markdown import (
+    MESSAGE_LIMIT,
+    NAME_LIMIT,
+    code,
+    cut_lines,
+    escape,
+    render_markdown,
+)
 from bot.outputs.render.text import render_text
 from bot.review.regression.compare import BROKEN, Row
 from bot.review.regression.result import Coverage, RegressionResult
@@ -470,14 +477,44 @@ def test_10092_findings_show_as_many_rows_as_fit_and_count_the_rest() -> None:
     findings = many(10_092, 7, 108_937)
     report = Report.build(findings)
     summary = render_markdown(report)
-    assert len(summary) <= GITHUB_TEXT_LIMIT
+    assert utf8_size(summary) <= GITHUB_TEXT_LIMIT  # each row's icon is 3-6 bytes
     shown_rows = len(read(summary).tables[0]) - 1
     assert shown_rows > 300
     assert f"> {10_092 - shown_rows:,} more findings not shown" in summary
-    assert f"({shown_rows:,} of 10,092 shown)" in summary
+    assert f"; {shown_rows:,} of 10,092 shown)" in summary
     body = review_body(report, report.findings, "0" * 40)
-    assert len(body) <= REVIEW_BODY_LIMIT and "more not shown" in body
+    assert utf8_size(body) <= REVIEW_BODY_LIMIT and "more not shown" in body
     assert len(inline_comment_body(findings[7])) < 5_000
+
+
+def utf8_size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def test_a_report_of_wide_characters_fits_githubs_limits_in_bytes() -> None:
+    """Finding: the summary was cut to 65,535 characters, but GitHub counts a check run's summary
+    in bytes (422 "summary exceeds a maximum bytesize of 65535"): 40 findings quoting long CJK
+    values rendered to 43,445 characters and 122,565 bytes, and the run concluded "internal
+    error" instead of its verdict."""
+    findings = [
+        Finding(
+            "facets/unknown",
+            Severity.ERROR,
+            f"spec/registry/gcp/dataproc/facets/F{i:05}.json",
+            "名前空間の値" * 160,
+            entry="gcp:dataproc",
+        )
+        for i in range(40)
+    ]
+    report = Report.build(findings)
+    summary = render_markdown(report)
+    assert 60_000 < utf8_size(summary) <= GITHUB_TEXT_LIMIT
+    assert len(read(summary).tables[0]) - 1 == 40  # every row kept, its message shortened
+    body = review_body(report, report.findings, "0" * 40)
+    assert utf8_size(body) <= REVIEW_BODY_LIMIT
+    cut = cut_lines("\n".join(["é" * 100] * 1_000), 1_000, "(cut)")
+    assert utf8_size(cut) <= 1_000 and cut.endswith("\n(cut)")
+    assert set(cut.removesuffix("\n(cut)")) <= {"é", "\n"}
 
 
 @pytest.mark.no_cover
@@ -495,7 +532,7 @@ def test_every_row_or_a_count_of_the_rest_within_any_limit(
         for i, n in enumerate(sizes)
     ]
     summary = render_markdown(Report.build(findings), limit=limit)
-    assert len(summary) <= limit
+    assert utf8_size(summary) <= limit
     rows = len(read(summary).tables[0]) - 1 if "| --- |" in summary else 0
     cut = re.search(r"> ([\d,]+) more findings not shown", summary)
     assert rows + (int(cut.group(1).replace(",", "")) if cut else 0) == len(findings)

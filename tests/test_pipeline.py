@@ -11,10 +11,11 @@ import pytest
 
 from bot.core.findings import Section, Verdict
 from bot.core.snapshot import GitSnapshot
+from bot.github import local
 from bot.github.api import ChangedFile, GitHubError, PullRequest
 from bot.github.local import LocalGitHub
 from bot.github.pipeline import approvers, fetch, review_inputs, to_changeset
-from bot.github.publish import CHECK_NAME, SUMMARY_MARKER
+from bot.github.publish import CHECK_NAME, REFUSED_SUMMARY, SUMMARY_MARKER
 from bot.service.worker import review_pull_request
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo, git
@@ -286,3 +287,35 @@ def test_regression_hook_adds_its_section_and_survives_a_crash(pr_repo: Repo) ->
         failed.verdict.value == "failure" and "Spark could not start" in failed.sections[0].markdown
     )
     assert {f.rule for f in failed.current()} == {"bot/regression-did-not-finish"}
+
+
+def test_findings_in_wide_characters_conclude_the_verdict_within_githubs_byte_limit(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """Finding: the summary was fitted to 65,535 characters, but GitHub refuses a check run's
+    summary over 65,535 bytes (as the stand-in now does): findings quoting CJK names made the
+    concluding update a 422, and the run said "internal error" instead of its verdict."""
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    facets = [f"ol:gcp:dataproc:{'名前空間' * 60}{i}.json" for i in range(120)]
+    repo.change({ENTRY: json.dumps({"producer": {"produced_facets": facets}}, indent=2)})
+    gh, pr = load(repo)
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "failure"
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.conclusion == "failure" and run.title != "The bot hit an internal error"
+    assert 60_000 < len(run.summary) < len(run.summary.encode()) <= 65_535
+    [(_, review)] = [w for w in gh.writes if w[0] == "create_review"]
+    assert len(review["body"].encode()) <= 65_536
+
+
+def test_a_summary_github_refuses_still_concludes_the_verdict(
+    pr_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub's documented limits have differed from what it enforces (characters against bytes):
+    a concluding update whose summary GitHub refuses (422) is sent again with a short summary, so
+    the run concludes its verdict instead of "internal error"."""
+    monkeypatch.setattr(local, "MAX_OUTPUT_BYTES", 300)
+    gh, pr = load(pr_repo)
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "failure"
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.conclusion == "failure" and run.summary == REFUSED_SUMMARY
+    assert run.title.startswith("OpenLineage registry ❌ failed") and run.annotations

@@ -73,4 +73,4 @@ def test_a_mismatch_is_caught(tmp_path: Path) -> None:
 
 
 def test_the_renderers_text_limit_is_githubs() -> None:
-    assert GITHUB_TEXT_LIMIT == github_limits.OUTPUT_CHARS
+    assert GITHUB_TEXT_LIMIT == github_limits.OUTPUT_BYTES

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from bot.core.inert import ZWJ, plain, visible
 
-GITHUB_TEXT_LIMIT = 65_535
+GITHUB_TEXT_LIMIT = 65_535  # bytes of UTF-8: GitHub counts a check run's summary and text in bytes
 MESSAGE_LIMIT = 1_000  # characters of a message or hint in a list, at most
 MIN_MESSAGE = 80  # messages are shortened down to this before findings are left out of a list
 NAME_LIMIT = 200  # characters of a quoted name (file, entry, rule, owner) before it is shortened
@@ -90,8 +90,16 @@ class Row:
         return self._full if self._need <= cap else self._render(cap)
 
 
+def utf8_size(text: str) -> int:
+    """``text``'s size in UTF-8 bytes, the unit of every limit here: GitHub refuses a check run's
+    summary or text over 65,535 bytes ("exceeds a maximum bytesize", where its documentation says
+    characters), and a body within that many bytes is within that many characters too."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def fit(lines: Sequence[str | Row], budget: int) -> tuple[list[str], int]:
-    """The lines within ``budget`` characters (newlines counted) and how many rows were left out.
+    """The lines within ``budget`` bytes (``utf8_size``, newlines counted) and how many rows were
+    left out.
 
     Every row is kept with its texts cut at the largest cap from ``MESSAGE_LIMIT`` down to
     ``MIN_MESSAGE`` that fits; when even that does not, rows are kept in order while they fit, and
@@ -99,7 +107,7 @@ def fit(lines: Sequence[str | Row], budget: int) -> tuple[list[str], int]:
     """
 
     def size(cap: int) -> int:
-        return sum(len(x if isinstance(x, str) else x.at(cap)) + 1 for x in lines)
+        return sum(utf8_size(x if isinstance(x, str) else x.at(cap)) + 1 for x in lines)
 
     low, high = MIN_MESSAGE, MESSAGE_LIMIT
     if size(high) <= budget:
@@ -115,7 +123,7 @@ def fit(lines: Sequence[str | Row], budget: int) -> tuple[list[str], int]:
     used = 0
     for i, x in enumerate(lines):
         line = x if isinstance(x, str) else x.at(cap)
-        if used + len(line) + 1 > budget:
+        if used + utf8_size(line) + 1 > budget:
             left_out = sum(1 for y in lines[i:] if isinstance(y, Row))
             if left_out:
                 while kept and isinstance(lines[len(kept) - 1], str):
@@ -123,14 +131,18 @@ def fit(lines: Sequence[str | Row], budget: int) -> tuple[list[str], int]:
                 return kept, left_out
             break
         kept.append(line)
-        used += len(line) + 1
+        used += utf8_size(line) + 1
     return kept, 0
 
 
 def cut_lines(text: str, limit: int, note: str) -> str:
-    """``text`` cut at a line end so that it and ``note`` fit ``limit``: never inside a code span or
-    escape."""
-    if len(text) <= limit:
+    """``text`` cut at a line end so that it and ``note`` fit ``limit`` bytes (``utf8_size``): never
+    inside a code span or escape."""
+    if utf8_size(text) <= limit:
         return text
-    end = text.rfind("\n", 0, max(limit - len(note) - 1, 0))
+    data = text.encode("utf-8", "surrogatepass")
+    room = max(limit - utf8_size(note) - 1, 0)
+    while 0 < room < len(data) and data[room] & 0xC0 == 0x80:
+        room -= 1  # not inside a character: the prefix ends where one starts
+    end = data[:room].decode("utf-8", "surrogatepass").rfind("\n")
     return text[: max(end, 0)] + "\n" + note

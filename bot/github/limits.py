@@ -1,14 +1,16 @@
 """GitHub's limits, written once: the client, the in-memory GitHub (``LocalGitHub``, the stand-in)
 and the publisher all read them from here (docs/github.md cites where GitHub states each).
 
-Nothing here does I/O; ``bot.outputs.render.markdown.GITHUB_TEXT_LIMIT`` is ``OUTPUT_CHARS``
+Nothing here does I/O; ``bot.outputs.render.markdown.GITHUB_TEXT_LIMIT`` is ``OUTPUT_BYTES``
 re-exported for the renderers, which must not import the App.
 """
 
 from __future__ import annotations
 
 ANNOTATIONS_PER_REQUEST = 50  # "Update a check run": at most 50 annotations per request
-OUTPUT_CHARS = 65_535  # a check run's output.summary and output.text
+# a check run's output.summary and output.text, in UTF-8 bytes: the documentation says characters,
+# GitHub answers 422 "summary exceeds a maximum bytesize of 65535" (github/docs#35252)
+OUTPUT_BYTES = 65_535
 BODY_CHARS = 65_536  # a review, an inline comment, an issue comment
 ACTIONS_PER_RUN = 3  # a check run's requested actions
 PR_FILES = 3000  # "List pull requests files": at most 3000 files

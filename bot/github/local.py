@@ -57,7 +57,7 @@ from bot.github.tree_files import (
 )
 
 MAX_ANNOTATIONS_PER_REQUEST = github_limits.ANNOTATIONS_PER_REQUEST
-MAX_OUTPUT_CHARS = github_limits.OUTPUT_CHARS
+MAX_OUTPUT_BYTES = github_limits.OUTPUT_BYTES
 MAX_BODY_CHARS = github_limits.BODY_CHARS
 MAX_FILES = github_limits.PR_FILES
 MAX_ACTIONS = github_limits.ACTIONS_PER_RUN
@@ -1021,10 +1021,9 @@ def _check_output(output: CheckRunOutput | None) -> None:
     if not output.title or not output.summary:
         raise unprocessable("Invalid request", "output needs a title and a summary")
     for name, value in (("summary", output.summary), ("text", output.text)):
-        if len(value) > MAX_OUTPUT_CHARS:
+        if len(value.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES:
             raise unprocessable(
-                "Invalid request",
-                f"output.{name} is too long ({len(value)} > {MAX_OUTPUT_CHARS} characters)",
+                "Validation Failed", f"{name} exceeds a maximum bytesize of {MAX_OUTPUT_BYTES}"
             )
     if len(output.annotations) > MAX_ANNOTATIONS_PER_REQUEST:
         raise unprocessable(
@@ -1049,7 +1048,7 @@ def _check_annotation(a: Annotation) -> None:
         raise unprocessable(
             "Invalid request", "start_column and end_column need start_line == end_line"
         )
-    if not a.message or len(a.message) > MAX_OUTPUT_CHARS:
+    if not a.message or len(a.message.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES:
         raise unprocessable("Invalid request", "annotation message is empty or too long")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -24,7 +24,9 @@ from bot.github.api import (
     AnnotationLevel,
     CheckConclusion,
     CheckRunOutput,
+    CheckStatus,
     GitHubAPI,
+    GitHubError,
     InlineComment,
     PullRequest,
     ReviewInfo,
@@ -41,6 +43,7 @@ from bot.outputs.render.markdown import (
     fit,
     headline,
     render_markdown,
+    utf8_size,
 )
 
 log = logging.getLogger(__name__)
@@ -68,6 +71,10 @@ _LEVEL: dict[Severity, AnnotationLevel] = {
     Severity.NOTICE: "notice",
 }
 _VERDICT_WORD = {Verdict.SUCCESS: "passed", Verdict.FAILURE: "failed", Verdict.NEUTRAL: "neutral"}
+REFUSED_SUMMARY = (
+    "GitHub refused this review's summary; the verdict above stands. `registry-bot check` prints "
+    "the findings, and those on files are annotations."
+)
 _CONCLUSION: dict[Verdict, CheckConclusion] = {
     Verdict.SUCCESS: "success",
     Verdict.FAILURE: "failure",
@@ -208,19 +215,44 @@ def complete_check(
         for i in range(0, len(notes), ANNOTATIONS_PER_REQUEST)
     ] or [[]]
     for batch in batches[:-1]:
-        gh.update_check_run(
-            repo, check_id, output=CheckRunOutput(title, summary, annotations=tuple(batch))
+        summary = _send_output(
+            gh, repo, check_id, CheckRunOutput(title, summary, annotations=tuple(batch))
         )
     conclusion: CheckConclusion = _CONCLUSION[report.verdict]
-    gh.update_check_run(
+    summary = _send_output(
+        gh,
         repo,
         check_id,
+        CheckRunOutput(title, summary, annotations=tuple(batches[-1])),
         status="completed",
         conclusion=conclusion,
-        output=CheckRunOutput(title, summary, annotations=tuple(batches[-1])),
         actions=[RERUN_ACTION],
     )
     return CheckRunOutput(title, summary)
+
+
+def _send_output(
+    gh: GitHubAPI,
+    repo: str,
+    check_id: int,
+    output: CheckRunOutput,
+    status: CheckStatus | None = None,
+    conclusion: CheckConclusion | None = None,
+    actions: Sequence[Mapping[str, str]] = (),
+) -> str:
+    """Update the run with ``output``; when GitHub refuses the output itself (422: a limit it counts
+    otherwise than documented), send it again with a short summary, so that the verdict is concluded
+    all the same. Returns the summary sent."""
+    update = partial(gh.update_check_run, repo, check_id, status, conclusion, actions=actions)
+    try:
+        update(output=output)
+        return output.summary
+    except GitHubError as exc:
+        if exc.status != 422 or output.summary == REFUSED_SUMMARY:
+            raise
+        log.warning("GitHub refused the check run's summary (%s); sending a short one", exc)
+    update(output=CheckRunOutput(output.title, REFUSED_SUMMARY, annotations=output.annotations))
+    return REFUSED_SUMMARY
 
 
 def note_on_check(
@@ -386,7 +418,7 @@ def review_body(report: Report, rest: Sequence[Finding], sha: str) -> str:
         note = "(list cut to fit GitHub's size limit; findings on files are also annotations)"
         kept, left_out = fit(
             [Row(partial(_review_line, f), f.message) for f in rest],
-            REVIEW_BODY_LIMIT - len("\n".join(lines)) - len(note) - 100,
+            REVIEW_BODY_LIMIT - utf8_size("\n".join(lines)) - utf8_size(note) - 100,
         )
         lines += kept
         if left_out:
@@ -500,7 +532,7 @@ def publish_summary(gh: GitHubAPI, pr: PullRequest, report: Report) -> int:
     )
     body = (
         header
-        + render_markdown(report, limit=GITHUB_TEXT_LIMIT - len(header) - len(footer))
+        + render_markdown(report, limit=GITHUB_TEXT_LIMIT - utf8_size(header) - utf8_size(footer))
         + footer
     )
     comments = gh.list_issue_comments(pr.repo, pr.number)

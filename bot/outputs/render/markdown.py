@@ -1,8 +1,8 @@
 """Markdown for GitHub: the check run summary and the summary comment.
 
 Everything quoted is made inert by ``bot.core.quoting``. Output never exceeds GitHub's
-65,535-character limit: long messages are shortened so that no finding hides the others, and when
-even short rows do not fit, the list ends with how many were left out.
+65,535-byte limit (UTF-8, ``utf8_size``): long messages are shortened so that no finding hides the
+others, and when even short rows do not fit, the list ends with how many were left out.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from bot.core.quoting import code as code
 from bot.core.quoting import cut_lines as cut_lines
 from bot.core.quoting import escape as escape
 from bot.core.quoting import fit as fit
+from bot.core.quoting import utf8_size as utf8_size
 
 MAX_ENTRIES = 100  # entries named in "Entries reviewed"; the rest are counted
 MAX_OWNERS = 20  # owners named per entry under "Approvals needed"
@@ -160,20 +161,24 @@ def render_markdown(report: Report, limit: int = GITHUB_TEXT_LIMIT, title: bool 
     for section in report.sections:
         sections += [f"### {escape(section.title, NAME_LIMIT)}", "", section.markdown.rstrip(), ""]
 
-    # Sections come after the findings but must survive a cut: reserve their room first.
+    # Sections come after the findings but must survive a cut: reserve their room first, at most
+    # half of it when there are findings (a preview of hundreds of pages must not hide them all).
     fixed = "\n".join(head) + "\n"
-    tail = "\n".join(sections)
+    tail = cut_lines(
+        "\n".join(sections),
+        limit // 2 if body else limit,
+        "\n> (sections cut to fit GitHub's size limit; `registry-bot check` prints them whole)\n",
+    )
     note_room = 400
-    kept, left_out = fit(body, limit - len(fixed) - len(tail) - note_room)
+    kept, left_out = fit(body, limit - utf8_size(fixed) - utf8_size(tail) - note_room)
     if left_out:
         total = len(report.findings) + len(report.fixed)
         shown = total - left_out
         kept += [
             "",
-            f"> {left_out:,} more findings not shown: the list was cut to fit GitHub's "
-            f"{limit:,}-character limit ({shown:,} of {total:,} shown). Findings on files are also "
-            f"annotations, "
-            "and `registry-bot check` prints the full list.",
+            f"> {left_out:,} more findings not shown: the list was cut to fit GitHub's size "
+            f"limit ({limit:,} bytes; {shown:,} of {total:,} shown). Findings on files are also "
+            "annotations, and `registry-bot check` prints the full list.",
             "",
         ]
     if sum(line.startswith("<details>") for line in kept) > sum(
