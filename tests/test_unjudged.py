@@ -80,6 +80,8 @@ def review(repo: Repo) -> Report:
         {"severity": {"bot/internal-error": "notice", "bot/incomplete-review": "warning"}},
         {"severity": {"bot/internal-error": {"becomes_error": "2099-01-01"}}},
         {"verdict": {"adoption_gaps": ["bot/internal-error"]}},
+        # what the review could not read (a finding of the audit: these two were configurable)
+        {"severity": {"bot/unread-path": "warning", "bot/change-not-listed": "notice"}},
     ],
 )
 def test_the_severity_of_a_check_that_did_not_finish_cannot_be_configured(

@@ -476,3 +476,21 @@ def test_a_new_entry_cannot_bring_its_own_waivers(repo: Repo) -> None:
     report = review_pr(repo)
     refused = of(report, "waivers/not-owner")
     assert refused and "not on the base branch" in refused[0].message and not report.waived()
+
+
+def test_an_owners_waiver_cannot_let_an_unread_path_pass(repo: Repo) -> None:
+    """Finding: ``bot/unread-path`` could be waived: owners merged a waiver for a path of their
+    entry, and a later change put a symlink there, never read, and passed. A waiver on the base
+    cannot vouch for what a change puts there unread: it waives nothing and is unmatched."""
+    folder = entry_folder(repo)
+    path = rel(repo, folder / "facets" / "examples" / "linked.json")
+    on_base(repo, folder, waiver(path, root_owner(repo), rule="bot/unread-path"))
+    target = repo.path / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to("../../../../../../etc/passwd")
+    git(repo.path, "add", "-A")
+    repo.commit("a symlink")
+    report = review_pr(repo)
+    [unread] = of(report, "bot/unread-path")
+    assert unread.path == path and unread.waived is None
+    assert report.verdict is Verdict.FAILURE and not report.waived()

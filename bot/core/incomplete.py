@@ -24,11 +24,20 @@ RULES: dict[str, str] = {
     "validating, because an unfinished regression cannot show that the change breaks nothing.",
 }
 
+# the edge of what the review read (``bot.review.checks.edge``): a changed path it could not read as
+# a file, a change it could not list whole
+UNREAD = "bot/unread-path"
+NOT_LISTED = "bot/change-not-listed"
+
 # Findings that say part of the review did not happen: a check that crashed or stopped at a file it
-# could not read computed nothing for the change. Never matched against the base side (the same
-# crash there is no pre-existing problem: the check's findings on the change are unknown), never
-# waived, and their severity is not configurable.
-UNJUDGED_RULES = frozenset({*RULES, "bot/internal-error", "bot/unreadable-file"})
+# could not read computed nothing for the change, and a path or change the bot could not read may
+# hold anything. Never matched against the base side (the same crash there is no pre-existing
+# problem: the check's findings on the change are unknown), never waived (an owner's waiver on the
+# base cannot vouch for what a later change puts there unread), and their severity is not
+# configurable.
+UNJUDGED_RULES = frozenset(
+    {*RULES, "bot/internal-error", "bot/unreadable-file", UNREAD, NOT_LISTED}
+)
 
 
 def incomplete(reason: str, path: str = "", hint: str = "", rule: str = INCOMPLETE) -> Finding:

@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.core.findings import Finding, Severity
+from bot.core.incomplete import NOT_LISTED, UNREAD
 from bot.review.input import ReviewInput
-
-UNREAD = "bot/unread-path"
-NOT_LISTED = "bot/change-not-listed"
 
 RULES = {
     UNREAD: "A changed path under the folders the bot reviews that it cannot read as a file: a "
