@@ -407,6 +407,43 @@ def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_rev
     assert len(gh.runs_for(pr.head_sha)) == 2
 
 
+@pytest.mark.parametrize(
+    ("event", "action", "runs"),
+    [
+        ("pull_request", "synchronize", 1),  # the push the round stood in for: a duplicate
+        ("pull_request_review", "submitted", 2),
+        ("pull_request_review", "edited", 2),
+        ("pull_request_review", "dismissed", 2),
+        ("pull_request", "reopened", 2),
+        ("pull_request", "ready_for_review", 2),
+        ("pull_request", "edited", 2),  # the base changed
+    ],
+)
+def test_only_a_push_delivery_of_a_head_the_reconciliation_concluded_is_skipped(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest], event: str, action: str, runs: int
+) -> None:
+    """Any other delivery may report what happened after the round's review (an owner's approval
+    withdrawn): it is reviewed again, with a run of its own."""
+    from bot.service import reconcile
+
+    gh, pr = loaded
+    owed = Job(
+        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
+        "pull_request",
+        reconcile.ACTION,
+        1,
+        REPO,
+        pr.number,
+        pr.head_sha,
+    )
+    assert bot.queue.accept(owed) and bot.run_queued() == 1
+    late = Job("d-late", event, action, 1, REPO, pr.number, pr.head_sha)
+    assert bot.queue.accept(late) and bot.run_queued() == 1
+    assert bot.queue.is_done("d-late")
+    external = [r.external_id for r in gh.runs_for(pr.head_sha)]
+    assert external == [owed.delivery, "d-late"][:runs]
+
+
 def test_a_delivery_newer_than_the_rounds_job_supersedes_it_and_is_reviewed(
     bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
 ) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
 from bot.github.local_merge import BranchProtection
 from bot.github.publish import CHECK_NAME
+from bot.service import reconcile
 from bot.service.worker import Worker
 from tests import conformance
 from tests.conftest import PAYLOADS
@@ -239,6 +240,50 @@ def test_an_owner_who_changes_their_mind_withdraws_the_bots_approval(repo: Path)
         assert withdrawn.dismissal_message.startswith(
             "Withdrawn: an owner of `gcp:dataproc` approves this commit"
         )
+    finally:
+        gh.close()
+
+
+def request_changes(gh: LocalGitHub, approval: int) -> str:
+    gh.add_review(DATAPROC_OWNER, "REQUEST_CHANGES", "no, wait")
+    return "submitted"
+
+
+def dismiss_the_approval(gh: LocalGitHub, approval: int) -> str:
+    gh.permissions["maintainer"] = "write"
+    gh.dismiss_as("maintainer", approval, "not reviewed by the right person")
+    return "dismissed"
+
+
+@pytest.mark.parametrize("withdraw", [request_changes, dismiss_the_approval])
+def test_an_approval_withdrawn_after_a_reconciled_review_is_acted_on(
+    repo: Path, withdraw: Callable[[LocalGitHub, int], str]
+) -> None:
+    """Audit: the owner's approval delivery was missed, a reconciliation round reviewed the head
+    (success, approved, auto-merge on); the review delivery that withdraws the owner's approval was
+    skipped as ``already-concluded`` (the round had concluded that head) and GitHub merged."""
+    gh = pull(repo, "pr")
+    gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))
+    try:
+        done: set[str] = set()
+        worker = Worker(_Single(gh), done=lambda d: d in done)
+        head = gh.resolve("pr")
+        approval = gh.add_review(DATAPROC_OWNER)  # its delivery was missed
+        owed = reconcile.delivery_of(REPO, 7, head)
+        assert worker.handle(Job(owed, "pull_request", reconcile.ACTION, 1, REPO, 7, head)) == (
+            "success"
+        )
+        done.add(owed)
+        assert gh.auto_merge is not None and bot_approvals(gh) == ["APPROVED"]
+        # the push delivery of that head is the round's duplicate: skipped
+        push = Job("d-push", "pull_request", "synchronize", 1, REPO, 7, head)
+        assert worker.handle(push) == "already-concluded"
+        action = withdraw(gh, approval)
+        delivery = Job("d-review", "pull_request_review", action, 1, REPO, 7, head)
+        assert worker.handle(delivery) == "failure"
+        gh.add_check_run("ci", conclusion="success")
+        assert gh.merged is None and gh.auto_merge is None
+        assert bot_approvals(gh) == ["DISMISSED"]
     finally:
         gh.close()
 

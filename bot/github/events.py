@@ -15,6 +15,9 @@ from bot.github.payloads import problem
 RECHECK_COMMAND = "/registry-bot recheck"
 WAIVE_COMMAND = "/registry-bot waive"  # proposes a waiver (a reply), never changes anything
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+# the pull request actions whose delivery reports nothing but a new head (Worker: a duplicate of a
+# reconciliation round's review of that head)
+HEAD_ACTIONS = frozenset({"opened", "synchronize"})
 REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
 KNOWN_EVENTS = frozenset(

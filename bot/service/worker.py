@@ -31,7 +31,7 @@ from bot.github.api import (
     ReviewInfo,
 )
 from bot.github.delegation import OwnersStage, act_for_owners, retract
-from bot.github.events import Job
+from bot.github.events import HEAD_ACTIONS, Job
 from bot.github.listing import ListingMoved
 from bot.github.pacing import Pacer, RedisPacer
 from bot.github.pipeline import Regression, ReviewInputs, fetch, review_inputs
@@ -546,9 +546,12 @@ class Worker:
         A reconciliation round enqueues a head with no verdict; the delivery it stands in for may
         still arrive (the web was restarting, GitHub was slow), before or after the round's job
         runs. The later of the two is not reviewed again: a round's job skips a head with a
-        verdict of the App (``reconcile.is_verdict``); a delivery (not a re-run nor a recheck)
-        skips a head whose run the round's job concluded (its ``external_id``), looked up on GitHub
-        only when the queue has that job done."""
+        verdict of the App (``reconcile.is_verdict``); a delivery that only brought its head
+        (``reports_only_its_head``) skips a head whose run the round's job concluded (its
+        ``external_id``), looked up on GitHub only when the queue has that job done. Any other
+        delivery (a review submitted, edited or dismissed, a base changed, a pull request reopened
+        or ready for review; a re-run, a recheck) is reviewed again: what it reports may have
+        happened after the round's review."""
         if job.check_run_id or job.rerun or job.requester:
             return False
         if job.action == reconcile.ACTION:
@@ -559,7 +562,7 @@ class Worker:
             ]
         else:
             owed = reconcile.delivery_of(pr.repo, pr.number, pr.head_sha)
-            if self.done is None or not self.done(owed):
+            if not reports_only_its_head(job) or self.done is None or not self.done(owed):
                 return False
             done = [
                 r
@@ -585,6 +588,15 @@ class Worker:
             return regression(*args) if regression is not None else (None, [])
 
         return run
+
+
+def reports_only_its_head(job: Job) -> bool:
+    """Whether ``job``'s delivery reports nothing but its head: a pull request opened or pushed to
+    (``HEAD_ACTIONS``). The head came with that push, before a round could list it, so the round's
+    review of the head saw all the delivery says. A review event, new or the redelivery of one the
+    round's review saw, is not told apart (a run does not record the approvals it judged): it is
+    reviewed again, at the cost of one more run at most."""
+    return job.event == "pull_request" and job.action in HEAD_ACTIONS
 
 
 def regression_stage(
