@@ -16,7 +16,8 @@ import pytest
 from bot.cli import main
 from bot.cli.commands.replay import _Single
 from bot.core.config import ConfigError, parse_config
-from bot.github.api import ChangedFile
+from bot.github.api import ChangedFile, ReviewInfo
+from bot.github.delegation import changed_reviewers
 from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
 from bot.github.local_merge import BranchProtection
@@ -734,3 +735,89 @@ def test_a_root_file_the_listing_leaves_out_is_found_before_approving(repo: Path
         assert "leaves out `NOTES.md`" in summary(local)
     finally:
         local.close()
+
+
+class ReviewsChangeDuringReview:
+    """``LocalGitHub`` where ``change`` happens to the reviews just after the review read them."""
+
+    def __init__(self, inner: LocalGitHub, change: Callable[[LocalGitHub], object]) -> None:
+        self.inner, self.change, self.done = inner, change, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
+        try:
+            return self.inner.list_reviews(repo, number)
+        finally:
+            if not self.done:
+                self.done = True
+                self.change(self.inner)
+
+
+def dismiss_owner(gh: LocalGitHub) -> None:
+    [owner] = [r.id for r in gh.reviews if r.user == DATAPROC_OWNER]
+    gh.dismiss_as("maintainer", owner, "approved too early")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda gh: gh.add_review(DATAPROC_OWNER, "REQUEST_CHANGES", "wait, this is wrong"),
+        dismiss_owner,
+    ],
+    ids=["changes-requested", "dismissed"],
+)
+def test_an_approval_withdrawn_during_the_review_is_neither_acted_on_nor_passed(
+    repo: Path, change: Callable[[LocalGitHub], object]
+) -> None:
+    # the owner approves, the review starts, and the approval is withdrawn before the App acts:
+    # it acted on the reviews it read before (approved for the owner, merged at once)
+    local = pull(repo, "pr")
+    local.permissions["maintainer"] = "admin"
+    try:
+        local.add_review(DATAPROC_OWNER)
+        assert handle(ReviewsChangeDuringReview(local, change)) == "superseded"
+        assert local.calls.count("list_reviews") == 2  # read again before acting
+        [run] = local.runs_for(local.resolve("pr"))
+        assert run.conclusion == "cancelled" and "reviews changed" in run.title
+        assert f"`@{DATAPROC_OWNER}` changed their review" in run.summary
+        assert bot_approvals(local) == [] and local.merged is None
+        # the withdrawal's own delivery reviews the head again, on the reviews as they are
+        assert review(local) == "failure"
+        assert bot_approvals(local) == [] and local.merged is None
+    finally:
+        local.close()
+
+
+def test_a_comment_during_the_review_changes_nothing_the_approval_rests_on(repo: Path) -> None:
+    local = pull(repo, "pr")
+    try:
+        local.add_review(DATAPROC_OWNER)
+        comment = ReviewsChangeDuringReview(local, lambda gh: gh.add_review("x", "COMMENT", "hm"))
+        assert handle(comment) == "success"
+        assert bot_approvals(local) == ["APPROVED"] and local.merged is not None
+    finally:
+        local.close()
+
+
+def test_the_reviews_are_read_again_only_when_the_app_is_about_to_approve(repo: Path) -> None:
+    local = pull(repo, "pr")
+    try:
+        assert review(local) == "failure"  # no owner approved: nothing to act on
+        assert local.calls.count("list_reviews") == 1
+    finally:
+        local.close()
+
+
+def test_only_a_reviewers_latest_deciding_review_and_its_commit_count_as_a_change() -> None:
+    def r(i: int, user: str, state: str, commit: str = "a") -> ReviewInfo:
+        return ReviewInfo(i, user, state, commit)
+
+    before = [r(1, "owner", "APPROVED"), r(2, BOT, "APPROVED")]
+    assert changed_reviewers(before, [*before, r(3, "owner", "COMMENTED")], BOT) == ()
+    assert changed_reviewers(before, [*before, r(3, "owner", "APPROVED")], BOT) == ()
+    assert changed_reviewers(before, [before[0], r(2, BOT, "DISMISSED")], BOT) == ()
+    assert changed_reviewers(before, [r(1, "owner", "DISMISSED"), before[1]], BOT) == ("owner",)
+    assert changed_reviewers(before, [*before, r(3, "owner", "APPROVED", "b")], BOT) == ("owner",)
+    assert changed_reviewers(before, [*before, r(3, "ann", "APPROVED")], BOT) == ("ann",)

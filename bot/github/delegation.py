@@ -136,15 +136,37 @@ class Delegation:
         )
 
 
+def latest_deciding(reviews: Sequence[ReviewInfo], me: str) -> dict[str, ReviewInfo]:
+    """Each reviewer's latest deciding review (approved, changes requested, dismissed), the App's
+    own aside: what the owners' consent is judged on."""
+    latest: dict[str, ReviewInfo] = {}
+    for r in reviews:
+        if r.state in DECIDING and r.user != me:
+            latest[r.user] = r
+    return latest
+
+
+def changed_reviewers(
+    before: Sequence[ReviewInfo], now: Sequence[ReviewInfo], me: str
+) -> tuple[str, ...]:
+    """The reviewers whose latest deciding review (its state, its commit) differs between two
+    listings of a pull request's reviews: a change request, a dismissal, a new approval."""
+    old, new = latest_deciding(before, me), latest_deciding(now, me)
+
+    def decision(r: ReviewInfo | None) -> tuple[str, str] | None:
+        return (r.state, r.commit_id) if r is not None else None
+
+    return tuple(
+        sorted(u for u in old.keys() | new.keys() if decision(old.get(u)) != decision(new.get(u)))
+    )
+
+
 def head_approvers(
     reviews: Sequence[ReviewInfo], head_sha: str, me: str
 ) -> tuple[frozenset[str], frozenset[str]]:
     """(users whose latest deciding review approves ``head_sha``, users whose approval is of an
     older commit)."""
-    latest: dict[str, ReviewInfo] = {}
-    for r in reviews:
-        if r.state in DECIDING and r.user != me:
-            latest[r.user] = r
+    latest = latest_deciding(reviews, me)
     approving = [r for r in latest.values() if r.state == "APPROVED"]
     return (
         frozenset(r.user for r in approving if r.commit_id == head_sha),
@@ -514,6 +536,16 @@ class OwnersStage:
         if not delegation.approve:
             disable_merge(self.gh, pr, refusals)
         return OwnerStep(delegation, reviews)
+
+    def reviews_changed(self) -> tuple[str, ...]:
+        """When the stage approves: the reviewers whose deciding review changed since the inputs
+        were read (one more listing of the reviews, the pipeline's); else (), nothing read. The App
+        acts only on the reviews it judged."""
+        if self.delegation is None or not self.delegation.approve:
+            return ()
+        pr = self.inputs.pr
+        now = self.gh.list_reviews(pr.repo, pr.number)
+        return changed_reviewers(self.inputs.reviews, now, self.gh.bot_login())
 
 
 def act_for_owners(

@@ -292,13 +292,20 @@ def fail_check(
 
 
 def supersede_check(
-    gh: GitHubAPI, repo: str, check_id: int, newer_sha: str, listed_other: str = ""
+    gh: GitHubAPI,
+    repo: str,
+    check_id: int,
+    newer_sha: str,
+    listed_other: str = "",
+    reviewers: Sequence[str] = (),
 ) -> None:
     """Conclude a run whose commit is no longer the head: ``cancelled``, never ``neutral``. GitHub
     counts a required check as passing when it is successful, skipped or neutral
     (docs/hostile-input.md), and this commit was not reviewed: a force-push back to it must not find
     a passing run waiting. ``listed_other``: the head is the same, but GitHub's list of its files
-    was of another commit (``bot.github.listing``), so nothing was judged either."""
+    was of another commit (``bot.github.listing``), so nothing was judged either; ``reviewers``:
+    the head is the same, but these reviewers changed the reviews the App was about to approve on
+    (their review's delivery, or a reconciliation round, has it reviewed again)."""
     output = CheckRunOutput(
         title="Superseded by a newer push",
         summary=f"The pull request moved to {code(newer_sha[:12])} during the review; that "
@@ -309,6 +316,13 @@ def supersede_check(
         output = CheckRunOutput(
             title="Superseded: the files listed were another commit's",
             summary=f"{listed_other}. Nothing was judged; the bot reviews this commit again.",
+        )
+    if reviewers:
+        output = CheckRunOutput(
+            title="Superseded: the reviews changed during the review",
+            summary=f"{', '.join(code('@' + r) for r in reviewers)} changed their review while "
+            "the bot reviewed this commit. Nothing was judged, approved or merged; the bot reviews "
+            "this commit again with the reviews as they are now.",
         )
     _cancel(gh, repo, check_id, output)
 

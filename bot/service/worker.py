@@ -280,11 +280,8 @@ def review_pull_request(
             return "superseded"
         delegation = OwnersStage(gh, inputs)
         report = review_inputs(inputs, regression, checks, [delegation])
-        current = gh.get_pull_request(pr.repo, pr.number)
-        if current.head_sha != pr.head_sha:
-            log.info("head moved to %s during the review; not publishing", current.head_sha)
-            if not opened.concluded:
-                supersede_check(gh, pr.repo, check_id, current.head_sha)
+        current = moved_on(gh, pr, delegation, check_id, opened.concluded)
+        if current is None:
             return "superseded"
         refusals = Refusals()
         # before the verdict: the App's stale approvals, and its auto-merge unless it approves this
@@ -349,6 +346,27 @@ def review_pull_request(
         metrics.JOB_SECONDS.observe(time.perf_counter() - started)
     log.info("published %s", report.verdict.value)
     return report.verdict.value
+
+
+def moved_on(
+    gh: GitHubAPI, pr: PullRequest, owners: OwnersStage, check_id: int, concluded: bool
+) -> PullRequest | None:
+    """The pull request read again after the review, or None when what the review judged moved on
+    and nothing is published (the run is concluded superseded unless ``concluded``): the head, or,
+    when the App is about to approve, the reviews that decided it (read again, only then)."""
+    current = gh.get_pull_request(pr.repo, pr.number)
+    if current.head_sha != pr.head_sha:
+        log.info("head moved to %s during the review; not publishing", current.head_sha)
+        if not concluded:
+            supersede_check(gh, pr.repo, check_id, current.head_sha)
+        return None
+    reviewers = owners.reviews_changed()
+    if reviewers:
+        log.info("%s changed their review during the review; not publishing", ", ".join(reviewers))
+        if not concluded:
+            supersede_check(gh, pr.repo, check_id, pr.head_sha, reviewers=reviewers)
+        return None
+    return current
 
 
 def retract_quietly(gh: GitHubAPI, pr: PullRequest) -> str:
