@@ -16,13 +16,14 @@ import pytest
 from bot.cli import main
 from bot.cli.commands.replay import _Single
 from bot.core.config import ConfigError, parse_config
-from bot.github.api import ChangedFile, ReviewInfo
+from bot.github.api import ChangedFile, RateLimited, ReviewInfo
 from bot.github.delegation import changed_reviewers
 from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
 from bot.github.local_merge import BranchProtection
 from bot.github.publish import CHECK_NAME
 from bot.service import reconcile
+from bot.service.queue import JobDeferred
 from bot.service.worker import Worker
 from tests import conformance
 from tests.conftest import PAYLOADS
@@ -557,6 +558,72 @@ def test_a_refused_disable_leaves_the_verdict_and_is_reported(repo: Path) -> Non
         assert refused in run.summary + run.text and refused in summary(local)
         # the approval of the old head is still withdrawn; the auto-merge stays, as GitHub said
         assert bot_approvals(local) == ["DISMISSED"] and local.auto_merge is not None
+    finally:
+        local.close()
+
+
+class Journal:
+    """The queue's journal of a job's check run (``Worker.note_check_run``): a retried job resumes
+    the run its earlier attempt opened."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, tuple[str, int]] = {}
+
+    def note(self, job: Job, sha: str, check_id: int) -> None:
+        self.runs[job.delivery] = (sha, check_id)
+
+    def retried(self, job: Job) -> Job:
+        sha, check_id = self.runs[job.delivery]
+        return dataclasses.replace(job, check_run_sha=sha, check_run_id=check_id)
+
+
+def rate_limit(method: str) -> RateLimited:
+    return RateLimited(f"POST /graphql ({method}): 429 API rate limit", 429, reset_at=0.0)
+
+
+def test_a_rate_limited_disable_runs_the_job_again_and_turns_auto_merge_off(repo: Path) -> None:
+    """GitHub rate-limits turning off the App's auto-merge (a GraphQL ``RATE_LIMITED``): the job is
+    deferred with the run unconcluded (nothing merges meanwhile) and its retry turns it off; was:
+    "refused", the verdict concluded and the auto-merge left on a head no owner approved."""
+    local = writer_pull(repo, AUTHOR)
+    journal = Journal()
+    try:
+        worker = Worker(_Single(local), note_check_run=journal.note)
+        local.add_review(DATAPROC_OWNER)
+        assert worker.handle(Job("d1", "pull_request_review", "submitted", 1, REPO, 7)) == "success"
+        local.push("pr2", pusher=AUTHOR)
+        local.fail("disable_auto_merge", rate_limit("disable"))
+        job = Job("d2", "pull_request", "synchronize", 1, REPO, 7)
+        with pytest.raises(JobDeferred):
+            worker.handle(job)
+        local.add_check_run("ci", conclusion="success")
+        assert local.merged is None and local.auto_merge is not None
+        assert worker.handle(journal.retried(job)) == "success"
+        [run] = [r for r in local.runs_for("pr2") if r.name == CHECK_NAME]
+        assert run.conclusion == "success" and "GitHub refused" not in run.summary + run.text
+        assert local.auto_merge is None and local.merged is None
+    finally:
+        local.close()
+
+
+def test_a_rate_limited_enable_runs_the_job_again_without_concluding_twice(repo: Path) -> None:
+    """The rate limit comes after the check run concluded: the retry leaves the run as it is and
+    enables auto-merge; was: "auto-merge refused" in the summary, never tried again."""
+    local = writer_pull(repo, AUTHOR)
+    journal = Journal()
+    try:
+        worker = Worker(_Single(local), note_check_run=journal.note)
+        local.add_review(DATAPROC_OWNER)
+        local.fail("enable_auto_merge", rate_limit("enable"))
+        job = Job("d1", "pull_request_review", "submitted", 1, REPO, 7)
+        with pytest.raises(JobDeferred):
+            worker.handle(job)
+        assert local.auto_merge is None
+        assert worker.handle(journal.retried(job)) == "success"
+        [run] = [r for r in local.runs_for("pr") if r.name == CHECK_NAME]
+        assert len([r for r in run.requests if r["conclusion"] is not None]) == 1
+        assert local.auto_merge is not None and bot_approvals(local) == ["APPROVED"]
+        assert "refused" not in summary(local)
     finally:
         local.close()
 

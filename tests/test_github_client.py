@@ -22,10 +22,13 @@ from bot.github.api import (
     GitHubError,
     InlineComment,
     NotFound,
+    PullRequest,
     RateLimited,
 )
 from bot.github.client import AppClientFactory, GitHubClient, RetryPolicy
+from bot.github.delegation import enable_merge
 from bot.github.graphql_reads import MAX_BYTES, MAX_OBJECTS, nearest_first
+from bot.github.refusals import Refusals, is_refusal, is_retryable
 from bot.github.required_checks import CheckState
 from bot.github.tree_files import MAX_BLOB_BYTES
 from tests.standin import generate_private_key_pem
@@ -792,6 +795,91 @@ def test_read_files_asks_once_and_leaves_out_what_is_not_a_file(mocked, app_key,
             "main:.github",
         ]
     ]
+
+
+RATE_HEADERS = {
+    "x-ratelimit-remaining": "0",
+    "x-ratelimit-reset": str(int(NOW) + 1800),
+    "x-ratelimit-resource": "graphql",
+}
+
+
+def graphql_error(kind: str | None, message: str) -> dict[str, object]:
+    """A GraphQL ``errors`` answer (HTTP 200), of ``kind`` (its ``type``) when given."""
+    return {"errors": [{"message": message, **({"type": kind} if kind else {})}]}
+
+
+@pytest.mark.parametrize("kind", ["RATE_LIMITED", "RATE_LIMIT"])
+def test_a_graphql_rate_limit_on_a_mutation_is_rate_limited_not_refused(
+    mocked, app_key, fake_time, kind
+):
+    """GitHub answers a rate-limited mutation with 200 and ``errors`` (was: a 422 refusal, never
+    retried, the App's auto-merge left on)."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    query = mocked.post(
+        f"{API}/graphql",
+        json=graphql_error(kind, "API rate limit already exceeded for installation ID 42."),
+        headers=RATE_HEADERS,
+    )
+    _, gh = client(app_key, fake_time)
+
+    with pytest.raises(RateLimited) as caught:
+        gh.disable_auto_merge(REPO, 7, "PR_node")
+
+    assert caught.value.reset_at == NOW + 1800 + 1 and not caught.value.secondary
+    assert not is_refusal(caught.value) and query.call_count == 1
+    with pytest.raises(RateLimited):
+        gh.enable_auto_merge(REPO, 7, "PR_node", "h" * 40, "SQUASH")
+
+
+def test_a_graphql_error_on_a_mutation_is_retried_like_a_5xx(mocked, app_key, fake_time):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    failing = graphql_error(None, "Something went wrong while executing your query.")
+    mocked.post(f"{API}/graphql", json=failing)
+    mocked.post(f"{API}/graphql", json={"data": {"disablePullRequestAutoMerge": {}}})
+    factory, gh = client(app_key, fake_time)
+
+    gh.disable_auto_merge(REPO, 7, "PR_node")
+
+    assert factory.stats.retries == 1 and fake_time.sleeps == [1.0]
+    mocked.replace(responses.POST, f"{API}/graphql", json=failing)
+    with pytest.raises(GitHubError) as caught:
+        gh.disable_auto_merge(REPO, 7, "PR_node")
+    assert caught.value.status == 502 and is_retryable(caught.value)
+    assert not is_refusal(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("kind", "status"), [("FORBIDDEN", 403), ("UNPROCESSABLE", 422), ("NOT_FOUND", 404)]
+)
+def test_a_graphql_refusal_of_a_mutation_stays_a_refusal(mocked, app_key, fake_time, kind, status):
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    query = mocked.post(
+        f"{API}/graphql", json=graphql_error(kind, "Pull request is in clean status")
+    )
+    _, gh = client(app_key, fake_time)
+
+    with pytest.raises(GitHubError) as caught:
+        gh.enable_auto_merge(REPO, 7, "PR_node", "h" * 40, "SQUASH")
+
+    assert caught.value.status == status and is_refusal(caught.value)
+    assert "clean status" in str(caught.value) and query.call_count == 1
+
+
+def test_enabling_auto_merge_under_a_graphql_rate_limit_is_not_reported_refused(
+    mocked, app_key, fake_time
+):
+    """The delegation lets the rate limit through (the worker runs the job again at the reset);
+    was: "auto-merge refused (API rate limit ...)"."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.post(
+        f"{API}/graphql", json=graphql_error("RATE_LIMITED", "API rate limit"), headers=RATE_HEADERS
+    )
+    _, gh = client(app_key, fake_time)
+    pr = PullRequest(REPO, 7, "h" * 40, "b" * 40, "main", "pr", "a", "open", node_id="PR_node")
+
+    with pytest.raises(RateLimited):
+        enable_merge(gh, pr, "SQUASH", Refusals())
 
 
 def test_writes_are_paced_one_at_a_time_and_graphql_queries_are_not(mocked, app_key, fake_time):

@@ -21,7 +21,7 @@ import requests
 from github import Auth, Github, GithubException, GithubIntegration
 from github.Requester import Requester
 
-from bot.github import graphql_reads, required_checks
+from bot.github import graphql_errors, graphql_reads, required_checks
 from bot.github import limits as github_limits
 from bot.github.api import (
     REVIEW_STATES,
@@ -188,6 +188,16 @@ def _message(data: Any) -> str:
             + ")"
         )
     return text
+
+
+def _graphql_failed(headers: dict[str, Any], data: Any) -> None:
+    """Raise a GraphQL answer's ``errors`` as the HTTP error REST would answer
+    (``graphql_errors.status``), with the answer's rate-limit headers."""
+    errors = data.get("errors") if isinstance(data, dict) else None
+    if errors and isinstance(errors, list):
+        raise GithubException(
+            graphql_errors.status(errors), {"message": graphql_errors.message(errors)}, headers
+        )
 
 
 class _Retrying:
@@ -611,9 +621,11 @@ class GitHubClient:
         write: bool | None = None,
         attempts: int | None = None,
         recheck: Callable[[], tuple[dict[str, Any], Any] | None] | None = None,
+        answered: Callable[[dict[str, Any], Any], None] | None = None,
     ) -> tuple[dict[str, Any], Any]:
         """One REST call, retried; ``write`` (default: any verb but GET) paces it with the other
-        writes; ``recheck``: see ``_Retrying.run``."""
+        writes; ``recheck``: see ``_Retrying.run``; ``answered(headers, data)`` may raise a
+        ``GithubException`` for an answer that is a failure all the same (retried as one)."""
 
         def send() -> tuple[dict[str, Any], Any]:
             connection = self._connection()
@@ -628,6 +640,8 @@ class GitHubClient:
                 self._note(exc.headers)
                 raise
             self._note(headers)
+            if answered is not None:
+                answered(headers, data)
             return headers, data
 
         mutative = verb != "GET" if write is None else write
@@ -1178,24 +1192,16 @@ class GitHubClient:
         self._mutate(DISABLE_AUTO_MERGE, {"id": node_id})
 
     def _mutate(self, mutation: str, variables: dict[str, Any]) -> None:
-        """A GraphQL mutation; GitHub's ``errors`` (answered with 200) raise ``GitHubError``: 403
-        for ``FORBIDDEN``, else 422."""
-        _, data = self._request(
-            "POST", GRAPHQL, write=True, body={"query": mutation, "variables": variables}
+        """A GraphQL mutation. GitHub answers its ``errors`` with 200; they are retried and raised
+        as REST's answer would be (``_graphql_failed``): a rate limit ``RateLimited``, GitHub
+        failing a 502 ``GitHubError``, a refusal a 403, 404 or 422 ``GitHubError``."""
+        self._request(
+            "POST",
+            GRAPHQL,
+            write=True,
+            body={"query": mutation, "variables": variables},
+            answered=_graphql_failed,
         )
-        errors = data.get("errors") if isinstance(data, dict) else None
-        if errors:
-            kinds = {
-                str(e.get("type") or (e.get("extensions") or {}).get("type"))
-                for e in errors
-                if isinstance(e, dict)
-            }
-            raise GitHubError(
-                "; ".join(str(e.get("message", e)) for e in errors if isinstance(e, dict))
-                or str(errors),
-                # GraphQL answers a refusal with 200
-                status=403 if "FORBIDDEN" in kinds else 422,
-            )
 
     def merge_pull_request(self, repo: str, number: int, head_sha: str, merge_method: str) -> None:
         self._request(

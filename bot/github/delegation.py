@@ -30,7 +30,7 @@ from bot.core.quoting import code, cut_lines, escape
 from bot.github import listing
 from bot.github.api import GitHubAPI, GitHubError, PullRequest, ReviewInfo
 from bot.github.pipeline import ReviewInputs
-from bot.github.refusals import Refusals
+from bot.github.refusals import Refusals, is_retryable
 from bot.github.required_checks import merge_lines
 from bot.github.teams import owning_teams, resolve
 from bot.model.codeowners import ROOT_LOCATIONS, owner_key
@@ -476,12 +476,15 @@ def enable_merge(
     gh: GitHubAPI, pr: PullRequest, method: str, refusals: Refusals | None = None
 ) -> str:
     """Enable auto-merge; GitHub refuses it for a pull request that can merge now ("clean status",
-    or "unstable status" when only checks that are not required are red or pending): merge it."""
+    or "unstable status" when only checks that are not required are red or pending): merge it.
+    A rate limit or GitHub failing (``is_retryable``) passes through: the job runs again."""
     refusals = refusals if refusals is not None else Refusals()
     try:
         gh.enable_auto_merge(pr.repo, pr.number, pr.node_id, pr.head_sha, method)
         return "auto-merge enabled"
     except GitHubError as exc:
+        if is_retryable(exc):
+            raise
         if not any(word in str(exc).lower() for word in MERGEABLE_NOW):
             log.warning("auto-merge could not be enabled: %s", exc)
             if exc.status in (403, 404):

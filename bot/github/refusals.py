@@ -67,6 +67,13 @@ def is_refusal(exc: BaseException) -> bool:
     )
 
 
+def is_retryable(exc: BaseException) -> bool:
+    """GitHub failed rather than refused: a rate limit, a 5xx or no answer; the job runs again."""
+    return isinstance(exc, GitHubError) and (
+        isinstance(exc, RateLimited) or exc.status == 0 or exc.status >= 500
+    )
+
+
 @dataclass(frozen=True)
 class Refusal:
     """One refused write: the action (a key of ``FIXES``), GitHub's status and message."""
