@@ -16,10 +16,11 @@ import requests
 
 from bot.core.changes import diff_lines
 from bot.core.snapshot import GitSnapshot
-from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment
+from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment, RateLimited
 from bot.github.client import AppClientFactory, GitHubClient
 from bot.github.local import LocalGitHub
 from bot.github.local_merge import BranchProtection
+from bot.github.refusals import is_refusal
 from bot.service.worker import review_pull_request
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
@@ -180,6 +181,34 @@ def test_faults_are_survived(standin: StandIn, factory: AppClientFactory, sleeps
     assert 19.0 <= sleeps.waits[3] <= 22.0  # until x-ratelimit-reset, plus a second
     hits = requests.get(f"{standin.url}/_standin/state", timeout=10).json()["fault_hits"]
     assert [h["status"] for h in hits] == [502, 502, 403, 429]
+
+
+def test_a_graphql_rate_limit_on_a_mutation_is_rate_limited_not_refused(
+    standin: StandIn, factory: AppClientFactory
+):
+    """GitHub answers a rate-limited mutation with 200 and ``errors`` (``RATE_LIMITED``): the client
+    raises ``RateLimited`` at the reset, not a refusal; the fault spares the queries that read."""
+    fault = {
+        "path": "/graphql",
+        "status": 200,
+        "graphql": "RATE_LIMITED",
+        "mutations": True,
+        "reset_in": 1800,
+        "message": "API rate limit already exceeded for installation ID 1.",
+    }
+    assert requests.post(f"{standin.url}/_standin/faults", json=fault, timeout=10).ok
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, 1)
+
+    assert ENTRY in gh.read_files(REPO, pr.head_sha, [ENTRY])
+    with pytest.raises(RateLimited) as caught:
+        gh.disable_auto_merge(REPO, 1, pr.node_id)
+
+    assert not is_refusal(caught.value) and not caught.value.secondary
+    assert caught.value.reset_at > time.time() + 1000
+    gh.disable_auto_merge(REPO, 1, pr.node_id)  # the fault answered once
+    hits = requests.get(f"{standin.url}/_standin/state", timeout=10).json()["fault_hits"]
+    assert [(h["path"], h["status"]) for h in hits] == [("/graphql", 200)]
 
 
 def test_a_check_run_creation_that_github_did_but_answered_502_is_not_made_twice(

@@ -67,7 +67,9 @@ class Fault:
     ``reset_in``); ``hold`` (seconds) makes matching requests *succeed* but holds each answer that
     long, so a client can be killed after GitHub did a write and before it learned the result;
     ``written`` performs the request and answers ``status`` all the same (a 502 from GitHub's edge
-    after GitHub did the write).
+    after GitHub did the write). ``graphql`` answers as GitHub's GraphQL does: HTTP 200 with an
+    ``errors`` entry of that ``type`` ("RATE_LIMITED"; "" for none, as an internal error comes);
+    ``mutations`` matches GraphQL mutations only, not the queries that read.
     """
 
     path: str
@@ -82,11 +84,15 @@ class Fault:
     expires_in: float | None = None
     hold: float | None = None
     written: bool = False
+    graphql: str | None = None
+    mutations: bool = False
     added: float = 0.0  # epoch seconds, set when the fault is added
 
-    def matches(self, method: str, path: str) -> bool:
-        return (self.method is None or self.method.upper() == method) and fnmatch.fnmatchcase(
-            path, self.path
+    def matches(self, method: str, path: str, mutation: bool = False) -> bool:
+        return (
+            (self.method is None or self.method.upper() == method)
+            and fnmatch.fnmatchcase(path, self.path)
+            and (mutation or not self.mutations)
         )
 
 
@@ -278,14 +284,14 @@ class StandInState:
                 fault.added = fault.added or self.clock()
             self.faults.extend(faults)
 
-    def take_fault(self, method: str, path: str) -> Fault | None:
+    def take_fault(self, method: str, path: str, mutation: bool = False) -> Fault | None:
         with self.lock:
             now = self.clock()
             self.faults[:] = [
                 f for f in self.faults if f.expires_in is None or now < f.added + f.expires_in
             ]
             for fault in self.faults:
-                if fault.count > 0 and fault.matches(method, path):
+                if fault.count > 0 and fault.matches(method, path, mutation):
                     if fault.skip > 0:
                         fault.skip -= 1
                         continue
@@ -347,7 +353,8 @@ def create_app(state: StandInState) -> Flask:
                     "from content creation. Please retry your request again later.",
                     {"retry-after": str(int(wait) + 1)},
                 )
-        fault = state.take_fault(request.method, request.path)
+        mutation = request.path == "/graphql" and is_mutation(request.get_data(as_text=True))
+        fault = state.take_fault(request.method, request.path, mutation)
         if fault is None:
             return None
         if fault.written:  # performed; its answer is replaced after the request
@@ -1241,7 +1248,17 @@ def _fault_answer(fault: Fault) -> Response:
         403: "You have exceeded a secondary rate limit.",
         429: "API rate limit exceeded",
     }.get(fault.status, "Server Error")
+    if fault.graphql is not None:
+        return _graphql_error(fault.graphql, fault.message or "API rate limit exceeded", headers)
     return _error(fault.status, message, headers)
+
+
+def _graphql_error(kind: str, message: str, headers: dict[str, str]) -> Response:
+    """GitHub's GraphQL answer to a request it failed or rate-limited: 200, ``errors``."""
+    response = jsonify(errors=[{"message": message, **({"type": kind} if kind else {})}])
+    for key, value in headers.items():
+        response.headers[key] = value
+    return response
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
