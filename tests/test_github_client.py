@@ -797,6 +797,53 @@ def test_read_files_asks_once_and_leaves_out_what_is_not_a_file(mocked, app_key,
     ]
 
 
+CONFIG_YML = b"delegation:\n  approve: false\n"
+FAILING = "Something went wrong while executing your query. This may be the result of a timeout."
+
+
+@pytest.mark.parametrize(
+    "path",
+    [["repository", "o0"], ["repository", "o2", "entries"], None],
+    ids=["the file", "its folder", "unattributed"],
+)
+def test_a_field_graphql_failed_in_a_partial_answer_is_read_over_rest_not_absent(
+    mocked, app_key, fake_time, path
+):
+    """GraphQL's partial answer: ``data`` with the field null and an ``errors`` entry whose
+    ``path`` names it. Was: read as "no such file", so the bot's configuration fell back to the
+    defaults (``delegation.approve: true`` where the repository says ``false``)."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    folder = {"__typename": "Tree", "entries": [{"name": "registry-bot.yml", "mode": 0o100644}]}
+    fields: dict[str, object] = {"o0": blob(CONFIG_YML.decode()), "o1": None, "o2": folder}
+    error: dict[str, object] = {"message": FAILING, "locations": [{"line": 1, "column": 120}]}
+    if path is not None:
+        fields[str(path[1])], error["path"] = None, path
+    query = mocked.post(f"{API}/graphql", json={"data": {"repository": fields}, "errors": [error]})
+    rest = mocked.get(
+        f"{API}/repos/{REPO}/contents/.github/registry-bot.yml",
+        json={
+            "type": "file",
+            "encoding": "base64",
+            "path": ".github/registry-bot.yml",
+            "content": base64.b64encode(CONFIG_YML).decode(),
+            "sha": "s",
+            "size": len(CONFIG_YML),
+        },
+    )
+    absent = mocked.get(
+        f"{API}/repos/{REPO}/contents/.github/registry-bot.yaml", status=404, json={}
+    )
+    _, gh = client(app_key, fake_time)
+
+    found = gh.read_files(REPO, "main", [".github/registry-bot.yml", ".github/registry-bot.yaml"])
+
+    assert found == {".github/registry-bot.yml": CONFIG_YML}
+    assert query.call_count == 1 and rest.call_count == 1
+    # the folder's listing failed, or an error names no field: each file of it over REST; else
+    # the absent one (null, no error) stays absent
+    assert absent.call_count == (0 if path == ["repository", "o0"] else 1)
+
+
 RATE_HEADERS = {
     "x-ratelimit-remaining": "0",
     "x-ratelimit-reset": str(int(NOW) + 1800),

@@ -940,8 +940,8 @@ class GitHubClient:
 
     def read_files(self, repo: str, ref: str, paths: Sequence[str]) -> dict[str, bytes]:
         """The files among ``paths`` at ``ref`` in one GraphQL query (with their folders' listings,
-        whose modes tell a symlink); what GraphQL cannot give exactly, or all of them when it
-        refuses, over REST."""
+        whose modes tell a symlink); what GraphQL cannot give exactly or failed to give (an error
+        names the file or its folder), or all of them when it refuses, over REST."""
         wanted = [p.strip("/") for p in paths]
         folders = sorted({p.rpartition("/")[0] for p in wanted})
         found = self._graphql_objects(
@@ -949,12 +949,10 @@ class GitHubClient:
         )
         out: dict[str, bytes] = {}
         for i, path in enumerate(wanted):
-            if found is not None:
-                folder, _, name = path.rpartition("/")
-                node, mode = (
-                    found[i],
-                    graphql_reads.entry_mode(found[len(wanted) + folders.index(folder)], name),
-                )
+            folder, _, name = path.rpartition("/")
+            listing = found[len(wanted) + folders.index(folder)] if found is not None else None
+            if found is not None and not graphql_reads.failed(found[i], listing):
+                node, mode = found[i], graphql_reads.entry_mode(listing, name)
                 if (
                     node is None
                     or node.get("__typename") != "Blob"

@@ -60,3 +60,15 @@ def status(errors: Sequence[Any]) -> int:
 def message(errors: Sequence[Any]) -> str:
     """The errors' messages, in one line."""
     return "; ".join(_fields(e)[2] or str(e) for e in errors) or "GraphQL errors"
+
+
+def aliases(errors: Sequence[Any]) -> set[str] | None:
+    """The fields under ``repository`` that ``errors`` name in their ``path`` (an alias such as
+    ``o0``); None when one names none of them (an error the caller cannot attribute)."""
+    named: set[str] = set()
+    for error in errors:
+        path = error.get("path") if isinstance(error, Mapping) else None
+        if not isinstance(path, list) or len(path) < 2 or path[0] != "repository":
+            return None
+        named.add(str(path[1]))
+    return named

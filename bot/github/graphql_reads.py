@@ -16,7 +16,10 @@ listing).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
+
+from bot.github import graphql_errors
 
 MAX_OBJECTS = 200
 MIN_OBJECTS = 10  # batches are halved down to this when GitHub finds a query too big or too slow
@@ -24,6 +27,8 @@ MAX_BYTES = 2 * 1024 * 1024
 BLOB_FIELDS = "__typename ... on Blob { byteSize isBinary isTruncated text }"
 TREE_FIELDS = " ... on Tree { entries { name mode } }"
 SYMLINK_MODE = 0o120000
+# an object GraphQL failed to give (an error names its field): not an absent one
+FAILED: Mapping[str, Any] = MappingProxyType({"__typename": "GraphQLError"})
 
 
 def objects_query(
@@ -62,20 +67,32 @@ def blob_bytes(node: Mapping[str, Any] | None) -> bytes | None:
 
 
 def answers(data: Any, count: int) -> list[Mapping[str, Any] | None]:
-    """The ``o<i>`` objects of a response (None where missing), or raise ``ValueError`` for a
-    response without a repository (GraphQL errors, not an answer to this query)."""
+    """The ``o<i>`` objects of a response: None where missing, ``FAILED`` where an error's ``path``
+    names the field (GraphQL's partial answer: the field null, not absent). ``ValueError`` for a
+    response without a repository, or with an error that names none of the fields (GraphQL errors,
+    not an answer to this query)."""
     repo = ((data or {}).get("data") or {}).get("repository") if isinstance(data, dict) else None
-    if not isinstance(repo, dict):
-        errors = data.get("errors") if isinstance(data, dict) else None
+    errors = data.get("errors") if isinstance(data, dict) else None
+    errors = errors if isinstance(errors, list) else []
+    fields = {f"o{i}" for i in range(count)}
+    failed = graphql_errors.aliases(errors)
+    if not isinstance(repo, dict) or failed is None or not failed <= fields:
         raise ValueError(
-            "; ".join(
-                str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors or ()
-            )
-            or "no repository in the answer"
+            graphql_errors.message(errors) if errors else "no repository in the answer"
         )
     return [
-        repo.get(f"o{i}") if isinstance(repo.get(f"o{i}"), dict) else None for i in range(count)
+        FAILED
+        if f"o{i}" in failed
+        else node
+        if isinstance(node := repo.get(f"o{i}"), dict)
+        else None
+        for i in range(count)
     ]
+
+
+def failed(*nodes: Mapping[str, Any] | None) -> bool:
+    """Whether GraphQL failed any of ``nodes`` (``FAILED``): REST must read what they tell."""
+    return any(node is FAILED for node in nodes)
 
 
 def entry_mode(folder: Mapping[str, Any] | None, name: str) -> int | None:
