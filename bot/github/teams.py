@@ -19,7 +19,8 @@ from bot.core.config import Config
 from bot.core.findings import Section
 from bot.core.quoting import code, escape
 from bot.core.snapshot import Snapshot
-from bot.github.api import GitHubAPI, GitHubError, RateLimited
+from bot.github.api import GitHubAPI, GitHubError
+from bot.github.refusals import is_retryable
 from bot.model.codeowners import owner_kind
 from bot.model.sides import ownership, side_model
 
@@ -103,7 +104,7 @@ def resolve(gh: GitHubAPI, teams: Iterable[str], identities: Iterable[str]) -> T
                 state = gh.get_team_membership(org, slug, login)
             except GitHubError as exc:
                 # a limit or an outage passes: the job is retried, no verdict on a guess
-                if transient(exc):
+                if is_retryable(exc):
                     raise
                 log.warning("membership of %s in %s could not be read: %s", login, team, exc)
                 why = _WHY.get(
@@ -115,9 +116,3 @@ def resolve(gh: GitHubAPI, teams: Iterable[str], identities: Iterable[str]) -> T
                 approving.add(team)
                 break
     return TeamMembership(frozenset(approving), tuple(unverified))
-
-
-def transient(exc: GitHubError) -> bool:
-    """A refusal that says nothing about the team: a rate limit, GitHub failing (5xx) or no
-    answer."""
-    return isinstance(exc, RateLimited) or exc.status == 0 or exc.status >= 500
