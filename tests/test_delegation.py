@@ -539,7 +539,12 @@ def test_auto_merge_enabled_for_an_approved_head_does_not_merge_a_later_unapprov
         local.close()
 
 
-def test_a_refused_disable_leaves_the_verdict_and_is_reported(repo: Path) -> None:
+def test_a_refused_disable_fails_the_check_so_the_apps_auto_merge_merges_nothing(
+    repo: Path,
+) -> None:
+    """Finding: GitHub refusing to turn off the App's auto-merge left the new head's check passing
+    (the owners' approval of the old head still counted), and the App's auto-merge merged a head no
+    owner approved through it."""
     from bot.github.api import GitHubError
 
     local = writer_pull(repo, AUTHOR)
@@ -551,13 +556,16 @@ def test_a_refused_disable_leaves_the_verdict_and_is_reported(repo: Path) -> Non
         local.fail(
             "disable_auto_merge", GitHubError("Resource not accessible by integration", status=403)
         )
-        assert worker.handle(Job("d2", "pull_request", "synchronize", 1, REPO, 7)) == "success"
+        # the owners' approval of pr1 still counts for pr2 (no "dismiss stale approvals"), but
+        # the App's auto-merge, still on, must not merge a head they did not approve through it
+        assert worker.handle(Job("d2", "pull_request", "synchronize", 1, REPO, 7)) == "failure"
         [run] = [r for r in local.runs_for("pr2") if r.name == CHECK_NAME]
-        assert run.conclusion == "success"
+        assert run.conclusion == "failure" and "so this check fails" in run.summary
         refused = "GitHub refused to let the bot turn off the auto-merge it enabled (403"
         assert refused in run.summary + run.text and refused in summary(local)
         # the approval of the old head is still withdrawn; the auto-merge stays, as GitHub said
         assert bot_approvals(local) == ["DISMISSED"] and local.auto_merge is not None
+        assert not local.merged
     finally:
         local.close()
 

@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.core import budget
-from bot.core.findings import Report, Section
+from bot.core.findings import Finding, Report, Section
+from bot.core.incomplete import incomplete
 from bot.github import dashboard_issue, metrics, waiver_proposal
 from bot.github.api import (
     CheckRunInfo,
@@ -287,6 +288,7 @@ def review_pull_request(
         # before the verdict: the App's stale approvals, and its auto-merge unless it approves this
         # head (any verdict, nothing to review included)
         owners = delegation.withdraw(refusals, current)
+        report = report.with_sections(findings=stuck_auto_merge(refusals))
         output = None
         if not opened.concluded:
             output = complete_check(
@@ -367,6 +369,23 @@ def moved_on(
             supersede_check(gh, pr.repo, check_id, pr.head_sha, reviewers=reviewers)
         return None
     return current
+
+
+def stuck_auto_merge(refusals: Refusals) -> list[Finding]:
+    """An error when GitHub refused to turn off the auto-merge the App enabled for an earlier
+    commit: this head's owners did not approve it through the App, and a passing check would let
+    that auto-merge merge it. Never a passing verdict while it stays on."""
+    if not refusals.refused("disable auto-merge"):
+        return []
+    return [
+        incomplete(
+            "GitHub refused to let the bot turn off the auto-merge it enabled for an earlier "
+            "commit, so this check fails: a passing check would let that auto-merge merge this "
+            "commit, which its owners did not approve through the bot",
+            hint="Turn off auto-merge on the pull request (or give the App the permission GitHub "
+            "names in the run's text), then use Re-run.",
+        )
+    ]
 
 
 def retract_quietly(gh: GitHubAPI, pr: PullRequest) -> str:
