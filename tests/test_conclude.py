@@ -18,6 +18,7 @@ from bot.github.api import GitHubError, PullRequest, RateLimited
 from bot.github.events import Job
 from bot.github.local import LocalGitHub
 from bot.github.publish import CHECK_NAME, start_check
+from bot.service import reconcile
 from bot.service.queue import JobQueue, make_huey
 from bot.service.worker import Worker
 from tests.fakes import FAKE_CHECKS
@@ -467,4 +468,66 @@ def test_a_delivery_newer_than_the_rounds_job_supersedes_it_and_is_reviewed(
     runs = gh.runs_for(pr.head_sha)
     assert [(r.status, r.conclusion, r.external_id) for r in runs] == [
         ("completed", "failure", "d-newer")
+    ]
+
+
+class OneInstallation:
+    """The App's reads for a reconciliation round: one installation, the stand-in's repository."""
+
+    def __init__(self, gh: LocalGitHub) -> None:
+        self.gh = gh
+        gh.list_installation_repositories = lambda: [REPO]  # type: ignore[method-assign]
+
+    def list_installations(self) -> list[int]:
+        return [1]
+
+    def for_installation(self, installation: int) -> LocalGitHub:
+        return self.gh
+
+
+def test_a_head_whose_newest_run_is_open_is_owed_a_review_despite_an_older_verdict(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: a reconciliation round skipped a head when any run on it was a verdict; GitHub
+    shows the newest run of the name, so a newer run that a review event opened and its job never
+    concluded (lost with Redis's data) stayed in progress for good."""
+    gh, pr = loaded
+    assert bot.queue.accept(job(pr, "d-0")) and bot.run_queued() == 1  # a verdict on the head
+    gh.fail(
+        "list_pull_request_files",
+        RateLimited("GET files: 403", 403, reset_at=bot.clock.now + 3600),
+    )
+    review = Job("d-1", "pull_request_review", "submitted", 1, REPO, pr.number, pr.head_sha)
+    assert bot.queue.accept(review) and bot.run_queued() == 1
+    runs = gh.runs_for(pr.head_sha)
+    assert [r.status for r in runs] == ["completed", "in_progress"]
+    [owed] = reconcile.unreviewed(gh, 1, REPO)
+    assert owed.check_run_id == runs[-1].id  # the open run is resumed, not a third one opened
+
+
+def test_a_rerun_the_queue_gave_up_on_is_concluded_by_the_next_reconciliation_round(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: a re-run paused for a rate limit, then GitHub failing (502) past the job's retries:
+    the queue gave the job up with its run in progress, and reconciliation, seeing the head's older
+    verdict, never came back to it."""
+    gh, pr = loaded
+    assert bot.queue.accept(job(pr, "d-0")) and bot.run_queued() == 1
+    reset = bot.clock.now + 3600
+    gh.fail("list_pull_request_files", RateLimited("GET files: 403", 403, reset_at=reset))
+    rerun = Job("d-1", "check_run", "rerequested", 1, REPO, pr.number, pr.head_sha, rerun=True)
+    assert bot.queue.accept(rerun) and bot.run_queued() == 1  # opens run 2, deferred
+    # GitHub fails the job's first read at the reset and at each of huey's three retries
+    gh.fail("get_pull_request", GitHubError("GET pull: 502 Bad Gateway", 502), times=4)
+    moment = reset
+    for _ in range(7):  # the reset, then huey's retries
+        bot.advance(moment)
+        moment += 2
+    assert bot.queue.is_done("d-1") and bot.queue.open_pull_requests() == set()  # given up
+    assert gh.runs_for(pr.head_sha)[-1].status == "in_progress"
+    reconcile.reconcile(OneInstallation(gh), bot.queue)
+    bot.run_queued()
+    runs = gh.runs_for(pr.head_sha)
+    assert len(runs) == 2 and runs[-1].status == "completed", [
+        (r.external_id, r.status, r.title) for r in runs
     ]

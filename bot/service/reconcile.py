@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from bot.github.api import CheckRunInfo, GitHubError
@@ -58,13 +58,21 @@ def is_verdict(run: CheckRunInfo) -> bool:
     return run.status == "completed" and run.conclusion != "cancelled"
 
 
+def newest_run(runs: Iterable[CheckRunInfo]) -> CheckRunInfo | None:
+    """The run GitHub shows for a commit among ``runs`` of one name: the newest (ids grow)."""
+    return max(runs, key=lambda r: r.id, default=None)
+
+
 def unreviewed(gh: InstallationReads, installation: int, repo: str) -> Iterator[Job]:
-    """A job for each open pull request of ``repo`` whose head has no verdict of the App."""
+    """A job for each open pull request of ``repo`` whose head's newest run of the App is not a
+    verdict: none, one left open (resumed), or one cancelled. GitHub shows the newest run of a name,
+    so an older verdict does not stand for a newer run that a re-run or a review event opened and
+    its job never concluded (given up, or lost with Redis's data)."""
     for number, head_sha in gh.list_open_pull_requests(repo):
-        runs = gh.list_check_runs(repo, head_sha, CHECK_NAME)
-        if any(is_verdict(r) for r in runs):
+        newest = newest_run(gh.list_check_runs(repo, head_sha, CHECK_NAME))
+        if newest is not None and is_verdict(newest):
             continue
-        left = next((r.id for r in runs if r.status != "completed"), 0)
+        left = newest.id if newest is not None and newest.status != "completed" else 0
         yield Job(
             delivery_of(repo, number, head_sha),
             "pull_request",

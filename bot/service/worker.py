@@ -582,9 +582,9 @@ class Worker:
 
         A reconciliation round enqueues a head with no verdict; the delivery it stands in for may
         still arrive (the web was restarting, GitHub was slow), before or after the round's job
-        runs. The later of the two is not reviewed again: a round's job skips a head with a
-        verdict of the App (``reconcile.is_verdict``); a delivery that only brought its head
-        (``reports_only_its_head``) skips a head whose run the round's job concluded (its
+        runs. The later of the two is not reviewed again: a round's job skips a head whose newest
+        run is a verdict of the App (``reconcile.is_verdict``); a delivery that only brought its
+        head (``reports_only_its_head``) skips a head whose run the round's job concluded (its
         ``external_id``), looked up on GitHub only when the queue has that job done. Any other
         delivery (a review submitted, edited or dismissed, a base changed, a pull request reopened
         or ready for review; a re-run, a recheck) is reviewed again: what it reports may have
@@ -592,11 +592,8 @@ class Worker:
         if job.check_run_id or job.rerun or job.requester:
             return False
         if job.action == reconcile.ACTION:
-            done = [
-                r
-                for r in gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME)
-                if reconcile.is_verdict(r)
-            ]
+            newest = reconcile.newest_run(gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME))
+            done = [newest] if newest is not None and reconcile.is_verdict(newest) else []
         else:
             owed = reconcile.delivery_of(pr.repo, pr.number, pr.head_sha)
             if not reports_only_its_head(job) or self.done is None or not self.done(owed):
