@@ -193,6 +193,25 @@ def test_pull_request_outside_the_registry_gets_a_quick_neutral_check(
     assert gh.methods_written() == ["create_check_run", "update_check_run"]
 
 
+def test_a_broken_configuration_is_shown_on_a_pull_request_with_nothing_to_review(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """Finding: the quick neutral check dropped ``config/invalid``: a configuration on the default
+    branch that cannot be used (the defaults apply) went unseen on every pull request outside the
+    default folders, though a full review shows it. Shown now, as the base's (never blocking the
+    change)."""
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    repo.change({".github/registry-bot.yml": "paths: [not, a, mapping]\n"})
+    git(repo.path, "checkout", "-q", "main")
+    git(repo.path, "merge", "-q", "pr")
+    git(repo.path, "checkout", "-q", "pr")
+    repo.change({"client/README.md": "changed\n"})
+    gh, pr = load(repo)
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "neutral"
+    run = gh.runs_for(pr.head_sha)[0]
+    assert "nothing to review" in run.summary and "config/invalid" in run.summary
+
+
 def test_a_truncated_file_list_is_reviewed_from_the_two_trees(pr_repo: Repo) -> None:
     gh, pr = load(pr_repo)
     listed = review_inputs(fetch(gh, pr), checks=FAKE_CHECKS)

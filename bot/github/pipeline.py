@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.core.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.core.config import CONFIG_PATHS, Config, load_config
-from bot.core.findings import Finding, Report, Section
+from bot.core.findings import Finding, Report, Section, State
 from bot.core.snapshot import MemorySnapshot, Snapshot
 from bot.github import listing
 from bot.github.api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
@@ -157,8 +157,9 @@ def review_inputs(
     ``run_review`` with the App's stages (every file read, the notes, the regression, the site
     preview, then ``stages``)."""
     if not inputs.touches_watched() and not inputs.changes.truncated:
+        # the base's configuration problems are shown as in a full review (never the change's)
         return Report.build(
-            (),
+            [replace(f, state=State.UNCHANGED) for f in inputs.config_findings],
             neutral_reason="This pull request changes none of the registry's files: "
             "nothing to review.",
         )
