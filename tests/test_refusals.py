@@ -13,6 +13,7 @@ import pytest
 
 from bot.cli.commands.app import DEFAULT_MANIFEST
 from bot.cli.commands.replay import _Single
+from bot.github.api import GitHubError
 from bot.github.app_permissions import manifest_permissions
 from bot.github.events import Job
 from bot.github.local import LocalGitHub
@@ -127,6 +128,17 @@ def test_a_refused_review_and_comment_are_said_in_the_concluded_check_runs_text(
     assert "post its review (403" in run.text and "post the summary comment (403" in run.text
     assert "**Issues: write**" in run.text
     assert not gh.reviews and not gh.issue_comments
+
+
+def test_a_summary_comment_refused_as_gone_is_a_refusal_not_an_error(gh: LocalGitHub) -> None:
+    """GitHub answers 410 Gone to an issue comment where issues are turned off ("Create an issue
+    comment": 201, 403, 404, 410, 422): a "no", said beside the verdict; was: the job's outcome
+    "error"."""
+    gh.fail("create_issue_comment", GitHubError("Gone: Issues are disabled for this repo", 410))
+    assert review(gh) == "failure"
+    [run] = gh.check_runs
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert "post the summary comment (410" in run.text
 
 
 def test_only_checks_that_are_not_required_red_unstable_so_the_bot_merges(gh: LocalGitHub) -> None:

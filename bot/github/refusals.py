@@ -58,12 +58,12 @@ WHAT = {
 
 
 def is_refusal(exc: BaseException) -> bool:
-    """GitHub answered "no" (403 without a rate limit, 404, 405, 409, 422): retrying the job changes
-    nothing."""
+    """GitHub answered "no" (403 without a rate limit, 404, 405, 409, 410 Gone: issues turned off,
+    422): retrying the job changes nothing."""
     return (
         isinstance(exc, GitHubError)
         and not isinstance(exc, RateLimited)
-        and exc.status in (403, 404, 405, 409, 422)
+        and exc.status in (403, 404, 405, 409, 410, 422)
     )
 
 
