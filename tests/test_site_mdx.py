@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from bot.core.config import load_config
 from bot.core.snapshot import DirSnapshot
 from bot.outputs.site import build_site
-from bot.outputs.site.markdown import literal, render_markdown, text
+from bot.outputs.site.markdown import link, literal, render_markdown, text
 
 NODE = Path(__file__).resolve().parent / "node"
 
@@ -104,6 +104,23 @@ def test_every_page_of_the_real_registry_compiles_with_a_generics_description(
         path: error for path, page in pages.items() if (error := mdx.error(page)) is not None
     }
     assert not failures, failures
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://x.example/\r{alert(document.cookie)}",  # a line end to Markdown: did not compile
+        "https://x.example/\x0b{a}",
+        "https://x.example/a\u2028b",
+        "https://x.example/<b>",
+        "https://x.example/ok?q={x}",
+    ],
+)
+def test_an_entrys_link_compiles_whatever_its_url_holds(mdx: Mdx, url: str) -> None:
+    """Finding: a carriage return in a registry entry's homepage URL went into the link's
+    destination, and the ecosystem page (so the whole website build) no longer compiled."""
+    page = f"# Entry\n\n- {link('homepage', url)}\n"
+    assert mdx.error(page) is None, page
 
 
 ALPHABET = st.sampled_from(list("<>{}`|*_[]()#@!&:;\\/'\"=-+~$^ \n\tabcXYZ012.,"))

@@ -57,11 +57,16 @@ def literal(value: str, table: bool = True) -> str:
     return code(value, table=table, limit=None)
 
 
+# what ends or escapes a link destination ``<...>``: a bracket, a backslash, white space or a
+# control character (a carriage return is a line end to Markdown: the page no longer compiled)
+_NOT_IN_LINK = re.compile(r"[<>\\\s\x00-\x1f\x7f]")
+
+
 def link(label: str, url: str) -> str:
     """A link to a web URL (``safe_url``); just the label when the URL is not one a page may link
     to."""
     target = safe_url(url)
-    if target is None or any(ch in target for ch in "<>\\ \n\t"):
+    if target is None or _NOT_IN_LINK.search(target):
         return text(label)
     return f"[{text(label)}](<{target}>)"
 
