@@ -657,3 +657,17 @@ def test_field_tables_follow_refs_merge_allof_and_stop_on_cycles() -> None:
     assert "tree.child" in rows and not any(p.startswith("tree.child.child.child") for p in rows)
     assert rows["items"].type == "array of object" and rows["items[].n"].type == "integer"
     assert rows["remote"].type == "unresolved $ref"
+
+
+def test_long_names_that_share_their_first_100_characters_get_files_of_their_own() -> None:
+    """Finding: file names were cut at 100 characters, so two facets whose names shared their
+    first 100 wrote one schema file (the second overwrote the first) and one page."""
+    from bot.outputs.site.model import slug
+
+    one, two = ("Long" + "X" * 96 + end for end in ("OneJobFacet", "TwoJobFacet"))
+    assert slug(one) != slug(two) and len(slug(one)) == len(slug(two)) == 100
+    assert slug(one) == slug(one) and slug(one).startswith("Long" + "X" * 83 + "-")
+    assert (
+        slug("gcp:dataproc") == "gcp-dataproc"
+        and slug("SchemaDatasetFacet") == "SchemaDatasetFacet"
+    )

@@ -4,6 +4,7 @@ model."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Iterable
@@ -28,9 +29,14 @@ MAX_EXAMPLES, MAX_EXAMPLE_BYTES, MAX_CHANGES = 5, 64 * 1024, 30
 
 
 def slug(text: str) -> str:
-    """A file-name-safe form of untrusted text (never empty, never ``..``)."""
+    """A file-name-safe form of untrusted text (never empty, never ``..``), at most 100 characters:
+    a longer one ends with a digest of the whole text, so two long names that share their first 100
+    characters never write the same file."""
     cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-")
-    return cleaned[:100] or "x"
+    if len(cleaned) > 100:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        return f"{cleaned[:87]}-{digest}"
+    return cleaned or "x"
 
 
 @dataclass(frozen=True)
