@@ -108,6 +108,19 @@ def job(pr: PullRequest, delivery: str = "d-1") -> Job:
     return Job(delivery, "pull_request", "opened", 1, REPO, pr.number, pr.head_sha)
 
 
+def reconciling(pr: PullRequest) -> Job:
+    """The job a reconciliation round enqueues for ``pr``'s head."""
+    return Job(
+        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
+        "pull_request",
+        reconcile.ACTION,
+        1,
+        REPO,
+        pr.number,
+        pr.head_sha,
+    )
+
+
 def test_an_hour_long_rate_limit_reschedules_at_the_reset_then_concludes(
     bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]
 ) -> None:
@@ -353,19 +366,9 @@ def test_a_reconciled_head_concluded_meanwhile_by_a_delivery_is_not_reviewed_aga
     (no verdict yet); the delivery for it arrived a moment later and was reviewed first; the round's
     job then ran once the delivery's was finished and reviewed the same head again: two concluded
     runs. A reconciliation job now looks again: the head has a verdict, nothing more is written."""
-    from bot.service import reconcile
-
     gh, pr = loaded
     assert gh.runs_for(pr.head_sha) == []  # what the round found: no run of the App on the head
-    owed = Job(
-        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
-        "pull_request",
-        reconcile.ACTION,
-        1,
-        REPO,
-        pr.number,
-        pr.head_sha,
-    )
+    owed = reconciling(pr)
     assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-delivery"))
     round_job, delivery = bot.queue.huey.dequeue(), bot.queue.huey.dequeue()
     assert round_job is not None and delivery is not None
@@ -384,18 +387,8 @@ def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_rev
     """The other order: the round's job runs and concludes the head first, then the delivery it
     stood in for arrives (the web was restarting): one run. A later re-run request still gets its
     own run."""
-    from bot.service import reconcile
-
     gh, pr = loaded
-    owed = Job(
-        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
-        "pull_request",
-        reconcile.ACTION,
-        1,
-        REPO,
-        pr.number,
-        pr.head_sha,
-    )
+    owed = reconciling(pr)
     assert bot.queue.accept(owed) and bot.run_queued() == 1
     assert bot.queue.accept(job(pr, "d-late")) and bot.run_queued() == 1
     assert bot.queue.is_done("d-late")
@@ -425,18 +418,8 @@ def test_only_a_push_delivery_of_a_head_the_reconciliation_concluded_is_skipped(
 ) -> None:
     """Any other delivery may report what happened after the round's review (an owner's approval
     withdrawn): it is reviewed again, with a run of its own."""
-    from bot.service import reconcile
-
     gh, pr = loaded
-    owed = Job(
-        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
-        "pull_request",
-        reconcile.ACTION,
-        1,
-        REPO,
-        pr.number,
-        pr.head_sha,
-    )
+    owed = reconciling(pr)
     assert bot.queue.accept(owed) and bot.run_queued() == 1
     late = Job("d-late", event, action, 1, REPO, pr.number, pr.head_sha)
     assert bot.queue.accept(late) and bot.run_queued() == 1
@@ -450,18 +433,8 @@ def test_a_delivery_newer_than_the_rounds_job_supersedes_it_and_is_reviewed(
 ) -> None:
     """The round's job dropped as superseded (marked done) never stops the delivery that superseded
     it."""
-    from bot.service import reconcile
-
     gh, pr = loaded
-    owed = Job(
-        reconcile.delivery_of(REPO, pr.number, pr.head_sha),
-        "pull_request",
-        reconcile.ACTION,
-        1,
-        REPO,
-        pr.number,
-        pr.head_sha,
-    )
+    owed = reconciling(pr)
     assert bot.queue.accept(owed) and bot.queue.accept(job(pr, "d-newer"))
     assert bot.run_queued() == 2
     assert bot.queue.is_done(owed.delivery) and bot.queue.is_done("d-newer")
