@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.core.changes import ChangeSet, Status, diff_lines, in_one_hunk
 from bot.core.inert import markdown_line
+from bot.core.quoting import utf8_size
 from bot.core.snapshot import GitError, GitSnapshot, SnapshotError, run_git
 from bot.github import limits as github_limits
 from bot.github.api import (
@@ -1021,7 +1022,7 @@ def _check_output(output: CheckRunOutput | None) -> None:
     if not output.title or not output.summary:
         raise unprocessable("Invalid request", "output needs a title and a summary")
     for name, value in (("summary", output.summary), ("text", output.text)):
-        if len(value.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES:
+        if utf8_size(value) > MAX_OUTPUT_BYTES:
             raise unprocessable(
                 "Validation Failed", f"{name} exceeds a maximum bytesize of {MAX_OUTPUT_BYTES}"
             )
@@ -1048,7 +1049,7 @@ def _check_annotation(a: Annotation) -> None:
         raise unprocessable(
             "Invalid request", "start_column and end_column need start_line == end_line"
         )
-    if not a.message or len(a.message.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES:
+    if not a.message or utf8_size(a.message) > MAX_OUTPUT_BYTES:
         raise unprocessable("Invalid request", "annotation message is empty or too long")
 
 
