@@ -23,6 +23,7 @@ from bot.core.deferred_format_libraries import rfc3986
 from bot.core.regex_size import PatternTooLarge, check_size, compile_unkept
 from bot.core.small_cache import small_cache
 from bot.core.snapshot import Snapshot
+from bot.model.ecma_regex import python_pattern
 from bot.model.registry import Files
 
 if TYPE_CHECKING:  # the pure-Python stack, imported on first use (``__getattr__`` below)
@@ -577,7 +578,8 @@ def bounded_search(pattern: str, subject: str) -> bool | None:
         PATTERN_TIMEOUT_SECONDS if remaining is None else min(PATTERN_TIMEOUT_SECONDS, remaining)
     )
     try:
-        return compile_unkept(pattern).search(subject, timeout=timeout) is not None
+        found = compile_unkept(python_pattern(pattern)).search(subject, timeout=timeout)
+        return found is not None
     except TimeoutError:
         # what was left of the block's budget, not this pattern's own limit
         if timeout < PATTERN_TIMEOUT_SECONDS:
@@ -595,7 +597,7 @@ def bounded_runs(pattern: Any) -> bool:
     if not isinstance(pattern, str) or len(pattern) > MAX_PATTERN_CHARS or _oversized(pattern):
         return False
     try:
-        compile_unkept(pattern)
+        compile_unkept(python_pattern(pattern))
     except (regex.error, RecursionError, OverflowError, ValueError):
         return False
     return True
@@ -606,7 +608,7 @@ def _oversized(pattern: str) -> str | None:
     """Why compiling ``pattern`` would build an oversized program (``bot.core.regex_size``), else
     None."""
     try:
-        check_size(pattern)
+        check_size(python_pattern(pattern))
     except PatternTooLarge as exc:
         return str(exc)
     return None
