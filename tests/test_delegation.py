@@ -113,6 +113,37 @@ def test_root_files_core_facets_codeowners_and_the_bot_config_are_never_approved
     assert "does not approve this change on the owners' behalf" in text and why in text
 
 
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "delegation:\n  approve: false\n  merge_method: fast\n",  # a value it cannot use
+        "delegation:\n  approve: false\n# " + "x" * 300_000 + "\n",  # over the size it reads
+    ],
+)
+def test_a_configuration_the_bot_cannot_use_approves_nothing(
+    repo: Path, tmp_path: Path, broken: str
+) -> None:
+    """The checks run on the defaults, but the defaults' delegation (approve for every entry) is
+    not what the repository asked for: the App acts on no configuration it could not read."""
+    copy = tmp_path / "repo"
+    git(tmp_path, "clone", "-q", "--no-local", str(repo), str(copy))
+    git(copy, "checkout", "-q", "-B", "main", "origin/main")
+    (copy / ".github/registry-bot.yml").write_text(broken)
+    git(copy, "commit", "-q", "-am", "a configuration the bot cannot use")
+    git(copy, "checkout", "-q", "-b", "fix", "main")
+    git(copy, "cherry-pick", "origin/pr")
+    gh = pull(copy, "fix")
+    try:
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "success"  # config/invalid is the base's, never the change's
+        assert bot_approvals(gh) == [] and gh.merged is None
+        text = summary(gh)
+        assert "configuration cannot be used (config/invalid)" in text
+        assert "approves nothing until the configuration is fixed" in text
+    finally:
+        gh.close()
+
+
 def test_an_owner_authoring_their_own_change_needs_no_other_approval(repo: Path) -> None:
     gh = pull(repo, "pr", author=DATAPROC_OWNER)
     try:

@@ -161,6 +161,9 @@ class Config:
     # future lints: (rule, the day it turns an error)
     becomes_error: tuple[tuple[str, datetime.date], ...] = ()
     waivers: tuple[Waiver, ...] = ()  # registry-wide waivers (bot/review/waiving.py)
+    # why the configuration file could not be used, when it could not: the checks then run on the
+    # defaults, but nothing the App does on its own (approving, merging) follows from defaults
+    unusable: str | None = None
 
     def watched(self) -> tuple[str, ...]:
         """Folders whose change triggers a full review."""
@@ -328,7 +331,8 @@ def _severities(raw: Any) -> tuple[tuple[str, str], ...]:
 def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:
     """The configuration of the base side, with findings for a config file that cannot be used.
 
-    A broken config never switches checks off: the defaults apply and the problem is reported.
+    A broken config never switches checks off: the defaults apply and the problem is reported. Nor
+    does it switch the App's actions on: the defaults' delegation is not used (``Config.unusable``).
     """
     if snapshot is None:
         return Config(), []
@@ -339,7 +343,7 @@ def load_config(snapshot: Snapshot | None) -> tuple[Config, list[Finding]]:
                 continue
             return config, []
         except (ConfigError, SnapshotError) as exc:
-            return Config(source=path), [
+            return Config(source=path, unusable=f"{path}: {exc}"), [
                 Finding(
                     rule="config/invalid",
                     severity=Severity.ERROR,

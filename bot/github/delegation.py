@@ -253,6 +253,15 @@ def decide(
     """
     pr, config = inputs.pr, inputs.config
     head_sha = pr.head_sha
+    if config.unusable is not None:
+        return Delegation(
+            head_sha,
+            False,
+            refused=(
+                "the bot's configuration cannot be used (config/invalid), so whether it approves "
+                "for the owners is unknown; it approves nothing until the configuration is fixed",
+            ),
+        )
     if not config.delegation.approve:
         return Delegation(
             head_sha, False, refused=("delegation is off in the bot's configuration",)
