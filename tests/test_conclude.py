@@ -9,6 +9,7 @@ against the real processes: ``tests/test_e2e_faults.py``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -504,3 +505,28 @@ def test_a_rerun_the_queue_gave_up_on_is_concluded_by_the_next_reconciliation_ro
     assert len(runs) == 2 and runs[-1].status == "completed", [
         (r.external_id, r.status, r.title) for r in runs
     ]
+
+
+def test_without_reconciliation_a_job_given_up_concludes_its_run_could_not_finish(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: with reconciliation off (``BOT_RECONCILE_EVERY=0``) nothing came back to the run a
+    given-up job left open: in progress for good. The worker then concludes it itself."""
+    gh, pr = loaded
+    bot.queue.set_handler(bot.worker.handle, bot.worker.give_up)  # as ``main`` wires it then
+    reset = bot.clock.now + 3600
+    gh.fail("list_pull_request_files", RateLimited("GET files: 403", 403, reset_at=reset))
+    assert bot.queue.accept(job(pr, "d-1")) and bot.run_queued() == 1  # opens its run, deferred
+    gh.fail("get_pull_request", GitHubError("GET pull: 502 Bad Gateway", 502), times=4)
+    moment = reset
+    for _ in range(7):  # the reset, then huey's retries
+        bot.advance(moment)
+        moment += 2
+    assert bot.queue.is_done("d-1")
+    [run] = gh.runs_for(pr.head_sha)
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert run.title.startswith("Could not finish: the review failed at each of its retries")
+    # a run concluded meanwhile (by a re-run of the same job) keeps its verdict
+    gh.update_check_run(REPO, run.id, status="completed", conclusion="success")
+    bot.worker.give_up(replace(job(pr), check_run_id=run.id, check_run_sha=pr.head_sha))
+    assert [r.conclusion for r in gh.runs_for(pr.head_sha)] == ["success"]

@@ -264,6 +264,7 @@ class JobQueue:
         self.clock = clock
         self._kv = huey.storage  # raw bytes in huey's key/value store (huey.put would pickle)
         self._handler: Handler | None = None
+        self._on_give_up: Handler | None = None
         self._mutex = threading.Lock()
         # leases (pr key and token) this process's threads hold right now
         self._held: set[str] = set()
@@ -370,8 +371,25 @@ class JobQueue:
             self._kv.close()
 
     # -- worker side ------------------------------------------------------------------------------
-    def set_handler(self, handler: Handler) -> None:
+    def set_handler(self, handler: Handler, on_give_up: Handler | None = None) -> None:
+        """``on_give_up(job)``: called when the queue gives a job up (its retries spent, or put
+        off past ``max_age``), before it is marked done; what it raises is logged."""
         self._handler = handler
+        self._on_give_up = on_give_up
+
+    def _give_up(self, delivery: str) -> None:
+        """Give the job up: ``on_give_up`` first (best effort), then mark it done."""
+        if self._on_give_up is not None:
+            try:
+                job = self.job(delivery)
+                if job is not None:
+                    self._on_give_up(job)
+            # (logged) the job is given up all the same
+            except Exception as exc:  # noqa: BLE001
+                log.warning(
+                    "delivery %s: what it left open could not be settled: %s", delivery, exc
+                )
+        self._finish(delivery)
 
     def job(self, delivery: str) -> Job | None:
         """The journalled job, or None when unknown or done."""
@@ -668,7 +686,7 @@ class JobQueue:
             if task is not None and task.retries > 0:
                 raise  # huey retries it
             log.exception("delivery %s failed after its retries; given up", delivery)
-            self._finish(delivery)
+            self._give_up(delivery)
         finally:
             with self._mutex:
                 self._running.discard(delivery)
@@ -704,7 +722,7 @@ class JobQueue:
                 self.max_age,
                 exc.reason,
             )
-            self._finish(delivery)
+            self._give_up(delivery)
             return
         # the journal is the sweep's hint; huey's schedule holds the task
         with contextlib.suppress(Exception):

@@ -491,6 +491,33 @@ class Worker:
             log.info("job done: %s", outcome)
             return outcome
 
+    def give_up(self, job: Job) -> None:
+        """Conclude the run a job the queue gave up on left open (GitHub failing at each of its
+        retries), "could not finish", with Re-run: never left in progress. Only where nothing else
+        comes back to it (``main``: with reconciliation off; a round resumes such a run and
+        concludes it with a verdict)."""
+        if not job.check_run_id:
+            return
+        gh = self.factory.for_installation(job.installation)
+        runs = gh.list_check_runs(job.repo, job.check_run_sha or job.head_sha, CHECK_NAME)
+        if not any(r.id == job.check_run_id and r.status != "completed" for r in runs):
+            return
+        note = ""
+        if job.number:
+            with contextlib.suppress(GitHubError):
+                note = retract_quietly(gh, gh.get_pull_request(job.repo, job.number))
+        could_not_finish(
+            gh,
+            job.repo,
+            job.check_run_id,
+            job.delivery,
+            "the review failed at each of its retries (GitHub or the bot failing)",
+            note,
+        )
+        log.warning(
+            "delivery %s given up: its check run %d concluded", job.delivery, job.check_run_id
+        )
+
     def _handle(self, job: Job) -> str:
         gh: GitHubAPI = CountingGitHub(self.factory.for_installation(job.installation))
         fence = leases.current()
@@ -799,7 +826,9 @@ def main(argv: list[str] | None = None) -> int:
         superseded=queue.superseded,
         forward=queue.accept,
     )
-    queue.set_handler(worker.handle)
+    # a job given up leaves its run open for the next reconciliation round; without rounds the
+    # worker concludes it
+    queue.set_handler(worker.handle, worker.give_up if args.reconcile_every <= 0 else None)
     registry = (
         schema.Registry(queue.redis(), queue.huey.storage.name, queue.owner)
         if queue.redis()
