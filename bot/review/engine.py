@@ -26,6 +26,7 @@ from bot.core.severity import section as severity_section
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.review.input import Check as Check  # re-exported: the worker and the pipeline name it
 from bot.review.input import ReviewContext, ReviewInput
+from bot.review.renames import paired_renames
 from bot.review.waiving import RULES as WAIVER_RULES
 from bot.review.waiving import waive
 
@@ -243,6 +244,8 @@ def _review(
     if known is not None:
         config, refused = known_rules_only(config, known, fixed=UNJUDGED_RULES)
         config_findings = [*config_findings, *refused]
+    if changes is not None and base is not None:  # a move git or GitHub did not pair is a move
+        changes = paired_renames(changes, base, head, config)
     data = ReviewInput(head=head, base=base, changes=changes, config=config, context=context)
     findings = overridden(run_checks(data, checks), config, context.day())
     entries = [e.name for e in data.reviewed_entries()]
