@@ -69,3 +69,21 @@ def test_an_entrys_own_files_are_not_outside_it(repo: Repo) -> None:
     report = review(repo, frozenset())
     outside = {f.path for f in report.findings if f.rule == "ownership/outside-entry"}
     assert outside == set(LOOSE)
+
+
+@pytest.mark.parametrize("reindent", [False, True], ids=["git-rename", "unpaired-move"])
+def test_moving_a_file_out_of_no_entry_needs_its_owners_approval_for_where_it_was(
+    tmp_path: Path, corpus: Path, reindent: bool
+) -> None:
+    """A move is the deletion of its old path too: a loose file moved into an entry's folder (as
+    git pairs it, or re-indented, as the engine pairs it) is gone from where its owners had it."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    loose = '{"name": "a loose file", "kept": [1, 2, 3]}\n'
+    repo.write("spec/registry/loose.json", loose)
+    repo.commit("a loose file", branch="main")
+    moved = '{\n    "name": "a loose file",\n    "kept": [1, 2, 3]\n}\n' if reindent else loose
+    repo.change({"spec/registry/loose.json": None, "spec/registry/iceberg/loose.json": moved})
+    report = review(repo, frozenset())
+    outside = {f.path for f in report.findings if f.rule == "ownership/outside-entry"}
+    assert outside == {"spec/registry/loose.json"}
+    assert report.verdict is Verdict.FAILURE

@@ -114,8 +114,10 @@ def _outside_entries(
     judges them, so their base-side owners approve them."""
     root = review.config.paths.registry.strip("/") + "/"
     registries = [r for r in (review.head_registry, review.base_registry) if r is not None]
-    for change in changes.files:
-        path = change.path
+    # a move is also the deletion of its old path
+    places = [(c.path, c.status is Status.DELETED) for c in changes.files]
+    places += [(c.old_path, True) for c in changes.files if c.old_path and c.old_path != c.path]
+    for path, gone in places:
         if not path.startswith(root) or any(r.entry_for(path) for r in registries):
             continue
         owners = base_root.owners_of(path)
@@ -125,7 +127,7 @@ def _outside_entries(
             rule=OUTSIDE,
             severity=Severity.ERROR,
             path=path,
-            line=1 if change.status is not Status.DELETED and review.head.size(path) else None,
+            line=1 if not gone and review.head.size(path) else None,
             message=f"{path} belongs to no registry entry (no registry.json, CODEOWNERS or "
             "facets/ folder claims it), so no check judges it; approval needed from "
             + (owner_list(owners) or "a maintainer (the root CODEOWNERS names no owner)"),
