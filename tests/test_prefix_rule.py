@@ -78,3 +78,88 @@ def test_checks_and_regression_agree_on_the_prefix(
         expected,
         expected,
     )
+
+
+# a prefix ends a word: the key ends there or goes on with `_` or an upper-case letter
+BOUNDARIES = {
+    "gcp_composer": PASS,
+    "gcp_composer_run": PASS,
+    "gcpComposerRun": PASS,
+    "gcp_composerRun": PASS,
+    "gcp_composers_run": FAIL,  # `gcp_composer` followed by a letter: another word
+    "gcp_composer2_run": FAIL,
+    "gcpcomposerx": FAIL,
+}
+
+
+@pytest.mark.parametrize("key", sorted(BOUNDARIES))
+def test_the_prefix_ends_a_word_in_checks_and_regression(corpus: Path, key: str) -> None:
+    _, path, old = FILES[1]
+    tree = renamed(corpus, path, old, key)
+    assert (check_verdict(tree, path, key), regression_verdict(tree, path, key)) == (
+        BOUNDARIES[key],
+        BOUNDARIES[key],
+    )
+
+
+def taken(tree: Overlay, path: str) -> list[tuple[str, str, str]]:
+    report = run_review(ReviewRequest(head=tree, checks=(facets.check,)))
+    return sorted(
+        (f.rule, f.pointer or "", f.message)
+        for f in report.findings
+        if f.path == path and f.rule.startswith("facets/prefix")
+    )
+
+
+def test_a_key_or_name_with_another_entrys_prefix_is_taken(corpus: Path) -> None:
+    """A key that starts with another registered entry's prefix is that entry's, whatever the own
+    prefix says: `gcp_lineage_run` in gcp:composer, `iceberg_composerRun` too."""
+    _, path, old = FILES[1]
+    for key, holder, carried in (
+        ("gcp_lineage_run", "gcp:lineage", "gcp_lineage"),
+        ("icebergComposerRun", "iceberg", "iceberg"),
+    ):
+        tree = renamed(corpus, path, old, key)
+        assert taken(tree, path) == [
+            (
+                "facets/prefix-taken",
+                f"/properties/{key}",
+                f"facet key {key!r} carries {carried!r}, the prefix of the registered name "
+                f"{holder!r}; a key of 'gcp:composer' carries 'gcp_composer'",
+            )
+        ]
+    text = (DirSnapshot(corpus).read(path) or b"").decode()
+    tree = Overlay(
+        DirSnapshot(corpus), {path: text.replace("GcpComposerRunFacet", "IcebergRunFacet").encode()}
+    )
+    [(rule, pointer, message)] = taken(tree, path)
+    assert (rule, pointer) == ("facets/prefix-taken", "/$defs/IcebergRunFacet")
+    assert "the PascalCase of the registered name 'iceberg'" in message
+
+
+def test_the_longest_registered_prefix_decides(corpus: Path) -> None:
+    """With `gcp` registered beside `gcp:composer`, `gcp_composer_x` belongs to gcp:composer: `gcp`
+    may not define it, and gcp:composer's own keys stay its own."""
+    snapshot = DirSnapshot(corpus)
+    _, path, old = FILES[1]
+    text = (snapshot.read(path) or b"").decode()
+    squat = "spec/registry/gcp/facets/GcpComposerSecretsRunFacet.json"
+    own = "spec/registry/gcp/facets/GcpCommonRunFacet.json"
+    tree = Overlay(
+        snapshot,
+        {
+            "spec/registry/gcp/registry.json": b'{"producer": {"produced_facets": []}}\n',
+            squat: text.replace("GcpComposerRunFacet", "GcpComposerSecretsRunFacet")
+            .replace(old, "gcp_composer_secrets")
+            .encode(),
+            own: text.replace("GcpComposerRunFacet", "GcpCommonRunFacet")
+            .replace(old, "gcp_common")
+            .encode(),
+        },
+    )
+    assert [(rule, pointer) for rule, pointer, _ in taken(tree, squat)] == [
+        ("facets/prefix-taken", "/$defs/GcpComposerSecretsRunFacet"),
+        ("facets/prefix-taken", "/properties/gcp_composer_secrets"),
+    ]
+    assert taken(tree, own) == []
+    assert taken(tree, path) == []

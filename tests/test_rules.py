@@ -384,6 +384,10 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
     "facets/prefix-name": ((rename_facet("WidgetRunFacet"),), (rename_facet("AcmeGizmoRunFacet"),)),
     "facets/prefix-key": ((good, set_key("widget")), (good, set_key("acme_gizmo"))),
     "facets/key-form": ((good, set_key("acmeWidget")), (good, set_key("acme_widgetInfo"))),
+    "facets/prefix-taken": (
+        (good, set_key("iceberg_widget")),
+        (good, set_key("acme_icebergWidget")),
+    ),
     "facets/duplicate-key": (
         (good, rename_facet("AcmeOtherRunFacet"), good),
         (

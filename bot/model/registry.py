@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,10 +49,53 @@ def key_prefixes(name: str) -> tuple[str, str, str]:
     return snake, camel(name), snake.replace("_", "")
 
 
+def _at_boundary(text: str, end: int) -> bool:
+    """Whether a prefix of ``text`` ending at ``end`` ends a word: the text ends there or goes on
+    with anything but a lower-case letter or a digit (``_``, an upper-case letter)."""
+    return end == len(text) or not ("a" <= text[end] <= "z" or "0" <= text[end] <= "9")
+
+
+def _longest_spelling(text: str, spellings: tuple[str, ...]) -> str | None:
+    matches = [p for p in spellings if text.startswith(p) and _at_boundary(text, len(p))]
+    return max(matches, key=len, default=None)
+
+
+def carried_prefix(key: str, name: str) -> str | None:
+    """The spelling of entry ``name``'s prefix (``key_prefixes``) facet key ``key`` starts with,
+    ending a word: ``icebergCommitReport`` and ``gcp_lineage`` carry theirs, ``airflow_secrets``
+    does not carry ``air``'s."""
+    return _longest_spelling(key, key_prefixes(name))
+
+
 def carries_prefix(key: str, name: str) -> bool:
-    """Whether facet key ``key`` starts with a spelling of entry ``name``'s prefix
-    (``key_prefixes``)."""
-    return key.startswith(key_prefixes(name))
+    """Whether facet key ``key`` carries entry ``name``'s prefix (``carried_prefix``)."""
+    return carried_prefix(key, name) is not None
+
+
+def carries_name_prefix(facet_name: str, name: str) -> bool:
+    """Whether facet name ``facet_name`` starts with the PascalCase of entry ``name`` ending a word
+    (``GcpComposerRunFacet`` for ``gcp:composer``; ``AirflowDagRunFacet`` not for ``air``)."""
+    return _longest_spelling(facet_name, (pascal(name),)) is not None
+
+
+def prefix_holder(
+    text: str, names: Iterable[str], own: str | None = None, *, facet_name: bool = False
+) -> str | None:
+    """The registered name whose prefix facet key ``text`` (or, with ``facet_name``, facet name)
+    carries: the one with the longest spelling when several do (``gcp_composer_job`` belongs to
+    ``gcp:composer``, not to ``gcp``), ``own`` on a tie; core has no prefix. ``None`` when it
+    carries none."""
+    best: tuple[int, str] | None = None
+    for name in sorted(names):
+        if name == CORE:
+            continue
+        spellings = (pascal(name),) if facet_name else key_prefixes(name)
+        found = _longest_spelling(text, spellings)
+        if found is None or (best is not None and len(found) < best[0]):
+            continue
+        if best is None or len(found) > best[0] or name == own:
+            best = (len(found), name)
+    return None if best is None else best[1]
 
 
 def fold_name(name: str) -> str:

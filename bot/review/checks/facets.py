@@ -16,8 +16,12 @@ from bot.model.registry import (
     FACET_ID,
     FacetSchema,
     camel,
+    carried_prefix,
+    carries_name_prefix,
     carries_prefix,
     key_prefixes,
+    pascal,
+    prefix_holder,
 )
 from bot.model.schemas import SchemaStore, iter_refs, meta_is_valid
 from bot.review.checks._common import at, json_pointer, token_fix, unreadable
@@ -44,9 +48,15 @@ RULES = {
     "facets/suffix": "A facet's name ends with the suffix of the base it extends "
     "(`...InputDatasetFacet` for an InputDatasetFacet).",
     "facets/prefix-name": "A custom facet's name starts with the PascalCase of the registered name "
-    "(`gcp/composer` -> `GcpComposer...`).",
+    "(`gcp/composer` -> `GcpComposer...`), ending a word (an upper-case letter follows: "
+    "`AirflowDagRunFacet` does not start with `air`'s `Air`).",
     "facets/prefix-key": "A custom facet's key starts with the registered prefix "
-    "(`gcp_composer...` or `gcpComposer...`).",
+    "(`gcp_composer...` or `gcpComposer...`), ending a word (the key ends there or goes on with "
+    "`_` or an upper-case letter: `icebergCommitReport`, not `airflow_secrets` for `air`).",
+    "facets/prefix-taken": "A custom facet's key and name carry no other registered name's "
+    "prefix: the longest registered prefix they start with, ending a word, is their own entry's "
+    "(`air` may not define `airflow_secrets` or `AirflowSecretsRunFacet` while `airflow` is "
+    "registered; `gcp` may not define `gcp_composer_x` while `gcp:composer` is).",
     "facets/key-form": "Warning: `spec/OpenLineage.md` recommends facet keys of the form "
     "`{prefix}_{name}` in camelCase (`bigQuery_statistics`).",
     "facets/duplicate-key": "A facet key is defined once per place in an event (run, job, dataset, "
@@ -271,7 +281,23 @@ def _prefixes(
     schema: FacetSchema, key: str, facet_name: str, pointer: str, sev: Severity
 ) -> Iterator[Finding]:
     entry = schema.entry
-    if not facet_name.startswith(entry.pascal):
+    names = entry.registry.entries
+    holder = prefix_holder(facet_name, names, entry.name, facet_name=True)
+    if holder is not None and holder != entry.name:
+        other = pascal(holder)
+        yield at(
+            "facets/prefix-taken",
+            sev,
+            schema.doc,
+            pointer,
+            f"{facet_name} starts with {other}, the PascalCase of the registered name "
+            f"{holder!r}; a facet of {entry.name!r} starts with {entry.pascal}",
+            entry=entry.name,
+            hint=f"A facet is named after its own entry: rename it "
+            f"{entry.pascal}{facet_name[len(other) :]}.",
+            key=True,
+        )
+    elif not carries_name_prefix(facet_name, entry.name):
         yield at(
             "facets/prefix-name",
             sev,
@@ -284,7 +310,22 @@ def _prefixes(
         )
     spellings = key_prefixes(entry.name)
     key_pointer = "/properties/" + key.replace("~", "~0").replace("/", "~1")
-    if not carries_prefix(key, entry.name):
+    holder = prefix_holder(key, names, entry.name)
+    if holder is not None and holder != entry.name:
+        taken = carried_prefix(key, holder) or ""
+        yield at(
+            "facets/prefix-taken",
+            sev,
+            schema.doc,
+            key_pointer,
+            f"facet key {key!r} carries {taken!r}, the prefix of the registered name {holder!r}; "
+            f"a key of {entry.name!r} carries {entry.prefix!r}",
+            entry=entry.name,
+            hint=f"A facet key carries its own entry's prefix: use a key such as "
+            f"{entry.prefix}_{camel(key[len(taken) :]) or 'name'}.",
+            key=True,
+        )
+    elif not carries_prefix(key, entry.name):
         yield at(
             "facets/prefix-key",
             sev,
