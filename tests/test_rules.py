@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from bot.core.changes import ChangeSet
-from bot.core.findings import Finding, Report, Severity
+from bot.core.findings import Finding, Report, Severity, State
 from bot.core.snapshot import GitSnapshot
 from bot.review.checks import all_rules
 from bot.review.engine import ReviewContext, review
@@ -36,18 +36,27 @@ def repo(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Repo:
 
 
 def run_pr(
-    repo: Repo, *mutations: Mutation, author: str = "alice", approvers: frozenset[str] = frozenset()
+    repo: Repo,
+    *mutations: Mutation,
+    author: str = "alice",
+    approvers: frozenset[str] = frozenset(),
+    before: tuple[Mutation, ...] = (),
 ) -> Report:
-    """Apply mutations on a fresh branch from main, commit, and review the branch against main."""
+    """Apply mutations on a fresh branch from main, commit, and review the branch against main
+    (with ``before``: against a branch from main that applies those first)."""
     git(repo.path, "checkout", "-q", "-f", "main")
     git(repo.path, "clean", "-qfdx")
+    git(repo.path, "checkout", "-q", "-B", "before")
+    for mutate in before:
+        mutate(repo)
+    repo.commit("before", branch="before")
     git(repo.path, "checkout", "-q", "-B", "case")
     for mutate in mutations:
         mutate(repo)
     repo.commit("case", branch="case")
     try:
-        with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "case") as head:
-            changes = ChangeSet.from_git(repo.path, "main", "case")
+        with GitSnapshot(repo.path, "before") as base, GitSnapshot(repo.path, "case") as head:
+            changes = ChangeSet.from_git(repo.path, "before", "case")
             return review(
                 head=head,
                 base=base,
@@ -738,3 +747,101 @@ def test_untouched_entries_do_not_fail_a_change(repo: Repo) -> None:
     """Core misses examples and declarations today: a change elsewhere still passes."""
     report = run_pr(repo, good)
     assert not [f for f in report.findings if f.entry == "core" and f.severity is Severity.ERROR]
+
+
+# A change that deletes or renames a facet other entries declare breaks their declarations: the
+# references it leaves unresolved are its own new findings, on the declaring entry's registry.json,
+# though that entry is not touched (its owners are not asked: the author keeps the facet or updates
+# the declarations in the same change). On the real corpus gcp:lineage consumes gcp:dataproc's
+# GcpDataprocRunFacet, as it did when #3167 renamed that facet and updated gcp/lineage/registry.json
+# in the same pull request.
+DATAPROC = "spec/registry/gcp/dataproc"
+FACET = f"{DATAPROC}/facets/GcpDataprocRunFacet.json"
+URI = "ol:gcp:dataproc:GcpDataprocRunFacet.json"
+LINEAGE = "spec/registry/gcp/lineage/registry.json"
+
+
+def declared(path: str, change: Callable[[list[str]], Any]) -> Mutation:
+    """Edit the facet list of a registry.json (its producer's, else its consumer's)."""
+
+    def edit(value: Any) -> None:
+        block = value.get("producer") or value["consumer"]
+        change(block.get("produced_facets", block.get("consumed_facets")))
+
+    return lambda repo: repo.edit_json(path, edit)
+
+
+def delete_facet(repo: Repo) -> None:
+    repo.delete(FACET)
+    declared(f"{DATAPROC}/registry.json", lambda facets: facets.remove(URI))(repo)
+
+
+def uri_findings(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.rule.startswith("uris/")]
+
+
+def test_deleting_a_facet_another_entry_declares_blocks_on_that_declaration(repo: Repo) -> None:
+    report = run_pr(repo, delete_facet)
+    [finding] = uri_findings(report)
+    assert (finding.rule, finding.path, finding.pointer, finding.entry, finding.state) == (
+        "uris/unresolved",
+        LINEAGE,
+        "/consumer/consumed_facets/1",
+        "gcp:lineage",
+        State.NEW,
+    )
+    # it blocks, and nothing else does but the approval of gcp:dataproc's own owners
+    assert [f for f in report.findings if report.is_blocking(f) and f.entry != "gcp:dataproc"] == [
+        finding
+    ]
+    assert f"{URI}: {FACET} does not exist: this change deletes it" in finding.message
+    assert "gcp:lineage still declares it in consumed_facets" in finding.message
+    assert finding.line == 4  # the consumed_facets line of gcp/lineage/registry.json
+    # gcp:lineage is not touched: its owners are not asked, the author fixes the change
+    assert report.entries == ("gcp:dataproc",)
+    assert "gcp:lineage" not in report.required_approvals()
+
+
+def test_renaming_a_declared_facet_names_the_new_file(repo: Repo) -> None:
+    renamed = f"{DATAPROC}/facets/GcpDataprocClusterRunFacet.json"
+
+    def rename(r: Repo) -> None:
+        git(r.path, "mv", FACET, renamed)
+        declared(
+            f"{DATAPROC}/registry.json",
+            lambda facets: facets.__setitem__(0, "ol:gcp:dataproc:GcpDataprocClusterRunFacet.json"),
+        )(r)
+
+    [finding] = [f for f in uri_findings(run_pr(repo, rename)) if f.path == LINEAGE]
+    assert finding.rule == "uris/unresolved" and finding.state is State.NEW
+    assert f"this change renames it to {renamed}" in finding.message
+
+
+def test_deleting_the_entry_blocks_on_the_names_others_declare(repo: Repo) -> None:
+    report = run_pr(repo, lambda r: r.delete(DATAPROC))
+    [finding] = uri_findings(report)
+    assert (finding.rule, finding.path, finding.state) == ("uris/unknown-name", LINEAGE, State.NEW)
+    assert "not a registered name: this change deletes it" in finding.message
+
+
+def test_the_declaring_entry_updated_in_the_same_change_passes(repo: Repo) -> None:
+    """As #3167 did: the facet goes, and so does its declaration in gcp/lineage/registry.json."""
+    report = run_pr(repo, delete_facet, declared(LINEAGE, lambda facets: facets.remove(URI)))
+    assert uri_findings(report) == []
+
+
+def test_pre_existing_references_of_untouched_entries_stay_out(repo: Repo) -> None:
+    """gcp:lineage already declares a facet that does not exist: a change that leaves its facets
+    alone does not report it, and one that deletes another facet reports only that one."""
+    broken = "ol:gcp:dataproc:GcpDataprocGoneRunFacet.json"
+    already = (declared(LINEAGE, lambda facets: facets.append(broken)),)
+
+    def edit_iceberg(r: Repo) -> None:
+        r.edit_json(
+            "spec/registry/iceberg/registry.json",
+            lambda v: v["producer"].update(root_doc_URL="https://iceberg.apache.org/docs/"),
+        )
+
+    assert uri_findings(run_pr(repo, edit_iceberg, before=already)) == []
+    [finding] = uri_findings(run_pr(repo, delete_facet, before=already))
+    assert (finding.pointer, finding.state) == ("/consumer/consumed_facets/1", State.NEW)
