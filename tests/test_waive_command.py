@@ -38,6 +38,28 @@ def entry_facet(repo: Repo) -> str:
     return facet.relative_to(repo.path).as_posix()
 
 
+def answered(repo: Repo, command: str, login: str, permission: str) -> LocalGitHub:
+    """The stand-in GitHub of ``repo``'s pull request once the worker answered ``command``, a
+    comment by ``login`` (who has ``permission`` on the repository)."""
+    decision = decide("issue_comment", "d-1", comment_payload(command, login))
+    assert decision.job is not None
+    gh = LocalGitHub(
+        repo.path,
+        "main",
+        "pr",
+        repo=decision.job.repo,
+        number=decision.job.number,
+        permissions={login: permission},
+    )
+
+    class Factory:
+        def for_installation(self, installation_id: int) -> LocalGitHub:
+            return gh
+
+    assert Worker(Factory(), clock=lambda: NOW).handle(decision.job) == "proposed"
+    return gh
+
+
 @pytest.mark.parametrize("who", ["admin", "write", "read", "none"])
 def test_a_waive_command_from_anyone_only_answers(tmp_path: Path, corpus: Path, who: str) -> None:
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
@@ -51,20 +73,7 @@ def test_a_waive_command_from_anyone_only_answers(tmp_path: Path, corpus: Path, 
         and decision.job.command == command
         and decision.job.requester == "commenter"
     )
-    gh = LocalGitHub(
-        repo.path,
-        "main",
-        "pr",
-        repo=decision.job.repo,
-        number=decision.job.number,
-        permissions={"commenter": who},
-    )
-
-    class Factory:
-        def for_installation(self, installation_id: int) -> LocalGitHub:
-            return gh
-
-    assert Worker(Factory(), clock=lambda: NOW).handle(decision.job) == "proposed"
+    gh = answered(repo, command, "commenter", who)
     # the reply; no check run, review, merge or file
     assert gh.methods_written() == ["create_issue_comment"]
     assert gh.check_runs == [] and git(repo.path, "for-each-ref") == refs

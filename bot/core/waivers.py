@@ -16,6 +16,7 @@ from typing import Any
 
 from bot import bundled
 from bot.core.findings import Finding, Severity, Waived
+from bot.core.incomplete import UNJUDGED_RULES
 from bot.core.jsondoc import JsonDoc, JsonProblem, pointer_from
 
 FILE_NAME = "waivers.json"
@@ -25,6 +26,51 @@ HINT = (
     "Each waiver names rule, path, pointer (or subject), reason, granted_by (@login or @org/team) "
     "and expires (YYYY-MM-DD); see registry/waivers.schema.json and docs/waivers.md."
 )
+
+# The rules that decide who approves a change (their findings name, in ``Finding.owners``, the
+# owners who must approve): the owners of the base branch approve each change themselves. A waiver
+# is granted once, at one file, and would approve every later change for them, by anyone: a
+# stranger's change to that file and, since the approval finding of an entry sits on one of its
+# changed paths, to every other file of the entry with it, CODEOWNERS included. So they are never
+# waived, as the rules of what the review did not judge (``UNJUDGED_RULES``) are not.
+APPROVAL_RULES = frozenset(
+    {
+        "owners/approval-required",
+        "owners/codeowners-change-needs-approval",
+        "owners/approval-not-checked",
+        "ownership/steering-file-change",
+        "ownership/outside-entry",
+    }
+)
+NEVER_WAIVED = UNJUDGED_RULES | APPROVAL_RULES
+
+
+def never_waived(rule: str) -> str | None:
+    """Why no waiver of ``rule`` ever applies, or None when it may be waived."""
+    if rule in APPROVAL_RULES:
+        return (
+            f"{rule} decides who approves a change: the owners approve each change themselves, and "
+            "a waiver cannot approve for them"
+        )
+    if rule in UNJUDGED_RULES:
+        return (
+            f"{rule} says the review did not judge something in full (a path it could not read, a "
+            "check that stopped, a file not validated): a waiver cannot vouch for what a later "
+            "change puts there"
+        )
+    return None
+
+
+def schema_problems(raw: Mapping[str, Any]) -> list[str]:
+    """Why one waiver, written as in ``waivers.json``, breaks ``registry/waivers.schema.json`` (each
+    problem names the field and the schema's keyword, never the value)."""
+    out = []
+    for e in sorted(
+        _validator().iter_errors({"waivers": [raw]}), key=lambda e: list(map(str, e.path))
+    ):
+        field = ".".join(str(p) for p in list(e.absolute_path)[2:]) or "the waiver"
+        out.append(f"{field}: breaks the schema's {e.validator} ({e.validator_value!r})")
+    return out
 
 
 @dataclass(frozen=True)

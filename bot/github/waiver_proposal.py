@@ -1,9 +1,10 @@
 """``/registry-bot waive RULE PATH#POINTER REASON``: answered with the waiver to add, never applied.
 
 Anyone may ask; the answer is one reply comment naming the file an owner would change (the entry's
-``waivers.json`` or the configuration's ``waivers:`` list) and the waiver itself. Only a waiver
-merged to the default branch and granted by the owners ever waives (``bot.review.waiving``), so this
-command changes no state.
+``waivers.json`` or the configuration's ``waivers:`` list) and the waiver itself, or why no such
+waiver can be proposed (a rule never waived, a waiver ``registry/waivers.schema.json`` rejects).
+Only a waiver merged to the default branch and granted by the owners ever waives
+(``bot.review.waiving``), so this command changes no state.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from bot.core.config import CONFIG_PATHS, Config, ConfigError, parse_config
 from bot.core.quoting import backtick_fence, code, escape
-from bot.core.waivers import FILE_NAME
+from bot.core.waivers import FILE_NAME, never_waived, schema_problems
 from bot.github.api import GitHubAPI, PullRequest
 
 USAGE = (
@@ -90,6 +91,10 @@ def reply(gh: GitHubAPI, pr: PullRequest, command: str, asked_by: str, today: da
         "granted_by": "@OWNER",
         "expires": (today + datetime.timedelta(days=DAYS)).isoformat(),
     }
+    # never a waiver the review would refuse: one of a rule never waived, or one the schema rejects
+    why = never_waived(wanted.rule) or "; ".join(schema_problems(waiver))
+    if why:
+        return f"Cannot propose a waiver: {escape(why, 500)}"
     block = json.dumps(waiver, indent=2, ensure_ascii=True)
     fence = backtick_fence(block, 3)
     where = target_file(gh, pr, wanted.path)

@@ -17,9 +17,8 @@ from dataclasses import replace
 from bot.core.changes import ChangeSet
 from bot.core.config import CONFIG_PATHS, Config
 from bot.core.findings import Finding, Severity, State
-from bot.core.incomplete import UNJUDGED_RULES
 from bot.core.snapshot import Snapshot
-from bot.core.waivers import FILE_NAME, INVALID, Waiver, parse_file
+from bot.core.waivers import FILE_NAME, INVALID, NEVER_WAIVED, Waiver, never_waived, parse_file
 from bot.model.codeowners import owner_key
 from bot.model.sides import ownership, root_ownership, side_model
 
@@ -28,7 +27,8 @@ RULES: dict[str, str] = {
     INVALID: "An entry's `waivers.json` (or the configuration's `waivers:` list) follows "
     "`registry/waivers.schema.json`: each waiver names one rule, one place (path and JSON pointer "
     "or subject), a reason, who granted it and its expiry date. A file that breaks the schema "
-    "waives nothing.",
+    "waives nothing. A waiver of a rule that is never waived (who must approve a change, what the "
+    "review could not judge in full) waives nothing either.",
     "waivers/not-owner": "A waiver is granted (`granted_by`) by an owner, on the base branch, of "
     "the entry it sits in (its CODEOWNERS line for `waivers.json`), or by the registry's owners "
     "(the root CODEOWNERS line of the configuration) for a registry-wide one; and an entry's "
@@ -122,8 +122,20 @@ def validity(
     problems: list[Finding] = []
     for w in waivers:
         entry = w.entry or _entry_of(w.path, owners_side, config)
+        never = never_waived(w.rule)
         why = refusal(w, owners_side, config)
-        if why is not None:
+        if never is not None:
+            problems.append(
+                _problem(
+                    INVALID,
+                    Severity.ERROR,
+                    w,
+                    f"waiver of {w.rule} at {w.place()} cannot apply: {never}",
+                    f"Remove the waiver; {w.rule} is never waived. See {DOC}.",
+                    entry,
+                )
+            )
+        elif why is not None:
             problems.append(
                 _problem(
                     "waivers/not-owner",
@@ -174,7 +186,8 @@ def waive(
         hits = [
             i
             for i, f in enumerate(out)
-            if f.waived is None and f.rule not in UNJUDGED_RULES and w.matches(f)
+            # a finding asking owners to approve (``owners``) is never waived, whatever its rule
+            if f.waived is None and f.rule not in NEVER_WAIVED and not f.owners and w.matches(f)
         ]
         for i in hits:
             out[i] = replace(out[i], waived=w.waived())
