@@ -8,8 +8,10 @@ so it was judged pre-existing and the change passed: the App approved and merged
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,9 +30,10 @@ from bot.review.compose import ReviewRequest, run_review
 from bot.review.input import ReviewInput
 from bot.review.waiving import waive
 from bot.service.worker import Worker
+from tests import registry_cases as rc
 from tests.delegation_repo import AUTHOR, DATAPROC_OWNER, build
 from tests.gitrepo import Repo
-from tests.test_waivers import TODAY, entry_folder, rel, root_owner, waiver
+from tests.test_waivers import TODAY, entry_folder, rel, review_pr, root_owner, waiver
 
 BOT = "registry-bot[bot]"
 REPO = "OpenLineage/OpenLineage"
@@ -149,3 +152,75 @@ def test_the_app_neither_passes_nor_approves_nor_merges_past_a_crash(delegation:
         assert approvals == [] and gh.merged is None
     finally:
         gh.close()
+
+
+# An example whose validation stopped was not validated (audit: a waiver of examples/timeout, or a
+# timeout already on the base matched to the head's by fingerprint, passed an example broken in
+# every way the schema checks): each rule, its facet schema's edit, and what the example holds to
+# reach it
+NOT_VALIDATED: dict[str, tuple[Callable[[Any], object], Callable[[Any], object]]] = {
+    "examples/timeout": (
+        lambda schema: facet(schema)["properties"]["settings"]["properties"]["labels"][
+            "items"
+        ].update(pattern="^(?=a)(a|aa)+$"),  # refused by the linear engine, slow on the bounded one
+        lambda widget: widget["settings"].update(labels=["a" * 40 + "b"] * 20),
+    ),
+    "examples/unresolved-ref": (
+        lambda schema: facet(schema)["properties"].update(
+            gone={"$ref": "https://openlineage.io/spec/facets/1-0-0/AcmeGoneRunFacet.json"}
+        ),
+        lambda widget: widget.update(gone=1),
+    ),
+    "examples/recursion": (
+        lambda schema: (
+            schema["$defs"].update(Loop={"allOf": [{"$ref": "#/$defs/Loop"}], "type": "string"}),
+            facet(schema)["properties"].update(loop={"$ref": "#/$defs/Loop"}),
+        ),
+        lambda widget: widget.update(loop=1),
+    ),
+}
+
+
+def facet(schema: Any) -> Any:
+    """The object part of acme's facet definition."""
+    return schema["$defs"]["AcmeWidgetRunFacet"]["allOf"][1]
+
+
+def stopped_example_change(tmp_path: Path, corpus: Path, rule: str, waived: bool) -> Repo:
+    """Base: acme, whose example's validation stops with ``rule`` (and, with ``waived``, the owners'
+    waiver of it). The change breaks the example in every way the schema checks."""
+    schema, reach = NOT_VALIDATED[rule]
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    rc.add_good(repo)
+    rc.edit(repo, rc.FACET, schema)
+    rc.edit(repo, rc.MIRROR, schema)
+    rc.edit(repo, rc.EXAMPLE, lambda v: reach(v["acme_widget"]))
+    if waived:
+        repo.write(
+            f"{rc.ENTRY}/waivers.json",
+            json.dumps({"waivers": [waiver(rc.EXAMPLE, "@alice", rule=rule)]}, indent=2) + "\n",
+        )
+    repo.commit("acme, with an example not validated", branch="main")
+
+    def broken(value: Any) -> None:
+        widget = value["acme_widget"]
+        del widget["widgetId"]  # required
+        widget["settings"]["retries"] = "three"  # an integer
+
+    repo.change({})
+    rc.edit(repo, rc.EXAMPLE, broken)
+    repo.commit("break the example")
+    return repo
+
+
+@pytest.mark.parametrize("waived", [False, True], ids=["on-the-base", "waived"])
+@pytest.mark.parametrize("rule", NOT_VALIDATED)
+def test_an_example_not_validated_never_passes(
+    tmp_path: Path, corpus: Path, rule: str, waived: bool
+) -> None:
+    report = review_pr(stopped_example_change(tmp_path, corpus, rule, waived), author="alice")
+    [stopped] = [f for f in report.findings if f.rule == rule and f.path == rc.EXAMPLE]
+    assert stopped.state is State.NEW and stopped.waived is None and report.is_blocking(stopped)
+    assert report.verdict is Verdict.FAILURE and not report.waived()
+    refused = [f for f in report.findings if f.rule == "waivers/invalid"]
+    assert len(refused) == waived and all("did not judge" in f.message for f in refused)

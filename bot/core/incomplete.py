@@ -29,14 +29,20 @@ RULES: dict[str, str] = {
 UNREAD = "bot/unread-path"
 NOT_LISTED = "bot/change-not-listed"
 
+# an example whose validation stopped (``bot.review.checks.examples``): past its time budget, at a
+# reference that does not resolve offline, in a recursion without end; nothing of its content was
+# validated, whatever it holds
+NOT_VALIDATED = frozenset({"examples/timeout", "examples/unresolved-ref", "examples/recursion"})
+
 # Findings that say part of the review did not happen: a check that crashed or stopped at a file it
-# could not read computed nothing for the change, and a path or change the bot could not read may
-# hold anything. Never matched against the base side (the same crash there is no pre-existing
-# problem: the check's findings on the change are unknown), never waived (an owner's waiver on the
-# base cannot vouch for what a later change puts there unread), and their severity is not
-# configurable.
+# could not read computed nothing for the change, a path or change the bot could not read may hold
+# anything, and an example not validated may be invalid in any way. Never matched against the base
+# side (the same crash there is no pre-existing problem: the check's findings on the change are
+# unknown; the same timeout at an example says nothing of what the change wrote there), never waived
+# (an owner's waiver on the base cannot vouch for what a later change puts there unread), and their
+# severity is not configurable.
 UNJUDGED_RULES = frozenset(
-    {*RULES, "bot/internal-error", "bot/unreadable-file", UNREAD, NOT_LISTED}
+    {*RULES, "bot/internal-error", "bot/unreadable-file", UNREAD, NOT_LISTED, *NOT_VALIDATED}
 )
 
 

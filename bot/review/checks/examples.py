@@ -57,14 +57,18 @@ RULES = {
     f"one regular expression of its schema at most {PATTERN_TIMEOUT_SECONDS:g} s on one value (a "
     f"pattern with catastrophic backtracking is stopped and named, not waited for); once a review "
     f"has spent {REVIEW_BUDGET_SECONDS:g} s "
-    "explaining examples, the remaining failing ones are reported as not validated.",
+    "explaining examples, the remaining failing ones are reported as not validated. An example "
+    "not validated is never pre-existing (the same timeout on the base says nothing of what the "
+    "change wrote there) and never waived.",
     "examples/unresolved-ref": "Validating an example reaches no reference that cannot be resolved "
-    "offline (`facets/unresolved-ref` and `facets/remote-ref` on the schema say why).",
+    "offline (`facets/unresolved-ref` and `facets/remote-ref` on the schema say why). The example "
+    "was not validated: never pre-existing, never waived.",
     "examples/unverified": "Warning: an example whose schema refers to an openlineage.io schema "
     "that is not in the repository cannot be checked offline when the repository keeps no "
     "published mirror (`paths.mirror`).",
     "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that "
-    "consumes nothing of the example).",
+    "consumes nothing of the example). The example was not validated: never pre-existing, never "
+    "waived.",
     "examples/orphan": "An examples folder names a facet file of its entry.",
     "examples/schema-url": "Each facet of an example names its schema in `_schemaURL`: the "
     "schema's own file, a version of it that exists (the current one or a published copy) and, "
