@@ -38,6 +38,9 @@ def cases(repo: str, tmp: str) -> list[tuple[list[str], str]]:
             "--base no-such-rev: no such branch, tag or commit",
         ),
         (["fix", repo, "--author", "not a login"], "--author 'not a login': not a GitHub login"),
+        # a new entry's CODEOWNERS cannot name an App; a pull request's author can be one (check,
+        # action: tests/test_action.py)
+        (["fix", repo, "--author", "dependabot[bot]"], "not a GitHub login"),
         (["fix", f"{tmp}/missing"], "no such folder"),
         (
             ["publish", repo, f"{tmp}/site", "--rev", "no-such-rev"],

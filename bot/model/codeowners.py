@@ -29,6 +29,9 @@ MATCH_TIMEOUT_SECONDS = 0.05
 _USER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
 USER_OWNER = re.compile(rf"@{_USER}")
 TEAM_OWNER = re.compile(rf"@{_USER}/[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# a GitHub App's account (``dependabot[bot]``): it authors and reviews pull requests, but is never a
+# CODEOWNERS owner nor a team member
+BOT_LOGIN = re.compile(rf"{_USER}\[bot\]")
 EMAIL_OWNER = re.compile(r"[^@\s/]+@[^@\s/]+\.[^@\s/.]+")
 _TOKEN = re.compile(r"(?:\\.|\\$|[^\s\\])+")
 

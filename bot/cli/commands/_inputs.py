@@ -105,16 +105,20 @@ def registry_folder(snapshots: list[Snapshot], where: str, config: Config | None
     )
 
 
-def login(value: str | None, option: str) -> str | None:
-    """A GitHub login (``@`` optional), or an error naming the option; None when not given."""
-    from bot.model.codeowners import USER_OWNER
+def login(value: str | None, option: str, bot: bool = False) -> str | None:
+    """A GitHub login (``@`` optional), or an error naming the option; None when not given. ``bot``:
+    a GitHub App's login too (``dependabot[bot]``), as GitHub names the author of an App's pull
+    request (never an owner: CODEOWNERS cannot name one)."""
+    from bot.model.codeowners import BOT_LOGIN, USER_OWNER
 
     if value is None or value == "":
         return None
     name = value.strip().removeprefix("@")
-    if not USER_OWNER.fullmatch("@" + name):
+    if not (USER_OWNER.fullmatch("@" + name) or (bot and BOT_LOGIN.fullmatch(name))):
         raise UsageError(
-            f"{option} {value!r}: not a GitHub login (letters, digits and hyphens, at most 39)"
+            f"{option} {value!r}: not a GitHub login (letters, digits and hyphens, at most 39"
+            + (", or an App's NAME[bot]" if bot else "")
+            + ")"
         )
     return name
 

@@ -67,8 +67,8 @@ def run(args: argparse.Namespace) -> int:
     event = _event()
     number = pull_request_number(event)
     pr_user = (event.get("pull_request") or {}).get("user") or {}
-    author = _inputs.login(args.author, "--author") or _inputs.login(
-        str(pr_user.get("login") or ""), "the event's author"
+    author = _inputs.login(args.author, "--author", bot=True) or _inputs.login(
+        str(pr_user.get("login") or ""), "the event's author", bot=True
     )
     repo_name = os.environ.get("GITHUB_REPOSITORY", "")
     try:

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         )
     repo = _inputs.folder(args.repo)
     who = {
-        "author": _inputs.login(args.author, "--author"),
+        "author": _inputs.login(args.author, "--author", bot=True),
         "approvers": _inputs.logins(args.approved_by, "--approved-by"),
         "strict": args.strict,
     }

@@ -1,0 +1,151 @@
+"""``registry-bot action`` in process, against GitHub's REST API as the Action's token sees it (the
+stand-in): approvals, the owning teams' members, teams the token cannot see, the membership lookup
+cap, GitHub failing, bot authors, long review listings. (The installed Action, its steps as a runner
+runs them: ``tests/test_hooks.py``.)
+
+The change edits two entries of the bundled reference registry: ``marquez`` (owned by
+``@MarquezProject/committers``) and ``egeria`` (``@odpi/egeria-lineage``), nothing else wrong with
+it, so the owners' approvals are the whole verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.cli import main
+from bot.github.local import LocalGitHub
+from tests.conftest import ROOT
+from tests.gitrepo import Repo
+from tests.standin import Fault, StandIn
+
+REFERENCE = ROOT / "registry" / "reference"
+REPO = "OpenLineage/OpenLineage"
+MARQUEZ = "spec/registry/marquez/registry.json"
+EGERIA = "spec/registry/egeria/registry.json"
+MARQUEZ_TEAM, EGERIA_TEAM = "MarquezProject/committers", "odpi/egeria-lineage"
+APPROVAL = "owners/approval-required"
+
+
+def edit_both(repo: Repo) -> None:
+    """New documentation URLs for marquez and egeria (the files keep their layout)."""
+    for path in (MARQUEZ, EGERIA):
+        text = (repo.path / path).read_text(encoding="utf-8")
+        repo.write(path, text.replace('/",', '/moved/",', 1))
+    repo.commit("move the documentation")
+
+
+@pytest.fixture(scope="module")
+def change(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = Repo.from_folder(REFERENCE, tmp_path_factory.mktemp("action") / "repo")
+    edit_both(repo)
+    return repo.path
+
+
+def github(repo: Path, teams: dict[str, list[str]], author: str = "mallory") -> LocalGitHub:
+    return LocalGitHub(repo, "main", "pr", repo=REPO, number=7, author=author, team_members=teams)
+
+
+@dataclass(frozen=True)
+class Done:
+    code: int
+    results: list[dict[str, Any]]  # the SARIF file's results
+    summary: str
+    out: str
+    err: str
+    paths: list[str]  # the API paths the Action asked for
+
+    def levels(self, rule: str = APPROVAL) -> dict[str, str]:
+        """SARIF level of each ``rule`` result, by file."""
+        return {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r["level"]
+            for r in self.results
+            if r["ruleId"] == rule
+        }
+
+
+def action(
+    local: LocalGitHub,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    author: str | None = "mallory",
+    faults: Iterable[Fault] = (),
+    args: Iterable[str] = (),
+) -> Done:
+    """The review step of a ``pull_request`` event by ``author`` (None: the event names no one)."""
+    folder = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
+    folder.mkdir()
+    event = {"pull_request": {"number": 7, "user": {"login": author} if author else {}}}
+    (folder / "event.json").write_text(json.dumps(event), encoding="utf-8")
+    sarif, summary = folder / "out.sarif", folder / "summary.md"
+    capsys.readouterr()
+    with StandIn(local) as server:
+        for fault in faults:
+            server.add_fault(fault)
+        monkeypatch.setenv("GITHUB_TOKEN", server.state.issue_token()[0])
+        monkeypatch.setenv("GITHUB_API_URL", server.url)
+        monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+        monkeypatch.setenv("GITHUB_EVENT_PATH", str(folder / "event.json"))
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+        code = main(
+            [
+                "action",
+                str(local.repo_path),
+                "--base",
+                "main",
+                "--head",
+                "pr",
+                "--sarif",
+                str(sarif),
+                *args,
+            ]
+        )
+        paths = [str(r["path"]) for r in server.state.requests]
+    out, err = capsys.readouterr()
+    results = json.loads(sarif.read_text())["runs"][0]["results"] if sarif.exists() else []
+    return Done(code, results, summary.read_text() if summary.exists() else "", out, err, paths)
+
+
+def test_an_approval_by_a_member_of_each_owning_team_passes(
+    change: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    local = github(change, {MARQUEZ_TEAM: ["maria"], EGERIA_TEAM: ["erin"]})
+    unapproved = action(local, tmp_path, monkeypatch, capsys)
+    assert unapproved.code == 1 and unapproved.levels() == {MARQUEZ: "error", EGERIA: "error"}
+    local.add_review("maria")
+    local.add_review("erin")
+    approved = action(local, tmp_path, monkeypatch, capsys)
+    assert approved.code == 0 and approved.levels() == {}, approved.out
+
+
+@pytest.mark.parametrize("where", ["event", "--author"])
+def test_a_pull_request_opened_by_a_bot_is_reviewed(
+    change: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:
+    """GitHub names an App's pull request ``dependabot[bot]`` (before: exit 2, "not a GitHub
+    login")."""
+    local = github(change, {MARQUEZ_TEAM: ["maria"], EGERIA_TEAM: ["erin"]}, "dependabot[bot]")
+    args = ["--author", "dependabot[bot]"] if where == "--author" else []
+    done = action(
+        local,
+        tmp_path,
+        monkeypatch,
+        capsys,
+        author="dependabot[bot]" if where == "event" else None,
+        args=args,
+    )
+    assert done.code == 1 and done.levels() == {MARQUEZ: "error", EGERIA: "error"}, done.err
+    assert "@dependabot[bot]" in done.out
