@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
+import bot.github.action
 from bot.cli import main
+from bot.github.client import RetryPolicy
 from bot.github.local import LocalGitHub
 from tests.conftest import ROOT
 from tests.gitrepo import Repo
@@ -45,6 +47,12 @@ def change(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = Repo.from_folder(REFERENCE, tmp_path_factory.mktemp("action") / "repo")
     edit_both(repo)
     return repo.path
+
+
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without the waits between them."""
+    monkeypatch.setattr(bot.github.action, "RETRY", RetryPolicy(base_delay=0.0, max_delay=0.0))
 
 
 def github(repo: Path, teams: dict[str, list[str]], author: str = "mallory") -> LocalGitHub:
@@ -125,6 +133,32 @@ def test_an_approval_by_a_member_of_each_owning_team_passes(
     local.add_review("erin")
     approved = action(local, tmp_path, monkeypatch, capsys)
     assert approved.code == 0 and approved.levels() == {}, approved.out
+
+
+def test_github_failing_a_lookup_is_retried_then_the_review_cannot_finish(
+    change: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A 502 is retried as the App's client retries it; one that lasts fails the review with a
+    could-not-finish finding, the SARIF file and the summary still written (before: a traceback,
+    exit 1, no SARIF for the upload step)."""
+    local = github(change, {MARQUEZ_TEAM: ["maria"], EGERIA_TEAM: ["erin"]})
+    local.add_review("maria")
+    local.add_review("erin")
+    lookups = "/orgs/*/teams/*/memberships/*"
+    once = action(local, tmp_path, monkeypatch, capsys, faults=[Fault(lookups, 502, count=1)])
+    assert once.code == 0 and once.levels() == {}, once.out + once.err
+    lasting = action(local, tmp_path, monkeypatch, capsys, faults=[Fault(lookups, 502, count=100)])
+    assert lasting.code == 1 and "Traceback" not in lasting.err
+    assert lasting.levels("bot/incomplete-review") == {".": "error"}, lasting.out
+    assert "502" in lasting.summary and "502" in lasting.out
+    reviews = action(
+        local, tmp_path, monkeypatch, capsys, faults=[Fault("/repos/*/pulls/*/reviews", 503, 100)]
+    )
+    assert reviews.code == 1 and reviews.levels("bot/incomplete-review") == {".": "error"}
+    assert reviews.levels() == {MARQUEZ: "error", EGERIA: "error"}  # no approval counted
 
 
 @pytest.mark.parametrize("where", ["event", "--author"])

@@ -365,7 +365,8 @@ class Runner:
     bin: Path
     folder: Path
     event: dict[str, Any]
-    # nothing listens: reading approvals fails unless a test serves the API
+    # nothing listens: GitHub does not answer (retried, then the review cannot finish) unless a
+    # test serves the API
     api: str = "http://127.0.0.1:9"
     token: str = "no-token"
 
@@ -443,6 +444,14 @@ def runner(repo: Repo, tmp_path: Path, action_bin: Path, **options: Any) -> Runn
     return Runner(repo.path, action_bin, folder, pull_request_event(repo), **options)
 
 
+def stand_in_pull_request(repo: Repo, teams: dict[str, list[str]]) -> LocalGitHub:
+    """Pull request 2 of ``REPO`` (``main`` from ``pr``, by ``contributor``) for the stand-in,
+    ``teams`` the only teams the token can see (with their members)."""
+    return LocalGitHub(
+        repo.path, "main", "pr", repo=REPO, number=2, author="contributor", team_members=teams
+    )
+
+
 def sarif_results(sarif: str) -> list[dict[str, Any]]:
     """The SARIF file, valid against OASIS's SARIF 2.1.0 schema, with a location on every result."""
     log = json.loads(sarif)
@@ -474,7 +483,10 @@ def test_the_action_reviews_the_pull_request_and_leaves_sarif_with_fixes_for_cod
             )
         }
     )
-    done = runner(repo, tmp_path, action_bin).run()
+    local = stand_in_pull_request(repo, {"OpenLineage/committers": ["maintainer"]})
+    with StandIn(local) as server:
+        token = server.state.issue_token()[0]
+        done = runner(repo, tmp_path, action_bin, api=server.url, token=token).run()
     # the step records the verdict; the last step fails
     assert done.code == 0 and done.outputs == {"exit-code": "1"}
     by_rule = {r["ruleId"]: r for r in sarif_results(done.sarif)}
@@ -487,8 +499,8 @@ def test_the_action_reviews_the_pull_request_and_leaves_sarif_with_fixes_for_cod
         == ENTRY
     )
     assert "failed" in done.summary.lower() or "FAILURE" in done.summary
-    # no API here
-    assert "Approval not checked" in done.summary and "reviews could not be read" in done.summary
+    # no one approved (GitHub failing: tests/test_action.py)
+    assert by_rule["owners/approval-required"]["level"] == "error"
 
     bad = runner(repo, tmp_path, action_bin).run(base="no-such-rev")
     assert bad.code == 0 and bad.outputs == {"exit-code": "2"}
@@ -509,9 +521,7 @@ def test_the_action_reads_approvals_and_teams_through_the_token(
     original = (repo.path / ENTRY).read_text(encoding="utf-8")
     repo.change({ENTRY: original.replace("/lineage", "/lineage#openlineage")})
     teams = {"OpenLineage/committers": ["maintainer"]} if visible else {}
-    local = LocalGitHub(
-        repo.path, "main", "pr", repo=REPO, number=2, author="contributor", team_members=teams
-    )
+    local = stand_in_pull_request(repo, teams)
     with StandIn(local) as server:
         token = server.state.issue_token()[0]
         unapproved = runner(repo, tmp_path, action_bin, api=server.url, token=token).run()
@@ -617,15 +627,7 @@ def test_the_action_passes_an_approved_real_pull_request_of_the_history(
     )
     git(repo.path, "checkout", "-q", "-B", "pr", commit)
     git(repo.path, "branch", "-f", "main", f"{commit}^")
-    local = LocalGitHub(
-        repo.path,
-        "main",
-        "pr",
-        repo=REPO,
-        number=2,
-        author="contributor",
-        team_members={"OpenLineage/committers": ["maintainer"]},
-    )
+    local = stand_in_pull_request(repo, {"OpenLineage/committers": ["maintainer"]})
     with StandIn(local) as server:
         token = server.state.issue_token()[0]
         unapproved = runner(repo, tmp_path, action_bin, api=server.url, token=token).run()

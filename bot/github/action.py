@@ -12,31 +12,82 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import quote
 
-from bot.github.api import GitHubAPI, GitHubError, ReviewInfo
+from bot.github.api import GitHubAPI, GitHubError, RateLimited, ReviewInfo
+from bot.github.client import RetryPolicy, is_rate_limit, is_secondary, retry_delay
 from bot.github.pipeline import approvers
+from bot.github.refusals import is_retryable
 from bot.github.teams import resolve
 
 DEFAULT_API = "https://api.github.com"
 TIMEOUT = 20  # seconds per request
 MAX_PAGES = 30  # 3,000 reviews
+# GitHub failing (5xx, no answer) or a rate limit: retried as the App's client retries
+# (bot.github.client), then the review cannot finish
+RETRY = RetryPolicy()
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
 
 
-class TokenReader:
-    """GitHub's REST API read with one token (no retries: a failure is reported, never hidden)."""
+class _Failed(Exception):
+    def __init__(self, status: int, headers: Mapping[str, str] | None, message: str) -> None:
+        super().__init__(message)
+        self.status, self.headers, self.message = status, headers, message
 
-    def __init__(self, token: str, api_url: str = DEFAULT_API) -> None:
+
+def _message(exc: urllib.error.HTTPError) -> str:
+    """GitHub's ``message`` of an error answer (it says "rate limit"), else the HTTP reason."""
+    try:
+        data = json.loads(exc.read() or b"null")
+    except (OSError, ValueError):
+        data = None
+    found = data.get("message") if isinstance(data, dict) else None
+    return str(found or exc.reason)
+
+
+class TokenReader:
+    """GitHub's REST API read with one token. GitHub failing or a rate limit is retried by the
+    App's policy (``RETRY``); what still fails raises ``GitHubError``, never hidden."""
+
+    def __init__(
+        self,
+        token: str,
+        api_url: str = DEFAULT_API,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.token = token
         self.api_url = api_url.rstrip("/")
+        self.sleep, self.clock = sleep, clock
 
     def _get(self, url: str) -> tuple[Any, Mapping[str, str]]:
+        policy, start, attempt = RETRY, self.clock(), 0
+        while True:
+            attempt += 1
+            try:
+                return self._send(url)
+            except _Failed as failed:
+                status, headers, message = failed.status, failed.headers, failed.message
+            now = self.clock()
+            delay = retry_delay(status, headers, message, attempt, now, policy)
+            spent = now - start
+            if delay is None or attempt >= policy.attempts or spent + delay > policy.max_wait:
+                why = (
+                    "" if delay is None else f" (gave up after {attempt} attempt(s), {spent:.0f}s)"
+                )
+                text = f"GET {url}: {status or 'no response'} {message}{why}"
+                if delay is not None and is_rate_limit(status, headers, message):
+                    raise RateLimited(text, status, now + delay, is_secondary(headers))
+                raise GitHubError(text, status=status)
+            self.sleep(delay)
+
+    def _send(self, url: str) -> tuple[Any, Mapping[str, str]]:
         request = urllib.request.Request(
             url if url.startswith("http") else self.api_url + url,
             headers={
@@ -50,9 +101,9 @@ class TokenReader:
             with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
                 return json.loads(response.read() or b"null"), dict(response.headers)
         except urllib.error.HTTPError as exc:
-            raise GitHubError(f"GET {url}: {exc.code} {exc.reason}", status=exc.code) from None
+            raise _Failed(exc.code, dict(exc.headers or {}), _message(exc)) from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise GitHubError(f"GET {url}: {getattr(exc, 'reason', exc)}") from None
+            raise _Failed(0, None, str(getattr(exc, "reason", exc))) from None
 
     def _pages(self, path: str) -> Iterator[Any]:
         url: str | None = f"{path}?per_page=100"
@@ -112,10 +163,13 @@ def read_approvals(
     reader: TokenReader, repo: str, number: int, author: str, teams: list[str]
 ) -> Approvals:
     """The pull request's approvers, plus each owning team the author or an approver is an active
-    member of."""
+    member of. GitHub failing (``is_retryable``, after the retries) raises: nothing can be said
+    about the approvals, and the review cannot finish."""
     try:
         logins = approvers(reader.list_reviews(repo, number))
     except GitHubError as exc:
+        if is_retryable(exc):
+            raise
         return Approvals(unchecked=(f"the pull request's reviews could not be read ({exc})",))
     membership = resolve(cast(GitHubAPI, reader), teams, (author, *sorted(logins)))
     unchecked = tuple(

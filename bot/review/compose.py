@@ -97,11 +97,13 @@ def run_review(request: ReviewRequest, stages: Sequence[Stage] = ()) -> Report:
 # -- stages ----------------------------------------------------------------------------------------
 
 
-def sections(*notes: Section) -> Stage:
-    """A stage adding fixed sections (notes a door knows about its inputs)."""
+def sections(*notes: Section, findings: Iterable[Finding] = ()) -> Stage:
+    """A stage adding fixed sections (notes a door knows about its inputs) and findings (what the
+    door could not do: a read that failed)."""
+    found = tuple(findings)
 
     def add(request: ReviewRequest, report: Report) -> Report:
-        return report.with_sections(*notes) if notes else report
+        return report.with_sections(*notes, findings=found) if notes or found else report
 
     return add
 

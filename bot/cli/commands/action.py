@@ -6,7 +6,8 @@ appended to the job summary (``GITHUB_STEP_SUMMARY``) and text on stdout. On a p
 (``GITHUB_EVENT_PATH``) the approvals and the approvers' owning teams are read from GitHub with
 ``GITHUB_TOKEN`` (``bot.github.action``); when that cannot be done completely the summary says that
 approval was not checked, and the owners' approval is left to GitHub's own CODEOWNERS review instead
-of failing the job.
+of failing the job. GitHub failing (after the retries) is no such case: the review cannot finish
+(``bot/incomplete-review``, exit 1), its SARIF and summary written all the same.
 """
 
 from __future__ import annotations
@@ -57,11 +58,14 @@ def _event() -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from bot.core.changes import ChangeSet
+    from bot.core.findings import Finding
+    from bot.core.incomplete import incomplete
     from bot.core.snapshot import GitError
     from bot.github.action import Approvals, TokenReader, pull_request_number, read_approvals
+    from bot.github.api import GitHubError
     from bot.github.teams import owning_teams
     from bot.outputs.render import render
-    from bot.review.compose import ReviewRequest, approval_not_checked, run_review
+    from bot.review.compose import ReviewRequest, approval_not_checked, run_review, sections
 
     writable_output(args.sarif, "--sarif")
     event = _event()
@@ -89,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
                     [base, hd], f"{repo} at {args.base} and at {args.head}", request.settings
                 )
                 changes = ChangeSet.from_git(repo, base.commit, hd.commit)
+                failed: list[Finding] = []
                 if number is None or not repo_name:
                     approvals = Approvals(
                         unchecked=(
@@ -101,17 +106,30 @@ def run(args: argparse.Namespace) -> int:
                         os.environ.get("GITHUB_TOKEN", ""),
                         os.environ.get("GITHUB_API_URL") or "https://api.github.com",
                     )
-                    approvals = read_approvals(
-                        reader,
-                        repo_name,
-                        number,
-                        author or "",
-                        owning_teams(base, hd, changes, request.settings),
-                    )
+                    try:
+                        approvals = read_approvals(
+                            reader,
+                            repo_name,
+                            number,
+                            author or "",
+                            owning_teams(base, hd, changes, request.settings),
+                        )
+                    except GitHubError as exc:  # GitHub failing, after the retries
+                        approvals = Approvals()  # none counted
+                        failed = [
+                            incomplete(
+                                f"GitHub failed while the approvals were read, so the owners' "
+                                f"approval could not be judged: {exc}",
+                                hint="Re-run the job once GitHub answers again.",
+                            )
+                        ]
                 request = dataclasses.replace(
                     request, changes=changes, approvers=approvals.approvers
                 )
-                report = run_review(request, [approval_not_checked(approvals.unchecked)])
+                report = run_review(
+                    request,
+                    [approval_not_checked(approvals.unchecked), sections(findings=failed)],
+                )
     except GitError as exc:
         raise UsageError(exc.reason) from None
     Path(args.sarif).write_text(render(report, "sarif"), encoding="utf-8")
