@@ -21,7 +21,7 @@ import pytest
 import bot.github.action
 from bot.cli import main
 from bot.github.client import RetryPolicy
-from bot.github.local import LocalGitHub
+from bot.github.local import LocalGitHub, ReviewRecord
 from tests.conftest import ROOT
 from tests.gitrepo import Repo
 from tests.standin import Fault, StandIn
@@ -183,3 +183,34 @@ def test_a_pull_request_opened_by_a_bot_is_reviewed(
     )
     assert done.code == 1 and done.levels() == {MARQUEZ: "error", EGERIA: "error"}, done.err
     assert "@dependabot[bot]" in done.out
+
+
+def test_a_review_past_the_first_thirty_pages_still_counts(
+    change: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An owner's later "changes requested" on the 31st page of reviews withdraws their approval on
+    the first (before: the listing stopped after 30 pages, and the approval passed the change)."""
+    local = github(change, {MARQUEZ_TEAM: ["maria"], EGERIA_TEAM: ["erin"]})
+    local.add_review("maria")
+    local.add_review("erin")
+    head = local.resolve("pr")
+    with local._lock:
+        local.reviews.extend(
+            ReviewRecord(100_000 + i, f"reader{i}", "COMMENTED", head, "+1", "COMMENT")
+            for i in range(3_000)
+        )
+    approved = action(local, tmp_path, monkeypatch, capsys)
+    assert approved.code == 0 and approved.levels() == {}, approved.out
+    local.add_review("maria", "REQUEST_CHANGES", "not this URL")
+    withdrawn = action(local, tmp_path, monkeypatch, capsys)
+    assert withdrawn.code == 1 and withdrawn.levels() == {MARQUEZ: "error"}, withdrawn.out
+    assert len([p for p in withdrawn.paths if p.endswith("/reviews")]) == 31
+    # a listing past what the Action follows is not seen in full: no verdict from it
+    monkeypatch.setattr(bot.github.action, "MAX_PAGES", 30)
+    cut = action(local, tmp_path, monkeypatch, capsys)
+    assert cut.code == 1 and cut.levels("bot/incomplete-review") == {".": "error"}, cut.out
+    assert "more than 30 pages, not read in full" in cut.summary
+    assert cut.levels() == {MARQUEZ: "error", EGERIA: "error"}  # no approval counted

@@ -28,11 +28,18 @@ from bot.github.teams import resolve
 
 DEFAULT_API = "https://api.github.com"
 TIMEOUT = 20  # seconds per request
-MAX_PAGES = 30  # 3,000 reviews
+# every page is read, as the App reads them (a later review may withdraw an approval); past this
+# many pages (100,000 reviews) the listing is not seen in full and nothing is judged from it
+MAX_PAGES = 1_000
 # GitHub failing (5xx, no answer) or a rate limit: retried as the App's client retries
 # (bot.github.client), then the review cannot finish
 RETRY = RetryPolicy()
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+
+
+class ListingCut(GitHubError):
+    """A listing longer than the reader follows: what it holds past the cut is unknown (a later
+    review may withdraw an approval), so nothing is judged from it."""
 
 
 class _Failed(Exception):
@@ -106,6 +113,7 @@ class TokenReader:
             raise _Failed(0, None, str(getattr(exc, "reason", exc))) from None
 
     def _pages(self, path: str) -> Iterator[Any]:
+        """Every item of a paginated list; ``ListingCut`` past ``MAX_PAGES`` pages."""
         url: str | None = f"{path}?per_page=100"
         for _ in range(MAX_PAGES):
             if url is None:
@@ -114,6 +122,8 @@ class TokenReader:
             yield from data if isinstance(data, list) else ()
             match = _NEXT.search(headers.get("Link") or headers.get("link") or "")
             url = match.group(1) if match else None
+        if url is not None:
+            raise ListingCut(f"GET {path}: more than {MAX_PAGES} pages, not read in full")
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
         return [
@@ -163,12 +173,13 @@ def read_approvals(
     reader: TokenReader, repo: str, number: int, author: str, teams: list[str]
 ) -> Approvals:
     """The pull request's approvers, plus each owning team the author or an approver is an active
-    member of. GitHub failing (``is_retryable``, after the retries) raises: nothing can be said
-    about the approvals, and the review cannot finish."""
+    member of. GitHub failing (``is_retryable``, after the retries) or a listing of reviews not read
+    in full (``ListingCut``) raises: nothing can be said about the approvals, and the review cannot
+    finish."""
     try:
         logins = approvers(reader.list_reviews(repo, number))
     except GitHubError as exc:
-        if is_retryable(exc):
+        if is_retryable(exc) or isinstance(exc, ListingCut):
             raise
         return Approvals(unchecked=(f"the pull request's reviews could not be read ({exc})",))
     membership = resolve(cast(GitHubAPI, reader), teams, (author, *sorted(logins)))

@@ -114,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
                             author or "",
                             owning_teams(base, hd, changes, request.settings),
                         )
-                    except GitHubError as exc:  # GitHub failing, after the retries
+                    except GitHubError as exc:  # GitHub failing after the retries, a cut
                         approvals = Approvals()  # none counted
                         failed = [
                             incomplete(
-                                f"GitHub failed while the approvals were read, so the owners' "
+                                f"the approvals could not be read in full, so the owners' "
                                 f"approval could not be judged: {exc}",
                                 hint="Re-run the job once GitHub answers again.",
                             )
