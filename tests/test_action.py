@@ -22,6 +22,7 @@ import bot.github.action
 from bot.cli import main
 from bot.github.client import RetryPolicy
 from bot.github.local import LocalGitHub, ReviewRecord
+from bot.github.teams import MAX_LOOKUPS
 from tests.conftest import ROOT
 from tests.gitrepo import Repo
 from tests.standin import Fault, StandIn
@@ -45,6 +46,16 @@ def edit_both(repo: Repo) -> None:
 @pytest.fixture(scope="module")
 def change(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = Repo.from_folder(REFERENCE, tmp_path_factory.mktemp("action") / "repo")
+    edit_both(repo)
+    return repo.path
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same change where egeria's CODEOWNERS names a login beside its team: ``@erin``."""
+    repo = Repo.from_folder(REFERENCE, tmp_path_factory.mktemp("action-mixed") / "repo")
+    repo.write("spec/registry/egeria/CODEOWNERS", f"* @{EGERIA_TEAM} @erin\n")
+    repo.commit("egeria names erin", branch="main")
     edit_both(repo)
     return repo.path
 
@@ -133,6 +144,63 @@ def test_an_approval_by_a_member_of_each_owning_team_passes(
     local.add_review("erin")
     approved = action(local, tmp_path, monkeypatch, capsys)
     assert approved.code == 0 and approved.levels() == {}, approved.out
+
+
+@pytest.mark.parametrize("socks", [2, MAX_LOOKUPS])
+def test_approvals_from_accounts_that_own_nothing_never_pass(
+    change: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    socks: int,
+) -> None:
+    """Enough approvals by non-members that the lookups reach the cap: the teams left unasked are
+    not approving, never "not checked" (before: every approval finding a notice, exit 0), and the
+    summary says the cap, not the token."""
+    local = github(change, {MARQUEZ_TEAM: ["maria"], EGERIA_TEAM: ["erin"]})
+    for i in range(socks):
+        local.add_review(f"sock{i}")
+    done = action(local, tmp_path, monkeypatch, capsys)
+    assert done.code == 1 and done.levels() == {MARQUEZ: "error", EGERIA: "error"}, done.out
+    assert "not checked" not in done.summary and "read:org" not in done.summary
+    looked_up = len([p for p in done.paths if "/memberships/" in p])
+    assert looked_up <= MAX_LOOKUPS
+    if socks == MAX_LOOKUPS:
+        assert f"more than {MAX_LOOKUPS} membership lookups" in done.summary
+
+
+def test_a_team_the_token_cannot_see_excuses_only_the_entries_it_alone_owns(
+    change: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """egeria's team is hidden from the token (404): its approval is not checked (a notice);
+    marquez's team is visible and no member approved: still an error (before: both notices, exit
+    0)."""
+    local = github(change, {MARQUEZ_TEAM: ["maria"]})
+    done = action(local, tmp_path, monkeypatch, capsys)
+    assert done.levels() == {MARQUEZ: "error", EGERIA: "note"}, done.out
+    assert done.code == 1
+    assert "Approval not checked" in done.summary and f"@{EGERIA_TEAM}" in done.summary
+    local.add_review("maria")
+    approved = action(local, tmp_path, monkeypatch, capsys)
+    assert approved.code == 0 and approved.levels() == {EGERIA: "note"}, approved.out
+
+
+def test_a_hidden_team_beside_a_login_owner_does_not_excuse_the_login(
+    mixed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """egeria is owned by a hidden team and by ``@erin``: erin's missing approval can be checked,
+    so it stays an error; once erin approves, the team is not even asked about."""
+    local = github(mixed, {MARQUEZ_TEAM: ["maria"]})
+    local.add_review("maria")
+    done = action(local, tmp_path, monkeypatch, capsys)
+    assert done.code == 1 and done.levels() == {EGERIA: "error"}, done.out
+    local.add_review("erin")
+    approved = action(local, tmp_path, monkeypatch, capsys)
+    assert approved.code == 0 and approved.levels() == {}, approved.out
+    assert not [p for p in approved.paths if p.startswith(f"/orgs/{EGERIA_TEAM.split('/')[0]}/")]
 
 
 def test_github_failing_a_lookup_is_retried_then_the_review_cannot_finish(

@@ -19,6 +19,7 @@ from bot.github.api import GitHubError, PullRequest
 from bot.github.local import LocalGitHub
 from bot.github.pipeline import fetch, review_inputs
 from bot.github.publish import SUMMARY_MARKER
+from bot.github.teams import MAX_LOOKUPS
 from bot.service.worker import review_pull_request
 from tests.gitrepo import Repo, git
 from tests.test_pipeline import REPO
@@ -159,3 +160,31 @@ def test_a_lookup_github_fails_is_retried_not_judged(change: Path, status: int) 
     with pytest.raises(GitHubError):
         review_pull_request(gh, pr, "d-1")
     assert review_pull_request(gh, pr, "d-2") == "success"
+
+
+def test_past_the_lookup_cap_the_teams_left_are_not_approving_and_the_note_says_the_cap(
+    change: Path,
+) -> None:
+    """More approvals by non-members than one review looks up (anyone can approve a public pull
+    request): the teams left are not approving, never "unverified", and the note names the cap,
+    not the Members permission (before: both teams unverified, with the permission's advice)."""
+    gh, pr = pull(change)
+    for i in range(MAX_LOOKUPS):
+        gh.add_review(f"sock{i}")
+    inputs = fetch(gh, pr)
+    assert len(lookups(gh)) == MAX_LOOKUPS
+    assert inputs.teams.unverified == () and inputs.teams.unasked == (COMMITTERS, GCP_TEAM)
+    section = inputs.teams.section()
+    assert section is not None and f"more than {MAX_LOOKUPS} membership lookups" in section.markdown
+    assert "Members: read" not in section.markdown
+    assert set(approvals(review_inputs(inputs).findings)) == {"gcp:composer", "gcp:dataproc"}
+
+
+def test_an_apps_account_is_never_looked_up(change: Path) -> None:
+    """No team has an App's account (``dependabot[bot]``) as a member: its pull request asks only
+    about its human approvers."""
+    gh, pr = pull(change, author="dependabot[bot]")
+    gh.add_review("carol")
+    inputs = fetch(gh, pr)
+    assert lookups(gh) == [(COMMITTERS, "carol"), (GCP_TEAM, "carol")]
+    assert approvals(review_inputs(inputs).findings) == {"gcp:dataproc": (f"@{GCP_TEAM}",)}

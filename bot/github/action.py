@@ -4,8 +4,10 @@ and whether its author or approvers belong to the teams that own the change.
 The App reads the same through its installation (``bot.github.pipeline``); the Action has only a
 token (``GITHUB_TOKEN`` by default) and the runner's environment (``GITHUB_EVENT_PATH``,
 ``GITHUB_API_URL``, ``GITHUB_REPOSITORY``). The workflow token can list a pull request's reviews but
-cannot see organisation teams: a team that cannot be checked is reported, and the approvals it would
-take are "not checked" rather than missing (``Approvals.unchecked``).
+cannot see organisation teams: a team that cannot be checked is reported, and the approval of an
+entry whose missing owners are all such teams is "not checked" rather than missing
+(``Approvals.teams``, ``compose.approval_not_checked``). A team the lookup cap left unasked is no
+such team: its members' approvals are missing, as in the App.
 """
 
 from __future__ import annotations
@@ -16,15 +18,18 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 from urllib.parse import quote
 
+from bot.core.changes import ChangeSet
+from bot.core.config import Config
+from bot.core.snapshot import Snapshot
 from bot.github.api import GitHubAPI, GitHubError, RateLimited, ReviewInfo
 from bot.github.client import RetryPolicy, is_rate_limit, is_secondary, retry_delay
 from bot.github.pipeline import approvers
 from bot.github.refusals import is_retryable
-from bot.github.teams import resolve
+from bot.github.teams import TeamMembership, membership
 
 DEFAULT_API = "https://api.github.com"
 TIMEOUT = 20  # seconds per request
@@ -152,13 +157,28 @@ class TokenReader:
         return str(state) if state else None
 
 
+# who reads the teams, what lets it see them, and what the summary says of a team it cannot see
+TOKEN_ACCESS = ("the token", "read:org scope")
+TOKEN_ADVICE = (
+    "A workflow's `GITHUB_TOKEN` never can read a team's members: give the action a token with the "
+    "`read:org` scope as its `token` input. Until then an entry whose missing owners are all such "
+    "teams is left to GitHub's own CODEOWNERS review."
+)
+
+
 @dataclass(frozen=True)
 class Approvals:
-    """Who approved (logins and the ``org/team`` owners they stand for), and why approval could not
-    be checked completely (empty when it could)."""
+    """Who approved (logins and the ``org/team`` owners they stand for), why approval could not be
+    read at all (``unchecked``, empty when it could), and what the team lookups found."""
 
     approvers: frozenset[str] = frozenset()
     unchecked: tuple[str, ...] = ()
+    teams: TeamMembership = field(default_factory=TeamMembership)
+
+    def hidden_teams(self) -> tuple[str, ...]:
+        """The ``org/team`` owners whose members the token could not read (never those the lookup
+        cap left unasked)."""
+        return tuple(team for team, _ in self.teams.unverified)
 
 
 def pull_request_number(event: Mapping[str, Any]) -> int | None:
@@ -170,22 +190,21 @@ def pull_request_number(event: Mapping[str, Any]) -> int | None:
 
 
 def read_approvals(
-    reader: TokenReader, repo: str, number: int, author: str, teams: list[str]
+    reader: TokenReader,
+    repo: str,
+    number: int,
+    author: str,
+    change: tuple[Snapshot, Snapshot, ChangeSet, Config],
 ) -> Approvals:
-    """The pull request's approvers, plus each owning team the author or an approver is an active
-    member of. GitHub failing (``is_retryable``, after the retries) or a listing of reviews not read
-    in full (``ListingCut``) raises: nothing can be said about the approvals, and the review cannot
-    finish."""
+    """The pull request's approvers, plus each owning team (base side) of ``change`` (base, head,
+    changes, configuration) the author or an approver is an active member of. GitHub failing
+    (``is_retryable``, after the retries) or a listing of reviews not read in full (``ListingCut``)
+    raises: nothing can be said about the approvals, and the review cannot finish."""
     try:
         logins = approvers(reader.list_reviews(repo, number))
     except GitHubError as exc:
         if is_retryable(exc) or isinstance(exc, ListingCut):
             raise
         return Approvals(unchecked=(f"the pull request's reviews could not be read ({exc})",))
-    membership = resolve(cast(GitHubAPI, reader), teams, (author, *sorted(logins)))
-    unchecked = tuple(
-        f"the members of @{team} could not be read with the token (a workflow's GITHUB_TOKEN never "
-        "can: give the action a token with the read:org scope as its `token` input)"
-        for team, _ in membership.unverified
-    )
-    return Approvals(logins | membership.approving, unchecked)
+    teams = membership(cast(GitHubAPI, reader), *change, author, logins, TOKEN_ACCESS)
+    return Approvals(logins | teams.approving, teams=teams)

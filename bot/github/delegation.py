@@ -32,7 +32,7 @@ from bot.github.api import GitHubAPI, GitHubError, PullRequest, ReviewInfo
 from bot.github.pipeline import ReviewInputs
 from bot.github.refusals import Refusals, is_retryable
 from bot.github.required_checks import merge_lines
-from bot.github.teams import owning_teams, resolve
+from bot.github.teams import membership
 from bot.model.codeowners import ROOT_LOCATIONS, owner_key
 from bot.model.sides import entry_relative, side_model
 from bot.review.checks.owners import owner_list
@@ -294,8 +294,9 @@ def decide(
     if stale:
         teams = frozenset()
         if gh is not None:
-            found = owning_teams(inputs.base, inputs.head, inputs.changes, config)
-            teams = resolve(gh, found, (pr.author, *sorted(current))).approving
+            teams = membership(
+                gh, inputs.base, inputs.head, inputs.changes, config, pr.author, current
+            ).approving
     consent = {owner_key(x): x for x in (pr.author, *sorted(current), *sorted(teams)) if x}
     entries: list[EntryConsent] = []
     waiting: list[str] = []

@@ -20,7 +20,7 @@ from bot.core.snapshot import MemorySnapshot, Snapshot
 from bot.github import listing
 from bot.github.api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
 from bot.github.lazy_snapshot import TreeSnapshot, raise_read_failure
-from bot.github.teams import TeamMembership, owning_teams, resolve
+from bot.github.teams import TeamMembership, membership
 from bot.github.tree_diff import tree_changes
 from bot.github.tree_files import normalise_prefixes
 from bot.outputs.site.preview import site_preview
@@ -132,7 +132,7 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     me = gh.bot_login()
     # the App's own approval stands for no one
     logins = approvers(r for r in reviews if r.user != me)
-    teams = resolve(gh, owning_teams(base, head, changes, config), (pr.author, *sorted(logins)))
+    teams = membership(gh, base, head, changes, config, pr.author, logins)
     return ReviewInputs(
         pr,
         base,

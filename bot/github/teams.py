@@ -6,6 +6,13 @@ the teams that own the changed files on the base side (the same ownership the ch
 whether the author or an approving reviewer is an active member. That needs the App's
 ``members: read`` organization permission; without it GitHub answers 403, the team is reported as
 unverified and the check simply asks for an owner's approval.
+
+Only the teams that can matter are asked about: those owning a changed file that no login among the
+author and the approvers owns (``membership``), and only about the author and the approvers (never
+an App's account: no team has one). One review asks at most ``MAX_LOOKUPS`` times; a team the cap
+leaves unasked is not approving either (``TeamMembership.unasked``), and is never a team GitHub
+would not show: whoever can add approvals (anyone can approve a public pull request) must not turn
+a missing approval into "not checked".
 """
 
 from __future__ import annotations
@@ -21,83 +28,139 @@ from bot.core.quoting import code, escape
 from bot.core.snapshot import Snapshot
 from bot.github.api import GitHubAPI, GitHubError
 from bot.github.refusals import is_retryable
-from bot.model.codeowners import owner_kind
+from bot.model.codeowners import BOT_LOGIN, owner_key, owner_kind
 from bot.model.sides import ownership, side_model
 
 log = logging.getLogger(__name__)
 
 MAX_LOOKUPS = 50  # membership requests per review; a change owned by more teams is rare
 _WHY = {
-    403: "GitHub refused the lookup (403): the App lacks the Members: read permission",
-    404: "GitHub does not show this team to the App (404): no Members: read permission, or no "
-    "such team",
+    403: "GitHub refused the lookup (403): {who} lacks the {permission}",
+    404: "GitHub does not show this team to {who} (404): no {permission}, or no such team",
 }
+# who reads the teams, and what lets it see them
+APP_ACCESS = ("the App", "Members: read permission")
+
+
+CAPPED = f"more than {MAX_LOOKUPS} membership lookups in one review: not everyone was looked up"
+APP_ADVICE = (
+    "The App needs the organization permission **Members: read** to check teams (see the App's "
+    "manifest, `app.yml`)."
+)
 
 
 @dataclass(frozen=True)
 class TeamMembership:
-    """The outcome of the lookups: teams to count as approving, and teams GitHub would not tell
-    about."""
+    """The outcome of the lookups: teams to count as approving, teams GitHub would not tell about,
+    and teams the lookup cap left unasked (neither counts as approving)."""
 
     approving: frozenset[str] = frozenset()  # "org/team" as written in CODEOWNERS, without the "@"
-    unverified: tuple[tuple[str, str], ...] = ()  # (org/team, why)
+    unverified: tuple[tuple[str, str], ...] = ()  # (org/team, why): GitHub would not tell
+    unasked: tuple[str, ...] = ()  # org/team: not (fully) asked, ``MAX_LOOKUPS`` reached
 
-    def section(self) -> Section | None:
+    def section(self, who: str = "the App", advice: str = APP_ADVICE) -> Section | None:
         """A note for the summary when a team could not be checked (None when every lookup
-        worked)."""
-        if not self.unverified:
+        worked); ``who`` reads the teams, ``advice`` says how it can see them."""
+        parts: list[str] = []
+        if self.unverified:
+            parts += [
+                "Team membership could not be verified, so approvals by members of these teams "
+                f"were not counted; an owner listed by login (or a team member, once {who} can "
+                "see the team) must approve:",
+                "",
+                *(
+                    f"- {code('@' + team, table=False)}: {escape(why)}"
+                    for team, why in self.unverified
+                ),
+                "",
+                advice,
+            ]
+        if self.unasked:
+            parts += [
+                *([""] if parts else []),
+                "Team membership was not looked up for everyone: one review makes at most "
+                f"{MAX_LOOKUPS} membership lookups (the author, then each approver, team by team) "
+                "and this one needed more, so these teams do not count as approving; an owner "
+                "listed by login, or a member of a team that was looked up, must approve:",
+                "",
+                *(f"- {code('@' + team, table=False)}: {escape(CAPPED)}" for team in self.unasked),
+            ]
+        if not parts:
             return None
-        lines = [
-            f"- {code('@' + team, table=False)}: {escape(why)}" for team, why in self.unverified
-        ]
         return Section(
             "Team membership",
-            "\n".join(
-                [
-                    "Team membership could not be verified, so approvals by members of these teams "
-                    "were not counted; an owner listed by login (or a team member, once the App "
-                    "can see the team) must approve:",
-                    "",
-                    *lines,
-                    "",
-                    "The App needs the organization permission **Members: read** to check teams "
-                    "(see the App's manifest, `app.yml`).",
-                ]
-            ),
-            data={"unverified": [team for team, _ in self.unverified]},
+            "\n".join(parts),
+            data={
+                "unverified": [team for team, _ in self.unverified],
+                "unasked": list(self.unasked),
+            },
         )
 
 
-def owning_teams(base: Snapshot, head: Snapshot, changes: ChangeSet, config: Config) -> list[str]:
+def owning_teams(
+    base: Snapshot,
+    head: Snapshot,
+    changes: ChangeSet,
+    config: Config,
+    consent: Iterable[str] = (),
+) -> list[str]:
     """The ``org/team`` owners (base side) of the changed files of registry entries, in first-seen
-    order."""
+    order; with ``consent`` (the author and the approvers' logins), only those of files that no
+    owner among them owns (the others need no team)."""
     side = side_model(base, config).owners
     base_registry, head_registry = side.registry, side_model(head, config).registry
+    agreed = {owner_key(x) for x in consent if x}
     teams: dict[str, None] = {}
     for path in sorted(changes.paths()):
         entry = base_registry.entry_for(path) or head_registry.entry_for(path)
         if entry is None:
             continue
-        for owner in ownership(side, base_registry.entries.get(entry.name), path).owners:
+        owners = ownership(side, base_registry.entries.get(entry.name), path).owners
+        if any(owner_key(o) in agreed for o in owners):
+            continue
+        for owner in owners:
             if owner_kind(owner) == "team":
                 teams.setdefault(owner.removeprefix("@"), None)
     return list(teams)
 
 
-def resolve(gh: GitHubAPI, teams: Iterable[str], identities: Iterable[str]) -> TeamMembership:
-    """Ask GitHub, team by team, whether one of ``identities`` (author, approvers) is an active
-    member."""
-    people = list(dict.fromkeys(i.removeprefix("@") for i in identities if i))
+def membership(
+    gh: GitHubAPI,
+    base: Snapshot,
+    head: Snapshot,
+    changes: ChangeSet,
+    config: Config,
+    author: str | None,
+    logins: Iterable[str],
+    access: tuple[str, str] = APP_ACCESS,
+) -> TeamMembership:
+    """The owning teams (base side) of the change the author or an approver (``logins``) is an
+    active member of, asking only about the teams of files no login among them owns."""
+    identities = (author or "", *sorted(logins))
+    return resolve(gh, owning_teams(base, head, changes, config, identities), identities, access)
+
+
+def resolve(
+    gh: GitHubAPI,
+    teams: Iterable[str],
+    identities: Iterable[str],
+    access: tuple[str, str] = APP_ACCESS,
+) -> TeamMembership:
+    """Ask GitHub, team by team, whether one of ``identities`` (author, approvers; an App's account
+    is no team member and is not asked about) is an active member; at most ``MAX_LOOKUPS`` lookups,
+    the teams left are ``unasked``. ``access``: who asks, and what lets it see a team (for the
+    reasons of ``unverified``)."""
+    logins = (i.removeprefix("@") for i in identities if i)
+    people = list(dict.fromkeys(x for x in logins if not BOT_LOGIN.fullmatch(x)))
     approving: set[str] = set()
     unverified: list[tuple[str, str]] = []
+    unasked: list[str] = []
     lookups = 0
     for team in teams:
         org, _, slug = team.partition("/")
         for login in people:
             if lookups >= MAX_LOOKUPS:
-                unverified.append(
-                    (team, f"more than {MAX_LOOKUPS} membership lookups in one review")
-                )
+                unasked.append(team)
                 break
             lookups += 1
             try:
@@ -109,10 +172,10 @@ def resolve(gh: GitHubAPI, teams: Iterable[str], identities: Iterable[str]) -> T
                 log.warning("membership of %s in %s could not be read: %s", login, team, exc)
                 why = _WHY.get(
                     exc.status, f"GitHub failed the lookup ({exc.status or 'no response'})"
-                )
+                ).format(who=access[0], permission=access[1])
                 unverified.append((team, why))
                 break
             if state == "active":
                 approving.add(team)
                 break
-    return TeamMembership(frozenset(approving), tuple(unverified))
+    return TeamMembership(frozenset(approving), tuple(unverified), tuple(unasked))

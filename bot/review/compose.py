@@ -21,8 +21,9 @@ from bot.core.changes import ChangeSet, Status
 from bot.core.config import Config, load_config
 from bot.core.findings import Finding, Report, Section, Severity, Verdict
 from bot.core.incomplete import REGRESSION_UNFINISHED, incomplete
-from bot.core.quoting import escape
+from bot.core.quoting import code, escape
 from bot.core.snapshot import Snapshot
+from bot.model.codeowners import owner_key
 from bot.review.engine import review
 from bot.review.input import Check, ReviewContext
 
@@ -202,27 +203,55 @@ def unfinished(
 APPROVAL_RULE = "owners/approval-required"
 
 
-def approval_not_checked(reasons: Iterable[str]) -> Stage:
+def approval_not_checked(reasons: Iterable[str], teams: Iterable[str] = ()) -> Stage:
     """The owners' approvals as notices (GitHub's CODEOWNERS review still applies) and a section
-    saying why, when the approvals could not be read completely (the Action without a pull request
-    or a team it cannot see); no reasons, no change."""
+    saying why, when they could not be read: all of them for ``reasons`` (the Action without a pull
+    request, reviews it cannot read); for ``teams`` (``org/team`` owners whose members could not be
+    read), only an entry's whose missing owners are all such teams: one that names any other owner
+    (a login, a team that was read) still fails without that owner's approval. Nothing to say, no
+    change."""
     why = tuple(reasons)
+    hidden = {owner_key(t) for t in teams}
+
+    def excused(finding: Finding) -> bool:
+        if finding.rule != APPROVAL_RULE:
+            return False
+        return bool(why) or (
+            bool(finding.owners) and all(owner_key(o) in hidden for o in finding.owners)
+        )
 
     def downgrade(request: ReviewRequest, report: Report) -> Report:
-        if not why:
+        notices = [f for f in report.findings if excused(f)]
+        if not notices:
             return report
         findings = [
-            dataclasses.replace(f, severity=Severity.NOTICE) if f.rule == APPROVAL_RULE else f
+            dataclasses.replace(f, severity=Severity.NOTICE) if excused(f) else f
             for f in report.findings
         ]
-        text = "\n".join(
-            [
-                "Approval was not checked: the owners' approval of each entry is not part of this "
-                "verdict (GitHub's own CODEOWNERS review still applies).",
-                "",
-                *[f"- {r}" for r in why],
-            ]
-        )
+        if why:
+            text = "\n".join(
+                [
+                    "Approval was not checked: the owners' approval of each entry is not part of "
+                    "this verdict (GitHub's own CODEOWNERS review still applies).",
+                    "",
+                    *[f"- {escape(r)}" for r in why],
+                ]
+            )
+        else:
+            text = "\n".join(
+                [
+                    "Approval was not checked for these entries: each is owned only by teams whose "
+                    "members could not be read (see Team membership), so their owners' approval is "
+                    "not part of this verdict (GitHub's own CODEOWNERS review still applies). An "
+                    "entry that also names another owner still needs an owner's approval.",
+                    "",
+                    *[
+                        f"- {code(f.entry or f.path, table=False)}: "
+                        + ", ".join(code(o, table=False) for o in f.owners)
+                        for f in notices
+                    ],
+                ]
+            )
         built = Report.build(
             findings,
             report.entries,
@@ -232,7 +261,11 @@ def approval_not_checked(reasons: Iterable[str]) -> Stage:
             report.strict,
         )
         return built.with_sections(
-            Section("Approval not checked", text, data={"unchecked": list(why)})
+            Section(
+                "Approval not checked",
+                text,
+                data={"unchecked": list(why), "entries": [f.entry for f in notices]},
+            )
         )
 
     return downgrade

@@ -61,9 +61,14 @@ def run(args: argparse.Namespace) -> int:
     from bot.core.findings import Finding
     from bot.core.incomplete import incomplete
     from bot.core.snapshot import GitError
-    from bot.github.action import Approvals, TokenReader, pull_request_number, read_approvals
+    from bot.github.action import (
+        TOKEN_ADVICE,
+        Approvals,
+        TokenReader,
+        pull_request_number,
+        read_approvals,
+    )
     from bot.github.api import GitHubError
-    from bot.github.teams import owning_teams
     from bot.outputs.render import render
     from bot.review.compose import ReviewRequest, approval_not_checked, run_review, sections
 
@@ -112,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
                             repo_name,
                             number,
                             author or "",
-                            owning_teams(base, hd, changes, request.settings),
+                            (base, hd, changes, request.settings),
                         )
                     except GitHubError as exc:  # GitHub failing after the retries, a cut
                         approvals = Approvals()  # none counted
@@ -126,9 +131,13 @@ def run(args: argparse.Namespace) -> int:
                 request = dataclasses.replace(
                     request, changes=changes, approvers=approvals.approvers
                 )
+                teams = approvals.teams.section("the token", TOKEN_ADVICE)
                 report = run_review(
                     request,
-                    [approval_not_checked(approvals.unchecked), sections(findings=failed)],
+                    [
+                        approval_not_checked(approvals.unchecked, approvals.hidden_teams()),
+                        sections(*([teams] if teams else []), findings=failed),
+                    ],
                 )
     except GitError as exc:
         raise UsageError(exc.reason) from None
