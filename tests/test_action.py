@@ -96,11 +96,14 @@ def action(
     author: str | None = "mallory",
     faults: Iterable[Fault] = (),
     args: Iterable[str] = (),
+    event: dict[str, Any] | None = None,
 ) -> Done:
-    """The review step of a ``pull_request`` event by ``author`` (None: the event names no one)."""
+    """The review step of a ``pull_request`` event by ``author`` (None: the event names no one),
+    or of ``event``."""
     folder = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
     folder.mkdir()
-    event = {"pull_request": {"number": 7, "user": {"login": author} if author else {}}}
+    if event is None:
+        event = {"pull_request": {"number": 7, "user": {"login": author} if author else {}}}
     (folder / "event.json").write_text(json.dumps(event), encoding="utf-8")
     sarif, summary = folder / "out.sarif", folder / "summary.md"
     capsys.readouterr()
@@ -201,6 +204,28 @@ def test_a_hidden_team_beside_a_login_owner_does_not_excuse_the_login(
     approved = action(local, tmp_path, monkeypatch, capsys)
     assert approved.code == 0 and approved.levels() == {}, approved.out
     assert not [p for p in approved.paths if p.startswith(f"/orgs/{EGERIA_TEAM.split('/')[0]}/")]
+
+
+def test_without_a_pull_request_no_approval_is_judged(
+    change: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A push event names no pull request: no approval can be read, so every entry's is "not
+    checked" (the per-team rule above does not narrow this)."""
+    local = github(change, {MARQUEZ_TEAM: ["maria"], EGERIA_TEAM: ["erin"]})
+    done = action(
+        local,
+        tmp_path,
+        monkeypatch,
+        capsys,
+        event={"after": "0" * 40},
+        args=["--author", "mallory"],
+    )
+    assert done.code == 0 and done.levels() == {MARQUEZ: "note", EGERIA: "note"}, done.out
+    assert "Approval not checked" in done.summary and "no pull request in the event" in done.summary
+    assert not [p for p in done.paths if p.startswith(("/repos/", "/orgs/"))]
 
 
 def test_github_failing_a_lookup_is_retried_then_the_review_cannot_finish(

@@ -207,9 +207,9 @@ def approval_not_checked(reasons: Iterable[str], teams: Iterable[str] = ()) -> S
     """The owners' approvals as notices (GitHub's CODEOWNERS review still applies) and a section
     saying why, when they could not be read: all of them for ``reasons`` (the Action without a pull
     request, reviews it cannot read); for ``teams`` (``org/team`` owners whose members could not be
-    read), only an entry's whose missing owners are all such teams: one that names any other owner
-    (a login, a team that was read) still fails without that owner's approval. Nothing to say, no
-    change."""
+    read), only those of entries whose missing owners are all such teams: one that names any other
+    owner (a login, a team that was read) still fails without an owner's approval. Nothing to say,
+    no change."""
     why = tuple(reasons)
     hidden = {owner_key(t) for t in teams}
 
@@ -222,7 +222,7 @@ def approval_not_checked(reasons: Iterable[str], teams: Iterable[str] = ()) -> S
 
     def downgrade(request: ReviewRequest, report: Report) -> Report:
         notices = [f for f in report.findings if excused(f)]
-        if not notices:
+        if not notices and not why:
             return report
         findings = [
             dataclasses.replace(f, severity=Severity.NOTICE) if excused(f) else f
