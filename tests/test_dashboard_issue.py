@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,39 @@ def test_the_issue_names_the_pull_requests_waiting_on_each_entrys_owners(
     assert "Pull requests waiting on its owners: #5\n" in section
     others = [s for s in issue.body.split("\n### ")[1:] if not s.startswith(f"`{name}`")]
     assert not any("waiting on its owners" in s for s in others)
+
+
+def test_a_merged_file_whose_name_breaks_markdown_is_linked_inertly(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """A file name with ``)``, spaces, a mention, HTML and a link of its own: its finding links to
+    the file (the name percent-encoded) and nothing of the name becomes a mention, a tag or a
+    link. Before, the link ended at the name's ``)`` and the rest was live Markdown."""
+    import urllib.parse
+
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    from bot.github import dashboard_issue
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    entry = next(
+        p.parent
+        for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
+        if p.parent.name != "core"
+    )
+    folder = entry.relative_to(repo.path).as_posix()
+    name = f"{folder}/facets/x) @octocat <img src=x.png> [pwn](https:evil.example) #1 %41?.json"
+    repo.write(name, "{\n")  # not JSON: a finding at that path
+    sha = repo.commit("a hostile name", branch="main")
+    gh = LocalGitHub(repo.path, "main", "main", repo=REPO)
+    body = dashboard_issue.body_for(gh, REPO, sha, datetime.date(2026, 6, 1))
+    [line] = [x for x in body.splitlines() if "octocat" in x]
+    html = cmarkgfm.github_flavored_markdown_to_html(line, options=Options.CMARK_OPT_UNSAFE)
+    [href] = re.findall(r'<a href="([^"]*)"', html)
+    assert href.startswith(f"https://github.com/{REPO}/blob/{sha}/{folder}/facets/x%29%20%40")
+    encoded, anchor = href.split(f"/blob/{sha}/", 1)[1].split("#")  # the name's # is encoded
+    assert urllib.parse.unquote(encoded) == name and anchor.startswith("L")
+    assert html.count("<a ") == 1 and "<img" not in html
+    prose = re.sub(r"<[^>]*>", "", re.sub(r"<code>.*?</code>", "", html))  # text outside code
+    assert "octocat" not in prose and "evil" not in prose and "#1" not in prose

@@ -9,6 +9,8 @@ from one cell to the next, and GFM silently drops the extra cells).
 
 from __future__ import annotations
 
+import datetime
+import functools
 import json
 import re
 import string
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 
 from bot.core.findings import Finding, Report, Section, Severity
 from bot.core.inert import ZWJ, json_safe, shorten, visible
+from bot.core.quoting import file_url
 from bot.github.publish import (
     GITHUB_TEXT_LIMIT,
     REVIEW_BODY_LIMIT,
@@ -30,7 +33,10 @@ from bot.github.publish import (
     to_annotations,
 )
 from bot.github.teams import TeamMembership
+from bot.outputs.dashboard import Dashboard, EntryBoard
 from bot.outputs.render import render
+from bot.outputs.render.dashboard import MARKER as DASHBOARD_MARKER
+from bot.outputs.render.dashboard import render_markdown as render_dashboard
 from bot.outputs.render.markdown import (
     MESSAGE_LIMIT,
     NAME_LIMIT,
@@ -192,12 +198,15 @@ class Page(HTMLParser):
         self.codes: list[str] = []
         self.tables: list[list[list[str]]] = []
         self.comments: list[str] = []
+        self.links: list[str] = []
         self._in_code = 0
         self._cell: list[str] | None = None
         self._code: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append((tag, attrs))
+        if tag == "a":
+            self.links.append(dict(attrs).get("href") or "")
         if tag == "table":
             self.tables.append([])
         elif tag == "tr":
@@ -228,8 +237,9 @@ class Page(HTMLParser):
         self.comments.append(data)
 
 
-def read(markdown: str) -> Page:
-    """Check the Markdown is inert as GitHub reads it, and return what GitHub would show."""
+def read(markdown: str, links: bool = False) -> Page:
+    """Check the Markdown is inert as GitHub reads it, and return what GitHub would show. With
+    ``links``, ``<a href>`` is allowed (the caller checks ``page.links``, the bot's own)."""
     shown = markdown.replace("@" + ZWJ, "@").replace("#" + ZWJ, "#")
     assert visible(shown) == shown.replace("\n", "\\n"), (
         "a control, bidi or invisible character got through"
@@ -239,6 +249,9 @@ def read(markdown: str) -> Page:
     page.close()
     assert not page.comments
     for tag, attrs in page.tags:
+        if links and tag == "a":
+            assert [name for name, _ in attrs] == ["href"], f"<a {attrs}> in the output"
+            continue
         assert tag in TAGS, f"<{tag}> in the output"
         assert all(name == "align" and tag in ("th", "td") for name, _ in attrs), (
             f"<{tag} {attrs}> in the output"
@@ -402,6 +415,36 @@ def test_annotation_titles_and_messages_are_plain_single_texts(findings: list[Fi
 
 
 # -- the cases of the issue ----------------------------------------------------------------------
+@pytest.mark.no_cover
+@SETTINGS
+@given(findings=st.lists(finding, min_size=1, max_size=5))
+def test_the_dashboard_issue_links_each_file_and_nothing_else(findings: list[Finding]) -> None:
+    """Each finding of the dashboard issue links to its file where GitHub shows it (the name
+    percent-encoded), and a hostile file name adds no link, tag, mention or comment."""
+    base = "https://github.com/owner/registry/blob/" + "0123456789" * 4
+    board = Dashboard(
+        (EntryBoard("x", ("@a",), "CODEOWNERS", defects=tuple(findings)),),
+        datetime.date(2026, 6, 1),
+        totals=dict.fromkeys(("entries", "findings", "defects", "adoption_gaps", "waived"), 0),
+    )
+    markdown = render_dashboard(board, link=functools.partial(file_url, base))
+    page = read(markdown.removeprefix(DASHBOARD_MARKER), links=True)  # the bot's own comment
+    expected = [file_url(base, f.path, f.line) for f in findings if f.path]
+    assert page.links == [url for url in expected if url and not re.search(r"[\s()<>\\`]", url)]
+    for f in findings:
+        assert shown(f.path or "<repository>") + (f":{f.line}" if f.line else "") in page.codes
+
+
+def test_a_file_url_encodes_every_name() -> None:
+    """A name that is not UTF-8 (a lone surrogate) is linked too; the site's page raised
+    ``UnicodeEncodeError`` on it before."""
+    base = "https://github.com/o/r/blob/" + "a" * 40
+    assert file_url(base, "a b)/\udcff#?.json", 3) == f"{base}/a%20b%29/%FF%23%3F.json#L3"
+    assert file_url(base, "\ud800.json") == f"{base}/%ED%A0%80.json"
+    assert file_url(base, "") is None and file_url("", "x") is None
+    assert file_url("javascript:alert(1)//", "x") is None
+
+
 @pytest.mark.parametrize(
     "path",
     [

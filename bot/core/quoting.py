@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from urllib.parse import quote
 
 from bot.core.inert import ZWJ, plain, visible
 
@@ -30,6 +31,10 @@ _AUTOLINK = re.compile(r"(?i)(?<=www)\.|:(?=//)|(?<![^\W_])_|_(?![^\W_])")
 # a list item, thematic break or setext underline
 _LINE_START = re.compile(r"^( *)(?:([-+=])|(\d+)([.)]))")
 _BACKTICKS = re.compile("`+")
+# what ends a Markdown link destination written ``(...)`` or escapes in it: white space, a control
+# character, a parenthesis, an angle bracket, a backslash (and brackets and backticks, to be sure)
+_NOT_IN_LINK = re.compile(r"[\s\x00-\x1f\x7f()<>\[\]\\`]")
+URL_LIMIT = 2048  # characters of a URL the bot links to, at most
 
 
 def escape(text: str, limit: int | None = None) -> str:
@@ -146,3 +151,38 @@ def cut_lines(text: str, limit: int, note: str) -> str:
         room -= 1  # not inside a character: the prefix ends where one starts
     end = data[:room].decode("utf-8", "surrogatepass").rfind("\n")
     return text[: max(end, 0)] + "\n" + note
+
+
+def safe_url(url: object) -> str | None:
+    """Only web links become links (never ``javascript:`` or ``data:``), under ``URL_LIMIT``."""
+    return (
+        url
+        if isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) < URL_LIMIT
+        else None
+    )
+
+
+def url_path(path: str) -> str:
+    """A repository path as the path of a URL: every character but ``/`` and the unreserved ones
+    percent-encoded (a space, ``)``, ``<``, ``@``, ``#``, ``?``, ``%``...); a name that is not UTF-8
+    keeps its original bytes."""
+    try:
+        return quote(path, safe="/", errors="surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
+        return quote(path, safe="/", errors="surrogatepass")
+
+
+def file_url(base: str, path: str, line: int | None = None) -> str | None:
+    """``path`` (and ``line``) under ``base``, where the files are browsed (a GitHub
+    ``https://github.com/OWNER/REPO/blob/REV``), or None without a base or a path. The one place a
+    link is built from a file name: the name ``url_path``-encoded, the URL ``safe_url``-checked."""
+    if not base or not path:
+        return None
+    return safe_url(f"{base.rstrip('/')}/{url_path(path)}" + (f"#L{line}" if line else ""))
+
+
+def link_target(url: str | None) -> str | None:
+    """``url`` as the destination of a Markdown link ``[label](url)``: a ``safe_url`` with nothing
+    that could end the destination or escape in it; None when it is not one."""
+    target = safe_url(url)
+    return None if target is None or _NOT_IN_LINK.search(target) else target

@@ -10,9 +10,11 @@ its owners.
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Iterable
 
 from bot.core.config import CONFIG_PATHS, load_config
+from bot.core.quoting import file_url
 from bot.core.snapshot import MemorySnapshot
 from bot.github.api import GitHubAPI
 from bot.github.lazy_snapshot import TreeSnapshot
@@ -24,6 +26,11 @@ from bot.review.compose import ReviewRequest, run_review
 from bot.review.engine import Check
 
 MAX_PULL_REQUESTS = 100  # open pull requests read for "waiting on its owners" (one request each)
+
+
+def source_url(repo: str, sha: str) -> str:
+    """Where the files of ``repo`` at commit ``sha`` are browsed on GitHub (``file_url``'s base)."""
+    return f"https://github.com/{repo}/blob/{sha}"
 
 
 def waiting(gh: GitHubAPI, repo: str) -> dict[str, list[str]]:
@@ -62,12 +69,7 @@ def body_for(
         )
     )
     board = build(report, tree, config, today, pending=waiting(gh, repo), revision=sha)
-    return render_markdown(
-        board,
-        link=lambda path, line: (
-            f"https://github.com/{repo}/blob/{sha}/{path}" + (f"#L{line}" if line else "")
-        ),
-    )
+    return render_markdown(board, link=functools.partial(file_url, source_url(repo, sha)))
 
 
 def refresh(

@@ -13,7 +13,14 @@ from typing import Any
 
 from bot.core.findings import Finding
 from bot.core.inert import visible
-from bot.core.quoting import GITHUB_TEXT_LIMIT, MESSAGE_LIMIT, code, cut_lines, escape
+from bot.core.quoting import (
+    GITHUB_TEXT_LIMIT,
+    MESSAGE_LIMIT,
+    code,
+    cut_lines,
+    escape,
+    link_target,
+)
 from bot.outputs.dashboard import Dashboard, EntryBoard
 
 MARKER = "<!-- registry-bot:dashboard -->"  # the App finds its dashboard issue by this line
@@ -107,7 +114,8 @@ def render_text(board: Dashboard) -> str:
 
 
 def _md_finding(f: Finding, link: Link | None) -> str:
-    url = link(f.path, f.line) if link is not None and f.path else None
+    # a link only to a web URL that nothing in it can end early (``file_url`` encodes the name)
+    url = link_target(link(f.path, f.line)) if link is not None and f.path else None
     where = code(_where(f), table=False)
     where = f"[{where}]({url})" if url else where
     text = (

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import quote
 
 from bot.core.findings import Finding, Fix, Report, Severity, State
 from bot.core.inert import visible
+from bot.core.quoting import url_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LINK_SYNTAX = re.compile(r"[\\\[\]]")
@@ -27,10 +27,7 @@ def message_text(text: str) -> str:
 
 def artifact_uri(path: str) -> str:
     """A repository path as a relative URI reference; a non-UTF-8 name keeps its original bytes."""
-    try:
-        return quote(path, safe="/", errors="surrogateescape")
-    except UnicodeEncodeError:  # a lone surrogate that is no escaped byte
-        return quote(path, safe="/", errors="surrogatepass")
+    return url_path(path)
 
 
 def sarif_fix(fix: Fix) -> dict[str, Any]:

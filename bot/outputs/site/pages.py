@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 import jinja2
 from markupsafe import Markup, escape
 
+from bot.core.quoting import file_url as file_url  # re-exported: they lived here
+from bot.core.quoting import safe_url as safe_url
 from bot.core.small_cache import small_cache
 from bot.outputs.render.dashboard import fix_command
 from bot.outputs.site.fields import Field
@@ -31,15 +33,6 @@ NAV = (
     ("naming.html", "Naming"),
     ("promotion.html", "Custom to core"),
 )
-
-
-def safe_url(url: Any) -> str | None:
-    """Only web links become ``href``s (never ``javascript:`` or ``data:``)."""
-    return (
-        url
-        if isinstance(url, str) and url.startswith(("https://", "http://")) and len(url) < 2048
-        else None
-    )
 
 
 def short(uri: str) -> str:
@@ -108,15 +101,6 @@ def environment(uc_label: Callable[[str], str], dashboard: bool = False) -> jinj
         field_row=field_row,
     )
     return env
-
-
-def file_url(source_url: str, path: str, line: int | None) -> str | None:
-    """``path`` (and ``line``) under ``publish --source-url`` (a GitHub ``.../blob/REV``), or None
-    without one."""
-    if not source_url or not path:
-        return None
-    url = f"{source_url.rstrip('/')}/{urllib.parse.quote(path)}" + (f"#L{line}" if line else "")
-    return safe_url(url)
 
 
 def file_pages(site: Site, cards: dict[str, str]) -> dict[str, str]:
