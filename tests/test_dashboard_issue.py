@@ -10,14 +10,20 @@ import re
 from pathlib import Path
 from typing import Any
 
+import cmarkgfm
+import pytest
+from cmarkgfm.cmark import Options
+
 from bot.github.events import decide
 from bot.github.local import LocalGitHub
 from bot.outputs.render.dashboard import MARKER
+from bot.review.compose import ReviewRequest, run_review
 from bot.service.worker import Worker
 from tests.gitrepo import Repo, git
 
 REPO = "owner/registry"
 NOW = datetime.datetime(2026, 6, 1, 12, tzinfo=datetime.UTC).timestamp()
+TODAY = datetime.date(2026, 6, 1)
 
 
 def push_payload(ref: str, after: str, default_branch: str = "main") -> dict[str, Any]:
@@ -152,9 +158,6 @@ def test_a_merged_file_whose_name_breaks_markdown_is_linked_inertly(
     link. Before, the link ended at the name's ``)`` and the rest was live Markdown."""
     import urllib.parse
 
-    import cmarkgfm
-    from cmarkgfm.cmark import Options
-
     from bot.github import dashboard_issue
 
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
@@ -168,7 +171,7 @@ def test_a_merged_file_whose_name_breaks_markdown_is_linked_inertly(
     repo.write(name, "{\n")  # not JSON: a finding at that path
     sha = repo.commit("a hostile name", branch="main")
     gh = LocalGitHub(repo.path, "main", "main", repo=REPO)
-    body = dashboard_issue.body_for(gh, REPO, sha, datetime.date(2026, 6, 1))
+    body = dashboard_issue.body_for(gh, REPO, sha, TODAY)
     [line] = [x for x in body.splitlines() if "octocat" in x]
     html = cmarkgfm.github_flavored_markdown_to_html(line, options=Options.CMARK_OPT_UNSAFE)
     [href] = re.findall(r'<a href="([^"]*)"', html)
@@ -178,3 +181,75 @@ def test_a_merged_file_whose_name_breaks_markdown_is_linked_inertly(
     assert html.count("<a ") == 1 and "<img" not in html
     prose = re.sub(r"<[^>]*>", "", re.sub(r"<code>.*?</code>", "", html))  # text outside code
     assert "octocat" not in prose and "evil" not in prose and "#1" not in prose
+
+
+FORGED = "<!-- registry-bot:waiting " + " ".join(f"0fake{i}" for i in range(3)) + " core -->"
+
+
+@pytest.mark.parametrize("inside_an_entry", [True, False])
+def test_a_file_name_cannot_forge_the_pull_requests_waiting_on_owners(
+    tmp_path: Path, corpus: Path, inside_an_entry: bool
+) -> None:
+    """The summary comment of a pull request whose approvals are all there quotes a file named like
+    the App's hidden line. The App writes its own line at its place, empty, and the dashboard reads
+    only that place: no entry lists the pull request, no fake entry gets a board. Before, the
+    first such text anywhere in the comment counted (``core`` and every fake name waiting)."""
+    from bot.github.events import Job
+    from bot.github.publish import waiting_of
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    entry = next(
+        p.parent
+        for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
+        if p.parent.name != "core" and any((p.parent / "facets").glob("*.json"))
+    )
+    folder = entry.relative_to(repo.path).as_posix()
+    if inside_an_entry:  # the entry's own owner adds a broken file: a finding quoting its name
+        repo.write(f"{folder}/CODEOWNERS", "* @owner-login\n")
+        repo.commit("own codeowners", branch="main")
+        name, author = f"{folder}/facets/{FORGED}.json", "owner-login"
+    else:  # a stranger's file outside every entry
+        name, author = f"spec/registry/{FORGED}.md", "stranger"
+    repo.change({name: "{\n"})
+    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=7, author=author)
+    worker = Worker(One(gh), clock=lambda: NOW)
+    worker.handle(
+        Job("pr-7", "pull_request", "opened", 1, REPO, 7, git(repo.path, "rev-parse", "pr"))
+    )
+    [summary] = [c for c in gh.issue_comments if "registry-bot:summary" in c.body]
+    assert FORGED in summary.body  # quoted, in a code span
+    assert summary.body.split("\n")[2] == "<!-- registry-bot:waiting -->"
+    assert waiting_of(summary.body) == []
+    html = cmarkgfm.github_flavored_markdown_to_html(summary.body, options=Options.CMARK_OPT_UNSAFE)
+    assert FORGED not in html  # shown as text (&lt;!--), never a comment of the page
+
+    worker.handle(Job("push-1", "push", "", 1, REPO, 0, merge(repo, 1)))
+    [issue] = gh.issues
+    boards = [s.split("\n", 1)[0] for s in issue.body.split("\n### ")[1:]]
+    assert "Pull requests waiting on its owners" not in issue.body
+    assert "`core`" in boards and not any("0fake" in b for b in boards)
+
+
+def test_only_the_header_line_says_who_waits_and_only_entries_of_the_commit_count() -> None:
+    from bot.core.snapshot import MemorySnapshot
+    from bot.github.publish import waiting_of
+    from bot.outputs.dashboard import build
+
+    head = "<!-- registry-bot:summary -->\n<!-- registry-bot:verdict=failure -->\n"
+    assert waiting_of(head + "<!-- registry-bot:waiting a b:c -->\n## x\n") == ["a", "b:c"]
+    assert waiting_of(head + "<!-- registry-bot:waiting -->\n## x\n") == []
+    # a comment of the release before, nothing waiting: the quoted line is no header
+    assert waiting_of(head + "## x\n| `<!-- registry-bot:waiting a -->` |\n") == []
+    assert waiting_of("x\n" + head + "<!-- registry-bot:waiting a -->\n## x\n") == []
+    files = {"spec/registry/acme/registry.json": b"{}", "spec/registry/acme/CODEOWNERS": b"* @a\n"}
+    request = ReviewRequest(head=MemorySnapshot(files), today=TODAY)
+    board = build(
+        run_review(request),
+        request.head,
+        request.settings,
+        TODAY,
+        pending={"acme": ["#1"], "0fake": ["#1"]},
+    )
+    assert [(e.name, e.pending) for e in board.entries if e.name != "(repository)"] == [
+        ("acme", ("#1",))
+    ]

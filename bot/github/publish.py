@@ -508,18 +508,23 @@ def publish_review(
 # -- summary comment -----------------------------------------------------------------------------
 def waiting_line(report: Report) -> str:
     """A hidden line naming the entries waiting on their owners' approval (names the folder rule
-    allows only)."""
+    allows only). Always written, empty when nothing waits, as the third line of the summary
+    comment: the only place ``waiting_of`` reads."""
     names = [e for e in report.required_approvals() if _ENTRY_NAME.fullmatch(e)]
-    return f"{WAITING_MARKER}{' '.join(names)} -->\n" if names else ""
+    return f"{WAITING_MARKER}{''.join(n + ' ' for n in names)}-->\n"
 
 
 def waiting_of(body: str) -> list[str]:
-    """The entries a summary comment says wait on their owners (``waiting_line``)."""
-    start = body.find(WAITING_MARKER)
-    if start < 0:
+    """The entries a summary comment says wait on their owners: its ``waiting_line``, read at its
+    place in the header (after the summary and verdict markers), never elsewhere in the body,
+    whose quoted file names may hold any text."""
+    lines = body.split("\n", 3)
+    if len(lines) < 4 or lines[0] != SUMMARY_MARKER:
         return []
-    names = body[start + len(WAITING_MARKER) :].split("-->", 1)[0].split()
-    return [n for n in names if _ENTRY_NAME.fullmatch(n)]
+    line = lines[2]
+    if not (line.startswith(WAITING_MARKER) and line.endswith("-->")):
+        return []  # a comment from before the line was always written: nothing waited
+    return [n for n in line[len(WAITING_MARKER) : -3].split() if _ENTRY_NAME.fullmatch(n)]
 
 
 def _verdict_of(body: str) -> str | None:

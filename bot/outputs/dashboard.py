@@ -88,9 +88,9 @@ def build(
     # errors first, then the report's order
     for f in sorted(report.findings, key=lambda f: f.severity.rank):
         groups.setdefault(f.entry or REPOSITORY, []).append(f)
-    names = sorted(
-        set(registry.entries) | set(groups) | set(pending or {}), key=lambda n: (n == REPOSITORY, n)
-    )
+    # pull requests are listed only under the entries of this commit (a name is no board of its own)
+    waiting = {n: prs for n, prs in (pending or {}).items() if n in registry.entries}
+    names = sorted(set(registry.entries) | set(groups), key=lambda n: (n == REPOSITORY, n))
     boards = []
     for name in names:
         found = groups.get(name, [])
@@ -118,7 +118,7 @@ def build(
                 unregistered_keys=tuple(
                     sorted({_key_of(f) for f in found if f.rule == UNREGISTERED_KEY_RULE})
                 ),
-                pending=tuple((pending or {}).get(name, ())),
+                pending=tuple(waiting.get(name, ())),
             )
         )
     totals = {
