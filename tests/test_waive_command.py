@@ -101,3 +101,32 @@ def test_a_comment_without_the_command_or_with_a_bad_one() -> None:
         and wanted.pointer == "/properties/a_b"
         and wanted.reason == "key in use"
     )
+
+
+def test_a_deep_path_costs_one_listing_not_a_read_per_folder(tmp_path: Path, corpus: Path) -> None:
+    """A place 965 folders deep (a comment under the 2,000-character cap): the proposal reads the
+    configuration and lists the registry folder once. Before, it read ``registry.json`` at every
+    depth: 967 requests for one comment from anyone."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    repo.change({"README.md": "x\n"})
+    deep = "spec/registry/" + "a/" * 965 + "x.json"
+    facet = entry_facet(repo)
+    replies = []
+    for path in (deep, f"{facet.rsplit('/facets/', 1)[0]}/facets/examples/X/a/b/c.json"):
+        command = f"{WAIVE_COMMAND} examples/missing {path}# because"
+        assert len(command) <= 2000
+        job = decide("issue_comment", "d-1", comment_payload(command, "stranger")).job
+        assert job is not None
+        gh = LocalGitHub(repo.path, "main", "pr", repo=job.repo, number=job.number)
+
+        class Factory:
+            def for_installation(self, installation_id: int, gh: LocalGitHub = gh) -> LocalGitHub:
+                return gh
+
+        assert Worker(Factory(), clock=lambda: NOW).handle(job) == "proposed"
+        reads = [c for c in gh.calls if c.startswith(("read_", "list_", "get_"))]
+        assert reads.count("read_tree") == 1 and len(reads) <= 4, reads
+        [reply] = gh.issue_comments
+        replies.append(reply.body)
+    assert "`.github/registry-bot.yml (waivers:)`" in replies[0]
+    assert f"`{facet.rsplit('/facets/', 1)[0]}/waivers.json`" in replies[1]

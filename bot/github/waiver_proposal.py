@@ -17,6 +17,8 @@ from bot.core.config import CONFIG_PATHS, Config, ConfigError, parse_config
 from bot.core.quoting import backtick_fence, code, escape
 from bot.core.waivers import FILE_NAME, never_waived, schema_problems
 from bot.github.api import GitHubAPI, PullRequest
+from bot.github.lazy_snapshot import TreeSnapshot
+from bot.model.registry import Registry
 
 USAGE = (
     "`/registry-bot waive RULE PATH#POINTER REASON...` (for example `/registry-bot waive "
@@ -63,18 +65,19 @@ def _config(gh: GitHubAPI, pr: PullRequest) -> Config:
 
 
 def target_file(gh: GitHubAPI, pr: PullRequest, path: str) -> str:
-    """Where the waiver would live on the base branch: the entry's ``waivers.json``, else the
-    configuration."""
+    """Where the waiver would live on the base branch: the entry's ``waivers.json`` (the entry
+    ``path`` belongs to there, as a review judges a waiver: ``Registry.entry_for``), else the
+    configuration. One listing of the registry folder, whatever the path: never a read per folder
+    of a path the commenter chose."""
     config = _config(gh, pr)
     registry = config.paths.registry
     if path.startswith((config.paths.facets + "/", config.paths.tests + "/")):
         return f"{registry}/core/{FILE_NAME}"
     if path.startswith(registry + "/"):
-        parts = path[len(registry) + 1 :].split("/")[:-1]
-        for depth in range(len(parts), 0, -1):
-            folder = "/".join([registry, *parts[:depth]])
-            if gh.read_file(pr.repo, pr.base_sha, f"{folder}/registry.json") is not None:
-                return f"{folder}/{FILE_NAME}"
+        listing = gh.read_tree(pr.repo, pr.base_sha, (registry,))  # paths only: nothing is read
+        entry = Registry(TreeSnapshot(listing, pr.base_sha[:12]), config).entry_for(path)
+        if entry is not None:
+            return f"{entry.folder}/{FILE_NAME}"
     return f"{config.source or CONFIG_PATHS[0]} (waivers:)"
 
 
