@@ -14,12 +14,14 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
-from bot.github.events import decide
+from bot.github.api import GitHubError
+from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
 from bot.outputs.render.dashboard import MARKER
 from bot.review.compose import ReviewRequest, run_review
 from bot.service.worker import Worker
 from tests.gitrepo import Repo, git
+from tests.test_worker_lazy_snapshot import LazyLocalGitHub
 
 REPO = "owner/registry"
 NOW = datetime.datetime(2026, 6, 1, 12, tzinfo=datetime.UTC).timestamp()
@@ -118,8 +120,6 @@ def test_pushes_to_other_branches_or_deletions_are_ignored() -> None:
 def test_the_issue_names_the_pull_requests_waiting_on_each_entrys_owners(
     tmp_path: Path, corpus: Path
 ) -> None:
-    from bot.github.events import Job
-
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
     entry = next(
         p.parent
@@ -194,7 +194,6 @@ def test_a_file_name_cannot_forge_the_pull_requests_waiting_on_owners(
     the App's hidden line. The App writes its own line at its place, empty, and the dashboard reads
     only that place: no entry lists the pull request, no fake entry gets a board. Before, the
     first such text anywhere in the comment counted (``core`` and every fake name waiting)."""
-    from bot.github.events import Job
     from bot.github.publish import waiting_of
 
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
@@ -253,3 +252,29 @@ def test_only_the_header_line_says_who_waits_and_only_entries_of_the_commit_coun
     assert [(e.name, e.pending) for e in board.entries if e.name != "(repository)"] == [
         ("acme", ("#1",))
     ]
+
+
+def test_a_blob_github_fails_to_send_publishes_no_dashboard(tmp_path: Path, corpus: Path) -> None:
+    """One entry's ``registry.json`` answered 502: the job fails (and is retried, as a review is),
+    the issue keeps the last good dashboard. Before, three checks became ``bot/internal-error``
+    and the issue was rewritten without their findings."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    gh = LazyLocalGitHub(repo.path, "main", "main", repo=REPO)  # blobs fetched as GitHub sends them
+    worker = Worker(One(gh), clock=lambda: NOW)
+    assert worker.handle(Job("push-0", "push", "", 1, REPO, 0, merge(repo, 0))) == (
+        "dashboard-created"
+    )
+    [issue] = gh.issues
+    good = issue.body
+    sha = merge(repo, 1)
+    gh.failing = next(
+        p.relative_to(repo.path).as_posix()
+        for p in sorted((repo.path / "spec/registry").rglob("registry.json"))
+        if p.parent.name != "core"
+    )
+    with pytest.raises(GitHubError, match="502"):
+        worker.handle(Job("push-1", "push", "", 1, REPO, 0, sha))
+    assert issue.body == good and gh.methods_written() == ["create_issue"]
+    gh.failing = ""  # the retry
+    assert worker.handle(Job("push-1", "push", "", 1, REPO, 0, sha)) == "dashboard-updated"
+    assert sha[:12] in issue.body and "internal-error" not in issue.body

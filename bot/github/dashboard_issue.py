@@ -17,7 +17,7 @@ from bot.core.config import CONFIG_PATHS, load_config
 from bot.core.quoting import file_url
 from bot.core.snapshot import MemorySnapshot
 from bot.github.api import GitHubAPI
-from bot.github.lazy_snapshot import TreeSnapshot
+from bot.github.lazy_snapshot import TreeSnapshot, raise_read_failure
 from bot.github.pipeline import EXTRA_PATHS
 from bot.github.publish import SUMMARY_MARKER, waiting_of
 from bot.outputs.dashboard import build
@@ -68,7 +68,9 @@ def body_for(
             checks=tuple(checks) if checks is not None else None,
         )
     )
+    raise_read_failure(tree)  # a check that missed a file: no dashboard (the job is retried)
     board = build(report, tree, config, today, pending=waiting(gh, repo), revision=sha)
+    raise_read_failure(tree)
     return render_markdown(board, link=functools.partial(file_url, source_url(repo, sha)))
 
 
