@@ -278,3 +278,21 @@ def test_a_blob_github_fails_to_send_publishes_no_dashboard(tmp_path: Path, corp
     gh.failing = ""  # the retry
     assert worker.handle(Job("push-1", "push", "", 1, REPO, 0, sha)) == "dashboard-updated"
     assert sha[:12] in issue.body and "internal-error" not in issue.body
+
+
+def test_a_push_delivered_after_a_newer_one_leaves_the_newer_dashboard(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Two merges, their pushes handled newest first (a late delivery, a retry): the older one
+    finds the default branch elsewhere and writes nothing. Before, it rewrote the issue to the
+    older commit, which stayed until the next merge."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    old, new = merge(repo, 0), merge(repo, 1)
+    gh = LocalGitHub(repo.path, "main", "main", repo=REPO)
+    worker = Worker(One(gh), clock=lambda: NOW)
+    assert worker.handle(Job("push-new", "push", "", 1, REPO, 0, new)) == "dashboard-created"
+    assert worker.handle(Job("push-old", "push", "", 1, REPO, 0, old)) == "dashboard-stale"
+    [issue] = gh.issues
+    assert new[:12] in issue.body and old[:12] not in issue.body
+    assert gh.methods_written() == ["create_issue"]
+    assert gh.calls.count("default_branch_head") == 2  # one read each, before writing

@@ -1330,3 +1330,14 @@ def test_check_states_are_none_when_graphql_cannot_tell(mocked, app_key, fake_ti
     _, gh = client(app_key, fake_time)
 
     assert gh.check_states(REPO, 7, "a" * 40) is None
+
+
+def test_the_default_branch_head_is_one_request(mocked, app_key, fake_time):  # type: ignore[no-untyped-def]
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    listed = mocked.get(
+        f"{API}/repos/{REPO}/commits",
+        json=[{"sha": "c" * 40}],
+        match=[matchers.query_param_matcher({"per_page": "1"})],
+    )
+    _, gh = client(app_key, fake_time)
+    assert gh.default_branch_head(REPO) == "c" * 40 and listed.call_count == 1

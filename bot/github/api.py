@@ -198,6 +198,11 @@ class GitHubAPI(Protocol):
         /repos/{repo}/pulls?state=open``)."""
         ...
 
+    def default_branch_head(self, repo: str) -> str:
+        """The commit the repository's default branch is at now (``GET /repos/{repo}/commits``, one
+        commit per page: the list starts at the default branch's head)."""
+        ...
+
     def read_tree(self, repo: str, ref: str, prefixes: Sequence[str]) -> Mapping[str, bytes]:
         """Every file under the given folders (or exact paths) at ``ref``: path -> content."""
         ...

@@ -36,6 +36,7 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "read_file": ((("contents", "read"),),),
     "read_files": ((("contents", "read"),),),
     "merge_base": ((("contents", "read"),),),
+    "default_branch_head": ((("contents", "read"),),),
     "get_permission": ((("metadata", "read"),),),
     "get_team_membership": ((("members", "read"),),),
     "list_check_runs": ((("checks", "read"),),),

@@ -787,6 +787,11 @@ class GitHubClient:
         _, data = self._request("GET", f"/repos/{repo}/compare/{base}...{head}", {"per_page": 1})
         return str(data["merge_base_commit"]["sha"])
 
+    def default_branch_head(self, repo: str) -> str:
+        # without ``sha``, GitHub lists the default branch's commits from its head
+        _, data = self._request("GET", f"/repos/{repo}/commits", {"per_page": 1})
+        return str(data[0]["sha"])
+
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
         return [
             p["number"]

@@ -78,8 +78,11 @@ def refresh(
     gh: GitHubAPI, repo: str, sha: str, today: datetime.date, checks: Iterable[Check] | None = None
 ) -> str:
     """Edit the App's dashboard issue (the oldest one with the marker), or create it when there is
-    none."""
+    none. Only while ``sha`` is still the default branch's head: a push delivered (or retried)
+    after a newer one changes nothing, the newer one's job describes the branch."""
     body = body_for(gh, repo, sha, today, checks)
+    if gh.default_branch_head(repo) != sha:
+        return "dashboard-stale"
     mine = sorted(
         (i for i in gh.list_issues(repo, gh.bot_login()) if MARKER in i.body),
         key=lambda i: i.number,

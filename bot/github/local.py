@@ -348,6 +348,10 @@ class LocalGitHub:
         except GitError as exc:
             raise NotFound(f"No common ancestor between {base} and {head}", status=404) from exc
 
+    def default_branch_head(self, repo: str) -> str:
+        self._check_pr(repo)
+        return self.resolve(self.default_branch)
+
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
         self._check_pr(repo)
         return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []

@@ -720,6 +720,22 @@ def create_app(state: StandInState) -> Flask:
             ]
         )
 
+    @app.get("/repos/<owner>/<name>/commits")
+    def commits(owner: str, name: str) -> Response:
+        """The commits of ``sha`` (default: the default branch), newest first, as GitHub pages them
+        (first parents only: the bot reads the head)."""
+        repo_of(owner, name)
+        start = request.args.get("sha") or local.default_branch
+        try:
+            listed = run_git(local.repo_path, "log", "--first-parent", "--format=%H %T %P", start)
+        except GitError as exc:
+            raise ApiError(404, "Not Found") from exc
+        found = []
+        for line in listed.decode().splitlines():
+            sha, tree, *parents = line.split()
+            found.append(shapes().commit(local.repo, sha, tree, parents))
+        return _paged(found)
+
     @app.get("/repos/<owner>/<name>/commits/<sha>/pulls")
     def pulls_for_commit(owner: str, name: str, sha: str) -> Response:
         numbers = local.list_open_pull_requests_for_sha(repo_of(owner, name), sha)
