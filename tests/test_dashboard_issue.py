@@ -296,3 +296,26 @@ def test_a_push_delivered_after_a_newer_one_leaves_the_newer_dashboard(
     assert new[:12] in issue.body and old[:12] not in issue.body
     assert gh.methods_written() == ["create_issue"]
     assert gh.calls.count("default_branch_head") == 2  # one read each, before writing
+
+
+def test_more_open_pull_requests_than_are_read_is_said_in_the_issue(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """150 open pull requests: the comments of the 100 lowest-numbered are read (one request
+    each), and the issue says the other 50 are not listed. Before, they were left out silently."""
+    from bot.github import dashboard_issue
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    sha = merge(repo, 0)
+    gh = LocalGitHub(repo.path, "main", "main", repo=REPO)
+    read: list[int] = []
+    gh.list_open_pull_requests = lambda r: [(n, sha) for n in range(150, 0, -1)]  # type: ignore[method-assign]
+    gh.list_issue_comments = lambda r, n: read.append(n) or []  # type: ignore[method-assign,func-returns-value]
+    body = dashboard_issue.body_for(gh, REPO, sha, TODAY)
+    assert read == list(range(1, 101))
+    assert (
+        "> Pull requests waiting on their owners: only the 100 lowest-numbered of the 150 open "
+        "pull requests were read; the other 50 are not listed here.\n"
+    ) in body
+    gh.list_open_pull_requests = lambda r: [(n, sha) for n in range(1, 101)]  # type: ignore[method-assign]
+    assert "lowest-numbered" not in dashboard_issue.body_for(gh, REPO, sha, TODAY)

@@ -33,12 +33,21 @@ def source_url(repo: str, sha: str) -> str:
     return f"https://github.com/{repo}/blob/{sha}"
 
 
-def waiting(gh: GitHubAPI, repo: str) -> dict[str, list[str]]:
+def waiting(gh: GitHubAPI, repo: str) -> tuple[dict[str, list[str]], str]:
     """Entry -> the open pull requests whose latest review by the App waits on that entry's owners
-    (the hidden line of its summary comment)."""
+    (the hidden line of its summary comment), and, when there were more open pull requests than
+    ``MAX_PULL_REQUESTS`` to read, a note saying which were read."""
     me = gh.bot_login()
     out: dict[str, list[str]] = {}
-    for number, _ in sorted(gh.list_open_pull_requests(repo))[:MAX_PULL_REQUESTS]:
+    numbers = sorted(number for number, _ in gh.list_open_pull_requests(repo))  # every page
+    note = (
+        f"Pull requests waiting on their owners: only the {MAX_PULL_REQUESTS} lowest-numbered of "
+        f"the {len(numbers):,} open pull requests were read; the other "
+        f"{len(numbers) - MAX_PULL_REQUESTS:,} are not listed here."
+        if len(numbers) > MAX_PULL_REQUESTS
+        else ""
+    )
+    for number in numbers[:MAX_PULL_REQUESTS]:
         summaries = [
             c
             for c in gh.list_issue_comments(repo, number)
@@ -46,7 +55,7 @@ def waiting(gh: GitHubAPI, repo: str) -> dict[str, list[str]]:
         ]
         for entry in waiting_of(summaries[-1].body) if summaries else ():
             out.setdefault(entry, []).append(f"#{number}")
-    return out
+    return out, note
 
 
 def body_for(
@@ -69,9 +78,12 @@ def body_for(
         )
     )
     raise_read_failure(tree)  # a check that missed a file: no dashboard (the job is retried)
-    board = build(report, tree, config, today, pending=waiting(gh, repo), revision=sha)
+    pending, note = waiting(gh, repo)
+    board = build(report, tree, config, today, pending=pending, revision=sha)
     raise_read_failure(tree)
-    return render_markdown(board, link=functools.partial(file_url, source_url(repo, sha)))
+    return render_markdown(
+        board, link=functools.partial(file_url, source_url(repo, sha)), notes=[note] if note else []
+    )
 
 
 def refresh(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.core.findings import Finding
@@ -175,9 +175,14 @@ def _md_entry(e: EntryBoard, link: Link | None) -> list[str]:
 
 
 def render_markdown(
-    board: Dashboard, link: Link | None = None, limit: int = GITHUB_TEXT_LIMIT
+    board: Dashboard,
+    link: Link | None = None,
+    limit: int = GITHUB_TEXT_LIMIT,
+    notes: Sequence[str] = (),
 ) -> str:
+    """``notes``: lines under the headline (what the dashboard could not read in full)."""
     lines = [MARKER, f"## {TITLE}", "", escape(_headline(board), 500), ""]
+    lines += [line for note in notes for line in (f"> {escape(note, 500)}", "")]
     if board.future:
         lines += [
             "Future lints: "
