@@ -129,6 +129,23 @@ def test_a_failed_download_is_raised_again_after_the_review() -> None:
         raise_read_failure(TreeSnapshot({}, "base"), snapshot)
 
 
+@pytest.mark.parametrize("ask", ["size", "blob_id", "read"])
+def test_a_failed_read_of_a_plain_mapping_is_kept_whichever_question_asked(ask: str) -> None:
+    """A mapping that fetches its content (not a ``LazyTree``) answers a size or an id by reading
+    it: a failure there is kept too. Before, only ``read`` kept it, so a check asking the size
+    crashed into ``bot/internal-error`` and the review (the dashboard issue) went on without it."""
+
+    class Failing(dict[str, bytes]):
+        def __getitem__(self, key: str) -> bytes:
+            raise GitHubError("502 Bad Gateway", 502)
+
+    snapshot = TreeSnapshot(Failing({"a.json": b"{}"}), "head")
+    with pytest.raises(GitHubError):
+        getattr(snapshot, ask)("a.json")
+    with pytest.raises(GitHubError, match="502"):
+        raise_read_failure(snapshot)
+
+
 def test_a_review_of_the_corpus_downloads_only_what_the_checks_read(pr_repo: Repo) -> None:
     (eager, pr), (lazy, _) = load(pr_repo), load(pr_repo, github=LazyLocalGitHub)
     assert (

@@ -105,7 +105,7 @@ class TreeSnapshot:
             if isinstance(self._tree, LazyTree):
                 ids[path] = self._tree.sha(path)
             else:
-                data = self._tree[path]
+                data = self._content(path)
                 header = b"blob %d\x00" % len(data)
                 ids[path] = hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
         return ids
@@ -121,7 +121,7 @@ class TreeSnapshot:
             return None
         if isinstance(self._tree, LazyTree):
             return self._tree.size(key)
-        return len(self._tree[key])
+        return len(self._content(key))
 
     def blob_id(self, path: str) -> str:
         """What identifies ``path``'s content: its blob sha when listed lazily (nothing downloaded),
@@ -129,12 +129,15 @@ class TreeSnapshot:
         key = self._paths[check_relative(path)]
         if isinstance(self._tree, LazyTree):
             return self._tree.sha(key)
-        return hashlib.sha256(self._tree[key]).hexdigest()
+        return hashlib.sha256(self._content(key)).hexdigest()
 
     def read(self, path: str) -> bytes | None:
         key = self._paths.get(check_relative(path))
-        if key is None:
-            return None
+        return None if key is None else self._content(key)
+
+    def _content(self, key: str) -> bytes:
+        """The content of a listed path; a failure to get it is kept (``raise_read_failure``),
+        whichever question needed it (a plain mapping's size or id too)."""
         try:
             return self._tree[key]
         except Exception as exc:
