@@ -153,6 +153,44 @@ def test_a_renamed_facet_keeps_its_problems_under_its_new_name() -> None:
     assert [f.state for f in judged] == [State.NEW] and [f.state for f in fixed] == [State.ABSENT]
 
 
+def test_a_renamed_example_keeps_its_numbers() -> None:
+    """``git mv .../1.json .../5.json``: the stem ``1`` is no name of the example's errors; its
+    ``minimum of 1`` and ``allOf/1`` stay as they were, so the error stays pre-existing."""
+    old = Finding(
+        rule="examples/invalid",
+        severity=Severity.ERROR,
+        path="f/examples/ARunFacet/1.json",
+        pointer="/a/items/1",
+        message="0 is less than the minimum of 1 (schema: properties/a/allOf/1/minimum)",
+    )
+    new = replace(old, path="f/examples/ARunFacet/5.json")
+    judged, fixed = judge([new], [old], {old.path: new.path})
+    assert [f.state for f in judged] == [State.UNCHANGED] and fixed == []
+
+
+def test_a_rename_follows_the_name_only_where_it_is_a_whole_name() -> None:
+    """``git mv Run.json Job.json``: ``Run`` becomes ``Job`` as a pointer segment and as a name, not
+    inside ``RunEvent`` or ``RunId``."""
+    old = Finding(
+        rule="facets/x",
+        severity=Severity.ERROR,
+        path="f/Run.json",
+        pointer="/$defs/Run/properties/RunId",
+        message="Run.json: RunEvent does not name Run",
+    )
+    same = replace(
+        old,
+        path="f/Job.json",
+        pointer="/$defs/Job/properties/RunId",
+        message="Job.json: RunEvent does not name Job",
+    )
+    judged, fixed = judge([same], [old], {old.path: "f/Job.json"})
+    assert [f.state for f in judged] == [State.UNCHANGED] and fixed == []
+    other = replace(same, message="Job.json: JobEvent does not name Job")
+    judged, fixed = judge([other], [old], {old.path: "f/Job.json"})
+    assert [f.state for f in judged] == [State.NEW] and len(fixed) == 1
+
+
 def test_matching_counts_identical_problems_and_ignores_lines() -> None:
     def f(line: int, message: str = "x is wrong at line 3") -> Finding:
         return Finding(

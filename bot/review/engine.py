@@ -8,9 +8,9 @@ the snapshots and never touches the network.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 import traceback
-from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import replace
 
@@ -21,6 +21,7 @@ from bot.core.config import Config, known_rules_only, load_config
 from bot.core.findings import Finding, Report, Severity, State
 from bot.core.incomplete import RULES as INCOMPLETE_RULES
 from bot.core.incomplete import UNJUDGED_RULES, incomplete
+from bot.core.jsondoc import escape_pointer_token
 from bot.core.severity import future_rules, overridden
 from bot.core.severity import section as severity_section
 from bot.core.snapshot import Snapshot, SnapshotError
@@ -138,41 +139,48 @@ def judge(
     """Give each head finding its state against the base findings; return them and the fixed ones.
 
     Findings match by fingerprint (rule, path, JSON pointer, subject), base findings followed across
-    ``renamed`` (old path -> new path). Matching counts: two identical problems at head against one
-    at base is one pre-existing and one new. Findings of ``change_rules`` (rules about the change
-    itself: a published copy edited, a version not bumped, a name claimed, ownership changed) are
-    never matched: the base side, reviewed with the same change set, may compute them too, but a
-    change cannot have been made before it was made.
+    ``renamed`` (old path -> new path): first as they read with only their paths followed, then
+    with the renamed file's name followed too (``_followed``). Matching counts: two identical
+    problems at head against one at base is one pre-existing and one new. Findings of
+    ``change_rules`` (rules about the change itself: a published copy edited, a version not bumped,
+    a name claimed, ownership changed) are never matched: the base side, reviewed with the same
+    change set, may compute them too, but a change cannot have been made before it was made.
     """
     renamed = renamed or {}
     change_rules = frozenset(change_rules)
+    head = list(head)
     base = [f for f in base if f.rule not in change_rules]
-    before = Counter(_followed(f, renamed) for f in base)
-    judged: list[Finding] = []
-    for f in head:
-        key = f.fingerprint()
-        if f.rule in change_rules:
-            judged.append(replace(f, state=State.NEW))
-        elif before[key] > 0:
-            before[key] -= 1
-            judged.append(replace(f, state=State.UNCHANGED))
-        else:
-            judged.append(replace(f, state=State.NEW))
-    after = Counter(f.fingerprint() for f in judged)
-    fixed: list[Finding] = []
-    for f in base:
-        key = _followed(f, renamed)
-        if after[key] > 0:
-            after[key] -= 1
-        else:
-            fixed.append(replace(f, state=State.ABSENT))
+    partner: list[int | None] = [None] * len(head)
+    taken = [False] * len(base)
+    for names in (False, True):
+        candidates: dict[tuple[str, str, str, str], list[int]] = {}
+        for i in range(len(base)):
+            if not taken[i]:
+                candidates.setdefault(_followed(base[i], renamed, names), []).append(i)
+        for j in range(len(head)):
+            if partner[j] is not None or head[j].rule in change_rules:
+                continue
+            free = candidates.get(head[j].fingerprint())
+            if free:
+                partner[j] = i = free.pop(0)
+                taken[i] = True
+    judged = [
+        replace(f, state=State.NEW if i is None else State.UNCHANGED)
+        for f, i in zip(head, partner, strict=True)
+    ]
+    fixed = [replace(f, state=State.ABSENT) for f, was in zip(base, taken, strict=True) if not was]
     return judged, fixed
 
 
-def _followed(f: Finding, renamed: Mapping[str, str]) -> tuple[str, str, str, str]:
+def _followed(
+    f: Finding, renamed: Mapping[str, str], names: bool = False
+) -> tuple[str, str, str, str]:
     """A base finding's fingerprint as it reads after the renames: its path, the renamed file's
-    folder in its subject, and its stem (a facet's name) in pointer and subject (``git mv A.json
-    B.json`` names the facet ``B`` too)."""
+    folder in its subject and, with ``names``, its stem (a facet's name: ``git mv A.json B.json``
+    names the facet ``B`` too) where it is a whole name: a segment of the pointer, a name in the
+    subject not run together with letters, digits, ``_`` or ``-``. ``judge`` tries the reading
+    without names first, so a rename that changes no name (``1.json`` -> ``5.json``) leaves
+    ``allOf/1`` and "the minimum of 1" of its findings as they were."""
     new_path = renamed.get(f.path)
     if new_path is None:
         return f.fingerprint()
@@ -182,8 +190,10 @@ def _followed(f: Finding, renamed: Mapping[str, str]) -> tuple[str, str, str, st
     if old_dir and old_dir != new_dir:  # a file moved with its entry: examples folders move too
         what = what.replace(old_dir + "/", new_dir + "/")
     old_stem, new_stem = _stem(f.path), _stem(new_path)
-    if old_stem and new_stem and old_stem != new_stem:
-        pointer, what = pointer.replace(old_stem, new_stem), what.replace(old_stem, new_stem)
+    if names and old_stem and new_stem and old_stem != new_stem:
+        old_token, new_token = escape_pointer_token(old_stem), escape_pointer_token(new_stem)
+        pointer = "/".join(new_token if t == old_token else t for t in pointer.split("/"))
+        what = re.sub(rf"(?<![\w-]){re.escape(old_stem)}(?![\w-])", lambda _: new_stem, what)
     return rule, path, pointer, what
 
 
