@@ -8,6 +8,7 @@ blamed for.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from bot.cli import main
+from bot.cli.sample import REFERENCE
 from bot.core.changes import ChangeSet
 from bot.core.config import ADOPTION_GAPS
 from bot.core.findings import Finding, Report, Severity, State
@@ -205,6 +207,72 @@ def test_matching_counts_identical_problems_and_ignores_lines() -> None:
     judged, fixed = judge([f(10, "x is wrong at line 9"), f(11)], [f(3)])
     assert [x.state for x in judged] == [State.UNCHANGED, State.NEW]
     assert fixed == []
+
+
+def test_a_problem_the_change_made_worse_is_new() -> None:
+    """A warning at base that is an error at head is the change's; an error that became a warning
+    is not, and an error at base is matched to the error at head before the warning is."""
+
+    def f(severity: Severity) -> Finding:
+        return Finding(rule="r/x", severity=severity, path="p.json", pointer="/a", message="m")
+
+    judged, fixed = judge([f(Severity.ERROR)], [f(Severity.WARNING)])
+    assert [x.state for x in judged] == [State.NEW] and fixed == []
+    judged, fixed = judge([f(Severity.WARNING)], [f(Severity.NOTICE)])
+    assert [x.state for x in judged] == [State.NEW] and fixed == []
+    judged, fixed = judge([f(Severity.WARNING)], [f(Severity.ERROR)])
+    assert [x.state for x in judged] == [State.UNCHANGED] and fixed == []
+    judged, fixed = judge(
+        [f(Severity.WARNING), f(Severity.ERROR)], [f(Severity.WARNING), f(Severity.ERROR)]
+    )
+    assert [x.state for x in judged] == [State.UNCHANGED, State.UNCHANGED] and fixed == []
+
+
+# the bundled reference registry (the demo's), with one problem planted on ``main`` first
+DAG_RUN = "spec/registry/airflow/facets/AirflowDagRunFacet.json"
+DAG_RUN_EXAMPLES = "spec/registry/airflow/facets/examples/AirflowDagRunFacet"
+
+
+def reference_with(tmp_path: Path, files: dict[str, Callable[[Any], None]]) -> Repo:
+    """The reference registry with ``files`` edited (``Repo.edit_json``) on ``main``."""
+    repo = Repo.from_folder(REFERENCE, tmp_path / "reference")
+    for path, edit in files.items():
+        repo.edit_json(path, edit)
+    repo.commit("a problem already there", branch="main")
+    return repo
+
+
+def bump_dag_run(repo: Repo, edit: Callable[[dict[str, Any]], None]) -> None:
+    """A compatible change to AirflowDagRunFacet's own object, published as 1-0-1."""
+
+    def change(schema: Any) -> None:
+        edit(schema["$defs"]["AirflowDagRunFacet"]["allOf"][1])
+        schema["$id"] = schema["$id"].replace("/1-0-0/", "/1-0-1/")
+
+    repo.edit_json(DAG_RUN, change)
+    repo.write(
+        "website/static/spec/facets/1-0-1/AirflowDagRunFacet.json",
+        (repo.path / DAG_RUN).read_text(encoding="utf-8"),
+    )
+    repo.commit("AirflowDagRunFacet 1-0-1")
+
+
+def only(report: Report, rule: str) -> Finding:
+    [found] = [f for f in report.findings if f.rule == rule]
+    assert not [f for f in report.fixed if f.rule == rule]
+    return found
+
+
+def test_a_warning_the_change_makes_an_error_blocks(tmp_path: Path) -> None:
+    """An example field no version declares (a warning) becomes a respelling (an error) when the
+    change declares the field spelled otherwise: new, not the base's warning."""
+    repo = reference_with(
+        tmp_path,
+        {f"{DAG_RUN_EXAMPLES}/1.json": lambda e: e["airflow_dagRun"].update(Owner="data-eng")},
+    )
+    bump_dag_run(repo, lambda facet: facet["properties"].update(owner={"type": "string"}))
+    found = only(review_pr(repo), "examples/undeclared-field")
+    assert (found.severity, found.state) == (Severity.ERROR, State.NEW)
 
 
 def test_renderers_carry_the_state(repo: Repo) -> None:

@@ -141,10 +141,13 @@ def judge(
     Findings match by fingerprint (rule, path, JSON pointer, subject), base findings followed across
     ``renamed`` (old path -> new path): first as they read with only their paths followed, then
     with the renamed file's name followed too (``_followed``). Matching counts: two identical
-    problems at head against one at base is one pre-existing and one new. Findings of
-    ``change_rules`` (rules about the change itself: a published copy edited, a version not bumped,
-    a name claimed, ownership changed) are never matched: the base side, reviewed with the same
-    change set, may compute them too, but a change cannot have been made before it was made.
+    problems at head against one at base is one pre-existing and one new. A head finding matched to
+    a less severe base finding (a warning at base, an error at head) is new: the change made it
+    worse; the most severe are matched first on both sides, so an error at base is matched to an
+    error at head before a warning is. Findings of ``change_rules`` (rules about the change itself:
+    a published copy edited, a version not bumped, a name claimed, ownership changed) are never
+    matched: the base side, reviewed with the same change set, may compute them too, but a change
+    cannot have been made before it was made.
     """
     renamed = renamed or {}
     change_rules = frozenset(change_rules)
@@ -152,12 +155,13 @@ def judge(
     base = [f for f in base if f.rule not in change_rules]
     partner: list[int | None] = [None] * len(head)
     taken = [False] * len(base)
+    most_severe_first = sorted(range(len(head)), key=lambda j: head[j].severity.rank)
     for names in (False, True):
         candidates: dict[tuple[str, str, str, str], list[int]] = {}
-        for i in range(len(base)):
+        for i in sorted(range(len(base)), key=lambda i: base[i].severity.rank):
             if not taken[i]:
                 candidates.setdefault(_followed(base[i], renamed, names), []).append(i)
-        for j in range(len(head)):
+        for j in most_severe_first:
             if partner[j] is not None or head[j].rule in change_rules:
                 continue
             free = candidates.get(head[j].fingerprint())
@@ -165,11 +169,17 @@ def judge(
                 partner[j] = i = free.pop(0)
                 taken[i] = True
     judged = [
-        replace(f, state=State.NEW if i is None else State.UNCHANGED)
+        replace(f, state=State.UNCHANGED if _kept(f, base, i) else State.NEW)
         for f, i in zip(head, partner, strict=True)
     ]
     fixed = [replace(f, state=State.ABSENT) for f, was in zip(base, taken, strict=True) if not was]
     return judged, fixed
+
+
+def _kept(f: Finding, base: list[Finding], matched: int | None) -> bool:
+    """Whether head finding ``f`` was at base as it is: matched, and no more severe than the base
+    finding it matched (a warning the change made an error is the change's)."""
+    return matched is not None and f.severity.rank >= base[matched].severity.rank
 
 
 def _followed(
