@@ -275,6 +275,69 @@ def test_a_warning_the_change_makes_an_error_blocks(tmp_path: Path) -> None:
     assert (found.severity, found.state) == (Severity.ERROR, State.NEW)
 
 
+RULE = "examples/invalid"
+
+
+def invalid(report: Report) -> list[tuple[str, State | None]]:
+    """Each examples/invalid finding's message (without its schema path) and state."""
+    return sorted((f.message.split(" (")[0], f.state) for f in report.findings if f.rule == RULE)
+
+
+def test_an_invalid_example_stays_pre_existing_when_the_schema_quoted_in_its_message_changes(
+    tmp_path: Path,
+) -> None:
+    """The message of an enum error lists the enum: a value the change adds to it leaves the
+    example as invalid as it was, for the same reason, at the same place."""
+    repo = reference_with(
+        tmp_path,
+        {f"{DAG_RUN_EXAMPLES}/2.json": lambda e: e["airflow_dagRun"].update(runType="adhoc")},
+    )
+    bump_dag_run(repo, lambda facet: facet["properties"]["runType"]["enum"].append("asset"))
+    report = review_pr(repo)
+    assert invalid(report) == [
+        (
+            "'adhoc' is not one of "
+            "['manual', 'scheduled', 'backfill', 'dataset_triggered', 'asset']",
+            State.UNCHANGED,
+        )
+    ]
+    assert not [f for f in report.fixed if f.rule == RULE]
+
+
+def test_an_invalid_example_the_change_makes_invalid_otherwise_is_new(tmp_path: Path) -> None:
+    """Matched by what it is about, not by its message: another offending value, or another
+    required property missing, is the change's."""
+    repo = reference_with(
+        tmp_path,
+        {
+            f"{DAG_RUN_EXAMPLES}/2.json": lambda e: e["airflow_dagRun"].update(runType="adhoc"),
+            f"{DAG_RUN_EXAMPLES}/1.json": lambda e: e["airflow_dagRun"].pop("runType"),
+        },
+    )
+    repo.edit_json(f"{DAG_RUN_EXAMPLES}/2.json", lambda e: e["airflow_dagRun"].update(runType="x"))
+    repo.edit_json(f"{DAG_RUN_EXAMPLES}/1.json", lambda e: e["airflow_dagRun"].pop("dagId"))
+    repo.commit()
+    assert invalid(review_pr(repo)) == [
+        ("'dagId' is a required property", State.NEW),
+        ("'runType' is a required property", State.UNCHANGED),
+        ("'x' is not one of ['manual', 'scheduled', 'backfill', 'dataset_triggered']", State.NEW),
+    ]
+
+
+def test_an_invalid_example_renumbered_stays_pre_existing(tmp_path: Path) -> None:
+    """``git mv 1.json 5.json`` of an invalid example: its error (``minimum of 1``, ``allOf/1``)
+    is the same error, neither new nor fixed."""
+    repo = reference_with(
+        tmp_path,
+        {f"{DAG_RUN_EXAMPLES}/1.json": lambda e: e["airflow_dagRun"].update(tryNumber=0)},
+    )
+    git(repo.path, "checkout", "-q", "-B", "pr")
+    git(repo.path, "mv", f"{DAG_RUN_EXAMPLES}/1.json", f"{DAG_RUN_EXAMPLES}/5.json")
+    repo.commit()
+    found = only(review_pr(repo), RULE)
+    assert (found.path, found.state) == (f"{DAG_RUN_EXAMPLES}/5.json", State.UNCHANGED)
+
+
 def test_renderers_carry_the_state(repo: Repo) -> None:
     repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
     repo.commit()

@@ -4,13 +4,15 @@ declared."""
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from bot.core.findings import Finding, Severity
-from bot.core.jsondoc import JsonDoc
+from bot.core.jsondoc import JsonDoc, resolve_pointer
 from bot.model.registry import Entry, FacetSchema
 from bot.model.schemas import (
     PATTERN_TIMEOUT_SECONDS,
@@ -46,7 +48,10 @@ RULES = {
     "with `--all`.",
     "examples/unreadable": "An example is valid UTF-8 JSON within the size and depth limits.",
     "examples/invalid": "An example validates against its facet schema. Every validation error is "
-    "reported, each on the line of the offending value.",
+    "reported, each on the line of the offending value. Judged against the base by what it is "
+    "about (the example, the offending value and its place, the failing keyword and its place in "
+    "the schema), not by its message, which quotes the schema (an enum value the change adds "
+    "leaves an example that was invalid pre-existing).",
     "examples/unknown-key": "An example's top-level keys are facet keys the schema defines (a "
     "wrong key would otherwise validate vacuously).",
     "examples/negative-passes": "A negative example (`<FacetName>/invalid/*.json`) must fail "
@@ -389,15 +394,37 @@ def _positive(
         yield _stopped(doc, entry, errors)
         return
     for error in errors:
-        yield at(
+        pointer = json_pointer(error.path)
+        found = at(
             "examples/invalid",
             Severity.ERROR,
             doc,
-            json_pointer(error.path),
+            pointer,
             f"{error.message} (schema: {'/'.join(map(str, error.schema_path))})",
             entry=entry,
             hint=f"Against {schema.filename}.",
         )
+        yield replace(found, subject=_about(error, resolve_pointer(value, pointer)))
+
+
+# keywords that compare the whole value with the schema's values, whatever the value is
+_WHOLE_VALUE = frozenset({"type", "enum", "const", "not", None})
+
+
+def _about(error: Explanation, value: Any) -> str:
+    """What a validation error of an example is about, which matches it across a change (the
+    example file and the instance pointer are the finding's own): the failing keyword at its place
+    in the schema, and the offending value. Not the message: it quotes the schema's values too (an
+    enum's list, a bound, a pattern, a type), so a change to them that leaves the error as it was
+    (an enum value added) made it new. Of an object or an array, the message names the members
+    concerned (the required property missing, the unexpected ones) and stands for the value."""
+    if isinstance(value, dict | list) and error.keyword not in _WHOLE_VALUE:
+        what = error.message
+    else:
+        what = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    if len(what) > 200:
+        what = "sha256:" + hashlib.sha256(what.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{error.keyword} at {'/'.join(map(str, error.schema_path))}: {what}"
 
 
 def _negative(
