@@ -338,6 +338,40 @@ def test_an_invalid_example_renumbered_stays_pre_existing(tmp_path: Path) -> Non
     assert (found.path, found.state) == (f"{DAG_RUN_EXAMPLES}/5.json", State.UNCHANGED)
 
 
+AIRFLOW_REGISTRY = "spec/registry/airflow/registry.json"
+
+
+def produced(edit: Callable[[list[str]], None]) -> Callable[[Any], None]:
+    return lambda registry: edit(registry["producer"]["produced_facets"])
+
+
+def test_an_unresolved_uri_stays_pre_existing_when_a_uri_is_declared_before_it(
+    tmp_path: Path,
+) -> None:
+    """A URI that resolves to nothing is matched by the URI in its list, not by its index: one
+    declared before it moves it, and changes nothing of the problem; another such URI is new."""
+    declared = "ol:core:DatasourceDatasetFacet.json"
+
+    def unresolved_last(uris: list[str]) -> None:
+        uris.remove(declared)
+        uris.append("ol:airflow:A.json")
+
+    repo = reference_with(tmp_path, {AIRFLOW_REGISTRY: produced(unresolved_last)})
+    repo.edit_json(AIRFLOW_REGISTRY, produced(lambda uris: uris.insert(0, declared)))
+    repo.commit()
+    found = only(review_pr(repo), "uris/unresolved")
+    assert found.state is State.UNCHANGED and found.pointer.endswith("/produced_facets/7")
+    repo.edit_json(AIRFLOW_REGISTRY, produced(lambda uris: uris.insert(0, "ol:airflow:B.json")))
+    repo.commit()
+    report = review_pr(repo)
+    assert sorted(
+        (f.message.split(":")[2], f.state) for f in report.findings if f.rule == "uris/unresolved"
+    ) == [
+        ("A.json", State.UNCHANGED),
+        ("B.json", State.NEW),
+    ]
+
+
 def test_renderers_carry_the_state(repo: Repo) -> None:
     repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
     repo.commit()

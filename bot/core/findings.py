@@ -130,6 +130,9 @@ class Finding:
     (empty for the whole document or for non-JSON files). ``entry`` is the registered name the
     finding belongs to (``gcp:composer``), used for grouping. ``owners`` lists the people or teams
     a finding asks to act (the owners who must approve), so publishers need not parse messages.
+    ``subject`` says what the finding is about where its message says more (``fingerprint``), and
+    ``anchor`` where it sits when that is not its pointer: an item of a list named by its subject
+    sits in its list, so an item inserted before it moves its pointer, not the problem.
     """
 
     rule: str
@@ -143,6 +146,7 @@ class Finding:
     entry: str | None = None
     owners: tuple[str, ...] = ()
     subject: str = ""
+    anchor: str | None = None  # the pointer it is matched at, when not its own
     state: State | None = None
     fix: Fix | None = None
     # versions/*: "data" | "wire" | "codegen", the level at which a change breaks
@@ -156,7 +160,8 @@ class Finding:
         ``path`` replaces the finding's own path (a base-side path followed across a rename).
         """
         what = self.subject or _LOCATION_IN_MESSAGE.sub(r"\1 N", self.message)
-        return (self.rule, self.path if path is None else path, self.pointer, what)
+        where = self.pointer if self.anchor is None else self.anchor
+        return (self.rule, self.path if path is None else path, where, what)
 
     def sort_key(self) -> tuple[Any, ...]:
         return (

@@ -20,8 +20,11 @@ def at(
     entry: str | None = None,
     key: bool = False,
     fix: Fix | None = None,
+    subject: str = "",
+    anchor: str | None = None,
 ) -> Finding:
-    """A finding on the line of the JSON node at ``pointer`` (its member name when ``key``)."""
+    """A finding on the line of the JSON node at ``pointer`` (its member name when ``key``);
+    ``subject`` and ``anchor`` say what it is about and where it is matched (``Finding``)."""
     line, column = doc.locate_key(pointer) if key else doc.locate(pointer)
     return Finding(
         rule=rule,
@@ -34,6 +37,8 @@ def at(
         hint=hint,
         entry=entry,
         fix=fix,
+        subject=subject,
+        anchor=anchor,
     )
 
 

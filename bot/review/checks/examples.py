@@ -8,7 +8,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from bot.core.findings import Finding, Severity
@@ -395,7 +395,7 @@ def _positive(
         return
     for error in errors:
         pointer = json_pointer(error.path)
-        found = at(
+        yield at(
             "examples/invalid",
             Severity.ERROR,
             doc,
@@ -403,8 +403,8 @@ def _positive(
             f"{error.message} (schema: {'/'.join(map(str, error.schema_path))})",
             entry=entry,
             hint=f"Against {schema.filename}.",
+            subject=_about(error, resolve_pointer(value, pointer)),
         )
-        yield replace(found, subject=_about(error, resolve_pointer(value, pointer)))
 
 
 # keywords that compare the whole value with the schema's values, whatever the value is

@@ -187,7 +187,23 @@ def _on_declaration(
             f"Keep {item.uri} while registered entries declare it, or remove it from "
             f"{entry.registry_json} in the same change (then {entry.name}'s owners approve it too)."
         )
-    return at(rule, Severity.ERROR, doc, item.pointer, problem + note, entry=entry.name, hint=hint)
+    return at(
+        rule,
+        Severity.ERROR,
+        doc,
+        item.pointer,
+        problem + note,
+        entry=entry.name,
+        hint=hint,
+        subject=item.uri,
+        anchor=_list_of(item),
+    )
+
+
+def _list_of(item: Declared) -> str:
+    """Where a finding about the declared URI ``item`` is matched (its subject is the URI): in its
+    list, not at its index, which a URI declared before it shifts without changing the problem."""
+    return item.pointer.rpartition("/")[0]
 
 
 def _resolution_problem(
