@@ -138,6 +138,8 @@ def test_the_hooks_are_the_published_ones() -> None:
     # what users get: pre-commit installs the bot
     assert all(h["language"] == "python" for h in by_id.values())
     assert by_id["registry-bot"]["pass_filenames"] is False
+    # the review decides what a commit changes that matters, never a filename filter
+    assert by_id["registry-bot"]["always_run"] is True and "files" not in by_id["registry-bot"]
 
 
 def test_the_fix_hook_lays_out_a_staged_file_and_the_check_hook_stops_a_broken_one(
@@ -260,6 +262,30 @@ def test_a_commit_is_judged_as_committed_not_as_the_working_tree(
     said = refused.stdout + refused.stderr
     assert refused.returncode == 1 and "uris/unresolved" in said, said
     assert untracked not in said
+
+
+def test_the_check_hook_runs_on_commits_no_filename_filter_would_match(
+    repo: Repo, hook_source: HookSource
+) -> None:
+    """pre-commit passes a hook only the added, copied, modified or renamed files: a commit that
+    only deletes a facet schema its entry declares stages no file a ``files:`` pattern matches, nor
+    does one that edits only a published copy (outside spec/registry, spec/facets, spec/tests). The
+    check hook runs on both (``always_run``) and the review fails them."""
+    git(repo.path, "rm", "-q", FACET)
+    deleted = pre_commit(repo.path, hook_source, "run")
+    assert deleted.returncode == 1, deleted.stdout + deleted.stderr
+    assert re.search(r"registry-bot check.*Failed", deleted.stdout), deleted.stdout
+    assert f"{ENTRY}:" in deleted.stdout and "uris/unresolved" in deleted.stdout, deleted.stdout
+    git(repo.path, "reset", "-q", "--hard")
+
+    published = "website/static/spec/facets/1-0-0/CatalogDatasetFacet.json"
+    text = (repo.path / published).read_text(encoding="utf-8")
+    edit = text.replace('"description": "', '"description": "edited in place: ', 1)
+    (repo.path / published).write_text(edit, encoding="utf-8")
+    git(repo.path, "add", published)
+    edited = pre_commit(repo.path, hook_source, "run")
+    assert edited.returncode == 1, edited.stdout + edited.stderr
+    assert "versions/published-modified" in edited.stdout, edited.stdout
 
 
 def test_the_fix_hook_formats_only(repo: Repo, hook_source: HookSource) -> None:
