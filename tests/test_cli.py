@@ -4,6 +4,7 @@ clone."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +135,39 @@ def test_markdown_output_is_what_the_bot_posts(pr_repo: Repo) -> None:
     assert code == 1
     assert out.startswith("## OpenLineage registry ❌ failed")
     assert "`examples/invalid`" in out
+
+
+def run_into_closed_pipe(*args: str) -> tuple[int, str]:
+    """The command with its stdout a pipe nobody reads (``registry-bot ... | true``): every write
+    fails with EPIPE."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "bot", *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    return proc.returncode, proc.stderr
+
+
+def test_a_closed_stdout_keeps_the_verdict(pr_repo: Repo, corpus: Path) -> None:
+    """A reader that stops early (``| head -1``, ``| true``) never turns a failing review into a
+    success: the exit code is the verdict's, also for a report written to ``-o /dev/stdout``."""
+    failing = ("check", str(pr_repo.path), "--base", "main", "--head", "pr", "--color", "never")
+    for args in (failing, (*failing, "--format", "json", "-o", "/dev/stdout")):
+        code, err = run_into_closed_pipe(*args)
+        assert code == 1, err
+        assert err == ""  # no traceback, no "Exception ignored" from the flush at exit
+    # a passing review and a listing still exit 0
+    assert run_into_closed_pipe("check", str(corpus), "--all") == (0, "")
+    assert run_into_closed_pipe("rules") == (0, "")
 
 
 @pytest.mark.parametrize(

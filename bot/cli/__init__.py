@@ -37,6 +37,17 @@ COMMANDS: dict[str, str] = {
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
+# the exit code the running command decided before writing its output (see ``verdict``)
+_decided: list[int] = []
+
+
+def verdict(code: int) -> int:
+    """Record ``code`` as the command's exit code before it writes its output, so that a reader that
+    stops early (``registry-bot check ... | head -1``: a closed pipe) leaves the verdict as it is;
+    returns ``code``. A pipe closed before a command decided exits 1, never 0."""
+    _decided[:] = [code]
+    return code
+
 
 COLOR_CHOICES = ("auto", "always", "never")
 
@@ -189,6 +200,17 @@ def _interrupted_loading(argv: Sequence[str] | None) -> int:
     return 130
 
 
+def _discard_stdout() -> None:
+    """The reader is gone: what is still buffered for it goes nowhere, so that Python's flush at
+    exit does not fail again (a second error and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (a test's capture)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(argv, every=False)
@@ -199,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not is_interruption(exc):
             raise
         return _interrupted_loading(argv)
+    _decided.clear()
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
@@ -210,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"registry-bot {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
-        return EXIT_OK
+        _discard_stdout()
+        return _decided[0] if _decided else EXIT_ERRORS
     except KeyboardInterrupt:
         return _interrupted(args.command)
     except subprocess.CalledProcessError as exc:

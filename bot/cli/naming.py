@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError
+from bot.cli import EXIT_ERRORS, EXIT_OK, EXIT_USAGE, UsageError, verdict
 
 if TYPE_CHECKING:
     from bot.model.naming.rules import NamingRules
@@ -116,6 +116,8 @@ def _check(args: argparse.Namespace) -> int:
                 }
             )
     invalid = verdicts.get(INVALID, 0)
+    no_events = not any("event" in e for e in report)
+    verdict(EXIT_USAGE if unreadable or no_events else EXIT_ERRORS if invalid else EXIT_OK)
     if args.format == "json":
         sys.stdout.write(
             json.dumps(
@@ -153,7 +155,7 @@ def _check(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    if not any("event" in e for e in report):
+    if no_events:
         raise UsageError(
             f"no OpenLineage events in {', '.join(args.paths)}: expected JSON (an object, an array "
             f"or JSON lines) with eventType, run and job (or a dataset or job event)"

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, writable_output
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, verdict, writable_output
 from bot.cli.commands import _inputs
 
 HELP = (
@@ -146,5 +146,6 @@ def run(args: argparse.Namespace) -> int:
     if summary:
         with open(summary, "a", encoding="utf-8") as out:
             out.write(render(report, "markdown"))
+    code = verdict(EXIT_ERRORS if report.has_errors else EXIT_OK)
     sys.stdout.write(render(report, "text"))
-    return EXIT_ERRORS if report.has_errors else EXIT_OK
+    return code

@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, add_color_argument, use_color, writable_output
+from bot.cli import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    UsageError,
+    add_color_argument,
+    use_color,
+    verdict,
+    writable_output,
+)
 from bot.cli.commands import _inputs
 
 if TYPE_CHECKING:
@@ -126,11 +134,12 @@ def run(args: argparse.Namespace) -> int:
     stream = sys.stdout if args.output is None else None
     color = args.format == "text" and stream is not None and use_color(args.color, stream)
     text = render(report, args.format, color=color)
+    code = verdict(EXIT_ERRORS if report.has_errors else EXIT_OK)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    return EXIT_ERRORS if report.has_errors else EXIT_OK
+    return code
 
 
 def _stages(output: str) -> list[Stage]:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_OK, UsageError
+from bot.cli import EXIT_OK, UsageError, verdict
 from bot.cli.commands import _inputs
 
 if TYPE_CHECKING:
@@ -48,5 +48,6 @@ def run(args: argparse.Namespace) -> int:
     render = {"text": show.render_text, "markdown": show.render_markdown, "json": show.render_json}[
         args.format
     ]
+    verdict(EXIT_OK)  # a listing: a reader that stops early changes nothing
     sys.stdout.write(render(board))
     return EXIT_OK

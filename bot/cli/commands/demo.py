@@ -11,7 +11,14 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, add_color_argument, use_color
+from bot.cli import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    UsageError,
+    add_color_argument,
+    use_color,
+    verdict,
+)
 from bot.cli.commands.check import FORMATS
 
 if TYPE_CHECKING:
@@ -70,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         target = Path(args.keep) if args.keep else Path(scratch) / "registry"
         report = _review(target, regression=not args.no_regression, verbose=args.verbose, site=True)
     color = args.format == "text" and use_color(args.color, sys.stdout)
+    code = verdict(EXIT_ERRORS if args.exit_code and report.has_errors else EXIT_OK)
     sys.stdout.write(render(report, args.format, color=color))
     if args.format == "text":
         print(
@@ -83,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             f"--base {BASE_BRANCH} --head {PR_BRANCH} --author {AUTHOR}`",
             file=sys.stderr,
         )
-    return EXIT_ERRORS if args.exit_code and report.has_errors else EXIT_OK
+    return code
 
 
 def _review(

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, verdict
 
 if TYPE_CHECKING:
     from bot.core.changes import ChangeSet
@@ -137,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
     else:
+        verdict(EXIT_ERRORS if args.check and changed else EXIT_OK)
         for path in sorted(changed):
             old = originals[path]
             sys.stdout.write(

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, verdict
 from bot.cli.commands import _inputs
 
 if TYPE_CHECKING:
@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     except LocationError as exc:
         raise UsageError(str(exc)) from None
     findings = result.findings(config.regression, config.paths.registry)
+    code = verdict(EXIT_ERRORS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK)
     if args.format == "json":
         sys.stdout.write(
             json.dumps({**result.to_json(), "findings": [f.to_json() for f in findings]}, indent=2)
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(result.markdown())
     else:
         sys.stdout.write(_text(result, findings))
-    return EXIT_ERRORS if any(f.severity is Severity.ERROR for f in findings) else EXIT_OK
+    return code
 
 
 def _run_local(inputs: Inputs) -> RegressionResult:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError
+from bot.cli import EXIT_ERRORS, EXIT_OK, UsageError, verdict
 
 # every delivery has one
 WEBHOOK_KEYS = ("action", "zen", "pull_request", "check_suite", "check_run")
@@ -161,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
             local.add_review(login, "APPROVE")
         job = replace(job, number=job.number or 1, head_sha="")
         outcome = Worker(_Single(local), checks=checks).handle(job)
+        verdict(EXIT_ERRORS if outcome == "failure" else EXIT_OK)
         sys.stdout.write(local.render())
     finally:
         local.close()

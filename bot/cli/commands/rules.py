@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.cli import UsageError
+from bot.cli import EXIT_OK, UsageError, verdict
 
 HELP = "list every rule id with its description (--format markdown prints the README section)"
 COMMAND_LIMIT = 100  # characters of a usage line per table row before it wraps
@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if args.update_readme:
         update_readme()
         return 0
+    verdict(EXIT_OK)  # a listing: a reader that stops early changes nothing
     if args.format == "markdown":
         sys.stdout.write(rules_markdown())
         return 0
