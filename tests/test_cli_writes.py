@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import COMMANDS, main
-from tests.conftest import PAYLOADS
-from tests.gitrepo import git
+from tests.conftest import PAYLOADS, ROOT
+from tests.gitrepo import Repo, git
 
 # every command that writes a file, with the arguments that would make it write into OUT (a folder
 # that does not exist yet) from REPO; init also needs an EVENT
@@ -32,6 +32,7 @@ WRITING = {
 # (an existing one is refused: tests/test_cli_contract.py); app register its credentials' folder
 NOT_WRITING = {"demo", "rules", "app", "dashboard"}
 CASES = ["missing repository", "folder without a registry"]
+REFERENCE = ROOT / "registry" / "reference"  # the bundled reference registry
 
 EVENT = {
     "eventType": "COMPLETE",
@@ -160,3 +161,37 @@ def test_fix_outside_git_writes_nothing_and_names_the_schema_url_fixes(
     # the real tree is laid out as prettier does
     assert main(["fix", str(tmp_path / "repo"), "--only-layout"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def snapshot_of(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (git's own excepted) with its bytes, symlinks as their target."""
+    return {
+        p.relative_to(folder).as_posix(): (
+            str(p.readlink()).encode() if p.is_symlink() else p.read_bytes()
+        )
+        for p in folder.rglob("*")
+        if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(folder).parts
+    }
+
+
+def test_fix_write_checks_every_file_before_writing_any(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two files to lay out, the second a symlink (inside the repository): the refusal comes before
+    the first file is written, not after it."""
+    repo = Repo.from_folder(REFERENCE, tmp_path / "repo")
+    first, second = "spec/registry/airflow/registry.json", "spec/registry/marquez/registry.json"
+    for path in (first, second):
+        repo.write(path, json.dumps(json.loads((repo.path / path).read_text(encoding="utf-8"))))
+    (repo.path / "docs").mkdir()
+    (repo.path / second).rename(repo.path / "docs/marquez-registry.json")
+    (repo.path / second).symlink_to("../../../docs/marquez-registry.json")
+    repo.commit("minified, marquez's registry.json a symlink", branch="main")
+    before = snapshot_of(repo.path)
+    assert main(["fix", str(repo.path)]) == 0
+    assert f"+++ b/{first}" in capsys.readouterr().out  # there is something to write
+    assert main(["fix", str(repo.path), "--write"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"registry-bot fix: {second} is a symlink"), err
+    assert len(err.strip().splitlines()) == 1
+    assert snapshot_of(repo.path) == before

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from bot.cli import UsageError
@@ -103,6 +104,33 @@ def registry_folder(snapshots: list[Snapshot], where: str, config: Config | None
         f"repository keeps one folder per registered name in {wanted}/<name>/, or set "
         f"paths.registry in .github/registry-bot.yml)"
     )
+
+
+def writable_in(repo: Path, paths: Iterable[str]) -> None:
+    """Each repository-relative path in ``paths`` can be written inside ``repo``: checked for all of
+    them before the first is written, so that a refusal writes no file. No part of a path (a folder
+    on the way or the file itself) is a symlink, a folder on the way is a folder and the file is not
+    one, and nothing leaves ``repo`` (``..``, an absolute path, a configured path outside it)."""
+    root = repo.resolve()
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        if not parts or PurePosixPath(path).is_absolute() or ".." in parts:
+            raise UsageError(f"{path}: not a path inside {repo}; nothing written")
+        current = repo
+        for index, part in enumerate(parts):
+            current = current / part
+            shown = "/".join(parts[: index + 1])
+            if current.is_symlink():
+                raise UsageError(f"{shown} is a symlink (to {current.readlink()}); nothing written")
+            if not current.exists():
+                break  # created below the last existing folder, which is checked
+            last = index == len(parts) - 1
+            if not last and not current.is_dir():
+                raise UsageError(f"{shown} is not a folder; cannot write {path}")
+            if last and current.is_dir():
+                raise UsageError(f"{path} is a folder; cannot write a file there")
+        if not (repo / path).resolve().is_relative_to(root):
+            raise UsageError(f"{path} is outside {repo}; nothing written")
 
 
 def login(value: str | None, option: str, bot: bool = False) -> str | None:

@@ -130,10 +130,9 @@ def run(args: argparse.Namespace) -> int:
                 f"uncommitted changes in {', '.join(dirty)}; commit or stash them, or pass "
                 f"--allow-dirty"
             )
+        _inputs.writable_in(repo, sorted(changed))  # every file checked before the first write
         for path, data in changed.items():
             target = repo / path
-            if target.is_symlink():
-                raise UsageError(f"{path} is a symlink; not written")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
     else:
