@@ -330,6 +330,36 @@ def test_init_refuses_before_writing_anything(
     )
 
 
+@pytest.mark.parametrize(
+    ("link", "refused"),
+    [
+        # the entry's parent folder: gcp:composer would be written under the link's target
+        ("spec/registry/acme", "spec/registry/acme is a symlink"),
+        # the root CODEOWNERS GitHub reads, in a symlinked .github: its routing line went there
+        (".github", ".github is a symlink"),
+    ],
+)
+def test_init_writes_nothing_through_a_symlinked_folder(
+    tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str], link: str, refused: str
+) -> None:
+    repo = corpus_registry(tmp_path, corpus)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if link == ".github":
+        (outside / "CODEOWNERS").write_text("* @OpenLineage/committers\n")
+    (repo / link).symlink_to(outside)
+    event = tmp_path / "e.json"
+    event.write_text(json.dumps(EVENT))
+    before = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    err = main_err(["init", "acme:tools", str(event), "--owner", "@a", "--repo", str(repo)], capsys)
+    assert err.startswith(f"registry-bot init: {refused} (to {outside}); nothing written"), err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == before
+    assert (outside / "CODEOWNERS").exists() == (link == ".github")
+    if link == ".github":
+        assert (outside / "CODEOWNERS").read_text() == "* @OpenLineage/committers\n"
+
+
 def main_err(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     assert main(argv) == 2
     return capsys.readouterr().err

@@ -4,8 +4,10 @@
 Writes ``spec/registry/<name>/`` (``gcp:composer`` -> ``gcp/composer``): a CODEOWNERS naming the
 ``--owner``s, a ``registry.json`` declaring the entry's facets, and for each facet of the events
 keyed with the entry's prefix a schema and an example. It writes nothing unless everything is valid:
-a missing repository, a folder without a registry, an existing entry, a file without events or
-events without a facet to draft are refused (one line, exit 2) before the first file is written.
+a missing repository, a folder without a registry, an existing entry, a file without events,
+events without a facet to draft, or a symlink on the way to a file it would write (a symlinked
+registry folder or ``.github``: files outside the repository) are refused (one line, exit 2)
+before the first file is written.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bot.cli import EXIT_OK, UsageError
+from bot.cli import EXIT_OK, UsageError, verdict
 
 HELP = (
     "draft a new registry entry (CODEOWNERS, registry.json, facet schemas and examples) from "
@@ -125,10 +127,15 @@ def run(args: argparse.Namespace) -> int:
         registry,
     )
     files = {**result.files, **_root_routing(repo, registry, args.name, args.owner)}
+    # every target checked first: nothing written through a symlinked folder (to outside the
+    # repository) and no refusal after the first file
+    _inputs.writable_in(repo, files)
     for path, text in files.items():
         target = repo / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+    verdict(EXIT_OK)  # written: a reader that stops early changes nothing
+    for path in files:
         print(f"{'updated' if path not in result.files else 'wrote'} {path}")
     for note in result.notes:
         print(f"note: {note}")
