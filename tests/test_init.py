@@ -360,6 +360,53 @@ def test_init_writes_nothing_through_a_symlinked_folder(
         assert (outside / "CODEOWNERS").read_text() == "* @OpenLineage/committers\n"
 
 
+@pytest.mark.parametrize(
+    ("facets", "named"),
+    [
+        # the same PascalCase stem: one schema replaced the other, registry.json declared it twice
+        (
+            {"run": {"acme_env": {"a": 1}, "acme_Env": {"b": 2}}},
+            "'acme_Env' and 'acme_env' would both be drafted as AcmeEnvRunFacet.json",
+        ),
+        # stems that differ only in case: one file on a case-insensitive file system
+        (
+            {"run": {"acme_ab": {"a": 1}, "acme_aB": {"b": 2}}},
+            "'acme_aB' and 'acme_ab' would both be drafted as AcmeABRunFacet.json",
+        ),
+        # a key ending in the place's name, and the key without it in that place
+        (
+            {"input": {"acme_x": {"a": 1}}, "dataset": {"acme_x_input": {"b": 2}}},
+            "'acme_x' (InputDatasetFacet) and 'acme_x_input' (DatasetFacet) would both be drafted "
+            "as AcmeXInputDatasetFacet.json",
+        ),
+    ],
+)
+def test_init_refuses_two_facets_drafted_under_one_file_name(
+    tmp_path: Path,
+    corpus: Path,
+    capsys: pytest.CaptureFixture[str],
+    facets: dict[str, dict[str, object]],
+    named: str,
+) -> None:
+    repo = corpus_registry(tmp_path, corpus)
+    event = json.loads(json.dumps(EVENT))
+    event["run"]["facets"] = facets.get("run", {})
+    event["inputs"] = [
+        {
+            "namespace": "ns",
+            "name": "t",
+            "facets": facets.get("dataset", {}),
+            "inputFacets": facets.get("input", {}),
+        }
+    ]
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(event))
+    err = main_err(["init", "acme", str(path), "--owner", "@a", "--repo", str(repo)], capsys)
+    assert f"registry-bot init: facet keys {named}: file names must differ" in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not (repo / "spec/registry/acme").exists()
+
+
 def main_err(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     assert main(argv) == 2
     return capsys.readouterr().err

@@ -307,8 +307,9 @@ def draft(
     }
     notes: list[str] = []
     uris = []
+    stems = _stems(name, prefix, sampled.samples)
     for (key, base), samples in sorted(sampled.samples.items()):
-        stem = pascal(name) + pascal(key[len(prefix) :]) + base
+        stem = stems[(key, base)]
         file = f"{stem}.json"
         schema_id = FACET_ID.format(file=file)
         base_ref = f"{spec_url}#/$defs/{base}"
@@ -358,6 +359,31 @@ def draft(
         {"producer": {"root_doc_URL": doc_url, "produced_facets": uris}}
     )
     return Draft(files, notes, len(uris))
+
+
+def _stems(name: str, prefix: str, facets: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The file name stem of each facet (key, base facet): ``gcp_composer_env`` on a run ->
+    ``GcpComposerEnvRunFacet``. Two facets whose stems are the same, also in another case (a
+    case-insensitive file system, the published URLs), are an error naming both keys: one file
+    would replace the other and the entry would declare it twice."""
+    stems: dict[tuple[str, str], str] = {}
+    taken: dict[str, tuple[str, str]] = {}
+    for key, base in sorted(facets):
+        stem = pascal(name) + pascal(key[len(prefix) :]) + base
+        other = taken.setdefault(stem.lower(), (key, base))
+        if other != (key, base):
+            first, second = (
+                (repr(other[0]), repr(key))
+                if other[1] == base
+                else (f"{other[0]!r} ({other[1]})", f"{key!r} ({base})")
+            )
+            raise DraftError(
+                f"facet keys {first} and {second} would both be drafted as {stems[other]}.json: "
+                f"file names must differ, also in case; leave one of them out of the events and "
+                f"write its schema by hand"
+            )
+        stems[(key, base)] = stem
+    return stems
 
 
 def _json(value: Any) -> str:

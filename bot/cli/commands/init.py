@@ -5,9 +5,9 @@ Writes ``spec/registry/<name>/`` (``gcp:composer`` -> ``gcp/composer``): a CODEO
 ``--owner``s, a ``registry.json`` declaring the entry's facets, and for each facet of the events
 keyed with the entry's prefix a schema and an example. It writes nothing unless everything is valid:
 a missing repository, a folder without a registry, an existing entry, a file without events,
-events without a facet to draft, or a symlink on the way to a file it would write (a symlinked
-registry folder or ``.github``: files outside the repository) are refused (one line, exit 2)
-before the first file is written.
+events without a facet to draft, two facets drafted under one file name, or a symlink on the way
+to a file it would write (a symlinked registry folder or ``.github``: files outside the
+repository) are refused (one line, exit 2) before the first file is written.
 """
 
 from __future__ import annotations
@@ -116,16 +116,19 @@ def run(args: argparse.Namespace) -> int:
     existing = draft.existing_schemas(
         _facet_schemas(repo, (registry, config.paths.mirror.strip("/"))), keys
     )
-    result = draft.draft(
-        args.name,
-        args.owner,
-        sampled,
-        _spec_url(repo / config.paths.spec),
-        producer,
-        args.doc_url or producer,
-        existing,
-        registry,
-    )
+    try:
+        result = draft.draft(
+            args.name,
+            args.owner,
+            sampled,
+            _spec_url(repo / config.paths.spec),
+            producer,
+            args.doc_url or producer,
+            existing,
+            registry,
+        )
+    except draft.DraftError as exc:
+        raise UsageError(str(exc)) from None
     files = {**result.files, **_root_routing(repo, registry, args.name, args.owner)}
     # every target checked first: nothing written through a symlinked folder (to outside the
     # repository) and no refusal after the first file
