@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bot.cli import main
 from bot.core.changes import Status
 from bot.github.lazy_snapshot import TreeSnapshot
@@ -78,18 +80,23 @@ def test_a_tree_listing_cut_short_is_a_truncated_change_without_phantom_deletion
     assert changes.truncated and "100,000" in changes.cut and not changes.complete
 
 
+def stage_with_a_submodule(repo: Path, path: str) -> None:
+    """Stage the work tree, and at ``path`` a submodule (a commit of main)."""
+    git(repo, "add", "-A")
+    git(
+        repo,
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        f"160000,{git(repo, 'rev-parse', 'main')},{path}",
+    )
+
+
 def test_the_git_door_reports_a_symlink_and_a_submodule_in_an_entry(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     repo = Repo.from_folder(ROOT / "registry" / "reference", tmp_path / "repo")
     git(repo.path, "checkout", "-q", "-b", "pr")
     (repo.path / "spec/registry/marquez/link.json").symlink_to("../../../../etc/passwd")
-    git(repo.path, "add", "-A")
-    git(
-        repo.path,
-        "update-index",
-        "--add",
-        "--cacheinfo",
-        f"160000,{git(repo.path, 'rev-parse', 'main')},spec/registry/marquez/sub",
-    )
+    stage_with_a_submodule(repo.path, "spec/registry/marquez/sub")
     git(repo.path, "commit", "-q", "-m", "not files")
     assert (
         main(["check", str(repo.path), "--base", "main", "--head", "pr", "--format", "json"]) == 1
@@ -103,4 +110,43 @@ def test_the_git_door_reports_a_symlink_and_a_submodule_in_an_entry(tmp_path: Pa
     assert (
         "symlink" in unread["spec/registry/marquez/link.json"]
         and "submodule" in unread["spec/registry/marquez/sub"]
+    )
+
+
+def test_check_all_reports_what_it_cannot_read_as_a_change_review_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Folders linked into the registry (out of the repository, to another entry, a whole entry to
+    /etc) were never walked: ``--all`` passed them with SUCCESS while the change that adds them
+    fails with ``bot/unread-path``. Both trees, the folder and the commit, now say it, with the
+    change review's message; the committed tree's submodule too."""
+    repo = Repo.from_folder(ROOT / "registry" / "reference", tmp_path / "repo")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "MarquezEvilRunFacet.json").write_text("{ broken")
+    (repo.path / "spec/registry/marquez/facets").symlink_to(outside)
+    (repo.path / "spec/registry/marquez/samples").symlink_to("../airflow")
+    (repo.path / "spec/registry/newentry").symlink_to("/etc")
+    stage_with_a_submodule(repo.path, "spec/registry/marquez/sub")
+    git(repo.path, "commit", "-q", "-m", "links")
+    links = {
+        "spec/registry/marquez/facets",
+        "spec/registry/marquez/samples",
+        "spec/registry/newentry",
+    }
+
+    def unread(*args: str) -> dict[str, str]:
+        assert main(["check", str(repo.path), *args, "--format", "json"]) == 1
+        found = json.loads(capsys.readouterr().out)["findings"]
+        return {f["path"]: f["message"] for f in found if f["rule"] == "bot/unread-path"}
+
+    # --head HEAD reads the working tree; a branch name, the commit
+    folder, commit = unread("--all"), unread("--all", "--head", "main")
+    change = unread("--base", "main~1", "--head", "main")
+    assert set(folder) == links  # a submodule is an empty folder in the working tree
+    assert set(commit) == set(change) == {*links, "spec/registry/marquez/sub"}
+    assert folder.items() <= commit.items() and commit == change
+    assert commit["spec/registry/newentry"] == (
+        "spec/registry/newentry is a symlink; the bot does not follow symlinks: the bot cannot "
+        "read it as a file, so nothing about it was reviewed."
     )

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
-from bot.core.snapshot import GitError, run_git
+from bot.core.snapshot import SUBMODULE, SYMLINK, GitError, run_git
 
 
 class Status(enum.Enum):
@@ -203,10 +203,7 @@ def split_patches(diff: bytes) -> dict[str, str]:
     return out
 
 
-_NOT_FILES = {
-    "120000": "a symlink; the bot does not follow symlinks",
-    "160000": "a submodule (a commit of another repository, not a file)",
-}
+_NOT_FILES = {"120000": SYMLINK, "160000": SUBMODULE}
 
 
 @dataclass(frozen=True)

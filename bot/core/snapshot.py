@@ -27,6 +27,11 @@ class UnsafePath(SnapshotError):
     """A path or symlink that would leave the repository."""
 
 
+# why a path of a tree is not read as a file (``skipped``; a change marks it ``FileChange.unread``)
+SYMLINK = "a symlink; the bot does not follow symlinks"
+SUBMODULE = "a submodule (a commit of another repository, not a file)"
+
+
 def check_relative(path: str) -> str:
     """Normalise a repository path, refusing absolute paths and ``..`` segments."""
     if path.startswith("/") or "\x00" in path:
@@ -142,6 +147,24 @@ class DirSnapshot:
         if real != self._root_str and not real.startswith(self._root_str + os.sep):
             raise UnsafePath(f"{path} is a symlink to {os.readlink(full)}, outside the repository")
         return real if os.path.isfile(real) else None
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """The paths of the folder that no check reads as a file, path -> why: every symlink but a
+        link to a file inside the folder (a link to a folder is never walked into, one leaving the
+        folder never read). ``check --all`` reports them as a change review does
+        (``bot/unread-path``)."""
+        _, sizes, links = self._walk()
+        out: dict[str, str] = {}
+        for path in sorted(links):
+            if path in sizes:
+                try:
+                    if self._target(path) is not None:
+                        continue  # followed: read as the file it points to
+                except UnsafePath:
+                    pass
+            out[path] = SYMLINK
+        return out
 
     def size(self, path: str) -> int | None:
         path = check_relative(path)
@@ -420,6 +443,14 @@ class GitSnapshot:
 
     def files(self, prefix: str = "") -> list[str]:
         return paths_under(self._sorted, prefix)
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        """The paths of the tree that are not read as files, path -> why: symlinks (never followed,
+        to a file or a folder) and submodules."""
+        out = {path: SYMLINK for path, (mode, _) in self._entries.items() if mode == "120000"}
+        out.update(dict.fromkeys(self.submodules, SUBMODULE))
+        return dict(sorted(out.items()))
 
     def object_id(self, path: str) -> str | None:
         """The object id of ``path`` (a blob, or a submodule's commit), without reading it."""

@@ -17,7 +17,7 @@ from typing import Any
 from bot.core.changes import ChangeSet, Status, diff_lines, in_one_hunk
 from bot.core.inert import markdown_line
 from bot.core.quoting import utf8_size
-from bot.core.snapshot import GitError, GitSnapshot, SnapshotError, run_git
+from bot.core.snapshot import SUBMODULE, GitError, GitSnapshot, SnapshotError, run_git
 from bot.github import limits as github_limits
 from bot.github.api import (
     REVIEW_STATES,
@@ -371,7 +371,7 @@ class LocalGitHub:
         out = TreeFiles()
         for path, commit in snap.submodules.items():
             if under_prefixes(path, wanted):
-                out.skipped[path] = "a submodule (a commit of another repository, not a file)"
+                out.skipped[path] = SUBMODULE
                 out.skipped_ids[path] = commit
         for path in snap.files():
             if not under_prefixes(path, wanted):
