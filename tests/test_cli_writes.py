@@ -195,3 +195,33 @@ def test_fix_write_checks_every_file_before_writing_any(
     assert err.startswith(f"registry-bot fix: {second} is a symlink"), err
     assert len(err.strip().splitlines()) == 1
     assert snapshot_of(repo.path) == before
+
+
+def test_regress_refuses_a_parquet_folder_spark_would_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Spark writes ``--parquet DIR`` in overwrite mode: it deletes DIR with what it holds.
+    ``--parquet .`` in the checkout, a folder of one's notes and a file are refused (one line,
+    exit 2) before Spark starts, and each is left as it was; the command's own earlier output is
+    replaced (``tests/test_regress_spark.py``)."""
+    repo = Repo.from_folder(REFERENCE, tmp_path / "repo")
+    notes = tmp_path / "notes"
+    (notes / "thesis").mkdir(parents=True)
+    (notes / "thesis" / "draft.txt").write_text("my thesis\n")
+    (notes / "keep.txt").write_text("precious\n")
+    before = snapshot_of(tmp_path)
+    monkeypatch.chdir(repo.path)
+    for target, said in (
+        (".", "a folder with files and no .registry-regress"),
+        (str(notes), "a folder with files and no .registry-regress"),
+        (f"file://{notes}", "a folder with files and no .registry-regress"),
+        (str(notes / "keep.txt"), "a file"),
+    ):
+        argv = ["regress", str(repo.path), "--base", "main", "--parquet", target]
+        assert main(argv) == 2, target
+        err = capsys.readouterr().err
+        assert err == (
+            f"registry-bot regress: --parquet {target}: {said}, not an earlier output of regress "
+            "--parquet; Spark would delete it: name a new or empty folder\n"
+        )
+    assert snapshot_of(tmp_path) == before

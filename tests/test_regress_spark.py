@@ -160,3 +160,36 @@ def test_the_review_stage_is_neutral_when_the_budget_runs_out(
     assert section is not None and section.verdict is Verdict.NEUTRAL
     assert "time budget" in section.markdown and findings == []
     assert asdict(config.regression)["time_budget_seconds"] == 0.0
+
+
+def test_parquet_replaces_its_own_earlier_output_and_nothing_else(  # type: ignore[no-untyped-def]
+    spark, trees: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """``regress --parquet DIR`` writes with Spark's overwrite mode, which deletes what DIR holds:
+    a folder holding other files is refused before Spark starts (``tests/test_cli_writes.py``),
+    while the command's own earlier output (its marker, which Spark and pyarrow skip) is replaced
+    run after run. The warm session stands in for the one the command would start."""
+    import pyarrow.parquet as pq
+
+    from bot.cli import main
+    from bot.cli.commands.regress import PARQUET_MARKER
+    from tests.gitrepo import Repo
+
+    monkeypatch.setattr("bot.review.regression.spark_job.start_session", lambda *a, **k: spark)
+    monkeypatch.setattr("bot.review.regression.spark_job.stop_session", lambda session: None)
+    base_root, head_root = trees
+    repo = Repo.from_folder(base_root, tmp_path / "repo")
+    shutil.copy(head_root / JOB_FACET, repo.path / JOB_FACET)
+    repo.commit("make operator required")
+    out = tmp_path / "outcomes"
+    argv = ["regress", str(repo.path), "--base", "main", "--head", "pr", "--parquet", str(out)]
+    for _ in range(2):
+        assert main(argv) == 1, capsys.readouterr().err
+        assert (out / PARQUET_MARKER).is_file()
+        assert {r["outcome"] for r in pq.read_table(out).to_pylist()} >= {BROKEN}
+    capsys.readouterr()
+    (out / PARQUET_MARKER).unlink()  # no longer recognisably ours: refused, left as it is
+    before = sorted(p.name for p in out.iterdir())
+    assert main(argv) == 2
+    assert "not an earlier output of regress --parquet" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == before

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from bot.review.regression.runner import Events, Inputs
 
 HELP = "run the sample-event regression of a change (--base/--head) with PySpark or in one process"
+# in a --parquet folder this command wrote: the next run may replace it (Spark and pyarrow skip
+# files whose names start with '.')
+PARQUET_MARKER = ".registry-regress"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,8 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--parquet",
         metavar="DIR",
-        help="with Spark: write every non-ok outcome as Parquet (on a cluster: a location it "
-        "shares)",
+        help="with Spark: write every non-ok outcome as Parquet into DIR, a new or empty folder or "
+        "this command's earlier output, which it replaces (on a cluster: a location it shares)",
     )
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
@@ -139,6 +142,7 @@ def _run_spark(
     inputs: Inputs, master: str, conf: dict[str, str], args: argparse.Namespace
 ) -> RegressionResult:
     from bot.cli.commands._progress import elapsed, jvm_output
+    from bot.core.output_folder import mark
     from bot.review.regression.faults import end_children, java_missing
     from bot.review.regression.spark_job import run_spark, start_session, stop_session
 
@@ -162,7 +166,7 @@ def _run_spark(
             raise
         try:
             with _spark_failures():
-                return run_spark(
+                result = run_spark(
                     spark,
                     inputs.base,
                     inputs.head,
@@ -172,6 +176,12 @@ def _run_spark(
                 )
         finally:
             stop_session(spark)
+    local = _local_parquet(args.parquet)
+    if local is not None and local.is_dir():  # Spark's overwrite deleted an earlier marker too
+        mark(
+            local, PARQUET_MARKER, "written by registry-bot regress --parquet; replaced next time\n"
+        )
+    return result
 
 
 @contextlib.contextmanager
@@ -213,12 +223,33 @@ def _check_events(paths: list[str]) -> None:
 
 
 def _check_parquet(parquet: str | None) -> None:
+    """A local ``--parquet`` folder: its parent exists, and Spark, which writes it in overwrite mode
+    (deleting what it holds), may replace it: absent, empty or an earlier output of this command
+    (it holds ``PARQUET_MARKER``). A remote location (``hdfs://``, ``s3a://``) is the cluster's."""
+    from bot.core.output_folder import replaceable
+
+    local = _local_parquet(parquet)
+    if local is None:
+        return
+    if not local.absolute().parent.is_dir():
+        raise UsageError(
+            f"--parquet {parquet}: the folder {local.absolute().parent} does not exist"
+        )
+    if not replaceable(local, PARQUET_MARKER):
+        raise UsageError(
+            f"--parquet {parquet}: "
+            + ("a file" if not local.is_dir() else f"a folder with files and no {PARQUET_MARKER}")
+            + ", not an earlier output of regress --parquet; Spark would delete it: name a new or "
+            "empty folder"
+        )
+
+
+def _local_parquet(parquet: str | None) -> Path | None:
     from bot.review.regression.events import is_remote
 
-    if parquet and not is_remote(parquet):
-        parent = Path(parquet.removeprefix("file://")).absolute().parent
-        if not parent.is_dir():
-            raise UsageError(f"--parquet {parquet}: the folder {parent} does not exist")
+    if not parquet or is_remote(parquet):
+        return None
+    return Path(parquet.removeprefix("file://"))
 
 
 def _text(result: RegressionResult, findings: list[Finding]) -> str:

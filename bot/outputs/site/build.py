@@ -14,6 +14,7 @@ from pathlib import Path
 
 import orjson
 
+from bot.core.output_folder import replaceable
 from bot.outputs.site.index import INDEX_FILE, INDEX_SCHEMA, SCHEMA_FILE, discovery_index
 from bot.outputs.site.markdown import render_markdown
 from bot.outputs.site.model import Site
@@ -107,7 +108,7 @@ def prepare(out: Path) -> frozenset[str]:
     journal skips inodes deleted in the last half minute when it allocates one, so creating 15,000
     files right after deleting 15,000 others costs seconds of system time in that scan.
     """
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
+    if not replaceable(out, MARKER):
         raise FileExistsError(
             f"{out} exists and is not an earlier site (no {MARKER}); choose an empty folder"
         )
