@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import coverage
 import pytest
@@ -119,6 +121,19 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unty
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def redis_out_of_memory(conn: Any) -> Iterator[None]:
+    """The real Redis behind ``conn`` at its ``maxmemory`` for the block: every write that needs
+    memory is answered ``OOM command not allowed`` (redis-py's ``OutOfMemoryError``), reads work."""
+    conn.set("tests:ballast", b"x" * 200_000)
+    conn.config_set("maxmemory", "1")
+    try:
+        yield
+    finally:
+        conn.config_set("maxmemory", "0")
+        conn.delete("tests:ballast")
 
 
 @pytest.fixture(scope="session")

@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
+from pathlib import Path
+from typing import Any
 
 import pytest
 import redis.exceptions
 
 from bot.github.api import GitHubError
+from bot.github.events import Job
+from bot.github.local import LocalGitHub
+from bot.github.pacing import RedisPacer
 from bot.service import outage
+from bot.service.worker import Worker
+from tests.conftest import redis_out_of_memory
+from tests.fakes import FAKE_CHECKS
+from tests.test_conclude import Factory
+from tests.test_pipeline import REPO, load, make_pr_repo
 
 
 class Clock:
@@ -35,6 +46,62 @@ def test_redis_timeouts_and_lost_connections_are_infrastructure_a_bug_is_not() -
     assert not outage.is_infrastructure(KeyError("job"))
     assert not outage.is_infrastructure(redis.exceptions.ResponseError("WRONGTYPE"))
     assert not outage.is_infrastructure(GitHubError("502", status=502))
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        redis.exceptions.OutOfMemoryError("command not allowed when used memory > 'maxmemory'."),
+        redis.exceptions.ReadOnlyError("You can't write against a read only replica."),
+        redis.exceptions.MasterDownError("Link with MASTER is down"),
+        redis.exceptions.ClusterDownError("The cluster is down"),
+        redis.exceptions.TryAgainError("Multiple keys request during rehashing of slot"),
+        redis.exceptions.ResponseError("MISCONF Redis is configured to save RDB snapshots"),
+        redis.exceptions.ResponseError("BUSY Redis is busy running a script."),
+        redis.exceptions.ResponseError("NOREPLICAS Not enough good replicas to write."),
+    ],
+    ids=lambda e: type(e).__name__ + ":" + str(e).split(" ", 1)[0],
+)
+def test_a_redis_that_refuses_writes_for_a_while_is_infrastructure(error: Exception) -> None:
+    """Finding: a Redis at its ``maxmemory`` (noeviction, as docs/app.md asks) answers a write
+    ``OOM``, a ResponseError that was taken for a bug: one during a review concluded the run "The
+    bot hit an internal error". It, and the other refusals that clear by themselves, are waited
+    out."""
+    assert outage.is_infrastructure(error)
+
+
+def test_a_response_error_that_a_retry_cannot_cure_stays_a_bug() -> None:
+    for message in ("WRONGTYPE Operation against a key", "BUSYGROUP Consumer Group name exists"):
+        assert not outage.is_infrastructure(redis.exceptions.ResponseError(message))
+    assert not outage.is_infrastructure(redis.exceptions.NoPermissionError("NOPERM"))
+
+
+def test_a_redis_out_of_memory_during_a_review_concludes_nothing(
+    tmp_path: Path, corpus: Path, redis_url: str
+) -> None:
+    """The review's first request is paced through the real ``RedisPacer`` while the real Redis is
+    out of memory: the error reaches the queue (which waits it out) and the check run stays open
+    (a retry resumes it), never "internal error"."""
+    conn = redis.Redis.from_url(redis_url)
+
+    class Paced(LocalGitHub):
+        calls = 0
+
+        def list_pull_request_files(self, repo: str, number: int) -> Any:
+            Paced.calls += 1
+            if Paced.calls == 1:
+                pacer = RedisPacer(conn, 1, 0.0, prefix=f"tests:{uuid.uuid4().hex}")
+                with redis_out_of_memory(conn), pacer.request(False):
+                    pass
+            return super().list_pull_request_files(repo, number)
+
+    gh, pr = load(make_pr_repo(tmp_path, corpus), github=Paced)
+    worker = Worker(Factory(gh), checks=FAKE_CHECKS)
+    with pytest.raises(redis.exceptions.OutOfMemoryError) as raised:
+        worker.handle(Job("d-1", "pull_request", "opened", 1, REPO, pr.number, pr.head_sha))
+    assert outage.is_infrastructure(raised.value)
+    [run] = gh.runs_for(pr.head_sha)
+    assert (run.status, run.conclusion) == ("in_progress", None)
 
 
 def test_back_off_doubles_up_to_a_minute() -> None:

@@ -9,10 +9,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis.exceptions
 from huey import RedisHuey
 from huey.api import Huey
 from huey.storage import SqliteStorage
@@ -20,7 +22,17 @@ from huey.storage import SqliteStorage
 from bot.github.events import Job
 from bot.service import leases
 from bot.service.leases import Fence, LeaseLost
-from bot.service.queue import WAL_LIMIT, JobDeferred, JobQueue, PullRequestBusy, make_huey
+from bot.service.queue import (
+    WAL_LIMIT,
+    JobDeferred,
+    JobQueue,
+    PullRequestBusy,
+    make_huey,
+    redis_refuses_writes,
+)
+from tests.conftest import redis_out_of_memory
+
+LATER = datetime(2100, 1, 1)  # huey's schedule read at this time: every retry, due or not
 
 
 def job(delivery: str, number: int = 1, sha: str = "a" * 40, requester: str = "") -> Job:
@@ -513,6 +525,66 @@ def test_readiness_reads_and_sees_a_full_disk_or_a_failing_redis(
     assert not queue.ready()
     monkeypatch.undo()
     assert queue.ready()
+
+
+def test_readiness_says_no_while_redis_is_out_of_memory(redis_url: str) -> None:
+    """Finding: ``ready()`` stayed True while a Redis at its ``maxmemory`` refused every delivery's
+    write (each one a 503). It reads ``INFO`` (one round trip, no write) and says no while used
+    memory is over the limit, and again yes once memory is freed."""
+    queue = JobQueue(make_huey(redis_url, name=f"test-{uuid.uuid4().hex[:8]}"))
+    try:
+        assert queue.ready()
+        with redis_out_of_memory(queue.redis()):
+            with pytest.raises(redis.exceptions.OutOfMemoryError):
+                queue.accept(job("d1"))
+            assert not queue.ready()
+        assert queue.ready() and queue.accept(job("d1"))
+    finally:
+        queue.close()
+
+
+def test_readiness_says_no_on_a_read_only_replica() -> None:
+    assert redis_refuses_writes({"role": "master", "used_memory": 10, "maxmemory": 0}) == ""
+    assert redis_refuses_writes({"role": "slave", "slave_read_only": 1}) != ""
+    assert redis_refuses_writes({"role": "slave", "slave_read_only": 0}) == ""
+    # memory the eviction does not count (replication and AOF buffers) is left out, as Redis does
+    assert (
+        redis_refuses_writes(
+            {"used_memory": 120, "mem_not_counted_for_evict": 30, "maxmemory": 100}
+        )
+        == ""
+    )
+
+
+def test_a_redis_out_of_memory_at_every_attempt_is_waited_out_not_given_up(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding: OOM answered to the lease's acquisition at each of a job's attempts (a Redis
+    hovering at its ``maxmemory``) spent huey's 3 retries and gave the job up: marked done, never
+    reviewed. It is deferred with back-off as often as it happens, then runs."""
+    queue = JobQueue(make_huey(redis_url, name=f"test-{uuid.uuid4().hex[:8]}"), retry_delay=0)
+    handled: list[str] = []
+    queue.set_handler(lambda j: handled.append(j.delivery))
+    acquire = queue._leases.acquire
+
+    def out_of_memory(*args: Any) -> Any:
+        with redis_out_of_memory(queue.redis()):
+            return acquire(*args)
+
+    monkeypatch.setattr(queue._leases, "acquire", out_of_memory)
+    assert queue.accept(job("d-oom"))
+    try:
+        for attempt in range(6):  # past huey's 3 retries
+            if attempt == 5:
+                monkeypatch.setattr(queue._leases, "acquire", acquire)  # memory freed
+            tasks = [queue.huey.dequeue()] if attempt == 0 else queue.huey.read_schedule(LATER)
+            [task] = tasks
+            task.eta = None  # its back-off is over
+            queue.huey.execute(task)
+            assert handled == ([] if attempt < 5 else ["d-oom"])
+            assert queue.is_done("d-oom") == (attempt == 5)
+    finally:
+        queue.close()
 
 
 def test_the_sqlite_wal_does_not_keep_its_largest_size(tmp_path: Path) -> None:

@@ -9,13 +9,20 @@ its own error the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 def caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
     """True when ``exc``, or an exception in its cause or context chain, is one of ``kinds``."""
+    return caused(exc, lambda e: isinstance(e, kinds))
+
+
+def caused(exc: BaseException, test: Callable[[BaseException], bool]) -> bool:
+    """True when ``test`` holds for ``exc`` or for an exception in its cause or context chain."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, kinds):
+        if test(current):
             return True
         seen.add(id(current))
         current = current.__cause__ or current.__context__

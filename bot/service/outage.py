@@ -17,23 +17,39 @@ from typing import Any
 
 import redis.exceptions
 
-from bot.core.causes import caused_by
+from bot.core.causes import caused
 
 log = logging.getLogger("bot.outage")
 
 # ConnectionError covers BusyLoadingError (a restarted Redis loading its data); ReadOnlyError is a
-# replica that a failover has not promoted yet
+# replica that a failover has not promoted yet; OutOfMemoryError a Redis at its ``maxmemory`` that
+# refuses writes (noeviction) until memory is freed; ClusterDownError (MasterDownError among them) a
+# replica cut off from its master or a cluster without a quorum; TryAgainError a cluster moving a
+# slot. Each is a ResponseError that clears by itself: the job waits, the review is not concluded.
 INFRASTRUCTURE: tuple[type[BaseException], ...] = (
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,
     redis.exceptions.ReadOnlyError,
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.ClusterDownError,
+    redis.exceptions.TryAgainError,
 )
+# the same for the errors redis-py has no class of (a plain ResponseError), by their error code:
+# MISCONF (its last write to disk failed: writes refused until one succeeds), BUSY (a script or a
+# module command runs too long), NOREPLICAS (fewer replicas than ``min-replicas-to-write``)
+INFRASTRUCTURE_CODES = ("MISCONF ", "BUSY ", "NOREPLICAS ")
 MAX_BACKOFF = 60.0
+
+
+def _store_failed(exc: BaseException) -> bool:
+    return isinstance(exc, INFRASTRUCTURE) or (
+        type(exc) is redis.exceptions.ResponseError and str(exc).startswith(INFRASTRUCTURE_CODES)
+    )
 
 
 def is_infrastructure(exc: BaseException) -> bool:
     """Whether ``exc`` (or what caused it) is the queue's store failing rather than the job."""
-    return caused_by(exc, INFRASTRUCTURE)
+    return caused(exc, _store_failed)
 
 
 def backoff(attempt: int) -> float:

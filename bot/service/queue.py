@@ -176,36 +176,38 @@ class OutageAwareRedisStorage(RedisStorage):
     every thread. A retry that cannot be scheduled is not lost: its journal entry stays, and
     ``recover()`` re-enqueues it."""
 
-    def dequeue(self) -> Any:
+    def _waited_out(self, call: Callable[[], Any], default: Any) -> Any:
+        """``call()``, or ``default`` when the store fails it (``outage.is_infrastructure``)."""
         try:
-            data = super().dequeue()
-        except outage.INFRASTRUCTURE as exc:
+            return call()
+        except Exception as exc:
+            if not outage.is_infrastructure(exc):
+                raise
             outage.REDIS.failed(exc)
+            return default
+
+    def dequeue(self) -> Any:
+        failed = object()
+        data = self._waited_out(super().dequeue, failed)
+        if data is failed:
             time.sleep(OUTAGE_POLL)
             return None
         outage.REDIS.succeeded()
         return data
 
     def read_schedule(self, ts: Any) -> Any:
-        try:
-            return super().read_schedule(ts)
-        except outage.INFRASTRUCTURE as exc:
-            outage.REDIS.failed(exc)
-            return []
+        return self._waited_out(lambda: super(OutageAwareRedisStorage, self).read_schedule(ts), [])
 
     def add_to_schedule(self, data: Any, ts: Any) -> None:
-        try:
-            super().add_to_schedule(data, ts)
-        except outage.INFRASTRUCTURE as exc:
-            outage.REDIS.failed(exc)
+        self._waited_out(
+            lambda: super(OutageAwareRedisStorage, self).add_to_schedule(data, ts), None
+        )
 
     def delete_data(self, key: str) -> bool:
         """huey deletes a task's revocation key after running it (this queue revokes nothing)."""
-        try:
-            return bool(super().delete_data(key))
-        except outage.INFRASTRUCTURE as exc:
-            outage.REDIS.failed(exc)
-            return False
+        return bool(
+            self._waited_out(lambda: super(OutageAwareRedisStorage, self).delete_data(key), False)
+        )
 
 
 class OutageAwareRedisHuey(RedisHuey):
@@ -230,6 +232,24 @@ def make_huey(url: str, name: str = "registry-bot") -> Huey:
         return OutageAwareRedisHuey(name, connection_pool=pool, results=False)
     path = url.removeprefix("sqlite:///").removeprefix("sqlite://")
     return JournalSqliteHuey(name, filename=path, results=False, timeout=10)
+
+
+def redis_refuses_writes(info: dict[str, Any]) -> str:
+    """Why a Redis whose ``INFO`` (the default sections) is ``info`` refuses writes ("" when it
+    takes them): its last write to disk failed (``MISCONF``), it is at its ``maxmemory`` and could
+    not evict below it (``OOM``: Redis evicts before every command, ``INFO`` included, so memory
+    still over the limit is what a write would meet), or it is a read-only replica
+    (``READONLY``)."""
+    for key in ("rdb_last_bgsave_status", "aof_last_write_status"):
+        if info.get(key, "ok") != "ok":
+            return f"{key} is {info[key]}"
+    limit = int(info.get("maxmemory") or 0)
+    used = int(info.get("used_memory") or 0) - int(info.get("mem_not_counted_for_evict") or 0)
+    if 0 < limit < used:
+        return f"used_memory {used} is over maxmemory {limit} ({info.get('maxmemory_policy')})"
+    if info.get("role") == "slave" and str(info.get("slave_read_only", 1)) == "1":
+        return "it is a read-only replica"
+    return ""
 
 
 def _text(raw: Any) -> str:
@@ -332,17 +352,16 @@ class JobQueue:
 
     def ready(self) -> bool:
         """Whether the backend takes writes (for ``/readyz``), judged by reading only: Redis answers
-        and its last write to disk did not fail; the SQLite file is writable and has
-        ``READY_FREE_BYTES`` of room (a full disk still answers reads while every delivery would get
-        a 503)."""
+        ``INFO`` (one round trip) and would take a write (``redis_refuses_writes``); the SQLite file
+        is writable and has ``READY_FREE_BYTES`` of room (a full disk still answers reads while
+        every delivery would get a 503)."""
         try:
             conn = self.redis()
             if conn is not None:
-                info = conn.info("persistence")
-                return bool(conn.ping()) and all(
-                    info.get(k, "ok") == "ok"
-                    for k in ("rdb_last_bgsave_status", "aof_last_write_status")
-                )
+                refused = redis_refuses_writes(conn.info())
+                if refused:
+                    log.warning("the queue's Redis refuses writes: %s", refused)
+                return not refused
             path = Path(self._kv.filename).resolve()
             stat = os.statvfs(path.parent)
             room = stat.f_bavail * stat.f_frsize >= READY_FREE_BYTES

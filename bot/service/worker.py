@@ -304,9 +304,6 @@ def review_pull_request(
             publish_beside(gh, pr, inputs, report, reviews, merge, refusals, check_id, output)
     except LeaseLost:
         raise
-    # the queue's store failing (the pacer, the lease): the queue waits it out
-    except outage.INFRASTRUCTURE:
-        raise
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
         log.warning("GitHub rate-limits the review until %s: %s", reset, exc)
@@ -327,6 +324,8 @@ def review_pull_request(
             pause_check(gh, pr.repo, check_id, exc.reset_at, secondary=exc.secondary)
         raise
     except Exception as exc:
+        if outage.is_infrastructure(exc):  # the queue's store (the pacer, the lease): waited out
+            raise
         log.exception("review failed")
         metrics.FAILURES.labels(stage="review").inc()
         if not concluded:
