@@ -171,6 +171,62 @@ def test_a_lapsed_lease_someone_else_took_and_released_stays_lost(queue: JobQueu
         assert stalled._leases.holder("o/r#4") is None
 
 
+def lose_lease_data(queue: JobQueue, key: str) -> None:
+    """The store forgets the lease of ``key`` and its fencing counter, as a Redis restarted without
+    its data (or a failover to a replica that lagged) does; a SQLite file restored from a backup."""
+    store = queue._leases
+    if isinstance(store, leases.RedisLeases):
+        queue.redis().delete(*store._keys(key))
+        return
+    with queue._kv.db(commit=True) as curs:
+        curs.execute(
+            "delete from kv where queue = ? and key in (?, ?)",
+            (queue._kv.name, f"lease:{key}", f"fence:{key}"),
+        )
+
+
+def test_a_lease_its_store_forgot_is_renewed_not_taken_for_a_takeover(queue: JobQueue) -> None:
+    """Finding: Redis lost its data (a restart without it) while a job held its lease; the renewal
+    found no lease and no fencing counter, read that as a newer token, and the job abandoned its
+    run ("the worker holding it now finishes it", though none did). Nobody took it: it is taken
+    back, the counter set back to its token, and a later acquisition still gets a newer token."""
+    for _ in range(2):  # earlier reviews of the pull request: the job's token is 3
+        with queue.pr_lock("o/r#6"):
+            pass
+    forgetful = JobQueue(same_backend(queue), lease_ttl=0.6)
+    with forgetful.pr_lock("o/r#6") as fence:
+        forgetful._renewer.remove(fence)
+        assert fence.token == 3
+        lose_lease_data(forgetful, "o/r#6")
+        time.sleep(0.25)  # over a third of the TTL: the next write renews first
+        fence.check()  # no LeaseLost
+        assert not fence.lost
+        assert forgetful._leases.holder("o/r#6") == (3, forgetful.owner)
+    other = other_worker(queue)
+    with other.pr_lock("o/r#6") as newer:
+        assert newer.token == 4
+
+
+def test_a_lease_another_worker_took_after_the_store_forgot_it_stays_lost(
+    queue: JobQueue,
+) -> None:
+    """The other half: after the loss, another worker acquired the pull request (its token, counted
+    again from 1, is below ours, but the lease is its): that is a takeover."""
+    for _ in range(2):
+        with queue.pr_lock("o/r#7"):
+            pass
+    forgetful, other = JobQueue(same_backend(queue), lease_ttl=0.6), other_worker(queue)
+    with forgetful.pr_lock("o/r#7") as fence:
+        forgetful._renewer.remove(fence)
+        lose_lease_data(forgetful, "o/r#7")
+        with other.pr_lock("o/r#7") as newer:
+            assert newer.token == 1
+            assert not fence.renew() and fence.lost
+            with pytest.raises(LeaseLost):
+                fence.check()
+            newer.check()
+
+
 def test_a_renewal_after_the_release_writes_nothing_back(queue: JobQueue) -> None:
     """A renewal racing the job's end must not write a released lease back (it would block the next
     review of the pull request for a TTL)."""

@@ -37,8 +37,10 @@ class LeaseStore(Protocol):
         owner)``.
 
         A lease that lapsed while nobody took it (its renewals could not be written: a full disk, a
-        stalled store) is ours again: the fencing counter still stands at ``token``. Only a newer
-        token is a takeover, so False means exactly that."""
+        stalled store) is ours again: the fencing counter still stands at ``token``. So is one whose
+        store lost its data (Redis restarted without it, a failover to a replica that lagged): no
+        lease, and the counter gone or behind ``token``; it is set back to ``token``. Only a newer
+        token, or a live lease of another, is a takeover, so False means exactly that."""
         ...
 
     def release(self, key: str, owner: str, token: int) -> bool: ...
@@ -57,11 +59,12 @@ return token
 _RENEW = """
 local held = redis.call('get', KEYS[1])
 if held == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
-if held == false and redis.call('get', KEYS[2]) == ARGV[3] then
-  redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return 1
-end
-return 0
+if held ~= false then return 0 end
+local fence = tonumber(redis.call('get', KEYS[2]) or '0')
+if fence > tonumber(ARGV[3]) then return 0 end
+if fence < tonumber(ARGV[3]) then redis.call('set', KEYS[2], ARGV[3]) end
+redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
 """
 _RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
@@ -158,11 +161,14 @@ class SqliteLeases:
 
     def renew(self, key: str, owner: str, token: int, ttl: float) -> bool:
         with self._storage.db(commit=True) as curs:
-            if int(self._get(curs, f"fence:{key}") or 0) != token:
+            fence = int(self._get(curs, f"fence:{key}") or 0)
+            if fence > token:
                 return False  # acquired again since: a takeover
             lease = self._live(curs, key)
             if lease is not None and (lease["token"], lease["owner"]) != (token, owner):
                 return False
+            if fence < token:  # the counter was lost (a file restored from a backup): set it back
+                self._put(curs, f"fence:{key}", str(token).encode())
             self._put(
                 curs,
                 f"lease:{key}",
