@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import datetime
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.github.events import WAIVE_COMMAND, decide
+from bot.github.events import WAIVE_COMMAND, Job, decide
 from bot.github.local import LocalGitHub
-from bot.github.waiver_proposal import parse
+from bot.github.waiver_proposal import parse, reply_marker
+from bot.service.queue import JobQueue, make_huey
 from bot.service.worker import Worker
 from tests.conftest import PAYLOADS
+from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo, git
+from tests.test_conclude import Factory
+from tests.test_pipeline import REPO, load, make_pr_repo
 
 NOW = datetime.datetime(2026, 6, 1, 12, tzinfo=datetime.UTC).timestamp()
 
@@ -130,3 +135,76 @@ def test_a_deep_path_costs_one_listing_not_a_read_per_folder(tmp_path: Path, cor
         replies.append(reply.body)
     assert "`.github/registry-bot.yml (waivers:)`" in replies[0]
     assert f"`{facet.rsplit('/facets/', 1)[0]}/waivers.json`" in replies[1]
+
+
+class Killed(BaseException):
+    """The process dies (kill -9, the OOM killer): nothing of it catches this."""
+
+
+def waive_job(delivery: str, number: int) -> Job:
+    return Job(
+        delivery,
+        "issue_comment",
+        "created",
+        1,
+        REPO,
+        number,
+        requester="someone",
+        command=f"{WAIVE_COMMAND} examples/missing spec/registry/gcp/lineage/registry.json# later",
+    )
+
+
+def test_a_waive_reply_is_posted_once_when_its_job_runs_again(tmp_path: Path, corpus: Path) -> None:
+    """Finding: the reply carried no marker and nothing looked for an earlier one, so a job run
+    again after GitHub took its reply (the process died right after the POST; the queue's Redis
+    stalled and the job was waited out) answered a second time. The reply carries its delivery in a
+    hidden marker, and a job that finds the App's comment with it posts nothing."""
+
+    class Dying(LocalGitHub):
+        killed = False
+
+        def create_issue_comment(self, repo: str, number: int, body: str) -> int:
+            comment = super().create_issue_comment(repo, number, body)
+            if not Dying.killed:
+                Dying.killed = True
+                raise Killed  # the process dies once GitHub has the comment
+            return comment
+
+    gh, pr = load(make_pr_repo(tmp_path, corpus), github=Dying)
+    db = str(tmp_path / "queue.sqlite3")
+
+    def worker_process() -> JobQueue:
+        queue = JobQueue(make_huey(db), lease_ttl=0.5)
+        queue.set_handler(Worker(Factory(gh), checks=FAKE_CHECKS, done=queue.is_done).handle)
+        return queue
+
+    first = worker_process()
+    assert first.accept(waive_job("d-waive", pr.number))
+    with pytest.raises(Killed):
+        first.huey.execute(first.huey.dequeue())
+    assert not first.is_done("d-waive")
+    time.sleep(0.6)  # the dead process's lease lapses
+    second = worker_process()
+    assert second.recover() == 1
+    second.huey.execute(second.huey.dequeue())
+    assert second.is_done("d-waive")
+    [reply] = [c for c in gh.issue_comments if "Proposed waiver" in c.body]
+    assert reply_marker("d-waive") in reply.body
+    # a waive command of another delivery (another comment) is answered
+    assert Worker(Factory(gh)).handle(waive_job("d-other", pr.number)) == "proposed"
+    assert len([c for c in gh.issue_comments if "Proposed waiver" in c.body]) == 2
+    # a comment of someone else quoting the marker does not stop the reply
+    gh.add_issue_comment("someone", reply_marker("d-third"))
+    Worker(Factory(gh)).handle(waive_job("d-third", pr.number))
+    assert len([c for c in gh.issue_comments if "Proposed waiver" in c.body]) == 3
+    first.close()
+    second.close()
+
+
+def test_the_reply_marker_holds_any_delivery_header_inertly() -> None:
+    assert reply_marker("72d3162e-cc78-11e3-81ab-4c9367dc0958") == (
+        "<!-- registry-bot:waive delivery=72d3162e-cc78-11e3-81ab-4c9367dc0958 -->"
+    )
+    hostile = reply_marker("x --> <b>@everyone</b> <!--")
+    assert hostile.count("-->") == 1 and "@" not in hostile and "<b>" not in hostile
+    assert hostile != reply_marker("x --> <b>@everyone</b> <!-- ")

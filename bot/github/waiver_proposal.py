@@ -10,7 +10,9 @@ Only a waiver merged to the default branch and granted by the owners ever waives
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
+import re
 from dataclasses import dataclass
 
 from bot.core.config import CONFIG_PATHS, Config, ConfigError, parse_config
@@ -26,6 +28,10 @@ USAGE = (
     "release`)"
 )
 DAYS = 90  # the expiry proposed: an owner may choose another
+# the reply's first line: the delivery it answers, so that a job run again (a crash after GitHub
+# took the reply, a Redis stall waited out) finds its reply instead of posting another
+REPLY_MARKER = "<!-- registry-bot:waive delivery={} -->"
+_DELIVERY = re.compile(r"[A-Za-z0-9._:-]{1,200}")
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,18 @@ def target_file(gh: GitHubAPI, pr: PullRequest, path: str) -> str:
         if entry is not None:
             return f"{entry.folder}/{FILE_NAME}"
     return f"{config.source or CONFIG_PATHS[0]} (waivers:)"
+
+
+def reply_marker(delivery: str) -> str:
+    """The hidden line that names the delivery a reply answers: the delivery as it is when it is a
+    GUID-like name (GitHub's are), else its SHA-256 (the header is not signed: it must not end the
+    HTML comment)."""
+    name = (
+        delivery
+        if _DELIVERY.fullmatch(delivery)
+        else "sha256-" + hashlib.sha256(delivery.encode("utf-8", "replace")).hexdigest()
+    )
+    return REPLY_MARKER.format(name)
 
 
 def reply(gh: GitHubAPI, pr: PullRequest, command: str, asked_by: str, today: datetime.date) -> str:

@@ -543,12 +543,7 @@ class Worker:
                 self.forward(replace(job, delivery=f"{job.delivery}.pr{number}", number=number))
                 return "forwarded"
         if job.command:  # a proposal from anyone: one reply, no review, no state changed
-            pr = gh.get_pull_request(job.repo, number)
-            day = datetime.fromtimestamp(self.clock(), UTC).date()
-            gh.create_issue_comment(
-                job.repo, number, waiver_proposal.reply(gh, pr, job.command, job.requester, day)
-            )
-            return "proposed"
+            return self._propose(gh, job, number)
         if job.requester:
             permission = gh.get_permission(job.repo, job.requester)
             if permission not in WRITE_PERMISSIONS:
@@ -601,6 +596,21 @@ class Worker:
                 on_check_run,
                 give_up_on_rate_limit=job.deferrals >= self.max_deferrals,
             )
+
+    def _propose(self, gh: GitHubAPI, job: Job, number: int) -> str:
+        """Answer a waive command with one reply comment, marked with the delivery: a job run again
+        after GitHub took the reply (its process died after the POST, the queue's Redis stalled)
+        finds the App's comment with that marker and posts nothing."""
+        marker = waiver_proposal.reply_marker(job.delivery)
+        me = gh.bot_login()
+        if any(c.user == me and marker in c.body for c in gh.list_issue_comments(job.repo, number)):
+            log.info("the waive command was answered by an earlier attempt; not again")
+            return "proposed"
+        pr = gh.get_pull_request(job.repo, number)
+        day = datetime.fromtimestamp(self.clock(), UTC).date()
+        body = waiver_proposal.reply(gh, pr, job.command, job.requester, day)
+        gh.create_issue_comment(job.repo, number, f"{marker}\n{body}")
+        return "proposed"
 
     def _reviewed_by_the_other_path(self, gh: GitHubAPI, job: Job, pr: PullRequest) -> bool:
         """Whether a reconciliation and a delivery both owe this head a review and the other one
