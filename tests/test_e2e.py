@@ -100,6 +100,7 @@ class Service:
         self.queue_file = tmp / "queue.sqlite3"
         # every request the stand-in got (tests/conformance.py)
         self.record = tmp / "standin-requests.jsonl"
+        self.head = "0" * 40  # the head of the last delivery (a synchronize's ``before``)
 
     def start(self, repo: Path) -> None:
         self.repo = repo
@@ -264,6 +265,12 @@ class Service:
         payload["number"] = payload["pull_request"]["number"] = NUMBER
         payload["pull_request"]["head"]["sha"] = head_sha
         payload["installation"] = INSTALLATION
+        # as GitHub's: the push a synchronize reports, and when the pull request changed (two
+        # deliveries never have the same body; the web refuses a body it accepted already)
+        if action == "synchronize":
+            payload["before"], payload["after"] = self.head, head_sha
+        self.head = head_sha
+        payload["pull_request"]["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         conformance.note_payload(self.record, "pull_request", payload)
         body = json.dumps(payload).encode()
         status, _ = http(

@@ -3,6 +3,7 @@ recover."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import threading
@@ -60,6 +61,31 @@ def test_accept_journals_and_enqueues_once(queue: JobQueue) -> None:
     stored = queue.job("d1")
     assert stored is not None and stored.head_sha == "c" * 40 and not queue.is_done("d1")
     assert queue.ready()
+
+
+def test_a_body_is_accepted_once_whatever_its_delivery_id(queue: JobQueue) -> None:
+    """A replay of a verified body under a fresh delivery id is refused, in the same step as the
+    delivery's own dedupe (one commit on SQLite, one script on Redis); the mark lasts as long as a
+    done mark and is pruned with them."""
+    body = b'{"action": "opened", "number": 1}'
+    assert queue.accept(job("d1"), body)
+    assert not queue.accept(job("d2"), body)  # the same body, another id: a replay
+    assert not queue.accept(job("d1"), body)  # the same delivery again: a redelivery
+    assert queue.accept(job("d3"), body + b" ")  # another body
+    assert queue.accept(job("d4"))  # a job of the worker's (no body): delivery ids only
+    assert queue.job("d2") is None and queue.pending() == 3
+    queue.set_handler(lambda j: None)
+    queue.process("d1")
+    assert not queue.accept(job("d5"), body)  # done: still refused
+    if isinstance(queue.huey.storage, SqliteStorage):  # Redis expires the mark by itself
+        queue.clock = lambda: time.time() + queue._done.ttl + 1
+        queue._done._clock = queue.clock  # type: ignore[attr-defined]
+        queue._prune(queue.clock())
+        assert queue.accept(job("d6"), body)
+    else:
+        digest = hashlib.sha256(body).hexdigest()
+        expires = queue.redis().ttl(queue._redis_done.body_key(digest))  # type: ignore[union-attr]
+        assert queue._done.ttl - 60 < expires <= queue._done.ttl
 
 
 def test_newest_delivery_of_a_pull_request_wins(queue: JobQueue) -> None:

@@ -133,6 +133,25 @@ def test_redelivery_is_deduplicated(client: FlaskClient, queue: JobQueue) -> Non
     assert queue.pending() == 1
 
 
+def test_a_signed_body_replayed_under_fresh_delivery_ids_is_one_job(
+    client: FlaskClient, queue: JobQueue
+) -> None:
+    """Finding: the signature covers the body, the dedupe keyed on the X-GitHub-Delivery header
+    only, so a captured delivery replayed under new ids was a new job each time (each a reply to a
+    waive command, or a review). A body already accepted is refused under any other id too."""
+    payload = json.loads((PAYLOADS / "issue_comment.created.on-pull-request.json").read_bytes())
+    payload["comment"]["body"] = "/registry-bot waive examples/missing spec/x/facets/A.json# later"
+    body = json.dumps(payload).encode()
+    answers = [post(client, body, "issue_comment") for _ in range(5)]  # a fresh id each time
+    assert [a.status_code for a in answers] == [202, 200, 200, 200, 200]
+    assert all("duplicate" in a.json["message"] for a in answers[1:])
+    assert queue.pending() == 1
+    # another comment (another body) is a job of its own
+    payload["comment"]["id"] += 1
+    assert post(client, json.dumps(payload).encode(), "issue_comment").status_code == 202
+    assert queue.pending() == 2
+
+
 @pytest.mark.parametrize("secret", ["old-secret", "new-secret"])
 def test_every_configured_secret_is_accepted(client: FlaskClient, secret: str) -> None:
     assert (

@@ -12,6 +12,12 @@ delivery:
 
 An entry ``job:<delivery> = done`` (how a finished job was kept before) still counts as done, and
 ``migrate`` moves it to a mark.
+
+A delivery the web accepted also leaves a mark of its body (``body:<sha256>``, kept as long as a
+done mark): a body already accepted under another ``X-GitHub-Delivery`` is refused, in the same step
+as the delivery's own check (a signed body replayed under fresh delivery ids was a new job each
+time; GitHub's own redelivery of an event keeps its delivery id, and two events never have the same
+body: docs/app.md, "Replayed deliveries").
 """
 
 from __future__ import annotations
@@ -30,7 +36,10 @@ return 1
 """  # noqa: E501
 _ACCEPT = """
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
-return redis.call('hsetnx', KEYS[1], ARGV[1], ARGV[2])
+if KEYS[3] and redis.call('exists', KEYS[3]) == 1 then return 0 end
+local added = redis.call('hsetnx', KEYS[1], ARGV[1], ARGV[2])
+if added == 1 and KEYS[3] then redis.call('set', KEYS[3], ARGV[3], 'EX', ARGV[4]) end
+return added
 """
 
 
@@ -70,6 +79,9 @@ class RedisDoneMarks:
     def key(self, delivery: str) -> str:
         return f"{self._prefix}:{delivery}"
 
+    def body_key(self, digest: str) -> str:
+        return f"{self._prefix}-body:{digest}"
+
     def is_done(self, delivery: str) -> bool:
         return (
             bool(self._storage.conn.exists(self.key(delivery)))
@@ -88,10 +100,12 @@ class RedisDoneMarks:
             ],
         )
 
-    def accept(self, delivery: str, record: bytes) -> bool:
-        """Journal ``record`` unless the delivery is journalled or done (one atomic step)."""
+    def accept(self, delivery: str, record: bytes, body: str = "") -> bool:
+        """Journal ``record`` unless the delivery is journalled or done, or its ``body`` (a digest)
+        was accepted under another delivery; one atomic step, one round trip."""
+        keys = [self._hash, self.key(delivery)] + ([self.body_key(body)] if body else [])
         return bool(
-            self._accept(keys=[self._hash, self.key(delivery)], args=[f"job:{delivery}", record])
+            self._accept(keys=keys, args=[f"job:{delivery}", record, delivery, int(self.ttl)])
         )
 
     def open_jobs(self) -> dict[str, bytes]:
@@ -142,14 +156,18 @@ class SqliteDoneMarks:
             return {k: bytes(v) for k, v in curs.fetchall()}
 
     def prune(self) -> int:
+        """Forget the done marks, and the marks of accepted bodies, older than the TTL."""
         cutoff = self._clock() - self.ttl
+        pruned = 0
         with self._storage.db(commit=True) as curs:
-            curs.execute(
-                "delete from kv where queue = ? and key >= 'done:' and key < 'done;' "
-                "and cast(value as real) < ?",
-                (self._storage.name, cutoff),
-            )
-            return int(curs.rowcount)
+            for low, high in (("done:", "done;"), ("body:", "body;")):
+                curs.execute(
+                    "delete from kv where queue = ? and key >= ? and key < ? "
+                    "and cast(value as real) < ?",
+                    (self._storage.name, low, high, cutoff),
+                )
+                pruned += int(curs.rowcount) if low == "done:" else 0
+        return pruned
 
 
 def migrate(marks: DoneMarks, entries: dict[str, bytes]) -> dict[str, bytes]:

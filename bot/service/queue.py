@@ -7,6 +7,7 @@ More in docs/module-notes.md (bot/service/queue.py).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -138,14 +139,19 @@ class JournalSqliteStorage(SqliteStorage):
             curs.execute("pragma wal_checkpoint(TRUNCATE)")
 
     def accept(
-        self, key: str, record: bytes, latest: tuple[str, bytes] | None, message: bytes
+        self,
+        key: str,
+        record: bytes,
+        latest: tuple[str, bytes] | None,
+        message: bytes,
+        body: tuple[str, bytes] | None = None,
     ) -> bool:
         """Journal ``record`` under ``key`` unless present, set ``latest``, enqueue ``message``: one
-        commit."""
+        commit. ``body``: the mark of the delivery's body, refused when present (``done_marks``)."""
         with self.db(commit=True) as curs:
             curs.execute(
-                "select 1 from kv where queue = ? and key = ?",
-                (self.name, "done:" + key.split(":", 1)[1]),
+                "select 1 from kv where queue = ? and key in (?, ?)",
+                (self.name, "done:" + key.split(":", 1)[1], body[0] if body else ""),
             )
             if curs.fetchone() is not None:
                 return False
@@ -155,6 +161,10 @@ class JournalSqliteStorage(SqliteStorage):
             )
             if curs.rowcount != 1:
                 return False
+            if body is not None:
+                curs.execute(
+                    "insert into kv (queue, key, value) values (?, ?, ?)", (self.name, *body)
+                )
             if latest is not None:
                 curs.execute(
                     "insert or replace into kv (queue, key, value) values (?, ?, ?)",
@@ -325,25 +335,29 @@ class JobQueue:
         return cls(make_huey(url), **options)
 
     # -- web side ---------------------------------------------------------------------------------
-    def accept(self, job: Job) -> bool:
+    def accept(self, job: Job, body: bytes | None = None) -> bool:
         """Journal and enqueue ``job``. False when this delivery was already accepted (a
-        redelivery). Raises when the backend refuses the write (the web answers 503)."""
+        redelivery), or when its ``body`` (the web's verified delivery) was, under another delivery
+        id (a replay). Raises when the backend refuses the write (the web answers 503)."""
         try:
-            return self._accept(job)
+            return self._accept(job, body)
         except Exception:
             self._reclaim()
             raise
 
-    def _accept(self, job: Job) -> bool:
+    def _accept(self, job: Job, body: bytes | None) -> bool:
         key = f"job:{job.delivery}"
-        record = orjson.dumps({"job": job.record(), "at": self.clock()})
+        now = self.clock()
+        record = orjson.dumps({"job": job.record(), "at": now})
+        digest = hashlib.sha256(body).hexdigest() if body is not None else ""
         # a recheck may be refused: it must not supersede a real push
         latest = None if job.requester else (f"latest:{job.pr_key}", job.delivery.encode())
         if isinstance(self._kv, JournalSqliteStorage):  # one transaction, one commit
             message = self.huey.serialize_task(self._task.s(job.delivery))
-            return self._kv.accept(key, record, latest, message)
+            mark = (f"body:{digest}", f"{now:.0f}".encode()) if digest else None
+            return self._kv.accept(key, record, latest, message, mark)
         # Redis: each step is one round trip; a crash between them is what recover() repairs
-        if self._redis_done is None or not self._redis_done.accept(job.delivery, record):
+        if self._redis_done is None or not self._redis_done.accept(job.delivery, record, digest):
             return False
         if latest is not None:
             self._kv.put_data(*latest)

@@ -120,11 +120,11 @@ def create_app(settings: Settings | None = None, queue: JobQueue | None = None) 
         job = decision.job
         with log_context(repo=job.repo, pr=job.number or None, head_sha=job.head_sha):
             try:
-                accepted = queue.accept(job)
+                accepted = queue.accept(job, body)
             except Exception:
                 log.exception("could not enqueue")
                 return 503, "the queue is not available; redeliver later", {}
-            if not accepted:
+            if not accepted:  # this delivery id, or this very body under another one
                 return 200, "duplicate delivery; already accepted", {}
             log.info("queued review of %s", job.pr_key)
             return 202, "queued", {"job": job.pr_key}
