@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from pathlib import Path
 from typing import Any
@@ -406,7 +407,16 @@ WRONG_TYPES = [
         "comment.user.login",
     ),
     ("issue_comment.created.on-pull-request.json", _set("issue.number", 1.5), "issue.number"),
+    (
+        "issue_comment.created.on-pull-request.json",
+        _set("comment.user.type", ["Bot"]),
+        "comment.user.type",
+    ),
     ("installation.created.json", _set("action", 1), "action"),
+    # read by decide() (a review by a bot is ignored) without a type check: a 500 with a traceback
+    ("pull_request_review.submitted.json", _set("sender", "octocat"), "sender"),
+    ("pull_request_review.submitted.json", _set("sender", ["Bot"]), "sender"),
+    ("pull_request_review.submitted.json", _set("sender.type", {"Bot": 1}), "sender.type"),
 ]
 
 
@@ -422,6 +432,27 @@ def test_wrong_types_are_400_naming_the_field(
     assert response.status_code == 400, response.json
     assert response.json["message"].startswith(f"payload field {field} must be ")
     assert queue.pending() == 0
+
+
+def test_a_bug_is_a_500_without_its_traceback_and_logged_once(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Whatever a request meets that nothing expected is answered 500 with the app's JSON shape,
+    never a traceback (Flask's debug page, or one in the body), and logged once with it."""
+    from bot.service import web
+
+    def broken(*args: Any) -> Any:
+        raise KeyError("a field nobody checked")
+
+    monkeypatch.setattr(web, "decide", broken)
+    body = (PAYLOADS / "pull_request.opened.json").read_bytes()
+    with caplog.at_level(logging.DEBUG):
+        response = post(client, body, "pull_request")
+    assert (response.status_code, response.json) == (500, {"message": "internal error"})
+    assert b"Traceback" not in response.data and b"nobody checked" not in response.data
+    logged = [r for r in caplog.records if r.exc_info]
+    assert len(logged) == 1 and "KeyError" in caplog.text
+    assert logged[0].getMessage() == "POST /webhook failed"
 
 
 def test_metric_labels_come_from_a_fixed_set_after_the_signature(client: FlaskClient) -> None:

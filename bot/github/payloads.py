@@ -79,7 +79,8 @@ def _check(event: str) -> tuple[tuple[str, str], ...]:
 # event -> (dotted path, kind): every field events.decide() reads; ``[]`` is each element of a list
 FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "pull_request": (*_COMMON, ("number", "id"), *_PULL, ("changes", "object")),
-    "pull_request_review": (*_COMMON, *_PULL),
+    # GitHub sends ``sender`` (who did it) with every event; only a review's is read (a bot's own)
+    "pull_request_review": (*_COMMON, *_PULL, ("sender", "object"), ("sender.type", "string")),
     "check_suite": (*_COMMON, *_check("check_suite")),
     "check_run": (*_COMMON, *_check("check_run")),
     "issue_comment": (
@@ -91,6 +92,7 @@ FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
         ("comment.body", "string"),
         ("comment.user", "object"),
         ("comment.user.login", "string"),
+        ("comment.user.type", "string"),
     ),
     "push": (
         ("installation", "object"),

@@ -155,4 +155,11 @@ def create_app(settings: Settings | None = None, queue: JobQueue | None = None) 
     def http_error(exc: HTTPException) -> tuple[Response, int]:
         return _answer(exc.code or 500, exc.description or exc.name)
 
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception) -> tuple[Response, int]:
+        """A bug the request met: logged once with its traceback, answered 500 without it (the
+        answer goes to whoever sent the request)."""
+        log.error("%s %s failed", request.method, request.path, exc_info=exc)
+        return _answer(500, "internal error")
+
     return app
