@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from bot.github.api import RateLimited
 from bot.github.pacing import RedisPacer
@@ -172,3 +174,57 @@ def test_one_process_keeps_the_requests_of_an_installation_serial() -> None:
     for t in threads:
         t.join()
     assert most[0] == 1
+
+
+class ReplyLost(redis.Connection):
+    """A connection whose next script call is carried out by Redis but whose reply is lost (a
+    connection reset after the server answered): redis-py reconnects and sends the call again."""
+
+    lose = False
+    last_command = ""
+
+    def send_command(self, *args: object, **kwargs: object) -> None:
+        ReplyLost.last_command = str(args[0])
+        super().send_command(*args, **kwargs)
+
+    def read_response(self, *args: object, **kwargs: object) -> object:
+        response = super().read_response(*args, **kwargs)
+        if ReplyLost.lose and ReplyLost.last_command == "EVALSHA":
+            ReplyLost.lose = False
+            raise redis.exceptions.ConnectionError("Connection reset by peer")
+        return response
+
+
+def test_an_acquisition_sent_again_after_a_lost_reply_goes_at_once(redis_url: str) -> None:
+    """Finding: the acquire script ran, its reply was lost, redis-py sent it again (the queue's
+    client retries a call once) and the second run found the ``busy`` key the first had set, with
+    the caller's own token: the request waited the whole hold (10 s) for itself. A request that
+    already holds the installation goes."""
+    url = redis.connection.parse_url(redis_url)
+    pool = redis.ConnectionPool(
+        connection_class=ReplyLost,
+        host=url["host"],
+        port=url["port"],
+        retry=Retry(NoBackoff(), 1),
+    )
+    sleeps: list[float] = []
+    pacer = RedisPacer(
+        redis.Redis(connection_pool=pool),
+        1,
+        0.0,
+        hold=2.0,
+        prefix=f"test-pace-{uuid.uuid4().hex[:8]}",
+        sleep=sleeps.append,
+    )
+    with pacer.request(False):  # loads the scripts
+        pass
+    ReplyLost.lose = True
+    started = time.monotonic()
+    with pacer.request(True, creates=True):
+        pass
+    assert not ReplyLost.lose  # the reply was lost, and the call sent again
+    assert sleeps == [] and time.monotonic() - started < 1.0
+    with pacer.request(False):  # released: the next request goes at once too
+        pass
+    assert sleeps == []
+    pool.disconnect()

@@ -74,10 +74,13 @@ def paused(until: float, now: float, creation_only: bool = False) -> RateLimited
 
 
 # ARGV: token, hold ms, pause ms, write (0/1), creates (0/1), per minute, per hour
-# returns {1, 0} (go), {0, ms} (another request is in flight: poll), {3, ms} (the pause or the
-# minute's content window: wait that long), {2, ms} (the hour's content limit), {4, ms} (a secondary
-# limit's pause), {5, ms} (a secondary limit's pause of content creation, for a creating request)
+# returns {1, 0} (go; also when ``busy`` holds the caller's token already: the call was carried
+# out and sent again after its reply was lost), {0, ms} (another request is in flight: poll),
+# {3, ms} (the pause or the minute's content window: wait that long), {2, ms} (the hour's content
+# limit), {4, ms} (a secondary limit's pause), {5, ms} (a secondary limit's pause of content
+# creation, for a creating request)
 _ACQUIRE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return {1, 0} end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local paused = redis.call('pttl', KEYS[4])
