@@ -112,6 +112,22 @@ def test_recheck_command_from_a_comment_is_queued_with_its_author(
     assert job is not None and (job.number, job.requester) == (31, "zhouzhuojie")
 
 
+@pytest.mark.parametrize("link", ["absent", None])
+def test_a_command_on_a_plain_issue_is_ignored(
+    client: FlaskClient, queue: JobQueue, link: str | None
+) -> None:
+    """Finding: a plain issue whose payload says ``"pull_request": null`` was taken for a pull
+    request (the key was there): the job asked GitHub for pull request N, got 404 three times with
+    tracebacks and was given up. Only an issue with a ``pull_request`` object is one."""
+    payload = json.loads((PAYLOADS / "issue_comment.created.json").read_bytes())
+    payload["comment"]["body"] = "/registry-bot recheck"
+    if link is None:
+        payload["issue"]["pull_request"] = None
+    response = post(client, json.dumps(payload).encode(), "issue_comment")
+    assert response.status_code == 202 and "not on a pull request" in response.json["message"]
+    assert queue.pending() == 0
+
+
 def test_base_change_is_queued_but_a_title_edit_is_not(
     client: FlaskClient, queue: JobQueue
 ) -> None:

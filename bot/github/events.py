@@ -170,7 +170,8 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
     issue = payload.get("issue") or {}
     comment = payload.get("comment") or {}
     body = str(comment.get("body") or "")
-    if action != "created" or "pull_request" not in issue:
+    # a pull request's issue links it (an object); a plain issue has no link, or a null one
+    if action != "created" or issue.get("pull_request") is None:
         return Decision(202, f"issue_comment.{action} not on a pull request; ignored")
     commenter = str((comment.get("user") or {}).get("login") or "")
     waive = next(
