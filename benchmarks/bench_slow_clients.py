@@ -39,13 +39,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 # (the same service settings)
-from benchmarks.bench_webhook import KEY, SECRET, free_port  # noqa: E402
+from benchmarks.bench_webhook import KEY, SECRET, distinct_body, free_port  # noqa: E402
 from bot.service.signature import sign  # noqa: E402
 
-SHARED = next(
-    (p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared"
-)
-PAYLOAD = SHARED / "github-payloads" / "pull_request.synchronize.json"
 GITHUB_TIMEOUT = 10.0  # GitHub gives up on a delivery after 10 s and does not redeliver it
 
 
@@ -257,7 +253,6 @@ async def slow_scenario(
     port: int, slow: int, honest: int, warmup: float = 2.0, spacing: float = 0.25
 ) -> dict[str, object]:
     """``slow`` slow connections open, then ``honest`` signed deliveries ``spacing`` s apart."""
-    body = PAYLOAD.read_bytes()
     stop = asyncio.Event()
     stats = SlowStats()
     slow_tasks = [
@@ -266,11 +261,11 @@ async def slow_scenario(
     ]
     await asyncio.sleep(warmup)
 
-    async def at(delay: float) -> tuple[float, int]:
-        await asyncio.sleep(delay)
-        return await deliver(port, signed_delivery(body))
+    async def at(n: int) -> tuple[float, int]:
+        await asyncio.sleep(n * spacing)
+        return await deliver(port, signed_delivery(distinct_body()))
 
-    results = await asyncio.gather(*(at(i * spacing) for i in range(honest)))
+    results = await asyncio.gather(*(at(n) for n in range(honest)))
     stop.set()
     await asyncio.gather(*slow_tasks, return_exceptions=True)
     latencies = sorted(seconds for seconds, status in results if status == 202)

@@ -32,7 +32,11 @@ sys.path.insert(0, str(ROOT))
 
 from bot.service.signature import sign  # noqa: E402
 
-PAYLOAD = ROOT.parent / "shared" / "github-payloads" / "pull_request.synchronize.json"
+# shared/ sits beside the repository (a git worktree may be one level deeper: take the nearest)
+SHARED = next(
+    (p / "shared" for p in ROOT.parents if (p / "shared").is_dir()), ROOT.parent / "shared"
+)
+PAYLOAD = SHARED / "github-payloads" / "pull_request.synchronize.json"
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "200"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 RATE = float(os.environ.get("BENCH_RATE", "200"))
@@ -52,6 +56,15 @@ def free_port() -> int:
 
 
 # -- the client (runs in its own process) ----------------------------------------------------------
+def distinct_body() -> bytes:
+    """The recorded ``synchronize`` delivery for a (random) head of its own: as GitHub's
+    deliveries, no two have the same body (the web accepts a body once, whatever its delivery
+    id)."""
+    payload = json.loads(PAYLOAD.read_bytes())
+    payload["after"] = payload["pull_request"]["head"]["sha"] = os.urandom(20).hex()
+    return json.dumps(payload).encode()
+
+
 def request_bytes(body: bytes, signature: str) -> bytes:
     head = (
         f"POST /webhook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -76,33 +89,38 @@ async def deliver(port: int, data: bytes) -> tuple[float, int]:
     return time.perf_counter() - t0, status
 
 
-async def burst(port: int, body: bytes, signature: str) -> list[tuple[float, int]]:
+def signed_requests(count: int) -> list[bytes]:
+    """``count`` deliveries, each of a head of its own (the web accepts a body once, whatever its
+    delivery id, as GitHub never sends one body twice), signed before the clock starts."""
+    bodies = [distinct_body() for _ in range(count)]
+    return [request_bytes(body, sign(body, SECRET)) for body in bodies]
+
+
+async def burst(port: int, requests: list[bytes]) -> list[tuple[float, int]]:
     out: list[tuple[float, int]] = []
-    for _ in range(ROUNDS):
-        requests = [request_bytes(body, signature) for _ in range(CONCURRENCY)]
-        out.extend(await asyncio.gather(*(deliver(port, r) for r in requests)))
+    for r in range(ROUNDS):
+        batch = requests[r * CONCURRENCY : (r + 1) * CONCURRENCY]
+        out.extend(await asyncio.gather(*(deliver(port, data) for data in batch)))
     return out
 
 
-async def steady(port: int, body: bytes, signature: str) -> list[tuple[float, int]]:
+async def steady(port: int, requests: list[bytes]) -> list[tuple[float, int]]:
     in_flight = asyncio.Semaphore(CONCURRENCY)
     loop = asyncio.get_running_loop()
     start = loop.time()
 
-    async def one(at: float) -> tuple[float, int]:
+    async def one(at: float, data: bytes) -> tuple[float, int]:
         await asyncio.sleep(max(0.0, at - (loop.time() - start)))
         async with in_flight:
-            return await deliver(port, request_bytes(body, signature))
+            return await deliver(port, data)
 
-    count = int(RATE * SECONDS)
-    return list(await asyncio.gather(*(one(i / RATE) for i in range(count))))
+    return list(await asyncio.gather(*(one(i / RATE, r) for i, r in enumerate(requests))))
 
 
 def client(port: int, mode: str) -> None:
-    body = PAYLOAD.read_bytes()
-    signature = sign(body, SECRET)
+    requests = signed_requests(ROUNDS * CONCURRENCY if mode == "burst" else int(RATE * SECONDS))
     t0 = time.perf_counter()
-    results = asyncio.run((burst if mode == "burst" else steady)(port, body, signature))
+    results = asyncio.run((burst if mode == "burst" else steady)(port, requests))
     elapsed = time.perf_counter() - t0
     print(
         json.dumps(

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import pytest
 
 from benchmarks.bench_slow_clients import (
-    PAYLOAD,
     Gunicorn,
     SlowStats,
     deliver,
@@ -23,6 +22,7 @@ from benchmarks.bench_slow_clients import (
     signed_delivery,
     slow_client,
 )
+from benchmarks.bench_webhook import distinct_body
 
 pytestmark = pytest.mark.e2e
 
@@ -40,17 +40,16 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gunicorn]:
 
 
 async def scenario(port: int) -> tuple[list[tuple[float, int]], SlowStats]:
-    body = PAYLOAD.read_bytes()
     stop = asyncio.Event()
     stats = SlowStats()
     slow = [asyncio.ensure_future(slow_client(port, "body", stop, stats)) for _ in range(SLOW)]
     await asyncio.sleep(2.0)
 
-    async def at(delay: float) -> tuple[float, int]:
-        await asyncio.sleep(delay)
-        return await deliver(port, signed_delivery(body))
+    async def at(n: int) -> tuple[float, int]:
+        await asyncio.sleep(n * 0.5)
+        return await deliver(port, signed_delivery(distinct_body()))
 
-    results = await asyncio.gather(*(at(i * 0.5) for i in range(HONEST)))
+    results = await asyncio.gather(*(at(n) for n in range(HONEST)))
     stop.set()
     await asyncio.gather(*slow, return_exceptions=True)
     return list(results), stats
