@@ -139,7 +139,9 @@ def test_markdown_output_is_what_the_bot_posts(pr_repo: Repo) -> None:
 
 def run_into_closed_pipe(*args: str) -> tuple[int, str]:
     """The command with its stdout a pipe nobody reads (``registry-bot ... | true``): every write
-    fails with EPIPE."""
+    fails with EPIPE. Block-buffered, as users run it (this machine's shells set
+    ``PYTHONUNBUFFERED``): a short output then meets the closed pipe only when flushed."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     read, write = os.pipe()
     os.close(read)
     try:
@@ -149,6 +151,7 @@ def run_into_closed_pipe(*args: str) -> tuple[int, str]:
             stderr=subprocess.PIPE,
             text=True,
             cwd=ROOT,
+            env=env,
             check=False,
             timeout=120,
         )

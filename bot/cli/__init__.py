@@ -228,7 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        return int(args._module.run(args))
+        code = int(args._module.run(args))
+        # what is still buffered (an output under the buffer's size) meets a closed pipe here,
+        # where it is caught, not in Python's flush at exit (exit 120)
+        sys.stdout.flush()
+        return code
     except UsageError as exc:
         print(f"registry-bot {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
