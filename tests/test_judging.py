@@ -324,6 +324,30 @@ def test_an_invalid_example_the_change_makes_invalid_otherwise_is_new(tmp_path: 
     ]
 
 
+def test_an_unknown_example_key_stays_pre_existing_when_the_schema_gains_a_key(
+    tmp_path: Path,
+) -> None:
+    """The message of an unknown key lists the schema's facet keys: a key the change adds to the
+    schema leaves the example's unknown key as it was; a second unknown key is the change's."""
+    repo = reference_with(
+        tmp_path, {f"{DAG_RUN_EXAMPLES}/1.json": lambda e: e.update(airflow_typo={})}
+    )
+
+    def add_key(schema: Any) -> None:
+        schema["properties"]["airflow_dagRunTags"] = {"$ref": "#/$defs/AirflowDagRunFacet"}
+        schema["$id"] = schema["$id"].replace("/1-0-0/", "/1-0-1/")
+
+    repo.edit_json(DAG_RUN, add_key)
+    repo.edit_json(f"{DAG_RUN_EXAMPLES}/2.json", lambda e: e.update(airflow_other={}))
+    repo.commit()
+    found = sorted(
+        (f.path.rsplit("/", 1)[1], f.state)
+        for f in review_pr(repo).findings
+        if f.rule == "examples/unknown-key"
+    )
+    assert found == [("1.json", State.UNCHANGED), ("2.json", State.NEW)]
+
+
 def test_an_invalid_example_renumbered_stays_pre_existing(tmp_path: Path) -> None:
     """``git mv 1.json 5.json`` of an invalid example: its error (``minimum of 1``, ``allOf/1``)
     is the same error, neither new nor fixed."""

@@ -388,6 +388,8 @@ def _positive(
                     entry=entry,
                     key=True,
                     hint='An example is {"<facet key>": {...the facet...}}.',
+                    # matched by the key, not by the message, which lists the schema's keys
+                    subject=f"{schema.filename}: {key}",
                 )
     errors = _errors(validator, value, schema)
     if isinstance(errors, Stopped):
