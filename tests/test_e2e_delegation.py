@@ -12,6 +12,7 @@ maintainer action (``tests/delegation_repo.py``).
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,7 +59,13 @@ def deliver_review(svc: Service, action: str, head_sha: str, user: str, state: s
     payload["repository"]["full_name"] = REPO
     payload["pull_request"]["number"] = NUMBER
     payload["pull_request"]["head"]["sha"] = head_sha
-    payload["review"].update(state=state, commit_id=head_sha)
+    # as GitHub's: each review its own id and time (a body is accepted once, whatever its delivery)
+    payload["review"].update(
+        state=state,
+        commit_id=head_sha,
+        id=uuid.uuid4().int % 10**9,
+        submitted_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
     payload["review"]["user"]["login"] = payload["sender"]["login"] = user
     conformance.note_payload(svc.record, "pull_request_review", payload)
     body = json.dumps(payload).encode()
