@@ -84,6 +84,7 @@ SUBJECT_CHARS = list("aA1_ \n\r\u0663\u00e9\u00a0\ufeff\u212a")
 )
 @example([("^", ""), ("\\w", "+"), ("$", "")], "a\n")
 @example([("\\d", "")], "\u0663")
+@example([("^", ""), ("[^\\D]", "*")], "a")  # a negated class rewritten, then repeated
 def test_generated_patterns_decide_as_jsonschema_rs_does(
     tokens: list[tuple[str, str]], subject: str
 ) -> None:
@@ -100,4 +101,4 @@ def test_generated_patterns_decide_as_jsonschema_rs_does(
 def test_the_rewrite_leaves_escapes_and_literals_as_written() -> None:
     assert python_pattern("^a\\.b\\\\$") == "^a\\.b\\\\\\Z"
     assert python_pattern("[\\]\\d-]") == "[\\]0-9-]"
-    assert python_pattern("[^\\S]") == "(?![^" + python_pattern("\\s")[1:-1] + "])[\\s\\S]"
+    assert python_pattern("[^\\S]") == "(?:(?![^" + python_pattern("\\s")[1:-1] + "])[\\s\\S])"

@@ -107,7 +107,8 @@ def _class(text: str) -> str:
     if not outside:
         return f"[{'^' if negated else ''}{inner}]"
     alternatives = "|".join([f"[{inner}]", *outside] if inner else outside)
-    return f"(?!{alternatives})[\\s\\S]" if negated else f"(?:{alternatives})"
+    # one group either way: a quantifier after the class repeats the whole of it
+    return f"(?:(?!{alternatives})[\\s\\S])" if negated else f"(?:{alternatives})"
 
 
 def _has_multiline_flag(pattern: str) -> bool:
