@@ -579,6 +579,16 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
         ),
         (good,),
     ),
+    "examples/unchecked": (
+        (
+            good,
+            facet(lambda s: inner(s)["properties"]["settings"].update(type=5)),  # not a schema
+            lambda r: rc.edit(
+                r, rc.EXAMPLE, lambda v: v["acme_widget"]["settings"].update(retries=1)
+            ),
+        ),
+        (good,),
+    ),
     "examples/orphan": (
         (good, write(f"{rc.ENTRY}/facets/examples/AcmeNopeRunFacet/1.json", "{}")),
         (good,),

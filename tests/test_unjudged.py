@@ -178,6 +178,10 @@ NOT_VALIDATED: dict[str, tuple[Callable[[Any], object], Callable[[Any], object]]
         ),
         lambda widget: widget.update(loop=1),
     ),
+    "examples/unchecked": (
+        lambda schema: facet(schema)["properties"]["settings"].update(type=5),  # not a schema
+        lambda widget: widget["settings"].update(retries=1),
+    ),
 }
 
 

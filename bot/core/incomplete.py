@@ -30,9 +30,11 @@ UNREAD = "bot/unread-path"
 NOT_LISTED = "bot/change-not-listed"
 
 # an example whose validation stopped (``bot.review.checks.examples``): past its time budget, at a
-# reference that does not resolve offline, in a recursion without end; nothing of its content was
-# validated, whatever it holds
-NOT_VALIDATED = frozenset({"examples/timeout", "examples/unresolved-ref", "examples/recursion"})
+# reference that does not resolve offline, in a recursion without end, at a schema that is not a
+# valid one; nothing of its content was validated, whatever it holds
+NOT_VALIDATED = frozenset(
+    {"examples/timeout", "examples/unresolved-ref", "examples/recursion", "examples/unchecked"}
+)
 
 # Findings that say part of the review did not happen: a check that crashed or stopped at a file it
 # could not read computed nothing for the change, a path or change the bot could not read may hold

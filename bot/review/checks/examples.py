@@ -74,6 +74,10 @@ RULES = {
     "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that "
     "consumes nothing of the example). The example was not validated: never pre-existing, never "
     "waived.",
+    "examples/unchecked": "An example is checked against a valid draft 2020-12 schema: against "
+    "one that is not (`facets/meta-schema` on the schema says where), it could not be checked. The "
+    "example was not validated: never pre-existing (the same schema on the base says nothing of "
+    "what the change wrote in the example), never waived.",
     "examples/orphan": "An examples folder names a facet file of its entry.",
     "examples/schema-url": "Each facet of an example names its schema in `_schemaURL`: the "
     "schema's own file, a version of it that exists (the current one or a published copy) and, "
@@ -348,7 +352,7 @@ def _explained(
         if meta_is_valid(schema.value):
             raise  # a bug of the bot's, which fails closed as an internal error
         return Stopped(
-            "examples/invalid",
+            "examples/unchecked",
             f"could not be checked against {schema.filename}: it is not a valid draft 2020-12 "
             "schema (facets/meta-schema on the schema says where)",
             "Fix the schema first; its examples are then checked against it.",
