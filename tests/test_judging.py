@@ -396,6 +396,25 @@ def test_an_unresolved_uri_stays_pre_existing_when_a_uri_is_declared_before_it(
     ]
 
 
+def test_a_duplicate_uri_stays_pre_existing_when_a_uri_is_declared_before_it(
+    tmp_path: Path,
+) -> None:
+    """A URI listed twice is matched by the URI in its list, not by its index (which the message
+    also names): one declared before it changes nothing of the problem; another duplicate is new."""
+    twice = "ol:core:DatasourceDatasetFacet.json"
+    repo = reference_with(tmp_path, {AIRFLOW_REGISTRY: produced(lambda uris: uris.append(twice))})
+    repo.edit_json(
+        AIRFLOW_REGISTRY, produced(lambda uris: uris.insert(0, "ol:core:SymlinksDatasetFacet.json"))
+    )
+    repo.commit()
+    found = only(review_pr(repo), "entry/duplicate-facet")
+    assert found.state is State.UNCHANGED
+    repo.edit_json(AIRFLOW_REGISTRY, produced(lambda uris: uris.append(uris[1])))
+    repo.commit()
+    states = [f.state for f in review_pr(repo).findings if f.rule == "entry/duplicate-facet"]
+    assert sorted(map(str, states)) == sorted(map(str, [State.NEW, State.UNCHANGED]))
+
+
 def test_renderers_carry_the_state(repo: Repo) -> None:
     repo.edit_json(CORE_REGISTRY, declare_a_core_facet)
     repo.commit()

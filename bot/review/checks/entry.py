@@ -176,6 +176,9 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
                             f"{uri} is listed twice (first at index {seen[uri]})",
                             entry=entry.name,
                             hint="Remove the duplicate.",
+                            # matched by the URI in its list: one listed before it moves both
+                            subject=uri,
+                            anchor=pointer,
                         )
                     elif isinstance(uri, str):
                         seen[uri] = i
