@@ -410,14 +410,14 @@ def _form(
     # its components are checked one by one; joined, any number of them is one program
     try:
         # namespace, name and both are compiled apart
-        budget.take(3 * check_size(joined, MAX_UNITS), f"form {index}")
+        budget.take(3 * check_size(joined, MAX_UNITS), f"form {raw.get('label', 'default')!r}")
     except (PatternProblem, PatternTooLarge) as exc:
         problems.append(
             Problem(
                 "naming/unsafe-pattern",
                 path,
                 f"/forms/{index}",
-                f"form {index} ({len(names)} components joined): {exc}",
+                f"this form ({len(names)} components joined): {exc}",
             )
         )
         return None

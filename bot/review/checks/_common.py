@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from bot.core.anchors import keyed_pointer
 from bot.core.findings import Edit, Finding, Fix, Severity
 from bot.core.jsondoc import JsonDoc
 from bot.model.registry import Loaded
@@ -24,7 +25,10 @@ def at(
     anchor: str | None = None,
 ) -> Finding:
     """A finding on the line of the JSON node at ``pointer`` (its member name when ``key``);
-    ``subject`` and ``anchor`` say what it is about and where it is matched (``Finding``)."""
+    ``subject`` and ``anchor`` say what it is about and where it is matched (``Finding``): inside
+    a list item, by default, at the item's identity (``bot.core.anchors``)."""
+    if anchor is None:
+        anchor = keyed_pointer(doc.value, pointer)
     line, column = doc.locate_key(pointer) if key else doc.locate(pointer)
     return Finding(
         rule=rule,

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 from bot.core import budget
+from bot.core.anchors import keyed_pointer
 from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import JsonDoc, JsonProblem
 from bot.core.snapshot import Snapshot, SnapshotError
@@ -99,6 +100,8 @@ class _Context:
             column=column,
             pointer=problem.pointer,
             hint=hint or f"See naming/CONTRIBUTING.md and {DOCS}.",
+            # inside a form, an example, a decision: matched at its identity, not its index
+            anchor=keyed_pointer(doc.value, problem.pointer) if doc is not None else None,
         )
 
     def at(self, rule: str, path: str, pointer: str, message: str) -> Finding:

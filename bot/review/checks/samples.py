@@ -14,7 +14,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
+from bot.core import anchors
 from bot.core.findings import Finding, Fix, Severity
 from bot.core.jsondoc import JsonDoc, JsonProblem
 from bot.core.snapshot import Snapshot
@@ -54,9 +56,8 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 if isinstance(doc, Finding):
                     yield doc
                     continue
-                prefix = doc.prefix if isinstance(doc, _Element) else ""
                 for finding in _facet_keys(doc, entry, keys, registry):
-                    yield replace(finding, pointer=prefix + (finding.pointer or ""))
+                    yield _placed(finding, doc)
                 for finding in event_url_findings(
                     doc,
                     registry.schema_by_filename,
@@ -64,9 +65,16 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                     review.config.paths.mirror,
                     entry.name,
                 ):
-                    yield replace(
-                        finding, rule="samples/schema-url", pointer=prefix + (finding.pointer or "")
-                    )
+                    yield _placed(replace(finding, rule="samples/schema-url"), doc)
+
+
+def _placed(finding: Finding, doc: JsonDoc) -> Finding:
+    """A finding on an event of an array of events, pointed at in the whole file and matched at the
+    event's identity (``_Element.key``), which an event inserted before it does not move."""
+    if not isinstance(doc, _Element):
+        return finding
+    inner = finding.anchor if finding.anchor is not None else finding.pointer
+    return replace(finding, pointer=doc.prefix + finding.pointer, anchor=doc.key + inner)
 
 
 def _documents(snapshot: Snapshot, path: str, entry: Entry) -> Iterator[JsonDoc | Finding]:
@@ -103,7 +111,9 @@ def _documents(snapshot: Snapshot, path: str, entry: Entry) -> Iterator[JsonDoc 
     for doc in docs:
         if isinstance(doc.value, list):
             for i, value in enumerate(doc.value):
-                yield _Element(path=doc.path, text=doc.text, value=value, prefix=f"/{i}")
+                named = event_identity(value)
+                key = f"/{i}" if named is None else "/" + anchors.token(named)
+                yield _Element(path=doc.path, text=doc.text, value=value, prefix=f"/{i}", key=key)
         else:
             yield doc
 
@@ -132,12 +142,30 @@ class _Element(JsonDoc):
     ``prefix``)."""
 
     prefix: str = ""
+    key: str = ""  # where its findings are matched: ``prefix``, or the event's identity
 
     def locate(self, pointer: str) -> tuple[int, int]:
         return super().locate(self.prefix + pointer)
 
     def locate_key(self, pointer: str) -> tuple[int, int]:
         return super().locate_key(self.prefix + pointer)
+
+
+def event_identity(event: Any) -> str | None:
+    """What names a sample event among the others of its file: its type, run id and the job or
+    dataset it is about (None when it has none of them)."""
+    if not isinstance(event, dict):
+        return None
+    named = {k: event[k] for k in ("eventType",) if isinstance(event.get(k), str)}
+    for holder, keys in (
+        ("run", ("runId",)),
+        ("job", ("namespace", "name")),
+        ("dataset", ("namespace", "name")),
+    ):
+        part = event.get(holder)
+        if isinstance(part, dict):
+            named.update({f"{holder}.{k}": part[k] for k in keys if isinstance(part.get(k), str)})
+    return anchors.bounded(named) if named else None
 
 
 def renamed_in_samples(entry: Entry, key: str, new: str, description: str) -> list[Fix | None]:

@@ -1,0 +1,108 @@
+"""A finding inside a list item is matched at the item's identity, not its index: an item inserted
+before it leaves it pre-existing (``bot.core.anchors``), on real data (the bundled naming files,
+real dbt events as an entry's samples).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from bot.core.anchors import keyed_pointer
+from bot.core.changes import ChangeSet
+from bot.core.findings import Finding, State
+from bot.core.snapshot import GitSnapshot
+from bot.model.naming import bundled_folder
+from bot.review.engine import ReviewContext, review
+from tests.conftest import CORPUS
+from tests.gitrepo import Repo
+
+POSTGRES = "spec/naming/datasets/postgres/postgres.json"
+DBT_EVENTS = CORPUS / "integration/common/tests/dbt/structured_logs/postgres/seed/results"
+SAMPLES = "spec/registry/iceberg/samples/dbt.json"
+
+
+def judged(repo: Repo, rule: str) -> list[Finding]:
+    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
+        report = review(
+            head=head,
+            base=base,
+            changes=ChangeSet.from_git(repo.path, "main", "pr"),
+            context=ReviewContext(author="OpenLineage/committers"),
+        )
+    return [f for f in report.findings if f.rule == rule]
+
+
+def naming_repo(tmp_path: Path, edit: Any) -> Repo:
+    """The corpus with the bundled naming files; ``edit`` applied to postgres.json on main."""
+    repo = Repo.from_folder(CORPUS, tmp_path / "openlineage")
+    shutil.copytree(bundled_folder(), repo.path / "spec/naming")
+    repo.edit_json(POSTGRES, edit)
+    repo.commit("naming files", branch="main")
+    return repo
+
+
+def test_a_rejected_naming_example_stays_pre_existing_when_one_is_inserted_before_it(
+    tmp_path: Path,
+) -> None:
+    def broken(value: Any) -> None:
+        value["examples"]["valid"][1]["name"] = "public.orders"  # two parts: rejected
+
+    repo = naming_repo(tmp_path, broken)
+    inserted = {"namespace": "postgres://db.example.com:5432", "name": "analytics.public.items"}
+    repo.edit_json(POSTGRES, lambda v: v["examples"]["valid"].insert(0, inserted))
+    repo.commit("one more valid example, first")
+    [found] = judged(repo, "naming/round-trip")
+    assert found.pointer == "/examples/valid/2"
+    assert found.state is State.UNCHANGED
+
+
+def test_a_broken_naming_form_stays_pre_existing_when_a_form_is_inserted_before_it(
+    tmp_path: Path,
+) -> None:
+    def broken(value: Any) -> None:
+        value["forms"][0]["namespace"] = "postgres://{host}:{port}/{cluster}"  # undeclared
+
+    repo = naming_repo(tmp_path, broken)
+    repo.edit_json(
+        POSTGRES,
+        lambda v: v["forms"].insert(
+            0, {"label": "short", "namespace": "postgres://{host}", "name": "{database}.{table}"}
+        ),
+    )
+    repo.commit("a form first")
+    [found] = judged(repo, "naming/undeclared-component")
+    assert found.pointer == "/forms/1" and found.state is State.UNCHANGED
+    # another component undeclared in that form is another problem
+    repo.edit_json(POSTGRES, lambda v: v["forms"][1].update(namespace="postgres://{zone}"))
+    repo.commit("another undeclared component")
+    [found] = judged(repo, "naming/undeclared-component")
+    assert found.pointer == "/forms/1" and found.state is State.NEW
+
+
+def test_a_sample_events_findings_stay_pre_existing_when_an_event_is_inserted_before_it(
+    tmp_path: Path,
+) -> None:
+    """Real dbt events as iceberg's samples: their dbt facet keys are not iceberg's."""
+    events = json.loads((DBT_EVENTS / "seed_ol_events.json").read_text())
+    repo = Repo.from_folder(CORPUS, tmp_path / "openlineage")
+    repo.write(SAMPLES, json.dumps(events[:2], indent=2) + "\n")
+    repo.commit("samples", branch="main")
+    repo.write(SAMPLES, json.dumps([events[2], *events[:2]], indent=2) + "\n")
+    repo.commit("an event first")
+    found = judged(repo, "samples/undeclared-facet")
+    states: dict[str, set[State | None]] = {}
+    for f in found:  # by event: /0/... is the event inserted
+        states.setdefault(f.pointer.split("/")[1], set()).add(f.state)
+    assert states == {"0": {State.NEW}, "1": {State.UNCHANGED}, "2": {State.UNCHANGED}}
+
+
+def test_an_anchor_names_items_by_identity_and_keeps_the_index_of_the_others() -> None:
+    doc = {"forms": [{"namespace": "a/{x}", "name": "n", "label": "l"}, [[1]], "s"]}
+    assert keyed_pointer(doc, "/forms/0/name") == '/forms/[{"name":"n","namespace":"a~1{x}"}]/name'
+    assert keyed_pointer(doc, "/forms/1/0/0") == "/forms/1/0/[1]"  # a list names nothing
+    assert keyed_pointer(doc, "/forms/2") == '/forms/["s"]'
+    assert keyed_pointer(doc, "/forms/9") is None  # past the end: its own pointer
+    assert keyed_pointer(doc, "/forms/\u00b2") is None
