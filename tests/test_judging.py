@@ -324,6 +324,69 @@ def test_an_invalid_example_the_change_makes_invalid_otherwise_is_new(tmp_path: 
     ]
 
 
+def test_an_error_on_an_object_value_stays_pre_existing_when_the_object_is_edited(
+    tmp_path: Path,
+) -> None:
+    """A type or enum error on an object (or array) is about the value's type at that place, not
+    its content: an edit inside the object leaves it as invalid as it was; a value of another type
+    there is the change's."""
+    repo = reference_with(
+        tmp_path,
+        {
+            f"{DAG_RUN_EXAMPLES}/1.json": lambda e: e["airflow_dagRun"].update(
+                runType={"mode": "manual"}
+            )
+        },
+    )
+    repo.edit_json(
+        f"{DAG_RUN_EXAMPLES}/1.json",
+        lambda e: e["airflow_dagRun"]["runType"].update(by="alice"),
+    )
+    repo.commit()
+    states = {f.message.split(" is ")[1].split(" (")[0]: f.state for f in errors(review_pr(repo))}
+    assert states == {
+        "not of type 'string'": State.UNCHANGED,
+        "not one of ['manual', 'scheduled', 'backfill', 'dataset_triggered']": State.UNCHANGED,
+    }
+    repo.edit_json(f"{DAG_RUN_EXAMPLES}/1.json", lambda e: e["airflow_dagRun"].update(runType=[]))
+    repo.commit()
+    assert {f.state for f in errors(review_pr(repo))} == {State.NEW}
+
+
+def errors(report: Report) -> list[Finding]:
+    return [f for f in report.findings if f.rule == RULE]
+
+
+def pattern_keys(schema: Any) -> None:
+    """AirflowDagRunFacet's object closed to fields other than its own and ``_*`` (``_producer``,
+    ``_schemaURL``)."""
+    facet = schema["$defs"]["AirflowDagRunFacet"]["allOf"][1]
+    facet.update(patternProperties={"^_": {}}, additionalProperties=False)
+
+
+def test_an_unexpected_field_stays_pre_existing_when_the_schema_gains_a_pattern(
+    tmp_path: Path,
+) -> None:
+    """Beside patternProperties, the message of an unexpected field quotes the patterns: a pattern
+    the change adds leaves the field as unexpected as it was; another unexpected field is new."""
+    mirror = "website/static/spec/facets/1-0-0/AirflowDagRunFacet.json"
+    repo = reference_with(
+        tmp_path,
+        {
+            DAG_RUN: pattern_keys,
+            mirror: pattern_keys,
+            f"{DAG_RUN_EXAMPLES}/1.json": lambda e: e["airflow_dagRun"].update(Owner="data-eng"),
+        },
+    )
+    bump_dag_run(repo, lambda facet: facet["patternProperties"].update({"^x_": {}}))
+    found = only(review_pr(repo), RULE)
+    assert "'Owner' does not match any of the regexes: '^_', '^x_'" in found.message
+    assert found.state is State.UNCHANGED
+    repo.edit_json(f"{DAG_RUN_EXAMPLES}/1.json", lambda e: e["airflow_dagRun"].update(Team="x"))
+    repo.commit()
+    assert [f.state for f in errors(review_pr(repo))] == [State.NEW]
+
+
 def test_an_unknown_example_key_stays_pre_existing_when_the_schema_gains_a_key(
     tmp_path: Path,
 ) -> None:

@@ -79,6 +79,9 @@ def _scalar(value: Any) -> bool:
 def bounded(value: Any) -> str:
     """``value`` as canonical JSON, or its digest past ``MAX_IDENTITY_CHARS``."""
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    if len(text) > MAX_IDENTITY_CHARS:
-        return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return text
+    return text if len(text) <= MAX_IDENTITY_CHARS else digest(text)
+
+
+def digest(text: str) -> str:
+    """What stands for a long ``text`` in an identity or a subject."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -4,15 +4,13 @@ declared."""
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from bot.core.findings import Finding, Severity
-from bot.core.jsondoc import JsonDoc, resolve_pointer
+from bot.core.jsondoc import JsonDoc
 from bot.model.registry import Entry, FacetSchema
 from bot.model.schemas import (
     PATTERN_TIMEOUT_SECONDS,
@@ -24,6 +22,7 @@ from bot.model.schemas import (
     meta_is_valid,
 )
 from bot.review.checks._common import at, json_pointer, unreadable
+from bot.review.checks._error_subject import about
 from bot.review.checks._example_facets import (
     event_url_findings,
     schema_url_findings,
@@ -409,28 +408,8 @@ def _positive(
             f"{error.message} (schema: {'/'.join(map(str, error.schema_path))})",
             entry=entry,
             hint=f"Against {schema.filename}.",
-            subject=_about(error, resolve_pointer(value, pointer)),
+            subject=about(error, value),
         )
-
-
-# keywords that compare the whole value with the schema's values, whatever the value is
-_WHOLE_VALUE = frozenset({"type", "enum", "const", "not", None})
-
-
-def _about(error: Explanation, value: Any) -> str:
-    """What a validation error of an example is about, which matches it across a change (the
-    example file and the instance pointer are the finding's own): the failing keyword at its place
-    in the schema, and the offending value. Not the message: it quotes the schema's values too (an
-    enum's list, a bound, a pattern, a type), so a change to them that leaves the error as it was
-    (an enum value added) made it new. Of an object or an array, the message names the members
-    concerned (the required property missing, the unexpected ones) and stands for the value."""
-    if isinstance(value, dict | list) and error.keyword not in _WHOLE_VALUE:
-        what = error.message
-    else:
-        what = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    if len(what) > 200:
-        what = "sha256:" + hashlib.sha256(what.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{error.keyword} at {'/'.join(map(str, error.schema_path))}: {what}"
 
 
 def _negative(
