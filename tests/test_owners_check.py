@@ -369,7 +369,7 @@ def test_a_hostile_root_pattern_is_reported_not_hung() -> None:
         }
     )
     report = review(head=snapshot, checks=[owners.check])
-    [finding] = rule(report, "owners/invalid-pattern")
+    [finding] = rule(report, "owners/unchecked-pattern")
     assert (finding.path, finding.line) == ("CODEOWNERS", 1) and "time limit" in finding.message
 
 
@@ -388,7 +388,7 @@ def test_root_lines_past_the_compile_budget_are_errors_on_their_lines() -> None:
         }
     )
     report = review(head=snapshot, checks=[owners.check])
-    found = rule(report, "owners/invalid-pattern")
+    found = rule(report, "owners/unchecked-pattern")
     assert found and {f.path for f in found} == {"CODEOWNERS"}
     assert [f.line for f in found] == list(range(1, len(found) + 1))
     assert all("over the bot's limit of 300,000 characters" in f.message for f in found)

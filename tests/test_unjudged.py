@@ -8,6 +8,7 @@ so it was judged pre-existing and the change passed: the App approved and merged
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -21,10 +22,12 @@ from bot.core.config import load_config
 from bot.core.findings import Report, Severity, State, Verdict
 from bot.core.incomplete import REGRESSION_UNFINISHED, incomplete
 from bot.core.snapshot import DirSnapshot, GitSnapshot
+from bot.core.waivers import never_waived
 from bot.github.events import Job
 from bot.github.local import LocalGitHub
 from bot.github.local_merge import BranchProtection
 from bot.github.publish import CHECK_NAME
+from bot.model.naming import bundled_folder
 from bot.review.checks import CHECKS
 from bot.review.compose import ReviewRequest, run_review
 from bot.review.input import ReviewInput
@@ -38,6 +41,7 @@ from tests.test_waivers import TODAY, entry_folder, rel, review_pr, root_owner, 
 BOT = "registry-bot[bot]"
 REPO = "OpenLineage/OpenLineage"
 # the crashing check's module declares its rules, so configured rule ids are checked against them
+POSTGRES = "spec/naming/datasets/postgres/postgres.json"
 RULES = {"test/crash": "never reported: the check crashes first"}
 
 
@@ -228,3 +232,55 @@ def test_an_example_not_validated_never_passes(
     assert report.verdict is Verdict.FAILURE and not report.waived()
     refused = [f for f in report.findings if f.rule == "waivers/invalid"]
     assert len(refused) == waived and all("did not judge" in f.message for f in refused)
+
+
+# What the review could not check beside an invalid thing that shared its rule id (audit: a naming
+# file "could not be checked" was naming/schema, a CODEOWNERS line the bot could not match was
+# owners/invalid-pattern; the same on the base made them pre-existing, and waivable)
+
+
+def test_a_naming_file_not_checked_against_its_base_schema_never_passes(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """The base's NamingBase.json reaches a $ref that does not resolve offline: no naming file can
+    be checked, so a change breaking one is not judged, and fails."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    shutil.copytree(bundled_folder(), repo.path / "spec/naming")
+    repo.edit_json(
+        "spec/naming/NamingBase.json",
+        lambda s: (
+            s["$defs"]["DatasetNaming"]
+            .setdefault("allOf", [])
+            .append({"$ref": "https://example.com/naming/Elsewhere.json"})
+        ),
+    )
+    repo.commit("a base schema that cannot be checked against offline", branch="main")
+    repo.edit_json(POSTGRES, lambda v: v.update(forms="none"))
+    repo.commit("break the postgres naming file")
+    report = review_pr(repo)
+    [unchecked] = [
+        f for f in report.findings if f.rule == "naming/unchecked" and f.path == POSTGRES
+    ]
+    assert unchecked.state is State.NEW and report.is_blocking(unchecked)
+    assert report.verdict is Verdict.FAILURE  # it passed: the same "could not be checked" at base
+
+
+def test_a_codeowners_line_the_bot_could_not_match_never_passes(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Root CODEOWNERS lines past the bot's compile limit on the base: who owns what the change
+    touches was not judged, whoever approved it and whatever the owners waive."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    wide = "*" + "/*".join("d" * 8 for _ in range(400))
+    owners = (repo.path / "CODEOWNERS").read_text()
+    repo.write("CODEOWNERS", owners + "".join(f"{wide}{i} @o{i}\n" for i in range(100)))
+    repo.commit("root lines the bot cannot compile", branch="main")
+    folder = entry_folder(repo)
+    repo.write(rel(repo, folder / "README.md"), "# Notes\n")
+    repo.commit("a note in the entry")  # nothing else wrong: it passed, the lines pre-existing
+    report = review_pr(repo)
+    unchecked = [f for f in report.findings if f.rule == "owners/unchecked-pattern"]
+    assert unchecked and all(f.state is State.NEW and report.is_blocking(f) for f in unchecked)
+    assert not [f for f in report.findings if f.rule == "owners/invalid-pattern"]
+    assert never_waived("owners/unchecked-pattern") and never_waived("naming/unchecked")
+    assert report.verdict is Verdict.FAILURE

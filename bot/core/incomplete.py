@@ -36,6 +36,12 @@ NOT_VALIDATED = frozenset(
     {"examples/timeout", "examples/unresolved-ref", "examples/recursion", "examples/unchecked"}
 )
 
+# a naming file not checked against its base schema (``bot.review.checks.naming``), a CODEOWNERS
+# line the bot could not match within its limits (``bot.review.checks.owners``): what the file
+# holds, who owns what the line matches, was not judged
+UNCHECKED_PATTERN = "owners/unchecked-pattern"
+NOT_CHECKED = frozenset({"naming/unchecked", UNCHECKED_PATTERN})
+
 # Findings that say part of the review did not happen: a check that crashed or stopped at a file it
 # could not read computed nothing for the change, a path or change the bot could not read may hold
 # anything, and an example not validated may be invalid in any way. Never matched against the base
@@ -44,7 +50,15 @@ NOT_VALIDATED = frozenset(
 # (an owner's waiver on the base cannot vouch for what a later change puts there unread), and their
 # severity is not configurable.
 UNJUDGED_RULES = frozenset(
-    {*RULES, "bot/internal-error", "bot/unreadable-file", UNREAD, NOT_LISTED, *NOT_VALIDATED}
+    {
+        *RULES,
+        "bot/internal-error",
+        "bot/unreadable-file",
+        UNREAD,
+        NOT_LISTED,
+        *NOT_VALIDATED,
+        *NOT_CHECKED,
+    }
 )
 
 

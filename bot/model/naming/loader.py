@@ -173,7 +173,7 @@ def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> li
     except (ValidationTimeout, Unresolvable, RecursionError) as exc:
         return [
             Problem(
-                "naming/schema",
+                "naming/unchecked",
                 path,
                 "",
                 f"the file could not be checked against the base schema: {exc}",

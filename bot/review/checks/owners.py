@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from bot.core.findings import Edit, Finding, Fix, Severity
+from bot.core.incomplete import UNCHECKED_PATTERN
 from bot.model.codeowners import ROOT_LOCATIONS, CodeOwners, Rule, owner_key, same_owners
 from bot.model.registry import Entry
 from bot.model.sides import Ownership, Side, entry_relative, ownership, root_ownership
@@ -29,8 +30,11 @@ RULES: dict[str, str] = {
     "owner sits.",
     "owners/invalid-pattern": "CODEOWNERS patterns follow gitignore, except that GitHub rejects "
     "`!` negation, `[ ]` character ranges and `\\#` escapes; such a line, or one that is not a "
-    "valid pattern at all, is skipped by GitHub and reported on its line. A pattern that takes "
-    "too long to match is ignored and reported too.",
+    "valid pattern at all, is skipped by GitHub and reported on its line.",
+    "owners/unchecked-pattern": "A CODEOWNERS pattern the bot could not match (past its time "
+    "limit, or over its limit on compiled patterns) is ignored, so the ownership of the paths it "
+    "may match was not judged: an error on its line, never pre-existing (the same line on the "
+    "base says nothing of who owns what the change touches), never waived.",
     "owners/unreadable-codeowners": "A CODEOWNERS file GitHub would not load: over 3 MB, or a "
     "symlink.",
     "owners/no-owners": "An entry's CODEOWNERS gives its `registry.json` at least one owner (a "
@@ -116,7 +120,7 @@ def failed_pattern_findings(sides: Iterable[Side]) -> Iterator[Finding]:
             for line, why in sorted(file.failed_lines.items()):
                 rule = next(r for r in file.rules if r.line == line)
                 yield Finding(
-                    rule="owners/invalid-pattern",
+                    rule=UNCHECKED_PATTERN,
                     severity=Severity.ERROR,
                     path=file.path,
                     line=line,
