@@ -1,5 +1,5 @@
 """The subject of an example's validation error: robust to edits that leave the error as it was,
-never the same for a different error (``bot.review.checks._error_subject``)."""
+never the same for a different error (``bot.model.error_subject``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import jsonschema
 
+from bot.model.error_subject import about
 from bot.model.explanations import from_python
-from bot.review.checks._error_subject import about
 
 SCHEMA = {
     "properties": {

@@ -1,6 +1,7 @@
-"""A finding inside a list item is matched at the item's identity, not its index: an item inserted
-before it leaves it pre-existing (``bot.core.anchors``), on real data (the bundled naming files,
-real dbt events as an entry's samples).
+"""A finding inside a list item is matched at the item's identity, not its index: an item
+inserted before it leaves it pre-existing (``bot.core.anchors``); a schema error on an object, by
+the object's type, not its content (``bot.model.error_subject``). On real data: the bundled naming
+files, real dbt events as an entry's samples, the corpus's registry.json and facet files.
 """
 
 from __future__ import annotations
@@ -106,3 +107,54 @@ def test_an_anchor_names_items_by_identity_and_keeps_the_index_of_the_others() -
     assert keyed_pointer(doc, "/forms/2") == '/forms/["s"]'
     assert keyed_pointer(doc, "/forms/9") is None  # past the end: its own pointer
     assert keyed_pointer(doc, "/forms/\u00b2") is None
+
+
+# A schema error on an object or array is about the value's type there, not its content (the
+# message quotes the whole value: an edit inside it made the error new): the naming files' and the
+# registry.json files' schema errors as the examples' (``bot.model.error_subject``)
+
+
+def test_a_naming_schema_error_on_an_object_stays_pre_existing_when_the_object_is_edited(
+    tmp_path: Path,
+) -> None:
+    repo = naming_repo(tmp_path, lambda v: v["docs"][0].update(url={"href": "https://x.org"}))
+    repo.edit_json(POSTGRES, lambda v: v["docs"][0]["url"].update(rel="help"))
+    repo.commit("edit inside the object")
+    found = judged(repo, "naming/schema")
+    assert found and {f.state for f in found} == {State.UNCHANGED}
+    repo.edit_json(POSTGRES, lambda v: v["docs"][0].update(url=["https://x.org"]))
+    repo.commit("an array there")
+    assert {f.state for f in judged(repo, "naming/schema")} == {State.NEW}
+
+
+def test_a_registry_schema_error_on_an_object_stays_pre_existing_when_the_object_is_edited(
+    tmp_path: Path,
+) -> None:
+    composer = "spec/registry/gcp/composer/registry.json"
+    repo = Repo.from_folder(CORPUS, tmp_path / "openlineage")
+    repo.edit_json(composer, lambda r: r["producer"].update(root_doc_URL={"href": "https://x.org"}))
+    repo.commit("an object for a URL", branch="main")
+    repo.edit_json(composer, lambda r: r["producer"]["root_doc_URL"].update(rel="help"))
+    repo.commit("edit inside the object")
+    found = judged(repo, "entry/schema")
+    assert found and {f.state for f in found} == {State.UNCHANGED}
+
+
+def test_a_meta_schema_error_on_an_object_stays_pre_existing_when_the_object_is_edited(
+    tmp_path: Path,
+) -> None:
+    facet = "spec/registry/gcp/composer/facets/GcpComposerJobFacet.json"
+    repo = Repo.from_folder(CORPUS, tmp_path / "openlineage")
+
+    def odd(schema: Any) -> Any:
+        return schema["$defs"]["GcpComposerJobFacet"]["allOf"][1]["properties"]
+
+    def odd_type(schema: Any) -> None:
+        odd(schema)["odd"] = {"type": {"kind": "string"}}
+
+    repo.edit_json(facet, odd_type)
+    repo.commit("an object for a type", branch="main")
+    repo.edit_json(facet, lambda s: odd(s)["odd"]["type"].update(alt="integer"))
+    repo.commit("edit inside the object")
+    found = judged(repo, "facets/meta-schema")
+    assert found and {f.state for f in found} == {State.UNCHANGED}

@@ -49,6 +49,7 @@ class Problem:
     path: str
     pointer: str
     message: str
+    subject: str = ""  # what it is about, where the message quotes more (``Finding.subject``)
 
 
 @dataclass
@@ -179,6 +180,9 @@ def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> li
                 f"the file could not be checked against the base schema: {exc}",
             )
         ]
+    from bot.model.error_subject import about
+    from bot.model.explanations import from_python
+
     out = []
     for err in sorted(errors, key=lambda e: list(map(str, e.absolute_path))):
         out.append(
@@ -187,6 +191,7 @@ def schema_problems(base_schema: Mapping[str, Any], path: str, value: Any) -> li
                 path,
                 pointer_from(list(err.absolute_path)),
                 f"{err.message} (base schema: {'/'.join(map(str, err.absolute_schema_path))})",
+                about(from_python(err), value),
             )
         )
     return out

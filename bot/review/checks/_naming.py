@@ -100,6 +100,7 @@ class _Context:
             column=column,
             pointer=problem.pointer,
             hint=hint or f"See naming/CONTRIBUTING.md and {DOCS}.",
+            subject=problem.subject,
             # inside a form, an example, a decision: matched at its identity, not its index
             anchor=keyed_pointer(doc.value, problem.pointer) if doc is not None else None,
         )

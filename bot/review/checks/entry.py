@@ -11,6 +11,8 @@ import jsonschema_rs
 
 from bot import bundled
 from bot.core.findings import Finding, Severity
+from bot.model.error_subject import about
+from bot.model.explanations import from_python
 from bot.model.logo import LOGO_NAME, logo_problem, source_limit
 from bot.model.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_name
 from bot.model.schemas import BACKTRACK_LIMIT, RS_FORMATS, rs_validator
@@ -200,6 +202,7 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
             _schema_message(error),
             hint=DOCS_HINT,
             entry=entry.name,
+            subject=about(from_python(error), normalized),
         )
     yield from _acceptance(review, entry, normalized, doc)
     yield from _logo(review, entry, normalized, doc)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import JsonDoc
+from bot.model.error_subject import about
 from bot.model.registry import Entry, FacetSchema
 from bot.model.schemas import (
     PATTERN_TIMEOUT_SECONDS,
@@ -22,7 +23,6 @@ from bot.model.schemas import (
     meta_is_valid,
 )
 from bot.review.checks._common import at, json_pointer, unreadable
-from bot.review.checks._error_subject import about
 from bot.review.checks._example_facets import (
     event_url_findings,
     schema_url_findings,

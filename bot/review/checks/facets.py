@@ -11,6 +11,8 @@ from urllib.parse import urljoin
 from bot.core.changes import Status
 from bot.core.findings import Finding, Fix, Severity
 from bot.core.jsondoc import pointer_exists, pointer_from
+from bot.model.error_subject import about
+from bot.model.explanations import from_python
 from bot.model.registry import (
     BASE_FACETS,
     FACET_ID,
@@ -206,6 +208,7 @@ def _meta(schema: FacetSchema, sev: Severity) -> Iterator[Finding]:
             json_pointer(error.absolute_path),
             f"not a valid draft 2020-12 schema: {error.message}",
             entry=schema.entry.name,
+            subject=about(from_python(error), value),
         )
 
 

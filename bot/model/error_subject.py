@@ -1,4 +1,5 @@
-"""What an example's validation error is about: its subject, which matches it across a change.
+"""What a validation error is about (an example's against its facet, a file's against the schema of
+its kind): its subject, which matches it across a change.
 
 Not its message: python-jsonschema quotes the schema's values (an enum's list, a bound, a pattern,
 the patterns beside ``additionalProperties``) and, for most keywords, the whole offending value, so
@@ -16,8 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bot.core.anchors import MAX_IDENTITY_CHARS, bounded, digest
-from bot.core.jsondoc import resolve_pointer
-from bot.review.checks._common import json_pointer
+from bot.core.jsondoc import pointer_from, resolve_pointer
 
 if TYPE_CHECKING:
     from bot.model.explanations import Explanation
@@ -35,7 +35,7 @@ def about(error: Explanation, document: Any) -> str:
 
 
 def _what(error: Explanation, document: Any) -> str:
-    value = resolve_pointer(document, json_pointer(error.path))
+    value = resolve_pointer(document, pointer_from(error.path))
     if not isinstance(value, dict | list):
         return bounded(value)
     if error.keyword in _NAMES_MEMBERS:
@@ -45,7 +45,7 @@ def _what(error: Explanation, document: Any) -> str:
         return _short(error.message) if extras is None else "unexpected " + bounded(extras)
     kind = _JSON_TYPES[type(value)]
     if error.context:  # anyOf, oneOf: what each branch found wrong
-        branches = sorted({f"{json_pointer(e.path)} {about(e, document)}" for e in error.context})
+        branches = sorted({f"{pointer_from(e.path)} {about(e, document)}" for e in error.context})
         return f"{kind}, because " + bounded(branches)
     return kind
 
