@@ -158,3 +158,22 @@ def test_a_meta_schema_error_on_an_object_stays_pre_existing_when_the_object_is_
     repo.commit("edit inside the object")
     found = judged(repo, "facets/meta-schema")
     assert found and {f.state for f in found} == {State.UNCHANGED}
+
+
+def test_a_broken_reference_stays_pre_existing_when_a_branch_is_inserted_before_it(
+    tmp_path: Path,
+) -> None:
+    """A schema branch that is a reference is named by it: a branch inserted before it in its
+    allOf leaves its problem where it was."""
+    facet = "spec/registry/gcp/composer/facets/GcpComposerJobFacet.json"
+    repo = Repo.from_folder(CORPUS, tmp_path / "openlineage")
+
+    def branches(schema: Any) -> Any:
+        return schema["$defs"]["GcpComposerJobFacet"]["allOf"]
+
+    repo.edit_json(facet, lambda s: branches(s).append({"$ref": "#/$defs/Missing"}))
+    repo.commit("a reference to nothing", branch="main")
+    repo.edit_json(facet, lambda s: branches(s).insert(0, {"description": "A job facet."}))
+    repo.commit("a branch first")
+    [found] = judged(repo, "facets/unresolved-ref")
+    assert found.pointer.endswith("/allOf/3/$ref") and found.state is State.UNCHANGED

@@ -17,8 +17,10 @@ from typing import Any
 
 from bot.core.jsondoc import escape_pointer_token
 
-# members that name an item of a list (a naming form or example, a dataset, a URI, a pattern)
+# members that name an item of a list (a naming form or example, a dataset, a URI, a pattern, a
+# schema's branch that is a reference)
 IDENTITY_KEYS = (
+    "$ref",
     "id",
     "runId",
     "eventType",
