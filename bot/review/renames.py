@@ -13,7 +13,9 @@ set the door listed), among the deleted and added ``.json`` files the listing le
 1. the same JSON value (parsed strictly, objects compared without regard to key order): pairs in
    path order, as identical blobs are paired;
 2. then the same facet by ``$id`` (the facet file it names, its version aside; any other ``$id`` as
-   written), only where exactly one deleted and one added file of those left name it.
+   written), only where exactly one deleted and one added file of those left name it. Never by the
+   ``$defs`` name alone: an ``$id`` naming another facet is a new facet (docs/versions.md), whatever
+   its ``$defs`` entry is called, and a ``$defs`` name may be shared by unrelated facet files.
 
 It is bounded: at most ``MAX_FILES`` files of each side are read (the first in path order), none
 over ``MAX_FILE_BYTES``, through the side's cached JSON loading (a file of an entry the checks read
