@@ -254,6 +254,37 @@ def test_github_failing_a_lookup_is_retried_then_the_review_cannot_finish(
     assert reviews.levels() == {MARQUEZ: "error", EGERIA: "error"}  # no approval counted
 
 
+@pytest.mark.parametrize(
+    ("status", "message"),  # GitHub's answers to a token it refuses
+    [
+        (401, "Bad credentials"),
+        (403, "Resource not accessible by integration"),
+        (404, "Not Found"),
+    ],
+)
+def test_reviews_the_token_may_not_read_make_a_review_that_cannot_finish(
+    change: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    status: int,
+    message: str,
+) -> None:
+    """A token GitHub refuses the reviews to (a bad token, no ``pull-requests: read``, a repository
+    it cannot see) leaves the approvals unread: the review cannot finish (exit 1, SARIF and summary
+    written), as when GitHub fails. Before, every entry's approval became a notice and the job
+    passed on a change nobody was seen to approve."""
+    local = github(change, {MARQUEZ_TEAM: ["maria"], EGERIA_TEAM: ["erin"]})
+    refused = Fault("/repos/*/pulls/*/reviews", status, count=100, message=message)
+    done = action(local, tmp_path, monkeypatch, capsys, faults=[refused])
+    assert done.code == 1 and "Traceback" not in done.err, done.out + done.err
+    assert done.levels("bot/incomplete-review") == {".": "error"}, done.out
+    assert done.levels() == {MARQUEZ: "error", EGERIA: "error"}  # no approval counted
+    assert f"{status} {message}" in done.summary and "pull-requests: read" in done.summary
+    assert "Approval not checked" not in done.summary
+    assert sum(p.endswith("/pulls/7/reviews") for p in done.paths) == 1  # not retried
+
+
 @pytest.mark.parametrize("where", ["event", "--author"])
 def test_a_pull_request_opened_by_a_bot_is_reviewed(
     change: Path,

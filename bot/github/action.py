@@ -24,6 +24,8 @@ from urllib.parse import quote
 
 from bot.core.changes import ChangeSet
 from bot.core.config import Config
+from bot.core.findings import Finding
+from bot.core.incomplete import incomplete
 from bot.core.snapshot import Snapshot
 from bot.github.api import GitHubAPI, GitHubError, RateLimited, ReviewInfo
 from bot.github.client import RetryPolicy, is_rate_limit, is_secondary, retry_delay
@@ -197,14 +199,26 @@ def read_approvals(
     change: tuple[Snapshot, Snapshot, ChangeSet, Config],
 ) -> Approvals:
     """The pull request's approvers, plus each owning team (base side) of ``change`` (base, head,
-    changes, configuration) the author or an approver is an active member of. GitHub failing
-    (``is_retryable``, after the retries) or a listing of reviews not read in full (``ListingCut``)
-    raises: nothing can be said about the approvals, and the review cannot finish."""
-    try:
-        logins = approvers(reader.list_reviews(repo, number))
-    except GitHubError as exc:
-        if is_retryable(exc) or isinstance(exc, ListingCut):
-            raise
-        return Approvals(unchecked=(f"the pull request's reviews could not be read ({exc})",))
+    changes, configuration) the author or an approver is an active member of. Reviews GitHub does
+    not send (failing after the retries, or refusing the token: 401/403/404) or a listing not read
+    in full (``ListingCut``) raise: nothing can be said about the approvals, and the review cannot
+    finish (``reviews_unread``)."""
+    logins = approvers(reader.list_reviews(repo, number))
     teams = membership(cast(GitHubAPI, reader), *change, author, logins, TOKEN_ACCESS)
     return Approvals(logins | teams.approving, teams=teams)
+
+
+def reviews_unread(exc: GitHubError) -> Finding:
+    """The could-not-finish finding of approvals ``read_approvals`` could not read, with what to
+    change: the token when GitHub refused it, else nothing but a re-run."""
+    hint = (
+        "Re-run the job once GitHub answers again."
+        if is_retryable(exc) or isinstance(exc, ListingCut)
+        else "Give the workflow `pull-requests: read` (its `permissions:`), or a token that can "
+        "read this pull request's reviews as the action's `token` input, then re-run the job."
+    )
+    return incomplete(
+        "the approvals could not be read in full, so the owners' approval could not be judged: "
+        f"{exc}",
+        hint=hint,
+    )

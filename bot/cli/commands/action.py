@@ -4,9 +4,9 @@ it.
 One review of the checkout, written three ways: SARIF for code scanning (``--sarif``), Markdown
 appended to the job summary (``GITHUB_STEP_SUMMARY``) and text on stdout. On a pull request event
 (``GITHUB_EVENT_PATH``) the approvals and the approvers' owning teams are read from GitHub with
-``GITHUB_TOKEN`` (``bot.github.action``); when that cannot be done completely the summary says that
-approval was not checked, and the owners' approval is left to GitHub's own CODEOWNERS review instead
-of failing the job. GitHub failing (after the retries) is no such case: the review cannot finish
+``GITHUB_TOKEN`` (``bot.github.action``); a team the token cannot see, or an event without a pull
+request, is "approval not checked" and left to GitHub's own CODEOWNERS review. Reviews GitHub does
+not send (failing after the retries, or refusing the token) make a review that cannot finish
 (``bot/incomplete-review``, exit 1), its SARIF and summary written all the same.
 """
 
@@ -59,7 +59,6 @@ def _event() -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from bot.core.changes import ChangeSet
     from bot.core.findings import Finding
-    from bot.core.incomplete import incomplete
     from bot.core.snapshot import GitError
     from bot.github.action import (
         TOKEN_ADVICE,
@@ -67,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         TokenReader,
         pull_request_number,
         read_approvals,
+        reviews_unread,
     )
     from bot.github.api import GitHubError
     from bot.outputs.render import render
@@ -119,15 +119,8 @@ def run(args: argparse.Namespace) -> int:
                             author or "",
                             (base, hd, changes, request.settings),
                         )
-                    except GitHubError as exc:  # GitHub failing after the retries, a cut
-                        approvals = Approvals()  # none counted
-                        failed = [
-                            incomplete(
-                                f"the approvals could not be read in full, so the owners' "
-                                f"approval could not be judged: {exc}",
-                                hint="Re-run the job once GitHub answers again.",
-                            )
-                        ]
+                    except GitHubError as exc:  # failing, refused, a cut: none counted
+                        approvals, failed = Approvals(), [reviews_unread(exc)]
                 request = dataclasses.replace(
                     request, changes=changes, approvers=approvals.approvers
                 )
