@@ -405,7 +405,8 @@ def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_rev
 @pytest.mark.parametrize(
     ("event", "action", "runs"),
     [
-        ("pull_request", "synchronize", 1),  # the push the round stood in for: a duplicate
+        ("pull_request", "opened", 1),  # the delivery the round stood in for: a duplicate
+        ("pull_request", "synchronize", 2),  # a push may bring the head back (below)
         ("pull_request_review", "submitted", 2),
         ("pull_request_review", "edited", 2),
         ("pull_request_review", "dismissed", 2),
@@ -414,7 +415,7 @@ def test_a_delivery_whose_head_the_reconciliation_concluded_meanwhile_is_not_rev
         ("pull_request", "edited", 2),  # the base changed
     ],
 )
-def test_only_a_push_delivery_of_a_head_the_reconciliation_concluded_is_skipped(
+def test_only_the_opening_delivery_of_a_head_the_reconciliation_concluded_is_skipped(
     bot: Bot, loaded: tuple[LocalGitHub, PullRequest], event: str, action: str, runs: int
 ) -> None:
     """Any other delivery may report what happened after the round's review (an owner's approval
@@ -427,6 +428,36 @@ def test_only_a_push_delivery_of_a_head_the_reconciliation_concluded_is_skipped(
     assert bot.queue.is_done("d-late")
     external = [r.external_id for r in gh.runs_for(pr.head_sha)]
     assert external == [owed.delivery, "d-late"][:runs]
+
+
+def test_a_force_push_back_to_a_head_the_reconciliation_reviewed_is_reviewed_again(
+    bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: a round reviewed head A; a push to B was reviewed; the base moved; a force-push
+    brought A back. Its ``synchronize`` was skipped as the delivery the round had stood in for, so
+    A's only verdict was the round's, judged against the old base, while B's push had dismissed the
+    App's approval. Now the push is reviewed: a run of its own on A, against the base of now."""
+    from tests.gitrepo import git
+
+    gh, pr = loaded
+    head_a = pr.head_sha
+    owed = reconciling(pr)
+    assert bot.queue.accept(owed) and bot.run_queued() == 1
+    head_b = pr_repo.commit("a push in between")
+    assert bot.queue.accept(Job("d-b", "pull_request", "synchronize", 1, REPO, pr.number, head_b))
+    assert bot.run_queued() == 1 and len(gh.runs_for(head_b)) == 1
+    git(pr_repo.path, "checkout", "-q", "main")
+    base_now = pr_repo.commit("the base moves on", branch="main")
+    git(pr_repo.path, "checkout", "-q", "pr")
+    git(pr_repo.path, "reset", "-q", "--hard", head_a)  # the force-push back
+    back = Job("d-back", "pull_request", "synchronize", 1, REPO, pr.number, head_a)
+    assert bot.queue.accept(back) and bot.run_queued() == 1
+    runs = gh.runs_for(head_a)
+    assert [(r.status, r.external_id) for r in runs] == [
+        ("completed", owed.delivery),
+        ("completed", "d-back"),
+    ], runs
+    assert gh.get_pull_request(REPO, pr.number).base_sha == base_now
 
 
 def test_a_delivery_newer_than_the_rounds_job_supersedes_it_and_is_reviewed(

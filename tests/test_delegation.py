@@ -308,9 +308,9 @@ def test_an_approval_withdrawn_after_a_reconciled_review_is_acted_on(
         )
         done.add(owed)
         assert gh.auto_merge is not None and bot_approvals(gh) == ["APPROVED"]
-        # the push delivery of that head is the round's duplicate: skipped
-        push = Job("d-push", "pull_request", "synchronize", 1, REPO, 7, head)
-        assert worker.handle(push) == "already-concluded"
+        # the delivery that opened the pull request is the round's duplicate: skipped
+        opened = Job("d-opened", "pull_request", "opened", 1, REPO, 7, head)
+        assert worker.handle(opened) == "already-concluded"
         action = withdraw(gh, approval)
         delivery = Job("d-review", "pull_request_review", action, 1, REPO, 7, head)
         assert worker.handle(delivery) == "failure"

@@ -15,9 +15,11 @@ from bot.github.payloads import problem
 RECHECK_COMMAND = "/registry-bot recheck"
 WAIVE_COMMAND = "/registry-bot waive"  # proposes a waiver (a reply), never changes anything
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
-# the pull request actions whose delivery reports nothing but a new head (Worker: a duplicate of a
-# reconciliation round's review of that head)
-HEAD_ACTIONS = frozenset({"opened", "synchronize"})
+# the pull request actions whose delivery reports nothing but its head, a head no earlier review can
+# have seen at another moment (Worker: a duplicate of a reconciliation round's review of that head).
+# Not ``synchronize``: a force-push back brings a head reviewed before, since when the base may have
+# moved and the App's approval been dismissed, and nothing in the job tells it from a late push
+HEAD_ACTIONS = frozenset({"opened"})
 REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
 KNOWN_EVENTS = frozenset(

@@ -619,12 +619,12 @@ class Worker:
         A reconciliation round enqueues a head with no verdict; the delivery it stands in for may
         still arrive (the web was restarting, GitHub was slow), before or after the round's job
         runs. The later of the two is not reviewed again: a round's job skips a head whose newest
-        run is a verdict of the App (``reconcile.is_verdict``); a delivery that only brought its
-        head (``reports_only_its_head``) skips a head whose run the round's job concluded (its
+        run is a verdict of the App (``reconcile.is_verdict``); a delivery that opened the pull
+        request (``reports_only_its_head``) skips a head whose run the round's job concluded (its
         ``external_id``), looked up on GitHub only when the queue has that job done. Any other
-        delivery (a review submitted, edited or dismissed, a base changed, a pull request reopened
-        or ready for review; a re-run, a recheck) is reviewed again: what it reports may have
-        happened after the round's review."""
+        delivery (a push, which may bring a head back; a review submitted, edited or dismissed, a
+        base changed, a pull request reopened or ready for review; a re-run, a recheck) is
+        reviewed again: what it reports may have happened after the round's review."""
         if job.check_run_id or job.rerun or job.requester:
             return False
         if job.action == reconcile.ACTION:
@@ -661,11 +661,14 @@ class Worker:
 
 
 def reports_only_its_head(job: Job) -> bool:
-    """Whether ``job``'s delivery reports nothing but its head: a pull request opened or pushed to
-    (``HEAD_ACTIONS``). The head came with that push, before a round could list it, so the round's
-    review of the head saw all the delivery says. A review event, new or the redelivery of one the
-    round's review saw, is not told apart (a run does not record the approvals it judged): it is
-    reviewed again, at the cost of one more run at most."""
+    """Whether ``job``'s delivery reports nothing but its head: a pull request opened
+    (``HEAD_ACTIONS``). The head came with the pull request, before a round could list it, so the
+    round's review of the head saw all the delivery says. A push (``synchronize``) is not: a
+    force-push back to a head a round reviewed days ago brings it again, after a push in between
+    dismissed the App's approval or with the base moved, and a late delivery of the push the round
+    stood in for is not told apart from it; nor is a review event, new or the redelivery of one the
+    round's review saw (a run does not record the approvals it judged). Both are reviewed again,
+    at the cost of one more run at most."""
     return job.event == "pull_request" and job.action in HEAD_ACTIONS
 
 
