@@ -284,18 +284,62 @@ def test_a_push_delivered_after_a_newer_one_leaves_the_newer_dashboard(
     tmp_path: Path, corpus: Path
 ) -> None:
     """Two merges, their pushes handled newest first (a late delivery, a retry): the older one
-    finds the default branch elsewhere and writes nothing. Before, it rewrote the issue to the
-    older commit, which stayed until the next merge."""
+    finds the default branch elsewhere and describes its head, as the newer job did, so nothing
+    changes. Before, it rewrote the issue to the older commit, which stayed until the next merge."""
     repo = Repo.from_folder(corpus, tmp_path / "openlineage")
     old, new = merge(repo, 0), merge(repo, 1)
     gh = LocalGitHub(repo.path, "main", "main", repo=REPO)
     worker = Worker(One(gh), clock=lambda: NOW)
     assert worker.handle(Job("push-new", "push", "", 1, REPO, 0, new)) == "dashboard-created"
-    assert worker.handle(Job("push-old", "push", "", 1, REPO, 0, old)) == "dashboard-stale"
+    assert worker.handle(Job("push-old", "push", "", 1, REPO, 0, old)) == "dashboard-updated"
     [issue] = gh.issues
     assert new[:12] in issue.body and old[:12] not in issue.body
     assert gh.methods_written() == ["create_issue"]
-    assert gh.calls.count("default_branch_head") == 2  # one read each, before writing
+    # one read before writing; the older job's second read finds the head it followed
+    assert gh.calls.count("default_branch_head") == 3
+
+
+def test_a_push_whose_newer_pushs_job_never_wrote_describes_the_head(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Finding: the newer push's job failed for good (given up after its retries) or was dropped;
+    the older push's job found the branch moved and wrote nothing, so the issue kept an older
+    commit's dashboard until the next merge. Now it writes the dashboard of the head."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    gh = LocalGitHub(repo.path, "main", "main", repo=REPO)
+    worker = Worker(One(gh), clock=lambda: NOW)
+    first = merge(repo, 0)
+    assert worker.handle(Job("push-0", "push", "", 1, REPO, 0, first)) == "dashboard-created"
+    old, new = merge(repo, 1), merge(repo, 2)  # push-2's job is given up, never written
+    assert worker.handle(Job("push-1", "push", "", 1, REPO, 0, old)) == "dashboard-updated"
+    [issue] = gh.issues
+    assert new[:12] in issue.body and old[:12] not in issue.body, issue.body[:400]
+    assert gh.methods_written() == ["create_issue", "edit_issue"]
+
+
+def test_a_branch_that_moves_at_every_read_is_followed_a_bounded_number_of_times(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Merges landing faster than a dashboard is computed: the job follows the head at most
+    ``MAX_FOLLOW`` times, then leaves the branch to the newest push's job; it never writes a
+    dashboard of a commit that is not the head."""
+    from bot.github import dashboard_issue
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    merged = iter(range(1, 100))
+
+    class Busy(LocalGitHub):
+        def default_branch_head(self, repo_name: str) -> str:
+            merge(repo, next(merged))  # another merge lands while the job computes
+            return super().default_branch_head(repo_name)
+
+    gh = Busy(repo.path, "main", "main", repo=REPO)
+    worker = Worker(One(gh), clock=lambda: NOW)
+    assert worker.handle(Job("push-0", "push", "", 1, REPO, 0, merge(repo, 0))) == (
+        "dashboard-stale"
+    )
+    assert gh.issues == [] and gh.methods_written() == []
+    assert gh.calls.count("default_branch_head") == 1 + dashboard_issue.MAX_FOLLOW
 
 
 def test_more_open_pull_requests_than_are_read_is_said_in_the_issue(

@@ -26,6 +26,8 @@ from bot.review.compose import ReviewRequest, run_review
 from bot.review.engine import Check
 
 MAX_PULL_REQUESTS = 100  # open pull requests read for "waiting on its owners" (one request each)
+# times a push's job follows the default branch to a newer head before leaving it to a newer job
+MAX_FOLLOW = 2
 
 
 def source_url(repo: str, sha: str) -> str:
@@ -90,10 +92,17 @@ def refresh(
     gh: GitHubAPI, repo: str, sha: str, today: datetime.date, checks: Iterable[Check] | None = None
 ) -> str:
     """Edit the App's dashboard issue (the oldest one with the marker), or create it when there is
-    none. Only while ``sha`` is still the default branch's head: a push delivered (or retried)
-    after a newer one changes nothing, the newer one's job describes the branch."""
-    body = body_for(gh, repo, sha, today, checks)
-    if gh.default_branch_head(repo) != sha:
+    none, with the dashboard of the default branch's head. A push delivered (or retried) after a
+    newer one finds the branch moved and describes its head instead (the newer push's job may have
+    failed for good or been dropped: the issue would stay on an old commit until the next merge),
+    at most ``MAX_FOLLOW`` times; it never writes an older commit's dashboard."""
+    for _ in range(1 + MAX_FOLLOW):
+        body = body_for(gh, repo, sha, today, checks)
+        head = gh.default_branch_head(repo)
+        if head == sha:
+            break
+        sha = head
+    else:  # the branch moved on every read: the job of the newest push describes it
         return "dashboard-stale"
     mine = sorted(
         (i for i in gh.list_issues(repo, gh.bot_login()) if MARKER in i.body),
