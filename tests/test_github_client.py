@@ -929,6 +929,40 @@ def test_enabling_auto_merge_under_a_graphql_rate_limit_is_not_reported_refused(
         enable_merge(gh, pr, "SQUASH", Refusals())
 
 
+@pytest.mark.parametrize("by", ["registry-bot[bot]", "carol", None])
+def test_auto_merge_github_enabled_before_failing_is_not_reported_refused(
+    mocked, app_key, fake_time, by
+):
+    """Finding: GitHub enabled auto-merge and answered the mutation with a 502; the client sent
+    it again and GitHub refused it as "Pull request Auto merge is already enabled" (the
+    ``UNPROCESSABLE`` answer clients report for it): the summary said "auto-merge refused" while
+    auto-merge was on. Now a refusal is checked against the pull request's ``auto_merge`` (one
+    more read): on for this head, it is reported enabled; off, still refused."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.post(f"{API}/graphql", status=502, json={"message": "Server Error"})
+    mocked.post(
+        f"{API}/graphql",
+        json=graphql_error("UNPROCESSABLE", "Pull request Auto merge is already enabled"),
+    )
+    state = {**pr_json(), "number": 7, "node_id": "PR_node"}
+    if by is not None:
+        state["auto_merge"] = {"enabled_by": {"login": by}, "merge_method": "squash"}
+    read = mocked.get(f"{API}/repos/{REPO}/pulls/7", json=state)
+    _, gh = client(app_key, fake_time)
+    pr = PullRequest(REPO, 7, "h" * 40, "b" * 40, "main", "pr", "a", "open", node_id="PR_node")
+    refusals = Refusals()
+
+    outcome = enable_merge(gh, pr, "SQUASH", refusals)
+
+    if by is None:
+        assert outcome.startswith("auto-merge refused") and "already enabled" in outcome
+    elif by == "carol":
+        assert outcome == "auto-merge already enabled by carol", outcome
+    else:
+        assert outcome == "auto-merge enabled", outcome
+    assert read.call_count == 1 and not refusals.found
+
+
 def test_writes_are_paced_one_at_a_time_and_graphql_queries_are_not(mocked, app_key, fake_time):
     token_endpoint(mocked, app_key, fake_time, "ghs_1")
     mocked.post(f"{API}/repos/{REPO}/issues/5/comments", json={"id": 1})

@@ -478,6 +478,26 @@ def retract(
     return reviews
 
 
+def already_on(gh: GitHubAPI, pr: PullRequest) -> str | None:
+    """The outcome to report when GitHub refused to enable auto-merge because it is on already,
+    read from the pull request (REST ``auto_merge``, GraphQL's ``autoMergeRequest``): enabled by
+    an earlier attempt of the App whose answer was lost (a 5xx after GitHub did it, sent again:
+    "Pull request Auto merge is already enabled"), or by a person meanwhile. None when it is off,
+    the head moved, or the pull request cannot be read (a refusal of the read; GitHub failing
+    passes through)."""
+    try:
+        now = gh.get_pull_request(pr.repo, pr.number)
+    except GitHubError as exc:
+        if is_retryable(exc):
+            raise
+        return None
+    if not now.auto_merge or now.head_sha != pr.head_sha:
+        return None
+    if enabled_by_me(now, gh.bot_login()):
+        return "auto-merge enabled"
+    return f"auto-merge already enabled by {now.auto_merge_by}"
+
+
 # GitHub's refusals of auto-merge for a pull request that can merge
 MERGEABLE_NOW = ("clean status", "unstable status")
 
@@ -487,7 +507,8 @@ def enable_merge(
 ) -> str:
     """Enable auto-merge; GitHub refuses it for a pull request that can merge now ("clean status",
     or "unstable status" when only checks that are not required are red or pending): merge it.
-    A rate limit or GitHub failing (``is_retryable``) passes through: the job runs again."""
+    A rate limit or GitHub failing (``is_retryable``) passes through: the job runs again. Any other
+    refusal is checked against the pull request's state first (``already_on``)."""
     refusals = refusals if refusals is not None else Refusals()
     try:
         gh.enable_auto_merge(pr.repo, pr.number, pr.node_id, pr.head_sha, method)
@@ -496,6 +517,10 @@ def enable_merge(
         if is_retryable(exc):
             raise
         if not any(word in str(exc).lower() for word in MERGEABLE_NOW):
+            on = already_on(gh, pr)
+            if on is not None:
+                log.info("enabling auto-merge was refused (%s), but it is on: %s", exc, on)
+                return on
             log.warning("auto-merge could not be enabled: %s", exc)
             if exc.status in (403, 404):
                 refusals.add("auto-merge", exc)

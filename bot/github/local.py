@@ -811,6 +811,8 @@ class LocalGitHub:
                 raise unprocessable(f"Invalid merge method {merge_method!r}")
             if self.merged is not None or not self.state_open:
                 raise unprocessable("Pull request is closed")
+            if self.auto_merge is not None:  # as GitHub answers a second enable
+                raise unprocessable("Pull request Auto merge is already enabled")
             state = self.mergeable_state()
             if state in MERGEABLE:
                 raise unprocessable(f"Pull request is in {state} status")
