@@ -220,6 +220,27 @@ def test_a_check_run_created_before_a_crash_is_adopted_not_duplicated(
     assert gh.methods_written().count("create_check_run") == 2
 
 
+def test_a_resumed_job_concludes_its_own_run_by_id_beside_newer_runs_of_the_same_name(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """GitHub keeps every run of one name on a head (a re-run creates another): the job resumes the
+    run it journalled, by its id, though newer runs of that name came after it; they are left as
+    they are. (Verification: this held before; the runs GitHub counts are read by id too.)"""
+    gh, pr = loaded
+    bot.queue.accept(job(pr))
+    bot.queue.huey.dequeue()  # the consumer took it, then the process died mid-job
+    mine = start_check(gh, pr, "d-1")
+    bot.queue.note_check_run(job(pr), pr.head_sha, mine)
+    newer = [start_check(gh, pr, f"rerun-{i}") for i in range(2)]  # open, newer, same name
+
+    assert bot.queue.recover() == 1
+    bot.run_queued()
+    runs = {r.id: r for r in gh.runs_for(pr.head_sha)}
+    assert (runs[mine].status, runs[mine].conclusion) == ("completed", "failure")
+    assert [runs[i].status for i in newer] == ["in_progress", "in_progress"]
+    assert gh.methods_written().count("create_check_run") == 3  # the three above, none by the bot
+
+
 def test_an_orphan_on_an_older_head_is_concluded_superseded(
     bot: Bot, pr_repo: Repo, loaded: tuple[LocalGitHub, PullRequest]
 ) -> None:

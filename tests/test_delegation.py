@@ -16,7 +16,7 @@ import pytest
 from bot.cli import main
 from bot.cli.commands.replay import _Single
 from bot.core.config import ConfigError, parse_config
-from bot.github.api import ChangedFile, RateLimited, ReviewInfo
+from bot.github.api import ChangedFile, CheckRunInfo, RateLimited, ReviewInfo
 from bot.github.delegation import changed_reviewers
 from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
@@ -436,12 +436,21 @@ def test_the_bots_required_checks_query_runs_on_the_stand_ins_graphql_schema(rep
         gh.close()
 
 
+@pytest.mark.parametrize("oldest_first", [False, True])
 def test_without_graphql_the_merge_section_lists_the_newest_run_of_each_check_that_has_not_passed(
-    repo: Path,
+    repo: Path, oldest_first: bool
 ) -> None:
+    """A re-run adds a run of the same name on the head; the newest one (GitHub's ids grow) is the
+    one that counts, whatever order GitHub lists them in (it documents none). Finding: the
+    fallback took the list for newest first, so listed oldest first it reported the old run."""
+
     class NoGraphQL(LocalGitHub):
         def check_states(self, repo: str, number: int, head_sha: str) -> None:
             """GraphQL refused: the bot lists check runs instead."""
+
+        def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
+            listed = super().list_check_runs(repo, head_sha, name)
+            return listed[::-1] if oldest_first else listed
 
     gh = NoGraphQL(
         repo,

@@ -31,7 +31,7 @@ from bot.github import listing
 from bot.github.api import GitHubAPI, GitHubError, PullRequest, ReviewInfo
 from bot.github.pipeline import ReviewInputs
 from bot.github.refusals import Refusals, is_retryable
-from bot.github.required_checks import merge_lines
+from bot.github.required_checks import merge_lines, newest_by_name
 from bot.github.teams import membership
 from bot.model.codeowners import ROOT_LOCATIONS, owner_key
 from bot.model.sides import entry_relative, side_model
@@ -666,8 +666,7 @@ def check_lines(gh: GitHubAPI, pr: PullRequest) -> list[str]:
     if states is not None:
         return merge_lines(states)
     try:
-        # listed newest first
-        newest = {r.name: r for r in reversed(gh.list_check_runs(pr.repo, pr.head_sha, ""))}
+        newest = newest_by_name(gh.list_check_runs(pr.repo, pr.head_sha, ""))
         runs = [
             r
             for r in newest.values()

@@ -11,11 +11,12 @@ red or still running, not which one has never started (docs/owners.md says so).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bot.core.quoting import code
+from bot.github.api import CheckRunInfo
 
 MAX_CONTEXTS = 100  # one page of the rollup: more checks than that on one commit are not looked at
 QUERY = (
@@ -83,6 +84,17 @@ def parse(data: Any) -> list[CheckState]:
     if not isinstance(nodes, list):
         raise ValueError(f"not a status check rollup: {rollup!r}")
     return [state_of(n) for n in nodes if isinstance(n, Mapping)]
+
+
+def newest_by_name(runs: Iterable[CheckRunInfo]) -> dict[str, CheckRunInfo]:
+    """The run of each name that counts on a commit: a re-run adds a run of the same name, and the
+    newest (the greatest id: GitHub's ids grow) is the one GitHub shows and requires. By id, not by
+    the order GitHub lists them in, which it does not document."""
+    newest: dict[str, CheckRunInfo] = {}
+    for run in runs:
+        if run.name not in newest or run.id > newest[run.name].id:
+            newest[run.name] = run
+    return newest
 
 
 def merge_lines(states: list[CheckState]) -> list[str]:
