@@ -88,6 +88,42 @@ def test_a_body_is_accepted_once_whatever_its_delivery_id(queue: JobQueue) -> No
         assert queue._done.ttl - 60 < expires <= queue._done.ttl
 
 
+def test_a_re_request_body_is_refused_as_a_replay_only_within_a_short_window(
+    queue: JobQueue,
+) -> None:
+    """Finding: a re-run does not update the check run it re-requests (GitHub: "The check run
+    itself is not updated"), so the ``check_run.rerequested`` delivery of a second Re-run of a run
+    whose first request made no new run (its job failed, was given up or refused) can be the first
+    one byte for byte: it was refused as a replay for 7 days, and the Re-run did nothing. Now a
+    re-request's body is refused only within ``REREQUEST_WINDOW`` (a double click, a burst of
+    replays), then taken again; any other body still for 7 days."""
+    from bot.service.done_marks import REREQUEST_WINDOW
+    from tests.conftest import PAYLOADS
+
+    body = (PAYLOADS / "check_run.rerequested.json").read_bytes()
+
+    def rerun(delivery: str) -> Job:
+        return Job(delivery, "check_run", "rerequested", 1, "o/r", 1, "a" * 40, rerun=True)
+
+    assert queue.accept(rerun("r1"), body)
+    assert not queue.accept(rerun("r2"), body)  # within the window: a replay or a double click
+    queue.set_handler(lambda j: None)
+    queue.process("r1")  # its review made no new run (say it was given up)
+    if isinstance(queue.huey.storage, SqliteStorage):
+        start = time.time()
+        queue.clock = lambda: start + REREQUEST_WINDOW + 1
+        queue._done._clock = queue.clock  # type: ignore[attr-defined]
+    else:  # Redis's clock expires the mark: as if the window had passed
+        digest = hashlib.sha256(body).hexdigest()
+        key = queue._redis_done.body_key(digest)  # type: ignore[union-attr]
+        assert 0 < queue.redis().ttl(key) <= REREQUEST_WINDOW
+        queue.redis().delete(key)
+    assert queue.accept(rerun("r3"), body)  # a Re-run clicked again later is reviewed
+    assert not queue.accept(rerun("r4"), body)  # and a replay of it is refused again
+    assert not queue.accept(rerun("r1"), body)  # a redelivery of the first: its id is done
+    assert queue.job("r3") is not None and queue.job("r2") is None and queue.job("r4") is None
+
+
 def test_newest_delivery_of_a_pull_request_wins(queue: JobQueue) -> None:
     seen: list[str] = []
     queue.set_handler(lambda j: seen.append(j.delivery))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,30 @@ def test_a_signed_body_replayed_under_fresh_delivery_ids_is_one_job(
     payload["comment"]["id"] += 1
     assert post(client, json.dumps(payload).encode(), "issue_comment").status_code == 202
     assert queue.pending() == 2
+
+
+@pytest.mark.parametrize(
+    ("event", "name"),
+    [("check_run", "check_run.rerequested.json"), ("check_suite", "check_suite.rerequested.json")],
+)
+def test_a_re_run_clicked_again_later_with_the_same_body_is_reviewed(
+    client: FlaskClient, queue: JobQueue, event: str, name: str
+) -> None:
+    """GitHub does not update the run a Re-run re-requests, so a second Re-run of a run the first
+    one left as it was sends the same body (GitHub's own example payload here, twice). Replays and
+    double clicks within ``REREQUEST_WINDOW`` are still one job; after it, the Re-run is reviewed
+    (before: refused as a replay for 7 days)."""
+    from bot.service.done_marks import REREQUEST_WINDOW
+
+    payload = json.loads((PAYLOADS / name).read_bytes())
+    payload["installation"] = {"id": 1}
+    body = json.dumps(payload).encode()
+    answers = [post(client, body, event) for _ in range(3)]  # a fresh id each time
+    assert [a.status_code for a in answers] == [202, 200, 200]
+    start = time.time()
+    queue.clock = lambda: start + REREQUEST_WINDOW + 1  # the first one's job ran meanwhile
+    assert post(client, body, event).status_code == 202
+    assert post(client, body, event).status_code == 200  # and its replay is refused
 
 
 @pytest.mark.parametrize("secret", ["old-secret", "new-secret"])

@@ -16,8 +16,10 @@ An entry ``job:<delivery> = done`` (how a finished job was kept before) still co
 A delivery the web accepted also leaves a mark of its body (``body:<sha256>``, kept as long as a
 done mark): a body already accepted under another ``X-GitHub-Delivery`` is refused, in the same step
 as the delivery's own check (a signed body replayed under fresh delivery ids was a new job each
-time; GitHub's own redelivery of an event keeps its delivery id, and two events never have the same
-body: docs/app.md, "Replayed deliveries").
+time; GitHub's own redelivery of an event keeps its delivery id, and two events have the same body
+only when nothing changed between them). A re-request's body is refused only within
+``REREQUEST_WINDOW``: a second Re-run of a run whose first one made no new run is the same body
+(docs/app.md, "Replayed deliveries").
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ import time
 from typing import Any, Protocol
 
 DONE_TTL = 7 * 24 * 3600.0  # longer than GitHub keeps a delivery for redelivery (3 days)
+# how long the body of a re-request (``check_run`` rerequested or requested_action, ``check_suite``
+# rerequested) is refused under another delivery id: GitHub does not update the run (or suite) a
+# Re-run re-requests, so a later Re-run of it may send the very same body
+REREQUEST_WINDOW = 300.0
 LEGACY_DONE = b"done"
 
 _MARK = """
@@ -100,13 +106,15 @@ class RedisDoneMarks:
             ],
         )
 
-    def accept(self, delivery: str, record: bytes, body: str = "") -> bool:
+    def accept(
+        self, delivery: str, record: bytes, body: str = "", body_ttl: float | None = None
+    ) -> bool:
         """Journal ``record`` unless the delivery is journalled or done, or its ``body`` (a digest)
-        was accepted under another delivery; one atomic step, one round trip."""
+        was accepted under another delivery within ``body_ttl`` (default: the TTL); one atomic
+        step, one round trip."""
         keys = [self._hash, self.key(delivery)] + ([self.body_key(body)] if body else [])
-        return bool(
-            self._accept(keys=keys, args=[f"job:{delivery}", record, delivery, int(self.ttl)])
-        )
+        kept = int(self.ttl if body_ttl is None else body_ttl)
+        return bool(self._accept(keys=keys, args=[f"job:{delivery}", record, delivery, kept]))
 
     def open_jobs(self) -> dict[str, bytes]:
         items = self._storage.conn.hgetall(self._hash)

@@ -47,6 +47,8 @@ from bot.service.leases import (
 
 log = logging.getLogger(__name__)
 
+# the events whose deliveries are re-requests (``Job.rerun`` without a requester)
+REREQUESTS = frozenset({"check_run", "check_suite"})
 DONE = done_marks.LEGACY_DONE  # a finished job's entry before done marks (still read as done)
 # seconds between two prunings of expired done marks (SQLite; Redis expires them)
 PRUNE_EVERY = 3600.0
@@ -144,14 +146,17 @@ class JournalSqliteStorage(SqliteStorage):
         record: bytes,
         latest: tuple[str, bytes] | None,
         message: bytes,
-        body: tuple[str, bytes] | None = None,
+        body: tuple[str, bytes, float] | None = None,
     ) -> bool:
         """Journal ``record`` under ``key`` unless present, set ``latest``, enqueue ``message``: one
-        commit. ``body``: the mark of the delivery's body, refused when present (``done_marks``)."""
+        commit. ``body``: the mark of the delivery's body and its time, refused when marked at or
+        after the third value (``done_marks``; rows older than the TTL are pruned)."""
+        mark, marked, since = body if body is not None else ("", b"", 0.0)
         with self.db(commit=True) as curs:
             curs.execute(
-                "select 1 from kv where queue = ? and key in (?, ?)",
-                (self.name, "done:" + key.split(":", 1)[1], body[0] if body else ""),
+                "select 1 from kv where queue = ? and (key = ? or (key = ? and "
+                "cast(value as real) >= ?))",
+                (self.name, "done:" + key.split(":", 1)[1], mark, since),
             )
             if curs.fetchone() is not None:
                 return False
@@ -161,9 +166,10 @@ class JournalSqliteStorage(SqliteStorage):
             )
             if curs.rowcount != 1:
                 return False
-            if body is not None:
+            if body is not None:  # a re-request's older mark, past its window, is renewed
                 curs.execute(
-                    "insert into kv (queue, key, value) values (?, ?, ?)", (self.name, *body)
+                    "insert or replace into kv (queue, key, value) values (?, ?, ?)",
+                    (self.name, mark, marked),
                 )
             if latest is not None:
                 curs.execute(
@@ -352,12 +358,18 @@ class JobQueue:
         digest = hashlib.sha256(body).hexdigest() if body is not None else ""
         # a recheck may be refused: it must not supersede a real push
         latest = None if job.requester else (f"latest:{job.pr_key}", job.delivery.encode())
+        # a re-request's body is the same again when GitHub changed nothing since (a Re-run whose
+        # first one made no new run): refused as a replay only within a short window
+        kept = done_marks.REREQUEST_WINDOW if job.event in REREQUESTS else None
         if isinstance(self._kv, JournalSqliteStorage):  # one transaction, one commit
             message = self.huey.serialize_task(self._task.s(job.delivery))
-            mark = (f"body:{digest}", f"{now:.0f}".encode()) if digest else None
+            since = now - kept if kept is not None else float("-inf")
+            mark = (f"body:{digest}", f"{now:.0f}".encode(), since) if digest else None
             return self._kv.accept(key, record, latest, message, mark)
         # Redis: each step is one round trip; a crash between them is what recover() repairs
-        if self._redis_done is None or not self._redis_done.accept(job.delivery, record, digest):
+        if self._redis_done is None or not self._redis_done.accept(
+            job.delivery, record, digest, kept
+        ):
             return False
         if latest is not None:
             self._kv.put_data(*latest)
