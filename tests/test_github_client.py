@@ -1375,3 +1375,28 @@ def test_the_default_branch_head_is_one_request(mocked, app_key, fake_time):  # 
     )
     _, gh = client(app_key, fake_time)
     assert gh.default_branch_head(REPO) == "c" * 40 and listed.call_count == 1
+
+
+def test_a_cut_folder_listing_on_the_walk_down_is_not_an_absent_folder(mocked, app_key, fake_time):
+    """GitHub cuts a folder's listing (``truncated: true``); a name past the cut is unknown, not
+    absent: read as absent, the whole watched folder would be missing from the review."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    trees = f"{API}/repos/{REPO}/git/trees"
+    mocked.get(
+        f"{trees}/main",
+        json={"sha": "root", "tree": [], "truncated": True},
+        match=[matchers.query_param_matcher({"recursive": "1"})],
+    )
+    mocked.get(
+        f"{trees}/root",
+        json={
+            "sha": "root",
+            "truncated": True,
+            "tree": [{"path": "a", "type": "tree", "sha": "t"}],
+        },
+        match=[matchers.query_param_matcher({})],
+    )
+    _, gh = client(app_key, fake_time)
+
+    with pytest.raises(GitHubError, match="too many entries"):
+        gh.read_tree(REPO, "main", ["spec/registry"])

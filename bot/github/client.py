@@ -869,6 +869,13 @@ class GitHubClient:
         for i, part in enumerate(parts):
             _, data = self._request("GET", f"/repos/{repo}/git/trees/{tree_sha}")
             entry = next((e for e in data["tree"] if e["path"] == part), None)
+            if entry is None and data.get("truncated"):
+                # a cut listing does not say the folder is absent: nothing is known below it
+                raise GitHubError(
+                    f"the folder {'/'.join(walked) or '(root)'!r} has too many entries for GitHub "
+                    f"to list; {part!r} may be past the cut",
+                    status=0,
+                )
             if entry is None:
                 return []
             walked.append(part)
