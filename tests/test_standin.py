@@ -550,3 +550,35 @@ def test_an_administrator_changes_the_branch_protection(standin: StandIn):
     )
     assert settings({"protection": {"no_such_rule": True}}).status_code == 400
     assert standin.state.local.protection.required_approvals == 0
+
+
+def test_check_runs_are_paged_as_github_pages_them_and_the_app_finds_its_run_past_the_first_page(
+    standin: StandIn, factory: AppClientFactory
+):
+    """ "List check runs for a Git reference" answers at most ``per_page`` (100) runs a page. A
+    job resumed after more runs of the App's name were made on its head (re-runs, review events)
+    finds the run it journalled past the first page, not a second run beside one left open."""
+    from bot.github.publish import CHECK_NAME
+    from bot.service.worker import journalled_run
+
+    local = standin.state.local
+    head = local.get_pull_request(REPO, local.number).head_sha
+    mine = local.create_check_run(REPO, head, CHECK_NAME, "in_progress", external_id="d-old")
+    for i in range(130):
+        local.create_check_run(
+            REPO, head, CHECK_NAME, "completed", conclusion="success", external_id=f"d{i}"
+        )
+    gh = gh_of(factory, standin)
+    token = gh._token.get()
+    page = requests.get(
+        f"{standin.url}/repos/{REPO}/commits/{head}/check-runs",
+        params={"per_page": "100", "check_name": CHECK_NAME, "filter": "all"},
+        headers={"Authorization": f"token {token}"},
+        timeout=10,
+    )
+    assert page.json()["total_count"] == 131 and len(page.json()["check_runs"]) == 100
+    assert 'rel="next"' in page.headers["Link"]
+
+    pr = gh.get_pull_request(REPO, local.number)
+    assert journalled_run(gh, pr, "d-old", (head, 0))[1] == mine
+    assert len(gh.list_check_runs(REPO, head, CHECK_NAME)) == 131

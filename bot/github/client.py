@@ -1055,12 +1055,19 @@ class GitHubClient:
         return self._remaining
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
-        _, data = self._request(
-            "GET",
-            f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs",
-            {**({"check_name": name} if name else {}), "filter": "all", "per_page": PER_PAGE},
-        )
-        runs = data.get("check_runs") if isinstance(data, dict) else None
+        """Every run on ``head_sha`` (of ``name``): all pages, 100 a page (a job finds the run it
+        journalled behind newer re-runs)."""
+        runs: list[Any] = []
+        next_url: str | None = f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs"
+        params: dict[str, Any] | None = {
+            **({"check_name": name} if name else {}),
+            "filter": "all",
+            "per_page": PER_PAGE,
+        }
+        while next_url:
+            headers, data = self._request("GET", next_url, params)
+            runs += (data.get("check_runs") if isinstance(data, dict) else None) or []
+            next_url, params = _next_link(_lower(headers).get("link", "")), None
         return [
             CheckRunInfo(
                 int(r["id"]),
@@ -1071,7 +1078,7 @@ class GitHubClient:
                 str(r.get("external_id") or ""),
                 int((r.get("output") or {}).get("annotations_count") or 0),
             )
-            for r in runs or ()
+            for r in runs
         ]
 
     def check_states(

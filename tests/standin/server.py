@@ -924,7 +924,14 @@ def create_app(state: StandInState) -> Flask:
     @app.get("/repos/<owner>/<name>/commits/<ref>/check-runs")
     def list_check_runs(owner: str, name: str, ref: str) -> Response:
         runs = local.list_check_runs(repo_of(owner, name), ref, request.args.get("check_name", ""))
-        return jsonify(total_count=len(runs), check_runs=[check_run_shape(r.id) for r in runs])
+        # paged as GitHub pages it (at most 100 a page), newest first
+        return _paged(
+            [r.id for r in runs],
+            lambda ids: {
+                "total_count": len(runs),
+                "check_runs": [check_run_shape(run_id) for run_id in ids],
+            },
+        )
 
     @app.patch("/repos/<owner>/<name>/check-runs/<int:run_id>")
     def update_check_run(owner: str, name: str, run_id: int) -> Response:
@@ -1302,15 +1309,16 @@ def _json() -> dict[str, Any]:
     return body
 
 
-def _paged(items: Sequence[Any]) -> Response:
+def _paged(items: Sequence[Any], wrap: Callable[[list[Any]], Any] = list) -> Response:
     """One page of ``items`` as GitHub serves it (``per_page`` up to 100, ``Link`` to the next and
-    last)."""
+    last); ``wrap``: the body around the page's items (a listing that is an object, as check
+    runs' ``{"total_count": N, "check_runs": [...]}``)."""
     try:
         per_page = min(max(int(request.args.get("per_page", 30)), 1), 100)
         page = max(int(request.args.get("page", 1)), 1)
     except ValueError as exc:
         raise ApiError(400, "per_page and page must be numbers") from exc
-    response = jsonify(list(items[(page - 1) * per_page : page * per_page]))
+    response = jsonify(wrap(list(items[(page - 1) * per_page : page * per_page])))
     last = max(1, -(-len(items) // per_page))
     links = []
     args = {k: v for k, v in request.args.items() if k not in ("page", "per_page")}
