@@ -150,3 +150,25 @@ def test_only_checks_that_are_not_required_red_unstable_so_the_bot_merges(gh: Lo
     assert review(gh) == "success"
     # "unstable status": merged
     assert gh.merged == {"sha": gh.resolve("pr"), "method": "SQUASH", "by": BOT}
+
+
+def test_auto_merge_not_allowed_in_the_repository_is_named_with_the_setting_and_the_verdict_stands(
+    gh: LocalGitHub,
+) -> None:
+    """GitHub leaves "Allow auto-merge" off until an administrator turns it on; its "no" to
+    ``enablePullRequestAutoMerge`` names the setting to turn on, the verdict stays."""
+    assert gh.app_permissions is not None
+    gh.app_permissions = {**gh.app_permissions, "contents": "write"}
+    gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))
+    gh.allow_auto_merge = False
+    gh.add_review(DATAPROC_OWNER)
+    assert review(gh) == "success"
+    assert [(s, c) for s, c, _ in runs(gh)] == [("completed", "success")]
+    assert gh.merged is None and gh.auto_merge is None
+    [body] = summaries(gh)
+    assert "GitHub refused to let the bot enable auto-merge (422" in body
+    assert '"Allow auto-merge"' in body
+
+    gh.allow_auto_merge = True  # what the Merge section asked for
+    assert review(gh) == "success"
+    assert gh.auto_merge == "SQUASH" and gh.auto_merge_by == BOT

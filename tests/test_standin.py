@@ -555,9 +555,10 @@ def test_an_administrator_changes_the_branch_protection(standin: StandIn):
 def test_check_runs_are_paged_as_github_pages_them_and_the_app_finds_its_run_past_the_first_page(
     standin: StandIn, factory: AppClientFactory
 ):
-    """ "List check runs for a Git reference" answers at most ``per_page`` (100) runs a page. A
-    job resumed after more runs of the App's name were made on its head (re-runs, review events)
-    finds the run it journalled past the first page, not a second run beside one left open."""
+    """GitHub's "List check runs for a Git reference" answers at most ``per_page`` (100) runs a
+    page. A job resumed after more runs of the App's name were made on its head (re-runs, review
+    events) finds the run it journalled past the first page, not a second run beside one left
+    open."""
     from bot.github.publish import CHECK_NAME
     from bot.service.worker import journalled_run
 
@@ -582,3 +583,28 @@ def test_check_runs_are_paged_as_github_pages_them_and_the_app_finds_its_run_pas
     pr = gh.get_pull_request(REPO, local.number)
     assert journalled_run(gh, pr, "d-old", (head, 0))[1] == mine
     assert len(gh.list_check_runs(REPO, head, CHECK_NAME)) == 131
+
+
+def test_auto_merge_is_refused_where_the_repository_does_not_allow_it(
+    standin: StandIn, factory: AppClientFactory
+):
+    """GitHub's "Allow auto-merge" is off until an administrator turns it on: the mutation is
+    answered 200 with an ``UNPROCESSABLE`` error naming it (a refusal, never retried)."""
+    local = standin.state.local
+    local.protection = BranchProtection(required_approvals=0, required_checks=("ci",))
+    answer = requests.post(
+        f"{standin.url}/_standin/settings", json={"allow_auto_merge": False}, timeout=10
+    )
+    assert answer.json()["allow_auto_merge"] is False
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, local.number)
+
+    with pytest.raises(GitHubError) as refused:
+        gh.enable_auto_merge(REPO, local.number, pr.node_id, pr.head_sha, "SQUASH")
+    assert refused.value.status == 422 and is_refusal(refused.value)
+    assert "Auto merge is not allowed for this repository" in str(refused.value)
+    assert local.auto_merge is None
+
+    requests.post(f"{standin.url}/_standin/settings", json={"allow_auto_merge": True}, timeout=10)
+    gh.enable_auto_merge(REPO, local.number, pr.node_id, pr.head_sha, "SQUASH")
+    assert local.auto_merge == "SQUASH"

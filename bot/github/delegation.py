@@ -500,6 +500,8 @@ def already_on(gh: GitHubAPI, pr: PullRequest) -> str | None:
 
 # GitHub's refusals of auto-merge for a pull request that can merge
 MERGEABLE_NOW = ("clean status", "unstable status")
+# GitHub's refusal where the repository's "Allow auto-merge" is off (its default): a setting to name
+NOT_ALLOWED = "auto merge is not allowed"
 
 
 def enable_merge(
@@ -524,6 +526,8 @@ def enable_merge(
             log.warning("auto-merge could not be enabled: %s", exc)
             if exc.status in (403, 404):
                 refusals.add("auto-merge", exc)
+            elif NOT_ALLOWED in str(exc).lower():
+                refusals.add("auto-merge setting", exc)
             return f"auto-merge refused ({exc})"
     if not refusals.done(
         "merge", lambda: gh.merge_pull_request(pr.repo, pr.number, pr.head_sha, method)

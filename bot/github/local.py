@@ -81,6 +81,10 @@ _LEVELS = {"notice", "warning", "failure"}
 PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 
 
+# GraphQL ``enablePullRequestAutoMerge`` where the repository's "Allow auto-merge" is off
+AUTO_MERGE_NOT_ALLOWED = "Auto merge is not allowed for this repository"
+
+
 def unprocessable(message: str, *errors: str) -> GitHubError:
     """GitHub's 422, with its ``errors`` folded into the message."""
     detail = f" ({'; '.join(errors)})" if errors else ""
@@ -185,6 +189,8 @@ class LocalGitHub:
         # the App's granted permissions (``bot.github.app_permissions``: app.yml's); None:
         # everything
         self.app_permissions = dict(app_permissions) if app_permissions is not None else None
+        # the repository's "Allow auto-merge" (off on GitHub until an administrator turns it on)
+        self.allow_auto_merge = True
         self.auto_merge: str | None = None  # the merge method, while auto-merge is enabled
         self.auto_merge_by: str | None = None  # who enabled it, while it is enabled
         self.merged: dict[str, str] | None = None  # {"sha", "method", "by"} once merged
@@ -811,6 +817,8 @@ class LocalGitHub:
                 raise unprocessable(f"Invalid merge method {merge_method!r}")
             if self.merged is not None or not self.state_open:
                 raise unprocessable("Pull request is closed")
+            if not self.allow_auto_merge:
+                raise unprocessable(AUTO_MERGE_NOT_ALLOWED)
             if self.auto_merge is not None:  # as GitHub answers a second enable
                 raise unprocessable("Pull request Auto merge is already enabled")
             state = self.mergeable_state()
@@ -826,6 +834,8 @@ class LocalGitHub:
                 raise GitHubError("Must have write access to enable auto-merge", status=403)
             if self.merged is not None or not self.state_open:
                 raise unprocessable("Pull request is closed")
+            if not self.allow_auto_merge:
+                raise unprocessable(AUTO_MERGE_NOT_ALLOWED)
             if self.mergeable_state() in MERGEABLE:
                 raise unprocessable(f"Pull request is in {self.mergeable_state()} status")
             self.auto_merge, self.auto_merge_by = merge_method, user

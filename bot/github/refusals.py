@@ -45,7 +45,14 @@ FIXES: dict[str, str] = {
         "grant the App **Pull requests: write**, or turn auto-merge off on this pull request by "
         "hand (the bot no longer approves its head)"
     ),
+    # GitHub's 422 where the repository's "Allow auto-merge" is off (GitHub's default)
+    "auto-merge setting": (
+        'an administrator turns on "Allow auto-merge" (the repository\'s Settings, General, Pull '
+        "Requests), then re-runs the check"
+    ),
 }
+# refusals whose fix is a setting, whatever GitHub's status for it
+SETTINGS = frozenset({"auto-merge setting"})
 WHAT = {
     "dismiss": "dismiss a review",
     "approve": "approve on the owners' behalf",
@@ -54,6 +61,7 @@ WHAT = {
     "merge": "merge the pull request",
     "auto-merge": "enable auto-merge",
     "disable auto-merge": "turn off the auto-merge it enabled",
+    "auto-merge setting": "enable auto-merge",
 }
 
 
@@ -85,7 +93,7 @@ class Refusal:
     def line(self) -> str:
         fix = (
             FIXES.get(self.action, "check the App's permissions and the branch protection")
-            if self.status in (403, 404)
+            if self.status in (403, 404) or self.action in SETTINGS
             else "see GitHub's answer"
         )
         return (

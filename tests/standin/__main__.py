@@ -102,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
         help="with --protect: approving reviews by writers required (an App's do not count)",
     )
     parser.add_argument(
+        "--no-auto-merge",
+        action="store_true",
+        help='the repository\'s "Allow auto-merge" off, as GitHub leaves it until an administrator '
+        "turns it on (enablePullRequestAutoMerge is refused)",
+    )
+    parser.add_argument(
         "--restrict-dismissals",
         action="store_true",
         help="with --protect: only admins and the --dismissal-actor logins may dismiss reviews",
@@ -176,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         protection=protection,
         app_permissions=granted,
     )
+    local.allow_auto_merge = not args.no_auto_merge
     state = StandInState(
         local,
         key or generate_private_key_pem(),

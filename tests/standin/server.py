@@ -1226,6 +1226,9 @@ def create_app(state: StandInState) -> Flask:
         # an administrator changes the base branch's protection (``BranchProtection``'s fields)
         if "protection" in body:
             local.protection = _protection(local.protection, body["protection"])
+        # the repository's "Allow auto-merge" (GitHub's default: off)
+        if "allow_auto_merge" in body:
+            local.allow_auto_merge = bool(body["allow_auto_merge"])
         return jsonify(
             tree_limit=state.tree_limit,
             token_ttl=state.token_ttl,
@@ -1233,6 +1236,7 @@ def create_app(state: StandInState) -> Flask:
             write_pause=state.pacing.pause,
             app_permissions=local.app_permissions,
             protection=asdict(local.protection) if local.protection is not None else None,
+            allow_auto_merge=local.allow_auto_merge,
         )
 
     @app.post("/_standin/check-runs")
