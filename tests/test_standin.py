@@ -608,3 +608,35 @@ def test_auto_merge_is_refused_where_the_repository_does_not_allow_it(
     requests.post(f"{standin.url}/_standin/settings", json={"allow_auto_merge": True}, timeout=10)
     gh.enable_auto_merge(REPO, local.number, pr.node_id, pr.head_sha, "SQUASH")
     assert local.auto_merge == "SQUASH"
+
+
+def test_another_apps_run_of_the_apps_name_is_not_its_verdict(
+    standin: StandIn, factory: AppClientFactory
+):
+    """A workflow job (or another App) may name its check run as the App names its own: GitHub
+    lists both by that name. The App's run left in progress (its job lost) is still owed its
+    review: the reconciliation reads the App's own runs (``app_id``), not the other's `success`."""
+    from bot.github.publish import CHECK_NAME
+    from bot.service import reconcile
+
+    local = standin.state.local
+    head = local.get_pull_request(REPO, local.number).head_sha
+    mine = local.create_check_run(REPO, head, CHECK_NAME, "in_progress", external_id="lost")
+    requests.post(
+        f"{standin.url}/_standin/check-runs",
+        json={"name": CHECK_NAME, "conclusion": "success"},
+        timeout=10,
+    )
+    gh = gh_of(factory, standin)
+    token = gh._token.get()
+    everyone = requests.get(
+        f"{standin.url}/repos/{REPO}/commits/{head}/check-runs",
+        params={"check_name": CHECK_NAME},
+        headers={"Authorization": f"token {token}"},
+        timeout=10,
+    ).json()["check_runs"]
+    assert len({r["app"]["id"] for r in everyone}) == 2  # GitHub lists every App's by name
+
+    assert [r.id for r in gh.list_check_runs(REPO, head, CHECK_NAME)] == [mine]
+    [job] = reconcile.unreviewed(gh, standin.state.installation_id, REPO)
+    assert job.check_run_id == mine

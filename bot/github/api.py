@@ -243,8 +243,10 @@ class GitHubAPI(Protocol):
         ...
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
-        """The check runs called ``name`` on commit ``head_sha``, newest first
-        (``GET /repos/{repo}/commits/{sha}/check-runs?check_name=...&filter=all``)."""
+        """The App's own check runs called ``name`` on commit ``head_sha``, newest first
+        (``GET /repos/{repo}/commits/{sha}/check-runs?check_name=...&app_id=...&filter=all``):
+        another App's run (a workflow job) of the same name is not the App's. ``name`` "": every
+        App's runs."""
         ...
 
     def check_states(self, repo: str, number: int, head_sha: str) -> list[CheckState] | None:

@@ -434,7 +434,8 @@ class AppClientFactory:
         self._timeout = timeout
         # the JWT's time: the host's (not ``clock``), corrected to GitHub's
         self.github_clock = GitHubClock()
-        self._app_auth = ClockedAppAuth(int(app_id), private_key_pem, self.github_clock)
+        self.app_id = int(app_id)
+        self._app_auth = ClockedAppAuth(self.app_id, private_key_pem, self.github_clock)
         self._integration = GithubIntegration(
             auth=self._app_auth,
             base_url=self.base_url,
@@ -1055,12 +1056,13 @@ class GitHubClient:
         return self._remaining
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
-        """Every run on ``head_sha`` (of ``name``): all pages, 100 a page (a job finds the run it
-        journalled behind newer re-runs)."""
+        """Every run on ``head_sha``: all pages, 100 a page (a job finds the run it journalled
+        behind newer re-runs); with ``name``, only this App's runs of that name (``app_id``:
+        another App's or a workflow job's run of the same name is not the App's verdict)."""
         runs: list[Any] = []
         next_url: str | None = f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs"
         params: dict[str, Any] | None = {
-            **({"check_name": name} if name else {}),
+            **({"check_name": name, "app_id": self._factory.app_id} if name else {}),
             "filter": "all",
             "per_page": PER_PAGE,
         }

@@ -81,6 +81,7 @@ _LEVELS = {"notice", "warning", "failure"}
 PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 
 
+OTHER_APP = "ci"  # the slug of another App's check runs (``add_check_run``)
 # GraphQL ``enablePullRequestAutoMerge`` where the repository's "Allow auto-merge" is off
 AUTO_MERGE_NOT_ALLOWED = "Auto merge is not allowed for this repository"
 
@@ -105,6 +106,7 @@ class CheckRunRecord:
     annotations: list[dict[str, Any]] = field(default_factory=list)
     actions: list[dict[str, str]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)  # one per create/update call
+    app: str = ""  # the App that made it: "" the bot's, else another App's slug (a CI)
 
 
 @dataclass
@@ -457,21 +459,32 @@ class LocalGitHub:
         return None  # no HTTP, no rate limit
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
+        """The App's own runs of ``name`` (GitHub's ``app_id``), every App's runs for ``""``."""
         self._check_pr(repo)
+        return [
+            CheckRunInfo(
+                r.id,
+                r.head_sha,
+                r.name,
+                r.status,
+                r.conclusion,
+                r.external_id,
+                len(r.annotations),
+            )
+            for r in self.runs_listed(head_sha, name, "" if name else None)
+        ]
+
+    def runs_listed(self, head_sha: str, name: str, app: str | None) -> list[CheckRunRecord]:
+        """The runs on ``head_sha`` (of ``name``; made by ``app``: "" the bot, None any), newest
+        first, as "List check runs for a Git reference" lists them."""
         sha = self.resolve(head_sha)
         with self._lock:
             return [
-                CheckRunInfo(
-                    r.id,
-                    r.head_sha,
-                    r.name,
-                    r.status,
-                    r.conclusion,
-                    r.external_id,
-                    len(r.annotations),
-                )
+                r
                 for r in reversed(self.check_runs)
-                if r.head_sha == sha and (not name or r.name == name)
+                if r.head_sha == sha
+                and (not name or r.name == name)
+                and (app is None or r.app == app)
             ]
 
     # -- writing: check runs -----------------------------------------------------------------
@@ -509,7 +522,9 @@ class LocalGitHub:
         """Another App's check run on the head (a CI), outside the bot's permissions."""
         state, result = _check_status(status, conclusion)
         with self._lock:
-            run = CheckRunRecord(next(self._ids), self.resolve(self.head), name, state, result, "")
+            run = CheckRunRecord(
+                next(self._ids), self.resolve(self.head), name, state, result, "", app=OTHER_APP
+            )
             self.check_runs.append(run)
             self._settle()
             return run.id

@@ -34,7 +34,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from bot.core.snapshot import GitError, run_git
 from bot.github import limits as github_limits
 from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
-from bot.github.local import LocalGitHub
+from bot.github.local import OTHER_APP, LocalGitHub
 from bot.github.local_merge import BranchProtection
 from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 from tests.standin.shapes import Shapes
@@ -44,6 +44,7 @@ ADMIN = "repository-admin"
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
 CONTENTS_INLINE_LIMIT = github_limits.CONTENTS_INLINE_BYTES
 RATE_LIMIT = 5000
+OTHER_APP_ID = 15368  # the App of check runs the bot did not make (a CI's)
 # "Get repository permissions for a user"
 LEGACY_PERMISSION = {"maintain": "write", "triage": "read"}
 
@@ -631,6 +632,10 @@ def create_app(state: StandInState) -> Flask:
     def the_app() -> dict[str, Any]:
         return shapes().app(state.app_id, state.slug, "standin", local.app_permissions or {})
 
+    def another_app(slug: str) -> dict[str, Any]:
+        """The App of a check run the bot did not make (a CI): another id."""
+        return shapes().app(OTHER_APP_ID, slug, "standin", {"checks": "write"})
+
     def pull_simple(pr: Any) -> dict[str, Any]:
         auto_merge = None
         if local.auto_merge:
@@ -666,7 +671,7 @@ def create_app(state: StandInState) -> Flask:
             record.status,
             record.conclusion,
             record.external_id,
-            the_app(),
+            the_app() if not record.app else another_app(record.app),
             record.title,
             record.summary,
             record.text,
@@ -923,7 +928,13 @@ def create_app(state: StandInState) -> Flask:
 
     @app.get("/repos/<owner>/<name>/commits/<ref>/check-runs")
     def list_check_runs(owner: str, name: str, ref: str) -> Response:
-        runs = local.list_check_runs(repo_of(owner, name), ref, request.args.get("check_name", ""))
+        repo_of(owner, name)
+        wanted = request.args.get("app_id")
+        try:
+            app = None if wanted is None else "" if int(wanted) == state.app_id else OTHER_APP
+        except ValueError as exc:
+            raise ApiError(422, "Validation Failed: app_id is not an integer") from exc
+        runs = local.runs_listed(ref, request.args.get("check_name", ""), app)
         # paged as GitHub pages it (at most 100 a page), newest first
         return _paged(
             [r.id for r in runs],
