@@ -386,7 +386,10 @@ def test_the_stand_ins_graphql_answers_are_held_to_githubs_schema() -> None:
                 "repository": {
                     "object": {
                         "statusCheckRollup": {
-                            "contexts": {"nodes": [{k: v for k, v in run.items() if v is not None}]}
+                            "contexts": {
+                                "totalCount": 1,
+                                "nodes": [{k: v for k, v in run.items() if v is not None}],
+                            }
                         }
                     }
                 }

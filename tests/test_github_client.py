@@ -1292,6 +1292,7 @@ def test_check_states_say_which_checks_are_required_for_the_pull_request(
                     "object": {
                         "statusCheckRollup": {
                             "contexts": {
+                                "totalCount": 4,
                                 "nodes": [
                                     {
                                         "__typename": "CheckRun",
@@ -1320,7 +1321,7 @@ def test_check_states_say_which_checks_are_required_for_the_pull_request(
                                         "conclusion": "SKIPPED",
                                         "isRequired": False,
                                     },
-                                ]
+                                ],
                             }
                         }
                     }

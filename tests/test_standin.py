@@ -640,3 +640,25 @@ def test_another_apps_run_of_the_apps_name_is_not_its_verdict(
     assert [r.id for r in gh.list_check_runs(REPO, head, CHECK_NAME)] == [mine]
     [job] = reconcile.unreviewed(gh, standin.state.installation_id, REPO)
     assert job.check_run_id == mine
+
+
+def test_more_checks_than_one_rollup_page_are_not_said_to_have_passed(
+    standin: StandIn, factory: AppClientFactory
+):
+    """GraphQL's ``statusCheckRollup`` gives one page of contexts (100): a required check past it
+    is unknown, so the Merge section never says "no required check is red" from that page; it lists
+    the check runs instead (every page)."""
+    from bot.github.delegation import check_lines
+
+    local = standin.state.local
+    local.protection = BranchProtection(required_approvals=0, required_checks=("ci",))
+    for i in range(100):
+        local.add_check_run(f"lint-{i:03}", "completed", "success")
+    local.add_check_run("ci", "completed", "failure")
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, local.number)
+
+    assert gh.check_states(REPO, local.number, pr.head_sha) is None
+    lines = check_lines(gh, pr)
+    assert "- `ci`: `failure`" in lines
+    assert not any("No required check" in line for line in lines)

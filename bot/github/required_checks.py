@@ -18,11 +18,13 @@ from typing import Any
 from bot.core.quoting import code
 from bot.github.api import CheckRunInfo
 
-MAX_CONTEXTS = 100  # one page of the rollup: more checks than that on one commit are not looked at
+# one page of the rollup: a commit with more checks is not judged from it (the caller lists check
+# runs instead)
+MAX_CONTEXTS = 100
 QUERY = (
     "query($owner: String!, $name: String!, $head: GitObjectID!, $number: Int!) { "
     "repository(owner: $owner, name: $name) { object(oid: $head) { ... on Commit { "
-    f"statusCheckRollup {{ contexts(first: {MAX_CONTEXTS}) {{ nodes {{ __typename "
+    f"statusCheckRollup {{ contexts(first: {MAX_CONTEXTS}) {{ totalCount nodes {{ __typename "
     "... on CheckRun { name status conclusion isRequired(pullRequestNumber: $number) } "
     "... on StatusContext { context state isRequired(pullRequestNumber: $number) } "
     "} } } } } } }"
@@ -80,9 +82,14 @@ def parse(data: Any) -> list[CheckState]:
     rollup = commit.get("statusCheckRollup")
     if rollup is None:
         return []  # nothing reported on this commit
-    nodes = (rollup.get("contexts") or {}).get("nodes") if isinstance(rollup, Mapping) else None
+    contexts = (rollup.get("contexts") or {}) if isinstance(rollup, Mapping) else {}
+    nodes = contexts.get("nodes") if isinstance(contexts, Mapping) else None
     if not isinstance(nodes, list):
         raise ValueError(f"not a status check rollup: {rollup!r}")
+    total = contexts.get("totalCount")
+    if not isinstance(total, int) or total > len(nodes):
+        # a required check past the page is unknown: never "none is red" from part of them
+        raise ValueError(f"{total} checks on the commit, {len(nodes)} read")
     return [state_of(n) for n in nodes if isinstance(n, Mapping)]
 
 
