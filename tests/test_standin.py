@@ -25,6 +25,7 @@ from bot.service.worker import review_pull_request
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
 from tests.standin import StandIn, generate_private_key_pem
+from tests.standin.server import ContentLimit
 
 REPO = "owner/repo"
 ENTRY = "spec/registry/gcp/lineage/registry.json"  # edited by the corpus_pr_repo fixture
@@ -662,3 +663,64 @@ def test_more_checks_than_one_rollup_page_are_not_said_to_have_passed(
     lines = check_lines(gh, pr)
     assert "- `ci`: `failure`" in lines
     assert not any("No required check" in line for line in lines)
+
+
+def test_refusals_carry_githubs_body_the_operations_documentation_and_its_errors(
+    standin: StandIn, factory: AppClientFactory
+):
+    """GitHub's error body names the refused operation's documentation; a 422 gives its
+    ``message`` and its ``errors`` apart (strings for "Validation Error Simple" operations such as
+    reviews, objects with a ``code`` for the others); a secondary limit names its document."""
+    gh = gh_of(factory, standin)
+    token = gh._token.get()
+    head = gh.get_pull_request(REPO, 1).head_sha
+    run = gh.create_check_run(REPO, head, "registry-bot", "in_progress")
+
+    def send(method: str, path: str, body: dict[str, object]) -> requests.Response:
+        return requests.request(
+            method,
+            f"{standin.url}/repos/{REPO}/{path}",
+            json=body,
+            headers={"Authorization": f"token {token}"},
+            timeout=10,
+        )
+
+    docs = "https://docs.github.com/rest/"
+    review = send(
+        "POST",
+        "pulls/1/reviews",
+        {
+            "commit_id": head,
+            "event": "COMMENT",
+            "body": "x",
+            "comments": [{"path": ENTRY, "line": 10_000, "body": "off"}],
+        },
+    )
+    assert review.status_code == 422
+    assert review.json()["documentation_url"] == (
+        docs + "pulls/reviews#create-a-review-for-a-pull-request"
+    )
+    assert all(isinstance(e, str) for e in review.json()["errors"])
+    annotation = {
+        "path": ENTRY,
+        "start_line": 1,
+        "end_line": 1,
+        "annotation_level": "notice",
+        "message": "n",
+    }
+    output = {"title": "t", "summary": "s", "annotations": [annotation] * 51}
+    too_many = send("PATCH", f"check-runs/{run}", {"output": output})
+    assert too_many.status_code == 422
+    assert too_many.json()["documentation_url"] == docs + "checks/runs#update-a-check-run"
+    assert too_many.json()["errors"][0]["code"] == "custom"
+    merge = send("PUT", "pulls/1/merge", {"sha": "0" * 40})
+    assert merge.status_code in (403, 405, 409)
+    assert merge.json()["documentation_url"] == docs + "pulls/pulls#merge-a-pull-request"
+
+    standin.state.content_limit = ContentLimit(1, 60.0)
+    assert send("POST", "issues/1/comments", {"body": "x"}).status_code == 201
+    limited = send("POST", "issues/1/comments", {"body": "y"})
+    assert limited.status_code == 403 and "retry-after" in limited.headers
+    assert limited.json()["documentation_url"] == (
+        docs + "overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+    )

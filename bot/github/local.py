@@ -86,10 +86,19 @@ OTHER_APP = "ci"  # the slug of another App's check runs (``add_check_run``)
 AUTO_MERGE_NOT_ALLOWED = "Auto merge is not allowed for this repository"
 
 
+class Unprocessable(GitHubError):
+    """GitHub's 422: its ``message`` (``reason``) and ``errors``, folded into the text as the
+    client reads them (the stand-in answers them apart, as GitHub does)."""
+
+    def __init__(self, reason: str, errors: Sequence[str] = ()) -> None:
+        detail = f" ({'; '.join(errors)})" if errors else ""
+        super().__init__(f"Unprocessable Entity: {reason}{detail}", status=422)
+        self.reason, self.errors = reason, tuple(errors)
+
+
 def unprocessable(message: str, *errors: str) -> GitHubError:
     """GitHub's 422, with its ``errors`` folded into the message."""
-    detail = f" ({'; '.join(errors)})" if errors else ""
-    return GitHubError(f"Unprocessable Entity: {message}{detail}", status=422)
+    return Unprocessable(message, errors)
 
 
 @dataclass

@@ -28,13 +28,13 @@ from urllib.parse import urlencode
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from flask import Flask, Response, jsonify, request
+from flask import Flask, Response, has_request_context, jsonify, request
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from bot.core.snapshot import GitError, run_git
 from bot.github import limits as github_limits
 from bot.github.api import Annotation, CheckRunOutput, GitHubError, InlineComment, NotFound
-from bot.github.local import OTHER_APP, LocalGitHub
+from bot.github.local import OTHER_APP, LocalGitHub, Unprocessable
 from bot.github.local_merge import BranchProtection
 from tests.standin.graphql_api import automerge_mutations, execute, is_mutation
 from tests.standin.shapes import Shapes
@@ -44,6 +44,54 @@ ADMIN = "repository-admin"
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
 CONTENTS_INLINE_LIMIT = github_limits.CONTENTS_INLINE_BYTES
 RATE_LIMIT = 5000
+REST_DOCS = "https://docs.github.com/rest"
+SECONDARY_LIMIT_DOCS = (
+    "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+)
+# each operation's documentation, as GitHub names it in an error's ``documentation_url`` (the
+# ``externalDocs`` of @octokit/openapi's api.github.com description), by the view serving it
+DOCUMENTATION = {
+    view: f"{REST_DOCS}/{page}"
+    for view, page in {
+        "get_app": "apps/apps#get-the-authenticated-app",
+        "installations": "apps/apps#list-installations-for-the-authenticated-app",
+        "installation_repositories": (
+            "apps/installations#list-repositories-accessible-to-the-app-installation"
+        ),
+        "hook_deliveries": "apps/webhooks#list-deliveries-for-an-app-webhook",
+        "redeliver": "apps/webhooks#redeliver-a-delivery-for-an-app-webhook",
+        "access_token": "apps/apps#create-an-installation-access-token-for-an-app",
+        "manifest_conversion": "apps/apps#create-a-github-app-from-a-manifest",
+        "list_pulls": "pulls/pulls#list-pull-requests",
+        "get_pull": "pulls/pulls#get-a-pull-request",
+        "pull_files": "pulls/pulls#list-pull-requests-files",
+        "commits": "commits/commits#list-commits",
+        "pulls_for_commit": "commits/commits#list-pull-requests-associated-with-a-commit",
+        "reviews": "pulls/reviews#list-reviews-for-a-pull-request",
+        "create_review": "pulls/reviews#create-a-review-for-a-pull-request",
+        "dismiss": "pulls/reviews#dismiss-a-review-for-a-pull-request",
+        "review_comments": "pulls/comments#list-review-comments-on-a-pull-request",
+        "issue_comments": "issues/comments#list-issue-comments",
+        "create_comment": "issues/comments#create-an-issue-comment",
+        "edit_comment": "issues/comments#update-an-issue-comment",
+        "issues": "issues/issues#list-repository-issues",
+        "create_issue": "issues/issues#create-an-issue",
+        "edit_issue": "issues/issues#update-an-issue",
+        "permission": "collaborators/collaborators#get-repository-permissions-for-a-user",
+        "get_team": "teams/teams#get-a-team-by-name",
+        "team_membership": "teams/members#get-team-membership-for-a-user",
+        "create_check_run": "checks/runs#create-a-check-run",
+        "list_check_runs": "checks/runs#list-check-runs-for-a-git-reference",
+        "update_check_run": "checks/runs#update-a-check-run",
+        "tree": "git/trees#get-a-tree",
+        "compare": "commits/commits#compare-two-commits",
+        "blob": "git/blobs#get-a-blob",
+        "contents": "repos/contents#get-repository-content",
+        "merge": "pulls/pulls#merge-a-pull-request",
+    }.items()
+}
+# operations whose 422 is "Validation Error Simple" (``errors``: strings)
+SIMPLE_ERRORS = frozenset({"create_review", "dismiss"})
 OTHER_APP_ID = 15368  # the App of check runs the bot did not make (a CI's)
 # "Get repository permissions for a user"
 LEGACY_PERMISSION = {"maintain": "write", "triage": "read"}
@@ -353,6 +401,7 @@ def create_app(state: StandInState) -> Flask:
                     "You have exceeded a secondary rate limit and have been temporarily blocked "
                     "from content creation. Please retry your request again later.",
                     {"retry-after": str(int(wait) + 1)},
+                    documentation=SECONDARY_LIMIT_DOCS,
                 )
         mutation = request.path == "/graphql" and is_mutation(request.get_data(as_text=True))
         fault = state.take_fault(request.method, request.path, mutation)
@@ -449,6 +498,8 @@ def create_app(state: StandInState) -> Flask:
 
     @app.errorhandler(GitHubError)
     def github_error(exc: GitHubError) -> Response:
+        if isinstance(exc, Unprocessable):  # GitHub's 422: its message and its errors apart
+            return _error(422, exc.reason, errors=exc.errors)
         return _error(exc.status or 500, str(exc))
 
     def is_write() -> bool:
@@ -1299,10 +1350,29 @@ def _graphql_error(kind: str, message: str, headers: dict[str, str]) -> Response
     return response
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
-    response = jsonify(
-        message=message, documentation_url="https://docs.github.com/rest", status=str(status)
-    )
+def _error(
+    status: int,
+    message: str,
+    headers: dict[str, str] | None = None,
+    errors: Sequence[str] = (),
+    documentation: str | None = None,
+) -> Response:
+    """GitHub's error body: ``message``, the ``documentation_url`` of the operation refused and,
+    for a 422, its ``errors`` (strings where the operation's description says "Validation Error
+    Simple", else objects with a ``code``)."""
+    endpoint = (request.endpoint or "") if has_request_context() else ""
+    body: dict[str, Any] = {
+        "message": message,
+        "documentation_url": documentation or DOCUMENTATION.get(endpoint, REST_DOCS),
+        "status": str(status),
+    }
+    if errors:
+        body["errors"] = (
+            list(errors)
+            if endpoint in SIMPLE_ERRORS
+            else [{"resource": "Request", "code": "custom", "message": e} for e in errors]
+        )
+    response = jsonify(body)
     response.status_code = status
     for key, value in (headers or {}).items():
         response.headers[key] = value
