@@ -582,3 +582,25 @@ def test_without_reconciliation_a_job_given_up_concludes_its_run_could_not_finis
     gh.update_check_run(REPO, run.id, status="completed", conclusion="success")
     bot.worker.give_up(replace(job(pr), check_run_id=run.id, check_run_sha=pr.head_sha))
     assert [r.conclusion for r in gh.runs_for(pr.head_sha)] == ["success"]
+
+
+def test_a_read_github_refuses_concludes_once_with_githubs_words_and_is_not_retried(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """GitHub's "no" to a read the review needs (403 "Resource not accessible by integration": a
+    permission not granted) is no failure a retry fixes: the run concludes "could not finish" with
+    GitHub's answer, once; not "internal error" and a new failed run at each of the queue's
+    retries."""
+    gh, pr = loaded
+    refused = GitHubError("GET tree: 403 Resource not accessible by integration", 403)
+    gh.fail("read_tree", refused, times=10)
+    bot.queue.accept(job(pr))
+    bot.run_queued()
+    bot.advance(bot.clock.now + 120)
+    bot.run_queued()
+
+    [run] = gh.runs_for(pr.head_sha)
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert run.title.startswith("Could not finish: GitHub refused") and "internal" not in run.title
+    assert "Resource not accessible by integration" in run.summary
+    assert bot.queue.is_done("d-1") and bot.etas() == []

@@ -50,7 +50,7 @@ from bot.github.publish import (
     start_check,
     supersede_check,
 )
-from bot.github.refusals import Refusals
+from bot.github.refusals import Refusals, is_refusal
 from bot.review.engine import Check
 from bot.service import health, leases, outage, reconcile
 from bot.service import queue_schema as schema
@@ -148,9 +148,11 @@ class FencedGitHub:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """A GitHub failure worth retrying the whole job for (network, 5xx, rate limit)."""
+    """A GitHub failure worth retrying the whole job for (network, 5xx, rate limit). A 403 that is
+    not a rate limit (the client raises those as ``RateLimited``) is GitHub's "no"
+    (``is_refusal``): a retry changes nothing."""
     return isinstance(exc, GitHubError) and (
-        exc.status == 0 or exc.status >= 500 or exc.status in (403, 429)
+        exc.status == 0 or exc.status >= 500 or exc.status == 429 or isinstance(exc, RateLimited)
     )
 
 
@@ -330,7 +332,17 @@ def review_pull_request(
         metrics.FAILURES.labels(stage="review").inc()
         if not concluded:
             try:
-                fail_check(gh, pr.repo, check_id, delivery, exc, retract_quietly(gh, pr))
+                if is_refusal(exc):  # GitHub's "no" to what it needs: said as GitHub said it
+                    could_not_finish(
+                        gh,
+                        pr.repo,
+                        check_id,
+                        delivery,
+                        f"GitHub refused a request the review needs ({exc})",
+                        retract_quietly(gh, pr),
+                    )
+                else:
+                    fail_check(gh, pr.repo, check_id, delivery, exc, retract_quietly(gh, pr))
             except (RateLimited, LeaseLost):
                 raise
             except Exception as again:
@@ -342,7 +354,7 @@ def review_pull_request(
                 with contextlib.suppress(Exception):
                     on_check_run("", 0)
             raise  # the queue retries the job
-        return "error"
+        return "could-not-finish" if is_refusal(exc) else "error"
     finally:
         metrics.JOB_SECONDS.observe(time.perf_counter() - started)
     log.info("published %s", report.verdict.value)
