@@ -724,3 +724,22 @@ def test_refusals_carry_githubs_body_the_operations_documentation_and_its_errors
     assert limited.json()["documentation_url"] == (
         docs + "overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
     )
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_secondary_limit_answered_403_or_429_is_the_same_limit_to_the_app(
+    standin: StandIn, factory: AppClientFactory, status: int
+):
+    """GitHub answers a secondary rate limit "with a 403 or 429" and ``retry-after``: either is
+    waited out, then raised as a secondary limit on content creation only (the job waits, reads
+    go on), never a refusal."""
+    from tests.standin.__main__ import content_limit
+
+    standin.state.content_limit = content_limit(f"1/60/{status}")
+    gh = gh_of(factory, standin)
+    gh.create_issue_comment(REPO, 1, "first")
+    with pytest.raises(RateLimited) as limited:
+        gh.create_issue_comment(REPO, 1, "second")
+    assert limited.value.status == status and limited.value.secondary
+    assert limited.value.creation_only and not is_refusal(limited.value)
+    assert gh.get_pull_request(REPO, 1).number == 1  # reads go on

@@ -136,9 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--content-limit",
         default="",
-        metavar="N/SECONDS",
+        metavar="N/SECONDS[/STATUS]",
         help="GitHub's secondary rate limit on content creation: at most N content-creating "
-        "requests per SECONDS (GitHub: 80/60 and 500/3600); default: none",
+        "requests per SECONDS (GitHub: 80/60 and 500/3600), refused with STATUS (403, or 429: "
+        "GitHub answers either); default: none",
     )
     args = parser.parse_args(argv)
 
@@ -209,8 +210,9 @@ def main(argv: list[str] | None = None) -> int:
 def content_limit(spec: str) -> ContentLimit | None:
     if not spec:
         return None
-    count, _, seconds = spec.partition("/")
-    return ContentLimit(int(count), float(seconds or 60))
+    count, _, rest = spec.partition("/")
+    seconds, _, status = rest.partition("/")
+    return ContentLimit(int(count), float(seconds or 60), int(status or 403))
 
 
 if __name__ == "__main__":

@@ -189,11 +189,13 @@ class Pacing:
 class ContentLimit:
     """GitHub's secondary rate limit on content creation ("Rate limits for the REST API": no more
     than 80 content-generating requests per minute, 500 per hour): at most ``count`` creating
-    requests (POSTs of comments, reviews, check runs) per ``seconds``; the next is answered 403 with
-    ``retry-after``."""
+    requests (POSTs of comments, reviews, check runs) per ``seconds``; the next is answered
+    ``status`` (403, or 429: GitHub answers either) with ``retry-after``."""
 
     count: int
     seconds: float
+    # GitHub answers a secondary rate limit "with a 403 or 429" ("Rate limits for the REST API")
+    status: int = 403
     # monotonic times of the creations in the window
     created: list[float] = field(default_factory=list)
     refused: int = 0
@@ -397,7 +399,7 @@ def create_app(state: StandInState) -> Flask:
                 wait = state.content_limit.take(request.method, request.path, time.monotonic())
             if wait is not None:
                 return _error(
-                    403,
+                    state.content_limit.status,
                     "You have exceeded a secondary rate limit and have been temporarily blocked "
                     "from content creation. Please retry your request again later.",
                     {"retry-after": str(int(wait) + 1)},
