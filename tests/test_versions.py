@@ -215,6 +215,31 @@ def test_a_schema_made_identical_to_its_published_copy_needs_no_bump(corpus_repo
     ]
 
 
+def test_a_schema_reverted_to_an_older_published_version_is_not_an_increase(
+    corpus_repo: Repo, corpus: Path
+) -> None:
+    """The published-copy exemption is for a base that drifted from its own version: a head that
+    is the mirror's copy of an *older* version (iceberg's commit report at 1-0-2 put back to its
+    published 1-0-0, a renamed facet key among what that undoes) moves the version backwards."""
+    path = "spec/registry/iceberg/facets/IcebergCommitReportOutputDatasetFacet.json"
+    mirror = corpus / "website/static/spec/facets"
+    assert '"$id": "https://openlineage.io/spec/facets/1-0-2/' in (corpus / path).read_text(
+        encoding="utf-8"
+    )
+    corpus_repo.change({path: (mirror / "1-0-0" / Path(path).name).read_text(encoding="utf-8")})
+    report = review_branch(corpus_repo.path, "main")
+    found = versions(report)
+    assert [(f.rule, f.path) for f in found] == [("versions/not-increased", path)]
+    assert "from 1-0-2 to 1-0-0" in found[0].message
+    assert report.verdict is Verdict.FAILURE
+    # the $id alone moved back, nothing else changed: no bump is needed, and it is still no increase
+    text = (corpus / path).read_text(encoding="utf-8")
+    corpus_repo.change({path: text.replace("/1-0-2/", "/1-0-1/", 1)})
+    found = versions(review_branch(corpus_repo.path, "main"))
+    assert [(f.rule, f.path) for f in found] == [("versions/not-increased", path)]
+    assert found[0].fix is not None and "1-0-2" in found[0].fix.description
+
+
 def test_one_edit_is_reported_once(corpus_repo: Repo) -> None:
     """Editing 1-0-1 in place also makes it differ from its published copy: one cause, one
     finding."""

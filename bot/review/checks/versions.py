@@ -206,10 +206,8 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
     yield from _forward(review, schema, old, evolution)
     yield from _over_bump(review, schema, old, evolution)
     needed = evolution.backward.bump
-    if needed is Bump.NONE or _is_published_copy(review, schema):
-        return
     pointer = "/$id"
-    right = _next(old.version, needed)
+    right = _next(old.version, needed) if needed is not Bump.NONE else _fmt(old.version)
     fix = token_fix(
         schema.doc,
         pointer,
@@ -219,7 +217,25 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
     actual = (
         actual_bump(old.version, schema.version) if old.version != schema.version else Bump.NONE
     )
-    if actual is not None and actual >= needed:
+    if actual is None:
+        # before the published-copy exemption, which is for a base that drifted from its own
+        # version: a head that is the published copy of an older one moves the version back
+        yield replace(
+            at(
+                "versions/not-increased",
+                Severity.ERROR,
+                schema.doc,
+                pointer,
+                f"$id version went from "
+                f"{_fmt(old.version)} to {_fmt(schema.version)}, which is not an increase",
+                entry=schema.entry.name,
+                hint=f"Use {right}.",
+                fix=fix,
+            ),
+            category="wire",
+        )
+        return
+    if needed is Bump.NONE or _is_published_copy(review, schema) or actual >= needed:
         return
     backward = _compare(
         review, old.value, schema, _label(old, "base"), review.base_schemas, (True, False)
@@ -237,22 +253,6 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
             hint=f"Bump to {right}.",
             fix=fix,
         )
-    elif actual is None:
-        yield replace(
-            at(
-                "versions/not-increased",
-                Severity.ERROR,
-                schema.doc,
-                pointer,
-                f"$id version went from "
-                f"{_fmt(old.version)} to {_fmt(schema.version)}, which is not an increase",
-                entry=schema.entry.name,
-                hint=f"Use {right}.",
-                fix=fix,
-            ),
-            category="wire",
-        )
-        return
     else:
         finding = at(
             "versions/insufficient-bump",
