@@ -240,6 +240,25 @@ def test_a_schema_reverted_to_an_older_published_version_is_not_an_increase(
     assert found[0].fix is not None and "1-0-2" in found[0].fix.description
 
 
+def test_the_specification_put_back_to_an_older_published_version_is_not_an_increase(
+    corpus_repo: Repo, corpus: Path
+) -> None:
+    """spec/OpenLineage.json at 2-0-2 replaced by the mirror's 2-0-1: identical to a published copy
+    of its (older) version, so no other spec rule sees it."""
+    spec = "spec/OpenLineage.json"
+    assert show_id(corpus / spec).endswith("/2-0-2/OpenLineage.json")
+    older = corpus / "website/static/spec/2-0-1/OpenLineage.json"
+    corpus_repo.change({spec: older.read_text(encoding="utf-8")})
+    report = review_branch(corpus_repo.path, "main")
+    found = [f for f in report.findings if f.rule.startswith("spec/")]
+    assert [(f.rule, f.path) for f in found] == [("spec/not-bumped", spec)]
+    assert "from 2-0-2 to 2-0-1" in found[0].message and report.is_blocking(found[0])
+
+
+def show_id(path: Path) -> str:
+    return str(json.loads(path.read_text(encoding="utf-8"))["$id"])
+
+
 def test_one_edit_is_reported_once(corpus_repo: Repo) -> None:
     """Editing 1-0-1 in place also makes it differ from its published copy: one cause, one
     finding."""

@@ -24,9 +24,10 @@ RULES = {
     "published mirror that a change adds or edits are valid UTF-8 JSON, with no key written twice "
     "in one object.",
     "spec/not-bumped": "A change to the content of `spec/OpenLineage.json` changes its `$id` "
-    "version (`https://openlineage.io/spec/MODEL-REVISION-ADDITION/OpenLineage.json`): a published "
-    "version is immutable. Versions `0-*` are initial development (as in SemVer's 0.y.z) and may "
-    "change in place.",
+    "version (`https://openlineage.io/spec/MODEL-REVISION-ADDITION/OpenLineage.json`) to a greater "
+    "one, and a published version is never taken back (not even for an older published copy): a "
+    "published version is immutable. Versions `0-*` are initial development (as in SemVer's "
+    "0.y.z) and may change in place.",
     "spec/not-published": "Where the repository keeps a published mirror, the copy of the "
     "specification's version there is identical to `spec/OpenLineage.json`; when core copies its "
     "versions in the same change (`versions.require_published_copy`), a new version is copied "
@@ -54,6 +55,32 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     store = review.head_schemas
     if review.base_registry is not None and review.changes is not None:
         old = review.base_registry.files.json(spec)
+        old_id = (
+            old.doc.value.get("$id")
+            if old.doc is not None and isinstance(old.doc.value, dict)
+            else None
+        )
+        old_version = SPEC_ID.match(old_id) if isinstance(old_id, str) else None
+        base_store = review.base_schemas
+        if (
+            old_version is not None
+            and _parts(version[1]) < _parts(old_version[1])
+            and base_store is not None
+            and base_store.published(str(old_id)) is not None
+        ):
+            # a published version is not taken back, not even for the published copy of an older
+            # one (an unreleased version may be reverted: #1920 took 2-0-0 back to 1-0-5)
+            yield at(
+                "spec/not-bumped",
+                Severity.ERROR,
+                doc,
+                "/$id",
+                f"{spec}'s $id version went from {old_version[1]} to {version[1]}, which is not "
+                "an increase",
+                entry=CORE,
+                hint=f"Keep {old_version[1]}, or give the change a version above it.",
+            )
+            return
         if (
             old.doc is not None
             and old.doc.value != doc.value
@@ -61,7 +88,6 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             and old.doc.value.get("$id") == schema_id
             and not version[1].startswith("0-")
         ):
-            base_store = review.base_schemas
             published = base_store.published(schema_id) if base_store is not None else None
             if published is None or published.schema != doc.value:
                 yield at(
@@ -102,6 +128,10 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             entry=CORE,
             hint="Either the specification needs a new version or the copy is stale.",
         )
+
+
+def _parts(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("-"))
 
 
 def _watched(review: ReviewInput, spec: str) -> list[str]:
