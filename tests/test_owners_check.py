@@ -196,6 +196,35 @@ def test_a_new_entry_is_approved_by_the_root_owners(repo: Repo) -> None:
     )
 
 
+def test_a_new_entry_inside_an_existing_entry_is_approved_by_the_root_owners_too(
+    repo: Repo,
+) -> None:
+    """`iceberg:sub` in iceberg's folder is a new name: its files are iceberg's on the base side,
+    but claiming the name is the root owners' say, as for any new entry (here the real root
+    CODEOWNERS, which routes iceberg's folder to the committers)."""
+    repo.write(
+        "CODEOWNERS", (repo.path / "CODEOWNERS").read_text(encoding="utf-8").replace(ROOT_LINE, "")
+    )
+    repo.commit("the real root CODEOWNERS", branch="main")
+    sub = f"{ICEBERG}/sub"
+    repo.change({f"{sub}/registry.json": NEW_REGISTRY, f"{sub}/CODEOWNERS": "* @mallory\n"})
+    report = review_pr(repo, author="iceberg-dev")
+    assert report.required_approvals() == {"iceberg:sub": ("@OpenLineage/committers",)}
+    [finding] = rule(report, "owners/approval-required")
+    assert "`iceberg:sub` is a new entry" in finding.message and report.is_blocking(finding)
+    # the folder stays iceberg's: the root owners alone do not pass it either
+    report = review_pr(repo, author="mallory", approvers=["OpenLineage/committers"])
+    assert report.required_approvals() == {
+        "iceberg": ("@iceberg-dev", "@apache/iceberg-committers")
+    }
+    assert (
+        review_pr(
+            repo, author="iceberg-dev", approvers=["OpenLineage/committers"]
+        ).required_approvals()
+        == {}
+    )
+
+
 def test_a_pr_cannot_add_its_author_as_owner_and_approve_itself(repo: Repo) -> None:
     repo.change(
         {f"{ICEBERG}/CODEOWNERS": ICEBERG_OWNERS.replace("committers", "committers @intruder")}

@@ -24,7 +24,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from bot.core.config import CONFIG_PATHS
+from bot.core.config import CONFIG_PATHS, Config
 from bot.core.findings import Report, Section, Verdict
 from bot.core.quoting import code, cut_lines, escape
 from bot.github import listing
@@ -34,7 +34,8 @@ from bot.github.refusals import Refusals, is_retryable
 from bot.github.required_checks import merge_lines, newest_by_name
 from bot.github.teams import membership
 from bot.model.codeowners import ROOT_LOCATIONS, owner_key
-from bot.model.sides import entry_relative, side_model
+from bot.model.registry import Entry
+from bot.model.sides import Side, claimants, entry_relative, side_model
 from bot.review.checks.owners import owner_list
 from bot.review.compose import ReviewRequest
 
@@ -199,48 +200,64 @@ def owner_groups(
     groups: dict[str, dict[tuple[str, ...], list[str]]] = {}  # entry -> owners -> sources
     for path in sorted(inputs.changes.paths()):
         why = _protected(path, config.paths.registry)
-        entry = base_registry.entry_for(path) or head_registry.entry_for(path)
-        if why is None and (entry is None or not path.startswith(entry.folder + "/")):
-            why = f"it changes {code(path, table=False)}, which belongs to no entry's folder"
-        if why is None and entry is not None:
-            base_entry = base_registry.entries.get(entry.name)
-            own = side.own(base_entry) if base_entry is not None else None
-            rule = (
-                own.rule_for(entry_relative(base_entry, path))
-                if own is not None and base_entry
-                else None
+        claims = claimants(base_registry, head_registry, path)
+        reasons: list[str | None] = [why]
+        if why is None and not claims:
+            reasons.append(
+                f"it changes {code(path, table=False)}, which belongs to no entry's folder"
             )
-            if entry.is_core:
-                why = (
-                    f"it changes the core entry ({code(entry.name, table=False)}), the OpenLineage "
-                    f"project's own"
-                )
-            elif not config.delegation.covers(entry.name):
-                why = (
-                    f"the configuration does not delegate {code(entry.name, table=False)} "
-                    f"(`delegation.entries`)"
-                )
-            elif base_entry is None:
-                why = (
-                    f"{code(entry.name, table=False)} is a new entry: the registry's maintainers "
-                    f"approve a new "
-                    "name"
-                )
-            elif own is None or rule is None or not rule.owners:
-                why = (
-                    f"{code(path, table=False)} has no owner in {code(entry.name, table=False)}'s "
-                    f"own "
-                    "CODEOWNERS on the base branch (the root CODEOWNERS owners approve it "
-                    "themselves)"
+        for name, base_entry in claims if why is None else ():
+            entry = base_entry or head_registry.entries[name]
+            if not path.startswith(entry.folder + "/"):
+                reasons.append(
+                    f"it changes {code(path, table=False)}, which belongs to no entry's folder"
                 )
             else:
-                source = f"{own.path} line {rule.line}"
-                groups.setdefault(entry.name, {}).setdefault(tuple(rule.owners), [])
-                if source not in groups[entry.name][tuple(rule.owners)]:
-                    groups[entry.name][tuple(rule.owners)].append(source)
-        if why is not None and why not in refused:
-            refused.append(why)
+                reasons.append(_consent(side, groups, name, entry, base_entry, path, config))
+        for reason in reasons:
+            if reason is not None and reason not in refused:
+                refused.append(reason)
     return tuple(refused), groups
+
+
+def _consent(
+    side: Side,
+    groups: dict[str, dict[tuple[str, ...], list[str]]],
+    name: str,
+    entry: Entry,
+    base_entry: Entry | None,
+    path: str,
+    config: Config,
+) -> str | None:
+    """Why the owners of ``name`` cannot approve ``path`` through the App, or ``None`` once the
+    owners and their CODEOWNERS line are added to ``groups``."""
+    own = side.own(base_entry) if base_entry is not None else None
+    rule = (
+        own.rule_for(entry_relative(base_entry, path)) if own is not None and base_entry else None
+    )
+    if entry.is_core:
+        return (
+            f"it changes the core entry ({code(name, table=False)}), the OpenLineage project's own"
+        )
+    if not config.delegation.covers(name):
+        return (
+            f"the configuration does not delegate {code(name, table=False)} (`delegation.entries`)"
+        )
+    if base_entry is None:
+        return (
+            f"{code(name, table=False)} is a new entry: the registry's maintainers approve a "
+            "new name"
+        )
+    if own is None or rule is None or not rule.owners:
+        return (
+            f"{code(path, table=False)} has no owner in {code(name, table=False)}'s own "
+            "CODEOWNERS on the base branch (the root CODEOWNERS owners approve it themselves)"
+        )
+    source = f"{own.path} line {rule.line}"
+    sources = groups.setdefault(name, {}).setdefault(tuple(rule.owners), [])
+    if source not in sources:
+        sources.append(source)
+    return None
 
 
 def decide(

@@ -29,7 +29,7 @@ from bot.core.snapshot import Snapshot
 from bot.github.api import GitHubAPI, GitHubError
 from bot.github.refusals import is_retryable
 from bot.model.codeowners import BOT_LOGIN, owner_key, owner_kind
-from bot.model.sides import ownership, side_model
+from bot.model.sides import claimants, ownership, side_model
 
 log = logging.getLogger(__name__)
 
@@ -112,15 +112,13 @@ def owning_teams(
     agreed = {owner_key(x) for x in consent if x}
     teams: dict[str, None] = {}
     for path in sorted(changes.paths()):
-        entry = base_registry.entry_for(path) or head_registry.entry_for(path)
-        if entry is None:
-            continue
-        owners = ownership(side, base_registry.entries.get(entry.name), path).owners
-        if any(owner_key(o) in agreed for o in owners):
-            continue
-        for owner in owners:
-            if owner_kind(owner) == "team":
-                teams.setdefault(owner.removeprefix("@"), None)
+        for _name, entry in claimants(base_registry, head_registry, path):
+            owners = ownership(side, entry, path).owners
+            if any(owner_key(o) in agreed for o in owners):
+                continue
+            for owner in owners:
+                if owner_kind(owner) == "team":
+                    teams.setdefault(owner.removeprefix("@"), None)
     return list(teams)
 
 

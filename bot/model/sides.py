@@ -119,6 +119,20 @@ def ownership(side: Side, entry: Entry | None, path: str) -> Ownership:
     return root_ownership(side, path)
 
 
+def claimants(base: Registry, head: Registry, path: str) -> list[tuple[str, Entry | None]]:
+    """The entries whose owners approve a change to ``path``, each with its base-side entry: the
+    entry holding it on the base side, and the one holding it on the head side when that is another
+    (``None`` for a new name, which the root owners approve: also a new entry made inside an
+    existing entry's folder)."""
+    found: list[tuple[str, Entry | None]] = []
+    before, after = base.entry_for(path), head.entry_for(path)
+    if before is not None:
+        found.append((before.name, before))
+    if after is not None and (before is None or after.name != before.name):
+        found.append((after.name, base.entries.get(after.name)))
+    return found
+
+
 def root_ownership(side: Side, path: str) -> Ownership:
     rule = side.root.rule_for(path)
     return Ownership(rule.owners if rule else (), side.root.path, rule.line if rule else None)

@@ -14,7 +14,14 @@ from bot.core.findings import Edit, Finding, Fix, Severity
 from bot.core.incomplete import UNCHECKED_PATTERN
 from bot.model.codeowners import ROOT_LOCATIONS, CodeOwners, Rule, owner_key, same_owners
 from bot.model.registry import Entry
-from bot.model.sides import Ownership, Side, entry_relative, ownership, root_ownership
+from bot.model.sides import (
+    Ownership,
+    Side,
+    claimants,
+    entry_relative,
+    ownership,
+    root_ownership,
+)
 from bot.review.input import ReviewInput
 
 DOC = "docs/owners.md"
@@ -299,9 +306,8 @@ def approval_findings(review: ReviewInput, head: Side, base: Side | None) -> Ite
     consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
     per_entry: dict[str, list[str]] = {}
     for path in sorted(changes.paths()):
-        entry = base.registry.entry_for(path) or head.registry.entry_for(path)
-        if entry is not None:
-            per_entry.setdefault(entry.name, []).append(path)
+        for name, _entry in claimants(base.registry, head.registry, path):
+            per_entry.setdefault(name, []).append(path)
     for name, paths in sorted(per_entry.items()):
         finding = _approval(review, base, name, paths, consent)
         if finding is not None:
