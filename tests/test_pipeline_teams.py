@@ -188,3 +188,35 @@ def test_an_apps_account_is_never_looked_up(change: Path) -> None:
     inputs = fetch(gh, pr)
     assert lookups(gh) == [(COMMITTERS, "carol"), (GCP_TEAM, "carol")]
     assert approvals(review_inputs(inputs).findings) == {"gcp:dataproc": (f"@{GCP_TEAM}",)}
+
+
+@pytest.mark.parametrize(
+    ("path", "rule"),
+    [
+        ("spec/registry/README.md", "ownership/outside-entry"),
+        ("CODEOWNERS", "ownership/steering-file-change"),
+    ],
+)
+def test_a_team_owning_a_file_outside_the_entries_counts_through_its_member(
+    tmp_path: Path, corpus: Path, path: str, rule: str
+) -> None:
+    """The real root CODEOWNERS gives everything outside the entries to `@OpenLineage/committers`:
+    a committer's approval of a registry README or of a root CODEOWNERS edit (which moves iceberg's
+    folder, also the committers') counts once the team is asked about (before: only entries'
+    teams were, so no approval could ever pass such a change)."""
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    root = (corpus / "CODEOWNERS").read_text(encoding="utf-8")
+    text = "# The registry\n" if path != "CODEOWNERS" else root + "spec/registry/iceberg/ @ice\n"
+    repo.write(path, text)
+    repo.commit("outside the entries", branch="pr")
+    gh, pr = pull(repo.path)
+    gh.add_review("mallory")
+    report = review_inputs(fetch(gh, pr))
+    [finding] = [f for f in report.findings if f.rule == rule]
+    assert finding.owners == (f"@{COMMITTERS}",) and report.is_blocking(finding)
+    gh, pr = pull(repo.path)
+    gh.add_review("carol")
+    inputs = fetch(gh, pr)
+    assert (COMMITTERS, "carol") in lookups(gh) and COMMITTERS in inputs.approvers
+    report = review_inputs(inputs)
+    assert [f for f in report.findings if f.rule.startswith("ownership/")] == []

@@ -30,6 +30,7 @@ from bot.github.api import GitHubAPI, GitHubError
 from bot.github.refusals import is_retryable
 from bot.model.codeowners import BOT_LOGIN, owner_key, owner_kind
 from bot.model.sides import claimants, ownership, side_model
+from bot.review.checks.ownership import root_owner_groups
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,8 @@ def owning_teams(
     config: Config,
     consent: Iterable[str] = (),
 ) -> list[str]:
-    """The ``org/team`` owners (base side) of the changed files of registry entries, in first-seen
+    """The ``org/team`` owners (base side) of the changed files of registry entries, then of the
+    files outside them that the ownership rules ask about (``root_owner_groups``), in first-seen
     order; with ``consent`` (the author and the approvers' logins), only those of files that no
     owner among them owns (the others need no team)."""
     side = side_model(base, config).owners
@@ -116,6 +118,11 @@ def owning_teams(
             owners = ownership(side, entry, path).owners
             if any(owner_key(o) in agreed for o in owners):
                 continue
+            for owner in owners:
+                if owner_kind(owner) == "team":
+                    teams.setdefault(owner.removeprefix("@"), None)
+    for owners in root_owner_groups(base, head, changes, config):
+        if not any(owner_key(o) in agreed for o in owners):
             for owner in owners:
                 if owner_kind(owner) == "team":
                     teams.setdefault(owner.removeprefix("@"), None)

@@ -14,10 +14,11 @@ from collections.abc import Iterator
 
 from bot.core import budget
 from bot.core.changes import ChangeSet, Status
-from bot.core.config import CONFIG_PATHS, NAMING_BASE_FILE, ConfigError, read_config
+from bot.core.config import CONFIG_PATHS, NAMING_BASE_FILE, Config, ConfigError, read_config
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.codeowners import ROOT_LOCATIONS, RootOwners, owner_key
+from bot.model.sides import side_model
 from bot.review.checks.owners import owner_list
 from bot.review.input import ReviewInput
 
@@ -39,13 +40,36 @@ RULES: dict[str, str] = {
 }
 
 
-def steering_paths(review: ReviewInput) -> tuple[str, ...]:
+def steering_paths(config: Config) -> tuple[str, ...]:
     """The files that steer the review or say who owns what (an entry's own CODEOWNERS aside)."""
     return (
         *ROOT_LOCATIONS,
         *CONFIG_PATHS,
-        f"{review.config.paths.naming.strip('/')}/{NAMING_BASE_FILE}",
+        f"{config.paths.naming.strip('/')}/{NAMING_BASE_FILE}",
     )
+
+
+def root_owner_groups(
+    base: Snapshot, head: Snapshot, changes: ChangeSet, config: Config
+) -> list[tuple[str, ...]]:
+    """Every owner group (base-side root CODEOWNERS) these rules may ask to approve ``changes``:
+    changed steering files, changed files under the registry that no entry claims, and the files
+    whose ownership a root CODEOWNERS change moves. The App looks up the teams among them, as it
+    does for entries' owners."""
+    base_root = RootOwners.of(base)
+    root = config.paths.registry.strip("/") + "/"
+    registries = [side_model(s, config).registry for s in (head, base)]
+    paths = changes.paths()
+    steering = set(steering_paths(config))
+    groups = [
+        base_root.owners_of(path)
+        for path in sorted(paths)
+        if path in steering
+        or (path.startswith(root) and not any(r.entry_for(path) for r in registries))
+    ]
+    if paths & set(ROOT_LOCATIONS):
+        groups += [before for _what, before, _after in _moves(base, head, base_root)]
+    return groups
 
 
 def check(review: ReviewInput) -> Iterator[Finding]:
@@ -57,7 +81,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
     base_root = RootOwners.of(base)
     yield from _outside_entries(review, changes, base_root, consent)
-    changed = sorted(changes.paths() & set(steering_paths(review)))
+    changed = sorted(changes.paths() & set(steering_paths(review.config)))
     if not changed:
         return
     yield from _unusable_config(review.head, [p for p in changed if p in CONFIG_PATHS])
