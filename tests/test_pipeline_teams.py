@@ -220,3 +220,27 @@ def test_a_team_owning_a_file_outside_the_entries_counts_through_its_member(
     assert (COMMITTERS, "carol") in lookups(gh) and COMMITTERS in inputs.approvers
     report = review_inputs(inputs)
     assert [f for f in report.findings if f.rule.startswith("ownership/")] == []
+
+
+def test_a_new_entry_inside_an_entry_asks_the_root_owners_team(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """`gcp:dataproc:sub` made inside gcp:dataproc's folder is a new name: a member of the root
+    owners' team approving it counts (its team is looked up, not only gcp-team)."""
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    repo.write("spec/registry/gcp/dataproc/CODEOWNERS", f"* @{GCP_TEAM}\n")
+    repo.commit("entry owners", branch="main")
+    sub = "spec/registry/gcp/dataproc/sub"
+    registry = '{"producer": {"root_doc_URL": "https://x.example", "produced_facets": []}}\n'
+    repo.write(f"{sub}/registry.json", registry)
+    repo.write(f"{sub}/CODEOWNERS", f"* @{GCP_TEAM}\n")
+    repo.commit("a new name", branch="pr")
+    gh, pr = pull(repo.path, author="dan")
+    assert approvals(review_inputs(fetch(gh, pr)).findings) == {
+        "gcp:dataproc:sub": (f"@{COMMITTERS}",)
+    }
+    gh, pr = pull(repo.path, author="dan")
+    gh.add_review("carol")
+    inputs = fetch(gh, pr)
+    assert (COMMITTERS, "carol") in lookups(gh)
+    assert approvals(review_inputs(inputs).findings) == {}
