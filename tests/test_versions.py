@@ -259,6 +259,27 @@ def show_id(path: Path) -> str:
     return str(json.loads(path.read_text(encoding="utf-8"))["$id"])
 
 
+def test_a_change_to_a_facet_whose_id_names_no_version_is_not_passed_unjudged(
+    corpus_repo: Repo,
+) -> None:
+    """A $id already malformed on the base (`http://`) is a pre-existing facets/id: a field made
+    required under it was passed, its bump never judged."""
+    corpus_repo.edit_json(ICEBERG, lambda d: d.update({"$id": d["$id"].replace("https", "http")}))
+    corpus_repo.commit("a malformed $id", branch="main")
+
+    def require(schema: dict[str, Any]) -> None:
+        schema["$defs"]["IcebergScanReportInputDatasetFacet"]["allOf"][1]["required"] = [
+            "snapshotId"
+        ]
+
+    corpus_repo.edit_json(ICEBERG, require)
+    corpus_repo.commit("a field made required")
+    report = review_branch(corpus_repo.path, "main")
+    [found] = versions(report)
+    assert (found.rule, found.path) == ("versions/not-bumped", ICEBERG)
+    assert "names no version" in found.message and report.verdict is Verdict.FAILURE
+
+
 def test_one_edit_is_reported_once(corpus_repo: Repo) -> None:
     """Editing 1-0-1 in place also makes it differ from its published copy: one cause, one
     finding."""

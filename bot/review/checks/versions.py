@@ -184,7 +184,21 @@ def _bump(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterato
     from bot.model.evolution.schema_diff import Bump, actual_bump
 
     if old.version is None or schema.version is None:
-        return  # the facets check reports a malformed $id
+        # both sides name no version (a head that breaks a good $id is a new facet, and facets/id
+        # fails it): the facets check reports the $id, pre-existing on the base, so this change's
+        # edit would pass with its bump never judged
+        yield at(
+            "versions/not-bumped",
+            Severity.ERROR,
+            schema.doc,
+            "/$id",
+            f"{schema.filename} changed, but its $id {str(schema.schema_id)[:200]!r} names no "
+            "version (https://openlineage.io/spec/facets/<M-R-A>/<File>.json), so whether the "
+            "change is bumped enough cannot be checked",
+            entry=schema.entry.name,
+            hint="Give the $id its published form, with a version above the last published one.",
+        )
+        return
     evolution = _compare(review, old.value, schema, _label(old, "base"), review.base_schemas)
     unverified = [c for c in evolution.changes if c.unverified]
     if unverified:
