@@ -237,6 +237,19 @@ def test_a_pr_cannot_add_its_author_as_owner_and_approve_itself(repo: Repo) -> N
     assert rule(report, "owners/approval-required") == []  # one finding per entry
 
 
+def test_an_entry_codeowners_that_unowns_itself_is_still_owned(repo: Repo) -> None:
+    """A last line `CODEOWNERS` with no owner leaves the file deciding who owns the entry without
+    owner: anyone could make themselves its owner. It falls back to the root owners on the base
+    branch (here iceberg's root line), as a file no line matches does."""
+    repo.write(f"{ICEBERG}/CODEOWNERS", ICEBERG_OWNERS + "CODEOWNERS\n")
+    repo.commit("CODEOWNERS without owner", branch="main")
+    repo.change({f"{ICEBERG}/CODEOWNERS": "* @intruder\n"})
+    report = review_pr(repo, author="intruder", approvers=["intruder"])
+    [finding] = rule(report, "owners/codeowners-change-needs-approval")
+    assert finding.owners == ("@iceberg-dev", "@apache/iceberg-committers")
+    assert "base-branch CODEOWNERS line" in finding.message and report.is_blocking(finding)
+
+
 def test_an_owner_may_change_the_owners(repo: Repo) -> None:
     repo.change(
         {f"{ICEBERG}/CODEOWNERS": ICEBERG_OWNERS.replace("committers", "committers @newcomer")}

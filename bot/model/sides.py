@@ -110,11 +110,12 @@ class Ownership:
 
 def ownership(side: Side, entry: Entry | None, path: str) -> Ownership:
     """The entry's own CODEOWNERS decides; without one (or when no line matches), the root one
-    does."""
+    does. The entry's CODEOWNERS itself is never left without owner by its own lines: whoever
+    could then edit it would own the entry, so a line un-owning it falls back to the root too."""
     own = side.own(entry) if entry is not None else None
     if entry is not None and own is not None:
         rule = own.rule_for(entry_relative(entry, path))
-        if rule is not None:
+        if rule is not None and (rule.owners or path != entry.codeowners):
             return Ownership(rule.owners, own.path, rule.line)
     return root_ownership(side, path)
 
