@@ -225,6 +225,20 @@ def test_a_new_entry_inside_an_existing_entry_is_approved_by_the_root_owners_too
     )
 
 
+def test_deleting_a_nested_entry_asks_only_its_owners(repo: Repo) -> None:
+    """The paths a change deletes are held by no entry on the head side: removing `iceberg:sub`
+    is its owners' decision, not also iceberg's (whose folder the deleted paths lie in)."""
+    sub = f"{ICEBERG}/sub"
+    repo.write(f"{sub}/registry.json", NEW_REGISTRY)
+    repo.write(f"{sub}/CODEOWNERS", "* @sub-dev\n")
+    repo.commit("a nested entry", branch="main")
+    repo.change({f"{sub}/registry.json": None, f"{sub}/CODEOWNERS": None})
+    assert review_pr(repo, author="sub-dev").required_approvals() == {}
+    assert review_pr(repo, author="iceberg-dev").required_approvals() == {
+        "iceberg:sub": ("@sub-dev",)
+    }
+
+
 def test_a_pr_cannot_add_its_author_as_owner_and_approve_itself(repo: Repo) -> None:
     repo.change(
         {f"{ICEBERG}/CODEOWNERS": ICEBERG_OWNERS.replace("committers", "committers @intruder")}

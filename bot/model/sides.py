@@ -122,11 +122,13 @@ def ownership(side: Side, entry: Entry | None, path: str) -> Ownership:
 
 def claimants(base: Registry, head: Registry, path: str) -> list[tuple[str, Entry | None]]:
     """The entries whose owners approve a change to ``path``, each with its base-side entry: the
-    entry holding it on the base side, and the one holding it on the head side when that is another
-    (``None`` for a new name, which the root owners approve: also a new entry made inside an
-    existing entry's folder)."""
+    entry holding it on the base side, and the one holding it on the head side (where it exists
+    there) when that is another (``None`` for a new name, which the root owners approve: also a
+    new entry made inside an existing entry's folder)."""
     found: list[tuple[str, Entry | None]] = []
-    before, after = base.entry_for(path), head.entry_for(path)
+    before = base.entry_for(path)
+    # a path the change deletes is held by no entry on the head side
+    after = head.entry_for(path) if head.snapshot.size(path) is not None else None
     if before is not None:
         found.append((before.name, before))
     if after is not None and (before is None or after.name != before.name):
