@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from bot.outputs.dashboard import for_tree
     from bot.outputs.site import build_site
     from bot.outputs.site.build import write_site
+    from bot.outputs.site.model import SiteError
 
     repo, out = Path(args.repo), Path(args.out)
     if args.source_url is not None and not args.source_url.startswith(("https://", "http://")):
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             source_url=args.source_url or "",
         )
         count = write_site(site, out, markdown=not args.no_markdown)
-    except (GitError, FileExistsError) as exc:
+    except (GitError, FileExistsError, SiteError) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {exc.filename or out}: {exc.strerror or exc}") from None
@@ -158,10 +159,11 @@ def demo_site(snapshot: Snapshot) -> str:
     from bot.core.config import load_config
     from bot.outputs.site import build_site
     from bot.outputs.site.build import write_site
+    from bot.outputs.site.model import SiteError
 
     out = Path(tempfile.gettempdir()) / DEMO_SITE
     try:
         write_site(build_site(snapshot, load_config(snapshot)[0]), out)
-    except OSError as exc:
+    except (OSError, SiteError) as exc:
         return f"The published site of the sample was not built: {exc}"
     return f"Published site of the sample (registry-bot publish): {(out / 'index.html').as_uri()}"

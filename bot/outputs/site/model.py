@@ -26,6 +26,12 @@ from bot.outputs.site.usecases import UseCase, case_id, load_use_cases
 
 VERSION = re.compile(r"^(\d+)-(\d+)-(\d+)$")
 MAX_EXAMPLES, MAX_EXAMPLE_BYTES, MAX_CHANGES = 5, 64 * 1024, 30
+NAME_MAX = 255  # bytes in one file name: ext4's, APFS's and NTFS's limit
+SCHEMA_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.json")  # a schema file a URL can name
+
+
+class SiteError(ValueError):
+    """A registry the site cannot be published from as it is; the message names the files."""
 
 
 def slug(text: str) -> str:
@@ -37,6 +43,50 @@ def slug(text: str) -> str:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         return f"{cleaned[:87]}-{digest}"
     return cleaned or "x"
+
+
+def schema_path(version: str, file: str) -> str | None:
+    """The output file serving ``https://openlineage.io/spec/facets/<version>/<file>``: named as the
+    URL names it, so that a static host serves it there (never shortened, as ``slug`` shortens a
+    page's name); None for a name no URL of the site serves (not a plain file name, or too long
+    for a file system)."""
+    if not SCHEMA_NAME.fullmatch(file):
+        return None
+    if len(file) > NAME_MAX:
+        raise SiteError(
+            f"{file}: a schema file name of {len(file)} characters cannot be written to a file "
+            f"system (at most {NAME_MAX}); rename the facet"
+        )
+    return f"spec/facets/{version}/{file}"
+
+
+class Names:
+    """Output paths handed out so that no two are the same on a case-insensitive disk (macOS,
+    Windows): a path equal to an earlier one with its case folded gets ``-`` before its extension
+    until it is free (``facets/foo/X.html`` after ``facets/Foo/X.html`` is ``facets/foo/X-.html``),
+    so one page never overwrites another."""
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+
+    def claim(self, path: str) -> str:
+        stem, dot, ext = path.rpartition(".") if "." in path.rsplit("/", 1)[-1] else (path, "", "")
+        while path.casefold() in self._taken:
+            stem += "-"
+            path = f"{stem}{dot}{ext}"
+        self._taken.add(path.casefold())
+        return path
+
+
+def case_clashes(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """Pairs of ``paths`` that differ only in case: one file on a case-insensitive disk."""
+    first: dict[str, str] = {}
+    out = []
+    for path in sorted(paths):
+        other = first.setdefault(path.casefold(), path)
+        if other != path:
+            out.append((other, path))
+    return out
 
 
 @dataclass(frozen=True)
@@ -86,8 +136,8 @@ class FacetPage:
 
     @property
     def schema_name(self) -> str:
-        """The file name its schemas are written under in the site."""
-        return f"{slug(self.stem)}.json"
+        """The file name its schemas are served under: the URL's (``schema_path``)."""
+        return self.file
 
     @property
     def bases(self) -> tuple[str, ...]:
@@ -186,26 +236,45 @@ def build_site(
     mirror = _mirror_versions(snapshot, config)
     facets: dict[str, FacetPage] = {}
     schema_files: dict[str, bytes] = {}
-    pages: set[str] = set()
+    pages, folders = Names(), Names()
+    served: dict[str, str] = {}  # schema file -> the repository file it is served for
     for entry in registry.entries.values():
+        folder = folders.claim(f"facets/{slug(entry.name.replace(':', '-'))}")
         for schema in _schemas(entry, only):
             published = mirror.get(schema.filename, {})
-            page = _facet_page(entry, schema, store, published, pages, light)
-            facets[page.uri] = page
-            if not light:
-                schema_files.update(_schema_files(snapshot, schema, published))
+            page = pages.claim(f"{folder}/{slug(schema.stem)}.html")
+            facet = _facet_page(entry, schema, store, published, page, light)
+            facets[facet.uri] = facet
+            files = {} if light else _schema_files(snapshot, schema, published)
+            for written, content in files.items():
+                if (other := served.setdefault(written, schema.path)) != schema.path:
+                    raise SiteError(
+                        f"{other} and {schema.path} are both published as {written}; rename one"
+                    )
+                schema_files[written] = content
     if not light:  # a published URL stays served even when its facet left the repository
         for file, versions in mirror.items():
             for version, path in versions.items():
-                target = f"spec/facets/{version}/{slug(file[:-5])}.json"
-                if target not in schema_files and (data := _read(snapshot, path)) is not None:
+                target = schema_path(version, file)
+                if (
+                    target is not None
+                    and target not in schema_files
+                    and (data := _read(snapshot, path)) is not None
+                ):
                     schema_files[target] = data
         schema_files.update(_spec_files(snapshot, config))
+        if clashes := case_clashes(schema_files):
+            raise SiteError(
+                "; ".join(f"{a} and {b}" for a, b in clashes)
+                + ": schema URLs that differ only in case are one file on a case-insensitive "
+                "disk (macOS, Windows); rename one facet"
+            )
     logos: dict[str, bytes] = {}
+    logo_names = Names()
     cards = [
         c
         for c in (
-            _card(entry, registry, snapshot, logos)
+            _card(entry, registry, snapshot, logos, logo_names)
             for entry in registry.entries.values()
             if only is None or entry.registry_json in only
         )
@@ -336,16 +405,12 @@ def _facet_page(
     schema: FacetSchema,
     store: SchemaStore,
     published: dict[str, str],
-    pages: set[str],
+    page: str,
     light: bool,
 ) -> FacetPage:
     value = schema.value if isinstance(schema.value, dict) else {}
     version = "-".join(map(str, schema.version)) if schema.version else ""
     url = schema.schema_id if schema.version else ""
-    page = f"facets/{slug(entry.name.replace(':', '-'))}/{slug(schema.stem)}.html"
-    while page in pages:
-        page = page[:-5] + "-.html"
-    pages.add(page)
 
     # the published copy first: no need to read every repository schema
     def lookup(target: str) -> Any:
@@ -474,13 +539,13 @@ def _schema_files(
     """The bytes served under each ``$id`` path: the mirror's copy, else the repository's file."""
     out: dict[str, bytes] = {}
     for version, path in published.items():
-        data = _read(snapshot, path)
-        if data is not None:
-            out[f"spec/facets/{version}/{slug(schema.stem)}.json"] = data
+        target = schema_path(version, schema.filename)
+        if target is not None and (data := _read(snapshot, path)) is not None:
+            out[target] = data
     match = FACET_ID.match(schema.schema_id or "")
     if match and match[4] == schema.filename:
-        target = f"spec/facets/{match[1]}-{match[2]}-{match[3]}/{slug(schema.stem)}.json"
-        if target not in out:
+        target = schema_path(f"{match[1]}-{match[2]}-{match[3]}", schema.filename)
+        if target is not None and target not in out:
             data = _read(snapshot, schema.path)
             if data is not None:
                 out[target] = data
@@ -505,7 +570,7 @@ def _normal(uri: str, names: Collection[str]) -> tuple[str, str | None]:
 
 
 def _card(
-    entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str, bytes]
+    entry: Entry, registry: Registry, snapshot: Snapshot, logos: dict[str, bytes], files: Names
 ) -> EntryCard | None:
     doc = registry.registry_doc(entry)
     if doc is None:
@@ -525,7 +590,7 @@ def _card(
         card.categories = tuple(sorted({c for c in doc["categories"] if isinstance(c, str) and c}))[
             :10
         ]
-    card.logo = _logo(entry, doc.get("logo"), snapshot, logos)
+    card.logo = _logo(entry, doc.get("logo"), snapshot, logos, files)
     for role in roles:
         body = doc[role]
         for key, target in (
@@ -562,7 +627,9 @@ def _card(
     return card
 
 
-def _logo(entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes]) -> str:
+def _logo(
+    entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes], names: Names
+) -> str:
     """The site path of the entry's logo, its published bytes (an SVG re-serialised) put into
     ``logos``; "" when it has none or the checks would refuse it (``bot.model.logo``)."""
     if not isinstance(name, str) or not LOGO_NAME.fullmatch(name):
@@ -576,7 +643,9 @@ def _logo(entry: Entry, name: Any, snapshot: Snapshot, logos: dict[str, bytes]) 
     published = published_logo(name, data) if data is not None else ""
     if not isinstance(published, bytes):
         return ""
-    target = f"logos/{slug(entry.name.replace(':', '-'))}.{name.rsplit('.', 1)[-1].lower()}"
+    target = names.claim(
+        f"logos/{slug(entry.name.replace(':', '-'))}.{name.rsplit('.', 1)[-1].lower()}"
+    )
     logos[target] = published
     return target
 
