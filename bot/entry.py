@@ -27,10 +27,10 @@ def main() -> int:
         sys.stderr.flush()
         os._exit(130)  # see below
     code = command_line()
-    # interrupted and cleaned up: the interpreter, which saw the KeyboardInterrupt, could
-    if code == 130:
-        # still end itself by SIGINT at exit instead of returning the exit code 130
+    # interrupted (or terminated) and cleaned up: the interpreter, which saw the KeyboardInterrupt,
+    if code >= 128:
+        # could still end itself by SIGINT at exit instead of returning the exit code 130
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(130)
+        os._exit(code)
     return code

@@ -178,16 +178,46 @@ def build_parser(argv: Sequence[str] | None = None, every: bool = True) -> argpa
     return parser
 
 
+# ``timeout``'s signal, a closed terminal's, a cancelled CI job's: ended like a Ctrl-C
+TERMINATING = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+_received: list[int] = []  # the terminating signal the command was ended by
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the command is, so that it ends what it started as after
+    Ctrl-C: by default Python dies at once, and Spark's JVM outlived it (an orphan, then a zombie
+    until init collects it)."""
+
+
+def _terminate(signum: int, frame: object) -> NoReturn:
+    _received.append(signum)
+    raise Terminated(signum)
+
+
+def _on_termination() -> None:
+    """End the command on a terminating signal as on Ctrl-C (where no handler is set already)."""
+    _received.clear()
+    for sig in TERMINATING:
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            signal.signal(sig, _terminate)
+
+
 def _interrupted(command: str) -> int:
-    """Ctrl-C: end what the command started (Spark's JVM ignores SIGINT), say so in one line, exit
-    130."""
+    """Ctrl-C, SIGTERM or SIGHUP: end what the command started (Spark's JVM ignores SIGINT), say
+    so in one line, exit 130 (128 + the terminating signal)."""
     from bot.cli.commands._children import end_descendants
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the clean-up
+    # a second signal does not interrupt the clean-up
+    for sig in (signal.SIGINT, *TERMINATING):
+        signal.signal(sig, signal.SIG_IGN)
     # what the ended processes' clients log from here on (py4j's call to a JVM that is gone, with
     # its traceback) is the interruption itself, which the one line below says
     logging.disable(logging.CRITICAL)
     end_descendants()
+    if _received:
+        name = signal.Signals(_received[0]).name
+        print(f"registry-bot {command}: terminated ({name})", file=sys.stderr)
+        return 128 + _received[0]
     print(f"registry-bot {command}: interrupted", file=sys.stderr)
     return 130
 
@@ -222,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return _interrupted_loading(argv)
     _decided.clear()
+    _on_termination()
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

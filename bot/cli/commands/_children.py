@@ -37,8 +37,9 @@ def adopt_orphans() -> bool:
         return False
 
 
-def descendants(pid: int) -> list[list[int]]:
-    """The living descendants of ``pid``, one list per generation (children first)."""
+def _parents(zombies: bool = False) -> dict[int, int]:
+    """Process id -> its parent's, of every process (the ended ones not yet collected with
+    ``zombies``)."""
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -47,8 +48,14 @@ def descendants(pid: int) -> list[list[int]]:
             continue  # ended meanwhile
         # the command name may hold spaces and parentheses: the fields after the last ')' are fixed
         fields = text[text.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[0] != "Z":
+        if len(fields) > 1 and (zombies or fields[0] != "Z"):
             parents[int(stat.parent.name)] = int(fields[1])
+    return parents
+
+
+def descendants(pid: int) -> list[list[int]]:
+    """The living descendants of ``pid``, one list per generation (children first)."""
+    parents = _parents()
     generations: list[list[int]] = []
     wanted = [pid]
     while wanted:
@@ -67,8 +74,22 @@ def end_descendants(grace: float = GRACE_SECONDS, rounds: int = 5) -> None:
     for _ in range(rounds):
         tree = descendants(os.getpid())
         if not tree:
-            return
+            break
         _end(tree, grace)
+    _collect(grace)
+
+
+def _collect(grace: float) -> None:
+    """Collect this process's ended children, and those re-parented to it as their parent ends (a
+    subreaper's), for up to ``grace`` seconds: one left uncollected (the JVM that Spark's launcher
+    signalled before the command ended, its launcher's shell) outlived the command as a zombie until
+    init collected it, never under a PID 1 that does not."""
+    deadline = time.monotonic() + grace
+    while True:
+        _reap()
+        if os.getpid() not in _parents(zombies=True).values() or time.monotonic() >= deadline:
+            return
+        time.sleep(0.05)
 
 
 def _end(tree: list[list[int]], grace: float) -> None:
