@@ -182,3 +182,27 @@ def test_a_schema_url_claimed_by_two_entries_is_refused(repo: Path, tmp_path: Pa
     snapshot = DirSnapshot(repo)
     with pytest.raises(SiteError, match=r"are both published as spec/facets/1-0-0/Shared"):
         build_site(snapshot, load_config(snapshot)[0])
+
+
+def test_an_id_naming_another_entrys_file_does_not_claim_its_url(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Finding: a schema whose ``$id`` names another entry's file (``facets/id`` at review) showed
+    that facet's published URL as its own, on its page and as its ``schema_url`` in the discovery
+    index, where a consumer looking a facet up fetched the other entry's schema for it."""
+    add_entry(repo, "hijack", {"HijackRunFacet": "hijack_run"})
+    path = repo / "spec/registry/hijack/facets/HijackRunFacet.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    stolen = "https://openlineage.io/spec/facets/1-0-0/AirflowDagRunFacet.json"
+    doc["$id"] = stolen
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    out = publish(repo, tmp_path / "out")
+    facets = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))["facets"]
+    claims = [f["uri"] for f in facets if stolen in (f["schema_url"], *f["versions"])]
+    urls = {f["uri"]: [v["schema_url"] for v in f["versions"]] for f in facets}
+    assert claims == ["ol:airflow:AirflowDagRunFacet.json"], claims
+    assert stolen not in urls["ol:hijack:HijackRunFacet.json"]
+    page = next(f["page"] for f in facets if f["uri"] == "ol:hijack:HijackRunFacet.json")
+    assert stolen not in (out / page).read_text(encoding="utf-8")
+    served = json.loads((out / stolen.removeprefix(SITE_URL)).read_bytes())
+    assert "AirflowDagRunFacet" in served["$defs"] and "HijackRunFacet" not in served["$defs"]

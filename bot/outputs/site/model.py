@@ -409,8 +409,13 @@ def _facet_page(
     light: bool,
 ) -> FacetPage:
     value = schema.value if isinstance(schema.value, dict) else {}
-    version = "-".join(map(str, schema.version)) if schema.version else ""
-    url = schema.schema_id if schema.version else ""
+    # only an $id naming this file is its URL: one naming another file (facets/id at review) would
+    # claim that facet's published URL on this page and in the index
+    own = (match := FACET_ID.match(schema.schema_id or "")) is not None and (
+        match[4] == schema.filename
+    )
+    version = "-".join(map(str, schema.version)) if schema.version and own else ""
+    url = schema.schema_id if schema.version and own else ""
 
     # the published copy first: no need to read every repository schema
     def lookup(target: str) -> Any:
