@@ -523,3 +523,102 @@ def test_a_paged_ecosystem_finds_entries_of_every_page_from_the_first(
         shown = visit.visible_cards()  # the second page's tools, all reading SchemaDatasetFacet
         assert shown and len(shown) == page.locator('.card[data-name^="tool"]').count()
         assert not visit.errors, visit.errors
+
+
+SCRIPT = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='pwned'\">"
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reference registry plus an entry whose every text shown (names, descriptions, titles,
+    enums, examples, use cases, partner, categories) is markup that would run."""
+    import json
+    import shutil
+
+    root = tmp_path_factory.mktemp("hostile")
+    repo = root / "repo"
+    shutil.copytree(REFERENCE, repo)
+    entry = repo / "spec/registry/evil"
+    (entry / "facets/examples/EvilRunFacet").mkdir(parents=True)
+    facet = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://openlineage.io/spec/facets/1-0-0/EvilRunFacet.json",
+        "title": SCRIPT,
+        "$defs": {
+            "EvilRunFacet": {
+                "description": SCRIPT,
+                "allOf": [
+                    {"$ref": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet"},
+                    {
+                        "type": "object",
+                        "properties": {
+                            SCRIPT: {"type": "string", "description": SCRIPT, "enum": [SCRIPT]},
+                            "variant": {
+                                "oneOf": [{"title": SCRIPT, "type": "object"}, {"type": "string"}]
+                            },
+                            "pattern": {"type": "string", "pattern": SCRIPT, "default": SCRIPT},
+                        },
+                    },
+                ],
+            }
+        },
+        "type": "object",
+        "properties": {"evil_run": {"$ref": "#/$defs/EvilRunFacet"}},
+    }
+    (entry / "facets/EvilRunFacet.json").write_text(json.dumps(facet), encoding="utf-8")
+    (entry / "facets/examples/EvilRunFacet/1.json").write_text(
+        json.dumps({"evil_run": {SCRIPT: SCRIPT}}), encoding="utf-8"
+    )
+    registry = {
+        "display_name": SCRIPT[:80],
+        "description": SCRIPT,
+        "organization": {"name": SCRIPT[:80], "homepage": "javascript:document.title='pwned'"},
+        "categories": [SCRIPT],
+        "producer": {
+            "root_doc_URL": "javascript:document.title='pwned'",
+            "produced_facets": {
+                "ol:evil:EvilRunFacet.json": {"owner": "evil", "use_cases": [SCRIPT]},
+                "ol:core:SQLJobFacet.json": {"use_cases": [SCRIPT]},
+            },
+        },
+        "consumer": {"root_doc_URL": "https://example.com/", "consumed_facets": [SCRIPT]},
+    }
+    (entry / "registry.json").write_text(json.dumps(registry), encoding="utf-8")
+    (repo / "spec/registry/use-cases.json").write_text(
+        json.dumps({SCRIPT[:50]: {"title": SCRIPT, "description": SCRIPT}}), encoding="utf-8"
+    )
+    return publish(repo, root / "site")
+
+
+def test_hostile_registry_text_runs_nothing_in_the_browser(
+    browser: Any, hostile_site: Path
+) -> None:
+    """Every page of a registry whose every shown text is markup, opened in Chromium: the markup is
+    shown as text, and nothing of it is an element: no script, image or handler (checked in the
+    DOM, not only through the CSP, which would block them), no dialog, no console error."""
+    pages = sorted(p for p in hostile_site.rglob("*.html") if "docusaurus" not in p.parts)
+    assert any("evil" in p.as_posix() for p in pages)
+    shown = 0
+    for path in pages:
+        with Visit(browser, path.as_uri()) as visit:
+            page = visit.page
+            page.on("dialog", lambda d: visit.errors.append(f"dialog: {d.message}"))
+            # the filters load the search index, whose data holds the same text
+            if page.locator("#q").count():
+                page.fill("#q", "script")
+                visit.visible_cards()
+            live = page.evaluate(
+                """() => [...document.querySelectorAll('*')].flatMap(e => [
+                    ...(e.tagName === 'SCRIPT' && !(e.src.endsWith('/assets/site.js')
+                        || e.src.endsWith('/assets/ecosystem-index.js')
+                        || e.type === 'application/json') ? ['script ' + e.outerHTML] : []),
+                    ...(e.tagName === 'IMG' && !e.src.includes('/logos/')
+                        && !e.src.includes('/assets/') ? ['img ' + e.outerHTML] : []),
+                    ...[...e.attributes].filter(a => a.name.startsWith('on')
+                        || /^\\s*javascript:/i.test(a.value)).map(a => a.name + ' ' + a.value),
+                ])"""
+            )
+            assert live == [], (path.name, live)
+            assert page.title() != "pwned" and not visit.errors, (path.name, visit.errors)
+            shown += "<script>document.title" in (page.inner_text("body") or "")
+    assert shown >= 4, shown  # the ecosystem, the facet list, the facet page, the use case
