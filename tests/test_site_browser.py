@@ -622,3 +622,40 @@ def test_hostile_registry_text_runs_nothing_in_the_browser(
             assert page.title() != "pwned" and not visit.errors, (path.name, visit.errors)
             shown += "<script>document.title" in (page.inner_text("body") or "")
     assert shown >= 4, shown  # the ecosystem, the facet list, the facet page, the use case
+
+
+def test_a_name_with_a_bidi_override_turns_nothing_after_it_around(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Finding: a display name ending with U+202E (right-to-left override) reversed what the page
+    showed after it on the same line: in the partner list, the next entry's name (``Beta`` read
+    ``ateB``), so one entry could spoof how another's name reads. Each shown text now closes what
+    it opens (the Markdown already showed it as ``\\u202e``)."""
+    import json
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(REFERENCE, repo)
+    for name, shown in (("aaa", "Alpha\u202e"), ("bbb", "Beta")):
+        (repo / "spec/registry" / name).mkdir(parents=True)
+        doc = {
+            "display_name": shown,
+            "organization": {"name": "Acme"},
+            "consumer": {"root_doc_URL": "https://example.com/", "consumed_facets": []},
+        }
+        (repo / f"spec/registry/{name}/registry.json").write_text(json.dumps(doc))
+    out = publish(repo, tmp_path / "site")
+    with Visit(browser, (out / "index.html").as_uri()) as visit:
+        # x of the first and last letter of each "Beta" shown: left to right when not turned
+        xs = visit.page.evaluate(
+            """() => [...document.querySelectorAll('.partner-list a')]
+                .filter(a => a.textContent === 'Beta').map(a => {
+                    const r = document.createRange(), node = a.firstChild, at = i => {
+                        r.setStart(node, i); r.setEnd(node, i + 1);
+                        return r.getBoundingClientRect().x; };
+                    return [at(0), at(3)]; })"""
+        )
+        assert xs and all(first < last for first, last in xs), xs
+        assert not visit.errors, visit.errors
+    markdown = (out / "docusaurus/registry/index.md").read_text(encoding="utf-8")
+    assert "\u202e" not in markdown  # the Markdown shows it as an escape (``text``)

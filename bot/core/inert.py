@@ -43,6 +43,30 @@ def _escape_char(match: regex.Match[str]) -> str:
     return f"\\U{point:08x}"
 
 
+# bidi embeddings and overrides (closed by PDF, U+202C) and isolates (closed by PDI, U+2069)
+_EMBEDDINGS, _ISOLATES = "\u202a\u202b\u202d\u202e", "\u2066\u2067\u2068"
+_BIDI = regex.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def bidi_closed(text: str) -> str:
+    """``text`` with every bidi embedding, override and isolate it opens closed at its end, so that
+    it cannot turn around what a page shows after it (a name ending with U+202E reversed the names
+    listed after it on the same line); every character of it is kept."""
+    if not _BIDI.search(text):
+        return text
+    opened: list[str] = []
+    for char in _BIDI.findall(text):
+        if char in _EMBEDDINGS or char in _ISOLATES:
+            opened.append(char)
+        elif char == "\u202c":  # PDF closes the last embedding, not past an isolate
+            if opened and opened[-1] in _EMBEDDINGS:
+                opened.pop()
+        elif char == "\u2069" and any(c in _ISOLATES for c in opened):  # PDI: to its isolate
+            while opened.pop() not in _ISOLATES:
+                pass
+    return text + "".join("\u2069" if c in _ISOLATES else "\u202c" for c in reversed(opened))
+
+
 def visible(text: str) -> str:
     """``text`` on one line with every control, bidi, invisible and surrogate character escaped
     visibly."""

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import jinja2
 from markupsafe import Markup, escape
 
+from bot.core.inert import bidi_closed
 from bot.core.quoting import file_url as file_url  # re-exported: they lived here
 from bot.core.quoting import safe_url as safe_url
 from bot.core.small_cache import small_cache
@@ -46,37 +47,48 @@ def owner_of(uri: str) -> str:
     return ":".join(uri.split(":")[1:-1]) if uri.startswith("ol:") else ""
 
 
+def _text(value: object) -> Markup:
+    """Untrusted text for a page: escaped, its bidi controls closed (``bidi_closed``)."""
+    return escape(bidi_closed(str(value)))
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ expression }}`` of the templates: a string's bidi controls closed at its end, so
+    that one name cannot turn around the text after it (markup the code built is closed already)."""
+    return bidi_closed(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 @small_cache(maxsize=16384)  # the base facets' rows repeat on every facet page
 def field_row(x: Field) -> Markup:
     """One row of a facet page's field table, escaped as the templates escape (rendered here: a
     facet page is mostly these rows, and Jinja's per-expression overhead was most of the site's
     rendering time)."""
-    kind = [str(escape(x.type))]
+    kind = [str(_text(x.type))]
     if x.format:
-        kind.append(f" <small>({escape(x.format)})</small>")
+        kind.append(f" <small>({_text(x.format)})</small>")
     if x.enum:
         kind.append(
             "<br><small>one of "
-            + ", ".join(f"<code>{escape(v)}</code>" for v in x.enum)
+            + ", ".join(f"<code>{_text(v)}</code>" for v in x.enum)
             + "</small>"
         )
     about = [
         '<span class="req">deprecated</span> ' if x.deprecated else "",
-        str(escape(x.description)),
+        str(_text(x.description)),
     ]
-    about += [f"<br><small>{escape(n)}</small>" for n in x.notes]
+    about += [f"<br><small>{_text(n)}</small>" for n in x.notes]
     if x.default:
-        about.append(f"<br><small>default <code>{escape(x.default)}</code></small>")
+        about.append(f"<br><small>default <code>{_text(x.default)}</code></small>")
     if x.inherited:
-        about.append(f" <small>(from {escape(x.inherited)})</small>")
+        about.append(f" <small>(from {_text(x.inherited)})</small>")
     css = ' class="inherited"' if x.inherited else ""
     need = (
         '<span class="req">required</span>' if x.required else '<span class="opt">optional</span>'
     )
     return Markup(
         f'<tr{css}><td class="indent-{min(x.depth, 4)}"><code><span '
-        f'class="parent">{escape(x.parent)}'
-        f"</span><strong>{escape(x.leaf)}</strong></code></td><td>{''.join(kind)}</td><td>{need}</td>"
+        f'class="parent">{_text(x.parent)}'
+        f"</span><strong>{_text(x.leaf)}</strong></code></td><td>{''.join(kind)}</td><td>{need}</td>"
         f"<td>{''.join(about)}</td></tr>"
     )
 
@@ -89,6 +101,7 @@ def environment(uc_label: Callable[[str], str], dashboard: bool = False) -> jinj
         # no stat per page
         undefined=jinja2.StrictUndefined,
         auto_reload=False,
+        finalize=_finalize,
     )
     nav = (*NAV, ("dashboard.html", "Dashboard")) if dashboard else NAV
     env.globals.update(
@@ -129,11 +142,23 @@ def use_case_pages(site: Site) -> dict[str, str]:
     return out
 
 
+def _closed(value: Any) -> Any:
+    """``value`` with the bidi controls of each of its strings closed (``bidi_closed``): the
+    scripts show them as text."""
+    if isinstance(value, str):
+        return bidi_closed(value)
+    if isinstance(value, dict):
+        return {_closed(k): _closed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_closed(v) for v in value]
+    return value
+
+
 def _json_script(value: Any) -> Markup:
     """JSON safe inside a ``<script type="application/json">``: no ``<``, ``>`` or ``&`` survives,
     so no ``</script>`` or ``<!--`` can end it, and the script element decodes no entity (hence
     ``Markup``)."""
-    text = json.dumps(value, ensure_ascii=True, sort_keys=True)
+    text = json.dumps(_closed(value), ensure_ascii=True, sort_keys=True)
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
