@@ -206,3 +206,34 @@ def test_an_id_naming_another_entrys_file_does_not_claim_its_url(
     assert stolen not in (out / page).read_text(encoding="utf-8")
     served = json.loads((out / stolen.removeprefix(SITE_URL)).read_bytes())
     assert "AirflowDagRunFacet" in served["$defs"] and "HijackRunFacet" not in served["$defs"]
+
+
+def test_a_description_repeated_by_refs_does_not_multiply_the_page(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Finding: a field table shows each ``$ref``'s target on every row that uses it, so one
+    definition of 100 KB of description (and a long enum) referenced by 200 properties, a schema of
+    107 KB, made a facet page of 20 MB and its Markdown twin as much (10.8 s); a 10 MB schema could
+    ask for hundreds of GB. A row now shows at most 2,000 characters of a description and 100 enum
+    values of 200 characters, and once a table has shown 200,000 characters, 100 and 5 of 100; each
+    says its full length."""
+    add_entry(repo, "amp", {"AmpRunFacet": "amp_run"})
+    path = repo / "spec/registry/amp/facets/AmpRunFacet.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["$defs"]["Big"] = {
+        "type": "string",
+        "description": "d" * 100_000,
+        "enum": [f"{i}" + "e" * 300 for i in range(150)],
+    }
+    props = {f"p{i}": {"$ref": "#/$defs/Big"} for i in range(200)}
+    doc["$defs"]["AmpRunFacet"]["allOf"][1]["properties"] = props
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    out = publish(repo, tmp_path / "out")
+    page = out / "facets/amp/AmpRunFacet.html"
+    twin = out / "docusaurus/registry/facets/amp/AmpRunFacet.md"
+    schema = path.stat().st_size
+    assert page.stat().st_size < 10 * schema and twin.stat().st_size < 10 * schema
+    html = page.read_text(encoding="utf-8")
+    assert html.count("(100,000 characters)") == 200 and html.count("(150 values)") == 200
+    assert html.count("d" * 2000) >= 1  # the first rows in full
+    assert (out / "spec/facets/1-0-0/AmpRunFacet.json").read_bytes() == path.read_bytes()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib import parse
 
+from bot.core.inert import shorten
 from bot.core.small_cache import small_cache
 from bot.model.registry import BASE_REF
 
@@ -89,6 +90,20 @@ def _pointer(doc: Any, fragment: str) -> Any:
     return node
 
 
+# what one row shows of a text: a schema's $ref repeats one definition on many rows, so its 100 KB
+# description made a page of 20 MB from a schema of 107 KB. Past TABLE_TEXT characters in one table,
+# each row shows only the short form.
+MAX_DESCRIPTION, MAX_ENUM, MAX_ENUM_VALUE = 2000, 100, 200
+TABLE_TEXT, SHORT_DESCRIPTION, SHORT_ENUM = 200_000, 100, 5
+
+
+def _enum(values: list[Any], count: int, length: int) -> tuple[str, ...]:
+    shown = tuple(
+        shorten(v, length) if isinstance(v, str) else _json(v, 60) for v in values[:count]
+    )
+    return shown + ((f"… ({len(values):,} values)",) if len(values) > count else ())
+
+
 def _json(value: Any, limit: int = 80) -> str:
     try:
         out = json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -105,6 +120,7 @@ class FieldWalker:
         self._out: list[Field] = []
         self._first: dict[str, str] = {}  # $ref target -> the path where it was expanded first
         self._visits = 0  # schema objects walked (``MAX_VISITS``)
+        self._text = 0  # characters of descriptions and enums shown (``TABLE_TEXT``)
 
     def resolve(self, node: dict[str, Any], doc: Any, url: str) -> tuple[Any, Any, str]:
         ref = node["$ref"]
@@ -116,7 +132,7 @@ class FieldWalker:
         return (_pointer(other, fragment) if other is not None else None), other, base
 
     def fields(self, definition: Any) -> list[Field]:
-        self._out, self._first, self._visits = [], {}, 0
+        self._out, self._first, self._visits, self._text = [], {}, 0, 0
         self._object(definition, "", self.doc, self.url, 0, "", frozenset())
         if self._visits > MAX_VISITS:
             self._out.append(
@@ -322,15 +338,24 @@ class FieldWalker:
             if ("default" in own or "default" in node)
             else None
         )
+        full = self._text < TABLE_TEXT
+        shown = shorten(
+            description if isinstance(description, str) else "",
+            MAX_DESCRIPTION if full else SHORT_DESCRIPTION,
+        )
+        values = (
+            _enum(enum, *((MAX_ENUM, MAX_ENUM_VALUE) if full else (SHORT_ENUM, SHORT_DESCRIPTION)))
+            if isinstance(enum, list)
+            else ()
+        )
+        self._text += len(shown) + sum(map(len, values))
         return Field(
             path=path,
             type="unresolved $ref" if unresolved else _type(node),
             required=required,
-            description=description if isinstance(description, str) else "",
-            format=str(node.get("format", "")) if isinstance(node.get("format", ""), str) else "",
-            enum=tuple(_json(v, 60) if not isinstance(v, str) else v for v in enum)
-            if isinstance(enum, list)
-            else (),
+            description=shown,
+            format=shorten(node["format"], 60) if isinstance(node.get("format"), str) else "",
+            enum=values,
             inherited=inherited,
             default=""
             if default is None and not ("default" in own or "default" in node)
