@@ -578,3 +578,34 @@ def test_the_preview_names_presentation_and_version_changes_of_a_card(tmp_path: 
     assert section is not None
     row = next(line for line in section.markdown.splitlines() if f"`{path.parent.name}`" in line)
     assert "display name: `A New Name` (was " in row and "declared versions changed" in row
+
+
+def test_display_names_that_only_look_the_same_are_told_apart(tmp_path: Path) -> None:
+    """Finding: cards were told apart by display names equal with case folded only, so Google with
+    two Cyrillic o, with a zero-width space, an accent or a full-width G beside Google showed as a
+    second "Google" in the partner list, the explorer and the search, without its registered name.
+    Names equal once accents, invisible characters and compatibility forms are folded, and names
+    mixing scripts, now show it."""
+    repo = copy(REFERENCE, tmp_path / "repo")
+    shown = {
+        "real": "Google",
+        "cyrillic": "G\\u043e\\u043egle",
+        "invisible": "Goo\\u200bgle",
+        "accent": "G\\u00f3ogle",
+        "wide": "\\uff27oogle",
+        "zurich": "Z\\u00fcrich Lineage",
+    }
+    for name, display in shown.items():
+        add_entry(
+            repo,
+            name,
+            {
+                "display_name": display.encode().decode("unicode_escape"),
+                "consumer": {"root_doc_URL": f"https://{name}.example/docs", "consumed_facets": []},
+            },
+            {},
+        )
+    titles = {c.name: c.title for c in site_of(repo).entries}
+    for name in ("real", "cyrillic", "invisible", "accent", "wide"):
+        assert titles[name].endswith(f" ({name})"), titles[name]
+    assert titles["zurich"] == "Z\u00fcrich Lineage"  # one script, like no other name: as written
