@@ -199,6 +199,23 @@ def test_rules_pickle_and_parse_the_same(rules: NamingRules) -> None:
         assert copy.parse_dataset(namespace, name) == rules.parse_dataset(namespace, name)
 
 
+def test_a_file_failing_the_base_schema_is_skipped_after_pickling_too(tmp_path: Path) -> None:
+    """A Spark worker rebuilds the rules from the pickled documents: it must skip what the driver
+    skipped (before, it rebuilt them without the base schema and used such a file)."""
+    shutil.copytree(ROOT / "naming", tmp_path / "naming")
+    path = tmp_path / "naming/datasets/postgres/postgres.json"
+    doc = json.loads(path.read_text())
+    doc["description"] = 5  # not a string: fails NamingBase.json, builds all the same
+    path.write_text(json.dumps(doc))
+    rules = load_rules(DirSnapshot(tmp_path), "naming")
+    assert [p.rule for p in rules.problems] == ["naming/schema"]
+    copy = pickle.loads(pickle.dumps(rules))
+    assert set(copy.datasets) == set(rules.datasets) and "postgres" not in copy.datasets
+    identifier = ("postgres://db:5432", "shop.public.orders")
+    assert copy.parse_dataset(*identifier) == rules.parse_dataset(*identifier)
+    assert not rules.parse_dataset(*identifier).ok
+
+
 def test_cached_results_cannot_be_changed_by_callers(rules: NamingRules) -> None:
     first = rules.parse_dataset("s3://bucket-a", "k/1")
     first.components["objectKey"] = "changed"

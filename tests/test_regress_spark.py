@@ -19,7 +19,7 @@ from bot.review.regression.compare import BROKEN, run_records
 from bot.review.regression.events import file_records, sample_records
 from bot.review.regression.result import RegressionResult
 from bot.review.regression.spark_job import run_spark
-from tests.regress_helpers import JOB_FACET, edit_json, make_tree, spec
+from tests.regress_helpers import BIGQUERY_NAMING, JOB_FACET, edit_json, make_tree, spec
 from tests.test_naming_events import EXPECTED
 from tests.test_regress import corpus_event_files
 
@@ -129,6 +129,28 @@ def test_spark_and_one_process_give_the_same_outcomes(
     assert broken == {("events.jsonl", 2, "job.facets.gcp_composer_job")}
     # the sample, and the same event read by Spark from the JSON-lines file
     assert result.total(BROKEN) == 2
+
+
+def test_spark_judges_identifiers_by_the_naming_files_one_process_uses(
+    spark,
+    trees: tuple[Path, Path],  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+) -> None:
+    """A head naming file failing NamingBase.json is skipped by one process: the samples' BigQuery
+    datasets are no longer covered (broken). The workers rebuild the pickled rules; before, they
+    rebuilt them without the base schema, used that file, and passed them."""
+    base_root = trees[0]
+    head_root = tmp_path / "head"
+    shutil.copytree(base_root, head_root)
+    edit_json(head_root / BIGQUERY_NAMING, lambda d: d.update(description=5))
+    base, head = spec(base_root, "base"), spec(head_root, "head")
+    samples = list(
+        sample_records(DirSnapshot(head_root), Registry(DirSnapshot(head_root), Config()))
+    )
+    local = run_records(samples, base, head)
+    result = run_spark(spark, base, head, samples, partitions=2)
+    assert result.counts == dict(local.counts)
+    assert any(k[1] == "dataset-name" and k[3] == BROKEN for k in local.counts)
 
 
 def test_the_review_stage_reuses_one_warm_session(spark, trees: tuple[Path, Path]) -> None:  # type: ignore[no-untyped-def]

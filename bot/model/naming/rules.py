@@ -53,6 +53,7 @@ class NamingRules:
         (see docs/hostile-input.md)."""
         self._documents = tuple(documents)
         self._folder = folder
+        self._base_schema = base_schema
         self.label = label
         self.match_timeout = match_timeout
         sources, decisions, problems = build_sources(self._documents, folder, base_schema)
@@ -89,11 +90,13 @@ class NamingRules:
         self._cache: dict[tuple[str, str], ParseResult] = {}
         self._seen: set[int] = set()  # hashes of identifiers parsed once
 
-    # Pickling: ship the documents, rebuild the compiled patterns on the other side.
+    # Pickling: ship the documents and the base schema they were judged by (a file failing it is
+    # skipped on every engine), rebuild the compiled patterns on the other side.
     def __getstate__(self) -> dict[str, Any]:
         return {
             "documents": self._documents,
             "folder": self._folder,
+            "base_schema": self._base_schema,
             "label": self.label,
             "match_timeout": self.match_timeout,
         }
@@ -101,9 +104,10 @@ class NamingRules:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._documents = state["documents"]
         self._folder = state["folder"]
+        self._base_schema = state.get("base_schema")
         self.label = state["label"]
         self.match_timeout = state.get("match_timeout")
-        self._setup(*build_sources(self._documents, self._folder, None))
+        self._setup(*build_sources(self._documents, self._folder, self._base_schema))
 
     def __repr__(self) -> str:
         return (
