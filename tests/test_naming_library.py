@@ -7,7 +7,9 @@ import json
 import pickle
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import regex
@@ -15,9 +17,9 @@ import regex
 from bot.core.config import Config, with_paths
 from bot.core.snapshot import DirSnapshot, MemorySnapshot
 from bot.model.naming import FormatError, load_rules, rules_for
-from bot.model.naming.events import judge_event, read_events
+from bot.model.naming.events import Found, judge, judge_event, read_events
 from bot.model.naming.patterns import PatternProblem, check_pattern, compile_ascii
-from bot.model.naming.rules import NamingRules
+from bot.model.naming.rules import TOO_SLOW, NamingRules
 from tests.conftest import ROOT
 
 TABLE_SOURCES = 37
@@ -326,6 +328,60 @@ def test_a_hostile_pattern_in_a_reviewed_folder_never_hangs(tmp_path: Path) -> N
     assert time.monotonic() - start < 5
     assert [p.rule for p in rules.problems] == ["naming/unsafe-pattern"]
     assert not result.ok
+
+
+# check_pattern passes these (no nested quantifier); exponential on ``regex`` and ``re`` alike
+OVERLAPPING = "(?:[a-z]|a)+"
+
+
+def _reviewed(tmp_path: Path, path: str, edit: Callable[[Any], None]) -> NamingRules:
+    """The bundled naming files as a reviewed repository's, one of them edited."""
+    shutil.copytree(ROOT / "naming", tmp_path / "naming")
+    doc = json.loads((tmp_path / "naming" / path).read_text())
+    edit(doc)
+    (tmp_path / "naming" / path).write_text(json.dumps(doc))
+    rules = load_rules(DirSnapshot(tmp_path), "naming")
+    assert rules.problems == ()
+    return rules
+
+
+def test_a_hostile_decision_pattern_is_bounded_on_every_path(tmp_path: Path) -> None:
+    """Before, a decision's namespacePattern was matched with no time limit: covers_namespace (the
+    regression's verdict on every failing identifier) and the diagnosis ran for ages."""
+    rules = _reviewed(
+        tmp_path,
+        "decisions.json",
+        lambda d: d["namespaces"].append(
+            {
+                "namespacePattern": "x:" + OVERLAPPING,
+                "reason": "x is not a scheme",
+                "examples": [{"namespace": "x:b", "name": "t"}],
+            }
+        ),
+    )
+    namespace = "x:" + "a" * 26 + "!"
+    start = time.process_time()  # regex's limit is CPU time
+    assert rules.covers_namespace(namespace)  # a failure, never unknown
+    result = rules.parse_dataset(namespace, "t")
+    assert time.process_time() - start < 3
+    assert not result.ok and result.reason == TOO_SLOW
+    assert judge(rules, Found("dataset", namespace, "t"))[0] == "invalid"
+    assert rules.parse_dataset("x:b", "t").reason == "namespace 'x:b': x is not a scheme"
+
+
+def test_a_hostile_quoting_pattern_is_bounded_on_the_hot_path(tmp_path: Path) -> None:
+    """Before, quoting's ``unquoted`` ran on the stdlib engine with no limit after a form matched:
+    a quoted part it could not match took ages."""
+    rules = _reviewed(
+        tmp_path,
+        "datasets/snowflake/snowflake.json",
+        lambda d: d["quoting"].update(unquoted="(?:[A-Z_]|AB?)+"),
+    )
+    start = time.process_time()  # regex's limit is CPU time
+    result = rules.parse_dataset("snowflake://o-a", 'DB.S."' + "A" * 26 + '!"')
+    assert time.process_time() - start < 3
+    assert not result.ok and result.reason == TOO_SLOW
+    assert rules.parse_dataset("snowflake://o-a", 'DB.S."t x"').components["table"] == "t x"
 
 
 def test_rules_for_prefers_the_reviewed_repository(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from bot.core.small_cache import small_cache
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.naming.model import Component, Example, Form, Quoting, SchemeDecision, Source
 from bot.model.naming.patterns import (
+    Bounded,
     BudgetSpent,
     PatternProblem,
     UnitBudget,
@@ -33,6 +34,7 @@ from bot.model.naming.template import Template, TemplateError
 
 if TYPE_CHECKING:  # the pure-Python stack explains a naming file that fails its base schema
     import jsonschema
+    import regex
 
 BASE_FILE = NAMING_BASE_FILE
 DECISIONS_FILE = "decisions.json"
@@ -201,8 +203,12 @@ def build_sources(
     documents: Iterable[tuple[str, Any]],
     folder: str,
     base_schema: Mapping[str, Any] | None,
+    match_timeout: float | None = None,
 ) -> tuple[list[Source], list[SchemeDecision], list[Problem]]:
-    """Build sources and scheme decisions from (path, JSON value) pairs of one naming folder."""
+    """Build sources and scheme decisions from (path, JSON value) pairs of one naming folder.
+
+    ``match_timeout``: the files come from a pull request, so the patterns matched on their own
+    (quoting, decisions) are ``Bounded`` by it."""
     sources: list[Source] = []
     decisions: list[SchemeDecision] = []
     problems: list[Problem] = []
@@ -219,9 +225,9 @@ def build_sources(
                 continue
         try:
             if is_decisions:
-                decisions.extend(_decisions(path, value, problems, budget))
+                decisions.extend(_decisions(path, value, problems, budget, match_timeout))
             else:
-                source = _source(path, kind or "dataset", value, problems, budget)
+                source = _source(path, kind or "dataset", value, problems, budget, match_timeout)
                 if source is not None:
                     sources.append(source)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -250,7 +256,12 @@ def _examples(items: Any, pointer: str) -> tuple[Example, ...]:
 
 
 def _source(
-    path: str, kind: str, raw: dict[str, Any], problems: list[Problem], budget: UnitBudget
+    path: str,
+    kind: str,
+    raw: dict[str, Any],
+    problems: list[Problem],
+    budget: UnitBudget,
+    match_timeout: float | None,
 ) -> Source | None:
     sid = raw["id"]
     components: dict[str, Component] = {}
@@ -260,10 +271,12 @@ def _source(
     quoting: Quoting | None = None
     if quoting_raw:
         try:
-            check_pattern(quoting_raw["unquoted"], budget)
+            unquoted = check_pattern(quoting_raw["unquoted"], budget)
             quoting = Quoting(
                 quoting_raw.get("quote", '"'),
-                compile_hot(quoting_raw["unquoted"]),
+                compile_hot(quoting_raw["unquoted"])
+                if match_timeout is None
+                else Bounded(unquoted, match_timeout),
                 quoting_raw.get("resolves", "preserve"),
             )
         except PatternProblem as exc:
@@ -446,15 +459,21 @@ def _form(
 
 
 def _decisions(
-    path: str, raw: dict[str, Any], problems: list[Problem], budget: UnitBudget
+    path: str,
+    raw: dict[str, Any],
+    problems: list[Problem],
+    budget: UnitBudget,
+    match_timeout: float | None,
 ) -> list[SchemeDecision]:
     out = []
     for i, item in enumerate(raw.get("namespaces", [])):
         pointer = f"/namespaces/{i}"
-        pattern = None
+        pattern: regex.Pattern[str] | Bounded | None = None
         if "namespacePattern" in item:
             try:
                 pattern = check_pattern(item["namespacePattern"], budget)
+                if match_timeout is not None:
+                    pattern = Bounded(pattern, match_timeout)
             except PatternProblem as exc:
                 problems.append(
                     Problem("naming/unsafe-pattern", path, pointer + "/namespacePattern", str(exc))

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import regex
 
-from bot.model.naming.patterns import compile_full
+from bot.model.naming.patterns import Bounded, compile_full
 from bot.model.naming.template import Template
 
 
@@ -55,7 +55,7 @@ class Quoting:
 
     quote: str
     # a part needing no quotes, in canonical case (hot path)
-    unquoted: re.Pattern[str] | regex.Pattern[str]
+    unquoted: re.Pattern[str] | regex.Pattern[str] | Bounded
     resolves: str  # what an unquoted part resolves to: "upper", "lower" or "preserve"
 
     def canonical(self, written: str) -> str:
@@ -222,7 +222,7 @@ class SchemeDecision:
     pointer: str
     reason: str
     scheme: str | None = None
-    pattern: regex.Pattern[str] | None = None
+    pattern: regex.Pattern[str] | Bounded | None = None
     examples: tuple[Example, ...] = ()
 
     def matches(self, namespace: str, scheme: str) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 import regex
 
+from bot.core import budget as review_budget
 from bot.core.regex_size import MAX_UNITS, PatternTooLarge, check_size
 
 MAX_PATTERN_CHARS = 512
@@ -117,6 +118,27 @@ def _walk(items: list[Any], inside_repeat: bool) -> None:
             _walk(list(arg[1]), inside_repeat)
         elif name == "ATOMIC_GROUP":
             _walk(list(arg), inside_repeat)
+
+
+class Bounded:
+    """A checked pattern from a pull request whose every ``fullmatch`` has a time limit (and stays
+    within the review's budget, ``bot.core.budget``): ``TimeoutError`` past it. For the patterns
+    matched outside a form's joined pattern (quoting's ``unquoted``, a decision's
+    ``namespacePattern``): ``check_pattern`` passes some catastrophic ones (``(?:[a-z]|a)+``)."""
+
+    __slots__ = ("_compiled", "_limit")
+
+    def __init__(self, compiled: regex.Pattern[str], limit: float) -> None:
+        self._compiled = compiled
+        self._limit = limit
+
+    @property
+    def pattern(self) -> str:
+        source: str = self._compiled.pattern
+        return source
+
+    def fullmatch(self, text: str) -> Any:
+        return self._compiled.fullmatch(text, timeout=review_budget.timeout(self._limit))
 
 
 def compile_full(pattern: str) -> regex.Pattern[str]:

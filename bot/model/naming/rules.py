@@ -28,6 +28,7 @@ from bot.model.naming.template import Template
 MAX_IDENTIFIER_CHARS = 8192
 CACHE_SIZE = 65536  # identifiers repeat heavily in real event streams
 _RELAXED = ".+?"
+TOO_SLOW = "matching took too long: a pattern of the naming files is too slow"
 _new_result = tuple.__new__  # ParseResult(...) without the named tuple's Python-level __new__
 
 
@@ -56,7 +57,9 @@ class NamingRules:
         self._base_schema = base_schema
         self.label = label
         self.match_timeout = match_timeout
-        sources, decisions, problems = build_sources(self._documents, folder, base_schema)
+        sources, decisions, problems = build_sources(
+            self._documents, folder, base_schema, match_timeout
+        )
         self._setup(sources, decisions, problems)
 
     def _setup(
@@ -107,7 +110,9 @@ class NamingRules:
         self._base_schema = state.get("base_schema")
         self.label = state["label"]
         self.match_timeout = state.get("match_timeout")
-        self._setup(*build_sources(self._documents, self._folder, self._base_schema))
+        self._setup(
+            *build_sources(self._documents, self._folder, self._base_schema, self.match_timeout)
+        )
 
     def __repr__(self) -> str:
         return (
@@ -260,7 +265,10 @@ class NamingRules:
         scheme = scheme_key(namespace)
         if ":" not in namespace or scheme.lower() in self._by_scheme:
             return True
-        return any(d.matches(namespace, scheme) for d in self.decisions)
+        try:
+            return any(d.matches(namespace, scheme) for d in self.decisions)
+        except TimeoutError:  # a decision's pattern too slow to say: a failure, never unknown
+            return True
 
     # ---- formatting ----------------------------------------------------------------------------
 
@@ -293,9 +301,7 @@ class NamingRules:
         try:
             return ParseResult(False, reason=self._reason(forms, namespace, name, kind))
         except TimeoutError:
-            return ParseResult(
-                False, reason="matching took too long: a pattern of the naming files is too slow"
-            )
+            return ParseResult(False, reason=TOO_SLOW)
 
     def _reason(self, forms: list[Form], namespace: str, name: str, kind: str) -> str:
         if kind == "dataset" and not forms:
@@ -500,7 +506,15 @@ def _finish(form: Form, components: dict[str, str]) -> ParseResult:
     """A match of a form with optional parts or case and quoting rules: drop gaps, verify the rules.
 
     ``components`` is the match's own fresh dict: it is updated in place with the stored names.
+    A quoting pattern too slow to decide (``Bounded``, from a pull request) makes it invalid.
     """
+    try:
+        return _finish_checked(form, components)
+    except TimeoutError:
+        return ParseResult(False, source=form.source, form=form.label, reason=TOO_SLOW)
+
+
+def _finish_checked(form: Form, components: dict[str, str]) -> ParseResult:
     if form.has_optional:
         components = {k: v for k, v in components.items() if v is not None}
     changed: dict[str, str] | None = None
