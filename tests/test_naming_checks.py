@@ -127,6 +127,36 @@ def test_duplicates_shared_schemes_ambiguity_and_hostile_patterns(tmp_path: Path
     } <= rules
 
 
+def test_slow_patterns_behind_a_literal_and_in_decisions_are_found(tmp_path: Path) -> None:
+    """Before, the probes reached neither: a host pattern after ``postgres://`` and a decision's
+    namespacePattern, both catastrophic yet passed by check_pattern, passed the naming check."""
+    repo = _repo(tmp_path)
+    overlapping = "(?:[a-z]|a)+"
+    _edit(
+        repo,
+        "datasets/postgres/postgres.json",
+        lambda d: d["components"]["host"].__setitem__("pattern", overlapping),
+    )
+    _edit(
+        repo,
+        "decisions.json",
+        lambda d: d["namespaces"].append(
+            {
+                "namespacePattern": "x:" + overlapping,
+                "reason": "x is not a scheme",
+                "examples": [{"namespace": "x:b", "name": "t"}],
+            }
+        ),
+    )
+    assert main(["naming", "docs", "--dir", str(repo / "spec/naming")]) == 0
+    _commit(repo, "slow patterns")
+    slow = {(f.path, f.pointer) for f in _review(repo) if f.rule == "naming/slow-pattern"}
+    assert slow == {
+        ("spec/naming/datasets/postgres/postgres.json", "/forms/0"),
+        ("spec/naming/decisions.json", "/namespaces/4/namespacePattern"),
+    }
+
+
 def test_schema_and_json_errors(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     (repo / "spec/naming/datasets/teradata/teradata.json").write_text('{"id": "teradata",')
