@@ -348,6 +348,26 @@ def test_the_command_line_reports_a_broken_sample_from_git(
     assert main(["regress", str(repo.path), "--base", "nope", "--engine", "python"]) == 2
 
 
+def test_a_head_naming_file_that_cannot_be_read_is_judged_without_not_a_crash(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A naming file the head commits as a symlink: the rules skip it (naming/invalid-file), and the
+    regression judges the samples without it, so their BigQuery datasets lose their convention
+    (broken). Before, reading it for the rules' digest raised: a traceback, exit 1."""
+    from bot.cli import main
+    from tests.gitrepo import Repo
+
+    repo = Repo.from_folder(make_tree(corpus, tmp_path / "tree"), tmp_path / "repo")
+    repo.delete(BIGQUERY_NAMING)
+    (repo.path / BIGQUERY_NAMING).symlink_to("../../NamingBase.json")
+    repo.commit("a naming file as a symlink")
+    argv = ["regress", str(repo.path), "--base", "main", "--head", "pr", "--engine", "python"]
+    assert main([*argv, "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["totals"]["broken"] == 6
+    assert {g["rule"] for g in report["groups"] if g["outcome"] == "broken"} == {"dataset-name"}
+
+
 def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
     from bot.review.regression.events import EventRecord
 

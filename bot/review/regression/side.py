@@ -24,7 +24,7 @@ import orjson
 
 from bot.core.config import Config
 from bot.core.jsondoc import JsonDoc
-from bot.core.snapshot import Snapshot
+from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.registry import CORE, Entry, FacetSchema, declared_facets
 from bot.model.schemas import (
     BACKTRACK_LIMIT,
@@ -100,6 +100,16 @@ def _closures(schemas: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, tup
         ).hexdigest()[:20]
         closure[url] = tuple(sorted(seen))
     return out, closure
+
+
+def _file_digest(snapshot: Snapshot, path: str) -> str:
+    """The digest of a file's bytes, or of why it cannot be read (a symlink, a blob git cannot
+    fetch): the naming rules skip such a file, and the regression judges without it."""
+    try:
+        data = snapshot.read(path) or b""
+    except SnapshotError as exc:
+        data = f"unreadable: {exc}".encode()
+    return hashlib.sha256(data).hexdigest()
 
 
 def _load_naming(snapshot: Snapshot, config: Config) -> Any:
@@ -188,10 +198,7 @@ class SideSpec:
         )
         naming_rules = (naming or _load_naming)(snapshot, config)
         naming_digest = _digest(
-            {
-                p: hashlib.sha256(snapshot.read(p) or b"").hexdigest()
-                for p in snapshot.files(config.paths.naming)
-            }
+            {p: _file_digest(snapshot, p) for p in snapshot.files(config.paths.naming)}
         )
         digests, closures = _closures(schemas)
         token = _digest(
