@@ -39,6 +39,7 @@ from tests.regress_helpers import (
     BIGQUERY_NAMING,
     JOB_FACET,
     RUN_FACET,
+    SAMPLES,
     edit_json,
     make_tree,
     outcomes,
@@ -366,6 +367,31 @@ def test_a_head_naming_file_that_cannot_be_read_is_judged_without_not_a_crash(
     report = json.loads(capsys.readouterr().out)
     assert report["totals"]["broken"] == 6
     assert {g["rule"] for g in report["groups"] if g["outcome"] == "broken"} == {"dataset-name"}
+
+
+@pytest.mark.parametrize("breaks", [True, False])
+def test_a_deleted_sample_is_judged_against_the_change_that_deletes_it(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], breaks: bool
+) -> None:
+    """Samples are read from the head side; before, a change that broke a sample and deleted the
+    samples/ folder had no event to judge and passed. The base's samples that the head deletes
+    (of an entry it keeps) are judged too; deleting a sample the change does not break passes."""
+    from bot.cli import main
+    from tests.gitrepo import Repo
+
+    repo = Repo.from_folder(make_tree(corpus, tmp_path / "tree"), tmp_path / "repo")
+    if breaks:
+        repo.edit_json(
+            JOB_FACET,
+            lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"),
+        )
+    repo.delete(SAMPLES)
+    repo.commit("delete the samples")
+    argv = ["regress", str(repo.path), "--base", "main", "--head", "pr", "--engine", "python"]
+    assert main([*argv, "--format", "json"]) == (1 if breaks else 0)
+    report = json.loads(capsys.readouterr().out)
+    assert report["events"] == 3
+    assert report["totals"]["broken"] == (1 if breaks else 0)
 
 
 def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             config, _ = load_config(base)
-            events = find_events(head, config, args.events)
+            events = find_events(head, config, args.events, base)
             _say_found(events)
             inputs = gather(base, head, config, events)
     except GitError as exc:

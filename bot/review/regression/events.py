@@ -135,6 +135,21 @@ def sample_records(snapshot: Snapshot, registry: Registry) -> Iterator[EventReco
             yield from snapshot_records(snapshot, path, name)
 
 
+def deleted_sample_records(
+    base: Snapshot, base_registry: Registry, head: Snapshot, head_registry: Registry
+) -> Iterator[EventRecord]:
+    """The base side's samples of the entries the head still has, in files the head deletes: the
+    change is judged on them too, or deleting the sample it breaks would hide the break."""
+    for name, entry in sorted(base_registry.entries.items()):
+        kept_entry = head_registry.entries.get(name)
+        if kept_entry is None:
+            continue
+        kept = set(head.files(f"{kept_entry.folder}/{SAMPLES_FOLDER}"))
+        for path in base.files(f"{entry.folder}/{SAMPLES_FOLDER}"):
+            if path.endswith(EVENT_SUFFIXES) and path not in kept:
+                yield from snapshot_records(base, path, name)
+
+
 def snapshot_records(
     snapshot: Snapshot, path: str, entry: str | None = None
 ) -> Iterator[EventRecord]:

@@ -12,7 +12,13 @@ from bot.core.snapshot import Snapshot
 from bot.model.sides import side_model
 from bot.review.regression.compare import run_records
 from bot.review.regression.discover import Discovered, discover
-from bot.review.regression.events import EventRecord, event_locations, file_records, sample_records
+from bot.review.regression.events import (
+    EventRecord,
+    deleted_sample_records,
+    event_locations,
+    file_records,
+    sample_records,
+)
 from bot.review.regression.locations import local_files
 from bot.review.regression.result import RegressionResult
 from bot.review.regression.side import SideSpec
@@ -42,10 +48,16 @@ class Inputs:
     locations: list[str]
 
 
-def find_events(head: Snapshot, config: Config, extra_events: Iterable[str] = ()) -> Events:
-    """The head side's ``samples/`` events and its own event files (``regression.discover``), and
-    the configured and given locations (not read here)."""
-    samples = list(sample_records(head, side_model(head, config).registry))
+def find_events(
+    head: Snapshot, config: Config, extra_events: Iterable[str] = (), base: Snapshot | None = None
+) -> Events:
+    """The head side's ``samples/`` events (with ``base``, also the base's samples in files the
+    head deletes, of entries it keeps) and its own event files (``regression.discover``), and the
+    configured and given locations (not read here)."""
+    registry = side_model(head, config).registry
+    samples = list(sample_records(head, registry))
+    if base is not None:
+        samples += deleted_sample_records(base, side_model(base, config).registry, head, registry)
     found = discover(head, config.regression.discover, exclude={r.file for r in samples})
     return Events(samples + found.records, event_locations(config, extra_events), found)
 

@@ -70,7 +70,7 @@ class RegressionStage:
             return None, []
         started = time.monotonic()
         try:  # the events first: without any, neither side's schemas are read
-            events = find_events(head, config)
+            events = find_events(head, config, base=base)
             if events.empty:
                 return Section(
                     title=TITLE,
