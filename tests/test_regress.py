@@ -394,6 +394,32 @@ def test_a_deleted_sample_is_judged_against_the_change_that_deletes_it(
     assert report["totals"]["broken"] == (1 if breaks else 0)
 
 
+def test_an_event_dropped_from_an_edited_sample_file_is_judged_too(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The change breaks the third sample event and removes it from the file, keeping the others:
+    before, only the file's head version was read, and the change passed."""
+    from bot.cli import main
+    from tests.gitrepo import Repo
+
+    repo = Repo.from_folder(make_tree(corpus, tmp_path / "tree"), tmp_path / "repo")
+    repo.edit_json(
+        JOB_FACET,
+        lambda d: d["$defs"]["GcpComposerJobFacet"]["allOf"][1]["required"].append("operator"),
+    )
+    lines = (repo.path / SAMPLES / "events.jsonl").read_text().splitlines()
+    repo.write(f"{SAMPLES}/events.jsonl", "\n".join(lines[:2]) + "\n")
+    repo.commit("break the third sample and drop it")
+    argv = ["regress", str(repo.path), "--base", "main", "--head", "pr", "--engine", "python"]
+    assert main([*argv, "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["events"] == 3  # the two kept, and the dropped one (judged once)
+    broken = [g for g in report["groups"] if g["outcome"] == "broken"]
+    assert [(e["file"], e["index"]) for g in broken for e in g["examples"]] == [
+        (f"{SAMPLES}/events.jsonl", 2)
+    ]
+
+
 def test_short_uris_resolve_schemas_and_producers(tree: Path) -> None:
     from bot.review.regression.events import EventRecord
 

@@ -135,19 +135,32 @@ def sample_records(snapshot: Snapshot, registry: Registry) -> Iterator[EventReco
             yield from snapshot_records(snapshot, path, name)
 
 
-def deleted_sample_records(
+def dropped_sample_records(
     base: Snapshot, base_registry: Registry, head: Snapshot, head_registry: Registry
 ) -> Iterator[EventRecord]:
-    """The base side's samples of the entries the head still has, in files the head deletes: the
-    change is judged on them too, or deleting the sample it breaks would hide the break."""
+    """The base side's sample events that the head drops (in a file it deletes, or removed or
+    edited in a file it changes), of the entries the head keeps: the change is judged on them too,
+    or deleting or editing the sample it breaks would hide the break."""
     for name, entry in sorted(base_registry.entries.items()):
         kept_entry = head_registry.entries.get(name)
         if kept_entry is None:
             continue
         kept = set(head.files(f"{kept_entry.folder}/{SAMPLES_FOLDER}"))
         for path in base.files(f"{entry.folder}/{SAMPLES_FOLDER}"):
-            if path.endswith(EVENT_SUFFIXES) and path not in kept:
+            if not path.endswith(EVENT_SUFFIXES):
+                continue
+            if path not in kept:
                 yield from snapshot_records(base, path, name)
+                continue
+            try:
+                if base.read(path) == head.read(path):
+                    continue
+            except SnapshotError:
+                pass  # each side's records say what they can
+            still = {r.text for r in snapshot_records(head, path, name) if r.error is None}
+            for record in snapshot_records(base, path, name):
+                if record.error is None and record.text not in still:
+                    yield record
 
 
 def snapshot_records(

@@ -14,7 +14,7 @@ from bot.review.regression.compare import run_records
 from bot.review.regression.discover import Discovered, discover
 from bot.review.regression.events import (
     EventRecord,
-    deleted_sample_records,
+    dropped_sample_records,
     event_locations,
     file_records,
     sample_records,
@@ -51,13 +51,13 @@ class Inputs:
 def find_events(
     head: Snapshot, config: Config, extra_events: Iterable[str] = (), base: Snapshot | None = None
 ) -> Events:
-    """The head side's ``samples/`` events (with ``base``, also the base's samples in files the
-    head deletes, of entries it keeps) and its own event files (``regression.discover``), and the
+    """The head side's ``samples/`` events (with ``base``, also the base's sample events the head
+    drops, of entries it keeps) and its own event files (``regression.discover``), and the
     configured and given locations (not read here)."""
     registry = side_model(head, config).registry
     samples = list(sample_records(head, registry))
     if base is not None:
-        samples += deleted_sample_records(base, side_model(base, config).registry, head, registry)
+        samples += dropped_sample_records(base, side_model(base, config).registry, head, registry)
     found = discover(head, config.regression.discover, exclude={r.file for r in samples})
     return Events(samples + found.records, event_locations(config, extra_events), found)
 
