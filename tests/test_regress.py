@@ -367,6 +367,12 @@ def test_a_head_naming_file_that_cannot_be_read_is_judged_without_not_a_crash(
     report = json.loads(capsys.readouterr().out)
     assert report["totals"]["broken"] == 6
     assert {g["rule"] for g in report["groups"] if g["outcome"] == "broken"} == {"dataset-name"}
+    # the report says why: the file the head's rules could not use
+    [problem] = report["naming_problems"]["head"]
+    assert problem.startswith(f"{BIGQUERY_NAMING}: ") and "symlink" in problem
+    assert "base" not in report["naming_problems"]
+    assert main([*argv, "--format", "markdown"]) == 1
+    assert "The head side's naming files have 1 problem(s)" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("breaks", [True, False])

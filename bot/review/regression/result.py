@@ -31,6 +31,7 @@ from bot.review.regression.events import EVENT_FIELDS
 from bot.review.regression.side import SideSpec, unversioned
 
 EXAMPLES_PER_GROUP = 3
+MAX_NAMING_PROBLEMS = 5  # listed in the report's note, per side
 MAX_TABLE_ROWS = 40  # with three examples each, well inside GitHub's 65,535-character summary
 LABELS = {
     BROKEN: "broken by this change",
@@ -69,6 +70,9 @@ class RegressionResult:
     unregistered: dict[str, tuple[int, str, int]] = field(default_factory=dict)
     # file -> event templates in it (not complete events)
     incomplete: dict[str, int] = field(default_factory=dict)
+    # side label -> problems of its naming files ("path: message"; what they affect is judged
+    # without them)
+    naming_problems: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def from_parts(
@@ -110,6 +114,14 @@ class RegressionResult:
             skipped,
             unregistered,
             incomplete,
+            {
+                side: problems
+                for side, problems in (
+                    ("base", _naming_problems(base)),
+                    ("head", _naming_problems(head)),
+                )
+                if problems
+            },
         )
 
     @classmethod
@@ -146,6 +158,7 @@ class RegressionResult:
             "coverage": {p: asdict(c) for p, c in sorted(self.coverage.items())},
             "skipped": self.skipped,
             "incomplete": self.incomplete,
+            "naming_problems": self.naming_problems,
             "unregistered_producers": [
                 {"producer": p, "facets": n, "file": f, "index": i}
                 for p, (n, f, i) in self.unregistered.items()
@@ -219,6 +232,14 @@ class RegressionResult:
                 f"{', '.join(EVENT_FIELDS)} in {len(self.incomplete)} file(s): "
                 f"{_files(self.incomplete)}; "
                 "their event schema was not judged, their facets were as partial expected events."
+            )
+        for side, problems in self.naming_problems.items():
+            shown = "; ".join(md_escape(p, 300) for p in problems[:MAX_NAMING_PROBLEMS])
+            more = len(problems) - MAX_NAMING_PROBLEMS
+            out.append(
+                f"The {side} side's naming files have {len(problems)} problem(s); identifiers were "
+                f"judged without what they affect: {shown}"
+                + (f" (and {more} more)." if more > 0 else ".")
             )
         for producer, (n, file, index) in self.unregistered.items():
             out.append(
@@ -368,3 +389,10 @@ def coverage(head: SideSpec, seen: Iterable[tuple[str, str]]) -> dict[str, Cover
         declared = set(head.declared[producer])
         out[producer] = Coverage(undeclared=sorted(uris - declared), unseen=sorted(declared - uris))
     return out
+
+
+def _naming_problems(side: SideSpec) -> list[str]:
+    """The problems of a side's naming files (a file skipped, a pattern refused), as the naming
+    check reports them; not its warnings (an unused component changes no verdict)."""
+    problems = getattr(side.naming, "problems", ())
+    return [f"{p.path}: {p.message}" for p in problems if p.rule != "naming/unused-component"]
