@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.core.changes import ChangeSet, FileChange, Status
 from bot.core.config import load_config
+from bot.core.findings import State
 from bot.core.snapshot import DirSnapshot
 from bot.model.registry import camel, key_prefixes
 from bot.review.checks import facets
@@ -163,3 +165,55 @@ def test_the_longest_registered_prefix_decides(corpus: Path) -> None:
     ]
     assert taken(tree, own) == []
     assert taken(tree, path) == []
+
+
+SCAN = "spec/registry/iceberg-commit/registry.json"
+SCAN_JSON = b'{"producer": {"root_doc_URL": "https://iceberg.apache.org/docs/latest/"}}\n'
+REPORT = "spec/registry/iceberg/facets/IcebergCommitReportOutputDatasetFacet.json"
+
+
+def registered_after(corpus: Path, base: Overlay | DirSnapshot) -> list[tuple[str, str, State]]:
+    """(rule, path, subject, state) of the prefix findings of a change adding
+    ``iceberg-commit``."""
+    head = Overlay(DirSnapshot(corpus), {SCAN: SCAN_JSON})
+    change = ChangeSet(
+        (FileChange(SCAN, Status.ADDED if base.size(SCAN) is None else Status.MODIFIED),)
+    )
+    report = run_review(ReviewRequest(head=head, base=base, changes=change, checks=(facets.check,)))
+    return sorted(
+        (f.rule, f.path, f.subject, f.state)
+        for f in report.findings
+        if f.rule.startswith("facets/prefix")
+    )
+
+
+def test_a_name_registered_after_a_facet_carries_its_prefix_is_a_new_clash(corpus: Path) -> None:
+    """iceberg's real `icebergCommitReport` / `IcebergCommitReportOutputDatasetFacet` carry
+    `iceberg-commit`'s prefix (`icebergCommit`, then an upper-case letter): registering it takes
+    them, and iceberg, which the change does not touch, is not reviewed. The change that registers
+    it is told, on its registry.json, as a new error; the whole tree reports it on iceberg's file as
+    before."""
+    found = registered_after(corpus, DirSnapshot(corpus))
+    assert found == [
+        ("facets/prefix-taken", SCAN, f"{REPORT} facet key icebergCommitReport", State.NEW),
+        (
+            "facets/prefix-taken",
+            SCAN,
+            f"{REPORT} facet name IcebergCommitReportOutputDatasetFacet",
+            State.NEW,
+        ),
+    ]
+    # a clash already at the base stays pre-existing
+    again = registered_after(corpus, Overlay(DirSnapshot(corpus), {SCAN: b'{"producer": {}}\n'}))
+    assert {(rule, path, state) for rule, path, _, state in again} == {
+        ("facets/prefix-taken", SCAN, State.UNCHANGED)
+    }
+    whole = run_review(
+        ReviewRequest(head=Overlay(DirSnapshot(corpus), {SCAN: SCAN_JSON}), checks=(facets.check,))
+    )
+    assert sorted(
+        (f.path, f.pointer) for f in whole.findings if f.rule == "facets/prefix-taken"
+    ) == [
+        (REPORT, "/$defs/IcebergCommitReportOutputDatasetFacet"),
+        (REPORT, "/properties/icebergCommitReport"),
+    ]

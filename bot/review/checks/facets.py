@@ -16,6 +16,7 @@ from bot.model.explanations import from_python
 from bot.model.registry import (
     BASE_FACETS,
     FACET_ID,
+    Entry,
     FacetSchema,
     camel,
     carried_prefix,
@@ -58,7 +59,10 @@ RULES = {
     "facets/prefix-taken": "A custom facet's key and name carry no other registered name's "
     "prefix: the longest registered prefix they start with, ending a word, is their own entry's "
     "(`air` may not define `airflow_secrets` or `AirflowSecretsRunFacet` while `airflow` is "
-    "registered; `gcp` may not define `gcp_composer_x` while `gcp:composer` is).",
+    "registered; `gcp` may not define `gcp_composer_x` while `gcp:composer` is). A name registered "
+    "while another entry's facet already carries its prefix (`iceberg:scan` beside iceberg's "
+    "`icebergScanReport`) is reported on the new name's registry.json: registering it makes the "
+    "clash.",
     "facets/key-form": "Warning: `spec/OpenLineage.md` recommends facet keys of the form "
     "`{prefix}_{name}` in camelCase (`bigQuery_statistics`).",
     "facets/duplicate-key": "A facet key is defined once per place in an event (run, job, dataset, "
@@ -95,7 +99,66 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                         finding, fix=_prefix_key_fix(schema, finding.pointer or "")
                     )
                 yield finding
+    yield from _taken_by_reviewed(review)
     yield from _uniqueness(review)
+
+
+def _taken_by_reviewed(review: ReviewInput) -> Iterator[Finding]:
+    """``facets/prefix-taken`` on a reviewed entry whose registered name is the longest prefix of
+    another, unreviewed entry's facet key or name: the clash is the reviewed entry's (registering
+    ``iceberg:scan`` takes iceberg's ``icebergScanReport``), which that other entry's own review
+    would report only once it is touched."""
+    registry = review.head_registry
+    names = registry.entries
+    reviewed = {e.name for e in review.reviewed_entries() if not e.is_core}
+    if not reviewed:
+        return
+    for entry in names.values():
+        if entry.name in reviewed or entry.is_core:
+            continue
+        for schema in entry.schemas:
+            for facet in schema.facets:
+                for text, is_name in ((facet.name, True), (facet.key, False)):
+                    holder = prefix_holder(text, names, entry.name, facet_name=is_name)
+                    if holder in reviewed and holder != entry.name:
+                        yield _taken_finding(review, names[holder], schema, text, is_name)
+
+
+def _taken_finding(
+    review: ReviewInput, holder: Entry, schema: FacetSchema, text: str, is_name: bool
+) -> Finding:
+    what = "facet name" if is_name else "facet key"
+    loaded = review.head_registry.files.json(holder.registry_json)
+    message = (
+        f"the registered name {holder.name!r} is the longest registered prefix of {what} "
+        f"{text!r} of {schema.entry.name!r} ({schema.path}): registering it takes that "
+        f"{what} from {schema.entry.name!r}"
+    )
+    hint = (
+        f"Pick a name whose prefix no facet of another entry carries, or move {text!r} to "
+        f"{holder.name!r} first."
+    )
+    subject = f"{schema.path} {what} {text}"
+    if loaded.doc is None:
+        return Finding(
+            rule="facets/prefix-taken",
+            severity=Severity.ERROR,
+            path=holder.registry_json if not loaded.missing else holder.folder,
+            message=message,
+            hint=hint,
+            entry=holder.name,
+            subject=subject,
+        )
+    return at(
+        "facets/prefix-taken",
+        Severity.ERROR,
+        loaded.doc,
+        "",
+        message,
+        hint=hint,
+        entry=holder.name,
+        subject=subject,
+    )
 
 
 def _unpublished(review: ReviewInput, schema: FacetSchema) -> bool:
