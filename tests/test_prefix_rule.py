@@ -4,6 +4,7 @@ spelling, on the real corpus."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,9 @@ from bot.model.registry import camel, key_prefixes
 from bot.review.checks import facets
 from bot.review.compose import ReviewRequest, run_review
 from bot.review.fixes import Overlay
-from bot.review.regression.compare import FAIL, PASS, _key_status
+from bot.review.regression.compare import BROKEN, FAIL, PASS, _key_status
 from bot.review.regression.side import SideSpec
+from tests.regress_helpers import COMPOSER, JOB_FACET, make_tree, outcomes, run
 
 # (entry, its facet file, the key that file defines in the corpus)
 FILES = [
@@ -130,6 +132,7 @@ def test_a_key_or_name_with_another_entrys_prefix_is_taken(corpus: Path) -> None
                 f"{holder!r}; a key of 'gcp:composer' carries 'gcp_composer'",
             )
         ]
+        assert regression_verdict(tree, path, key) == FAIL
     text = (DirSnapshot(corpus).read(path) or b"").decode()
     tree = Overlay(
         DirSnapshot(corpus), {path: text.replace("GcpComposerRunFacet", "IcebergRunFacet").encode()}
@@ -217,3 +220,26 @@ def test_a_name_registered_after_a_facet_carries_its_prefix_is_a_new_clash(corpu
         (REPORT, "/$defs/IcebergCommitReportOutputDatasetFacet"),
         (REPORT, "/properties/icebergCommitReport"),
     ]
+
+
+def test_a_sample_facet_whose_key_another_name_takes_fails_the_regression(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """The regression's `facet-key` applies the taken-prefix rule too: registering
+    `gcp:composer:job` makes composer's real `gcp_composer_job` key its prefix, so the sample events
+    carrying it pass at base and fail at head (broken), as `facets/prefix-taken` says of the
+    schema."""
+    base = make_tree(corpus, tmp_path / "base")
+    head = tmp_path / "head"
+    shutil.copytree(base, head)
+    (head / COMPOSER / "job").mkdir()
+    (head / COMPOSER / "job" / "registry.json").write_text('{"producer": {}}\n')
+    tally = run(base, head)
+    broken = {(rule, subject) for _, _, subject, rule in outcomes(tally, BROKEN)}
+    assert broken == {("facet-key", "job.facets.gcp_composer_job")}
+    [message] = {r.message for r in tally.rows if r.outcome == BROKEN}
+    assert "'gcp_composer_job', the prefix of the registered name 'gcp:composer:job'" in message
+    # the checks say the same of the schema
+    assert ("facets/prefix-taken", "/properties/gcp_composer_job") in {
+        (rule, pointer) for rule, pointer, _ in taken(Overlay(DirSnapshot(head), {}), JOB_FACET)
+    }

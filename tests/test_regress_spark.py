@@ -19,7 +19,7 @@ from bot.review.regression.compare import BROKEN, run_records
 from bot.review.regression.events import file_records, sample_records
 from bot.review.regression.result import RegressionResult
 from bot.review.regression.spark_job import run_spark
-from tests.regress_helpers import BIGQUERY_NAMING, JOB_FACET, edit_json, make_tree, spec
+from tests.regress_helpers import BIGQUERY_NAMING, COMPOSER, JOB_FACET, edit_json, make_tree, spec
 from tests.test_naming_events import EXPECTED
 from tests.test_regress import corpus_event_files
 
@@ -215,3 +215,37 @@ def test_parquet_replaces_its_own_earlier_output_and_nothing_else(  # type: igno
     assert main(argv) == 2
     assert "not an earlier output of regress --parquet" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_a_key_another_name_takes_is_broken_on_both_engines(  # type: ignore[no-untyped-def]
+    spark, trees: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Registering `gcp:composer:job` makes composer's `gcp_composer_job` key its prefix: the
+    sample events carrying it are broken (`facet-key`), with the same rows and counts on Spark as in
+    one process (the taken-prefix rule is decided once per plan, from the spec's names)."""
+    base_root, _ = trees
+    head_root = tmp_path / "head"
+    shutil.copytree(base_root, head_root)
+    (head_root / COMPOSER / "job").mkdir()
+    (head_root / COMPOSER / "job" / "registry.json").write_text('{"producer": {}}\n')
+    base, head = spec(base_root, "base"), spec(head_root, "head")
+    samples = list(
+        sample_records(DirSnapshot(head_root), Registry(DirSnapshot(head_root), Config()))
+    )
+    result = run_spark(spark, base, head, samples, partitions=2)
+    local = RegressionResult.from_tally(
+        base, head, run_records(samples, base, head), "one Python process", 0.0
+    )
+    assert result.events == local.events and result.counts == local.counts
+    rows = {
+        group: sorted((r.file, r.index, r.subject, r.message) for r in examples)
+        for group, examples in result.examples.items()
+    }
+    assert rows == {
+        group: sorted((r.file, r.index, r.subject, r.message) for r in examples)
+        for group, examples in local.examples.items()
+    }
+    broken = {
+        r.subject for r in [x for e in result.examples.values() for x in e] if r.outcome == BROKEN
+    }
+    assert broken == {"job.facets.gcp_composer_job"}

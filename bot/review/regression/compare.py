@@ -22,7 +22,7 @@ from bot.model.naming.events import (
     judge,
     shallow_identities,
 )
-from bot.model.registry import carries_prefix
+from bot.model.registry import carried_prefix, carries_prefix, prefix_holder
 from bot.model.schemas import ValidationTimeout
 from bot.review.regression.events import (
     EVENT_FIELDS,
@@ -900,7 +900,16 @@ def _key_status(spec: SideSpec, url: str, fragment: str, key: str) -> Status:
             f"facet key {key!r} is not the key its schema defines "
             f"({', '.join(sorted(keys)) or 'none'})",
         )
-    if file.prefix and file.owner and not carries_prefix(key, file.owner):
+    if not file.prefix:  # core's keys carry no prefix
+        return PASS, ""
+    holder = prefix_holder(key, spec.names, file.owner)
+    if holder is not None and holder != file.owner:
+        return (
+            FAIL,
+            f"facet key {key!r} carries {carried_prefix(key, holder)!r}, the prefix of the "
+            f"registered name {holder!r}, not its owner's {file.prefix!r}",
+        )
+    if not carries_prefix(key, file.owner):
         return FAIL, f"facet key {key!r} does not carry its owner's prefix {file.prefix!r}"
     return PASS, ""
 

@@ -138,6 +138,8 @@ class SideSpec:
     naming: Any = None  # bot.model.naming.NamingRules, picklable
     naming_digest: str = ""
     dataset_schemes: frozenset[str] = frozenset()  # namespace schemes the naming rules cover
+    # the registered names: whose prefix a facet key carries (``bot.model.registry.prefix_holder``)
+    names: frozenset[str] = frozenset()
     token: str = field(default="")
 
     @classmethod
@@ -207,6 +209,7 @@ class SideSpec:
                 sorted(producers.items()),
                 naming_digest,
                 sorted(by_key.items()),
+                sorted(registry.entries),
             ]
         )
         return cls(
@@ -226,6 +229,7 @@ class SideSpec:
             ),
             naming=naming_rules,
             naming_digest=naming_digest,
+            names=frozenset(registry.entries),
             token=token,
         )
 
