@@ -55,6 +55,27 @@ def test_each_class_holds_the_same_characters_on_both_engines(shorthand: str) ->
         ("^\\cJ$", "\n", True),
         ("^[]a]$", "]", True),  # a "]" first in a class is a literal to both (ECMA: empty)
         ("^\\Z", "", None),  # not ECMA-262: jsonschema-rs refuses it
+        # an escaped "(" or one in a class opens no flag group: "$" stays the end of input
+        ("^a\\(?m$", "am\n", False),
+        ("^[(?m]$", "m\n", False),
+        ("\\\\(?m)a$", "\\a\nb", True),  # an escaped "\\", then a real flag group
+        # a flag holds to the end of its group
+        ("(?m:a)$", "a\n", False),
+        ("((?m)a)$", "a\n", False),
+        ("((?m)a)|^b", "x\nb", False),
+        ("(?m)((?-m)a)$", "a\nb", True),
+        ("(?m)(?-m:a$)", "a\nb", False),
+        ("a$(?m)", "a\n", False),  # and from where it stands
+        ("(?x)a # $ (\n$", "a", True),  # a comment of verbose mode: its "$" and "(" are text
+        ("(?R)a$", "a\r\n", False),  # the regex crate's CRLF mode, Python's recursion
+        ("(?mR)a$", "a\r\n", True),
+        ("(?mR)^b", "a\r\nb", True),
+        ("(?mR)a$", "a\r", True),
+        ("(?R).", "\r", False),
+        ("(?U)a+?$", "aa", True),  # swapped greediness: the same strings match
+        ("\\x{41}$", "A", True),  # the regex crate's braced escapes
+        ("[\\u{5d}a]$", "]", True),
+        ("\\Q$\\E", "$", None),  # no quoting in ECMA-262 nor in jsonschema-rs
     ],
 )
 def test_a_pattern_decides_a_string_as_jsonschema_rs_does(
@@ -72,9 +93,15 @@ def test_a_pattern_decides_a_string_as_jsonschema_rs_does(
 TOKENS = [
     "^", "$", ".", "a", "1", "_", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "\\b", "\\B",
     "[a\\d]", "[^\\s_]", "[\\W1]", "[^\\D]", "[$]", "\\$", "\\cJ", "(?i)", "(?m)", "|", "(a|\\s)",
+    # what a scan of groups and escapes must tell apart
+    "\\(", "\\)", "\\\\", "[(?m]", "(?m:a$)", "((?m)a$)", "(?-m)", "(?s)", "(?R)", "(?U)",
+    "(?mR:^a$)", "(", ")", "(?:", "(?m:", "(?-m:", "[\\]$]", "\\x{61}", "m",
 ]  # fmt: skip
 QUANTIFIERS = ["", "*", "+", "?", "{2}", "{1,2}"]
-SUBJECT_CHARS = list("aA1_ \n\r\u0663\u00e9\u00a0\ufeff\u212a")
+NOT_REPEATED = {"^", "$", "|", "(", "(?:", "(?m:", "(?-m:"} | {
+    t for t in TOKENS if t.endswith(")")
+} - {"\\)"}
+SUBJECT_CHARS = list("aA1_ \n\r\u0663\u00e9\u00a0\ufeff\u212a()$m")
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
@@ -85,12 +112,12 @@ SUBJECT_CHARS = list("aA1_ \n\r\u0663\u00e9\u00a0\ufeff\u212a")
 @example([("^", ""), ("\\w", "+"), ("$", "")], "a\n")
 @example([("\\d", "")], "\u0663")
 @example([("^", ""), ("[^\\D]", "*")], "a")  # a negated class rewritten, then repeated
+@example([("^", ""), ("a", ""), ("\\(", "?"), ("m", ""), ("$", "")], "am\n")  # an escaped "("
+@example([("(?m:a$)", ""), ("$", "")], "a\n")
 def test_generated_patterns_decide_as_jsonschema_rs_does(
     tokens: list[tuple[str, str]], subject: str
 ) -> None:
-    pattern = "".join(
-        t + (q if t not in ("^", "$", "|", "(?i)", "(?m)") else "") for t, q in tokens
-    )
+    pattern = "".join(t + (q if t not in NOT_REPEATED else "") for t, q in tokens)
     try:
         rs = _rs(pattern)
     except jsonschema_rs.ValidationError:
@@ -99,6 +126,6 @@ def test_generated_patterns_decide_as_jsonschema_rs_does(
 
 
 def test_the_rewrite_leaves_escapes_and_literals_as_written() -> None:
-    assert python_pattern("^a\\.b\\\\$") == "^a\\.b\\\\\\Z"
+    assert python_pattern("^a\\.b\\\\$") == "(?:\\A)a\\.b\\\\(?:\\Z)"
     assert python_pattern("[\\]\\d-]") == "[\\]0-9-]"
     assert python_pattern("[^\\S]") == "(?:(?![^" + python_pattern("\\s")[1:-1] + "])[\\s\\S])"

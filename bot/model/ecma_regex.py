@@ -6,11 +6,19 @@ The verdicts come from jsonschema-rs; the pure-Python validator decides where js
 differently, one string was judged two ways: ``"a\\n"`` against ``"^[a-z]+$"`` (Python's ``$``
 also matches before a final newline), ``"\u0663"`` against ``"^\\d$"`` (Python's ``\\d`` is every
 Unicode digit). The rewrite gives the shorthand classes ECMA-262's ASCII and whitespace sets, the
-ones jsonschema-rs uses (``tests/test_ecma_regex.py`` measures them), ``$`` the end of input and
-``\\cX`` its control character; everything else is left as written.
+ones jsonschema-rs uses (``tests/test_ecma_regex.py`` measures them), ``\\cX`` its control
+character, the regex crate's ``\\x{...}`` a code point, and spells ``^`` and ``$`` out by the
+flags in force where they stand (``$`` the end of input; in multi-line mode before a ``\\n`` too).
+One scan finds those flags as the regex crate does: an escaped ``\\(`` or a ``(`` in a class opens
+no group, a flag holds to the end of its group, a verbose-mode comment is text; the crate's ``R``
+(CRLF mode; Python's ``(?R)`` recurses) and ``U`` are spelled out or dropped. Everything else is
+left as written.
 """
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 from bot.core.small_cache import small_cache
 
@@ -25,14 +33,16 @@ LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 @small_cache(maxsize=1024)
 def python_pattern(pattern: str) -> str:
     """``pattern`` as Python's ``regex`` module must read it to match what ECMA-262 matches."""
-    multiline = _has_multiline_flag(pattern)
     out: list[str] = []
+    scopes: list[Flags] = []  # the flags in force outside each open group
+    flags = Flags()
     i = 0
     while i < len(pattern):
         char = pattern[i]
         if char == "\\" and i + 1 < len(pattern):
-            out.append(_escape(pattern, i, in_class=False))
-            i += 3 if pattern[i + 1] == "c" and _control_letter(pattern, i) else 2
+            text, length = _escape(pattern, i, in_class=False)
+            out.append(text)
+            i += length
         elif char == "[":
             end = _class_end(pattern, i)
             if end is None:  # unterminated: left for the engine to refuse
@@ -40,8 +50,31 @@ def python_pattern(pattern: str) -> str:
                 break
             out.append(_class(pattern[i : end + 1]))
             i = end + 1
-        elif char == "$" and not multiline:
-            out.append("\\Z")
+        elif char == "(":
+            group = _flag_group(pattern, i)
+            if group is None or group[1] == ":":  # a group: its flags end with it
+                scopes.append(flags)
+            if group is None:
+                out.append(char)
+                i += 1
+                continue
+            flags = flags.turned(group[0])
+            out.append(_python_flags(*group[:2]))
+            i = group[2]
+        elif char == ")":
+            flags = scopes.pop() if scopes else flags
+            out.append(char)
+            i += 1
+        elif char == "#" and flags.verbose:  # a comment, to the end of the line
+            end = pattern.find("\n", i)
+            end = len(pattern) if end == -1 else end
+            out.append(pattern[i:end])
+            i = end
+        elif char in "^$":
+            out.append(_ANCHORS[char, flags.multiline, flags.crlf and flags.multiline])
+            i += 1
+        elif char == "." and flags.crlf and not flags.dotall:
+            out.append("[^\\r\\n]")
             i += 1
         else:
             out.append(char)
@@ -49,20 +82,83 @@ def python_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def _escape(pattern: str, at: int, *, in_class: bool) -> str:
+# ``^`` and ``$`` as the rewrite spells them (by multi-line mode, then CRLF mode), whatever flags
+# Python's ``regex`` holds there: ECMA's (and jsonschema-rs') ``$`` is the end of input; multi-line
+# mode adds the places after (``^``) or before (``$``) a ``\n``, CRLF mode a ``\r`` too, never
+# between ``\r`` and ``\n``
+_ANCHORS = {
+    ("^", False, False): "(?:\\A)",
+    ("^", True, False): "(?:\\A|(?<=\\n))",
+    ("^", True, True): "(?:\\A|(?<=\\n)|(?<=\\r)(?!\\n))",
+    ("$", False, False): "(?:\\Z)",
+    ("$", True, False): "(?:\\Z|(?=\\n))",
+    ("$", True, True): "(?:\\Z|(?=\\r)|(?<!\\r)(?=\\n))",
+}
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The inline flags in force at a point of a pattern that change how it is scanned or read:
+    ``m``, ``x``, ``s`` and the regex crate's CRLF mode ``R``."""
+
+    multiline: bool = False
+    verbose: bool = False
+    dotall: bool = False
+    crlf: bool = False
+
+    def turned(self, text: str) -> Flags:
+        """These flags after an inline flag group's letters (``im``, ``x-m``)."""
+        on, _, off = text.partition("-")
+        return Flags(
+            *(
+                (letter in on or held) and letter not in off
+                for letter, held in zip(
+                    "mxsR", (self.multiline, self.verbose, self.dotall, self.crlf), strict=True
+                )
+            )
+        )
+
+
+def _python_flags(letters: str, ends: str) -> str:
+    """An inline flag group as Python's ``regex`` reads it: without the regex crate's ``R`` (which
+    the anchors and ``.`` spell out; Python's ``(?R)`` recurses into the whole pattern) and ``U``
+    (which swaps greediness: whether a match exists does not change)."""
+    kept = "".join(c for c in letters if c not in "RU")
+    if kept.strip("-") == "":
+        return "(?:" if ends == ":" else ""
+    return f"(?{kept.rstrip('-')}{ends}"
+
+
+_FLAG_GROUP = re.compile(r"\(\?([A-Za-z]*(?:-[A-Za-z]*)?)([:)])")
+
+
+def _flag_group(pattern: str, at: int) -> tuple[str, str, int] | None:
+    """An inline flag group at ``at``: its letters, ``)`` (the flags hold to the end of the
+    enclosing group) or ``:`` (they hold inside this group), and where what follows it starts.
+    None for any other ``(``."""
+    match = _FLAG_GROUP.match(pattern, at)
+    if match is None or not match[1]:
+        return None
+    return match[1], match[2], match.end()
+
+
+def _escape(pattern: str, at: int, *, in_class: bool) -> tuple[str, int]:
+    """The escape at ``at`` as Python reads it, and how many characters of ``pattern`` it takes."""
     letter = pattern[at + 1]
     if letter.lower() in SHORTHANDS:
         inside = SHORTHANDS[letter.lower()]
         if letter.islower():
-            return inside if in_class else f"[{inside}]"
-        return f"[^{inside}]"  # in a class, only after ``_class`` took the negated ones out
-    if letter == "c" and _control_letter(pattern, at):
-        return f"\\x{ord(pattern[at + 2]) % 32:02x}"
-    return pattern[at : at + 2]
+            return (inside if in_class else f"[{inside}]"), 2
+        return f"[^{inside}]", 2  # in a class, only after ``_class`` took the negated ones out
+    if letter == "c" and at + 2 < len(pattern) and pattern[at + 2] in LETTERS:
+        return f"\\x{ord(pattern[at + 2]) % 32:02x}", 3
+    braced = _BRACED.match(pattern, at) if letter in "xu" else None
+    if braced is not None and int(braced[1], 16) <= 0x10FFFF:  # the regex crate's \x{...}
+        return f"\\U{int(braced[1], 16):08x}", braced.end() - at
+    return pattern[at : at + 2], 2
 
 
-def _control_letter(pattern: str, at: int) -> bool:
-    return at + 2 < len(pattern) and pattern[at + 2] in LETTERS
+_BRACED = re.compile(r"\\[xu]\{([0-9A-Fa-f]{1,8})\}")
 
 
 def _class_end(pattern: str, start: int) -> int | None:
@@ -98,8 +194,9 @@ def _class(text: str) -> str:
                 outside.append(f"[^{SHORTHANDS[letter.lower()]}]")
                 i += 2
                 continue
-            kept.append(_escape(body, i, in_class=True))
-            i += 3 if letter == "c" and _control_letter(body, i) else 2
+            text, length = _escape(body, i, in_class=True)
+            kept.append(text)
+            i += length
         else:
             kept.append(body[i])
             i += 1
@@ -109,17 +206,3 @@ def _class(text: str) -> str:
     alternatives = "|".join([f"[{inner}]", *outside] if inner else outside)
     # one group either way: a quantifier after the class repeats the whole of it
     return f"(?:(?!{alternatives})[\\s\\S])" if negated else f"(?:{alternatives})"
-
-
-def _has_multiline_flag(pattern: str) -> bool:
-    """Whether an inline flag group turns on multi-line mode (``$`` then ends lines too, on both
-    engines)."""
-    at = pattern.find("(?")
-    while at != -1:
-        j = at + 2
-        while j < len(pattern) and pattern[j].isalpha():
-            if pattern[j] == "m":
-                return True
-            j += 1
-        at = pattern.find("(?", at + 2)
-    return False
