@@ -60,8 +60,8 @@ RULES = {
     "prefix: the longest registered prefix they start with, ending a word, is their own entry's "
     "(`air` may not define `airflow_secrets` or `AirflowSecretsRunFacet` while `airflow` is "
     "registered; `gcp` may not define `gcp_composer_x` while `gcp:composer` is). A name registered "
-    "while another entry's facet already carries its prefix (`iceberg:scan` beside iceberg's "
-    "`icebergScanReport`) is reported on the new name's registry.json: registering it makes the "
+    "while another entry's facet already carries its prefix (`iceberg-commit` beside iceberg's "
+    "`icebergCommitReport`) is reported on the new name's registry.json: registering it makes the "
     "clash.",
     "facets/key-form": "Warning: `spec/OpenLineage.md` recommends facet keys of the form "
     "`{prefix}_{name}` in camelCase (`bigQuery_statistics`).",
@@ -106,19 +106,27 @@ def check(review: ReviewInput) -> Iterator[Finding]:
 def _taken_by_reviewed(review: ReviewInput) -> Iterator[Finding]:
     """``facets/prefix-taken`` on a reviewed entry whose registered name is the longest prefix of
     another, unreviewed entry's facet key or name: the clash is the reviewed entry's (registering
-    ``iceberg:scan`` takes iceberg's ``icebergScanReport``), which that other entry's own review
-    would report only once it is touched."""
+    ``iceberg-commit`` takes iceberg's ``icebergCommitReport``), which that other entry's own review
+    would report only once it is touched. Each key and name once (a union repeats its key)."""
     registry = review.head_registry
     names = registry.entries
     reviewed = {e.name for e in review.reviewed_entries() if not e.is_core}
     if not reviewed:
         return
+    seen: set[tuple[str, str, bool]] = set()
     for entry in names.values():
         if entry.name in reviewed or entry.is_core:
             continue
         for schema in entry.schemas:
             for facet in schema.facets:
                 for text, is_name in ((facet.name, True), (facet.key, False)):
+                    carries = carries_name_prefix if is_name else carries_prefix
+                    # the common case: it carries no reviewed name's prefix
+                    if (schema.path, text, is_name) in seen or not any(
+                        carries(text, name) for name in reviewed
+                    ):
+                        continue
+                    seen.add((schema.path, text, is_name))
                     holder = prefix_holder(text, names, entry.name, facet_name=is_name)
                     if holder in reviewed and holder != entry.name:
                         yield _taken_finding(review, names[holder], schema, text, is_name)
