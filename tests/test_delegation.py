@@ -16,7 +16,7 @@ import pytest
 from bot.cli import main
 from bot.cli.commands.replay import _Single
 from bot.core.config import ConfigError, parse_config
-from bot.github.api import ChangedFile, CheckRunInfo, RateLimited, ReviewInfo
+from bot.github.api import ChangedFile, CheckRunInfo, GitHubError, RateLimited, ReviewInfo
 from bot.github.delegation import changed_reviewers
 from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
@@ -936,3 +936,32 @@ def test_only_a_reviewers_latest_deciding_review_and_its_commit_count_as_a_chang
     assert changed_reviewers(before, [r(1, "owner", "DISMISSED"), before[1]], BOT) == ("owner",)
     assert changed_reviewers(before, [*before, r(3, "owner", "APPROVED", "b")], BOT) == ("owner",)
     assert changed_reviewers(before, [*before, r(3, "ann", "APPROVED")], BOT) == ("ann",)
+
+
+def test_a_retry_after_the_verdict_acts_only_on_the_verdict_its_check_run_shows(
+    repo: Path,
+) -> None:
+    """The summary fails (a 502) after the check run concluded "waiting for the owners"; the owner
+    approves before the retry. The retry's review passes: it is concluded on a new run (the newest
+    run is the one GitHub shows), then approved and summarised; was: the approval and a passing
+    summary beside a check run that still failed."""
+    local = writer_pull(repo, AUTHOR)
+    journal = Journal()
+    try:
+        worker = Worker(_Single(local), note_check_run=journal.note)
+        local.fail("create_issue_comment", GitHubError("POST comment: 502 Bad Gateway", 502))
+        job = Job("d1", "pull_request", "opened", 1, REPO, 7)
+        with pytest.raises(GitHubError):
+            worker.handle(job)
+        [first] = [r.conclusion for r in local.runs_for("pr") if r.name == CHECK_NAME]
+        assert first == "failure" and bot_approvals(local) == []
+        local.add_review(DATAPROC_OWNER)
+        assert worker.handle(journal.retried(job)) == "success"
+        runs = [r for r in local.runs_for("pr") if r.name == CHECK_NAME]
+        assert [r.conclusion for r in runs] == ["failure", "success"]
+        assert bot_approvals(local) == ["APPROVED"] and "passed" in summary(local)
+        # a third attempt resumes the newest run (journalled), which stands for its verdict
+        assert worker.handle(journal.retried(job)) == "success"
+        assert len([r for r in local.runs_for("pr") if r.name == CHECK_NAME]) == 2
+    finally:
+        local.close()

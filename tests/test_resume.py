@@ -37,9 +37,18 @@ def annotations_of_a_full_review(tmp_path: Path, pr_repo: Repo) -> list[dict[str
 def test_a_run_the_dead_attempt_concluded_is_not_reopened_nor_concluded_again(
     pr_repo: Repo,
 ) -> None:
+    fresh, first = load(pr_repo)
+    review_pull_request(fresh, first, "d-0", checks=FAKE_CHECKS)
+    [concluded] = fresh.check_runs  # the verdict (conclusion and title) the dead attempt gave
+    assert concluded.conclusion == "failure"
     gh, pr = load(pr_repo)
     run_id = gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id="d-1")
-    gh.update_check_run(pr.repo, run_id, conclusion="failure", output=CheckRunOutput("t", "s"))
+    gh.update_check_run(
+        pr.repo,
+        run_id,
+        conclusion="failure",
+        output=CheckRunOutput(concluded.title, "s"),
+    )
     gh.writes.clear()
 
     assert (
@@ -89,3 +98,20 @@ def test_a_worker_that_lost_its_lease_writes_nothing(tmp_path: Path, pr_repo: Re
             assert gh.methods_written()[0] == "create_check_run"
     finally:
         queue.close()
+
+
+def test_a_run_concluded_with_another_verdict_is_left_and_a_new_run_carries_this_one(
+    pr_repo: Repo,
+) -> None:
+    """An earlier attempt concluded a verdict this review does not reach (the configuration or a
+    review changed since): that run is left as it is, a new run concludes this verdict, and the
+    summary beside it says the same; was: the summary of this review beside the old verdict."""
+    gh, pr = load(pr_repo)
+    run_id = gh.create_check_run(pr.repo, pr.head_sha, CHECK_NAME, "in_progress", external_id="d-1")
+    gh.update_check_run(pr.repo, run_id, conclusion="success", output=CheckRunOutput("t", "s"))
+
+    assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS, resume=(pr.head_sha, run_id))
+    old, new = gh.check_runs
+    assert (old.id, old.conclusion, old.title) == (run_id, "success", "t")
+    assert new.conclusion == "failure" and new.external_id == "d-1"
+    assert new.title.split(":")[0] in gh.issue_comments[-1].body

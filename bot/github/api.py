@@ -166,6 +166,7 @@ class CheckRunInfo:
     conclusion: str | None = None
     external_id: str = ""
     annotations: int = 0  # annotations it holds (``output.annotations_count``)
+    title: str = ""  # ``output.title``: the verdict's headline once concluded
 
 
 @dataclass(frozen=True)

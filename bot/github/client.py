@@ -1079,6 +1079,7 @@ class GitHubClient:
                 r.get("conclusion"),
                 str(r.get("external_id") or ""),
                 int((r.get("output") or {}).get("annotations_count") or 0),
+                str((r.get("output") or {}).get("title") or ""),
             )
             for r in runs
         ]

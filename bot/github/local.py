@@ -479,6 +479,7 @@ class LocalGitHub:
                 r.conclusion,
                 r.external_id,
                 len(r.annotations),
+                r.title,
             )
             for r in self.runs_listed(head_sha, name, "" if name else None)
         ]

@@ -194,13 +194,18 @@ def could_not_finish(
     )
 
 
+def concluded_as(report: Report) -> tuple[CheckConclusion, str]:
+    """The conclusion and title ``complete_check`` gives ``report``'s run."""
+    return _CONCLUSION[report.verdict], headline(report)
+
+
 def complete_check(
     gh: GitHubAPI, repo: str, check_id: int, report: Report, sent: int = 0
 ) -> CheckRunOutput:
     """Conclude the check run with the summary and every annotation, 50 per request, leaving out the
     first ``sent`` (an interrupted attempt sent them: GitHub appends annotations, it would show them
     twice). Returns the concluded title and summary (without annotations)."""
-    title = headline(report)
+    conclusion, title = concluded_as(report)
     summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT, title=False)
     notes = to_annotations(report.findings)
     if len(notes) > MAX_ANNOTATIONS:
@@ -218,7 +223,6 @@ def complete_check(
         summary = _send_output(
             gh, repo, check_id, CheckRunOutput(title, summary, annotations=tuple(batch))
         )
-    conclusion: CheckConclusion = _CONCLUSION[report.verdict]
     summary = _send_output(
         gh,
         repo,

@@ -41,6 +41,7 @@ from bot.github.publish import (
     REVIEWING,
     close_check,
     complete_check,
+    concluded_as,
     could_not_finish,
     fail_check,
     note_on_check,
@@ -170,6 +171,15 @@ class Opened:
     resumed: bool = False
     concluded: bool = False
     annotations: int = 0
+    conclusion: str | None = None  # as GitHub lists a concluded run, with its title
+    title: str = ""
+
+    def stands_for(self, report: Report) -> bool:
+        """Whether this concluded run's verdict is ``report``'s: its conclusion, and its title
+        (the headline: verdict and counts) when GitHub lists one. Only then does a retried attempt
+        publish ``report`` beside it and act on it."""
+        conclusion, title = concluded_as(report)
+        return self.conclusion == conclusion and self.title in ("", title)
 
 
 def journalled_run(
@@ -179,9 +189,9 @@ def journalled_run(
     id of 0 is looked up by the run's ``external_id`` (the delivery) and stays 0 if none is."""
     sha, known = resume
     listed = gh.list_check_runs(pr.repo, sha, CHECK_NAME)
-    found = next(
-        (r for r in listed if (r.id == known if known else r.external_id == delivery)), None
-    )
+    mine = [r for r in listed if (r.id == known if known else r.external_id == delivery)]
+    # a retry may have opened a second run for the delivery (``review_pull_request``): the open one
+    found = next((r for r in mine if r.status != "completed"), mine[0] if mine else None)
     if not known and found is not None:
         known = found.id
         log.warning("adopting check run %s that an interrupted attempt created", known)
@@ -203,7 +213,9 @@ def resumed_check(
             log.warning(
                 "check run %s was concluded by an interrupted attempt; it is left as it is", known
             )
-        return Opened(known, True, concluded, found.annotations if found is not None else 0)
+        if found is None:
+            return Opened(known, True)
+        return Opened(known, True, concluded, found.annotations, found.conclusion, found.title)
     if known and not concluded:
         supersede_check(gh, pr.repo, known, pr.head_sha)
     return None
@@ -291,6 +303,18 @@ def review_pull_request(
         # head (any verdict, nothing to review included)
         owners = delegation.withdraw(refusals, current)
         report = report.with_sections(findings=stuck_auto_merge(refusals))
+        if opened.concluded and not opened.stands_for(report):
+            # an earlier attempt concluded another verdict (the configuration or a review changed
+            # since): nothing is published nor acted on beside it; a new run carries this one
+            log.warning(
+                "check run %s concluded %s (%s), this review %s: concluding a new run",
+                check_id,
+                opened.conclusion,
+                opened.title,
+                report.verdict.value,
+            )
+            opened = open_check(gh, pr, delivery, None, on_check_run)
+            check_id, concluded = opened.id, False
         output = None
         if not opened.concluded:
             output = complete_check(
