@@ -118,7 +118,9 @@ def test_root_files_core_facets_codeowners_and_the_bot_config_are_never_approved
     [
         "delegation:\n  approve: false\n  merge_method: fast\n",  # a value it cannot use
         "delegation:\n  approve: false\n# " + "x" * 300_000 + "\n",  # over the size it reads
+        "delegation:\n  approve: false\n# " + "x" * 11_000_000 + "\n",  # over what GitHub serves
     ],
+    ids=["a value", "over 256 KiB", "over 10 MB"],
 )
 def test_a_configuration_the_bot_cannot_use_approves_nothing(
     repo: Path, tmp_path: Path, broken: str

@@ -844,6 +844,36 @@ def test_a_field_graphql_failed_in_a_partial_answer_is_read_over_rest_not_absent
     assert absent.call_count == (0 if path == ["repository", "o0"] else 1)
 
 
+def test_a_configuration_over_the_size_github_serves_is_named_unread_not_an_error(
+    mocked, app_key, fake_time
+):
+    """A configuration file over 10 MB: GraphQL truncates it and the contents API sends its size
+    alone. ``read_files`` names it in ``skipped``, and the configuration is one the bot cannot use
+    (``config/invalid``, the defaults, no delegation); was: the client's own 413, so every review
+    ended "internal error"."""
+    from bot.github.pipeline import config_at
+
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    size = 11 * 1024 * 1024
+    folder = {"__typename": "Tree", "entries": [{"name": "registry-bot.yml", "mode": 0o100644}]}
+    huge = blob("", byteSize=size, isTruncated=True)
+    mocked.post(
+        f"{API}/graphql", json={"data": {"repository": {"o0": huge, "o1": None, "o2": folder}}}
+    )
+    rest = mocked.get(
+        f"{API}/repos/{REPO}/contents/.github/registry-bot.yml",
+        json={"type": "file", "path": ".github/registry-bot.yml", "sha": "s", "size": size},
+    )
+    _, gh = client(app_key, fake_time)
+
+    found = gh.read_files(REPO, "main", [".github/registry-bot.yml", ".github/registry-bot.yaml"])
+    assert found == {} and rest.call_count == 1
+    assert "over the 10485760 byte limit" in found.skipped[".github/registry-bot.yml"]  # type: ignore[attr-defined]
+    config, findings = config_at(gh, REPO, "main")
+    assert config.unusable and [f.rule for f in findings] == ["config/invalid"]
+    assert "over the 10485760 byte limit" in findings[0].message
+
+
 RATE_HEADERS = {
     "x-ratelimit-remaining": "0",
     "x-ratelimit-reset": str(int(NOW) + 1800),

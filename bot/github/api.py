@@ -214,7 +214,8 @@ class GitHubAPI(Protocol):
 
     def read_files(self, repo: str, ref: str, paths: Sequence[str]) -> dict[str, bytes]:
         """The files among ``paths`` that exist at ``ref`` (as ``read_file``), in as few requests as
-        possible."""
+        possible; one over the size GitHub serves is named in the answer's ``skipped`` (a
+        ``TreeFiles``), never left out as if absent."""
         ...
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]: ...

@@ -45,7 +45,13 @@ from bot.github.app_clock import ClockedAppAuth, GitHubClock
 from bot.github.lazy_snapshot import LazyTree
 from bot.github.object_cache import ObjectCache
 from bot.github.pacing import HOLD, ContentWindow, Pacer, paused
-from bot.github.tree_files import MAX_BLOB_BYTES, normalise_prefixes, too_large, under_prefixes
+from bot.github.tree_files import (
+    MAX_BLOB_BYTES,
+    TreeFiles,
+    normalise_prefixes,
+    too_large,
+    under_prefixes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -960,7 +966,7 @@ class GitHubClient:
         found = self._graphql_objects(
             repo, [("expression", f"{ref}:{p}") for p in [*wanted, *folders]], trees=True
         )
-        out: dict[str, bytes] = {}
+        out = TreeFiles()  # ``skipped``: a file over the size GitHub serves
         for i, path in enumerate(wanted):
             folder, _, name = path.rpartition("/")
             listing = found[len(wanted) + folders.index(folder)] if found is not None else None
@@ -976,7 +982,13 @@ class GitHubClient:
                 if content is not None:
                     out[path] = content
                     continue
-            data = self.read_file(repo, ref, path)
+            try:
+                data = self.read_file(repo, ref, path)
+            except GitHubError as exc:
+                if exc.status != 413:
+                    raise
+                out.skipped[path] = str(exc)  # over the size GitHub serves: there, not read
+                continue
             if data is not None:
                 out[path] = data
         return out

@@ -13,12 +13,10 @@ import datetime
 import functools
 from collections.abc import Iterable
 
-from bot.core.config import CONFIG_PATHS, load_config
 from bot.core.quoting import file_url
-from bot.core.snapshot import MemorySnapshot
 from bot.github.api import GitHubAPI
 from bot.github.lazy_snapshot import TreeSnapshot, raise_read_failure
-from bot.github.pipeline import EXTRA_PATHS
+from bot.github.pipeline import EXTRA_PATHS, config_at
 from bot.github.publish import SUMMARY_MARKER, waiting_of
 from bot.outputs.dashboard import build
 from bot.outputs.render.dashboard import MARKER, TITLE, render_markdown
@@ -64,9 +62,7 @@ def body_for(
     gh: GitHubAPI, repo: str, sha: str, today: datetime.date, checks: Iterable[Check] | None = None
 ) -> str:
     """The dashboard of ``repo`` at commit ``sha`` as the issue's Markdown."""
-    config, config_findings = load_config(
-        MemorySnapshot(gh.read_files(repo, sha, CONFIG_PATHS), label=sha[:12])
-    )
+    config, config_findings = config_at(gh, repo, sha, sha[:12])
     tree = TreeSnapshot(
         gh.read_tree(repo, sha, (*config.watched(), *EXTRA_PATHS)), label=f"commit {sha[:12]}"
     )

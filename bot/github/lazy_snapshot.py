@@ -18,7 +18,7 @@ import hashlib
 import threading
 from collections.abc import Callable, Iterator, Mapping
 
-from bot.core.snapshot import check_relative, paths_under
+from bot.core.snapshot import MemorySnapshot, SnapshotError, check_relative, paths_under
 
 
 class LazyTree(Mapping[str, bytes]):
@@ -152,3 +152,27 @@ def raise_read_failure(*snapshots: object) -> None:
         failure = getattr(snapshot, "failure", None)
         if failure is not None:
             raise failure
+
+
+class FilesSnapshot(MemorySnapshot):
+    """What ``GitHubAPI.read_files`` returned, as a snapshot: a file it did not read (``skipped``:
+    over the size GitHub serves) is there but unreadable, its ``size`` and ``read`` raise
+    ``SnapshotError`` with why; never taken for an absent file."""
+
+    def __init__(self, files: Mapping[str, bytes], label: str) -> None:
+        super().__init__(files, label)
+        skipped: Mapping[str, str] = getattr(files, "skipped", {})
+        self.unread = {check_relative(path): why for path, why in skipped.items()}
+
+    def size(self, path: str) -> int | None:
+        self._refuse(path)
+        return super().size(path)
+
+    def read(self, path: str) -> bytes | None:
+        self._refuse(path)
+        return super().read(path)
+
+    def _refuse(self, path: str) -> None:
+        why = self.unread.get(check_relative(path))
+        if why is not None:
+            raise SnapshotError(f"GitHub does not serve it: {why}")

@@ -416,8 +416,20 @@ class LocalGitHub:
             return None
 
     def read_files(self, repo: str, ref: str, paths: Sequence[str]) -> dict[str, bytes]:
-        found = {path: self.read_file(repo, ref, path) for path in paths}
-        return {path: data for path, data in found.items() if data is not None}
+        """As GitHub serves them: a file over its size limit is named in ``skipped``, not read."""
+        out = TreeFiles()
+        for path in paths:
+            try:
+                size = self._snapshot(ref).size(path) or 0
+            except SnapshotError:
+                size = 0
+            if size > MAX_BLOB_BYTES:
+                out.skipped[path] = f"{path} at {ref}: {too_large(size)}"
+                continue
+            data = self.read_file(repo, ref, path)
+            if data is not None:
+                out[path] = data
+        return out
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
         self._check_pr(repo, number)

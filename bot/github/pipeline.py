@@ -16,10 +16,10 @@ from dataclasses import dataclass, field, replace
 from bot.core.changes import ChangeSet, FileChange, Status, diff_lines
 from bot.core.config import CONFIG_PATHS, Config, load_config
 from bot.core.findings import Finding, Report, Section, State
-from bot.core.snapshot import MemorySnapshot, Snapshot
+from bot.core.snapshot import Snapshot
 from bot.github import listing
 from bot.github.api import ChangedFile, GitHubAPI, PullRequest, ReviewInfo
-from bot.github.lazy_snapshot import TreeSnapshot, raise_read_failure
+from bot.github.lazy_snapshot import FilesSnapshot, TreeSnapshot, raise_read_failure
 from bot.github.teams import TeamMembership, membership
 from bot.github.tree_diff import tree_changes
 from bot.github.tree_files import normalise_prefixes
@@ -94,8 +94,14 @@ class ReviewInputs:
 
 
 def load_default_config(gh: GitHubAPI, pr: PullRequest) -> tuple[Config, list[Finding]]:
-    files = gh.read_files(pr.repo, pr.default_branch, CONFIG_PATHS)
-    return load_config(MemorySnapshot(files, label=pr.default_branch))
+    return config_at(gh, pr.repo, pr.default_branch)
+
+
+def config_at(gh: GitHubAPI, repo: str, ref: str, label: str = "") -> tuple[Config, list[Finding]]:
+    """The bot's configuration at ``ref``; one GitHub does not serve (over its size limit) is a
+    configuration the bot cannot use (``config/invalid``, the defaults, no delegation)."""
+    files = gh.read_files(repo, ref, CONFIG_PATHS)
+    return load_config(FilesSnapshot(files, label=label or ref))
 
 
 def read_snapshots(
