@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -363,3 +364,54 @@ def test_more_open_pull_requests_than_are_read_is_said_in_the_issue(
     ) in body
     gh.list_open_pull_requests = lambda r: [(n, sha) for n in range(1, 101)]  # type: ignore[method-assign]
     assert "lowest-numbered" not in dashboard_issue.body_for(gh, REPO, sha, TODAY)
+
+
+def test_a_given_up_dashboard_job_is_redone_once_later(tmp_path: Path, corpus: Path) -> None:
+    """Finding: the newest push's job given up (GitHub failing at each of its retries) after an
+    older push's job wrote: the issue described the older commit until the next merge. Now the
+    queue's give-up hook enqueues one job for the branch, run ``DASHBOARD_REDO_AFTER`` seconds
+    later, which describes the head; a redone job given up too is not redone again (no loop)."""
+    from bot.service.worker import DASHBOARD_REDO_AFTER, give_up_hook
+    from tests.test_conclude import Bot, Clock
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    gh = LocalGitHub(repo.path, "main", "main", repo=REPO)
+    bot = Bot(tmp_path, gh, Clock(float(int(time.time()))))  # huey's retries: the real clock
+    bot.queue.set_handler(bot.worker.handle, give_up_hook(bot.worker, reconciling=True))
+    try:
+
+        def given_up(delivery: str, head: str) -> None:
+            """``delivery``'s job fails at its first try and at each of huey's three retries."""
+            gh.fail("default_branch_head", GitHubError("GET branch: 502 Bad Gateway", 502), 4)
+            assert bot.queue.accept(Job(delivery, "push", "", 1, REPO, 0, head))
+            bot.run_queued()
+            for _ in range(4):
+                bot.advance(bot.clock.now + 2)
+            assert bot.queue.is_done(delivery)
+
+        first = merge(repo, 0)
+        assert bot.queue.accept(Job("push-0", "push", "", 1, REPO, 0, first))
+        assert bot.run_queued() == 1 and first[:12] in gh.issues[0].body
+        new = merge(repo, 1)
+        given_up("push-1", new)
+        assert bot.run_queued() == 1  # the redone job, put off
+        assert first[:12] in gh.issues[0].body  # stale: the newest push's job wrote nothing
+        [redo_at] = bot.etas()
+        assert DASHBOARD_REDO_AFTER - 10 < redo_at - bot.clock.now <= DASHBOARD_REDO_AFTER
+        assert bot.advance(redo_at) == 1
+        [issue] = gh.issues
+        assert new[:12] in issue.body and first[:12] not in issue.body
+
+        # the redone job of a later push fails too: given up for good, nothing more is enqueued
+        later = merge(repo, 2)
+        given_up("push-2", later)
+        assert bot.run_queued() == 1
+        [redo_at] = bot.etas()
+        gh.fail("default_branch_head", GitHubError("GET branch: 502 Bad Gateway", 502), 4)
+        bot.advance(redo_at)
+        for _ in range(4):
+            bot.advance(bot.clock.now + 2)
+        assert bot.queue.is_done("push-2.redo") and bot.etas() == []
+        assert bot.run_queued() == 0 and new[:12] in gh.issues[0].body
+    finally:
+        bot.queue.close()

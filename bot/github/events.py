@@ -56,6 +56,7 @@ class Job:
     deferrals: int = 0  # times the job was put off until GitHub's rate limit reset
     # a comment command that only answers (``/registry-bot waive ...``): no review
     command: str = ""
+    not_before: float = 0.0  # a job to run no sooner (epoch seconds): a dashboard redone later
 
     @property
     def pr_key(self) -> str:
@@ -65,12 +66,14 @@ class Job:
         return f"{self.repo}#{self.number}" if self.number else f"{self.repo}@{self.head_sha}"
 
     def record(self) -> dict[str, object]:
-        """The job as the queue stores it. A field added since the release before (``command``) is
-        written only when set, so that release's workers, which reject keys they do not know, still
-        read every review job during a rolling upgrade (docs/app.md, "Upgrades")."""
+        """The job as the queue stores it. A field added since the release before (``command``,
+        ``not_before``) is written only when set, so that release's workers, which reject keys they
+        do not know, still read every review job during a rolling upgrade (docs/app.md,
+        "Upgrades")."""
         fields = asdict(self)
-        if not self.command:
-            del fields["command"]
+        for name in ("command", "not_before"):
+            if not fields[name]:
+                del fields[name]
         return fields
 
     def to_json(self) -> str:

@@ -68,6 +68,9 @@ JOB_BUDGET = 840.0
 # attempts that died with their process (OOM kill) before a review concludes "could not finish"
 MAX_CRASHES = 2
 OPEN_RETRY = 60.0  # seconds before a job whose check run could not be concluded runs again
+# a dashboard job the queue gave up is redone once, this many seconds later (``redo_dashboard``)
+DASHBOARD_REDO_AFTER = 600.0
+DASHBOARD_REDO = ".redo"  # the redone job's delivery suffix
 
 
 class Resources:
@@ -514,6 +517,8 @@ class Worker:
             head_sha=job.head_sha,
         ):
             try:
+                if job.not_before > self.clock():  # a redone dashboard waits for its time
+                    raise JobDeferred(job.not_before, "runs no sooner")
                 with budget.within(self.job_budget, "job"):
                     outcome = self._handle(job)
             except RateLimited as exc:
@@ -530,7 +535,10 @@ class Worker:
         """Conclude the run a job the queue gave up on left open (GitHub failing at each of its
         retries), "could not finish", with Re-run: never left in progress. Only where nothing else
         comes back to it (``main``: with reconciliation off; a round resumes such a run and
-        concludes it with a verdict)."""
+        concludes it with a verdict). A dashboard job is redone (``redo_dashboard``)."""
+        if job.event == "push":
+            self.redo_dashboard(job)
+            return
         if not job.check_run_id:
             return
         gh = self.factory.for_installation(job.installation)
@@ -552,6 +560,29 @@ class Worker:
         log.warning(
             "delivery %s given up: its check run %d concluded", job.delivery, job.check_run_id
         )
+
+    def redo_dashboard(self, job: Job) -> None:
+        """A dashboard job the queue gave up (GitHub failing at each of its retries): the issue
+        would describe an older commit until the next merge. One more job for the branch is
+        enqueued, to run ``DASHBOARD_REDO_AFTER`` seconds later (it describes the head, as any push
+        job); a redone job that is given up too is not redone again. Other jobs: nothing."""
+        if job.event != "push" or self.forward is None:
+            return
+        if job.delivery.endswith(DASHBOARD_REDO):
+            log.error("delivery %s: the dashboard was redone and failed again", job.delivery)
+            return
+        redo = replace(
+            job,
+            delivery=job.delivery + DASHBOARD_REDO,
+            deferrals=0,
+            not_before=self.clock() + DASHBOARD_REDO_AFTER,
+        )
+        if self.forward(redo):
+            log.warning(
+                "delivery %s given up: the dashboard is redone at %s",
+                job.delivery,
+                datetime.fromtimestamp(redo.not_before, UTC).strftime("%H:%M:%S UTC"),
+            )
 
     def _handle(self, job: Job) -> str:
         gh: GitHubAPI = CountingGitHub(self.factory.for_installation(job.installation))
@@ -694,6 +725,13 @@ class Worker:
             return regression(*args) if regression is not None else (None, [])
 
         return run
+
+
+def give_up_hook(worker: Worker, reconciling: bool) -> Callable[[Job], None]:
+    """What the queue calls for a job it gives up: a dashboard job is redone once, later; a
+    review's open run is left to the next reconciliation round (which resumes it and gives a
+    verdict), and without rounds the worker concludes it (``Worker.give_up``)."""
+    return worker.redo_dashboard if reconciling else worker.give_up
 
 
 def reports_only_its_head(job: Job) -> bool:
@@ -874,9 +912,7 @@ def main(argv: list[str] | None = None) -> int:
         superseded=queue.superseded,
         forward=queue.accept,
     )
-    # a job given up leaves its run open for the next reconciliation round; without rounds the
-    # worker concludes it
-    queue.set_handler(worker.handle, worker.give_up if args.reconcile_every <= 0 else None)
+    queue.set_handler(worker.handle, give_up_hook(worker, reconciling=args.reconcile_every > 0))
     registry = (
         schema.Registry(queue.redis(), queue.huey.storage.name, queue.owner)
         if queue.redis()
