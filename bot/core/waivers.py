@@ -40,6 +40,7 @@ APPROVAL_RULES = frozenset(
         "owners/approval-not-checked",
         "ownership/steering-file-change",
         "ownership/outside-entry",
+        "ownership/mirror-change",
     }
 )
 NEVER_WAIVED = UNJUDGED_RULES | APPROVAL_RULES

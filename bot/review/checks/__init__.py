@@ -65,6 +65,7 @@ CHANGE_RULES: frozenset[str] = frozenset(
         "versions/transitive-break",
         # who must approve a change of ownership or steering files
         "ownership/steering-file-change",
+        "ownership/mirror-change",  # who must approve a change of the published mirror
         "bot/unread-path",
         "bot/change-not-listed",  # where the review's view of the change ends
     }

@@ -25,6 +25,7 @@ from bot.review.input import ReviewInput
 DOC = "docs/owners.md"
 RULE = "ownership/steering-file-change"
 OUTSIDE = "ownership/outside-entry"
+MIRROR = "ownership/mirror-change"
 MOVES_SHOWN = 5
 
 RULES: dict[str, str] = {
@@ -37,6 +38,10 @@ RULES: dict[str, str] = {
     OUTSIDE: "A changed file under the registry folder that belongs to no entry (no "
     "`registry.json`, `CODEOWNERS` or `facets/` folder claims it, on either side) is judged by no "
     "check: the owners of that file on the base branch (the root CODEOWNERS) approve it.",
+    MIRROR: "A change that adds, edits, renames or deletes a file in the published mirror "
+    "(`paths.mirror`, `website/static/spec`) is approved by the owners of that file on the base "
+    "branch (the root CODEOWNERS): the mirror is what openlineage.io publishes, and the version "
+    "rules read it. Checked without an author or approvers too, never waived.",
 }
 
 
@@ -61,10 +66,12 @@ def root_owner_groups(
     registries = [side_model(s, config).registry for s in (head, base)]
     paths = changes.paths()
     steering = set(steering_paths(config))
+    mirror = config.paths.mirror.strip("/") + "/"
     groups = [
         base_root.owners_of(path)
         for path in sorted(paths)
         if path in steering
+        or path.startswith(mirror)
         or (path.startswith(root) and not any(r.entry_for(path) for r in registries))
     ]
     if paths & set(ROOT_LOCATIONS):
@@ -81,6 +88,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
     base_root = RootOwners.of(base)
     yield from _outside_entries(review, changes, base_root, consent)
+    yield from _mirror(review, changes, base_root, consent)
     changed = sorted(changes.paths() & set(steering_paths(review.config)))
     if not changed:
         return
@@ -159,6 +167,36 @@ def _outside_entries(
             subject=path,
             hint="Put it in an entry's folder, or have an owner listed here approve the pull "
             f"request. See {DOC}.",
+        )
+
+
+def _mirror(
+    review: ReviewInput, changes: ChangeSet, base_root: RootOwners, consent: set[str]
+) -> Iterator[Finding]:
+    """Files of the published mirror the change adds, edits, renames or deletes: what
+    openlineage.io publishes, and what the version rules read as published, so their base-side
+    owners approve them (one finding per owner group)."""
+    mirror = review.config.paths.mirror.strip("/") + "/"
+    missing: dict[tuple[str, ...], list[str]] = {}
+    for path in sorted(p for p in changes.paths() if p.startswith(mirror)):
+        owners = base_root.owners_of(path)
+        if owners and not any(owner_key(o) in consent for o in owners):
+            missing.setdefault(owners, []).append(path)
+    for owners, paths in missing.items():
+        first = paths[0]
+        yield Finding(
+            rule=MIRROR,
+            severity=Severity.ERROR,
+            path=first,
+            line=1 if review.head.size(first) else None,
+            message=f"this change writes the published mirror ({_files(paths)}), which is what "
+            "openlineage.io publishes and what the version rules read as published; approval "
+            f"needed from {owner_list(owners)}",
+            owners=owners,
+            subject=first,
+            hint="An owner listed here approves the pull request (a member of a listed team "
+            "counts); an entry publishes its versions through them. "
+            f"See {DOC}.",
         )
 
 
