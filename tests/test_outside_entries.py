@@ -87,3 +87,52 @@ def test_moving_a_file_out_of_no_entry_needs_its_owners_approval_for_where_it_wa
     outside = {f.path for f in report.findings if f.rule == "ownership/outside-entry"}
     assert outside == {"spec/registry/loose.json"}
     assert report.verdict is Verdict.FAILURE
+
+
+ICEBERG_README = "spec/registry/iceberg/README.md"
+
+
+def test_a_file_the_root_codeowners_un_owns_falls_back_to_its_owners(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """A root line with no owner (``spec/registry/``) left the file with no one to approve it: the
+    finding named no owner, no approval passed it and no waiver applies (red forever), while a
+    steering file, or an entry without a CODEOWNERS of its own, un-owned the same way asked no one
+    (a stranger's edit of iceberg passed). All now ask the owners of the root CODEOWNERS, who
+    decide who owns what, and say so."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    root = (repo.path / "CODEOWNERS").read_text()
+    repo.write("CODEOWNERS", root + "spec/registry/\n.github/registry-bot.yml\n")
+    repo.commit("the root CODEOWNERS un-owns the registry folder", branch="main")
+    repo.change(
+        {
+            "spec/registry/README.md": "# the registry\n",
+            ".github/registry-bot.yml": "delegation:\n  approve: false\n",
+            ICEBERG_README: "# Iceberg\n",
+        }
+    )
+    owner = root_owner(repo)
+    report = review(repo, frozenset())
+    rules = (
+        "ownership/outside-entry",
+        "ownership/steering-file-change",
+        "owners/approval-required",
+    )
+    asked = {f.rule: f for f in report.findings if f.rule in rules}
+    assert set(asked) == set(rules)
+    assert all(f.owners == (owner,) and "no line gives" in f.message for f in asked.values())
+    assert report.verdict is Verdict.FAILURE
+    passed = review(repo, frozenset({owner.removeprefix("@")}))
+    assert not [f for f in passed.findings if f.rule.startswith("ownership/")]
+    assert passed.verdict is Verdict.SUCCESS
+
+
+def test_with_no_owner_anywhere_no_one_is_asked(tmp_path: Path, corpus: Path) -> None:
+    """No root CODEOWNERS at all: the repository delegates nothing, so no one is asked, as on
+    GitHub (before: a finding no one could ever satisfy)."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    repo.delete("CODEOWNERS")
+    repo.commit("no CODEOWNERS", branch="main")
+    repo.change({"spec/registry/README.md": "# the registry\n"})
+    report = review(repo, frozenset())
+    assert not [f for f in report.findings if f.rule == "ownership/outside-entry"]

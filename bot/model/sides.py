@@ -103,21 +103,44 @@ class Ownership:
     owners: tuple[str, ...]
     file: str | None
     line: int | None
+    # set when no line gives the path an owner and the root CODEOWNERS's own owners approve it
+    unowned: str | None = None
 
     def source(self) -> str:
-        return f"{self.file} line {self.line}" if self.file else "no CODEOWNERS line"
+        where = f"{self.file} line {self.line}" if self.file else "no CODEOWNERS line"
+        if self.unowned is None:
+            return where
+        return (
+            f"{where}, the owners of {self.file}: no line gives {self.unowned} an owner, so those "
+            "who decide who owns what approve it"
+        )
 
 
 def ownership(side: Side, entry: Entry | None, path: str) -> Ownership:
     """The entry's own CODEOWNERS decides; without one (or when no line matches), the root one
     does. The entry's CODEOWNERS itself is never left without owner by its own lines: whoever
-    could then edit it would own the entry, so a line un-owning it falls back to the root too."""
+    could then edit it would own the entry, so a line un-owning it falls back to the root too.
+    A path the root CODEOWNERS gives no owner either is approved by the root CODEOWNERS's own
+    owners (``unowned_fallback``); an entry's own line with no owner is the entry's choice."""
     own = side.own(entry) if entry is not None else None
     if entry is not None and own is not None:
         rule = own.rule_for(entry_relative(entry, path))
         if rule is not None and (rule.owners or path != entry.codeowners):
             return Ownership(rule.owners, own.path, rule.line)
-    return root_ownership(side, path)
+    return unowned_fallback(side.root, path)
+
+
+def unowned_fallback(root: RootOwners, path: str) -> Ownership:
+    """Who approves ``path`` as the root CODEOWNERS says; when no line gives it an owner (none
+    matches, or the last one names no one), the owners of the root CODEOWNERS file itself, who
+    decide who owns what. No owner only when the repository names none for either (then, as on
+    GitHub, no one is asked)."""
+    rule = root.rule_for(path)
+    if (rule is None or not rule.owners) and root.path is not None and path != root.path:
+        keeper = root.rule_for(root.path)
+        if keeper is not None and keeper.owners:
+            return Ownership(keeper.owners, root.path, keeper.line, unowned=path)
+    return Ownership(rule.owners if rule else (), root.path, rule.line if rule else None)
 
 
 def claimants(base: Registry, head: Registry, path: str) -> list[tuple[str, Entry | None]]:

@@ -18,7 +18,7 @@ from bot.core.config import CONFIG_PATHS, NAMING_BASE_FILE, Config, ConfigError,
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.codeowners import ROOT_LOCATIONS, RootOwners, owner_key
-from bot.model.sides import side_model
+from bot.model.sides import side_model, unowned_fallback
 from bot.review.checks.owners import owner_list
 from bot.review.input import ReviewInput
 
@@ -54,6 +54,20 @@ def steering_paths(config: Config) -> tuple[str, ...]:
     )
 
 
+def approvers_of(base_root: RootOwners, path: str) -> tuple[tuple[str, ...], bool]:
+    """Who approves a change of ``path`` outside the entries (``unowned_fallback``), and whether
+    they own the root CODEOWNERS rather than ``path`` itself."""
+    found = unowned_fallback(base_root, path)
+    return found.owners, found.unowned is not None
+
+
+def _fallback_note(path: str, base_root: RootOwners) -> str:
+    return (
+        f"no line gives {path} an owner in the root {base_root.path}, so the owners of that file, "
+        "who decide who owns what, approve it"
+    )
+
+
 def root_owner_groups(
     base: Snapshot, head: Snapshot, changes: ChangeSet, config: Config
 ) -> list[tuple[str, ...]]:
@@ -68,7 +82,7 @@ def root_owner_groups(
     steering = set(steering_paths(config))
     mirror = config.paths.mirror.strip("/") + "/"
     groups = [
-        base_root.owners_of(path)
+        approvers_of(base_root, path)[0]
         for path in sorted(paths)
         if path in steering
         or path.startswith(mirror)
@@ -95,7 +109,9 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     yield from _unusable_config(review.head, [p for p in changed if p in CONFIG_PATHS])
     moves = _moves(base, review.head, base_root) if set(changed) & set(ROOT_LOCATIONS) else []
     for path in changed:
-        groups: list[tuple[str, tuple[str, ...]]] = [(f"{path} itself", base_root.owners_of(path))]
+        own, fallback = approvers_of(base_root, path)
+        itself = f"{path} itself" + (f": {_fallback_note(path, base_root)}" if fallback else "")
+        groups: list[tuple[str, tuple[str, ...]]] = [(itself, own)]
         if path in ROOT_LOCATIONS:
             groups += [(what, before) for what, before, _after in moves]
         missing = [
@@ -152,9 +168,9 @@ def _outside_entries(
     for path, gone in places:
         if not path.startswith(root) or any(r.entry_for(path) for r in registries):
             continue
-        owners = base_root.owners_of(path)
-        if owners and any(owner_key(o) in consent for o in owners):
-            continue
+        owners, fallback = approvers_of(base_root, path)
+        if not owners or any(owner_key(o) in consent for o in owners):
+            continue  # no owner for it nor for the root CODEOWNERS: no one is asked, as on GitHub
         yield Finding(
             rule=OUTSIDE,
             severity=Severity.ERROR,
@@ -162,7 +178,8 @@ def _outside_entries(
             line=1 if not gone and review.head.size(path) else None,
             message=f"{path} belongs to no registry entry (no registry.json, CODEOWNERS or "
             "facets/ folder claims it), so no check judges it; approval needed from "
-            + (owner_list(owners) or "a maintainer (the root CODEOWNERS names no owner)"),
+            + owner_list(owners)
+            + (f" ({_fallback_note(path, base_root)})" if fallback else ""),
             owners=owners,
             subject=path,
             hint="Put it in an entry's folder, or have an owner listed here approve the pull "
@@ -177,12 +194,12 @@ def _mirror(
     openlineage.io publishes, and what the version rules read as published, so their base-side
     owners approve them (one finding per owner group)."""
     mirror = review.config.paths.mirror.strip("/") + "/"
-    missing: dict[tuple[str, ...], list[str]] = {}
+    missing: dict[tuple[tuple[str, ...], bool], list[str]] = {}
     for path in sorted(p for p in changes.paths() if p.startswith(mirror)):
-        owners = base_root.owners_of(path)
+        owners, fallback = approvers_of(base_root, path)
         if owners and not any(owner_key(o) in consent for o in owners):
-            missing.setdefault(owners, []).append(path)
-    for owners, paths in missing.items():
+            missing.setdefault((owners, fallback), []).append(path)
+    for (owners, fallback), paths in missing.items():
         first = paths[0]
         yield Finding(
             rule=MIRROR,
@@ -191,7 +208,8 @@ def _mirror(
             line=1 if review.head.size(first) else None,
             message=f"this change writes the published mirror ({_files(paths)}), which is what "
             "openlineage.io publishes and what the version rules read as published; approval "
-            f"needed from {owner_list(owners)}",
+            f"needed from {owner_list(owners)}"
+            + (f" ({_fallback_note(_files(paths), base_root)})" if fallback else ""),
             owners=owners,
             subject=first,
             hint="An owner listed here approves the pull request (a member of a listed team "
