@@ -346,6 +346,17 @@ def test_an_entry_codeowners_without_owner_for_registry_json(repo: Repo) -> None
     assert finding.line == 2 and "line 2 un-owns it" in finding.message
 
 
+def test_a_pattern_written_from_the_repository_root_is_a_warning_at_its_line(repo: Repo) -> None:
+    """`/spec/registry/iceberg/facets/` in iceberg's own CODEOWNERS matches nothing (its patterns
+    are relative to its folder): the schemas silently stayed with the `*` line's owners."""
+    lines = f"{ICEBERG_OWNERS}/{ICEBERG}/facets/ @iceberg-schemas\nfacets/examples/ @iceberg-dev\n"
+    repo.change({f"{ICEBERG}/CODEOWNERS": lines})
+    [finding] = rule(review_pr(repo, author="iceberg-dev"), "owners/repo-relative-pattern")
+    assert finding.severity is Severity.WARNING and finding.state is State.NEW
+    assert (finding.path, finding.line) == (f"{ICEBERG}/CODEOWNERS", 3)
+    assert "relative to the entry's folder" in finding.message and "`/facets/`" in finding.hint
+
+
 def test_a_symlinked_codeowners_is_unreadable(repo: Repo) -> None:
     (repo.path / ICEBERG / "CODEOWNERS").unlink()
     (repo.path / ICEBERG / "CODEOWNERS").symlink_to("/etc/passwd")

@@ -63,6 +63,10 @@ RULES: dict[str, str] = {
     "owners/codeowners-change-needs-approval": "A change to an entry's CODEOWNERS is a change of "
     "who owns the entry: it is approved by the owners on the base branch, never by owners the "
     "change itself adds.",
+    "owners/repo-relative-pattern": "A warning: a pattern in an entry's CODEOWNERS written from "
+    "the repository root (`/spec/registry/acme/facets/`) matches nothing, because an entry's "
+    "patterns are relative to its folder (`/facets/`); the files it meant fall to the lines before "
+    "it or to the root CODEOWNERS.",
     "owners/approval-not-checked": "A notice: the change was reviewed without an author or "
     "approvers (`--author`, `--approved-by`), so whether its owners approved it was not checked.",
 }
@@ -158,6 +162,7 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
         yield from syntax_findings(own, entry.name)
         if any(p.kind == "file" for p in own.problems):
             continue
+        yield from _repo_relative(review, entry, own)
         rule = own.rule_for("registry.json")
         if rule is None and any(p.kind in ("owner", "pattern") for p in own.problems):
             # the line GitHub skips is the cause, reported on its line: one message per cause
@@ -179,6 +184,37 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
         # a new entry's routing is added in the same change: GitHub applies it once merged
         yield from _root_mismatch(
             entry, own, rule, head if review.is_new_entry(entry.name) else judge
+        )
+
+
+def _repo_relative(review: ReviewInput, entry: Entry, own: CodeOwners) -> Iterator[Finding]:
+    """Lines whose pattern names a repository folder of the registry (``/spec/registry/...``):
+    relative to the entry's folder, such a pattern matches nothing, so the files it meant
+    silently fall back to the lines before it or to the root CODEOWNERS."""
+    paths = review.config.paths
+    folders = [f.strip("/") for f in (paths.registry, paths.facets, paths.tests)]
+    for rule in own.rules:
+        body = rule.pattern.lstrip("/")
+        if not any(body.rstrip("*").rstrip("/") == f or body.startswith(f + "/") for f in folders):
+            continue
+        meant = entry_relative(entry, body)
+        suggestion = (
+            f"write it relative to the folder: `/{meant}`"
+            if meant != body
+            else "an entry's CODEOWNERS owns only the entry's own files"
+        )
+        yield Finding(
+            rule="owners/repo-relative-pattern",
+            severity=Severity.WARNING,
+            path=own.path,
+            line=rule.line,
+            column=1,
+            entry=entry.name,
+            message=f"pattern `{rule.pattern}` is written from the repository root, but the "
+            f"patterns of an entry's CODEOWNERS are relative to the entry's folder "
+            f"({entry.folder}/), so it matches nothing: the files it meant fall to the lines "
+            "before it or to the root CODEOWNERS",
+            hint=f"{suggestion[0].upper()}{suggestion[1:]}. See {DOC}.",
         )
 
 
