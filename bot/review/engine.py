@@ -293,7 +293,9 @@ def _review(
                 base=None,
                 changes=changes,
                 config=config,
-                context=ReviewContext(strict=context.strict, today=context.today),
+                context=ReviewContext(
+                    strict=context.strict, today=context.today, organization=context.organization
+                ),
                 memo=data.memo,
             ),
             checks,
