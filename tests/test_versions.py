@@ -215,6 +215,27 @@ def test_a_schema_made_identical_to_its_published_copy_needs_no_bump(corpus_repo
     ]
 
 
+def test_a_version_that_skips_versions_is_a_notice(corpus_repo: Repo) -> None:
+    """An optional field added to iceberg's scan report, 1-0-1 -> 1-0-5: the bump is enough, but
+    1-0-2 to 1-0-4 never exist (before: nothing said). 1-0-2 and 1-1-0 say nothing."""
+
+    def bumped(version: str) -> str:
+        corpus_repo.edit_json(ICEBERG, _add_field)
+        text = (corpus_repo.path / ICEBERG).read_text(encoding="utf-8")
+        return text.replace("/1-0-1/", f"/{version}/", 1)
+
+    corpus_repo.change({ICEBERG: bumped("1-0-5")})
+    report = review_branch(corpus_repo.path, "main")
+    [skip] = [f for f in report.findings if f.rule == "versions/skipped"]
+    assert skip.severity is Severity.NOTICE and skip.path == ICEBERG
+    assert "1-0-1 -> 1-0-5 skips versions: the next ADDITION version is 1-0-2" in skip.message
+    for version in ("1-0-2", "1-1-0"):
+        git(corpus_repo.path, "checkout", "-q", "-f", "main")
+        corpus_repo.change({ICEBERG: bumped(version)})
+        found = review_branch(corpus_repo.path, "main").findings
+        assert not [f for f in found if f.rule == "versions/skipped"], version
+
+
 def test_a_schema_reverted_to_an_older_published_version_is_not_an_increase(
     corpus_repo: Repo, corpus: Path
 ) -> None:

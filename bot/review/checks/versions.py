@@ -56,6 +56,10 @@ RULES = {
     "bump for a changed description tells consumers to expect a break that is not there); it names "
     "the part the change needs, read as strict SchemaVer (an optional field added to an open "
     "object needs REVISION).",
+    "versions/skipped": "A notice: the `$id` version skips versions (1-0-1 -> 1-0-5, or "
+    "1-0-1 -> 1-2-0): SchemaVer increments one part by one and resets the parts after it, so the "
+    "versions in between never exist; it names the next version of the part bumped. A next "
+    "version already published (in the base's mirror) is not a skip.",
     "versions/codegen": "A notice: a facet key, `$defs` name, field name or file/`$id` name "
     "changed, which changes the types OpenLineage's Java and Python clients generate, even when "
     "data stays compatible.",
@@ -86,6 +90,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             if has_mirror:
                 yield from _published(review, schema)
             if old is not None:
+                yield from _skipped(review, schema, old)
                 yield from _transitive(review, schema, old)
 
 
@@ -329,6 +334,37 @@ def _over_bump(
             f"not there.",
             entry=schema.entry.name,
             hint=f"Use {right}, unless the change means more than its schema shows.",
+        ),
+        category="wire",
+    )
+
+
+def _skipped(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterator[Finding]:
+    """A notice when the version is not the next one of the part it bumps (1-0-1 -> 1-0-5): the
+    versions in between never exist. The next one already published on the base is no skip."""
+    from bot.model.evolution.schema_diff import actual_bump
+
+    if old.version is None or schema.version is None or old.version == schema.version:
+        return
+    actual = actual_bump(old.version, schema.version)
+    if actual is None:
+        return
+    right = _next(old.version, actual)
+    if right == _fmt(schema.version):
+        return
+    store = review.base_schemas
+    if store is not None and store.published(f"{PUBLISHED}facets/{right}/{schema.filename}"):
+        return
+    yield replace(
+        at(
+            "versions/skipped",
+            Severity.NOTICE,
+            schema.doc,
+            "/$id",
+            f"{_fmt(old.version)} -> {_fmt(schema.version)} skips versions: the next "
+            f"{actual.name} version is {right}, so the versions in between never exist",
+            entry=schema.entry.name,
+            hint=f"Use {right}, unless the versions in between were published elsewhere.",
         ),
         category="wire",
     )
