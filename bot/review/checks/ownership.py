@@ -37,7 +37,8 @@ RULES: dict[str, str] = {
     "too: such a change never passes unapproved.",
     OUTSIDE: "A changed file under the registry folder that belongs to no entry (no "
     "`registry.json`, `CODEOWNERS` or `facets/` folder claims it, on either side) is judged by no "
-    "check: the owners of that file on the base branch (the root CODEOWNERS) approve it.",
+    "check: the owners of that file on the base branch (the root CODEOWNERS) approve it; when no "
+    "root line gives it an owner, the owners of the root CODEOWNERS itself do.",
     MIRROR: "A change that adds, edits, renames or deletes a file in the published mirror "
     "(`paths.mirror`, `website/static/spec`) is approved by the owners of that file on the base "
     "branch (the root CODEOWNERS): the mirror is what openlineage.io publishes, and the version "
