@@ -42,7 +42,8 @@ RULES: dict[str, str] = {
     MIRROR: "A change that adds, edits, renames or deletes a file in the published mirror "
     "(`paths.mirror`, `website/static/spec`) is approved by the owners of that file on the base "
     "branch (the root CODEOWNERS): the mirror is what openlineage.io publishes, and the version "
-    "rules read it. Checked without an author or approvers too, never waived.",
+    "rules read it. Never waived; without an author or approvers (the command line) it is not "
+    "checked, as for entries (`owners/approval-not-checked`).",
 }
 
 
@@ -193,7 +194,10 @@ def _mirror(
 ) -> Iterator[Finding]:
     """Files of the published mirror the change adds, edits, renames or deletes: what
     openlineage.io publishes, and what the version rules read as published, so their base-side
-    owners approve them (one finding per owner group)."""
+    owners approve them (one finding per owner group). Like an entry's files (unlike the steering
+    files, which decide how this very review judges), not checked without author or approvers."""
+    if review.context.author is None and not review.context.approvers:
+        return  # as for an entry's files: owners/approval-not-checked says approval was not checked
     mirror = review.config.paths.mirror.strip("/") + "/"
     missing: dict[tuple[tuple[str, ...], bool], list[str]] = {}
     for path in sorted(p for p in changes.paths() if p.startswith(mirror)):
