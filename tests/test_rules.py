@@ -662,6 +662,7 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
         (iceberg(add_optional, "1-0-2"),),
     ),
     "versions/over-bump": ((iceberg(add_optional, "2-0-0"),), (iceberg(add_optional, "1-1-0"),)),
+    "versions/skipped": ((iceberg(add_optional, "1-0-5"),), (iceberg(add_optional, "1-0-2"),)),
 }
 WARNING_RULES = {
     "facets/key-form",
@@ -674,6 +675,7 @@ NOTICE_RULES = {
     "versions/forward-break",
     "versions/codegen",
     "versions/over-bump",
+    "versions/skipped",
 }
 
 
