@@ -36,6 +36,8 @@ AUTHOR, MEMBER = "contributor", "carol"
 # default checks; regression on, with the fake stage
 WORKER = ("--regression-module", "tests.fakes")
 STANDIN = ("--author", AUTHOR, "--team-member", f"{TEAM}={MEMBER}")
+# the entry's owners, and the mirror's (the root CODEOWNERS: the same team here)
+APPROVALS = ("owners/approval-required", "ownership/mirror-change")
 
 
 def facet(key: str) -> str:
@@ -185,9 +187,12 @@ def test_real_checks_annotate_the_mistakes_and_an_owner_team_approval_plus_the_f
     run = service.completed_run(head)
     assert run["conclusion"] == "failure"
     mistakes = expected_errors(git_repo)
-    approval = [e for e in errors(run) if e[2] == "owners/approval-required"]
-    assert set(errors(run)) - set(approval) == mistakes and len(errors(run)) == len(mistakes) + 1
-    assert [a[0] for a in approval] == [FACET]  # the entry's first changed file
+    approval = [e for e in errors(run) if e[2] in APPROVALS]
+    assert set(errors(run)) - set(approval) == mistakes and len(errors(run)) == len(mistakes) + 2
+    # the entry's first changed file; the published copy, which the mirror's owners approve
+    assert sorted((a[2], a[0]) for a in approval) == sorted(
+        zip(APPROVALS, (FACET, MIRROR), strict=True)
+    )
     assert f"@{TEAM}" in run["summary"] and "Approvals needed" in run["summary"]
     # the regression stage ran in the worker: its section and its finding
     assert "### Regression" in run["summary"] and "| fake-stage |" in run["summary"]
@@ -238,7 +243,7 @@ def test_without_the_members_permission_the_fix_still_waits_for_an_owner(
     assert service.deliver("opened", fixed) == 202
     run = service.completed_run(fixed)
     assert run["conclusion"] == "failure"
-    assert [e[2] for e in errors(run)] == ["owners/approval-required"]
+    assert sorted(e[2] for e in errors(run)) == sorted(APPROVALS)
     assert (
         "Team membership could not be verified" in run["summary"]
         and "Members: read" in run["summary"]
