@@ -106,6 +106,13 @@ def _root_codeowners(repo: Path, commit: str) -> Edits:
     return {path: (read(repo, commit, path) or b"") + b"/spec/registry/ @mallory\n"}
 
 
+def _mirror_copy(repo: Path, commit: str) -> Edits:
+    """A published copy of a version nobody released, added to the mirror."""
+    path = m.files_of(repo, commit, "website/static/spec/facets")[0]
+    name = path.rsplit("/", 1)[1]
+    return {f"website/static/spec/facets/9-9-9/{name}": read(repo, commit, path) or b"{}\n"}
+
+
 SCENARIOS: dict[str, tuple[Scenario, ReviewContext]] = {
     "versions/published-modified": (_planted(m.published_edited), ReviewContext()),
     "versions/not-bumped": (_planted(m.not_bumped), ReviewContext()),
@@ -122,6 +129,7 @@ SCENARIOS: dict[str, tuple[Scenario, ReviewContext]] = {
     "owners/codeowners-change-needs-approval": (_entry_codeowners, MALLORY),
     "spec/not-bumped": (_spec_edit, ReviewContext()),
     "ownership/steering-file-change": (_root_codeowners, MALLORY),
+    "ownership/mirror-change": (_mirror_copy, MALLORY),
 }
 # Change rules that need a history of two commits, tested where that history is built.
 ELSEWHERE = {
