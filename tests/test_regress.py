@@ -541,3 +541,70 @@ def test_without_sample_events_the_stage_reads_no_schema_and_starts_no_spark(cor
     assert base.reads == head.reads == []
     SideSpec.build(base, Config(), "base")  # what the stage used to do first
     assert len(base.reads) > 40  # (the counter sees reads: every schema of the side)
+
+
+DISCOVERED = "integration/demo/tests/events.jsonl"
+DATA_EVENTS = Path(__file__).parent / "data/regress/composer_events.jsonl"
+
+
+@pytest.mark.parametrize("change", ["delete", "drop-one", "keep"])
+def test_a_discovered_event_file_the_change_deletes_or_edits_is_judged_too(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], change: str
+) -> None:
+    """The repository's own expected events (``regression.discover``), not samples: a change that
+    breaks their identifiers and deletes the file, or drops the broken event from it, passed (only
+    the head's files were read). The base's events the head drops are judged base against head;
+    a file the change leaves alone is not read twice."""
+    from bot.cli import main
+    from tests.gitrepo import Repo
+
+    tree = make_tree(corpus, tmp_path / "tree")
+    shutil.rmtree(tree / SAMPLES)
+    (tree / DISCOVERED).parent.mkdir(parents=True)
+    shutil.copy(DATA_EVENTS, tree / DISCOVERED)
+    repo = Repo.from_folder(tree, tmp_path / "repo")
+    repo.edit_json(
+        BIGQUERY_NAMING, lambda d: d["components"]["dataset"].update(pattern="[a-z]{1,3}")
+    )
+    lines = (repo.path / DISCOVERED).read_text().splitlines()
+    if change == "delete":
+        repo.delete(DISCOVERED)
+    elif change == "drop-one":
+        repo.write(DISCOVERED, "\n".join(lines[:2]) + "\n")
+    repo.commit("break the identifiers")
+    argv = ["regress", str(repo.path), "--base", "main", "--head", "pr", "--engine", "python"]
+    assert main([*argv, "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["events"] == 3  # each event once: the head's, then the base's it drops
+    assert report["totals"]["broken"] == 6  # each event's input and output
+    broken = [g for g in report["groups"] if g["outcome"] == "broken"]
+    assert {e["file"] for g in broken for e in g["examples"]} == {DISCOVERED}
+
+
+def test_dropped_discovered_events_read_only_the_files_that_differ() -> None:
+    """Bounded: with blob ids, a base file the head keeps as it is is not read again."""
+    import hashlib
+
+    from bot.core.snapshot import MemorySnapshot
+    from bot.review.regression.discover import discover, dropped_records
+
+    class Counting(MemorySnapshot):
+        reads: list[str]
+
+        def object_id(self, path: str) -> str | None:
+            data = MemorySnapshot.read(self, path)
+            return None if data is None else hashlib.sha1(data).hexdigest()
+
+        def read(self, path: str) -> bytes | None:
+            self.reads.append(path)
+            return super().read(path)
+
+    event = (DATA_EVENTS.read_text().splitlines()[0] + "\n").encode()
+    files = {f"integration/a/tests/{n}.jsonl": event for n in ("same", "gone")}
+    base = Counting(files, "base")
+    head = Counting({"integration/a/tests/same.jsonl": event}, "head")
+    base.reads, head.reads = [], []
+    globs = ("integration/**/tests/**",)
+    dropped = list(dropped_records(base, head, globs, discover(head, globs)))
+    assert [r.file for r in dropped] == ["integration/a/tests/gone.jsonl"]
+    assert base.reads == ["integration/a/tests/gone.jsonl"]

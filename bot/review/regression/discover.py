@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from bot.core.snapshot import Snapshot
+from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.naming.events import EVENT_KINDS, document_kind
 from bot.review.regression.events import (
     EVENT_SUFFIXES,
@@ -70,21 +70,25 @@ def is_event_file(records: list[EventRecord]) -> bool:
         return False
 
 
-def discover(snapshot: Snapshot, globs: Iterable[str], exclude: Iterable[str] = ()) -> Discovered:
-    """The events of the files of ``snapshot`` that match ``globs`` and hold events (``exclude``:
-    files read already)."""
-    globs = [g for g in globs if g.strip("/")]
+def _candidates(snapshot: Snapshot, globs: Iterable[str], exclude: Iterable[str]) -> list[str]:
+    """The event-suffixed files of ``snapshot`` matching ``globs``, but ``exclude``."""
     skip = set(exclude)
     candidates: set[str] = set()
-    for glob in globs:
+    for glob in (g for g in globs if g.strip("/")):
         pattern = glob_pattern(glob)
         candidates.update(
             p
             for p in snapshot.files(_prefix(glob.strip("/")))
             if p.endswith(EVENT_SUFFIXES) and p not in skip and pattern.fullmatch(p)
         )
+    return sorted(candidates)
+
+
+def discover(snapshot: Snapshot, globs: Iterable[str], exclude: Iterable[str] = ()) -> Discovered:
+    """The events of the files of ``snapshot`` that match ``globs`` and hold events (``exclude``:
+    files read already)."""
     found = Discovered([], 0, 0)
-    for path in sorted(candidates):
+    for path in _candidates(snapshot, globs, exclude):
         records = list(snapshot_records(snapshot, path))
         if is_event_file(records):
             found.records += [replace(r, expected=True) for r in records]
@@ -92,3 +96,56 @@ def discover(snapshot: Snapshot, globs: Iterable[str], exclude: Iterable[str] = 
         else:
             found.ignored += 1
     return found
+
+
+def _content_id(snapshot: Snapshot, path: str) -> str | None:
+    """What identifies a file's content without reading it (a git blob id), if ``snapshot`` says."""
+    for name in ("object_id", "blob_id"):
+        method = getattr(snapshot, name, None)
+        if method is not None:
+            try:
+                value = method(path)
+            except (KeyError, SnapshotError):
+                return None
+            return value if isinstance(value, str) and value else None
+    return None
+
+
+def _unchanged(base: Snapshot, head: Snapshot, path: str) -> bool:
+    """Whether ``path`` has the same content on both sides (by blob id when both have one, so an
+    unchanged file is not read)."""
+    old, new = _content_id(base, path), _content_id(head, path)
+    if old is not None and new is not None:
+        return old == new
+    try:
+        return base.read(path) == head.read(path)
+    except SnapshotError:
+        return False  # each side's records say what they can
+
+
+def dropped_records(
+    base: Snapshot,
+    head: Snapshot,
+    globs: Iterable[str],
+    found: Discovered,
+    exclude: Iterable[str] = (),
+) -> Iterator[EventRecord]:
+    """The base side's discovered events that the head drops: the events of a base event file the
+    head deletes, or no longer holds as an event file, or holds without them byte for byte
+    (``found``: the head's discovery). Deleting or editing the expected event a change breaks
+    would hide the break. Only the matching files that differ between the sides are read (by blob
+    id where the snapshots have one), each within the size limit of any repository file."""
+    kept: dict[str, set[str]] = {}
+    for record in found.records:
+        if record.error is None:
+            kept.setdefault(record.file, set()).add(record.text)
+    for path in _candidates(base, globs, exclude):
+        if path in kept and _unchanged(base, head, path):
+            continue
+        records = list(snapshot_records(base, path))
+        if not is_event_file(records):
+            continue
+        still = kept.get(path, set())
+        yield from (
+            replace(r, expected=True) for r in records if r.error is None and r.text not in still
+        )

@@ -11,7 +11,7 @@ from bot.core.config import Config
 from bot.core.snapshot import Snapshot
 from bot.model.sides import side_model
 from bot.review.regression.compare import run_records
-from bot.review.regression.discover import Discovered, discover
+from bot.review.regression.discover import Discovered, discover, dropped_records
 from bot.review.regression.events import (
     EventRecord,
     dropped_sample_records,
@@ -51,14 +51,17 @@ class Inputs:
 def find_events(
     head: Snapshot, config: Config, extra_events: Iterable[str] = (), base: Snapshot | None = None
 ) -> Events:
-    """The head side's ``samples/`` events (with ``base``, also the base's sample events the head
-    drops, of entries it keeps) and its own event files (``regression.discover``), and the
-    configured and given locations (not read here)."""
+    """The head side's ``samples/`` events and its own event files (``regression.discover``); with
+    ``base``, also the base's sample events (of entries the head keeps) and discovered events that
+    the head drops; and the configured and given locations (not read here)."""
     registry = side_model(head, config).registry
     samples = list(sample_records(head, registry))
     if base is not None:
         samples += dropped_sample_records(base, side_model(base, config).registry, head, registry)
-    found = discover(head, config.regression.discover, exclude={r.file for r in samples})
+    globs = config.regression.discover
+    found = discover(head, globs, exclude={r.file for r in samples})
+    if base is not None:
+        found.records += dropped_records(base, head, globs, found, {r.file for r in samples})
     return Events(samples + found.records, event_locations(config, extra_events), found)
 
 
