@@ -123,3 +123,20 @@ def test_emptying_the_naming_base_schema_does_not_silence_the_naming_errors(
     got = sorted(f["message"] for f in report["findings"] if f["rule"] == "naming/schema")  # type: ignore[union-attr]
     assert got == expected  # judged by the base branch's schema, not the emptied one
     assert "ownership/steering-file-change" in rules_of(report)
+
+
+def test_deleting_naming_files_needs_their_base_owners(repo: Repo, tmp_path: Path) -> None:
+    """Before, a change deleting the naming conventions (NamingBase.json kept) had no finding: the
+    naming checks had no file left to judge. Each deleted naming file is a steering change, approved
+    by its base-side owners (the root CODEOWNERS)."""
+    trino = "spec/naming/datasets/trino/trino.json"
+    repo.change({trino: None}, "delete a convention")
+    code, report = check(repo, tmp_path, "--author", "mallory")
+    assert code == 1
+    [finding] = [f for f in report["findings"] if f["rule"] == "ownership/steering-file-change"]  # type: ignore[union-attr]
+    assert finding["path"] == trino and finding["owners"] == [COMMITTERS]
+    assert finding["message"].startswith(f"this change deletes {trino}, which is a naming")
+    code, report = check(
+        repo, tmp_path, "--author", "mallory", "--approved-by", "OpenLineage/committers"
+    )
+    assert "ownership/steering-file-change" not in rules_of(report)

@@ -608,3 +608,29 @@ def test_dropped_discovered_events_read_only_the_files_that_differ() -> None:
     dropped = list(dropped_records(base, head, globs, discover(head, globs)))
     assert [r.file for r in dropped] == ["integration/a/tests/gone.jsonl"]
     assert base.reads == ["integration/a/tests/gone.jsonl"]
+
+
+def test_a_change_deleting_the_naming_folder_is_judged_without_naming_rules(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, a head without naming files fell back to the bot's bundled rules: a change deleting
+    the repository's conventions was judged by other rules and, here, passed. The head is judged
+    by the rules it has (none: each identifier the base judged becomes unknown, broken) and the
+    report says why."""
+    from bot.cli import main
+    from tests.gitrepo import Repo
+    from tests.regress_helpers import NAMING
+
+    repo = Repo.from_folder(make_tree(corpus, tmp_path / "tree"), tmp_path / "repo")
+    for name in ("datasets", "jobs"):
+        repo.delete(f"{NAMING}/{name}")
+    repo.commit("delete the naming conventions")
+    argv = ["regress", str(repo.path), "--base", "main", "--head", "pr", "--engine", "python"]
+    assert main([*argv, "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert {(g["rule"], g["outcome"]) for g in report["groups"] if g["outcome"] == "broken"} == {
+        ("dataset-name", "broken"),
+        ("job-name", "broken"),
+    }
+    [problem] = report["naming_problems"]["head"]
+    assert problem.startswith(f"{NAMING}: holds no naming file")

@@ -97,10 +97,25 @@ def has_naming_files(snapshot: Snapshot, folder: str) -> bool:
     )
 
 
-def rules_for(snapshot: Snapshot, config: Config) -> NamingRules:
+def rules_for(snapshot: Snapshot, config: Config, stated: bool = False) -> NamingRules:
     """The naming rules a reviewed repository states (``config.paths.naming``), else the bundled
-    ones."""
+    ones. ``stated``: the repository states its own (the base side of a change has naming files),
+    so a side without any is judged without naming rules (every identifier unknown), not by the
+    bundled ones, and its ``problems`` say so."""
     folder = config.paths.naming
     if has_naming_files(snapshot, folder):
         return load_rules(snapshot, folder)
-    return load_rules()
+    if not stated:
+        return load_rules()
+    rules = load_rules(snapshot, folder)
+    rules.problems = (
+        *rules.problems,
+        Problem(
+            "naming/invalid-file",
+            folder.strip("/"),
+            "",
+            "holds no naming file (the base side has them; the change deletes them): judged "
+            "without naming rules, not by the bot's bundled ones",
+        ),
+    )
+    return rules

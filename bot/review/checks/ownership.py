@@ -31,7 +31,8 @@ MOVES_SHOWN = 5
 RULES: dict[str, str] = {
     RULE: "A change to the root CODEOWNERS GitHub reads (`.github/CODEOWNERS`, `CODEOWNERS`, "
     "`docs/CODEOWNERS`), to the naming base schema (`NamingBase.json`) or to the bot's "
-    "configuration (`.github/registry-bot.yml`) is approved by the owners of that file on the base "
+    "configuration (`.github/registry-bot.yml`), or one that deletes a naming file (or moves it "
+    "out of the naming folder) is approved by the owners of that file on the base "
     "branch and, for a CODEOWNERS change, by the base-side owners of every path whose ownership it "
     "moves; the finding says whose ownership moves where. Checked without an author or approvers "
     "too: such a change never passes unapproved.",
@@ -70,6 +71,28 @@ def _fallback_note(path: str, base_root: RootOwners) -> str:
     )
 
 
+def deleted_naming_files(changes: ChangeSet, config: Config) -> set[str]:
+    """The naming files (``.json`` under ``config.paths.naming``) that ``changes`` deletes or moves
+    out of the folder: the conventions identifiers are judged by, which the naming checks cannot
+    judge once gone (a head without any is judged by no naming rule)."""
+    prefix = config.paths.naming.strip("/") + "/"
+    base = prefix + NAMING_BASE_FILE  # a steering file already
+    out: set[str] = set()
+    for change in changes.files:
+        old = change.old_path if change.status is Status.RENAMED else change.path
+        gone = change.status is Status.DELETED or (
+            change.status is Status.RENAMED and not change.path.startswith(prefix)
+        )
+        if gone and old and old.startswith(prefix) and old.endswith(".json") and old != base:
+            out.add(old)
+    return out
+
+
+def steering_changes(changes: ChangeSet, config: Config) -> set[str]:
+    """The changed steering files and the deleted naming files."""
+    return (changes.paths() & set(steering_paths(config))) | deleted_naming_files(changes, config)
+
+
 def root_owner_groups(
     base: Snapshot, head: Snapshot, changes: ChangeSet, config: Config
 ) -> list[tuple[str, ...]]:
@@ -81,7 +104,7 @@ def root_owner_groups(
     root = config.paths.registry.strip("/") + "/"
     registries = [side_model(s, config).registry for s in (head, base)]
     paths = changes.paths()
-    steering = set(steering_paths(config))
+    steering = steering_changes(changes, config)
     mirror = config.paths.mirror.strip("/") + "/"
     groups = [
         approvers_of(base_root, path)[0]
@@ -105,7 +128,8 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     base_root = RootOwners.of(base)
     yield from _outside_entries(review, changes, base_root, consent)
     yield from _mirror(review, changes, base_root, consent)
-    changed = sorted(changes.paths() & set(steering_paths(review.config)))
+    deleted = deleted_naming_files(changes, review.config)
+    changed = sorted(steering_changes(changes, review.config))
     if not changed:
         return
     yield from _unusable_config(review.head, [p for p in changed if p in CONFIG_PATHS])
@@ -135,10 +159,17 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             else "configures the review"
             if path in CONFIG_PATHS
             else "is the schema naming files are judged by"
+            if path.endswith("/" + NAMING_BASE_FILE)
+            else "is a naming convention identifiers are judged by"
+        )
+        judged = (
+            "the head side is judged without it"
+            if path in deleted
+            else "it is judged by the base branch's version"
         )
         message = (
-            f"this change edits {path}, which {what}; it is judged by the base branch's version "
-            f"and "
+            f"this change {'deletes' if path in deleted else 'edits'} {path}, which {what}; "
+            f"{judged} and "
             + (f"moves ownership: {moved}{more}; " if moved and path in ROOT_LOCATIONS else "")
             + "approval needed from "
             + "; and from ".join(f"{owner_list(owners)} (for {what_})" for what_, owners in missing)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Iterable
@@ -66,10 +67,16 @@ def find_events(
 
 
 def gather(base: Snapshot, head: Snapshot, config: Config, events: Events) -> Inputs:
-    """Both sides' schemas, with the events."""
+    """Both sides' schemas, with the events. When the base states its naming rules (has naming
+    files), a head without any is judged without naming rules, not by the bundled ones (each
+    side's token covers it: the base's naming files decide)."""
+    from bot.model.naming import has_naming_files, rules_for  # the naming library, when needed
+
+    stated = has_naming_files(base, config.paths.naming)
+    naming = functools.partial(rules_for, stated=stated)
     return Inputs(
-        SideSpec.build(base, config, base.label),
-        SideSpec.build(head, config, head.label),
+        SideSpec.build(base, config, base.label, naming),
+        SideSpec.build(head, config, head.label, naming),
         events.records,
         events.locations,
     )
