@@ -237,3 +237,27 @@ def test_the_module_runs_as_a_command() -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_every_broken_form_is_said_and_what_was_not_checked_is_unchecked(tmp_path: Path) -> None:
+    """On a copy of a real naming file (Snowflake, two forms): before, the loader stopped at the
+    first broken form (the second form's problem was never said), and the file's examples went
+    unchecked without a word. Both forms' problems are findings, and one naming/unchecked says what
+    was not checked."""
+    repo = _repo(tmp_path)
+
+    def break_both(d: dict) -> None:  # type: ignore[type-arg]
+        d["forms"][0]["name"] = "{database}.{schema}.{tabel}"
+        d["forms"][1]["namespace"] = "snowflake://{accountLocator"
+        d["examples"]["valid"][0]["name"] = "not.a.valid.snowflake.name"
+
+    _edit(repo, "datasets/snowflake/snowflake.json", break_both)
+    _commit(repo, "break two forms")
+    found = {
+        (f.rule, f.pointer)
+        for f in _review(repo)
+        if f.path.endswith("snowflake.json") and f.rule != "naming/docs-out-of-sync"
+    }
+    assert ("naming/undeclared-component", "/forms/0") in found
+    assert ("naming/template-syntax", "/forms/1/namespace") in found
+    assert ("naming/unchecked", "") in found

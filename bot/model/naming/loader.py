@@ -281,7 +281,8 @@ def _source(
             )
         except PatternProblem as exc:
             problems.append(Problem("naming/unsafe-pattern", path, "/quoting/unquoted", str(exc)))
-            return None
+            broken = True  # the components are still checked, unquoted
+    skipped: set[str] = set()  # broken components: the forms using them are checked without
     for name, spec in raw.get("components", {}).items():
         pointer = f"/components/{name}/pattern"
         try:
@@ -297,8 +298,10 @@ def _source(
                 Problem("naming/unsafe-pattern", path, pointer, f"component {name}: {exc}")
             )
             if isinstance(exc, BudgetSpent):  # so would every pattern after it: said once
+                problems.append(_unchecked(path, "its patterns after this one and the rest"))
                 return None
             broken = True
+            skipped.add(name)
             continue
         components[name] = Component(
             name=name,
@@ -309,14 +312,16 @@ def _source(
             quoting=quoting if name in quoted_names else None,
             compiled=compiled,
         )
-    if broken:
-        return None
     forms: list[Form] = []
-    for i, form in enumerate(raw["forms"]):
-        made = _form(path, sid, i, form, components, problems, budget)
+    for i, form in enumerate(raw["forms"]):  # every form, each broken one said
+        made = _form(path, sid, i, form, components, problems, budget, skipped)
         if made is None:
-            return None
-        forms.append(made)
+            broken = True
+        else:
+            forms.append(made)
+    if broken:
+        problems.append(_unchecked(path, "its examples, decisions and round trips"))
+        return None
     for name in quoted_names - set(components):
         problems.append(
             Problem(
@@ -366,6 +371,17 @@ def _source(
     )
 
 
+def _unchecked(path: str, what: str) -> Problem:
+    """What of a file was not checked once a problem dropped its source (said, never silent)."""
+    return Problem(
+        "naming/unchecked",
+        path,
+        "",
+        f"{what} were not checked: the file's source is not built while its other problems stand",
+        path,
+    )
+
+
 def regex_escape(text: str) -> str:
     import regex
 
@@ -380,7 +396,9 @@ def _form(
     components: dict[str, Component],
     problems: list[Problem],
     budget: UnitBudget,
+    skipped: set[str] | frozenset[str] = frozenset(),
 ) -> Form | None:
+    """One form, or None after its problems (``skipped``: broken components, said already)."""
     templates: dict[str, Template] = {}
     for part in ("namespace", "name"):
         try:
@@ -397,7 +415,9 @@ def _form(
             return None
     ns, nm = templates["namespace"], templates["name"]
     names = [*ns.slots(), *nm.slots()]
-    missing = [n for n in names if n not in components]
+    missing = [n for n in names if n not in components and n not in skipped]
+    if any(n in skipped for n in names) and not missing:
+        return None
     if missing:
         for n in missing:
             problems.append(
