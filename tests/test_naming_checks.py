@@ -261,3 +261,41 @@ def test_every_broken_form_is_said_and_what_was_not_checked_is_unchecked(tmp_pat
     assert ("naming/undeclared-component", "/forms/0") in found
     assert ("naming/template-syntax", "/forms/1/namespace") in found
     assert ("naming/unchecked", "") in found
+
+
+def test_a_spent_pattern_budget_stays_pre_existing_when_another_file_takes_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The budget's message counts what the other files' patterns took: before, a pattern added
+    in an unrelated file changed it, and a pre-existing naming/unsafe-pattern became new. Its
+    subject leaves the count out: it stays pre-existing."""
+    from bot.core.findings import State
+    from bot.model.naming import loader
+    from bot.model.naming.patterns import UnitBudget
+
+    probe = UnitBudget()
+    monkeypatch.setattr(loader, "UnitBudget", lambda: probe)
+    loader.build_sources(
+        (
+            (str(p.relative_to(bundled_folder().parent)), json.loads(p.read_text()))
+            for p in sorted(bundled_folder().rglob("*.json"))
+        ),
+        "naming",
+        None,
+    )
+    taken = probe.total - probe.left
+    # the bundled files' patterns, but the last units: the last pattern does not fit
+    monkeypatch.setattr(loader, "UnitBudget", lambda: UnitBudget(taken - 1))
+    repo = _repo(tmp_path)
+    _edit(  # an unrelated file (sorted first) takes more
+        repo,
+        "datasets/abfss/abfss.json",
+        lambda d: d["components"]["container"].update(
+            pattern="[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])(?:_[a-z0-9]{1,20})?"
+        ),
+    )
+    _commit(repo, "a longer pattern elsewhere")
+    spent = [f for f in _review(repo) if f.rule == "naming/unsafe-pattern" and "taken" in f.message]
+    assert spent
+    at_base = [f for f in spent if f.state is State.UNCHANGED]
+    assert at_base, [(f.path, f.pointer, f.state, f.message) for f in spent]

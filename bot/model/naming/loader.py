@@ -280,7 +280,9 @@ def _source(
                 quoting_raw.get("resolves", "preserve"),
             )
         except PatternProblem as exc:
-            problems.append(Problem("naming/unsafe-pattern", path, "/quoting/unquoted", str(exc)))
+            problems.append(
+                Problem("naming/unsafe-pattern", path, "/quoting/unquoted", str(exc), exc.subject)
+            )
             broken = True  # the components are still checked, unquoted
     skipped: set[str] = set()  # broken components: the forms using them are checked without
     for name, spec in raw.get("components", {}).items():
@@ -295,7 +297,13 @@ def _source(
                 compiled = compile_full(pattern)
         except (PatternProblem, PatternTooLarge) as exc:
             problems.append(
-                Problem("naming/unsafe-pattern", path, pointer, f"component {name}: {exc}")
+                Problem(
+                    "naming/unsafe-pattern",
+                    path,
+                    pointer,
+                    f"component {name}: {exc}",
+                    _about(f"component {name}: ", exc),
+                )
             )
             if isinstance(exc, BudgetSpent):  # so would every pattern after it: said once
                 problems.append(_unchecked(path, "its patterns after this one and the rest"))
@@ -369,6 +377,12 @@ def _source(
         ),
         wins_over=frozenset(raw.get("precedence", {}).get("over", ())),
     )
+
+
+def _about(prefix: str, exc: Exception) -> str:
+    """A pattern problem's subject (``PatternProblem.subject``), "" for one its message says."""
+    subject = exc.subject if isinstance(exc, PatternProblem) else ""
+    return prefix + subject if subject else ""
 
 
 def _unchecked(path: str, what: str) -> Problem:
@@ -456,6 +470,7 @@ def _form(
                 path,
                 f"/forms/{index}",
                 f"this form ({len(names)} components joined): {exc}",
+                _about(f"this form ({len(names)} components joined): ", exc),
             )
         )
         return None
@@ -496,7 +511,13 @@ def _decisions(
                     pattern = Bounded(pattern, match_timeout)
             except PatternProblem as exc:
                 problems.append(
-                    Problem("naming/unsafe-pattern", path, pointer + "/namespacePattern", str(exc))
+                    Problem(
+                        "naming/unsafe-pattern",
+                        path,
+                        pointer + "/namespacePattern",
+                        str(exc),
+                        exc.subject,
+                    )
                 )
                 continue
         out.append(

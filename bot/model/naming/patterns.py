@@ -38,9 +38,24 @@ _UNICODE_PROPERTY = re.compile(r"\\[pP](?:\{[^}]*\}|[A-Za-z])")
 class PatternProblem(ValueError):
     """A pattern the bot refuses to run."""
 
+    @property
+    def subject(self) -> str:
+        """What the problem is about (``Finding.subject``): "" where the message says only that."""
+        return ""
+
 
 class BudgetSpent(PatternProblem):
     """A pattern that does not fit what is left of a ``UnitBudget``."""
+
+    def __init__(self, message: str, subject: str) -> None:
+        super().__init__(message)
+        self._subject = subject
+
+    @property
+    def subject(self) -> str:
+        """The message without what other files' patterns took: a pattern added in another file
+        leaves the finding as it was."""
+        return self._subject
 
 
 class UnitBudget:
@@ -55,9 +70,13 @@ class UnitBudget:
         """Count ``units`` against the budget; ``BudgetSpent`` (nothing taken) when they do not
         fit."""
         if units > self.left:
+            over = (
+                f"{what} would take the naming files' patterns over {self.total:,} compiled units"
+            )
             raise BudgetSpent(
-                f"{what} would take the naming files' patterns over {self.total:,} compiled units "
-                f"together ({units:,} more with {self.total - self.left:,} taken); not compiled"
+                f"{over} together ({units:,} more with {self.total - self.left:,} taken); not "
+                f"compiled",
+                f"{over} together; not compiled",
             )
         self.left -= units
 

@@ -335,12 +335,17 @@ def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
         for i, form in enumerate(source.forms):
             probe = _too_slow(_form_probes(ctx.rules, source, form))
             if probe is not None:
-                yield ctx.at(
-                    "naming/slow-pattern",
-                    source.path,
-                    f"/forms/{i}",
-                    f"matching form {form.label!r} against a {len(probe):,}-character "
-                    f"probe took over {MATCH_TIMEOUT:g} s; simplify the component patterns",
+                slow = f"matching form {form.label!r} against a"
+                yield ctx.finding(
+                    Problem(
+                        "naming/slow-pattern",
+                        source.path,
+                        f"/forms/{i}",
+                        f"{slow} {len(probe):,}-character probe took over {MATCH_TIMEOUT:g} s; "
+                        "simplify the component patterns",
+                        # not the probe: which one ran out of time first may vary
+                        f"{slow} long probe took over {MATCH_TIMEOUT:g} s",
+                    )
                 )
     for decision in ctx.rules.decisions:
         pattern = decision.pattern
@@ -352,12 +357,15 @@ def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
         )
         probe = _too_slow((pattern, prefix + body) for prefix in prefixes for body in _BODIES)
         if probe is not None:
-            yield ctx.at(
-                "naming/slow-pattern",
-                f"{ctx.files.folder}/decisions.json",
-                decision.pointer + "/namespacePattern",
-                f"matching namespacePattern against a {len(probe):,}-character probe took over "
-                f"{MATCH_TIMEOUT:g} s; simplify the pattern",
+            yield ctx.finding(
+                Problem(
+                    "naming/slow-pattern",
+                    f"{ctx.files.folder}/decisions.json",
+                    decision.pointer + "/namespacePattern",
+                    f"matching namespacePattern against a {len(probe):,}-character probe took "
+                    f"over {MATCH_TIMEOUT:g} s; simplify the pattern",
+                    f"matching namespacePattern against a long probe took over {MATCH_TIMEOUT:g} s",
+                )
             )
 
 
