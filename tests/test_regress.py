@@ -634,3 +634,64 @@ def test_a_change_deleting_the_naming_folder_is_judged_without_naming_rules(
     }
     [problem] = report["naming_problems"]["head"]
     assert problem.startswith(f"{NAMING}: holds no naming file")
+
+
+@pytest.mark.parametrize("discovered", [True, False])
+def test_an_event_naming_a_key_twice_is_unreadable_as_naming_check_says(
+    corpus: Path, tmp_path: Path, discovered: bool
+) -> None:
+    """orjson keeps a duplicate key's last value: before, the regression judged the event (here its
+    job as the second name) while `naming check` refused it. Now both refuse it: one event-readable
+    failure naming the key, in a discovered file and in an --events file alike."""
+    from bot.model.naming.events import EventsProblem, read_events
+    from bot.review.regression.discover import discover
+    from bot.review.regression.runner import Events, Inputs, run_local
+
+    line = DATA_EVENTS.read_text().splitlines()[0]
+    doubled = line.replace('"job": {', '"job": {"name": "not a job name!", ', 1)
+    assert doubled != line
+    tree = make_tree(corpus, tmp_path / "tree")
+    events_file = tree / DISCOVERED
+    events_file.parent.mkdir(parents=True)
+    events_file.write_text(doubled + "\n" + line + "\n")
+    side = spec(tree, "same")
+    if discovered:
+        found = discover(DirSnapshot(tree), ("integration/**/tests/**",))
+        assert found.files == 1
+        events = Events(found.records, [])
+    else:
+        events = Events([], [str(events_file)])
+    report = run_local(Inputs(side, side, events.records, events.locations)).to_json()
+    assert report["events"] == 2
+    refused = [
+        (e["index"], e["message"])
+        for g in report["groups"]
+        if g["rule"] == "event-readable"
+        for e in g["examples"]
+    ]
+    assert [(index, "duplicate key 'name'" in message) for index, message in refused] == [(0, True)]
+    assert not [g for g in report["groups"] if g["rule"] == "job-name"]  # nothing of it judged
+    # naming check refuses it for the same reason
+    with pytest.raises(EventsProblem, match="duplicate key 'name'"):
+        read_events(events_file)
+
+
+@pytest.mark.parametrize(
+    ("text", "duplicate"),
+    [
+        ('{"a": "x:y", "b": {"c": "ol:x:y"}}', None),
+        ('{"a": 1, "b": {"c": 1, "c": 2}}', "c"),
+        # an escaped colon makes up for the dropped key's: the exact scan still finds it
+        ('{"a": "\\u003a", "b": {"c": 1, "c": 2}}', "c"),
+        ('{"a": "\\u003a", "b": {"c": 1}}', None),
+    ],
+)
+def test_the_duplicate_key_scan_is_exact(text: str, duplicate: str | None) -> None:
+    import orjson
+
+    from bot.review.regression.events import duplicate_key
+
+    for form in (text, text.encode()):
+        found = duplicate_key(form, orjson.loads(form))
+        assert (found is None) == (duplicate is None)
+        assert duplicate is None or f"duplicate key {duplicate!r}" in str(found)

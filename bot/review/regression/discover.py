@@ -65,7 +65,8 @@ def is_event_file(records: list[EventRecord]) -> bool:
     if not records or records[0].error is not None:
         return False
     try:
-        return document_kind(parse_event(records[0].text)) in EVENT_KINDS
+        # a duplicate key is the event's finding, not a reason to skip its file
+        return document_kind(parse_event(records[0].text, strict=False)) in EVENT_KINDS
     except EventError:
         return False
 
