@@ -606,8 +606,11 @@ def test_a_naming_file_of_many_components_is_refused_within_the_budget(tmp_path:
     result = load_wide_rules(tmp_path, components=220, forms=2, rounds=1)
     [found] = result["rounds"]
     assert "wide" not in found["loaded"] and "abfss" in found["loaded"]
-    [problem] = [p for p in found["problems"] if p[1] == "naming/datasets/wide/wide.json"]
+    [problem, unchecked] = [
+        p for p in found["problems"] if p[1] == "naming/datasets/wide/wide.json"
+    ]
     assert problem[0] == "naming/unsafe-pattern" and problem[2].startswith("/components/")
+    assert unchecked[0] == "naming/unchecked"  # the patterns after it: said, not silent
     assert "over 300,000 compiled units together" in problem[3]
     assert result["peak_kb"] < 200 * 1024
 
@@ -617,8 +620,11 @@ def test_a_form_joining_components_past_the_bound_is_refused_at_its_form(tmp_pat
     over the 100,000 any one pattern may compile to."""
     result = load_wide_rules(tmp_path, components=30, forms=1, rounds=1)
     [found] = result["rounds"]
-    [problem] = [p for p in found["problems"] if p[1] == "naming/datasets/wide/wide.json"]
+    [problem, unchecked] = [
+        p for p in found["problems"] if p[1] == "naming/datasets/wide/wide.json"
+    ]
     assert problem[0] == "naming/unsafe-pattern" and problem[2] == "/forms/0"
+    assert unchecked[0] == "naming/unchecked"
     assert "30 components joined" in problem[3] and "over 100,000 units" in problem[3]
     assert "wide" not in found["loaded"]
 
