@@ -156,8 +156,10 @@ class Bounded:
         source: str = self._compiled.pattern
         return source
 
-    def fullmatch(self, text: str) -> Any:
-        return self._compiled.fullmatch(text, timeout=review_budget.timeout(self._limit))
+    def fullmatch(self, text: str, limit: float | None = None) -> Any:
+        """``fullmatch`` within ``limit`` seconds (its own limit by default)."""
+        bound = self._limit if limit is None else limit
+        return self._compiled.fullmatch(text, timeout=review_budget.timeout(bound))
 
 
 def compile_full(pattern: str) -> regex.Pattern[str]:

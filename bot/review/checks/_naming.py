@@ -317,13 +317,15 @@ def _ambiguity(ctx: _Context) -> Iterator[Finding]:
                     )
 
 
-_BODIES = (
-    "a" * PROBE_LENGTH + "!",
-    "." * PROBE_LENGTH,
-    "a." * (PROBE_LENGTH // 2) + "\x00",
-    "/" * PROBE_LENGTH + "\x00" + "a" * PROBE_LENGTH,
-    "0" * PROBE_LENGTH + "x",
-)
+def _bodies() -> tuple[str, ...]:
+    """The long probe strings (``PROBE_LENGTH`` read when called)."""
+    return (
+        "a" * PROBE_LENGTH + "!",
+        "." * PROBE_LENGTH,
+        "a." * (PROBE_LENGTH // 2) + "\x00",
+        "/" * PROBE_LENGTH + "\x00" + "a" * PROBE_LENGTH,
+        "0" * PROBE_LENGTH + "x",
+    )
 
 
 def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
@@ -355,7 +357,7 @@ def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
             [""]
             + [p for e in decision.examples for p in (e.namespace, scheme_key(e.namespace) + ":")]
         )
-        probe = _too_slow((pattern, prefix + body) for prefix in prefixes for body in _BODIES)
+        probe = _too_slow((pattern, prefix + body) for prefix in prefixes for body in _bodies())
         if probe is not None:
             yield ctx.finding(
                 Problem(
@@ -370,7 +372,7 @@ def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
 
 
 def _form_probes(rules: NamingRules, source: Source, form: Form) -> Iterator[tuple[Any, str]]:
-    for body in _BODIES:
+    for body in _bodies():
         for compiled in (form.namespace_re, form.name_re, form.both_re):
             yield compiled, body
     example = next(
@@ -380,7 +382,7 @@ def _form_probes(rules: NamingRules, source: Source, form: Form) -> Iterator[tup
     if example is None or not example.ok:
         return
     for slot in form.components():
-        for body in _BODIES:
+        for body in _bodies():
             values = {**example.components, slot: body}
             try:
                 namespace, name = form.namespace.render(values), form.name.render(values)
@@ -396,7 +398,7 @@ def _too_slow(probes: Iterable[tuple[Any, str]]) -> str | None:
     for compiled, probe in probes:
         try:
             if isinstance(compiled, Bounded):
-                compiled.fullmatch(probe)
+                compiled.fullmatch(probe, MATCH_TIMEOUT)
             else:
                 compiled.fullmatch(probe, timeout=budget.timeout(MATCH_TIMEOUT))
         except TimeoutError:
