@@ -642,7 +642,8 @@ def test_an_event_naming_a_key_twice_is_unreadable_as_naming_check_says(
 ) -> None:
     """orjson keeps a duplicate key's last value: before, the regression judged the event (here its
     job as the second name) while `naming check` refused it. Now both refuse it: one event-readable
-    failure naming the key, in a discovered file and in an --events file alike."""
+    failure naming the key, in a discovered file. An --events file (bulk, not the repository's)
+    keeps orjson's reading: the scan would cost about 14% per event there (docs/regression.md)."""
     from bot.model.naming.events import EventsProblem, read_events
     from bot.review.regression.discover import discover
     from bot.review.regression.runner import Events, Inputs, run_local
@@ -669,8 +670,13 @@ def test_an_event_naming_a_key_twice_is_unreadable_as_naming_check_says(
         if g["rule"] == "event-readable"
         for e in g["examples"]
     ]
-    assert [(index, "duplicate key 'name'" in message) for index, message in refused] == [(0, True)]
-    assert not [g for g in report["groups"] if g["rule"] == "job-name"]  # nothing of it judged
+    judged = [g for g in report["groups"] if g["rule"] == "job-name"]
+    if discovered:
+        assert [(i, "duplicate key 'name'" in message) for i, message in refused] == [(0, True)]
+        assert not judged  # nothing of it judged
+    else:  # judged as orjson reads it: the last value, this event's own job name (no failure)
+        assert not refused
+        assert not judged
     # naming check refuses it for the same reason
     with pytest.raises(EventsProblem, match="duplicate key 'name'"):
         read_events(events_file)

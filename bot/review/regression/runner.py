@@ -18,6 +18,7 @@ from bot.review.regression.events import (
     dropped_sample_records,
     event_locations,
     file_records,
+    refusing_duplicates,
     sample_records,
 )
 from bot.review.regression.locations import local_files
@@ -32,6 +33,10 @@ class Events:
 
     records: list[EventRecord]
     locations: list[str]
+
+    def __post_init__(self) -> None:
+        self.records = refusing_duplicates(self.records)
+
     discovered: Discovered | None = None
 
     @property
