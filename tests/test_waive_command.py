@@ -210,3 +210,45 @@ def test_the_reply_marker_holds_any_delivery_header_inertly() -> None:
     hostile = reply_marker("x --> <b>@everyone</b> <!--")
     assert hostile.count("-->") == 1 and "@" not in hostile and "<b>" not in hostile
     assert hostile != reply_marker("x --> <b>@everyone</b> <!-- ")
+
+
+def test_a_configuration_over_the_size_github_serves_is_named_not_a_failed_job(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """The base's configuration is over 10 MB: GitHub does not serve it, so the proposal cannot
+    know the registry's folders. The reply says which file could not be read (before: the
+    client's 413 escaped and failed the job, no reply)."""
+    from bot.github.tree_files import MAX_BLOB_BYTES
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    repo.write(".github/registry-bot.yml", "# " + "x" * MAX_BLOB_BYTES + "\n")
+    repo.commit("a huge configuration", branch="main")
+    facet = entry_facet(repo)
+    repo.change({facet: (repo.path / facet).read_text() + "\n"})
+    command = f"{WAIVE_COMMAND} examples/missing {facet}# the examples come with the next release"
+    gh = answered(repo, command, "commenter", "read")
+    [reply] = gh.issue_comments
+    assert "Cannot propose a waiver" in reply.body, reply.body
+    assert "`.github/registry-bot.yml`" in reply.body
+    assert "over the size GitHub serves" in reply.body
+    assert "```json" not in reply.body
+
+
+def test_the_stand_in_refuses_a_file_over_the_size_github_serves(tmp_path: Path) -> None:
+    """LocalGitHub reads a file as the client does: over 10 MB, the client's 413 (before: the
+    content, so no test could see what the App meets)."""
+    from bot.github.api import GitHubError
+    from bot.github.tree_files import MAX_BLOB_BYTES
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "big.txt").write_bytes(b"x" * (MAX_BLOB_BYTES + 1))
+    (source / "small.txt").write_text("x\n")
+    repo = Repo.from_folder(source, tmp_path / "r")
+    repo.change({"small.txt": "y\n"})
+    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=1)
+    assert gh.read_file(REPO, "main", "small.txt") == b"x\n"
+    with pytest.raises(GitHubError) as raised:
+        gh.read_file(REPO, "main", "big.txt")
+    assert raised.value.status == 413
+    assert "big.txt" in getattr(gh.read_files(REPO, "main", ["big.txt"]), "skipped", {})

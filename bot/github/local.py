@@ -409,8 +409,12 @@ class LocalGitHub:
         return out
 
     def read_file(self, repo: str, ref: str, path: str) -> bytes | None:
+        """As the client reads it: a file over the size GitHub serves raises its 413."""
         self._check_pr(repo)
         try:
+            size = self._snapshot(ref).size(path) or 0
+            if size > MAX_BLOB_BYTES:
+                raise GitHubError(f"{path} at {ref}: {too_large(size)}", status=413)
             return self._snapshot(ref).read(path)
         except SnapshotError:
             return None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from bot.core.config import CONFIG_PATHS, Config, ConfigError, parse_config
 from bot.core.quoting import backtick_fence, code, escape
 from bot.core.waivers import FILE_NAME, never_waived, schema_problems
-from bot.github.api import GitHubAPI, PullRequest
+from bot.github.api import GitHubAPI, GitHubError, PullRequest
 from bot.github.lazy_snapshot import TreeSnapshot
 from bot.model.registry import Registry
 
@@ -32,6 +32,11 @@ DAYS = 90  # the expiry proposed: an owner may choose another
 # took the reply, a Redis stall waited out) finds its reply instead of posting another
 REPLY_MARKER = "<!-- registry-bot:waive delivery={} -->"
 _DELIVERY = re.compile(r"[A-Za-z0-9._:-]{1,200}")
+
+
+class Unread(Exception):
+    """A file the proposal needs that GitHub does not serve (over its size): no waiver is
+    proposed, and the reply says which file."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,15 @@ def parse(command: str) -> Request | str:
 
 def _config(gh: GitHubAPI, pr: PullRequest) -> Config:
     for path in CONFIG_PATHS:
-        data = gh.read_file(pr.repo, pr.base_sha, path)
+        try:
+            data = gh.read_file(pr.repo, pr.base_sha, path)
+        except GitHubError as exc:
+            if exc.status != 413:
+                raise
+            raise Unread(
+                f"the configuration {code(path, table=False)} on the base branch could not be "
+                f"read: it is over the size GitHub serves ({escape(str(exc), 200)})"
+            ) from None
         if data is not None:
             try:
                 return parse_config(data.decode("utf-8", "replace"), path)
@@ -118,7 +131,10 @@ def reply(gh: GitHubAPI, pr: PullRequest, command: str, asked_by: str, today: da
         return f"Cannot propose a waiver: {escape(why, 500)}"
     block = json.dumps(waiver, indent=2, ensure_ascii=True)
     fence = backtick_fence(block, 3)
-    where = target_file(gh, pr, wanted.path)
+    try:
+        where = target_file(gh, pr, wanted.path)
+    except Unread as exc:
+        return f"Cannot propose a waiver: {exc}"
     return "\n".join(
         [
             f"Proposed waiver, asked for by {escape('@' + asked_by, 100)}. **This comment changes "
