@@ -38,7 +38,8 @@ def test_the_default_features_cover_every_call_but_merging() -> None:
         except GitHubError as exc:
             assert exc.status == 403 and str(exc).startswith(REFUSED)
             refused.add(method)
-    assert refused == {"merge_pull_request"}
+    # commit statuses: an optional grant (docs/owners.md, "Which checks are required")
+    assert refused == {"merge_pull_request", "list_commit_statuses"}
     check({**granted, **needed_for(("auto-merge",))}, "merge_pull_request")
 
 

@@ -17,6 +17,7 @@ from bot.cli import main
 from bot.cli.commands.replay import _Single
 from bot.core.config import ConfigError, parse_config
 from bot.github.api import ChangedFile, CheckRunInfo, GitHubError, RateLimited, ReviewInfo
+from bot.github.app_permissions import needed_for
 from bot.github.delegation import changed_reviewers
 from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
@@ -967,3 +968,45 @@ def test_a_retry_after_the_verdict_acts_only_on_the_verdict_its_check_run_shows(
         assert len([r for r in local.runs_for("pr") if r.name == CHECK_NAME]) == 2
     finally:
         local.close()
+
+
+def test_without_graphql_the_merge_section_lists_a_red_commit_status_too(repo: Path) -> None:
+    """A required check may be a commit status (the legacy Statuses API), not a check run: the
+    fallback reads the combined status as well, so a red status is listed (before: only check
+    runs were listed, and a red required status went unseen); statuses the App may not read are
+    said so, never left out."""
+
+    class NoGraphQL(LocalGitHub):
+        def check_states(self, repo: str, number: int, head_sha: str) -> None:
+            """GraphQL refused: the bot lists check runs and commit statuses instead."""
+
+    def merge(permissions: dict[str, str] | None) -> str:
+        gh = NoGraphQL(
+            repo,
+            "main",
+            "pr",
+            repo=REPO,
+            number=7,
+            author=AUTHOR,
+            protection=BranchProtection(
+                required_approvals=0, required_checks=(CHECK_NAME, "ci/jenkins")
+            ),
+            app_permissions=permissions,
+        )
+        try:
+            gh.add_status("ci/jenkins", "pending")
+            gh.add_status("ci/jenkins", "failure")  # its latest state
+            gh.add_status("docs/preview", "success")
+            gh.add_review(DATAPROC_OWNER)
+            assert review(gh) == "success" and gh.auto_merge == "SQUASH"
+            return summary(gh).split("Merge", 1)[1]
+        finally:
+            gh.close()
+
+    section = merge(None)
+    assert check_lists(section) == {
+        "Commit statuses on this commit that have not passed:": ["`ci/jenkins`: `failure`"]
+    }, section
+    without = merge({**needed_for(("review", "teams")), "contents": "write"})
+    assert "The commit statuses on this commit could not be read (GitHub answered 403)" in without
+    assert "Commit statuses: read" in without

@@ -743,3 +743,31 @@ def test_a_secondary_limit_answered_403_or_429_is_the_same_limit_to_the_app(
     assert limited.value.status == status and limited.value.secondary
     assert limited.value.creation_only and not is_refusal(limited.value)
     assert gh.get_pull_request(REPO, 1).number == 1  # reads go on
+
+
+def test_commit_statuses_are_the_combined_status_paged_and_the_app_reads_every_page(
+    standin: StandIn, factory: AppClientFactory
+):
+    """ "Get the combined status for a specific reference": the latest status of each context,
+    at most ``per_page`` (100) a page, ``total_count`` every context, the combined ``state``
+    failure when one is red. The App reads every page: a red context past the first is seen."""
+    local = standin.state.local
+    head = local.get_pull_request(REPO, local.number).head_sha
+    local.add_status("ci/red", "failure")
+    for i in range(130):
+        local.add_status(f"ci/{i}", "success")
+    local.add_status("ci/0", "pending")
+    local.add_status("ci/0", "success")  # its latest state
+    gh = gh_of(factory, standin)
+    page = requests.get(
+        f"{standin.url}/repos/{REPO}/commits/{head}/status",
+        params={"per_page": "100"},
+        headers={"Authorization": f"token {gh._token.get()}"},
+        timeout=10,
+    )
+    body = page.json()
+    assert body["total_count"] == 131 and len(body["statuses"]) == 100
+    assert body["state"] == "failure" and 'rel="next"' in page.headers["Link"]
+    statuses = gh.list_commit_statuses(REPO, head)
+    assert len(statuses) == 131 and len({s.context for s in statuses}) == 131
+    assert {s.state for s in statuses if s.context in ("ci/red", "ci/0")} == {"failure", "success"}

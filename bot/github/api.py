@@ -170,6 +170,15 @@ class CheckRunInfo:
 
 
 @dataclass(frozen=True)
+class StatusInfo:
+    """A commit status (the legacy Statuses API): its context and state (``error``, ``failure``,
+    ``pending`` or ``success``)."""
+
+    context: str
+    state: str
+
+
+@dataclass(frozen=True)
 class CheckRunOutput:
     title: str
     summary: str
@@ -249,6 +258,11 @@ class GitHubAPI(Protocol):
         (``GET /repos/{repo}/commits/{sha}/check-runs?check_name=...&app_id=...&filter=all``):
         another App's run (a workflow job) of the same name is not the App's. ``name`` "": every
         App's runs."""
+        ...
+
+    def list_commit_statuses(self, repo: str, ref: str) -> list[StatusInfo]:
+        """The latest status of each context on ``ref``: the combined status (``GET
+        /repos/{repo}/commits/{ref}/status``), every page; a listing not read in full raises."""
         ...
 
     def check_states(self, repo: str, number: int, head_sha: str) -> list[CheckState] | None:

@@ -40,6 +40,7 @@ from bot.github.api import (
     ReviewCommentInfo,
     ReviewEvent,
     ReviewInfo,
+    StatusInfo,
 )
 from bot.github.app_clock import ClockedAppAuth, GitHubClock
 from bot.github.lazy_snapshot import LazyTree
@@ -1066,6 +1067,29 @@ class GitHubClient:
 
     def rate_limit_remaining(self) -> int | None:
         return self._remaining
+
+    def list_commit_statuses(self, repo: str, ref: str) -> list[StatusInfo]:
+        """The combined status's ``statuses`` (the latest of each context), every page, 100 a
+        page; fewer than its ``total_count`` raises: a context past a cut may be the red one."""
+        statuses: list[Any] = []
+        total = 0
+        next_url: str | None = f"/repos/{repo}/commits/{quote(ref, safe='')}/status"
+        params: dict[str, Any] | None = {"per_page": PER_PAGE}
+        while next_url:
+            headers, data = self._request("GET", next_url, params)
+            if isinstance(data, dict):
+                statuses += data.get("statuses") or []
+                total = max(total, int(data.get("total_count") or 0))
+            next_url, params = _next_link(_lower(headers).get("link", "")), None
+        if len(statuses) < total:
+            raise GitHubError(
+                f"GET /repos/{repo}/commits/{ref}/status: {len(statuses)} of {total} statuses read"
+            )
+        return [
+            StatusInfo(str(s.get("context") or ""), str(s.get("state") or ""))
+            for s in statuses
+            if isinstance(s, dict)
+        ]
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]:
         """Every run on ``head_sha``: all pages, 100 a page (a job finds the run it journalled

@@ -681,23 +681,44 @@ def merge_section(
 
 def check_lines(gh: GitHubAPI, pr: PullRequest) -> list[str]:
     """The checks that hold the merge back: required ones failing and pending, then the others
-    (GraphQL ``isRequired``); when GraphQL cannot tell, the check runs that have not passed,
-    required or not."""
+    (GraphQL ``isRequired``); when GraphQL cannot tell, the check runs and the commit statuses
+    (the combined status: a required check may be either) that have not passed, required or not,
+    and which of the two could not be read."""
     states = gh.check_states(pr.repo, pr.number, pr.head_sha)
     if states is not None:
         return merge_lines(states)
+    out: list[str] = []
     try:
         newest = newest_by_name(gh.list_check_runs(pr.repo, pr.head_sha, ""))
-        runs = [
-            r
+        lines = [
+            f"- {code(r.name, table=False)}: {code(r.conclusion or r.status, table=False)}"
             for r in newest.values()
             if r.status != "completed" or r.conclusion not in ("success", "neutral", "skipped")
         ]
+        if lines:
+            out += ["", "Check runs on this commit that have not passed:", "", *lines]
     except GitHubError as exc:
         log.warning("check runs could not be listed: %s", exc)
-        runs = []
-    lines = [
-        f"- {code(r.name, table=False)}: {code(r.conclusion or r.status, table=False)}"
-        for r in runs
-    ]
-    return ["", "Check runs on this commit that have not passed:", "", *lines] if lines else []
+        out += ["", _unread("The check runs", exc, "Checks: read")]
+    try:
+        lines = [
+            f"- {code(s.context, table=False)}: {code(s.state, table=False)}"
+            for s in gh.list_commit_statuses(pr.repo, pr.head_sha)
+            if s.state != "success"
+        ]
+        if lines:
+            out += ["", "Commit statuses on this commit that have not passed:", "", *lines]
+    except GitHubError as exc:
+        log.warning("commit statuses could not be read: %s", exc)
+        out += ["", _unread("The commit statuses", exc, "Commit statuses: read")]
+    return out
+
+
+def _unread(what: str, exc: GitHubError, permission: str) -> str:
+    """The Merge section's line for checks it could not read: never "none is red"."""
+    why = f"GitHub answered {exc.status}" if exc.status else "GitHub did not answer in full"
+    grant = f" (the App needs {permission})" if exc.status == 403 else ""
+    return (
+        f"{what} on this commit could not be read ({why}){grant}: a required one may be red or "
+        "pending; GitHub's merge box shows them."
+    )

@@ -36,6 +36,7 @@ from bot.github.api import (
     ReviewCommentInfo,
     ReviewEvent,
     ReviewInfo,
+    StatusInfo,
 )
 from bot.github.app_permissions import NEEDS
 from bot.github.app_permissions import check as check_permissions
@@ -206,6 +207,8 @@ class LocalGitHub:
         self.auto_merge_by: str | None = None  # who enabled it, while it is enabled
         self.merged: dict[str, str] | None = None  # {"sha", "method", "by"} once merged
         self.check_runs: list[CheckRunRecord] = []
+        # commit statuses (the legacy Statuses API) others set: (id, sha, context, state)
+        self.statuses: list[tuple[int, str, str, str]] = []
         self.reviews: list[ReviewRecord] = []
         self.issue_comments: list[IssueCommentRecord] = []
         # issues (not pull requests); numbers after the pull request's
@@ -554,6 +557,24 @@ class LocalGitHub:
             self.check_runs.append(run)
             self._settle()
             return run.id
+
+    def add_status(self, context: str, state: str, ref: str | None = None) -> None:
+        """A commit status another service sets on ``ref`` (the head by default): ``error``,
+        ``failure``, ``pending`` or ``success``."""
+        with self._lock:
+            self.statuses.append((next(self._ids), self.resolve(ref or self.head), context, state))
+
+    def list_commit_statuses(self, repo: str, ref: str) -> list[StatusInfo]:
+        """The latest status of each context on ``ref``, newest first, as the combined status
+        gives them."""
+        self._check_pr(repo)
+        sha = self.resolve(ref)
+        latest: dict[str, StatusInfo] = {}
+        with self._lock:
+            for _, on, context, state in reversed(self.statuses):
+                if on == sha and context not in latest:
+                    latest[context] = StatusInfo(context, state)
+        return list(latest.values())
 
     def update_check_run(
         self,

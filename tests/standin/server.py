@@ -82,6 +82,7 @@ DOCUMENTATION = {
         "team_membership": "teams/members#get-team-membership-for-a-user",
         "create_check_run": "checks/runs#create-a-check-run",
         "list_check_runs": "checks/runs#list-check-runs-for-a-git-reference",
+        "combined_status": "commits/statuses#get-the-combined-status-for-a-specific-reference",
         "update_check_run": "checks/runs#update-a-check-run",
         "tree": "git/trees#get-a-tree",
         "compare": "commits/commits#compare-two-commits",
@@ -994,6 +995,57 @@ def create_app(state: StandInState) -> Flask:
             lambda ids: {
                 "total_count": len(runs),
                 "check_runs": [check_run_shape(run_id) for run_id in ids],
+            },
+        )
+
+    @app.get("/repos/<owner>/<name>/commits/<ref>/status")
+    def combined_status(owner: str, name: str, ref: str) -> Response:
+        """The latest status of each context, paged (``statuses``; ``total_count``: every
+        context), and the combined ``state``: failure when one is error or failure, pending when
+        one is pending or there are none, else success."""
+        full = repo_of(owner, name)
+        try:
+            sha = local.resolve(ref)
+        except GitHubError as exc:
+            raise ApiError(422, f"No commit found for SHA: {ref}") from exc
+        statuses = local.list_commit_statuses(full, sha)
+        states = {s.state for s in statuses}
+        combined = (
+            "failure"
+            if states & {"error", "failure"}
+            else "pending"
+            if not states or "pending" in states
+            else "success"
+        )
+        api = f"{request.url_root.rstrip('/')}/repos/{full}"
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        ids = {(c, s): i for i, on, c, s in local.statuses if on == sha}
+
+        def shape(s: Any) -> dict[str, Any]:
+            status_id = ids[(s.context, s.state)]
+            return {
+                "url": f"{api}/statuses/{sha}",
+                "avatar_url": None,
+                "id": status_id,
+                "node_id": f"SC_{status_id}",
+                "state": s.state,
+                "description": None,
+                "target_url": None,
+                "context": s.context,
+                "created_at": stamp,
+                "updated_at": stamp,
+            }
+
+        return _paged(
+            statuses,
+            lambda page: {
+                "state": combined,
+                "statuses": [shape(s) for s in page],
+                "sha": sha,
+                "total_count": len(statuses),
+                "repository": shapes().repository(full, local.default_branch),
+                "commit_url": f"{api}/commits/{sha}",
+                "url": f"{api}/commits/{sha}/status",
             },
         )
 
