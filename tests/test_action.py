@@ -338,31 +338,3 @@ def test_a_review_past_the_first_thirty_pages_still_counts(
     assert cut.code == 1 and cut.levels("bot/incomplete-review") == {".": "error"}, cut.out
     assert "more than 30 pages, not read in full" in cut.summary
     assert cut.levels() == {MARQUEZ: "error", EGERIA: "error"}  # no approval counted
-
-
-def test_the_action_flags_teams_of_another_organization_as_the_app_does(
-    change: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """The repository's organization comes from ``GITHUB_REPOSITORY`` (else the event's
-    ``repository.owner``): a CODEOWNERS team of another organization is warned at its line, as in
-    the App (before: the Action never knew the organization and said nothing)."""
-    local = github(change, {MARQUEZ_TEAM: ["maria"], EGERIA_TEAM: ["erin"]})
-    done = action(local, tmp_path, monkeypatch, capsys)
-    foreign = "owners/foreign-team"
-    codeowners = {p.replace("registry.json", "CODEOWNERS") for p in (MARQUEZ, EGERIA)}
-    # the CODEOWNERS files are untouched: pre-existing warnings (SARIF notes), as in the App
-    assert set(done.levels(foreign)) == codeowners, done.out
-    texts = [r["message"]["text"] for r in done.results if r["ruleId"] == foreign]
-    assert all(f"({REPO.partition('/')[0]})" in text for text in texts)
-
-
-def test_without_github_repository_the_organization_is_the_events_owner() -> None:
-    from bot.cli.commands.action import _organization
-
-    event = {"repository": {"owner": {"login": "OpenLineage"}}}
-    assert _organization("", event) == "OpenLineage"
-    assert _organization("someone/fork", event) == "someone"
-    assert _organization("", {"repository": "x"}) is None and _organization("", {}) is None

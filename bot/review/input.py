@@ -29,7 +29,7 @@ class ReviewContext:
     approvers: frozenset[str] = frozenset()
     strict: bool = False
     today: datetime.date | None = None
-    # the organization (or user) owning the repository, when known (the App and the Action pass it)
+    # the organization (or user) owning the repository, when known (the App passes it)
     organization: str | None = None
 
     def day(self) -> datetime.date:

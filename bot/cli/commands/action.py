@@ -56,18 +56,6 @@ def _event() -> dict[str, Any]:
     return event if isinstance(event, dict) else {}
 
 
-def _organization(repo_name: str, event: dict[str, Any]) -> str | None:
-    """The organization (or user) owning the repository: ``GITHUB_REPOSITORY``'s owner, else the
-    event payload's ``repository.owner.login``; None when neither says."""
-    owner = repo_name.partition("/")[0] if "/" in repo_name else ""
-    if not owner:
-        repository = event.get("repository")
-        found = repository.get("owner") if isinstance(repository, dict) else None
-        login = found.get("login") if isinstance(found, dict) else None
-        owner = login if isinstance(login, str) else ""
-    return owner.strip() or None
-
-
 def run(args: argparse.Namespace) -> int:
     from bot.core.changes import ChangeSet
     from bot.core.findings import Finding
@@ -92,13 +80,10 @@ def run(args: argparse.Namespace) -> int:
         str(pr_user.get("login") or ""), "the event's author", bot=True
     )
     repo_name = os.environ.get("GITHUB_REPOSITORY", "")
-    organization = _organization(repo_name, event)
     try:
         if not args.base:
             head = _inputs.revision(_inputs.git_repository(args.repo), args.head, "--head")
-            request = ReviewRequest(
-                head=head, author=author or None, organization=organization
-            ).configured()
+            request = ReviewRequest(head=head, author=author or None).configured()
             _inputs.registry_folder([head], str(args.repo), request.settings)
             approvals = Approvals()  # a whole tree has no change to approve
             report = run_review(request)
@@ -108,9 +93,7 @@ def run(args: argparse.Namespace) -> int:
                 _inputs.revision(repo, args.base, "--base") as base,
                 _inputs.revision(repo, args.head, "--head") as hd,
             ):
-                request = ReviewRequest(
-                    head=hd, base=base, author=author or None, organization=organization
-                ).configured()
+                request = ReviewRequest(head=hd, base=base, author=author or None).configured()
                 _inputs.registry_folder(
                     [base, hd], f"{repo} at {args.base} and at {args.head}", request.settings
                 )

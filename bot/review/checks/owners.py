@@ -71,7 +71,7 @@ RULES: dict[str, str] = {
     "than the repository's. GitHub counts a team as code owner only when it is visible and has "
     "write access to the repository, which only a team of the repository's own organization can "
     "have; the bot cannot see its members either, so its approval never counts. Checked where the "
-    "repository is known (the App, the GitHub Action).",
+    "repository is known (the App).",
     "owners/approval-not-checked": "A notice: the change was reviewed without an author or "
     "approvers (`--author`, `--approved-by`), so whether its owners approved it was not checked.",
 }
