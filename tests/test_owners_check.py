@@ -357,28 +357,6 @@ def test_a_pattern_written_from_the_repository_root_is_a_warning_at_its_line(rep
     assert "relative to the entry's folder" in finding.message and "`/facets/`" in finding.hint
 
 
-def test_a_team_of_another_organization_is_a_warning_at_its_line(repo: Repo) -> None:
-    """`@apache/iceberg-schemas` in a repository of OpenLineage: GitHub never makes it a code
-    owner and the App cannot read its members, so it never approves; before, it was silently
-    'not verified' at every review."""
-    lines = "* @iceberg-dev @OpenLineage/committers\nfacets/ @iceberg-dev @apache/iceberg-schemas\n"
-    repo.change({f"{ICEBERG}/CODEOWNERS": lines})
-    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
-        report = review(
-            head=head,
-            base=base,
-            changes=ChangeSet.from_git(repo.path, "main", "pr"),
-            context=ReviewContext(author="iceberg-dev", organization="openlineage"),
-            checks=[owners.check],
-        )
-    [finding] = rule(report, "owners/foreign-team")
-    assert finding.severity is Severity.WARNING and finding.state is State.NEW
-    assert (finding.path, finding.line) == (f"{ICEBERG}/CODEOWNERS", 2)
-    assert "@apache/iceberg-schemas is a team of another organization" in finding.message
-    # unknown organization (the command line): nothing is said
-    assert not rule(review_pr(repo, author="iceberg-dev"), "owners/foreign-team")
-
-
 def test_a_symlinked_codeowners_is_unreadable(repo: Repo) -> None:
     (repo.path / ICEBERG / "CODEOWNERS").unlink()
     (repo.path / ICEBERG / "CODEOWNERS").symlink_to("/etc/passwd")

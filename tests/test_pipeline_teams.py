@@ -244,12 +244,3 @@ def test_a_new_entry_inside_an_entry_asks_the_root_owners_team(
     inputs = fetch(gh, pr)
     assert (COMMITTERS, "carol") in lookups(gh)
     assert approvals(review_inputs(inputs).findings) == {}
-
-
-def test_the_app_tells_the_checks_the_repositorys_organization(change: Path) -> None:
-    """The owners check flags teams of another organization (``owners/foreign-team``) only where it
-    knows the repository's: the App passes it with every review."""
-    from bot.github.pipeline import request
-
-    gh, pr = pull(change)
-    assert request(fetch(gh, pr)).context.organization == REPO.partition("/")[0]

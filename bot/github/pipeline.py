@@ -194,7 +194,6 @@ def request(inputs: ReviewInputs, checks: Iterable[Check] | None = None) -> Revi
         changes=inputs.changes,
         author=inputs.pr.author,
         approvers=inputs.approvers,
-        organization=inputs.pr.repo.partition("/")[0] or None,
         config=inputs.config,
         config_findings=inputs.config_findings,
         checks=tuple(checks) if checks is not None else None,

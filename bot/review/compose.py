@@ -49,17 +49,11 @@ class ReviewRequest:
     checks: tuple[Check, ...] | None = None
     # the review's clock (future lints, waiver expiry); None: today, UTC
     today: datetime.date | None = None
-    # the organization owning the repository, when known: teams of another are flagged
-    organization: str | None = None
 
     @property
     def context(self) -> ReviewContext:
         return ReviewContext(
-            author=self.author,
-            approvers=self.approvers,
-            strict=self.strict,
-            today=self.today,
-            organization=self.organization,
+            author=self.author, approvers=self.approvers, strict=self.strict, today=self.today
         )
 
     @property

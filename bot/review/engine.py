@@ -293,9 +293,7 @@ def _review(
                 base=None,
                 changes=changes,
                 config=config,
-                context=ReviewContext(
-                    strict=context.strict, today=context.today, organization=context.organization
-                ),
+                context=ReviewContext(strict=context.strict, today=context.today),
                 memo=data.memo,
             ),
             checks,

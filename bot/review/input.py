@@ -29,8 +29,6 @@ class ReviewContext:
     approvers: frozenset[str] = frozenset()
     strict: bool = False
     today: datetime.date | None = None
-    # the organization (or user) owning the repository, when known (the App passes it)
-    organization: str | None = None
 
     def day(self) -> datetime.date:
         return self.today or datetime.datetime.now(datetime.UTC).date()

@@ -67,11 +67,6 @@ RULES: dict[str, str] = {
     "the repository root (`/spec/registry/acme/facets/`) matches nothing, because an entry's "
     "patterns are relative to its folder (`/facets/`); the files it meant fall to the lines before "
     "it or to the root CODEOWNERS.",
-    "owners/foreign-team": "A warning: a CODEOWNERS line names a team of another organization "
-    "than the repository's. GitHub counts a team as code owner only when it is visible and has "
-    "write access to the repository, which only a team of the repository's own organization can "
-    "have; the bot cannot see its members either, so its approval never counts. Checked where the "
-    "repository is known (the App).",
     "owners/approval-not-checked": "A notice: the change was reviewed without an author or "
     "approvers (`--author`, `--approved-by`), so whether its owners approved it was not checked.",
 }
@@ -130,40 +125,6 @@ def syntax_findings(file: CodeOwners, entry: str | None) -> Iterator[Finding]:
         )
 
 
-def foreign_teams(review: ReviewInput, file: CodeOwners, entry: str | None) -> Iterator[Finding]:
-    """Team owners of another organization than the repository's (when the review knows it): on
-    GitHub such a team is never a code owner (it cannot have write access here), and its
-    membership cannot be read, so its approval never counts."""
-    organization = review.context.organization
-    if not organization:
-        return
-    for rule in file.rules:
-        foreign = [
-            o
-            for o in rule.owners
-            if "/" in o
-            and o.startswith("@")
-            and o[1:].partition("/")[0].casefold() != organization.casefold()
-        ]
-        if not foreign:
-            continue
-        yield Finding(
-            rule="owners/foreign-team",
-            severity=Severity.WARNING,
-            path=file.path,
-            line=rule.line,
-            column=1,
-            entry=entry,
-            message=f"{owner_list(foreign)} {'is a team' if len(foreign) == 1 else 'are teams'} "
-            f"of another organization than the repository's ({organization}): GitHub requires "
-            "a team code owner to be visible and to have write access to the repository, which "
-            f"a team of another organization cannot have, and the App, installed on "
-            f"{organization}, cannot read its members: its members' approval never counts",
-            hint=f"Name the team's members as @logins, or a team of {organization} "
-            f"(docs.github.com, 'About code owners'). See {DOC}.",
-        )
-
-
 def failed_pattern_findings(sides: Iterable[Side]) -> Iterator[Finding]:
     for side in sides:
         for file in side.parsed():
@@ -202,7 +163,6 @@ def entry_findings(review: ReviewInput, head: Side, base: Side | None) -> Iterat
         if any(p.kind == "file" for p in own.problems):
             continue
         yield from _repo_relative(review, entry, own)
-        yield from foreign_teams(review, own, entry.name)
         rule = own.rule_for("registry.json")
         if rule is None and any(p.kind in ("owner", "pattern") for p in own.problems):
             # the line GitHub skips is the cause, reported on its line: one message per cause
@@ -339,7 +299,6 @@ def root_file_findings(review: ReviewInput, head: Side) -> Iterator[Finding]:
     if review.changes is None:
         if head.root.file is not None:
             yield from syntax_findings(head.root.file, None)
-            yield from foreign_teams(review, head.root.file, None)
         return
     changed = review.changes.paths()
     enforced = head.root.path
@@ -348,7 +307,6 @@ def root_file_findings(review: ReviewInput, head: Side) -> Iterator[Finding]:
             continue
         if location == enforced and head.root.file is not None:
             yield from syntax_findings(head.root.file, None)
-            yield from foreign_teams(review, head.root.file, None)
         elif enforced is not None and ROOT_LOCATIONS.index(enforced) < ROOT_LOCATIONS.index(
             location
         ):
