@@ -65,8 +65,7 @@ def is_event_file(records: list[EventRecord]) -> bool:
     if not records or records[0].error is not None:
         return False
     try:
-        # a duplicate key is the event's finding, not a reason to skip its file
-        return document_kind(parse_event(records[0].text, strict=False)) in EVENT_KINDS
+        return document_kind(parse_event(records[0].text)) in EVENT_KINDS
     except EventError:
         return False
 
