@@ -112,16 +112,14 @@ def owning_teams(
     side = side_model(base, config).owners
     base_registry, head_registry = side.registry, side_model(head, config).registry
     agreed = {owner_key(x) for x in consent if x}
+    groups = [
+        ownership(side, entry, path).owners
+        for path in sorted(changes.paths())
+        for _name, entry in claimants(base_registry, head_registry, path)
+    ]
+    groups += root_owner_groups(base, head, changes, config)
     teams: dict[str, None] = {}
-    for path in sorted(changes.paths()):
-        for _name, entry in claimants(base_registry, head_registry, path):
-            owners = ownership(side, entry, path).owners
-            if any(owner_key(o) in agreed for o in owners):
-                continue
-            for owner in owners:
-                if owner_kind(owner) == "team":
-                    teams.setdefault(owner.removeprefix("@"), None)
-    for owners in root_owner_groups(base, head, changes, config):
+    for owners in groups:
         if not any(owner_key(o) in agreed for o in owners):
             for owner in owners:
                 if owner_kind(owner) == "team":
