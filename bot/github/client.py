@@ -719,15 +719,21 @@ class GitHubClient:
             self._factory.stats.rate_limit_remaining = int(value)
 
     def _pages(
-        self, url: str, limit: int | None = None, query: Mapping[str, str] | None = None
+        self,
+        url: str,
+        limit: int | None = None,
+        query: Mapping[str, str] | None = None,
+        key: str | None = None,
     ) -> Iterator[Any]:
         """Every item of a paginated list, following ``Link: rel="next"`` (at most ``limit``
-        items)."""
+        items); with ``key``, the list is that member of each page's object (``check_runs``)."""
         next_url: str | None = url
         params: dict[str, Any] | None = {"per_page": PER_PAGE, **(query or {})}
         count = 0
         while next_url:
             headers, data = self._request("GET", next_url, params)
+            if key is not None:
+                data = data.get(key) if isinstance(data, dict) else None
             for item in data or ():
                 if limit is not None and count >= limit:
                     return
@@ -1095,17 +1101,12 @@ class GitHubClient:
         """Every run on ``head_sha``: all pages, 100 a page (a job finds the run it journalled
         behind newer re-runs); with ``name``, only this App's runs of that name (``app_id``:
         another App's or a workflow job's run of the same name is not the App's verdict)."""
-        runs: list[Any] = []
-        next_url: str | None = f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs"
-        params: dict[str, Any] | None = {
-            **({"check_name": name, "app_id": self._factory.app_id} if name else {}),
-            "filter": "all",
-            "per_page": PER_PAGE,
-        }
-        while next_url:
-            headers, data = self._request("GET", next_url, params)
-            runs += (data.get("check_runs") if isinstance(data, dict) else None) or []
-            next_url, params = _next_link(_lower(headers).get("link", "")), None
+        query = {"check_name": name, "app_id": str(self._factory.app_id)} if name else {}
+        runs = self._pages(
+            f"/repos/{repo}/commits/{quote(head_sha, safe='')}/check-runs",
+            query={**query, "filter": "all"},
+            key="check_runs",
+        )
         return [
             CheckRunInfo(
                 int(r["id"]),
