@@ -38,8 +38,8 @@ def test_the_default_features_cover_every_call_but_merging() -> None:
         except GitHubError as exc:
             assert exc.status == 403 and str(exc).startswith(REFUSED)
             refused.add(method)
-    # commit statuses: an optional grant (docs/owners.md, "Which checks are required")
-    assert refused == {"merge_pull_request", "list_commit_statuses"}
+    # commit statuses are asked for (the Merge section reads a required one); merging is a feature
+    assert refused == {"merge_pull_request"}
     check({**granted, **needed_for(("auto-merge",))}, "merge_pull_request")
 
 

@@ -41,7 +41,7 @@ NEEDS: dict[str, tuple[Need, ...]] = {
     "get_team_membership": ((("members", "read"),),),
     "list_check_runs": ((("checks", "read"),),),
     "check_states": ((("checks", "read"),),),
-    # not asked by app.yml (docs/owners.md): without it the Merge section's fallback says so
+    # the Merge section's fallback; refused (a narrower grant): it says so, never "none is red"
     "list_commit_statuses": ((("statuses", "read"),),),
     "create_check_run": ((("checks", "write"),),),
     "update_check_run": ((("checks", "write"),),),
@@ -67,6 +67,7 @@ FEATURES: dict[str, dict[str, str]] = {
         "issues": "write",
         "contents": "read",
         "metadata": "read",
+        "statuses": "read",  # the Merge section: a required check may be a commit status
     },
     "teams": {"members": "read"},  # CODEOWNERS @org/team owners
     "auto-merge": {"contents": "write"},  # delegation.auto_merge: merge or enable auto-merge
