@@ -665,6 +665,42 @@ def test_more_checks_than_one_rollup_page_are_not_said_to_have_passed(
     assert not any("No required check" in line for line in lines)
 
 
+def test_a_red_required_commit_status_is_read_red_through_graphql(
+    standin: StandIn, factory: AppClientFactory
+):
+    """GitHub's ``statusCheckRollup`` holds the commit statuses (``StatusContext``) beside the
+    check runs, and branch protection requires either by name: a red required status blocks the
+    merge and the Merge section reads it as a required check failing through GraphQL (before: the
+    stand-in's rollup held check runs only, so a red required status was unseen there and did not
+    block)."""
+    from bot.github.delegation import check_lines
+    from bot.github.required_checks import CheckState
+
+    local = standin.state.local
+    local.protection = BranchProtection(required_approvals=0, required_checks=("ci/jenkins",))
+    local.add_check_run("lint", "completed", "success")
+    local.add_status("ci/jenkins", "pending")
+    local.add_status("ci/jenkins", "failure")  # its latest state
+    local.add_status("docs/preview", "error")
+    assert local.mergeable_state() == "blocked"
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, local.number)
+
+    assert sorted(gh.check_states(REPO, local.number, pr.head_sha) or [], key=str) == sorted(
+        [
+            CheckState("ci/jenkins", "failure", True, "failing"),
+            CheckState("docs/preview", "error", False, "failing"),
+            CheckState("lint", "success", False, "passed"),
+        ],
+        key=str,
+    )
+    lines = check_lines(gh, pr)
+    failing = lines.index("Required checks failing (they block the merge):")
+    assert lines[failing + 2] == "- `ci/jenkins`: `failure`"
+    local.add_status("ci/jenkins", "success")
+    assert local.mergeable_state() == "unstable"  # only a status that is not required is red
+
+
 def test_refusals_carry_githubs_body_the_operations_documentation_and_its_errors(
     standin: StandIn, factory: AppClientFactory
 ):

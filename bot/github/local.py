@@ -45,6 +45,7 @@ from bot.github.local_merge import (
     MERGEABLE,
     WRITERS,
     BranchProtection,
+    StatusCheck,
     merge_blockers,
     mergeable_state,
     rollup_contexts,
@@ -563,6 +564,7 @@ class LocalGitHub:
         ``failure``, ``pending`` or ``success``."""
         with self._lock:
             self.statuses.append((next(self._ids), self.resolve(ref or self.head), context, state))
+            self._settle()
 
     def list_commit_statuses(self, repo: str, ref: str) -> list[StatusInfo]:
         """The latest status of each context on ``ref``, newest first, as the combined status
@@ -811,7 +813,7 @@ class LocalGitHub:
             return merge_blockers(
                 self.protection,
                 self.reviews,
-                self.check_runs,
+                self._checks(),
                 self.resolve(self.head),
                 self._permission,
             )
@@ -824,7 +826,7 @@ class LocalGitHub:
             return mergeable_state(
                 self.protection,
                 self.merge_blockers(),
-                self.check_runs,
+                self._checks(),
                 head,
                 self._conflicts(base, head),
                 not self._contains(head, base),
@@ -858,7 +860,15 @@ class LocalGitHub:
         """The head commit's check contexts in GraphQL's shape (what the stand-in's ``/graphql``
         serves)."""
         with self._lock:
-            return rollup_contexts(self.protection, self.check_runs, self.resolve(head_sha))
+            return rollup_contexts(self.protection, self._checks(), self.resolve(head_sha))
+
+    def _checks(self) -> list[CheckRunRecord | StatusCheck]:
+        """The check runs and commit statuses (oldest first), which branch protection weighs
+        alike (the lock held)."""
+        return [
+            *self.check_runs,
+            *(StatusCheck(sha, context, state) for _, sha, context, state in self.statuses),
+        ]
 
     def check_states(self, repo: str, number: int, head_sha: str) -> list[CheckState] | None:
         self._check_pr(repo, number)

@@ -48,10 +48,14 @@ class _Review(Protocol):
 
 
 class _Run(Protocol):
-    head_sha: str
-    name: str
-    status: str
-    conclusion: str | None
+    @property
+    def head_sha(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def conclusion(self) -> str | None: ...
 
 
 def merge_blockers(
@@ -129,15 +133,46 @@ def newest_runs(runs: Iterable[_Run], head_sha: str) -> dict[str, _Run]:
     return newest
 
 
+@dataclass(frozen=True)
+class StatusCheck:
+    """A commit status (the Statuses API) as branch protection weighs it beside check runs: its
+    context is a check's name ("Require status checks before merging" names either)."""
+
+    head_sha: str
+    name: str
+    state: str  # error, failure, pending or success
+
+    @property
+    def status(self) -> str:
+        return "in_progress" if self.state == "pending" else "completed"
+
+    @property
+    def conclusion(self) -> str | None:
+        return (
+            None
+            if self.state == "pending"
+            else "success"
+            if self.state == "success"
+            else ("failure")
+        )
+
+
 def rollup_contexts(
     protection: BranchProtection | None, runs: Iterable[_Run], head_sha: str
 ) -> list[dict[str, Any]]:
     """The head commit's ``statusCheckRollup`` contexts as GitHub's GraphQL gives them (``CheckRun``
-    nodes), ``isRequired`` for a pull request into the protected branch: its name is one of the
-    required checks."""
+    and, for a ``StatusCheck``, ``StatusContext`` nodes), ``isRequired`` for a pull request into the
+    protected branch: its name is one of the required checks."""
     required = set(protection.required_checks) if protection else set()
     return [
         {
+            "__typename": "StatusContext",
+            "context": run.name,
+            "state": run.state.upper(),
+            "isRequired": run.name in required,
+        }
+        if isinstance(run, StatusCheck)
+        else {
             "__typename": "CheckRun",
             "name": run.name,
             "status": run.status.upper(),

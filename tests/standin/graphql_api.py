@@ -7,7 +7,8 @@ by graphql-core.
 GitHub's schema accepts too (for these fields), aliases and variables included. Like GitHub,
 ``text`` is null for a binary blob (git's test: a NUL byte in the first 8,000 bytes) and cut at
 ``text_limit`` bytes with ``isTruncated`` set; bytes that are not UTF-8 come back replaced, so only
-``byteSize`` tells. A ``Commit`` has its ``statusCheckRollup`` (the newest check run of each name,
+``byteSize`` tells. A ``Commit`` has its ``statusCheckRollup`` (the newest check run of each name
+and the latest commit status of each context, ``CheckRun`` and ``StatusContext``,
 ``isRequired(pullRequestNumber)`` from the branch protection, for the one pull request served), and
 ``enablePullRequestAutoMerge`` and ``disablePullRequestAutoMerge`` are the mutations.
 """
