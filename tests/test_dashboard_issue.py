@@ -415,3 +415,22 @@ def test_a_given_up_dashboard_job_is_redone_once_later(tmp_path: Path, corpus: P
         assert bot.run_queued() == 0 and new[:12] in gh.issues[0].body
     finally:
         bot.queue.close()
+
+
+def test_issues_turned_off_end_the_dashboard_job_with_the_setting_in_the_log(
+    tmp_path: Path, corpus: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Where the repository's Issues are off GitHub answers the issues API 410 "Issues are
+    disabled for this repo": a "no" a retry cannot change, so the job ends (no retries, no redone
+    job) and the log names the setting (before: the 410 escaped, the queue retried the job three
+    times and then redid it, every push; the model had no such setting)."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    git(repo.path, "branch", "pr")
+    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO)
+    gh.has_issues = False
+    sha = merge(repo, 0)
+    decision = decide("push", "push-0", push_payload("refs/heads/main", sha))
+    assert decision.job is not None
+    assert Worker(One(gh), clock=lambda: NOW).handle(decision.job) == "dashboard-refused"
+    assert gh.calls.count("list_issues") == 1 and gh.issues == []
+    assert "Issues are disabled for this repo" in caplog.text and "turns on Issues" in caplog.text

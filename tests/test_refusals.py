@@ -138,7 +138,8 @@ def test_a_summary_comment_refused_as_gone_is_a_refusal_not_an_error(gh: LocalGi
     assert review(gh) == "failure"
     [run] = gh.check_runs
     assert (run.status, run.conclusion) == ("completed", "failure")
-    assert "post the summary comment (410" in run.text
+    assert "post the summary comment: the repository's Issues are turned off (410" in run.text
+    assert "turns on Issues" in run.text  # the setting, not "see GitHub's answer"
 
 
 def test_only_checks_that_are_not_required_red_unstable_so_the_bot_merges(gh: LocalGitHub) -> None:
@@ -172,3 +173,64 @@ def test_auto_merge_not_allowed_in_the_repository_is_named_with_the_setting_and_
     gh.allow_auto_merge = True  # what the Merge section asked for
     assert review(gh) == "success"
     assert gh.auto_merge == "SQUASH" and gh.auto_merge_by == BOT
+
+
+def test_a_merge_method_the_repository_does_not_allow_is_named_with_its_setting_the_verdict_stands(
+    gh: LocalGitHub,
+) -> None:
+    """GitHub answers 405 "Squash merges are not allowed on this repository." to a merge with a
+    method the repository's settings turn off (and GraphQL's auto-merge the same words): a setting
+    to name in the Merge section, never a retry; the verdict stays (before: "see GitHub's answer",
+    nothing named; the model merged with any method)."""
+    assert gh.app_permissions is not None
+    gh.app_permissions = {**gh.app_permissions, "contents": "write"}
+    gh.merge_methods = frozenset({"MERGE"})
+    gh.add_review(DATAPROC_OWNER)
+    assert review(gh) == "success"  # the pull request can merge now: the merge is refused
+    assert [(s, c) for s, c, _ in runs(gh)] == [("completed", "success")]
+    assert gh.merged is None
+    assert gh.methods_written().count("merge_pull_request") == 1
+    [body] = summaries(gh)
+    merge = body.split("Merge", 1)[1]
+    assert (
+        "merge with the configured merge method (405: Squash merges are not allowed on this "
+        "repository.)" in merge
+    )
+    assert '"Allow squash merging"' in merge and "`delegation.merge_method`" in merge
+
+    # auto-merge (a required check still red): GitHub's GraphQL refuses the method too
+    gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))
+    assert review(gh) == "success"
+    assert gh.auto_merge is None and all(c == "success" for _, c, _ in runs(gh))
+    [body] = summaries(gh)
+    merge = body.split("Merge", 1)[1]
+    assert "merge with the configured merge method (422: " in merge
+    assert "Squash merges are not allowed on this repository.)" in merge
+    assert '"Allow squash merging"' in merge
+
+    gh.merge_methods = frozenset({"MERGE", "SQUASH"})  # what the Merge section asked for
+    assert review(gh) == "success"
+    assert gh.auto_merge == "SQUASH" and gh.auto_merge_by == BOT
+
+
+def test_a_locked_conversation_is_named_once_in_the_check_run_and_the_verdict_stands(
+    gh: LocalGitHub,
+) -> None:
+    """On a locked conversation GitHub refuses the App's comment (403 "Unable to create comment
+    because issue is locked.") and its reviews (422): the verdict concludes as it is, and the lock
+    is said once in the check run's text with what to do (before: the model accepted both; the
+    App's line for a 403 comment asked for Issues: write, which would not help)."""
+    assert gh.app_permissions is not None
+    gh.app_permissions = {**gh.app_permissions, "contents": "write"}
+    gh.add_review(DATAPROC_OWNER)
+    gh.locked = True
+    assert review(gh) == "success"
+    [run] = gh.check_runs
+    assert (run.status, run.conclusion) == ("completed", "success")
+    assert run.text.count("its conversation is locked") == 1, run.text
+    assert "Unlock conversation" in run.text and "Issues: write" not in run.text
+    assert not gh.reviews[1:] and not gh.issue_comments and gh.merged is None
+
+    gh.locked = False  # what the check run asked for
+    assert review(gh) == "success"
+    assert len(summaries(gh)) == 1 and gh.merged is not None

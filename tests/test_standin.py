@@ -701,6 +701,63 @@ def test_a_red_required_commit_status_is_read_red_through_graphql(
     assert local.mergeable_state() == "unstable"  # only a status that is not required is red
 
 
+def test_the_repositorys_settings_and_a_lock_are_refused_as_github_refuses_them(
+    standin: StandIn, factory: AppClientFactory
+):
+    """What a repository's administrators and maintainers choose, answered over HTTP with GitHub's
+    status and words: a merge method turned off (merge 405), the conversation locked (a comment
+    403, a review 422), Issues turned off (the issues API 410 Gone), and a file over the size the
+    contents API serves (403, ``code: too_large``), which the client reads as there but not read
+    (its 413), never as absent (before: none of these was modelled; the client raised the 403 as
+    it came)."""
+    gh = gh_of(factory, standin)
+    pr = gh.get_pull_request(REPO, 1)
+
+    def settings(**body: object) -> None:
+        answer = requests.post(f"{standin.url}/_standin/settings", json=body, timeout=10)
+        assert answer.status_code == 200, answer.text
+
+    settings(merge_methods=["MERGE"])
+    with pytest.raises(GitHubError) as merge:
+        gh.merge_pull_request(REPO, 1, pr.head_sha, "SQUASH")
+    assert merge.value.status == 405
+    assert str(merge.value).endswith("405 Squash merges are not allowed on this repository.")
+    assert is_refusal(merge.value)
+
+    settings(locked=True)
+    with pytest.raises(GitHubError) as comment:
+        gh.create_issue_comment(REPO, 1, "x")
+    assert comment.value.status == 403 and "issue is locked" in str(comment.value)
+    assert is_refusal(comment.value)  # not a rate limit: never waited out
+    with pytest.raises(GitHubError) as review:
+        gh.create_review(REPO, 1, pr.head_sha, "COMMENT", "x")
+    assert review.value.status == 422 and "lock prevents review" in str(review.value)
+    settings(locked=False)
+    gh.create_issue_comment(REPO, 1, "x")  # a pull request's comment: Issues off or not
+
+    settings(has_issues=False)
+    for call in (
+        lambda: gh.list_issues(REPO, gh.bot_login()),
+        lambda: gh.create_issue(REPO, "t", "b"),
+    ):
+        with pytest.raises(GitHubError) as gone:
+            call()
+        assert gone.value.status == 410 and "Issues are disabled" in str(gone.value)
+
+    settings(contents_limit=100)
+    raw = requests.get(
+        f"{standin.url}/repos/{REPO}/contents/{ENTRY}",
+        params={"ref": pr.head_sha},
+        headers={"Authorization": f"token {gh._token.get()}"},
+        timeout=10,
+    )
+    assert raw.status_code == 403 and raw.json()["errors"][0]["code"] == "too_large"
+    with pytest.raises(GitHubError) as big:
+        gh.read_file(REPO, pr.head_sha, ENTRY)
+    assert big.value.status == 413 and "over the size GitHub serves" in str(big.value)
+    assert not is_refusal(big.value) and not isinstance(big.value, RateLimited)
+
+
 def test_refusals_carry_githubs_body_the_operations_documentation_and_its_errors(
     standin: StandIn, factory: AppClientFactory
 ):

@@ -252,3 +252,16 @@ def test_the_stand_in_refuses_a_file_over_the_size_github_serves(tmp_path: Path)
         gh.read_file(REPO, "main", "big.txt")
     assert raised.value.status == 413
     assert "big.txt" in getattr(gh.read_files(REPO, "main", ["big.txt"]), "skipped", {})
+
+
+def test_a_waive_reply_refused_on_a_locked_conversation_ends_the_job(
+    tmp_path: Path, corpus: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """GitHub refuses the App's comment on a locked conversation (403 "Unable to create comment
+    because issue is locked."): the job ends with that said in the log, never retried (before: the
+    403 escaped and the queue ran the job again three times, reading the files each time)."""
+    gh, pr = load(make_pr_repo(tmp_path, corpus))
+    gh.locked = True
+    assert Worker(Factory(gh)).handle(waive_job("d-locked", pr.number)) == "proposal-refused"
+    assert gh.issue_comments == [] and gh.calls.count("create_issue_comment") == 1
+    assert "is locked" in caplog.text and "Unlock conversation" in caplog.text

@@ -952,6 +952,13 @@ class GitHubClient:
             )
         except NotFound:
             return None
+        except GitHubError as exc:
+            if exc.status == 403 and "too_large" in str(exc):
+                # over 100 MB the contents API answers 403 (code ``too_large``): there, not read
+                raise GitHubError(
+                    f"{path} at {ref}: over the size GitHub serves ({exc})", 413
+                ) from exc
+            raise
         if not isinstance(data, dict) or data.get("type") != "file":
             return None  # a folder, a symlink or a submodule
         if "path" in data and str(data["path"]).strip("/") != path.strip("/"):

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import datetime
 import functools
+import logging
 from collections.abc import Iterable
 
 from bot.core.quoting import file_url
-from bot.github.api import GitHubAPI
+from bot.github.api import GitHubAPI, GitHubError
 from bot.github.lazy_snapshot import TreeSnapshot, raise_read_failure
 from bot.github.pipeline import EXTRA_PATHS, config_at
 from bot.github.publish import SUMMARY_MARKER, waiting_of
+from bot.github.refusals import FIXES, ISSUES_OFF, is_refusal
 from bot.outputs.dashboard import build
 from bot.outputs.render.dashboard import MARKER, TITLE, render_markdown
 from bot.review.compose import ReviewRequest, run_review
 from bot.review.engine import Check
+
+log = logging.getLogger(__name__)
 
 MAX_PULL_REQUESTS = 100  # open pull requests read for "waiting on its owners" (one request each)
 # times a push's job follows the default branch to a newer head before leaving it to a newer job
@@ -100,6 +104,25 @@ def refresh(
         sha = head
     else:  # the branch moved on every read: the job of the newest push describes it
         return "dashboard-stale"
+    try:
+        return _write(gh, repo, body)
+    except GitHubError as exc:
+        if not is_refusal(exc):
+            raise  # GitHub failing: the job runs again
+        # GitHub's "no" (410: the repository's Issues are off; 403: no Issues: write): a retry
+        # changes nothing, so the job ends here, said in the log with what to change
+        log.warning(
+            "the dashboard issue of %s was refused (%d: %s): %s",
+            repo,
+            exc.status,
+            exc,
+            FIXES["issues off"] if ISSUES_OFF.search(str(exc)) else FIXES["dashboard"],
+        )
+        return "dashboard-refused"
+
+
+def _write(gh: GitHubAPI, repo: str, body: str) -> str:
+    """Edit the App's dashboard issue (the oldest with the marker), or open it."""
     mine = sorted(
         (i for i in gh.list_issues(repo, gh.bot_login()) if MARKER in i.body),
         key=lambda i: i.number,

@@ -30,7 +30,7 @@ from bot.core.quoting import code, cut_lines, escape
 from bot.github import listing
 from bot.github.api import GitHubAPI, GitHubError, PullRequest, ReviewInfo
 from bot.github.pipeline import ReviewInputs
-from bot.github.refusals import Refusals, is_retryable
+from bot.github.refusals import METHOD_REFUSED, Refusals, is_retryable
 from bot.github.required_checks import merge_lines, newest_by_name
 from bot.github.teams import membership
 from bot.model.codeowners import ROOT_LOCATIONS, owner_key
@@ -541,7 +541,7 @@ def enable_merge(
                 log.info("enabling auto-merge was refused (%s), but it is on: %s", exc, on)
                 return on
             log.warning("auto-merge could not be enabled: %s", exc)
-            if exc.status in (403, 404):
+            if exc.status in (403, 404) or METHOD_REFUSED.search(str(exc)):
                 refusals.add("auto-merge", exc)
             elif NOT_ALLOWED in str(exc).lower():
                 refusals.add("auto-merge setting", exc)

@@ -17,5 +17,7 @@ PR_FILES = 3000  # "List pull requests files": at most 3000 files
 PER_PAGE = 100  # the largest page of a REST listing
 TREE_ENTRIES = 100_000  # a recursive tree is truncated past 100,000 entries
 CONTENTS_INLINE_BYTES = 1024 * 1024  # the contents API inlines a file up to 1 MB
+# "Get repository content": over 100 MB "this endpoint is not supported" (403, code too_large)
+CONTENTS_BYTES = 100 * 1024 * 1024
 CONTENT_CREATION_PER_MINUTE = 80  # secondary rate limit ("Rate limits for the REST API")
 CONTENT_CREATION_PER_HOUR = 500

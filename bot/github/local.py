@@ -43,6 +43,7 @@ from bot.github.app_permissions import check as check_permissions
 from bot.github.local_merge import (
     MERGE_METHODS,
     MERGEABLE,
+    METHOD_NOT_ALLOWED,
     WRITERS,
     BranchProtection,
     StatusCheck,
@@ -86,6 +87,12 @@ PERMISSIONS = ("admin", "maintain", "write", "triage", "read", "none")
 OTHER_APP = "ci"  # the slug of another App's check runs (``add_check_run``)
 # GraphQL ``enablePullRequestAutoMerge`` where the repository's "Allow auto-merge" is off
 AUTO_MERGE_NOT_ALLOWED = "Auto merge is not allowed for this repository"
+# GitHub's "no" on a locked conversation: an issue comment (403, as public clients report it) and a
+# review (422; one public report's words, GitHub documents neither)
+LOCKED_COMMENT = "Unable to create comment because issue is locked."
+LOCKED_REVIEW = "lock prevents review"
+# the issues API where the repository's Issues feature is off ("Gone", 410)
+ISSUES_DISABLED = "Issues are disabled for this repo"
 
 
 class Unprocessable(GitHubError):
@@ -204,6 +211,10 @@ class LocalGitHub:
         self.app_permissions = dict(app_permissions) if app_permissions is not None else None
         # the repository's "Allow auto-merge" (off on GitHub until an administrator turns it on)
         self.allow_auto_merge = True
+        # the merge methods the repository's settings allow (GitHub's default: all three)
+        self.merge_methods: frozenset[str] = MERGE_METHODS
+        self.has_issues = True  # the repository's Issues feature (off: 410 for the issues API)
+        self.locked = False  # the pull request's conversation is locked
         self.auto_merge: str | None = None  # the merge method, while auto-merge is enabled
         self.auto_merge_by: str | None = None  # who enabled it, while it is enabled
         self.merged: dict[str, str] | None = None  # {"sha", "method", "by"} once merged
@@ -643,6 +654,8 @@ class LocalGitHub:
         comments: Sequence[InlineComment] = (),
     ) -> int:
         self._check_pr(repo, number)
+        if self.locked:
+            raise unprocessable(LOCKED_REVIEW)
         return self._add_review(self.bot, event, body, commit_sha, comments)
 
     def add_review(
@@ -733,6 +746,8 @@ class LocalGitHub:
     # -- writing: issue comments -------------------------------------------------------------
     def create_issue_comment(self, repo: str, number: int, body: str) -> int:
         self._check_pr(repo, number)
+        if self.locked:
+            raise GitHubError(LOCKED_COMMENT, status=403)
         return self.add_issue_comment(self.bot, body)
 
     def add_issue_comment(self, user: str, body: str) -> int:
@@ -756,8 +771,13 @@ class LocalGitHub:
             comment.body = body
 
     # -- writing: issues ---------------------------------------------------------------------
-    def list_issues(self, repo: str, creator: str) -> list[IssueInfo]:
+    def _check_issues(self, repo: str) -> None:
         self._check_pr(repo)
+        if not self.has_issues:
+            raise GitHubError(ISSUES_DISABLED, status=410)
+
+    def list_issues(self, repo: str, creator: str) -> list[IssueInfo]:
+        self._check_issues(repo)
         with self._lock:
             return [
                 IssueInfo(i.number, i.user, i.title, i.body, i.state)
@@ -766,7 +786,7 @@ class LocalGitHub:
             ]
 
     def create_issue(self, repo: str, title: str, body: str) -> int:
-        self._check_pr(repo)
+        self._check_issues(repo)
         _check_body(body)
         if not title:
             raise unprocessable("Title cannot be blank")
@@ -776,7 +796,7 @@ class LocalGitHub:
             return number
 
     def edit_issue(self, repo: str, number: int, body: str) -> None:
-        self._check_pr(repo)
+        self._check_issues(repo)
         _check_body(body)
         with self._lock:
             issue = next((i for i in self.issues if i.number == number), None)
@@ -896,6 +916,10 @@ class LocalGitHub:
             state = self.mergeable_state()
             if state in MERGEABLE:
                 raise unprocessable(f"Pull request is in {state} status")
+            # after the state (GitHub's order is not documented): a pull request that can merge now
+            # meets the method's refusal at the merge (405)
+            if merge_method not in self.merge_methods:
+                raise unprocessable(METHOD_NOT_ALLOWED[merge_method])
             self.auto_merge, self.auto_merge_by = merge_method, self.bot
 
     def enable_auto_merge_as(self, user: str, merge_method: str = "MERGE") -> None:
@@ -910,6 +934,8 @@ class LocalGitHub:
                 raise unprocessable(AUTO_MERGE_NOT_ALLOWED)
             if self.mergeable_state() in MERGEABLE:
                 raise unprocessable(f"Pull request is in {self.mergeable_state()} status")
+            if merge_method not in self.merge_methods:
+                raise unprocessable(METHOD_NOT_ALLOWED[merge_method])
             self.auto_merge, self.auto_merge_by = merge_method, user
 
     def disable_auto_merge(self, repo: str, number: int, node_id: str) -> None:
@@ -932,6 +958,9 @@ class LocalGitHub:
                 raise GitHubError(
                     "Head branch was modified. Review and try the merge again.", status=409
                 )
+            method = merge_method.upper()
+            if method in METHOD_NOT_ALLOWED and method not in self.merge_methods:
+                raise GitHubError(METHOD_NOT_ALLOWED[method], status=405)
             state = self.mergeable_state()
             if state == "dirty":
                 raise GitHubError(

@@ -13,6 +13,13 @@ from typing import Any, Protocol
 WRITERS = frozenset({"admin", "maintain", "write"})
 PASSING = frozenset({"success", "neutral", "skipped"})
 MERGE_METHODS = frozenset({"MERGE", "SQUASH", "REBASE"})
+# GitHub's answer (REST merge: 405; GraphQL: the same message) to a merge method the repository's
+# settings turn off ("Allow merge commits", "Allow squash merging", "Allow rebase merging")
+METHOD_NOT_ALLOWED = {
+    "MERGE": "Merge commits are not allowed on this repository.",
+    "SQUASH": "Squash merges are not allowed on this repository.",
+    "REBASE": "Rebase merges are not allowed on this repository.",
+}
 
 
 @dataclass(frozen=True)

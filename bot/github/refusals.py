@@ -12,6 +12,7 @@ grant or change; the verdict the check run concluded stays as it is.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -33,6 +34,7 @@ FIXES: dict[str, str] = {
     "approve": "grant the App **Pull requests: write**",
     "review": "grant the App **Pull requests: write**",
     "comment": "grant the App **Issues: write** (pull request comments are issue comments)",
+    "reply": "grant the App **Issues: write** (pull request comments are issue comments)",
     "merge": (
         "grant the App **Contents: write** (merging writes the base branch), or turn "
         "`delegation.auto_merge` off and merge by hand"
@@ -50,18 +52,49 @@ FIXES: dict[str, str] = {
         'an administrator turns on "Allow auto-merge" (the repository\'s Settings, General, Pull '
         "Requests), then re-runs the check"
     ),
+    # GitHub's 405 (GraphQL: the same words) for a merge method the repository turns off
+    "merge method": (
+        "an administrator allows that merge method (the repository's Settings, General, Pull "
+        'Requests: "Allow merge commits", "Allow squash merging", "Allow rebase merging"), or '
+        "the configuration's `delegation.merge_method` names one the repository allows; then "
+        "re-run the check"
+    ),
+    # GitHub's "no" on a locked conversation (403 for a comment, 422 for a review)
+    "locked": (
+        'a maintainer unlocks the conversation ("Unlock conversation" on the pull request), then '
+        "re-runs the check"
+    ),
+    "dashboard": "grant the App **Issues: write** (the dashboard is an issue)",
+    # GitHub's 410 Gone where the repository's Issues feature is off
+    "issues off": (
+        "an administrator turns on Issues (the repository's Settings, General, Features), then "
+        "re-runs the check"
+    ),
 }
 # refusals whose fix is a setting, whatever GitHub's status for it
-SETTINGS = frozenset({"auto-merge setting"})
+SETTINGS = frozenset({"auto-merge setting", "merge method", "locked", "issues off"})
+# GitHub's words for a merge method the repository does not allow ("Squash merges are not allowed on
+# this repository.", "Merge commits are ...", "Rebase merges are ...")
+METHOD_REFUSED = re.compile(
+    r"\b(merge commits|squash merges|rebase merges) are not allowed\b", re.I
+)
+# GitHub's words on a locked conversation ("Unable to create comment because issue is locked.", a
+# review's "lock prevents review") and where Issues are off ("Issues are disabled for this repo")
+LOCKED = re.compile(r"\bis locked\b|\block prevents\b", re.I)
+ISSUES_OFF = re.compile(r"\bissues are disabled\b", re.I)
 WHAT = {
     "dismiss": "dismiss a review",
     "approve": "approve on the owners' behalf",
     "review": "post its review",
     "comment": "post the summary comment",
+    "reply": "post its reply to the waive command",
     "merge": "merge the pull request",
     "auto-merge": "enable auto-merge",
     "disable auto-merge": "turn off the auto-merge it enabled",
     "auto-merge setting": "enable auto-merge",
+    "merge method": "merge with the configured merge method",
+    "locked": "post on this pull request: its conversation is locked",
+    "issues off": "post the summary comment: the repository's Issues are turned off",
 }
 
 
@@ -80,6 +113,18 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, GitHubError) and (
         isinstance(exc, RateLimited) or exc.status == 0 or exc.status >= 500
     )
+
+
+def setting_of(action: str, message: str) -> str:
+    """The refused ``action``, or the setting GitHub's words name as the cause (a key of
+    ``FIXES`` in ``SETTINGS``), whatever its status: a grant would not help there."""
+    if action in ("merge", "auto-merge") and METHOD_REFUSED.search(message):
+        return "merge method"
+    if LOCKED.search(message):
+        return "locked"
+    if action in ("comment", "reply") and ISSUES_OFF.search(message):
+        return "issues off"
+    return action
 
 
 @dataclass(frozen=True)
@@ -130,8 +175,11 @@ class Refusals:
         return True
 
     def add(self, action: str, exc: GitHubError) -> None:
-        refusal = Refusal(action, exc.status, str(exc))
-        if all((r.action, r.status) != (refusal.action, refusal.status) for r in self.found):
+        refusal = Refusal(setting_of(action, str(exc)), exc.status, str(exc))
+        if not any(
+            r.action == refusal.action and (r.status == refusal.status or r.action in SETTINGS)
+            for r in self.found
+        ):  # each action and status once; a setting once, whatever its status
             self.found.append(refusal)
 
     def refused(self, action: str) -> bool:

@@ -676,7 +676,12 @@ class Worker:
         pr = gh.get_pull_request(job.repo, number)
         day = datetime.fromtimestamp(self.clock(), UTC).date()
         body = waiver_proposal.reply(gh, pr, job.command, job.requester, day)
-        gh.create_issue_comment(job.repo, number, f"{marker}\n{body}")
+        refusals = Refusals()
+        if not refusals.done(
+            "reply", lambda: gh.create_issue_comment(job.repo, number, f"{marker}\n{body}")
+        ):  # GitHub's "no" (a locked conversation): a retry changes nothing; said in the log
+            log.warning("the waive reply was refused: %s", refusals.found[0].line())
+            return "proposal-refused"
         return "proposed"
 
     def _reviewed_by_the_other_path(self, gh: GitHubAPI, job: Job, pr: PullRequest) -> bool:

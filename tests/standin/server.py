@@ -43,6 +43,12 @@ from tests.standin.shapes import Shapes
 ADMIN = "repository-admin"
 JWT_MAX_LIFETIME = 600 + 60  # GitHub: exp at most 10 minutes ahead, iat may be 60 s in the past
 CONTENTS_INLINE_LIMIT = github_limits.CONTENTS_INLINE_BYTES
+# the contents API's "no" to a file it does not serve, as public clients report it (the words of
+# the 1 MB era; GitHub's words past 100 MB are not documented), with ``code: too_large``
+TOO_LARGE = (
+    "This API returns blobs up to 1 MB in size. The requested blob is too large to fetch via the "
+    "API, but you can use the Git Data API to request blobs up to 100 MB in size."
+)
 RATE_LIMIT = 5000
 REST_DOCS = "https://docs.github.com/rest"
 SECONDARY_LIMIT_DOCS = (
@@ -232,6 +238,8 @@ class StandInState:
     installation_id: int = 1
     token_ttl: float = 3600.0
     tree_limit: int = github_limits.TREE_ENTRIES
+    # the contents API's largest file (GitHub: 100 MB; a test makes it small)
+    contents_limit: int = github_limits.CONTENTS_BYTES
     clock: Callable[[], float] = time.time
     tokens: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
     # token -> the installation it is for
@@ -1184,6 +1192,12 @@ def create_app(state: StandInState) -> Flask:
                 )
             mode, kind, obj, found = followed
             data = run_git(local.repo_path, "cat-file", "blob", obj)
+        if len(data) > state.contents_limit:  # GitHub's "no" over 100 MB: read, never absent
+            response = _error(403, TOO_LARGE)
+            body = response.get_json()
+            body["errors"] = [{"resource": "Blob", "field": "data", "code": "too_large"}]
+            response.set_data(json.dumps(body))
+            return response
         inline = len(data) <= CONTENTS_INLINE_LIMIT
         return jsonify(
             shapes().content(
@@ -1330,6 +1344,8 @@ def create_app(state: StandInState) -> Flask:
         body = _json()
         if "tree_limit" in body:
             state.tree_limit = int(body["tree_limit"])
+        if "contents_limit" in body:
+            state.contents_limit = int(body["contents_limit"])
         if "token_ttl" in body:
             state.token_ttl = float(body["token_ttl"])
         if "latency" in body:
@@ -1345,6 +1361,14 @@ def create_app(state: StandInState) -> Flask:
         # the repository's "Allow auto-merge" (GitHub's default: off)
         if "allow_auto_merge" in body:
             local.allow_auto_merge = bool(body["allow_auto_merge"])
+        # the merge methods the repository allows (GitHub's default: all three)
+        if "merge_methods" in body:
+            local.merge_methods = frozenset(str(m).upper() for m in body["merge_methods"])
+        # the repository's Issues feature; the pull request's conversation locked
+        if "has_issues" in body:
+            local.has_issues = bool(body["has_issues"])
+        if "locked" in body:
+            local.locked = bool(body["locked"])
         return jsonify(
             tree_limit=state.tree_limit,
             token_ttl=state.token_ttl,
@@ -1353,6 +1377,10 @@ def create_app(state: StandInState) -> Flask:
             app_permissions=local.app_permissions,
             protection=asdict(local.protection) if local.protection is not None else None,
             allow_auto_merge=local.allow_auto_merge,
+            merge_methods=sorted(local.merge_methods),
+            has_issues=local.has_issues,
+            locked=local.locked,
+            contents_limit=state.contents_limit,
         )
 
     @app.post("/_standin/check-runs")
