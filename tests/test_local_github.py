@@ -243,3 +243,49 @@ def test_render_shows_everything_posted(gh: LocalGitHub):
     assert f"{ENTRY}:4 [failure] uris.resolve: bad facet" in text
     assert f"inline {ENTRY}:{line}: here" in text and "CHANGES_REQUESTED" in text
     assert "Summary: 1 error" in text and "edited 1 time(s)" in text and "old" not in text
+
+
+def test_an_annotation_title_over_255_characters_and_an_authors_own_approval_are_refused(
+    gh: LocalGitHub,
+):
+    """GitHub's annotation ``title``: "The maximum size is 255 characters." (the operation's
+    description); an author's own approval: 422 with the error "Review Can not approve your own
+    pull request", as public clients report it (before: any title was taken, and the words were
+    the model's own). The App's titles fit: a rule id cut at 200 and prefixes of at most 50."""
+    head = gh.resolve("pr")
+    run = gh.create_check_run(REPO, head, "registry-bot", "in_progress")
+
+    def annotate(title: str) -> None:
+        note = Annotation("README.md", 1, 1, "notice", "m", title=title)
+        gh.update_check_run(REPO, run, output=CheckRunOutput("t", "s", annotations=(note,)))
+
+    annotate("t" * 255)
+    with pytest.raises(GitHubError, match="maximum is 255 characters") as long:
+        annotate("t" * 256)
+    assert long.value.status == 422
+    with pytest.raises(GitHubError, match="Review Can not approve your own pull request"):
+        gh.add_review(gh.author)
+
+
+def test_the_apps_longest_annotation_title_fits_githubs_255_characters(gh: LocalGitHub):
+    """A waived finding that was already there carries two prefixes before its rule id (cut at
+    200 characters, plus the cut's note): 265 characters, which GitHub refuses with the whole
+    request, the verdict's with it (before: no cap on the whole title). Now the title is cut to
+    fit and the model takes it."""
+    from bot.core.findings import Finding, Severity, State, Waived
+    from bot.github.publish import to_annotations
+
+    finding = Finding(
+        "r" * 300,
+        Severity.WARNING,
+        "README.md",
+        "m",
+        line=1,
+        state=State.UNCHANGED,
+        waived=Waived("later", "2026-01-01", "owner", "waivers.json"),
+    )
+    [note] = to_annotations([finding])
+    assert note.title.startswith("waived until 2026-01-01: pre-existing warning: rrr")
+    assert len(note.title) <= 255
+    run = gh.create_check_run(REPO, gh.resolve("pr"), "registry-bot", "in_progress")
+    gh.update_check_run(REPO, run, output=CheckRunOutput("t", "s", annotations=(note,)))

@@ -8,6 +8,7 @@ re-exported for the renderers, which must not import the App.
 from __future__ import annotations
 
 ANNOTATIONS_PER_REQUEST = 50  # "Update a check run": at most 50 annotations per request
+ANNOTATION_TITLE_CHARS = 255  # an annotation's title: "The maximum size is 255 characters."
 # a check run's output.summary and output.text, in UTF-8 bytes: the documentation says characters,
 # GitHub answers 422 "summary exceeds a maximum bytesize of 65535" (github/docs#35252)
 OUTPUT_BYTES = 65_535

@@ -677,8 +677,13 @@ class LocalGitHub:
             raise unprocessable("Body is required for REQUEST_CHANGES events")
         if event == "COMMENT" and not body and not comments:
             raise unprocessable("Body is required for COMMENT events without comments")
-        if user == self.author and event != "COMMENT":
-            raise unprocessable("Can not approve or request changes on your own pull request")
+        if user == self.author and event != "COMMENT":  # GitHub's words, as public clients report
+            raise unprocessable(
+                "Unprocessable Entity",
+                "Review Can not approve your own pull request"
+                if event == "APPROVE"
+                else "Review Can not request changes on your own pull request",
+            )
         _check_body(body)
         try:
             sha = self.resolve(commit_sha)
@@ -1165,6 +1170,12 @@ def _check_annotation(a: Annotation) -> None:
     if (a.start_column is not None or a.end_column is not None) and a.start_line != a.end_line:
         raise unprocessable(
             "Invalid request", "start_column and end_column need start_line == end_line"
+        )
+    if len(a.title) > github_limits.ANNOTATION_TITLE_CHARS:
+        raise unprocessable(
+            "Invalid request",
+            f"annotation title is too long (maximum is {github_limits.ANNOTATION_TITLE_CHARS} "
+            "characters)",
         )
     if not a.message or utf8_size(a.message) > MAX_OUTPUT_BYTES:
         raise unprocessable("Invalid request", "annotation message is empty or too long")

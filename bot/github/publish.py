@@ -17,7 +17,7 @@ from itertools import pairwise
 from bot.core.changes import ChangeSet
 from bot.core.config import Config
 from bot.core.findings import Finding, Report, Severity, State, Verdict
-from bot.core.inert import UNSAFE_IN_TEXT, plain
+from bot.core.inert import UNSAFE_IN_TEXT, plain, shorten
 from bot.github import limits as github_limits
 from bot.github.api import (
     Annotation,
@@ -93,6 +93,10 @@ class Suggestion:
     text: str
 
 
+TITLE_LIMIT = github_limits.ANNOTATION_TITLE_CHARS
+TITLE_ROOM = TITLE_LIMIT - 30  # ``shorten`` adds an ellipsis and the full length
+
+
 def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
     """One annotation per finding that names a file (line 1 when the finding has no line).
 
@@ -122,7 +126,8 @@ def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
                 end_line=line,
                 level=level,
                 message=message,
-                title=title,
+                # GitHub's 255 characters, whatever the prefixes added to the cut rule id
+                title=shorten(title, TITLE_ROOM) if len(title) > TITLE_LIMIT else title,
             )
         )
     return out
