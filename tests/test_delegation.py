@@ -1011,3 +1011,22 @@ def test_without_graphql_the_merge_section_lists_a_red_commit_status_too(repo: P
     without = merge({**narrower, "contents": "write"})
     assert "The commit statuses on this commit could not be read (GitHub answered 403)" in without
     assert "Commit statuses: read" in without
+
+
+def test_removing_a_registered_name_is_never_approved_for_the_owners(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Deleting an entry frees its name, which the registry's maintainers approve (as a new name):
+    the App does not approve it on the owners' behalf, and says why."""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "checkout", "-q", "-b", "remove", "origin/main")
+    git(clone, "rm", "-q", "-r", "spec/registry/gcp/composer")
+    git(clone, "commit", "-q", "-m", "remove gcp:composer")
+    gh = pull(clone, "remove", author="OpenLineage-committer")
+    try:
+        review(gh)
+        assert bot_approvals(gh) == []
+        assert "removes the registered name `gcp:composer`" in summary(gh)
+    finally:
+        gh.close()

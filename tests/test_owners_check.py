@@ -225,17 +225,46 @@ def test_a_new_entry_inside_an_existing_entry_is_approved_by_the_root_owners_too
     )
 
 
-def test_deleting_a_nested_entry_asks_only_its_owners(repo: Repo) -> None:
-    """The paths a change deletes are held by no entry on the head side: removing `iceberg:sub`
-    is its owners' decision, not also iceberg's (whose folder the deleted paths lie in)."""
+def test_deleting_a_nested_entry_asks_its_owners_and_the_root_owners(repo: Repo) -> None:
+    """The paths a change deletes are held by no entry on the head side, so iceberg's owners
+    approve as the root owners only: removing `iceberg:sub` frees the name, which is the root
+    owners' say (here the root line giving iceberg's folder to iceberg's owners), and the change to
+    its files is its owners' (before: its owners alone removed the name)."""
     sub = f"{ICEBERG}/sub"
     repo.write(f"{sub}/registry.json", NEW_REGISTRY)
     repo.write(f"{sub}/CODEOWNERS", "* @sub-dev\n")
     repo.commit("a nested entry", branch="main")
     repo.change({f"{sub}/registry.json": None, f"{sub}/CODEOWNERS": None})
-    assert review_pr(repo, author="sub-dev").required_approvals() == {}
+    assert review_pr(repo, author="sub-dev").required_approvals() == {
+        "iceberg:sub": ("@iceberg-dev", "@apache/iceberg-committers")
+    }
     assert review_pr(repo, author="iceberg-dev").required_approvals() == {
         "iceberg:sub": ("@sub-dev",)
+    }
+    assert review_pr(repo, author="sub-dev", approvers=["iceberg-dev"]).required_approvals() == {}
+
+
+def test_removing_a_registered_name_needs_the_root_owners_too(repo: Repo) -> None:
+    """Deleting an entry's whole folder frees its name for anyone: the root owners, who approve a
+    name's claim, approve its removal too (before: the entry's owners alone removed it)."""
+    repo.write(
+        "CODEOWNERS", (repo.path / "CODEOWNERS").read_text(encoding="utf-8").replace(ROOT_LINE, "")
+    )
+    repo.commit("the real root CODEOWNERS", branch="main")
+    files = sorted(
+        p.relative_to(repo.path).as_posix() for p in (repo.path / ICEBERG).rglob("*") if p.is_file()
+    )
+    repo.change(dict.fromkeys(files))
+    report = review_pr(repo, author="iceberg-dev")
+    assert report.required_approvals() == {"iceberg": ("@OpenLineage/committers",)}
+    [finding] = [f for f in report.findings if f.entry == "iceberg" and f.owners]
+    assert "removes the registered name `iceberg`" in finding.message
+    assert report.is_blocking(finding)
+    passed = review_pr(repo, author="iceberg-dev", approvers=["OpenLineage/committers"])
+    assert passed.required_approvals() == {}
+    # the root owners alone do not remove another participant's entry either
+    assert review_pr(repo, author="OpenLineage/committers").required_approvals() == {
+        "iceberg": ("@iceberg-dev", "@apache/iceberg-committers")
     }
 
 

@@ -244,3 +244,26 @@ def test_a_new_entry_inside_an_entry_asks_the_root_owners_team(
     inputs = fetch(gh, pr)
     assert (COMMITTERS, "carol") in lookups(gh)
     assert approvals(review_inputs(inputs).findings) == {}
+
+
+def test_removing_an_entry_asks_the_root_owners_team(tmp_path: Path, corpus: Path) -> None:
+    """Deleting gcp:dataproc frees its name: the root owners' team approves that too, and its
+    member's approval counts in the App (its team is looked up), as on the command line (before:
+    a member of the entry's own team removed the name alone)."""
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    folder = repo.path / "spec/registry/gcp/dataproc"
+    repo.write("spec/registry/gcp/dataproc/CODEOWNERS", f"* @{GCP_TEAM}\n")
+    repo.commit("entry owners", branch="main")
+    files = sorted(p.relative_to(repo.path).as_posix() for p in folder.rglob("*") if p.is_file())
+    repo.change(dict.fromkeys(files))
+    gh, pr = pull(repo.path, author="dan")
+    report = review_inputs(fetch(gh, pr))
+    [finding] = [f for f in report.findings if f.entry == "gcp:dataproc" and f.owners]
+    assert finding.owners == (f"@{COMMITTERS}",) and report.is_blocking(finding)
+    assert "removes the registered name" in finding.message
+    gh, pr = pull(repo.path, author="dan")
+    gh.add_review("carol")
+    inputs = fetch(gh, pr)
+    assert (COMMITTERS, "carol") in lookups(gh)
+    report = review_inputs(inputs)
+    assert [f for f in report.findings if f.entry == "gcp:dataproc" and f.owners] == []

@@ -207,6 +207,12 @@ def owner_groups(
                 f"it changes {code(path, table=False)}, which belongs to no entry's folder"
             )
         for name, base_entry in claims if why is None else ():
+            if base_entry is None and name in base_registry.entries:
+                reasons.append(
+                    f"it removes the registered name {code(name, table=False)}: the registry's "
+                    "maintainers approve a name's removal, as they approve a new name"
+                )
+                continue
             entry = base_entry or head_registry.entries[name]
             if not path.startswith(entry.folder + "/"):
                 reasons.append(

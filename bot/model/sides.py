@@ -144,16 +144,20 @@ def unowned_fallback(root: RootOwners, path: str) -> Ownership:
 
 
 def claimants(base: Registry, head: Registry, path: str) -> list[tuple[str, Entry | None]]:
-    """The entries whose owners approve a change to ``path``, each with its base-side entry: the
-    entry holding it on the base side, and the one holding it on the head side (where it exists
-    there) when that is another (``None`` for a new name, which the root owners approve: also a
-    new entry made inside an existing entry's folder)."""
+    """The entries whose owners approve a change to ``path``, each with the entry whose owners
+    judge it: the entry holding it on the base side, and the one holding it on the head side (where
+    it exists there) when that is another. ``None`` stands for the root owners, who approve a
+    name's claim and its removal: a new name (also a new entry made inside an existing entry's
+    folder) and a name the change removes (its base entry is gone from the head side, which frees
+    the name for anyone) are claimed by them too; tell them apart with ``name in base.entries``."""
     found: list[tuple[str, Entry | None]] = []
     before = base.entry_for(path)
     # a path the change deletes is held by no entry on the head side
     after = head.entry_for(path) if head.snapshot.size(path) is not None else None
     if before is not None:
         found.append((before.name, before))
+        if before.name not in head.entries:
+            found.append((before.name, None))
     if after is not None and (before is None or after.name != before.name):
         found.append((after.name, base.entries.get(after.name)))
     return found

@@ -57,9 +57,10 @@ RULES: dict[str, str] = {
     "exists.",
     "owners/approval-required": "For each entry the change touches, the author or an approving "
     "reviewer is one of the entry's owners (its CODEOWNERS on the base branch; the root CODEOWNERS "
-    "when it has none). Otherwise an error names the owners who must approve. Teams count through "
-    "the `org/team` slugs passed with the approvers; logins, teams and e-mails compare "
-    "case-insensitively.",
+    "when it has none); for a new name, and a name the change removes, one of the root "
+    "CODEOWNERS owners too, who approve names. Otherwise an error names the owners who must "
+    "approve. Teams count through the `org/team` slugs passed with the approvers; logins, teams "
+    "and e-mails compare case-insensitively.",
     "owners/codeowners-change-needs-approval": "A change to an entry's CODEOWNERS is a change of "
     "who owns the entry: it is approved by the owners on the base branch, never by owners the "
     "change itself adds.",
@@ -340,23 +341,29 @@ def approval_findings(review: ReviewInput, head: Side, base: Side | None) -> Ite
         )
         return
     consent = {owner_key(x) for x in (context.author, *context.approvers) if x}
-    per_entry: dict[str, list[str]] = {}
+    per_entry: dict[str, list[tuple[str, Entry | None]]] = {}
     for path in sorted(changes.paths()):
-        for name, _entry in claimants(base.registry, head.registry, path):
-            per_entry.setdefault(name, []).append(path)
-    for name, paths in sorted(per_entry.items()):
-        finding = _approval(review, base, name, paths, consent)
+        for name, entry in claimants(base.registry, head.registry, path):
+            per_entry.setdefault(name, []).append((path, entry))
+    for name, claims in sorted(per_entry.items()):
+        finding = _approval(review, base, head, name, claims, consent)
         if finding is not None:
             yield finding
 
 
 def _approval(
-    review: ReviewInput, base: Side, name: str, paths: list[str], consent: set[str]
+    review: ReviewInput,
+    base: Side,
+    head: Side,
+    name: str,
+    claims: list[tuple[str, Entry | None]],
+    consent: set[str],
 ) -> Finding | None:
     base_entry = base.registry.entries.get(name)
+    paths = list(dict.fromkeys(path for path, _entry in claims))
     missing: dict[tuple[str, ...], list[Ownership]] = {}
-    for path in paths:
-        owned = ownership(base, base_entry, path)
+    for path, entry in claims:
+        owned = ownership(base, entry, path)
         if owned.owners and not any(owner_key(o) in consent for o in owned.owners):
             missing.setdefault(owned.owners, []).append(owned)
     if not missing:
@@ -372,6 +379,15 @@ def _approval(
         message = (
             f"`{name}` is a new entry: claiming a name is approved by the registry's owners on the "
             f"base branch, and {who}: approval needed from {needs}"
+        )
+    elif name not in head.registry.entries:
+        if base_entry.codeowners in paths:
+            rule = "owners/codeowners-change-needs-approval"
+        message = (
+            f"this change removes the registered name `{name}`, which frees it for anyone: a "
+            "name's removal is approved by the registry's owners on the base branch, as its claim "
+            f"is, and the change to its files by the entry's owners, and {who}: approval needed "
+            f"from {needs}"
         )
     elif base_entry.codeowners in paths:
         rule = "owners/codeowners-change-needs-approval"
