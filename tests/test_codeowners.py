@@ -105,6 +105,26 @@ def test_owner_syntax(owner: str, kind: str | None) -> None:
     assert owner_kind(owner) == kind
 
 
+@pytest.mark.parametrize(
+    ("owner", "kind"),
+    [
+        ("@octo_shortcode", "user"),
+        ("@mona-the-octocat_acme1", "user"),
+        ("@" + "a" * 30 + "_" + "b" * 8, "user"),
+        ("@" + "a" * 31 + "_" + "b" * 8, None),  # 40 characters
+        ("@_acme", None),
+        ("@octo_", None),
+        ("@octo_cat_acme", None),
+        ("@octo_acme/team", None),  # an organization's name has no underscore
+    ],
+)
+def test_an_enterprise_managed_users_login_is_an_owner(owner: str, kind: str | None) -> None:
+    """An Enterprise Managed User's login is the normalized handle, an underscore and the
+    enterprise's short code (``octo_shortcode``); GitHub accepts it as a CODEOWNERS owner, so the
+    bot does too (before: ``owners/invalid-owner``, and its line skipped)."""
+    assert owner_kind(owner) == kind
+
+
 def test_each_bad_line_is_reported_on_its_line_and_column_and_skipped() -> None:
     text = (
         "* @org/all\n"  # 1 fine

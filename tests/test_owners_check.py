@@ -534,6 +534,20 @@ def test_each_touched_entry_is_judged_on_its_own(repo: Repo) -> None:
     assert report.required_approvals() == {"gcp:lineage": ("@OpenLineage/committers",)}
 
 
+def test_an_enterprise_managed_user_owns_and_approves_their_entry(repo: Repo) -> None:
+    """``@octo_acme`` (an Enterprise Managed User: handle, underscore, short code) was refused as
+    an owner: its line was skipped, so the entry fell back to the root owners."""
+    repo.write(f"{ICEBERG}/CODEOWNERS", "* @octo_acme\n")
+    repo.commit("a managed user owns iceberg", branch="main")
+    edit_iceberg(repo)
+    report = review_pr(repo, author="octo_acme")
+    assert rule(report, "owners/invalid-owner") == [] and report.required_approvals() == {}
+    assert review_pr(repo, author="someone").required_approvals() == {"iceberg": ("@octo_acme",)}
+    # the command line takes the login too (before: "not a GitHub login", exit 2)
+    args = ["check", str(repo.path), "--base", "main", "--head", "pr", "--author", "someone"]
+    assert main([*args, "--approved-by", "octo_acme"]) == 0
+
+
 def test_an_email_owner_is_matched_by_the_same_email(repo: Repo) -> None:
     repo.write(f"{ICEBERG}/CODEOWNERS", "* lead@iceberg.example\n")
     repo.commit("e-mail owner", branch="main")

@@ -26,12 +26,16 @@ MAX_COMPILED_CHARS = 300_000
 TIMED_OUT = "could not be matched within the bot's time limit"
 MATCH_TIMEOUT_SECONDS = 0.05
 
-_USER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
-USER_OWNER = re.compile(rf"@{_USER}")
-TEAM_OWNER = re.compile(rf"@{_USER}/[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# an organization's or an App's name: letters, digits and hyphens, at most 39
+NAME = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
+# a user's login: a name, or an Enterprise Managed User's ``handle_shortcode`` (the enterprise's
+# short code after an underscore), at most 39 characters either way
+LOGIN = r"(?=[A-Za-z0-9_-]{1,39}(?![A-Za-z0-9_-]))[A-Za-z0-9][A-Za-z0-9-]*(?:_[A-Za-z0-9]+)?"
+USER_OWNER = re.compile(rf"@{LOGIN}")
+TEAM_OWNER = re.compile(rf"@{NAME}/[A-Za-z0-9_][A-Za-z0-9_.-]*")
 # a GitHub App's account (``dependabot[bot]``): it authors and reviews pull requests, but is never a
 # CODEOWNERS owner nor a team member
-BOT_LOGIN = re.compile(rf"{_USER}\[bot\]")
+BOT_LOGIN = re.compile(rf"{NAME}\[bot\]")
 EMAIL_OWNER = re.compile(r"[^@\s/]+@[^@\s/]+\.[^@\s/.]+")
 _TOKEN = re.compile(r"(?:\\.|\\$|[^\s\\])+")
 

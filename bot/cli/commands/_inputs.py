@@ -144,7 +144,8 @@ def login(value: str | None, option: str, bot: bool = False) -> str | None:
     name = value.strip().removeprefix("@")
     if not (USER_OWNER.fullmatch("@" + name) or (bot and BOT_LOGIN.fullmatch(name))):
         raise UsageError(
-            f"{option} {value!r}: not a GitHub login (letters, digits and hyphens, at most 39"
+            f"{option} {value!r}: not a GitHub login (letters, digits and hyphens, and an "
+            "Enterprise Managed User's _shortcode, at most 39"
             + (", or an App's NAME[bot]" if bot else "")
             + ")"
         )

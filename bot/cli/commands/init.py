@@ -27,9 +27,6 @@ HELP = (
     "sample events"
 )
 DEFAULT_SPEC = "https://openlineage.io/spec/2-0-2/OpenLineage.json"
-_OWNER = re.compile(
-    r"@[A-Za-z0-9][A-Za-z0-9-]{0,38}(/[A-Za-z0-9._-]{1,100})?|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+"
-)
 MAX_INPUT_BYTES = 8 * 1024 * 1024  # all event files together (dbt's whole test suite: 1 MiB)
 MAX_SCHEMA_FILES = 5000  # repository files read looking for existing facet schemas
 MAX_SCHEMA_BYTES = 1024 * 1024
@@ -79,7 +76,12 @@ def run(args: argparse.Namespace) -> int:
             f"between "
             "them, ':' nesting (as in gcp:composer)"
         )
-    bad = [o for o in args.owner if not _OWNER.fullmatch(o)]
+    from bot.model.codeowners import LOGIN, NAME
+
+    owner = re.compile(
+        rf"@(?:{LOGIN}|{NAME}/[A-Za-z0-9._-]{{1,100}})|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+"
+    )
+    bad = [o for o in args.owner if not owner.fullmatch(o)]
     if bad:
         raise UsageError(
             f"owners are @login, @org/team or an e-mail address, not {', '.join(map(repr, bad))}"

@@ -12,7 +12,14 @@ from collections.abc import Iterable, Iterator
 
 from bot.core.findings import Edit, Finding, Fix, Severity
 from bot.core.incomplete import UNCHECKED_PATTERN
-from bot.model.codeowners import ROOT_LOCATIONS, CodeOwners, Rule, owner_key, same_owners
+from bot.model.codeowners import (
+    LOGIN,
+    ROOT_LOCATIONS,
+    CodeOwners,
+    Rule,
+    owner_key,
+    same_owners,
+)
 from bot.model.registry import Entry
 from bot.model.sides import (
     Ownership,
@@ -258,7 +265,7 @@ def _missing(review: ReviewInput, entry: Entry, judge: Side, base: Side | None) 
     )
 
 
-_LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}")
+_LOGIN = re.compile(LOGIN)
 
 
 def _codeowners_fix(review: ReviewInput, entry: Entry) -> Fix | None:
