@@ -267,3 +267,25 @@ def test_removing_an_entry_asks_the_root_owners_team(tmp_path: Path, corpus: Pat
     assert (COMMITTERS, "carol") in lookups(gh)
     report = review_inputs(inputs)
     assert [f for f in report.findings if f.entry == "gcp:dataproc" and f.owners] == []
+
+
+def test_a_team_is_asked_about_by_its_slug_once_however_codeowners_spells_it(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """GitHub's team slugs are lower case and CODEOWNERS matches teams and logins
+    case-insensitively: `@OpenLineage/GCP-Team` and `@openlineage/gcp-team` are one team, asked
+    about by its slug, once, for a login however it is spelt (before: by the spelling written, once
+    per spelling)."""
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    repo.write("spec/registry/gcp/dataproc/CODEOWNERS", "* @OpenLineage/GCP-Team\n")
+    repo.write("spec/registry/gcp/composer/CODEOWNERS", "* @openlineage/gcp-team\n")
+    repo.commit("entry owners", branch="main")
+    for path in (COMPOSER, DATAPROC):
+        repo.edit_json(path, lambda data: data)
+    repo.commit("reformat", branch="pr")
+    gh, pr = pull(repo.path, author="Dan")
+    gh.add_review("dan")
+    inputs = fetch(gh, pr)
+    assert lookups(gh) == [("openlineage/gcp-team", "Dan")]
+    report = review_inputs(inputs)
+    assert approvals(report.findings) == {} and report.verdict.value == "success"

@@ -118,13 +118,14 @@ def owning_teams(
         for _name, entry in claimants(base_registry, head_registry, path)
     ]
     groups += root_owner_groups(base, head, changes, config)
-    teams: dict[str, None] = {}
+    # GitHub matches team owners case-insensitively: one team however CODEOWNERS spells it
+    teams: dict[str, str] = {}
     for owners in groups:
         if not any(owner_key(o) in agreed for o in owners):
             for owner in owners:
                 if owner_kind(owner) == "team":
-                    teams.setdefault(owner.removeprefix("@"), None)
-    return list(teams)
+                    teams.setdefault(owner_key(owner), owner.removeprefix("@"))
+    return list(teams.values())
 
 
 def membership(
@@ -153,14 +154,21 @@ def resolve(
     is no team member and is not asked about) is an active member; at most ``MAX_LOOKUPS`` lookups,
     the teams left are ``unasked``. ``access``: who asks, and what lets it see a team (for the
     reasons of ``unverified``)."""
-    logins = (i.removeprefix("@") for i in identities if i)
-    people = list(dict.fromkeys(x for x in logins if not BOT_LOGIN.fullmatch(x)))
+    # logins are case-insensitive: one person is asked about once
+    found: dict[str, str] = {}
+    for identity in identities:
+        login = identity.removeprefix("@")
+        if login and not BOT_LOGIN.fullmatch(login):
+            found.setdefault(login.casefold(), login)
+    people = list(found.values())
     approving: set[str] = set()
     unverified: list[tuple[str, str]] = []
     unasked: list[str] = []
     lookups = 0
     for team in teams:
-        org, _, slug = team.partition("/")
+        # GitHub's team slugs are lower case; CODEOWNERS may write ``@org/Team-Name``
+        org, _, written = team.partition("/")
+        slug = written.lower()
         for login in people:
             if lookups >= MAX_LOOKUPS:
                 unasked.append(team)
