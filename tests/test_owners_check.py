@@ -14,7 +14,7 @@ from bot.cli import main
 from bot.core.changes import ChangeSet
 from bot.core.findings import Finding, Report, Severity, State
 from bot.core.snapshot import GitSnapshot, MemorySnapshot
-from bot.review.checks import owners
+from bot.review.checks import owners, ownership
 from bot.review.engine import ReviewContext, review
 from tests.gitrepo import Repo, git
 
@@ -561,3 +561,32 @@ def test_an_email_owner_is_matched_by_the_same_email(repo: Repo) -> None:
         )
         == []
     )
+
+
+def test_an_email_owner_never_passes_or_fails_silently(repo: Repo) -> None:
+    """GitHub matches an e-mail owner to the account with that verified address; the bot cannot
+    read accounts' addresses, so the account's approval (its login) never counts, in any door. The
+    finding stays an error and now says why, for an entry's owner and for a root owner (before:
+    "approval needed from lead@iceberg.example", though lead had approved)."""
+    repo.write(f"{ICEBERG}/CODEOWNERS", "* lead@iceberg.example @iceberg-dev\n")
+    repo.write("CODEOWNERS", "* root@openlineage.example\n")
+    repo.commit("e-mail owners", branch="main")
+    edit_iceberg(repo)
+    repo.change({"spec/registry/README.md": "# The registry\n"})
+    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
+        report = review(
+            head=head,
+            base=base,
+            changes=ChangeSet.from_git(repo.path, "main", "pr"),
+            context=ReviewContext(author="lead", approvers=frozenset({"root"})),
+            checks=[owners.check, ownership.check],
+        )
+    approval = {f.rule: f for f in report.findings if f.owners}
+    assert set(approval) == {"owners/approval-required", "ownership/outside-entry"}
+    assert "lead@iceberg.example is an e-mail owner" in approval["owners/approval-required"].message
+    outside = approval["ownership/outside-entry"].message
+    assert "root@openlineage.example is an e-mail owner" in outside
+    assert all(report.is_blocking(f) and "the bot cannot" in f.message for f in approval.values())
+    # an owner named by login passes the entry; no e-mail note where no e-mail owner is asked
+    passed = review_pr(repo, author="iceberg-dev")
+    assert rule(passed, "owners/approval-required") == []

@@ -36,7 +36,7 @@ from bot.github.teams import membership
 from bot.model.codeowners import ROOT_LOCATIONS, owner_key
 from bot.model.registry import Entry
 from bot.model.sides import Side, claimants, entry_relative, side_model
-from bot.review.checks.owners import owner_list
+from bot.review.checks.owners import owner_list, unverifiable
 from bot.review.compose import ReviewRequest
 
 log = logging.getLogger(__name__)
@@ -335,6 +335,7 @@ def decide(
                 waiting.append(
                     f"an owner of {code(name, table=False)} approves this commit: "
                     f"{owner_list(code(o, table=False) for o in owners)}"
+                    + escape(unverifiable(owners))
                 )
         entries.append(
             EntryConsent(

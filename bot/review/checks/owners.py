@@ -18,6 +18,7 @@ from bot.model.codeowners import (
     CodeOwners,
     Rule,
     owner_key,
+    owner_kind,
     same_owners,
 )
 from bot.model.registry import Entry
@@ -84,6 +85,22 @@ def owner_list(owners: Iterable[str]) -> str:
     """``@a``, ``@a or @b``, ``@a, @b or @c``."""
     items = list(owners)
     return f"{', '.join(items[:-1])} or {items[-1]}" if len(items) > 1 else "".join(items)
+
+
+def unverifiable(owners: Iterable[str]) -> str:
+    """What a finding asking ``owners`` to approve says of the e-mail owners among them ("" when
+    none): GitHub matches such an owner to the account with that verified e-mail address, which
+    the bot cannot read, so no approval on GitHub is ever counted for it."""
+    emails = [o for o in owners if owner_kind(o) == "email"]
+    if not emails:
+        return ""
+    one = len(emails) == 1
+    return (
+        f"; {owner_list(emails)} {'is an e-mail owner' if one else 'are e-mail owners'}, which "
+        "GitHub matches to the account with that verified e-mail address and the bot cannot (it "
+        f"does not read accounts' e-mail addresses): no approval on GitHub counts for "
+        f"{'it' if one else 'them'}, so an owner named by login or team must approve"
+    )
 
 
 def _routed(route: Ownership) -> str:
@@ -378,7 +395,7 @@ def _approval(
     owners = tuple(dict.fromkeys(o for group in missing for o in group))
     needs = "; and from ".join(
         f"{owner_list(group)} ({_sources(found)})" for group, found in missing.items()
-    )
+    ) + unverifiable(owners)
     who = _who(review)
     rule = "owners/approval-required"
     where = _location(review, paths)

@@ -19,7 +19,7 @@ from bot.core.findings import Finding, Severity
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.codeowners import ROOT_LOCATIONS, RootOwners, owner_key
 from bot.model.sides import side_model, unowned_fallback
-from bot.review.checks.owners import owner_list
+from bot.review.checks.owners import owner_list, unverifiable
 from bot.review.input import ReviewInput
 
 DOC = "docs/owners.md"
@@ -173,6 +173,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             + (f"moves ownership: {moved}{more}; " if moved and path in ROOT_LOCATIONS else "")
             + "approval needed from "
             + "; and from ".join(f"{owner_list(owners)} (for {what_})" for what_, owners in missing)
+            + unverifiable(needed)
         )
         yield Finding(
             rule=RULE,
@@ -212,7 +213,8 @@ def _outside_entries(
             message=f"{path} belongs to no registry entry (no registry.json, CODEOWNERS or "
             "facets/ folder claims it), so no check judges it; approval needed from "
             + owner_list(owners)
-            + (f" ({_fallback_note(path, base_root)})" if fallback else ""),
+            + (f" ({_fallback_note(path, base_root)})" if fallback else "")
+            + unverifiable(owners),
             owners=owners,
             subject=path,
             hint="Put it in an entry's folder, or have an owner listed here approve the pull "
@@ -245,7 +247,8 @@ def _mirror(
             message=f"this change writes the published mirror ({_files(paths)}), which is what "
             "openlineage.io publishes and what the version rules read as published; approval "
             f"needed from {owner_list(owners)}"
-            + (f" ({_fallback_note(_files(paths), base_root)})" if fallback else ""),
+            + (f" ({_fallback_note(_files(paths), base_root)})" if fallback else "")
+            + unverifiable(owners),
             owners=owners,
             subject=first,
             hint="An owner listed here approves the pull request (a member of a listed team "
