@@ -281,6 +281,34 @@ def test_the_specification_put_back_to_an_older_published_version_is_not_an_incr
     assert "from 2-0-2 to 2-0-1" in found[0].message and report.is_blocking(found[0])
 
 
+def test_the_specification_skipping_versions_is_a_notice_as_for_facets(
+    corpus_repo: Repo, corpus: Path
+) -> None:
+    """spec/OpenLineage.json 2-0-2 -> 2-0-5 with a new optional property: facets got
+    `versions/skipped` for such a skip, the specification nothing. The next version, 2-0-3, says
+    nothing."""
+    spec = "spec/OpenLineage.json"
+
+    def bumped(version: str) -> str:
+        doc = json.loads((corpus / spec).read_text(encoding="utf-8"))
+        doc["$id"] = doc["$id"].replace("/2-0-2/", f"/{version}/")
+        doc["description"] = doc.get("description", "") + " (edited)"
+        return json.dumps(doc, indent=2) + "\n"
+
+    corpus_repo.change({spec: bumped("2-0-5")})
+    [skip] = [
+        f
+        for f in review_branch(corpus_repo.path, "main").findings
+        if f.path == spec and f.rule == "versions/skipped"
+    ]
+    assert skip.severity is Severity.NOTICE and skip.entry == "core"
+    assert "2-0-2 -> 2-0-5 skips versions: the next ADDITION version is 2-0-3" in skip.message
+    git(corpus_repo.path, "checkout", "-q", "-f", "main")
+    corpus_repo.change({spec: bumped("2-0-3")})
+    found = review_branch(corpus_repo.path, "main").findings
+    assert not [f for f in found if f.rule == "versions/skipped"]
+
+
 def show_id(path: Path) -> str:
     return str(json.loads(path.read_text(encoding="utf-8"))["$id"])
 

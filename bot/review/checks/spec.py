@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from bot.core.changes import Status
 from bot.core.findings import Finding, Severity
+from bot.core.jsondoc import JsonDoc
 from bot.model.registry import CORE
+from bot.model.schemas import PUBLISHED
 from bot.review.checks._common import at, unreadable
+from bot.review.checks.versions import skip
 from bot.review.input import ReviewInput
 
 RULES = {
@@ -81,6 +85,8 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 hint=f"Keep {old_version[1]}, or give the change a version above it.",
             )
             return
+        if old_version is not None:
+            yield from _skipped(review, doc, spec, old_version[1], version[1])
         if (
             old.doc is not None
             and old.doc.value != doc.value
@@ -132,6 +138,39 @@ def check(review: ReviewInput) -> Iterator[Finding]:
 
 def _parts(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("-"))
+
+
+def _skipped(review: ReviewInput, doc: JsonDoc, spec: str, old: str, new: str) -> Iterator[Finding]:
+    """The notice facets get (``versions/skipped``) when the specification's version is not the
+    next one of the part it bumps (1-0-1 -> 1-0-5); a next version already published on the base
+    is no skip."""
+    store = review.base_schemas
+    o, r, a = _parts(old)
+    m, n, x = _parts(new)
+    found = skip(
+        (o, r, a),
+        (m, n, x),
+        lambda version: (
+            store is not None
+            and store.published(f"{PUBLISHED}{version}/OpenLineage.json") is not None
+        ),
+    )
+    if found is None:
+        return
+    part, right = found
+    yield replace(
+        at(
+            "versions/skipped",
+            Severity.NOTICE,
+            doc,
+            "/$id",
+            f"{spec}'s $id version {old} -> {new} skips versions: the next {part} version is "
+            f"{right}, so the versions in between never exist",
+            entry=CORE,
+            hint=f"Use {right}, unless the versions in between were published elsewhere.",
+        ),
+        category="wire",
+    )
 
 
 def _watched(review: ReviewInput, spec: str) -> list[str]:

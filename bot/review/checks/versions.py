@@ -5,7 +5,7 @@ published copies in the mirror are added, never edited. How versions are judged:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +56,8 @@ RULES = {
     "bump for a changed description tells consumers to expect a break that is not there); it names "
     "the part the change needs, read as strict SchemaVer (an optional field added to an open "
     "object needs REVISION).",
-    "versions/skipped": "A notice: the `$id` version skips versions (1-0-1 -> 1-0-5, or "
+    "versions/skipped": "A notice: the `$id` version of a facet schema or of the specification "
+    "(`spec/OpenLineage.json`) skips versions (1-0-1 -> 1-0-5, or "
     "1-0-1 -> 1-2-0): SchemaVer increments one part by one and resets the parts after it, so the "
     "versions in between never exist; it names the next version of the part bumped. A next "
     "version already published (in the base's mirror) is not a skip.",
@@ -339,22 +340,40 @@ def _over_bump(
     )
 
 
+def skip(
+    old: tuple[int, int, int], new: tuple[int, int, int], published: Callable[[str], bool]
+) -> tuple[str, str] | None:
+    """``(part, next version)`` when ``new`` is not the next version of the part it bumps from
+    ``old`` (1-0-1 -> 1-0-5: the versions in between never exist), None otherwise. A next version
+    already ``published`` (given the version, on the base) is no skip."""
+    from bot.model.evolution.schema_diff import actual_bump
+
+    actual = actual_bump(old, new)
+    if actual is None:
+        return None
+    right = _next(old, actual)
+    if right == _fmt(new) or published(right):
+        return None
+    return actual.name, right
+
+
 def _skipped(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iterator[Finding]:
     """A notice when the version is not the next one of the part it bumps (1-0-1 -> 1-0-5): the
     versions in between never exist. The next one already published on the base is no skip."""
-    from bot.model.evolution.schema_diff import actual_bump
-
-    if old.version is None or schema.version is None or old.version == schema.version:
-        return
-    actual = actual_bump(old.version, schema.version)
-    if actual is None:
-        return
-    right = _next(old.version, actual)
-    if right == _fmt(schema.version):
+    if old.version is None or schema.version is None:
         return
     store = review.base_schemas
-    if store is not None and store.published(f"{PUBLISHED}facets/{right}/{schema.filename}"):
+    found = skip(
+        old.version,
+        schema.version,
+        lambda version: (
+            store is not None
+            and store.published(f"{PUBLISHED}facets/{version}/{schema.filename}") is not None
+        ),
+    )
+    if found is None:
         return
+    part, right = found
     yield replace(
         at(
             "versions/skipped",
@@ -362,7 +381,7 @@ def _skipped(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iter
             schema.doc,
             "/$id",
             f"{_fmt(old.version)} -> {_fmt(schema.version)} skips versions: the next "
-            f"{actual.name} version is {right}, so the versions in between never exist",
+            f"{part} version is {right}, so the versions in between never exist",
             entry=schema.entry.name,
             hint=f"Use {right}, unless the versions in between were published elsewhere.",
         ),
