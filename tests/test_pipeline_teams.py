@@ -289,3 +289,25 @@ def test_a_team_is_asked_about_by_its_slug_once_however_codeowners_spells_it(
     assert lookups(gh) == [("openlineage/gcp-team", "Dan")]
     report = review_inputs(inputs)
     assert approvals(report.findings) == {} and report.verdict.value == "success"
+
+
+def test_a_team_of_another_organization_is_named_as_such(tmp_path: Path, corpus: Path) -> None:
+    """The proposal's layout names vendors' teams (`@acme/openlineage`): an App installed for the
+    repository's organization is never shown another organization's team, and the "Team
+    membership" note says so rather than blaming the Members permission (before: "does not show
+    this team to the App (404): no Members: read permission, or no such team"). Only the App's
+    note says it: the findings are those of every door."""
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    repo.write("spec/registry/gcp/dataproc/CODEOWNERS", "* @acme/openlineage\n")
+    repo.commit("a vendor's team", branch="main")
+    repo.edit_json(DATAPROC, lambda data: data)
+    repo.commit("reformat", branch="pr")
+    gh, pr = pull(repo.path)
+    gh.add_review("carol")
+    inputs = fetch(gh, pr)
+    assert [team for team, _ in inputs.teams.unverified] == ["acme/openlineage"]
+    section = inputs.teams.section()
+    org = REPO.partition("/")[0]
+    assert section is not None
+    assert f"belongs to acme, not to the repository's organization {org}" in section.markdown
+    assert approvals(review_inputs(inputs).findings) == {"gcp:dataproc": ("@acme/openlineage",)}

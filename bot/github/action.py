@@ -204,7 +204,8 @@ def read_approvals(
     in full (``ListingCut``) raise: nothing can be said about the approvals, and the review cannot
     finish (``reviews_unread``)."""
     logins = approvers(reader.list_reviews(repo, number))
-    teams = membership(cast(GitHubAPI, reader), *change, author, logins, TOKEN_ACCESS)
+    home = repo.partition("/")[0]
+    teams = membership(cast(GitHubAPI, reader), *change, author, logins, TOKEN_ACCESS, home)
     return Approvals(logins | teams.approving, teams=teams)
 
 

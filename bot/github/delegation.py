@@ -318,7 +318,14 @@ def decide(
         teams = frozenset()
         if gh is not None:
             teams = membership(
-                gh, inputs.base, inputs.head, inputs.changes, config, pr.author, current
+                gh,
+                inputs.base,
+                inputs.head,
+                inputs.changes,
+                config,
+                pr.author,
+                current,
+                home=pr.repo.partition("/")[0],
             ).approving
     consent = {owner_key(x): x for x in (pr.author, *sorted(current), *sorted(teams)) if x}
     entries: list[EntryConsent] = []

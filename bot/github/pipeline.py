@@ -138,7 +138,8 @@ def fetch(gh: GitHubAPI, pr: PullRequest) -> ReviewInputs:
     me = gh.bot_login()
     # the App's own approval stands for no one
     logins = approvers(r for r in reviews if r.user != me)
-    teams = membership(gh, base, head, changes, config, pr.author, logins)
+    home = pr.repo.partition("/")[0]
+    teams = membership(gh, base, head, changes, config, pr.author, logins, home=home)
     return ReviewInputs(
         pr,
         base,

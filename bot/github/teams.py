@@ -39,6 +39,12 @@ _WHY = {
     403: "GitHub refused the lookup (403): {who} lacks the {permission}",
     404: "GitHub does not show this team to {who} (404): no {permission}, or no such team",
 }
+# a team of another organization than the repository's (the proposal's layout names vendors' teams)
+FOREIGN = (
+    "the team belongs to {org}, not to the repository's organization {home}; {who} is given "
+    "access for {home}, and GitHub does not show it {org}'s teams ({status}), so its members' "
+    "approvals are not counted: name them by login in CODEOWNERS"
+)
 # who reads the teams, and what lets it see them
 APP_ACCESS = ("the App", "Members: read permission")
 
@@ -137,11 +143,14 @@ def membership(
     author: str | None,
     logins: Iterable[str],
     access: tuple[str, str] = APP_ACCESS,
+    home: str | None = None,
 ) -> TeamMembership:
     """The owning teams (base side) of the change the author or an approver (``logins``) is an
-    active member of, asking only about the teams of files no login among them owns."""
+    active member of, asking only about the teams of files no login among them owns. ``home``: the
+    organization the repository belongs to (``owner`` of ``owner/name``)."""
     identities = (author or "", *sorted(logins))
-    return resolve(gh, owning_teams(base, head, changes, config, identities), identities, access)
+    teams = owning_teams(base, head, changes, config, identities)
+    return resolve(gh, teams, identities, access, home)
 
 
 def resolve(
@@ -149,11 +158,13 @@ def resolve(
     teams: Iterable[str],
     identities: Iterable[str],
     access: tuple[str, str] = APP_ACCESS,
+    home: str | None = None,
 ) -> TeamMembership:
     """Ask GitHub, team by team, whether one of ``identities`` (author, approvers; an App's account
     is no team member and is not asked about) is an active member; at most ``MAX_LOOKUPS`` lookups,
     the teams left are ``unasked``. ``access``: who asks, and what lets it see a team (for the
-    reasons of ``unverified``)."""
+    reasons of ``unverified``); ``home``: the repository's organization, to name a team of another
+    one as such when GitHub will not show it."""
     # logins are case-insensitive: one person is asked about once
     found: dict[str, str] = {}
     for identity in identities:
@@ -184,6 +195,8 @@ def resolve(
                 why = _WHY.get(
                     exc.status, f"GitHub failed the lookup ({exc.status or 'no response'})"
                 ).format(who=access[0], permission=access[1])
+                if home and org.casefold() != home.casefold():
+                    why = FOREIGN.format(org=org, home=home, who=access[0], status=exc.status)
                 unverified.append((team, why))
                 break
             if state == "active":
