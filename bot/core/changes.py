@@ -63,6 +63,7 @@ class FileChange:
 
     path: str
     status: Status
+    # the path a rename moved the file from (a copy's source is no old path: it stays as it was)
     old_path: str | None = None
     lines: frozenset[int] = field(default_factory=frozenset)
     patch_missing: bool = False  # GitHub omits the patch of very large diffs
@@ -254,14 +255,17 @@ def _not_files(records: list[_Raw]) -> tuple[dict[str, str], dict[str, str]]:
 def _file_changes(records: list[_Raw], patches: dict[str, str]) -> Iterator[FileChange]:
     for record in records:
         patch = patches.get(record.path)
-        if record.old_path is not None:
+        if record.code[0] == "R" and record.old_path is not None:
             yield FileChange(
                 record.path,
-                Status.RENAMED if record.code[0] == "R" else Status.ADDED,
+                Status.RENAMED,
                 old_path=record.old_path,
                 lines=diff_lines(patch),
                 patch=patch,
             )
             continue
-        kind = {"A": Status.ADDED, "D": Status.DELETED}.get(record.code[0], Status.MODIFIED)
+        # a copy (``C``) is an addition: its source stays as it was, no old path of the change
+        kind = {"A": Status.ADDED, "C": Status.ADDED, "D": Status.DELETED}.get(
+            record.code[0], Status.MODIFIED
+        )
         yield FileChange(record.path, kind, lines=diff_lines(patch), patch=patch)

@@ -41,13 +41,16 @@ _STATUS = {
 
 
 def to_changeset(files: Iterable[ChangedFile], truncated: bool = False) -> ChangeSet:
-    """GitHub's pull request files as a ``ChangeSet`` (diff lines from each ``patch``)."""
+    """GitHub's pull request files as a ``ChangeSet`` (diff lines from each ``patch``).
+
+    A ``copied`` file is an addition: its ``previous_filename`` is a file the change leaves as it
+    was, so it is no old path (a rename's source, whose problems the copy would inherit)."""
     return ChangeSet(
         files=tuple(
             FileChange(
                 f.path,
                 _STATUS.get(f.status, Status.MODIFIED),
-                old_path=f.previous_path,
+                old_path=f.previous_path if f.status == "renamed" else None,
                 lines=diff_lines(f.patch),
                 patch_missing=f.patch is None and f.status != "removed",
                 patch=f.patch,
