@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bot.cli import main
 from bot.core.changes import ChangeSet, Status, _file_changes, _parse_raw
 from bot.core.findings import Report, State
 from bot.core.snapshot import GitSnapshot, run_git
@@ -20,6 +21,7 @@ from bot.github.pipeline import to_changeset
 from bot.review.engine import ReviewContext, review
 from tests.delegation_repo import DATAPROC, DATAPROC_OWNER, ICEBERG, ICEBERG_OWNER, build
 from tests.gitrepo import Repo, git
+from tests.test_unpaired_renames import pair
 
 SOURCE = f"{ICEBERG}/facets/IcebergScanReportInputDatasetFacet.json"
 
@@ -105,3 +107,61 @@ def test_a_copy_git_lists_is_an_addition(tmp_path: Path) -> None:
     assert [(f.path, f.status, f.old_path) for f in _file_changes([record], {})] == [
         ("b.json", Status.ADDED, None)
     ]
+
+
+# -- every door pairs an edited move as git does ---------------------------------------------------
+
+
+def test_an_edited_move_pairs_by_similarity_the_most_similar_first() -> None:
+    """As ``git diff -M`` pairs it: half of the larger file's lines held by the other file too."""
+
+    def value(n: int, edited: int = -1) -> bytes:
+        fields = {f"field{i}": "edited" if i == edited else i for i in range(n)}
+        return json.dumps(fields, indent=2).encode()
+
+    base = {"a/Old.json": value(10), "a/Other.json": value(10, edited=3)}
+    # one line of ten edited: paired with the file it shares most with
+    assert pair(base, {"b/New.json": value(10, edited=4)}) == {
+        "-a/Other.json": None,
+        "b/New.json": "a/Old.json",
+    }
+    # less than half shared: an addition and a deletion
+    assert pair({"a/Old.json": value(10)}, {"b/New.json": value(4)}) == {
+        "-a/Old.json": None,
+        "b/New.json": None,
+    }
+
+
+def rename_commits(history: Path) -> list[str]:
+    """The commits of the real history that move a JSON file (as git pairs it)."""
+    out = git(history, "log", "--format=%H", "--diff-filter=R", "-M", "--", "*.json")
+    return out.split()
+
+
+def door(repo: Path, tmp: Path, *args: str) -> list[tuple[str, str, str, str]]:
+    out = tmp / "report.json"
+    main(["check", str(repo), "--base", "main", *args, "--format", "json", "-o", str(out)])
+    found = json.loads(out.read_text(encoding="utf-8"))["findings"]
+    return sorted((f["state"], f["rule"], f["path"], f["pointer"]) for f in found)
+
+
+def test_the_working_tree_door_judges_the_real_moves_as_the_commit_does(
+    history_clone: Path, tmp_path: Path
+) -> None:
+    """``check --worktree`` lists no rename (nor does the App's tree diff past GitHub's listing):
+    the real history's moves git pairs with an edit (a facet renamed with a new ``$id``) had their
+    problems all judged new there, and passed as a commit."""
+    commits = rename_commits(history_clone)
+    assert len(commits) >= 2
+    for commit in commits:
+        repo = tmp_path / commit[:7]
+        git(tmp_path, "clone", "-q", str(history_clone), str(repo))
+        git(repo, "checkout", "-q", "-B", "main", commit + "^")
+        committed = door(repo, tmp_path, "--head", commit)
+        # the commit's files written over the working tree, nothing staged
+        git(repo, "checkout", "-q", commit, "--", ".")
+        gone = git(repo, "diff", "--name-only", "--no-renames", "--diff-filter=D", "main", commit)
+        for path in gone.splitlines():
+            (repo / path).unlink()
+        git(repo, "reset", "-q")
+        assert door(repo, tmp_path, "--worktree") == committed, commit

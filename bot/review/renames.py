@@ -15,30 +15,43 @@ set the door listed), among the deleted and added ``.json`` files the listing le
 2. then the same facet by ``$id`` (the facet file it names, its version aside; any other ``$id`` as
    written), only where exactly one deleted and one added file of those left name it. Never by the
    ``$defs`` name alone: an ``$id`` naming another facet is a new facet (docs/versions.md), whatever
-   its ``$defs`` entry is called, and a ``$defs`` name may be shared by unrelated facet files.
+   its ``$defs`` entry is called, and a ``$defs`` name may be shared by unrelated facet files;
+3. then by similarity, as git pairs an edited move (``git diff -M``: at least half of the larger
+   file's bytes are lines, or 64-byte pieces of a longer line, the other file holds too), the most
+   similar pairs first. The working tree's door and the App's tree diff pair no edited move of
+   their own, so without it a move git pairs (a facet renamed with a new ``$id``, #3167) kept its
+   problems on the command line and in the App's listing, and had them all judged new through
+   ``check --worktree``.
 
 It is bounded: at most ``MAX_FILES`` files of each side are read (the first in path order), none
 over ``MAX_FILE_BYTES``, through the side's cached JSON loading (a file of an entry the checks read
-anyway: no second download), and comparing is one dictionary lookup per file. A paired file is a
-rename as if git had listed it: the checks see its old path and its findings at base are followed
-to its new path.
+anyway: no second download); the similarity of two files is measured only where their sizes allow
+half to be shared, and not at all past ``MAX_COMPARED`` pieces looked up (a move then stays an
+addition and a deletion: its problems judged new, never hidden). A paired file is a rename as
+if git had listed it: the checks see its old path and its findings at base are followed to its new
+path.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from bot.core.changes import ChangeSet, FileChange, Status
 from bot.core.config import Config
+from bot.core.jsondoc import JsonDoc
 from bot.core.snapshot import Snapshot
 from bot.model.registry import FACET_ID
 from bot.model.sides import side_model
 
 MAX_FILES = 100  # deleted files read, and as many added ones
 MAX_FILE_BYTES = 1_000_000  # larger files are left unpaired, as the format check leaves them alone
+SIMILAR = 0.5  # the share of the larger file's content two files hold in common: git's -M default
+PIECE = 64  # git's similarity cuts a longer line into pieces of this size
+MAX_COMPARED = 2_000_000  # pieces looked up to measure similarity, all pairs together
 
 
 def paired_renames(changes: ChangeSet, base: Snapshot, head: Snapshot, config: Config) -> ChangeSet:
@@ -48,8 +61,8 @@ def paired_renames(changes: ChangeSet, base: Snapshot, head: Snapshot, config: C
     added = _candidates(changes, Status.ADDED)
     if not deleted or not added:
         return changes
-    old = {f.path: _value(base, config, f.path) for f in deleted}
-    new = {f.path: _value(head, config, f.path) for f in added}
+    old = {f.path: _doc(base, config, f.path) for f in deleted}
+    new = {f.path: _doc(head, config, f.path) for f in added}
     pairs = _pair(old, new)
     if not pairs:
         return changes
@@ -78,30 +91,28 @@ def _candidates(changes: ChangeSet, status: Status) -> list[FileChange]:
     return found[:MAX_FILES]
 
 
-_ABSENT = object()
-
-
-def _value(snapshot: Snapshot, config: Config, path: str) -> Any:
-    """The file's JSON value (``_ABSENT`` when it cannot be read or is not JSON), loaded as the
-    checks load it (cached: a check asking again reads nothing more)."""
+def _doc(snapshot: Snapshot, config: Config, path: str) -> JsonDoc | None:
+    """The file as JSON (``None`` when it cannot be read or is not JSON), loaded as the checks load
+    it (cached: a check asking again reads nothing more)."""
     size = snapshot.size(path)
     if size is None or size > MAX_FILE_BYTES:
-        return _ABSENT
-    loaded = side_model(snapshot, config).registry.files.json(path)
-    return _ABSENT if loaded.doc is None else loaded.doc.value
+        return None
+    return side_model(snapshot, config).registry.files.json(path).doc
 
 
-def _pair(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
-    """added path -> deleted path: the same value first, then the same facet ``$id``."""
+def _pair(
+    old_docs: dict[str, JsonDoc | None], new_docs: dict[str, JsonDoc | None]
+) -> dict[str, str]:
+    """added path -> deleted path: the same value first, then the same facet ``$id``, then the
+    most similar content."""
+    old = {p: doc.value for p, doc in old_docs.items() if doc is not None}
+    new = {p: doc.value for p, doc in new_docs.items() if doc is not None}
     pairs: dict[str, str] = {}
     by_value: dict[str, list[str]] = {}
     for path in sorted(old):
-        key = _canonical(old[path])
-        if key is not None:
-            by_value.setdefault(key, []).append(path)
+        by_value.setdefault(_canonical(old[path]), []).append(path)
     for path in sorted(new):
-        key = _canonical(new[path])
-        same = by_value.get(key) if key is not None else None
+        same = by_value.get(_canonical(new[path]))
         if same:
             pairs[path] = same.pop(0)
     taken = set(pairs.values())
@@ -110,13 +121,63 @@ def _pair(old: dict[str, Any], new: dict[str, Any]) -> dict[str, str]:
     for facet, path in left_new.items():
         if facet in left_old:
             pairs[path] = left_old[facet]
+    taken = set(pairs.values())
+    pairs.update(
+        _similar(
+            {p: doc.text for p, doc in old_docs.items() if doc is not None and p not in taken},
+            {p: doc.text for p, doc in new_docs.items() if doc is not None and p not in pairs},
+        )
+    )
     return pairs
 
 
-def _canonical(value: Any) -> str | None:
-    """One spelling of a JSON value: keys sorted, no blanks (``None`` when not JSON)."""
-    if value is _ABSENT:
-        return None
+def _similar(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
+    """added path -> deleted path, for the pairs sharing at least ``SIMILAR`` of the larger file's
+    content, the most similar first (then in path order)."""
+    pieces = {p: _pieces(text) for p, text in (*old.items(), *new.items())}
+    sizes = {p: sum(len(piece) * n for piece, n in found.items()) for p, found in pieces.items()}
+    # too different in size for half of the larger one to be shared: not compared
+    candidates = [
+        (a, b)
+        for a in sorted(old)
+        for b in sorted(new)
+        if min(sizes[a], sizes[b]) >= SIMILAR * max(sizes[a], sizes[b])
+    ]
+    if sum(min(len(pieces[a]), len(pieces[b])) for a, b in candidates) > MAX_COMPARED:
+        return {}  # as git past its rename limit: no pair by similarity, each file judged as listed
+    scored = []
+    for a, b in candidates:
+        larger = max(sizes[a], sizes[b])
+        shared = _shared(pieces[a], pieces[b])
+        if shared >= SIMILAR * larger:
+            scored.append((-shared / larger, a, b))
+    pairs: dict[str, str] = {}
+    taken: set[str] = set()
+    for _score, a, b in sorted(scored, key=lambda s: (s[0], s[2], s[1])):
+        if a not in taken and b not in pairs:
+            pairs[b] = a
+            taken.add(a)
+    return pairs
+
+
+def _pieces(text: str) -> Counter[str]:
+    """The pieces git's similarity counts: each line with its newline, a longer one cut every 64
+    characters."""
+    return Counter(
+        line[i : i + PIECE]
+        for line in text.splitlines(keepends=True)
+        for i in range(0, len(line), PIECE)
+    )
+
+
+def _shared(a: Counter[str], b: Counter[str]) -> int:
+    """How much content (characters) ``a`` and ``b`` hold in common, piece by piece."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    return sum(len(line) * min(n, large[line]) for line, n in small.items() if line in large)
+
+
+def _canonical(value: Any) -> str:
+    """One spelling of a JSON value: keys sorted, no blanks."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
