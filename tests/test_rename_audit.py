@@ -18,6 +18,7 @@ from bot.core.findings import Report, State
 from bot.core.snapshot import GitSnapshot, run_git
 from bot.github.api import ChangedFile
 from bot.github.pipeline import to_changeset
+from bot.review import renames
 from bot.review.engine import ReviewContext, review
 from tests.delegation_repo import DATAPROC, DATAPROC_OWNER, ICEBERG, ICEBERG_OWNER, build
 from tests.gitrepo import Repo, git
@@ -165,3 +166,19 @@ def test_the_working_tree_door_judges_the_real_moves_as_the_commit_does(
             (repo / path).unlink()
         git(repo, "reset", "-q")
         assert door(repo, tmp_path, "--worktree") == committed, commit
+
+
+def test_similarity_is_not_measured_past_its_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past what it may read or compare, no move pairs by similarity (its problems are judged new,
+    never hidden), as git stops pairing past its rename limit."""
+    lines = [f'  "field{i}": {i},' for i in range(20)]
+    old = {"a/Old.json": ("{\n" + "\n".join(lines) + '\n  "x": 1\n}\n').encode()}
+    new = {"b/New.json": ("{\n" + "\n".join(lines) + '\n  "y": 2\n}\n').encode()}
+    paired = {"b/New.json": "a/Old.json"}
+    assert pair(old, new) == paired
+    unpaired = {"-a/Old.json": None, "b/New.json": None}
+    with monkeypatch.context() as patched:
+        patched.setattr(renames, "MAX_MEASURED", len(old["a/Old.json"]) * 2 - 1)
+        assert pair(old, new) == unpaired
+    monkeypatch.setattr(renames, "MAX_COMPARED", 10)
+    assert pair(old, new) == unpaired

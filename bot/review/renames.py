@@ -26,8 +26,9 @@ set the door listed), among the deleted and added ``.json`` files the listing le
 It is bounded: at most ``MAX_FILES`` files of each side are read (the first in path order), none
 over ``MAX_FILE_BYTES``, through the side's cached JSON loading (a file of an entry the checks read
 anyway: no second download); the similarity of two files is measured only where their sizes allow
-half to be shared, and not at all past ``MAX_COMPARED`` pieces looked up (a move then stays an
-addition and a deletion: its problems judged new, never hidden). A paired file is a rename as
+half to be shared, and not at all past ``MAX_MEASURED`` characters to cut into pieces or
+``MAX_COMPARED`` pieces looked up (a move then stays an addition and a deletion: its problems
+judged new, never hidden). A paired file is a rename as
 if git had listed it: the checks see its old path and its findings at base are followed to its new
 path.
 """
@@ -51,6 +52,7 @@ MAX_FILES = 100  # deleted files read, and as many added ones
 MAX_FILE_BYTES = 1_000_000  # larger files are left unpaired, as the format check leaves them alone
 SIMILAR = 0.5  # the share of the larger file's content two files hold in common: git's -M default
 PIECE = 64  # git's similarity cuts a longer line into pieces of this size
+MAX_MEASURED = 20_000_000  # characters of the files left unpaired cut into pieces, all together
 MAX_COMPARED = 2_000_000  # pieces looked up to measure similarity, all pairs together
 
 
@@ -134,6 +136,8 @@ def _pair(
 def _similar(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
     """added path -> deleted path, for the pairs sharing at least ``SIMILAR`` of the larger file's
     content, the most similar first (then in path order)."""
+    if sum(len(text) for text in (*old.values(), *new.values())) > MAX_MEASURED:
+        return {}  # as git past its rename limit: no pair by similarity, each file judged as listed
     pieces = {p: _pieces(text) for p, text in (*old.items(), *new.items())}
     sizes = {p: sum(len(piece) * n for piece, n in found.items()) for p, found in pieces.items()}
     # too different in size for half of the larger one to be shared: not compared
