@@ -299,3 +299,28 @@ def test_a_spent_pattern_budget_stays_pre_existing_when_another_file_takes_more(
     assert spent
     at_base = [f for f in spent if f.state is State.UNCHANGED]
     assert at_base, [(f.path, f.pointer, f.state, f.message) for f in spent]
+
+
+def test_a_file_failing_its_base_schema_says_the_rest_was_not_checked(tmp_path: Path) -> None:
+    """A naming file that fails NamingBase.json on the base (a member the schema does not allow):
+    before, it was skipped whole after its pre-existing naming/schema finding, so a change
+    breaking one of its examples passed unjudged. What the file holds beyond the schema is one
+    naming/unchecked (never pre-existing), and the change fails."""
+    from bot.core.findings import Severity, State
+
+    repo = _repo(tmp_path)
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "main"], check=True)
+    _edit(repo, "datasets/postgres/postgres.json", lambda d: d.update(owner="data team"))
+    _commit(repo, "a member the base schema does not allow")
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-B", "pr"], check=True)
+
+    def break_example(d: dict) -> None:  # type: ignore[type-arg]
+        d["examples"]["valid"][0]["name"] = "not a postgres name"
+
+    _edit(repo, "datasets/postgres/postgres.json", break_example)
+    _commit(repo, "an example the parser rejects")
+    found = [f for f in _review(repo) if f.path.endswith("postgres.json")]
+    new = [f for f in found if f.state is State.NEW and f.severity is Severity.ERROR]
+    assert [f.rule for f in new] == ["naming/unchecked"], found
+    assert "not checked" in new[0].message
+    assert [f.state for f in found if f.rule == "naming/schema"] == [State.UNCHANGED]

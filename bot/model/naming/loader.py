@@ -222,6 +222,9 @@ def build_sources(
             found = schema_problems(base_schema, path, value)
             if found:
                 problems.extend(found)
+                if any(p.rule == "naming/schema" for p in found):
+                    # pre-existing at base, the schema errors would let a change to the rest pass
+                    problems.append(_unchecked(path, "its forms, patterns, examples and decisions"))
                 continue
         try:
             if is_decisions:
@@ -236,6 +239,7 @@ def build_sources(
                     "naming/schema", path, "", f"file does not have the expected shape: {exc!r}"
                 )
             )
+            problems.append(_unchecked(path, "its forms, patterns, examples and decisions"))
     return sources, decisions, problems
 
 

@@ -20,9 +20,9 @@ RULES: dict[str, str] = {
     "names the keyword and the finding sits on the offending value.",
     "naming/unchecked": "A naming file could not be checked against the base schema (past its "
     "time budget, at a reference that does not resolve offline, in a recursion without end): "
-    "nothing of it was checked, whatever it holds; or a problem of the file (a broken form, "
-    "component or quoting pattern) left the rest of it (its examples, decisions, round trips) "
-    "unchecked. Never pre-existing (the same base schema on the "
+    "nothing of it was checked, whatever it holds; or a problem of the file (a base schema error, "
+    "a broken form, component or quoting pattern) left the rest of it (its patterns, examples, "
+    "decisions, round trips) unchecked. Never pre-existing (the same base schema on the "
     "base says nothing of what the change wrote in the file), never waived.",
     "naming/file-location": "A naming file must live at <naming>/datasets/<id>/<id>.json or "
     "<naming>/jobs/<id>/<id>.json, and its $id must name the same id.",
