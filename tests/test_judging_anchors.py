@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from bot.core.anchors import keyed_pointer
+from bot.core.anchors import at_place, keyed_pointer
 from bot.core.changes import ChangeSet
 from bot.core.findings import Finding, State
 from bot.core.snapshot import GitSnapshot
@@ -103,7 +103,10 @@ def test_a_sample_events_findings_stay_pre_existing_when_an_event_is_inserted_be
 def test_an_anchor_names_items_by_identity_and_keeps_the_index_of_the_others() -> None:
     doc = {"forms": [{"namespace": "a/{x}", "name": "n", "label": "l"}, [[1]], "s"]}
     assert keyed_pointer(doc, "/forms/0/name") == '/forms/[{"name":"n","namespace":"a~1{x}"}]/name'
-    assert keyed_pointer(doc, "/forms/1/0/0") == "/forms/1/0/[1]"  # a list names nothing
+    # a list names nothing: named by its content, matched at its index once that changed
+    keyed = keyed_pointer(doc, "/forms/1/0/0")
+    assert keyed is not None and keyed.startswith("/forms/[=sha256:") and keyed.endswith("/[1]")
+    assert at_place(keyed, "/forms/1/0/0") == "/forms/1/0/[1]"
     assert keyed_pointer(doc, "/forms/2") == '/forms/["s"]'
     assert keyed_pointer(doc, "/forms/9") is None  # past the end: its own pointer
     assert keyed_pointer(doc, "/forms/\u00b2") is None
@@ -177,3 +180,31 @@ def test_a_broken_reference_stays_pre_existing_when_a_branch_is_inserted_before_
     repo.commit("a branch first")
     [found] = judged(repo, "facets/unresolved-ref")
     assert found.pointer.endswith("/allOf/3/$ref") and found.state is State.UNCHANGED
+
+
+def test_a_problem_in_an_item_without_identity_stays_pre_existing_when_one_is_inserted_before_it(
+    tmp_path: Path,
+) -> None:
+    """An inline ``allOf`` object branch has no naming member: before, it was matched by index,
+    so a branch inserted before it made its pre-existing problem new. It is matched by its
+    content first (its index only when its content changed): an insert leaves the problem
+    pre-existing, an edit inside it alone too, both together make it new."""
+    facet = "spec/registry/gcp/composer/facets/GcpComposerJobFacet.json"
+    repo = Repo.from_folder(CORPUS, tmp_path / "openlineage")
+
+    def branches(schema: Any) -> Any:
+        return schema["$defs"]["GcpComposerJobFacet"]["allOf"]
+
+    def odd_type(schema: Any) -> None:
+        branches(schema)[1]["properties"]["odd"] = {"type": {"kind": "string"}}
+
+    repo.edit_json(facet, odd_type)
+    repo.commit("an object for a type", branch="main")
+    repo.edit_json(facet, lambda s: branches(s).insert(0, {"description": "A job facet."}))
+    repo.commit("a branch first")
+    found = judged(repo, "facets/meta-schema")
+    assert found and all("/allOf/2/" in f.pointer for f in found)
+    assert {f.state for f in found} == {State.UNCHANGED}
+    repo.edit_json(facet, lambda s: branches(s)[2]["properties"].update(extra={"type": "string"}))
+    repo.commit("and a property in the branch")
+    assert {f.state for f in judged(repo, "facets/meta-schema")} == {State.NEW}

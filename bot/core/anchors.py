@@ -4,8 +4,9 @@ index.
 An item inserted before another shifts the other's index, not its problems: a finding pointed at
 ``/forms/2/name`` is matched at ``/forms/[{"name":...,"namespace":...}]/name`` (``Finding.anchor``),
 the identity being the item's own naming members (``IDENTITY_KEYS``) or, for a scalar, its value.
-An item with no identity keeps its index: matched at its place, it can be blamed for a shift, never
-matched to a different item's problem.
+An item with neither (an inline ``allOf`` object branch) is named by a digest of its content
+(``CONTENT``), and matched at its index only where its content changed (``at_place``, the engine's
+later pass): an insert before it leaves it as it was; an edit inside it alone too; both make it new.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ IDENTITY_KEYS = (
     "pattern",
 )
 MAX_IDENTITY_CHARS = 200  # longer identities are compared by digest
+CONTENT = "[="  # how a token naming an item by its content starts
 
 Identity = Callable[[Any], str | None]
 
@@ -54,9 +56,16 @@ def token(key: str) -> str:
     return escape_pointer_token(f"[{key}]")
 
 
+def content(item: Any) -> str:
+    """What names an item without an identity: a digest of its content."""
+    text = json.dumps(item, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "=" + digest(text)
+
+
 def keyed_pointer(document: Any, pointer: str, name: Identity = identity) -> str | None:
-    """``pointer`` with each array index that names an item with an identity replaced by
-    ``[identity]``, or None when no index is replaced (the pointer is its own anchor)."""
+    """``pointer`` with each array index replaced by ``[identity]`` of the item it names (by
+    ``[=digest]`` of its content without one), or None when no index is replaced (the pointer is
+    its own anchor)."""
     if not pointer:
         return None
     node = document
@@ -65,7 +74,7 @@ def keyed_pointer(document: Any, pointer: str, name: Identity = identity) -> str
         if isinstance(node, list) and part.isascii() and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
             key = name(node)
-            out.append(part if key is None else token(key))
+            out.append(token(content(node) if key is None else key))
         else:
             plain = part.replace("~1", "/").replace("~0", "~")
             node = node.get(plain) if isinstance(node, dict) else None
@@ -87,3 +96,12 @@ def bounded(value: Any) -> str:
 def digest(text: str) -> str:
     """What stands for a long ``text`` in an identity or a subject."""
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def at_place(anchor: str, pointer: str) -> str:
+    """``anchor`` with each item named by its content (``CONTENT``) named by its index in
+    ``pointer`` instead: where a finding is matched once its item's content changed."""
+    keyed, plain = anchor.split("/"), pointer.split("/")
+    if len(keyed) != len(plain):
+        return anchor
+    return "/".join(p if k.startswith(CONTENT) else k for k, p in zip(keyed, plain, strict=True))

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.core.anchors import at_place
+
 
 class Severity(enum.Enum):
     """How much a finding matters. Errors fail the review; warnings and notices show but pass."""
@@ -154,13 +156,18 @@ class Finding:
     witness: Witness | None = None  # versions/* at the data level: the instance that shows it
     waived: Waived | None = None  # shown, never blocking (bot/review/waiving.py)
 
-    def fingerprint(self, path: str | None = None) -> tuple[str, str, str, str]:
+    def fingerprint(
+        self, path: str | None = None, place: bool = False
+    ) -> tuple[str, str, str, str]:
         """What identifies this problem on both sides of a change: never its line.
 
-        ``path`` replaces the finding's own path (a base-side path followed across a rename).
+        ``path`` replaces the finding's own path (a base-side path followed across a rename);
+        ``place``: a list item named by its content is named by its index (``anchors.at_place``).
         """
         what = self.subject or _LOCATION_IN_MESSAGE.sub(r"\1 N", self.message)
         where = self.pointer if self.anchor is None else self.anchor
+        if place and self.anchor is not None:
+            where = at_place(self.anchor, self.pointer)
         return (self.rule, self.path if path is None else path, where, what)
 
     def sort_key(self) -> tuple[Any, ...]:

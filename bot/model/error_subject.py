@@ -44,8 +44,11 @@ def _what(error: Explanation, document: Any) -> str:
         extras = _unexpected(error.message, value)
         return _short(error.message) if extras is None else "unexpected " + bounded(extras)
     kind = _JSON_TYPES[type(value)]
-    if error.context:  # anyOf, oneOf: what each branch found wrong
-        branches = sorted({f"{pointer_from(e.path)} {about(e, document)}" for e in error.context})
+    if error.context:  # anyOf, oneOf: what each branch found wrong, where under the value
+        here = len(error.path)  # not where the value is: a list item inserted before it moves that
+        branches = sorted(
+            {f"{pointer_from(e.path[here:])} {about(e, document)}" for e in error.context}
+        )
         return f"{kind}, because " + bounded(branches)
     return kind
 

@@ -139,8 +139,9 @@ def judge(
     """Give each head finding its state against the base findings; return them and the fixed ones.
 
     Findings match by fingerprint (rule, path, JSON pointer, subject), base findings followed across
-    ``renamed`` (old path -> new path): first as they read with only their paths followed, then
-    with the renamed file's name followed too (``_followed``). Matching counts: two identical
+    ``renamed`` (old path -> new path): first as they read with only their paths followed, then with
+    the renamed file's name followed too (``_followed``); then a list item named by its content at
+    its index (``bot.core.anchors.at_place``: its content changed). Matching counts: two identical
     problems at head against one at base is one pre-existing and one new. A head finding matched to
     a less severe base finding (a warning at base, an error at head) is new: the change made it
     worse; the most severe are matched first on both sides, so an error at base is matched to an
@@ -156,15 +157,15 @@ def judge(
     partner: list[int | None] = [None] * len(head)
     taken = [False] * len(base)
     most_severe_first = sorted(range(len(head)), key=lambda j: head[j].severity.rank)
-    for names in (False, True):
+    for place, names in ((False, False), (False, True), (True, False), (True, True)):
         candidates: dict[tuple[str, str, str, str], list[int]] = {}
         for i in sorted(range(len(base)), key=lambda i: base[i].severity.rank):
             if not taken[i]:
-                candidates.setdefault(_followed(base[i], renamed, names), []).append(i)
+                candidates.setdefault(_followed(base[i], renamed, names, place), []).append(i)
         for j in most_severe_first:
             if partner[j] is not None or head[j].rule in change_rules:
                 continue
-            free = candidates.get(head[j].fingerprint())
+            free = candidates.get(head[j].fingerprint(place=place))
             if free:
                 partner[j] = i = free.pop(0)
                 taken[i] = True
@@ -183,7 +184,7 @@ def _kept(f: Finding, base: list[Finding], matched: int | None) -> bool:
 
 
 def _followed(
-    f: Finding, renamed: Mapping[str, str], names: bool = False
+    f: Finding, renamed: Mapping[str, str], names: bool = False, place: bool = False
 ) -> tuple[str, str, str, str]:
     """A base finding's fingerprint as it reads after the renames: its path, the renamed file's
     folder in its subject and, with ``names``, its stem (a facet's name: ``git mv A.json B.json``
@@ -193,8 +194,8 @@ def _followed(
     ``allOf/1`` and "the minimum of 1" of its findings as they were."""
     new_path = renamed.get(f.path)
     if new_path is None:
-        return f.fingerprint()
-    rule, path, pointer, what = f.fingerprint(new_path)
+        return f.fingerprint(place=place)
+    rule, path, pointer, what = f.fingerprint(new_path, place)
     what = what.replace(f.path, new_path)
     old_dir, new_dir = f.path.rpartition("/")[0], new_path.rpartition("/")[0]
     if old_dir and old_dir != new_dir:  # a file moved with its entry: examples folders move too
