@@ -140,3 +140,30 @@ def test_deleting_naming_files_needs_their_base_owners(repo: Repo, tmp_path: Pat
         repo, tmp_path, "--author", "mallory", "--approved-by", "OpenLineage/committers"
     )
     assert "ownership/steering-file-change" not in rules_of(report)
+
+
+def test_deleting_the_naming_folder_is_one_finding_naming_its_files(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Before, deleting the whole naming folder gave one steering finding per file (43 on the
+    bundled layout, a review nobody reads). The deleted naming files that need the same approvers
+    are one finding, on their folder, counting and naming them, beside the base schema's own;
+    approving clears both."""
+    files = list((repo.path / "spec/naming").rglob("*.json"))
+    repo.change({"spec/naming": None}, "delete the naming conventions")
+    code, report = check(repo, tmp_path, "--author", "mallory")
+    assert code == 1
+    steering = {
+        f["path"]: f["message"]  # type: ignore[index]
+        for f in report["findings"]  # type: ignore[union-attr]
+        if f["rule"] == "ownership/steering-file-change"  # type: ignore[index]
+    }
+    assert sorted(steering) == ["spec/naming", "spec/naming/NamingBase.json"]
+    message = steering["spec/naming"]
+    assert message.startswith(f"this change deletes {len(files) - 1} naming files under spec/")
+    assert "(datasets/abfss/abfss.json, " in message and "NamingBase" not in message
+    assert steering["spec/naming/NamingBase.json"].startswith("this change deletes spec/naming/Nam")
+    code, report = check(
+        repo, tmp_path, "--author", "mallory", "--approved-by", "OpenLineage/committers"
+    )
+    assert "ownership/steering-file-change" not in rules_of(report)

@@ -10,6 +10,7 @@ ownership a CODEOWNERS change moves. An entry's own CODEOWNERS is covered by
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 
 from bot.core import budget
@@ -27,6 +28,7 @@ RULE = "ownership/steering-file-change"
 OUTSIDE = "ownership/outside-entry"
 MIRROR = "ownership/mirror-change"
 MOVES_SHOWN = 5
+FILES_SHOWN = 5  # of a deleted naming folder, named in its one finding
 
 RULES: dict[str, str] = {
     RULE: "A change to the root CODEOWNERS GitHub reads (`.github/CODEOWNERS`, `CODEOWNERS`, "
@@ -134,6 +136,9 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         return
     yield from _unusable_config(review.head, [p for p in changed if p in CONFIG_PATHS])
     moves = _moves(base, review.head, base_root) if set(changed) & set(ROOT_LOCATIONS) else []
+    removed = {c.old_path or c.path for c in changes.files if c.status is Status.DELETED}
+    removed |= {c.old_path for c in changes.files if c.status is Status.RENAMED and c.old_path}
+    grouped: dict[tuple[tuple[str, tuple[str, ...]], ...], list[str]] = {}
     for path in changed:
         own, fallback = approvers_of(base_root, path)
         itself = f"{path} itself" + (f": {_fallback_note(path, base_root)}" if fallback else "")
@@ -147,46 +152,92 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         ]
         if not missing:
             continue
-        needed = tuple(dict.fromkeys(o for _what, owners in missing for o in owners))
-        moved = "; ".join(
-            f"{what}: from {owner_list(before) or 'no one'} to {owner_list(after) or 'no one'}"
-            for what, before, after in moves[:MOVES_SHOWN]
+        if path in deleted:  # a deleted naming folder is one finding per set of approvers
+            key = tuple((what.replace(path, "{path}"), owners) for what, owners in missing)
+            grouped.setdefault(key, []).append(path)
+            continue
+        verb = "deletes" if path in removed else "edits"
+        yield _steering(review, path, _what(path), verb, missing, moves)
+    for key, paths in grouped.items():
+        if len(paths) == 1:
+            missing = [(what.replace("{path}", paths[0]), owners) for what, owners in key]
+            yield _steering(review, paths[0], _what(paths[0]), "deletes", missing, [], gone=True)
+            continue
+        folder = posixpath.commonpath(paths)
+        listed = ", ".join(posixpath.relpath(p, folder) for p in paths[:FILES_SHOWN])
+        more = f" and {len(paths) - FILES_SHOWN} more" if len(paths) > FILES_SHOWN else ""
+        missing = [
+            (what.replace("{path} itself", "these files").replace("{path}", "them"), owners)
+            for what, owners in key
+        ]
+        yield _steering(
+            review,
+            folder,
+            "are naming conventions identifiers are judged by",
+            f"deletes {len(paths)} naming files under",
+            missing,
+            [],
+            detail=f" ({listed}{more})",
+            gone=True,
         )
-        more = f" and {len(moves) - MOVES_SHOWN} more moves" if len(moves) > MOVES_SHOWN else ""
-        what = (
-            "says who owns the repository's files"
-            if path in ROOT_LOCATIONS
-            else "configures the review"
-            if path in CONFIG_PATHS
-            else "is the schema naming files are judged by"
-            if path.endswith("/" + NAMING_BASE_FILE)
-            else "is a naming convention identifiers are judged by"
-        )
-        judged = (
-            "the head side is judged without it"
-            if path in deleted
-            else "it is judged by the base branch's version"
-        )
-        message = (
-            f"this change {'deletes' if path in deleted else 'edits'} {path}, which {what}; "
-            f"{judged} and "
-            + (f"moves ownership: {moved}{more}; " if moved and path in ROOT_LOCATIONS else "")
-            + "approval needed from "
-            + "; and from ".join(f"{owner_list(owners)} (for {what_})" for what_, owners in missing)
-            + unverifiable(needed)
-        )
-        yield Finding(
-            rule=RULE,
-            severity=Severity.ERROR,
-            path=path,
-            line=1 if review.head.size(path) else None,
-            message=message,
-            owners=needed,
-            subject=path,
-            hint="An owner listed here approves the pull request (a member of a listed team "
-            "counts). "
-            f"See {DOC}.",
-        )
+
+
+def _what(path: str) -> str:
+    """What a steering file is, said in a finding."""
+    return (
+        "says who owns the repository's files"
+        if path in ROOT_LOCATIONS
+        else "configures the review"
+        if path in CONFIG_PATHS
+        else "is the schema naming files are judged by"
+        if path.endswith("/" + NAMING_BASE_FILE)
+        else "is a naming convention identifiers are judged by"
+    )
+
+
+def _steering(
+    review: ReviewInput,
+    path: str,
+    what: str,
+    verb: str,
+    missing: list[tuple[str, tuple[str, ...]]],
+    moves: list[tuple[str, tuple[str, ...], tuple[str, ...]]],
+    detail: str = "",
+    gone: bool = False,
+) -> Finding:
+    """The finding of a steering change of ``path`` (a file, or the folder of deleted naming
+    files, ``detail`` naming them) that ``missing`` owners have not approved; ``gone``: the head
+    side is judged without it (deleted naming files)."""
+    needed = tuple(dict.fromkeys(o for _what, owners in missing for o in owners))
+    moved = "; ".join(
+        f"{what_}: from {owner_list(before) or 'no one'} to {owner_list(after) or 'no one'}"
+        for what_, before, after in moves[:MOVES_SHOWN]
+    )
+    more = f" and {len(moves) - MOVES_SHOWN} more moves" if len(moves) > MOVES_SHOWN else ""
+    judged = (
+        "the head side is judged without " + ("them" if detail else "it")
+        if gone
+        else "it is judged by the base branch's version"
+    )
+    message = (
+        f"this change {verb} {path}{detail}, which {what}; {judged} and "
+        + (f"moves ownership: {moved}{more}; " if moved and path in ROOT_LOCATIONS else "")
+        + "approval needed from "
+        + "; and from ".join(f"{owner_list(owners)} (for {what_})" for what_, owners in missing)
+        + unverifiable(needed)
+    )
+    return Finding(
+        rule=RULE,
+        severity=Severity.ERROR,
+        path=path,
+        line=1 if not detail and review.head.size(path) else None,
+        message=message,
+        owners=needed,
+        subject=path,
+        hint="An owner listed here approves the pull request (a member of a listed team "
+        "counts). "
+        f"See {DOC}.",
+    )
 
 
 def _outside_entries(
