@@ -19,7 +19,7 @@ from bot.core.snapshot import DirSnapshot, MemorySnapshot
 from bot.model.naming import FormatError, load_rules, rules_for
 from bot.model.naming.events import Found, judge, judge_event, read_events
 from bot.model.naming.patterns import PatternProblem, check_pattern, compile_ascii
-from bot.model.naming.rules import TOO_SLOW, NamingRules
+from bot.model.naming.rules import SLOW_PATTERN, TOO_SLOW, NamingRules
 from tests.conftest import ROOT
 
 TABLE_SOURCES = 37
@@ -365,9 +365,57 @@ def test_a_hostile_decision_pattern_is_bounded_on_every_path(tmp_path: Path) -> 
     assert rules.covers_namespace(namespace)  # a failure, never unknown
     result = rules.parse_dataset(namespace, "t")
     assert time.process_time() - start < 3
-    assert not result.ok and result.reason == TOO_SLOW
+    assert not result.ok and result.reason == SLOW_PATTERN  # decided when the rules were built
     assert judge(rules, Found("dataset", namespace, "t"))[0] == "invalid"
-    assert rules.parse_dataset("x:b", "t").reason == "namespace 'x:b': x is not a scheme"
+    # decided once, it never runs again, even where one match would be quick (every engine agrees)
+    assert rules.parse_dataset("x:b", "t").reason == SLOW_PATTERN
+
+
+def _slow_decision(d: dict[str, Any]) -> None:
+    d["namespaces"].append(
+        {
+            "namespacePattern": "x:" + OVERLAPPING,
+            "reason": "x is not a scheme",
+            "examples": [{"namespace": "x:b", "name": "t"}],
+        }
+    )
+
+
+def test_a_slow_pattern_gets_the_same_verdict_on_every_engine(tmp_path: Path) -> None:
+    """The per-match limit is time: a match near it ran out on one engine and not on another (a
+    Spark worker rebuilt the rules and timed each match again on its own machine). Which patterns
+    are too slow is decided once where the rules are built, by probing, and ships with them: a
+    worker whose matches would all finish (a 60 s limit here) gives the driver's verdict."""
+    rules = _reviewed(tmp_path, "decisions.json", _slow_decision)
+    namespace = "x:" + "a" * 24 + "!"  # seconds of backtracking: past 0.25 s, within 60 s
+    driver = rules.parse_dataset(namespace, "t")
+    state = rules.__getstate__()
+    state["match_timeout"] = 60.0
+    worker = NamingRules.__new__(NamingRules)
+    worker.__setstate__(state)
+    assert worker.parse_dataset(namespace, "t") == driver
+    assert worker.covers_namespace(namespace) == rules.covers_namespace(namespace)
+    assert pickle.loads(pickle.dumps(rules)).parse_dataset(namespace, "t") == driver
+    assert driver.reason == SLOW_PATTERN
+
+
+def test_a_match_past_its_limit_undecided_is_no_regression_verdict(tmp_path: Path) -> None:
+    """A match that ran out of time on this engine with a pattern the probes did not find slow (a
+    quoting pattern slow only on upper case): before, the regression took its TOO_SLOW as a
+    failure another machine could pass; now the regression does not finish (it never passes)."""
+    from types import SimpleNamespace
+
+    from bot.review.regression.compare import Comparator, NamingTimeout
+
+    rules = _reviewed(
+        tmp_path,
+        "datasets/snowflake/snowflake.json",
+        lambda d: d["quoting"].update(unquoted="(?:[A-Z_]|AB?)+"),
+    )
+    assert not rules.slow_forms and not rules.slow_decisions
+    found = Found("dataset", "snowflake://o-a", 'DB.S."' + "A" * 26 + '!"')
+    with pytest.raises(NamingTimeout):
+        Comparator._naming_status(SimpleNamespace(naming=rules), found)  # type: ignore[arg-type]
 
 
 def test_a_hostile_quoting_pattern_is_bounded_on_the_hot_path(tmp_path: Path) -> None:

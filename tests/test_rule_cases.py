@@ -11,7 +11,8 @@ import pytest
 from bot.core.config import Config, ReviewPolicy
 from bot.core.findings import Finding
 from bot.core.snapshot import DirSnapshot
-from bot.review.checks import _naming, all_rules
+from bot.model.naming import slow
+from bot.review.checks import all_rules
 from bot.review.compose import ReviewRequest, run_review
 from bot.review.input import ReviewInput
 from tests.test_naming_checks import _commit, _edit, _repo, _review
@@ -97,8 +98,8 @@ def test_decision_mismatch(tmp_path: Path) -> None:
 def test_slow_pattern(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pattern past the match time bound (the bound made tiny: any pattern is then too slow)."""
     # the naming family's work (``bot.review.checks.naming`` runs it)
-    monkeypatch.setattr(_naming, "MATCH_TIMEOUT", 1e-9)
-    monkeypatch.setattr(_naming, "PROBE_LENGTH", 200_000)
+    monkeypatch.setattr(slow, "MATCH_TIMEOUT", 1e-9)
+    monkeypatch.setattr(slow, "PROBE_LENGTH", 200_000)
 
     def touched(d: dict) -> None:  # type: ignore[type-arg]
         d["description"] += " (edited)"

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import regex
 
-from bot.model.naming.patterns import Bounded, compile_full
+from bot.model.naming.patterns import Bounded, Decided, compile_full
 from bot.model.naming.template import Template
 
 
@@ -167,6 +167,12 @@ class Form:
 
     def components(self) -> list[str]:
         return [*self.namespace.slots(), *self.name.slots()]
+
+    def decide_slow(self) -> None:
+        """Make every match of this form raise at once (``patterns.Decided``: decided too slow by
+        probing, ``bot.model.naming.slow``)."""
+        for name in ("namespace_re", "name_re", "both_re"):
+            object.__setattr__(self, name, Decided(f"{self.source} form {self.label!r}"))
 
     @functools.cached_property
     def namespace_re(self) -> regex.Pattern[str]:

@@ -162,6 +162,23 @@ class Bounded:
         return self._compiled.fullmatch(text, timeout=review_budget.timeout(bound))
 
 
+class DecidedSlow(TimeoutError):
+    """A match of a pattern ``Decided`` too slow: raised at once."""
+
+
+class Decided:
+    """A pattern decided too slow once, by probing (``bot.model.naming.slow``): every match raises
+    ``DecidedSlow`` at once, so its verdict is the same on every engine and machine."""
+
+    __slots__ = ("pattern",)
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+
+    def fullmatch(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        raise DecidedSlow(f"pattern decided too slow when the rules were built: {self.pattern!r}")
+
+
 def compile_full(pattern: str) -> regex.Pattern[str]:
     """Compile an already checked pattern built by the bot (templates joined from checked parts),
     outside ``regex``'s process-wide cache."""

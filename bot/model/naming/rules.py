@@ -8,6 +8,7 @@ patterns, and only when nothing matches runs the slower diagnosis that explains 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import regex
@@ -22,13 +23,16 @@ from bot.model.naming.model import (
     SchemeDecision,
     Source,
 )
-from bot.model.naming.patterns import MATCH_TIMEOUT, compile_full
+from bot.model.naming.patterns import MATCH_TIMEOUT, Decided, DecidedSlow, compile_full
 from bot.model.naming.template import Template
 
 MAX_IDENTIFIER_CHARS = 8192
 CACHE_SIZE = 65536  # identifiers repeat heavily in real event streams
 _RELAXED = ".+?"
 TOO_SLOW = "matching took too long: a pattern of the naming files is too slow"
+# a pattern decided too slow when the rules were built (``bot.model.naming.slow``): the same verdict
+# on every engine, where TOO_SLOW is one match past its time limit on this machine
+SLOW_PATTERN = "a pattern of the naming files is too slow to match (naming/slow-pattern)"
 _new_result = tuple.__new__  # ParseResult(...) without the named tuple's Python-level __new__
 
 
@@ -61,6 +65,13 @@ class NamingRules:
             self._documents, folder, base_schema, match_timeout
         )
         self._setup(sources, decisions, problems)
+        # (source id, form index) and decision pointer -> the length of the probe too slow for it
+        self.slow_forms: dict[tuple[str, int], int] = {}
+        self.slow_decisions: dict[str, int] = {}
+        if match_timeout is not None:  # from a pull request: decided here, once for every engine
+            from bot.model.naming.slow import slow_decisions, slow_forms
+
+            self._decide_slow(slow_forms(self), slow_decisions(self))
 
     def _setup(
         self, sources: list[Source], decisions: list[SchemeDecision], problems: list[Problem]
@@ -78,10 +89,7 @@ class NamingRules:
                 self._by_scheme.setdefault(scheme_key(_literal_prefix(form.namespace)), []).append(
                     form
                 )
-        self._hot: dict[str, tuple[tuple[Callable[[str], Any], Form], ...]] = {
-            scheme: tuple((_hot_matcher(form, self.match_timeout), form) for form in forms)
-            for scheme, forms in self._by_scheme.items()
-        }
+        self._dispatch()
         self._job_forms = [form for source in self.jobs.values() for form in source.forms]
         # jobType facet integration (upper case) -> job kind
         self._by_integration: dict[str, str] = {}
@@ -93,8 +101,30 @@ class NamingRules:
         self._cache: dict[tuple[str, str], ParseResult] = {}
         self._seen: set[int] = set()  # hashes of identifiers parsed once
 
+    def _dispatch(self) -> None:
+        """The hot path's matchers of each scheme's forms."""
+        self._hot: dict[str, tuple[tuple[Callable[[str], Any], Form], ...]] = {
+            scheme: tuple((_hot_matcher(form, self.match_timeout), form) for form in forms)
+            for scheme, forms in self._by_scheme.items()
+        }
+
+    def _decide_slow(self, forms: dict[tuple[str, int], int], decisions: dict[str, int]) -> None:
+        """Make the patterns decided too slow raise at once (``patterns.Decided``)."""
+        self.slow_forms, self.slow_decisions = forms, decisions
+        if not forms and not decisions:
+            return
+        for source_id, index in forms:
+            self.source(source_id).forms[index].decide_slow()
+        self.decisions = tuple(
+            replace(d, pattern=Decided(f"decision {d.pointer}")) if d.pointer in decisions else d
+            for d in self.decisions
+        )
+        self._dispatch()
+        self.clear_cache()
+
     # Pickling: ship the documents and the base schema they were judged by (a file failing it is
-    # skipped on every engine), rebuild the compiled patterns on the other side.
+    # skipped on every engine) and the patterns decided too slow (never timed again), rebuild the
+    # compiled patterns on the other side.
     def __getstate__(self) -> dict[str, Any]:
         return {
             "documents": self._documents,
@@ -102,6 +132,7 @@ class NamingRules:
             "base_schema": self._base_schema,
             "label": self.label,
             "match_timeout": self.match_timeout,
+            "slow": (self.slow_forms, self.slow_decisions),
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -113,6 +144,7 @@ class NamingRules:
         self._setup(
             *build_sources(self._documents, self._folder, self._base_schema, self.match_timeout)
         )
+        self._decide_slow(*state.get("slow", ({}, {})))
 
     def __repr__(self) -> str:
         return (
@@ -300,8 +332,8 @@ class NamingRules:
     def _explain(self, forms: list[Form], namespace: str, name: str, kind: str) -> ParseResult:
         try:
             return ParseResult(False, reason=self._reason(forms, namespace, name, kind))
-        except TimeoutError:
-            return ParseResult(False, reason=TOO_SLOW)
+        except TimeoutError as exc:
+            return ParseResult(False, reason=_too_slow(exc))
 
     def _reason(self, forms: list[Form], namespace: str, name: str, kind: str) -> str:
         if kind == "dataset" and not forms:
@@ -510,8 +542,14 @@ def _finish(form: Form, components: dict[str, str]) -> ParseResult:
     """
     try:
         return _finish_checked(form, components)
-    except TimeoutError:
-        return ParseResult(False, source=form.source, form=form.label, reason=TOO_SLOW)
+    except TimeoutError as exc:
+        return ParseResult(False, source=form.source, form=form.label, reason=_too_slow(exc))
+
+
+def _too_slow(exc: TimeoutError) -> str:
+    """The reason of a match that did not finish: decided slow (every engine), or past its time
+    limit here."""
+    return SLOW_PATTERN if isinstance(exc, DecidedSlow) else TOO_SLOW
 
 
 def _finish_checked(form: Form, components: dict[str, str]) -> ParseResult:

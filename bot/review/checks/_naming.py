@@ -9,9 +9,8 @@ match made here has a time bound, so a hostile pattern yields a finding, never a
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import PurePosixPath
-from typing import Any
 
 from bot.core import budget
 from bot.core.anchors import keyed_pointer
@@ -20,13 +19,12 @@ from bot.core.jsondoc import JsonDoc, JsonProblem
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.naming import consistency
 from bot.model.naming.loader import BASE_FILE, KINDS, NamingFiles, Problem, read_folder
-from bot.model.naming.model import Example, Form, ParseResult, Source
-from bot.model.naming.patterns import MATCH_TIMEOUT, Bounded
-from bot.model.naming.rules import NamingRules, scheme_key
+from bot.model.naming.model import Example, ParseResult, Source
+from bot.model.naming.patterns import MATCH_TIMEOUT
+from bot.model.naming.rules import NamingRules
 from bot.review.input import ReviewInput
 
 DOCS = "https://openlineage.io/docs/spec/naming"
-PROBE_LENGTH = 2000
 
 
 def findings(review: ReviewInput, folder: str) -> Iterator[Finding]:
@@ -317,93 +315,34 @@ def _ambiguity(ctx: _Context) -> Iterator[Finding]:
                     )
 
 
-def _bodies() -> tuple[str, ...]:
-    """The long probe strings (``PROBE_LENGTH`` read when called)."""
-    return (
-        "a" * PROBE_LENGTH + "!",
-        "." * PROBE_LENGTH,
-        "a." * (PROBE_LENGTH // 2) + "\x00",
-        "/" * PROBE_LENGTH + "\x00" + "a" * PROBE_LENGTH,
-        "0" * PROBE_LENGTH + "x",
-    )
-
-
 def _slow_patterns(ctx: _Context) -> Iterator[Finding]:
-    """Probe every pattern the rules match with long strings: each form's patterns with the
-    probes alone and with each component, in turn, a probe inside a valid example (a slow
-    component after a literal prefix, ``postgres://{host}``, is reached only that way); each
-    decision's ``namespacePattern`` alone and after its examples' namespaces and schemes."""
-    for source in (*ctx.rules.datasets.values(), *ctx.rules.jobs.values()):
-        for i, form in enumerate(source.forms):
-            probe = _too_slow(_form_probes(ctx.rules, source, form))
-            if probe is not None:
-                slow = f"matching form {form.label!r} against a"
-                yield ctx.finding(
-                    Problem(
-                        "naming/slow-pattern",
-                        source.path,
-                        f"/forms/{i}",
-                        f"{slow} {len(probe):,}-character probe took over {MATCH_TIMEOUT:g} s; "
-                        "simplify the component patterns",
-                        # not the probe: which one ran out of time first may vary
-                        f"{slow} long probe took over {MATCH_TIMEOUT:g} s",
-                    )
-                )
-    for decision in ctx.rules.decisions:
-        pattern = decision.pattern
-        if pattern is None:
-            continue
-        prefixes = dict.fromkeys(
-            [""]
-            + [p for e in decision.examples for p in (e.namespace, scheme_key(e.namespace) + ":")]
-        )
-        probe = _too_slow((pattern, prefix + body) for prefix in prefixes for body in _bodies())
-        if probe is not None:
-            yield ctx.finding(
-                Problem(
-                    "naming/slow-pattern",
-                    f"{ctx.files.folder}/decisions.json",
-                    decision.pointer + "/namespacePattern",
-                    f"matching namespacePattern against a {len(probe):,}-character probe took "
-                    f"over {MATCH_TIMEOUT:g} s; simplify the pattern",
-                    f"matching namespacePattern against a long probe took over {MATCH_TIMEOUT:g} s",
-                )
+    """The forms and decisions whose patterns the rules decided too slow when they were built
+    (``bot.model.naming.slow``: probed with long strings, once)."""
+    for (source_id, i), length in ctx.rules.slow_forms.items():
+        source = ctx.rules.source(source_id)
+        slow = f"matching form {source.forms[i].label!r} against a"
+        yield ctx.finding(
+            Problem(
+                "naming/slow-pattern",
+                source.path,
+                f"/forms/{i}",
+                f"{slow} {length:,}-character probe took over {MATCH_TIMEOUT:g} s; "
+                "simplify the component patterns",
+                # not the probe: which one ran out of time first may vary
+                f"{slow} long probe took over {MATCH_TIMEOUT:g} s",
             )
-
-
-def _form_probes(rules: NamingRules, source: Source, form: Form) -> Iterator[tuple[Any, str]]:
-    for body in _bodies():
-        for compiled in (form.namespace_re, form.name_re, form.both_re):
-            yield compiled, body
-    example = next(
-        (r for r in (_parse(rules, source, e) for e in source.valid) if r.form == form.label),
-        None,
-    )
-    if example is None or not example.ok:
-        return
-    for slot in form.components():
-        for body in _bodies():
-            values = {**example.components, slot: body}
-            try:
-                namespace, name = form.namespace.render(values), form.name.render(values)
-            except KeyError:
-                continue
-            yield form.namespace_re, namespace
-            yield form.name_re, name
-            yield form.both_re, namespace + "\x00" + name
-
-
-def _too_slow(probes: Iterable[tuple[Any, str]]) -> str | None:
-    """The first probe whose match exceeds the time bound, else None."""
-    for compiled, probe in probes:
-        try:
-            if isinstance(compiled, Bounded):
-                compiled.fullmatch(probe, MATCH_TIMEOUT)
-            else:
-                compiled.fullmatch(probe, timeout=budget.timeout(MATCH_TIMEOUT))
-        except TimeoutError:
-            return probe
-    return None
+        )
+    for pointer, length in ctx.rules.slow_decisions.items():
+        yield ctx.finding(
+            Problem(
+                "naming/slow-pattern",
+                f"{ctx.files.folder}/decisions.json",
+                pointer + "/namespacePattern",
+                f"matching namespacePattern against a {length:,}-character probe took "
+                f"over {MATCH_TIMEOUT:g} s; simplify the pattern",
+                f"matching namespacePattern against a long probe took over {MATCH_TIMEOUT:g} s",
+            )
+        )
 
 
 def _docs_in_sync(snapshot: Snapshot, ctx: _Context, folder: str) -> Iterator[Finding]:

@@ -38,7 +38,9 @@ RULES: dict[str, str] = {
     "(nested unbounded quantifiers, backreferences, named groups, over 512 characters), or the "
     "patterns compile too large (a form's joined components, or all naming files together).",
     "naming/slow-pattern": "Matching a form's pattern (each component probed in its place) or a "
-    "decision's namespacePattern against a long probe string exceeded the time bound.",
+    "decision's namespacePattern against a long probe string exceeded the time bound. Decided "
+    "once, where the rules are built: the pattern never runs again, on any engine (an "
+    "identifier reaching it is invalid, as too slow to match).",
     "naming/round-trip": "A valid example is rejected, parsed as another source, parsed into other "
     "components than it declares, or does not survive format(parse(x)) == x.",
     "naming/invalid-example-accepted": "An invalid example is accepted, or rejected for another "

@@ -22,6 +22,7 @@ from bot.model.naming.events import (
     judge,
     shallow_identities,
 )
+from bot.model.naming.rules import TOO_SLOW
 from bot.model.registry import carried_prefix, carries_prefix, prefix_holder
 from bot.model.schemas import ValidationTimeout
 from bot.review.regression.events import (
@@ -762,6 +763,8 @@ class Comparator:
         ):
             return PASSED
         verdict, result = judge(spec.naming, found)
+        if result.reason == TOO_SLOW:
+            raise NamingTimeout(found.namespace, found.name)
         if verdict == VALID:
             return PASSED
         if verdict == PLACEHOLDER:
@@ -769,6 +772,19 @@ class Comparator:
         if verdict == INVALID:
             return FAIL, result.reason or "does not follow the naming rule"
         return UNKNOWN, result.reason or "no naming rule covers it"
+
+
+class NamingTimeout(RuntimeError):
+    """One match of an identifier ran past its time limit on this engine, with a pattern the rules
+    did not decide too slow when they were built: whether it does depends on the machine, so it is
+    no verdict (another engine could pass it), and the regression does not finish."""
+
+    def __init__(self, namespace: str, name: str) -> None:
+        super().__init__(
+            f"matching {namespace[:100]!r} / {name[:100]!r} by the naming files ran past its time "
+            "limit on this engine (a pattern too slow for it); no verdict is given that another "
+            "machine could reverse"
+        )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
