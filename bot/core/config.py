@@ -31,6 +31,22 @@ class Paths:
     spec: str = "spec/OpenLineage.json"
     docs: str = "website/docs"  # the hand-written docs (publish cross-links facet pages with them)
 
+    @property
+    def mirror_folder(self) -> str:
+        """The published mirror's folder (``website/static/spec``): the one definition the checks,
+        the App's ownership rules and ``publish`` share."""
+        return self.mirror.strip("/")
+
+    @property
+    def mirror_prefix(self) -> str:
+        """What every path of the published mirror starts with (``website/static/spec/``)."""
+        return self.mirror_folder + "/"
+
+    def mirrored(self, rel: str) -> str:
+        """The mirror's copy of ``https://openlineage.io/spec/<rel>``
+        (``facets/1-0-0/X.json`` -> ``website/static/spec/facets/1-0-0/X.json``)."""
+        return self.mirror_prefix + rel
+
 
 @dataclass(frozen=True)
 class ReviewPolicy:

@@ -175,14 +175,14 @@ class SchemaStore:
         """The published copy of ``url``: ``https://openlineage.io/spec/X`` is ``<mirror>/X``."""
         if not url.startswith(PUBLISHED) or ".." in url:
             return None
-        path = f"{self.config.paths.mirror.strip('/')}/{url[len(PUBLISHED) :]}"
+        path = self.config.paths.mirrored(url[len(PUBLISHED) :])
         loaded = self.files.json(path)
         return StoredSchema(url, path, loaded.doc.value) if loaded.doc is not None else None
 
     @functools.cached_property
     def has_mirror(self) -> bool:
         """Whether the repository keeps a published mirror at all (older histories have none)."""
-        return bool(self.snapshot.files(self.config.paths.mirror.strip("/")))
+        return bool(self.snapshot.files(self.config.paths.mirror_folder))
 
     def lookup(self, url: str) -> StoredSchema | None:
         base = _split(url)
@@ -201,10 +201,10 @@ class SchemaStore:
     def by_url(self) -> dict[str, StoredSchema]:
         """Every schema: the whole mirror, then repository schemas over it."""
         found: dict[str, StoredSchema] = {}
-        mirror = self.config.paths.mirror.strip("/")
-        for path in self.snapshot.files(mirror):
+        mirror = self.config.paths.mirror_prefix
+        for path in self.snapshot.files(self.config.paths.mirror_folder):
             if path.endswith(".json"):
-                stored = self._mirrored(PUBLISHED + path[len(mirror) + 1 :])
+                stored = self._mirrored(PUBLISHED + path[len(mirror) :])
                 if stored is not None:
                     found[stored.url] = stored
         found.update(self.repository)

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("the events name no producer URL: give --producer URL (and --doc-url URL)")
     keys = {key for key, _ in sampled.samples}
     existing = draft.existing_schemas(
-        _facet_schemas(repo, (registry, config.paths.mirror.strip("/"))), keys
+        _facet_schemas(repo, (registry, config.paths.mirror_folder)), keys
     )
     try:
         result = draft.draft(

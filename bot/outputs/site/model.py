@@ -16,6 +16,7 @@ from bot.core.config import Config
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.evolution.schema_diff import required_bump
 from bot.model.logo import LOGO_NAME, published_logo, source_limit
+from bot.model.mirror import facet_versions
 from bot.model.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.model.schemas import SchemaStore
 from bot.model.sides import side_model
@@ -234,7 +235,7 @@ def build_site(
     """
     model = side_model(snapshot, config)
     registry, store = model.registry, model.schemas
-    mirror = _mirror_versions(snapshot, config)
+    mirror = facet_versions(snapshot, config.paths)
     facets: dict[str, FacetPage] = {}
     schema_files: dict[str, bytes] = {}
     pages, folders = Names(), Names()
@@ -367,17 +368,6 @@ def _schemas(entry: Entry, only: Collection[str] | None) -> Iterable[FacetSchema
     ]
 
 
-def _mirror_versions(snapshot: Snapshot, config: Config) -> dict[str, dict[str, str]]:
-    """File name -> {version -> mirror path} of the published mirror."""
-    root = f"{config.paths.mirror.strip('/')}/facets/"
-    out: dict[str, dict[str, str]] = {}
-    for path in snapshot.files(root.rstrip("/")):
-        parts = path[len(root) :].split("/")
-        if len(parts) == 2 and VERSION.match(parts[0]) and parts[1].endswith(".json"):
-            out.setdefault(parts[1], {})[parts[0]] = path
-    return out
-
-
 # what the mirror serves beside facets/
 SPEC_FILE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(json|ya?ml)")
 SPEC_URL = "https://openlineage.io/spec/"
@@ -391,10 +381,10 @@ def _spec_files(snapshot: Snapshot, config: Config) -> dict[str, bytes]:
 
     Only JSON and YAML files with plain names are served (never an HTML page a mirror might
     hold)."""
-    root = config.paths.mirror.strip("/")
+    root = config.paths.mirror_prefix
     out: dict[str, bytes] = {}
-    for path in snapshot.files(root):
-        rel = path[len(root) + 1 :]
+    for path in snapshot.files(config.paths.mirror_folder):
+        rel = path[len(root) :]
         if _spec_path(rel) and (data := _read(snapshot, path)) is not None:
             out[f"spec/{rel}"] = data
     spec = _read(snapshot, config.paths.spec)

@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import JsonDoc, escape_pointer_token, resolve_pointer
+from bot.model.mirror import facet_versions
 from bot.model.registry import FACET_ID, FacetSchema, fold_name
 from bot.model.schemas import PUBLISHED, SchemaStore
 from bot.review.checks._common import at, token_fix
@@ -40,17 +41,15 @@ _MIRRORED: weakref.WeakKeyDictionary[SchemaStore, dict[str, list[str]]] = (
 )
 
 
-def mirrored(store: SchemaStore, mirror: str) -> dict[str, list[str]]:
-    """File name -> the version folders of the mirror holding it, listed once per side of a
-    review."""
+def mirrored(store: SchemaStore) -> dict[str, list[str]]:
+    """File name -> the version folders of the mirror holding it (``bot.model.mirror``, the index
+    ``publish`` serves), listed once per side of a review."""
     index = _MIRRORED.get(store)
     if index is None:
-        index = {}
-        folder = f"{mirror.strip('/')}/facets"
-        for path in store.snapshot.files(folder):
-            parts = path[len(folder) + 1 :].split("/")
-            if len(parts) == 2 and FACET_ID.match(f"{PUBLISHED}facets/{parts[0]}/{parts[1]}"):
-                index.setdefault(parts[1], []).append(parts[0])
+        index = {
+            file: list(versions)
+            for file, versions in facet_versions(store.snapshot, store.config.paths).items()
+        }
         _MIRRORED[store] = index
     return index
 
@@ -59,11 +58,9 @@ class Versions:
     """The versions of one facet file that exist: its own and the published ones, each read when
     asked for."""
 
-    def __init__(self, store: SchemaStore, mirror: str, schema: FacetSchema) -> None:
+    def __init__(self, store: SchemaStore, schema: FacetSchema) -> None:
         self.store, self.filename = store, schema.filename
-        self.folders = {
-            parse_version(v): v for v in mirrored(store, mirror).get(schema.filename, ())
-        }
+        self.folders = {parse_version(v): v for v in mirrored(store).get(schema.filename, ())}
         self.current, self.value = schema.version, schema.value
 
     def known(self) -> list[tuple[int, int, int]]:
@@ -79,12 +76,10 @@ class Versions:
         return stored.schema if stored is not None else None
 
 
-def published_versions(
-    store: SchemaStore, mirror: str, filename: str
-) -> dict[tuple[int, int, int], Any]:
+def published_versions(store: SchemaStore, filename: str) -> dict[tuple[int, int, int], Any]:
     """Every version of ``filename`` in the published mirror, with its schema."""
     out: dict[tuple[int, int, int], Any] = {}
-    for version in mirrored(store, mirror).get(filename, ()):
+    for version in mirrored(store).get(filename, ()):
         stored = store.published(f"{PUBLISHED}facets/{version}/{filename}")
         if stored is not None:
             out[parse_version(version)] = stored.schema
@@ -92,7 +87,7 @@ def published_versions(
 
 
 def schema_url_findings(
-    doc: JsonDoc, schema: FacetSchema, store: SchemaStore, mirror: str, written: bool | None
+    doc: JsonDoc, schema: FacetSchema, store: SchemaStore, written: bool | None
 ) -> Iterator[Finding]:
     """Each facet's ``_schemaURL`` names this schema file, an existing version of it and an existing
     ``$defs`` entry that is the facet under its key.
@@ -107,7 +102,7 @@ def schema_url_findings(
     value = doc.value
     if not isinstance(value, dict) or schema.version is None or schema.schema_id is None:
         return
-    versions = Versions(store, mirror, schema)
+    versions = Versions(store, schema)
     for key, facet in value.items():
         names = [f.name for f in schema.facets if f.key == key]
         if not names or not isinstance(facet, dict) or not isinstance(facet.get("_schemaURL"), str):
@@ -235,7 +230,7 @@ def _url_problem(
 
 
 def undeclared_field_findings(
-    doc: JsonDoc, schema: FacetSchema, store: SchemaStore, mirror: str, before: Any = None
+    doc: JsonDoc, schema: FacetSchema, store: SchemaStore, before: Any = None
 ) -> Iterator[Finding]:
     """Fields of the example's facets that no version of the schema declares where they stand.
 
@@ -254,7 +249,7 @@ def undeclared_field_findings(
         return
     others = [
         _undeclared(value, old, f"{PUBLISHED}facets/{fmt_version(v)}/{schema.filename}", store)
-        for v, old in published_versions(store, mirror, schema.filename).items()
+        for v, old in published_versions(store, schema.filename).items()
         if v != schema.version
     ]
     old = _undeclared(value, before, schema.schema_id, store) if isinstance(before, dict) else None
@@ -442,7 +437,7 @@ def event_facets(value: Any) -> Iterator[tuple[str, str, Any]]:
 
 
 def event_url_findings(
-    doc: JsonDoc, schemas: dict[str, list[FacetSchema]], store: SchemaStore, mirror: str, entry: str
+    doc: JsonDoc, schemas: dict[str, list[FacetSchema]], store: SchemaStore, entry: str
 ) -> Iterator[Finding]:
     """Each openlineage.io facet ``_schemaURL`` of a sample event names an existing facet file,
     version and ``$defs`` entry (an event may carry an older version: a producer emits what it was
@@ -473,9 +468,7 @@ def event_url_findings(
             continue
         schema = candidates[0]
         names = [f.name for f in schema.facets if f.key == key] or [f.name for f in schema.facets]
-        problem, stale = _url_problem(
-            url, schema, names, Versions(store, mirror, schema), store.has_mirror
-        )
+        problem, stale = _url_problem(url, schema, names, Versions(store, schema), store.has_mirror)
         if problem is not None and not stale:
             yield replace(
                 at(

@@ -139,7 +139,6 @@ def _facet_examples(
         )
     keys = {f.key for f in schema.facets}
     files = review.head_registry.files
-    mirror = review.config.paths.mirror
     before = _before(review, schema)
     # the schema as its examples' verdicts depend on it: its text and every schema behind it
     against = (
@@ -169,10 +168,8 @@ def _facet_examples(
         yield from verdict
         if path not in negative:
             written = None if review.changes is None else review.changes.get(path) is not None
-            yield from schema_url_findings(loaded.doc, schema, review.head_schemas, mirror, written)
-            yield from undeclared_field_findings(
-                loaded.doc, schema, review.head_schemas, mirror, before
-            )
+            yield from schema_url_findings(loaded.doc, schema, review.head_schemas, written)
+            yield from undeclared_field_findings(loaded.doc, schema, review.head_schemas, before)
 
 
 def _before(review: ReviewInput, schema: FacetSchema) -> Any:
@@ -472,7 +469,6 @@ def _sample_events(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
                     loaded.doc,
                     registry.schema_by_filename,
                     review.head_schemas,
-                    review.config.paths.mirror,
                     entry.name,
                 )
 

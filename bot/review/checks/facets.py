@@ -179,8 +179,8 @@ def _unpublished(review: ReviewInput, schema: FacetSchema) -> bool:
     if match is None or not review.head_schemas.has_mirror:
         return False
     major, revision, addition, name = match.groups()
-    mirror = review.config.paths.mirror.strip("/")
-    return review.head.size(f"{mirror}/facets/{major}-{revision}-{addition}/{name}") is None
+    copy = review.config.paths.mirrored(f"facets/{major}-{revision}-{addition}/{name}")
+    return review.head.size(copy) is None
 
 
 def _prefix_key_fix(schema: FacetSchema, pointer: str) -> Fix | None:

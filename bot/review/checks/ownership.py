@@ -107,7 +107,7 @@ def root_owner_groups(
     registries = [side_model(s, config).registry for s in (head, base)]
     paths = changes.paths()
     steering = steering_changes(changes, config)
-    mirror = config.paths.mirror.strip("/") + "/"
+    mirror = config.paths.mirror_prefix
     groups = [
         approvers_of(base_root, path)[0]
         for path in sorted(paths)
@@ -282,7 +282,7 @@ def _mirror(
     files, which decide how this very review judges), not checked without author or approvers."""
     if review.context.author is None and not review.context.approvers:
         return  # as for an entry's files: owners/approval-not-checked says approval was not checked
-    mirror = review.config.paths.mirror.strip("/") + "/"
+    mirror = review.config.paths.mirror_prefix
     missing: dict[tuple[tuple[str, ...], bool], list[str]] = {}
     for path in sorted(p for p in changes.paths() if p.startswith(mirror)):
         owners, fallback = approvers_of(base_root, path)

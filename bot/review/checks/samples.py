@@ -62,7 +62,6 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                     doc,
                     registry.schema_by_filename,
                     review.head_schemas,
-                    review.config.paths.mirror,
                     entry.name,
                 ):
                     yield _placed(replace(finding, rule="samples/schema-url"), doc)

@@ -108,7 +108,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 return
     if not store.has_mirror:
         return
-    copy = f"{paths.mirror.strip('/')}/{version[1]}/OpenLineage.json"
+    copy = paths.mirrored(f"{version[1]}/OpenLineage.json")
     published = store.published(schema_id)
     if (
         published is None
@@ -179,7 +179,7 @@ def _watched(review: ReviewInput, spec: str) -> list[str]:
     review."""
     paths = review.config.paths
     folders = {spec.rpartition("/")[0], paths.tests.strip("/")}
-    mirror = paths.mirror.strip("/") + "/"
+    mirror = paths.mirror_prefix
 
     def watched(path: str) -> bool:
         return path.endswith(".json") and (
@@ -202,7 +202,7 @@ def _unreadable(review: ReviewInput, spec: str) -> Iterator[Finding]:
                 "the specification"
                 if path == spec
                 else "published schema"
-                if path.startswith(review.config.paths.mirror.strip("/") + "/")
+                if path.startswith(review.config.paths.mirror_prefix)
                 else "JSON file"
             )
             yield unreadable("spec/unreadable", Severity.ERROR, loaded, what)

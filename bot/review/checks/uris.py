@@ -219,7 +219,7 @@ def _resolution_problem(
     current = "-".join(map(str, schema.version)) if schema.version else None
     if version == current:
         return None
-    mirror = f"{review.config.paths.mirror}/facets/{version}/{file}"
+    mirror = review.config.paths.mirrored(f"facets/{version}/{file}")
     if review.head.size(mirror) is not None:
         return None
     return f"version {version} is neither the current version ({current}) nor published at {mirror}"

@@ -98,17 +98,17 @@ def check(review: ReviewInput) -> Iterator[Finding]:
 def _published_modified(review: ReviewInput) -> Iterator[Finding]:
     if review.changes is None:
         return
-    mirror = review.config.paths.mirror
-    for change in review.changes.under(mirror):
+    mirror = review.config.paths.mirror_prefix
+    for change in review.changes.under(review.config.paths.mirror_folder):
         renamed_from_mirror = (
             change.status is Status.RENAMED
             and change.old_path is not None
-            and change.old_path.startswith(mirror + "/")
+            and change.old_path.startswith(mirror)
         )
         if change.status not in (Status.MODIFIED, Status.DELETED) and not renamed_from_mirror:
             continue
         path = change.old_path if renamed_from_mirror and change.old_path else change.path
-        if not VERSION_FOLDER.search(path[len(mirror) + 1 :]):
+        if not VERSION_FOLDER.search(path[len(mirror) :]):
             continue  # not a copy of a version (an unversioned file such as OpenLineage.yml)
         yield Finding(
             rule="versions/published-modified",
@@ -505,7 +505,7 @@ def _published_versions(
 ) -> list[tuple[tuple[int, int, int], str]]:
     """Versions of ``schema`` in the head's mirror: (version, URL), oldest first (the mirror is
     indexed once per side of a review, ``_example_facets.mirrored``)."""
-    folders = mirrored(review.head_schemas, review.config.paths.mirror).get(schema.filename, ())
+    folders = mirrored(review.head_schemas).get(schema.filename, ())
     return sorted((parse_version(v), f"{PUBLISHED}facets/{v}/{schema.filename}") for v in folders)
 
 
@@ -610,7 +610,7 @@ def _published(review: ReviewInput, schema: FacetSchema) -> Iterator[Finding]:
     if schema.schema_id is None or schema.version is None:
         return
     published = review.head_schemas.published(schema.schema_id)
-    mirror_path = f"{review.config.paths.mirror}/facets/{_fmt(schema.version)}/{schema.filename}"
+    mirror_path = review.config.paths.mirrored(f"facets/{_fmt(schema.version)}/{schema.filename}")
     if published is None:
         copy = review.head_registry.files.json(mirror_path)
         # there, but unusable: say so (spec/unreadable does when the change writes it)
