@@ -609,3 +609,35 @@ def test_display_names_that_only_look_the_same_are_told_apart(tmp_path: Path) ->
     for name in ("real", "cyrillic", "invisible", "accent", "wide"):
         assert titles[name].endswith(f" ({name})"), titles[name]
     assert titles["zurich"] == "Z\u00fcrich Lineage"  # one script, like no other name: as written
+
+
+def test_display_names_written_wholly_in_another_script_are_told_apart(tmp_path: Path) -> None:
+    """Finding: a name whose every letter is Cyrillic or Greek (one script, so not "mixed"), or
+    whose letters are digits and capitals drawn like them (``0`` for ``o``, ``I`` for ``l``), folds
+    to nothing Latin, so it showed beside the Latin name as a second "Coca" or "Google". Names with
+    one confusable skeleton (UTS #39, ``bot.core.lookalike``) now show their registered names."""
+    repo = copy(REFERENCE, tmp_path / "repo")
+    shown = {
+        "latin": "Coca Lineage",
+        "cyrillic": "\\u0421\\u043e\\u0441\\u0430 Lineage",  # all four letters of Coca Cyrillic
+        "greek": "\\u039f\\u03a1\\u0395\\u039d",  # OPEN in Greek capitals
+        "open": "Open",
+        "digits": "G00gle",
+        "google": "GoogIe",  # capital I for l
+        "real": "Google",
+        "other": "Acme",
+    }
+    for name, display in shown.items():
+        add_entry(
+            repo,
+            name,
+            {
+                "display_name": display.encode().decode("unicode_escape"),
+                "consumer": {"root_doc_URL": f"https://{name}.example/docs", "consumed_facets": []},
+            },
+            {},
+        )
+    titles = {c.name: c.title for c in site_of(repo).entries}
+    for name in ("latin", "cyrillic", "greek", "open", "digits", "google", "real"):
+        assert titles[name].endswith(f" ({name})"), titles[name]
+    assert titles["other"] == "Acme"

@@ -7,12 +7,12 @@ import functools
 import hashlib
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.core.config import Config
+from bot.core.lookalike import looks, scripts
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.evolution.schema_diff import required_bump
 from bot.model.logo import LOGO_NAME, published_logo, source_limit
@@ -323,35 +323,19 @@ def build_site(
 
 
 def _disambiguate(cards: list[EntryCard]) -> None:
-    """Cards whose display names look the same show their registered name beside it: names equal
-    once case, accents, invisible characters and compatibility forms are folded, and every name
-    mixing scripts (Google with two Cyrillic o, which no fold makes Latin)."""
+    """Cards whose display names look the same show their registered name beside it: names with
+    one confusable skeleton once case, accents, invisible characters and compatibility forms are
+    folded (``bot.core.lookalike``: ``Coca`` in Cyrillic letters beside the Latin one), and every
+    name mixing scripts (Google with two Cyrillic o), which may look like a name no entry shows
+    yet."""
     seen: dict[str, list[EntryCard]] = {}
     for card in cards:
-        seen.setdefault(_skeleton(card.title), []).append(card)
-        if card.display_name and len(_scripts(card.display_name)) > 1:
+        seen.setdefault(looks(card.title), []).append(card)
+        if card.display_name and len(scripts(card.display_name)) > 1:
             card.collides = True
     for group in seen.values():
         for card in group if len(group) > 1 else ():
             card.collides = True
-
-
-def _skeleton(text: str) -> str:
-    """``text`` as it looks, roughly: compatibility forms, case, accents and invisible (format)
-    characters folded away."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(c for c in decomposed if unicodedata.category(c) not in ("Mn", "Me", "Cf"))
-    return " ".join(kept.casefold().split())
-
-
-def _scripts(text: str) -> set[str]:
-    """The scripts of ``text``'s letters, by the first word of their Unicode names (``LATIN``,
-    ``CYRILLIC``, ``GREEK``)."""
-    return {
-        unicodedata.name(c, "?").split(" ", 1)[0]
-        for c in unicodedata.normalize("NFKD", text)
-        if c.isalpha()
-    }
 
 
 def _schemas(entry: Entry, only: Collection[str] | None) -> Iterable[FacetSchema]:
