@@ -659,3 +659,43 @@ def test_a_name_with_a_bidi_override_turns_nothing_after_it_around(
         assert not visit.errors, visit.errors
     markdown = (out / "docusaurus/registry/index.md").read_text(encoding="utf-8")
     assert "\u202e" not in markdown  # the Markdown shows it as an escape (``text``)
+
+
+def test_a_partner_heading_lists_only_its_owners_entries(browser: Any, tmp_path: Path) -> None:
+    """Finding: an entry of other owners claiming ``"organization": {"name": "Acme"}`` was listed
+    under Acme's partner heading, which linked the claimant's homepage when it sorted first. In
+    Chromium, the partner list now has one heading per owner group, each naming its owners, Acme's
+    linking Acme's homepage; the claimant's card says whose claim it is, and a search finds it by
+    its owners."""
+    import json
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(REFERENCE, repo)
+    for name, owner, homepage in (
+        ("acme-lineage", "@acme/lineage", "https://acme.example"),
+        ("aaa", "@mallory", "https://evil.example"),
+    ):
+        (repo / "spec/registry" / name).mkdir(parents=True)
+        (repo / f"spec/registry/{name}/CODEOWNERS").write_text(f"* {owner}\n")
+        doc = {
+            "organization": {"name": "Acme", "homepage": homepage},
+            "consumer": {"root_doc_URL": "https://example.com/", "consumed_facets": []},
+        }
+        (repo / f"spec/registry/{name}/registry.json").write_text(json.dumps(doc))
+    out = publish(repo, tmp_path / "site")
+    with Visit(browser, (out / "index.html").as_uri()) as visit:
+        rows = visit.page.eval_on_selector_all(
+            ".partner-list li",
+            """els => els.map(li => [li.querySelector('strong').innerText,
+                li.querySelector('strong a')?.href ?? '',
+                [...li.querySelectorAll(':scope > a')].map(a => a.innerText)])""",
+        )
+        assert ["Acme (@acme/lineage)", "https://acme.example/", ["acme-lineage"]] in rows, rows
+        assert ["Acme (@mallory)", "https://evil.example/", ["aaa"]] in rows, rows
+        assert len([r for r in rows if r[0].startswith("Acme")]) == 2, rows
+        card = visit.page.locator('.card[data-name="aaa"] .org').inner_text()
+        assert card == "by Acme (@mallory)"
+        visit.page.fill("#q", "mallory")
+        assert visit.visible_cards() == ["aaa"]
+        assert not visit.errors, visit.errors

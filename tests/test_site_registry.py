@@ -641,3 +641,50 @@ def test_display_names_written_wholly_in_another_script_are_told_apart(tmp_path:
     for name in ("latin", "cyrillic", "greek", "open", "digits", "google", "real"):
         assert titles[name].endswith(f" ({name})"), titles[name]
     assert titles["other"] == "Acme"
+
+
+def test_an_organization_claimed_by_other_owners_is_another_partner(tmp_path: Path) -> None:
+    """Finding: any entry could say ``"organization": {"name": "Acme"}`` and be listed under
+    Acme's partner heading, beside Acme's own entries, and the heading linked to the homepage of
+    whichever claimant sorted first (``aaa`` claiming Acme with its own homepage took the link).
+    An organization is what an entry's owners say of it: entries whose ``registry.json`` owners
+    differ are other partners, each shown with its owners, look-alike names (Acme in
+    Cyrillic capitals) included; one owner group's claim is shown as written."""
+    repo = copy(REFERENCE, tmp_path / "repo")
+    acme = {"name": "Acme", "homepage": "https://acme.example"}
+    claims = {
+        "acme-lineage": ("@acme/lineage", acme),
+        "acme-catalog": ("@acme/lineage", acme),
+        "aaa": ("@mallory", {"name": "Acme", "homepage": "https://evil.example"}),
+        "cyrillic": ("@mallet", {"name": "\u0410\u0421\u041c\u0415"}),  # ACME in Cyrillic
+        "solo": ("@solo", {"name": "Solo Corp"}),
+    }
+    for name, (owner, organization) in claims.items():
+        entry = add_entry(
+            repo,
+            name,
+            {
+                "organization": organization,
+                "consumer": {"root_doc_URL": f"https://{name}.example/docs", "consumed_facets": []},
+            },
+            {},
+        )
+        (entry / "CODEOWNERS").write_text(f"* {owner}\n", encoding="utf-8")
+    site = site_of(repo)
+    partners = {org: [c.name for c in cards] for org, cards in site.organizations().items()}
+    assert partners["Acme (@acme/lineage)"] == ["acme-catalog", "acme-lineage"]
+    assert partners["Acme (@mallory)"] == ["aaa"]
+    assert partners["\u0410\u0421\u041c\u0415 (@mallet)"] == ["cyrillic"]
+    assert partners["Solo Corp"] == ["solo"]  # nobody else claims it: as written
+    assert not any(org == "Acme" for org in partners)
+    out = tmp_path / "site"
+    write_site(site, out)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "by Acme (@mallory)" in page and "by Acme (@acme/lineage)" in page
+    real = page.split('<a href="https://acme.example"', 1)[1].split("</li>", 1)[0]
+    assert "Acme (@acme/lineage)" in real and "aaa" not in real
+    markdown = (out / "docusaurus/registry/index.md").read_text(encoding="utf-8")
+    lines = [line for line in markdown.splitlines() if line.startswith("- ")]
+    assert any("mallory" in line and line.endswith("[aaa](#entry-aaa)") for line in lines)
+    real_line = next(line for line in lines if "acme.example" in line)
+    assert "lineage" in real_line and "entry-aaa" not in real_line

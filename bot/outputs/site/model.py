@@ -14,12 +14,13 @@ from typing import Any
 from bot.core.config import Config
 from bot.core.lookalike import looks, scripts
 from bot.core.snapshot import Snapshot, SnapshotError
+from bot.model.codeowners import owner_key
 from bot.model.evolution.schema_diff import required_bump
 from bot.model.logo import LOGO_NAME, published_logo, source_limit
 from bot.model.mirror import facet_versions
 from bot.model.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.model.schemas import SchemaStore
-from bot.model.sides import side_model
+from bot.model.sides import ownership, side_model
 from bot.model.uris import FACETS_URL, UriError, parse_short_uri
 from bot.outputs.dashboard import Dashboard
 from bot.outputs.site.fields import Field, FieldWalker
@@ -163,8 +164,12 @@ class EntryCard:
     homepage: str = ""
     logo: str = ""  # the logo's path in the site, when it has one that passed the checks' judgement
     categories: tuple[str, ...] = ()
-    organization: str = ""  # the partner it belongs to (several entries may share one)
+    organization: str = ""  # the partner its registry.json names (several entries may share one)
     organization_url: str = ""
+    owners: tuple[str, ...] = ()  # who approves its registry.json (not read for the preview)
+    # the organization as shown: with the owners beside it where another owner group claims a name
+    # that looks the same, or the name mixes scripts (``_partners``)
+    partner: str = ""
 
     @property
     def all_use_cases(self) -> list[str]:
@@ -203,11 +208,15 @@ class Site:
     source_url: str = ""
 
     def organizations(self) -> dict[str, list[EntryCard]]:
-        """Partner name -> its entries, for the partners that say which entries are theirs."""
-        out: dict[str, list[EntryCard]] = {}
+        """Partner -> its entries: the entries claiming one organization (names that look the
+        same) whose ``registry.json`` has the same owners, under the first one's ``partner``. An
+        organization is what an entry says of itself: entries of other owners claiming it are
+        other partners, never merged under its heading (nor its homepage given by theirs)."""
+        groups: dict[tuple[str, frozenset[str]], list[EntryCard]] = {}
         for card in self.entries:
             if card.organization:
-                out.setdefault(card.organization, []).append(card)
+                groups.setdefault((looks(card.organization), _owner_set(card)), []).append(card)
+        out = {members[0].partner: members for members in groups.values()}
         return dict(sorted(out.items(), key=lambda item: item[0].casefold()))
 
     def use_cases(self) -> dict[str, set[str]]:
@@ -303,6 +312,11 @@ def build_site(
                     if uri in card.produced or uri in card.consumed:
                         card.use_cases.setdefault(uri, set()).add(case)
     _disambiguate(cards)
+    if not light:
+        for card in cards:
+            entry = registry.entries[card.name]
+            card.owners = ownership(model.owners, entry, entry.registry_json).owners
+    _partners(cards)
     hand_docs = {}
     if not light:  # the website's generated pages (docs/registry/) are not hand-written
         docs = [
@@ -320,6 +334,29 @@ def build_site(
         logos,
         hand_docs=hand_docs,
     )
+
+
+def _owner_set(card: EntryCard) -> frozenset[str]:
+    return frozenset(owner_key(o) for o in card.owners)
+
+
+def _partners(cards: list[EntryCard]) -> None:
+    """Each card's ``partner``: its organization, with its owners beside it (``Google
+    (@google/lineage)``) where entries of other owners claim an organization that looks the same,
+    or the name mixes scripts, so a claim never passes for another owner group's partner."""
+    claims: dict[str, set[frozenset[str]]] = {}
+    for card in cards:
+        if card.organization:
+            claims.setdefault(looks(card.organization), set()).add(_owner_set(card))
+    for card in cards:
+        if not card.organization:
+            continue
+        shared = len(claims[looks(card.organization)]) > 1
+        card.partner = (
+            f"{card.organization} ({', '.join(card.owners) or 'no owners'})"
+            if shared or len(scripts(card.organization)) > 1
+            else card.organization
+        )
 
 
 def _disambiguate(cards: list[EntryCard]) -> None:

@@ -309,7 +309,7 @@ def search_index(site: Site, cards: dict[str, str]) -> bytes:
             list(c.roles),
             c.all_use_cases,
             sorted({number[u] for u in (*c.produced, *c.consumed)}),
-            " ".join((c.name, c.title, c.description, c.organization, *c.categories)).lower(),
+            " ".join((c.name, c.title, c.description, c.partner, *c.categories)).lower(),
         ]
         for c in site.entries
     ]
