@@ -658,6 +658,7 @@ def test_an_organization_claimed_by_other_owners_is_another_partner(tmp_path: Pa
         "aaa": ("@mallory", {"name": "Acme", "homepage": "https://evil.example"}),
         "cyrillic": ("@mallet", {"name": "\u0410\u0421\u041c\u0415"}),  # ACME in Cyrillic
         "solo": ("@solo", {"name": "Solo Corp"}),
+        "eve": ("@eve", {"name": "Acme (@acme/lineage)"}),  # written like Acme's label
     }
     for name, (owner, organization) in claims.items():
         entry = add_entry(
@@ -676,6 +677,7 @@ def test_an_organization_claimed_by_other_owners_is_another_partner(tmp_path: Pa
     assert partners["Acme (@mallory)"] == ["aaa"]
     assert partners["\u0410\u0421\u041c\u0415 (@mallet)"] == ["cyrillic"]
     assert partners["Solo Corp"] == ["solo"]  # nobody else claims it: as written
+    assert partners["Acme (@acme/lineage) (@eve)"] == ["eve"]
     assert not any(org == "Acme" for org in partners)
     out = tmp_path / "site"
     write_site(site, out)

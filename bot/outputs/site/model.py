@@ -343,20 +343,23 @@ def _owner_set(card: EntryCard) -> frozenset[str]:
 def _partners(cards: list[EntryCard]) -> None:
     """Each card's ``partner``: its organization, with its owners beside it (``Google
     (@google/lineage)``) where entries of other owners claim an organization that looks the same,
-    or the name mixes scripts, so a claim never passes for another owner group's partner."""
-    claims: dict[str, set[frozenset[str]]] = {}
-    for card in cards:
-        if card.organization:
-            claims.setdefault(looks(card.organization), set()).add(_owner_set(card))
-    for card in cards:
-        if not card.organization:
-            continue
-        shared = len(claims[looks(card.organization)]) > 1
-        card.partner = (
-            f"{card.organization} ({', '.join(card.owners) or 'no owners'})"
-            if shared or len(scripts(card.organization)) > 1
-            else card.organization
-        )
+    or the name mixes scripts, so a claim never passes for another owner group's partner. A name
+    written like such a label (``Google (@google/lineage)`` claimed by ``@mallory``) gets its own
+    owners beside it too."""
+    claimed = [c for c in cards if c.organization]
+    for card in claimed:
+        card.partner = card.organization
+    for first in (True, False):
+        groups: dict[str, set[frozenset[str]]] = {}
+        for card in claimed:
+            groups.setdefault(looks(card.partner), set()).add(_owner_set(card))
+        for card in claimed:
+            if card.partner == card.organization and (
+                len(groups[looks(card.partner)]) > 1
+                or (first and len(scripts(card.organization)) > 1)
+            ):
+                owners = ", ".join(sorted(card.owners, key=owner_key)) or "no owners"
+                card.partner = f"{card.organization} ({owners})"
 
 
 def _disambiguate(cards: list[EntryCard]) -> None:
