@@ -690,3 +690,21 @@ def test_an_organization_claimed_by_other_owners_is_another_partner(tmp_path: Pa
     assert any("mallory" in line and line.endswith("[aaa](#entry-aaa)") for line in lines)
     real_line = next(line for line in lines if "acme.example" in line)
     assert "lineage" in real_line and "entry-aaa" not in real_line
+
+
+def test_the_preview_names_a_new_organization_claim(tmp_path: Path) -> None:
+    """Finding: a pull request giving an entry ``"organization": {"name": "Google", ...}`` (listed
+    under that partner once merged) changed nothing the preview showed: its Published site section
+    compared every presentation field but the organization and its homepage."""
+    from bot.outputs.site.preview import preview
+
+    base, head = copy(REFERENCE, tmp_path / "base"), copy(REFERENCE, tmp_path / "head")
+    path = sorted((head / "spec/registry").glob("*/registry.json"))[-1]
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["organization"] = {"name": "Google", "homepage": "https://cloud.google.com"}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    section = preview(DirSnapshot(base), DirSnapshot(head), load_config(DirSnapshot(base))[0])
+    assert section is not None
+    row = next(line for line in section.markdown.splitlines() if f"`{path.parent.name}`" in line)
+    assert "organization: `Google` (was none)" in row
+    assert "organization url: `https://cloud.google.com` (was none)" in row

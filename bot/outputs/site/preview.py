@@ -19,6 +19,16 @@ from bot.review.compose import ReviewRequest
 log = logging.getLogger(__name__)
 
 TITLE = "Published site"
+# the card fields a change is named by, with their old and new values
+PRESENTATION = (
+    "display_name",
+    "description",
+    "homepage",
+    "logo",
+    "categories",
+    "organization",
+    "organization_url",
+)
 MOST_ROWS, MOST_FIELD_CHANGES, MOST_VALUE = 25, 8, 80
 
 
@@ -80,7 +90,7 @@ def _card_changes(old: EntryCard, new: EntryCard) -> list[str]:
     out += _listed("produces", old.produced, new.produced) + _listed(
         "consumes", old.consumed, new.consumed
     )
-    for key in ("display_name", "description", "homepage", "logo", "categories"):
+    for key in PRESENTATION:
         before, after = getattr(old, key), getattr(new, key)
         if before != after:
             out.append(f"{key.replace('_', ' ')}: {_value(after)} (was {_value(before)})")
