@@ -98,6 +98,11 @@ def _spec_edit(repo: Path, commit: str) -> Edits:
     return {m.SPEC: text.replace('"$defs": {', '"$comment": "planted",\n  "$defs": {', 1).encode()}
 
 
+def _spec_removed(repo: Path, commit: str) -> Edits:
+    assert read(repo, commit, m.SPEC)
+    return {m.SPEC: None}
+
+
 def _root_codeowners(repo: Path, commit: str) -> Edits:
     """The repository's root CODEOWNERS handing the registry folder to someone else."""
     path = next(
@@ -128,6 +133,7 @@ SCENARIOS: dict[str, tuple[Scenario, ReviewContext]] = {
     "owners/approval-required": (_entry_edit, MALLORY),
     "owners/codeowners-change-needs-approval": (_entry_codeowners, MALLORY),
     "spec/not-bumped": (_spec_edit, ReviewContext()),
+    "spec/removed": (_spec_removed, ReviewContext()),
     "ownership/steering-file-change": (_root_codeowners, MALLORY),
     "ownership/mirror-change": (_mirror_copy, MALLORY),
 }

@@ -61,6 +61,7 @@ CHANGE_RULES: frozenset[str] = frozenset(
         "owners/approval-required",
         "owners/codeowners-change-needs-approval",
         "spec/not-bumped",  # the specification changed without a new version
+        "spec/removed",  # the specification deleted or moved
         # breaks against published versions that the base did not already have
         "versions/transitive-break",
         # who must approve a change of ownership or steering files

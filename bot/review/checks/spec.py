@@ -16,6 +16,7 @@ from dataclasses import replace
 from bot.core.changes import Status
 from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import JsonDoc
+from bot.core.snapshot import Snapshot
 from bot.model.registry import CORE
 from bot.model.schemas import PUBLISHED
 from bot.review.checks._common import at, unreadable
@@ -27,6 +28,10 @@ RULES = {
     "files of its folder, the top-level files of the core examples folder and every file of the "
     "published mirror that a change adds or edits are valid UTF-8 JSON, with no key written twice "
     "in one object.",
+    "spec/removed": "A change never deletes or moves the specification (`paths.spec`, "
+    "`spec/OpenLineage.json`) that the base branch has: it is the ground the facet schemas refer "
+    "to and that their examples are validated against, so a head without it leaves the registry "
+    "unjudged. A rule about the change itself (never pre-existing).",
     "spec/not-bumped": "A change to the content of `spec/OpenLineage.json` changes its `$id` "
     "version (`https://openlineage.io/spec/MODEL-REVISION-ADDITION/OpenLineage.json`) to a greater "
     "one, and a published version is never taken back (not even for an older published copy): a "
@@ -46,6 +51,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     spec = paths.spec.strip("/")
     head = review.head_registry.files
     yield from _unreadable(review, spec)
+    yield from _removed(review, spec)
     if review.changes is not None and review.changes.get(spec) is None:
         return  # the change leaves the specification alone
     loaded = head.json(spec)
@@ -134,6 +140,33 @@ def check(review: ReviewInput) -> Iterator[Finding]:
             entry=CORE,
             hint="Either the specification needs a new version or the copy is stale.",
         )
+
+
+def _removed(review: ReviewInput, spec: str) -> Iterator[Finding]:
+    """The specification the base has and the head lacks at its path: deleted, or moved (into an
+    entry, anywhere). Every facet schema's ``$ref`` to it then resolves only through the mirror,
+    if at all, and no spec rule judges the head."""
+    changes, base = review.changes, review.base
+    if changes is None or base is None or not _is_file(base, spec) or _is_file(review.head, spec):
+        return
+    moved = next((c.path for c in changes.files if c.old_path == spec and c.path != spec), None)
+    yield Finding(
+        rule="spec/removed",
+        severity=Severity.ERROR,
+        path=moved or spec,
+        line=1 if moved is not None and review.head.size(moved) else None,
+        entry=CORE,
+        message=f"this change {f'moves {spec} to {moved}' if moved else f'deletes {spec}'}: the "
+        "specification every facet schema refers to and every example is validated against is "
+        "gone from the head",
+        hint=f"Keep {spec} where it is; a new version of the specification edits it in place "
+        "and changes its $id.",
+        subject=spec,
+    )
+
+
+def _is_file(snapshot: Snapshot, path: str) -> bool:
+    return snapshot.size(path) is not None
 
 
 def _parts(version: str) -> tuple[int, ...]:

@@ -1,0 +1,76 @@
+"""The specification as the registry's ground (``docs/versions.md``, "The specification"): a change
+that deletes, moves or breaks ``spec/OpenLineage.json`` never passes the registry as checked.
+
+Every door composes the same review (``run_review``, tests/test_one_model.py), so these reviews are
+the App's, the command line's and the history replay's alike.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.core.changes import ChangeSet
+from bot.core.findings import Finding, Report, State, Verdict
+from bot.core.snapshot import GitSnapshot
+from bot.review.compose import ReviewRequest, run_review
+from tests.gitrepo import Repo, git
+
+SPEC = "spec/OpenLineage.json"
+DATAPROC = "spec/registry/gcp/dataproc/facets"
+
+
+def review(
+    repo: Repo, author: str | None = None, approvers: frozenset[str] = frozenset()
+) -> Report:
+    with GitSnapshot(repo.path, "main") as base, GitSnapshot(repo.path, "pr") as head:
+        return run_review(
+            ReviewRequest(
+                head=head,
+                base=base,
+                changes=ChangeSet.from_git(repo.path, "main", "pr"),
+                author=author,
+                approvers=approvers,
+            )
+        )
+
+
+def blocking(report: Report) -> list[Finding]:
+    return [f for f in report.findings if report.is_blocking(f)]
+
+
+@pytest.fixture
+def repo(tmp_path: Path, corpus: Path) -> Repo:
+    return Repo.from_folder(corpus, tmp_path / "openlineage")
+
+
+@pytest.mark.parametrize(
+    "target", [None, f"{DATAPROC}/OpenLineage.json", "spec/OpenLineage-2.json", "OpenLineage.json"]
+)
+def test_a_change_deleting_or_moving_the_specification_fails(
+    repo: Repo, target: str | None
+) -> None:
+    """Before: deleting it passed (every facet's ``$ref`` still resolved through the mirror, and no
+    rule looked at a specification that is gone); moving it out of ``spec/`` passed too."""
+    git(repo.path, "checkout", "-q", "-b", "pr")
+    if target is None:
+        git(repo.path, "rm", "-q", SPEC)
+    else:
+        git(repo.path, "mv", SPEC, target)
+    repo.commit("the specification goes")
+    report = review(repo)
+    [removed] = [f for f in report.findings if f.rule == "spec/removed"]
+    assert removed.state is State.NEW and report.is_blocking(removed)
+    assert removed.path == (target or SPEC) and removed.entry == "core"
+    assert ("deletes" if target is None else f"moves {SPEC} to {target}") in removed.message
+    assert report.verdict is Verdict.FAILURE
+
+
+def test_a_specification_left_in_place_says_nothing_of_removal(repo: Repo) -> None:
+    doc = json.loads((repo.path / SPEC).read_text(encoding="utf-8"))
+    doc["$id"] = doc["$id"].replace("/2-0-2/", "/2-0-3/")
+    doc["description"] = "edited"
+    repo.change({SPEC: json.dumps(doc, indent=2) + "\n"})
+    assert not [f for f in review(repo).findings if f.rule == "spec/removed"]
