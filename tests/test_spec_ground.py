@@ -74,3 +74,26 @@ def test_a_specification_left_in_place_says_nothing_of_removal(repo: Repo) -> No
     doc["description"] = "edited"
     repo.change({SPEC: json.dumps(doc, indent=2) + "\n"})
     assert not [f for f in review(repo).findings if f.rule == "spec/removed"]
+
+
+def published_as(repo: Repo, version: str, edit: dict[str, object]) -> dict[str, str]:
+    """The specification at a new version with ``edit`` merged in, and its identical mirror copy."""
+    doc = json.loads((repo.path / SPEC).read_text(encoding="utf-8"))
+    doc["$id"] = doc["$id"].replace("/2-0-2/", f"/{version}/")
+    doc.update(edit)
+    text = json.dumps(doc, indent=2) + "\n"
+    return {SPEC: text, f"website/static/spec/{version}/OpenLineage.json": text}
+
+
+def test_a_specification_that_is_not_a_schema_fails_even_bumped_and_published(repo: Repo) -> None:
+    """Before: a new version whose root is not a JSON Schema (``"type": 12``), copied to the mirror,
+    passed: only `spec/not-bumped` or `spec/not-published` ever looked at its content."""
+    repo.change(published_as(repo, "3-0-0", {"type": 12}))
+    report = review(repo)
+    [meta] = [f for f in blocking(report) if f.rule == "spec/meta-schema"]
+    assert meta.state is State.NEW and meta.path == SPEC and meta.entry == "core"
+    assert report.verdict is Verdict.FAILURE
+    # a valid new version, bumped and published, says nothing of it
+    git(repo.path, "checkout", "-q", "-f", "main")
+    repo.change(published_as(repo, "2-0-3", {"description": "edited"}))
+    assert not [f for f in review(repo).findings if f.rule == "spec/meta-schema"]

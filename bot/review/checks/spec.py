@@ -18,7 +18,7 @@ from bot.core.findings import Finding, Severity
 from bot.core.jsondoc import JsonDoc
 from bot.core.snapshot import Snapshot
 from bot.model.registry import CORE
-from bot.model.schemas import PUBLISHED
+from bot.model.schemas import PUBLISHED, meta_is_valid
 from bot.review.checks._common import at, unreadable
 from bot.review.checks.versions import skip
 from bot.review.input import ReviewInput
@@ -32,6 +32,9 @@ RULES = {
     "`spec/OpenLineage.json`) that the base branch has: it is the ground the facet schemas refer "
     "to and that their examples are validated against, so a head without it leaves the registry "
     "unjudged. A rule about the change itself (never pre-existing).",
+    "spec/meta-schema": "The specification (`paths.spec`) is a valid draft 2020-12 JSON Schema: "
+    "the facet schemas refer to its `$defs`, so their examples could not be checked against one "
+    "that is not (`examples/unchecked` says so on each).",
     "spec/not-bumped": "A change to the content of `spec/OpenLineage.json` changes its `$id` "
     "version (`https://openlineage.io/spec/MODEL-REVISION-ADDITION/OpenLineage.json`) to a greater "
     "one, and a published version is never taken back (not even for an older published copy): a "
@@ -58,6 +61,17 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     if loaded.doc is None or not isinstance(loaded.doc.value, dict):
         return
     doc = loaded.doc
+    if not meta_is_valid(doc.value):
+        yield at(
+            "spec/meta-schema",
+            Severity.ERROR,
+            doc,
+            "",
+            f"{spec} is not a valid draft 2020-12 JSON Schema: no facet schema that refers to it "
+            "can be checked",
+            entry=CORE,
+            hint="Validate it against https://json-schema.org/draft/2020-12/schema.",
+        )
     schema_id = doc.value.get("$id")
     version = SPEC_ID.match(schema_id) if isinstance(schema_id, str) else None
     if version is None:
