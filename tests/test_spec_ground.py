@@ -97,3 +97,32 @@ def test_a_specification_that_is_not_a_schema_fails_even_bumped_and_published(re
     git(repo.path, "checkout", "-q", "-f", "main")
     repo.change(published_as(repo, "2-0-3", {"description": "edited"}))
     assert not [f for f in review(repo).findings if f.rule == "spec/meta-schema"]
+
+
+@pytest.mark.parametrize(
+    "run_facet", [{"type": 12}, {"$ref": 5}, {"minLength": "x"}, {"allOf": {}}]
+)
+def test_an_example_whose_ground_is_broken_is_unchecked_not_crashed_or_valid(
+    repo: Repo, run_facet: dict[str, object]
+) -> None:
+    """The specification's ``RunFacet`` (which ErrorMessageRunFacet extends) made an invalid schema,
+    with a core example touched. Before: ``"type": 12`` and ``"$ref": 5`` crashed the examples check
+    (bot/internal-error, every other example left unchecked); ``"minLength": "x"`` and
+    ``"allOf": {}`` let the example pass as valid against a ground that is no schema."""
+    example = "spec/tests/ErrorMessageRunFacet/1.json"
+    doc = json.loads((repo.path / SPEC).read_text(encoding="utf-8"))
+    doc["$defs"]["RunFacet"] = run_facet
+    text = (repo.path / example).read_text(encoding="utf-8")
+    repo.change({SPEC: json.dumps(doc, indent=2) + "\n", example: text.rstrip() + "\n\n"})
+    report = review(repo)
+    assert not [f for f in report.findings if f.rule.startswith("bot/")]
+    [unchecked] = [
+        f
+        for f in report.findings
+        if f.path == example
+        and f.rule.startswith("examples/")
+        and f.rule != "examples/stale-schema-url"
+    ]
+    assert unchecked.rule == "examples/unchecked" and SPEC in unchecked.message
+    assert unchecked.state is State.NEW and report.is_blocking(unchecked)
+    assert "spec/meta-schema" in {f.rule for f in blocking(report)}

@@ -149,6 +149,8 @@ class SchemaStore:
         self._work_resources: dict[str, Any] = {}
         # a stored schema's URL -> the URLs its $refs name
         self._direct: dict[str, tuple[str, ...]] = {}
+        # a stored schema's URL -> whether it is a valid schema
+        self._meta_valid: dict[str, bool] = {}
 
     @functools.cached_property
     def repository(self) -> dict[str, StoredSchema]:
@@ -232,6 +234,22 @@ class SchemaStore:
                         direct = self._direct[target] = _direct_refs(target, stored.schema)
                     pending.append(direct)
         return frozenset(found)
+
+    def broken_ground(self, schema: Mapping[str, Any]) -> str | None:
+        """The path of the first schema ``schema`` refers to (transitively) that is not a valid
+        draft 2020-12 schema, or None: instances checked against ``schema`` are judged by it too,
+        and a validator either crashes on it or reads it wrongly, silently."""
+        base = str(schema.get("$id") or "urn:registry-bot:anonymous")
+        for url in sorted(self._referenced(base, schema)):
+            stored = self.lookup(url)
+            if stored is None:
+                continue
+            valid = self._meta_valid.get(url)
+            if valid is None:
+                valid = self._meta_valid[url] = meta_is_valid(stored.schema)
+            if not valid:
+                return stored.path
+        return None
 
     def closure(self, schema: Mapping[str, Any]) -> tuple[tuple[str, str, str], ...]:
         """(URL, path, text) of every schema ``schema`` refers to, transitively: what its

@@ -73,8 +73,9 @@ RULES = {
     "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that "
     "consumes nothing of the example). The example was not validated: never pre-existing, never "
     "waived.",
-    "examples/unchecked": "An example is checked against a valid draft 2020-12 schema: against "
-    "one that is not (`facets/meta-schema` on the schema says where), it could not be checked. The "
+    "examples/unchecked": "An example is checked against a valid draft 2020-12 schema, and so is "
+    "every schema it refers to (the specification, a core facet): against one that is not "
+    "(`facets/meta-schema` or `spec/meta-schema` says where), it could not be checked. The "
     "example was not validated: never pre-existing (the same schema on the base says nothing of "
     "what the change wrote in the example), never waived.",
     "examples/orphan": "An examples folder names a facet file of its entry.",
@@ -111,6 +112,9 @@ def check(review: ReviewInput) -> Iterator[Finding]:
                 functools.partial(store.validator, schema.value),
                 functools.partial(store.fast_validator, schema.value),
                 store.document,
+                functools.partial(store.broken_ground, schema.value)
+                if isinstance(schema.value, dict)
+                else lambda: None,
             )
             yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
@@ -208,6 +212,8 @@ class Validators:
     make_fast: Callable[[], Any] | None = None
     # the schema document stored at a URI (what jsonschema-rs's errors point into), or None
     document: Callable[[str], Any] = lambda uri: None
+    # the path of a schema the schema refers to that is not a valid schema, or None
+    broken_ground: Callable[[], str | None] = lambda: None
 
     def explainer(self) -> Validator:
         """The explaining validator, built on first use (passing examples, and failing ones
@@ -263,6 +269,14 @@ def _errors(
     recursion). jsonschema-rs decides and, where it can (``bot.model.explanations``), explains;
     the pure-Python validator explains the rest. Errors at one place are listed by schema path,
     whichever engine found them."""
+    ground = validator.broken_ground()
+    if ground is not None:
+        return Stopped(
+            "examples/unchecked",
+            f"could not be checked against {schema.filename}: it refers to {ground}, which is not "
+            "a valid draft 2020-12 schema",
+            f"Fix {ground} first; the example is then checked against it.",
+        )
     fast = validator.fast_for(instance)
     if fast is not None:
         try:
