@@ -136,6 +136,7 @@ SCENARIOS: dict[str, tuple[Scenario, ReviewContext]] = {
     "spec/removed": (_spec_removed, ReviewContext()),
     "ownership/steering-file-change": (_root_codeowners, MALLORY),
     "ownership/mirror-change": (_mirror_copy, MALLORY),
+    "ownership/spec-change": (_spec_edit, MALLORY),
 }
 # Change rules that need a history of two commits, tested where that history is built.
 ELSEWHERE = {

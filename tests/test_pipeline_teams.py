@@ -195,6 +195,7 @@ def test_an_apps_account_is_never_looked_up(change: Path) -> None:
     [
         ("spec/registry/README.md", "ownership/outside-entry"),
         ("CODEOWNERS", "ownership/steering-file-change"),
+        ("spec/OpenLineage.json", "ownership/spec-change"),
     ],
 )
 def test_a_team_owning_a_file_outside_the_entries_counts_through_its_member(

@@ -126,3 +126,31 @@ def test_an_example_whose_ground_is_broken_is_unchecked_not_crashed_or_valid(
     assert unchecked.rule == "examples/unchecked" and SPEC in unchecked.message
     assert unchecked.state is State.NEW and report.is_blocking(unchecked)
     assert "spec/meta-schema" in {f.rule for f in blocking(report)}
+
+
+@pytest.mark.parametrize("how", ["edit", "delete", "move"])
+def test_a_strangers_change_to_the_specification_needs_its_owners(repo: Repo, how: str) -> None:
+    """Before: a stranger's pull request editing (bumped and published), deleting or moving
+    ``spec/OpenLineage.json`` asked no one's approval: it is no entry, no steering file and not the
+    mirror, and the recommended branch protection requires no code owner review (docs/owners.md)."""
+    from tests.test_waivers import root_owner
+
+    if how == "edit":
+        edits: dict[str, str | None] = dict(published_as(repo, "2-0-3", {"description": "x"}))
+        repo.change(edits)
+    else:
+        git(repo.path, "checkout", "-q", "-b", "pr")
+        git(repo.path, *(["rm", "-q", SPEC] if how == "delete" else ["mv", SPEC, "spec/Old.json"]))
+        repo.commit(how)
+    owner = root_owner(repo)
+    report = review(repo, "stranger")
+    [finding] = [f for f in report.findings if f.rule == "ownership/spec-change"]
+    assert finding.state is State.NEW and finding.owners == (owner,) and finding.path == SPEC
+    assert {"edit": "edits", "delete": "deletes", "move": "moves"}[how] in finding.message
+    assert report.is_blocking(finding) and report.verdict is Verdict.FAILURE
+    # its owners pass it; without an author or approvers (the command line) approval is not
+    # checked, as for an entry's files, and a notice says so
+    approved = review(repo, "stranger", frozenset({owner.removeprefix("@")}))
+    assert not [f for f in approved.findings if f.rule == "ownership/spec-change"]
+    unchecked = {f.rule for f in review(repo).findings}
+    assert "ownership/spec-change" not in unchecked and "owners/approval-not-checked" in unchecked

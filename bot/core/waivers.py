@@ -41,6 +41,7 @@ APPROVAL_RULES = frozenset(
         "ownership/steering-file-change",
         "ownership/outside-entry",
         "ownership/mirror-change",
+        "ownership/spec-change",
     }
 )
 NEVER_WAIVED = UNJUDGED_RULES | APPROVAL_RULES

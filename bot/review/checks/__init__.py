@@ -67,6 +67,7 @@ CHANGE_RULES: frozenset[str] = frozenset(
         # who must approve a change of ownership or steering files
         "ownership/steering-file-change",
         "ownership/mirror-change",  # who must approve a change of the published mirror
+        "ownership/spec-change",  # who must approve a change of the specification
         "bot/unread-path",
         "bot/change-not-listed",  # where the review's view of the change ends
     }

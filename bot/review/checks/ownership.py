@@ -27,6 +27,7 @@ DOC = "docs/owners.md"
 RULE = "ownership/steering-file-change"
 OUTSIDE = "ownership/outside-entry"
 MIRROR = "ownership/mirror-change"
+SPEC = "ownership/spec-change"
 MOVES_SHOWN = 5
 FILES_SHOWN = 5  # of a deleted naming folder, named in its one finding
 
@@ -46,6 +47,11 @@ RULES: dict[str, str] = {
     "(`paths.mirror`, `website/static/spec`) is approved by the owners of that file on the base "
     "branch (the root CODEOWNERS): the mirror is what openlineage.io publishes, and the version "
     "rules read it. Never waived; without an author or approvers (the command line) it is not "
+    "checked, as for entries (`owners/approval-not-checked`).",
+    SPEC: "A change that edits, renames or deletes the specification (`paths.spec`, "
+    "`spec/OpenLineage.json`) is approved by the owners of that file on the base branch (the root "
+    "CODEOWNERS): every facet schema refers to it and every example is validated against it, and "
+    "no entry owns it. Never waived; without an author or approvers (the command line) it is not "
     "checked, as for entries (`owners/approval-not-checked`).",
 }
 
@@ -108,10 +114,12 @@ def root_owner_groups(
     paths = changes.paths()
     steering = steering_changes(changes, config)
     mirror = config.paths.mirror_prefix
+    spec = config.paths.spec.strip("/")
     groups = [
         approvers_of(base_root, path)[0]
         for path in sorted(paths)
         if path in steering
+        or path == spec
         or path.startswith(mirror)
         or (path.startswith(root) and not any(r.entry_for(path) for r in registries))
     ]
@@ -130,6 +138,7 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     base_root = RootOwners.of(base)
     yield from _outside_entries(review, changes, base_root, consent)
     yield from _mirror(review, changes, base_root, consent)
+    yield from _spec(review, changes, base_root, consent)
     deleted = deleted_naming_files(changes, review.config)
     changed = sorted(steering_changes(changes, review.config))
     if not changed:
@@ -306,6 +315,46 @@ def _mirror(
             "counts); an entry publishes its versions through them. "
             f"See {DOC}.",
         )
+
+
+def _spec(
+    review: ReviewInput, changes: ChangeSet, base_root: RootOwners, consent: set[str]
+) -> Iterator[Finding]:
+    """The specification the change edits, renames or deletes: the ground every facet schema
+    refers to, which no entry owns, so its base-side owners approve it. Like the mirror, not
+    checked without author or approvers."""
+    if review.context.author is None and not review.context.approvers:
+        return  # as for an entry's files: owners/approval-not-checked says approval was not checked
+    spec = review.config.paths.spec.strip("/")
+    change = next((c for c in changes.files if spec in (c.path, c.old_path)), None)
+    if change is None:
+        return
+    owners, fallback = approvers_of(base_root, spec)
+    if not owners or any(owner_key(o) in consent for o in owners):
+        return  # no owner for it nor for the root CODEOWNERS: no one is asked, as on GitHub
+    verb = (
+        "deletes"
+        if change.status is Status.DELETED
+        else "moves"
+        if change.old_path == spec and change.path != spec
+        else "adds"
+        if change.status is Status.ADDED
+        else "edits"
+    )
+    yield Finding(
+        rule=SPEC,
+        severity=Severity.ERROR,
+        path=spec,
+        line=1 if review.head.size(spec) else None,
+        message=f"this change {verb} {spec}, the specification every facet schema refers to and "
+        f"every example is validated against; approval needed from {owner_list(owners)}"
+        + (f" ({_fallback_note(spec, base_root)})" if fallback else "")
+        + unverifiable(owners),
+        owners=owners,
+        subject=spec,
+        hint=f"An owner listed here approves the pull request (a member of a listed team counts). "
+        f"See {DOC}.",
+    )
 
 
 def _unusable_config(head: Snapshot, paths: list[str]) -> Iterator[Finding]:
