@@ -182,3 +182,31 @@ def test_similarity_is_not_measured_past_its_bounds(monkeypatch: pytest.MonkeyPa
         assert pair(old, new) == unpaired
     monkeypatch.setattr(renames, "MAX_COMPARED", 10)
     assert pair(old, new) == unpaired
+
+
+# -- a facet is renamed only into the same facet ---------------------------------------------------
+
+
+def test_an_unrelated_new_facet_is_not_a_rename_of_a_deleted_one(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Git pairs the real ``OwnershipDatasetFacet`` and ``SymlinksDatasetFacet`` at 53%, all of it
+    the boilerplate every facet schema holds. Deleting the one (no example at base) while adding the
+    other (no example either) was a rename: the new facet's missing example was pre-existing and
+    passed. The facets' own fields share nothing: a deletion and an addition, on every door."""
+    facets, examples = "spec/facets", "spec/tests"
+    gone, added = f"{facets}/OwnershipDatasetFacet.json", f"{facets}/SymlinksDatasetFacet.json"
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    content, old = (repo.path / added).read_bytes(), (repo.path / gone).read_bytes()
+    for path in (added, f"{examples}/SymlinksDatasetFacet", f"{examples}/OwnershipDatasetFacet"):
+        repo.delete(path)
+    repo.commit("facets without examples", branch="main")
+    head = branch(repo, "swap", {gone: None, added: content})
+    listed = ChangeSet.from_git(repo.path, "main", head)
+    assert [(f.status, f.old_path) for f in listed.files if f.path == added] == [
+        (Status.RENAMED, gone)  # git -M pairs them
+    ]
+    report = judged(repo, head, listed, "someone")
+    assert states(report, added).get("examples/missing") is State.NEW
+    assert pair({gone: old}, {added: content}) == {f"-{gone}": None, added: None}
+

@@ -31,13 +31,22 @@ half to be shared, and not at all past ``MAX_MEASURED`` characters to cut into p
 judged new, never hidden). A paired file is a rename as
 if git had listed it: the checks see its old path and its findings at base are followed to its new
 path.
+
+Two facet schemas whose ``$id`` names different facets share their boilerplate (``$schema``,
+the ``allOf`` ``$ref`` to OpenLineage.json, the facet key's ``$ref``): half of two small unrelated
+facets' lines may be that (``OwnershipDatasetFacet`` and ``SymlinksDatasetFacet``: 53%), and a
+facet deleted while an unrelated one is added passed its gaps (no example) on to the new one as
+pre-existing. Such a pair is a rename only when at least half of the facet's own content is shared
+too: the leaves of its ``$defs`` (fields, types, descriptions), the definitions' names and
+references outside the file left out (``_own``). A rename git or GitHub listed is held to the same
+bar, and listed as a deletion and an addition when it falls short.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -58,7 +67,9 @@ MAX_COMPARED = 2_000_000  # pieces looked up to measure similarity, all pairs to
 
 def paired_renames(changes: ChangeSet, base: Snapshot, head: Snapshot, config: Config) -> ChangeSet:
     """``changes`` with each unpaired deleted JSON file and the added one it is the same file as
-    listed as one rename (at the added file's place, with its lines)."""
+    listed as one rename (at the added file's place, with its lines), and each listed rename of a
+    facet into an unrelated one as a deletion and an addition."""
+    changes = _unrelated_split(changes, base, head, config)
     deleted = _candidates(changes, Status.DELETED)
     added = _candidates(changes, Status.ADDED)
     if not deleted or not added:
@@ -77,6 +88,38 @@ def paired_renames(changes: ChangeSet, base: Snapshot, head: Snapshot, config: C
         if not (f.status is Status.DELETED and f.path in moved)
     )
     return replace(changes, files=files)
+
+
+def _unrelated_split(
+    changes: ChangeSet, base: Snapshot, head: Snapshot, config: Config
+) -> ChangeSet:
+    """``changes`` with each listed rename of a facet schema into another facet that shares too
+    little of its own content (``_related``) as a deletion and an addition (the first
+    ``MAX_FILES`` renames of JSON files read, by path)."""
+    listed = sorted(
+        (
+            f
+            for f in changes.files
+            if f.status is Status.RENAMED and f.old_path and not f.unread
+            if f.path.endswith(".json") and f.old_path.endswith(".json")
+        ),
+        key=lambda f: f.path,
+    )[:MAX_FILES]
+    split = set()
+    for f in listed:
+        old, new = _doc(base, config, f.old_path or ""), _doc(head, config, f.path)
+        if old is not None and new is not None and not _related(old.value, new.value):
+            split.add(f.path)
+    if not split:
+        return changes
+    files: list[FileChange] = []
+    for f in changes.files:
+        if f.status is Status.RENAMED and f.path in split and f.old_path:
+            files += [replace(f, status=Status.ADDED, old_path=None)]
+            files += [FileChange(f.old_path, Status.DELETED)]
+        else:
+            files.append(f)
+    return replace(changes, files=tuple(files))
 
 
 def _candidates(changes: ChangeSet, status: Status) -> list[FileChange]:
@@ -124,18 +167,20 @@ def _pair(
         if facet in left_old:
             pairs[path] = left_old[facet]
     taken = set(pairs.values())
-    pairs.update(
-        _similar(
-            {p: doc.text for p, doc in old_docs.items() if doc is not None and p not in taken},
-            {p: doc.text for p, doc in new_docs.items() if doc is not None and p not in pairs},
-        )
+    similar = _similar(
+        {p: doc.text for p, doc in old_docs.items() if doc is not None and p not in taken},
+        {p: doc.text for p, doc in new_docs.items() if doc is not None and p not in pairs},
+        lambda a, b: _related(old[a], new[b]),
     )
+    pairs.update(similar)
     return pairs
 
 
-def _similar(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
-    """added path -> deleted path, for the pairs sharing at least ``SIMILAR`` of the larger file's
-    content, the most similar first (then in path order)."""
+def _similar(
+    old: dict[str, str], new: dict[str, str], related: Callable[[str, str], bool]
+) -> dict[str, str]:
+    """added path -> deleted path, for the ``related`` pairs sharing at least ``SIMILAR`` of the
+    larger file's content, the most similar first (then in path order)."""
     if sum(len(text) for text in (*old.values(), *new.values())) > MAX_MEASURED:
         return {}  # as git past its rename limit: no pair by similarity, each file judged as listed
     pieces = {p: _pieces(text) for p, text in (*old.items(), *new.items())}
@@ -153,7 +198,7 @@ def _similar(old: dict[str, str], new: dict[str, str]) -> dict[str, str]:
     for a, b in candidates:
         larger = max(sizes[a], sizes[b])
         shared = _shared(pieces[a], pieces[b])
-        if shared >= SIMILAR * larger:
+        if shared >= SIMILAR * larger and related(a, b):
             scored.append((-shared / larger, a, b))
     pairs: dict[str, str] = {}
     taken: set[str] = set()
@@ -178,6 +223,51 @@ def _shared(a: Counter[str], b: Counter[str]) -> int:
     """How much content (characters) ``a`` and ``b`` hold in common, piece by piece."""
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     return sum(len(line) * min(n, large[line]) for line, n in small.items() if line in large)
+
+
+def _related(old: Any, new: Any) -> bool:
+    """Whether two JSON values may be one file renamed: not two facet schemas naming different
+    facets by ``$id`` that share less than ``SIMILAR`` of the larger one's own content."""
+    old_facet, new_facet = _facet(old), _facet(new)
+    if old_facet is None or new_facet is None or old_facet == new_facet:
+        return True
+    mine, theirs = _own(old), _own(new)
+    if mine is None or theirs is None:
+        return True
+    larger = max(_weight(mine), _weight(theirs))
+    return larger > 0 and _shared(mine, theirs) >= SIMILAR * larger
+
+
+def _own(value: Any) -> Counter[str] | None:
+    """A facet schema's own content: each leaf of its ``$defs`` definitions as ``pointer=value``
+    below the definition (its name left out), references outside the file (the ``allOf`` one to
+    OpenLineage.json every facet holds) left out; None without ``$defs``."""
+    defs = value.get("$defs") if isinstance(value, dict) else None
+    if not isinstance(defs, dict):
+        return None
+    own: Counter[str] = Counter()
+    for definition in defs.values():
+        for pointer, leaf in _leaves(definition, ""):
+            if pointer.endswith("/$ref") and isinstance(leaf, str) and not leaf.startswith("#"):
+                continue
+            own[f"{pointer}={_canonical(leaf)}"] += 1
+    return own
+
+
+def _leaves(value: Any, pointer: str) -> Iterator[tuple[str, Any]]:
+    """(pointer, scalar) of every scalar inside ``value``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{pointer}/{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _leaves(item, f"{pointer}/{i}")
+    else:
+        yield pointer, value
+
+
+def _weight(pieces: Counter[str]) -> int:
+    return sum(len(piece) * n for piece, n in pieces.items())
 
 
 def _canonical(value: Any) -> str:
