@@ -210,3 +210,57 @@ def test_an_unrelated_new_facet_is_not_a_rename_of_a_deleted_one(
     assert states(report, added).get("examples/missing") is State.NEW
     assert pair({gone: old}, {added: content}) == {f"-{gone}": None, added: None}
 
+
+# -- a waiver follows its finding ------------------------------------------------------------------
+
+
+def renamed_facet(
+    repo: Repo, source: str, folder: str, name: str, key: str
+) -> dict[str, bytes | None]:
+    """``source`` renamed to facet ``name`` in ``folder`` (as #3167 renamed one)."""
+    return {source: None, **facet_copy(repo, source, folder, name, key)}
+
+
+def test_a_waiver_follows_its_finding_across_a_rename(owned: Repo) -> None:
+    """The owners waived the facet's missing example; the change renames the facet within the entry.
+    The finding was followed to the new path (pre-existing) but the waiver was not: it no longer
+    applied (blocking under --strict) and its `waivers/unmatched` warning was labelled
+    pre-existing. Moved to another entry, out of the waiver's reach, the warning is the change's."""
+    waiver = {
+        "rule": "examples/missing",
+        "path": SOURCE,
+        "pointer": "",
+        "reason": "examples come later",
+        "granted_by": f"@{ICEBERG_OWNER}",
+        "expires": "2999-12-31",
+    }
+    waivers = json.dumps({"waivers": [waiver]}).encode()
+    base = branch(owned, "waived", {f"{ICEBERG}/waivers.json": waivers})
+    for folder, name, moved_out in (
+        (ICEBERG, "IcebergScanInputDatasetFacet", False),
+        (DATAPROC, "GcpDataprocScanInputDatasetFacet", True),
+    ):
+        git(owned.path, "checkout", "-q", "-B", f"to-{name}", base)
+        for path, content in renamed_facet(owned, SOURCE, folder, name, "scan").items():
+            if content is None:
+                owned.delete(path)
+            else:
+                owned.write(path, content)
+        head = owned.commit(name, branch=f"to-{name}")
+        git(owned.path, "checkout", "-q", "main")
+        changes = ChangeSet.from_git(owned.path, base, head)
+        new = f"{folder}/facets/{name}.json"
+        assert [f.old_path for f in changes.files if f.path == new] == [SOURCE]
+        with GitSnapshot(owned.path, base) as old, GitSnapshot(owned.path, head) as tip:
+            context = ReviewContext(author=ICEBERG_OWNER, strict=True)
+            report = review(head=tip, base=old, changes=changes, context=context)
+        [missing] = [f for f in report.findings if f.rule == "examples/missing" and f.path == new]
+        assert missing.state is State.UNCHANGED
+        unmatched = [f.state for f in report.findings if f.rule == "waivers/unmatched"]
+        if moved_out:
+            assert missing.waived is None
+            assert unmatched == [State.NEW]
+        else:
+            assert missing.waived is not None
+            assert unmatched == []
+

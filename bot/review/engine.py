@@ -312,7 +312,7 @@ def _review(
         findings = adoption_gaps_as_warnings(findings, config, context.strict)
         before = adoption_gaps_as_warnings(before, config, context.strict)
     judged, fixed = judge(findings, before, renamed, change_rules() | UNJUDGED_RULES)
-    judged = waive(judged, fixed, entries, head, base, changes, config, context.day())
+    judged = waive(judged, fixed, entries, head, base, changes, config, context.day(), before)
     # The configuration comes from the base: its problems are never the change's.
     judged += [replace(f, state=State.UNCHANGED) for f in config_findings]
     return Report.build(judged, entries=entries, fixed=fixed, strict=context.strict, sections=audit)

@@ -6,6 +6,11 @@ malformed, granted by someone who does not own what it waives, expired or pointi
 finding itself. The head side's waiver files are checked too (a pull request adding a waiver learns
 it is refused), but only the base side's ever waive: a waiver added or changed in a pull request
 never applies to it.
+
+A waiver follows its file across a rename the change makes within the waiver's entry (or anywhere,
+for a registry-wide one): the finding it waived is the same finding at the new path. One whose
+finding the change moves out of its reach (to another entry) is unmatched because of the change:
+new, as one whose finding the change fixes.
 """
 
 from __future__ import annotations
@@ -173,43 +178,67 @@ def waive(
     changes: ChangeSet | None,
     config: Config,
     today: datetime.date,
+    before: Sequence[Finding] = (),
 ) -> list[Finding]:
     """``findings`` with the base side's valid waivers applied, plus the waivers' own findings
-    (judged: a problem of the base side's files is pre-existing, one a change brings in is new)."""
+    (judged: a problem of the base side's files is pre-existing, one a change brings in is new).
+    ``before``: the base side's findings (a waiver that pointed at one there and points at none
+    after the change's renames is the change's)."""
     side = base if base is not None else head
     waivers, problems = read_waivers(side, config)
     usable, refused = validity(waivers, side, config, today)
     problems += refused
     out = list(findings)
     reviewed = set(entries)
+    renamed = {f.old_path: f.path for f in changes.files if f.old_path} if changes else {}
     for w in usable:
+        target = _followed(w, renamed, head, config)
         hits = [
             i
             for i, f in enumerate(out)
             # a finding asking owners to approve (``owners``) is never waived, whatever its rule
-            if f.waived is None and f.rule not in NEVER_WAIVED and not f.owners and w.matches(f)
+            if f.waived is None
+            and f.rule not in NEVER_WAIVED
+            and not f.owners
+            and target.matches(f)
         ]
         for i in hits:
             out[i] = replace(out[i], waived=w.waived())
         in_scope = changes is None or (w.entry or _entry_of(w.path, head, config)) in reviewed
         if not hits and in_scope:
             was_there = any(w.matches(f) for f in fixed)
+            moved = w.path in renamed and any(w.matches(f) for f in before)
             problem = _problem(
                 "waivers/unmatched",
                 Severity.WARNING,
                 w,
                 f"waiver of {w.rule} at {w.place()} points at no finding"
-                + (" (this change fixes it)" if was_there else ""),
+                + (" (this change fixes it)" if was_there else "")
+                + (
+                    f" (this change moves its file to {renamed[w.path]}, out of the waiver's entry)"
+                    if moved and not was_there
+                    else ""
+                ),
                 f"Remove the waiver, or correct its rule, path and pointer. See {DOC}.",
                 w.entry or _entry_of(w.path, side, config),
             )
-            problems.append(replace(problem, state=State.NEW if was_there else None))
+            problems.append(replace(problem, state=State.NEW if was_there or moved else None))
     if base is None or changes is None:
         return out + problems
     # a change review shows the entries it touches: another entry's stale waiver is not this
     # change's news
     problems = [f for f in problems if f.entry is None or f.entry in reviewed]
     return out + _judged(problems, head, base, changes, config, today)
+
+
+def _followed(w: Waiver, renamed: dict[str, str], head: Snapshot, config: Config) -> Waiver:
+    """``w`` at the path the change renamed its file to, where the waiver still reaches it: a
+    registry-wide waiver anywhere, an entry's within that entry (on the head side)."""
+    new = renamed.get(w.path)
+    if new is None or (w.entry is not None and _entry_of(new, head, config) != w.entry):
+        return w
+    subject = w.subject.replace(w.path, new) if w.subject is not None else None
+    return replace(w, path=new, subject=subject)
 
 
 def _judged(
