@@ -264,3 +264,34 @@ def test_a_waiver_follows_its_finding_across_a_rename(owned: Repo) -> None:
             assert missing.waived is not None
             assert unmatched == []
 
+
+# -- a file moved onto one the change deletes ------------------------------------------------------
+
+
+def test_an_example_moved_onto_a_deleted_one_keeps_its_problems(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Deleting example ``2.json`` and moving ``3.json`` onto it (renumbering) is listed by git and
+    GitHub as ``2.json`` modified and ``3.json`` deleted (git pairs it only with ``-B``): the
+    problems ``3.json`` had at base were judged new at ``2.json``, a false alarm."""
+    folder = "spec/tests/JobTypeJobFacet"
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    value = json.loads((repo.path / folder / "3.json").read_text(encoding="utf-8"))
+    value["jobType"]["emissionPattern"]["windowDuration"] = "not a number"
+    moved = (json.dumps(value, indent=2) + "\n").encode()
+    repo.write(f"{folder}/3.json", moved)
+    repo.commit("an example with a problem", branch="main")
+    head = branch(repo, "renumber", {f"{folder}/3.json": None, f"{folder}/2.json": moved})
+    changes = ChangeSet.from_git(repo.path, "main", head)
+    assert sorted((f.path, f.status) for f in changes.files) == [
+        (f"{folder}/2.json", Status.MODIFIED),
+        (f"{folder}/3.json", Status.DELETED),
+    ]
+    with GitSnapshot(repo.path, "main") as base:
+        before = review(head=base).findings
+    was = {f.rule for f in before if f.path == f"{folder}/3.json" and f.severity.name == "ERROR"}
+    assert was  # the problem planted at base
+    report = judged(repo, head, changes, "someone")
+    now = [f for f in report.findings if f.path == f"{folder}/2.json" and f.rule in was]
+    assert now
+    assert {f.state for f in now} == {State.UNCHANGED}

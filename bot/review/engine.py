@@ -27,7 +27,7 @@ from bot.core.severity import section as severity_section
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.review.input import Check as Check  # re-exported: the worker and the pipeline name it
 from bot.review.input import ReviewContext, ReviewInput
-from bot.review.renames import paired_renames
+from bot.review.renames import moved_onto, paired_renames
 from bot.review.waiving import RULES as WAIVER_RULES
 from bot.review.waiving import waive
 
@@ -308,6 +308,7 @@ def _review(
         findings += [f for f in before if f.rule in INCOMPLETE_RULES]
     before = [f for f in before if f.rule not in INCOMPLETE_RULES]
     renamed = {f.old_path: f.path for f in changes.files if f.old_path}
+    renamed |= moved_onto(changes, base, head, config)
     if config.verdict.adoption_gaps_in_changes == "warning":
         findings = adoption_gaps_as_warnings(findings, config, context.strict)
         before = adoption_gaps_as_warnings(before, config, context.strict)

@@ -40,6 +40,13 @@ pre-existing. Such a pair is a rename only when at least half of the facet's own
 too: the leaves of its ``$defs`` (fields, types, descriptions), the definitions' names and
 references outside the file left out (``_own``). A rename git or GitHub listed is held to the same
 bar, and listed as a deletion and an addition when it falls short.
+
+``moved_onto`` finds what ``git diff -B -M`` pairs and the listings do not: a file moved onto one
+the change deletes (examples renumbered: ``2.json`` deleted, ``3.json`` moved onto it) is listed
+as ``2.json`` modified and ``3.json`` deleted. A modified file paired (as above) with a deleted
+one and closer to it than to its own base is that deleted file moved; the judge follows the
+deleted file's findings to it (so they stay pre-existing), while the checks still see the change as
+listed (a modification and a deletion: owners, published copies judged as such).
 """
 
 from __future__ import annotations
@@ -88,6 +95,34 @@ def paired_renames(changes: ChangeSet, base: Snapshot, head: Snapshot, config: C
         if not (f.status is Status.DELETED and f.path in moved)
     )
     return replace(changes, files=files)
+
+
+def moved_onto(
+    changes: ChangeSet, base: Snapshot, head: Snapshot, config: Config
+) -> dict[str, str]:
+    """deleted path -> modified path, for each modified JSON file rewritten into a deleted one."""
+    deleted = _candidates(changes, Status.DELETED)
+    modified = _candidates(changes, Status.MODIFIED)
+    if not deleted or not modified:
+        return {}
+    old = {f.path: _doc(base, config, f.path) for f in deleted}
+    new = {f.path: _doc(head, config, f.path) for f in modified}
+    pairs = _pair(old, new)
+    out: dict[str, str] = {}
+    for path, gone in pairs.items():
+        before, after, source = _doc(base, config, path), new[path], old[gone]
+        if before is None or after is None or source is None:
+            continue
+        if _similarity(source.text, after.text) > _similarity(before.text, after.text):
+            out[gone] = path
+    return out
+
+
+def _similarity(a: str, b: str) -> float:
+    """The share of the larger of ``a`` and ``b`` held by both, as git measures it."""
+    mine, theirs = _pieces(a), _pieces(b)
+    larger = max(_weight(mine), _weight(theirs))
+    return _shared(mine, theirs) / larger if larger else 1.0
 
 
 def _unrelated_split(
