@@ -322,11 +322,9 @@ class LocalGitHub:
         head = self._snapshot(head_sha)
         files = []
         for change in changes.files:
-            status = (
-                "copied"
-                if change.status is Status.ADDED and change.old_path
-                else _STATUS[change.status]
-            )
+            # a copy is listed as an addition (``ChangeSet.from_git``): GitHub's ``copied`` is read
+            # by ``to_changeset`` (tests/test_rename_audit.py gives it one)
+            status = _STATUS[change.status]
             # GitHub's ``sha``: the blob at the head (a removed file: the zero id, as the stand-in)
             sha = (
                 "0" * 40 if change.status is Status.DELETED else head.object_id(change.path) or None
