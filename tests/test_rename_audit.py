@@ -17,14 +17,17 @@ from bot.core.changes import ChangeSet, Status, _file_changes, _parse_raw
 from bot.core.findings import Report, State
 from bot.core.snapshot import GitSnapshot, run_git
 from bot.github.api import ChangedFile
-from bot.github.pipeline import to_changeset
+from bot.github.local import LocalGitHub
+from bot.github.pipeline import fetch, review_inputs, to_changeset
 from bot.review import renames
 from bot.review.engine import ReviewContext, review
+from bot.service.worker import review_pull_request
 from tests.delegation_repo import DATAPROC, DATAPROC_OWNER, ICEBERG, ICEBERG_OWNER, build
 from tests.gitrepo import Repo, git
 from tests.test_unpaired_renames import pair
 
 SOURCE = f"{ICEBERG}/facets/IcebergScanReportInputDatasetFacet.json"
+REPO = "OpenLineage/OpenLineage"
 
 
 @pytest.fixture(scope="module")
@@ -295,3 +298,27 @@ def test_an_example_moved_onto_a_deleted_one_keeps_its_problems(
     now = [f for f in report.findings if f.path == f"{folder}/2.json" and f.rule in was]
     assert now
     assert {f.state for f in now} == {State.UNCHANGED}
+
+
+# -- no annotation on a path the head no longer has ------------------------------------------------
+
+
+def test_no_annotation_sits_on_a_file_the_change_moved_away(tmp_path: Path, corpus: Path) -> None:
+    """A facet moved out of its entry: the old entry's owners must approve, a finding on the old
+    path. As a check-run annotation it named a file the head does not have, which GitHub shows on
+    no file; it is in the summary's tables, and the annotations name only the head's files."""
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    moved = f"{DATAPROC}/facets/IcebergScanReportInputDatasetFacet.json"
+    git(repo.path, "checkout", "-q", "-B", "pr")
+    git(repo.path, "mv", SOURCE, moved)
+    repo.commit("move a facet to another entry")
+    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=7, author="contributor")
+    pr = gh.get_pull_request(REPO, 7)
+    assert review_pull_request(gh, pr, "d-1") == "failure"
+    [run] = gh.runs_for(pr.head_sha)
+    assert gh.unplaced(run) == []
+    assert any(a["path"] == moved for a in run.annotations)
+    report = review_inputs(fetch(gh, pr))
+    [owners] = [f for f in report.findings if f.path == SOURCE]
+    assert owners.rule == "owners/approval-required"
+    assert SOURCE in run.summary  # in the summary's tables

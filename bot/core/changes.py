@@ -118,6 +118,12 @@ class ChangeSet:
         out.update(f.old_path for f in self.files if f.old_path)
         return out
 
+    def gone(self) -> set[str]:
+        """The paths the head no longer has: deleted files and the old paths of renames."""
+        out = {f.path for f in self.files if f.status is Status.DELETED}
+        out.update(f.old_path for f in self.files if f.status is Status.RENAMED and f.old_path)
+        return out - {f.path for f in self.files if f.status is not Status.DELETED}
+
     def get(self, path: str) -> FileChange | None:
         for f in self.files:
             if f.path == path:

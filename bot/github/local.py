@@ -302,6 +302,12 @@ class LocalGitHub:
         with self._lock:
             return [r for r in self.check_runs if r.head_sha == sha]
 
+    def unplaced(self, run: CheckRunRecord) -> list[dict[str, Any]]:
+        """The run's annotations on a path its commit does not have: GitHub takes them but shows
+        them on no file (actions/toolkit#470, #2223)."""
+        head = self._snapshot(run.head_sha)
+        return [a for a in run.annotations if head.size(a["path"]) is None]
+
     def _check_pr(self, repo: str, number: int | None = None) -> None:
         if repo != self.repo or (number is not None and number != self.number):
             raise NotFound(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -97,14 +97,17 @@ TITLE_LIMIT = github_limits.ANNOTATION_TITLE_CHARS
 TITLE_ROOM = TITLE_LIMIT - 30  # ``shorten`` adds an ellipsis and the full length
 
 
-def to_annotations(findings: Iterable[Finding]) -> list[Annotation]:
-    """One annotation per finding that names a file (line 1 when the finding has no line).
+def to_annotations(findings: Iterable[Finding], gone: Collection[str] = ()) -> list[Annotation]:
+    """One annotation per finding that names a file (line 1 when the finding has no line), but not
+    on a path the head no longer has (``gone``: deleted, renamed away): GitHub shows an annotation
+    on a file the commit lacks on no file (actions/toolkit#470, #2223), so such a finding is in the
+    summary's tables only.
 
     A pre-existing finding is a notice whatever its severity: it is shown, never blocking.
     """
     out = []
     for f in findings:
-        if not f.path:
+        if not f.path or f.path in gone:
             continue
         line = f.line or 1
         message = plain(f.message, ANNOTATION_MESSAGE_LIMIT) + (
@@ -205,14 +208,20 @@ def concluded_as(report: Report) -> tuple[CheckConclusion, str]:
 
 
 def complete_check(
-    gh: GitHubAPI, repo: str, check_id: int, report: Report, sent: int = 0
+    gh: GitHubAPI,
+    repo: str,
+    check_id: int,
+    report: Report,
+    sent: int = 0,
+    gone: Collection[str] = (),
 ) -> CheckRunOutput:
     """Conclude the check run with the summary and every annotation, 50 per request, leaving out the
     first ``sent`` (an interrupted attempt sent them: GitHub appends annotations, it would show them
-    twice). Returns the concluded title and summary (without annotations)."""
+    twice) and those on ``gone`` paths (the head no longer has them: in the summary only). Returns
+    the concluded title and summary (without annotations)."""
     conclusion, title = concluded_as(report)
     summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT, title=False)
-    notes = to_annotations(report.findings)
+    notes = to_annotations(report.findings, gone)
     if len(notes) > MAX_ANNOTATIONS:
         summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT - 200, title=False) + (
             f"\n\n> Only the first {MAX_ANNOTATIONS} of {len(notes)} findings are shown as "

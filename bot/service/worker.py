@@ -326,6 +326,7 @@ def review_pull_request(
                 check_id,
                 report.with_sections(*refusals.sections()),
                 sent=opened.annotations,
+                gone=inputs.changes.gone(),
             )
             concluded = True
         if inputs.touches_watched() or inputs.changes.truncated:
