@@ -10,7 +10,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -733,3 +733,54 @@ def test_an_interrupted_job_is_recovered_to_the_front_of_the_queue(queue: JobQue
     assert queue.recover() == 1
     task = queue.huey.dequeue()
     assert task is not None and task.args == ("first",)
+
+
+def test_a_job_to_run_later_is_run_by_a_worker_of_the_release_before(
+    queue: JobQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rolling upgrade: a dashboard redone later (``Job.not_before``) next to a worker of the
+    release before, which reads a journal entry as ``Job(**record["job"])`` with a ``Job`` that has
+    no ``not_before``. Before, the field was written inside ``job``: that worker's reading raised
+    ``TypeError`` at each try and the job was given up, never run. Now the time is kept beside the
+    job and huey's schedule holds the task until then: that worker reads it, runs it no sooner, and
+    runs it once."""
+    import dataclasses
+
+    old_job = dataclasses.make_dataclass(
+        "OldJob",
+        [
+            (f.name, f.type, dataclasses.field(default=f.default))
+            for f in dataclasses.fields(Job)
+            if f.name != "not_before"
+        ],
+        namespace={"pr_key": Job.pr_key},
+        frozen=True,
+    )
+    # the release before's reading, and a job as the App's give-up hook enqueues it
+    monkeypatch.setattr("bot.service.queue.job_of", lambda record: old_job(**record["job"]))
+    later = time.time() + 600
+    push = Job("p1.redo", "push", "", 1, "o/r", 0, "b" * 40, not_before=later)
+    assert queue.accept(push)
+    ran: list[Any] = []
+    queue.set_handler(ran.append)
+    assert queue.recover() == 0  # the sweep leaves it to its time
+    task = queue.huey.dequeue()
+    task.retries = 0  # were it refused, it would be given up at once
+    queue.huey.execute(task)  # taken now: put back on huey's schedule, not run
+    assert ran == [] and not queue.is_done("p1.redo")
+    [held] = queue.huey.scheduled()
+    assert abs(held.eta.replace(tzinfo=UTC).timestamp() - later) < 1
+    for due in queue.huey.read_schedule(LATER):
+        queue.huey.execute(due, LATER)
+    assert [(j.delivery, j.head_sha) for j in ran] == [("p1.redo", "b" * 40)]
+    assert queue.is_done("p1.redo")
+
+
+def test_a_job_field_of_a_newer_release_is_left_out_not_refused() -> None:
+    """A worker reads a journal entry a newer release wrote with a field it does not know: the
+    job runs without it (before, ``Job(**fields)`` raised and the job was given up)."""
+    from bot.service.queue import job_of
+
+    fields = {**job("d1").record(), "newer": 1}
+    assert job_of({"job": fields, "at": 0.0}) == job("d1")
+    assert job_of({"job": fields, "not_before": 5.0}).not_before == 5.0

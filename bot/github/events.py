@@ -6,6 +6,7 @@ check suite belongs to, the files a pull request touches) is decided later by th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -66,15 +67,23 @@ class Job:
         return f"{self.repo}#{self.number}" if self.number else f"{self.repo}@{self.head_sha}"
 
     def record(self) -> dict[str, object]:
-        """The job as the queue stores it. A field added since the release before (``command``,
-        ``not_before``) is written only when set, so that release's workers, which reject keys they
-        do not know, still read every review job during a rolling upgrade (docs/app.md,
-        "Upgrades")."""
+        """The job as the queue stores it under ``job``. A field added since the release before
+        (``command``) is written only when set, and ``not_before`` never (the queue keeps it beside
+        the job, ``JobQueue``): that release's workers, which reject keys they do not know, still
+        read every job during a rolling upgrade (docs/app.md, "Upgrades")."""
         fields = asdict(self)
-        for name in ("command", "not_before"):
-            if not fields[name]:
-                del fields[name]
+        del fields["not_before"]
+        if not fields["command"]:
+            del fields["command"]
         return fields
+
+    @classmethod
+    def of(cls, fields: dict[str, Any], not_before: float = 0.0) -> Job:
+        """The job a record's ``job`` holds (``record``), with ``not_before`` kept beside it. A
+        field this release does not know (written by a newer one) is left out, not refused."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        kept = {k: v for k, v in fields.items() if k in known}
+        return replace(cls(**kept), not_before=float(not_before or kept.get("not_before") or 0.0))
 
     def to_json(self) -> str:
         return json.dumps(self.record(), sort_keys=True)

@@ -76,6 +76,11 @@ class PullRequestBusy(RetryTask):
     """Another live worker reviews this pull request: retry shortly."""
 
 
+def job_of(record: dict[str, Any]) -> Job:
+    """The job of a journal entry (``JobQueue.accept``), with its ``not_before`` kept beside it."""
+    return Job.of(record["job"], float(record.get("not_before") or 0.0))
+
+
 class JobDeferred(RetryTask):
     """Run this job again at ``until`` (epoch seconds): what a handler raises when GitHub's rate
     limit resets later than it may wait. Not counted as a retry; bounded by the queue's
@@ -354,7 +359,16 @@ class JobQueue:
     def _accept(self, job: Job, body: bytes | None) -> bool:
         key = f"job:{job.delivery}"
         now = self.clock()
-        record = orjson.dumps({"job": job.record(), "at": now})
+        stored: dict[str, Any] = {"job": job.record(), "at": now}
+        # a job to run later: held in huey's schedule, so that no worker (of this release or the one
+        # before, which knows no ``not_before``) takes it sooner; the time is kept beside the job,
+        # where that release's workers read no field they would refuse, and ``deferred_until`` keeps
+        # every release's sweep off it until then
+        eta = {}
+        if job.not_before:
+            stored.update(not_before=job.not_before, deferred_until=job.not_before)
+            eta["eta"] = datetime.fromtimestamp(job.not_before, UTC)
+        record = orjson.dumps(stored)
         digest = hashlib.sha256(body).hexdigest() if body is not None else ""
         # a recheck may be refused: it must not supersede a real push
         latest = None if job.requester else (f"latest:{job.pr_key}", job.delivery.encode())
@@ -362,7 +376,7 @@ class JobQueue:
         # first one made no new run): refused as a replay only within a short window
         kept = done_marks.REREQUEST_WINDOW if job.event in REREQUESTS else None
         if isinstance(self._kv, JournalSqliteStorage):  # one transaction, one commit
-            message = self.huey.serialize_task(self._task.s(job.delivery))
+            message = self.huey.serialize_task(self._task.s(job.delivery, **eta))
             since = now - kept if kept is not None else float("-inf")
             mark = (f"body:{digest}", f"{now:.0f}".encode(), since) if digest else None
             return self._kv.accept(key, record, latest, message, mark)
@@ -373,7 +387,7 @@ class JobQueue:
             return False
         if latest is not None:
             self._kv.put_data(*latest)
-        self.huey.enqueue(self._task.s(job.delivery))
+        self.huey.enqueue(self._task.s(job.delivery, **eta))
         return True
 
     def ready(self) -> bool:
@@ -439,7 +453,7 @@ class JobQueue:
     def job(self, delivery: str) -> Job | None:
         """The journalled job, or None when unknown or done."""
         record = self._record(delivery)
-        return None if record is None else Job(**record["job"])
+        return None if record is None else job_of(record)
 
     def _record(self, delivery: str) -> dict[str, Any] | None:
         raw = self._kv.peek_data(f"job:{delivery}")
@@ -463,7 +477,7 @@ class JobQueue:
             if raw == DONE:
                 continue
             with contextlib.suppress(ValueError, KeyError, TypeError):
-                keys.add(Job(**json.loads(raw)["job"]).pr_key)
+                keys.add(job_of(json.loads(raw)).pr_key)
         return keys
 
     def note_check_run(self, job: Job, head_sha: str, check_run_id: int) -> None:
@@ -482,7 +496,7 @@ class JobQueue:
     def mark_done(self, delivery: str) -> None:
         """Replace the job's journal entry with a done mark (``bot.service.done_marks``)."""
         record = self._record(delivery)
-        pr_key = Job(**record["job"]).pr_key if record is not None else ""
+        pr_key = job_of(record).pr_key if record is not None else ""
         self._done.mark(delivery, pr_key)
 
     def _finish(self, delivery: str) -> None:
@@ -807,7 +821,7 @@ class JobQueue:
             try:
                 record = json.loads(raw)
                 at = float(record["at"])
-                pr_key = Job(**record["job"]).pr_key
+                pr_key = job_of(record).pr_key
                 deferred = float(record.get("deferred_until") or 0.0)
                 started = bool(record.get("lease_owner"))
             except (ValueError, KeyError, TypeError):
