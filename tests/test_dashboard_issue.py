@@ -434,3 +434,61 @@ def test_issues_turned_off_end_the_dashboard_job_with_the_setting_in_the_log(
     assert Worker(One(gh), clock=lambda: NOW).handle(decision.job) == "dashboard-refused"
     assert gh.calls.count("list_issues") == 1 and gh.issues == []
     assert "Issues are disabled for this repo" in caplog.text and "turns on Issues" in caplog.text
+
+
+def test_a_stale_dashboard_job_is_redone_once_later_and_supersedes_no_newer_push(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Finding: a job that found the default branch moved at every read (``dashboard-stale``) wrote
+    nothing and left the branch to the newest push's job; when that job was lost (dropped, never
+    delivered) the issue stayed on an older commit until the next merge. Now it redoes the branch
+    once, ``DASHBOARD_REDO_AFTER`` seconds later, which describes the head; the redone job does not
+    drop a newer push's job waiting meanwhile, and a redone job stale too is not redone again."""
+    from bot.github import dashboard_issue
+    from bot.service.worker import DASHBOARD_REDO_AFTER
+    from tests.test_conclude import Bot, Clock
+
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    merged = iter(range(1, 100))
+    busy = [10**6]  # reads of the branch during which a merge lands
+    pushed: list[str] = []  # deliveries of those merges' pushes, taken while the job runs
+
+    class Busy(LocalGitHub):
+        def default_branch_head(self, repo_name: str) -> str:
+            if busy[0] > 0:
+                busy[0] -= 1
+                sha = merge(repo, next(merged))  # another merge lands while the job computes
+                if pushed:
+                    assert bot.queue.accept(Job(pushed.pop(), "push", "", 1, REPO, 0, sha))
+            return super().default_branch_head(repo_name)
+
+    gh = Busy(repo.path, "main", "main", repo=REPO)
+    bot = Bot(tmp_path, gh, Clock(float(int(time.time()))))
+    try:
+        assert bot.queue.accept(Job("push-0", "push", "", 1, REPO, 0, merge(repo, 0)))
+        # stale (the newest push's job is lost); its redone job taken and put on huey's schedule
+        assert bot.run_queued() == 2 and gh.issues == []
+        busy[0] = 0
+        [redo_at] = bot.etas()
+        assert DASHBOARD_REDO_AFTER - 10 < redo_at - bot.clock.now <= DASHBOARD_REDO_AFTER
+        assert bot.advance(redo_at) == 1
+        [issue] = gh.issues
+        head = gh.default_branch_head(REPO)
+        assert head[:12] in issue.body and bot.queue.is_done("push-0.redo")
+
+        # stale again (its 1 + MAX_FOLLOW reads), and a merge's push delivered while the job ran:
+        # that push's job runs, not dropped as superseded by the redone job
+        busy[0] = 1 + dashboard_issue.MAX_FOLLOW
+        pushed.append("push-2")
+        assert bot.queue.accept(Job("push-1", "push", "", 1, REPO, 0, merge(repo, 50)))
+        assert bot.run_queued() == 3 and bot.queue.is_done("push-2")
+        head = gh.default_branch_head(REPO)
+        assert head[:12] in gh.issues[0].body
+        [redo_at] = bot.etas()
+
+        # a redone job stale too: not redone again
+        busy[0] = 10**6
+        bot.advance(redo_at)
+        assert bot.queue.is_done("push-1.redo") and bot.etas() == []
+    finally:
+        bot.queue.close()

@@ -549,10 +549,15 @@ class JobQueue:
             return len(self._unsaved_done) + len(self._unreleased)
 
     def superseded(self, job: Job) -> bool:
+        """Whether a newer delivery for ``job``'s pull request was accepted. One put off to a later
+        time (``Job.not_before``: a dashboard redone) supersedes nothing before its time."""
         if job.requester:
             return False
         latest = self._kv.peek_data(f"latest:{job.pr_key}")
-        return latest is not EmptyData and _text(latest) != job.delivery
+        if latest is EmptyData or _text(latest) == job.delivery:
+            return False
+        newer = self._record(_text(latest))
+        return newer is None or float(newer.get("not_before") or 0.0) <= self.clock()
 
     @contextlib.contextmanager
     def pr_lock(self, pr_key: str) -> Iterator[Fence]:

@@ -68,7 +68,8 @@ JOB_BUDGET = 840.0
 # attempts that died with their process (OOM kill) before a review concludes "could not finish"
 MAX_CRASHES = 2
 OPEN_RETRY = 60.0  # seconds before a job whose check run could not be concluded runs again
-# a dashboard job the queue gave up is redone once, this many seconds later (``redo_dashboard``)
+# a dashboard job the queue gave up, or one that found the branch moving at every read, is redone
+# once, this many seconds later (``redo_dashboard``)
 DASHBOARD_REDO_AFTER = 600.0
 DASHBOARD_REDO = ".redo"  # the redone job's delivery suffix
 
@@ -562,15 +563,17 @@ class Worker:
             "delivery %s given up: its check run %d concluded", job.delivery, job.check_run_id
         )
 
-    def redo_dashboard(self, job: Job) -> None:
-        """A dashboard job the queue gave up (GitHub failing at each of its retries): the issue
-        would describe an older commit until the next merge. One more job for the branch is
-        enqueued, to run ``DASHBOARD_REDO_AFTER`` seconds later (it describes the head, as any push
-        job); a redone job that is given up too is not redone again. Other jobs: nothing."""
+    def redo_dashboard(self, job: Job, why: str = "given up") -> None:
+        """A dashboard job the queue gave up (GitHub failing at each of its retries), or one that
+        found the default branch moved at every read (``dashboard-stale``): the issue would describe
+        an older commit until the next merge if the newest push's job were lost. One more job for
+        the branch is enqueued, to run ``DASHBOARD_REDO_AFTER`` seconds later (it describes the
+        head, as any push job); a redone job that is given up or stale too is not redone again.
+        Other jobs: nothing."""
         if job.event != "push" or self.forward is None:
             return
         if job.delivery.endswith(DASHBOARD_REDO):
-            log.error("delivery %s: the dashboard was redone and failed again", job.delivery)
+            log.error("delivery %s: the dashboard was redone and %s again", job.delivery, why)
             return
         redo = replace(
             job,
@@ -580,8 +583,9 @@ class Worker:
         )
         if self.forward(redo):
             log.warning(
-                "delivery %s given up: the dashboard is redone at %s",
+                "delivery %s %s: the dashboard is redone at %s",
                 job.delivery,
+                why,
                 datetime.fromtimestamp(redo.not_before, UTC).strftime("%H:%M:%S UTC"),
             )
 
@@ -591,13 +595,16 @@ class Worker:
         if fence is not None:
             gh = FencedGitHub(gh, fence)
         if job.event == "push":  # the default branch moved: the dashboard issue, no review
-            return dashboard_issue.refresh(
+            outcome = dashboard_issue.refresh(
                 gh,
                 job.repo,
                 job.head_sha,
                 datetime.fromtimestamp(self.clock(), UTC).date(),
                 self.checks,
             )
+            if outcome == "dashboard-stale":  # the newest push's job may be lost: not left to it
+                self.redo_dashboard(job, "found the default branch moved at every read")
+            return outcome
         number = job.number
         if not number:
             numbers = gh.list_open_pull_requests_for_sha(job.repo, job.head_sha)
