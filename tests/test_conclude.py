@@ -8,6 +8,7 @@ against the real processes: ``tests/test_e2e_faults.py``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -604,3 +605,50 @@ def test_a_read_github_refuses_concludes_once_with_githubs_words_and_is_not_retr
     assert run.title.startswith("Could not finish: GitHub refused") and "internal" not in run.title
     assert "Resource not accessible by integration" in run.summary
     assert bot.queue.is_done("d-1") and bot.etas() == []
+
+
+def test_a_head_force_pushed_back_after_its_base_moved_is_reviewed_again_by_a_round(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Finding: a force-push back to a head reviewed before, whose ``synchronize`` was lost, was not
+    stood in for: the head's newest run was a verdict, so a round skipped it, though that verdict
+    judged the head against an older base. Here the default branch gave the entry new owners
+    meanwhile (the corpus's CODEOWNERS, one more line): against the pull request's base now the
+    review fails (``owners/approval-required``), and the green verdict stayed. Now a verdict names
+    the base it judged (a hidden first line of its summary) and a round reviews a head again whose
+    verdict names another base than its pull request's; then that verdict stands."""
+    from tests.gitrepo import git
+    from tests.test_pipeline import TEAM
+
+    repo = Repo.from_folder(corpus, tmp_path / "repo")
+    facet = "spec/registry/gcp/dataproc/facets/GcpDataprocRunFacet.json"
+    text = (repo.path / facet).read_text(encoding="utf-8")
+    first = repo.change({facet: text + "\n"}, "a change of gcp:dataproc")
+    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=7, author="contributor")
+    gh.set_team(TEAM, ["carol"])  # an owner by the base's CODEOWNERS
+    gh.add_review("carol")
+    bot = Bot(tmp_path, gh, Clock(float(int(time.time()))))
+    bot.worker.checks = None  # the bot's checks: the owners' approval decides here
+    try:
+        assert bot.queue.accept(job(gh.get_pull_request(REPO, 7), "d-0")) and bot.run_queued() == 1
+        assert [r.conclusion for r in gh.runs_for(first)] == ["success"]
+        second = repo.change({facet: text + "\n\n"}, "another")  # a push, reviewed
+        push = Job("d-1", "pull_request", "synchronize", 1, REPO, 7, second)
+        assert bot.queue.accept(push) and bot.run_queued() == 1
+        git(repo.path, "checkout", "-q", "main")  # a merge gives gcp entries new owners
+        owners = (repo.path / "CODEOWNERS").read_text(encoding="utf-8")
+        repo.write("CODEOWNERS", owners + "spec/registry/gcp @OpenLineage/gcp\n")
+        git(repo.path, "add", "-A")
+        git(repo.path, "commit", "-q", "-m", "gcp owners")
+        gh.set_team("OpenLineage/gcp", [])
+        gh.push(first)  # force-pushed back; its synchronize is lost
+        assert reconcile.reconcile(OneInstallation(gh), bot.queue) == 1
+        assert bot.run_queued() == 1
+        runs = gh.runs_for(first)
+        base = gh.get_pull_request(REPO, 7).base_sha
+        assert [r.conclusion for r in runs] == ["success", "failure"]
+        assert "owners/approval-required" in runs[-1].summary
+        assert runs[-1].summary.startswith(f"<!-- registry-bot:base {base} -->\n")
+        assert reconcile.reconcile(OneInstallation(gh), bot.queue) == 0  # it stands now
+    finally:
+        bot.queue.close()

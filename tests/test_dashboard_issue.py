@@ -354,7 +354,7 @@ def test_more_open_pull_requests_than_are_read_is_said_in_the_issue(
     sha = merge(repo, 0)
     gh = LocalGitHub(repo.path, "main", "main", repo=REPO)
     read: list[int] = []
-    gh.list_open_pull_requests = lambda r: [(n, sha) for n in range(150, 0, -1)]  # type: ignore[method-assign]
+    gh.list_open_pull_requests = lambda r: [(n, sha, sha) for n in range(150, 0, -1)]  # type: ignore[method-assign]
     gh.list_issue_comments = lambda r, n: read.append(n) or []  # type: ignore[method-assign,func-returns-value]
     body = dashboard_issue.body_for(gh, REPO, sha, TODAY)
     assert read == list(range(1, 101))
@@ -362,7 +362,7 @@ def test_more_open_pull_requests_than_are_read_is_said_in_the_issue(
         "> Pull requests waiting on their owners: only the 100 lowest-numbered of the 150 open "
         "pull requests were read; the other 50 are not listed here.\n"
     ) in body
-    gh.list_open_pull_requests = lambda r: [(n, sha) for n in range(1, 101)]  # type: ignore[method-assign]
+    gh.list_open_pull_requests = lambda r: [(n, sha, sha) for n in range(1, 101)]  # type: ignore[method-assign]
     assert "lowest-numbered" not in dashboard_issue.body_for(gh, REPO, sha, TODAY)
 
 

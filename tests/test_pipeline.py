@@ -336,5 +336,7 @@ def test_a_summary_github_refuses_still_concludes_the_verdict(
     gh, pr = load(pr_repo)
     assert review_pull_request(gh, pr, "d-1", checks=FAKE_CHECKS) == "failure"
     [run] = gh.runs_for(pr.head_sha)
-    assert run.conclusion == "failure" and run.summary == REFUSED_SUMMARY
+    # the short summary keeps its hidden first line, the base the verdict judged
+    assert run.conclusion == "failure"
+    assert run.summary == f"<!-- registry-bot:base {pr.base_sha} -->\n{REFUSED_SUMMARY}"
     assert run.title.startswith("OpenLineage registry ❌ failed") and run.annotations

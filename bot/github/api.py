@@ -7,6 +7,7 @@ point the real implementation at a local stand-in server. Nothing here does I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -167,6 +168,23 @@ class CheckRunInfo:
     external_id: str = ""
     annotations: int = 0  # annotations it holds (``output.annotations_count``)
     title: str = ""  # ``output.title``: the verdict's headline once concluded
+    base_sha: str = ""  # the base a verdict judged the head against (``base_of`` its summary)
+
+
+_BASE_LINE = re.compile(r"<!-- registry-bot:base ([0-9a-f]{40}|[0-9a-f]{64}) -->")
+
+
+def base_line(base_sha: str) -> str:
+    """The hidden first line of a verdict's check run summary: the base it judged the head
+    against (a force-push back to a head reviewed before may find the base moved since)."""
+    return f"<!-- registry-bot:base {base_sha} -->"
+
+
+def base_of(summary: str) -> str:
+    """The base a check run's summary says its verdict judged (``base_line``, its first line
+    only: quoted content further down cannot forge it); "" when it says none."""
+    found = _BASE_LINE.fullmatch(summary.partition("\n")[0])
+    return found.group(1) if found else ""
 
 
 @dataclass(frozen=True)
@@ -203,8 +221,8 @@ class GitHubAPI(Protocol):
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]: ...
 
-    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
-        """(number, head sha) of the repository's open pull requests (``GET
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str, str]]:
+        """(number, head sha, base sha) of the repository's open pull requests (``GET
         /repos/{repo}/pulls?state=open``)."""
         ...
 

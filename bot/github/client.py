@@ -41,6 +41,7 @@ from bot.github.api import (
     ReviewEvent,
     ReviewInfo,
     StatusInfo,
+    base_of,
 )
 from bot.github.app_clock import ClockedAppAuth, GitHubClock
 from bot.github.lazy_snapshot import LazyTree
@@ -753,10 +754,10 @@ class GitHubClient:
             next_url, params = _next_link(_lower(headers).get("link", "")), None
         return names
 
-    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
-        """(number, head sha) of the repository's open pull requests."""
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str, str]]:
+        """(number, head sha, base sha) of the repository's open pull requests."""
         return [
-            (int(p["number"]), str(p["head"]["sha"]))
+            (int(p["number"]), str(p["head"]["sha"]), str(p["base"]["sha"]))
             for p in self._pages(f"/repos/{repo}/pulls", query={"state": "open"})
         ]
 
@@ -1124,6 +1125,7 @@ class GitHubClient:
                 str(r.get("external_id") or ""),
                 int((r.get("output") or {}).get("annotations_count") or 0),
                 str((r.get("output") or {}).get("title") or ""),
+                base_of(str((r.get("output") or {}).get("summary") or "")),
             )
             for r in runs
         ]

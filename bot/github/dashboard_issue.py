@@ -43,7 +43,7 @@ def waiting(gh: GitHubAPI, repo: str) -> tuple[dict[str, list[str]], str]:
     ``MAX_PULL_REQUESTS`` to read, a note saying which were read."""
     me = gh.bot_login()
     out: dict[str, list[str]] = {}
-    numbers = sorted(number for number, _ in gh.list_open_pull_requests(repo))  # every page
+    numbers = sorted(number for number, *_ in gh.list_open_pull_requests(repo))  # every page
     note = (
         f"Pull requests waiting on their owners: only the {MAX_PULL_REQUESTS} lowest-numbered of "
         f"the {len(numbers):,} open pull requests were read; the other "

@@ -37,6 +37,7 @@ from bot.github.api import (
     ReviewEvent,
     ReviewInfo,
     StatusInfo,
+    base_of,
 )
 from bot.github.app_permissions import NEEDS
 from bot.github.app_permissions import check as check_permissions
@@ -392,10 +393,10 @@ class LocalGitHub:
         self._check_pr(repo)
         return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []
 
-    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]:
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str, str]]:
         self._check_pr(repo)
         return (
-            [(self.number, self.resolve(self.head))]
+            [(self.number, self.resolve(self.head), self.resolve(self.base))]
             if self.state_open and self.merged is None
             else []
         )
@@ -515,6 +516,7 @@ class LocalGitHub:
                 r.external_id,
                 len(r.annotations),
                 r.title,
+                base_of(r.summary),
             )
             for r in self.runs_listed(head_sha, name, "" if name else None)
         ]

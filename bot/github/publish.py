@@ -30,6 +30,8 @@ from bot.github.api import (
     InlineComment,
     PullRequest,
     ReviewInfo,
+    base_line,
+    base_of,
 )
 from bot.github.refusals import Refusals
 from bot.outputs.render.markdown import (
@@ -214,18 +216,27 @@ def complete_check(
     report: Report,
     sent: int = 0,
     gone: Collection[str] = (),
+    base_sha: str = "",
 ) -> CheckRunOutput:
     """Conclude the check run with the summary and every annotation, 50 per request, leaving out the
     first ``sent`` (an interrupted attempt sent them: GitHub appends annotations, it would show them
-    twice) and those on ``gone`` paths (the head no longer has them: in the summary only). Returns
-    the concluded title and summary (without annotations)."""
+    twice) and those on ``gone`` paths (the head no longer has them: in the summary only). The
+    summary's hidden first line names ``base_sha``, the base the verdict judged (``base_line``:
+    reconciliation reviews a head again whose pull request's base moved since). Returns the
+    concluded title and summary (without annotations)."""
     conclusion, title = concluded_as(report)
-    summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT, title=False)
+    first = f"{base_line(base_sha)}\n" if base_sha else ""
+    limit = GITHUB_TEXT_LIMIT - len(first)
+    summary = first + render_markdown(report, limit=limit, title=False)
     notes = to_annotations(report.findings, gone)
     if len(notes) > MAX_ANNOTATIONS:
-        summary = render_markdown(report, limit=GITHUB_TEXT_LIMIT - 200, title=False) + (
-            f"\n\n> Only the first {MAX_ANNOTATIONS} of {len(notes)} findings are shown as "
-            f"annotations.\n"
+        summary = (
+            first
+            + render_markdown(report, limit=limit - 200, title=False)
+            + (
+                f"\n\n> Only the first {MAX_ANNOTATIONS} of {len(notes)} findings are shown as "
+                f"annotations.\n"
+            )
         )
         notes = notes[:MAX_ANNOTATIONS]
     notes = notes[sent:]
@@ -262,15 +273,17 @@ def _send_output(
     otherwise than documented), send it again with a short summary, so that the verdict is concluded
     all the same. Returns the summary sent."""
     update = partial(gh.update_check_run, repo, check_id, status, conclusion, actions=actions)
+    base = base_of(output.summary)  # the hidden first line stays
+    short = f"{base_line(base)}\n{REFUSED_SUMMARY}" if base else REFUSED_SUMMARY
     try:
         update(output=output)
         return output.summary
     except GitHubError as exc:
-        if exc.status != 422 or output.summary == REFUSED_SUMMARY:
+        if exc.status != 422 or output.summary == short:
             raise
         log.warning("GitHub refused the check run's summary (%s); sending a short one", exc)
-    update(output=CheckRunOutput(output.title, REFUSED_SUMMARY, annotations=output.annotations))
-    return REFUSED_SUMMARY
+    update(output=CheckRunOutput(output.title, short, annotations=output.annotations))
+    return short
 
 
 def note_on_check(

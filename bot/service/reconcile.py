@@ -24,7 +24,7 @@ ACTION = "reconcile"  # the action of the jobs a round enqueues (``Job.action``)
 class InstallationReads(Protocol):
     def list_installation_repositories(self) -> list[str]: ...
 
-    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str]]: ...
+    def list_open_pull_requests(self, repo: str) -> list[tuple[int, str, str]]: ...
 
     def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[CheckRunInfo]: ...
 
@@ -45,10 +45,11 @@ class Journal(Protocol):
     def accept(self, job: Job) -> bool: ...
 
 
-def delivery_of(repo: str, number: int, head_sha: str) -> str:
-    """The delivery id of the reconciliation job for one head (also the ``external_id`` of the run
-    it creates)."""
-    return f"reconcile:{repo}#{number}@{head_sha}"
+def delivery_of(repo: str, number: int, head_sha: str, base_sha: str = "") -> str:
+    """The delivery id of the reconciliation job for one head against one base (also the
+    ``external_id`` of the run it creates): a head owed a review again once its pull request's base
+    moved is a new job, not a redelivery of the first one."""
+    return f"reconcile:{repo}#{number}@{head_sha}" + (f"~{base_sha[:12]}" if base_sha else "")
 
 
 def is_verdict(run: CheckRunInfo) -> bool:
@@ -58,6 +59,19 @@ def is_verdict(run: CheckRunInfo) -> bool:
     return run.status == "completed" and run.conclusion != "cancelled"
 
 
+def stands_for(run: CheckRunInfo | None, base_sha: str) -> bool:
+    """Whether ``run`` (the newest of a head) is a verdict on the head against the pull request's
+    base ``base_sha``. A verdict that names another base (``CheckRunInfo.base_sha``) judged the
+    head before the base moved (a force-push back to a head reviewed before, whose delivery was
+    lost): the owners, entries and rules of the base it judged are not the base's now. A verdict
+    that names none (written before bases were recorded) is taken as it stands."""
+    return (
+        run is not None
+        and is_verdict(run)
+        and (not run.base_sha or not base_sha or run.base_sha == base_sha)
+    )
+
+
 def newest_run(runs: Iterable[CheckRunInfo]) -> CheckRunInfo | None:
     """The run GitHub shows for a commit among ``runs`` of one name: the newest (ids grow)."""
     return max(runs, key=lambda r: r.id, default=None)
@@ -65,16 +79,18 @@ def newest_run(runs: Iterable[CheckRunInfo]) -> CheckRunInfo | None:
 
 def unreviewed(gh: InstallationReads, installation: int, repo: str) -> Iterator[Job]:
     """A job for each open pull request of ``repo`` whose head's newest run of the App is not a
-    verdict: none, one left open (resumed), or one cancelled. GitHub shows the newest run of a name,
-    so an older verdict does not stand for a newer run that a re-run or a review event opened and
-    its job never concluded (given up, or lost with Redis's data)."""
-    for number, head_sha in gh.list_open_pull_requests(repo):
+    verdict against its base now (``stands_for``): none, one left open (resumed), one cancelled, or
+    a verdict on another base. GitHub shows the newest run of a name, so an older verdict does not
+    stand for a newer run that a re-run or a review event opened and its job never concluded (given
+    up, or lost with Redis's data)."""
+    for number, head_sha, base_sha in gh.list_open_pull_requests(repo):
         newest = newest_run(gh.list_check_runs(repo, head_sha, CHECK_NAME))
-        if newest is not None and is_verdict(newest):
+        if stands_for(newest, base_sha):
             continue
         left = newest.id if newest is not None and newest.status != "completed" else 0
+        moved = newest is not None and is_verdict(newest)  # a verdict on another base
         yield Job(
-            delivery_of(repo, number, head_sha),
+            delivery_of(repo, number, head_sha, base_sha if moved else ""),
             "pull_request",
             ACTION,
             installation,

@@ -328,6 +328,7 @@ def review_pull_request(
                 report.with_sections(*refusals.sections()),
                 sent=opened.annotations,
                 gone=inputs.changes.gone(),
+                base_sha=pr.base_sha,
             )
             concluded = True
         if inputs.touches_watched() or inputs.changes.truncated:
@@ -699,17 +700,19 @@ class Worker:
         A reconciliation round enqueues a head with no verdict; the delivery it stands in for may
         still arrive (the web was restarting, GitHub was slow), before or after the round's job
         runs. The later of the two is not reviewed again: a round's job skips a head whose newest
-        run is a verdict of the App (``reconcile.is_verdict``); a delivery that opened the pull
-        request (``reports_only_its_head``) skips a head whose run the round's job concluded (its
-        ``external_id``), looked up on GitHub only when the queue has that job done. Any other
-        delivery (a push, which may bring a head back; a review submitted, edited or dismissed, a
-        base changed, a pull request reopened or ready for review; a re-run, a recheck) is
-        reviewed again: what it reports may have happened after the round's review."""
+        run is a verdict of the App against the base now (``reconcile.stands_for``); a delivery
+        that opened the pull request (``reports_only_its_head``) skips a head whose run the round's
+        job concluded (its ``external_id``), looked up on GitHub only when the queue has that job
+        done. Any other delivery (a push, which may bring a head back; a review submitted, edited
+        or dismissed, a base changed, a pull request reopened or ready for review; a re-run, a
+        recheck) is reviewed again: what it reports may have happened after the round's review."""
         if job.check_run_id or job.rerun or job.requester:
             return False
         if job.action == reconcile.ACTION:
             newest = reconcile.newest_run(gh.list_check_runs(pr.repo, pr.head_sha, CHECK_NAME))
-            done = [newest] if newest is not None and reconcile.is_verdict(newest) else []
+            done = (
+                [newest] if newest is not None and reconcile.stands_for(newest, pr.base_sha) else []
+            )
         else:
             owed = reconcile.delivery_of(pr.repo, pr.number, pr.head_sha)
             if not reports_only_its_head(job) or self.done is None or not self.done(owed):
