@@ -1030,3 +1030,33 @@ def test_removing_a_registered_name_is_never_approved_for_the_owners(
         assert "removes the registered name `gcp:composer`" in summary(gh)
     finally:
         gh.close()
+
+
+def test_an_owner_the_base_branch_removed_since_the_pull_requests_base_is_not_acted_on(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Finding: GitHub leaves a pull request's ``base.sha`` where the base branch was at its last
+    push (merges to the base branch do not move it), and the App judged the owners by the
+    CODEOWNERS there: after ``main`` gave gcp:dataproc a new owner, the owner it removed still
+    approved, and the App approved on the entry's behalf and merged. Now, before it approves, the
+    App reads the CODEOWNERS files it judged by at the base branch as it is (one request) and acts
+    on nothing when they differ; the approval it gave before is withdrawn."""
+    built = build(corpus, tmp_path / "repo")
+    gh = pull(built.path, "pr")
+    try:
+        gh.pin_base()  # GitHub's base.sha: main as it was at the pull request's last push
+        # no merge meanwhile
+        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))
+        gh.add_review(DATAPROC_OWNER)
+        assert review(gh) == "success" and bot_approvals(gh) == ["APPROVED"]
+        git(built.path, "checkout", "-q", "main")
+        built.write(f"{DATAPROC}/CODEOWNERS", "* @new-dataproc-owner\n")
+        built.commit("gcp:dataproc has a new owner", branch="main")
+        assert gh.get_pull_request(REPO, 7).base_sha == gh.base_pin  # GitHub's does not move
+        assert review(gh) == "success"  # the check judges by the pull request's base
+        assert bot_approvals(gh) == ["DISMISSED"] and gh.merged is None
+        assert f"changed `{DATAPROC}/CODEOWNERS` since the pull request's base" in summary(gh)
+        gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME,))
+        assert review(gh) == "success" and gh.merged is None  # still nothing acted on
+    finally:
+        gh.close()

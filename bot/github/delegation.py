@@ -266,6 +266,34 @@ def _consent(
     return None
 
 
+def owners_moved(gh: GitHubAPI, inputs: ReviewInputs) -> str:
+    """Why the owners judged by are not known to be the base branch's now; empty when they are.
+
+    They are read at the pull request's ``base.sha``, which GitHub leaves where the base branch was
+    at the pull request's last push (merges to the base branch do not move it): an owner the base
+    branch removed since would still approve. One request: every CODEOWNERS location the owners
+    were judged by (``Side.read_paths``), read at the base branch as it is."""
+    pr = inputs.pr
+    paths = side_model(inputs.base, inputs.config).owners.read_paths()
+    try:
+        now = gh.read_files(pr.repo, pr.base_ref, paths)
+    except GitHubError as exc:
+        if is_retryable(exc):
+            raise
+        where = code(pr.base_ref, table=False)
+        return f"the owners on the base branch {where} could not be read ({escape(str(exc))})"
+    unread = getattr(now, "skipped", {})
+    changed = [p for p in paths if p in unread or inputs.base.read(p) != now.get(p)]
+    if not changed:
+        return ""
+    return (
+        f"the base branch {code(pr.base_ref, table=False)} changed "
+        f"{', '.join(code(p, table=False) for p in changed[:MAX_REASONS])} since the pull "
+        f"request's base {code(pr.base_sha[:12], table=False)}: its owners may be others now; "
+        "a push (or updating the branch) reviews it against the base branch as it is"
+    )
+
+
 def decide(
     inputs: ReviewInputs, report: Report, me: str, gh: GitHubAPI | None = None
 ) -> Delegation:
@@ -372,6 +400,11 @@ def decide(
                 f"the review finds nothing blocking (today: {report.verdict.value}, "
                 f"{len(blocking)} blocking finding(s) besides approvals)"
             )
+    # about to approve: the owners judged by are the base branch's now
+    if not waiting and gh is not None:
+        moved = owners_moved(gh, inputs)
+        if moved:
+            return Delegation(head_sha, False, refused=(moved,))
     # about to approve: the listing's paths outside the trees read held to the whole pinned trees
     if not waiting and gh is not None and not inputs.from_trees:
         unconfirmed = listing.unconfirmed_whole(gh, pr, inputs.changes)

@@ -207,6 +207,10 @@ class LocalGitHub:
         self.state_open = True
         # the base branch's protection (``bot.github.local_merge``); None: none
         self.protection = protection
+        # the pull request's ``base.sha`` as GitHub keeps it, once ``pin_base`` is called: where the
+        # base branch was at the pull request's last push, not following merges; None: the base
+        # branch's tip
+        self.base_pin: str | None = None
         # the App's granted permissions (``bot.github.app_permissions``: app.yml's); None:
         # everything
         self.app_permissions = dict(app_permissions) if app_permissions is not None else None
@@ -316,10 +320,20 @@ class LocalGitHub:
                 status=404,
             )
 
+    def pin_base(self) -> str:
+        """Keep the pull request's ``base.sha`` where the base branch is now until the next
+        ``push``, as GitHub does (it does not follow merges to the base branch); returns it."""
+        self.base_pin = self.resolve(self.base)
+        return self.base_pin
+
+    def base_sha(self) -> str:
+        """The pull request's ``base.sha`` (``pin_base``)."""
+        return self.base_pin or self.resolve(self.base)
+
     def _changed_files(self, head_sha: str) -> list[ChangedFile]:
         """Every file the PR changes at ``head_sha`` (merge base of base and head -> head),
         uncapped."""
-        base_sha = self.resolve(self.base)
+        base_sha = self.base_sha()
         key = (base_sha, head_sha)
         with self._lock:
             cached = self._files.get(key)
@@ -351,7 +365,7 @@ class LocalGitHub:
             repo=self.repo,
             number=self.number,
             head_sha=self.resolve(self.head),
-            base_sha=self.resolve(self.base),
+            base_sha=self.base_sha(),
             base_ref=self.base,
             head_ref=self.head,
             author=self.author,
@@ -396,7 +410,7 @@ class LocalGitHub:
     def list_open_pull_requests(self, repo: str) -> list[tuple[int, str, str]]:
         self._check_pr(repo)
         return (
-            [(self.number, self.resolve(self.head), self.resolve(self.base))]
+            [(self.number, self.resolve(self.head), self.base_sha())]
             if self.state_open and self.merged is None
             else []
         )
@@ -835,6 +849,8 @@ class LocalGitHub:
                         )
             if self._permission(pusher or self.author) not in WRITERS:
                 self.auto_merge = self.auto_merge_by = None
+            if self.base_pin is not None:  # GitHub compares the pushed head with the base anew
+                self.base_pin = self.resolve(self.base)
         return sha
 
     # -- merging -----------------------------------------------------------------------------

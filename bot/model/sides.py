@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from bot.core.config import Config
 from bot.core.snapshot import Snapshot
-from bot.model.codeowners import CodeOwners, RootOwners, load
+from bot.model.codeowners import ROOT_LOCATIONS, CodeOwners, RootOwners, load
 from bot.model.registry import Entry, Registry
 from bot.model.schemas import SchemaStore
 
@@ -75,6 +75,11 @@ class Side:
         if entry.codeowners not in self._own:
             self._own[entry.codeowners] = load(self.registry.snapshot, entry.codeowners)
         return self._own[entry.codeowners]
+
+    def read_paths(self) -> tuple[str, ...]:
+        """Every CODEOWNERS location this side's owners were judged by: the root ones (the first
+        present decides) and each entry's own consulted so far, present or not."""
+        return (*ROOT_LOCATIONS, *self._own)
 
     def parsed(self) -> Iterator[CodeOwners]:
         yield from (f for f in self._own.values() if f is not None)
