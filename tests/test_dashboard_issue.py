@@ -492,3 +492,21 @@ def test_a_stale_dashboard_job_is_redone_once_later_and_supersedes_no_newer_push
         assert bot.queue.is_done("push-1.redo") and bot.etas() == []
     finally:
         bot.queue.close()
+
+
+def test_a_push_whose_commits_change_owners_or_the_configuration_says_so() -> None:
+    """A push's job carries ``OWNERS_CHANGED`` when a commit adds, changes or removes a CODEOWNERS
+    file or the bot's configuration (the worker then reviews the open pull requests again); any
+    other file, or commits of another shape, do not (nothing is refused for it)."""
+    from bot.github.events import OWNERS_CHANGED
+
+    def action(commits: object) -> str:
+        payload = {**push_payload("refs/heads/main", "a" * 40), "commits": commits}
+        job = decide("push", "d", payload).job
+        assert job is not None
+        return job.action
+
+    assert action([{"modified": ["spec/registry/gcp/dataproc/CODEOWNERS"]}]) == OWNERS_CHANGED
+    assert action([{"added": []}, {"removed": [".github/registry-bot.yml"]}]) == OWNERS_CHANGED
+    assert action([{"modified": ["docs/CODEOWNERS.md", "spec/registry/x/registry.json"]}]) == ""
+    assert action([]) == action("commits") == action([1, {"added": "CODEOWNERS"}]) == ""

@@ -1060,3 +1060,55 @@ def test_an_owner_the_base_branch_removed_since_the_pull_requests_base_is_not_ac
         assert review(gh) == "success" and gh.merged is None  # still nothing acted on
     finally:
         gh.close()
+
+
+def test_a_push_that_changes_the_owners_withdraws_the_approvals_they_gave(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """Finding: the App's approval, given on the owners the base branch named then, stayed after a
+    merge to the base branch removed that owner (no event reaches the pull request: its base does
+    not move), and GitHub would merge it once the last required check passed. Now a push whose
+    commits change a CODEOWNERS file or the bot's configuration reviews every open pull request
+    again, and the approval is withdrawn (``owners_moved``); a push changing neither does not."""
+    import time
+
+    from bot.github.events import decide
+    from tests.test_conclude import Bot, Clock
+
+    built = build(corpus, tmp_path / "repo")
+    gh = pull(built.path, "pr")
+    gh.pin_base()  # GitHub's base.sha: main as it was at the pull request's last push
+    gh.protection = BranchProtection(required_approvals=0, required_checks=(CHECK_NAME, "ci"))
+    bot = Bot(tmp_path, gh, Clock(float(int(time.time()))))
+
+    def pushed(delivery: str, path: str, text: str) -> None:
+        """A merge to ``main`` changing ``path``, delivered as GitHub sends its push."""
+        git(built.path, "checkout", "-q", "main")
+        built.write(path, text)
+        sha = built.commit(f"{path} changed", branch="main")
+        payload = {
+            "ref": "refs/heads/main",
+            "before": "0" * 40,
+            "after": sha,
+            "installation": {"id": 1},
+            "repository": {"full_name": REPO, "default_branch": "main"},
+            "commits": [{"id": sha, "added": [], "removed": [], "modified": [path]}],
+        }
+        job = decide("push", delivery, payload).job
+        assert job is not None and bot.queue.accept(job)
+        while bot.run_queued():
+            pass
+
+    try:
+        gh.add_review(DATAPROC_OWNER)
+        review = Job("r-1", "pull_request_review", "submitted", 1, REPO, 7)
+        assert bot.queue.accept(review) and bot.run_queued() == 1
+        assert bot_approvals(gh) == ["APPROVED"]
+        pushed("p-1", "docs/merged.md", "a merge that changes no owner\n")
+        assert bot_approvals(gh) == ["APPROVED"] and not bot.queue.is_done("p-1.pr7")
+        pushed("p-2", f"{DATAPROC}/CODEOWNERS", "* @new-dataproc-owner\n")
+        assert bot.queue.is_done("p-2.pr7")
+        assert bot_approvals(gh) == ["DISMISSED"] and gh.merged is None
+    finally:
+        bot.queue.close()
+        gh.close()

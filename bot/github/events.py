@@ -11,6 +11,7 @@ import json
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from bot.core.config import CONFIG_PATHS
 from bot.github.payloads import problem
 
 RECHECK_COMMAND = "/registry-bot recheck"
@@ -22,6 +23,9 @@ PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"}
 # moved and the App's approval been dismissed, and nothing in the job tells it from a late push
 HEAD_ACTIONS = frozenset({"opened"})
 REVIEW_ACTIONS = frozenset({"submitted", "edited", "dismissed"})
+# a push's action when its commits change what owners and delegation are judged by (a CODEOWNERS
+# file, the bot's configuration): the open pull requests are reviewed again (``Worker``)
+OWNERS_CHANGED = "owners-changed"
 LOGGED_EVENTS = frozenset({"installation", "installation_repositories", "github_app_authorization"})
 KNOWN_EVENTS = frozenset(
     {
@@ -99,6 +103,21 @@ class Decision:
     job: Job | None = None
 
 
+def changes_owners(payload: dict[str, Any]) -> bool:
+    """Whether a push's commits add, change or remove a CODEOWNERS file or the bot's
+    configuration (each commit's ``added``, ``removed`` and ``modified``)."""
+    commits = payload.get("commits")
+    for commit in commits if isinstance(commits, list) else ():
+        for key in ("added", "removed", "modified"):
+            paths = commit.get(key) if isinstance(commit, dict) else None
+            for path in paths if isinstance(paths, list) else ():
+                if isinstance(path, str) and (
+                    path.rpartition("/")[2] == "CODEOWNERS" or path in CONFIG_PATHS
+                ):
+                    return True
+    return False
+
+
 def _pr_from_list(items: Any) -> int:
     if isinstance(items, list) and items and isinstance(items[0], dict):
         return int(items[0].get("number") or 0)
@@ -133,7 +152,8 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
             or not after.strip("0")
         ):
             return Decision(202, "push to another branch than the default one; ignored")
-        return Decision(202, "queued", replace(base, head_sha=after))
+        action = OWNERS_CHANGED if changes_owners(payload) else ""
+        return Decision(202, "queued", replace(base, action=action, head_sha=after))
     if event == "pull_request":
         pr = payload.get("pull_request") or {}
         changes = payload.get("changes") or {}

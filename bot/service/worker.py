@@ -32,7 +32,7 @@ from bot.github.api import (
     ReviewInfo,
 )
 from bot.github.delegation import OwnersStage, act_for_owners, retract
-from bot.github.events import HEAD_ACTIONS, Job
+from bot.github.events import HEAD_ACTIONS, OWNERS_CHANGED, Job
 from bot.github.listing import ListingMoved
 from bot.github.pacing import Pacer, RedisPacer
 from bot.github.pipeline import Regression, ReviewInputs, fetch, review_inputs
@@ -596,6 +596,8 @@ class Worker:
         if fence is not None:
             gh = FencedGitHub(gh, fence)
         if job.event == "push":  # the default branch moved: the dashboard issue, no review
+            if job.action == OWNERS_CHANGED:
+                self._review_open_pull_requests(gh, job)
             outcome = dashboard_issue.refresh(
                 gh,
                 job.repo,
@@ -671,6 +673,27 @@ class Worker:
                 resume,
                 on_check_run,
                 give_up_on_rate_limit=job.deferrals >= self.max_deferrals,
+            )
+
+    def _review_open_pull_requests(self, gh: GitHubAPI, job: Job) -> None:
+        """A push changed a CODEOWNERS file or the bot's configuration: every open pull request is
+        reviewed again (one job each), so that an approval the App gave on the owners or the
+        configuration as they were is withdrawn when they no longer hold. Nothing else would come
+        back to those pull requests: their base does not move. The jobs are named after the push's
+        delivery (its redone job's too), so a retried job enqueues none twice."""
+        if self.forward is None:
+            return
+        origin = job.delivery.removesuffix(DASHBOARD_REDO)
+        for number, *_ in gh.list_open_pull_requests(job.repo):
+            self.forward(
+                Job(
+                    f"{origin}.pr{number}",
+                    "pull_request",
+                    OWNERS_CHANGED,
+                    job.installation,
+                    job.repo,
+                    number,
+                )
             )
 
     def _propose(self, gh: GitHubAPI, job: Job, number: int) -> str:
