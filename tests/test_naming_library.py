@@ -192,6 +192,35 @@ def test_typed_objects_are_made_from_the_files(rules: NamingRules) -> None:
     assert {type(rules.dataset_type(s)).__name__ for s in rules.datasets} == {"type"}
 
 
+def test_a_workers_schema_deadline_never_decides_which_files_are_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The base-schema validation of a file has a time limit: before, a Spark worker unpickling
+    the rules validated every file again against its own clock, so a file the driver used could be
+    skipped on a slow worker (its deadline hit) and its identifiers judged without it. The driver's
+    verdicts ship with the rules: a worker whose deadline is spent at once decides nothing."""
+    from bot.model.naming import loader
+
+    shutil.copytree(ROOT / "naming", tmp_path / "naming")
+    base = tmp_path / "naming" / loader.BASE_FILE
+    schema = json.loads(base.read_text())
+    schema["title"] = "a repository's own base schema"  # not the shipped one: every file is timed
+    base.write_text(json.dumps(schema))
+    path = tmp_path / "naming/datasets/postgres/postgres.json"
+    doc = json.loads(path.read_text())
+    doc["description"] = 5  # fails the base schema: skipped by the driver
+    path.write_text(json.dumps(doc))
+    rules = load_rules(DirSnapshot(tmp_path), "naming")
+    assert "postgres" not in rules.datasets and "snowflake" in rules.datasets
+    monkeypatch.setattr(loader, "SCHEMA_BUDGET_SECONDS", 0.0)  # a worker far slower than this
+    worker = pickle.loads(pickle.dumps(rules))
+    assert set(worker.datasets) == set(rules.datasets) and set(worker.jobs) == set(rules.jobs)
+    assert worker.problems == tuple(p for p in rules.problems if p.rule != "naming/invalid-file")
+    assert [p.rule for p in worker.problems] == ["naming/schema", "naming/unchecked"]
+    for namespace, name in [("snowflake://o-a", "DB.S.T"), ("postgres://db:5432", "a.b.c")]:
+        assert worker.parse_dataset(namespace, name) == rules.parse_dataset(namespace, name)
+
+
 def test_rules_pickle_and_parse_the_same(rules: NamingRules) -> None:
     copy = pickle.loads(pickle.dumps(rules))
     for namespace, name in [

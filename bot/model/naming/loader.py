@@ -204,11 +204,15 @@ def build_sources(
     folder: str,
     base_schema: Mapping[str, Any] | None,
     match_timeout: float | None = None,
+    judged: dict[str, tuple[Problem, ...]] | None = None,
 ) -> tuple[list[Source], list[SchemeDecision], list[Problem]]:
     """Build sources and scheme decisions from (path, JSON value) pairs of one naming folder.
 
     ``match_timeout``: the files come from a pull request, so the patterns matched on their own
-    (quoting, decisions) are ``Bounded`` by it."""
+    (quoting, decisions) are ``Bounded`` by it. ``judged``: each file's base-schema problems by
+    path, filled where missing and used where present: the validation has a time limit
+    (``SCHEMA_BUDGET_SECONDS``), so rules rebuilt elsewhere (a Spark worker) take the verdicts
+    judged where they were built, never deciding again on another machine's speed."""
     sources: list[Source] = []
     decisions: list[SchemeDecision] = []
     problems: list[Problem] = []
@@ -219,7 +223,11 @@ def build_sources(
         if kind is None and not is_decisions:
             continue
         if base_schema is not None:
-            found = schema_problems(base_schema, path, value)
+            found = judged.get(path) if judged is not None else None
+            if found is None:
+                found = tuple(schema_problems(base_schema, path, value))
+                if judged is not None:
+                    judged[path] = found
             if found:
                 problems.extend(found)
                 if any(p.rule == "naming/schema" for p in found):

@@ -61,8 +61,10 @@ class NamingRules:
         self._base_schema = base_schema
         self.label = label
         self.match_timeout = match_timeout
+        # each file's base-schema problems, judged here once (a time limit: see build_sources)
+        self._judged: dict[str, tuple[Problem, ...]] = {}
         sources, decisions, problems = build_sources(
-            self._documents, folder, base_schema, match_timeout
+            self._documents, folder, base_schema, match_timeout, self._judged
         )
         self._setup(sources, decisions, problems)
         # (source id, form index) and decision pointer -> the length of the probe too slow for it
@@ -122,14 +124,16 @@ class NamingRules:
         self._dispatch()
         self.clear_cache()
 
-    # Pickling: ship the documents and the base schema they were judged by (a file failing it is
-    # skipped on every engine) and the patterns decided too slow (never timed again), rebuild the
-    # compiled patterns on the other side.
+    # Pickling: ship the documents, the base schema and each file's verdict by it (a file failing
+    # it, or whose validation ran out of time here, is skipped on every engine: never validated
+    # again against a worker's clock) and the patterns decided too slow (never timed again),
+    # rebuild the compiled patterns on the other side.
     def __getstate__(self) -> dict[str, Any]:
         return {
             "documents": self._documents,
             "folder": self._folder,
             "base_schema": self._base_schema,
+            "judged": self._judged,
             "label": self.label,
             "match_timeout": self.match_timeout,
             "slow": (self.slow_forms, self.slow_decisions),
@@ -141,8 +145,11 @@ class NamingRules:
         self._base_schema = state.get("base_schema")
         self.label = state["label"]
         self.match_timeout = state.get("match_timeout")
+        self._judged = dict(state.get("judged", {}))
         self._setup(
-            *build_sources(self._documents, self._folder, self._base_schema, self.match_timeout)
+            *build_sources(
+                self._documents, self._folder, self._base_schema, self.match_timeout, self._judged
+            )
         )
         self._decide_slow(*state.get("slow", ({}, {})))
 
