@@ -481,6 +481,25 @@ def test_a_pattern_slow_only_on_its_own_alphabet_is_decided(tmp_path: Path, wher
     assert worker.parse_dataset(namespace, name) == result
 
 
+def test_a_probe_cut_short_by_the_reviews_budget_decides_nothing() -> None:
+    """A probe's match takes at most what is left of the review's budget: before, a match cut short
+    by it was taken for a pattern too slow (naming/slow-pattern, every identifier of the form
+    invalid) on a review that had only run late. Now the budget's end is said (``BudgetSpent``:
+    the review does not finish), never a pattern's verdict."""
+    from bot.core import budget
+    from bot.model.naming.slow import too_slow
+
+    class RunsPastTheBudget:
+        pattern = "a"
+
+        def fullmatch(self, text: str, timeout: float) -> None:
+            time.sleep(timeout + 0.05)
+            raise TimeoutError("regex time out")
+
+    with pytest.raises(budget.BudgetSpent), budget.within(0.05):
+        too_slow([(RunsPastTheBudget(), "a" * 10)])
+
+
 def test_a_match_past_its_limit_undecided_is_no_regression_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

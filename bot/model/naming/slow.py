@@ -173,7 +173,9 @@ def _parse(rules: NamingRules, source: Source, example: Any) -> Any:
 
 
 def too_slow(probes: Iterable[tuple[Any, str]]) -> str | None:
-    """The first probe whose match exceeds the time bound, else None."""
+    """The first probe whose match exceeds the time bound, else None; ``BudgetSpent`` when the
+    review's budget, not the pattern, cut a match short (a match takes at most what is left of it):
+    the review's clock never decides a pattern too slow."""
     for compiled, probe in probes:
         try:
             if isinstance(compiled, Bounded):
@@ -181,5 +183,6 @@ def too_slow(probes: Iterable[tuple[Any, str]]) -> str | None:
             else:
                 compiled.fullmatch(probe, timeout=budget.timeout(MATCH_TIMEOUT))
         except TimeoutError:
+            budget.check()
             return probe
     return None
