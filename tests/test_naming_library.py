@@ -16,7 +16,7 @@ import regex
 
 from bot.core.config import Config, with_paths
 from bot.core.snapshot import DirSnapshot, MemorySnapshot
-from bot.model.naming import FormatError, load_rules, rules_for
+from bot.model.naming import FormatError, ParseResult, load_rules, rules_for
 from bot.model.naming.events import Found, judge, judge_event, read_events
 from bot.model.naming.patterns import PatternProblem, check_pattern, compile_ascii
 from bot.model.naming.rules import SLOW_PATTERN, TOO_SLOW, NamingRules
@@ -498,6 +498,30 @@ def test_a_probe_cut_short_by_the_reviews_budget_decides_nothing() -> None:
 
     with pytest.raises(budget.BudgetSpent), budget.within(0.05):
         too_slow([(RunsPastTheBudget(), "a" * 10)])
+
+
+def test_a_decision_past_its_limit_undecided_is_neither_invalid_nor_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, a decision's namespacePattern that ran out of time in ``covers_namespace`` made the
+    namespace covered (invalid) where a faster machine, finishing the match, could find it not
+    covered (unknown): a verdict by the machine's speed. Only a decision decided too slow covers it
+    now; one past its limit here is no verdict (the regression does not finish)."""
+    from types import SimpleNamespace
+
+    from bot.model.naming import slow
+    from bot.review.regression.compare import Comparator, NamingTimeout
+
+    monkeypatch.setattr(slow, "too_slow", lambda probes: None)  # a pattern the probes miss
+    rules = _reviewed(tmp_path, "decisions.json", _slow_decision)
+    namespace = "x:" + "a" * 26 + "!"
+    with pytest.raises(TimeoutError):
+        rules.covers_namespace(namespace)
+    found = Found("dataset", namespace, "t")
+    monkeypatch.setattr(rules, "parse_dataset", lambda n, m: ParseResult(False, reason="no form"))
+    assert judge(rules, found) == ("invalid", ParseResult(False, reason=TOO_SLOW))
+    with pytest.raises(NamingTimeout):
+        Comparator._naming_status(SimpleNamespace(naming=rules), found)  # type: ignore[arg-type]
 
 
 def test_a_match_past_its_limit_undecided_is_no_regression_verdict(

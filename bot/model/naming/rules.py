@@ -300,13 +300,17 @@ class NamingRules:
     def covers_namespace(self, namespace: str) -> bool:
         """Whether a rule speaks to a dataset namespace: a source uses its scheme (in any case), a
         decision rejects it, or it has no scheme at all (a namespace names its data source).
-        Otherwise a failed parse is *unknown*: no rule covers that data source yet."""
+        Otherwise a failed parse is *unknown*: no rule covers that data source yet.
+
+        A decision decided too slow covers it (a failure, never unknown, on every engine); one
+        that ran past its time limit here, undecided, raises ``TimeoutError``: whether it covers
+        the namespace depends on the machine (``events.judge`` gives no verdict then)."""
         scheme = scheme_key(namespace)
         if ":" not in namespace or scheme.lower() in self._by_scheme:
             return True
         try:
             return any(d.matches(namespace, scheme) for d in self.decisions)
-        except TimeoutError:  # a decision's pattern too slow to say: a failure, never unknown
+        except DecidedSlow:
             return True
 
     # ---- formatting ----------------------------------------------------------------------------
