@@ -221,6 +221,32 @@ def test_a_workers_schema_deadline_never_decides_which_files_are_used(
         assert worker.parse_dataset(namespace, name) == rules.parse_dataset(namespace, name)
 
 
+def test_a_loaded_machine_skips_no_naming_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the base-schema validation's deadline was wall time: a file validated on a loaded
+    machine (its thread waiting, not working) ran out and was skipped, "could not be checked"
+    (naming/unchecked, blocking), where an idle machine gave its schema errors. The deadline is
+    the thread's CPU time now."""
+    from bot.model.naming import loader
+
+    explaining = loader._validator
+
+    class Waits:
+        def __init__(self, schema_json: str) -> None:
+            self.validator = explaining(schema_json)
+
+        def iter_errors(self, value: Any) -> Any:
+            time.sleep(0.3)  # descheduled: wall time passes, this thread's CPU time does not
+            return self.validator.iter_errors(value)
+
+    monkeypatch.setattr(loader, "_validator", Waits)
+    monkeypatch.setattr(loader, "SCHEMA_BUDGET_SECONDS", 0.2)
+    base = json.loads((ROOT / "naming" / loader.BASE_FILE).read_text())
+    problems = loader.schema_problems(base, "naming/datasets/x.json", {"kind": "dataset", "x": 1})
+    assert problems and {p.rule for p in problems} == {"naming/schema"}
+
+
 def test_rules_pickle_and_parse_the_same(rules: NamingRules) -> None:
     copy = pickle.loads(pickle.dumps(rules))
     for namespace, name in [
