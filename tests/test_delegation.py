@@ -1112,3 +1112,73 @@ def test_a_push_that_changes_the_owners_withdraws_the_approvals_they_gave(
     finally:
         bot.queue.close()
         gh.close()
+
+
+def close_it(gh: LocalGitHub) -> None:
+    gh.state_open = False
+
+
+def merge_it(gh: LocalGitHub) -> None:
+    gh.permissions["maintainer"] = "admin"
+    with gh._lock:
+        gh._merge("MERGE", "maintainer")
+
+
+@pytest.mark.parametrize("change", [close_it, merge_it], ids=["closed", "merged-by-a-maintainer"])
+def test_a_pull_request_closed_during_the_review_is_neither_approved_nor_merged_nor_passed(
+    repo: Path, change: Callable[[LocalGitHub], object]
+) -> None:
+    # the owner approved; the pull request is closed (or merged by someone else) while the review
+    # runs: the App concluded success on it, approved it for the owners and tried to enable
+    # auto-merge on a closed pull request, and its summary said "a maintainer merges" it
+    local = pull(repo, "pr")
+    try:
+        local.add_review(DATAPROC_OWNER)
+        before = local.merged
+        assert handle(ReviewsChangeDuringReview(local, change)) == "closed"
+        [run] = local.runs_for(local.resolve("pr"))
+        assert run.status == "completed" and run.conclusion == "cancelled"
+        assert run.title == "The pull request was closed"
+        assert bot_approvals(local) == []
+        assert "enable_auto_merge" not in local.methods_written()
+        assert "merge_pull_request" not in local.methods_written()
+        assert not [c for c in local.issue_comments if "registry-bot:summary" in c.body]
+        assert local.merged == before if change is close_it else local.merged["by"] == "maintainer"
+    finally:
+        local.close()
+
+
+def test_a_base_branch_changed_during_the_review_is_reviewed_against_the_new_base(
+    repo: Path,
+) -> None:
+    # the entry's owner approved a change into main; while the review runs, the base becomes a
+    # branch whose CODEOWNERS names another owner: the App approved and merged the change into it
+    # on main's owners' word
+    git(repo, "checkout", "-q", "-B", "lifecycle-release", "main")
+    (repo / DATAPROC / "CODEOWNERS").write_text(f"* @{ICEBERG_OWNER}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "another owner on the release branch")
+    git(repo, "checkout", "-q", "main")
+    local = pull(repo, "pr")
+    try:
+        local.add_review(DATAPROC_OWNER)
+        retarget = ReviewsChangeDuringReview(
+            local, lambda gh: setattr(gh, "base", "lifecycle-release")
+        )
+        assert handle(retarget) == "superseded"
+        [run] = local.runs_for(local.resolve("pr"))
+        assert run.conclusion == "cancelled"
+        assert run.title == "Superseded: the base branch changed"
+        assert "`main` to `lifecycle-release`" in (run.summary or "")
+        assert bot_approvals(local) == [] and local.merged is None
+        # the ``edited`` delivery (changes.base) reviews it against the new base's owners
+        payload = json.loads((PAYLOADS / "pull_request.edited.json").read_text())
+        payload["changes"] = {"base": {"ref": {"from": "main"}}}
+        payload["installation"] = {"id": 1}  # the recorded delivery is a repository webhook's
+        edited = decide("pull_request", "d-edit", payload).job
+        assert edited is not None
+        job = dataclasses.replace(edited, repo=REPO, number=7, installation=1)
+        assert Worker(_Single(local)).handle(job) == "failure"
+        assert bot_approvals(local) == [] and local.merged is None
+    finally:
+        local.close()

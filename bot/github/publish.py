@@ -329,6 +329,7 @@ def supersede_check(
     newer_sha: str,
     listed_other: str = "",
     reviewers: Sequence[str] = (),
+    base: tuple[str, str] | None = None,
 ) -> None:
     """Conclude a run whose commit is no longer the head: ``cancelled``, never ``neutral``. GitHub
     counts a required check as passing when it is successful, skipped or neutral
@@ -336,7 +337,9 @@ def supersede_check(
     a passing run waiting. ``listed_other``: the head is the same, but GitHub's list of its files
     was of another commit (``bot.github.listing``), so nothing was judged either; ``reviewers``:
     the head is the same, but these reviewers changed the reviews the App was about to approve on
-    (their review's delivery, or a reconciliation round, has it reviewed again)."""
+    (their review's delivery, or a reconciliation round, has it reviewed again); ``base``: the
+    head is the same, but the base branch changed (old, new) during the review: what was judged
+    against the old base's CODEOWNERS is not the change into the new one."""
     output = CheckRunOutput(
         title="Superseded by a newer push",
         summary=f"The pull request moved to {code(newer_sha[:12])} during the review; that "
@@ -354,6 +357,13 @@ def supersede_check(
             summary=f"{', '.join(code('@' + r) for r in reviewers)} changed their review while "
             "the bot reviewed this commit. Nothing was judged, approved or merged; the bot reviews "
             "this commit again with the reviews as they are now.",
+        )
+    if base is not None:
+        output = CheckRunOutput(
+            title="Superseded: the base branch changed",
+            summary=f"The pull request's base changed from {code(base[0])} to {code(base[1])} "
+            "while the bot reviewed it. Nothing was judged, approved or merged; the bot reviews "
+            f"it again against {code(base[1])}.",
         )
     _cancel(gh, repo, check_id, output)
 

@@ -300,8 +300,8 @@ def review_pull_request(
         delegation = OwnersStage(gh, inputs)
         report = review_inputs(inputs, regression, checks, [delegation])
         current = moved_on(gh, pr, delegation, check_id, opened.concluded)
-        if current is None:
-            return "superseded"
+        if isinstance(current, str):
+            return current
         refusals = Refusals()
         # before the verdict: the App's stale approvals, and its auto-merge unless it approves this
         # head (any verdict, nothing to review included)
@@ -393,22 +393,37 @@ def review_pull_request(
 
 def moved_on(
     gh: GitHubAPI, pr: PullRequest, owners: OwnersStage, check_id: int, concluded: bool
-) -> PullRequest | None:
-    """The pull request read again after the review, or None when what the review judged moved on
-    and nothing is published (the run is concluded superseded unless ``concluded``): the head, or,
-    when the App is about to approve, the reviews that decided it (read again, only then)."""
+) -> PullRequest | str:
+    """The pull request read again after the review, or, when what the review judged moved on, the
+    job's outcome (nothing is published nor acted on; the run is concluded ``cancelled`` unless
+    ``concluded``): the pull request closed or merged meanwhile ("closed"; reopening it reviews it
+    again), its base branch changed (the ``edited`` delivery reviews it against the new base), its
+    head moved, or, when the App is about to approve, the reviews that decided it changed (read
+    again, only then)."""
     current = gh.get_pull_request(pr.repo, pr.number)
+    if current.state != "open" or current.merged:
+        log.info("the pull request was closed during the review; not publishing")
+        if not concluded:
+            close_check(gh, pr.repo, check_id)
+        return "closed"
+    if current.base_ref != pr.base_ref:
+        log.info("base changed to %s during the review; not publishing", current.base_ref)
+        if not concluded:
+            supersede_check(
+                gh, pr.repo, check_id, pr.head_sha, base=(pr.base_ref, current.base_ref)
+            )
+        return "superseded"
     if current.head_sha != pr.head_sha:
         log.info("head moved to %s during the review; not publishing", current.head_sha)
         if not concluded:
             supersede_check(gh, pr.repo, check_id, current.head_sha)
-        return None
+        return "superseded"
     reviewers = owners.reviews_changed()
     if reviewers:
         log.info("%s changed their review during the review; not publishing", ", ".join(reviewers))
         if not concluded:
             supersede_check(gh, pr.repo, check_id, pr.head_sha, reviewers=reviewers)
-        return None
+        return "superseded"
     return current
 
 
