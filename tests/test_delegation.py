@@ -1182,3 +1182,53 @@ def test_a_base_branch_changed_during_the_review_is_reviewed_against_the_new_bas
         assert bot_approvals(local) == [] and local.merged is None
     finally:
         local.close()
+
+
+def test_a_draft_is_approved_for_its_owners_but_merged_only_once_marked_ready(repo: Path) -> None:
+    # GitHub merges no draft (405 "Pull Request is still a draft") nor enables auto-merge on one:
+    # the App asked it to anyway and its summary said "a maintainer merges this pull request"
+    local = pull(repo, "pr")
+    try:
+        local.draft = True
+        local.add_review(DATAPROC_OWNER)
+        assert review(local) == "success"
+        assert bot_approvals(local) == ["APPROVED"] and local.merged is None
+        assert "enable_auto_merge" not in local.methods_written()
+        assert "merge_pull_request" not in local.methods_written()
+        assert "Not merging: this pull request is a draft" in summary(local)
+        # ``ready_for_review`` reviews it again: now it merges
+        local.mark_ready()
+        payload = json.loads((PAYLOADS / "pull_request.ready_for_review.json").read_text())
+        payload["installation"] = {"id": 1}
+        ready = decide("pull_request", "d-ready", payload).job
+        assert ready is not None
+        job = dataclasses.replace(ready, repo=REPO, number=7)
+        assert Worker(_Single(local)).handle(job) == "success"
+        assert local.merged is not None and local.merged["sha"] == local.resolve("pr")
+    finally:
+        local.close()
+
+
+def test_converting_to_draft_turns_auto_merge_off_and_queues_a_review(repo: Path) -> None:
+    local = writer_pull(repo, DATAPROC_OWNER)
+    try:
+        worker = Worker(_Single(local))
+        assert worker.handle(Job("d1", "pull_request", "opened", 1, REPO, 7)) == "success"
+        assert local.auto_merge is not None  # waiting for "ci"
+        local.convert_to_draft()  # GitHub turns auto-merge off on a draft
+        assert local.auto_merge is None
+        with pytest.raises(GitHubError, match="still a draft"):
+            local.merge_pull_request(REPO, 7, local.resolve("pr"), "SQUASH")
+        payload = json.loads((PAYLOADS / "pull_request.ready_for_review.json").read_text())
+        payload["action"] = "converted_to_draft"
+        payload["pull_request"]["draft"] = True
+        payload["installation"] = {"id": 1}
+        converted = decide("pull_request", "d-draft", payload).job
+        assert converted is not None  # the summary's Merge section follows
+        job = dataclasses.replace(converted, repo=REPO, number=7)
+        assert worker.handle(job) == "success"
+        assert "Not merging: this pull request is a draft" in summary(local)
+        local.add_check_run("ci", conclusion="success")
+        assert local.merged is None and local.auto_merge is None
+    finally:
+        local.close()

@@ -478,7 +478,8 @@ def approve(
 ) -> tuple[str, tuple[ReviewInfo, ...]]:
     """Approve ``delegation.head_sha`` when it should (once) and (``merge``) enable auto-merge.
     Returns what it did and the reviews as they are now (for the publisher). What GitHub refuses is
-    recorded in ``refusals`` and named in the outcome."""
+    recorded in ``refusals`` and named in the outcome. A draft is approved but not merged: its
+    ``ready_for_review`` delivery has it reviewed again."""
     refusals = refusals if refusals is not None else Refusals()
     me = gh.bot_login()
     if not delegation.approve:
@@ -498,7 +499,9 @@ def approve(
             return "approval refused", tuple(now)
         now.append(ReviewInfo(review_id, me, "APPROVED", delegation.head_sha, body))
         outcome = "approved"
-    if merge and not pr.auto_merge:
+    if merge and pr.draft:  # GitHub merges no draft nor enables auto-merge on one
+        outcome += ", " + DRAFT
+    elif merge and not pr.auto_merge:
         outcome += ", " + enable_merge(gh, pr, merge_method, refusals)
     return outcome, tuple(now)
 
@@ -562,6 +565,9 @@ def already_on(gh: GitHubAPI, pr: PullRequest) -> str | None:
     return f"auto-merge already enabled by {now.auto_merge_by}"
 
 
+# the outcome for a draft: GitHub refuses to merge one (405 "Pull Request is still a draft", as
+# public clients report it) or to enable auto-merge on one, and turns auto-merge off on conversion
+DRAFT = "a draft: not merging"
 # GitHub's refusals of auto-merge for a pull request that can merge
 MERGEABLE_NOW = ("clean status", "unstable status")
 # GitHub's refusal where the repository's "Allow auto-merge" is off (its default): a setting to name
@@ -699,6 +705,12 @@ def merge_section(
                 "",
                 *(f"- {r}" for r in delegation.reasons),
             ]
+        )
+    elif outcome.endswith(DRAFT):
+        text = (
+            "Not merging: this pull request is a draft, which GitHub neither merges nor "
+            "auto-merges. Once it is marked ready for review, the bot reviews it again and enables "
+            "auto-merge."
         )
     elif refusals:
         text = "\n".join(

@@ -16,7 +16,10 @@ from bot.github.payloads import problem
 
 RECHECK_COMMAND = "/registry-bot recheck"
 WAIVE_COMMAND = "/registry-bot waive"  # proposes a waiver (a reply), never changes anything
-PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+# ``converted_to_draft``: GitHub turns a draft's auto-merge off; the summary's Merge section follows
+PR_ACTIONS = frozenset(
+    {"opened", "synchronize", "reopened", "ready_for_review", "converted_to_draft"}
+)
 # the pull request actions whose delivery reports nothing but its head, a head no earlier review can
 # have seen at another moment (Worker: a duplicate of a reconciliation round's review of that head).
 # Not ``synchronize``: a force-push back brings a head reviewed before, since when the base may have

@@ -92,6 +92,9 @@ AUTO_MERGE_NOT_ALLOWED = "Auto merge is not allowed for this repository"
 # review (422; one public report's words, GitHub documents neither)
 LOCKED_COMMENT = "Unable to create comment because issue is locked."
 LOCKED_REVIEW = "lock prevents review"
+# a draft pull request's merge (REST 405, GraphQL ``mergePullRequest``) as public clients report it;
+# GitHub documents neither, nor the words of ``enablePullRequestAutoMerge``'s refusal on a draft
+STILL_A_DRAFT = "Pull Request is still a draft"
 # the issues API where the repository's Issues feature is off ("Gone", 410)
 ISSUES_DISABLED = "Issues are disabled for this repo"
 
@@ -205,6 +208,7 @@ class LocalGitHub:
         # "org/team" (case-folded) -> logins (case-folded)
         self.team_members: dict[str, set[str]] = {}
         self.state_open = True
+        self.draft = False  # a draft pull request (``convert_to_draft``, ``mark_ready``)
         # the base branch's protection (``bot.github.local_merge``); None: none
         self.protection = protection
         # the pull request's ``base.sha`` as GitHub keeps it, once ``pin_base`` is called: where the
@@ -370,6 +374,7 @@ class LocalGitHub:
             head_ref=self.head,
             author=self.author,
             state="open" if self.state_open else "closed",
+            draft=self.draft,
             default_branch=self.default_branch,
             head_repo=self.repo,
             node_id=self.node_id,
@@ -853,6 +858,19 @@ class LocalGitHub:
                 self.base_pin = self.resolve(self.base)
         return sha
 
+    def convert_to_draft(self) -> None:
+        """The author converts the pull request to a draft: GitHub turns its auto-merge off (public
+        clients' reports: "automatically disables auto-merge for closed and draft PRs")."""
+        with self._lock:
+            self.draft = True
+            self.auto_merge = self.auto_merge_by = None
+
+    def mark_ready(self) -> None:
+        """The author marks the draft ready for review."""
+        with self._lock:
+            self.draft = False
+            self._settle()
+
     # -- merging -----------------------------------------------------------------------------
     def merge_blockers(self) -> list[str]:
         """Why the pull request cannot merge now under the branch protection (empty: it can)."""
@@ -866,9 +884,11 @@ class LocalGitHub:
             )
 
     def mergeable_state(self) -> str:
-        """GitHub's ``mergeable_state``: dirty, blocked, behind, unstable or clean
+        """GitHub's ``mergeable_state``: draft, dirty, blocked, behind, unstable or clean
         (``bot.github.local_merge``)."""
         with self._lock:
+            if self.draft:
+                return "draft"
             head, base = self.resolve(self.head), self.resolve(self.base)
             return mergeable_state(
                 self.protection,
@@ -936,6 +956,8 @@ class LocalGitHub:
                 raise unprocessable(f"Invalid merge method {merge_method!r}")
             if self.merged is not None or not self.state_open:
                 raise unprocessable("Pull request is closed")
+            if self.draft:
+                raise unprocessable(STILL_A_DRAFT)
             if not self.allow_auto_merge:
                 raise unprocessable(AUTO_MERGE_NOT_ALLOWED)
             if self.auto_merge is not None:  # as GitHub answers a second enable
@@ -957,6 +979,8 @@ class LocalGitHub:
                 raise GitHubError("Must have write access to enable auto-merge", status=403)
             if self.merged is not None or not self.state_open:
                 raise unprocessable("Pull request is closed")
+            if self.draft:
+                raise unprocessable(STILL_A_DRAFT)
             if not self.allow_auto_merge:
                 raise unprocessable(AUTO_MERGE_NOT_ALLOWED)
             if self.mergeable_state() in MERGEABLE:
@@ -981,6 +1005,8 @@ class LocalGitHub:
         with self._lock:
             if self.merged is not None or not self.state_open:
                 raise GitHubError("Pull Request is not mergeable", status=405)
+            if self.draft:
+                raise GitHubError(STILL_A_DRAFT, status=405)
             if head_sha and self.resolve(self.head) != head_sha:
                 raise GitHubError(
                     "Head branch was modified. Review and try the merge again.", status=409

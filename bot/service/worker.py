@@ -332,7 +332,8 @@ def review_pull_request(
             )
             concluded = True
         if inputs.touches_watched() or inputs.changes.truncated:
-            reviews, merge = act_for_owners(gh, pr, inputs, owners, refusals)
+            # ``current``: as read after the review (a draft, its auto-merge), at the same head
+            reviews, merge = act_for_owners(gh, current, inputs, owners, refusals)
             publish_beside(gh, pr, inputs, report, reviews, merge, refusals, check_id, output)
     except LeaseLost:
         raise
