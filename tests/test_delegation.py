@@ -1115,7 +1115,7 @@ def test_a_push_that_changes_the_owners_withdraws_the_approvals_they_gave(
 
 
 def close_it(gh: LocalGitHub) -> None:
-    gh.state_open = False
+    gh.close_pull_request()
 
 
 def merge_it(gh: LocalGitHub) -> None:
@@ -1162,9 +1162,7 @@ def test_a_base_branch_changed_during_the_review_is_reviewed_against_the_new_bas
     local = pull(repo, "pr")
     try:
         local.add_review(DATAPROC_OWNER)
-        retarget = ReviewsChangeDuringReview(
-            local, lambda gh: setattr(gh, "base", "lifecycle-release")
-        )
+        retarget = ReviewsChangeDuringReview(local, lambda gh: gh.retarget("lifecycle-release"))
         assert handle(retarget) == "superseded"
         [run] = local.runs_for(local.resolve("pr"))
         assert run.conclusion == "cancelled"

@@ -864,3 +864,44 @@ def test_commit_statuses_are_the_combined_status_paged_and_the_app_reads_every_p
     statuses = gh.list_commit_statuses(REPO, head)
     assert len(statuses) == 131 and len({s.context for s in statuses}) == 131
     assert {s.state for s in statuses if s.context in ("ci/red", "ci/0")} == {"failure", "success"}
+
+
+def test_a_draft_closing_and_a_new_base_are_answered_as_github_answers_them(
+    standin: StandIn, factory: AppClientFactory
+):
+    """A draft reads ``draft: true`` and ``mergeable_state: draft``; GitHub merges none (405 "Pull
+    Request is still a draft") nor enables auto-merge on one, and turns auto-merge off when a pull
+    request becomes a draft or is closed, or when someone without write access changes its base
+    (before: the stand-in had no drafts and merged one; a closed pull request kept its auto-merge,
+    which merged it once reopened; a base change by anyone kept it)."""
+    local = standin.state.local
+    local.protection = BranchProtection(required_approvals=0, required_checks=("ci",))
+    local.permissions["maintainer"] = "write"
+    gh = gh_of(factory, standin)
+    head = local.resolve("pr")
+
+    def enable() -> None:
+        gh.enable_auto_merge(REPO, local.number, local.node_id, head, "MERGE")
+
+    enable()
+    local.convert_to_draft()
+    pr = gh.get_pull_request(REPO, local.number)
+    assert pr.draft and not pr.auto_merge
+    assert local.mergeable_state() == "draft"
+    with pytest.raises(GitHubError, match="still a draft") as merge:
+        gh.merge_pull_request(REPO, local.number, head, "MERGE")
+    assert merge.value.status == 405
+    with pytest.raises(GitHubError, match="still a draft"):
+        enable()
+    local.mark_ready()
+    enable()
+    local.close_pull_request()
+    local.reopen()
+    assert not gh.get_pull_request(REPO, local.number).auto_merge
+    enable()
+    local.retarget("main", by="maintainer")  # a writer: auto-merge stays
+    assert gh.get_pull_request(REPO, local.number).auto_merge
+    local.retarget("main")  # the author, without write access: auto-merge off
+    assert not gh.get_pull_request(REPO, local.number).auto_merge
+    local.add_check_run("ci", "completed", "success")
+    assert local.merged is None

@@ -871,6 +871,34 @@ class LocalGitHub:
             self.draft = False
             self._settle()
 
+    def close_pull_request(self) -> None:
+        """Someone closes the pull request unmerged: GitHub turns its auto-merge off (public
+        clients' reports, as for a draft), so a reopened one merges nothing before it is enabled
+        again."""
+        with self._lock:
+            self.state_open = False
+            self.auto_merge = self.auto_merge_by = None
+
+    def reopen(self) -> None:
+        """Someone reopens the closed pull request (a merged one stays merged)."""
+        with self._lock:
+            if self.merged is not None:
+                raise unprocessable("A merged pull request cannot be reopened")
+            self.state_open = True
+
+    def retarget(self, base: str, by: str | None = None) -> None:
+        """``by`` (default the author) changes the base branch: "if someone who does not have write
+        permissions to the repository ... switches the base branch of the pull request, auto-merge
+        will be disabled" ("Automatically merging a pull request")."""
+        self.resolve(base)
+        with self._lock:
+            if self.merged is not None or not self.state_open:
+                raise unprocessable("the pull request is closed")
+            self.base = base
+            if self._permission(by or self.author) not in WRITERS:
+                self.auto_merge = self.auto_merge_by = None
+            self._settle()
+
     # -- merging -----------------------------------------------------------------------------
     def merge_blockers(self) -> list[str]:
         """Why the pull request cannot merge now under the branch protection (empty: it can)."""
