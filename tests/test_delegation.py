@@ -1230,3 +1230,20 @@ def test_converting_to_draft_turns_auto_merge_off_and_queues_a_review(repo: Path
         assert local.merged is None and local.auto_merge is None
     finally:
         local.close()
+
+
+def test_a_pull_request_converted_to_a_draft_during_the_review_is_not_merged(repo: Path) -> None:
+    # the App acted on the pull request as read before the review: not a draft then, so it asked
+    # GitHub to merge it, which GitHub refuses on a draft
+    local = pull(repo, "pr")
+    try:
+        local.add_review(DATAPROC_OWNER)
+        assert handle(ReviewsChangeDuringReview(local, lambda gh: gh.convert_to_draft())) == (
+            "success"
+        )
+        assert bot_approvals(local) == ["APPROVED"] and local.merged is None
+        assert "enable_auto_merge" not in local.methods_written()
+        assert "merge_pull_request" not in local.methods_written()
+        assert "Not merging: this pull request is a draft" in summary(local)
+    finally:
+        local.close()
