@@ -652,3 +652,22 @@ def test_a_head_force_pushed_back_after_its_base_moved_is_reviewed_again_by_a_ro
         assert reconcile.reconcile(OneInstallation(gh), bot.queue) == 0  # it stands now
     finally:
         bot.queue.close()
+
+
+def test_a_fork_s_rerun_finds_its_pull_request_among_the_open_ones(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: GitHub names no pull request in a fork's check suite ("When the check suite's
+    head_branch is in a forked repository it will be null and the pull_requests array will be
+    empty"), and ``GET commits/{sha}/pulls`` lists none for a fork's head commit either, as public
+    clients report: the job ended "no-pull-request", so **Re-run** on a fork's pull request, the
+    registry's usual contribution, did nothing. The open pull requests are now matched by their
+    head."""
+    gh, pr = loaded
+    gh.fork = "contributor/OpenLineage"
+    assert gh.list_open_pull_requests_for_sha(REPO, pr.head_sha) == []
+    rerun = Job("d-1", "check_suite", "rerequested", 1, REPO, 0, pr.head_sha, rerun=True)
+    assert bot.queue.accept(rerun)
+    assert bot.run_queued() == 2  # the head's job, then the pull request's
+    [run] = gh.runs_for(pr.head_sha)
+    assert (run.external_id, run.status) == (f"d-1.pr{pr.number}", "completed")

@@ -209,6 +209,8 @@ class LocalGitHub:
         self.team_members: dict[str, set[str]] = {}
         self.state_open = True
         self.draft = False  # a draft pull request (``convert_to_draft``, ``mark_ready``)
+        # the head repository (``owner/name``) when the pull request comes from a fork
+        self.fork: str | None = None
         # the base branch's protection (``bot.github.local_merge``); None: none
         self.protection = protection
         # the pull request's ``base.sha`` as GitHub keeps it, once ``pin_base`` is called: where the
@@ -376,7 +378,7 @@ class LocalGitHub:
             state="open" if self.state_open else "closed",
             draft=self.draft,
             default_branch=self.default_branch,
-            head_repo=self.repo,
+            head_repo=self.fork or self.repo,
             node_id=self.node_id,
             auto_merge=self.auto_merge is not None,
             auto_merge_by=self.auto_merge_by or "",
@@ -409,7 +411,11 @@ class LocalGitHub:
         return self.resolve(self.default_branch)
 
     def list_open_pull_requests_for_sha(self, repo: str, head_sha: str) -> list[int]:
+        """``GET /repos/{repo}/commits/{sha}/pulls``: nothing for a fork's head commit, which is
+        not the base repository's (as public clients report it; GitHub documents no exception)."""
         self._check_pr(repo)
+        if self.fork is not None:
+            return []
         return [self.number] if self.state_open and self.resolve(self.head) == head_sha else []
 
     def list_open_pull_requests(self, repo: str) -> list[tuple[int, str, str]]:

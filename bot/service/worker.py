@@ -626,7 +626,7 @@ class Worker:
             return outcome
         number = job.number
         if not number:
-            numbers = gh.list_open_pull_requests_for_sha(job.repo, job.head_sha)
+            numbers = pull_requests_of(gh, job.repo, job.head_sha)
             if not numbers:
                 return "no-pull-request"
             number = numbers[0]
@@ -780,6 +780,17 @@ class Worker:
             return regression(*args) if regression is not None else (None, [])
 
         return run
+
+
+def pull_requests_of(gh: GitHubAPI, repo: str, head_sha: str) -> list[int]:
+    """The open pull requests whose head is ``head_sha``: GitHub's ``commits/{sha}/pulls``, else
+    the open pull requests matched by their head. A fork's check suite names none, and the
+    commit's list is empty for a fork's head (public clients' reports): without the second, a
+    fork's **Re-run** did nothing."""
+    numbers = gh.list_open_pull_requests_for_sha(repo, head_sha)
+    if numbers:
+        return numbers
+    return [number for number, sha in gh.list_open_pull_requests(repo) if sha == head_sha]
 
 
 def give_up_hook(worker: Worker, reconciling: bool) -> Callable[[Job], None]:
