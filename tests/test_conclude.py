@@ -8,6 +8,7 @@ against the real processes: ``tests/test_e2e_faults.py``.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from bot.github.api import GitHubError, PullRequest, RateLimited
-from bot.github.events import Job
+from bot.github.events import Job, decide
 from bot.github.local import LocalGitHub
 from bot.github.publish import CHECK_NAME, start_check
 from bot.service import reconcile
 from bot.service.queue import JobQueue, make_huey
 from bot.service.worker import Worker
+from tests.conftest import PAYLOADS
 from tests.fakes import FAKE_CHECKS
 from tests.gitrepo import Repo
 from tests.test_pipeline import ENTRY, REPO, load
@@ -671,3 +673,31 @@ def test_a_fork_s_rerun_finds_its_pull_request_among_the_open_ones(
     assert bot.run_queued() == 2  # the head's job, then the pull request's
     [run] = gh.runs_for(pr.head_sha)
     assert (run.external_id, run.status) == (f"d-1.pr{pr.number}", "completed")
+
+
+def test_a_re_run_naming_another_repository_s_pull_request_is_resolved_by_its_head(
+    bot: Bot, loaded: tuple[LocalGitHub, PullRequest]
+) -> None:
+    """Finding: a check suite's ``pull_requests`` may list pull requests of other repositories
+    with the same head branch (public clients' reports: DefinitelyTyped's dt-mergebot), numbered in
+    their own repository. The first one's number was taken for this repository's: the re-run
+    reviewed another pull request of this repository, or none (404), never the one re-run. Only
+    pull requests into this repository (``base.repo.id``) count; else the head finds it."""
+    gh, pr = loaded
+    payload = json.loads((PAYLOADS / "check_suite.rerequested.json").read_text())
+    payload["installation"] = {"id": 1}
+    payload["repository"]["full_name"] = REPO
+    payload["check_suite"]["head_sha"] = pr.head_sha
+    [item] = payload["check_suite"]["pull_requests"]
+    item["number"] = pr.number + 1  # another repository's number
+    item["base"]["repo"] = {"id": 1, "url": "https://api.github.com/repos/else/where", "name": "w"}
+    rerun = decide("check_suite", "d-1", payload).job
+    assert rerun is not None and rerun.number == 0
+    assert bot.queue.accept(rerun)
+    assert bot.run_queued() == 2  # the head's job, then the pull request's
+    [run] = gh.runs_for(pr.head_sha)
+    assert (run.external_id, run.status) == (f"d-1.pr{pr.number}", "completed")
+    # a pull request into this repository is taken as GitHub names it
+    item["base"]["repo"]["id"] = payload["repository"]["id"]
+    own = decide("check_suite", "d-2", payload).job
+    assert own is not None and own.number == pr.number + 1

@@ -121,9 +121,18 @@ def changes_owners(payload: dict[str, Any]) -> bool:
     return False
 
 
-def _pr_from_list(items: Any) -> int:
-    if isinstance(items, list) and items and isinstance(items[0], dict):
-        return int(items[0].get("number") or 0)
+def _pr_from_list(items: Any, repo_id: Any) -> int:
+    """The first pull request into this repository (``repo_id``) among a check suite's or run's
+    ``pull_requests``; 0 when none is (the worker finds it by the head). GitHub may list there
+    pull requests of other repositories with the same head branch (public clients' reports), whose
+    numbers are not this repository's."""
+    for item in items if isinstance(items, list) else ():
+        base = item.get("base") if isinstance(item, dict) else None
+        into = base.get("repo") if isinstance(base, dict) else None
+        if isinstance(into, dict) and into.get("id") is not None and into.get("id") != repo_id:
+            continue
+        if isinstance(item, dict):
+            return int(item.get("number") or 0)
     return 0
 
 
@@ -197,7 +206,9 @@ def decide(event: str, delivery: str, payload: dict[str, Any]) -> Decision:
                 "queued",
                 replace(
                     base,
-                    number=_pr_from_list(obj.get("pull_requests")),
+                    number=_pr_from_list(
+                        obj.get("pull_requests"), (payload.get("repository") or {}).get("id")
+                    ),
                     head_sha=str(obj.get("head_sha") or ""),
                     rerun=True,
                 ),
