@@ -905,3 +905,33 @@ def test_a_draft_closing_and_a_new_base_are_answered_as_github_answers_them(
     assert not gh.get_pull_request(REPO, local.number).auto_merge
     local.add_check_run("ci", "completed", "success")
     assert local.merged is None
+
+
+def test_a_pull_request_from_a_fork_is_reviewed_and_a_re_run_finds_it(
+    standin: StandIn, factory: AppClientFactory
+):
+    """A pull request from a fork: ``head.repo`` is the fork and the head commit is read from the
+    base repository alone; the App reviews and concludes the run, and a re-run finds the pull
+    request by its head (``commits/{sha}/pulls`` lists none for a fork's commit). Before, the
+    stand-in could not serve a fork: every pull request came from a branch of the base
+    repository. (A fork deleted since, ``head.repo: null`` as public clients report it, is not
+    served: GitHub's OpenAPI description does not allow it in this answer.)"""
+    from bot.service.worker import pull_requests_of
+
+    local = standin.state.local
+    local.fork = "alice/OpenLineage"
+    gh = gh_of(factory, standin)
+    raw = requests.get(
+        f"{standin.url}/repos/{REPO}/pulls/1",
+        headers={"Authorization": f"token {gh._token.get()}"},
+        timeout=10,
+    ).json()
+    assert raw["head"]["repo"]["full_name"] == "alice/OpenLineage"
+    assert raw["base"]["repo"]["full_name"] == REPO
+    pr = gh.get_pull_request(REPO, 1)
+    assert pr.head_repo == "alice/OpenLineage"
+    assert review_pull_request(gh, pr, "delivery-1", checks=FAKE_CHECKS) == "failure"
+    [run] = local.runs_for(pr.head_sha)
+    assert (run.status, run.conclusion) == ("completed", "failure")
+    assert gh.list_open_pull_requests_for_sha(REPO, pr.head_sha) == []
+    assert pull_requests_of(gh, REPO, pr.head_sha) == [1]

@@ -720,6 +720,7 @@ def create_app(state: StandInState) -> Flask:
             draft=pr.draft,
             node_id=pr.node_id,
             auto_merge=auto_merge,
+            head_repo=pr.head_repo or "",
         )
 
     def check_run_shape(run_id: int) -> dict[str, Any]:

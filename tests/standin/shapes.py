@@ -262,22 +262,23 @@ class Shapes:
         body: str | None = None,
         node_id: str = "",
         auto_merge: dict[str, Any] | None = None,
+        head_repo: str = "",
     ) -> dict[str, Any]:
         """pull-request-simple (a listing's item): the pull request ``number`` of ``repo``, from a
-        branch of it."""
+        branch of it, or of ``head_repo`` (a fork)."""
         url = f"{self.api}/repos/{repo}/pulls/{number}"
         issue = f"{self.api}/repos/{repo}/issues/{number}"
         html = f"{WEB}/{repo}/pull/{number}"
-        owner = repo.split("/")[0]
         repository = self.repository(repo, default_branch)
 
-        def side(ref: str, sha: str) -> dict[str, Any]:
+        def side(ref: str, sha: str, of: str = repo) -> dict[str, Any]:
+            who = of.split("/")[0]
             return {
-                "label": f"{owner}:{ref}",
+                "label": f"{who}:{ref}",
                 "ref": ref,
                 "sha": sha,
-                "user": self.user(owner, "Organization"),
-                "repo": repository,
+                "user": self.user(who, "Organization" if of == repo else "User"),
+                "repo": repository if of == repo else self.repository(of, default_branch),
             }
 
         return {
@@ -311,7 +312,7 @@ class Shapes:
             "assignees": [],
             "requested_reviewers": [],
             "requested_teams": [],
-            "head": side(head_ref, head_sha),
+            "head": side(head_ref, head_sha, head_repo or repo),
             "base": side(base_ref, base_sha),
             "author_association": "CONTRIBUTOR",
             "auto_merge": auto_merge,
