@@ -790,7 +790,7 @@ def pull_requests_of(gh: GitHubAPI, repo: str, head_sha: str) -> list[int]:
     numbers = gh.list_open_pull_requests_for_sha(repo, head_sha)
     if numbers:
         return numbers
-    return [number for number, sha in gh.list_open_pull_requests(repo) if sha == head_sha]
+    return [number for number, sha, _base in gh.list_open_pull_requests(repo) if sha == head_sha]
 
 
 def give_up_hook(worker: Worker, reconciling: bool) -> Callable[[Job], None]:
