@@ -100,6 +100,16 @@ def facet(change: Callable[[dict[str, Any]], Any]) -> Mutation:
     return apply
 
 
+def use_cases(doc: dict[str, Any], cases: list[str]) -> None:
+    """The producer's facets in the object form, its two facets declaring ``cases`` between them
+    (each at most 20, as the schema allows)."""
+    first, second = doc["producer"]["produced_facets"]
+    doc["producer"]["produced_facets"] = {
+        first: {"use_cases": cases[::2]},
+        second: {"use_cases": cases[1::2]},
+    }
+
+
 def write(path: str, content: str | bytes) -> Mutation:
     return lambda repo: repo.write(path, content)
 
@@ -297,6 +307,14 @@ CASES: dict[str, tuple[tuple[Mutation, ...], tuple[Mutation, ...]]] = {
                 f"{rc.ENTRY}/logo.svg", f'<svg xmlns="{SVG_NS}"><rect width="1" height="1"/></svg>'
             ),
         ),
+    ),
+    "entry/use-cases": (
+        (good, registry(lambda d: use_cases(d, [f"case {i}" for i in range(21)]))),
+        (good, registry(lambda d: use_cases(d, ["lineage", "Data quality", "gdpr"]))),
+    ),
+    "entry/blank-name": (
+        (good, registry(lambda d: d.update(display_name="\u200b\u3164"))),
+        (good, registry(lambda d: d.update(display_name="Acme\u200b"))),
     ),
     "uris/malformed": (
         (good, registry(lambda d: d["producer"]["produced_facets"].append("acme:Nope.json"))),

@@ -18,6 +18,7 @@ from bot.model.codeowners import owner_key
 from bot.model.evolution.schema_diff import required_bump
 from bot.model.logo import LOGO_NAME, published_logo, source_limit
 from bot.model.mirror import facet_versions
+from bot.model.presentation import MAX_USE_CASES, case_id, declared_use_cases, visible
 from bot.model.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.model.schemas import SchemaStore
 from bot.model.sides import ownership, side_model
@@ -25,7 +26,7 @@ from bot.model.uris import FACETS_URL, UriError, parse_short_uri
 from bot.outputs.dashboard import Dashboard
 from bot.outputs.site.fields import Field, FieldWalker
 from bot.outputs.site.handwritten import HandDoc, by_facet, load_docs
-from bot.outputs.site.usecases import UseCase, case_id, load_use_cases
+from bot.outputs.site.usecases import UseCase, load_use_cases
 
 VERSION = re.compile(r"^(\d+)-(\d+)-(\d+)$")
 MAX_EXAMPLES, MAX_EXAMPLE_BYTES, MAX_CHANGES = 5, 64 * 1024, 30
@@ -176,6 +177,8 @@ class EntryCard:
         return sorted({u for cases in self.use_cases.values() for u in cases})
 
     collides: bool = False  # another card shows the same display name
+    # use cases declared beyond the bound an entry shows (``entry/use-cases`` refuses them)
+    hidden_use_cases: int = 0
 
     @property
     def title(self) -> str:
@@ -622,10 +625,10 @@ def _card(
         entry.name, f"entry-{slug(entry.name.replace(':', '-'))}", roles, {}, {}, [], [], {}
     )
     for key in ("display_name", "description", "homepage"):
-        if isinstance(doc.get(key), str):
+        if isinstance(doc.get(key), str) and (key != "display_name" or visible(doc[key])):
             setattr(card, key, doc[key].strip()[:500])
     org = doc.get("organization")
-    if isinstance(org, dict) and isinstance(org.get("name"), str) and org["name"].strip():
+    if isinstance(org, dict) and isinstance(org.get("name"), str) and visible(org["name"]):
         card.organization = org["name"].strip()[:80]
         card.organization_url = org["homepage"] if isinstance(org.get("homepage"), str) else ""
     if isinstance(doc.get("categories"), list):
@@ -644,6 +647,9 @@ def _card(
             if isinstance(body.get(key), str):
                 target.setdefault(role, body[key])
     names = registry.entries  # a mapping: membership in O(1)
+    declared_cases = list(declared_use_cases(doc))
+    shown = set(declared_cases[:MAX_USE_CASES])  # as the review bounds them (entry/use-cases)
+    card.hidden_use_cases = len(declared_cases) - len(shown)
     for declared in declared_facets(doc):
         uri, pinned = _normal(declared.uri, names)
         target_list = card.produced if declared.block == "producer" else card.consumed
@@ -658,7 +664,7 @@ def _card(
             cases = details[token].get("use_cases")
             if isinstance(cases, list):
                 card.use_cases.setdefault(uri, set()).update(
-                    case_id(c) for c in cases if isinstance(c, str) and c
+                    i for c in cases if isinstance(c, str) and c and (i := case_id(c)) in shown
                 )
             spec = details[token].get("spec_versions")
             if isinstance(spec, list):

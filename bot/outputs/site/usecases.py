@@ -15,11 +15,13 @@ declares one. Ids are compared as ``case_id`` writes them, so the proposal's ``"
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from bot.core.config import Config
 from bot.core.snapshot import Snapshot, SnapshotError
+from bot.model.presentation import case_id
+
+__all__ = ["PROPOSAL", "UseCase", "case_id", "load_use_cases", "title_of"]
 
 FILE = "use-cases.json"
 MAX_BYTES, MAX_CASES, MAX_TEXT = 64 * 1024, 100, 1000
@@ -143,25 +145,6 @@ PROPOSAL = {
     )
     for case, text in PROPOSAL.items()
 }
-_ALIASES = {
-    "discovery": "catalog",
-    "data-catalog": "catalog",
-    "data-discovery": "catalog",
-    "data-lineage": "lineage",
-    "data-governance": "governance",
-    "quality": "data-quality",
-    "data-reliability": "data-quality",
-    "bcbs239": "bcbs-239",
-    "gdpr": "privacy",
-    "ccpa": "privacy",
-}
-
-
-def case_id(text: str) -> str:
-    """A use case as an id: lower case, spaces and ``_`` as ``-`` (``"Data quality"`` is
-    ``data-quality``)."""
-    cleaned = re.sub(r"[\s_]+", "-", text.strip().lower())[:100]
-    return _ALIASES.get(cleaned, cleaned)
 
 
 def load_use_cases(snapshot: Snapshot, config: Config) -> dict[str, UseCase]:

@@ -14,6 +14,7 @@ from bot.core.findings import Finding, Severity
 from bot.model.error_subject import about
 from bot.model.explanations import from_python
 from bot.model.logo import LOGO_NAME, logo_problem, source_limit
+from bot.model.presentation import MAX_USE_CASES, declared_use_cases, visible
 from bot.model.registry import ENTRY_SEGMENT, FACET_FIELDS, LEGACY_KEYS, Entry, fold_name
 from bot.model.schemas import BACKTRACK_LIMIT, RS_FORMATS, rs_validator
 from bot.review.checks._common import at, json_pointer, token_fix, unreadable
@@ -47,6 +48,10 @@ RULES = {
     "whose content is the type its name says (PNG, JPEG, WebP or SVG); an SVG is published "
     "re-serialised without what could run or fetch, and refused when it is not well-formed, has a "
     "DOCTYPE or is over 100 KB without its metadata.",
+    "entry/use-cases": f"An entry declares at most {MAX_USE_CASES} distinct use cases (the "
+    "proposal lists 6): each one no `use-cases.json` describes is a page of the published site.",
+    "entry/blank-name": "`display_name` and `organization.name` show something: not only spaces, "
+    "invisible, combining or filler characters (the site shows the registered name instead).",
     "entry/name-collision": "A new name must not collide with an existing one when compared "
     "case-insensitively with `-`, `_` and `:` folded (`my-tool` and `My_Tool` are the same name).",
 }
@@ -206,19 +211,32 @@ def _registry_json(review: ReviewInput, entry: Entry) -> Iterator[Finding]:
         )
     yield from _acceptance(review, entry, normalized, doc)
     yield from _logo(review, entry, normalized, doc)
+    yield from _use_cases(entry, normalized, doc)
+    yield from _blank_names(entry, normalized, doc)
 
 
 def _schema_message(error: Any) -> str:
     if error.validator in ("oneOf", "anyOf") and error.context:
-        best = min(error.context, key=lambda e: len(e.absolute_path))
+        # the branch whose type the value has says what is wrong, not the other's type error
+        typed = [e for e in error.context if e.validator != "type"] or error.context
+        best = min(typed, key=lambda e: len(e.absolute_path))
         if error.validator == "anyOf" and all(e.validator == "required" for e in error.context):
             return "needs one of: " + ", ".join(
                 sorted(e.message.split("'")[1] for e in error.context)
             )
-        return f"{best.message}"
+        return _bounded(best)
     if error.validator == "additionalProperties":
         return f"{error.message} (allowed: {', '.join(sorted(error.schema.get('properties', {})))})"
-    return str(error.message)
+    return _bounded(error)
+
+
+def _bounded(error: Any, limit: int = 80) -> str:
+    """The error's message with the value it starts with cut to ``limit`` characters (a list of
+    3,000 use cases is not repeated in the finding)."""
+    text, shown = str(error.message), repr(error.instance)
+    if len(shown) > limit and text.startswith(shown):
+        return f"{shown[:limit]}... ({len(shown):,} characters){text[len(shown) :]}"
+    return text
 
 
 def _acceptance(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iterator[Finding]:
@@ -272,6 +290,45 @@ def _logo(review: ReviewInput, entry: Entry, value: Any, doc: Any) -> Iterator[F
             entry=entry.name,
             hint="Add a PNG, JPEG, WebP or SVG of at most 100 KB next to registry.json.",
         )
+
+
+def _use_cases(entry: Entry, value: Any, doc: Any) -> Iterator[Finding]:
+    declared = declared_use_cases(value)
+    if len(declared) <= MAX_USE_CASES:
+        return
+    over = list(declared.items())[MAX_USE_CASES:]
+    shown = ", ".join(repr(case) for case, _ in over[:5]) + (", ..." if len(over) > 5 else "")
+    yield at(
+        "entry/use-cases",
+        Severity.ERROR,
+        doc,
+        over[0][1],
+        f"{entry.name} declares {len(declared)} distinct use cases, more than the "
+        f"{MAX_USE_CASES} an entry may: the site leaves out {shown}",
+        entry=entry.name,
+        hint="Name the use cases the entry serves (the proposal's: privacy, bcbs-239, "
+        "data-quality, catalog, governance, lineage), or ask the maintainers to describe new "
+        "ones in use-cases.json.",
+    )
+
+
+def _blank_names(entry: Entry, value: Any, doc: Any) -> Iterator[Finding]:
+    org = value.get("organization") if isinstance(value, dict) else None
+    for pointer, name in (
+        ("/display_name", value.get("display_name") if isinstance(value, dict) else None),
+        ("/organization/name", org.get("name") if isinstance(org, dict) else None),
+    ):
+        if isinstance(name, str) and name and not visible(name):
+            yield at(
+                "entry/blank-name",
+                Severity.ERROR,
+                doc,
+                pointer,
+                f"{pointer[1:].replace('/', '.')} {name!r} shows nothing: only spaces, "
+                "invisible, combining or filler characters",
+                entry=entry.name,
+                hint="Write the name as it should be read, or leave the field out.",
+            )
 
 
 def _collisions(review: ReviewInput) -> Iterator[Finding]:

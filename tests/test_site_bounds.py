@@ -1,0 +1,131 @@
+"""What one entry's owners can make the published site show, bounded alike by the review and by the
+site: use cases (each one no ``use-cases.json`` describes is a page) and names that show nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bot.cli.sample import REFERENCE
+from bot.core.findings import Finding
+from bot.core.snapshot import DirSnapshot
+from bot.model.presentation import MAX_USE_CASES, case_id
+from bot.outputs.site.build import write_site
+from bot.outputs.site.usecases import PROPOSAL
+from tests.test_site_registry import add_entry, copy, site_of
+
+FACET = "ol:core:SQLJobFacet.json"
+
+
+def entry_findings(repo: Path) -> list[Finding]:
+    from bot.review.checks import entry as entry_check
+    from bot.review.engine import ReviewContext, review
+
+    return review(
+        head=DirSnapshot(repo),
+        base=None,
+        changes=None,
+        context=ReviewContext(),
+        checks=(entry_check.check,),
+    ).findings
+
+
+def producer(cases: list[str], *more: str) -> dict[str, Any]:
+    """A producer declaring ``cases`` for one facet (and ``more`` for another)."""
+    facets = {FACET: {"use_cases": cases}, "ol:core:ParentRunFacet.json": {"use_cases": list(more)}}
+    return {"producer": {"root_doc_URL": "https://flood.example/docs", "produced_facets": facets}}
+
+
+def test_thousands_of_use_cases_are_refused_and_publish_a_bounded_site(tmp_path: Path) -> None:
+    """Finding: ``use_cases`` had no bound and each undescribed use case is a page of its own: one
+    entry declaring 3,000 on one facet published 6,064 files, 30 MB, a 1.7 MB index.html, approved
+    by that entry's owners alone. The review refuses more than 20 (the schema per facet, the
+    entry's distinct ones by ``entry/use-cases``, naming the ones the site leaves out) and the site
+    pages the first 20 in the file's order, saying how many more the card does not show."""
+    repo = copy(REFERENCE, tmp_path / "repo")
+    cases = [f"Use case {i:04}" for i in range(3000)]
+    add_entry(repo, "flood", producer(cases), {})
+    found = [f for f in entry_findings(repo) if "flood" in f.path]
+    over = [f for f in found if f.rule == "entry/use-cases"]
+    assert len(over) == 1 and "3000 distinct use cases" in over[0].message
+    assert "'use-case-0020'" in over[0].message and "'use-case-0019'" not in over[0].message
+    assert any(f.rule == "entry/schema" and "too long" in f.message for f in found)
+    site = site_of(repo)
+    card = next(c for c in site.entries if c.name == "flood")
+    declared = [u for u in card.all_use_cases if u not in PROPOSAL]  # core facets map these
+    assert declared == [case_id(c) for c in cases[:MAX_USE_CASES]]
+    assert card.hidden_use_cases == 3000 - MAX_USE_CASES
+    out = tmp_path / "site"
+    count = write_site(site, out)
+    pages = list((out / "use-cases").glob("*.html"))
+    assert len(pages) == len(site.use_case_texts) + MAX_USE_CASES
+    assert count < 400
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "2980 more use cases declared, not shown" in page
+    assert len(page) < 100_000
+
+
+def test_use_cases_within_the_bound_pass_and_are_all_shown(tmp_path: Path) -> None:
+    repo = copy(REFERENCE, tmp_path / "repo")
+    cases = [f"Use case {i}" for i in range(MAX_USE_CASES - 1)]
+    add_entry(repo, "fine", producer(cases, "use_case 0", "Privacy"), {})  # one id twice: 20
+    assert not [f for f in entry_findings(repo) if "fine" in f.path]
+    card = next(c for c in site_of(repo).entries if c.name == "fine")
+    assert len([u for u in card.all_use_cases if u not in PROPOSAL]) == MAX_USE_CASES - 1
+    assert "privacy" in card.all_use_cases and not card.hidden_use_cases
+
+
+def test_a_use_case_over_100_characters_is_refused(tmp_path: Path) -> None:
+    repo = copy(REFERENCE, tmp_path / "repo")
+    add_entry(repo, "long", producer(["x" * 101]), {})
+    found = [f for f in entry_findings(repo) if "long" in f.path]
+    assert [f.rule for f in found] == ["entry/schema"] and "is too long" in found[0].message
+
+
+INVISIBLE = ["\u200b", " \u200b\u200d ", "\u3164", "\u2800", "\u0301", "\ufeff\u2060"]
+
+
+def test_names_that_show_nothing_are_refused_and_the_site_shows_the_registered_name(
+    tmp_path: Path,
+) -> None:
+    """Finding: a ``display_name`` or ``organization.name`` of invisible characters only (a zero
+    width space, a Hangul filler) passed ``minLength: 1`` and the card showed an empty heading, the
+    partner list an empty partner. The review refuses it (``entry/blank-name``) and the site shows
+    the registered name, with no partner."""
+    repo = copy(REFERENCE, tmp_path / "repo")
+    for i, blank in enumerate(INVISIBLE):
+        add_entry(
+            repo,
+            f"blank{i}",
+            {
+                "display_name": blank,
+                "organization": {"name": blank},
+                "consumer": {"root_doc_URL": "https://blank.example/docs", "consumed_facets": []},
+            },
+            {},
+        )
+    add_entry(
+        repo,
+        "shown",
+        {
+            "display_name": "\u200bShown",
+            "organization": {"name": "Acme\u200d"},
+            "consumer": {"root_doc_URL": "https://shown.example/docs", "consumed_facets": []},
+        },
+        {},
+    )
+    found = [f for f in entry_findings(repo) if f.rule == "entry/blank-name"]
+    assert sorted(f.path.split("/")[-2] for f in found) == sorted(
+        f"blank{i}" for i in range(len(INVISIBLE)) for _ in range(2)
+    )
+    assert all("shows nothing" in f.message for f in found)
+    site = site_of(repo)
+    for card in site.entries:
+        if card.name.startswith("blank"):
+            assert card.title == card.name and not card.partner, card
+    assert {c.name: c.title for c in site.entries}["shown"] == "\u200bShown"
+    out = tmp_path / "site"
+    write_site(site, out)
+    page = (out / "index.html").read_text(encoding="utf-8")
+    for i in range(len(INVISIBLE)):
+        assert f"<h2>blank{i}</h2>" in page
