@@ -1,8 +1,10 @@
 """What one entry's owners can make the published site show, bounded alike by the review and by the
-site: use cases (each one no ``use-cases.json`` describes is a page) and names that show nothing."""
+site: use cases (each one no ``use-cases.json`` describes is a page), names that show nothing, and
+the partner grouping the discovery index gives."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from bot.core.findings import Finding
 from bot.core.snapshot import DirSnapshot
 from bot.model.presentation import MAX_USE_CASES, case_id
 from bot.outputs.site.build import write_site
+from bot.outputs.site.index import INDEX_FILE
 from bot.outputs.site.usecases import PROPOSAL
 from tests.test_site_registry import add_entry, copy, site_of
 
@@ -129,3 +132,37 @@ def test_names_that_show_nothing_are_refused_and_the_site_shows_the_registered_n
     page = (out / "index.html").read_text(encoding="utf-8")
     for i in range(len(INVISIBLE)):
         assert f"<h2>blank{i}</h2>" in page
+
+
+def test_the_discovery_index_groups_organizations_as_the_page_does(tmp_path: Path) -> None:
+    """Finding: the index gave only each entry's ``organization.name``: a consumer grouping by it
+    merged Acme's entries with another owner's entry claiming Acme, as the page used to. Each
+    organization now carries the page's ``partner`` label (one per partner) and the claim's
+    ``owners``; ``name`` stays as written."""
+    repo = copy(REFERENCE, tmp_path / "repo")
+    acme = {"name": "Acme", "homepage": "https://acme.example"}
+    for name, owner in (("acme-a", "@acme/lineage"), ("acme-b", "@acme/lineage"), ("aaa", "@eve")):
+        entry = add_entry(
+            repo,
+            name,
+            {
+                "organization": acme,
+                "consumer": {"root_doc_URL": f"https://{name}.example/d", "consumed_facets": []},
+            },
+            {},
+        )
+        (entry / "CODEOWNERS").write_text(f"* {owner}\n", encoding="utf-8")
+    site = site_of(repo)
+    out = tmp_path / "site"
+    write_site(site, out)
+    index = json.loads((out / INDEX_FILE).read_text(encoding="utf-8"))
+    orgs = {e["name"]: e["organization"] for e in index["entries"] if "organization" in e}
+    assert {o["name"] for o in orgs.values()} == {"Acme"}  # what consumers already read
+    groups: dict[str, list[str]] = {}
+    for name, org in sorted(orgs.items()):
+        groups.setdefault(org["partner"], []).append(name)
+    assert groups == {
+        label: sorted(c.name for c in cards) for label, cards in site.organizations().items()
+    }
+    assert groups == {"Acme (@acme/lineage)": ["acme-a", "acme-b"], "Acme (@eve)": ["aaa"]}
+    assert orgs["aaa"]["owners"] == ["@eve"]

@@ -43,7 +43,14 @@ INDEX_SCHEMA: dict[str, Any] = {
                         "type": "object",
                         "required": ["name"],
                         "additionalProperties": False,
-                        "properties": {"name": _STR, "homepage": _URL},
+                        "properties": {
+                            "name": _STR,
+                            "homepage": _URL,
+                            # the partner as the ecosystem page groups and shows it: entries of
+                            # one partner share this label (group by it, never by ``name``)
+                            "partner": _STR,
+                            "owners": {"type": "array", "items": _STR},
+                        },
                     },
                     "roles": {
                         "type": "array",
@@ -143,9 +150,14 @@ def discovery_index(site: Site) -> dict[str, Any]:
         if card.categories:
             item["categories"] = list(card.categories)
         if card.organization:
-            item["organization"] = {"name": card.organization}
+            org: dict[str, Any] = {"name": card.organization}
             if card.organization_url.startswith(("https://", "http://")):
-                item["organization"]["homepage"] = card.organization_url
+                org["homepage"] = card.organization_url
+            # the page's grouping: one organization claimed by entries of other owners is other
+            # partners (``Site.organizations``)
+            org["partner"] = card.partner or card.organization
+            org["owners"] = list(card.owners)
+            item["organization"] = org
         item["roles"] = list(card.roles)
         for role in card.roles:
             body: dict[str, Any] = {
