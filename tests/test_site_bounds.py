@@ -8,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.cli.sample import REFERENCE
 from bot.core.findings import Finding
 from bot.core.snapshot import DirSnapshot
-from bot.model.presentation import MAX_USE_CASES, case_id
+from bot.model.presentation import MAX_FACETS, MAX_USE_CASES, MAX_VERSIONS, case_id
 from bot.outputs.site.build import write_site
 from bot.outputs.site.index import INDEX_FILE
 from bot.outputs.site.usecases import PROPOSAL
@@ -166,3 +168,47 @@ def test_the_discovery_index_groups_organizations_as_the_page_does(tmp_path: Pat
     }
     assert groups == {"Acme (@acme/lineage)": ["acme-a", "acme-b"], "Acme (@eve)": ["aaa"]}
     assert orgs["aaa"]["owners"] == ["@eve"]
+
+
+def test_long_facet_lists_and_version_lists_are_refused_and_bounded_in_publish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding: facet lists and ``spec_versions`` had no bound, and the card sorted an entry's
+    versions of a facet again at each declaration: one 343 KB registry.json pinning one facet at
+    8,000 versions took publish 110 s; 8,000 URIs naming no facet made a 1.1 MB index.html. The
+    schema bounds a list to 1,000 facets and 100 versions; the site shows as many (the newest
+    versions), says how many facets more, and sorts once."""
+    import bot.outputs.site.model as model
+
+    repo = copy(REFERENCE, tmp_path / "repo")
+    pinned = [f"ol:core:{i}-0-0/SQLJobFacet.json" for i in range(3000)]
+    unknown = [f"ol:many:Nope{i}RunFacet.json" for i in range(1500)]
+    add_entry(
+        repo,
+        "many",
+        {
+            "producer": {"root_doc_URL": "https://m.example/d", "produced_facets": pinned},
+            "consumer": {"root_doc_URL": "https://m.example/d", "consumed_facets": unknown},
+        },
+        {},
+    )
+    found = [f for f in entry_findings(repo) if f.rule == "entry/schema" and "many" in f.path]
+    assert len(found) == 2 and all("is too long" in f.message for f in found)
+    assert all(len(f.message) < 200 for f in found)
+    calls = 0
+    key = model._key
+
+    def counted(version: str) -> tuple[int, ...]:
+        nonlocal calls
+        calls += 1
+        return key(version)
+
+    monkeypatch.setattr(model, "_key", counted)
+    card = next(c for c in site_of(repo).entries if c.name == "many")
+    assert calls < 100_000  # n log n, not n² (4.5 million on the code before)
+    versions = card.versions["producer"]["ol:core:SQLJobFacet.json"]
+    assert len(versions) == MAX_VERSIONS and versions[0] == "2999-0-0"
+    assert len(card.consumed) == MAX_FACETS and card.hidden_facets == 500
+    out = tmp_path / "site"
+    write_site(site_of(repo), out)
+    assert "500 more facets declared, not shown" in (out / "index.html").read_text("utf-8")

@@ -2,6 +2,9 @@
 (``entry/use-cases``, ``entry/blank-name``) and by the site, which applies the same bounds when the
 review was bypassed.
 
+The same for the facets an entry lists and the versions it declares for them
+(``registry.schema.json``: ``MAX_FACETS``, ``MAX_VERSIONS``).
+
 Use cases: the real registry declares none and the proposal lists six, each id under 50 characters;
 an entry may name ``MAX_USE_CASES`` distinct ones (more than three times the proposal's list) of up
 to ``MAX_USE_CASE_LENGTH`` characters. Every undescribed use case is a page of its own, so without a
@@ -18,6 +21,11 @@ from bot.model.registry import declared_facets
 
 MAX_USE_CASES = 20
 MAX_USE_CASE_LENGTH = 100
+# a facet list (the real registry's longest, core's, has 30) and the versions declared for a facet
+# (none declared in the real registry; its most published versions of one facet are 5): each is a
+# chip of the card, a row of the explorer's data and of the discovery index
+MAX_FACETS = 1000
+MAX_VERSIONS = 100
 ALIASES = {
     "discovery": "catalog",
     "data-catalog": "catalog",

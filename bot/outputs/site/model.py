@@ -18,7 +18,14 @@ from bot.model.codeowners import owner_key
 from bot.model.evolution.schema_diff import required_bump
 from bot.model.logo import LOGO_NAME, published_logo, source_limit
 from bot.model.mirror import facet_versions
-from bot.model.presentation import MAX_USE_CASES, case_id, declared_use_cases, visible
+from bot.model.presentation import (
+    MAX_FACETS,
+    MAX_USE_CASES,
+    MAX_VERSIONS,
+    case_id,
+    declared_use_cases,
+    visible,
+)
 from bot.model.registry import FACET_ID, Entry, FacetSchema, Registry, declared_facets
 from bot.model.schemas import SchemaStore
 from bot.model.sides import ownership, side_model
@@ -179,6 +186,7 @@ class EntryCard:
     collides: bool = False  # another card shows the same display name
     # use cases declared beyond the bound an entry shows (``entry/use-cases`` refuses them)
     hidden_use_cases: int = 0
+    hidden_facets: int = 0  # facets declared beyond the bound a role's list shows
 
     @property
     def title(self) -> str:
@@ -650,10 +658,17 @@ def _card(
     declared_cases = list(declared_use_cases(doc))
     shown = set(declared_cases[:MAX_USE_CASES])  # as the review bounds them (entry/use-cases)
     card.hidden_use_cases = len(declared_cases) - len(shown)
+    listed: dict[str, set[str]] = {"producer": set(), "consumer": set()}  # sets: no n² lookups
+    over: set[tuple[str, str]] = set()
+    pending: dict[tuple[str, str], set[str]] = {}  # (block, uri) -> versions, sorted once
     for declared in declared_facets(doc):
         uri, pinned = _normal(declared.uri, names)
         target_list = card.produced if declared.block == "producer" else card.consumed
-        if uri not in target_list:
+        if uri not in listed[declared.block]:
+            if len(target_list) >= MAX_FACETS:  # as the schema bounds a list
+                over.add((declared.block, uri))
+                continue
+            listed[declared.block].add(uri)
             target_list.append(uri)
         # produced_facets, consumed_facets or the proposal's facets
         written = declared.pointer.split("/")[2]
@@ -670,8 +685,11 @@ def _card(
             if isinstance(spec, list):
                 versions |= {v for v in spec if isinstance(v, str) and VERSION.match(v)}
         if versions:
-            mine = card.versions.setdefault(declared.block, {})
-            mine[uri] = tuple(sorted(set(mine.get(uri, ())) | versions, key=_key, reverse=True))
+            pending.setdefault((declared.block, uri), set()).update(versions)
+    for (block, uri), versions in pending.items():  # the newest, as the schema bounds them
+        ordered = sorted(versions, key=_key, reverse=True)[:MAX_VERSIONS]
+        card.versions.setdefault(block, {})[uri] = tuple(ordered)
+    card.hidden_facets = len(over)
     return card
 
 

@@ -18,7 +18,7 @@ from bot.core.inert import bidi_closed
 from bot.core.quoting import file_url as file_url  # re-exported: they lived here
 from bot.core.quoting import safe_url as safe_url
 from bot.core.small_cache import small_cache
-from bot.model.presentation import MAX_USE_CASES
+from bot.model.presentation import MAX_FACETS, MAX_USE_CASES
 from bot.outputs.render.dashboard import fix_command
 from bot.outputs.site.fields import Field
 from bot.outputs.site.model import FacetPage, Site, slug
@@ -194,6 +194,7 @@ def render_pages(site: Site, common: bool = True, shard: Shard = (0, 1)) -> dict
         "cards": cards,
         "uc_pages": ucs,
         "max_use_cases": MAX_USE_CASES,
+        "max_facets": MAX_FACETS,
     }
     out: dict[str, bytes] = {}
 
