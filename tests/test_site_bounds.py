@@ -212,3 +212,31 @@ def test_long_facet_lists_and_version_lists_are_refused_and_bounded_in_publish(
     out = tmp_path / "site"
     write_site(site_of(repo), out)
     assert "500 more facets declared, not shown" in (out / "index.html").read_text("utf-8")
+
+
+def test_the_dashboard_page_shows_a_bounded_number_of_an_entrys_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finding: the dashboard page listed every finding of an entry: one registry.json naming
+    8,000 facets that do not exist made dashboard.html 3.5 MB. A table shows 200 rows (the real
+    registry's most is 26) and says how many more ``registry-bot dashboard`` lists."""
+    from bot.cli import main
+    from bot.outputs.site.pages import DASHBOARD_ROWS
+
+    repo = copy(REFERENCE, tmp_path / "repo")
+    unknown = [f"ol:many:Nope{i}RunFacet.json" for i in range(DASHBOARD_ROWS + 50)]
+    add_entry(
+        repo,
+        "many",
+        {"consumer": {"root_doc_URL": "https://m.example/d", "consumed_facets": unknown}},
+        {},
+    )
+    out = tmp_path / "site"
+    assert main(["publish", "--no-markdown", str(repo), str(out)]) == 0
+    capsys.readouterr()
+    page = (out / "dashboard.html").read_text(encoding="utf-8")
+    section = page.split('data-entry="many"', 1)[1].split("</section>", 1)[0]
+    assert section.count('<tr class="finding"') == DASHBOARD_ROWS
+    total = int(section.split("<h3>Defects (", 1)[1].split(")", 1)[0])
+    assert total > DASHBOARD_ROWS + 50 - 1
+    assert f"{total - DASHBOARD_ROWS} more not shown here" in section
