@@ -240,3 +240,31 @@ def test_the_dashboard_page_shows_a_bounded_number_of_an_entrys_findings(
     total = int(section.split("<h3>Defects (", 1)[1].split(")", 1)[0])
     assert total > DASHBOARD_ROWS + 50 - 1
     assert f"{total - DASHBOARD_ROWS} more not shown here" in section
+
+
+def test_urls_over_the_link_limit_are_refused_and_not_in_the_discovery_index(
+    tmp_path: Path,
+) -> None:
+    """Finding: the pages link no URL of 2,048 characters or more (``safe_url``), but the
+    discovery index copied any ``http(s)`` URL: four 2 MB URLs in one registry.json made
+    registry-index.json 6 MB (the review refused them only as "not a 'uri'"). The schema says
+    "too long" and the index leaves them out as the pages do."""
+    repo = copy(REFERENCE, tmp_path / "repo")
+    url = "https://long.example/" + "a" * 100_000
+    add_entry(
+        repo,
+        "long",
+        {
+            "homepage": url,
+            "organization": {"name": "Long", "homepage": url},
+            "consumer": {"root_doc_URL": url, "sample_URL": url, "consumed_facets": []},
+        },
+        {},
+    )
+    found = [f for f in entry_findings(repo) if f.rule == "entry/schema" and "long" in f.path]
+    assert len([f for f in found if "is too long" in f.message]) == 4
+    assert all(len(f.message) < 200 for f in found)
+    out = tmp_path / "site"
+    write_site(site_of(repo), out)
+    text = (out / INDEX_FILE).read_text(encoding="utf-8")
+    assert "long.example" not in text and len(text) < 100_000

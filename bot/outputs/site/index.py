@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.core.quoting import safe_url
 from bot.outputs.site.model import Site
 
 INDEX_FILE, SCHEMA_FILE = "registry-index.json", "registry-index.schema.json"
 SCHEMA_ID = "https://openlineage.io/spec/registry/registry-index.schema.json"
 
 _STR = {"type": "string"}
-_URL = {"type": "string", "pattern": "^https?://"}
+_URL = {"type": "string", "pattern": "^https?://", "maxLength": 2047}  # as safe_url links
 INDEX_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": SCHEMA_ID,
@@ -145,13 +146,13 @@ def discovery_index(site: Site) -> dict[str, Any]:
         for key in ("display_name", "description", "logo"):
             if getattr(card, key):
                 item[key] = getattr(card, key)
-        if card.homepage.startswith(("https://", "http://")):
+        if safe_url(card.homepage):
             item["homepage"] = card.homepage
         if card.categories:
             item["categories"] = list(card.categories)
         if card.organization:
             org: dict[str, Any] = {"name": card.organization}
-            if card.organization_url.startswith(("https://", "http://")):
+            if safe_url(card.organization_url):
                 org["homepage"] = card.organization_url
             # the page's grouping: one organization claimed by entries of other owners is other
             # partners (``Site.organizations``)
@@ -167,7 +168,7 @@ def discovery_index(site: Site) -> dict[str, Any]:
                 body["versions"] = {uri: list(v) for uri, v in card.versions[role].items()}
             for key, source in (("documentation", card.documentation), ("sample", card.samples)):
                 url = source.get(role)
-                if isinstance(url, str) and url.startswith(("https://", "http://")):
+                if safe_url(url):
                     body[key] = url
             item[role] = body
         entries.append(item)

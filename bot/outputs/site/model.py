@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.core.config import Config
 from bot.core.lookalike import looks, scripts
+from bot.core.quoting import URL_LIMIT
 from bot.core.snapshot import Snapshot, SnapshotError
 from bot.model.codeowners import owner_key
 from bot.model.evolution.schema_diff import required_bump
@@ -632,9 +633,11 @@ def _card(
     card = EntryCard(
         entry.name, f"entry-{slug(entry.name.replace(':', '-'))}", roles, {}, {}, [], [], {}
     )
-    for key in ("display_name", "description", "homepage"):
+    for key in ("display_name", "description"):
         if isinstance(doc.get(key), str) and (key != "display_name" or visible(doc[key])):
             setattr(card, key, doc[key].strip()[:500])
+    if isinstance(doc.get("homepage"), str) and len(doc["homepage"].strip()) < URL_LIMIT:
+        card.homepage = doc["homepage"].strip()  # whole or not at all: a cut URL is another
     org = doc.get("organization")
     if isinstance(org, dict) and isinstance(org.get("name"), str) and visible(org["name"]):
         card.organization = org["name"].strip()[:80]
