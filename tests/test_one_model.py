@@ -183,3 +183,49 @@ def test_every_door_gives_the_same_findings_on_the_demo_pull_request(
     assert "facets/prefix-key" not in {f.rule for f in reports[6].findings}
     # what the replay keeps of its report
     assert {f.fingerprint() for f in replayed.findings} == app
+
+
+def test_every_door_and_the_site_agree_on_the_use_cases_an_entry_may_declare(
+    demo_repo: Path,
+    tmp_path: Path,
+    reports: list[Report],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One bound (``bot.model.presentation``): the App and ``check`` give the same
+    ``entry/use-cases`` finding, naming the use cases the published site of the head leaves
+    out."""
+    import json
+
+    from bot.core.config import load_config
+    from bot.core.snapshot import GitSnapshot
+    from bot.model.presentation import MAX_USE_CASES
+    from bot.outputs.site import build_site
+
+    branch, work = "flood-use-cases", tmp_path / "work"
+    git(demo_repo, "worktree", "add", "-q", "-b", branch, str(work), "add-dagster")
+    try:
+        path = work / "spec/registry/dagster/registry.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        uris = doc["producer"]["produced_facets"]
+        doc["producer"]["produced_facets"] = {
+            uri: {"use_cases": [f"case {i}-{n}" for n in range(MAX_USE_CASES)]}
+            for i, uri in enumerate(uris)
+        }
+        path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        git(work, "commit", "-q", "-am", "use cases")
+    finally:
+        git(demo_repo, "worktree", "remove", "--force", str(work))
+    gh = LocalGitHub(demo_repo, "main", branch, repo=REPO, number=3, author="dagster-dev")
+    review_pull_request(gh, gh.get_pull_request(REPO, 3), "d-2")
+    main(["check", str(demo_repo), "--base", "main", "--head", branch, "--author", "dagster-dev"])
+    capsys.readouterr()
+    app, check = ([f for f in r.findings if f.rule == "entry/use-cases"] for r in reports)
+    assert len(app) == 1 and [f.fingerprint() for f in app] == [f.fingerprint() for f in check]
+    declared = len(uris) * MAX_USE_CASES
+    assert f"declares {declared} distinct use cases" in app[0].message
+    with GitSnapshot(demo_repo, branch) as head:
+        site = build_site(head, load_config(head)[0])
+    card = next(c for c in site.entries if c.name == "dagster")
+    assert card.hidden_use_cases == declared - MAX_USE_CASES
+    assert all(f"'case-0-{n}'" not in app[0].message for n in range(MAX_USE_CASES))
+    assert "'case-1-0'" in app[0].message and "case-1-0" not in card.all_use_cases
