@@ -268,3 +268,34 @@ def test_urls_over_the_link_limit_are_refused_and_not_in_the_discovery_index(
     write_site(site_of(repo), out)
     text = (out / INDEX_FILE).read_text(encoding="utf-8")
     assert "long.example" not in text and len(text) < 100_000
+
+
+def test_a_key_shared_by_many_facets_names_a_few_of_the_others(tmp_path: Path) -> None:
+    """Finding: each facet file sharing a facet key named every other one, so n files made n²
+    text: 500 facets of one key in one entry made dashboard.html 5.9 MB. A finding names 5 and
+    says how many more."""
+    from bot.review.checks import facets as facets_check
+    from bot.review.engine import ReviewContext, review
+
+    repo = copy(REFERENCE, tmp_path / "repo")
+    source = repo / "spec/registry/airflow/facets/AirflowDagRunFacet.json"
+    text = source.read_text(encoding="utf-8")
+    for i in range(12):
+        name = f"AirflowDag{i}RunFacet"
+        (source.parent / f"{name}.json").write_text(
+            text.replace("AirflowDagRunFacet", name), encoding="utf-8"
+        )
+    found = [
+        f
+        for f in review(
+            head=DirSnapshot(repo),
+            base=None,
+            changes=None,
+            context=ReviewContext(),
+            checks=(facets_check.check,),
+        ).findings
+        if f.rule == "facets/duplicate-key"
+    ]
+    assert len(found) == 13
+    assert all(f.message.count("spec/registry/") == 5 for f in found)
+    assert all(f.message.endswith(" and 7 more") for f in found)
