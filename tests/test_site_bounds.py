@@ -299,3 +299,25 @@ def test_a_key_shared_by_many_facets_names_a_few_of_the_others(tmp_path: Path) -
     assert len(found) == 13
     assert all(f.message.count("spec/registry/") == 5 for f in found)
     assert all(f.message.endswith(" and 7 more") for f in found)
+
+
+def test_the_dashboard_names_a_bounded_number_of_unregistered_sample_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finding: the dashboard's line of facet keys an entry's sample events carry undeclared
+    listed every key: a sample event of 10 MB holds hundreds of thousands. It names 200 and
+    says how many more."""
+    from bot.cli import main
+    from bot.outputs.site.pages import DASHBOARD_ROWS
+
+    repo = copy(REFERENCE, tmp_path / "repo")
+    samples = repo / "spec/registry/egeria/samples/events.jsonl"
+    event = json.loads(samples.read_text(encoding="utf-8").splitlines()[0])
+    event["run"]["facets"] = {f"nope{i:04}": {"_producer": "https://x.example"} for i in range(250)}
+    samples.write_text(json.dumps(event) + "\n", encoding="utf-8")
+    out = tmp_path / "site"
+    assert main(["publish", "--no-markdown", str(repo), str(out)]) == 0
+    capsys.readouterr()
+    page = (out / "dashboard.html").read_text(encoding="utf-8")
+    line = page.split("Unregistered facet keys in its sample events: ", 1)[1].split("</p>", 1)[0]
+    assert line.count("<code>") == DASHBOARD_ROWS and line.endswith(" and 50 more")
