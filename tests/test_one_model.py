@@ -229,3 +229,38 @@ def test_every_door_and_the_site_agree_on_the_use_cases_an_entry_may_declare(
     assert card.hidden_use_cases == declared - MAX_USE_CASES
     assert all(f"'case-0-{n}'" not in app[0].message for n in range(MAX_USE_CASES))
     assert "'case-1-0'" in app[0].message and "case-1-0" not in card.all_use_cases
+
+
+def test_every_door_leaves_an_untouched_files_could_not_check_standing(
+    tmp_path: Path, reports: list[Report], corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A naming file failing NamingBase.json on the base, a change to another naming file: the App
+    (GitHub's listing), check (git's), the working tree's door and the history replay judge its
+    naming/unchecked alike, pre-existing, and none fails the change for it (before: every door
+    failed it)."""
+    import shutil
+
+    from bot.core.findings import State
+    from bot.model.naming import bundled_folder
+    from tests.gitrepo import Repo
+
+    mysql, postgres = (f"spec/naming/datasets/{n}/{n}.json" for n in ("mysql", "postgres"))
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    shutil.copytree(bundled_folder(), repo.path / "spec/naming")
+    repo.edit_json(mysql, lambda v: v.update(owner="data team"))  # type: ignore[union-attr]
+    repo.commit("a naming file failing the base schema", branch="main")
+    repo.edit_json(postgres, lambda v: v["examples"]["valid"].append(v["examples"]["valid"][0]))  # type: ignore[index]
+    repo.commit("another example of postgres")
+    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=5, author="someone")
+    review_pull_request(gh, gh.get_pull_request(REPO, 5), "d-1")
+    main(["check", str(repo.path), "--base", "main", "--head", "pr", "--author", "someone"])
+    main(["check", str(repo.path), "--base", "main", "--worktree", "--author", "someone"])
+    *_, replayed = replay(repo.path, "pr", author="someone")
+    capsys.readouterr()
+    assert len(reports) == 3 + 2  # the replay reviews the base's commit too
+    for report in (*reports[:3], reports[-1]):
+        unchecked = [f for f in report.findings if f.rule == "naming/unchecked"]
+        assert [(f.path, f.state) for f in unchecked] == [(mysql, State.UNCHANGED)]
+        assert not report.is_blocking(unchecked[0])
+    assert [found(r) for r in reports[1:3]] == [found(reports[0])] * 2
+    assert {f.fingerprint() for f in replayed.findings} == found(reports[0])

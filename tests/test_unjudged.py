@@ -284,3 +284,71 @@ def test_a_codeowners_line_the_bot_could_not_match_never_passes(
     assert not [f for f in report.findings if f.rule == "owners/invalid-pattern"]
     assert never_waived("owners/unchecked-pattern") and never_waived("naming/unchecked")
     assert report.verdict is Verdict.FAILURE
+
+
+# What could not be checked in a file the change leaves alone, and whose grounds it leaves alone too
+# (audit: a naming file failing NamingBase.json on the base said naming/unchecked on every review,
+# never pre-existing, so it failed every pull request touching the naming folder, whatever it
+# changed; an example whose schema was broken on the base failed every change of its entry): the
+# same "could not check" on the base is the untouched file's standing problem, shown, not blocking
+
+
+def test_a_naming_file_broken_on_the_base_does_not_block_a_change_to_another(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """mysql.json fails NamingBase.json on the base; the change edits postgres.json alone. mysql's
+    rules are skipped on both sides alike: the change cannot alter what they would decide."""
+    mysql = "spec/naming/datasets/mysql/mysql.json"
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    shutil.copytree(bundled_folder(), repo.path / "spec/naming")
+    repo.edit_json(mysql, lambda v: v.update(owner="data team"))  # a member the schema refuses
+    repo.commit("a naming file failing the base schema", branch="main")
+    repo.edit_json(POSTGRES, lambda v: v["examples"]["valid"].append(v["examples"]["valid"][0]))
+    repo.commit("another example of postgres")
+    report = review_pr(repo)
+    [unchecked] = [f for f in report.findings if f.rule == "naming/unchecked"]
+    assert unchecked.path == mysql and unchecked.state is State.UNCHANGED
+    assert not report.is_blocking(unchecked) and unchecked.waived is None
+    assert report.verdict is not Verdict.FAILURE, [
+        (f.rule, f.path, f.message) for f in report.findings if report.is_blocking(f)
+    ]
+
+
+def entry_note_change(tmp_path: Path, corpus: Path, rule: str) -> Repo:
+    """Base: acme, whose example's validation stops with ``rule``. The change adds a note to the
+    entry: the example, its schema and every schema behind it are left alone."""
+    schema, reach = NOT_VALIDATED[rule]
+    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
+    rc.add_good(repo)
+    rc.edit(repo, rc.FACET, schema)
+    rc.edit(repo, rc.MIRROR, schema)
+    rc.edit(repo, rc.EXAMPLE, lambda v: reach(v["acme_widget"]))
+    repo.commit("acme, with an example not validated", branch="main")
+    repo.change({f"{rc.ENTRY}/README.md": "# Acme\n"}, "a note in the entry")
+    return repo
+
+
+@pytest.mark.parametrize("rule", NOT_VALIDATED)
+def test_an_example_not_validated_on_both_sides_and_left_alone_is_pre_existing(
+    tmp_path: Path, corpus: Path, rule: str
+) -> None:
+    report = review_pr(entry_note_change(tmp_path, corpus, rule), author="alice")
+    [stopped] = [f for f in report.findings if f.rule == rule and f.path == rc.EXAMPLE]
+    assert stopped.state is State.UNCHANGED and not report.is_blocking(stopped)
+    assert not [f for f in report.findings if f.rule == rule and f.state is State.NEW]
+
+
+def test_an_example_whose_broken_schema_the_change_edits_is_still_the_changes(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """The same example, left alone, but its schema (its ground, still not a valid schema) edited:
+    what the example is checked against changed, so what could not be checked is the change's."""
+    repo = entry_note_change(tmp_path, corpus, "examples/unchecked")
+    rc.edit(repo, rc.FACET, lambda s: facet(s)["properties"]["settings"].update(title="Settings"))
+    repo.commit("edit the schema")
+    report = review_pr(repo, author="alice")
+    [stopped] = [
+        f for f in report.findings if f.rule == "examples/unchecked" and f.path == rc.EXAMPLE
+    ]
+    assert stopped.state is State.NEW and report.is_blocking(stopped)
+    assert report.verdict is Verdict.FAILURE

@@ -155,6 +155,10 @@ class Finding:
     category: str | None = None
     witness: Witness | None = None  # versions/* at the data level: the instance that shows it
     waived: Waived | None = None  # shown, never blocking (bot/review/waiving.py)
+    # what a "could not check" finding (``bot.core.incomplete.UNJUDGED_RULES``) read: its own path
+    # and every file its checking depended on; a change touching none of them leaves it standing
+    # (``bot.review.engine.judge``). Empty: unknown, so it is always the change's.
+    grounds: tuple[str, ...] = ()
 
     def fingerprint(
         self, path: str | None = None, place: bool = False

@@ -44,11 +44,14 @@ NOT_CHECKED = frozenset({"naming/unchecked", UNCHECKED_PATTERN})
 
 # Findings that say part of the review did not happen: a check that crashed or stopped at a file it
 # could not read computed nothing for the change, a path or change the bot could not read may hold
-# anything, and an example not validated may be invalid in any way. Never matched against the base
+# anything, and an example not validated may be invalid in any way. Not matched against the base
 # side (the same crash there is no pre-existing problem: the check's findings on the change are
-# unknown; the same timeout at an example says nothing of what the change wrote there), never waived
-# (an owner's waiver on the base cannot vouch for what a later change puts there unread), and their
-# severity is not configurable.
+# unknown; the same timeout at an example says nothing of what the change wrote there), except a
+# finding naming every file its checking read (``Finding.grounds``: a naming file and its base
+# schema, an example and the schemas it stands on) when the change touches none of them: what was
+# not checked there is that file's standing problem, the change cannot alter it
+# (``bot.review.engine.standing``). Never waived (an owner's waiver on the base cannot vouch for
+# what a later change puts there unread), and their severity is not configurable.
 UNJUDGED_RULES = frozenset(
     {
         *RULES,

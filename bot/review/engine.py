@@ -135,6 +135,8 @@ def judge(
     base: Iterable[Finding],
     renamed: Mapping[str, str] | None = None,
     change_rules: Collection[str] = (),
+    unjudged: Collection[str] = (),
+    touched: Collection[str] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
     """Give each head finding its state against the base findings; return them and the fixed ones.
 
@@ -148,12 +150,20 @@ def judge(
     error at head before a warning is. Findings of ``change_rules`` (rules about the change itself:
     a published copy edited, a version not bumped, a name claimed, ownership changed) are never
     matched: the base side, reviewed with the same change set, may compute them too, but a change
-    cannot have been made before it was made.
+    cannot have been made before it was made. Findings of ``unjudged`` rules (what a check could
+    not check) are matched only where they stand (``standing``): on files the change (``touched``:
+    its paths, None when not known whole) leaves alone, as every file they read; otherwise what
+    could not be checked may be what the change did. Neither side's are ever listed as fixed.
     """
     renamed = renamed or {}
     change_rules = frozenset(change_rules)
+    unjudged = frozenset(unjudged)
+
+    def matchable(f: Finding) -> bool:
+        return f.rule not in change_rules and (f.rule not in unjudged or standing(f, touched))
+
     head = list(head)
-    base = [f for f in base if f.rule not in change_rules]
+    base = [f for f in base if matchable(f)]
     partner: list[int | None] = [None] * len(head)
     taken = [False] * len(base)
     most_severe_first = sorted(range(len(head)), key=lambda j: head[j].severity.rank)
@@ -163,7 +173,7 @@ def judge(
             if not taken[i]:
                 candidates.setdefault(_followed(base[i], renamed, names, place), []).append(i)
         for j in most_severe_first:
-            if partner[j] is not None or head[j].rule in change_rules:
+            if partner[j] is not None or not matchable(head[j]):
                 continue
             free = candidates.get(head[j].fingerprint(place=place))
             if free:
@@ -173,8 +183,20 @@ def judge(
         replace(f, state=State.UNCHANGED if _kept(f, base, i) else State.NEW)
         for f, i in zip(head, partner, strict=True)
     ]
-    fixed = [replace(f, state=State.ABSENT) for f, was in zip(base, taken, strict=True) if not was]
+    fixed = [
+        replace(f, state=State.ABSENT)
+        for f, was in zip(base, taken, strict=True)
+        if not was and f.rule not in unjudged
+    ]
     return judged, fixed
+
+
+def standing(f: Finding, touched: Collection[str] | None) -> bool:
+    """Whether what ``f`` could not check is its file's standing problem: it names every file its
+    checking read (``Finding.grounds``) and the change, known whole (``touched`` not None), touches
+    none of them. A change cannot alter what was not decided there; the base's finding on them is
+    the same one."""
+    return touched is not None and bool(f.grounds) and not any(p in touched for p in f.grounds)
 
 
 def _kept(f: Finding, base: list[Finding], matched: int | None) -> bool:
@@ -312,7 +334,8 @@ def _review(
     if config.verdict.adoption_gaps_in_changes == "warning":
         findings = adoption_gaps_as_warnings(findings, config, context.strict)
         before = adoption_gaps_as_warnings(before, config, context.strict)
-    judged, fixed = judge(findings, before, renamed, change_rules() | UNJUDGED_RULES)
+    touched = changes.paths() if changes.complete else None
+    judged, fixed = judge(findings, before, renamed, change_rules(), UNJUDGED_RULES, touched)
     judged = waive(judged, fixed, entries, head, base, changes, config, context.day(), before)
     # The configuration comes from the base: its problems are never the change's.
     judged += [replace(f, state=State.UNCHANGED) for f in config_findings]

@@ -25,6 +25,7 @@ from bot.model.naming.rules import NamingRules
 from bot.review.input import ReviewInput
 
 DOCS = "https://openlineage.io/docs/spec/naming"
+UNCHECKED = "naming/unchecked"
 
 
 def findings(review: ReviewInput, folder: str) -> Iterator[Finding]:
@@ -102,6 +103,10 @@ class _Context:
             subject=problem.subject,
             # inside a form, an example, a decision: matched at its identity, not its index
             anchor=keyed_pointer(doc.value, problem.pointer) if doc is not None else None,
+            # what was not checked of the file stood on it and the base schema alone
+            grounds=(problem.path, f"{self.files.folder}/{BASE_FILE}")
+            if problem.rule == UNCHECKED
+            else (),
         )
 
     def at(self, rule: str, path: str, pointer: str, message: str) -> Finding:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from bot.core.findings import Finding, Severity
+from bot.core.incomplete import NOT_VALIDATED
 from bot.core.jsondoc import JsonDoc
 from bot.model.error_subject import about
 from bot.model.registry import Entry, FacetSchema
@@ -62,22 +63,25 @@ RULES = {
     f"pattern with catastrophic backtracking is stopped and named, not waited for); once a review "
     f"has spent {REVIEW_BUDGET_SECONDS:g} s "
     "explaining examples, the remaining failing ones are reported as not validated. An example "
-    "not validated is never pre-existing (the same timeout on the base says nothing of what the "
-    "change wrote there) and never waived.",
+    "not validated is never waived, and pre-existing only where the change touches neither it "
+    "nor its schema nor any schema behind it (the same timeout on the base says nothing of what "
+    "a change wrote there).",
     "examples/unresolved-ref": "Validating an example reaches no reference that cannot be resolved "
     "offline (`facets/unresolved-ref` and `facets/remote-ref` on the schema say why). The example "
-    "was not validated: never pre-existing, never waived.",
+    "was not validated: never waived, pre-existing only where the change touches neither it nor "
+    "its schema nor any schema behind it.",
     "examples/unverified": "Warning: an example whose schema refers to an openlineage.io schema "
     "that is not in the repository cannot be checked offline when the repository keeps no "
     "published mirror (`paths.mirror`).",
     "examples/recursion": "Validating an example does not recurse without end (a `$ref` cycle that "
-    "consumes nothing of the example). The example was not validated: never pre-existing, never "
-    "waived.",
+    "consumes nothing of the example). The example was not validated: never waived, pre-existing "
+    "only where the change touches neither it nor its schema nor any schema behind it.",
     "examples/unchecked": "An example is checked against a valid draft 2020-12 schema, and so is "
     "every schema it refers to (the specification, a core facet): against one that is not "
     "(`facets/meta-schema` or `spec/meta-schema` says where), it could not be checked. The "
-    "example was not validated: never pre-existing (the same schema on the base says nothing of "
-    "what the change wrote in the example), never waived.",
+    "example was not validated: never waived, pre-existing only where the change touches neither "
+    "the example nor its schema nor any schema behind it (the same schema on the base says "
+    "nothing of what a change wrote in the example).",
     "examples/orphan": "An examples folder names a facet file of its entry.",
     "examples/schema-url": "Each facet of an example names its schema in `_schemaURL`: the "
     "schema's own file, a version of it that exists (the current one or a published copy) and, "
@@ -169,7 +173,9 @@ def _facet_examples(
             )
             if not any(f.rule == "examples/timeout" for f in verdict):
                 review.memo[key] = verdict
-        yield from verdict
+        # not validated: the example, its schema and every schema behind it are what it stood on
+        grounds = (path, schema.path, *(p for _, p, _ in against[4] if p))
+        yield from (replace(f, grounds=grounds) if f.rule in NOT_VALIDATED else f for f in verdict)
         if path not in negative:
             written = None if review.changes is None else review.changes.get(path) is not None
             yield from schema_url_findings(loaded.doc, schema, review.head_schemas, written)

@@ -22,8 +22,9 @@ RULES: dict[str, str] = {
     "time budget, at a reference that does not resolve offline, in a recursion without end): "
     "nothing of it was checked, whatever it holds; or a problem of the file (a base schema error, "
     "a broken form, component or quoting pattern) left the rest of it (its patterns, examples, "
-    "decisions, round trips) unchecked. Never pre-existing (the same base schema on the "
-    "base says nothing of what the change wrote in the file), never waived.",
+    "decisions, round trips) unchecked. Never waived; pre-existing only where the change touches "
+    "neither the file nor NamingBase.json (the same finding on the base says nothing of what a "
+    "change wrote in the file).",
     "naming/file-location": "A naming file must live at <naming>/datasets/<id>/<id>.json or "
     "<naming>/jobs/<id>/<id>.json, and its $id must name the same id.",
     "naming/duplicate-id": "Two naming files declare the same source or job id.",
