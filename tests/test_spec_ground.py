@@ -154,3 +154,31 @@ def test_a_strangers_change_to_the_specification_needs_its_owners(repo: Repo, ho
     assert not [f for f in approved.findings if f.rule == "ownership/spec-change"]
     unchecked = {f.rule for f in review(repo).findings}
     assert "ownership/spec-change" not in unchecked and "owners/approval-not-checked" in unchecked
+
+
+def test_an_example_unchecked_on_a_broken_ground_is_the_changes_only_when_it_touches_the_ground(
+    repo: Repo,
+) -> None:
+    """The specification's ``RunFacet`` is no schema on the base, so every core example behind it
+    could not be checked there already. A change to another core example leaves
+    ErrorMessageRunFacet's example standing: pre-existing (before: new, failing every change of the
+    core entry). The same change with the specification edited, still broken, makes it the
+    change's: what the example stands on changed."""
+    example = "spec/tests/ErrorMessageRunFacet/1.json"
+    other = "spec/tests/NominalTimeRunFacet/1.json"
+    doc = json.loads((repo.path / SPEC).read_text(encoding="utf-8"))
+    doc["$defs"]["RunFacet"] = {"type": 12}
+    (repo.path / SPEC).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    repo.commit("a specification that is no schema", branch="main")
+    text = (repo.path / other).read_text(encoding="utf-8")
+    repo.change({other: text.rstrip() + "\n\n"})
+    [alone] = [f for f in review(repo).findings if f.path == example]
+    assert alone.rule == "examples/unchecked" and alone.state is State.UNCHANGED
+    git(repo.path, "checkout", "-q", "-f", "main")
+    git(repo.path, "branch", "-q", "-D", "pr")
+    doc["description"] = "edited, still no schema"
+    repo.change({SPEC: json.dumps(doc, indent=2) + "\n", other: text.rstrip() + "\n\n"})
+    report = review(repo)
+    [grounded] = [f for f in report.findings if f.path == example]
+    assert grounded.rule == "examples/unchecked" and grounded.state is State.NEW
+    assert report.is_blocking(grounded)
