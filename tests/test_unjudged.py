@@ -312,6 +312,10 @@ def test_a_naming_file_broken_on_the_base_does_not_block_a_change_to_another(
     assert report.verdict is not Verdict.FAILURE, [
         (f.rule, f.path, f.message) for f in report.findings if report.is_blocking(f)
     ]
+    # the whole tree (check --all) still fails on it
+    whole = run_review(ReviewRequest(head=DirSnapshot(repo.path)))
+    [standing] = [f for f in whole.findings if f.rule == "naming/unchecked"]
+    assert standing.path == mysql and whole.is_blocking(standing)
 
 
 def entry_note_change(tmp_path: Path, corpus: Path, rule: str) -> Repo:
