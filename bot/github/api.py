@@ -42,6 +42,12 @@ class NotFound(GitHubError):
     """404: the object does not exist (or the installation cannot see it)."""
 
 
+class InstallationUnavailable(GitHubError):
+    """GitHub will not give the installation a token: it is suspended (403) or the App was
+    uninstalled (404). Nothing of it can be read or written: its jobs are dropped, not retried
+    (docs/app.md, "Installations")."""
+
+
 class RateLimited(GitHubError):
     """GitHub's rate limit (403 or 429) lasts longer than the client may wait: try again at
     ``reset_at``.

@@ -33,6 +33,7 @@ from bot.github.api import (
     CommentInfo,
     GitHubError,
     InlineComment,
+    InstallationUnavailable,
     IssueInfo,
     NotFound,
     PullRequest,
@@ -395,12 +396,19 @@ class InstallationToken:
             now = self._retrying.clock() + self._github_clock.offset
             if self._token is None or now >= self._expires - TOKEN_MARGIN:
                 what = f"POST installation {self.installation_id} token"
-                auth = self._retrying.run(
-                    what,
-                    lambda: self._github_clock.call(
-                        what, lambda: self._integration.get_access_token(self.installation_id)
-                    ),
-                )
+                try:
+                    auth = self._retrying.run(
+                        what,
+                        lambda: self._github_clock.call(
+                            what, lambda: self._integration.get_access_token(self.installation_id)
+                        ),
+                    )
+                except RateLimited:
+                    raise
+                except GitHubError as exc:
+                    if exc.status in (403, 404):  # suspended, or the App uninstalled
+                        raise InstallationUnavailable(str(exc), exc.status) from exc
+                    raise
                 self._token = auth.token
                 self._expires = auth.expires_at.timestamp() if auth.expires_at else now + 3600
                 self._retrying.stats.add(token_refreshes=1)

@@ -27,6 +27,7 @@ from bot.github.api import (
     GitHubAPI,
     GitHubClientFactory,
     GitHubError,
+    InstallationUnavailable,
     PullRequest,
     RateLimited,
     ReviewInfo,
@@ -68,6 +69,9 @@ JOB_BUDGET = 840.0
 # attempts that died with their process (OOM kill) before a review concludes "could not finish"
 MAX_CRASHES = 2
 OPEN_RETRY = 60.0  # seconds before a job whose check run could not be concluded runs again
+# seconds before a job GitHub refused the App's credentials for (401 after a fresh token: a private
+# key rotated, a wrong App id) runs again: it waits for the credentials to be fixed, until max_age
+CREDENTIALS_RETRY = 600.0
 # a dashboard job the queue gave up, or one that found the branch moving at every read, is redone
 # once, this many seconds later (``redo_dashboard``)
 DASHBOARD_REDO_AFTER = 600.0
@@ -335,7 +339,7 @@ def review_pull_request(
             # ``current``: as read after the review (a draft, its auto-merge), at the same head
             reviews, merge = act_for_owners(gh, current, inputs, owners, refusals)
             publish_beside(gh, pr, inputs, report, reviews, merge, refusals, check_id, output)
-    except LeaseLost:
+    except (LeaseLost, InstallationUnavailable):
         raise
     except RateLimited as exc:
         reset = datetime.fromtimestamp(exc.reset_at, UTC).strftime("%H:%M:%S UTC")
@@ -359,6 +363,8 @@ def review_pull_request(
     except Exception as exc:
         if outage.is_infrastructure(exc):  # the queue's store (the pacer, the lease): waited out
             raise
+        if isinstance(exc, GitHubError) and exc.status == 401:
+            raise  # the App's credentials refused: nothing can be written either (``Worker``)
         log.exception("review failed")
         metrics.FAILURES.labels(stage="review").inc()
         if not concluded:
@@ -374,9 +380,11 @@ def review_pull_request(
                     )
                 else:
                     fail_check(gh, pr.repo, check_id, delivery, exc, retract_quietly(gh, pr))
-            except (RateLimited, LeaseLost):
+            except (RateLimited, LeaseLost, InstallationUnavailable):
                 raise
             except Exception as again:
+                if isinstance(again, GitHubError) and again.status == 401:
+                    raise
                 log.exception("could not conclude check run %s", check_id)
                 raise CheckRunOpen(f"check run {check_id} could not be concluded: {again}") from exc
         if is_transient(exc):
@@ -546,6 +554,26 @@ class Worker:
             except CheckRunOpen as exc:
                 metrics.JOBS.labels(outcome="deferred").inc()
                 raise JobDeferred(self.clock() + OPEN_RETRY, str(exc)) from exc
+            except InstallationUnavailable as exc:
+                # nothing of the installation can be read or written: dropped, not retried
+                log.warning("installation %d has no token (%s); job dropped", job.installation, exc)
+                metrics.JOBS.labels(outcome="installation-unavailable").inc()
+                return "installation-unavailable"
+            except GitHubError as exc:
+                if exc.status != 401:
+                    raise
+                # the client already minted a fresh token once: the App's own credentials are
+                # refused, which no retry of this job cures; it waits for them to be fixed
+                log.error(
+                    "GitHub refuses the App's credentials (%s): check its App id and private key; "
+                    "the job waits %.0f s",
+                    exc,
+                    CREDENTIALS_RETRY,
+                )
+                metrics.JOBS.labels(outcome="deferred").inc()
+                raise JobDeferred(
+                    self.clock() + CREDENTIALS_RETRY, f"the App's credentials refused: {exc}"
+                ) from exc
             metrics.JOBS.labels(outcome=outcome).inc()
             log.info("job done: %s", outcome)
             return outcome

@@ -1,0 +1,121 @@
+"""The App's installation lifecycle and credentials: a private key GitHub refuses, an installation
+suspended or uninstalled, and reconciliation across installations (docs/app.md, "Installations")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import responses
+
+from bot.github.api import GitHubError, InstallationUnavailable, PullRequest
+from bot.github.local import LocalGitHub
+from bot.service.worker import CREDENTIALS_RETRY
+from tests.test_conclude import (  # noqa: F401 (fixtures)
+    REPO,
+    Bot,
+    bot,
+    job,
+    loaded,
+    pr_repo,
+)
+from tests.test_github_client import (  # noqa: F401 (fixtures)
+    API,
+    FakeTime,
+    app_key,
+    client,
+    fake_time,
+    mocked,
+)
+
+JWT_REFUSED = "POST installation 1 token: 401 A JSON web token could not be decoded"
+SUSPENDED = "POST installation 1 token: 403 This installation has been suspended"
+
+
+def test_a_job_whose_app_key_github_refuses_waits_for_the_key_and_is_then_reviewed(
+    bot: Bot,  # noqa: F811
+    loaded: tuple[LocalGitHub, PullRequest],  # noqa: F811
+) -> None:
+    """Finding: the App's private key rotated (GitHub refuses its JWT, 401, at every token request):
+    the job failed at once and at each of huey's three retries a second apart, then was given up:
+    lost, though nothing was wrong with it. It now waits ``CREDENTIALS_RETRY`` seconds at a time
+    (until the queue's ``max_age``) and is reviewed once the key is fixed."""
+    gh, pr = loaded
+    refusals = 4  # the first attempt and huey's three retries
+    gh.fail("get_pull_request", GitHubError(JWT_REFUSED, 401), times=refusals)
+    assert bot.queue.accept(job(pr)) and bot.run_queued() == 1
+    start = bot.clock.now
+    for step in range(1, 5):  # huey's retries would have come in these seconds
+        bot.advance(start + 2 * step)
+    assert not bot.queue.is_done("d-1") and gh.runs_for(pr.head_sha) == []
+    for _ in range(refusals):
+        bot.advance(bot.clock.now + CREDENTIALS_RETRY)
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.status == "completed" and run.conclusion in ("success", "failure", "neutral")
+    assert bot.queue.is_done("d-1")
+
+
+def test_a_key_refused_mid_review_leaves_the_run_to_a_later_attempt_not_internal_error(
+    bot: Bot,  # noqa: F811
+    loaded: tuple[LocalGitHub, PullRequest],  # noqa: F811
+) -> None:
+    """Finding: GitHub refusing the App's credentials mid-review (a fresh token refused too) was
+    taken for the review's failure: the run was concluded "internal error" had the write got
+    through, and the job given up after huey's retries. Now the job waits for the credentials, then
+    concludes the run it opened with a verdict."""
+    gh, pr = loaded
+    gh.fail("read_tree", GitHubError(JWT_REFUSED, 401))
+    assert bot.queue.accept(job(pr)) and bot.run_queued() == 1
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.status == "in_progress" and not bot.queue.is_done("d-1")
+    assert bot.etas() == [bot.clock.now + CREDENTIALS_RETRY]
+    bot.advance(bot.clock.now + CREDENTIALS_RETRY)
+    [run] = gh.runs_for(pr.head_sha)
+    assert run.status == "completed" and "internal error" not in run.title.lower()
+    assert bot.queue.is_done("d-1")
+
+
+def test_a_job_of_a_suspended_installation_is_dropped_after_one_token_request(
+    bot: Bot,  # noqa: F811
+    loaded: tuple[LocalGitHub, PullRequest],  # noqa: F811
+) -> None:
+    """A suspended installation (or the App uninstalled): GitHub gives it no token, so nothing of it
+    can be read or written. Its job is dropped at the first refusal, not retried three times."""
+    gh, pr = loaded
+    gh.fail("get_pull_request", InstallationUnavailable(SUSPENDED, 403), times=10)
+    before = len(gh.calls)
+    assert bot.queue.accept(job(pr)) and bot.run_queued() == 1
+    assert bot.queue.is_done("d-1") and bot.etas() == []
+    assert gh.calls[before:] == ["get_pull_request"]
+
+
+def _token_refused(rsps: responses.RequestsMock, status: int, message: str) -> list[int]:
+    calls: list[int] = []
+
+    def answer(_request: object) -> tuple[int, dict[str, str], str]:
+        calls.append(status)
+        return status, {}, json.dumps({"message": message})
+
+    rsps.add_callback(responses.POST, f"{API}/app/installations/42/access_tokens", callback=answer)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [(403, "This installation has been suspended"), (404, "Not Found")],
+)
+def test_a_token_github_will_not_give_the_installation_is_installation_unavailable(
+    mocked: responses.RequestsMock,  # noqa: F811
+    app_key: str,  # noqa: F811
+    fake_time: FakeTime,  # noqa: F811
+    status: int,
+    message: str,
+) -> None:
+    """GitHub's answers to a token request for a suspended installation (403) or one the App no
+    longer has (404): ``InstallationUnavailable``, after one request."""
+    calls = _token_refused(mocked, status, message)
+    _, gh = client(app_key, fake_time)
+    with pytest.raises(InstallationUnavailable) as caught:
+        gh.get_pull_request(REPO, 5)
+    assert caught.value.status == status and message in str(caught.value)
+    assert calls == [status] and fake_time.sleeps == []
