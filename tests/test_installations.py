@@ -4,16 +4,19 @@ suspended or uninstalled, and reconciliation across installations (docs/app.md, 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 import responses
 
 from bot.github.api import GitHubError, InstallationUnavailable, PullRequest
 from bot.github.local import LocalGitHub
+from bot.service import reconcile
 from bot.service.worker import CREDENTIALS_RETRY
 from tests.test_conclude import (  # noqa: F401 (fixtures)
     REPO,
     Bot,
+    OneInstallation,
     bot,
     job,
     loaded,
@@ -89,6 +92,50 @@ def test_a_job_of_a_suspended_installation_is_dropped_after_one_token_request(
     assert gh.calls[before:] == ["get_pull_request"]
 
 
+class Installations(OneInstallation):
+    """Two installations: the first one's repositories cannot be listed."""
+
+    def __init__(self, gh: LocalGitHub, error: GitHubError) -> None:
+        super().__init__(gh)
+        self.error = error
+
+    def list_installations(self) -> list[int]:
+        return [9, 1]
+
+    def for_installation(self, installation: int) -> LocalGitHub:
+        if installation == 9:
+            broken = LocalGitHub.__new__(LocalGitHub)
+            error = self.error
+
+            def refuse() -> list[str]:
+                raise error
+
+            broken.list_installation_repositories = refuse  # type: ignore[method-assign]
+            return broken
+        return self.gh
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        InstallationUnavailable(SUSPENDED, 403),
+        InstallationUnavailable("POST installation 9 token: 404 Not Found", 404),
+        GitHubError("GET /installation/repositories: 502 Bad Gateway", 502),
+    ],
+)
+def test_one_installation_github_will_not_list_does_not_stop_the_others_reconciliation(
+    bot: Bot,  # noqa: F811
+    loaded: tuple[LocalGitHub, PullRequest],  # noqa: F811
+    error: GitHubError,
+) -> None:
+    """Finding: an installation suspended or uninstalled since ``GET /app/installations`` (or a 5xx
+    listing its repositories) raised out of the round: every installation after it went
+    unreconciled, at every round for as long as it stayed suspended."""
+    gh, pr = loaded
+    assert reconcile.reconcile(Installations(gh, error), bot.queue) == 1
+    assert bot.queue.open_pull_requests() == {f"{REPO}#{pr.number}"}
+
+
 def _token_refused(rsps: responses.RequestsMock, status: int, message: str) -> list[int]:
     calls: list[int] = []
 
@@ -119,3 +166,22 @@ def test_a_token_github_will_not_give_the_installation_is_installation_unavailab
         gh.get_pull_request(REPO, 5)
     assert caught.value.status == status and message in str(caught.value)
     assert calls == [status] and fake_time.sleeps == []
+
+
+def test_suspended_installations_are_left_out_of_the_rounds(
+    mocked: responses.RequestsMock,  # noqa: F811
+    app_key: str,  # noqa: F811
+    fake_time: FakeTime,  # noqa: F811
+) -> None:
+    """``GET /app/installations`` lists suspended installations too (``suspended_at`` set); GitHub
+    gives them no token, so a round asking for one would fail at it every time."""
+    suspended = datetime.fromtimestamp(fake_time.now - 60, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    mocked.get(
+        f"{API}/app/installations",
+        json=[
+            {"id": 41, "suspended_at": suspended, "suspended_by": {"login": "admin"}},
+            {"id": 42, "suspended_at": None, "suspended_by": None},
+        ],
+    )
+    factory, _ = client(app_key, fake_time)
+    assert factory.list_installations() == [42]

@@ -534,12 +534,16 @@ class AppClientFactory:
             return type(said)(str(said), said.status)
 
     def list_installations(self) -> list[int]:
-        """The ids of the App's installations (``GET /app/installations``, App JWT)."""
+        """The ids of the App's installations (``GET /app/installations``, App JWT), suspended
+        ones left out."""
         return self._retrying.run(
             "GET /app/installations",
             lambda: self.github_clock.call(
                 "GET /app/installations",
-                lambda: [i.id for i in self._integration.get_installations()],
+                # a suspended installation is listed, but GitHub gives it no token
+                lambda: [
+                    i.id for i in self._integration.get_installations() if i.suspended_at is None
+                ],
             ),
         )
 

@@ -103,13 +103,21 @@ def unreviewed(gh: InstallationReads, installation: int, repo: str) -> Iterator[
 
 
 def reconcile(app: AppReads, journal: Journal) -> int:
-    """Enqueue the reviews GitHub still waits for; returns how many. A repository GitHub fails to
-    list is skipped (the next round tries it again)."""
+    """Enqueue the reviews GitHub still waits for; returns how many. An installation or a repository
+    GitHub fails to list (suspended, uninstalled meanwhile, a 5xx) is skipped: the others are
+    reconciled, and the next round tries it again."""
     busy = journal.open_pull_requests()
     count = 0
     for installation in app.list_installations():
         gh = app.for_installation(installation)
-        for repo in gh.list_installation_repositories():
+        try:
+            repos = gh.list_installation_repositories()
+        except GitHubError as exc:
+            log.warning(
+                "reconcile: could not list installation %d (%s); next round", installation, exc
+            )
+            continue
+        for repo in repos:
             try:
                 jobs = list(unreviewed(gh, installation, repo))
             except GitHubError as exc:
