@@ -29,6 +29,7 @@ from tests.test_github_client import (  # noqa: F401 (fixtures)
     client,
     fake_time,
     mocked,
+    token_endpoint,
 )
 
 JWT_REFUSED = "POST installation 1 token: 401 A JSON web token could not be decoded"
@@ -185,3 +186,52 @@ def test_suspended_installations_are_left_out_of_the_rounds(
     )
     factory, _ = client(app_key, fake_time)
     assert factory.list_installations() == [42]
+
+
+def test_a_write_to_a_renamed_repository_s_old_name_follows_github_s_307(
+    mocked: responses.RequestsMock,  # noqa: F811
+    app_key: str,  # noqa: F811
+    fake_time: FakeTime,  # noqa: F811
+) -> None:
+    """Finding: a job queued under a repository's old name (renamed or transferred since): GitHub
+    answers writes to the old name 307 Temporary Redirect (GETs 301, which PyGithub follows).
+    PyGithub took the 307 for a success, so the check run's conclusion read as written while GitHub
+    had written nothing: the run stayed in progress. The write is now sent to the ``Location``."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    old = f"{API}/repos/{REPO}/check-runs/9"
+    new = f"{API}/repositories/123/check-runs/9"
+    mocked.patch(
+        old,
+        status=307,
+        headers={"Location": "https://api.github.com/repositories/123/check-runs/9"},
+        json={"message": "Temporary Redirect", "url": new},
+    )
+    mocked.patch(new, json={"id": 9, "status": "completed", "conclusion": "success"})
+    _, gh = client(app_key, fake_time)
+    gh.update_check_run(REPO, 9, status="completed", conclusion="success")
+    sent = [(c.request.method, c.request.url) for c in mocked.calls if c.request.method == "PATCH"]
+    assert [url.split(":443")[-1] for _, url in sent] == [
+        f"/repos/{REPO}/check-runs/9",
+        "/repositories/123/check-runs/9",
+    ]
+    assert json.loads(mocked.calls[-1].request.body or b"{}")["conclusion"] == "success"
+
+
+def test_a_redirect_elsewhere_is_an_error_not_a_success(
+    mocked: responses.RequestsMock,  # noqa: F811
+    app_key: str,  # noqa: F811
+    fake_time: FakeTime,  # noqa: F811
+) -> None:
+    """A 3xx the client does not follow (another host) fails the request with its status: never a
+    write taken as done."""
+    token_endpoint(mocked, app_key, fake_time, "ghs_1")
+    mocked.patch(
+        f"{API}/repos/{REPO}/check-runs/9",
+        status=307,
+        headers={"Location": "https://elsewhere.example/repositories/123/check-runs/9"},
+        json={"message": "Temporary Redirect"},
+    )
+    _, gh = client(app_key, fake_time)
+    with pytest.raises(GitHubError) as caught:
+        gh.update_check_run(REPO, 9, status="completed", conclusion="success")
+    assert caught.value.status == 307

@@ -7,9 +7,11 @@ More in docs/module-notes.md (bot/github/client.py).
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -181,6 +183,20 @@ def retry_delay(
     if rate_limited and "secondary" in message.lower():
         return max(backoff, policy.secondary_limit_wait)
     return backoff
+
+
+def _json(output: Any) -> Any:
+    """A response body as PyGithub reads it: None when empty, ``{"data": text}`` when not JSON."""
+    if isinstance(output, bytes):
+        output = output.decode("utf-8")
+    if not isinstance(output, str) or not output:
+        return None
+    try:
+        return json.loads(output)
+    except ValueError:
+        if output.startswith(("{", "[")):
+            raise
+        return {"data": output}
 
 
 def _message(data: Any) -> str:
@@ -651,11 +667,12 @@ class GitHubClient:
         def send() -> tuple[dict[str, Any], Any]:
             connection = self._connection()
             try:
-                headers, data = connection.requestJsonAndCheck(
+                headers, data = self._answer(
+                    connection,
                     verb,
                     connection.graphql_url if url == GRAPHQL else url,
-                    parameters=dict(params) if params else None,
-                    input=body,
+                    dict(params) if params else None,
+                    body,
                 )
             except GithubException as exc:
                 self._note(exc.headers)
@@ -685,6 +702,32 @@ class GitHubClient:
             if exc.secondary and hold_until is not None:
                 hold_until(exc.reset_at, creation_only=exc.creation_only)
             raise
+
+    def _answer(
+        self,
+        connection: Requester,
+        verb: str,
+        url: str,
+        params: dict[str, Any] | None,
+        body: Any,
+    ) -> tuple[dict[str, Any], Any]:
+        """One request's headers and JSON; ``GithubException`` for any status but 2xx. GitHub
+        answers a request to a renamed or transferred repository's old name 301 (GET, which PyGithub
+        follows) or 307 (any other verb): a 307 or 308 on this host is sent once more, verb and body
+        as they were, to its ``Location``. PyGithub took a 3xx for a success: a check run concluded
+        over the old name read as done while GitHub had done nothing."""
+        status, headers, output = connection.requestJson(verb, url, params, None, body)
+        location = _lower(headers).get("location", "")
+        if status in (307, 308) and location:
+            moved = urllib.parse.urlparse(location)
+            if moved.hostname == urllib.parse.urlparse(self._factory.base_url).hostname:
+                log.info("%s %s: %d to %s; sent there", verb, url.split("?")[0], status, location)
+                path = moved.path + (f"?{moved.query}" if moved.query else "")
+                status, headers, output = connection.requestJson(verb, path, None, None, body)
+        data = _json(output)
+        if not 200 <= status < 300:
+            raise connection.createException(status, headers, data)
+        return headers, data
 
     def _graphql_objects(
         self, repo: str, fields: Sequence[tuple[str, str]], trees: bool = False
