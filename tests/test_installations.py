@@ -7,12 +7,15 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+import requests
 import responses
 
 from bot.github.api import GitHubError, InstallationUnavailable, PullRequest
+from bot.github.client import AppClientFactory
 from bot.github.local import LocalGitHub
 from bot.service import reconcile
 from bot.service.worker import CREDENTIALS_RETRY
+from tests.standin import StandIn
 from tests.test_conclude import (  # noqa: F401 (fixtures)
     REPO,
     Bot,
@@ -31,6 +34,8 @@ from tests.test_github_client import (  # noqa: F401 (fixtures)
     mocked,
     token_endpoint,
 )
+from tests.test_standin import REPO as STANDIN_REPO
+from tests.test_standin import factory, sleeps, standin  # noqa: F401 (fixtures)
 
 JWT_REFUSED = "POST installation 1 token: 401 A JSON web token could not be decoded"
 SUSPENDED = "POST installation 1 token: 403 This installation has been suspended"
@@ -184,8 +189,8 @@ def test_suspended_installations_are_left_out_of_the_rounds(
             {"id": 42, "suspended_at": None, "suspended_by": None},
         ],
     )
-    factory, _ = client(app_key, fake_time)
-    assert factory.list_installations() == [42]
+    app, _ = client(app_key, fake_time)
+    assert app.list_installations() == [42]
 
 
 def test_a_write_to_a_renamed_repository_s_old_name_follows_github_s_307(
@@ -235,3 +240,21 @@ def test_a_redirect_elsewhere_is_an_error_not_a_success(
     with pytest.raises(GitHubError) as caught:
         gh.update_check_run(REPO, 9, status="completed", conclusion="success")
     assert caught.value.status == 307
+
+
+def test_a_suspended_installation_on_the_stand_in_gets_no_token_and_no_round(
+    standin: StandIn,  # noqa: F811
+    factory: AppClientFactory,  # noqa: F811
+) -> None:
+    """End to end over HTTP: the stand-in answers a suspended installation's token request as
+    GitHub does (403 "This installation has been suspended") and lists it with ``suspended_at``;
+    the client raises ``InstallationUnavailable`` and leaves it out of the rounds. Lifting the
+    suspension brings both back."""
+    requests.post(f"{standin.url}/_standin/settings", json={"suspended": True}, timeout=10)
+    with pytest.raises(InstallationUnavailable) as caught:
+        factory.for_installation(standin.state.installation_id).get_pull_request(STANDIN_REPO, 1)
+    assert caught.value.status == 403 and "suspended" in str(caught.value)
+    assert factory.list_installations() == []
+    requests.post(f"{standin.url}/_standin/settings", json={"suspended": False}, timeout=10)
+    assert factory.list_installations() == [standin.state.installation_id]
+    assert factory.for_installation(standin.state.installation_id).get_pull_request(STANDIN_REPO, 1)

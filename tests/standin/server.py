@@ -237,6 +237,8 @@ class StandInState:
     slug: str = "registry-bot"
     installation_id: int = 1
     token_ttl: float = 3600.0
+    # when an administrator suspended the installation (GitHub's ``suspended_at``); None: active
+    suspended_at: float | None = None
     tree_limit: int = github_limits.TREE_ENTRIES
     # the contents API's largest file (GitHub: 100 MB; a test makes it small)
     contents_limit: int = github_limits.CONTENTS_BYTES
@@ -578,17 +580,17 @@ def create_app(state: StandInState) -> Flask:
     @app.get("/app/installations")
     def installations() -> Response:
         require_jwt()
-        return _paged(
-            [
-                shapes().installation(
-                    state.installation_id,
-                    state.app_id,
-                    state.slug,
-                    local.repo.split("/")[0],
-                    local.app_permissions or {},
-                )
-            ]
+        listed = shapes().installation(
+            state.installation_id,
+            state.app_id,
+            state.slug,
+            local.repo.split("/")[0],
+            local.app_permissions or {},
         )
+        if state.suspended_at is not None:  # GitHub still lists it, saying since when
+            listed["suspended_at"] = _iso(state.suspended_at)
+            listed["suspended_by"] = shapes().user(ADMIN)
+        return _paged([listed])
 
     @app.get("/installation/repositories")
     def installation_repositories() -> Response:
@@ -624,6 +626,8 @@ def create_app(state: StandInState) -> Flask:
         require_jwt()
         if installation_id != state.installation_id:
             raise ApiError(404, "Not Found")
+        if state.suspended_at is not None:
+            raise ApiError(403, "This installation has been suspended")
         token, expires = state.issue_token()
         return jsonify(
             token=token,
@@ -1351,6 +1355,9 @@ def create_app(state: StandInState) -> Flask:
             state.token_ttl = float(body["token_ttl"])
         if "latency" in body:
             state.latency = float(body["latency"])
+        # an administrator suspends the installation (true) or lifts the suspension (false)
+        if "suspended" in body:
+            state.suspended_at = state.clock() if body["suspended"] else None
         if "write_pause" in body:
             state.pacing.pause = float(body["write_pause"])
         # an administrator grants the App more (as accepting its new permissions on GitHub)
