@@ -4,6 +4,7 @@ template rendered them."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import jinja2
@@ -142,3 +143,37 @@ def test_field_rows_are_the_templates_rows(sites: tuple[Site, Site]) -> None:
     assert len(rows) > 500
     for x in rows:
         assert field_row(x) == ROW.render(x=x), x
+
+
+def _handlers_of_a_writer(shard: tuple[int, int]) -> list[str]:
+    """Stands in for a forked writer's share: what SIGTERM and SIGHUP do there."""
+    return [f"{shard[0]}:{signal.getsignal(s)}" for s in (signal.SIGTERM, signal.SIGHUP)]
+
+
+def test_forked_writers_die_on_sigterm_whatever_the_command_line_set(
+    sites: tuple[Site, Site], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding: `registry-bot publish` sets SIGTERM and SIGHUP to raise where the command is, and
+    the forked writers inherited it; the pool ends its writers with SIGTERM when it closes, and a
+    writer that raised inside the pool's queue code instead of dying could wait for good on a lock
+    another writer held when it died, the parent waiting on it (a CI run hung so). The writers now
+    start with the default handlers: SIGTERM kills them."""
+    from bot.cli import _on_termination
+    from bot.outputs.site import build
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    for s in saved:
+        signal.signal(s, signal.SIG_DFL)
+    _on_termination()  # what the command line sets before `publish` runs
+    assert signal.getsignal(signal.SIGTERM) != signal.SIG_DFL
+    monkeypatch.setattr(build, "_write_shard", _handlers_of_a_writer)
+    written: list[str] = []
+    monkeypatch.setattr(build, "finish", lambda _out, _earlier, paths: written.extend(paths) or 0)
+    try:
+        write_site(sites[0], tmp_path / "site", workers=2)
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+    seen = sorted(p for p in written if p.startswith(("0:", "1:")))  # the writers' shares
+    default = str(signal.SIG_DFL)
+    assert seen == [f"0:{default}", f"0:{default}", f"1:{default}", f"1:{default}"]

@@ -63,3 +63,23 @@ def test_a_regression_ended_by_a_signal_leaves_no_jvm_not_even_a_zombie(
     assert left == [], left
     assert err.strip().splitlines()[-1] == f"registry-bot regress: {said}", err
     assert "Traceback" not in err
+
+
+def test_a_command_run_in_process_gives_the_callers_signal_handlers_back() -> None:
+    """Finding: `main()` set SIGTERM and SIGHUP to raise where the command is and left them so
+    after it returned: a test (or a program embedding the command line) went on with them, and the
+    processes it forked inherited them (the site's writers then outlived their pool's SIGTERM). The
+    caller's handlers are back when the command returns."""
+    from bot.cli import main
+
+    ending = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    saved = {s: signal.getsignal(s) for s in ending}
+    mine = (lambda _signum, _frame: None, signal.SIG_DFL, signal.SIG_DFL)
+    try:
+        for s, handler in zip(ending, mine, strict=True):
+            signal.signal(s, handler)
+        assert main(["rules"]) == 0
+        assert tuple(signal.getsignal(s) for s in ending) == mine
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)

@@ -252,7 +252,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         return _interrupted_loading(argv)
     _decided.clear()
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, *TERMINATING)}
     _on_termination()
+    try:
+        return _run(args)
+    finally:  # the caller's handlers back: a process going on (a test, an embedder) keeps them
+        for sig, handler in saved.items():
+            if handler is not None:  # None: a handler not set from Python, left as it is
+                signal.signal(sig, handler)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command: its exit code, every interruption and unreadable input included."""
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

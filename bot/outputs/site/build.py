@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def write_site(site: Site, out: Path, markdown: bool = True, workers: int | None
     global _JOB  # read by the forked workers, which inherit it
     _JOB = (site, markdown, out, earlier)
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, _default_signals) as pool:
             shards = pool.map_async(_write_shard, [(i, workers) for i in range(workers)])
             written = _write(site_files(site, markdown, shard=None), out, earlier)
             for part in shards.get():
@@ -74,6 +75,17 @@ def write_site(site: Site, out: Path, markdown: bool = True, workers: int | None
 
 
 _JOB: tuple[Site, bool, Path, frozenset[str]] | None = None
+# ``timeout``'s signal and a closed terminal's: a forked writer ends at once on them
+_ENDING = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+def _default_signals() -> None:
+    """A forked writer's start: SIGTERM and SIGHUP kill it, whatever handler the parent set (the
+    command line's raises where the command is). The pool ends its writers with SIGTERM when it
+    closes; a writer that raised instead, in the pool's own queue code, could wait for good on a
+    lock another writer held when it died, and the parent with it."""
+    for sig in _ENDING:
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def _write_shard(shard: tuple[int, int]) -> list[str]:
