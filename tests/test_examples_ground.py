@@ -121,37 +121,3 @@ def test_an_entrys_facet_edited_alone_revalidates_another_entrys_examples_on_it(
     [finding] = invalid(report, example)
     assert "'batchId' is a required property" in finding.message
     assert finding.state is State.NEW and report.is_blocking(finding)
-
-
-def test_a_reference_resolving_to_the_changed_file_on_one_side_only_is_judged_on_both(
-    repo: Repo,
-) -> None:
-    """Composer's run facet refers to ErrorMessageRunFacet 1-0-1, the core file on the base and its
-    published copy once the change bumps the core facet. Composer's example, invalid on both sides,
-    stays pre-existing: before the head decided for both sides, only the base validated it and its
-    finding was listed as fixed."""
-    composer = "spec/registry/gcp/composer/facets/GcpComposerRunFacet.json"
-    core = "spec/facets/ErrorMessageRunFacet.json"
-    example = "spec/registry/gcp/composer/facets/examples/GcpComposerRunFacet/1.json"
-    url = "https://openlineage.io/spec/facets/1-0-1/ErrorMessageRunFacet.json"
-
-    def lean_on_core(doc: Any) -> None:
-        doc["$defs"]["GcpComposerRunFacet"]["allOf"].append(
-            {"$ref": f"{url}#/$defs/ErrorMessageRunFacet"}
-        )
-
-    repo.edit_json(composer, lean_on_core)
-    facet = {"_producer": "https://example.com/p", "message": "m", "programmingLanguage": "py"}
-    repo.write(example, json.dumps({"gcp_composer_run": facet}, indent=2) + "\n")
-    repo.commit("composer's run facet on a core facet, with an example lacking dagRunId", "main")
-
-    def bump(doc: Any) -> None:
-        doc["$id"] = doc["$id"].replace("/1-0-1/", "/1-0-2/")
-        doc["$defs"]["ErrorMessageRunFacet"]["description"] = "edited"
-
-    repo.edit_json(core, bump)
-    repo.commit("the core facet bumped")
-    report = review_branch(repo.path, "main")
-    [lacking] = [f for f in invalid(report, example) if "'dagRunId'" in f.message]
-    assert lacking.state is State.UNCHANGED
-    assert not [f for f in report.fixed if f.path == example]

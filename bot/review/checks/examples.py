@@ -14,7 +14,7 @@ from bot.core.findings import Finding, Severity
 from bot.core.incomplete import NOT_VALIDATED
 from bot.core.jsondoc import JsonDoc
 from bot.model.error_subject import about
-from bot.model.registry import Entry, FacetSchema, Registry
+from bot.model.registry import Entry, FacetSchema
 from bot.model.schemas import (
     PATTERN_TIMEOUT_SECONDS,
     PUBLISHED,
@@ -140,43 +140,22 @@ def _validators(store: SchemaStore, schema: FacetSchema, budget: Budget) -> Vali
 
 def _grounded(review: ReviewInput, reviewed: set[str]) -> Iterator[tuple[Entry, FacetSchema]]:
     """The facet schemas of the entries not reviewed whose closure (every schema they refer to,
-    transitively) holds a file the change touches, on either side: their examples' verdicts may
-    be the change's. The head side, which sees both, decides for both (``ReviewInput.memo``), so a
-    reference resolving to the touched file on one side only is validated on each."""
+    transitively) holds a file the change touches: their examples' verdicts may be the change's."""
     if review.changes is None:
         return
-    key = ("examples/grounded",)  # one memo per review: one change set
-    chosen = cast(frozenset[tuple[str, str]] | None, review.memo.get(key))
-    if chosen is None:
-        sides = [(review.head_registry, review.head_schemas)]
-        if review.base_registry is not None and review.base_schemas is not None:
-            sides.append((review.base_registry, review.base_schemas))
-        chosen = frozenset(
-            found
-            for registry, store in sides
-            for found in _standing_on(review.changes.paths(), registry, store)
-        )
-        review.memo[key] = chosen
-    for name, entry in review.head_registry.entries.items():
-        if name not in reviewed:
-            yield from ((entry, s) for s in entry.schemas if (name, s.path) in chosen)
-
-
-def _standing_on(
-    paths: set[str], registry: Registry, store: SchemaStore
-) -> Iterator[tuple[str, str]]:
-    """(entry, schema path) of each facet schema of ``registry`` whose closure in ``store`` holds
-    one of ``paths`` (the change's)."""
+    store = review.head_schemas
     # only a schema another can refer to can be behind an example: most changes touch none
-    touched = paths & {s.path for s in store.by_url.values()}
+    touched = review.changes.paths() & {s.path for s in store.by_url.values()}
     if not touched:
         return
-    for name, entry in registry.entries.items():
+    for name, entry in review.head_registry.entries.items():
+        if name in reviewed:
+            continue
         for schema in entry.schemas:
             if isinstance(schema.value, dict) and any(
                 path in touched for _, path, _ in store.closure(schema.value)
             ):
-                yield name, schema.path
+                yield entry, schema
 
 
 def _facet_examples(
