@@ -264,33 +264,3 @@ def test_every_door_leaves_an_untouched_files_could_not_check_standing(
         assert not report.is_blocking(unchecked[0])
     assert [found(r) for r in reports[1:3]] == [found(reports[0])] * 2
     assert {f.fingerprint() for f in replayed.findings} == found(reports[0])
-
-
-def test_every_door_validates_the_examples_standing_on_a_changed_specification(
-    tmp_path: Path, reports: list[Report], corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A change editing only the specification (its base facet requiring a field): the App, check
-    (git's listing and the working tree's) and the history replay all validate the core examples
-    standing on it and fail it for the one it breaks (before: none validated them)."""
-    from bot.core.findings import State
-    from tests.gitrepo import Repo
-
-    example = "spec/tests/ErrorMessageRunFacet/1.json"
-    repo = Repo.from_folder(corpus, tmp_path / "openlineage")
-    repo.edit_json(
-        "spec/OpenLineage.json",
-        lambda v: v["$defs"]["BaseFacet"].update(required=["_producer", "_schemaURL", "_x"]),  # type: ignore[index]
-    )
-    repo.commit("the base facet requires a field")
-    gh = LocalGitHub(repo.path, "main", "pr", repo=REPO, number=6, author="someone")
-    review_pull_request(gh, gh.get_pull_request(REPO, 6), "d-1")
-    main(["check", str(repo.path), "--base", "main", "--head", "pr", "--author", "someone"])
-    main(["check", str(repo.path), "--base", "main", "--worktree", "--author", "someone"])
-    *_, replayed = replay(repo.path, "pr", author="someone")
-    capsys.readouterr()
-    assert len(reports) >= 3 + 1
-    for report in (*reports[:3], reports[-1]):
-        invalid = [f for f in report.findings if f.rule == "examples/invalid" and f.path == example]
-        assert invalid and all(f.state is State.NEW and report.is_blocking(f) for f in invalid)
-    assert [found(r) for r in reports[1:3]] == [found(reports[0])] * 2
-    assert {f.fingerprint() for f in replayed.findings} == found(reports[0])

@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from bot.core import budget as core_budget
 from bot.core.findings import Finding, Severity
 from bot.core.incomplete import NOT_VALIDATED
 from bot.core.jsondoc import JsonDoc
@@ -20,7 +19,6 @@ from bot.model.schemas import (
     PUBLISHED,
     WORK_LIMIT,
     PatternTimeout,
-    SchemaStore,
     ValidationTimeout,
     deadline,
     meta_is_valid,
@@ -106,72 +104,36 @@ RULES = {
 def check(review: ReviewInput) -> Iterator[Finding]:
     store = review.head_schemas
     budget = Budget(REVIEW_BUDGET_SECONDS)
-    reviewed = review.reviewed_entries()
-    for entry in reviewed:
+    for entry in review.reviewed_entries():
         names = {s.stem for s in entry.schemas}
         for schema in entry.schemas:  # one validator per schema, compiled once per review
-            yield from _facet_examples(review, entry, schema, _validators(store, schema, budget))
+            validator = Validators(
+                None,
+                None,
+                budget,
+                functools.partial(store.work_bound, schema.value),
+                store.has_mirror,
+                functools.partial(store.validator, schema.value),
+                functools.partial(store.fast_validator, schema.value),
+                store.document,
+                functools.partial(store.broken_ground, schema.value)
+                if isinstance(schema.value, dict)
+                else lambda: None,
+            )
+            yield from _facet_examples(review, entry, schema, validator)
         yield from _orphans(review, entry, names)
         if entry.is_core:
             yield from _sample_events(review, entry)
-    # the examples of entries the change leaves alone that stand on a file it changed (the
-    # specification, a core facet, another entry's facet): their verdicts, judged like any other
-    for entry, schema in _grounded(review, {e.name for e in reviewed}):
-        core_budget.check()  # bounded by the review's time budget: spent, the review is incomplete
-        validator = _validators(store, schema, budget)
-        yield from _facet_examples(review, entry, schema, validator, verdicts_only=True)
-
-
-def _validators(store: SchemaStore, schema: FacetSchema, budget: Budget) -> Validators:
-    return Validators(
-        None,
-        None,
-        budget,
-        functools.partial(store.work_bound, schema.value),
-        store.has_mirror,
-        functools.partial(store.validator, schema.value),
-        functools.partial(store.fast_validator, schema.value),
-        store.document,
-        functools.partial(store.broken_ground, schema.value)
-        if isinstance(schema.value, dict)
-        else lambda: None,
-    )
-
-
-def _grounded(review: ReviewInput, reviewed: set[str]) -> Iterator[tuple[Entry, FacetSchema]]:
-    """The facet schemas of the entries not reviewed whose closure (every schema they refer to,
-    transitively) holds a file the change touches: their examples' verdicts may be the change's."""
-    if review.changes is None:
-        return
-    store = review.head_schemas
-    # only a schema another can refer to can be behind an example: most changes touch none
-    touched = review.changes.paths() & {s.path for s in store.by_url.values()}
-    if not touched:
-        return
-    for name, entry in review.head_registry.entries.items():
-        if name in reviewed:
-            continue
-        for schema in entry.schemas:
-            if isinstance(schema.value, dict) and any(
-                path in touched for _, path, _ in store.closure(schema.value)
-            ):
-                yield entry, schema
 
 
 def _facet_examples(
-    review: ReviewInput,
-    entry: Entry,
-    schema: FacetSchema,
-    validator: Validators,
-    verdicts_only: bool = False,
+    review: ReviewInput, entry: Entry, schema: FacetSchema, validator: Validators
 ) -> Iterator[Finding]:
-    """The findings of a facet's examples; with ``verdicts_only`` (an entry the change leaves
-    alone) only what validating them says, which is all a schema behind theirs can change."""
     folder = f"{entry.examples_dir}/{schema.stem}"
     paths = review.head.files(folder)
     positive = [p for p in paths if p.endswith(".json") and p.count("/") == folder.count("/") + 1]
     negative = [p for p in paths if p.startswith(f"{folder}/invalid/") and p.endswith(".json")]
-    if not positive and not verdicts_only:
+    if not positive:
         yield Finding(
             rule="examples/missing",
             severity=Severity.ERROR,
@@ -197,8 +159,6 @@ def _facet_examples(
     for path in positive + negative:
         loaded = files.json(path)
         if loaded.doc is None:
-            if verdicts_only:  # not the change's: the file is left alone
-                continue
             yield unreadable("examples/unreadable", Severity.ERROR, loaded, "example", entry.name)
             continue
         # the same example against the same schemas on the other side of the change: its verdict
@@ -216,7 +176,7 @@ def _facet_examples(
         # not validated: the example, its schema and every schema behind it are what it stood on
         grounds = (path, schema.path, *(p for _, p, _ in against[4] if p))
         yield from (replace(f, grounds=grounds) if f.rule in NOT_VALIDATED else f for f in verdict)
-        if path not in negative and not verdicts_only:
+        if path not in negative:
             written = None if review.changes is None else review.changes.get(path) is not None
             yield from schema_url_findings(loaded.doc, schema, review.head_schemas, written)
             yield from undeclared_field_findings(loaded.doc, schema, review.head_schemas, before)
