@@ -135,6 +135,7 @@ def test_manifest_asks_for_minimal_permissions_and_the_handled_events() -> None:
         "contents": "read",
         "metadata": "read",
         "members": "read",
+        "statuses": "read",  # the Merge section's commit-status fallback
     }
     assert set(manifest["default_events"]) == KNOWN_EVENTS - LOGGED_EVENTS - {"ping"}
     assert manifest["hook_attributes"]["url"].endswith("/webhook")
