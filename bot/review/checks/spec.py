@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import replace
 
 from bot.core.changes import Status
 from bot.core.findings import Finding, Severity
@@ -20,7 +19,7 @@ from bot.core.snapshot import Snapshot
 from bot.model.registry import CORE
 from bot.model.schemas import PUBLISHED, meta_is_valid
 from bot.review.checks._common import at, unreadable
-from bot.review.checks.versions import skip
+from bot.review.checks.versions import skipped
 from bot.review.input import ReviewInput
 
 RULES = {
@@ -191,32 +190,15 @@ def _skipped(review: ReviewInput, doc: JsonDoc, spec: str, old: str, new: str) -
     """The notice facets get (``versions/skipped``) when the specification's version is not the
     next one of the part it bumps (1-0-1 -> 1-0-5); a next version already published on the base
     is no skip."""
-    store = review.base_schemas
     o, r, a = _parts(old)
     m, n, x = _parts(new)
-    found = skip(
-        (o, r, a),
-        (m, n, x),
-        lambda version: (
-            store is not None
-            and store.published(f"{PUBLISHED}{version}/OpenLineage.json") is not None
-        ),
-    )
-    if found is None:
-        return
-    part, right = found
-    yield replace(
-        at(
-            "versions/skipped",
-            Severity.NOTICE,
-            doc,
-            "/$id",
-            f"{spec}'s $id version {old} -> {new} skips versions: the next {part} version is "
-            f"{right}, so the versions in between never exist",
-            entry=CORE,
-            hint=f"Use {right}, unless the versions in between were published elsewhere.",
-        ),
-        category="wire",
+    yield from skipped(
+        review,
+        doc,
+        CORE,
+        ((o, r, a), (m, n, x)),
+        lambda version: f"{PUBLISHED}{version}/OpenLineage.json",
+        what=f"{spec}'s $id version ",
     )
 
 

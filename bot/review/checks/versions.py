@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.core.changes import Status
 from bot.core.findings import Finding, Severity
-from bot.core.jsondoc import pointer_exists
+from bot.core.jsondoc import JsonDoc, pointer_exists
 from bot.model.registry import FACET_ID, FacetSchema, declared_facets
 from bot.model.schemas import PUBLISHED, SchemaStore
 from bot.review.checks._common import at, token_fix
@@ -362,14 +362,32 @@ def _skipped(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iter
     versions in between never exist. The next one already published on the base is no skip."""
     if old.version is None or schema.version is None:
         return
+    yield from skipped(
+        review,
+        schema.doc,
+        schema.entry.name,
+        (old.version, schema.version),
+        lambda version: f"{PUBLISHED}facets/{version}/{schema.filename}",
+    )
+
+
+def skipped(
+    review: ReviewInput,
+    doc: JsonDoc,
+    entry: str,
+    versions: tuple[tuple[int, int, int], tuple[int, int, int]],
+    published_at: Callable[[str], str],
+    what: str = "",
+) -> Iterator[Finding]:
+    """``versions/skipped`` at ``doc``'s ``$id`` when its version went from the first of
+    ``versions`` to one that is not the next of the part it bumps; a next version whose published
+    copy (``published_at(version)``, on the base) exists is no skip. ``what`` names the file."""
     store = review.base_schemas
+    old, new = versions
     found = skip(
-        old.version,
-        schema.version,
-        lambda version: (
-            store is not None
-            and store.published(f"{PUBLISHED}facets/{version}/{schema.filename}") is not None
-        ),
+        old,
+        new,
+        lambda version: store is not None and store.published(published_at(version)) is not None,
     )
     if found is None:
         return
@@ -378,11 +396,11 @@ def _skipped(review: ReviewInput, schema: FacetSchema, old: FacetSchema) -> Iter
         at(
             "versions/skipped",
             Severity.NOTICE,
-            schema.doc,
+            doc,
             "/$id",
-            f"{_fmt(old.version)} -> {_fmt(schema.version)} skips versions: the next "
-            f"{part} version is {right}, so the versions in between never exist",
-            entry=schema.entry.name,
+            f"{what}{_fmt(old)} -> {_fmt(new)} skips versions: the next {part} version is "
+            f"{right}, so the versions in between never exist",
+            entry=entry,
             hint=f"Use {right}, unless the versions in between were published elsewhere.",
         ),
         category="wire",
