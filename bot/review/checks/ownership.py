@@ -79,6 +79,16 @@ def _fallback_note(path: str, base_root: RootOwners) -> str:
     )
 
 
+def _needed(owners: tuple[str, ...], fallback: bool, what: str, base_root: RootOwners) -> str:
+    """The "approval needed from ..." text of ``what``: the owners, why when they own the root
+    CODEOWNERS (``fallback``), and which of them no approval on GitHub can count for."""
+    return (
+        f"approval needed from {owner_list(owners)}"
+        + (f" ({_fallback_note(what, base_root)})" if fallback else "")
+        + unverifiable(owners)
+    )
+
+
 def deleted_naming_files(changes: ChangeSet, config: Config) -> set[str]:
     """The naming files (``.json`` under ``config.paths.naming``) that ``changes`` deletes or moves
     out of the folder: the conventions identifiers are judged by, which the naming checks cannot
@@ -271,10 +281,8 @@ def _outside_entries(
             path=path,
             line=1 if not gone and review.head.size(path) else None,
             message=f"{path} belongs to no registry entry (no registry.json, CODEOWNERS or "
-            "facets/ folder claims it), so no check judges it; approval needed from "
-            + owner_list(owners)
-            + (f" ({_fallback_note(path, base_root)})" if fallback else "")
-            + unverifiable(owners),
+            "facets/ folder claims it), so no check judges it; "
+            + _needed(owners, fallback, path, base_root),
             owners=owners,
             subject=path,
             hint="Put it in an entry's folder, or have an owner listed here approve the pull "
@@ -305,10 +313,8 @@ def _mirror(
             path=first,
             line=1 if review.head.size(first) else None,
             message=f"this change writes the published mirror ({_files(paths)}), which is what "
-            "openlineage.io publishes and what the version rules read as published; approval "
-            f"needed from {owner_list(owners)}"
-            + (f" ({_fallback_note(_files(paths), base_root)})" if fallback else "")
-            + unverifiable(owners),
+            "openlineage.io publishes and what the version rules read as published; "
+            + _needed(owners, fallback, _files(paths), base_root),
             owners=owners,
             subject=first,
             hint="An owner listed here approves the pull request (a member of a listed team "
@@ -347,9 +353,7 @@ def _spec(
         path=spec,
         line=1 if review.head.size(spec) else None,
         message=f"this change {verb} {spec}, the specification every facet schema refers to and "
-        f"every example is validated against; approval needed from {owner_list(owners)}"
-        + (f" ({_fallback_note(spec, base_root)})" if fallback else "")
-        + unverifiable(owners),
+        "every example is validated against; " + _needed(owners, fallback, spec, base_root),
         owners=owners,
         subject=spec,
         hint=f"An owner listed here approves the pull request (a member of a listed team counts). "
