@@ -79,6 +79,14 @@ def _fallback_note(path: str, base_root: RootOwners) -> str:
     )
 
 
+def _itself(path: str, fallback: bool, base_root: RootOwners, name: str = "") -> str:
+    """What of ``path`` its owners approve, said in a finding: ``path itself`` (``name``), and
+    why when they own the root CODEOWNERS (``fallback``)."""
+    return f"{name or path + ' itself'}" + (
+        f": {_fallback_note(path, base_root)}" if fallback else ""
+    )
+
+
 def _needed(owners: tuple[str, ...], fallback: bool, what: str, base_root: RootOwners) -> str:
     """The "approval needed from ..." text of ``what``: the owners, why when they own the root
     CODEOWNERS (``fallback``), and which of them no approval on GitHub can count for."""
@@ -157,11 +165,10 @@ def check(review: ReviewInput) -> Iterator[Finding]:
     moves = _moves(base, review.head, base_root) if set(changed) & set(ROOT_LOCATIONS) else []
     removed = {c.old_path or c.path for c in changes.files if c.status is Status.DELETED}
     removed |= {c.old_path for c in changes.files if c.status is Status.RENAMED and c.old_path}
-    grouped: dict[tuple[tuple[str, tuple[str, ...]], ...], list[str]] = {}
+    grouped: dict[tuple[tuple[str, ...], bool], list[str]] = {}  # (owners, fallback) -> paths
     for path in changed:
         own, fallback = approvers_of(base_root, path)
-        itself = f"{path} itself" + (f": {_fallback_note(path, base_root)}" if fallback else "")
-        groups: list[tuple[str, tuple[str, ...]]] = [(itself, own)]
+        groups: list[tuple[str, tuple[str, ...]]] = [(_itself(path, fallback, base_root), own)]
         if path in ROOT_LOCATIONS:
             groups += [(what, before) for what, before, _after in moves]
         missing = [
@@ -172,23 +179,19 @@ def check(review: ReviewInput) -> Iterator[Finding]:
         if not missing:
             continue
         if path in deleted:  # a deleted naming folder is one finding per set of approvers
-            key = tuple((what.replace(path, "{path}"), owners) for what, owners in missing)
-            grouped.setdefault(key, []).append(path)
+            grouped.setdefault((own, fallback), []).append(path)
             continue
         verb = "deletes" if path in removed else "edits"
         yield _steering(review, path, _what(path), verb, missing, moves)
-    for key, paths in grouped.items():
+    for (own, fallback), paths in grouped.items():
         if len(paths) == 1:
-            missing = [(what.replace("{path}", paths[0]), owners) for what, owners in key]
+            missing = [(_itself(paths[0], fallback, base_root), own)]
             yield _steering(review, paths[0], _what(paths[0]), "deletes", missing, [], gone=True)
             continue
         folder = posixpath.commonpath(paths)
         listed = ", ".join(posixpath.relpath(p, folder) for p in paths[:FILES_SHOWN])
         more = f" and {len(paths) - FILES_SHOWN} more" if len(paths) > FILES_SHOWN else ""
-        missing = [
-            (what.replace("{path} itself", "these files").replace("{path}", "them"), owners)
-            for what, owners in key
-        ]
+        missing = [(_itself("them", fallback, base_root, name="these files"), own)]
         yield _steering(
             review,
             folder,
